@@ -1,0 +1,69 @@
+/* hbg — Graphs: record a sub-graph once, replay it with new boundary tensors.
+ *
+ * The first hbg_submit_graph() under a key runs `body` in recording mode: its
+ * submits become the nodes of a Definition instead of tasks. Every call,
+ * the first included, then writes one boundary image and one outer task that
+ * replays the Definition on the device. Inside the body a tensor may be a
+ * boundary tensor (exactly), a view of one, the output of an earlier node, or
+ * a node's own OUTPUT; a scalar is static or a boundary slot (hbg_task's
+ * scalar_slots). Anything else is HBG_E_GRAPH_CAPTURE.
+ */
+#ifndef HBG_GRAPH_H
+#define HBG_GRAPH_H
+
+#include <stdint.h>
+#include "hbg/orch.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HBG_MAX_BOUNDARY_TENSORS 128
+#define HBG_MAX_BOUNDARY_SCALARS 64
+#define HBG_MAX_DEF_NODES 4096
+
+typedef struct hbg_boundary {
+    uint32_t ntensors;
+    const hbg_arg *args; /* dir: HBG_IN, HBG_INOUT or HBG_OUT_EXISTING */
+    uint32_t nscalars;
+    const uint64_t *scalars;
+} hbg_boundary;
+
+/* The body sees the boundary of the call that runs it. */
+typedef hbg_status (*hbg_graph_body)(hbg_orch *o, void *ctx, const hbg_boundary *b);
+
+enum {
+    /* On a boundary mismatch, run the body as ordinary tasks and log a
+     * warning instead of failing with HBG_E_BOUNDARY_MISMATCH. */
+    HBG_GRAPH_FALLBACK = 1u << 0
+};
+
+hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
+                            const hbg_boundary *b, uint32_t flags, hbg_task_id *id);
+
+/* A read-only look at a Definition, for tests and tools. */
+typedef struct hbg_def_info {
+    uint64_t key;
+    uint64_t hash;        /* content hash of the image (hash field zeroed) */
+    uint32_t nodes;
+    uint32_t by_kind[5];  /* indexed by hbg_node_kind */
+    uint32_t boundary_tensors;
+    uint32_t boundary_in, boundary_inout, boundary_out_existing;
+    uint32_t boundary_scalars;
+    uint32_t predicated;  /* nodes carrying a dispatch predicate */
+    uint64_t image_bytes;
+    uint64_t heap_bytes;  /* GM bytes one replay carves for node outputs */
+} hbg_def_info;
+
+typedef enum hbg_node_kind {
+    HBG_NODE_AIC = 0, HBG_NODE_AIV, HBG_NODE_MIX, HBG_NODE_DUMMY, HBG_NODE_ALLOC
+} hbg_node_kind;
+
+/* Definitions in the orchestrator's cache after the latest pass. */
+uint32_t hbg_orch_def_count(const hbg_orch *o);
+hbg_status hbg_orch_def_info(const hbg_orch *o, uint32_t i, hbg_def_info *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,136 @@
+/* hbg — the orchestration API.
+ *
+ * A case's orchestration function receives an hbg_orch and submits tasks to
+ * it. Every call appends to the task image of the current bind pass; nothing
+ * here allocates memory, takes a lock or formats text, because this is the
+ * hot path the whole project is measured on. Capacity is fixed when the
+ * runtime is created and exceeding it is a named status, never an abort: the
+ * orchestrator stays usable so the caller can still report the failure.
+ */
+#ifndef HBG_ORCH_H
+#define HBG_ORCH_H
+
+#include <stdint.h>
+#include "hbg/status.h"
+#include "hbg/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Limits (the original system's, kept so workloads port unchanged). */
+#define HBG_MAX_TASK_TENSORS 32
+#define HBG_MAX_TASK_SCALARS 16
+#define HBG_MAX_FANINS 128
+#define HBG_DEFAULT_TASK_WINDOW 16384u
+#define HBG_DEFAULT_HEAP_BYTES (256ull << 20)
+#define HBG_LARGE_HEAP_BYTES (2ull << 30)
+#define HBG_MAX_ALLOC_TENSORS 32 /* tensors per alloc_tensors call */
+
+typedef struct hbg_orch hbg_orch;
+
+/* Task ids. Outside a Graph body an id is the task's index in this pass's
+ * window. Inside a body being recorded, ids name Definition nodes and carry
+ * HBG_NODE_ID_BIT; they are only meaningful as deps inside that body. */
+typedef uint32_t hbg_task_id;
+#define HBG_NODE_ID_BIT 0x80000000u
+#define HBG_TASK_NONE 0xffffffffu
+
+typedef enum hbg_core {
+    HBG_CORE_AIC = 0, /* cube core: matmul */
+    HBG_CORE_AIV = 1, /* vector core */
+    HBG_CORE_MIX = 2  /* one AIC and one AIV run the block together */
+} hbg_core;
+
+#define HBG_KERNEL_NONE 0xffffu
+
+typedef enum hbg_dir {
+    HBG_IN = 0,           /* read; depends on earlier overlapping writers */
+    HBG_OUT = 1,          /* written; buffer allocated by the runtime from the GM heap */
+    HBG_INOUT = 2,        /* read and written in place */
+    HBG_OUT_EXISTING = 3, /* written into a buffer the caller owns; no read dependency */
+    HBG_NO_DEP = 4        /* passed through; no dependency tracking at all */
+} hbg_dir;
+
+/* One tensor argument. For HBG_OUT the runtime fills t->addr, t->nbytes and
+ * t->creator from the GM heap (so `t` must point at writable storage). */
+typedef struct hbg_arg {
+    hbg_tensor *t;
+    uint8_t dir; /* an hbg_dir */
+} hbg_arg;
+
+typedef enum hbg_cmp {
+    HBG_CMP_EQ = 0, HBG_CMP_NE, HBG_CMP_LT, HBG_CMP_LE, HBG_CMP_GT, HBG_CMP_GE
+} hbg_cmp;
+
+/* Dispatch predicate: the device reads the unsigned integer of `elem_size`
+ * bytes (1, 2, 4 or 8) at `byte_offset` into tensor `t`'s buffer and runs the
+ * task only if `word <op> value`; otherwise the task completes without
+ * running. The word is read as an INPUT, so the task depends on its writer. */
+typedef struct hbg_pred {
+    const hbg_tensor *t;
+    uint64_t byte_offset;
+    uint64_t value;
+    uint8_t op;        /* an hbg_cmp */
+    uint8_t elem_size;
+} hbg_pred;
+
+/* A task. Unused kernel slots are HBG_KERNEL_NONE. `scalar_slots`, when not
+ * NULL, marks each scalar as static (-1) or as boundary scalar k of the
+ * enclosing Graph (k >= 0); in a replay the scalar is then rebound. */
+typedef struct hbg_task {
+    uint16_t kernel_aic;
+    uint16_t kernel_aiv;
+    uint8_t core;       /* an hbg_core */
+    uint8_t sync_start; /* all blocks start together (MIX attention) */
+    uint32_t blocks;    /* SPMD block count, >= 1 */
+    uint32_t ntensors;
+    hbg_arg *args;
+    uint32_t nscalars;
+    const uint64_t *scalars;
+    const int16_t *scalar_slots;
+    uint32_t ndeps;
+    const hbg_task_id *deps;
+    const hbg_pred *pred; /* NULL: always run */
+} hbg_task;
+
+hbg_status hbg_submit_task(hbg_orch *o, const hbg_task *t, hbg_task_id *id);
+
+/* A task with no kernel: it exists for ordering (a barrier). */
+hbg_status hbg_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps,
+                            hbg_task_id *id);
+
+/* A kernel-less task that completes on the host and returns `n` tensors
+ * carved from the GM heap. On entry each *ts[i] describes dtype and shape
+ * (see hbg_tensor_desc); on return addr / nbytes / creator are filled. */
+hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id);
+
+typedef enum hbg_scope_mode {
+    HBG_SCOPE_AUTO = 0,  /* dependencies inferred through the tensor map */
+    HBG_SCOPE_MANUAL = 1 /* explicit deps only; writes are still registered */
+} hbg_scope_mode;
+
+/* Scopes nest; AUTO inside MANUAL is HBG_E_SCOPE. */
+hbg_status hbg_scope_begin(hbg_orch *o, hbg_scope_mode mode);
+hbg_status hbg_scope_end(hbg_orch *o);
+
+/* The first error a call returned in this pass (HBG_OK if none): lets an
+ * orchestration function submit a whole program and check once. */
+hbg_status hbg_orch_error(const hbg_orch *o);
+
+/* Counts of this pass so far (host tasks in the window, GM bytes used). */
+uint32_t hbg_orch_task_count(const hbg_orch *o);
+uint64_t hbg_orch_heap_used(const hbg_orch *o);
+
+/* Caller tensors bound to this pass (see hbg_program in runtime.h). */
+uint32_t hbg_orch_nargs(const hbg_orch *o);
+const hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i);
+
+/* Per-rank facts the orchestration may need. */
+uint32_t hbg_orch_rank(const hbg_orch *o);
+uint32_t hbg_orch_nranks(const hbg_orch *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,142 @@
+/* hbg — tracing: the log emitter, spans, bind-phase lines, per-op records.
+ *
+ * Every record is formatted into a stack buffer and written with one
+ * write(2) of at most PIPE_BUF bytes, so rank processes sharing a pipe or a
+ * file never tear each other's records. Formatting happens at the end of a
+ * pass, never inside it: the hot path only stores numbers.
+ * Formats: docs/log-format.md (the grammar both runtimes write).
+ */
+#ifndef HBG_TRACE_H
+#define HBG_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hbg/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum hbg_level {
+    HBG_LOG_DEBUG = 0, HBG_LOG_INFO, HBG_LOG_TIMING, HBG_LOG_WARN, HBG_LOG_ERROR, HBG_LOG_OFF
+} hbg_level;
+
+const char *hbg_level_name(hbg_level l); /* "DEBUG" ... "ERROR", "OFF" */
+/* Parses debug|info|timing|warn|error|off (any case). */
+hbg_status hbg_level_parse(const char *s, hbg_level *out);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t hbg_mono_ns(void);
+/* The calling thread's kernel tid. */
+uint32_t hbg_gettid(void);
+
+typedef struct hbg_log hbg_log;
+
+/* Logs to `fd` (not closed by hbg_log_close) at `threshold`. */
+hbg_status hbg_log_open(int fd, hbg_level threshold, hbg_log **out);
+void hbg_log_close(hbg_log *lg);
+bool hbg_log_enabled(const hbg_log *lg, hbg_level l);
+
+/* "[mono_ns=..][T0x..][LEVEL] func: [file:line] message". The clock anchor
+ * is written first if this process has not written one to this log yet. */
+void hbg_log_printf(hbg_log *lg, hbg_level l, const char *func, const char *file, int line,
+                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+#define HBG_LOG(lg, lvl, ...) hbg_log_printf((lg), (lvl), __func__, __FILE__, __LINE__, __VA_ARGS__)
+
+/* A record whose message is given verbatim (no "[file:line] "). */
+void hbg_log_record(hbg_log *lg, hbg_level l, const char *func, const char *msg);
+
+/* One [STRACE] span line (LOG-FORMAT section 3). */
+typedef struct hbg_span {
+    uint64_t inv;
+    uint64_t hid;
+    uint32_t pid, tid;
+    int depth;
+    const char *name;
+    uint64_t ts, dur;
+    bool dev_clock;   /* appends clk=dev; ts is then 0 by convention */
+} hbg_span;
+void hbg_log_span(hbg_log *lg, const hbg_span *s);
+
+/* --- bind phases ------------------------------------------------------ */
+
+typedef enum hbg_phase {
+    /* bind segments, in pipeline (table) order */
+    HBG_PH_ARGS = 0, HBG_PH_ARENA_BUILD, HBG_PH_STATIC_ARENA, HBG_PH_GM_HEAP,
+    HBG_PH_SHARED_MEM, HBG_PH_RUNTIME_INIT, HBG_PH_HOST_ORCH, HBG_PH_GRAPH_UPLOAD,
+    HBG_PH_ARENA_H2D, HBG_PH_HOST_VIEW_CLOSE,
+    HBG_SEGMENT_COUNT,
+    /* orchestrator operation kinds */
+    HBG_OP_SUBMIT_TASK = HBG_SEGMENT_COUNT, HBG_OP_ALLOC_TENSORS, HBG_OP_RECORD_NODE,
+    HBG_OP_GRAPH_SUBMIT, HBG_OP_BUILD_DEFINITION,
+    HBG_PHASE_COUNT
+} hbg_phase;
+#define HBG_OP_COUNT (HBG_PHASE_COUNT - HBG_SEGMENT_COUNT)
+
+const char *hbg_phase_name(hbg_phase p); /* "args", ..., "build_definition" */
+
+#define HBG_MAX_ATTRS 6
+typedef struct hbg_attr { const char *key; uint64_t value; } hbg_attr;
+
+/* One pass's bind trace, filled by the pipeline with numbers only. */
+typedef struct hbg_bind_trace {
+    uint32_t pid;
+    uint64_t inv;
+    uint8_t order[HBG_SEGMENT_COUNT]; /* segments in the order they ran */
+    uint32_t nran;
+    struct {
+        uint64_t start_ns, dur_ns;
+        uint32_t nattr;
+        hbg_attr attr[HBG_MAX_ATTRS];
+    } seg[HBG_SEGMENT_COUNT];
+    struct {
+        uint64_t total_ns, count, detail_sum, dropped;
+    } op[HBG_OP_COUNT];
+} hbg_bind_trace;
+
+/* Writes the burst: one `bind phase=` line per segment that ran (in `order`,
+ * which the pipeline keeps with arena_h2d last), then the five `host-orch
+ * phase=` lines; each ends with pid= / inv=. */
+void hbg_bind_trace_emit(hbg_log *lg, const hbg_bind_trace *bt);
+
+/* --- per-op records --------------------------------------------------- */
+
+typedef struct hbg_recpool hbg_recpool;
+
+/* A bounded pool: up to `max_threads` per-thread buffers of `per_thread`
+ * records each. All memory is taken here. */
+hbg_status hbg_recpool_create(unsigned max_threads, unsigned per_thread, hbg_recpool **out);
+void hbg_recpool_destroy(hbg_recpool *p);
+/* Starts a pass: forgets earlier records; (pid, inv) tag the jsonl line. */
+void hbg_recpool_arm(hbg_recpool *p, uint32_t pid, uint64_t inv);
+void hbg_recpool_disarm(hbg_recpool *p);
+bool hbg_recpool_armed(const hbg_recpool *p);
+/* Hot path: no lock, no allocation. A full buffer (or no free buffer for a
+ * new thread) counts the record as dropped. */
+void hbg_rec(hbg_recpool *p, hbg_phase phase, uint64_t start_ns, uint64_t end_ns, uint64_t detail);
+uint64_t hbg_recpool_count(const hbg_recpool *p);
+uint64_t hbg_recpool_dropped(const hbg_recpool *p);
+/* Appends this pass's line of host_phase_records.jsonl to `fd` (records
+ * sorted by start_ns) with one write per line... formatted outside the pass. */
+hbg_status hbg_recpool_write_jsonl(hbg_recpool *p, int fd);
+
+/* --- switches --------------------------------------------------------- */
+
+/* Reads switch `ours`, else `seed` (may be NULL). `0`, `false`, `off`, `no`
+ * and the empty string mean off; `1`, `true`, `on`, `yes` mean on; unset
+ * leaves *on untouched. Anything else is HBG_E_INVAL. */
+hbg_status hbg_switch_read(const char *ours, const char *seed, bool *on);
+
+#define HBG_SW_BREAKDOWN "HBG_BIND_BREAKDOWN", "SIMPLER_HBG_BIND_BREAKDOWN_ENABLE"
+#define HBG_SW_RECORDS "HBG_HOST_PHASE_RECORDS", "SIMPLER_HBG_HOST_PHASE_RECORDS_ENABLE"
+#define HBG_SW_SKIP_DEVICE "HBG_SKIP_DEVICE_RUN", "SIMPLER_SKIP_DEVICE_RUN"
+#define HBG_SW_LOG_LEVEL "HBG_LOG_LEVEL", "SIMPLER_LOG_LEVEL"
+
+/* Reads HBG_LOG_LEVEL / SIMPLER_LOG_LEVEL (default timing). */
+hbg_status hbg_switch_level(hbg_level *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

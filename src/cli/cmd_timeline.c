@@ -1,0 +1,4 @@
+/* placeholder: replaced by the real command */
+#include <stdio.h>
+#include "cli/cli.h"
+int hbg_cmd_timeline(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "hbg timeline: not built yet\n"); return 2; }
