@@ -1,0 +1,71 @@
+/* The kernel table: registration rules and lookups. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hbg/kernel.h"
+
+static int k_one(const hbg_kernel_args *a)
+{
+    (void)a;
+    return 1;
+}
+
+static int k_two(const hbg_kernel_args *a)
+{
+    (void)a;
+    return 2;
+}
+
+static void register_and_look_up(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt = NULL;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    char name[16] = "matmul";
+    assert_int_equal(hbg_kernel_register(kt, 0, name, k_one), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, HBG_MAX_KERNELS - 1, "last", k_two), HBG_OK);
+    strcpy(name, "clobbered"); /* the table keeps its own copy */
+    assert_ptr_equal(hbg_kernel_lookup(kt, 0), k_one);
+    assert_string_equal(hbg_kernel_name(kt, 0), "matmul");
+    assert_ptr_equal(hbg_kernel_lookup(kt, HBG_MAX_KERNELS - 1), k_two);
+    assert_string_equal(hbg_kernel_name(kt, HBG_MAX_KERNELS - 1), "last");
+    assert_null(hbg_kernel_lookup(kt, 1));
+    assert_null(hbg_kernel_name(kt, 1));
+    assert_int_equal(hbg_kernel_register(kt, 5, NULL, k_one), HBG_OK);
+    assert_string_equal(hbg_kernel_name(kt, 5), "");
+    hbg_kernel_table_destroy(kt);
+}
+
+static void refusals(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt = NULL;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, 3, "a", k_one), HBG_OK);
+    /* Twice under one id: the first registration stays. */
+    assert_int_equal(hbg_kernel_register(kt, 3, "b", k_two), HBG_E_INVAL);
+    assert_ptr_equal(hbg_kernel_lookup(kt, 3), k_one);
+    assert_string_equal(hbg_kernel_name(kt, 3), "a");
+    assert_int_equal(hbg_kernel_register(kt, HBG_MAX_KERNELS, "big", k_one), HBG_E_INVAL);
+    assert_int_equal(hbg_kernel_register(kt, 0xffff, "none", k_one), HBG_E_INVAL);
+    assert_int_equal(hbg_kernel_register(kt, 4, "nofn", NULL), HBG_E_INVAL);
+    assert_int_equal(hbg_kernel_register(NULL, 4, "nokt", k_one), HBG_E_INVAL);
+    assert_null(hbg_kernel_lookup(kt, HBG_MAX_KERNELS));
+    assert_null(hbg_kernel_lookup(NULL, 3));
+    assert_int_equal(hbg_kernel_table_create(NULL), HBG_E_INVAL);
+    hbg_kernel_table_destroy(kt);
+    hbg_kernel_table_destroy(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(register_and_look_up),
+        cmocka_unit_test(refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

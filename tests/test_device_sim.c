@@ -1,0 +1,766 @@
+/* The executors: the serial reference and the sim backend run the same
+ * images and must both match a golden computed here, element by element.
+ *
+ * Every kernel folds its previous output, its inputs, its scalars, its core
+ * and its block into each element with a non-commutative mix, so a missed
+ * dependency, a swapped MIX order, a wrong replay binding or a predicate
+ * evaluated the wrong way changes the numbers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "device/exec.h"
+#include "support/image_builder.h"
+
+#define N 16
+#define K_FAIL 7
+#define K_TIMEOUT 8
+#define K_PROBE 6
+
+static void assert_prefix(const char *s, const char *prefix)
+{
+    if (strncmp(s, prefix, strlen(prefix)) != 0)
+        fail_msg("\"%s\" does not start with \"%s\"", s, prefix);
+}
+
+/* ---- kernels ---------------------------------------------------------- */
+
+static int acc_kernel(const hbg_kernel_args *a, uint32_t salt)
+{
+    uint32_t *out = hbg_kernel_ptr(&a->tensors[0]);
+    uint32_t n = a->tensors[0].shape[0];
+    for (uint32_t i = a->block; i < n; i += a->nblocks) {
+        uint32_t acc = out[i] * 31u + salt;
+        acc = acc * 31u + a->core;
+        for (uint32_t k = 1; k < a->ntensors; k++) {
+            const uint32_t *in = hbg_kernel_ptr(&a->tensors[k]);
+            acc = acc * 31u + (i < a->tensors[k].shape[0] ? in[i] : 0);
+        }
+        for (uint32_t j = 0; j < a->nscalars; j++)
+            acc = acc * 31u + (uint32_t)a->scalars[j];
+        acc = acc * 31u + a->block;
+        out[i] = acc;
+    }
+    return 0;
+}
+
+#define ACC(id)                                                                                                  \
+    static int k_acc##id(const hbg_kernel_args *a)                                                               \
+    {                                                                                                            \
+        return acc_kernel(a, id);                                                                                \
+    }
+ACC(1)
+ACC(2)
+ACC(3)
+ACC(4)
+ACC(5)
+
+/* Writes what it was given: resolved addresses, offsets and scalars. */
+static int k_probe(const hbg_kernel_args *a)
+{
+    uint64_t *z = hbg_kernel_ptr(&a->tensors[0]);
+    z[0] = a->tensors[1].addr;
+    z[1] = a->tensors[1].offset;
+    z[2] = a->tensors[1].nbytes;
+    z[3] = a->tensors[2].addr;
+    z[4] = a->tensors[2].offset;
+    for (uint32_t j = 0; j < a->nscalars && j < 3; j++)
+        z[5 + j] = a->scalars[j];
+    return 0;
+}
+
+static int k_fail(const hbg_kernel_args *a)
+{
+    (void)a;
+    return 5;
+}
+
+static int k_timeout(const hbg_kernel_args *a)
+{
+    (void)a;
+    return -HBG_E_PEER_TIMEOUT;
+}
+
+static hbg_kernel_table *kernels(void)
+{
+    hbg_kernel_table *kt;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, 1, "acc1", k_acc1), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, 2, "acc2", k_acc2), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, 3, "acc3", k_acc3), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, 4, "acc4", k_acc4), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, 5, "acc5", k_acc5), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, K_PROBE, "probe", k_probe), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, K_FAIL, "fail", k_fail), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, K_TIMEOUT, "timeout", k_timeout), HBG_OK);
+    return kt;
+}
+
+/* The golden: the same mix, written over whole arrays in program order. */
+static void ref_acc(uint32_t *out, uint32_t n, const uint32_t *const *ins, const uint32_t *in_n, uint32_t nin,
+                    const uint64_t *sc, uint32_t ns, uint32_t salt, uint32_t core, uint32_t nblocks)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t acc = out[i] * 31u + salt;
+        acc = acc * 31u + core;
+        for (uint32_t k = 0; k < nin; k++)
+            acc = acc * 31u + (i < in_n[k] ? ins[k][i] : 0);
+        for (uint32_t j = 0; j < ns; j++)
+            acc = acc * 31u + (uint32_t)sc[j];
+        acc = acc * 31u + i % nblocks;
+        out[i] = acc;
+    }
+}
+
+/* ---- a world: host memory for the serial executor, or a sim device ----- */
+
+typedef struct world {
+    hbg_device *dev; /* NULL: serial executor over host memory */
+    const hbg_kernel_table *kt;
+    void *host[512];
+    unsigned nhost;
+} world;
+
+static uint64_t w_alloc(world *w, uint64_t n)
+{
+    if (w->dev) {
+        uint64_t a = 0;
+        assert_int_equal(hbg_device_alloc(w->dev, n, &a), HBG_OK);
+        return a;
+    }
+    assert_true(w->nhost < 512);
+    void *p = aligned_alloc(64, (n + 63) & ~(uint64_t)63);
+    assert_non_null(p);
+    memset(p, 0, n);
+    w->host[w->nhost++] = p;
+    return (uint64_t)(uintptr_t)p;
+}
+
+static void w_put(world *w, uint64_t dst, const void *src, uint64_t n)
+{
+    if (w->dev)
+        assert_int_equal(hbg_device_h2d(w->dev, dst, src, n), HBG_OK);
+    else
+        memcpy((void *)(uintptr_t)dst, src, n);
+}
+
+static void w_get(world *w, void *dst, uint64_t src, uint64_t n)
+{
+    if (w->dev)
+        assert_int_equal(hbg_device_d2h(w->dev, dst, src, n), HBG_OK);
+    else
+        memcpy(dst, (const void *)(uintptr_t)src, n);
+}
+
+/* Copies the arena into the world and runs it; *at gets its address. */
+static hbg_status w_run(world *w, const void *arena, uint64_t bytes, uint64_t *at, hbg_run_stats *st)
+{
+    uint64_t a = w_alloc(w, bytes);
+    w_put(w, a, arena, bytes);
+    if (at)
+        *at = a;
+    if (w->dev)
+        return w->dev->ops->run(w->dev, a, bytes, w->kt, st);
+    return hbg_image_run_serial((void *)(uintptr_t)a, bytes, w->kt, 0, 1, NULL, st);
+}
+
+static void w_release(world *w)
+{
+    for (unsigned i = 0; i < w->nhost; i++)
+        free(w->host[i]);
+    w->nhost = 0;
+}
+
+static uint64_t w_u32(world *w, const uint32_t *init, uint32_t n)
+{
+    uint64_t a = w_alloc(w, (uint64_t)n * 4);
+    if (init)
+        w_put(w, a, init, (uint64_t)n * 4);
+    return a;
+}
+
+/* ---- the main scenario ------------------------------------------------- */
+
+typedef struct outputs {
+    uint32_t buf[7][N]; /* B C D E F G H */
+    uint32_t y[3][N];
+    uint64_t z[3][8];
+    uint32_t flags[12];
+    hbg_run_stats st;
+} outputs;
+
+typedef struct addrs {
+    uint64_t x[3], xoff[3], xbytes[3], heap;
+} addrs;
+
+static const uint32_t pred_words[4] = {7, 0, 0, 0};
+
+static void init_a(uint32_t *a)
+{
+    for (uint32_t i = 0; i < N; i++)
+        a[i] = i * 7 + 3;
+}
+
+static void init_x1(uint32_t *x)
+{
+    for (uint32_t i = 0; i < N; i++)
+        x[i] = 1000 + i * i;
+}
+
+static void init_xb(uint32_t *x)
+{
+    for (uint32_t i = 0; i < N + 2; i++)
+        x[i] = 50000 + 3 * i;
+}
+
+static void init_y(uint32_t *y, unsigned r)
+{
+    for (uint32_t i = 0; i < N; i++)
+        y[i] = r * 1000 + i;
+}
+
+/* The Definition replayed three times: boundary X (in), Y (inout), Z (probe
+ * output); scalars s0, s1; a heap block of two node outputs. */
+static void *build_def(uint64_t *bytes, uint64_t *hash, uint32_t x1_word1)
+{
+    hbg_tensor bt[3] = {ib_u32(0, N), ib_u32(0, N), ib_u32(0, 16)};
+    db *d = db_new(3, bt, 2, 2 * N * 4, 42);
+    uint32_t n0 = db_add_node(d, &(db_node_spec){.kind = HBG_TASK_ALLOC});
+    hbg_def_targ t1[2] = {db_heap(HBG_TARG_OWN_OUT, 0, ib_u32(0, N)), db_boundary(0)};
+    hbg_def_sarg s1[2] = {db_slot(0), db_static(5)};
+    uint32_t n1 = db_add_node(d, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 1,
+                                                 .blocks = 2, .fanins = &n0, .nfanin = 1, .targs = t1,
+                                                 .ntarg = 2, .sargs = s1, .nsarg = 2});
+    hbg_def_targ t2[2] = {db_heap(HBG_TARG_OWN_OUT, N * 4, ib_u32(0, N)), db_bview(0, 4, ib_u32(0, N - 4))};
+    hbg_def_sarg s2[1] = {db_slot(1)};
+    uint32_t n2 = db_add_node(d, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIC, .aic = 2,
+                                                 .blocks = 1, .fanins = &n0, .nfanin = 1, .targs = t2,
+                                                 .ntarg = 2, .sargs = s2, .nsarg = 1});
+    uint32_t f3[2] = {n1, n2};
+    uint32_t n3 = db_add_node(d, &(db_node_spec){.kind = HBG_TASK_DUMMY, .fanins = f3, .nfanin = 2});
+    hbg_def_targ t4[3] = {db_boundary(1), db_heap(HBG_TARG_NODE_OUT, 0, ib_u32(0, N)),
+                          db_heap(HBG_TARG_NODE_OUT, N * 4, ib_u32(0, N))};
+    hbg_def_sarg s4[2] = {db_slot(0), db_slot(1)};
+    uint32_t n4 = db_add_node(d, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_MIX, .aic = 3,
+                                                 .aiv = 4, .blocks = 2, .fanins = &n3, .nfanin = 1,
+                                                 .targs = t4, .ntarg = 3, .sargs = s4, .nsarg = 2});
+    /* Runs unless word 1 of X's *buffer* equals X1's: off for replay 1. */
+    hbg_def_pred p5;
+    memset(&p5, 0, sizeof p5);
+    p5.where = db_boundary(0);
+    p5.byte_offset = 4;
+    p5.value = x1_word1;
+    p5.op = HBG_CMP_NE;
+    p5.elem_size = 4;
+    hbg_def_targ t5[1] = {db_boundary(1)};
+    db_add_node(d, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 5, .blocks = 1,
+                                   .fanins = &n4, .nfanin = 1, .targs = t5, .ntarg = 1, .pred = &p5});
+    hbg_def_targ t6[3] = {db_boundary(2), db_bview(0, 4, ib_u32(0, N - 4)),
+                          db_heap(HBG_TARG_NODE_OUT, N * 4, ib_u32(0, N))};
+    hbg_def_sarg s6[3] = {db_slot(0), db_slot(1), db_static(77)};
+    db_add_node(d, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = K_PROBE, .blocks = 1,
+                                   .fanins = &n0, .nfanin = 1, .targs = t6, .ntarg = 3, .sargs = s6, .nsarg = 3});
+    void *img = db_build(d, bytes, hash);
+    db_free(d);
+    return img;
+}
+
+static void run_main(world *w, outputs *o, addrs *ad)
+{
+    uint32_t a[N], x1[N], xb[N + 2], y[3][N];
+    init_a(a);
+    init_x1(x1);
+    init_xb(xb);
+    uint64_t A = w_u32(w, a, N), P = w_u32(w, pred_words, 4);
+    uint64_t buf[7];
+    for (int i = 0; i < 7; i++)
+        buf[i] = w_u32(w, NULL, N);
+    uint64_t X1 = w_u32(w, x1, N), XB = w_u32(w, xb, N + 2), Y[3], Z[3];
+    for (unsigned r = 0; r < 3; r++) {
+        init_y(y[r], r);
+        Y[r] = w_u32(w, y[r], N);
+        Z[r] = w_alloc(w, 64);
+    }
+    uint64_t heap = w_alloc(w, 3 * 2 * N * 4);
+
+    uint64_t dbytes, dhash;
+    void *dimg = build_def(&dbytes, &dhash, x1[1]);
+    uint64_t DEF = w_alloc(w, dbytes);
+    w_put(w, DEF, dimg, dbytes);
+    free(dimg);
+
+    enum { B, C, D, E, F, G, H };
+    ib *b = ib_new();
+    uint32_t t0 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_ALLOC});
+    hbg_tensor v1[2] = {ib_u32(buf[B], N), ib_u32(A, N)};
+    uint32_t t1 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 1,
+                                                 .blocks = 4, .fanins = &t0, .nfanin = 1, .tensors = v1,
+                                                 .ntensors = 2});
+    hbg_tensor v2[2] = {ib_u32(buf[C], N), ib_u32(A, N)};
+    uint64_t sc2[1] = {100};
+    uint32_t t2 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIC, .aic = 2,
+                                                 .blocks = 3, .fanins = &t0, .nfanin = 1, .tensors = v2,
+                                                 .ntensors = 2, .scalars = sc2, .nscalars = 1});
+    hbg_tensor v3[3] = {ib_u32(buf[D], N), ib_u32(buf[B], N), ib_u32(buf[C], N)};
+    uint32_t f3[2] = {t1, t2};
+    uint32_t t3 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_MIX, .aic = 3,
+                                                 .aiv = 4, .blocks = 2, .fanins = f3, .nfanin = 2,
+                                                 .tensors = v3, .ntensors = 3});
+    uint32_t t4 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_DUMMY, .fanins = &t3, .nfanin = 1});
+    hbg_img_pred p5 = {.addr = P, .value = 7, .op = HBG_CMP_EQ, .elem_size = 4};
+    hbg_tensor v5[2] = {ib_u32(buf[E], N), ib_u32(buf[D], N)};
+    uint32_t t5 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 1,
+                                                 .blocks = 1, .fanins = &t4, .nfanin = 1, .tensors = v5,
+                                                 .ntensors = 2, .pred = &p5});
+    hbg_img_pred p6 = {.addr = P + 4, .value = 0, .op = HBG_CMP_NE, .elem_size = 1};
+    hbg_tensor v6[2] = {ib_u32(buf[F], N), ib_u32(buf[D], N)};
+    uint32_t t6 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 2,
+                                                 .blocks = 2, .fanins = &t4, .nfanin = 1, .tensors = v6,
+                                                 .ntensors = 2, .pred = &p6});
+    hbg_tensor v7[3] = {ib_u32(buf[G], N), ib_u32(buf[E], N), ib_u32(buf[F], N)};
+    uint32_t f7[2] = {t5, t6};
+    uint32_t t7 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIC, .aic = 5,
+                                                 .blocks = 2, .fanins = f7, .nfanin = 2, .tensors = v7,
+                                                 .ntensors = 3});
+    uint32_t def = ib_add_def(b, DEF, dbytes, dhash);
+    hbg_img_btensor xs[3] = {{buf[G], N * 4, 0}, {X1, N * 4, 0}, {XB, (N + 2) * 4, 2}};
+    uint32_t rt[3];
+    for (unsigned r = 0; r < 3; r++) {
+        hbg_img_btensor bt[3] = {xs[r], {Y[r], N * 4, 0}, {Z[r], 64, 0}};
+        uint64_t bs[2] = {r + 1, 10 * r + 3};
+        rt[r] = ib_add_replay(b, def, bt, 3, bs, 2, heap + r * 2 * N * 4, &t7, 1);
+        ad->x[r] = xs[r].addr;
+        ad->xoff[r] = xs[r].offset;
+        ad->xbytes[r] = xs[r].nbytes;
+    }
+    ad->heap = heap;
+    hbg_tensor v11[4] = {ib_u32(buf[H], N), ib_u32(Y[0], N), ib_u32(Y[1], N), ib_u32(Y[2], N)};
+    uint32_t t11 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 3,
+                                                  .blocks = 2, .fanins = rt, .nfanin = 3, .tensors = v11,
+                                                  .ntensors = 4});
+    assert_int_equal(t11, 11);
+
+    uint64_t bytes, at;
+    void *arena = ib_build(b, &bytes);
+    ib_free(b);
+    memset(o, 0, sizeof *o);
+    assert_int_equal(w_run(w, arena, bytes, &at, &o->st), HBG_OK);
+    const hbg_img_header *h = arena;
+    w_get(w, o->flags, at + h->sec[HBG_SEC_FLAGS].off, sizeof o->flags);
+    free(arena);
+    for (int i = 0; i < 7; i++)
+        w_get(w, o->buf[i], buf[i], N * 4);
+    for (unsigned r = 0; r < 3; r++) {
+        w_get(w, o->y[r], Y[r], N * 4);
+        w_get(w, o->z[r], Z[r], 64);
+    }
+}
+
+static void golden(outputs *g)
+{
+    memset(g, 0, sizeof *g);
+    uint32_t a[N], x1[N], xb[N + 2];
+    init_a(a);
+    init_x1(x1);
+    init_xb(xb);
+    uint32_t *B = g->buf[0], *C = g->buf[1], *D = g->buf[2], *E = g->buf[3], *F = g->buf[4], *G = g->buf[5],
+             *H = g->buf[6];
+    const uint32_t n[4] = {N, N, N, N};
+    uint64_t sc2[1] = {100};
+    ref_acc(B, N, (const uint32_t *[]){a}, n, 1, NULL, 0, 1, HBG_CORE_AIV, 4);
+    ref_acc(C, N, (const uint32_t *[]){a}, n, 1, sc2, 1, 2, HBG_CORE_AIC, 3);
+    ref_acc(D, N, (const uint32_t *[]){B, C}, n, 2, NULL, 0, 3, HBG_CORE_AIC, 2);
+    ref_acc(D, N, (const uint32_t *[]){B, C}, n, 2, NULL, 0, 4, HBG_CORE_AIV, 2);
+    assert_int_equal(pred_words[0], 7);
+    ref_acc(E, N, (const uint32_t *[]){D}, n, 1, NULL, 0, 1, HBG_CORE_AIV, 1);
+    assert_int_equal(pred_words[1] & 0xff, 0); /* F's task is predicated off */
+    ref_acc(G, N, (const uint32_t *[]){E, F}, n, 2, NULL, 0, 5, HBG_CORE_AIC, 2);
+    const uint32_t *xbuf[3] = {G, x1, xb};
+    const uint32_t xoff[3] = {0, 0, 2};
+    for (unsigned r = 0; r < 3; r++) {
+        uint32_t h0[N] = {0}, h1[N] = {0};
+        uint64_t s0 = r + 1, s1 = 10 * r + 3;
+        const uint32_t *x = xbuf[r] + xoff[r];
+        ref_acc(h0, N, (const uint32_t *[]){x}, n, 1, (uint64_t[]){s0, 5}, 2, 1, HBG_CORE_AIV, 2);
+        ref_acc(h1, N, (const uint32_t *[]){x + 4}, (const uint32_t[]){N - 4}, 1, (uint64_t[]){s1}, 1, 2,
+                HBG_CORE_AIC, 1);
+        init_y(g->y[r], r);
+        ref_acc(g->y[r], N, (const uint32_t *[]){h0, h1}, n, 2, (uint64_t[]){s0, s1}, 2, 3, HBG_CORE_AIC, 2);
+        ref_acc(g->y[r], N, (const uint32_t *[]){h0, h1}, n, 2, (uint64_t[]){s0, s1}, 2, 4, HBG_CORE_AIV, 2);
+        if (xbuf[r][1] != x1[1])
+            ref_acc(g->y[r], N, NULL, n, 0, NULL, 0, 5, HBG_CORE_AIV, 1);
+        else
+            assert_int_equal(r, 1); /* only replay 1's node 5 is predicated off */
+    }
+    ref_acc(H, N, (const uint32_t *[]){g->y[0], g->y[1], g->y[2]}, n, 3, NULL, 0, 3, HBG_CORE_AIV, 2);
+    for (int i = 0; i < 12; i++)
+        g->flags[i] = 1;
+    /* Kernel tasks 1 2 3 5 7 11 and per replay nodes 1 2 4 6 (+5 twice). */
+    g->st.tasks_run = 6 + 3 * 4 + 2;
+    g->st.tasks_skipped = 2;
+    g->st.replays = 3;
+}
+
+static void check_main(const outputs *o, const addrs *ad)
+{
+    outputs g;
+    golden(&g);
+    const char *names = "BCDEFGH";
+    for (int i = 0; i < 7; i++)
+        for (int e = 0; e < N; e++)
+            if (o->buf[i][e] != g.buf[i][e])
+                fail_msg("%c[%d] = %u, expected %u", names[i], e, o->buf[i][e], g.buf[i][e]);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(o->buf[4][i], 0); /* the skipped kernel wrote nothing */
+    for (unsigned r = 0; r < 3; r++) {
+        for (int e = 0; e < N; e++)
+            if (o->y[r][e] != g.y[r][e])
+                fail_msg("Y%u[%d] = %u, expected %u", r, e, o->y[r][e], g.y[r][e]);
+        /* BVIEW: the boundary buffer, its offset + delta 4; NODE_OUT: heap. */
+        assert_int_equal(o->z[r][0], ad->x[r]);
+        assert_int_equal(o->z[r][1], ad->xoff[r] + 4);
+        assert_int_equal(o->z[r][2], ad->xbytes[r]);
+        assert_int_equal(o->z[r][3], ad->heap + r * 2 * N * 4 + N * 4);
+        assert_int_equal(o->z[r][4], 0);
+        assert_int_equal(o->z[r][5], r + 1);
+        assert_int_equal(o->z[r][6], 10 * r + 3);
+        assert_int_equal(o->z[r][7], 77);
+    }
+    assert_memory_equal(o->flags, g.flags, sizeof g.flags);
+    assert_int_equal(o->st.tasks_run, g.st.tasks_run);
+    assert_int_equal(o->st.tasks_skipped, g.st.tasks_skipped);
+    assert_int_equal(o->st.replays, g.st.replays);
+}
+
+static hbg_device *open_sim(const hbg_sim_config *cfg)
+{
+    hbg_device *d = NULL;
+    assert_int_equal(hbg_sim_open(cfg, &d), HBG_OK);
+    assert_non_null(d);
+    assert_string_equal(d->ops->name, "sim");
+    return d;
+}
+
+static void serial_matches_golden(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt = kernels();
+    world w = {.kt = kt};
+    outputs o;
+    addrs ad;
+    run_main(&w, &o, &ad);
+    check_main(&o, &ad);
+    w_release(&w);
+    hbg_kernel_table_destroy(kt);
+}
+
+static void sim_matches_serial(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt = kernels();
+    /* Several shapes of the device; each runs the image repeatedly so the
+     * threads get many chances to run something too early. */
+    const hbg_sim_config cfgs[] = {
+        {0},
+        {.aic_cores = 1, .aiv_cores = 1, .schedulers = 1},
+        {.aic_cores = 4, .aiv_cores = 3, .schedulers = 3},
+    };
+    for (size_t c = 0; c < sizeof cfgs / sizeof cfgs[0]; c++) {
+        hbg_device *d = open_sim(&cfgs[c]);
+        for (int rep = 0; rep < 8; rep++) {
+            world w = {.dev = d, .kt = kt};
+            outputs o;
+            addrs ad;
+            run_main(&w, &o, &ad);
+            check_main(&o, &ad);
+        }
+        hbg_device_close(d);
+    }
+    /* And the serial executor, on the same image in host memory. */
+    world ws = {.kt = kt};
+    outputs os;
+    addrs ads;
+    run_main(&ws, &os, &ads);
+    check_main(&os, &ads);
+    w_release(&ws);
+    hbg_kernel_table_destroy(kt);
+}
+
+/* ---- failures ---------------------------------------------------------- */
+
+/* t0: acc into B; t1: the given kernel(s); t2: acc into C after t1. */
+static hbg_status run_failing(world *w, uint8_t core, uint16_t aic, uint16_t aiv, uint32_t flags[3], uint32_t bc[2][N])
+{
+    uint32_t a[N];
+    init_a(a);
+    uint64_t A = w_u32(w, a, N), B = w_u32(w, NULL, N), C = w_u32(w, NULL, N), M = w_u32(w, NULL, N);
+    ib *b = ib_new();
+    hbg_tensor v0[2] = {ib_u32(B, N), ib_u32(A, N)};
+    uint32_t t0 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 1,
+                                                 .blocks = 2, .tensors = v0, .ntensors = 2});
+    hbg_tensor v1[1] = {ib_u32(M, N)};
+    uint32_t t1 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = core, .aic = aic, .aiv = aiv,
+                                                 .blocks = 1, .fanins = &t0, .nfanin = 1, .tensors = v1,
+                                                 .ntensors = 1});
+    hbg_tensor v2[2] = {ib_u32(C, N), ib_u32(A, N)};
+    ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 1, .blocks = 2,
+                                   .fanins = &t1, .nfanin = 1, .tensors = v2, .ntensors = 2});
+    uint64_t bytes, at;
+    void *arena = ib_build(b, &bytes);
+    ib_free(b);
+    hbg_status st = w_run(w, arena, bytes, &at, NULL);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%s", hbg_exec_last_error());
+    w_get(w, flags, at + ((const hbg_img_header *)arena)->sec[HBG_SEC_FLAGS].off, 12);
+    free(arena);
+    w_get(w, bc[0], B, N * 4);
+    w_get(w, bc[1], C, N * 4);
+    uint32_t m[N];
+    w_get(w, m, M, N * 4);
+    if (core == HBG_CORE_MIX && aic == K_FAIL) /* the AIV part never ran */
+        for (int i = 0; i < N; i++)
+            assert_int_equal(m[i], 0);
+    hbg_exec_set_error("%s", msg);
+    return st;
+}
+
+static void check_failed(uint32_t flags[3], uint32_t bc[2][N])
+{
+    assert_int_equal(flags[0], 1);
+    assert_int_equal(flags[1], 0);
+    assert_int_equal(flags[2], 0);
+    for (int i = 0; i < N; i++) {
+        assert_int_not_equal(bc[0][i], 0); /* t0 ran */
+        assert_int_equal(bc[1][i], 0);     /* t2 never did */
+    }
+}
+
+static void failing_kernels(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt = kernels();
+    hbg_device *d = open_sim(NULL);
+    world worlds[2] = {{.kt = kt}, {.dev = d, .kt = kt}};
+    for (int wi = 0; wi < 2; wi++) {
+        world *w = &worlds[wi];
+        uint32_t flags[3], bc[2][N];
+        assert_int_equal(run_failing(w, HBG_CORE_AIV, 0, K_FAIL, flags, bc), HBG_E_KERNEL);
+        assert_string_equal(hbg_exec_last_error(), "task 1: kernel 7 (fail) block 0/1 on AIV returned 5 (HBG_E_KERNEL)");
+        check_failed(flags, bc);
+        assert_int_equal(run_failing(w, HBG_CORE_AIC, K_TIMEOUT, 0, flags, bc), HBG_E_PEER_TIMEOUT);
+        assert_string_equal(hbg_exec_last_error(),
+                            "task 1: kernel 8 (timeout) block 0/1 on AIC returned -18 (HBG_E_PEER_TIMEOUT)");
+        check_failed(flags, bc);
+        assert_int_equal(run_failing(w, HBG_CORE_MIX, K_FAIL, 1, flags, bc), HBG_E_KERNEL);
+        check_failed(flags, bc);
+        /* A kernel id nobody registered: refused before anything runs. */
+        assert_int_equal(run_failing(w, HBG_CORE_AIV, 0, 99, flags, bc), HBG_E_KERNEL);
+        assert_string_equal(hbg_exec_last_error(), "image: task 1: kernel_aiv 99 is not registered");
+        assert_int_equal(flags[0], 0);
+        /* The device still runs the next image. */
+        outputs o;
+        addrs ad;
+        run_main(w, &o, &ad);
+        check_main(&o, &ad);
+        w_release(w);
+    }
+    hbg_device_close(d);
+    hbg_kernel_table_destroy(kt);
+}
+
+/* ---- malformed images -------------------------------------------------- */
+
+enum corruption {
+    C_NONE, C_MAGIC, C_VERSION, C_SECTION_OOB, C_ELEM, C_FANIN, C_DEF_FORWARD, C_DEF_SLOT, C_DEF_SCALAR_SLOT,
+    C_REPLAY_BOUNDARY, C_DEF_MAGIC, C_DEF_HASH, C_CYCLE, C_PRED_SIZE, C_DEF_OUTSIDE
+};
+
+/* A small image: task 0 acc, task 1 a replay of a two-node Definition. */
+static hbg_status run_corrupt(world *w, enum corruption c)
+{
+    uint32_t a[N];
+    init_a(a);
+    uint64_t A = w_u32(w, a, N), B = w_u32(w, NULL, N), Y = w_u32(w, NULL, N);
+    hbg_tensor btpl[1] = {ib_u32(0, N)};
+    db *d = db_new(1, btpl, 1, N * 4, 7);
+    hbg_def_targ t0[1] = {db_heap(HBG_TARG_OWN_OUT, 0, ib_u32(0, N))};
+    uint32_t n0 = db_add_node(d, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 1,
+                                                 .blocks = 1, .targs = t0, .ntarg = 1});
+    hbg_def_targ t1[2] = {db_boundary(0), db_heap(HBG_TARG_NODE_OUT, 0, ib_u32(0, N))};
+    hbg_def_sarg s1[1] = {db_slot(0)};
+    db_add_node(d, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 2, .blocks = 1,
+                                   .fanins = &n0, .nfanin = 1, .targs = t1, .ntarg = 2, .sargs = s1, .nsarg = 1});
+    uint64_t dbytes, dhash;
+    unsigned char *dimg = db_build(d, &dbytes, &dhash);
+    db_free(d);
+    hbg_def_header *dh = (hbg_def_header *)dimg;
+    if (c == C_DEF_FORWARD)
+        ((uint32_t *)(dimg + dh->off_fanins))[0] = 1; /* node 1 waits on itself */
+    if (c == C_DEF_SLOT)
+        ((hbg_def_targ *)(dimg + dh->off_targs))[1].ref = 1;
+    if (c == C_DEF_SCALAR_SLOT)
+        ((hbg_def_sarg *)(dimg + dh->off_sargs))[0].slot = 3;
+    if (c == C_DEF_MAGIC)
+        dh->magic = 0x12345678;
+    dh->hash = db_hash(dimg, dbytes);
+    dhash = c == C_DEF_HASH ? dh->hash ^ 1 : dh->hash;
+    uint64_t DEF = w_alloc(w, dbytes);
+    w_put(w, DEF, dimg, dbytes);
+    free(dimg);
+
+    ib *b = ib_new();
+    hbg_tensor v0[2] = {ib_u32(B, N), ib_u32(A, N)};
+    uint32_t k0 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 1,
+                                                 .blocks = 1, .tensors = v0, .ntensors = 2});
+    uint32_t def = ib_add_def(b, c == C_DEF_OUTSIDE ? 4096 : DEF, dbytes, dhash);
+    hbg_img_btensor bt[1] = {{Y, N * 4, 0}};
+    uint64_t bs[1] = {9};
+    ib_add_replay(b, def, bt, 1, bs, 1, w_alloc(w, N * 4), &k0, 1);
+    hbg_img_pred p = {.addr = A, .value = 3, .op = HBG_CMP_EQ, .elem_size = c == C_PRED_SIZE ? 3 : 4};
+    ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_DUMMY, .pred = &p});
+    uint64_t bytes;
+    unsigned char *arena = ib_build(b, &bytes);
+    ib_free(b);
+    hbg_img_header *h = (hbg_img_header *)arena;
+    hbg_img_task *tasks = (hbg_img_task *)(arena + h->sec[HBG_SEC_TASKS].off);
+    uint32_t *fanins = (uint32_t *)(arena + h->sec[HBG_SEC_FANINS].off);
+    hbg_img_replay *rp = (hbg_img_replay *)(arena + h->sec[HBG_SEC_REPLAYS].off);
+    switch (c) {
+    case C_MAGIC: h->magic = 0; break;
+    case C_VERSION: h->version = 2; break;
+    case C_SECTION_OOB: h->sec[HBG_SEC_TENSORS].off = h->total_bytes - 8; break;
+    case C_ELEM: h->sec[HBG_SEC_SCALARS].elem = 4; break;
+    case C_FANIN: fanins[0] = 3; break;
+    case C_REPLAY_BOUNDARY: rp[0].btensor_off = 1; break;
+    case C_CYCLE:
+        /* task 0 waits for task 1, which shares its fanin list */
+        tasks[0].fanin_off = 0;
+        tasks[0].fanin_cnt = 1;
+        fanins[0] = 1;
+        break;
+    default: break;
+    }
+    hbg_status st = w_run(w, arena, bytes, NULL, NULL);
+    free(arena);
+    return st;
+}
+
+static void malformed_images(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt = kernels();
+    hbg_device *d = open_sim(&(hbg_sim_config){.aic_cores = 1, .aiv_cores = 2});
+    world worlds[2] = {{.kt = kt}, {.dev = d, .kt = kt}};
+    static const struct {
+        enum corruption c;
+        const char *msg;
+    } cases[] = {
+        {C_MAGIC, "image: magic 0x00000000, expected 0x31474248"},
+        {C_VERSION, "image: version 2, expected 1"},
+        {C_SECTION_OOB, NULL},
+        {C_ELEM, "image: section scalars: element size 4, expected 8"},
+        {C_FANIN, "image: task 1: fanin 0 is 3, not below ntasks 3"},
+        {C_DEF_FORWARD, "definition 0: node 1: fanin 0 is node 1, not an earlier node"},
+        {C_DEF_SLOT, "definition 0: targ 1: boundary slot 1 is not below nbt 1"},
+        {C_DEF_SCALAR_SLOT, "definition 0: sarg 0: boundary scalar slot 3 is not below nbs 1"},
+        {C_REPLAY_BOUNDARY, "image: replay 0: boundary tensors [1, +1) exceed 1"},
+        {C_DEF_MAGIC, "definition 0: magic 0x12345678, expected 0x46454448"},
+        {C_DEF_HASH, NULL},
+        {C_CYCLE, "device: deadlock: 2 of 3 tasks never became ready (a fanin cycle)"},
+        {C_PRED_SIZE, "image: pred 0: op 0 / elem_size 3 (expected op 0..5, size 1/2/4/8)"},
+    };
+    for (int wi = 0; wi < 2; wi++) {
+        world *w = &worlds[wi];
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            hbg_status st = run_corrupt(w, cases[i].c);
+            if (st != HBG_E_DEVICE)
+                fail_msg("%s executor, case %zu: %s (%s)", wi ? "sim" : "serial", i, hbg_status_name(st),
+                         hbg_exec_last_error());
+            if (cases[i].msg)
+                assert_string_equal(hbg_exec_last_error(), cases[i].msg);
+        }
+        assert_int_equal(run_corrupt(w, C_NONE), HBG_OK);
+        w_release(w);
+    }
+    /* Only the sim knows what device memory is: a Definition outside it. */
+    assert_int_equal(run_corrupt(&worlds[1], C_DEF_OUTSIDE), HBG_E_DEVICE);
+    assert_prefix(hbg_exec_last_error(), "image: deftab[0]: [0x1000, +");
+    assert_non_null(strstr(hbg_exec_last_error(), ") is not device memory"));
+    assert_int_equal(run_corrupt(&worlds[1], C_NONE), HBG_OK);
+    hbg_device_close(d);
+    hbg_kernel_table_destroy(kt);
+}
+
+/* ---- device memory ----------------------------------------------------- */
+
+static void memory_limits(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt = kernels();
+    hbg_device *d = open_sim(&(hbg_sim_config){.mem_limit = 1 << 20});
+    uint64_t a = 0, b = 0, c = 0;
+    assert_int_equal(hbg_device_alloc(d, 1 << 19, &a), HBG_OK);
+    assert_int_equal(hbg_device_alloc(d, (1 << 19) + 1, &b), HBG_E_DEVICE_ALLOC);
+    assert_int_equal(hbg_device_alloc(d, 1 << 19, &b), HBG_OK);
+    assert_int_equal(hbg_device_alloc(d, 1, &c), HBG_E_DEVICE_ALLOC);
+    assert_int_equal(hbg_device_alloc(d, 0, &c), HBG_E_INVAL);
+    unsigned char buf[256] = {1, 2, 3};
+    hbg_device_free(d, b);
+    assert_int_equal(hbg_device_h2d(d, b, buf, 1), HBG_E_INVAL); /* freed */
+    hbg_device_free(d, 12345); /* unknown: ignored */
+    hbg_device_free(d, a + 8); /* not an allocation's start: ignored */
+    assert_int_equal(hbg_device_alloc(d, 4096, &c), HBG_OK);
+
+    assert_int_equal(hbg_device_h2d(d, c + 3840, buf, 256), HBG_OK);
+    assert_int_equal(hbg_device_h2d(d, c + 3841, buf, 256), HBG_E_INVAL);
+    assert_prefix(hbg_exec_last_error(), "sim: h2d of 256 bytes at 0x");
+    assert_non_null(strstr(hbg_exec_last_error(), ": not inside one device allocation"));
+    assert_int_equal(hbg_device_d2h(d, buf, c + 4000, 200), HBG_E_INVAL);
+    assert_int_equal(hbg_device_d2h(d, buf, 12345, 1), HBG_E_INVAL);
+    assert_int_equal(hbg_device_d2h(d, buf, c + 3840, 256), HBG_OK);
+    assert_int_equal(buf[2], 3);
+    /* A run needs its arena in device memory too. */
+    assert_int_equal(d->ops->run(d, (uint64_t)(uintptr_t)buf, sizeof buf, kt, NULL), HBG_E_INVAL);
+    hbg_device_close(d);
+
+    /* Without a limit, a 2 GiB GM heap is address space, not memory. */
+    d = open_sim(NULL);
+    assert_int_equal(hbg_device_alloc(d, 2ull << 30, &a), HBG_OK);
+    assert_int_equal(hbg_device_h2d(d, a + (2ull << 30) - 1, buf, 1), HBG_OK);
+    assert_int_equal(hbg_device_h2d(d, a + (2ull << 30) - 1, buf, 2), HBG_E_INVAL);
+    hbg_device_free(d, a);
+    hbg_device_close(d);
+    hbg_kernel_table_destroy(kt);
+}
+
+static void open_refusals(void **state)
+{
+    (void)state;
+    hbg_device *d = NULL;
+    assert_int_equal(hbg_sim_open(&(hbg_sim_config){.rank = 2, .nranks = 2}, &d), HBG_E_INVAL);
+    assert_null(d);
+    assert_int_equal(hbg_sim_open(NULL, NULL), HBG_E_INVAL);
+    d = open_sim(&(hbg_sim_config){.rank = 1, .nranks = 2});
+    assert_int_equal(d->rank, 1);
+    assert_int_equal(d->nranks, 2);
+    hbg_device_close(d);
+    hbg_device_close(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(serial_matches_golden),
+        cmocka_unit_test(sim_matches_serial),
+        cmocka_unit_test(failing_kernels),
+        cmocka_unit_test(malformed_images),
+        cmocka_unit_test(memory_limits),
+        cmocka_unit_test(open_refusals),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
