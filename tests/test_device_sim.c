@@ -577,7 +577,7 @@ static void failing_kernels(void **state)
 
 enum corruption {
     C_NONE, C_MAGIC, C_VERSION, C_SECTION_OOB, C_ELEM, C_FANIN, C_DEF_FORWARD, C_DEF_SLOT, C_DEF_SCALAR_SLOT,
-    C_REPLAY_BOUNDARY, C_DEF_MAGIC, C_DEF_HASH, C_CYCLE, C_PRED_SIZE, C_DEF_OUTSIDE
+    C_REPLAY_BOUNDARY, C_DEF_MAGIC, C_DEF_HASH, C_CYCLE, C_PRED_SIZE, C_DEF_OUTSIDE, C_NODE_PRED, C_NODE_FAIL
 };
 
 /* A small image: task 0 acc, task 1 a replay of a two-node Definition. */
@@ -593,8 +593,17 @@ static hbg_status run_corrupt(world *w, enum corruption c)
                                                  .blocks = 1, .targs = t0, .ntarg = 1});
     hbg_def_targ t1[2] = {db_boundary(0), db_heap(HBG_TARG_NODE_OUT, 0, ib_u32(0, N))};
     hbg_def_sarg s1[1] = {db_slot(0)};
-    db_add_node(d, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 2, .blocks = 1,
-                                   .fanins = &n0, .nfanin = 1, .targs = t1, .ntarg = 2, .sargs = s1, .nsarg = 1});
+    /* A word just past the boundary buffer: only a replay can tell. */
+    hbg_def_pred np;
+    memset(&np, 0, sizeof np);
+    np.where = db_boundary(0);
+    np.byte_offset = N * 4;
+    np.op = HBG_CMP_EQ;
+    np.elem_size = 4;
+    db_add_node(d, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV,
+                                   .aiv = c == C_NODE_FAIL ? K_FAIL : 2, .blocks = 1, .fanins = &n0, .nfanin = 1,
+                                   .targs = t1, .ntarg = 2, .sargs = s1, .nsarg = 1,
+                                   .pred = c == C_NODE_PRED ? &np : NULL});
     uint64_t dbytes, dhash;
     unsigned char *dimg = db_build(d, &dbytes, &dhash);
     db_free(d);
@@ -659,30 +668,33 @@ static void malformed_images(void **state)
     static const struct {
         enum corruption c;
         const char *msg;
+        hbg_status st;
     } cases[] = {
-        {C_MAGIC, "image: magic 0x00000000, expected 0x31474248"},
-        {C_VERSION, "image: version 2, expected 1"},
-        {C_SECTION_OOB, NULL},
-        {C_ELEM, "image: section scalars: element size 4, expected 8"},
-        {C_FANIN, "image: task 1: fanin 0 is 3, not below ntasks 3"},
-        {C_DEF_FORWARD, "definition 0: node 1: fanin 0 is node 1, not an earlier node"},
-        {C_DEF_SLOT, "definition 0: targ 1: boundary slot 1 is not below nbt 1"},
-        {C_DEF_SCALAR_SLOT, "definition 0: sarg 0: boundary scalar slot 3 is not below nbs 1"},
-        {C_REPLAY_BOUNDARY, "image: replay 0: boundary tensors [1, +1) exceed 1"},
-        {C_DEF_MAGIC, "definition 0: magic 0x12345678, expected 0x46454448"},
-        {C_DEF_HASH, NULL},
-        {C_CYCLE, "device: deadlock: 2 of 3 tasks never became ready (a fanin cycle)"},
-        {C_PRED_SIZE, "image: pred 0: op 0 / elem_size 3 (expected op 0..5, size 1/2/4/8)"},
+        {C_MAGIC, "image: magic 0x00000000, expected 0x31474248", HBG_E_DEVICE},
+        {C_VERSION, "image: version 2, expected 1", HBG_E_DEVICE},
+        {C_SECTION_OOB, NULL, HBG_E_DEVICE},
+        {C_ELEM, "image: section scalars: element size 4, expected 8", HBG_E_DEVICE},
+        {C_FANIN, "image: task 1: fanin 0 is 3, not below ntasks 3", HBG_E_DEVICE},
+        {C_DEF_FORWARD, "definition 0: node 1: fanin 0 is node 1, not an earlier node", HBG_E_DEVICE},
+        {C_DEF_SLOT, "definition 0: targ 1: boundary slot 1 is not below nbt 1", HBG_E_DEVICE},
+        {C_DEF_SCALAR_SLOT, "definition 0: sarg 0: boundary scalar slot 3 is not below nbs 1", HBG_E_DEVICE},
+        {C_REPLAY_BOUNDARY, "image: replay 0: boundary tensors [1, +1) exceed 1", HBG_E_DEVICE},
+        {C_DEF_MAGIC, "definition 0: magic 0x12345678, expected 0x46454448", HBG_E_DEVICE},
+        {C_DEF_HASH, NULL, HBG_E_DEVICE},
+        {C_CYCLE, "device: deadlock: 2 of 3 tasks never became ready (a fanin cycle)", HBG_E_DEVICE},
+        {C_PRED_SIZE, "image: pred 0: op 0 / elem_size 3 (expected op 0..5, size 1/2/4/8)", HBG_E_DEVICE},
+        {C_NODE_PRED, "replay 0 node 1: predicate word at byte 64 (+4) lies outside its 64-byte buffer", HBG_E_DEVICE},
+        {C_NODE_FAIL, "task 1 node 1: kernel 7 (fail) block 0/1 on AIV returned 5 (HBG_E_KERNEL)", HBG_E_KERNEL},
     };
     for (int wi = 0; wi < 2; wi++) {
         world *w = &worlds[wi];
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             hbg_status st = run_corrupt(w, cases[i].c);
-            if (st != HBG_E_DEVICE)
+            if (st != cases[i].st)
                 fail_msg("%s executor, case %zu: %s (%s)", wi ? "sim" : "serial", i, hbg_status_name(st),
                          hbg_exec_last_error());
             if (cases[i].msg)
-                assert_string_equal(hbg_exec_last_error(), cases[i].msg);
+                assert_string_equal(hbg_device_last_error(), cases[i].msg);
         }
         assert_int_equal(run_corrupt(w, C_NONE), HBG_OK);
         w_release(w);

@@ -56,6 +56,11 @@ typedef struct hbg_sim_config {
 
 hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out);
 
+/* Why the last failed device call on this thread failed: one line naming
+ * the record at fault ("image: task 12: fanin 0 is 40, not below ntasks
+ * 20"). Valid until the next device call on the thread. */
+const char *hbg_device_last_error(void);
+
 static inline hbg_status hbg_device_alloc(hbg_device *d, uint64_t n, uint64_t *a) { return d->ops->alloc(d, n, a); }
 static inline void hbg_device_free(hbg_device *d, uint64_t a) { d->ops->free(d, a); }
 static inline hbg_status hbg_device_h2d(hbg_device *d, uint64_t dst, const void *src, uint64_t n) { return d->ops->h2d(d, dst, src, n); }

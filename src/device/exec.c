@@ -21,6 +21,11 @@ const char *hbg_exec_last_error(void)
     return last_error;
 }
 
+const char *hbg_device_last_error(void)
+{
+    return last_error;
+}
+
 void hbg_exec_set_error(const char *fmt, ...)
 {
     va_list ap;
