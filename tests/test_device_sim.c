@@ -580,8 +580,15 @@ enum corruption {
     C_REPLAY_BOUNDARY, C_DEF_MAGIC, C_DEF_HASH, C_CYCLE, C_PRED_SIZE, C_DEF_OUTSIDE, C_NODE_PRED, C_NODE_FAIL
 };
 
-/* A small image: task 0 acc, task 1 a replay of a two-node Definition. */
-static hbg_status run_corrupt(world *w, enum corruption c)
+/* The parts of a small image, kept for byte-level corruption. */
+typedef struct small_image {
+    unsigned char *arena, *def;
+    uint64_t bytes, dbytes, def_addr;
+} small_image;
+
+/* A small image: task 0 acc, task 1 a replay of a two-node Definition,
+ * task 2 a predicated dummy. With `keep`, built but not run. */
+static hbg_status run_corrupt(world *w, enum corruption c, small_image *keep)
 {
     uint32_t a[N];
     init_a(a);
@@ -620,7 +627,13 @@ static hbg_status run_corrupt(world *w, enum corruption c)
     dhash = c == C_DEF_HASH ? dh->hash ^ 1 : dh->hash;
     uint64_t DEF = w_alloc(w, dbytes);
     w_put(w, DEF, dimg, dbytes);
-    free(dimg);
+    if (keep) {
+        keep->def = dimg;
+        keep->dbytes = dbytes;
+        keep->def_addr = DEF;
+    } else {
+        free(dimg);
+    }
 
     ib *b = ib_new();
     hbg_tensor v0[2] = {ib_u32(B, N), ib_u32(A, N)};
@@ -653,6 +666,11 @@ static hbg_status run_corrupt(world *w, enum corruption c)
         fanins[0] = 1;
         break;
     default: break;
+    }
+    if (keep) {
+        keep->arena = arena;
+        keep->bytes = bytes;
+        return HBG_OK;
     }
     hbg_status st = w_run(w, arena, bytes, NULL, NULL);
     free(arena);
@@ -689,21 +707,87 @@ static void malformed_images(void **state)
     for (int wi = 0; wi < 2; wi++) {
         world *w = &worlds[wi];
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            hbg_status st = run_corrupt(w, cases[i].c);
+            hbg_status st = run_corrupt(w, cases[i].c, NULL);
             if (st != cases[i].st)
                 fail_msg("%s executor, case %zu: %s (%s)", wi ? "sim" : "serial", i, hbg_status_name(st),
                          hbg_exec_last_error());
             if (cases[i].msg)
                 assert_string_equal(hbg_device_last_error(), cases[i].msg);
         }
-        assert_int_equal(run_corrupt(w, C_NONE), HBG_OK);
+        assert_int_equal(run_corrupt(w, C_NONE, NULL), HBG_OK);
         w_release(w);
     }
     /* Only the sim knows what device memory is: a Definition outside it. */
-    assert_int_equal(run_corrupt(&worlds[1], C_DEF_OUTSIDE), HBG_E_DEVICE);
+    assert_int_equal(run_corrupt(&worlds[1], C_DEF_OUTSIDE, NULL), HBG_E_DEVICE);
     assert_prefix(hbg_exec_last_error(), "image: deftab[0]: [0x1000, +");
     assert_non_null(strstr(hbg_exec_last_error(), ") is not device memory"));
-    assert_int_equal(run_corrupt(&worlds[1], C_NONE), HBG_OK);
+    assert_int_equal(run_corrupt(&worlds[1], C_NONE, NULL), HBG_OK);
+    hbg_device_close(d);
+    hbg_kernel_table_destroy(kt);
+}
+
+static int k_noop(const hbg_kernel_args *a)
+{
+    (void)a;
+    return 0;
+}
+
+/* Random byte flips in the arena and the Definition: whatever the status,
+ * the sim must neither crash nor hang, and must run the intact image after.
+ * Kernels here touch nothing, since tensor addresses are not checked. */
+static void corrupted_bytes(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    for (uint16_t id = 1; id <= 8; id++)
+        assert_int_equal(hbg_kernel_register(kt, id, "noop", k_noop), HBG_OK);
+    hbg_device *d = open_sim(&(hbg_sim_config){.aic_cores = 1, .aiv_cores = 1});
+    world w = {.dev = d, .kt = kt};
+    small_image im;
+    assert_int_equal(run_corrupt(&w, C_NONE, &im), HBG_OK);
+    unsigned char *arena = malloc(im.bytes), *def = malloc(im.dbytes);
+    assert_non_null(arena);
+    assert_non_null(def);
+    uint64_t at = w_alloc(&w, im.bytes);
+    uint32_t seed = 12345;
+    unsigned failed = 0;
+    for (int it = 0; it < 3000; it++) {
+        memcpy(arena, im.arena, im.bytes);
+        memcpy(def, im.def, im.dbytes);
+        int flips = 1 + it % 4;
+        for (int f = 0; f < flips; f++) {
+            seed = seed * 1103515245u + 12345u;
+            uint32_t r = seed >> 8;
+            bool in_def = it % 3 == 2;
+            uint64_t size = in_def ? im.dbytes : im.bytes;
+            (in_def ? def : arena)[r % size] ^= (unsigned char)(1u << (r >> 20 & 7));
+        }
+        if (it % 3 == 2) {
+            /* keep the hash right half the time, so checks past it run */
+            if (it % 2) {
+                hbg_def_header *dh = (hbg_def_header *)def;
+                uint64_t hh = db_hash(def, im.dbytes);
+                dh->hash = hh;
+                hbg_img_header *h = (hbg_img_header *)arena;
+                hbg_img_def *tab = (hbg_img_def *)(arena + h->sec[HBG_SEC_DEFTAB].off);
+                tab[0].hash = hh;
+            }
+            w_put(&w, im.def_addr, def, im.dbytes);
+        }
+        w_put(&w, at, arena, im.bytes);
+        hbg_status st = d->ops->run(d, at, im.bytes, kt, NULL);
+        failed += st != HBG_OK;
+        assert_true(st == HBG_OK || st == HBG_E_DEVICE || st == HBG_E_KERNEL || st == HBG_E_NOMEM);
+        w_put(&w, im.def_addr, im.def, im.dbytes);
+    }
+    assert_true(failed > 1000); /* most flips land in checked fields */
+    w_put(&w, at, im.arena, im.bytes);
+    assert_int_equal(d->ops->run(d, at, im.bytes, kt, NULL), HBG_OK);
+    free(arena);
+    free(def);
+    free(im.arena);
+    free(im.def);
     hbg_device_close(d);
     hbg_kernel_table_destroy(kt);
 }
@@ -771,6 +855,7 @@ int main(void)
         cmocka_unit_test(sim_matches_serial),
         cmocka_unit_test(failing_kernels),
         cmocka_unit_test(malformed_images),
+        cmocka_unit_test(corrupted_bytes),
         cmocka_unit_test(memory_limits),
         cmocka_unit_test(open_refusals),
     };

@@ -182,8 +182,9 @@ static hbg_status open_def(hbg_exec_def *d, const hbg_img_def *e, uint32_t di, c
         if (nd->has_pred && nd->pred >= h->npred)
             return FAIL("definition %u: node %u: predicate %u is not below npred %u", di, n, nd->pred, h->npred);
         if (nd->kind == HBG_TASK_KERNEL) {
-            if (nd->blocks == 0)
-                return FAIL("definition %u: node %u: a kernel node needs at least one block", di, n);
+            if (nd->blocks == 0 || nd->blocks > HBG_EXEC_MAX_BLOCKS)
+                return FAIL("definition %u: node %u: %u blocks (expected 1..%u)", di, n, nd->blocks,
+                            HBG_EXEC_MAX_BLOCKS);
             hbg_status st = check_kernels(kt, nd->core, nd->kernel_aic, nd->kernel_aiv, "node", n, di);
             if (st)
                 return st;
@@ -329,8 +330,8 @@ hbg_status hbg_exec_open(hbg_exec_image *im, void *arena, uint64_t bytes, const 
             break;
         }
         if (k->kind == HBG_TASK_KERNEL) {
-            if (k->blocks == 0) {
-                st = FAIL("image: task %u: a kernel task needs at least one block", t);
+            if (k->blocks == 0 || k->blocks > HBG_EXEC_MAX_BLOCKS) {
+                st = FAIL("image: task %u: %u blocks (expected 1..%u)", t, k->blocks, HBG_EXEC_MAX_BLOCKS);
                 break;
             }
             st = check_kernels(kt, k->core, k->kernel_aic, k->kernel_aiv, "task", t, UINT32_MAX);

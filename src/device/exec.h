@@ -25,6 +25,10 @@
 #include "hbg/kernel.h"
 #include "hbg/orch.h"
 
+/* Blocks per kernel task or node. A device has far fewer cores than this;
+ * the bound only keeps a corrupt count from running for hours. */
+#define HBG_EXEC_MAX_BLOCKS 65536u
+
 /* True when [addr, addr+n) is device memory the executor itself may read
  * (predicate words, Definition images, replay heap blocks). NULL trusts every
  * address: the serial executor runs images that live in host memory. */
