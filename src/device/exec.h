@@ -8,9 +8,10 @@
  * resolution one.
  *
  * Validation happens once per run, before anything executes, so the
- * executors can index every section without further checks. The one thing
- * validation cannot fix in place is a boundary view whose offset leaves its
- * buffer: that depends on the replay and is checked when the node resolves.
+ * executors can index every section without further checks. Two things
+ * depend on the replay and are checked when a node resolves instead: a
+ * boundary view whose offset falls before its buffer, and a node predicate
+ * word outside its buffer or outside device memory.
  */
 #ifndef HBG_DEVICE_EXEC_H
 #define HBG_DEVICE_EXEC_H
