@@ -45,6 +45,8 @@ typedef struct hbg_tensor {
     uint16_t reserved;
     uint32_t creator;              /* runtime-owned: 1 + id of the task that
                                       allocated the buffer, 0 for caller buffers */
+    uint32_t reserved2;            /* zero; keeps the struct free of padding so
+                                      recorded images hash the same every time */
 } hbg_tensor;
 
 /* Bytes per element of a dtype (0 for an unknown dtype). */
