@@ -35,13 +35,16 @@ const char *hbg_dtype_name(hbg_dtype dt)
     return (unsigned)dt < HBG_DTYPE_COUNT ? dtypes[dt].name : "unknown";
 }
 
-static void row_major(unsigned ndim, const uint32_t *shape, int64_t *strides)
+/* False when a stride does not fit int64: no buffer could hold the tensor. */
+static bool row_major(unsigned ndim, const uint32_t *shape, int64_t *strides)
 {
     int64_t s = 1;
     for (unsigned i = ndim; i-- > 0;) {
         strides[i] = s;
-        s *= shape[i];
+        if (i && __builtin_mul_overflow(s, (int64_t)shape[i], &s))
+            return false;
     }
+    return true;
 }
 
 /* Shape and strides of `ndim` dims into `t`, or the invalid dtype. */
@@ -54,10 +57,12 @@ static bool set_layout(hbg_tensor *t, unsigned ndim, const uint32_t *shape, cons
     t->ndim = (uint8_t)ndim;
     if (ndim)
         memcpy(t->shape, shape, ndim * sizeof shape[0]);
-    if (strides)
+    if (strides) {
         memcpy(t->strides, strides, ndim * sizeof strides[0]);
-    else
-        row_major(ndim, shape, t->strides);
+    } else if (!row_major(ndim, shape, t->strides)) {
+        t->dtype = HBG_DTYPE_COUNT;
+        return false;
+    }
     return true;
 }
 

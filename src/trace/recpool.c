@@ -46,6 +46,7 @@ typedef struct buf {
     rec *recs;
     char pad[64 - sizeof(uint32_t) * 2 - sizeof(rec *)];
 } buf;
+_Static_assert(sizeof(buf) == 64, "one cache line per thread buffer");
 
 struct hbg_recpool {
     unsigned max_threads, per_thread;
