@@ -1,4 +1,16 @@
-/* Tensor helpers: layouts and the byte ranges dependency inference uses. */
+/* Tensor values: dtype facts, constructors and the byte-range arithmetic the
+ * tensor map's overlap test rests on.
+ *
+ * Constructors cannot fail, so bad arguments (more than HBG_MAX_DIMS
+ * dimensions, a NULL shape, an unknown dtype) yield a tensor with the invalid
+ * dtype HBG_DTYPE_COUNT, which hbg_tensor_in_bounds and
+ * hbg_tensor_byte_range then reject: the mistake surfaces at the first
+ * submit that checks, never as a wrong address.
+ *
+ * byte_range treats a negative stride as invalid rather than computing a
+ * range below the view's start: nothing in the runtime builds such views,
+ * and accepting them would let a view reach before its own offset.
+ */
 #include <string.h>
 
 #include "hbg/tensor.h"
@@ -20,84 +32,135 @@ unsigned hbg_dtype_size(hbg_dtype dt)
 
 const char *hbg_dtype_name(hbg_dtype dt)
 {
-    return (unsigned)dt < HBG_DTYPE_COUNT ? dtypes[dt].name : "?";
+    return (unsigned)dt < HBG_DTYPE_COUNT ? dtypes[dt].name : "unknown";
 }
 
-static void row_major(hbg_tensor *t)
+/* False when a stride does not fit int64: no buffer could hold the tensor. */
+static bool row_major(unsigned ndim, const uint32_t *shape, int64_t *strides)
 {
     int64_t s = 1;
-    for (int d = (int)t->ndim - 1; d >= 0; d--) {
-        t->strides[d] = s;
-        s *= (int64_t)t->shape[d];
+    for (unsigned i = ndim; i-- > 0;) {
+        strides[i] = s;
+        if (i && __builtin_mul_overflow(s, (int64_t)shape[i], &s))
+            return false;
     }
+    return true;
+}
+
+/* Shape and strides of `ndim` dims into `t`, or the invalid dtype. */
+static bool set_layout(hbg_tensor *t, unsigned ndim, const uint32_t *shape, const int64_t *strides)
+{
+    if (ndim > HBG_MAX_DIMS || (ndim && !shape)) {
+        t->dtype = HBG_DTYPE_COUNT;
+        return false;
+    }
+    t->ndim = (uint8_t)ndim;
+    if (ndim)
+        memcpy(t->shape, shape, ndim * sizeof shape[0]);
+    if (strides) {
+        memcpy(t->strides, strides, ndim * sizeof strides[0]);
+    } else if (!row_major(ndim, shape, t->strides)) {
+        t->dtype = HBG_DTYPE_COUNT;
+        return false;
+    }
+    return true;
 }
 
 hbg_tensor hbg_tensor_desc(hbg_dtype dt, unsigned ndim, const uint32_t *shape)
 {
-    hbg_tensor t;
-    memset(&t, 0, sizeof t);
-    t.dtype = (uint8_t)dt;
-    t.ndim = (uint8_t)(ndim > HBG_MAX_DIMS ? HBG_MAX_DIMS : ndim);
-    for (unsigned d = 0; d < t.ndim; d++)
-        t.shape[d] = shape[d];
-    row_major(&t);
-    t.nbytes = hbg_tensor_numel(&t) * hbg_dtype_size(dt);
-    return t;
+    return hbg_tensor_at(0, dt, ndim, shape);
 }
 
 hbg_tensor hbg_tensor_at(uint64_t addr, hbg_dtype dt, unsigned ndim, const uint32_t *shape)
 {
-    hbg_tensor t = hbg_tensor_desc(dt, ndim, shape);
+    hbg_tensor t;
+    memset(&t, 0, sizeof t);
     t.addr = addr;
+    t.dtype = (unsigned)dt < HBG_DTYPE_COUNT ? (uint8_t)dt : HBG_DTYPE_COUNT;
+    if (set_layout(&t, ndim, shape, NULL) && t.dtype != HBG_DTYPE_COUNT) {
+        uint64_t n = 1;
+        bool over = false;
+        for (unsigned i = 0; i < ndim; i++)
+            over |= __builtin_mul_overflow(n, (uint64_t)shape[i], &n);
+        if (over || __builtin_mul_overflow(n, (uint64_t)hbg_dtype_size(dt), &t.nbytes)) {
+            t.dtype = HBG_DTYPE_COUNT;
+            t.nbytes = 0;
+        }
+    }
     return t;
 }
 
-hbg_tensor hbg_tensor_view(const hbg_tensor *base, uint64_t offset, unsigned ndim,
+hbg_tensor hbg_tensor_view(const hbg_tensor *t, uint64_t offset, unsigned ndim,
                            const uint32_t *shape, const int64_t *strides)
 {
-    hbg_tensor t = *base;
-    t.offset = offset;
-    t.ndim = (uint8_t)(ndim > HBG_MAX_DIMS ? HBG_MAX_DIMS : ndim);
-    for (unsigned d = 0; d < HBG_MAX_DIMS; d++) {
-        t.shape[d] = d < t.ndim ? shape[d] : 0;
-        t.strides[d] = 0;
+    hbg_tensor v;
+    memset(&v, 0, sizeof v);
+    if (!t) {
+        v.dtype = HBG_DTYPE_COUNT;
+        return v;
     }
-    if (strides)
-        for (unsigned d = 0; d < t.ndim; d++)
-            t.strides[d] = strides[d];
-    else
-        row_major(&t);
-    return t;
+    v.addr = t->addr;
+    v.nbytes = t->nbytes;
+    v.dtype = t->dtype;
+    v.creator = t->creator;
+    v.offset = offset;
+    set_layout(&v, ndim, shape, strides);
+    return v;
 }
 
 uint64_t hbg_tensor_numel(const hbg_tensor *t)
 {
+    if (!t || t->ndim > HBG_MAX_DIMS)
+        return 0;
     uint64_t n = 1;
-    for (unsigned d = 0; d < t->ndim && d < HBG_MAX_DIMS; d++)
-        n *= t->shape[d];
+    for (unsigned i = 0; i < t->ndim; i++)
+        if (__builtin_mul_overflow(n, (uint64_t)t->shape[i], &n))
+            return UINT64_MAX; /* saturate: no buffer can hold it anyway */
     return n;
 }
 
 bool hbg_tensor_byte_range(const hbg_tensor *t, uint64_t *lo, uint64_t *hi)
 {
-    uint64_t esz = hbg_dtype_size((hbg_dtype)t->dtype);
-    if (!esz || t->ndim > HBG_MAX_DIMS)
+    if (!t || t->ndim > HBG_MAX_DIMS)
         return false;
+    uint64_t es = hbg_dtype_size((hbg_dtype)t->dtype);
+    if (!es)
+        return false;
+    /* The farthest element is offset + sum((shape[i] - 1) * stride[i]). */
     uint64_t last = t->offset;
-    for (unsigned d = 0; d < t->ndim; d++) {
-        if (t->shape[d] == 0)
+    for (unsigned i = 0; i < t->ndim; i++) {
+        if (t->shape[i] == 0)
             return false;
-        if (t->strides[d] < 0)
+        if (t->strides[i] < 0)
             return false;
-        last += (uint64_t)(t->shape[d] - 1) * (uint64_t)t->strides[d];
+        uint64_t step;
+        if (__builtin_mul_overflow((uint64_t)(t->shape[i] - 1), (uint64_t)t->strides[i], &step) ||
+            __builtin_add_overflow(last, step, &last))
+            return false;
     }
-    *lo = t->offset * esz;
-    *hi = (last + 1) * esz;
+    uint64_t b0, b1;
+    if (__builtin_mul_overflow(t->offset, es, &b0) || __builtin_add_overflow(last, 1, &last) ||
+        __builtin_mul_overflow(last, es, &b1))
+        return false;
+    if (lo)
+        *lo = b0;
+    if (hi)
+        *hi = b1;
     return true;
 }
 
 bool hbg_tensor_in_bounds(const hbg_tensor *t)
 {
     uint64_t lo, hi;
-    return hbg_tensor_byte_range(t, &lo, &hi) && hi <= t->nbytes;
+    if (hbg_tensor_byte_range(t, &lo, &hi))
+        return hi <= t->nbytes;
+    /* An empty view touches no byte; it is in bounds when its start is. */
+    if (!t || t->ndim > HBG_MAX_DIMS || !hbg_dtype_size((hbg_dtype)t->dtype) || hbg_tensor_numel(t))
+        return false;
+    for (unsigned i = 0; i < t->ndim; i++)
+        if (t->strides[i] < 0)
+            return false;
+    uint64_t b0;
+    return !__builtin_mul_overflow(t->offset, (uint64_t)hbg_dtype_size((hbg_dtype)t->dtype), &b0) &&
+           b0 <= t->nbytes;
 }
