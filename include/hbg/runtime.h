@@ -84,6 +84,14 @@ void hbg_runtime_destroy(hbg_runtime *rt);
  * runtime is ready for the next call. */
 hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep);
 
+/* Runs p's orchestration eagerly on host memory, in program order: every
+ * task executes the moment it is submitted, Graph bodies run inline, and
+ * the caller tensors are used in place through their host pointers. The
+ * reference a device run is checked against. `heap_bytes` of host address
+ * space back the GM heap (reserved, touched only as used). */
+hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
+                         uint32_t rank, uint32_t nranks, void *services);
+
 /* The orchestrator (for Definition info after a pass). */
 const hbg_orch *hbg_runtime_orch(const hbg_runtime *rt);
 

@@ -65,3 +65,39 @@ hbg_status hbg_eager_run_task(hbg_orch *o, uint32_t task)
     }
     return HBG_OK;
 }
+
+#include <sys/mman.h>
+
+#include "hbg/runtime.h"
+
+hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
+                         uint32_t rank, uint32_t nranks, void *services)
+{
+    if (!p || !p->orch || !kt || p->nargs > 256 || (p->nargs && !p->args))
+        return HBG_E_INVAL;
+    if (heap_bytes == 0)
+        heap_bytes = HBG_DEFAULT_HEAP_BYTES;
+    void *heap = mmap(NULL, heap_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (heap == MAP_FAILED)
+        return HBG_E_NOMEM;
+    hbg_tensor args[256];
+    for (uint32_t i = 0; i < p->nargs; i++) {
+        args[i] = p->args[i].layout;
+        args[i].addr = (uint64_t)(uintptr_t)p->args[i].host;
+        args[i].creator = 0;
+    }
+    hbg_orch_config cfg = {.heap_base = (uint64_t)(uintptr_t)heap, .heap_bytes = heap_bytes, .eager = true,
+                           .kernels = kt, .services = services, .rank = rank, .nranks = nranks};
+    hbg_orch *o;
+    hbg_status st = hbg_orch_create(&cfg, &o);
+    if (!st) {
+        hbg_orch_begin_pass(o, cfg.heap_base, args, p->nargs);
+        hbg_status ost = p->orch(o, p->ctx);
+        st = hbg_orch_end_pass(o);
+        if (!st)
+            st = ost;
+        hbg_orch_destroy(o);
+    }
+    munmap(heap, heap_bytes);
+    return st;
+}
