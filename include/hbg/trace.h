@@ -87,16 +87,18 @@ const char *hbg_phase_name(hbg_phase p); /* "args", ..., "build_definition" */
 typedef struct hbg_attr { const char *key; uint64_t value; } hbg_attr;
 
 /* One pass's bind trace, filled by the pipeline with numbers only. */
+typedef struct hbg_seg_trace {
+    uint64_t start_ns, dur_ns;
+    uint32_t nattr;
+    hbg_attr attr[HBG_MAX_ATTRS];
+} hbg_seg_trace;
+
 typedef struct hbg_bind_trace {
     uint32_t pid;
     uint64_t inv;
     uint8_t order[HBG_SEGMENT_COUNT]; /* segments in the order they ran */
     uint32_t nran;
-    struct {
-        uint64_t start_ns, dur_ns;
-        uint32_t nattr;
-        hbg_attr attr[HBG_MAX_ATTRS];
-    } seg[HBG_SEGMENT_COUNT];
+    hbg_seg_trace seg[HBG_SEGMENT_COUNT];
     struct {
         uint64_t total_ns, count, detail_sum, dropped;
     } op[HBG_OP_COUNT];
