@@ -1,0 +1,600 @@
+/* Validating a bound arena and resolving its tasks into kernel calls.
+ *
+ * The arena arrives as bytes from another process's point of view: the
+ * bind side may be buggy, and a bad index must become HBG_E_DEVICE with a
+ * message that says which record is wrong, never a wild read on a core
+ * thread. So every offset, count and index the executors will follow is
+ * checked here, once, with overflow-safe arithmetic.
+ */
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device/exec.h"
+
+static _Thread_local char last_error[256];
+
+const char *hbg_exec_last_error(void)
+{
+    return last_error;
+}
+
+void hbg_exec_set_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+}
+
+#define FAIL(...) (hbg_exec_set_error(__VA_ARGS__), HBG_E_DEVICE)
+
+/* [off, off + count*elem) inside [0, limit), without overflow. */
+static bool range_ok(uint64_t off, uint64_t count, uint64_t elem, uint64_t limit)
+{
+    if (off > limit)
+        return false;
+    if (elem && count > (limit - off) / elem)
+        return false;
+    return true;
+}
+
+/* Slice [off, off+cnt) of a pool of n elements. */
+static bool slice_ok(uint32_t off, uint32_t cnt, uint64_t n)
+{
+    return (uint64_t)off + cnt <= n;
+}
+
+static bool valid_pred(uint8_t op, uint8_t elem_size)
+{
+    return op <= HBG_CMP_GE && (elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8);
+}
+
+static const char *sec_name(int s)
+{
+    static const char *const names[HBG_SEC_COUNT] = {"tasks",   "fanins",   "tensors",  "scalars",
+                                                     "preds",   "flags",    "replays",  "btensors",
+                                                     "bscalars", "deftab"};
+    return names[s];
+}
+
+/* A kernel task needs the kernels its core type calls; anything else is
+ * HBG_E_KERNEL before a single call runs, so a run never stops half-way for
+ * a reason known up front. */
+static hbg_status check_kernels(const hbg_kernel_table *kt, uint8_t core, uint16_t aic, uint16_t aiv,
+                                const char *what, uint32_t idx, uint32_t def)
+{
+    char where[64];
+    if (def == UINT32_MAX)
+        snprintf(where, sizeof where, "%s %u", what, idx);
+    else
+        snprintf(where, sizeof where, "definition %u node %u", def, idx);
+    if (core > HBG_CORE_MIX)
+        return FAIL("image: %s: core %u is not AIC (0), AIV (1) or MIX (2)", where, core);
+    if (core != HBG_CORE_AIV && !hbg_kernel_lookup(kt, aic)) {
+        hbg_exec_set_error("image: %s: kernel_aic %u is not registered", where, aic);
+        return HBG_E_KERNEL;
+    }
+    if (core != HBG_CORE_AIC && !hbg_kernel_lookup(kt, aiv)) {
+        hbg_exec_set_error("image: %s: kernel_aiv %u is not registered", where, aiv);
+        return HBG_E_KERNEL;
+    }
+    return HBG_OK;
+}
+
+static hbg_status check_targ(const hbg_def_header *h, const hbg_def_targ *t, uint32_t def, const char *what,
+                             uint32_t idx)
+{
+    switch (t->cls) {
+    case HBG_TARG_BOUNDARY:
+    case HBG_TARG_BVIEW:
+        if (t->ref >= h->nbt)
+            return FAIL("definition %u: %s %u: boundary slot %u is not below nbt %u", def, what, idx, t->ref,
+                        h->nbt);
+        return HBG_OK;
+    case HBG_TARG_NODE_OUT:
+    case HBG_TARG_OWN_OUT:
+        if (!range_ok(t->heap_off, 1, t->layout.nbytes, h->heap_bytes))
+            return FAIL("definition %u: %s %u: heap bytes [%llu, +%llu) exceed the replay block of %llu", def,
+                        what, idx, (unsigned long long)t->heap_off, (unsigned long long)t->layout.nbytes,
+                        (unsigned long long)h->heap_bytes);
+        return HBG_OK;
+    default:
+        return FAIL("definition %u: %s %u: class %u is not BOUNDARY, BVIEW, NODE_OUT or OWN_OUT", def, what,
+                    idx, t->cls);
+    }
+}
+
+static hbg_status open_def(hbg_exec_def *d, const hbg_img_def *e, uint32_t di, const hbg_kernel_table *kt,
+                           hbg_exec_mem_fn mem, void *mem_ctx)
+{
+    if (e->bytes < sizeof(hbg_def_header))
+        return FAIL("image: deftab[%u]: %llu bytes cannot hold a Definition header (%zu)", di,
+                    (unsigned long long)e->bytes, sizeof(hbg_def_header));
+    if (e->addr % alignof(hbg_def_header))
+        return FAIL("image: deftab[%u]: address 0x%llx is not 8-byte aligned", di, (unsigned long long)e->addr);
+    if (e->addr + e->bytes < e->addr || (mem && !mem(mem_ctx, e->addr, e->bytes)))
+        return FAIL("image: deftab[%u]: [0x%llx, +%llu) is not device memory", di, (unsigned long long)e->addr,
+                    (unsigned long long)e->bytes);
+    const unsigned char *base = (const unsigned char *)(uintptr_t)e->addr;
+    const hbg_def_header *h = (const hbg_def_header *)base;
+    if (h->magic != HBG_DEF_MAGIC)
+        return FAIL("definition %u: magic 0x%08x, expected 0x%08x", di, h->magic, HBG_DEF_MAGIC);
+    if (h->bytes > e->bytes || h->bytes < sizeof *h)
+        return FAIL("definition %u: header says %llu bytes, deftab says %llu", di, (unsigned long long)h->bytes,
+                    (unsigned long long)e->bytes);
+    if (h->hash != e->hash)
+        return FAIL("definition %u: hash 0x%016llx, deftab expects 0x%016llx", di, (unsigned long long)h->hash,
+                    (unsigned long long)e->hash);
+
+    struct {
+        const char *name;
+        uint64_t off, count, elem, align;
+        const void **out;
+    } secs[] = {
+        {"nodes", h->off_nodes, h->nnodes, sizeof(hbg_def_node), alignof(hbg_def_node), (const void **)&d->nodes},
+        {"fanins", h->off_fanins, h->nfanin, sizeof(uint32_t), alignof(uint32_t), (const void **)&d->fanins},
+        {"targs", h->off_targs, h->ntarg, sizeof(hbg_def_targ), alignof(hbg_def_targ), (const void **)&d->targs},
+        {"sargs", h->off_sargs, h->nsarg, sizeof(hbg_def_sarg), alignof(hbg_def_sarg), (const void **)&d->sargs},
+        {"preds", h->off_preds, h->npred, sizeof(hbg_def_pred), alignof(hbg_def_pred), (const void **)&d->preds},
+        {"btemplates", h->off_btemplates, h->nbt, sizeof(hbg_tensor), alignof(hbg_tensor),
+         (const void **)&d->btemplates},
+    };
+    for (size_t i = 0; i < sizeof secs / sizeof secs[0]; i++) {
+        if (!range_ok(secs[i].off, secs[i].count, secs[i].elem, h->bytes))
+            return FAIL("definition %u: %s [%llu, +%llu x %llu) lies outside its %llu bytes", di, secs[i].name,
+                        (unsigned long long)secs[i].off, (unsigned long long)secs[i].count,
+                        (unsigned long long)secs[i].elem, (unsigned long long)h->bytes);
+        if (secs[i].off % secs[i].align)
+            return FAIL("definition %u: %s offset %llu is not %llu-byte aligned", di, secs[i].name,
+                        (unsigned long long)secs[i].off, (unsigned long long)secs[i].align);
+        *secs[i].out = base + secs[i].off;
+    }
+    d->h = h;
+
+    for (uint32_t n = 0; n < h->nnodes; n++) {
+        const hbg_def_node *nd = &d->nodes[n];
+        if (nd->kind != HBG_TASK_KERNEL && nd->kind != HBG_TASK_DUMMY && nd->kind != HBG_TASK_ALLOC)
+            return FAIL("definition %u: node %u: kind %u is not KERNEL, DUMMY or ALLOC", di, n, nd->kind);
+        if (!slice_ok(nd->fanin_off, nd->fanin_cnt, h->nfanin))
+            return FAIL("definition %u: node %u: fanins [%u, +%u) exceed %u", di, n, nd->fanin_off,
+                        nd->fanin_cnt, h->nfanin);
+        for (uint32_t i = 0; i < nd->fanin_cnt; i++) {
+            uint32_t f = d->fanins[nd->fanin_off + i];
+            /* Nodes are recorded in submission order, so a fanin always
+             * names an earlier node; index order is then a valid order. */
+            if (f >= n)
+                return FAIL("definition %u: node %u: fanin %u is node %u, not an earlier node", di, n, i, f);
+        }
+        if (!slice_ok(nd->targ_off, nd->targ_cnt, h->ntarg) || nd->targ_cnt > HBG_MAX_TASK_TENSORS)
+            return FAIL("definition %u: node %u: tensors [%u, +%u) exceed %u (or the limit %d)", di, n,
+                        nd->targ_off, nd->targ_cnt, h->ntarg, HBG_MAX_TASK_TENSORS);
+        if (!slice_ok(nd->sarg_off, nd->sarg_cnt, h->nsarg) || nd->sarg_cnt > HBG_MAX_TASK_SCALARS)
+            return FAIL("definition %u: node %u: scalars [%u, +%u) exceed %u (or the limit %d)", di, n,
+                        nd->sarg_off, nd->sarg_cnt, h->nsarg, HBG_MAX_TASK_SCALARS);
+        if (nd->has_pred && nd->pred >= h->npred)
+            return FAIL("definition %u: node %u: predicate %u is not below npred %u", di, n, nd->pred, h->npred);
+        if (nd->kind == HBG_TASK_KERNEL) {
+            if (nd->blocks == 0)
+                return FAIL("definition %u: node %u: a kernel node needs at least one block", di, n);
+            hbg_status st = check_kernels(kt, nd->core, nd->kernel_aic, nd->kernel_aiv, "node", n, di);
+            if (st)
+                return st;
+        }
+    }
+    for (uint32_t i = 0; i < h->ntarg; i++) {
+        hbg_status st = check_targ(h, &d->targs[i], di, "targ", i);
+        if (st)
+            return st;
+    }
+    for (uint32_t i = 0; i < h->nsarg; i++)
+        if (d->sargs[i].slot >= 0 && (uint32_t)d->sargs[i].slot >= h->nbs)
+            return FAIL("definition %u: sarg %u: boundary scalar slot %d is not below nbs %u", di, i,
+                        d->sargs[i].slot, h->nbs);
+    for (uint32_t i = 0; i < h->npred; i++) {
+        const hbg_def_pred *p = &d->preds[i];
+        hbg_status st = check_targ(h, &p->where, di, "pred", i);
+        if (st)
+            return st;
+        if (!valid_pred(p->op, p->elem_size))
+            return FAIL("definition %u: pred %u: op %u / elem_size %u (expected op 0..5, size 1/2/4/8)", di, i,
+                        p->op, p->elem_size);
+    }
+    return HBG_OK;
+}
+
+hbg_status hbg_exec_open(hbg_exec_image *im, void *arena, uint64_t bytes, const hbg_kernel_table *kt,
+                         hbg_exec_mem_fn mem, void *mem_ctx)
+{
+    memset(im, 0, sizeof *im);
+    last_error[0] = 0;
+    if (!arena || !kt) {
+        hbg_exec_set_error("image: no arena or no kernel table");
+        return HBG_E_INVAL;
+    }
+    if ((uintptr_t)arena % alignof(hbg_img_header))
+        return FAIL("image: arena at %p is not 8-byte aligned", arena);
+    if (bytes < sizeof(hbg_img_header))
+        return FAIL("image: %llu bytes cannot hold the runtime header (%zu)", (unsigned long long)bytes,
+                    sizeof(hbg_img_header));
+    const hbg_img_header *h = arena;
+    if (h->magic != HBG_IMG_MAGIC)
+        return FAIL("image: magic 0x%08x, expected 0x%08x", h->magic, HBG_IMG_MAGIC);
+    if (h->version != HBG_IMG_VERSION)
+        return FAIL("image: version %u, expected %u", h->version, HBG_IMG_VERSION);
+    if (h->total_bytes > bytes || h->total_bytes < sizeof *h)
+        return FAIL("image: header claims %llu bytes, the arena holds %llu", (unsigned long long)h->total_bytes,
+                    (unsigned long long)bytes);
+
+    static const struct {
+        uint32_t elem, align;
+    } want[HBG_SEC_COUNT] = {
+        [HBG_SEC_TASKS] = {sizeof(hbg_img_task), alignof(hbg_img_task)},
+        [HBG_SEC_FANINS] = {sizeof(uint32_t), alignof(uint32_t)},
+        [HBG_SEC_TENSORS] = {sizeof(hbg_tensor), alignof(hbg_tensor)},
+        [HBG_SEC_SCALARS] = {sizeof(uint64_t), alignof(uint64_t)},
+        [HBG_SEC_PREDS] = {sizeof(hbg_img_pred), alignof(hbg_img_pred)},
+        [HBG_SEC_FLAGS] = {sizeof(uint32_t), alignof(uint32_t)},
+        [HBG_SEC_REPLAYS] = {sizeof(hbg_img_replay), alignof(hbg_img_replay)},
+        [HBG_SEC_BTENSORS] = {sizeof(hbg_img_btensor), alignof(hbg_img_btensor)},
+        [HBG_SEC_BSCALARS] = {sizeof(uint64_t), alignof(uint64_t)},
+        [HBG_SEC_DEFTAB] = {sizeof(hbg_img_def), alignof(hbg_img_def)},
+    };
+    for (int s = 0; s < HBG_SEC_COUNT; s++) {
+        const hbg_img_section *sec = &h->sec[s];
+        if (sec->elem != want[s].elem)
+            return FAIL("image: section %s: element size %u, expected %u", sec_name(s), sec->elem, want[s].elem);
+        if (!range_ok(sec->off, sec->count, sec->elem, h->total_bytes))
+            return FAIL("image: section %s [%llu, +%u x %u) lies outside the %llu-byte image", sec_name(s),
+                        (unsigned long long)sec->off, sec->count, sec->elem, (unsigned long long)h->total_bytes);
+        if (sec->off % want[s].align)
+            return FAIL("image: section %s: offset %llu is not %u-byte aligned", sec_name(s),
+                        (unsigned long long)sec->off, want[s].align);
+    }
+    const hbg_img_section *S = h->sec;
+    if (S[HBG_SEC_FLAGS].count != S[HBG_SEC_TASKS].count)
+        return FAIL("image: %u flags for %u tasks", S[HBG_SEC_FLAGS].count, S[HBG_SEC_TASKS].count);
+
+    unsigned char *a = arena;
+    im->h = h;
+    im->ntasks = S[HBG_SEC_TASKS].count;
+    im->tasks = (const void *)(a + S[HBG_SEC_TASKS].off);
+    im->fanins = (const void *)(a + S[HBG_SEC_FANINS].off);
+    im->tensors = (const void *)(a + S[HBG_SEC_TENSORS].off);
+    im->scalars = (const void *)(a + S[HBG_SEC_SCALARS].off);
+    im->preds = (const void *)(a + S[HBG_SEC_PREDS].off);
+    im->flags = (void *)(a + S[HBG_SEC_FLAGS].off);
+    im->replays = (const void *)(a + S[HBG_SEC_REPLAYS].off);
+    im->btensors = (const void *)(a + S[HBG_SEC_BTENSORS].off);
+    im->bscalars = (const void *)(a + S[HBG_SEC_BSCALARS].off);
+    const hbg_img_def *deftab = (const void *)(a + S[HBG_SEC_DEFTAB].off);
+
+    for (uint32_t i = 0; i < S[HBG_SEC_PREDS].count; i++) {
+        const hbg_img_pred *p = &im->preds[i];
+        if (!valid_pred(p->op, p->elem_size))
+            return FAIL("image: pred %u: op %u / elem_size %u (expected op 0..5, size 1/2/4/8)", i, p->op,
+                        p->elem_size);
+        if (p->addr + p->elem_size < p->addr || (mem && !mem(mem_ctx, p->addr, p->elem_size)))
+            return FAIL("image: pred %u: word at 0x%llx is not device memory", i, (unsigned long long)p->addr);
+    }
+
+    im->ndefs = S[HBG_SEC_DEFTAB].count;
+    if (im->ndefs) {
+        im->defs = calloc(im->ndefs, sizeof *im->defs);
+        if (!im->defs) {
+            hbg_exec_set_error("image: no memory for %u definition views", im->ndefs);
+            return HBG_E_NOMEM;
+        }
+    }
+    hbg_status st = HBG_OK;
+    for (uint32_t d = 0; d < im->ndefs && !st; d++)
+        st = open_def(&im->defs[d], &deftab[d], d, kt, mem, mem_ctx);
+
+    for (uint32_t t = 0; t < im->ntasks && !st; t++) {
+        const hbg_img_task *k = &im->tasks[t];
+        if (k->kind > HBG_TASK_REPLAY) {
+            st = FAIL("image: task %u: kind %u is not KERNEL, DUMMY, ALLOC or REPLAY", t, k->kind);
+            break;
+        }
+        if (!slice_ok(k->fanin_off, k->fanin_cnt, S[HBG_SEC_FANINS].count)) {
+            st = FAIL("image: task %u: fanins [%u, +%u) exceed %u", t, k->fanin_off, k->fanin_cnt,
+                      S[HBG_SEC_FANINS].count);
+            break;
+        }
+        for (uint32_t i = 0; i < k->fanin_cnt && !st; i++)
+            if (im->fanins[k->fanin_off + i] >= im->ntasks)
+                st = FAIL("image: task %u: fanin %u is %u, not below ntasks %u", t, i,
+                          im->fanins[k->fanin_off + i], im->ntasks);
+        if (st)
+            break;
+        if (!slice_ok(k->tensor_off, k->tensor_cnt, S[HBG_SEC_TENSORS].count)) {
+            st = FAIL("image: task %u: tensors [%u, +%u) exceed %u", t, k->tensor_off, k->tensor_cnt,
+                      S[HBG_SEC_TENSORS].count);
+            break;
+        }
+        if (!slice_ok(k->scalar_off, k->scalar_cnt, S[HBG_SEC_SCALARS].count)) {
+            st = FAIL("image: task %u: scalars [%u, +%u) exceed %u", t, k->scalar_off, k->scalar_cnt,
+                      S[HBG_SEC_SCALARS].count);
+            break;
+        }
+        if (k->has_pred && k->pred >= S[HBG_SEC_PREDS].count) {
+            st = FAIL("image: task %u: predicate %u is not below npreds %u", t, k->pred, S[HBG_SEC_PREDS].count);
+            break;
+        }
+        if (k->kind == HBG_TASK_KERNEL) {
+            if (k->blocks == 0) {
+                st = FAIL("image: task %u: a kernel task needs at least one block", t);
+                break;
+            }
+            st = check_kernels(kt, k->core, k->kernel_aic, k->kernel_aiv, "task", t, UINT32_MAX);
+        } else if (k->kind == HBG_TASK_REPLAY) {
+            if (k->replay >= S[HBG_SEC_REPLAYS].count) {
+                st = FAIL("image: task %u: replay %u is not below nreplays %u", t, k->replay,
+                          S[HBG_SEC_REPLAYS].count);
+                break;
+            }
+            const hbg_img_replay *r = &im->replays[k->replay];
+            if (r->task != t) {
+                st = FAIL("image: task %u: replay %u belongs to task %u", t, k->replay, r->task);
+                break;
+            }
+            if (r->def >= im->ndefs) {
+                st = FAIL("image: replay %u: definition %u is not below ndefs %u", k->replay, r->def, im->ndefs);
+                break;
+            }
+            const hbg_def_header *dh = im->defs[r->def].h;
+            if (!slice_ok(r->btensor_off, dh->nbt, S[HBG_SEC_BTENSORS].count)) {
+                st = FAIL("image: replay %u: boundary tensors [%u, +%u) exceed %u", k->replay, r->btensor_off,
+                          dh->nbt, S[HBG_SEC_BTENSORS].count);
+                break;
+            }
+            if (!slice_ok(r->bscalar_off, dh->nbs, S[HBG_SEC_BSCALARS].count)) {
+                st = FAIL("image: replay %u: boundary scalars [%u, +%u) exceed %u", k->replay, r->bscalar_off,
+                          dh->nbs, S[HBG_SEC_BSCALARS].count);
+                break;
+            }
+            if (dh->heap_bytes &&
+                (r->heap_base + dh->heap_bytes < r->heap_base || (mem && !mem(mem_ctx, r->heap_base, dh->heap_bytes)))) {
+                st = FAIL("image: replay %u: heap block [0x%llx, +%llu) is not device memory", k->replay,
+                          (unsigned long long)r->heap_base, (unsigned long long)dh->heap_bytes);
+                break;
+            }
+            im->nreplay_tasks++;
+            im->replay_nodes += dh->nnodes;
+        }
+    }
+    if (st)
+        hbg_exec_close(im);
+    return st;
+}
+
+void hbg_exec_close(hbg_exec_image *im)
+{
+    free(im->defs);
+    im->defs = NULL;
+    im->ndefs = 0;
+}
+
+/* Both hbg_img_task and hbg_def_node keep fanin_off, fanin_cnt adjacent. */
+static hbg_status build_dag(hbg_exec_dag *g, uint32_t n, const void *items, size_t stride, size_t fanin_field,
+                            const uint32_t *fanins)
+{
+    memset(g, 0, sizeof *g);
+    g->n = n;
+    g->off = calloc((size_t)n + 1, sizeof *g->off);
+    g->npred = calloc(n ? n : 1, sizeof *g->npred);
+    if (!g->off || !g->npred)
+        goto nomem;
+    const unsigned char *p = items;
+    uint64_t edges = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t *fc = (const uint32_t *)(p + i * stride + fanin_field);
+        g->npred[i] = fc[1];
+        for (uint32_t j = 0; j < fc[1]; j++)
+            g->off[fanins[fc[0] + j] + 1]++;
+        edges += fc[1];
+    }
+    for (uint32_t i = 0; i < n; i++)
+        g->off[i + 1] += g->off[i];
+    g->out = malloc((edges ? edges : 1) * sizeof *g->out);
+    uint32_t *fill = malloc(((size_t)n + 1) * sizeof *fill);
+    if (!g->out || !fill) {
+        free(fill);
+        goto nomem;
+    }
+    memcpy(fill, g->off, ((size_t)n + 1) * sizeof *fill);
+    for (uint32_t i = 0; i < n; i++) {
+        const uint32_t *fc = (const uint32_t *)(p + i * stride + fanin_field);
+        for (uint32_t j = 0; j < fc[1]; j++)
+            g->out[fill[fanins[fc[0] + j]]++] = i;
+    }
+    free(fill);
+    return HBG_OK;
+nomem:
+    hbg_exec_dag_free(g);
+    hbg_exec_set_error("device: no memory for the successor lists of %u items", n);
+    return HBG_E_NOMEM;
+}
+
+hbg_status hbg_exec_dag_tasks(const hbg_exec_image *im, hbg_exec_dag *g)
+{
+    return build_dag(g, im->ntasks, im->tasks, sizeof(hbg_img_task), offsetof(hbg_img_task, fanin_off),
+                     im->fanins);
+}
+
+hbg_status hbg_exec_dag_def(const hbg_exec_def *d, hbg_exec_dag *g)
+{
+    return build_dag(g, d->h->nnodes, d->nodes, sizeof(hbg_def_node), offsetof(hbg_def_node, fanin_off),
+                     d->fanins);
+}
+
+void hbg_exec_dag_free(hbg_exec_dag *g)
+{
+    free(g->off);
+    free(g->out);
+    free(g->npred);
+    memset(g, 0, sizeof *g);
+}
+
+static void call_common(hbg_exec_call *c, uint8_t core, uint16_t aic, uint16_t aiv, uint32_t blocks,
+                        uint32_t rank, uint32_t nranks, void *services)
+{
+    c->core = core;
+    c->kernel_aic = aic;
+    c->kernel_aiv = aiv;
+    c->blocks = blocks;
+    c->args.nblocks = blocks;
+    c->args.block = 0;
+    c->args.core = core;
+    c->args.rank = rank;
+    c->args.nranks = nranks;
+    c->args.services = services;
+}
+
+void hbg_exec_task_call(const hbg_exec_image *im, uint32_t task, uint32_t rank, uint32_t nranks, void *services,
+                        hbg_exec_call *c)
+{
+    const hbg_img_task *t = &im->tasks[task];
+    call_common(c, t->core, t->kernel_aic, t->kernel_aiv, t->blocks, rank, nranks, services);
+    c->args.ntensors = t->tensor_cnt;
+    c->args.tensors = im->tensors + t->tensor_off;
+    c->args.nscalars = t->scalar_cnt;
+    c->args.scalars = im->scalars + t->scalar_off;
+}
+
+/* A Definition tensor as this replay sees it. *base_nbytes is the size of
+ * the buffer the tensor points into (for bounds of predicate words). */
+static hbg_status resolve_targ(const hbg_exec_image *im, const hbg_img_replay *r, const hbg_exec_def *d,
+                               const hbg_def_targ *ta, hbg_tensor *out)
+{
+    const hbg_img_btensor *bt;
+    switch (ta->cls) {
+    case HBG_TARG_BOUNDARY:
+        bt = &im->btensors[r->btensor_off + ta->ref];
+        *out = d->btemplates[ta->ref];
+        out->addr = bt->addr;
+        out->nbytes = bt->nbytes;
+        out->offset = bt->offset;
+        return HBG_OK;
+    case HBG_TARG_BVIEW:
+        bt = &im->btensors[r->btensor_off + ta->ref];
+        *out = ta->layout;
+        out->addr = bt->addr;
+        out->nbytes = bt->nbytes;
+        if (ta->delta < 0 && (uint64_t)-ta->delta > bt->offset)
+            return FAIL("replay %u: boundary view of slot %u starts %lld elements before its buffer",
+                        (unsigned)(r - im->replays), ta->ref, (long long)(ta->delta + (int64_t)bt->offset));
+        out->offset = bt->offset + (uint64_t)ta->delta;
+        return HBG_OK;
+    default: /* NODE_OUT, OWN_OUT: validated */
+        *out = ta->layout;
+        out->addr = r->heap_base + ta->heap_off;
+        return HBG_OK;
+    }
+}
+
+hbg_status hbg_exec_node_call(const hbg_exec_image *im, uint32_t replay, uint32_t node, uint32_t rank,
+                              uint32_t nranks, void *services, hbg_exec_call *c)
+{
+    const hbg_img_replay *r = &im->replays[replay];
+    const hbg_exec_def *d = &im->defs[r->def];
+    const hbg_def_node *n = &d->nodes[node];
+    call_common(c, n->core, n->kernel_aic, n->kernel_aiv, n->blocks, rank, nranks, services);
+    for (uint32_t i = 0; i < n->targ_cnt; i++) {
+        hbg_status st = resolve_targ(im, r, d, &d->targs[n->targ_off + i], &c->tbuf[i]);
+        if (st)
+            return st;
+    }
+    for (uint32_t i = 0; i < n->sarg_cnt; i++) {
+        const hbg_def_sarg *s = &d->sargs[n->sarg_off + i];
+        c->sbuf[i] = s->slot < 0 ? s->value : im->bscalars[r->bscalar_off + (uint32_t)s->slot];
+    }
+    c->args.ntensors = n->targ_cnt;
+    c->args.tensors = c->tbuf;
+    c->args.nscalars = n->sarg_cnt;
+    c->args.scalars = c->sbuf;
+    return HBG_OK;
+}
+
+/* Little-endian unsigned word of 1, 2, 4 or 8 bytes, read byte-wise: the
+ * address need not be aligned. */
+static uint64_t read_word(uint64_t addr, uint8_t size)
+{
+    const unsigned char *p = (const unsigned char *)(uintptr_t)addr;
+    uint64_t w = 0;
+    for (unsigned i = 0; i < size; i++)
+        w |= (uint64_t)p[i] << (8 * i);
+    return w;
+}
+
+static bool compare(uint64_t w, uint8_t op, uint64_t v)
+{
+    switch (op) {
+    case HBG_CMP_EQ: return w == v;
+    case HBG_CMP_NE: return w != v;
+    case HBG_CMP_LT: return w < v;
+    case HBG_CMP_LE: return w <= v;
+    case HBG_CMP_GT: return w > v;
+    default: return w >= v;
+    }
+}
+
+bool hbg_exec_task_pred(const hbg_exec_image *im, uint32_t task)
+{
+    const hbg_img_pred *p = &im->preds[im->tasks[task].pred];
+    return compare(read_word(p->addr, p->elem_size), p->op, p->value);
+}
+
+hbg_status hbg_exec_node_pred(const hbg_exec_image *im, hbg_exec_mem_fn mem, void *mem_ctx, uint32_t replay,
+                              uint32_t node, bool *run)
+{
+    const hbg_img_replay *r = &im->replays[replay];
+    const hbg_exec_def *d = &im->defs[r->def];
+    const hbg_def_pred *p = &d->preds[d->nodes[node].pred];
+    hbg_tensor t;
+    hbg_status st = resolve_targ(im, r, d, &p->where, &t);
+    if (st)
+        return st;
+    if (!range_ok(p->byte_offset, 1, p->elem_size, t.nbytes))
+        return FAIL("replay %u node %u: predicate word at byte %llu (+%u) lies outside its %llu-byte buffer", replay,
+                    node, (unsigned long long)p->byte_offset, p->elem_size, (unsigned long long)t.nbytes);
+    uint64_t addr = t.addr + p->byte_offset;
+    if (addr < t.addr || (mem && !mem(mem_ctx, addr, p->elem_size)))
+        return FAIL("replay %u node %u: predicate word at 0x%llx is not device memory", replay, node,
+                    (unsigned long long)addr);
+    *run = compare(read_word(addr, p->elem_size), p->op, p->value);
+    return HBG_OK;
+}
+
+hbg_status hbg_exec_invoke(const hbg_kernel_table *kt, const hbg_exec_call *c, uint32_t block, uint8_t core,
+                           uint32_t task, uint32_t node)
+{
+    uint16_t id = core == HBG_CORE_AIC ? c->kernel_aic : c->kernel_aiv;
+    hbg_kernel_fn fn = hbg_kernel_lookup(kt, id);
+    char where[64]; /* formatted only on failure: the hot path is one call */
+    if (!fn) {
+        if (node == HBG_EXEC_NO_NODE)
+            snprintf(where, sizeof where, "task %u", task);
+        else
+            snprintf(where, sizeof where, "task %u node %u", task, node);
+        hbg_exec_set_error("%s: kernel %u is not registered", where, id);
+        return HBG_E_KERNEL;
+    }
+    hbg_kernel_args a = c->args;
+    a.block = block;
+    a.core = core;
+    int rc = fn(&a);
+    if (rc == 0)
+        return HBG_OK;
+    hbg_status st = rc < 0 && rc > -(int)HBG_STATUS_COUNT ? (hbg_status)-rc : HBG_E_KERNEL;
+    if (node == HBG_EXEC_NO_NODE)
+        snprintf(where, sizeof where, "task %u", task);
+    else
+        snprintf(where, sizeof where, "task %u node %u", task, node);
+    hbg_exec_set_error("%s: kernel %u (%s) block %u/%u on %s returned %d (%s)", where, id,
+                       hbg_kernel_name(kt, id), block, c->blocks, core == HBG_CORE_AIC ? "AIC" : "AIV", rc,
+                       hbg_status_name(st));
+    return st;
+}

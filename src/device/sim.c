@@ -1,0 +1,686 @@
+/* The sim backend: a host-threaded stand-in for an accelerator.
+ *
+ * Threads are created once at open and live until destroy, as a device's
+ * schedulers and cores would: `schedulers` scheduler threads find ready work
+ * and hand single blocks to `aic_cores` + `aiv_cores` core threads, which
+ * call the registered kernel functions. One mutex guards all run state.
+ * That serialises the schedulers with each other, but kernels run outside
+ * it, and the scheduling work per block is a few loads and stores; what the
+ * sim models is the *order* a device may run things in, not its speed.
+ *
+ * Work moves through three stages, each a plain array sized at run start
+ * (every task or replayed node passes each stage at most once, so no array
+ * ever grows): `ready` (dependencies met) -> a job queue per core type
+ * (blocks not yet on a core) -> `done` (all blocks finished). Only
+ * schedulers touch ready/done processing; cores only run calls and report.
+ *
+ * A MIX block takes one AIC and one AIV core together. The AIC core runs
+ * kernel_aic, then hands the block to its partner AIV core for kernel_aiv,
+ * and both are released when that finishes: the AIC part of a block
+ * happens-before its AIV part, and no other work uses either core between.
+ * `sync_start` is ignored: blocks start whenever cores free up, so kernels
+ * must not wait for other blocks of the same task.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "device/exec.h"
+#include "device/sim_mem.h"
+
+#define NO_INST UINT32_MAX
+
+typedef struct item {
+    uint32_t inst; /* NO_INST: top-level task `idx`; else node `idx` of insts[inst] */
+    uint32_t idx;
+} item;
+
+typedef struct job {
+    struct job *next; /* job queue or free list */
+    item it;
+    uint32_t task, node; /* for messages */
+    uint32_t next_block, blocks_done;
+    hbg_exec_call call;
+} job;
+
+typedef struct sim sim;
+
+typedef struct core {
+    sim *s;
+    pthread_t th;
+    pthread_cond_t cv;
+    uint8_t type; /* HBG_CORE_AIC or HBG_CORE_AIV */
+    job *job;     /* the call to run; NULL when waiting */
+    uint32_t block;
+    uint8_t part;
+    struct core *partner; /* the other core of a MIX block */
+} core;
+
+/* One expanded replay: per-node pending counts over the Definition's DAG. */
+typedef struct inst {
+    uint32_t task, replay, nnodes, done;
+    const hbg_exec_dag *dag;
+    uint32_t *pending;
+} inst;
+
+typedef struct jobq {
+    job *head, *tail;
+} jobq;
+
+struct sim {
+    hbg_device dev; /* first: the handle callers hold */
+    sim_mem mem;
+    pthread_mutex_t run_lock; /* one run at a time */
+    pthread_mutex_t m;        /* everything below */
+    pthread_cond_t sched_cv, done_cv;
+    bool quit;
+    bool work; /* something changed since a scheduler last looked */
+    unsigned ncores[2], nsched, ncv, nstarted_cores, nstarted_sched;
+    core *cores;
+    pthread_t *scheds;
+    core **idle[2];
+    unsigned nidle[2];
+    job *free_jobs;
+
+    /* The run in progress. */
+    bool active, finished;
+    hbg_status status;
+    char msg[256];
+    const hbg_exec_image *im;
+    const hbg_kernel_table *kt;
+    hbg_exec_dag tdag;
+    hbg_exec_dag *ddag; /* one per deftab entry */
+    inst *insts;
+    uint32_t ninst;
+    uint32_t *pend_pool;
+    uint64_t pend_used;
+    item *ready, *done;
+    uint64_t rhead, rtail, dhead, dtail;
+    jobq q[3]; /* by hbg_core */
+    uint32_t in_flight; /* blocks on cores */
+    uint32_t tasks_done;
+    hbg_run_stats stats;
+};
+
+static sim *S(hbg_device *d)
+{
+    return (sim *)d;
+}
+
+/* The first failure of a run wins; later ones are its consequences. */
+static void fail(sim *s, hbg_status st)
+{
+    if (s->status == HBG_OK) {
+        s->status = st;
+        snprintf(s->msg, sizeof s->msg, "%s", hbg_exec_last_error());
+    }
+}
+
+static void kick(sim *s)
+{
+    s->work = true;
+    pthread_cond_signal(&s->sched_cv);
+}
+
+static bool mem_check(void *ctx, uint64_t addr, uint64_t n)
+{
+    return sim_mem_contains(ctx, addr, n);
+}
+
+static void push_ready(sim *s, item it)
+{
+    s->ready[s->rtail++] = it;
+}
+
+static void complete(sim *s, item it)
+{
+    if (it.inst == NO_INST) {
+        uint32_t t = it.idx;
+        s->im->flags[t] = 1;
+        s->tasks_done++;
+        const hbg_exec_dag *g = &s->tdag;
+        for (uint32_t e = g->off[t]; e < g->off[t + 1]; e++)
+            if (--g->npred[g->out[e]] == 0)
+                push_ready(s, (item){NO_INST, g->out[e]});
+        return;
+    }
+    inst *x = &s->insts[it.inst];
+    const hbg_exec_dag *g = x->dag;
+    x->done++;
+    for (uint32_t e = g->off[it.idx]; e < g->off[it.idx + 1]; e++)
+        if (--x->pending[g->out[e]] == 0)
+            push_ready(s, (item){it.inst, g->out[e]});
+    if (x->done == x->nnodes)
+        complete(s, (item){NO_INST, x->task});
+}
+
+static job *new_job(sim *s)
+{
+    job *j = s->free_jobs;
+    if (j) {
+        s->free_jobs = j->next;
+    } else if (!(j = malloc(sizeof *j))) {
+        hbg_exec_set_error("sim: no memory for a job");
+        fail(s, HBG_E_NOMEM);
+        return NULL;
+    }
+    j->next = NULL;
+    j->next_block = j->blocks_done = 0;
+    return j;
+}
+
+static void free_job(sim *s, job *j)
+{
+    j->next = s->free_jobs;
+    s->free_jobs = j;
+}
+
+static void enqueue(sim *s, job *j)
+{
+    jobq *q = &s->q[j->call.core];
+    if (q->tail)
+        q->tail->next = j;
+    else
+        q->head = j;
+    q->tail = j;
+}
+
+static void start_replay(sim *s, uint32_t t)
+{
+    const hbg_exec_image *im = s->im;
+    uint32_t rp = im->tasks[t].replay;
+    uint32_t def = im->replays[rp].def;
+    uint32_t xi = s->ninst++;
+    inst *x = &s->insts[xi];
+    x->task = t;
+    x->replay = rp;
+    x->dag = &s->ddag[def];
+    x->nnodes = x->dag->n;
+    x->done = 0;
+    x->pending = s->pend_pool + s->pend_used;
+    s->pend_used += x->nnodes;
+    memcpy(x->pending, x->dag->npred, x->nnodes * sizeof *x->pending);
+    s->stats.replays++;
+    if (x->nnodes == 0) {
+        complete(s, (item){NO_INST, t});
+        return;
+    }
+    for (uint32_t n = 0; n < x->nnodes; n++)
+        if (x->pending[n] == 0)
+            push_ready(s, (item){xi, n});
+}
+
+static void dispatch(sim *s, item it)
+{
+    const hbg_exec_image *im = s->im;
+    hbg_status st;
+    if (it.inst == NO_INST) {
+        const hbg_img_task *k = &im->tasks[it.idx];
+        if (k->has_pred && !hbg_exec_task_pred(im, it.idx)) {
+            s->stats.tasks_skipped++;
+            complete(s, it);
+            return;
+        }
+        if (k->kind == HBG_TASK_REPLAY) {
+            start_replay(s, it.idx);
+            return;
+        }
+        if (k->kind != HBG_TASK_KERNEL) {
+            complete(s, it);
+            return;
+        }
+        job *j = new_job(s);
+        if (!j)
+            return;
+        j->it = it;
+        j->task = it.idx;
+        j->node = HBG_EXEC_NO_NODE;
+        hbg_exec_task_call(im, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
+        enqueue(s, j);
+        return;
+    }
+    const inst *x = &s->insts[it.inst];
+    const hbg_def_node *nd = &im->defs[im->replays[x->replay].def].nodes[it.idx];
+    if (nd->has_pred) {
+        bool go;
+        st = hbg_exec_node_pred(im, mem_check, &s->mem, x->replay, it.idx, &go);
+        if (st) {
+            fail(s, st);
+            return;
+        }
+        if (!go) {
+            s->stats.tasks_skipped++;
+            complete(s, it);
+            return;
+        }
+    }
+    if (nd->kind != HBG_TASK_KERNEL) {
+        complete(s, it);
+        return;
+    }
+    job *j = new_job(s);
+    if (!j)
+        return;
+    j->it = it;
+    j->task = x->task;
+    j->node = it.idx;
+    st = hbg_exec_node_call(im, x->replay, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
+    if (st) {
+        free_job(s, j);
+        fail(s, st);
+        return;
+    }
+    enqueue(s, j);
+}
+
+static core *take_idle(sim *s, int type)
+{
+    return s->nidle[type] ? s->idle[type][--s->nidle[type]] : NULL;
+}
+
+static void release(sim *s, core *c)
+{
+    c->job = NULL;
+    c->partner = NULL;
+    s->idle[c->type][s->nidle[c->type]++] = c;
+}
+
+/* Next block of the job at the head of queue `qi` goes to core `c`. */
+static void place(sim *s, int qi, core *c, core *partner)
+{
+    jobq *q = &s->q[qi];
+    job *j = q->head;
+    c->job = j;
+    c->block = j->next_block++;
+    c->part = qi == HBG_CORE_AIV ? HBG_CORE_AIV : HBG_CORE_AIC;
+    c->partner = partner;
+    if (partner)
+        partner->partner = c;
+    if (j->next_block == j->call.blocks) {
+        q->head = j->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    s->in_flight++;
+    pthread_cond_signal(&c->cv);
+}
+
+static void assign(sim *s)
+{
+    /* MIX first: it needs a core of each type at once and would otherwise
+     * wait behind a steady stream of single-core work. */
+    while (s->q[HBG_CORE_MIX].head && s->nidle[HBG_CORE_AIC] && s->nidle[HBG_CORE_AIV]) {
+        core *c = take_idle(s, HBG_CORE_AIC);
+        core *v = take_idle(s, HBG_CORE_AIV);
+        place(s, HBG_CORE_MIX, c, v);
+    }
+    for (int t = HBG_CORE_AIC; t <= HBG_CORE_AIV; t++)
+        while (s->q[t].head && s->nidle[t])
+            place(s, t, take_idle(s, t), NULL);
+}
+
+static void finish(sim *s)
+{
+    s->finished = true;
+    pthread_cond_broadcast(&s->done_cv);
+}
+
+/* One pass over everything that changed. Cores need the lock to report, so
+ * nothing changes while this runs and one pass reaches a fixed point. */
+static void sched_step(sim *s)
+{
+    if (s->status == HBG_OK) {
+        while (s->dhead < s->dtail)
+            complete(s, s->done[s->dhead++]);
+        while (s->rhead < s->rtail && s->status == HBG_OK)
+            dispatch(s, s->ready[s->rhead++]);
+        if (s->status == HBG_OK)
+            assign(s);
+    }
+    if (s->status != HBG_OK) {
+        if (s->in_flight == 0)
+            finish(s);
+    } else if (s->tasks_done == s->im->ntasks) {
+        finish(s);
+    } else if (s->in_flight == 0 && s->rhead == s->rtail && s->dhead == s->dtail) {
+        hbg_exec_set_error("device: deadlock: %u of %u tasks never became ready (a fanin cycle)",
+                           s->im->ntasks - s->tasks_done, s->im->ntasks);
+        fail(s, HBG_E_DEVICE);
+        finish(s);
+    }
+}
+
+static void *sched_main(void *p)
+{
+    sim *s = p;
+    pthread_mutex_lock(&s->m);
+    for (;;) {
+        while (!s->quit && !(s->active && !s->finished && s->work))
+            pthread_cond_wait(&s->sched_cv, &s->m);
+        if (s->quit)
+            break;
+        s->work = false;
+        sched_step(s);
+    }
+    pthread_mutex_unlock(&s->m);
+    return NULL;
+}
+
+static void block_done(sim *s, job *j)
+{
+    s->in_flight--;
+    if (++j->blocks_done == j->call.blocks) {
+        if (s->status == HBG_OK) {
+            s->stats.tasks_run++;
+            s->done[s->dtail++] = j->it;
+        }
+        free_job(s, j);
+    }
+    kick(s);
+}
+
+static void *core_main(void *p)
+{
+    core *c = p;
+    sim *s = c->s;
+    pthread_mutex_lock(&s->m);
+    for (;;) {
+        while (!s->quit && !c->job)
+            pthread_cond_wait(&c->cv, &s->m);
+        if (s->quit)
+            break;
+        job *j = c->job;
+        uint32_t block = c->block;
+        uint8_t part = c->part;
+        /* After a failure, calls already handed out but not started are
+         * dropped: the run is over, only running calls may finish. */
+        bool run = s->status == HBG_OK;
+        pthread_mutex_unlock(&s->m);
+        hbg_status st = run ? hbg_exec_invoke(s->kt, &j->call, block, part, j->task, j->node) : HBG_OK;
+        pthread_mutex_lock(&s->m);
+        if (st)
+            fail(s, st);
+        if (j->call.core != HBG_CORE_MIX) {
+            release(s, c);
+            block_done(s, j);
+        } else if (part == HBG_CORE_AIC && s->status == HBG_OK) {
+            core *v = c->partner;
+            c->job = NULL; /* stays reserved until the AIV part ends */
+            v->job = j;
+            v->block = block;
+            v->part = HBG_CORE_AIV;
+            pthread_cond_signal(&v->cv);
+        } else {
+            core *other = c->partner;
+            release(s, c);
+            release(s, other);
+            block_done(s, j);
+        }
+    }
+    pthread_mutex_unlock(&s->m);
+    return NULL;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Device-side scratch for one run, sized from the validated image. */
+static hbg_status setup_run(sim *s, const hbg_exec_image *im)
+{
+    hbg_status st = hbg_exec_dag_tasks(im, &s->tdag);
+    if (st)
+        return st;
+    uint64_t items = (uint64_t)im->ntasks + im->replay_nodes;
+    s->ddag = calloc(im->ndefs ? im->ndefs : 1, sizeof *s->ddag);
+    s->insts = calloc(im->nreplay_tasks ? im->nreplay_tasks : 1, sizeof *s->insts);
+    s->pend_pool = malloc((im->replay_nodes ? im->replay_nodes : 1) * sizeof *s->pend_pool);
+    s->ready = malloc((items ? items : 1) * sizeof *s->ready);
+    s->done = malloc((items ? items : 1) * sizeof *s->done);
+    if (!s->ddag || !s->insts || !s->pend_pool || !s->ready || !s->done) {
+        hbg_exec_set_error("sim: no memory for the run state of %llu tasks and nodes", (unsigned long long)items);
+        return HBG_E_NOMEM;
+    }
+    for (uint32_t d = 0; d < im->ndefs; d++)
+        if ((st = hbg_exec_dag_def(&im->defs[d], &s->ddag[d])))
+            return st;
+    for (uint32_t t = 0; t < im->ntasks; t++)
+        if (s->tdag.npred[t] == 0)
+            s->ready[s->rtail++] = (item){NO_INST, t};
+    return HBG_OK;
+}
+
+static void teardown_run(sim *s, const hbg_exec_image *im)
+{
+    hbg_exec_dag_free(&s->tdag);
+    if (s->ddag)
+        for (uint32_t d = 0; d < im->ndefs; d++)
+            hbg_exec_dag_free(&s->ddag[d]);
+    free(s->ddag);
+    free(s->insts);
+    free(s->pend_pool);
+    free(s->ready);
+    free(s->done);
+    for (int q = 0; q < 3; q++) {
+        for (job *j = s->q[q].head, *n; j; j = n) {
+            n = j->next;
+            free_job(s, j);
+        }
+        s->q[q].head = s->q[q].tail = NULL;
+    }
+    s->ddag = NULL;
+    s->insts = NULL;
+    s->pend_pool = NULL;
+    s->ready = s->done = NULL;
+    s->ninst = 0;
+    s->pend_used = s->rhead = s->rtail = s->dhead = s->dtail = 0;
+    s->im = NULL;
+    s->kt = NULL;
+}
+
+static hbg_status sim_run(hbg_device *d, uint64_t arena, uint64_t bytes, const hbg_kernel_table *kt,
+                          hbg_run_stats *stats)
+{
+    sim *s = S(d);
+    pthread_mutex_lock(&s->run_lock);
+    uint64_t t0 = now_ns();
+    hbg_run_stats rs = {0};
+    hbg_exec_image im;
+    hbg_status st;
+    if (!sim_mem_contains(&s->mem, arena, bytes)) {
+        hbg_exec_set_error("sim: arena [0x%llx, +%llu) is not inside one device allocation",
+                           (unsigned long long)arena, (unsigned long long)bytes);
+        memset(&im, 0, sizeof im);
+        st = HBG_E_INVAL;
+        goto out;
+    }
+    st = hbg_exec_open(&im, (void *)(uintptr_t)arena, bytes, kt, mem_check, &s->mem);
+    if (st)
+        goto out;
+
+    pthread_mutex_lock(&s->m);
+    memset(&s->stats, 0, sizeof s->stats);
+    s->status = HBG_OK;
+    s->msg[0] = 0;
+    s->im = &im;
+    s->kt = kt;
+    s->tasks_done = 0;
+    st = setup_run(s, &im);
+    if (!st) {
+        s->active = true;
+        s->finished = false;
+        kick(s);
+        while (!s->finished)
+            pthread_cond_wait(&s->done_cv, &s->m);
+        s->active = false;
+        rs = s->stats;
+        st = s->status;
+        if (st)
+            hbg_exec_set_error("%s", s->msg);
+    }
+    teardown_run(s, &im);
+    pthread_mutex_unlock(&s->m);
+    hbg_exec_close(&im);
+out:
+    if (stats) {
+        *stats = rs;
+        stats->device_wall_ns = now_ns() - t0;
+    }
+    pthread_mutex_unlock(&s->run_lock);
+    return st;
+}
+
+static hbg_status sim_alloc(hbg_device *d, uint64_t bytes, uint64_t *addr)
+{
+    return sim_mem_alloc(&S(d)->mem, bytes, addr);
+}
+
+static void sim_free(hbg_device *d, uint64_t addr)
+{
+    sim_mem_free(&S(d)->mem, addr);
+}
+
+static hbg_status check_range(sim *s, uint64_t addr, const void *host, uint64_t n, const char *op)
+{
+    if (!host || !sim_mem_contains(&s->mem, addr, n)) {
+        hbg_exec_set_error("sim: %s of %llu bytes at 0x%llx: not inside one device allocation", op,
+                           (unsigned long long)n, (unsigned long long)addr);
+        return HBG_E_INVAL;
+    }
+    return HBG_OK;
+}
+
+static hbg_status sim_h2d(hbg_device *d, uint64_t dst, const void *src, uint64_t n)
+{
+    if (n == 0)
+        return HBG_OK;
+    hbg_status st = check_range(S(d), dst, src, n, "h2d");
+    if (!st)
+        memcpy((void *)(uintptr_t)dst, src, (size_t)n);
+    return st;
+}
+
+static hbg_status sim_d2h(hbg_device *d, void *dst, uint64_t src, uint64_t n)
+{
+    if (n == 0)
+        return HBG_OK;
+    hbg_status st = check_range(S(d), src, dst, n, "d2h");
+    if (!st)
+        memcpy(dst, (const void *)(uintptr_t)src, (size_t)n);
+    return st;
+}
+
+static void stop_threads(sim *s)
+{
+    pthread_mutex_lock(&s->m);
+    s->quit = true;
+    pthread_cond_broadcast(&s->sched_cv);
+    for (unsigned i = 0; i < s->nstarted_cores; i++)
+        pthread_cond_signal(&s->cores[i].cv);
+    pthread_mutex_unlock(&s->m);
+    for (unsigned i = 0; i < s->nstarted_sched; i++)
+        pthread_join(s->scheds[i], NULL);
+    for (unsigned i = 0; i < s->nstarted_cores; i++)
+        pthread_join(s->cores[i].th, NULL);
+}
+
+static void sim_destroy(hbg_device *d)
+{
+    sim *s = S(d);
+    stop_threads(s);
+    for (unsigned i = 0; i < s->ncv; i++)
+        pthread_cond_destroy(&s->cores[i].cv);
+    for (job *j = s->free_jobs, *nx; j; j = nx) {
+        nx = j->next;
+        free(j);
+    }
+    free(s->cores);
+    free(s->scheds);
+    free(s->idle[0]);
+    free(s->idle[1]);
+    sim_mem_fini(&s->mem);
+    pthread_cond_destroy(&s->sched_cv);
+    pthread_cond_destroy(&s->done_cv);
+    pthread_mutex_destroy(&s->m);
+    pthread_mutex_destroy(&s->run_lock);
+    free(s);
+}
+
+static const hbg_device_ops sim_ops = {
+    .name = "sim",
+    .alloc = sim_alloc,
+    .free = sim_free,
+    .h2d = sim_h2d,
+    .d2h = sim_d2h,
+    .run = sim_run,
+    .destroy = sim_destroy,
+};
+
+hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
+{
+    static const hbg_sim_config defaults = {0};
+    if (!out)
+        return HBG_E_INVAL;
+    *out = NULL;
+    if (!cfg)
+        cfg = &defaults;
+    uint32_t nranks = cfg->nranks ? cfg->nranks : 1;
+    if (cfg->rank >= nranks) {
+        hbg_exec_set_error("sim: rank %u is not below nranks %u", cfg->rank, nranks);
+        return HBG_E_INVAL;
+    }
+    sim *s = calloc(1, sizeof *s);
+    if (!s)
+        return HBG_E_NOMEM;
+    s->dev.ops = &sim_ops;
+    s->dev.rank = cfg->rank;
+    s->dev.nranks = nranks;
+    s->ncores[HBG_CORE_AIC] = cfg->aic_cores ? cfg->aic_cores : 2;
+    s->ncores[HBG_CORE_AIV] = cfg->aiv_cores ? cfg->aiv_cores : 2;
+    s->nsched = cfg->schedulers ? cfg->schedulers : 1;
+    sim_mem_init(&s->mem, cfg->mem_limit);
+    pthread_mutex_init(&s->run_lock, NULL);
+    pthread_mutex_init(&s->m, NULL);
+    pthread_cond_init(&s->sched_cv, NULL);
+    pthread_cond_init(&s->done_cv, NULL);
+
+    unsigned n = s->ncores[0] + s->ncores[1];
+    s->cores = calloc(n, sizeof *s->cores);
+    s->scheds = calloc(s->nsched, sizeof *s->scheds);
+    s->idle[0] = calloc(s->ncores[0], sizeof *s->idle[0]);
+    s->idle[1] = calloc(s->ncores[1], sizeof *s->idle[1]);
+    if (!s->cores || !s->scheds || !s->idle[0] || !s->idle[1]) {
+        sim_destroy(&s->dev);
+        return HBG_E_NOMEM;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        core *c = &s->cores[i];
+        c->s = s;
+        c->type = i < s->ncores[0] ? HBG_CORE_AIC : HBG_CORE_AIV;
+        pthread_cond_init(&c->cv, NULL);
+        s->ncv++;
+        s->idle[c->type][s->nidle[c->type]++] = c;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (pthread_create(&s->cores[i].th, NULL, core_main, &s->cores[i])) {
+            hbg_exec_set_error("sim: cannot start core thread %u", i);
+            sim_destroy(&s->dev);
+            return HBG_E_NOMEM;
+        }
+        s->nstarted_cores++;
+    }
+    for (unsigned i = 0; i < s->nsched; i++) {
+        if (pthread_create(&s->scheds[i], NULL, sched_main, s)) {
+            hbg_exec_set_error("sim: cannot start scheduler thread %u", i);
+            sim_destroy(&s->dev);
+            return HBG_E_NOMEM;
+        }
+        s->nstarted_sched++;
+    }
+    *out = &s->dev;
+    return HBG_OK;
+}
