@@ -27,6 +27,8 @@ typedef struct hbg_boundary {
     const hbg_arg *args; /* dir: HBG_IN, HBG_INOUT or HBG_OUT_EXISTING */
     uint32_t nscalars;
     const uint64_t *scalars;
+    uint32_t ndeps;          /* explicit deps of the outer task (MANUAL scopes) */
+    const hbg_task_id *deps;
 } hbg_boundary;
 
 /* The body sees the boundary of the call that runs it. */

@@ -45,9 +45,14 @@ typedef struct hbg_tensor {
     uint16_t reserved;
     uint32_t creator;              /* runtime-owned: 1 + id of the task that
                                       allocated the buffer, 0 for caller buffers */
+    uint32_t reserved2;            /* zero; keeps the struct free of padding so
+                                      recorded images hash the same every time */
 } hbg_tensor;
 
-/* Bytes per element of a dtype (0 for an unknown dtype). */
+/* Bytes per element of a dtype (0 for an unknown dtype). Constructors given
+ * bad arguments (ndim > HBG_MAX_DIMS, a NULL shape, an unknown dtype)
+ * return a tensor whose dtype is HBG_DTYPE_COUNT, which byte_range and
+ * in_bounds reject. */
 unsigned hbg_dtype_size(hbg_dtype dt);
 const char *hbg_dtype_name(hbg_dtype dt);
 
@@ -67,10 +72,12 @@ hbg_tensor hbg_tensor_view(const hbg_tensor *t, uint64_t offset, unsigned ndim,
 uint64_t hbg_tensor_numel(const hbg_tensor *t);
 
 /* Byte range [*lo, *hi) of the buffer that the view can touch, relative to
- * the buffer start. Returns false for an empty view. */
+ * the buffer start. Returns false for an empty view, an invalid dtype, a
+ * negative stride, or a range that overflows 64 bits. */
 bool hbg_tensor_byte_range(const hbg_tensor *t, uint64_t *lo, uint64_t *hi);
 
-/* True when the view lies inside its buffer. */
+/* True when the view lies inside its buffer (an empty view: when its start
+ * does). */
 bool hbg_tensor_in_bounds(const hbg_tensor *t);
 
 #ifdef __cplusplus

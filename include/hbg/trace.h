@@ -33,13 +33,18 @@ uint32_t hbg_gettid(void);
 
 typedef struct hbg_log hbg_log;
 
-/* Logs to `fd` (not closed by hbg_log_close) at `threshold`. */
+/* Logs to `fd` (not closed by hbg_log_close) at `threshold`: records below
+ * it are not written, and HBG_LOG_OFF writes nothing. Every emitting call
+ * below accepts a NULL log and then does nothing. */
 hbg_status hbg_log_open(int fd, hbg_level threshold, hbg_log **out);
 void hbg_log_close(hbg_log *lg);
 bool hbg_log_enabled(const hbg_log *lg, hbg_level l);
 
-/* "[mono_ns=..][T0x..][LEVEL] func: [file:line] message". The clock anchor
- * is written first if this process has not written one to this log yet. */
+/* "[mono_ns=..][T0x..][LEVEL] func: [file:line] message" (file is the
+ * basename). Before a process's first record in a log whose threshold admits
+ * TIMING, its clock anchor is written — once per process, forked children
+ * included. A record longer than PIPE_BUF bytes is cut and ends in "...";
+ * newlines inside a message become spaces. */
 void hbg_log_printf(hbg_log *lg, hbg_level l, const char *func, const char *file, int line,
                     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 #define HBG_LOG(lg, lvl, ...) hbg_log_printf((lg), (lvl), __func__, __FILE__, __LINE__, __VA_ARGS__)
@@ -47,7 +52,9 @@ void hbg_log_printf(hbg_log *lg, hbg_level l, const char *func, const char *file
 /* A record whose message is given verbatim (no "[file:line] "). */
 void hbg_log_record(hbg_log *lg, hbg_level l, const char *func, const char *msg);
 
-/* One [STRACE] span line (LOG-FORMAT section 3). */
+/* One [STRACE] span line (LOG-FORMAT section 3), func "emit_host_span",
+ * level TIMING. hid is printed as 16 lowercase hex digits; name is
+ * percent-encoded (and cut at 2048 encoded bytes). */
 typedef struct hbg_span {
     uint64_t inv;
     uint64_t hid;
@@ -80,24 +87,28 @@ const char *hbg_phase_name(hbg_phase p); /* "args", ..., "build_definition" */
 typedef struct hbg_attr { const char *key; uint64_t value; } hbg_attr;
 
 /* One pass's bind trace, filled by the pipeline with numbers only. */
+typedef struct hbg_seg_trace {
+    uint64_t start_ns, dur_ns;
+    uint32_t nattr;
+    hbg_attr attr[HBG_MAX_ATTRS];
+} hbg_seg_trace;
+
 typedef struct hbg_bind_trace {
     uint32_t pid;
     uint64_t inv;
     uint8_t order[HBG_SEGMENT_COUNT]; /* segments in the order they ran */
     uint32_t nran;
-    struct {
-        uint64_t start_ns, dur_ns;
-        uint32_t nattr;
-        hbg_attr attr[HBG_MAX_ATTRS];
-    } seg[HBG_SEGMENT_COUNT];
+    hbg_seg_trace seg[HBG_SEGMENT_COUNT];
     struct {
         uint64_t total_ns, count, detail_sum, dropped;
     } op[HBG_OP_COUNT];
 } hbg_bind_trace;
 
-/* Writes the burst: one `bind phase=` line per segment that ran (in `order`,
- * which the pipeline keeps with arena_h2d last), then the five `host-orch
- * phase=` lines; each ends with pid= / inv=. */
+/* Writes the burst (func "bind_trace_end", level TIMING, one shared
+ * mono_ns): one `bind phase=` line per segment that ran, in `order` except
+ * that arena_h2d always comes last and a repeated or out-of-range entry is
+ * skipped; then the five `host-orch phase=` lines; each ends with pid= /
+ * inv=. Attributes with a NULL key are skipped. */
 void hbg_bind_trace_emit(hbg_log *lg, const hbg_bind_trace *bt);
 
 /* --- per-op records --------------------------------------------------- */
@@ -105,27 +116,43 @@ void hbg_bind_trace_emit(hbg_log *lg, const hbg_bind_trace *bt);
 typedef struct hbg_recpool hbg_recpool;
 
 /* A bounded pool: up to `max_threads` per-thread buffers of `per_thread`
- * records each. All memory is taken here. */
+ * records each. All memory is taken here, the jsonl line buffer included.
+ *
+ * Contract: arm, disarm and write_jsonl are called while no thread records
+ * into the pool (before and after the pass). Arm in the process that
+ * records: a child forked from an armed pool must arm its own pass. */
 hbg_status hbg_recpool_create(unsigned max_threads, unsigned per_thread, hbg_recpool **out);
 void hbg_recpool_destroy(hbg_recpool *p);
-/* Starts a pass: forgets earlier records; (pid, inv) tag the jsonl line. */
+/* Starts a pass: forgets earlier records and drops; (pid, inv) tag the
+ * jsonl line. Records made while disarmed are ignored, not counted. */
 void hbg_recpool_arm(hbg_recpool *p, uint32_t pid, uint64_t inv);
 void hbg_recpool_disarm(hbg_recpool *p);
 bool hbg_recpool_armed(const hbg_recpool *p);
 /* Hot path: no lock, no allocation. A full buffer (or no free buffer for a
- * new thread) counts the record as dropped. */
+ * new thread, or a phase out of range) counts the record as dropped; an
+ * earlier record is never overwritten. */
 void hbg_rec(hbg_recpool *p, hbg_phase phase, uint64_t start_ns, uint64_t end_ns, uint64_t detail);
 uint64_t hbg_recpool_count(const hbg_recpool *p);
 uint64_t hbg_recpool_dropped(const hbg_recpool *p);
-/* Appends this pass's line of host_phase_records.jsonl to `fd` (records
- * sorted by start_ns) with one write per line... formatted outside the pass. */
+/* Appends the last armed pass's line of host_phase_records.jsonl to `fd`:
+ * records sorted by start_ns (stable), each with its recording thread's
+ * kernel tid. The line is formatted into the pool's own buffer and written
+ * with one write(2) (continued only after a short write), so lines of rank
+ * processes appending to one O_APPEND file do not interleave.
+ * HBG_E_STATE if the pool was never armed, HBG_E_IO if the write fails. */
 hbg_status hbg_recpool_write_jsonl(hbg_recpool *p, int fd);
 
 /* --- switches --------------------------------------------------------- */
 
-/* Reads switch `ours`, else `seed` (may be NULL). `0`, `false`, `off`, `no`
- * and the empty string mean off; `1`, `true`, `on`, `yes` mean on; unset
- * leaves *on untouched. Anything else is HBG_E_INVAL. */
+/* The name whose value is in effect: `ours` when set (even empty), else
+ * `seed` when set, else NULL — for error messages naming the variable. */
+const char *hbg_switch_which(const char *ours, const char *seed);
+
+/* Reads switch `ours`, else `seed` (may be NULL): ours wins when both are
+ * set. `0`, `false`, `off`, `no` and the empty string mean off; `1`, `true`,
+ * `on`, `yes` mean on (any case); unset leaves *on untouched. Anything else
+ * is HBG_E_INVAL, *on untouched: the caller names the variable (see
+ * hbg_switch_which) and the value in its message. */
 hbg_status hbg_switch_read(const char *ours, const char *seed, bool *on);
 
 #define HBG_SW_BREAKDOWN "HBG_BIND_BREAKDOWN", "SIMPLER_HBG_BIND_BREAKDOWN_ENABLE"
@@ -133,7 +160,9 @@ hbg_status hbg_switch_read(const char *ours, const char *seed, bool *on);
 #define HBG_SW_SKIP_DEVICE "HBG_SKIP_DEVICE_RUN", "SIMPLER_SKIP_DEVICE_RUN"
 #define HBG_SW_LOG_LEVEL "HBG_LOG_LEVEL", "SIMPLER_LOG_LEVEL"
 
-/* Reads HBG_LOG_LEVEL / SIMPLER_LOG_LEVEL (default timing). */
+/* Reads HBG_LOG_LEVEL / SIMPLER_LOG_LEVEL (ours wins): debug|info|timing|
+ * warn|error|off in any case; unset or empty means timing; anything else is
+ * HBG_E_INVAL with *out untouched. */
 hbg_status hbg_switch_level(hbg_level *out);
 
 #ifdef __cplusplus

@@ -1,4 +1,498 @@
-/* placeholder: replaced by the real command */
+/* hbg run — bind (and run) a workload N rounds, one process per rank.
+ *
+ * The parent writes the stamp, forks the ranks (a single rank runs in the
+ * parent), collects each rank's per-pass figures through a pipe, and prints
+ * them. Every rank writes its own log records straight to the shared log
+ * file (O_APPEND, one write per record), so nothing is torn or reordered
+ * within a record. A rank that dies is noticed by the parent, named, and the
+ * others are given a bounded time before they are stopped.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "case.h"
 #include "cli/cli.h"
-int hbg_cmd_run(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "hbg run: not built yet\n"); return 2; }
+#include "cli/run_report.h"
+#include "hbg/runtime.h"
+
+#define MAX_RANKS 8
+#define MAX_ROUNDS 100000
+
+typedef struct run_opts {
+    const hbg_case *c;
+    uint32_t rounds, ranks, tile_unit;
+    const char *log_path, *out_dir, *mode;
+    bool skip_golden, keep_defs, list;
+    bool breakdown, records, skip_device;
+    hbg_level level;
+    uint32_t records_per_thread;
+    uint32_t peer_timeout_s;
+    char stamp_cmd[2048];
+} run_opts;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hbg run CASE [options]\n"
+            "       hbg run --list\n\n"
+            "Binds CASE and runs it on the simulated device, N rounds, one process per rank.\n"
+            "Each round is one bind pass per rank (chip.run), followed by the device run\n"
+            "unless it is skipped. stdout: the per-pass figures, then one result line per rank.\n\n"
+            "options:\n"
+            "  --rounds N            bind passes per rank (default 1)\n"
+            "  -o, --log LOG         write the log to LOG (refuses an existing file); the first\n"
+            "                        line is the stamp. Without -o the log goes to stderr.\n"
+            "  --out-dir DIR         artifacts (host_phase_records.jsonl) under DIR/<case>_<time>_<pid>/\n"
+            "                        (default: outputs)\n"
+            "  --ranks N             rank processes (default: the case's)\n"
+            "  --mode numbers        breakdown lines on, device run skipped (the seed's numbers mode)\n"
+            "  --mode timeline       breakdown lines and per-op records on, device run skipped\n"
+            "  --skip-device-run     bind fully, then return before the device run\n"
+            "  --skip-golden         do not check the outputs against the golden\n"
+            "  --keep-definitions    reuse Definitions across passes (no re-recording)\n"
+            "  --log-level LEVEL     debug|info|timing|warn|error|off (default timing)\n"
+            "  --tile-unit U         the case's size unit (default: the case's)\n"
+            "  --records-per-thread N  per-op record pool size per thread (default 65536)\n"
+            "  --peer-timeout S      bound on cross-rank waits and on waiting for a dead rank's\n"
+            "                        peers, in seconds (default 30)\n"
+            "  --list                list the cases\n"
+            "  -h, --help            this text\n\n"
+            "Switches (environment; values 0/false/off/no/empty mean off):\n"
+            "  HBG_BIND_BREAKDOWN (SIMPLER_HBG_BIND_BREAKDOWN_ENABLE)      bind phase lines\n"
+            "  HBG_HOST_PHASE_RECORDS (SIMPLER_HBG_HOST_PHASE_RECORDS_ENABLE) per-op records\n"
+            "  HBG_SKIP_DEVICE_RUN (SIMPLER_SKIP_DEVICE_RUN)               skip the device run\n"
+            "  HBG_LOG_LEVEL (SIMPLER_LOG_LEVEL)                           log threshold\n"
+            "Precedence: --mode presets, then the environment, then explicit options.\n\n"
+            "Exit status: 0 every rank succeeded (and its golden passed or was skipped),\n"
+            "1 a rank failed, 2 bad usage.\n");
+}
+
+static int fail_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "hbg run: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see `hbg run --help`)\n");
+    return 2;
+}
+
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || !*s || *end || s[0] == '-' || v < lo || v > hi)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* Reads one switch into *on, naming the variable when its value is bad. */
+static bool read_switch(const char *ours, const char *seed, bool *on)
+{
+    if (hbg_switch_read(ours, seed, on) == HBG_OK)
+        return true;
+    const char *which = hbg_switch_which(ours, seed);
+    fprintf(stderr, "hbg run: %s=%s is not a switch value (expected 1/true/on/yes or 0/false/off/no/empty)\n",
+            which, getenv(which));
+    return false;
+}
+
+static int parse(int argc, char **argv, run_opts *o)
+{
+    enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_LEVEL, O_TILE, O_LIST,
+           O_RECCAP, O_PEER };
+    static const struct option opts[] = {
+        {"rounds", required_argument, NULL, O_ROUNDS},
+        {"log", required_argument, NULL, 'o'},
+        {"out-dir", required_argument, NULL, O_OUTDIR},
+        {"ranks", required_argument, NULL, O_RANKS},
+        {"mode", required_argument, NULL, O_MODE},
+        {"skip-device-run", no_argument, NULL, O_SKIPDEV},
+        {"skip-golden", no_argument, NULL, O_SKIPGOLD},
+        {"keep-definitions", no_argument, NULL, O_KEEP},
+        {"log-level", required_argument, NULL, O_LEVEL},
+        {"tile-unit", required_argument, NULL, O_TILE},
+        {"records-per-thread", required_argument, NULL, O_RECCAP},
+        {"peer-timeout", required_argument, NULL, O_PEER},
+        {"list", no_argument, NULL, O_LIST},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->rounds = 1;
+    o->out_dir = "outputs";
+    o->level = HBG_LOG_TIMING;
+    o->records_per_thread = 65536;
+    o->peer_timeout_s = 30;
+    /* The stamp's command, taken before getopt permutes argv: every
+     * argument but the artifact paths, which differ between otherwise
+     * identical runs (the log name carries the commit and the repetition). */
+    size_t n = (size_t)snprintf(o->stamp_cmd, sizeof o->stamp_cmd, "hbg");
+    for (int i = 0; i < argc && n < sizeof o->stamp_cmd; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-o") || !strcmp(a, "--log") || !strcmp(a, "--out-dir")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(a, "--log=", 6) || !strncmp(a, "--out-dir=", 10) || (!strncmp(a, "-o", 2) && a[2]))
+            continue;
+        n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " %s", a);
+    }
+    bool skipdev_flag = false, level_flag = false;
+    hbg_level level_opt = HBG_LOG_TIMING;
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case O_ROUNDS:
+            if (!parse_u32(optarg, 1, MAX_ROUNDS, &o->rounds))
+                return fail_usage("--rounds expects an integer from 1 to 100000, got '%s'", optarg);
+            break;
+        case 'o': o->log_path = optarg; break;
+        case O_OUTDIR: o->out_dir = optarg; break;
+        case O_RANKS:
+            if (!parse_u32(optarg, 1, MAX_RANKS, &o->ranks))
+                return fail_usage("--ranks expects an integer from 1 to 8, got '%s'", optarg);
+            break;
+        case O_MODE:
+            if (strcmp(optarg, "numbers") && strcmp(optarg, "timeline"))
+                return fail_usage("--mode expects 'numbers' or 'timeline', got '%s'", optarg);
+            o->mode = optarg;
+            break;
+        case O_SKIPDEV: skipdev_flag = true; break;
+        case O_SKIPGOLD: o->skip_golden = true; break;
+        case O_KEEP: o->keep_defs = true; break;
+        case O_LEVEL:
+            if (hbg_level_parse(optarg, &level_opt))
+                return fail_usage("--log-level expects debug|info|timing|warn|error|off, got '%s'", optarg);
+            level_flag = true;
+            break;
+        case O_TILE:
+            if (!parse_u32(optarg, 1, 1u << 20, &o->tile_unit))
+                return fail_usage("--tile-unit expects a positive integer, got '%s'", optarg);
+            break;
+        case O_RECCAP:
+            if (!parse_u32(optarg, 1, 1u << 24, &o->records_per_thread))
+                return fail_usage("--records-per-thread expects a positive integer, got '%s'", optarg);
+            break;
+        case O_PEER:
+            if (!parse_u32(optarg, 1, 86400, &o->peer_timeout_s))
+                return fail_usage("--peer-timeout expects seconds from 1 to 86400, got '%s'", optarg);
+            break;
+        case O_LIST: o->list = true; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            return fail_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (o->list)
+        return -1;
+    if (optind >= argc)
+        return fail_usage("%s", "missing CASE");
+    if (optind + 1 < argc)
+        return fail_usage("unexpected argument '%s'", argv[optind + 1]);
+    o->c = hbg_case_find(argv[optind]);
+    if (!o->c)
+        return fail_usage("unknown case '%s'; `hbg run --list` names them", argv[optind]);
+    if (!o->ranks)
+        o->ranks = o->c->default_ranks;
+
+    /* presets, then the environment, then explicit options */
+    if (o->mode) {
+        o->breakdown = true;
+        o->skip_device = true;
+        o->records = strcmp(o->mode, "timeline") == 0;
+    }
+    if (!read_switch(HBG_SW_BREAKDOWN, &o->breakdown) || !read_switch(HBG_SW_RECORDS, &o->records) ||
+        !read_switch(HBG_SW_SKIP_DEVICE, &o->skip_device))
+        return 2;
+    if (hbg_switch_level(&o->level)) {
+        const char *which = hbg_switch_which(HBG_SW_LOG_LEVEL);
+        fprintf(stderr, "hbg run: %s=%s is not a log level (expected debug|info|timing|warn|error|off)\n",
+                which, getenv(which));
+        return 2;
+    }
+    if (skipdev_flag)
+        o->skip_device = true;
+    if (level_flag)
+        o->level = level_opt;
+
+    return 1;
+}
+
+static int open_log(const run_opts *o, int *fd)
+{
+    if (!o->log_path) {
+        *fd = STDERR_FILENO;
+        return 0;
+    }
+    *fd = open(o->log_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    if (*fd < 0) {
+        if (errno == EEXIST)
+            fprintf(stderr, "hbg run: refusing to overwrite %s: it exists (name each run apart, e.g. _r2)\n",
+                    o->log_path);
+        else
+            fprintf(stderr, "hbg run: cannot create %s: %s\n", o->log_path, strerror(errno));
+        return 1;
+    }
+    char level[16];
+    const char *ln = hbg_level_name(o->level);
+    size_t i = 0;
+    for (; ln[i] && i + 1 < sizeof level; i++)
+        level[i] = (char)(ln[i] >= 'A' && ln[i] <= 'Z' ? ln[i] - 'A' + 'a' : ln[i]);
+    level[i] = 0;
+    /* Every switch is written with its resolved value, set or not, so two
+     * stamps differ exactly where the two runs' conditions differ. */
+    char stamp[4096];
+    int len = snprintf(stamp, sizeof stamp,
+                       "[stamp] %s env HBG_BIND_BREAKDOWN=%d HBG_HOST_PHASE_RECORDS=%d HBG_SKIP_DEVICE_RUN=%d "
+                       "HBG_LOG_LEVEL=%s %s\n",
+                       hbg_build_commit(), o->breakdown, o->records, o->skip_device, level, o->stamp_cmd);
+    if (len >= (int)sizeof stamp)
+        len = (int)sizeof stamp - 1, stamp[len - 1] = '\n';
+    if (write(*fd, stamp, (size_t)len) != len) {
+        fprintf(stderr, "hbg run: cannot write %s: %s\n", o->log_path, strerror(errno));
+        close(*fd);
+        return 1;
+    }
+    return 0;
+}
+
+/* The run's artifact folder, made fresh so no run overwrites another's. */
+static int make_out_dir(const run_opts *o, char *dir, size_t cap)
+{
+    if (mkdir(o->out_dir, 0755) && errno != EEXIST) {
+        fprintf(stderr, "hbg run: cannot create %s: %s\n", o->out_dir, strerror(errno));
+        return 1;
+    }
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char ts[32];
+    strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
+    snprintf(dir, cap, "%s/%s_%s_%d", o->out_dir, o->c->name, ts, (int)getpid());
+    if (mkdir(dir, 0755)) {
+        fprintf(stderr, "hbg run: cannot create %s: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* One rank: device, case, runtime, rounds, golden. Results go to `out`. */
+static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int out, void *services)
+{
+    rank_summary sum;
+    memset(&sum, 0, sizeof sum);
+    sum.rank = rank;
+    sum.pid = (uint32_t)getpid();
+    sum.status = HBG_OK;
+    sum.golden = GOLDEN_SKIPPED;
+    hbg_log *log = NULL;
+    hbg_device *dev = NULL;
+    hbg_kernel_table *kt = NULL;
+    hbg_recpool *rec = NULL;
+    hbg_runtime *rt = NULL;
+    void *state = NULL;
+    hbg_program prog;
+    hbg_case_env env = {.rank = rank, .nranks = o->ranks, .tile_unit = o->tile_unit, .services = services};
+
+    hbg_status st = hbg_log_open(logfd, o->level, &log);
+    hbg_sim_config sc = {.rank = rank, .nranks = o->ranks};
+    if (!st)
+        st = hbg_sim_open(&sc, &dev);
+    if (!st) {
+        dev->services = services;
+        st = hbg_kernel_table_create(&kt);
+    }
+    if (!st && o->records)
+        st = hbg_recpool_create(4, o->records_per_thread, &rec);
+    if (!st) {
+        st = o->c->setup(&env, kt, &prog, &state);
+        if (st)
+            snprintf(sum.msg, sizeof sum.msg, "case setup failed: %s", hbg_strerror(st));
+    }
+    if (!st) {
+        hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = o->c->heap_bytes,
+                                 .keep_definitions = o->keep_defs, .log = log, .breakdown = o->breakdown,
+                                 .records = rec, .records_fd = recfd, .rank = rank, .nranks = o->ranks};
+        st = hbg_runtime_create(&rc, &rt);
+    }
+    if (st && !sum.msg[0])
+        snprintf(sum.msg, sizeof sum.msg, "set-up failed: %s", hbg_strerror(st));
+    sum.status = st;
+    report_send(out, MSG_SUMMARY, &sum, sizeof sum);
+
+    for (uint32_t r = 0; r < o->rounds && !st; r++) {
+        hbg_pass_report rep;
+        st = hbg_runtime_run(rt, &prog, o->skip_device, &rep);
+        pass_row row = {.rank = rank, .round = r + 1, .pid = sum.pid, .inv = rep.inv, .status = st,
+                        .control_plane_ns = rep.control_plane_ns, .tasks = rep.tasks, .heap_used = rep.heap_used,
+                        .shipped = rep.shipped_bytes, .defs_uploaded = rep.defs_uploaded,
+                        .device_ran = rep.device_ran, .device_wall_ns = rep.run.device_wall_ns,
+                        .failed_segment = (uint32_t)rep.failed_segment};
+        for (int s = 0; s < 3; s++)
+            row.cp_ns[s] = rep.trace.seg[s == 0 ? HBG_PH_HOST_ORCH : s == 1 ? HBG_PH_GRAPH_UPLOAD : HBG_PH_ARENA_H2D].dur_ns;
+        report_send(out, MSG_ROW, &row, sizeof row);
+        if (st) {
+            snprintf(sum.msg, sizeof sum.msg, "round %u failed%s%s: %s", r + 1,
+                     rep.failed_segment < HBG_SEGMENT_COUNT ? " in " : "",
+                     rep.failed_segment < HBG_SEGMENT_COUNT ? hbg_phase_name(rep.failed_segment) : "",
+                     hbg_strerror(st));
+        }
+        if (rep.device_ran && (sum.device_wall_min_ns == 0 || rep.run.device_wall_ns < sum.device_wall_min_ns))
+            sum.device_wall_min_ns = rep.run.device_wall_ns;
+        sum.device_ran = sum.device_ran || rep.device_ran;
+        sum.rounds_done = r + 1;
+    }
+    sum.status = st;
+    if (!st && sum.device_ran && !o->skip_golden) {
+        hbg_status g = o->c->golden(state, &env, kt, sum.msg, sizeof sum.msg);
+        sum.golden = g == HBG_OK ? GOLDEN_PASSED : GOLDEN_FAILED;
+    }
+    sum.final = true;
+    report_send(out, MSG_SUMMARY, &sum, sizeof sum);
+
+    if (state)
+        o->c->teardown(state);
+    hbg_runtime_destroy(rt);
+    hbg_recpool_destroy(rec);
+    hbg_kernel_table_destroy(kt);
+    hbg_device_close(dev);
+    hbg_log_close(log);
+}
+
+/* Forks the ranks and collects their messages. A rank that dies is named;
+ * its peers get a bounded time (their own cross-rank waits are bounded
+ * too) before they are stopped, so the command always ends. */
+static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services, run_collector *col)
+{
+    int fds[MAX_RANKS];
+    struct pollfd pf[MAX_RANKS];
+    fflush(NULL);
+    for (uint32_t r = 0; r < o->ranks; r++) {
+        int p[2];
+        if (pipe(p)) {
+            fprintf(stderr, "hbg run: pipe: %s\n", strerror(errno));
+            fds[r] = -1;
+            continue;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(p[0]);
+            for (uint32_t j = 0; j < r; j++)
+                if (fds[j] >= 0)
+                    close(fds[j]);
+            run_rank(o, r, logfd, recfd, p[1], services);
+            close(p[1]);
+            _exit(0);
+        }
+        close(p[1]);
+        if (pid < 0) {
+            fprintf(stderr, "hbg run: fork: %s\n", strerror(errno));
+            close(p[0]);
+            fds[r] = -1;
+            continue;
+        }
+        col->rank[r].pid = pid;
+        fds[r] = p[0];
+    }
+    uint64_t deadline = 0;
+    for (;;) {
+        nfds_t n = 0;
+        uint32_t which[MAX_RANKS];
+        for (uint32_t r = 0; r < o->ranks; r++)
+            if (fds[r] >= 0)
+                pf[n] = (struct pollfd){.fd = fds[r], .events = POLLIN}, which[n++] = r;
+        if (n == 0)
+            break;
+        int pr = poll(pf, n, 200);
+        if (pr < 0 && errno != EINTR)
+            break;
+        for (nfds_t i = 0; pr > 0 && i < n; i++) {
+            if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            uint32_t r = which[i];
+            char buf[4096];
+            ssize_t got = read(fds[r], buf, sizeof buf);
+            if (got > 0) {
+                collector_feed(col, r, buf, (size_t)got);
+            } else if (got == 0 || errno != EINTR) {
+                close(fds[r]);
+                fds[r] = -1;
+                int ws = 0;
+                if (waitpid(col->rank[r].pid, &ws, 0) == col->rank[r].pid) {
+                    col->rank[r].reaped = true;
+                    col->rank[r].wait_status = ws;
+                }
+                bool died = !col->rank[r].sum.final || !WIFEXITED(ws) || WEXITSTATUS(ws);
+                if (died && !deadline) {
+                    fprintf(stderr, "hbg run: rank %u (pid %d) ended without finishing; waiting at most %u s "
+                                    "for the other ranks\n", r, col->rank[r].pid, o->peer_timeout_s + 5);
+                    deadline = hbg_mono_ns() + (uint64_t)(o->peer_timeout_s + 5) * 1000000000ull;
+                }
+            }
+        }
+        if (deadline && hbg_mono_ns() > deadline) {
+            for (uint32_t r = 0; r < o->ranks; r++)
+                if (fds[r] >= 0) {
+                    kill(col->rank[r].pid, SIGKILL);
+                    col->rank[r].stopped = true;
+                }
+            deadline = UINT64_MAX;
+        }
+    }
+}
+
+int hbg_cmd_run(int argc, char **argv)
+{
+    run_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc == 0 || rc == 2)
+        return rc;
+    if (rc == -1) {
+        for (const hbg_case *const *c = hbg_cases(); *c; c++)
+            printf("%-8s %u rank%s  %s\n", (*c)->name, (*c)->default_ranks, (*c)->default_ranks == 1 ? " " : "s",
+                   (*c)->summary);
+        return 0;
+    }
+    int logfd, recfd = -1;
+    if (open_log(&o, &logfd))
+        return 1;
+    if (o.records) {
+        char dir[1024], path[1200];
+        if (make_out_dir(&o, dir, sizeof dir))
+            return 1;
+        snprintf(path, sizeof path, "%s/host_phase_records.jsonl", dir);
+        recfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+        if (recfd < 0) {
+            fprintf(stderr, "hbg run: cannot create %s: %s\n", path, strerror(errno));
+            return 1;
+        }
+        printf("records: %s\n", path);
+    }
+    run_collector col;
+    if (collector_init(&col, o.c->name, o.ranks, o.rounds)) {
+        fprintf(stderr, "hbg run: out of memory\n");
+        return 1;
+    }
+    void *services = NULL;
+    spawn_ranks(&o, logfd, recfd, services, &col);
+    if (logfd != STDERR_FILENO)
+        close(logfd);
+    if (recfd >= 0)
+        close(recfd);
+    rc = collector_print(&col, stdout, o.skip_device, o.skip_golden);
+    collector_free(&col);
+    return rc;
+}

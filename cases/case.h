@@ -1,0 +1,44 @@
+/* A reference workload: how `hbg run` sets one up, and how it checks it.
+ *
+ * A case builds its program once per rank process (kernels registered,
+ * caller tensors allocated and filled deterministically), is bound and run
+ * N rounds by the driver, and then compares its outputs with a golden that
+ * is computed without the runtime's scheduling (a plain reference, or the
+ * same orchestration run eagerly).
+ */
+#ifndef HBG_CASES_CASE_H
+#define HBG_CASES_CASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hbg/runtime.h"
+
+typedef struct hbg_case_env {
+    uint32_t rank, nranks;
+    uint32_t tile_unit;      /* 0: the case's default */
+    void *services;          /* cross-rank services (kernels' hbg_kernel_args.services) */
+} hbg_case_env;
+
+typedef struct hbg_case {
+    const char *name;
+    const char *summary;
+    uint32_t default_ranks;
+    uint32_t default_tile_unit;
+    uint64_t heap_bytes;     /* GM heap per rank per pass */
+    uint64_t window_bytes;   /* cross-rank window per rank (0: none) */
+    /* Registers kernels into kt and fills *prog (program name, orchestration
+     * function, caller tensors with host memory the case owns). */
+    hbg_status (*setup)(const hbg_case_env *env, hbg_kernel_table *kt, hbg_program *prog, void **state);
+    /* Compares the program's outputs (already read back into the caller
+     * tensors' host memory) with the golden. HBG_OK when they match; else
+     * a one-line reason in msg. */
+    hbg_status (*golden)(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg, size_t cap);
+    void (*teardown)(void *state);
+} hbg_case;
+
+/* All cases, NULL-terminated, and lookup by name. */
+const hbg_case *const *hbg_cases(void);
+const hbg_case *hbg_case_find(const char *name);
+
+#endif

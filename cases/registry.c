@@ -1,0 +1,24 @@
+/* The cases `hbg run` knows, in the order `hbg run --list` prints them. */
+#include <string.h>
+
+#include "case.h"
+
+extern const hbg_case hbg_case_vector;
+
+static const hbg_case *const all[] = {
+    &hbg_case_vector,
+    NULL,
+};
+
+const hbg_case *const *hbg_cases(void)
+{
+    return all;
+}
+
+const hbg_case *hbg_case_find(const char *name)
+{
+    for (const hbg_case *const *c = all; *c; c++)
+        if (strcmp((*c)->name, name) == 0)
+            return *c;
+    return NULL;
+}

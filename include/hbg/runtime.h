@@ -1,0 +1,101 @@
+/* hbg — the runtime: bind a program to a device, run it, trace both.
+ *
+ * A runtime owns one device context for one rank: the pooled device
+ * regions (GM heap, arena, caller buffers, uploaded Definitions) persist
+ * across passes, so only the first pass pays for them. Each hbg_runtime_run()
+ * is one `chip.run`: a bind pass (the ten segments) and, unless skipped, a
+ * device run that ends with the caller's outputs copied back.
+ */
+#ifndef HBG_RUNTIME_H
+#define HBG_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hbg/device.h"
+#include "hbg/graph.h"
+#include "hbg/kernel.h"
+#include "hbg/orch.h"
+#include "hbg/status.h"
+#include "hbg/tensor.h"
+#include "hbg/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hbg_runtime hbg_runtime;
+
+/* A caller tensor: host memory the program reads and/or writes. */
+typedef struct hbg_host_tensor {
+    const char *name;
+    void *host;         /* caller memory, `layout.nbytes` bytes */
+    hbg_tensor layout;  /* dtype / shape / strides / nbytes; addr ignored */
+    uint8_t dir;        /* HBG_IN (staged), HBG_OUT (read back), HBG_INOUT (both) */
+    bool persistent;    /* an IN staged once and kept on the device while its
+                           host pointer and size stay the same (weights) */
+} hbg_host_tensor;
+
+/* The orchestration function: builds the pass's task graph. The caller
+ * tensors, staged, are hbg_orch_arg(o, i) in the order of the program. */
+typedef hbg_status (*hbg_orch_fn)(hbg_orch *o, void *ctx);
+
+typedef struct hbg_program {
+    const char *name;
+    hbg_orch_fn orch;
+    void *ctx;
+    uint32_t nargs;
+    hbg_host_tensor *args;
+} hbg_program;
+
+typedef struct hbg_runtime_config {
+    hbg_device *device;               /* not owned */
+    const hbg_kernel_table *kernels;  /* not owned */
+    uint32_t task_window;             /* 0: HBG_DEFAULT_TASK_WINDOW */
+    uint64_t heap_bytes;              /* 0: HBG_DEFAULT_HEAP_BYTES */
+    bool keep_definitions;            /* keep Definitions across passes */
+    hbg_log *log;                     /* spans and breakdown lines; NULL: none */
+    bool breakdown;                   /* emit `bind phase=` / `host-orch phase=` */
+    hbg_recpool *records;             /* arm per-op records each pass; NULL: off */
+    int records_fd;                   /* host_phase_records.jsonl (when records) */
+    uint32_t rank, nranks;
+} hbg_runtime_config;
+
+/* What one pass did: the numbers behind its `bind phase=` lines. */
+typedef struct hbg_pass_report {
+    uint64_t inv;                     /* this process's invocation number */
+    hbg_status status;                /* of the whole chip.run */
+    hbg_phase failed_segment;         /* when status comes from bind */
+    hbg_bind_trace trace;             /* every segment that ran, with attrs */
+    uint32_t tasks;
+    uint64_t heap_used;
+    uint32_t defs_uploaded, replays;
+    uint64_t shipped_bytes;           /* the single arena H2D */
+    uint64_t control_plane_ns;        /* host_orch + graph_upload + arena_h2d */
+    bool device_ran;
+    hbg_run_stats run;
+} hbg_pass_report;
+
+hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out);
+void hbg_runtime_destroy(hbg_runtime *rt);
+
+/* One chip.run: bind `p`, then (unless `skip_device`) run the device and
+ * copy outputs back. On failure the pass uploads nothing partial and the
+ * runtime is ready for the next call. */
+hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep);
+
+/* Runs p's orchestration eagerly on host memory, in program order: every
+ * task executes the moment it is submitted, Graph bodies run inline, and
+ * the caller tensors are used in place through their host pointers. The
+ * reference a device run is checked against. `heap_bytes` of host address
+ * space back the GM heap (reserved, touched only as used). */
+hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
+                         uint32_t rank, uint32_t nranks, void *services);
+
+/* The orchestrator (for Definition info after a pass). */
+const hbg_orch *hbg_runtime_orch(const hbg_runtime *rt);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

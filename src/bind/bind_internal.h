@@ -1,0 +1,79 @@
+/* The bind pipeline's insides, shared by runtime.c, segments.c, arena.c
+ * and the tests that poison the host mirror. */
+#ifndef HBG_BIND_INTERNAL_H
+#define HBG_BIND_INTERNAL_H
+
+#include "bind/image.h"
+#include "hbg/runtime.h"
+#include "orch/orch_internal.h"
+
+#define HBG_MAX_PROGRAM_ARGS 256
+#define HBG_DEVTABLE_CAP 256
+#define HBG_ARENA_INITIAL (1ull << 20)
+
+/* A caller tensor's device buffer, kept across passes. */
+typedef struct hbg_argbuf {
+    uint64_t dev;          /* device address, 0 if none */
+    uint64_t cap;          /* bytes reserved */
+    const void *staged_from; /* host pointer of the last persistent staging */
+    uint64_t staged_bytes;
+} hbg_argbuf;
+
+/* A Definition image on the device, keyed by its content hash. */
+typedef struct hbg_devdef {
+    uint64_t hash, bytes, dev;
+} hbg_devdef;
+
+/* A host view opened in `args`: where an output is read back to. */
+typedef struct hbg_hostview {
+    void *host;
+    uint64_t dev, bytes;
+} hbg_hostview;
+
+/* The arena layout of one pass. */
+typedef struct hbg_layout {
+    uint64_t header_bytes;
+    uint64_t image_bytes, subs_bytes, total;
+    hbg_img_header h;
+} hbg_layout;
+
+struct hbg_runtime {
+    hbg_runtime_config cfg;
+    hbg_device *dev;
+    hbg_orch *orch;
+    uint64_t passes;
+
+    /* static arena: committed on the first pass, kept */
+    bool committed;
+    uint64_t heap_dev, heap_bytes;
+    uint64_t arena_dev, arena_cap;
+    unsigned char *staging;      /* host side of the arena, arena_cap bytes */
+
+    hbg_argbuf argbufs[HBG_MAX_PROGRAM_ARGS];
+    hbg_tensor devargs[HBG_MAX_PROGRAM_ARGS];
+    hbg_hostview views[HBG_MAX_PROGRAM_ARGS];
+    uint32_t nviews;
+
+    hbg_devdef devdefs[HBG_DEVTABLE_CAP];
+    uint32_t ndevdefs;
+
+    hbg_layout layout;
+    bool bound;                  /* an image is on the device, ready to run */
+};
+
+/* One bind pass: the ten segments. Fills rep->trace for the segments that
+ * ran; on failure names the segment. */
+hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report *rep);
+/* The device run of the bound image, then outputs read back. */
+hbg_status hbg_runner_run(hbg_runtime *rt, hbg_pass_report *rep);
+
+/* Layout and packing (arena.c). */
+void hbg_arena_layout(const hbg_orch *o, uint32_t rank, uint32_t nranks, uint64_t pass, hbg_layout *l);
+uint64_t hbg_arena_pack_image(const hbg_orch *o, const hbg_layout *l, unsigned char *arena);
+uint64_t hbg_arena_pack_subs(const hbg_orch *o, const hbg_layout *l, unsigned char *arena);
+
+/* Overwrites every host-side copy of the image (mirror and staging) with a
+ * poison pattern: a run that still succeeds read only the device. */
+void hbg_runtime_poison_host(hbg_runtime *rt, unsigned char pattern);
+
+#endif

@@ -1,0 +1,149 @@
+/* The runtime: one device context per rank, one chip.run per call.
+ *
+ * A chip.run is a bind pass and (unless skipped) a runner_run. Everything
+ * the trace says about it is formatted here, after the pass has ended, from
+ * numbers the pass stored: spans, the breakdown burst, the records line.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bind/bind_internal.h"
+#include "util/hash.h"
+
+/* (pid, inv) names one run of a callable: inv counts runs per process. A
+ * forked rank starts from its parent's count, which is zero as long as the
+ * driver forks before the first run. */
+static _Atomic uint64_t g_inv;
+
+hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
+{
+    *out = NULL;
+    if (!cfg || !cfg->device || !cfg->kernels)
+        return HBG_E_INVAL;
+    hbg_runtime *rt = calloc(1, sizeof *rt);
+    if (!rt)
+        return HBG_E_NOMEM;
+    rt->cfg = *cfg;
+    if (rt->cfg.nranks == 0)
+        rt->cfg.nranks = 1;
+    rt->dev = cfg->device;
+    rt->heap_bytes = cfg->heap_bytes ? cfg->heap_bytes : HBG_DEFAULT_HEAP_BYTES;
+    hbg_orch_config oc = {
+        .task_window = cfg->task_window,
+        .heap_bytes = rt->heap_bytes,
+        .keep_definitions = cfg->keep_definitions,
+        .rank = rt->cfg.rank,
+        .nranks = rt->cfg.nranks,
+    };
+    hbg_status st = hbg_orch_create(&oc, &rt->orch);
+    if (st) {
+        free(rt);
+        return st;
+    }
+    hbg_orch_set_timing(rt->orch, cfg->breakdown, cfg->records);
+    *out = rt;
+    return HBG_OK;
+}
+
+void hbg_runtime_destroy(hbg_runtime *rt)
+{
+    if (!rt)
+        return;
+    for (uint32_t i = 0; i < HBG_MAX_PROGRAM_ARGS; i++)
+        if (rt->argbufs[i].dev)
+            hbg_device_free(rt->dev, rt->argbufs[i].dev);
+    for (uint32_t i = 0; i < rt->ndevdefs; i++)
+        hbg_device_free(rt->dev, rt->devdefs[i].dev);
+    if (rt->heap_dev)
+        hbg_device_free(rt->dev, rt->heap_dev);
+    if (rt->arena_dev)
+        hbg_device_free(rt->dev, rt->arena_dev);
+    free(rt->staging);
+    hbg_orch_destroy(rt->orch);
+    free(rt);
+}
+
+const hbg_orch *hbg_runtime_orch(const hbg_runtime *rt)
+{
+    return rt ? rt->orch : NULL;
+}
+
+static void span(const hbg_runtime *rt, const hbg_pass_report *rep, uint64_t hid, int depth, const char *name,
+                 uint64_t ts, uint64_t dur, bool dev)
+{
+    hbg_span s = {.inv = rep->inv, .hid = hid, .pid = rep->trace.pid, .tid = hbg_gettid(), .depth = depth,
+                  .name = name, .ts = ts, .dur = dur, .dev_clock = dev};
+    hbg_log_span(rt->cfg.log, &s);
+}
+
+hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep)
+{
+    if (!rt || !p || !rep)
+        return HBG_E_INVAL;
+    memset(rep, 0, sizeof *rep);
+    rep->inv = atomic_fetch_add(&g_inv, 1) + 1;
+    rep->trace.pid = (uint32_t)getpid();
+    rep->trace.inv = rep->inv;
+    rep->failed_segment = HBG_SEGMENT_COUNT;
+    uint64_t hid = hbg_hash64(p->name ? p->name : "", p->name ? strlen(p->name) : 0);
+    hbg_recpool *rec = rt->cfg.records;
+    if (rec)
+        hbg_recpool_arm(rec, rep->trace.pid, rep->inv);
+
+    uint64_t t_run = hbg_mono_ns();
+    hbg_status st = hbg_bind_pass(rt, p, rep);
+    uint64_t t_bound = hbg_mono_ns();
+    rt->passes++;
+
+    /* From here on the pass is over: formatting is allowed. */
+    uint64_t dropped = 0;
+    if (rec) {
+        dropped = hbg_recpool_dropped(rec);
+        hbg_recpool_disarm(rec);
+        if (rt->cfg.records_fd >= 0) {
+            hbg_status wst = hbg_recpool_write_jsonl(rec, rt->cfg.records_fd);
+            if (wst && !st)
+                st = wst;
+        }
+    }
+    for (int k = 0; k < HBG_OP_COUNT; k++)
+        rep->trace.op[k].dropped = dropped;
+    static const hbg_phase cp[] = {HBG_PH_HOST_ORCH, HBG_PH_GRAPH_UPLOAD, HBG_PH_ARENA_H2D};
+    for (uint32_t i = 0; i < rep->trace.nran; i++)
+        for (unsigned j = 0; j < 3; j++)
+            if (rep->trace.order[i] == cp[j])
+                rep->control_plane_ns += rep->trace.seg[cp[j]].dur_ns;
+    if (rt->cfg.breakdown)
+        hbg_bind_trace_emit(rt->cfg.log, &rep->trace);
+    span(rt, rep, hid, 1, "chip.run.bind", t_run, t_bound - t_run, false);
+
+    if (!st && !skip_device) {
+        uint64_t t0 = hbg_mono_ns();
+        st = hbg_runner_run(rt, rep);
+        uint64_t t1 = hbg_mono_ns();
+        span(rt, rep, hid, 2, "chip.run.runner_run.device_wall", 0, rep->run.device_wall_ns, true);
+        span(rt, rep, hid, 1, "chip.run.runner_run", t0, t1 - t0, false);
+    }
+    span(rt, rep, hid, 0, "chip.run", t_run, hbg_mono_ns() - t_run, false);
+    rep->status = st;
+    return st;
+}
+
+void hbg_runtime_poison_host(hbg_runtime *rt, unsigned char pattern)
+{
+    hbg_orch *o = rt->orch;
+    memset(o->tasks, pattern, (size_t)o->ntasks * sizeof *o->tasks);
+    memset(o->fanins, pattern, (size_t)o->nfanin * sizeof *o->fanins);
+    memset(o->tensors, pattern, (size_t)o->ntensor * sizeof *o->tensors);
+    memset(o->scalars, pattern, (size_t)o->nscalar * sizeof *o->scalars);
+    memset(o->preds, pattern, (size_t)o->npred * sizeof *o->preds);
+    memset(o->replays, pattern, (size_t)o->nreplay * sizeof *o->replays);
+    memset(o->btensors, pattern, (size_t)o->nbtensor * sizeof *o->btensors);
+    memset(o->bscalars, pattern, (size_t)o->nbscalar * sizeof *o->bscalars);
+    memset(o->deftab, pattern, (size_t)o->ndeftab * sizeof *o->deftab);
+    memset(o->def_pool, pattern, (size_t)o->def_pool_used);
+    if (rt->staging)
+        memset(rt->staging, pattern, (size_t)rt->arena_cap);
+}

@@ -1,0 +1,290 @@
+/* The bind pass: ten segments, each timed, each once.
+ *
+ * Execution order: args, arena_build, static_arena, gm_heap, runtime_init,
+ * host_orch, graph_upload, shared_mem, host_view_close, arena_h2d. The
+ * last one is the pass's only copy of the image to the device; everything
+ * before it prepares the host side or touches regions that persist (caller
+ * buffers, the GM heap, Definitions), so a pass that fails before arena_h2d
+ * leaves nothing half-written on the device that a later pass could read.
+ *
+ * Inside a pass nothing allocates host memory, takes a lock or formats text,
+ * except where a device region must grow (a cold path, named as such).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bind/bind_internal.h"
+#include "graph/graph_internal.h"
+
+typedef struct seg_clock {
+    hbg_bind_trace *bt;
+    hbg_recpool *rec;
+    hbg_phase cur;
+    uint64_t t0;
+} seg_clock;
+
+static void seg_begin(seg_clock *c, hbg_phase s)
+{
+    c->cur = s;
+    c->t0 = hbg_mono_ns();
+}
+
+static void seg_attr(seg_clock *c, const char *k, uint64_t v)
+{
+    hbg_seg_trace *sg = &c->bt->seg[c->cur];
+    if (sg->nattr < HBG_MAX_ATTRS)
+        sg->attr[sg->nattr++] = (hbg_attr){k, v};
+}
+
+static void seg_end(seg_clock *c, uint64_t detail)
+{
+    uint64_t t1 = hbg_mono_ns();
+    hbg_seg_trace *sg = &c->bt->seg[c->cur];
+    sg->start_ns = c->t0;
+    sg->dur_ns = t1 - c->t0;
+    c->bt->order[c->bt->nran++] = (uint8_t)c->cur;
+    if (c->rec)
+        hbg_rec(c->rec, c->cur, c->t0, t1, detail);
+}
+
+/* args: caller tensors into device buffers (kept across passes), host views
+ * for the ones read back after the run. */
+static hbg_status seg_args(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
+{
+    uint32_t staged = 0;
+    uint64_t bytes = 0;
+    hbg_status st = HBG_OK;
+    rt->nviews = 0;
+    if (p->nargs > HBG_MAX_PROGRAM_ARGS)
+        st = HBG_E_INVAL;
+    for (uint32_t i = 0; i < p->nargs && !st; i++) {
+        const hbg_host_tensor *a = &p->args[i];
+        hbg_argbuf *ab = &rt->argbufs[i];
+        uint64_t n = a->layout.nbytes;
+        if (!a->host || n == 0 || a->dir > HBG_INOUT || a->dir == HBG_OUT_EXISTING) {
+            st = HBG_E_INVAL;
+            break;
+        }
+        if (ab->cap < n) {
+            /* Cold: a buffer is reserved the first time an argument of this
+             * size is seen, then reused pass after pass. */
+            if (ab->dev)
+                hbg_device_free(rt->dev, ab->dev);
+            ab->dev = 0, ab->cap = 0, ab->staged_from = NULL;
+            st = hbg_device_alloc(rt->dev, n, &ab->dev);
+            if (st)
+                break;
+            ab->cap = n;
+        }
+        if (a->dir != HBG_OUT) {
+            bool fresh = a->persistent && ab->staged_from == a->host && ab->staged_bytes == n;
+            if (!fresh) {
+                st = hbg_device_h2d(rt->dev, ab->dev, a->host, n);
+                if (st)
+                    break;
+                staged++;
+                bytes += n;
+                ab->staged_from = a->persistent ? a->host : NULL;
+                ab->staged_bytes = n;
+            }
+        }
+        if (a->dir != HBG_IN)
+            rt->views[rt->nviews++] = (hbg_hostview){a->host, ab->dev, n};
+        rt->devargs[i] = a->layout;
+        rt->devargs[i].addr = ab->dev;
+        rt->devargs[i].nbytes = n;
+        rt->devargs[i].creator = 0;
+    }
+    seg_attr(c, "ntensor", p->nargs);
+    seg_attr(c, "staged", staged);
+    seg_attr(c, "bytes", bytes);
+    seg_end(c, bytes);
+    return st;
+}
+
+static hbg_status grow_arena(hbg_runtime *rt, uint64_t need)
+{
+    uint64_t cap = rt->arena_cap ? rt->arena_cap : HBG_ARENA_INITIAL;
+    while (cap < need)
+        cap *= 2;
+    unsigned char *staging = realloc(rt->staging, cap);
+    if (!staging)
+        return HBG_E_NOMEM;
+    rt->staging = staging;
+    uint64_t dev;
+    hbg_status st = hbg_device_alloc(rt->dev, cap, &dev);
+    if (st)
+        return st;
+    if (rt->arena_dev)
+        hbg_device_free(rt->dev, rt->arena_dev);
+    rt->arena_dev = dev;
+    rt->arena_cap = cap;
+    return HBG_OK;
+}
+
+hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report *rep)
+{
+    hbg_bind_trace *bt = &rep->trace;
+    seg_clock c = {.bt = bt, .rec = rt->cfg.records};
+    hbg_orch *o = rt->orch;
+    hbg_status st;
+    rt->bound = false;
+
+    seg_begin(&c, HBG_PH_ARGS);
+    if ((st = seg_args(rt, p, &c)))
+        goto fail;
+
+    /* arena_build: the header's place and the arena the pass will need at
+     * least; pure arithmetic. */
+    seg_begin(&c, HBG_PH_ARENA_BUILD);
+    uint64_t header = (sizeof(hbg_img_header) + 63) & ~63ull;
+    seg_attr(&c, "bytes", rt->arena_cap ? rt->arena_cap : HBG_ARENA_INITIAL);
+    seg_attr(&c, "device", header);
+    seg_end(&c, 0);
+
+    /* static_arena: pooled regions, committed once and kept. */
+    seg_begin(&c, HBG_PH_STATIC_ARENA);
+    st = HBG_OK;
+    if (!rt->committed) {
+        st = hbg_device_alloc(rt->dev, rt->heap_bytes, &rt->heap_dev);
+        if (!st)
+            st = grow_arena(rt, HBG_ARENA_INITIAL);
+        if (!st)
+            rt->committed = true;
+        else if (rt->heap_dev)
+            hbg_device_free(rt->dev, rt->heap_dev), rt->heap_dev = 0;
+    }
+    seg_attr(&c, "heap", rt->heap_bytes);
+    seg_attr(&c, "arena", rt->arena_cap);
+    seg_end(&c, 0);
+    if (st)
+        goto fail;
+
+    /* gm_heap: this pass's heap is the whole committed region, empty. */
+    seg_begin(&c, HBG_PH_GM_HEAP);
+    hbg_orch_begin_pass(o, rt->heap_dev, rt->devargs, p->nargs);
+    seg_end(&c, 0);
+
+    seg_begin(&c, HBG_PH_RUNTIME_INIT);
+    memset(&rt->layout, 0, sizeof rt->layout);
+    rt->layout.h.magic = HBG_IMG_MAGIC;
+    rt->layout.h.version = HBG_IMG_VERSION;
+    rt->layout.h.rank = rt->cfg.rank;
+    rt->layout.h.nranks = rt->cfg.nranks;
+    rt->layout.h.pass = o->pass;
+    seg_end(&c, 0);
+
+    seg_begin(&c, HBG_PH_HOST_ORCH);
+    hbg_status ost = p->orch ? p->orch(o, p->ctx) : HBG_E_INVAL;
+    st = hbg_orch_end_pass(o);
+    if (!st && ost)
+        st = ost == HBG_E_INVAL && !p->orch ? HBG_E_INVAL : ost;
+    rep->tasks = o->ntasks;
+    rep->heap_used = o->heap_used;
+    rep->replays = o->nreplay;
+    seg_attr(&c, "tasks", o->ntasks);
+    seg_attr(&c, "heap_used", o->heap_used);
+    seg_end(&c, o->ntasks);
+    for (int k = 0; k < HBG_OP_COUNT; k++) {
+        bt->op[k].total_ns = o->ops[k].total_ns;
+        bt->op[k].count = o->ops[k].count;
+        bt->op[k].detail_sum = o->ops[k].detail_sum;
+    }
+    if (st)
+        goto fail;
+
+    /* graph_upload: each Definition the device does not hold yet goes up
+     * once, keyed by content hash, and stays for later passes. */
+    seg_begin(&c, HBG_PH_GRAPH_UPLOAD);
+    uint32_t up = 0;
+    uint64_t up_bytes = 0;
+    for (uint32_t i = 0; i < o->ndeftab && !st; i++) {
+        hbg_img_def *d = &o->deftab[i];
+        const hbg_devdef *have = NULL;
+        for (uint32_t j = 0; j < rt->ndevdefs; j++)
+            if (rt->devdefs[j].hash == d->hash && rt->devdefs[j].bytes == d->bytes) {
+                have = &rt->devdefs[j];
+                break;
+            }
+        if (!have) {
+            if (rt->ndevdefs >= HBG_DEVTABLE_CAP) {
+                st = HBG_E_DEF_POOL_FULL;
+                break;
+            }
+            hbg_devdef *nd = &rt->devdefs[rt->ndevdefs];
+            nd->hash = d->hash;
+            nd->bytes = d->bytes;
+            st = hbg_device_alloc(rt->dev, d->bytes, &nd->dev);
+            if (!st)
+                st = hbg_device_h2d(rt->dev, nd->dev, hbg_def_image(o, i), d->bytes);
+            if (st) {
+                if (nd->dev)
+                    hbg_device_free(rt->dev, nd->dev);
+                break;
+            }
+            rt->ndevdefs++;
+            have = nd;
+            up++;
+            up_bytes += d->bytes;
+        }
+        d->addr = have->dev;
+    }
+    rep->defs_uploaded = up;
+    seg_attr(&c, "defs", up);
+    seg_attr(&c, "bytes", up_bytes);
+    seg_attr(&c, "submissions", o->nreplay);
+    seg_end(&c, up_bytes);
+    if (st)
+        goto fail;
+
+    /* shared_mem: size the live image; grow the arena only if it must. */
+    seg_begin(&c, HBG_PH_SHARED_MEM);
+    hbg_layout *l = &rt->layout;
+    hbg_arena_layout(o, rt->cfg.rank, rt->cfg.nranks, o->pass, l);
+    if (l->total > rt->arena_cap)
+        st = grow_arena(rt, l->total);
+    uint64_t sm = st ? 0 : hbg_arena_pack_image(o, l, rt->staging);
+    seg_attr(&c, "bytes", sm);
+    seg_end(&c, sm);
+    if (st)
+        goto fail;
+
+    seg_begin(&c, HBG_PH_HOST_VIEW_CLOSE);
+    seg_attr(&c, "count", rt->nviews);
+    seg_attr(&c, "bytes", 0);
+    seg_end(&c, 0);
+
+    /* arena_h2d: the one copy — header, live image, submission block. */
+    seg_begin(&c, HBG_PH_ARENA_H2D);
+    uint64_t subs = hbg_arena_pack_subs(o, l, rt->staging);
+    memcpy(rt->staging, &l->h, sizeof l->h);
+    st = hbg_device_h2d(rt->dev, rt->arena_dev, rt->staging, l->total);
+    seg_attr(&c, "nt", o->ntasks);
+    seg_attr(&c, "bytes", st ? 0 : l->total);
+    seg_attr(&c, "copied", l->header_bytes);
+    seg_attr(&c, "sm", l->image_bytes);
+    seg_attr(&c, "subs", subs);
+    seg_end(&c, l->total);
+    if (st)
+        goto fail;
+    rep->shipped_bytes = l->total;
+    rt->bound = true;
+    return HBG_OK;
+
+fail:
+    if (o->in_pass)
+        hbg_orch_end_pass(o);
+    rep->failed_segment = c.cur;
+    return st;
+}
+
+hbg_status hbg_runner_run(hbg_runtime *rt, hbg_pass_report *rep)
+{
+    if (!rt->bound)
+        return HBG_E_STATE;
+    hbg_status st = rt->dev->ops->run(rt->dev, rt->arena_dev, rt->layout.total, rt->cfg.kernels, &rep->run);
+    for (uint32_t i = 0; i < rt->nviews && !st; i++)
+        st = hbg_device_d2h(rt->dev, rt->views[i].host, rt->views[i].dev, rt->views[i].bytes);
+    rep->device_ran = true;
+    return st;
+}

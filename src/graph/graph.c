@@ -1,0 +1,349 @@
+/* submit_graph: the Definition cache, boundary signatures, replays.
+ *
+ * A call costs, in the common case of a key already recorded: one cache
+ * probe, one linear pass over the boundary (signature check, fanins, the
+ * boundary image), one GM bump allocation and one outer task. Recording
+ * happens once per key per pass (or once ever, with kept Definitions).
+ */
+#include <string.h>
+
+#include "graph/graph_internal.h"
+
+void hbg_graph_begin_pass(hbg_orch *o)
+{
+    o->defs_built = 0;
+    o->fallbacks = 0;
+    if (!o->cfg.keep_definitions) {
+        /* Re-recording every pass (the original system's behaviour): the
+         * pool and the cache start empty, so a pass never reads a
+         * Definition it did not build itself. */
+        o->ndefs = 0;
+        o->def_pool_used = 0;
+    }
+}
+
+static hbg_def_entry *find_def(hbg_orch *o, uint64_t key)
+{
+    for (uint32_t i = 0; i < o->ndefs; i++)
+        if (o->defs[i].key == key)
+            return &o->defs[i];
+    return NULL;
+}
+
+static bool tmpl_equal(const hbg_tensor *a, const hbg_tensor *b)
+{
+    if (a->ndim != b->ndim || a->dtype != b->dtype)
+        return false;
+    for (unsigned d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d])
+            return false;
+    return true;
+}
+
+/* Limits that do not need a look at each slot. */
+static hbg_status check_boundary(const hbg_boundary *b)
+{
+    if (!b)
+        return HBG_E_INVAL;
+    if (b->ntensors > HBG_MAX_BOUNDARY_TENSORS || b->nscalars > HBG_MAX_BOUNDARY_SCALARS)
+        return HBG_E_BOUNDARY_TOO_WIDE;
+    if ((b->ntensors && !b->args) || (b->nscalars && !b->scalars) || (b->ndeps && !b->deps) ||
+        b->ndeps > HBG_MAX_FANINS)
+        return HBG_E_INVAL;
+    return HBG_OK;
+}
+
+/* One look at each slot: its direction, its range (kept for inference),
+ * and, against a Definition, its part of the signature. Linear in the
+ * width; aliasing comes from the index hbg_boundary_index() built. */
+static hbg_status scan_boundary(const hbg_boundary *b, const hbg_def_entry *e, const uint16_t *alias,
+                                hbg_range *rng)
+{
+    const hbg_bsig *s = e ? &e->sig : NULL;
+    if (s && (s->nbt != b->ntensors || s->nbs != b->nscalars))
+        return HBG_E_BOUNDARY_MISMATCH;
+    for (uint32_t k = 0; k < b->ntensors; k++) {
+        const hbg_arg *a = &b->args[k];
+        if (!a->t || (a->dir != HBG_IN && a->dir != HBG_INOUT && a->dir != HBG_OUT_EXISTING) ||
+            !hbg_tensor_byte_range(a->t, &rng[k].lo, &rng[k].hi) || rng[k].hi > a->t->nbytes)
+            return HBG_E_INVAL;
+        if (s && (s->dir[k] != a->dir || s->alias[k] != alias[k] || !tmpl_equal(&s->tmpl[k], a->t)))
+            return HBG_E_BOUNDARY_MISMATCH;
+    }
+    return HBG_OK;
+}
+
+static void *pool_take(hbg_orch *o, uint64_t bytes)
+{
+    uint64_t at = (o->def_pool_used + 63) & ~63ull;
+    if (at > o->def_pool_cap || bytes > o->def_pool_cap - at)
+        return NULL;
+    o->def_pool_used = at + bytes;
+    return o->def_pool + at;
+}
+
+#define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
+
+/* Packs the recorder's arrays into one relocatable image and hashes it. */
+static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, const hbg_boundary *b,
+                                   const uint16_t *alias)
+{
+    uint64_t t0 = hbg_op_begin(o);
+    const hbg_recorder *r = &o->rec;
+    hbg_def_header h;
+    memset(&h, 0, sizeof h);
+    h.magic = HBG_DEF_MAGIC;
+    h.nnodes = r->nnodes;
+    h.key = key;
+    h.heap_bytes = (r->heap_used + HBG_HEAP_ALIGN - 1) & ~(uint64_t)(HBG_HEAP_ALIGN - 1);
+    h.nbt = b->ntensors;
+    h.nbs = b->nscalars;
+    h.nfanin = r->nfanin, h.ntarg = r->ntarg, h.nsarg = r->nsarg, h.npred = r->npred;
+    uint64_t off = ALIGN8(sizeof h);
+    h.off_nodes = off, off = ALIGN8(off + (uint64_t)r->nnodes * sizeof(hbg_def_node));
+    h.off_fanins = off, off = ALIGN8(off + (uint64_t)r->nfanin * sizeof(uint32_t));
+    h.off_targs = off, off = ALIGN8(off + (uint64_t)r->ntarg * sizeof(hbg_def_targ));
+    h.off_sargs = off, off = ALIGN8(off + (uint64_t)r->nsarg * sizeof(hbg_def_sarg));
+    h.off_preds = off, off = ALIGN8(off + (uint64_t)r->npred * sizeof(hbg_def_pred));
+    h.off_btemplates = off, off = ALIGN8(off + (uint64_t)b->ntensors * sizeof(hbg_tensor));
+    h.bytes = off;
+
+    unsigned char *img = pool_take(o, h.bytes);
+    if (!img)
+        return HBG_E_DEF_POOL_FULL;
+    /* Alignment gaps are zeroed so the hash sees only defined bytes. */
+    memset(img, 0, h.bytes);
+    memcpy(img + h.off_nodes, r->nodes, (size_t)r->nnodes * sizeof(hbg_def_node));
+    memcpy(img + h.off_fanins, r->fanins, (size_t)r->nfanin * sizeof(uint32_t));
+    memcpy(img + h.off_targs, r->targs, (size_t)r->ntarg * sizeof(hbg_def_targ));
+    memcpy(img + h.off_sargs, r->sargs, (size_t)r->nsarg * sizeof(hbg_def_sarg));
+    memcpy(img + h.off_preds, r->preds, (size_t)r->npred * sizeof(hbg_def_pred));
+
+    memset(&e->sig, 0, offsetof(hbg_bsig, tmpl));
+    e->sig.nbt = b->ntensors;
+    e->sig.nbs = b->nscalars;
+    hbg_tensor *tm = (hbg_tensor *)(void *)(img + h.off_btemplates);
+    for (uint32_t k = 0; k < b->ntensors; k++) {
+        const hbg_tensor *t = b->args[k].t;
+        hbg_tensor l;
+        memset(&l, 0, sizeof l);
+        l.ndim = t->ndim;
+        l.dtype = t->dtype;
+        for (unsigned d = 0; d < t->ndim; d++)
+            l.shape[d] = t->shape[d], l.strides[d] = t->strides[d];
+        tm[k] = l;
+        e->sig.tmpl[k] = l;
+        e->sig.dir[k] = b->args[k].dir;
+        e->sig.alias[k] = alias[k];
+    }
+    memcpy(img, &h, sizeof h);
+    uint64_t hash = hbg_hash64(img, h.bytes);
+    memcpy(img + offsetof(hbg_def_header, hash), &hash, sizeof hash);
+
+    e->key = key;
+    e->pass = o->pass;
+    e->used = true;
+    e->img = (const hbg_def_header *)(void *)img;
+    e->deftab_stamp_pass = 0;
+    hbg_def_info *in = &e->info;
+    memset(in, 0, sizeof *in);
+    in->key = key;
+    in->hash = hash;
+    in->nodes = r->nnodes;
+    for (uint32_t i = 0; i < r->nnodes; i++) {
+        const hbg_def_node *n = &r->nodes[i];
+        int kind = n->kind == HBG_TASK_DUMMY ? HBG_NODE_DUMMY
+                 : n->kind == HBG_TASK_ALLOC ? HBG_NODE_ALLOC
+                 : n->core == HBG_CORE_AIC   ? HBG_NODE_AIC
+                 : n->core == HBG_CORE_AIV   ? HBG_NODE_AIV
+                                             : HBG_NODE_MIX;
+        in->by_kind[kind]++;
+        in->predicated += n->has_pred;
+    }
+    in->boundary_tensors = b->ntensors;
+    in->boundary_scalars = b->nscalars;
+    for (uint32_t k = 0; k < b->ntensors; k++) {
+        uint8_t d = b->args[k].dir;
+        in->boundary_in += d == HBG_IN;
+        in->boundary_inout += d == HBG_INOUT;
+        in->boundary_out_existing += d == HBG_OUT_EXISTING;
+    }
+    in->image_bytes = h.bytes;
+    in->heap_bytes = h.heap_bytes;
+    o->defs_built++;
+    if (o->timing)
+        hbg_op_end(o, HBG_OP_BUILD_DEFINITION, t0, r->nnodes);
+    return HBG_OK;
+}
+
+static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
+                         hbg_def_entry **out)
+{
+    hbg_recorder *r = &o->rec;
+    uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
+    r->active = true;
+    r->b = b;
+    r->heap_used = 0;
+    r->nnodes = r->nfanin = r->ntarg = r->nsarg = r->npred = r->nviews = 0;
+    hbg_tmap_reset(&r->map);
+    hbg_boundary_index(r, b, alias);
+    uint32_t depth0 = o->scope_depth;
+    hbg_status err0 = o->err;
+    o->err = HBG_OK;
+    hbg_status st = body(o, ctx, b);
+    r->active = false;
+    if (!st && o->scope_depth != depth0)
+        st = HBG_E_SCOPE;
+    /* A body that ignored a failed submit must not become a Definition;
+     * the first failure inside it is the one worth reporting. */
+    if (!st)
+        st = o->err;
+    o->err = err0 ? err0 : o->err;
+    if (st)
+        return st;
+    hbg_def_entry *e = find_def(o, key);
+    if (!e) {
+        if (o->ndefs >= HBG_DEF_CACHE_CAP)
+            return HBG_E_DEF_POOL_FULL;
+        e = &o->defs[o->ndefs++];
+    }
+    st = build_definition(o, e, key, b, alias);
+    if (st)
+        return st;
+    *out = e;
+    return HBG_OK;
+}
+
+/* Runs the body as ordinary tasks (eager mode, or a mismatch the caller
+ * allowed to fall back). Scalar slots resolve against this boundary. */
+static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const hbg_boundary *b)
+{
+    const hbg_boundary *saved = o->body_boundary;
+    hbg_status err0 = o->err;
+    o->err = HBG_OK;
+    o->body_boundary = b;
+    hbg_status st = body(o, ctx, b);
+    o->body_boundary = saved;
+    if (!st)
+        st = o->err;
+    o->err = err0 ? err0 : o->err;
+    return st;
+}
+
+/* The outer task and boundary image of one replay. */
+static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, const hbg_range *rng,
+                         hbg_task_id *id)
+{
+    for (uint32_t i = 0; i < b->ndeps; i++)
+        if (b->deps[i] >= o->ntasks)
+            return HBG_E_BAD_DEP;
+    uint32_t n0 = o->ntasks, f0 = o->nfanin, t0 = o->ntensor;
+    uint64_t h0 = o->heap_used;
+    uint64_t heap_base = 0;
+    uint32_t tid;
+    hbg_status st = hbg_orch_heap_alloc(o, e->img->heap_bytes, &heap_base);
+    if (!st)
+        st = hbg_orch_new_task(o, HBG_TASK_REPLAY, &tid);
+    for (uint32_t i = 0; i < b->ndeps && !st; i++)
+        st = hbg_orch_add_fanin(o, tid, b->deps[i]);
+    bool infer = o->manual_depth == 0;
+    for (uint32_t k = 0; k < b->ntensors && !st && infer; k++)
+        st = hbg_orch_task_reads(o, tid, b->args[k].t, rng[k].lo, rng[k].hi);
+    /* Only written slots need a stable copy: the tensor map points at it. */
+    uint32_t nw = 0;
+    for (uint32_t k = 0; k < b->ntensors && !st; k++) {
+        if (b->args[k].dir == HBG_IN)
+            continue;
+        o->tensors[o->ntensor] = *b->args[k].t;
+        st = hbg_orch_task_writes(o, tid, &o->tensors[o->ntensor++], rng[k].lo, rng[k].hi, b->args[k].dir);
+        nw++;
+    }
+    if (st) {
+        o->ntasks = n0, o->nfanin = f0, o->ntensor = t0, o->heap_used = h0;
+        return st;
+    }
+    o->tasks[tid].tensor_cnt = nw;
+
+    if (e->deftab_stamp_pass != o->pass) {
+        e->deftab_stamp_pass = (uint32_t)o->pass;
+        e->deftab_index = o->ndeftab;
+        o->deftab[o->ndeftab] = (hbg_img_def){.addr = 0, .bytes = e->img->bytes, .hash = e->img->hash};
+        o->deftab_entry[o->ndeftab++] = (uint32_t)(e - o->defs);
+    }
+    hbg_img_replay *rp = &o->replays[o->nreplay];
+    rp->def = e->deftab_index;
+    rp->task = tid;
+    rp->btensor_off = o->nbtensor;
+    rp->bscalar_off = o->nbscalar;
+    rp->heap_base = heap_base;
+    for (uint32_t k = 0; k < b->ntensors; k++) {
+        const hbg_tensor *t = b->args[k].t;
+        o->btensors[o->nbtensor++] = (hbg_img_btensor){t->addr, t->nbytes, t->offset};
+    }
+    memcpy(o->bscalars + o->nbscalar, b->scalars, (size_t)b->nscalars * sizeof(uint64_t));
+    o->nbscalar += b->nscalars;
+    o->tasks[tid].replay = o->nreplay++;
+    *id = tid;
+    return HBG_OK;
+}
+
+hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
+                            const hbg_boundary *b, uint32_t flags, hbg_task_id *id)
+{
+    hbg_task_id dummy_id;
+    if (!id)
+        id = &dummy_id;
+    *id = HBG_TASK_NONE;
+    if (!o || !body)
+        return HBG_E_INVAL;
+    if (!o->in_pass)
+        return HBG_E_STATE;
+    /* A Graph inside a Graph body would need nested Definitions. */
+    if (o->rec.active || o->body_boundary)
+        return hbg_orch_fail(o, HBG_E_GRAPH_CAPTURE);
+    hbg_status st = check_boundary(b);
+    if (st)
+        return hbg_orch_fail(o, st);
+    if (o->cfg.eager)
+        return hbg_orch_fail(o, run_inline(o, body, ctx, b));
+
+    uint64_t t0 = hbg_op_begin(o);
+    o->depth_timed++;
+    hbg_range rng[HBG_MAX_BOUNDARY_TENSORS];
+    uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
+    hbg_def_entry *e = find_def(o, key);
+    if (e && !(e->pass == o->pass || o->cfg.keep_definitions))
+        e = NULL; /* recorded by an earlier pass: record again */
+    hbg_boundary_index(&o->rec, b, alias);
+    st = scan_boundary(b, e, alias, rng);
+    if (st == HBG_E_BOUNDARY_MISMATCH && (flags & HBG_GRAPH_FALLBACK)) {
+        o->fallbacks++;
+        st = run_inline(o, body, ctx, b);
+        goto out;
+    }
+    if (st)
+        goto out;
+    if (e)
+        e->pass = o->pass;
+    else if ((st = record(o, key, body, ctx, b, &e)))
+        goto out;
+    st = replay(o, e, b, rng, id);
+out:
+    o->depth_timed--;
+    if (o->timing)
+        hbg_op_end(o, HBG_OP_GRAPH_SUBMIT, t0, *id == HBG_TASK_NONE ? 0 : *id);
+    return hbg_orch_fail(o, st);
+}
+
+uint32_t hbg_orch_def_count(const hbg_orch *o)
+{
+    return o ? o->ndefs : 0;
+}
+
+hbg_status hbg_orch_def_info(const hbg_orch *o, uint32_t i, hbg_def_info *out)
+{
+    if (!o || !out || i >= o->ndefs)
+        return HBG_E_INVAL;
+    *out = o->defs[i].info;
+    return HBG_OK;
+}

@@ -1,0 +1,343 @@
+/* Recording a Graph body into Definition nodes.
+ *
+ * While a body records, its submits land here instead of in the window.
+ * Each tensor argument is expressed relative to the replay rather than to
+ * this call: a boundary slot, a view of one (element delta), or a byte
+ * offset into the replay's own GM block. Buffers the body allocates get
+ * addresses in a private range (REC_BASE) during recording, so they can be
+ * told apart from real device addresses by value alone, and so the body can
+ * pass them from node to node exactly as it would outside a Graph.
+ */
+#include <string.h>
+
+#include "graph/graph_internal.h"
+
+static inline uint32_t hash_addr(uint64_t a)
+{
+    a ^= a >> 29;
+    a *= 0xbf58476d1ce4e5b9ull;
+    a ^= a >> 32;
+    return (uint32_t)a;
+}
+
+#define BTAB (2 * HBG_MAX_BOUNDARY_TENSORS)
+
+/* Slot chain of boundary tensors sharing a buffer: lookup table keyed by
+ * address, valid for one stamp, so a new boundary costs no clearing. */
+void hbg_boundary_index(hbg_recorder *r, const hbg_boundary *b, uint16_t *alias)
+{
+    r->stamp++;
+    for (uint32_t k = 0; k < b->ntensors; k++) {
+        uint64_t a = b->args[k].t->addr;
+        uint32_t i = hash_addr(a) & (BTAB - 1);
+        while (r->bstamp[i] == r->stamp && r->bkey[i] != a)
+            i = (i + 1) & (BTAB - 1);
+        if (r->bstamp[i] != r->stamp) {
+            r->bstamp[i] = r->stamp;
+            r->bkey[i] = a;
+            r->bslot[i] = (uint16_t)k;
+            r->bnext[k] = 0xffff;
+            if (alias)
+                alias[k] = (uint16_t)k;
+        } else {
+            /* Append to the chain so the first slot stays the chain head. */
+            uint16_t j = r->bslot[i];
+            if (alias)
+                alias[k] = j;
+            while (r->bnext[j] != 0xffff)
+                j = r->bnext[j];
+            r->bnext[j] = (uint16_t)k;
+            r->bnext[k] = 0xffff;
+        }
+    }
+}
+
+static int boundary_head(const hbg_recorder *r, uint64_t addr)
+{
+    uint32_t i = hash_addr(addr) & (BTAB - 1);
+    while (r->bstamp[i] == r->stamp) {
+        if (r->bkey[i] == addr)
+            return r->bslot[i];
+        i = (i + 1) & (BTAB - 1);
+    }
+    return -1;
+}
+
+static bool same_view(const hbg_tensor *a, const hbg_tensor *b)
+{
+    if (a->offset != b->offset || a->ndim != b->ndim || a->dtype != b->dtype)
+        return false;
+    for (unsigned d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d])
+            return false;
+    return true;
+}
+
+/* The recorded layout: everything that is the same in every replay. */
+static hbg_tensor layout_of(const hbg_tensor *t, bool keep_offset_size)
+{
+    hbg_tensor l;
+    memset(&l, 0, sizeof l);
+    l.ndim = t->ndim;
+    l.dtype = t->dtype;
+    for (unsigned d = 0; d < t->ndim && d < HBG_MAX_DIMS; d++) {
+        l.shape[d] = t->shape[d];
+        l.strides[d] = t->strides[d];
+    }
+    if (keep_offset_size) {
+        l.offset = t->offset;
+        l.nbytes = t->nbytes;
+    }
+    return l;
+}
+
+static hbg_status rec_alloc(hbg_recorder *r, uint64_t heap_cap, uint64_t bytes, uint64_t *off)
+{
+    uint64_t at = (r->heap_used + HBG_HEAP_ALIGN - 1) & ~(uint64_t)(HBG_HEAP_ALIGN - 1);
+    if (bytes > heap_cap || at > heap_cap - bytes)
+        return HBG_E_HEAP_EXHAUSTED;
+    r->heap_used = at + bytes;
+    *off = at;
+    return HBG_OK;
+}
+
+/* Expresses `t` relative to the replay. */
+static hbg_status classify(const hbg_recorder *r, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                           hbg_def_targ *out)
+{
+    if (t->addr >= HBG_REC_BASE && t->addr - HBG_REC_BASE < r->heap_used) {
+        out->cls = HBG_TARG_NODE_OUT;
+        out->heap_off = t->addr - HBG_REC_BASE;
+        out->layout = layout_of(t, true);
+        return HBG_OK;
+    }
+    int k = boundary_head(r, t->addr);
+    if (k < 0)
+        return HBG_E_GRAPH_CAPTURE;
+    int view = -1;
+    for (int j = k; j != 0xffff; j = r->bnext[j]) {
+        const hbg_tensor *bt = r->b->args[j].t;
+        if (same_view(t, bt)) {
+            out->cls = HBG_TARG_BOUNDARY;
+            out->ref = (uint32_t)j;
+            out->layout = layout_of(t, false);
+            return HBG_OK;
+        }
+        uint64_t blo, bhi;
+        if (view < 0 && bt->dtype == t->dtype && hbg_tensor_byte_range(bt, &blo, &bhi) && lo >= blo && hi <= bhi)
+            view = j;
+    }
+    if (view < 0)
+        return HBG_E_GRAPH_CAPTURE;
+    out->cls = HBG_TARG_BVIEW;
+    out->ref = (uint32_t)view;
+    out->delta = (int64_t)(t->offset - r->b->args[view].t->offset);
+    out->layout = layout_of(t, false);
+    return HBG_OK;
+}
+
+static hbg_status node_fanin(hbg_recorder *r, hbg_def_node *n, uint32_t from)
+{
+    if (r->node_stamp[from] == r->stamp_node)
+        return HBG_OK;
+    if (n->fanin_cnt >= HBG_MAX_FANINS)
+        return HBG_E_TOO_MANY_FANINS;
+    r->node_stamp[from] = r->stamp_node;
+    r->fanins[r->nfanin++] = from;
+    n->fanin_cnt++;
+    return HBG_OK;
+}
+
+typedef struct visit_ctx {
+    hbg_recorder *r;
+    hbg_def_node *n;
+    uint32_t self;
+} visit_ctx;
+
+static hbg_status visit(void *ctx, uint32_t writer)
+{
+    visit_ctx *c = ctx;
+    return writer == c->self ? HBG_OK : node_fanin(c->r, c->n, writer);
+}
+
+static hbg_status infer_read(hbg_recorder *r, hbg_def_node *n, uint32_t self, const hbg_tensor *t,
+                             uint64_t lo, uint64_t hi)
+{
+    visit_ctx c = {r, n, self};
+    return hbg_tmap_readers_deps(&r->map, t, lo, hi, visit, &c);
+}
+
+static hbg_status record_write(hbg_recorder *r, uint32_t self, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                               uint8_t dir)
+{
+    hbg_tensor *v = &r->views[r->nviews++];
+    *v = *t;
+    return hbg_tmap_write(&r->map, v, lo, hi, self, dir == HBG_INOUT || dir == HBG_OUT_EXISTING);
+}
+
+static hbg_def_node *new_node(hbg_recorder *r, uint8_t kind)
+{
+    if (r->nnodes >= HBG_MAX_DEF_NODES)
+        return NULL;
+    hbg_def_node *n = &r->nodes[r->nnodes];
+    memset(n, 0, sizeof *n);
+    n->kind = kind;
+    n->kernel_aic = n->kernel_aiv = HBG_KERNEL_NONE;
+    n->blocks = 1;
+    n->fanin_off = r->nfanin;
+    n->targ_off = r->ntarg;
+    n->sarg_off = r->nsarg;
+    r->stamp_node++;
+    return n;
+}
+
+typedef struct rec_mark {
+    uint32_t nfanin, ntarg, nsarg, npred, nviews;
+    uint64_t heap_used;
+} rec_mark;
+
+static rec_mark mark(const hbg_recorder *r)
+{
+    return (rec_mark){r->nfanin, r->ntarg, r->nsarg, r->npred, r->nviews, r->heap_used};
+}
+
+static void rollback(hbg_recorder *r, rec_mark m)
+{
+    r->nfanin = m.nfanin, r->ntarg = m.ntarg, r->nsarg = m.nsarg, r->npred = m.npred;
+    r->nviews = m.nviews, r->heap_used = m.heap_used;
+}
+
+hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
+{
+    hbg_recorder *r = &o->rec;
+    uint64_t t0 = hbg_op_begin(o);
+    hbg_range rng[HBG_MAX_TASK_TENSORS + 1];
+    hbg_status st = hbg_orch_validate_task(o, t, dummy, rng);
+    for (uint32_t i = 0; i < t->ndeps && !st; i++)
+        if (!(t->deps[i] & HBG_NODE_ID_BIT) || (t->deps[i] & ~HBG_NODE_ID_BIT) >= r->nnodes)
+            st = HBG_E_BAD_DEP;
+    hbg_def_node *n = st ? NULL : new_node(r, dummy ? HBG_TASK_DUMMY : HBG_TASK_KERNEL);
+    if (!st && !n)
+        st = HBG_E_POOL_EXHAUSTED;
+    if (st)
+        goto out;
+    uint32_t self = r->nnodes;
+    rec_mark m = mark(r);
+    for (uint32_t i = 0; i < t->ndeps && !st; i++)
+        st = node_fanin(r, n, t->deps[i] & ~HBG_NODE_ID_BIT);
+    if (!dummy && !st) {
+        n->core = t->core;
+        n->sync_start = t->sync_start;
+        n->kernel_aic = t->kernel_aic;
+        n->kernel_aiv = t->kernel_aiv;
+        n->blocks = t->blocks;
+        for (uint32_t i = 0; i < t->nscalars; i++) {
+            int16_t slot = t->scalar_slots ? t->scalar_slots[i] : -1;
+            r->sargs[r->nsarg++] = (hbg_def_sarg){.slot = slot, .pad = 0, .value = slot >= 0 ? 0 : t->scalars[i]};
+        }
+        n->sarg_cnt = t->nscalars;
+        bool infer = o->manual_depth == 0;
+        for (uint32_t i = 0; i < t->ntensors && !st; i++) {
+            hbg_arg *a = &t->args[i];
+            hbg_def_targ *g = &r->targs[r->ntarg];
+            memset(g, 0, sizeof *g);
+            g->dir = a->dir;
+            if (a->dir == HBG_OUT) {
+                uint64_t off;
+                if (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
+                    st = HBG_E_INVAL;
+                    break;
+                }
+                st = rec_alloc(r, o->cfg.heap_bytes, rng[i].hi, &off);
+                if (st)
+                    break;
+                a->t->addr = HBG_REC_BASE + off;
+                a->t->nbytes = rng[i].hi;
+                a->t->creator = 0;
+                g->cls = HBG_TARG_OWN_OUT;
+                g->heap_off = off;
+                g->layout = layout_of(a->t, true);
+            } else {
+                st = classify(r, a->t, rng[i].lo, rng[i].hi, g);
+                if (!st && infer && a->dir != HBG_NO_DEP)
+                    st = infer_read(r, n, self, a->t, rng[i].lo, rng[i].hi);
+            }
+            r->ntarg++;
+        }
+        n->targ_cnt = t->ntensors;
+        if (t->pred && !st) {
+            hbg_def_pred *p = &r->preds[r->npred];
+            memset(p, 0, sizeof *p);
+            const hbg_range *pr = &rng[HBG_MAX_TASK_TENSORS];
+            st = classify(r, t->pred->t, pr->lo, pr->hi, &p->where);
+            if (!st && infer)
+                st = infer_read(r, n, self, t->pred->t, pr->lo, pr->hi);
+            p->byte_offset = t->pred->byte_offset;
+            p->value = t->pred->value;
+            p->op = t->pred->op;
+            p->elem_size = t->pred->elem_size;
+            n->has_pred = 1;
+            n->pred = r->npred++;
+        }
+        for (uint32_t i = 0; i < t->ntensors && !st; i++) {
+            const hbg_arg *a = &t->args[i];
+            if (a->dir == HBG_OUT || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING)
+                st = record_write(r, self, a->t, rng[i].lo, rng[i].hi, a->dir);
+        }
+    }
+    if (st) {
+        rollback(r, m);
+        goto out;
+    }
+    r->nnodes++;
+    *id = HBG_NODE_ID_BIT | self;
+out:
+    if (o->timing)
+        hbg_op_end(o, HBG_OP_RECORD_NODE, t0, r->nnodes);
+    return st;
+}
+
+hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
+{
+    hbg_recorder *r = &o->rec;
+    uint64_t t0 = hbg_op_begin(o);
+    hbg_status st = HBG_OK;
+    hbg_def_node *node = new_node(r, HBG_TASK_ALLOC);
+    if (!node) {
+        st = HBG_E_POOL_EXHAUSTED;
+        goto out;
+    }
+    uint32_t self = r->nnodes;
+    rec_mark m = mark(r);
+    for (uint32_t i = 0; i < n && !st; i++) {
+        uint64_t lo, hi, off;
+        if (!ts[i] || !hbg_tensor_byte_range(ts[i], &lo, &hi)) {
+            st = HBG_E_INVAL;
+            break;
+        }
+        st = rec_alloc(r, o->cfg.heap_bytes, hi, &off);
+        if (st)
+            break;
+        ts[i]->addr = HBG_REC_BASE + off;
+        ts[i]->nbytes = hi;
+        ts[i]->creator = 0;
+        hbg_def_targ *g = &r->targs[r->ntarg++];
+        memset(g, 0, sizeof *g);
+        g->cls = HBG_TARG_OWN_OUT;
+        g->dir = HBG_OUT;
+        g->heap_off = off;
+        g->layout = layout_of(ts[i], true);
+        st = record_write(r, self, ts[i], lo, hi, HBG_OUT);
+    }
+    node->targ_cnt = n;
+    if (st) {
+        rollback(r, m);
+        goto out;
+    }
+    r->nnodes++;
+    *id = HBG_NODE_ID_BIT | self;
+out:
+    if (o->timing)
+        hbg_op_end(o, HBG_OP_RECORD_NODE, t0, r->nnodes);
+    return st;
+}

@@ -1,0 +1,103 @@
+/* Eager execution: each task runs the moment it is submitted, in program
+ * order, on whatever memory its tensors name (host memory in practice).
+ *
+ * This is the reference a device run is checked against: program order is a
+ * valid schedule only if every dependency the program relies on is one the
+ * runtime honours, so a lost edge shows up as a difference between the two.
+ */
+#include <string.h>
+
+#include "orch/orch_internal.h"
+
+static bool pred_true(const hbg_img_pred *p)
+{
+    uint64_t w = 0;
+    /* Little-endian hosts only: the low elem_size bytes are the word. */
+    memcpy(&w, (const void *)(uintptr_t)p->addr, p->elem_size);
+    switch (p->op) {
+    case HBG_CMP_EQ: return w == p->value;
+    case HBG_CMP_NE: return w != p->value;
+    case HBG_CMP_LT: return w < p->value;
+    case HBG_CMP_LE: return w <= p->value;
+    case HBG_CMP_GT: return w > p->value;
+    default: return w >= p->value;
+    }
+}
+
+static int call(const hbg_kernel_table *kt, uint16_t kid, hbg_kernel_args *a)
+{
+    hbg_kernel_fn fn = kt ? hbg_kernel_lookup(kt, kid) : NULL;
+    if (!fn)
+        return -HBG_E_KERNEL;
+    return fn(a);
+}
+
+hbg_status hbg_eager_run_task(hbg_orch *o, uint32_t task)
+{
+    const hbg_img_task *t = &o->tasks[task];
+    if (t->kind != HBG_TASK_KERNEL || (t->has_pred && !pred_true(&o->preds[t->pred])))
+        return HBG_OK;
+    hbg_kernel_args a = {
+        .ntensors = t->tensor_cnt,
+        .tensors = o->tensors + t->tensor_off,
+        .nscalars = t->scalar_cnt,
+        .scalars = o->scalars + t->scalar_off,
+        .nblocks = t->blocks,
+        .rank = o->cfg.rank,
+        .nranks = o->cfg.nranks,
+        .services = o->cfg.services,
+    };
+    for (uint32_t b = 0; b < t->blocks; b++) {
+        a.block = b;
+        int rc = 0;
+        if (t->core == HBG_CORE_AIC || t->core == HBG_CORE_MIX) {
+            a.core = HBG_CORE_AIC;
+            rc = call(o->cfg.kernels, t->kernel_aic, &a);
+        }
+        if (rc == 0 && (t->core == HBG_CORE_AIV || t->core == HBG_CORE_MIX)) {
+            a.core = HBG_CORE_AIV;
+            rc = call(o->cfg.kernels, t->kernel_aiv, &a);
+        }
+        if (rc > 0)
+            return HBG_E_KERNEL;
+        if (rc < 0)
+            return (hbg_status)-rc;
+    }
+    return HBG_OK;
+}
+
+#include <sys/mman.h>
+
+#include "hbg/runtime.h"
+
+hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
+                         uint32_t rank, uint32_t nranks, void *services)
+{
+    if (!p || !p->orch || !kt || p->nargs > 256 || (p->nargs && !p->args))
+        return HBG_E_INVAL;
+    if (heap_bytes == 0)
+        heap_bytes = HBG_DEFAULT_HEAP_BYTES;
+    void *heap = mmap(NULL, heap_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (heap == MAP_FAILED)
+        return HBG_E_NOMEM;
+    hbg_tensor args[256];
+    for (uint32_t i = 0; i < p->nargs; i++) {
+        args[i] = p->args[i].layout;
+        args[i].addr = (uint64_t)(uintptr_t)p->args[i].host;
+        args[i].creator = 0;
+    }
+    hbg_orch_config cfg = {.heap_base = (uint64_t)(uintptr_t)heap, .heap_bytes = heap_bytes, .eager = true,
+                           .kernels = kt, .services = services, .rank = rank, .nranks = nranks};
+    hbg_orch *o;
+    hbg_status st = hbg_orch_create(&cfg, &o);
+    if (!st) {
+        hbg_orch_begin_pass(o, cfg.heap_base, args, p->nargs);
+        hbg_status ost = p->orch(o, p->ctx);
+        st = hbg_orch_end_pass(o);
+        if (!st)
+            st = ost;
+        hbg_orch_destroy(o);
+    }
+    munmap(heap, heap_bytes);
+    return st;
+}

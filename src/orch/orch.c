@@ -1,0 +1,476 @@
+/* The orchestrator: tasks, scopes, the GM heap, dependency inference.
+ *
+ * This file is the bind hot path. Each submit validates its limits first,
+ * then appends to the host mirror's arrays (sized for the worst case at
+ * creation, so appends never check capacity), then infers its fanins. The
+ * tensor map is updated last, so a submit that fails leaves the map as if
+ * the task had never been offered.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "orch/orch_internal.h"
+
+/* Worst-case arrays are reserved, not touched: pages a pass never reaches
+ * are never committed, so a 16384-task window costs what a pass uses. */
+static void *reserve(size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 1;
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void unreserve(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes ? bytes : 1);
+}
+
+#define W ((size_t)o->window)
+#define ARRAYS(X)                                                                  \
+    X(tasks, W)                                                                    \
+    X(fanins, W * HBG_MAX_FANINS)                                                  \
+    X(tensors, W * HBG_MAX_TASK_TENSORS)                                           \
+    X(scalars, W * HBG_MAX_TASK_SCALARS)                                           \
+    X(preds, W)                                                                    \
+    X(replays, W)                                                                  \
+    X(btensors, W * HBG_MAX_BOUNDARY_TENSORS)                                      \
+    X(bscalars, W * HBG_MAX_BOUNDARY_SCALARS)                                      \
+    X(deftab, HBG_DEF_CACHE_CAP)                                                   \
+    X(deftab_entry, HBG_DEF_CACHE_CAP)                                             \
+    X(task_stamp, W)
+#define REC_ARRAYS(X)                                                              \
+    X(nodes, HBG_MAX_DEF_NODES)                                                    \
+    X(fanins, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_FANINS)                          \
+    X(targs, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_TASK_TENSORS)                     \
+    X(sargs, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_TASK_SCALARS)                     \
+    X(preds, HBG_MAX_DEF_NODES)                                                    \
+    X(views, (size_t)HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1))               \
+    X(node_stamp, HBG_MAX_DEF_NODES)
+
+hbg_status hbg_orch_create(const hbg_orch_config *cfg, hbg_orch **out)
+{
+    *out = NULL;
+    hbg_orch *o = calloc(1, sizeof *o);
+    if (!o)
+        return HBG_E_NOMEM;
+    o->cfg = *cfg;
+    o->window = cfg->task_window ? cfg->task_window : HBG_DEFAULT_TASK_WINDOW;
+    if (o->cfg.nranks == 0)
+        o->cfg.nranks = 1;
+    bool ok = true;
+#define ALLOC(name, n) ok = ok && (o->name = reserve((n) * sizeof *o->name)) != NULL;
+    ARRAYS(ALLOC)
+#undef ALLOC
+#define ALLOC(name, n) ok = ok && (o->rec.name = reserve((n) * sizeof *o->rec.name)) != NULL;
+    REC_ARRAYS(ALLOC)
+#undef ALLOC
+    o->def_pool_cap = cfg->def_pool_bytes ? cfg->def_pool_bytes : (64ull << 20);
+    ok = ok && (o->def_pool = reserve(o->def_pool_cap)) != NULL;
+    /* A task touches at most 32 tensors plus a predicate word. */
+    ok = ok && hbg_tmap_init(&o->map, o->window * 4u, o->window * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
+    ok = ok && hbg_tmap_init(&o->rec.map, HBG_MAX_DEF_NODES * 2u,
+                             HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
+    if (!ok) {
+        hbg_orch_destroy(o);
+        return HBG_E_NOMEM;
+    }
+    *out = o;
+    return HBG_OK;
+}
+
+void hbg_orch_destroy(hbg_orch *o)
+{
+    if (!o)
+        return;
+#define FREE(name, n) unreserve(o->name, (n) * sizeof *o->name);
+    ARRAYS(FREE)
+#undef FREE
+#define FREE(name, n) unreserve(o->rec.name, (n) * sizeof *o->rec.name);
+    REC_ARRAYS(FREE)
+#undef FREE
+    unreserve(o->def_pool, o->def_pool_cap);
+    hbg_tmap_free(&o->map);
+    hbg_tmap_free(&o->rec.map);
+    free(o);
+}
+
+void hbg_orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records)
+{
+    o->timing = on || records != NULL;
+    o->recpool = records;
+}
+
+void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, const hbg_tensor *args, uint32_t nargs)
+{
+    o->pass++;
+    o->in_pass = true;
+    o->err = HBG_OK;
+    o->cfg.heap_base = heap_base;
+    o->heap_used = 0;
+    o->args = args;
+    o->nargs = nargs;
+    o->ntasks = o->nfanin = o->ntensor = o->nscalar = o->npred = 0;
+    o->nreplay = o->nbtensor = o->nbscalar = o->ndeftab = 0;
+    o->scope_depth = o->manual_depth = 0;
+    o->body_boundary = NULL;
+    o->rec.active = false;
+    memset(o->ops, 0, sizeof o->ops);
+    o->depth_timed = 0;
+    hbg_tmap_reset(&o->map);
+    hbg_graph_begin_pass(o);
+}
+
+hbg_status hbg_orch_end_pass(hbg_orch *o)
+{
+    if (o->in_pass && o->err == HBG_OK && (o->scope_depth != 0 || o->rec.active))
+        o->err = HBG_E_SCOPE;
+    o->in_pass = false;
+    return o->err;
+}
+
+hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st)
+{
+    if (st && o->err == HBG_OK)
+        o->err = st;
+    return st;
+}
+
+void hbg_op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail)
+{
+    uint64_t t1 = hbg_mono_ns();
+    hbg_opstat *s = &o->ops[op - HBG_SEGMENT_COUNT];
+    s->total_ns += t1 - t0;
+    s->count++;
+    s->detail_sum += detail;
+    if (o->recpool)
+        hbg_rec(o->recpool, op, t0, t1, detail);
+}
+
+hbg_status hbg_orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr)
+{
+    uint64_t at = (o->heap_used + HBG_HEAP_ALIGN - 1) & ~(uint64_t)(HBG_HEAP_ALIGN - 1);
+    if (bytes > o->cfg.heap_bytes || at > o->cfg.heap_bytes - bytes)
+        return HBG_E_HEAP_EXHAUSTED;
+    o->heap_used = at + bytes;
+    *addr = o->cfg.heap_base + at;
+    return HBG_OK;
+}
+
+hbg_status hbg_orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id)
+{
+    if (o->ntasks >= o->window)
+        return HBG_E_WINDOW_FULL;
+    uint32_t i = o->ntasks++;
+    hbg_img_task *t = &o->tasks[i];
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    t->kernel_aic = t->kernel_aiv = HBG_KERNEL_NONE;
+    t->blocks = 1;
+    t->fanin_off = o->nfanin;
+    t->tensor_off = o->ntensor;
+    t->scalar_off = o->nscalar;
+    /* A fresh stamp per task makes the de-dup array valid without clearing. */
+    o->stamp++;
+    *id = i;
+    return HBG_OK;
+}
+
+hbg_status hbg_orch_add_fanin(hbg_orch *o, uint32_t task, uint32_t pred)
+{
+    if (o->task_stamp[pred] == o->stamp)
+        return HBG_OK;
+    hbg_img_task *t = &o->tasks[task];
+    if (t->fanin_cnt >= HBG_MAX_FANINS)
+        return HBG_E_TOO_MANY_FANINS;
+    o->task_stamp[pred] = o->stamp;
+    o->fanins[o->nfanin++] = pred;
+    t->fanin_cnt++;
+    return HBG_OK;
+}
+
+typedef struct fanin_ctx {
+    hbg_orch *o;
+    uint32_t task;
+} fanin_ctx;
+
+static hbg_status visit_writer(void *ctx, uint32_t writer)
+{
+    fanin_ctx *c = ctx;
+    return writer == c->task ? HBG_OK : hbg_orch_add_fanin(c->o, c->task, writer);
+}
+
+hbg_status hbg_orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi)
+{
+    fanin_ctx c = {o, task};
+    return hbg_tmap_readers_deps(&o->map, t, lo, hi, visit_writer, &c);
+}
+
+hbg_status hbg_orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                                uint8_t dir)
+{
+    /* An in-place write that covers an earlier write makes it unreachable:
+     * later readers need only the newer writer, which already follows it. */
+    return hbg_tmap_write(&o->map, t, lo, hi, task, dir == HBG_INOUT || dir == HBG_OUT_EXISTING);
+}
+
+static bool core_ok(const hbg_task *t)
+{
+    switch (t->core) {
+    case HBG_CORE_AIC: return t->kernel_aic != HBG_KERNEL_NONE;
+    case HBG_CORE_AIV: return t->kernel_aiv != HBG_KERNEL_NONE;
+    case HBG_CORE_MIX: return t->kernel_aic != HBG_KERNEL_NONE && t->kernel_aiv != HBG_KERNEL_NONE;
+    default: return false;
+    }
+}
+
+/* Checks everything a submit can check before touching the mirror. */
+hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dummy, hbg_range *rng)
+{
+    if (!dummy) {
+        if (t->ntensors > HBG_MAX_TASK_TENSORS)
+            return HBG_E_TOO_MANY_TENSORS;
+        if (t->nscalars > HBG_MAX_TASK_SCALARS)
+            return HBG_E_TOO_MANY_SCALARS;
+        if (!core_ok(t) || t->blocks == 0 || (t->ntensors && !t->args) || (t->nscalars && !t->scalars))
+            return HBG_E_INVAL;
+        for (uint32_t i = 0; i < t->ntensors; i++) {
+            const hbg_arg *a = &t->args[i];
+            if (!a->t || a->dir > HBG_NO_DEP)
+                return HBG_E_INVAL;
+            /* The range is computed once here and reused by inference. */
+            if (a->dir != HBG_OUT &&
+                (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi) || rng[i].hi > a->t->nbytes))
+                return HBG_E_INVAL;
+        }
+        if (t->scalar_slots) {
+            uint32_t nbs = o->body_boundary ? o->body_boundary->nscalars : 0;
+            if (o->rec.active)
+                nbs = o->rec.b->nscalars;
+            for (uint32_t i = 0; i < t->nscalars; i++)
+                if (t->scalar_slots[i] >= 0 && (uint32_t)t->scalar_slots[i] >= nbs)
+                    return o->rec.active || o->body_boundary ? HBG_E_INVAL : HBG_E_GRAPH_CAPTURE;
+        }
+        if (t->pred) {
+            const hbg_pred *p = t->pred;
+            unsigned es = p->elem_size;
+            hbg_range *pr = &rng[HBG_MAX_TASK_TENSORS];
+            if (!p->t || (es != 1 && es != 2 && es != 4 && es != 8) || p->op > HBG_CMP_GE ||
+                p->byte_offset > p->t->nbytes || es > p->t->nbytes - p->byte_offset ||
+                !hbg_tensor_byte_range(p->t, &pr->lo, &pr->hi))
+                return HBG_E_INVAL;
+        }
+    }
+    if (t->ndeps > HBG_MAX_FANINS)
+        return HBG_E_TOO_MANY_FANINS;
+    if (t->ndeps && !t->deps)
+        return HBG_E_INVAL;
+    return HBG_OK;
+}
+
+/* The common body of submit_task and submit_dummy outside recording. */
+static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
+{
+    hbg_range rng[HBG_MAX_TASK_TENSORS + 1];
+    hbg_status st = hbg_orch_validate_task(o, t, dummy, rng);
+    if (st)
+        return st;
+    for (uint32_t i = 0; i < t->ndeps; i++)
+        if (t->deps[i] >= o->ntasks)
+            return HBG_E_BAD_DEP;
+
+    /* Remember the live lengths so a failure can take the task back. */
+    uint32_t n0 = o->ntasks, f0 = o->nfanin, t0 = o->ntensor, s0 = o->nscalar, p0 = o->npred;
+    uint64_t h0 = o->heap_used;
+    uint32_t tid;
+    st = hbg_orch_new_task(o, dummy ? HBG_TASK_DUMMY : HBG_TASK_KERNEL, &tid);
+    if (st)
+        return st;
+    hbg_img_task *d = &o->tasks[tid];
+    for (uint32_t i = 0; i < t->ndeps && !st; i++)
+        st = hbg_orch_add_fanin(o, tid, t->deps[i]);
+
+    if (!dummy && !st) {
+        d->core = t->core;
+        d->sync_start = t->sync_start;
+        d->kernel_aic = t->kernel_aic;
+        d->kernel_aiv = t->kernel_aiv;
+        d->blocks = t->blocks;
+        d->tensor_cnt = t->ntensors;
+        d->scalar_cnt = t->nscalars;
+        for (uint32_t i = 0; i < t->nscalars; i++) {
+            int16_t slot = t->scalar_slots ? t->scalar_slots[i] : -1;
+            o->scalars[o->nscalar++] = slot >= 0 ? o->body_boundary->scalars[slot] : t->scalars[i];
+        }
+        bool infer = o->manual_depth == 0;
+        for (uint32_t i = 0; i < t->ntensors && !st; i++) {
+            hbg_arg *a = &t->args[i];
+            if (a->dir == HBG_OUT) {
+                uint64_t addr;
+                a->t->addr = 0;
+                if (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
+                    st = HBG_E_INVAL;
+                    break;
+                }
+                st = hbg_orch_heap_alloc(o, rng[i].hi, &addr);
+                if (st)
+                    break;
+                a->t->addr = addr;
+                a->t->nbytes = rng[i].hi;
+                a->t->creator = tid + 1;
+            } else if (infer && a->dir != HBG_NO_DEP) {
+                st = hbg_orch_task_reads(o, tid, a->t, rng[i].lo, rng[i].hi);
+            }
+            o->tensors[o->ntensor++] = *a->t;
+        }
+        if (t->pred && !st) {
+            if (infer)
+                st = hbg_orch_task_reads(o, tid, t->pred->t, rng[HBG_MAX_TASK_TENSORS].lo,
+                                         rng[HBG_MAX_TASK_TENSORS].hi);
+            d->has_pred = 1;
+            d->pred = o->npred;
+            o->preds[o->npred++] = (hbg_img_pred){.addr = t->pred->t->addr + t->pred->byte_offset,
+                                                  .value = t->pred->value,
+                                                  .op = t->pred->op,
+                                                  .elem_size = t->pred->elem_size};
+        }
+        for (uint32_t i = 0; i < t->ntensors && !st; i++) {
+            const hbg_arg *a = &t->args[i];
+            if (a->dir == HBG_OUT || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING)
+                st = hbg_orch_task_writes(o, tid, &o->tensors[d->tensor_off + i], rng[i].lo, rng[i].hi, a->dir);
+        }
+    }
+    if (st) {
+        o->ntasks = n0, o->nfanin = f0, o->ntensor = t0, o->nscalar = s0, o->npred = p0;
+        o->heap_used = h0;
+        return st;
+    }
+    if (o->cfg.eager && !dummy) {
+        st = hbg_eager_run_task(o, tid);
+        if (st)
+            return st;
+    }
+    *id = tid;
+    return HBG_OK;
+}
+
+hbg_status hbg_submit_task(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
+{
+    hbg_task_id dummy_id;
+    if (!id)
+        id = &dummy_id;
+    *id = HBG_TASK_NONE;
+    if (!o || !t)
+        return HBG_E_INVAL;
+    if (!o->in_pass)
+        return HBG_E_STATE;
+    if (o->rec.active)
+        return hbg_orch_fail(o, hbg_record_task(o, t, false, id));
+    uint64_t t0 = hbg_op_begin(o);
+    hbg_status st = submit(o, t, false, id);
+    if (o->timing)
+        hbg_op_end(o, HBG_OP_SUBMIT_TASK, t0, *id == HBG_TASK_NONE ? 0 : *id);
+    return hbg_orch_fail(o, st);
+}
+
+hbg_status hbg_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps, hbg_task_id *id)
+{
+    hbg_task_id dummy_id;
+    if (!id)
+        id = &dummy_id;
+    *id = HBG_TASK_NONE;
+    if (!o)
+        return HBG_E_INVAL;
+    if (!o->in_pass)
+        return HBG_E_STATE;
+    hbg_task t = {.ndeps = ndeps, .deps = deps};
+    if (o->rec.active)
+        return hbg_orch_fail(o, hbg_record_task(o, &t, true, id));
+    uint64_t t0 = hbg_op_begin(o);
+    hbg_status st = submit(o, &t, true, id);
+    if (o->timing)
+        hbg_op_end(o, HBG_OP_SUBMIT_TASK, t0, *id == HBG_TASK_NONE ? 0 : *id);
+    return hbg_orch_fail(o, st);
+}
+
+hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
+{
+    hbg_task_id dummy_id;
+    if (!id)
+        id = &dummy_id;
+    *id = HBG_TASK_NONE;
+    if (!o || (n && !ts))
+        return HBG_E_INVAL;
+    if (!o->in_pass)
+        return HBG_E_STATE;
+    if (n > HBG_MAX_ALLOC_TENSORS)
+        return hbg_orch_fail(o, HBG_E_TOO_MANY_TENSORS);
+    if (o->rec.active)
+        return hbg_orch_fail(o, hbg_record_alloc(o, n, ts, id));
+    uint64_t t0 = hbg_op_begin(o);
+    uint32_t n0 = o->ntasks, e0 = o->ntensor;
+    uint64_t h0 = o->heap_used;
+    uint32_t tid;
+    uint64_t lo[HBG_MAX_ALLOC_TENSORS], hi[HBG_MAX_ALLOC_TENSORS];
+    hbg_status st = hbg_orch_new_task(o, HBG_TASK_ALLOC, &tid);
+    for (uint32_t i = 0; i < n && !st; i++) {
+        uint64_t addr;
+        if (!ts[i] || !hbg_tensor_byte_range(ts[i], &lo[i], &hi[i])) {
+            st = HBG_E_INVAL;
+            break;
+        }
+        st = hbg_orch_heap_alloc(o, hi[i], &addr);
+        if (st)
+            break;
+        ts[i]->addr = addr;
+        ts[i]->nbytes = hi[i];
+        ts[i]->creator = tid + 1;
+        o->tensors[o->ntensor++] = *ts[i];
+    }
+    /* The creator is the buffers' first writer: readers reach the buffer
+     * through it, as they reach any runtime-allocated output. */
+    for (uint32_t i = 0; i < n && !st; i++)
+        st = hbg_orch_task_writes(o, tid, &o->tensors[e0 + i], lo[i], hi[i], HBG_OUT);
+    if (st) {
+        o->ntasks = n0, o->ntensor = e0, o->heap_used = h0;
+    } else {
+        o->tasks[tid].tensor_cnt = n;
+        *id = tid;
+    }
+    if (o->timing)
+        hbg_op_end(o, HBG_OP_ALLOC_TENSORS, t0, st ? 0 : tid);
+    return hbg_orch_fail(o, st);
+}
+
+hbg_status hbg_scope_begin(hbg_orch *o, hbg_scope_mode mode)
+{
+    if (!o || (mode != HBG_SCOPE_AUTO && mode != HBG_SCOPE_MANUAL))
+        return HBG_E_INVAL;
+    if (o->scope_depth >= HBG_MAX_SCOPE_DEPTH || (mode == HBG_SCOPE_AUTO && o->manual_depth > 0))
+        return hbg_orch_fail(o, HBG_E_SCOPE);
+    o->scope_mode[o->scope_depth++] = (uint8_t)mode;
+    if (mode == HBG_SCOPE_MANUAL)
+        o->manual_depth++;
+    return HBG_OK;
+}
+
+hbg_status hbg_scope_end(hbg_orch *o)
+{
+    if (!o)
+        return HBG_E_INVAL;
+    if (o->scope_depth == 0)
+        return hbg_orch_fail(o, HBG_E_SCOPE);
+    if (o->scope_mode[--o->scope_depth] == HBG_SCOPE_MANUAL)
+        o->manual_depth--;
+    return HBG_OK;
+}
+
+hbg_status hbg_orch_error(const hbg_orch *o) { return o ? o->err : HBG_E_INVAL; }
+uint32_t hbg_orch_task_count(const hbg_orch *o) { return o->ntasks; }
+uint64_t hbg_orch_heap_used(const hbg_orch *o) { return o->heap_used; }
+uint32_t hbg_orch_nargs(const hbg_orch *o) { return o->nargs; }
+const hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i) { return i < o->nargs ? &o->args[i] : NULL; }
+uint32_t hbg_orch_rank(const hbg_orch *o) { return o->cfg.rank; }
+uint32_t hbg_orch_nranks(const hbg_orch *o) { return o->cfg.nranks; }

@@ -1,0 +1,309 @@
+/* The tensor map (see tensormap.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "orch/tensormap.h"
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t p = 16;
+    while (p < n && p < (1u << 30))
+        p <<= 1;
+    return p;
+}
+
+hbg_status hbg_tmap_init(hbg_tmap *m, uint32_t buffers, uint32_t entries)
+{
+    memset(m, 0, sizeof *m);
+    uint32_t nbufs = pow2_at_least(buffers * 2u);
+    uint32_t nbuckets = pow2_at_least(entries * 2u);
+    m->bufs = calloc(nbufs, sizeof *m->bufs);
+    m->buckets = calloc(nbuckets, sizeof *m->buckets);
+    m->entries = calloc(entries ? entries : 1, sizeof *m->entries);
+    m->links = calloc((size_t)(entries ? entries : 1) * HBG_TMAP_NARROW, sizeof *m->links);
+    if (!m->bufs || !m->buckets || !m->entries || !m->links) {
+        hbg_tmap_free(m);
+        return HBG_E_NOMEM;
+    }
+    m->buf_mask = nbufs - 1;
+    m->bucket_mask = nbuckets - 1;
+    m->gen = 1;
+    m->cap_entries = entries;
+    m->cap_links = entries * HBG_TMAP_NARROW;
+    return HBG_OK;
+}
+
+void hbg_tmap_free(hbg_tmap *m)
+{
+    free(m->bufs);
+    free(m->buckets);
+    free(m->entries);
+    free(m->links);
+    memset(m, 0, sizeof *m);
+}
+
+void hbg_tmap_reset(hbg_tmap *m)
+{
+    /* A slot whose generation is not current reads as empty, so a reset is
+     * one increment; only when the counter wraps are the tables cleared. */
+    if (++m->gen == 0) {
+        memset(m->bufs, 0, ((size_t)m->buf_mask + 1) * sizeof *m->bufs);
+        memset(m->buckets, 0, ((size_t)m->bucket_mask + 1) * sizeof *m->buckets);
+        m->gen = 1;
+    }
+    m->nbufs = m->nbuckets = m->nentries = m->nlinks = 0;
+}
+
+static inline uint32_t mix64(uint64_t a)
+{
+    a ^= a >> 33;
+    a *= 0xff51afd7ed558ccdull;
+    a ^= a >> 33;
+    return (uint32_t)a;
+}
+
+static unsigned ceil_log2(uint64_t v)
+{
+    unsigned l = 0;
+    while (l < 63 && (1ull << l) < v)
+        l++;
+    return l;
+}
+
+/* The buffer record of `addr`; with `t`, claimed if absent. NULL when absent
+ * (or when the table is full). */
+static hbg_tmap_buf *find_buf(hbg_tmap *m, uint64_t addr, const hbg_tensor *t, uint64_t hi)
+{
+    uint32_t i = mix64(addr) & m->buf_mask;
+    for (;; i = (i + 1) & m->buf_mask) {
+        hbg_tmap_buf *b = &m->bufs[i];
+        if (b->gen != m->gen) {
+            /* Keep the load under one half so probe chains stay short. */
+            if (!t || (m->nbufs + 1) * 2 > m->buf_mask + 1)
+                return NULL;
+            uint64_t size = t->nbytes > hi ? t->nbytes : hi;
+            unsigned l = ceil_log2(size);
+            b->gen = m->gen;
+            b->addr = addr;
+            b->shift = (uint8_t)(l > HBG_TMAP_BUCKETS_LOG2 + 6 ? l - HBG_TMAP_BUCKETS_LOG2 : 6);
+            b->all = b->wide = TMAP_NIL;
+            m->nbufs++;
+            return b;
+        }
+        if (b->addr == addr)
+            return b;
+    }
+}
+
+static hbg_tmap_bucket *find_bucket(hbg_tmap *m, uint64_t addr, uint64_t index, bool create)
+{
+    uint32_t i = mix64(addr ^ (index * 0x9e3779b97f4a7c15ull)) & m->bucket_mask;
+    for (;; i = (i + 1) & m->bucket_mask) {
+        hbg_tmap_bucket *k = &m->buckets[i];
+        if (k->gen != m->gen) {
+            if (!create || (m->nbuckets + 1) * 2 > m->bucket_mask + 1)
+                return NULL;
+            k->gen = m->gen;
+            k->addr = addr;
+            k->index = index;
+            k->head = TMAP_NIL;
+            m->nbuckets++;
+            return k;
+        }
+        if (k->addr == addr && k->index == index)
+            return k;
+    }
+}
+
+/* Per-dimension element boxes, available when the strides are positive and
+ * each divides the one before it (a row-major layout, possibly padded). */
+static bool box_of(const hbg_tensor *t, uint64_t start[HBG_MAX_DIMS])
+{
+    uint64_t rem = t->offset;
+    for (unsigned d = 0; d < t->ndim; d++) {
+        if (t->strides[d] <= 0)
+            return false;
+        uint64_t s = (uint64_t)t->strides[d];
+        if (d + 1 < t->ndim && (t->strides[d + 1] <= 0 || s % (uint64_t)t->strides[d + 1] != 0))
+            return false;
+        start[d] = rem / s;
+        rem %= s;
+    }
+    return rem == 0;
+}
+
+static bool same_layout(const hbg_tensor *a, const hbg_tensor *b)
+{
+    if (a->ndim != b->ndim || a->dtype != b->dtype || a->ndim == 0)
+        return false;
+    for (unsigned d = 0; d < a->ndim; d++)
+        if (a->strides[d] != b->strides[d])
+            return false;
+    return true;
+}
+
+bool hbg_views_overlap(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
+                       const hbg_tensor *b, uint64_t blo, uint64_t bhi)
+{
+    if (alo >= bhi || blo >= ahi)
+        return false;
+    if (!same_layout(a, b))
+        return true;
+    uint64_t sa[HBG_MAX_DIMS], sb[HBG_MAX_DIMS];
+    if (!box_of(a, sa) || !box_of(b, sb))
+        return true;
+    for (unsigned d = 0; d < a->ndim; d++) {
+        /* The outermost dimension may run past the stride pattern; the
+         * remaining ones must stay inside their stride to be a box. */
+        if (d > 0) {
+            uint64_t span = (uint64_t)a->strides[d - 1] / (uint64_t)a->strides[d];
+            if (sa[d] + a->shape[d] > span || sb[d] + b->shape[d] > span)
+                return true;
+        }
+        if (sa[d] >= sb[d] + b->shape[d] || sb[d] >= sa[d] + a->shape[d])
+            return false;
+    }
+    return true;
+}
+
+bool hbg_view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
+                     const hbg_tensor *b, uint64_t blo, uint64_t bhi)
+{
+    if (alo > blo || ahi < bhi)
+        return false;
+    /* A contiguous view covers everything in its byte range. */
+    uint64_t esz = hbg_dtype_size((hbg_dtype)a->dtype);
+    if (esz && ahi - alo == hbg_tensor_numel(a) * esz)
+        return true;
+    if (!same_layout(a, b))
+        return false;
+    uint64_t sa[HBG_MAX_DIMS], sb[HBG_MAX_DIMS];
+    if (!box_of(a, sa) || !box_of(b, sb))
+        return false;
+    for (unsigned d = 0; d < a->ndim; d++)
+        if (sa[d] > sb[d] || sa[d] + a->shape[d] < sb[d] + b->shape[d])
+            return false;
+    return true;
+}
+
+
+/* Calls fn for every live entry that may overlap [lo, hi) (some more than
+ * once), unlinking dead entries met on the way. */
+typedef hbg_status (*entry_fn)(hbg_tmap *m, hbg_tmap_entry *e, void *ctx);
+
+static hbg_status walk(hbg_tmap *m, hbg_tmap_buf *b, uint64_t lo, uint64_t hi, entry_fn fn, void *ctx)
+{
+    uint64_t b0 = lo >> b->shift, b1 = (hi - 1) >> b->shift;
+    hbg_status st;
+    if (b1 - b0 >= HBG_TMAP_PROBE_MAX) {
+        for (uint32_t *l = &b->all; *l != TMAP_NIL;) {
+            hbg_tmap_entry *e = &m->entries[*l];
+            if (e->dead) {
+                *l = e->next_all;
+                continue;
+            }
+            if ((st = fn(m, e, ctx)))
+                return st;
+            l = &e->next_all;
+        }
+        return HBG_OK;
+    }
+    for (uint32_t *l = &b->wide; *l != TMAP_NIL;) {
+        hbg_tmap_entry *e = &m->entries[*l];
+        if (e->dead) {
+            *l = e->next_wide;
+            continue;
+        }
+        if ((st = fn(m, e, ctx)))
+            return st;
+        l = &e->next_wide;
+    }
+    for (uint64_t k = b0; k <= b1; k++) {
+        hbg_tmap_bucket *bk = find_bucket(m, b->addr, k, false);
+        if (!bk)
+            continue;
+        for (uint32_t *l = &bk->head; *l != TMAP_NIL;) {
+            hbg_tmap_link *ln = &m->links[*l];
+            hbg_tmap_entry *e = &m->entries[ln->entry];
+            if (e->dead) {
+                *l = ln->next;
+                continue;
+            }
+            if ((st = fn(m, e, ctx)))
+                return st;
+            l = &ln->next;
+        }
+    }
+    return HBG_OK;
+}
+
+typedef struct query {
+    const hbg_tensor *t;
+    uint64_t lo, hi;
+    hbg_tmap_visit add;
+    void *ctx;
+} query;
+
+static hbg_status visit_overlap(hbg_tmap *m, hbg_tmap_entry *e, void *vq)
+{
+    (void)m;
+    query *q = vq;
+    if (!hbg_views_overlap(q->t, q->lo, q->hi, e->view, e->lo, e->hi))
+        return HBG_OK;
+    return q->add(q->ctx, e->writer);
+}
+
+static hbg_status retire_covered(hbg_tmap *m, hbg_tmap_entry *e, void *vq)
+{
+    (void)m;
+    query *q = vq;
+    if (hbg_view_covers(q->t, q->lo, q->hi, e->view, e->lo, e->hi))
+        e->dead = 1;
+    return HBG_OK;
+}
+
+hbg_status hbg_tmap_readers_deps(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                                 hbg_tmap_visit add, void *ctx)
+{
+    hbg_tmap_buf *b = find_buf(m, t->addr, NULL, hi);
+    if (!b || hi <= lo)
+        return HBG_OK;
+    query q = {t, lo, hi, add, ctx};
+    return walk(m, b, lo, hi, visit_overlap, &q);
+}
+
+hbg_status hbg_tmap_write(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                          uint32_t writer, bool retire)
+{
+    if (hi <= lo)
+        return HBG_OK;
+    hbg_tmap_buf *b = find_buf(m, t->addr, t, hi);
+    if (!b)
+        return HBG_E_POOL_EXHAUSTED;
+    uint64_t b0 = lo >> b->shift, b1 = (hi - 1) >> b->shift;
+    bool narrow = b1 - b0 < HBG_TMAP_NARROW;
+    if (m->nentries >= m->cap_entries || (narrow && m->nlinks + (b1 - b0 + 1) > m->cap_links))
+        return HBG_E_POOL_EXHAUSTED;
+    if (retire) {
+        query q = {t, lo, hi, NULL, NULL};
+        walk(m, b, lo, hi, retire_covered, &q);
+    }
+    uint32_t ei = m->nentries++;
+    hbg_tmap_entry *e = &m->entries[ei];
+    *e = (hbg_tmap_entry){.lo = lo, .hi = hi, .view = t, .writer = writer, .next_all = b->all,
+                          .next_wide = TMAP_NIL, .dead = 0};
+    b->all = ei;
+    if (!narrow) {
+        e->next_wide = b->wide;
+        b->wide = ei;
+        return HBG_OK;
+    }
+    for (uint64_t k = b0; k <= b1; k++) {
+        hbg_tmap_bucket *bk = find_bucket(m, b->addr, k, true);
+        if (!bk)
+            return HBG_E_POOL_EXHAUSTED;
+        m->links[m->nlinks] = (hbg_tmap_link){.entry = ei, .next = bk->head};
+        bk->head = m->nlinks++;
+    }
+    return HBG_OK;
+}

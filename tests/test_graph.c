@@ -1,0 +1,318 @@
+/* Graphs: recording a Definition once, replaying it with new boundaries. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "graph/graph_internal.h"
+#include "support/orch_fixture.h"
+
+#define LAYERS 40
+#define H 8
+
+/* Boundary: 0 x (IN), 1 w (IN, this layer's view), 2 y (INOUT),
+ * 3 scratch (INOUT); scalar 0 = layer index. */
+typedef struct body_ctx {
+    uint16_t k_mm;          /* changing it changes one node */
+    const hbg_tensor *stray;/* a tensor outside the boundary, to misuse */
+} body_ctx;
+
+static hbg_status layer_body(hbg_orch *o, void *vctx, const hbg_boundary *b)
+{
+    body_ctx *c = vctx;
+    uint32_t shape[2] = {1, H};
+    hbg_tensor tmp = hbg_tensor_desc(HBG_F32, 2, shape);
+    hbg_arg a0[] = {{b->args[0].t, HBG_IN}, {b->args[1].t, HBG_IN}, {&tmp, HBG_OUT}};
+    hbg_task mm = {.kernel_aic = c->k_mm, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_AIC, .blocks = 2,
+                   .ntensors = 3, .args = a0};
+    hbg_task_id n0, n1, n2, n3, n4;
+    hbg_submit_task(o, &mm, &n0);
+    hbg_tensor acc = hbg_tensor_desc(HBG_F32, 2, shape);
+    hbg_tensor *ts[] = {&acc};
+    hbg_alloc_tensors(o, 1, ts, &n1);
+    /* half of the scratch, as a view */
+    uint32_t half[2] = {1, H / 2};
+    hbg_tensor sv = hbg_tensor_view(b->args[3].t, b->args[3].t->offset + H / 2, 2, half, NULL);
+    hbg_arg a2[] = {{&tmp, HBG_IN}, {&acc, HBG_OUT_EXISTING}, {&sv, HBG_INOUT}};
+    hbg_task v = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 2, .core = HBG_CORE_AIV, .blocks = 1,
+                  .ntensors = 3, .args = a2};
+    hbg_submit_task(o, &v, &n2);
+    uint64_t sc[2] = {0, 77};
+    int16_t slots[2] = {0, -1};
+    hbg_arg a3[] = {{&acc, HBG_IN}, {b->args[2].t, HBG_INOUT}};
+    if (c->stray)
+        a3[0].t = (hbg_tensor *)c->stray;
+    hbg_task add = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 3, .core = HBG_CORE_AIV, .blocks = 1,
+                    .ntensors = 2, .args = a3, .nscalars = 2, .scalars = sc, .scalar_slots = slots};
+    hbg_submit_task(o, &add, &n3);
+    hbg_submit_dummy(o, 1, &n3, &n4);
+    return HBG_OK;
+}
+
+typedef struct model {
+    hbg_tensor hid[2], weights, scratch, wl[LAYERS];
+    hbg_arg args[LAYERS][4];
+    uint64_t sc[LAYERS][1];
+    hbg_boundary b[LAYERS];
+} model;
+
+static void make_model(model *m)
+{
+    m->hid[0] = fx_buf(0x10000, 1, H);
+    m->hid[1] = fx_buf(0x20000, 1, H);
+    m->weights = fx_buf(0x40000, LAYERS * H, H);
+    m->scratch = fx_buf(0x80000, 1, H);
+    for (int i = 0; i < LAYERS; i++) {
+        m->wl[i] = fx_tile(&m->weights, (uint32_t)i * H, 0, H, H);
+        m->args[i][0] = (hbg_arg){&m->hid[i % 2], HBG_IN};
+        m->args[i][1] = (hbg_arg){&m->wl[i], HBG_IN};
+        m->args[i][2] = (hbg_arg){&m->hid[(i + 1) % 2], HBG_INOUT};
+        m->args[i][3] = (hbg_arg){&m->scratch, HBG_INOUT};
+        m->sc[i][0] = (uint64_t)i;
+        m->b[i] = (hbg_boundary){.ntensors = 4, .args = m->args[i], .nscalars = 1, .scalars = m->sc[i]};
+    }
+}
+
+static hbg_task_id run_layers(hbg_orch *o, model *m, body_ctx *c, hbg_task_id *ids)
+{
+    for (int i = 0; i < LAYERS; i++)
+        assert_int_equal(hbg_submit_graph(o, 42, layer_body, c, &m->b[i], 0, &ids[i]), HBG_OK);
+    return ids[LAYERS - 1];
+}
+
+static const hbg_def_header *only_def(const hbg_orch *o)
+{
+    assert_int_equal(o->ndeftab, 1);
+    return hbg_def_image(o, 0);
+}
+
+static void record_once_replay_forty(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    body_ctx c = {.k_mm = 1};
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_task_id ids[LAYERS];
+    run_layers(o, &m, &c, ids);
+
+    assert_int_equal(hbg_orch_def_count(o), 1);
+    assert_int_equal(o->defs_built, 1);
+    assert_int_equal(o->nreplay, LAYERS);
+    assert_int_equal(hbg_orch_task_count(o), LAYERS);
+    assert_int_equal(o->nbtensor, LAYERS * 4);
+    assert_int_equal(o->nbscalar, LAYERS);
+
+    hbg_def_info in;
+    assert_int_equal(hbg_orch_def_info(o, 0, &in), HBG_OK);
+    assert_int_equal(in.nodes, 5);
+    assert_int_equal(in.by_kind[HBG_NODE_AIC], 1);
+    assert_int_equal(in.by_kind[HBG_NODE_AIV], 2);
+    assert_int_equal(in.by_kind[HBG_NODE_ALLOC], 1);
+    assert_int_equal(in.by_kind[HBG_NODE_DUMMY], 1);
+    assert_int_equal(in.boundary_tensors, 4);
+    assert_int_equal(in.boundary_in, 2);
+    assert_int_equal(in.boundary_inout, 2);
+    assert_int_equal(in.boundary_scalars, 1);
+    assert_int_equal(in.heap_bytes, 128); /* tmp at 0, acc at 64 (64-byte aligned), 32 B each */
+
+    /* Each replay's boundary image carries that layer's tensors and scalar. */
+    for (int i = 0; i < LAYERS; i++) {
+        const hbg_img_replay *r = &o->replays[i];
+        assert_int_equal(r->task, ids[i]);
+        assert_int_equal(r->def, 0);
+        const hbg_img_btensor *bt = &o->btensors[r->btensor_off];
+        assert_int_equal(bt[0].addr, m.hid[i % 2].addr);
+        assert_int_equal(bt[1].addr, m.weights.addr);
+        assert_int_equal(bt[1].offset, (uint64_t)i * H * H);
+        assert_int_equal(bt[2].addr, m.hid[(i + 1) % 2].addr);
+        assert_int_equal(o->bscalars[r->bscalar_off], (uint64_t)i);
+        assert_int_equal(o->tasks[ids[i]].kind, HBG_TASK_REPLAY);
+        assert_int_equal(o->tasks[ids[i]].replay, (uint32_t)i);
+        /* the GM block of each replay is its own */
+        if (i)
+            assert_true(r->heap_base >= o->replays[i - 1].heap_base + in.heap_bytes);
+        /* layer i reads what layer i-1 wrote */
+        if (i)
+            assert_true(fx_has_edge(o, ids[i - 1], ids[i]));
+    }
+
+    /* The node tensors are expressed relative to the replay. */
+    const hbg_def_header *h = only_def(o);
+    const unsigned char *img = (const unsigned char *)h;
+    const hbg_def_node *nodes = (const hbg_def_node *)(img + h->off_nodes);
+    const hbg_def_targ *targs = (const hbg_def_targ *)(img + h->off_targs);
+    const hbg_def_sarg *sargs = (const hbg_def_sarg *)(img + h->off_sargs);
+    const uint32_t *fanins = (const uint32_t *)(img + h->off_fanins);
+    const hbg_def_targ *g0 = targs + nodes[0].targ_off;
+    assert_int_equal(g0[0].cls, HBG_TARG_BOUNDARY);
+    assert_int_equal(g0[0].ref, 0);
+    assert_int_equal(g0[1].cls, HBG_TARG_BOUNDARY);
+    assert_int_equal(g0[1].ref, 1);
+    assert_int_equal(g0[2].cls, HBG_TARG_OWN_OUT);
+    assert_int_equal(g0[2].heap_off, 0);
+    const hbg_def_targ *g2 = targs + nodes[2].targ_off;
+    assert_int_equal(g2[0].cls, HBG_TARG_NODE_OUT);
+    assert_int_equal(g2[0].heap_off, 0);
+    assert_int_equal(g2[1].cls, HBG_TARG_NODE_OUT);
+    assert_int_equal(g2[1].heap_off, 64);
+    assert_int_equal(g2[2].cls, HBG_TARG_BVIEW);
+    assert_int_equal(g2[2].ref, 3);
+    assert_int_equal(g2[2].delta, H / 2);
+    const hbg_def_sarg *s3 = sargs + nodes[3].sarg_off;
+    assert_int_equal(s3[0].slot, 0);
+    assert_int_equal(s3[1].slot, -1);
+    assert_int_equal(s3[1].value, 77);
+    /* intra-Definition fanins: node 2 after 0 (tmp) and 1 (acc's creator),
+     * node 3 after 2 (acc), node 4 after 3 (explicit). */
+    assert_int_equal(nodes[2].fanin_cnt, 2);
+    assert_int_equal(fanins[nodes[2].fanin_off], 0);
+    assert_int_equal(fanins[nodes[2].fanin_off + 1], 1);
+    assert_int_equal(nodes[3].fanin_cnt, 1);
+    assert_int_equal(fanins[nodes[3].fanin_off], 2);
+    assert_int_equal(nodes[4].fanin_cnt, 1);
+    assert_int_equal(nodes[0].fanin_cnt, 0);
+    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+    hbg_orch_destroy(o);
+}
+
+static uint64_t hash_of_pass(hbg_orch *o, model *m, body_ctx *c)
+{
+    hbg_task_id ids[LAYERS];
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    run_layers(o, m, c, ids);
+    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+    return only_def(o)->hash;
+}
+
+static void hash_stable_and_sensitive(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    body_ctx c = {.k_mm = 1};
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_orch_end_pass(o);
+    uint64_t h1 = hash_of_pass(o, &m, &c);
+    /* A second recording (pass 2 re-records) hashes identically, even with
+     * the GM heap at another address. */
+    uint64_t h2 = hash_of_pass(o, &m, &c);
+    assert_int_equal(o->defs_built, 1);
+    assert_true(h1 == h2);
+    /* The hash covers every byte but its own field. */
+    const hbg_def_header *h = only_def(o);
+    hbg_def_header copy;
+    memcpy(&copy, h, sizeof copy);
+    unsigned char buf[1 << 16];
+    assert_true(h->bytes <= sizeof buf);
+    memcpy(buf, h, h->bytes);
+    memset(buf + offsetof(hbg_def_header, hash), 0, 8);
+    assert_true(hbg_hash64(buf, h->bytes) == h->hash);
+    c.k_mm = 9;
+    uint64_t h3 = hash_of_pass(o, &m, &c);
+    assert_true(h3 != h1);
+    hbg_orch_destroy(o);
+}
+
+static void kept_definitions_skip_recording(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    body_ctx c = {.k_mm = 1};
+    hbg_orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
+                           .keep_definitions = true};
+    hbg_orch *o;
+    assert_int_equal(hbg_orch_create(&cfg, &o), HBG_OK);
+    hbg_task_id ids[LAYERS];
+    for (int pass = 0; pass < 3; pass++) {
+        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        run_layers(o, &m, &c, ids);
+        assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+        assert_int_equal(o->defs_built, pass == 0 ? 1 : 0);
+        assert_int_equal(o->nreplay, LAYERS);
+        assert_int_equal(hbg_orch_def_count(o), 1);
+    }
+    hbg_orch_destroy(o);
+}
+
+static void boundary_mismatch_detected(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    body_ctx c = {.k_mm = 1};
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_OK);
+
+    /* a different shape */
+    hbg_tensor wide = fx_buf(0x10000, 1, 2 * H);
+    hbg_arg args[4];
+    memcpy(args, m.args[1], sizeof args);
+    args[0].t = &wide;
+    hbg_boundary b = m.b[1];
+    b.args = args;
+    uint32_t before = hbg_orch_task_count(o);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &b, 0, &id), HBG_E_BOUNDARY_MISMATCH);
+    assert_int_equal(hbg_orch_task_count(o), before);
+    /* a different direction */
+    memcpy(args, m.args[1], sizeof args);
+    args[3].dir = HBG_IN;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &b, 0, &id), HBG_E_BOUNDARY_MISMATCH);
+    /* different aliasing: y on the same buffer as x */
+    memcpy(args, m.args[1], sizeof args);
+    args[2].t = args[0].t;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &b, 0, &id), HBG_E_BOUNDARY_MISMATCH);
+    /* a different scalar count */
+    memcpy(args, m.args[1], sizeof args);
+    b.nscalars = 0;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &b, 0, &id), HBG_E_BOUNDARY_MISMATCH);
+    assert_string_equal(hbg_strerror(HBG_E_BOUNDARY_MISMATCH), "graph boundary does not match the recorded Definition");
+
+    /* With fallback the body runs as ordinary tasks: 4 tasks + 1 alloc. */
+    b.nscalars = 1;
+    args[0].t = &wide;
+    before = hbg_orch_task_count(o);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &b, HBG_GRAPH_FALLBACK, &id), HBG_OK);
+    assert_int_equal(hbg_orch_task_count(o), before + 5);
+    assert_int_equal(o->fallbacks, 1);
+    /* the scalar slot resolved against this call's boundary */
+    const hbg_img_task *add = &o->tasks[before + 3];
+    assert_int_equal(o->scalars[add->scalar_off], 1);
+    assert_int_equal(o->scalars[add->scalar_off + 1], 77);
+    hbg_orch_destroy(o);
+}
+
+static void capture_errors(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    hbg_tensor stray = fx_buf(0x900000, 1, H);
+    body_ctx c = {.k_mm = 1, .stray = &stray};
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_E_GRAPH_CAPTURE);
+    assert_int_equal(hbg_orch_def_count(o), 0);
+    assert_int_equal(hbg_orch_task_count(o), 0);
+    /* usable afterwards, and the key records cleanly */
+    c.stray = NULL;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_OK);
+    assert_int_equal(hbg_orch_def_count(o), 1);
+    hbg_orch_destroy(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(record_once_replay_forty),
+        cmocka_unit_test(hash_stable_and_sensitive),
+        cmocka_unit_test(kept_definitions_skip_recording),
+        cmocka_unit_test(boundary_mismatch_detected),
+        cmocka_unit_test(capture_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,195 @@
+/* Every limit produces its named status, a readable message, and leaves
+ * the orchestrator usable. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hbg/graph.h"
+#include "support/orch_fixture.h"
+
+static void defaults_are_the_documented_ones(void **state)
+{
+    (void)state;
+    assert_int_equal(HBG_MAX_TASK_TENSORS, 32);
+    assert_int_equal(HBG_MAX_TASK_SCALARS, 16);
+    assert_int_equal(HBG_MAX_FANINS, 128);
+    assert_int_equal(HBG_DEFAULT_TASK_WINDOW, 16384);
+    assert_true(HBG_DEFAULT_HEAP_BYTES == 256ull << 20);
+    assert_true(HBG_LARGE_HEAP_BYTES == 2ull << 30);
+    assert_int_equal(HBG_MAX_BOUNDARY_TENSORS, 128);
+    assert_int_equal(HBG_MAX_BOUNDARY_SCALARS, 64);
+}
+
+static void still_usable(hbg_orch *o)
+{
+    hbg_task_id id;
+    uint32_t before = hbg_orch_task_count(o);
+    assert_int_equal(hbg_submit_dummy(o, 0, NULL, &id), HBG_OK);
+    assert_int_equal(hbg_orch_task_count(o), before + 1);
+}
+
+static void too_many_tensors(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_tensor b = fx_buf(0x1000, 4, 4);
+    hbg_arg args[33];
+    for (int i = 0; i < 33; i++)
+        args[i] = (hbg_arg){&b, HBG_IN};
+    hbg_task_id id;
+    assert_int_equal(fx_task(o, 33, args, &id), HBG_E_TOO_MANY_TENSORS);
+    assert_int_equal(id, HBG_TASK_NONE);
+    assert_int_equal(fx_task(o, 32, args, &id), HBG_OK);
+    assert_non_null(strstr(hbg_strerror(HBG_E_TOO_MANY_TENSORS), "32"));
+    assert_int_equal(hbg_orch_error(o), HBG_E_TOO_MANY_TENSORS);
+    still_usable(o);
+    hbg_orch_destroy(o);
+}
+
+static void too_many_scalars(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    uint64_t s[17] = {0};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1,
+                  .nscalars = 17, .scalars = s};
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_TOO_MANY_SCALARS);
+    t.nscalars = 16;
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_OK);
+    assert_non_null(strstr(hbg_strerror(HBG_E_TOO_MANY_SCALARS), "16"));
+    hbg_orch_destroy(o);
+}
+
+static void too_many_fanins(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(512, 1 << 20);
+    hbg_task_id deps[129];
+    for (int i = 0; i < 129; i++)
+        assert_int_equal(hbg_submit_dummy(o, 0, NULL, &deps[i]), HBG_OK);
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_dummy(o, 129, deps, &id), HBG_E_TOO_MANY_FANINS);
+    assert_int_equal(hbg_submit_dummy(o, 128, deps, &id), HBG_OK);
+    /* Inferred fanins count too: 129 writers of distinct rows, one reader. */
+    hbg_tensor buf = fx_buf(0x1000, 129, 4);
+    for (uint32_t r = 0; r < 129; r++) {
+        hbg_tensor row = fx_tile(&buf, r, 0, 1, 4);
+        hbg_arg a[] = {{&row, HBG_OUT_EXISTING}};
+        assert_int_equal(fx_task(o, 1, a, &id), HBG_OK);
+    }
+    uint32_t before = hbg_orch_task_count(o);
+    hbg_arg ra[] = {{&buf, HBG_IN}};
+    assert_int_equal(fx_task(o, 1, ra, &id), HBG_E_TOO_MANY_FANINS);
+    assert_int_equal(hbg_orch_task_count(o), before);
+    assert_non_null(strstr(hbg_strerror(HBG_E_TOO_MANY_FANINS), "128"));
+    still_usable(o);
+    hbg_orch_destroy(o);
+}
+
+static void window_full(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(4, 1 << 20);
+    hbg_task_id id;
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(hbg_submit_dummy(o, 0, NULL, &id), HBG_OK);
+    assert_int_equal(hbg_submit_dummy(o, 0, NULL, &id), HBG_E_WINDOW_FULL);
+    assert_int_equal(hbg_orch_task_count(o), 4);
+    assert_string_equal(hbg_strerror(HBG_E_WINDOW_FULL), "task window full");
+    assert_int_equal(hbg_orch_end_pass(o), HBG_E_WINDOW_FULL);
+    /* The next pass starts clean. */
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_submit_dummy(o, 0, NULL, &id), HBG_OK);
+    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+    hbg_orch_destroy(o);
+}
+
+static void heap_exhausted(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1024);
+    uint32_t shape[1] = {200};
+    hbg_tensor a = hbg_tensor_desc(HBG_F32, 1, shape), b = hbg_tensor_desc(HBG_F32, 1, shape);
+    hbg_tensor *ts[] = {&a, &b};
+    hbg_task_id id;
+    assert_int_equal(hbg_alloc_tensors(o, 2, ts, &id), HBG_E_HEAP_EXHAUSTED);
+    assert_int_equal(hbg_orch_heap_used(o), 0);
+    assert_int_equal(hbg_orch_task_count(o), 0);
+    assert_int_equal(hbg_alloc_tensors(o, 1, ts, &id), HBG_OK);
+    assert_int_equal(hbg_orch_heap_used(o), 800);
+    hbg_arg oa[] = {{&b, HBG_OUT}};
+    assert_int_equal(fx_task(o, 1, oa, &id), HBG_E_HEAP_EXHAUSTED);
+    assert_int_equal(hbg_orch_heap_used(o), 800);
+    assert_non_null(strstr(hbg_strerror(HBG_E_HEAP_EXHAUSTED), "heap"));
+    still_usable(o);
+    hbg_orch_destroy(o);
+}
+
+static hbg_status empty_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)o, (void)ctx, (void)b;
+    return HBG_OK;
+}
+
+static void boundary_too_wide(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_tensor buf = fx_buf(0x1000, 4, 4);
+    hbg_arg args[129];
+    for (int i = 0; i < 129; i++)
+        args[i] = (hbg_arg){&buf, HBG_IN};
+    uint64_t sc[65] = {0};
+    hbg_boundary b = {.ntensors = 129, .args = args};
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_graph(o, 1, empty_body, NULL, &b, 0, &id), HBG_E_BOUNDARY_TOO_WIDE);
+    b = (hbg_boundary){.ntensors = 1, .args = args, .nscalars = 65, .scalars = sc};
+    assert_int_equal(hbg_submit_graph(o, 1, empty_body, NULL, &b, 0, &id), HBG_E_BOUNDARY_TOO_WIDE);
+    b.nscalars = 64;
+    assert_int_equal(hbg_submit_graph(o, 1, empty_body, NULL, &b, 0, &id), HBG_OK);
+    assert_non_null(strstr(hbg_strerror(HBG_E_BOUNDARY_TOO_WIDE), "128"));
+    hbg_orch_destroy(o);
+}
+
+static void invalid_arguments(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_task_id id;
+    /* An AIC task without an AIC kernel, zero blocks, a view past its buffer. */
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIC, .blocks = 1};
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
+    t.core = HBG_CORE_AIV, t.blocks = 0;
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
+    hbg_tensor buf = fx_buf(0x1000, 4, 4);
+    hbg_tensor past = fx_tile(&buf, 3, 0, 2, 4);
+    hbg_arg a[] = {{&past, HBG_IN}};
+    assert_int_equal(fx_task(o, 1, a, &id), HBG_E_INVAL);
+    /* A predicate word outside its tensor. */
+    hbg_pred p = {.t = &buf, .byte_offset = 62, .value = 0, .op = HBG_CMP_NE, .elem_size = 4};
+    t = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1, .pred = &p};
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
+    p.byte_offset = 60;
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_OK);
+    assert_int_equal(hbg_orch_task_count(o), 1);
+    hbg_orch_destroy(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults_are_the_documented_ones),
+        cmocka_unit_test(too_many_tensors),
+        cmocka_unit_test(too_many_scalars),
+        cmocka_unit_test(too_many_fanins),
+        cmocka_unit_test(window_full),
+        cmocka_unit_test(heap_exhausted),
+        cmocka_unit_test(boundary_too_wide),
+        cmocka_unit_test(invalid_arguments),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
