@@ -1,0 +1,514 @@
+/* The lexer is the hot loop of `hbg phases` and `hbg timeline`: one memchr
+ * per '=' in the log, a few byte compares per '=', and a tokenizer that
+ * touches each byte of a recognised record once. No regular expressions,
+ * no per-line allocation. */
+#include "tools/loglex.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Byte classes for the tokenizer. */
+enum { C_TEXT = 0, C_SPACE, C_END, C_BRACKET };
+static unsigned char cls[256];
+
+static void init_cls(void)
+{
+    if (cls[' '] == C_SPACE)
+        return;
+    cls[' '] = C_SPACE;
+    cls['\t'] = C_SPACE;
+    cls['\n'] = C_END;
+    cls['\r'] = C_END;
+    cls[0] = C_END;
+    cls['['] = C_BRACKET;
+}
+
+static const char PREFIX[] = "[mono_ns=";
+#define PREFIX_LEN (sizeof PREFIX - 1)
+
+static inline bool at_prefix(const char *p, const char *e)
+{
+    return (size_t)(e - p) >= PREFIX_LEN && memcmp(p, PREFIX, PREFIX_LEN) == 0;
+}
+
+bool lx_slice_eq(lx_slice s, const char *lit)
+{
+    size_t n = strlen(lit);
+    return s.n == n && memcmp(s.p, lit, n) == 0;
+}
+
+int lx_parse_u64(lx_slice v, uint64_t *out)
+{
+    if (v.n == 0)
+        return -1;
+    uint64_t x = 0;
+    for (size_t i = 0; i < v.n; i++) {
+        unsigned d = (unsigned char)v.p[i] - '0';
+        if (d > 9)
+            return -1;
+        if (x > (UINT64_MAX - d) / 10) {
+            /* keep scanning: "123abc" past 64 bits is still not a number */
+            for (size_t j = i; j < v.n; j++)
+                if ((unsigned char)v.p[j] - '0' > 9)
+                    return -1;
+            return -2;
+        }
+        x = x * 10 + d;
+    }
+    *out = x;
+    return 0;
+}
+
+typedef struct cur {
+    const char *p, *e;
+} cur;
+
+/* Next "key=value" token of a record. 1: a token; 0: the record ended;
+ * -1: a token without '=' (the record is not in the grammar). */
+static int next_tok(cur *c, lx_slice *k, lx_slice *v)
+{
+    const char *p = c->p, *e = c->e;
+    while (p < e && cls[(unsigned char)*p] == C_SPACE)
+        p++;
+    if (p >= e || cls[(unsigned char)*p] == C_END || (*p == '[' && at_prefix(p, e))) {
+        c->p = p;
+        return 0;
+    }
+    const char *ks = p;
+    while (p < e && *p != '=' && cls[(unsigned char)*p] != C_SPACE && cls[(unsigned char)*p] != C_END)
+        p++;
+    if (p >= e || *p != '=' || p == ks) {
+        c->p = p;
+        return -1;
+    }
+    k->p = ks;
+    k->n = (size_t)(p - ks);
+    p++;
+    const char *vs = p;
+    for (; p < e; p++) {
+        unsigned char cl = cls[(unsigned char)*p];
+        if (cl == C_TEXT)
+            continue;
+        if (cl == C_BRACKET) {
+            if (at_prefix(p, e))
+                break;
+            continue;
+        }
+        break;
+    }
+    v->p = vs;
+    v->n = (size_t)(p - vs);
+    c->p = p;
+    return 1;
+}
+
+/* Skips the rest of a malformed record so scanning resumes after it. */
+static const char *skip_record(const char *p, const char *e)
+{
+    for (; p < e; p++) {
+        unsigned char cl = cls[(unsigned char)*p];
+        if (cl == C_END)
+            return p;
+        if (cl == C_BRACKET && at_prefix(p, e))
+            return p;
+    }
+    return e;
+}
+
+static bool is_segname(lx_slice s)
+{
+    if (s.n == 0 || s.n > 64)
+        return false;
+    for (size_t i = 0; i < s.n; i++) {
+        char ch = s.p[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
+            return false;
+    }
+    return true;
+}
+
+/* The thread handle of the prefix "[mono_ns=<d>][T0x<hex>]" at p. */
+static bool parse_thread(const char *p, const char *e, uint64_t *out)
+{
+    p += PREFIX_LEN;
+    while (p < e && *p >= '0' && *p <= '9')
+        p++;
+    if (e - p < 6 || memcmp(p, "][T0x", 5) != 0)
+        return false;
+    p += 5;
+    uint64_t x = 0;
+    int nd = 0;
+    for (; p < e && *p != ']'; p++) {
+        char ch = *p;
+        unsigned d;
+        if (ch >= '0' && ch <= '9')
+            d = (unsigned)(ch - '0');
+        else if (ch >= 'a' && ch <= 'f')
+            d = (unsigned)(ch - 'a' + 10);
+        else if (ch >= 'A' && ch <= 'F')
+            d = (unsigned)(ch - 'A' + 10);
+        else
+            return false;
+        if (++nd > 16)
+            return false;
+        x = (x << 4) | d;
+    }
+    if (p >= e || nd == 0)
+        return false;
+    *out = x;
+    return true;
+}
+
+typedef struct field {
+    const char *key;
+    uint64_t *dst;
+    bool *seen;
+} field;
+
+/* Fills a numeric field; returns NULL or the complaint. */
+static const char *set_num(lx_slice k, lx_slice v, uint64_t *dst, char *msg, size_t mlen)
+{
+    int r = lx_parse_u64(v, dst);
+    if (r == 0)
+        return NULL;
+    if (r == -2)
+        snprintf(msg, mlen, "%.*s= is a number past 64 bits", (int)k.n, k.p);
+    else
+        snprintf(msg, mlen, "expected %.*s=<decimal integer>, found %.*s=%.*s", (int)k.n, k.p, (int)k.n, k.p,
+                 (int)(v.n > 24 ? 24 : v.n), v.p);
+    return msg;
+}
+
+static void add_attr(lx_rec *r, lx_slice k, lx_slice v, const char **bad, char *msg, size_t mlen)
+{
+    if (r->nattr == LX_MAX_ATTRS) {
+        if (!*bad) {
+            snprintf(msg, mlen, "more than %d attributes", LX_MAX_ATTRS);
+            *bad = msg;
+        }
+        return;
+    }
+    lx_attr *a = &r->attr[r->nattr++];
+    a->key = k;
+    a->val = v;
+    int pr = lx_parse_u64(v, &a->num);
+    a->is_num = pr == 0;
+    if (pr == -2 && !*bad) {
+        snprintf(msg, mlen, "%.*s= is a number past 64 bits", (int)k.n, k.p);
+        *bad = msg;
+    }
+}
+
+/* bind phase=<seg> start_ns= dur_ns= <attrs> [pid= inv=]
+ * host-orch phase=<kind> total_ns= count= detail_sum= dropped= [pid= inv=] */
+static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
+{
+    const char *bad = NULL;
+    lx_slice k, v;
+    /* the value right after "phase=" */
+    const char *p = c->p;
+    const char *s = p;
+    while (p < c->e && cls[(unsigned char)*p] == C_TEXT)
+        p++;
+    r->name.p = s;
+    r->name.n = (size_t)(p - s);
+    c->p = p;
+    if (!is_segname(r->name)) {
+        snprintf(msg, mlen, "expected phase=<name of [a-z0-9_]>, found phase=%.*s",
+                 (int)(r->name.n > 24 ? 24 : r->name.n), r->name.p);
+        return msg;
+    }
+    bool s_start = false, s_dur = false, s_total = false, s_count = false, s_dsum = false, s_drop = false;
+    const char *attr_begin = NULL, *attr_end = NULL;
+    int t;
+    while ((t = next_tok(c, &k, &v)) == 1) {
+        const char *e = NULL;
+        if (r->kind == LX_BIND && k.n == 8 && memcmp(k.p, "start_ns", 8) == 0) {
+            e = set_num(k, v, &r->start, msg, mlen);
+            s_start = true;
+        } else if (r->kind == LX_BIND && k.n == 6 && memcmp(k.p, "dur_ns", 6) == 0) {
+            e = set_num(k, v, &r->dur, msg, mlen);
+            s_dur = true;
+        } else if (k.n == 3 && memcmp(k.p, "pid", 3) == 0) {
+            e = set_num(k, v, &r->pid, msg, mlen);
+            r->has_pid = true;
+        } else if (k.n == 3 && memcmp(k.p, "inv", 3) == 0) {
+            e = set_num(k, v, &r->inv, msg, mlen);
+            r->has_inv = true;
+        } else if (r->kind == LX_ORCH && lx_slice_eq(k, "total_ns")) {
+            e = set_num(k, v, &r->total_ns, msg, mlen);
+            s_total = true;
+        } else if (r->kind == LX_ORCH && lx_slice_eq(k, "count")) {
+            e = set_num(k, v, &r->count, msg, mlen);
+            s_count = true;
+        } else if (r->kind == LX_ORCH && lx_slice_eq(k, "detail_sum")) {
+            e = set_num(k, v, &r->detail_sum, msg, mlen);
+            s_dsum = true;
+        } else if (r->kind == LX_ORCH && lx_slice_eq(k, "dropped")) {
+            e = set_num(k, v, &r->dropped, msg, mlen);
+            s_drop = true;
+        } else {
+            if (!attr_begin)
+                attr_begin = k.p;
+            attr_end = v.p + v.n;
+            add_attr(r, k, v, &bad, msg, mlen);
+        }
+        if (e && !bad)
+            bad = e;
+    }
+    r->attr_text.p = attr_begin;
+    r->attr_text.n = attr_begin ? (size_t)(attr_end - attr_begin) : 0;
+    if (t < 0) {
+        snprintf(msg, mlen, "expected key=value, found '%.*s'", (int)((c->e - c->p) > 24 ? 24 : (c->e - c->p)), c->p);
+        return msg;
+    }
+    if (bad)
+        return bad;
+    if (r->kind == LX_BIND) {
+        if (!s_start)
+            return "expected start_ns=<ns> (the line is cut short or not a bind line)";
+        if (!s_dur)
+            return "expected dur_ns=<ns> (the line is cut short or not a bind line)";
+    } else {
+        if (!s_total || !s_count || !s_dsum || !s_drop)
+            return "expected total_ns= count= detail_sum= dropped= (the line is cut short)";
+    }
+    if (r->has_pid != r->has_inv)
+        return r->has_pid ? "pid= without inv=" : "inv= without pid=";
+    return NULL;
+}
+
+/* [STRACE] v=1 pid= tid= inv= hid= depth= name= ts= dur= [k=v ...] */
+static const char *lex_span(lx_rec *r, cur *c, char *msg, size_t mlen)
+{
+    lx_slice k, v;
+    enum { F_V = 1, F_PID = 2, F_TID = 4, F_INV = 8, F_HID = 16, F_DEPTH = 32, F_NAME = 64, F_TS = 128, F_DUR = 256 };
+    unsigned seen = 0;
+    const char *bad = NULL;
+    const char *attr_begin = NULL, *attr_end = NULL;
+    int t;
+    uint64_t ver = 0;
+    while ((t = next_tok(c, &k, &v)) == 1) {
+        const char *e = NULL;
+        if (k.n == 1 && k.p[0] == 'v') {
+            e = set_num(k, v, &ver, msg, mlen);
+            seen |= F_V;
+        } else if (lx_slice_eq(k, "pid")) {
+            e = set_num(k, v, &r->pid, msg, mlen);
+            seen |= F_PID;
+        } else if (lx_slice_eq(k, "tid")) {
+            e = set_num(k, v, &r->tid, msg, mlen);
+            seen |= F_TID;
+        } else if (lx_slice_eq(k, "inv")) {
+            e = set_num(k, v, &r->inv, msg, mlen);
+            seen |= F_INV;
+        } else if (lx_slice_eq(k, "hid")) {
+            r->hid = v;
+            seen |= F_HID;
+        } else if (lx_slice_eq(k, "depth")) {
+            e = set_num(k, v, &r->depth, msg, mlen);
+            seen |= F_DEPTH;
+        } else if (lx_slice_eq(k, "name")) {
+            r->name = v;
+            seen |= F_NAME;
+        } else if (lx_slice_eq(k, "ts")) {
+            e = set_num(k, v, &r->start, msg, mlen);
+            seen |= F_TS;
+        } else if (lx_slice_eq(k, "dur")) {
+            e = set_num(k, v, &r->dur, msg, mlen);
+            seen |= F_DUR;
+        } else {
+            if (lx_slice_eq(k, "clk") && lx_slice_eq(v, "dev"))
+                r->dev_clock = true;
+            if (!attr_begin)
+                attr_begin = k.p;
+            attr_end = v.p + v.n;
+            add_attr(r, k, v, &bad, msg, mlen);
+        }
+        if (e && !bad)
+            bad = e;
+    }
+    r->attr_text.p = attr_begin;
+    r->attr_text.n = attr_begin ? (size_t)(attr_end - attr_begin) : 0;
+    r->has_pid = r->has_inv = true;
+    if (t < 0)
+        return "expected key=value (the span is torn)";
+    if (bad)
+        return bad;
+    if (seen != 511u) {
+        static const char *names[] = {"v", "pid", "tid", "inv", "hid", "depth", "name", "ts", "dur"};
+        for (int i = 0; i < 9; i++)
+            if (!(seen & (1u << i))) {
+                snprintf(msg, mlen, "expected %s= (the span is torn)", names[i]);
+                return msg;
+            }
+    }
+    if (ver != 1) {
+        snprintf(msg, mlen, "unknown span version v=%llu (expected v=1)", (unsigned long long)ver);
+        return msg;
+    }
+    if (r->name.n == 0)
+        return "expected name=<dotted name>, found an empty name";
+    for (size_t i = 0; i < r->hid.n; i++) {
+        char ch = r->hid.p[i];
+        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+            return "expected hid=<lowercase hex>";
+    }
+    return NULL;
+}
+
+/* [CLOCK_ANCHOR] v=1 pid= mono_ns= wall_ns= (nothing after wall_ns) */
+static const char *lex_anchor(lx_rec *r, cur *c, char *msg, size_t mlen)
+{
+    lx_slice k, v;
+    unsigned seen = 0;
+    uint64_t ver = 0;
+    int t;
+    while ((t = next_tok(c, &k, &v)) == 1) {
+        const char *e = NULL;
+        if (seen & 16) {
+            snprintf(msg, mlen, "text after wall_ns= ('%.*s')", (int)(k.n > 24 ? 24 : k.n), k.p);
+            return msg;
+        }
+        if (k.n == 1 && k.p[0] == 'v') {
+            e = set_num(k, v, &ver, msg, mlen);
+            seen |= 1;
+        } else if (lx_slice_eq(k, "pid")) {
+            e = set_num(k, v, &r->pid, msg, mlen);
+            seen |= 2;
+        } else if (lx_slice_eq(k, "mono_ns")) {
+            e = set_num(k, v, &r->mono, msg, mlen);
+            seen |= 4;
+        } else if (lx_slice_eq(k, "wall_ns")) {
+            e = set_num(k, v, &r->wall, msg, mlen);
+            seen |= 8 | 16;
+        } else {
+            snprintf(msg, mlen, "unexpected %.*s= in a clock anchor", (int)(k.n > 24 ? 24 : k.n), k.p);
+            return msg;
+        }
+        if (e)
+            return e;
+    }
+    if (t < 0)
+        return "expected key=value (the clock anchor is torn)";
+    if ((seen & 15) != 15)
+        return "expected v=1 pid= mono_ns= wall_ns= (the clock anchor is torn)";
+    if (ver != 1)
+        return "unknown clock anchor version (expected v=1)";
+    r->has_pid = true;
+    return NULL;
+}
+
+static void scan_stamps(const char *buf, size_t len, const lx_sink *sink)
+{
+    static const char M[] = "[stamp] ";
+    const char *p = buf, *e = buf + len;
+    while ((size_t)(e - p) >= sizeof M - 1) {
+        const char *q = memmem(p, (size_t)(e - p), M, sizeof M - 1);
+        if (!q)
+            break;
+        p = q + 1;
+        if (q != buf && q[-1] != '\n')
+            continue;
+        const char *t = q + sizeof M - 1;
+        const char *nl = memchr(t, '\n', (size_t)(e - t));
+        const char *te = nl ? nl : e;
+        while (te > t && (te[-1] == '\r' || te[-1] == ' '))
+            te--;
+        lx_rec r;
+        memset(&r, 0, sizeof r);
+        r.kind = LX_STAMP;
+        r.off = (size_t)(q - buf);
+        r.name.p = t;
+        r.name.n = (size_t)(te - t);
+        sink->on_rec(sink->ctx, &r);
+    }
+}
+
+static inline void reset(lx_rec *r, lx_kind kind)
+{
+    /* Only the fields every consumer may read; the attribute array is
+     * valid up to nattr and is not cleared (it is most of the struct). */
+    r->kind = kind;
+    r->has_thread = false;
+    r->thread = 0;
+    r->name.p = NULL;
+    r->name.n = 0;
+    r->start = r->dur = 0;
+    r->has_pid = r->has_inv = false;
+    r->pid = r->inv = 0;
+    r->total_ns = r->count = r->detail_sum = r->dropped = 0;
+    r->tid = r->depth = 0;
+    r->hid.p = NULL;
+    r->hid.n = 0;
+    r->dev_clock = false;
+    r->mono = r->wall = 0;
+    r->nattr = 0;
+    r->attr_text.p = NULL;
+    r->attr_text.n = 0;
+}
+
+void lx_scan(const char *buf, size_t len, const lx_sink *sink)
+{
+    init_cls();
+    if (!buf || len == 0)
+        return;
+    scan_stamps(buf, len, sink);
+    const char *p = buf, *e = buf + len;
+    const char *rec = NULL;   /* the last "[mono_ns=" prefix seen */
+    lx_rec r;
+    char msg[192];
+    while (p < e) {
+        const char *q = memchr(p, '=', (size_t)(e - p));
+        if (!q)
+            break;
+        size_t before = (size_t)(q - buf);
+        lx_kind kind;
+        const char *mark;
+        char c1 = before ? q[-1] : 0;
+        if (c1 == 'e' && before >= 10 && memcmp(q - 10, "bind phase", 10) == 0) {
+            kind = LX_BIND;
+            mark = q - 10;
+        } else if (c1 == 'e' && before >= 15 && memcmp(q - 15, "host-orch phase", 15) == 0) {
+            kind = LX_ORCH;
+            mark = q - 15;
+        } else if (c1 == 'v' && before >= 10 && memcmp(q - 10, "[STRACE] v", 10) == 0) {
+            kind = LX_SPAN;
+            mark = q - 10;
+            q -= 2;   /* the tokenizer reads "v=1" itself */
+        } else if (c1 == 'v' && before >= 16 && memcmp(q - 16, "[CLOCK_ANCHOR] v", 16) == 0) {
+            kind = LX_ANCHOR;
+            mark = q - 16;
+            q -= 2;
+        } else {
+            if (c1 == 's' && before >= PREFIX_LEN - 1 && memcmp(q - (PREFIX_LEN - 1), PREFIX, PREFIX_LEN - 1) == 0)
+                rec = q - (PREFIX_LEN - 1);
+            p = q + 1;
+            continue;
+        }
+        reset(&r, kind);
+        /* The record's own prefix, if it is on the same physical line. */
+        const char *start = mark;
+        if (rec && rec < mark && !memchr(rec, '\n', (size_t)(mark - rec))) {
+            start = rec;
+            r.has_thread = parse_thread(rec, mark, &r.thread);
+        }
+        r.off = (size_t)(start - buf);
+        cur c = {q + 1, e};
+        const char *bad;
+        if (kind == LX_BIND || kind == LX_ORCH)
+            bad = lex_phase(&r, &c, msg, sizeof msg);
+        else if (kind == LX_SPAN)
+            bad = lex_span(&r, &c, msg, sizeof msg);
+        else
+            bad = lex_anchor(&r, &c, msg, sizeof msg);
+        if (bad) {
+            sink->on_bad(sink->ctx, kind, r.off, bad);
+            p = skip_record(c.p, e);
+        } else {
+            sink->on_rec(sink->ctx, &r);
+            p = c.p;
+        }
+        rec = NULL;
+    }
+}

@@ -1,0 +1,641 @@
+/* Grouping bind-phase lines into passes; see passes.h for the rules. */
+#include "tools/passes.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const ps_op_names[PS_NOPS] = {"submit_task", "alloc_tensors", "record_node", "graph_submit",
+                                          "build_definition"};
+
+static const char *const known_segs[PS_NKNOWN] = {
+    "args", "arena_build", "static_arena", "gm_heap", "shared_mem", "runtime_init",
+    "host_orch", "graph_upload", "arena_h2d", "host_view_close", "relocate", "sm_h2d"};
+
+size_t ps_line(ps_log *L, size_t off)
+{
+    return tx_lineno(&L->lines, off);
+}
+
+const char *ps_label(const ps_pass *p, char *out, size_t n)
+{
+    if (p->has_pid && p->has_inv)
+        snprintf(out, n, "pid=%" PRIu64 " inv=%" PRIu64, p->pid, p->inv);
+    else if (p->has_pid && p->has_thread)
+        snprintf(out, n, "pid=%" PRIu64 " thread 0x%" PRIx64, p->pid, p->thread);
+    else if (p->has_thread)
+        snprintf(out, n, "thread 0x%" PRIx64, p->thread);
+    else
+        snprintf(out, n, "without pid, inv or thread");
+    return out;
+}
+
+/* --- (pid, inv) -> pass ----------------------------------------------- */
+
+static size_t hash2(uint64_t a, uint64_t b)
+{
+    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static bool map_grow(ps_map *m)
+{
+    size_t nc = m->cap ? m->cap * 2 : 256;
+    uint64_t *nk = calloc(nc * 2, sizeof *nk);
+    uint32_t *nv = calloc(nc, sizeof *nv);
+    if (!nk || !nv) {
+        free(nk);
+        free(nv);
+        return false;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->val[i])
+            continue;
+        size_t j = hash2(m->key[2 * i], m->key[2 * i + 1]) & (nc - 1);
+        while (nv[j])
+            j = (j + 1) & (nc - 1);
+        nk[2 * j] = m->key[2 * i];
+        nk[2 * j + 1] = m->key[2 * i + 1];
+        nv[j] = m->val[i];
+    }
+    free(m->key);
+    free(m->val);
+    m->key = nk;
+    m->val = nv;
+    m->cap = nc;
+    return true;
+}
+
+/* Slot of (a, b): its value is 0 when absent. */
+static uint32_t *map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert)
+{
+    if (insert && (m->n + 1) * 2 > m->cap && !map_grow(m))
+        return NULL;
+    if (!m->cap)
+        return NULL;
+    size_t j = hash2(a, b) & (m->cap - 1);
+    while (m->val[j]) {
+        if (m->key[2 * j] == a && m->key[2 * j + 1] == b)
+            return &m->val[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    if (!insert)
+        return NULL;
+    m->key[2 * j] = a;
+    m->key[2 * j + 1] = b;
+    return &m->val[j];
+}
+
+const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv)
+{
+    uint32_t *s = map_slot((ps_map *)&L->map, pid, inv, false);
+    return s && *s ? &L->pass[*s - 1] : NULL;
+}
+
+/* --- passes ------------------------------------------------------------ */
+
+static ps_pass *new_pass(ps_log *L, size_t off)
+{
+    if (L->npass == L->cap) {
+        size_t nc = L->cap ? L->cap * 2 : 64;
+        ps_pass *np = realloc(L->pass, nc * sizeof *np);
+        if (!np) {
+            L->oom = true;
+            return NULL;
+        }
+        L->pass = np;
+        L->cap = nc;
+    }
+    ps_pass *p = &L->pass[L->npass++];
+    memset(p, 0, offsetof(ps_pass, seg));
+    p->first_off = off;
+    p->first_seg = -1;
+    p->rank = -1;
+    return p;
+}
+
+static int seg_id(ps_log *L, lx_slice name, size_t off)
+{
+    for (int i = 0; i < L->nseg; i++)
+        if (name.n == strlen(L->segname[i]) && memcmp(L->segname[i], name.p, name.n) == 0)
+            return i;
+    if (L->nseg == PS_MAXSEG) {
+        if (!L->seg_overflow_warned) {
+            L->seg_overflow_warned = true;
+            dg_add(&L->warn, "%s:%zu: more than %d distinct segment names; segment %.*s and later new names ignored",
+                   L->path, ps_line(L, off), PS_MAXSEG, (int)name.n, name.p);
+        }
+        return -1;
+    }
+    memcpy(L->segname[L->nseg], name.p, name.n);
+    L->segname[L->nseg][name.n] = 0;
+    return L->nseg++;
+}
+
+static int op_id(lx_slice name)
+{
+    for (int i = 0; i < PS_NOPS; i++)
+        if (lx_slice_eq(name, ps_op_names[i]))
+            return i;
+    return -1;
+}
+
+static ps_open *find_open(ps_log *L, bool has_thread, uint64_t thread)
+{
+    for (size_t i = 0; i < L->nopen; i++)
+        if (L->open[i].has_thread == has_thread && (!has_thread || L->open[i].thread == thread))
+            return &L->open[i];
+    return NULL;
+}
+
+static void drop_open(ps_log *L, ps_open *o)
+{
+    *o = L->open[--L->nopen];
+}
+
+static ps_open *add_open(ps_log *L, bool has_thread, uint64_t thread, size_t pass)
+{
+    if (L->nopen == L->capopen) {
+        size_t nc = L->capopen ? L->capopen * 2 : 8;
+        ps_open *no = realloc(L->open, nc * sizeof *no);
+        if (!no) {
+            L->oom = true;
+            return NULL;
+        }
+        L->open = no;
+        L->capopen = nc;
+    }
+    ps_open *o = &L->open[L->nopen++];
+    o->has_thread = has_thread;
+    o->thread = thread;
+    o->pass = pass;
+    return o;
+}
+
+static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
+{
+    uint32_t bit = 1u << id;
+    if (p->present & bit) {
+        if (!(p->defects & PS_D_DUPLICATE)) {
+            p->defects |= PS_D_DUPLICATE;
+            p->dup_off = r->off;
+            p->dup_first_off = p->seg[id].off;
+            p->dup_seg = id;
+        }
+        return;
+    }
+    if (p->first_seg < 0)
+        p->first_seg = id;
+    p->present |= bit;
+    ps_seg *s = &p->seg[id];
+    s->start = r->start;
+    s->dur = r->dur;
+    s->off = r->off;
+    s->bytes = UINT64_MAX;
+    s->attr_rel = 0;
+    s->attr_len = 0;
+    if (r->attr_text.n && r->attr_text.n < UINT32_MAX && (size_t)(r->attr_text.p - L->buf) - r->off < UINT32_MAX) {
+        s->attr_rel = (uint32_t)((size_t)(r->attr_text.p - L->buf) - r->off);
+        s->attr_len = (uint32_t)r->attr_text.n;
+    }
+    for (int i = 0; i < r->nattr; i++) {
+        const lx_attr *a = &r->attr[i];
+        if (!a->is_num)
+            continue;
+        if (lx_slice_eq(a->key, "bytes"))
+            s->bytes = a->num;
+        else if (id == PS_HOST_ORCH && lx_slice_eq(a->key, "heap_used")) {
+            p->heap_used = a->num;
+            p->has_heap_used = true;
+        } else if (id == PS_HOST_ORCH && lx_slice_eq(a->key, "tasks")) {
+            p->tasks = a->num;
+            p->has_tasks = true;
+        }
+    }
+}
+
+static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t off, bool create)
+{
+    uint32_t *s = map_slot(&L->map, pid, inv, create);
+    if (!s) {
+        if (create)
+            L->oom = true;
+        return NULL;
+    }
+    if (*s)
+        return &L->pass[*s - 1];
+    if (!create)
+        return NULL;
+    ps_pass *p = new_pass(L, off);
+    if (!p)
+        return NULL;
+    L->map.n++;
+    *s = (uint32_t)L->npass;
+    p->pid = pid;
+    p->inv = inv;
+    p->has_pid = p->has_inv = p->keyed = true;
+    return p;
+}
+
+static void on_bind(ps_log *L, const lx_rec *r)
+{
+    L->nbind++;
+    int id = seg_id(L, r->name, r->off);
+    if (id < 0)
+        return;
+    ps_pass *p;
+    if (r->has_pid) {
+        p = keyed_pass(L, r->pid, r->inv, r->off, true);
+        if (!p)
+            return;
+        if (r->has_thread && !p->has_thread) {
+            p->has_thread = true;
+            p->thread = r->thread;
+        }
+    } else {
+        ps_open *o = find_open(L, r->has_thread, r->thread);
+        p = o ? &L->pass[o->pass] : NULL;
+        /* A burst is over once its host-orch lines began, or when its
+         * first segment comes round again. */
+        if (p && (p->has_orch || (id == p->first_seg && (p->present & (1u << id))))) {
+            drop_open(L, o);
+            p = NULL;
+        }
+        if (!p) {
+            p = new_pass(L, r->off);
+            if (!p || !add_open(L, r->has_thread, r->thread, L->npass - 1))
+                return;
+            p->has_thread = r->has_thread;
+            p->thread = r->thread;
+        }
+    }
+    add_segment(L, p, id, r);
+}
+
+static void on_orch(ps_log *L, const lx_rec *r)
+{
+    L->norch++;
+    ps_pass *p = NULL;
+    if (r->has_pid) {
+        p = keyed_pass(L, r->pid, r->inv, r->off, false);
+    } else {
+        ps_open *o = find_open(L, r->has_thread, r->thread);
+        if (o)
+            p = &L->pass[o->pass];
+    }
+    if (!p) {
+        dg_add(&L->warn, "%s:%zu: host-orch line with no bind burst before it; ignored", L->path,
+               ps_line(L, r->off));
+        return;
+    }
+    int op = op_id(r->name);
+    if (op < 0) {
+        if (L->unknown_op_warned < 4) {
+            L->unknown_op_warned++;
+            dg_add(&L->warn, "%s:%zu: unknown host-orch kind %.*s; ignored", L->path, ps_line(L, r->off),
+                   (int)r->name.n, r->name.p);
+        }
+        return;
+    }
+    p->has_orch = true;
+    if (p->ops_present & (1u << op)) {
+        if (!(p->defects & PS_D_DUPLICATE)) {
+            p->defects |= PS_D_DUPLICATE;
+            p->dup_off = r->off;
+            p->dup_first_off = p->op_off[op];
+            p->dup_seg = -1 - op;
+        }
+        return;
+    }
+    p->ops_present |= (uint8_t)(1u << op);
+    p->op_count[op] = r->count;
+    p->op_total[op] = r->total_ns;
+    p->op_dropped[op] = r->dropped;
+    p->op_off[op] = r->off;
+    if (r->dropped && !(p->defects & PS_D_DROPPED)) {
+        p->defects |= PS_D_DROPPED;
+        p->drop_off = r->off;
+        p->drop_op = op;
+    }
+}
+
+static void keep_span(ps_log *L, const lx_rec *r)
+{
+    if (L->nspan == L->capspan) {
+        size_t nc = L->capspan ? L->capspan * 2 : 256;
+        ps_span *ns = realloc(L->span, nc * sizeof *ns);
+        if (!ns) {
+            L->oom = true;
+            return;
+        }
+        L->span = ns;
+        L->capspan = nc;
+    }
+    ps_span *s = &L->span[L->nspan++];
+    s->pid = r->pid;
+    s->tid = r->tid;
+    s->inv = r->inv;
+    s->depth = r->depth;
+    s->ts = r->start;
+    s->dur = r->dur;
+    s->off = r->off;
+    s->name = r->name;
+    s->hid = r->hid;
+    s->extra = r->attr_text;
+    s->dev = r->dev_clock;
+    s->has_thread = r->has_thread;
+    s->thread = r->thread;
+}
+
+static void on_span(ps_log *L, const lx_rec *r)
+{
+    L->nspans++;
+    if (L->opt.keep_spans)
+        keep_span(L, r);
+    if (r->dev_clock || r->depth != 1 || !lx_slice_eq(r->name, "chip.run.bind"))
+        return;
+    L->nbindspans++;
+    ps_pass *p = keyed_pass(L, r->pid, r->inv, r->off, false);
+    if (p) {
+        if (!p->has_span) {
+            p->has_span = true;
+            p->span_off = r->off;
+        }
+        return;
+    }
+    ps_open *o = find_open(L, r->has_thread, r->thread);
+    if (!o && !r->has_thread && L->nopen == 1)
+        o = &L->open[0];
+    if (!o)
+        return;
+    size_t idx = o->pass;
+    drop_open(L, o);
+    uint32_t *s = map_slot(&L->map, r->pid, r->inv, true);
+    if (!s) {
+        L->oom = true;
+        return;
+    }
+    p = &L->pass[idx];
+    p->has_span = true;
+    p->span_off = r->off;
+    if (*s)
+        return; /* (pid, inv) already named another pass: leave this one unnamed */
+    L->map.n++;
+    *s = (uint32_t)(idx + 1);
+    p->pid = r->pid;
+    p->inv = r->inv;
+    p->has_pid = p->has_inv = true;
+}
+
+static void on_anchor(ps_log *L, const lx_rec *r)
+{
+    if (!L->opt.keep_spans)
+        return;
+    if (L->nanchor == L->capanchor) {
+        size_t nc = L->capanchor ? L->capanchor * 2 : 16;
+        ps_anchor *na = realloc(L->anchor, nc * sizeof *na);
+        if (!na) {
+            L->oom = true;
+            return;
+        }
+        L->anchor = na;
+        L->capanchor = nc;
+    }
+    ps_anchor *a = &L->anchor[L->nanchor++];
+    a->pid = r->pid;
+    a->mono = r->mono;
+    a->wall = r->wall;
+    a->off = r->off;
+}
+
+static void on_stamp(ps_log *L, const lx_rec *r)
+{
+    if (!L->has_stamp) {
+        L->has_stamp = true;
+        L->stamp = r->name;
+        L->stamp_off = r->off;
+        return;
+    }
+    if (!L->stamp_conflict && (r->name.n != L->stamp.n || memcmp(r->name.p, L->stamp.p, r->name.n) != 0)) {
+        L->stamp_conflict = true;
+        L->stamp2_off = r->off;
+    }
+}
+
+static void sink_rec(void *ctx, const lx_rec *r)
+{
+    ps_log *L = ctx;
+    switch (r->kind) {
+    case LX_BIND: on_bind(L, r); break;
+    case LX_ORCH: on_orch(L, r); break;
+    case LX_SPAN: on_span(L, r); break;
+    case LX_ANCHOR: on_anchor(L, r); break;
+    case LX_STAMP: on_stamp(L, r); break;
+    }
+}
+
+static void sink_bad(void *ctx, lx_kind kind, size_t off, const char *msg)
+{
+    ps_log *L = ctx;
+    const char *what = "bind line";
+    switch (kind) {
+    case LX_BIND: L->nbad_bind++; break;
+    case LX_ORCH: L->nbad_orch++; what = "host-orch line"; break;
+    case LX_SPAN: L->ntorn++; what = "[STRACE] span (torn)"; break;
+    default: L->nbad_anchor++; what = "clock anchor"; break;
+    }
+    dg_add(&L->warn, "%s:%zu: malformed %s: %s; ignored", L->path, ps_line(L, off), what, msg);
+}
+
+/* --- after the scan ---------------------------------------------------- */
+
+static int rank_of(ps_log *L, const ps_pass *p)
+{
+    for (size_t i = 0; i < L->nrank; i++) {
+        ps_rank *k = &L->rank[i];
+        if (p->has_pid ? (k->has_pid && k->pid == p->pid) : (!k->has_pid && k->thread == p->thread))
+            return (int)i;
+    }
+    ps_rank *nr = realloc(L->rank, (L->nrank + 1) * sizeof *nr);
+    if (!nr) {
+        L->oom = true;
+        return -1;
+    }
+    L->rank = nr;
+    ps_rank *k = &L->rank[L->nrank];
+    k->has_pid = p->has_pid;
+    k->pid = p->has_pid ? p->pid : 0;
+    k->thread = p->thread;
+    k->npasses = 0;
+    return (int)L->nrank++;
+}
+
+/* A pass whose bind lines carry no pid and whose span is missing belongs to
+ * the process that wrote the other passes of its thread. */
+static uint64_t inherit_pid(ps_log *L, size_t i, bool *found)
+{
+    const ps_pass *p = &L->pass[i];
+    *found = false;
+    if (!p->has_thread)
+        return 0;
+    for (size_t j = i; j-- > 0;)
+        if (L->pass[j].has_pid && L->pass[j].has_thread && L->pass[j].thread == p->thread) {
+            *found = true;
+            return L->pass[j].pid;
+        }
+    for (size_t j = i + 1; j < L->npass; j++)
+        if (L->pass[j].has_pid && L->pass[j].has_thread && L->pass[j].thread == p->thread) {
+            *found = true;
+            return L->pass[j].pid;
+        }
+    return 0;
+}
+
+static void seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (int i = 0; i < L->nseg && k + 1 < n; i++)
+        if (mask & (1u << i)) {
+            int w = snprintf(out + k, n - k, "%s%s", k ? ", " : "", L->segname[i]);
+            if (w < 0)
+                break;
+            k += (size_t)w;
+            if (k >= n)
+                k = n - 1;
+        }
+}
+
+static void finish(ps_log *L)
+{
+    /* Bursts still open at the end of the log are closed as they are. */
+    L->nopen = 0;
+
+    for (size_t i = 0; i < L->npass; i++) {
+        ps_pass *p = &L->pass[i];
+        if (!p->has_pid) {
+            bool found;
+            uint64_t pid = inherit_pid(L, i, &found);
+            if (found) {
+                p->pid = pid; /* for its rank only: its inv stays unknown */
+                p->has_pid = true;
+            }
+        }
+        int rk = rank_of(L, p);
+        if (rk < 0)
+            return;
+        p->rank = rk;
+        p->cold = L->rank[rk].npasses == 0;
+        L->rank[rk].npasses++;
+    }
+    /* A pass without its closing segment: truncated when it is its rank's
+     * last and nothing after its segments arrived; otherwise incomplete. */
+    for (size_t i = 0; i < L->npass; i++) {
+        ps_pass *p = &L->pass[i];
+        if (p->present & (1u << PS_CLOSE))
+            continue;
+        bool last = true;
+        for (size_t j = i + 1; j < L->npass && last; j++)
+            if (L->pass[j].rank == p->rank)
+                last = false;
+        if (last && !p->has_orch && !p->has_span)
+            p->defects |= PS_D_TRUNCATED;
+        else
+            p->defects |= PS_D_MISSING_CLOSE;
+    }
+    /* The segment set most passes share is the reference; the first pass
+     * with it wins a tie. */
+    uint32_t ref = 0;
+    size_t best = 0;
+    for (size_t i = 0; i < L->npass; i++) {
+        ps_pass *p = &L->pass[i];
+        if (p->defects || (p->cold && !L->opt.keep_first))
+            continue;
+        size_t n = 0;
+        for (size_t j = 0; j < L->npass; j++) {
+            ps_pass *q = &L->pass[j];
+            if (!q->defects && (!q->cold || L->opt.keep_first) && q->present == p->present)
+                n++;
+        }
+        if (n > best) {
+            best = n;
+            ref = p->present;
+        }
+    }
+    char label[64], miss[512], extra[512];
+    for (size_t i = 0; i < L->npass; i++) {
+        ps_pass *p = &L->pass[i];
+        if (!p->defects && (!p->cold || L->opt.keep_first) && p->present != ref)
+            p->defects |= PS_D_SETDIFF;
+        ps_label(p, label, sizeof label);
+        if (p->defects & PS_D_TRUNCATED)
+            dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass excluded",
+                   L->path, ps_line(L, p->first_off), label);
+        if (p->defects & PS_D_MISSING_CLOSE)
+            dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); excluded", L->path,
+                   ps_line(L, p->first_off), label);
+        if (p->defects & PS_D_DUPLICATE) {
+            size_t l1 = ps_line(L, p->dup_first_off);
+            size_t l2 = ps_line(L, p->dup_off);
+            if (p->dup_seg >= 0)
+                dg_add(&L->warn, "%s:%zu: segment %s appears twice in pass %s (first at line %zu); excluded",
+                       L->path, l2, L->segname[p->dup_seg], label, l1);
+            else
+                dg_add(&L->warn, "%s:%zu: host-orch %s appears twice in pass %s (first at line %zu); excluded",
+                       L->path, l2, ps_op_names[-1 - p->dup_seg], label, l1);
+        }
+        if (p->defects & PS_D_DROPPED)
+            dg_add(&L->warn,
+                   "%s:%zu: host-orch %s dropped=%" PRIu64
+                   " in pass %s (the per-op record pool overflowed); excluded",
+                   L->path, ps_line(L, p->drop_off), ps_op_names[p->drop_op], p->op_dropped[p->drop_op], label);
+        if (p->defects & PS_D_SETDIFF) {
+            seg_list(L, ref & ~p->present, miss, sizeof miss);
+            seg_list(L, p->present & ~ref, extra, sizeof extra);
+            dg_add(&L->warn, "%s:%zu: pass %s has other segments than the other %zu passes (missing: %s; extra: %s); excluded",
+                   L->path, ps_line(L, p->first_off), label, best, miss[0] ? miss : "none",
+                   extra[0] ? extra : "none");
+        }
+        if (p->cold)
+            L->ncold++;
+        else
+            L->nwarm++;
+        p->used = !p->defects && (!p->cold || L->opt.keep_first);
+        if (p->used)
+            L->nused++;
+    }
+}
+
+hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, const ps_options *opt)
+{
+    memset(L, 0, sizeof *L);
+    L->path = path;
+    L->buf = buf;
+    L->len = len;
+    if (opt)
+        L->opt = *opt;
+    tx_lines_init(&L->lines, buf, len);
+    dg_init(&L->warn, 1000);
+    for (int i = 0; i < PS_NKNOWN; i++)
+        strcpy(L->segname[i], known_segs[i]);
+    L->nseg = PS_NKNOWN;
+    lx_sink sink = {L, sink_rec, sink_bad};
+    lx_scan(buf, len, &sink);
+    if (!L->oom)
+        finish(L);
+    return L->oom ? HBG_E_NOMEM : HBG_OK;
+}
+
+void ps_free(ps_log *L)
+{
+    free(L->pass);
+    free(L->map.key);
+    free(L->map.val);
+    free(L->open);
+    free(L->span);
+    free(L->anchor);
+    free(L->rank);
+    dg_free(&L->warn);
+    memset(L, 0, sizeof *L);
+}
