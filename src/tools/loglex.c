@@ -78,7 +78,7 @@ static int next_tok(cur *c, lx_slice *k, lx_slice *v)
     while (p < e && *p != '=' && cls[(unsigned char)*p] != C_SPACE && cls[(unsigned char)*p] != C_END)
         p++;
     if (p >= e || *p != '=' || p == ks) {
-        c->p = p;
+        c->p = ks; /* the offending token, for the message */
         return -1;
     }
     k->p = ks;
@@ -259,7 +259,10 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     r->attr_text.p = attr_begin;
     r->attr_text.n = attr_begin ? (size_t)(attr_end - attr_begin) : 0;
     if (t < 0) {
-        snprintf(msg, mlen, "expected key=value, found '%.*s'", (int)((c->e - c->p) > 24 ? 24 : (c->e - c->p)), c->p);
+        size_t n = 0;
+        while (c->p + n < c->e && n < 24 && cls[(unsigned char)c->p[n]] != C_SPACE && cls[(unsigned char)c->p[n]] != C_END)
+            n++;
+        snprintf(msg, mlen, "expected key=value, found '%.*s'", (int)n, c->p);
         return msg;
     }
     if (bad)
@@ -510,5 +513,7 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink)
             p = c.p;
         }
         rec = NULL;
+        if (p <= q)
+            p = q + 1; /* always move on, whatever the record looked like */
     }
 }
