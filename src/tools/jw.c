@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JW_CAP (1u << 20)
+#define JW_CAP (1u << 16)
 
 bool jw_init(jw *w, FILE *f)
 {
