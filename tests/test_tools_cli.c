@@ -246,11 +246,14 @@ static void run_junk(const void *data, size_t len, int want, const char *msg)
         assert_true(ts_contains(err, msg));
     free(out);
     free(err);
-    const char *a[] = {"timeline", p, "-o", "/dev/null", NULL};
+    char *o = ts_temp_file("", 0, ".json");
+    const char *a[] = {"timeline", p, "-o", o, NULL};
     int rc = ts_run_cli(a, &out, &err);
     assert_true(rc == 0 || rc == 1);
     free(out);
     free(err);
+    unlink(o);
+    free(o);
     unlink(p);
     free(p);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -90,6 +91,7 @@ int hbg_cmd_timeline(int argc, char **argv)
     dg_init(&warn, 1000);
     FILE *of = NULL;
     char *tmp = NULL;
+    bool direct = false;
 
     if (tx_load(path, &lf, err, sizeof err) != HBG_OK) {
         fprintf(stderr, "hbg timeline: %s\n", err);
@@ -131,8 +133,19 @@ int hbg_cmd_timeline(int argc, char **argv)
         rc = 1;
         goto done;
     }
+    struct stat sb;
     if (strcmp(out, "-") == 0) {
         of = stdout;
+    } else if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        /* a device or a pipe (/dev/null, a FIFO) is written in place: a
+         * rename would replace it with a regular file */
+        of = fopen(out, "w");
+        if (!of) {
+            fprintf(stderr, "hbg timeline: cannot write %s: %s\n", out, strerror(errno));
+            rc = 2;
+            goto done;
+        }
+        direct = true;
     } else {
         /* written beside the target, then renamed: a failed run never
          * leaves a half trace under the name asked for */
@@ -150,7 +163,11 @@ int hbg_cmd_timeline(int argc, char **argv)
     }
     tl_report rep;
     hbg_status st = tl_write(&L, recs, nr, of, &rep, &warn);
-    if (of != stdout) {
+    if (direct) {
+        if (fclose(of) != 0 && st == HBG_OK)
+            st = HBG_E_IO;
+        of = NULL;
+    } else if (of != stdout) {
         if (fclose(of) != 0 && st == HBG_OK)
             st = HBG_E_IO;
         of = NULL;

@@ -221,32 +221,56 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     bool s_start = false, s_dur = false, s_total = false, s_count = false, s_dsum = false, s_drop = false;
     const char *attr_begin = NULL, *attr_end = NULL;
     int t;
+    bool bind = r->kind == LX_BIND;
     while ((t = next_tok(c, &k, &v)) == 1) {
         const char *e = NULL;
-        if (r->kind == LX_BIND && k.n == 8 && memcmp(k.p, "start_ns", 8) == 0) {
-            e = set_num(k, v, &r->start, msg, mlen);
-            s_start = true;
-        } else if (r->kind == LX_BIND && k.n == 6 && memcmp(k.p, "dur_ns", 6) == 0) {
-            e = set_num(k, v, &r->dur, msg, mlen);
-            s_dur = true;
-        } else if (k.n == 3 && memcmp(k.p, "pid", 3) == 0) {
-            e = set_num(k, v, &r->pid, msg, mlen);
-            r->has_pid = true;
-        } else if (k.n == 3 && memcmp(k.p, "inv", 3) == 0) {
-            e = set_num(k, v, &r->inv, msg, mlen);
-            r->has_inv = true;
-        } else if (r->kind == LX_ORCH && lx_slice_eq(k, "total_ns")) {
-            e = set_num(k, v, &r->total_ns, msg, mlen);
-            s_total = true;
-        } else if (r->kind == LX_ORCH && lx_slice_eq(k, "count")) {
-            e = set_num(k, v, &r->count, msg, mlen);
-            s_count = true;
-        } else if (r->kind == LX_ORCH && lx_slice_eq(k, "detail_sum")) {
-            e = set_num(k, v, &r->detail_sum, msg, mlen);
-            s_dsum = true;
-        } else if (r->kind == LX_ORCH && lx_slice_eq(k, "dropped")) {
-            e = set_num(k, v, &r->dropped, msg, mlen);
-            s_drop = true;
+        uint64_t *dst = NULL;
+        switch (k.n) {
+        case 3:
+            if (k.p[0] == 'p' && k.p[1] == 'i' && k.p[2] == 'd') {
+                dst = &r->pid;
+                r->has_pid = true;
+            } else if (k.p[0] == 'i' && k.p[1] == 'n' && k.p[2] == 'v') {
+                dst = &r->inv;
+                r->has_inv = true;
+            }
+            break;
+        case 5:
+            if (!bind && memcmp(k.p, "count", 5) == 0) {
+                dst = &r->count;
+                s_count = true;
+            }
+            break;
+        case 6:
+            if (bind && memcmp(k.p, "dur_ns", 6) == 0) {
+                dst = &r->dur;
+                s_dur = true;
+            }
+            break;
+        case 7:
+            if (!bind && memcmp(k.p, "dropped", 7) == 0) {
+                dst = &r->dropped;
+                s_drop = true;
+            }
+            break;
+        case 8:
+            if (bind && memcmp(k.p, "start_ns", 8) == 0) {
+                dst = &r->start;
+                s_start = true;
+            } else if (!bind && memcmp(k.p, "total_ns", 8) == 0) {
+                dst = &r->total_ns;
+                s_total = true;
+            }
+            break;
+        case 10:
+            if (!bind && memcmp(k.p, "detail_sum", 10) == 0) {
+                dst = &r->detail_sum;
+                s_dsum = true;
+            }
+            break;
+        }
+        if (dst) {
+            e = set_num(k, v, dst, msg, mlen);
         } else {
             if (!attr_begin)
                 attr_begin = k.p;
@@ -402,31 +426,54 @@ static const char *lex_anchor(lx_rec *r, cur *c, char *msg, size_t mlen)
     return NULL;
 }
 
-static void scan_stamps(const char *buf, size_t len, const lx_sink *sink)
+/* A stamp line at t (a physical line start). */
+static void emit_stamp(const char *buf, const char *t, const char *e, const lx_sink *sink, lx_rec *r)
 {
-    static const char M[] = "[stamp] ";
-    const char *p = buf, *e = buf + len;
-    while ((size_t)(e - p) >= sizeof M - 1) {
-        const char *q = memmem(p, (size_t)(e - p), M, sizeof M - 1);
-        if (!q)
-            break;
-        p = q + 1;
-        if (q != buf && q[-1] != '\n')
-            continue;
-        const char *t = q + sizeof M - 1;
-        const char *nl = memchr(t, '\n', (size_t)(e - t));
-        const char *te = nl ? nl : e;
-        while (te > t && (te[-1] == '\r' || te[-1] == ' '))
-            te--;
-        lx_rec r;
-        memset(&r, 0, sizeof r);
-        r.kind = LX_STAMP;
-        r.off = (size_t)(q - buf);
-        r.name.p = t;
-        r.name.n = (size_t)(te - t);
-        sink->on_rec(sink->ctx, &r);
-    }
+    const char *q = t + 8;
+    const char *nl = memchr(q, '\n', (size_t)(e - q));
+    const char *te = nl ? nl : e;
+    while (te > q && (te[-1] == '\r' || te[-1] == ' '))
+        te--;
+    memset(r, 0, offsetof(lx_rec, attr));
+    r->kind = LX_STAMP;
+    r->off = (size_t)(t - buf);
+    r->name.p = q;
+    r->name.n = (size_t)(te - q);
+    sink->on_rec(sink->ctx, r);
 }
+
+static inline bool at_stamp(const char *t, const char *e)
+{
+    return e - t >= 8 && memcmp(t, "[stamp] ", 8) == 0;
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* The first '=' or '\n' in [p, e), or e: sixteen bytes per step. */
+static inline const char *find_eq_nl(const char *p, const char *e)
+{
+    const __m128i eq = _mm_set1_epi8('='), nl = _mm_set1_epi8('\n');
+    while (e - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, eq), _mm_cmpeq_epi8(x, nl)));
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+    for (; p < e; p++)
+        if (*p == '=' || *p == '\n')
+            return p;
+    return e;
+}
+#else
+static inline const char *find_eq_nl(const char *p, const char *e)
+{
+    for (; p < e; p++)
+        if (*p == '=' || *p == '\n')
+            return p;
+    return e;
+}
+#endif
 
 static inline void reset(lx_rec *r, lx_kind kind)
 {
@@ -456,15 +503,25 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink)
     init_cls();
     if (!buf || len == 0)
         return;
-    scan_stamps(buf, len, sink);
     const char *p = buf, *e = buf + len;
-    const char *rec = NULL;   /* the last "[mono_ns=" prefix seen */
+    const char *rec = NULL;   /* the "[mono_ns=" prefix seen on this line, if any */
     lx_rec r;
     char msg[192];
+    if (at_stamp(buf, e))
+        emit_stamp(buf, buf, e, sink, &r);
+    /* One scan stops at every '=' and every line end: markers are told by
+     * the bytes before an '=', stamps by the bytes after a '\n'. */
     while (p < e) {
-        const char *q = memchr(p, '=', (size_t)(e - p));
-        if (!q)
+        const char *q = find_eq_nl(p, e);
+        if (q >= e)
             break;
+        if (*q == '\n') {
+            rec = NULL;
+            if (at_stamp(q + 1, e))
+                emit_stamp(buf, q + 1, e, sink, &r);
+            p = q + 1;
+            continue;
+        }
         size_t before = (size_t)(q - buf);
         lx_kind kind;
         const char *mark;
@@ -490,9 +547,9 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink)
             continue;
         }
         reset(&r, kind);
-        /* The record's own prefix, if it is on the same physical line. */
+        /* The record's own prefix: the last one seen on this line. */
         const char *start = mark;
-        if (rec && rec < mark && !memchr(rec, '\n', (size_t)(mark - rec))) {
+        if (rec && rec < mark) {
             start = rec;
             r.has_thread = parse_thread(rec, mark, &r.thread);
         }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 const char *const ps_op_names[PS_NOPS] = {"submit_task", "alloc_tensors", "record_node", "graph_submit",
                                           "build_definition"};
@@ -95,6 +96,17 @@ const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv)
 
 /* --- passes ------------------------------------------------------------ */
 
+/* A large log has tens of thousands of passes, about a kilobyte each: on
+ * huge pages that memory costs a few dozen page faults, not tens of
+ * thousands (each a VM exit on a virtual machine). Advice only. */
+static void huge_pages(void *p, size_t n)
+{
+    const uintptr_t H = (uintptr_t)2 << 20;
+    uintptr_t a = ((uintptr_t)p + H - 1) & ~(H - 1), b = ((uintptr_t)p + n) & ~(H - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_HUGEPAGE);
+}
+
 static ps_pass *new_pass(ps_log *L, size_t off)
 {
     if (L->npass == L->cap) {
@@ -106,6 +118,7 @@ static ps_pass *new_pass(ps_log *L, size_t off)
         }
         L->pass = np;
         L->cap = nc;
+        huge_pages(np, nc * sizeof *np);
     }
     ps_pass *p = &L->pass[L->npass++];
     memset(p, 0, offsetof(ps_pass, seg));
@@ -117,8 +130,9 @@ static ps_pass *new_pass(ps_log *L, size_t off)
 
 static int seg_id(ps_log *L, lx_slice name, size_t off)
 {
+    /* the names of one log are few and usually hit in the first compares */
     for (int i = 0; i < L->nseg; i++)
-        if (name.n == strlen(L->segname[i]) && memcmp(L->segname[i], name.p, name.n) == 0)
+        if (name.n == L->seglen[i] && name.p[0] == L->segname[i][0] && memcmp(L->segname[i], name.p, name.n) == 0)
             return i;
     if (L->nseg == PS_MAXSEG) {
         if (!L->seg_overflow_warned) {
@@ -130,6 +144,7 @@ static int seg_id(ps_log *L, lx_slice name, size_t off)
     }
     memcpy(L->segname[L->nseg], name.p, name.n);
     L->segname[L->nseg][name.n] = 0;
+    L->seglen[L->nseg] = (uint8_t)name.n;
     return L->nseg++;
 }
 
@@ -141,36 +156,26 @@ static int op_id(lx_slice name)
     return -1;
 }
 
-static ps_open *find_open(ps_log *L, bool has_thread, uint64_t thread)
+/* The open (unkeyed) burst of each writing thread. A closed entry keeps
+ * its slot, marked NO_OPEN, so open addressing never needs a deletion. */
+#define NO_OPEN UINT32_MAX
+
+static ps_pass *open_pass(ps_log *L, bool has_thread, uint64_t thread)
 {
-    for (size_t i = 0; i < L->nopen; i++)
-        if (L->open[i].has_thread == has_thread && (!has_thread || L->open[i].thread == thread))
-            return &L->open[i];
-    return NULL;
+    uint32_t *s = map_slot(&L->omap, thread, has_thread ? 1 : 2, false);
+    return s && *s && *s != NO_OPEN ? &L->pass[*s - 1] : NULL;
 }
 
-static void drop_open(ps_log *L, ps_open *o)
+static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
 {
-    *o = L->open[--L->nopen];
-}
-
-static ps_open *add_open(ps_log *L, bool has_thread, uint64_t thread, size_t pass)
-{
-    if (L->nopen == L->capopen) {
-        size_t nc = L->capopen ? L->capopen * 2 : 8;
-        ps_open *no = realloc(L->open, nc * sizeof *no);
-        if (!no) {
-            L->oom = true;
-            return NULL;
-        }
-        L->open = no;
-        L->capopen = nc;
+    uint32_t *s = map_slot(&L->omap, thread, has_thread ? 1 : 2, true);
+    if (!s) {
+        L->oom = true;
+        return;
     }
-    ps_open *o = &L->open[L->nopen++];
-    o->has_thread = has_thread;
-    o->thread = thread;
-    o->pass = pass;
-    return o;
+    if (!*s)
+        L->omap.n++;
+    *s = val;
 }
 
 static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
@@ -203,12 +208,12 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
         const lx_attr *a = &r->attr[i];
         if (!a->is_num)
             continue;
-        if (lx_slice_eq(a->key, "bytes"))
+        if (a->key.n == 5 && memcmp(a->key.p, "bytes", 5) == 0)
             s->bytes = a->num;
-        else if (id == PS_HOST_ORCH && lx_slice_eq(a->key, "heap_used")) {
+        else if (id == PS_HOST_ORCH && a->key.n == 9 && memcmp(a->key.p, "heap_used", 9) == 0) {
             p->heap_used = a->num;
             p->has_heap_used = true;
-        } else if (id == PS_HOST_ORCH && lx_slice_eq(a->key, "tasks")) {
+        } else if (id == PS_HOST_ORCH && a->key.n == 5 && memcmp(a->key.p, "tasks", 5) == 0) {
             p->tasks = a->num;
             p->has_tasks = true;
         }
@@ -217,25 +222,31 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
 
 static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t off, bool create)
 {
+    /* consecutive lines nearly always belong to the pass of the line before */
+    if (L->last_pass && L->last_pid == pid && L->last_inv == inv)
+        return &L->pass[L->last_pass - 1];
     uint32_t *s = map_slot(&L->map, pid, inv, create);
     if (!s) {
         if (create)
             L->oom = true;
         return NULL;
     }
-    if (*s)
-        return &L->pass[*s - 1];
-    if (!create)
-        return NULL;
-    ps_pass *p = new_pass(L, off);
-    if (!p)
-        return NULL;
-    L->map.n++;
-    *s = (uint32_t)L->npass;
-    p->pid = pid;
-    p->inv = inv;
-    p->has_pid = p->has_inv = p->keyed = true;
-    return p;
+    if (!*s) {
+        if (!create)
+            return NULL;
+        ps_pass *p = new_pass(L, off);
+        if (!p)
+            return NULL;
+        L->map.n++;
+        *s = (uint32_t)L->npass;
+        p->pid = pid;
+        p->inv = inv;
+        p->has_pid = p->has_inv = p->keyed = true;
+    }
+    L->last_pass = *s;
+    L->last_pid = pid;
+    L->last_inv = inv;
+    return &L->pass[*s - 1];
 }
 
 static void on_bind(ps_log *L, const lx_rec *r)
@@ -254,20 +265,21 @@ static void on_bind(ps_log *L, const lx_rec *r)
             p->thread = r->thread;
         }
     } else {
-        ps_open *o = find_open(L, r->has_thread, r->thread);
-        p = o ? &L->pass[o->pass] : NULL;
+        p = open_pass(L, r->has_thread, r->thread);
         /* A burst is over once its host-orch lines began, or when its
          * first segment comes round again. */
-        if (p && (p->has_orch || (id == p->first_seg && (p->present & (1u << id))))) {
-            drop_open(L, o);
+        if (p && (p->has_orch || (id == p->first_seg && (p->present & (1u << id)))))
             p = NULL;
-        }
         if (!p) {
             p = new_pass(L, r->off);
-            if (!p || !add_open(L, r->has_thread, r->thread, L->npass - 1))
+            if (!p)
                 return;
             p->has_thread = r->has_thread;
             p->thread = r->thread;
+            set_open(L, r->has_thread, r->thread, (uint32_t)L->npass);
+            if (L->oom)
+                return;
+            p = &L->pass[L->npass - 1];
         }
     }
     add_segment(L, p, id, r);
@@ -280,9 +292,7 @@ static void on_orch(ps_log *L, const lx_rec *r)
     if (r->has_pid) {
         p = keyed_pass(L, r->pid, r->inv, r->off, false);
     } else {
-        ps_open *o = find_open(L, r->has_thread, r->thread);
-        if (o)
-            p = &L->pass[o->pass];
+        p = open_pass(L, r->has_thread, r->thread);
     }
     if (!p) {
         dg_add(&L->warn, "%s:%zu: host-orch line with no bind burst before it; ignored", L->path,
@@ -364,13 +374,11 @@ static void on_span(ps_log *L, const lx_rec *r)
         }
         return;
     }
-    ps_open *o = find_open(L, r->has_thread, r->thread);
-    if (!o && !r->has_thread && L->nopen == 1)
-        o = &L->open[0];
-    if (!o)
+    p = open_pass(L, r->has_thread, r->thread);
+    if (!p)
         return;
-    size_t idx = o->pass;
-    drop_open(L, o);
+    size_t idx = (size_t)(p - L->pass);
+    set_open(L, r->has_thread, r->thread, NO_OPEN);
     uint32_t *s = map_slot(&L->map, r->pid, r->inv, true);
     if (!s) {
         L->oom = true;
@@ -452,11 +460,13 @@ static void sink_bad(void *ctx, lx_kind kind, size_t off, const char *msg)
 
 static int rank_of(ps_log *L, const ps_pass *p)
 {
-    for (size_t i = 0; i < L->nrank; i++) {
-        ps_rank *k = &L->rank[i];
-        if (p->has_pid ? (k->has_pid && k->pid == p->pid) : (!k->has_pid && k->thread == p->thread))
-            return (int)i;
+    uint32_t *s = map_slot(&L->rmap, p->has_pid ? p->pid : p->thread, p->has_pid ? 1 : 2, true);
+    if (!s) {
+        L->oom = true;
+        return -1;
     }
+    if (*s)
+        return (int)(*s - 1);
     ps_rank *nr = realloc(L->rank, (L->nrank + 1) * sizeof *nr);
     if (!nr) {
         L->oom = true;
@@ -468,28 +478,58 @@ static int rank_of(ps_log *L, const ps_pass *p)
     k->pid = p->has_pid ? p->pid : 0;
     k->thread = p->thread;
     k->npasses = 0;
+    L->rmap.n++;
+    *s = (uint32_t)(L->nrank + 1);
     return (int)L->nrank++;
 }
 
 /* A pass whose bind lines carry no pid and whose span is missing belongs to
- * the process that wrote the other passes of its thread. */
-static uint64_t inherit_pid(ps_log *L, size_t i, bool *found)
+ * the process that wrote the other passes of its thread: the nearest named
+ * pass before it, else after it. Two sweeps, one map of thread -> pass. */
+static bool inherit_pids(ps_log *L)
 {
-    const ps_pass *p = &L->pass[i];
-    *found = false;
-    if (!p->has_thread)
-        return 0;
-    for (size_t j = i; j-- > 0;)
-        if (L->pass[j].has_pid && L->pass[j].has_thread && L->pass[j].thread == p->thread) {
-            *found = true;
-            return L->pass[j].pid;
+    for (int dir = 0; dir < 2; dir++) {
+        ps_map m = {0};
+        for (size_t k = 0; k < L->npass; k++) {
+            size_t i = dir == 0 ? k : L->npass - 1 - k;
+            ps_pass *p = &L->pass[i];
+            if (!p->has_thread)
+                continue;
+            if (p->has_inv) {
+                uint32_t *s = map_slot(&m, p->thread, 0, true);
+                if (!s) {
+                    free(m.key);
+                    free(m.val);
+                    return false;
+                }
+                if (!*s)
+                    m.n++;
+                *s = (uint32_t)(i + 1);
+            } else if (!p->has_pid) {
+                uint32_t *s = map_slot(&m, p->thread, 0, false);
+                if (s && *s) {
+                    p->pid = L->pass[*s - 1].pid; /* for its rank only: its inv stays unknown */
+                    p->has_pid = true;
+                }
+            }
         }
-    for (size_t j = i + 1; j < L->npass; j++)
-        if (L->pass[j].has_pid && L->pass[j].has_thread && L->pass[j].thread == p->thread) {
-            *found = true;
-            return L->pass[j].pid;
-        }
-    return 0;
+        free(m.key);
+        free(m.val);
+    }
+    return true;
+}
+
+typedef struct mask_ix {
+    uint32_t mask;
+    uint32_t ix;
+} mask_ix;
+
+static int cmp_mask(const void *a, const void *b)
+{
+    const mask_ix *x = a, *y = b;
+    if (x->mask != y->mask)
+        return x->mask < y->mask ? -1 : 1;
+    return x->ix < y->ix ? -1 : x->ix > y->ix;
 }
 
 static void seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
@@ -509,19 +549,12 @@ static void seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
 
 static void finish(ps_log *L)
 {
-    /* Bursts still open at the end of the log are closed as they are. */
-    L->nopen = 0;
-
+    if (!inherit_pids(L)) {
+        L->oom = true;
+        return;
+    }
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
-        if (!p->has_pid) {
-            bool found;
-            uint64_t pid = inherit_pid(L, i, &found);
-            if (found) {
-                p->pid = pid; /* for its rank only: its inv stays unknown */
-                p->has_pid = true;
-            }
-        }
         int rk = rank_of(L, p);
         if (rk < 0)
             return;
@@ -531,38 +564,49 @@ static void finish(ps_log *L)
     }
     /* A pass without its closing segment: truncated when it is its rank's
      * last and nothing after its segments arrived; otherwise incomplete. */
+    size_t *last = malloc((L->nrank ? L->nrank : 1) * sizeof *last);
+    mask_ix *mx = malloc((L->npass ? L->npass : 1) * sizeof *mx);
+    if (!last || !mx) {
+        free(last);
+        free(mx);
+        L->oom = true;
+        return;
+    }
+    for (size_t i = 0; i < L->npass; i++)
+        last[L->pass[i].rank] = i;
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
         if (p->present & (1u << PS_CLOSE))
             continue;
-        bool last = true;
-        for (size_t j = i + 1; j < L->npass && last; j++)
-            if (L->pass[j].rank == p->rank)
-                last = false;
-        if (last && !p->has_orch && !p->has_span)
+        if (last[p->rank] == i && !p->has_orch && !p->has_span)
             p->defects |= PS_D_TRUNCATED;
         else
             p->defects |= PS_D_MISSING_CLOSE;
     }
-    /* The segment set most passes share is the reference; the first pass
-     * with it wins a tie. */
-    uint32_t ref = 0;
-    size_t best = 0;
+    free(last);
+    /* The segment set most passes share is the reference; the set of the
+     * earliest pass wins a tie. */
+    size_t nm = 0;
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
-        if (p->defects || (p->cold && !L->opt.keep_first))
-            continue;
-        size_t n = 0;
-        for (size_t j = 0; j < L->npass; j++) {
-            ps_pass *q = &L->pass[j];
-            if (!q->defects && (!q->cold || L->opt.keep_first) && q->present == p->present)
-                n++;
-        }
-        if (n > best) {
-            best = n;
-            ref = p->present;
-        }
+        if (!p->defects && (!p->cold || L->opt.keep_first))
+            mx[nm++] = (mask_ix){p->present, (uint32_t)i};
     }
+    qsort(mx, nm, sizeof *mx, cmp_mask);
+    uint32_t ref = 0, ref_ix = UINT32_MAX;
+    size_t best = 0;
+    for (size_t i = 0; i < nm;) {
+        size_t j = i;
+        while (j < nm && mx[j].mask == mx[i].mask)
+            j++;
+        if (j - i > best || (j - i == best && mx[i].ix < ref_ix)) {
+            best = j - i;
+            ref = mx[i].mask;
+            ref_ix = mx[i].ix;
+        }
+        i = j;
+    }
+    free(mx);
     char label[64], miss[512], extra[512];
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
@@ -617,8 +661,10 @@ hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, con
         L->opt = *opt;
     tx_lines_init(&L->lines, buf, len);
     dg_init(&L->warn, 1000);
-    for (int i = 0; i < PS_NKNOWN; i++)
+    for (int i = 0; i < PS_NKNOWN; i++) {
         strcpy(L->segname[i], known_segs[i]);
+        L->seglen[i] = (uint8_t)strlen(known_segs[i]);
+    }
     L->nseg = PS_NKNOWN;
     lx_sink sink = {L, sink_rec, sink_bad};
     lx_scan(buf, len, &sink);
@@ -632,7 +678,10 @@ void ps_free(ps_log *L)
     free(L->pass);
     free(L->map.key);
     free(L->map.val);
-    free(L->open);
+    free(L->omap.key);
+    free(L->omap.val);
+    free(L->rmap.key);
+    free(L->rmap.val);
     free(L->span);
     free(L->anchor);
     free(L->rank);

@@ -112,12 +112,6 @@ typedef struct ps_map {
     size_t cap, n;
 } ps_map;
 
-typedef struct ps_open {
-    bool has_thread;
-    uint64_t thread;
-    size_t pass;
-} ps_open;
-
 typedef struct ps_log {
     const char *path;
     const char *buf;
@@ -127,14 +121,17 @@ typedef struct ps_log {
 
     int nseg;
     char segname[PS_MAXSEG][65];
+    uint8_t seglen[PS_MAXSEG];
     bool seg_overflow_warned;
     unsigned unknown_op_warned;
 
     ps_pass *pass;
     size_t npass, cap;
-    ps_map map;
-    ps_open *open;
-    size_t nopen, capopen;
+    ps_map map;             /* (pid, inv) -> pass */
+    uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
+    uint64_t last_pid, last_inv;
+    ps_map omap;            /* (thread, 1 | 2 without thread) -> the thread's open burst */
+    ps_map rmap;            /* (pid, 1 | thread, 2) -> rank */
 
     bool has_stamp;
     lx_slice stamp;
