@@ -308,8 +308,8 @@ static void test_stamps(void **st)
     drop(f);
     f = load("ours-two-stamps.log", false);
     assert_true(f->L.stamp_conflict);
-    assert_int_equal(ps_line(&f->L, f->L.stamp2_off), 41);
-    assert_int_equal(ps_line(&f->L, f->L.stamp_off), 1);
+    assert_int_equal(f->L.stamp2_line, 41);
+    assert_int_equal(f->L.stamp_line, 1);
     drop(f);
     f = load("ours-same-stamp-twice.log", false);
     assert_false(f->L.stamp_conflict);

@@ -1,16 +1,19 @@
 /* hbg phases: per-segment statistics of the bind passes in a log.
  * Output: docs/phases.md. Exit: 0 ok, 1 no usable passes, 2 usage or an
  * input that cannot be read or is refused. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "tools/jw.h"
 #include "tools/phstats.h"
-#include "tools/text.h"
 
 enum { FMT_TABLE, FMT_JSON, FMT_CSV };
 
@@ -360,15 +363,24 @@ int hbg_cmd_phases(int argc, char **argv)
     }
     const char *path = argv[optind];
     char err[512];
-    tx_file tf;
-    if (tx_load(path, &tf, err, sizeof err) != HBG_OK) {
-        fprintf(stderr, "hbg phases: %s\n", err);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "hbg phases: cannot open %s: %s\n", path, strerror(errno));
         return 2;
     }
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "hbg phases: cannot read %s: it is a directory\n", path);
+        close(fd);
+        return 2;
+    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     ps_log L;
     int rc = 0;
-    if (ps_read(&L, path, tf.data, tf.len, &po) != HBG_OK) {
-        fprintf(stderr, "hbg phases: %s: out of memory\n", path);
+    hbg_status rs = ps_read_fd(&L, path, fd, &po, err, sizeof err);
+    close(fd);
+    if (rs != HBG_OK) {
+        fprintf(stderr, "hbg phases: %s\n", err);
         rc = 2;
         goto out;
     }
@@ -377,7 +389,7 @@ int hbg_cmd_phases(int argc, char **argv)
         fprintf(stderr,
                 "hbg phases: %s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes "
                 "two runs; refusing to merge them\n",
-                path, ps_line(&L, L.stamp2_off), ps_line(&L, L.stamp_off));
+                path, L.stamp2_line, L.stamp_line);
         rc = 2;
         goto out;
     }
@@ -414,7 +426,7 @@ int hbg_cmd_phases(int argc, char **argv)
     if (st == HBG_E_PARSE) {
         print_warnings(&L);
         fprintf(stderr, "hbg phases: %s:%zu: the control-plane sum of this pass passes 64 bits; refusing\n", path,
-                ps_line(&L, R.overflow_off));
+                R.overflow_line);
         rc = 2;
         goto out;
     } else if (st != HBG_OK) {
@@ -435,6 +447,5 @@ int hbg_cmd_phases(int argc, char **argv)
     }
 out:
     ps_free(&L);
-    tx_close(&tf);
     return rc;
 }

@@ -46,7 +46,7 @@ int lx_parse_u64(lx_slice v, uint64_t *out)
         unsigned d = (unsigned char)v.p[i] - '0';
         if (d > 9)
             return -1;
-        if (x > (UINT64_MAX - d) / 10) {
+        if (x >= 1844674407370955161ull && (x > 1844674407370955161ull || d > 5)) {
             /* keep scanning: "123abc" past 64 bits is still not a number */
             for (size_t j = i; j < v.n; j++)
                 if ((unsigned char)v.p[j] - '0' > 9)
@@ -63,9 +63,17 @@ typedef struct cur {
     const char *p, *e;
 } cur;
 
-/* Next "key=value" token of a record. 1: a token; 0: the record ended;
- * -1: a token without '=' (the record is not in the grammar). */
-static int next_tok(cur *c, lx_slice *k, lx_slice *v)
+/* The value of the token next_tok last returned, as a number: 0 a decimal
+ * integer that fits 64 bits, -1 not a decimal integer, -2 past 64 bits. */
+typedef struct numv {
+    uint64_t x;
+    int st;
+} numv;
+
+/* Next "key=value" token of a record, its value parsed as a number on the
+ * way. 1: a token; 0: the record ended; -1: a token without '=' (the
+ * record is not in the grammar). */
+static inline int next_tok(cur *c, lx_slice *k, lx_slice *v, numv *nv)
 {
     const char *p = c->p, *e = c->e;
     while (p < e && cls[(unsigned char)*p] == C_SPACE)
@@ -85,19 +93,36 @@ static int next_tok(cur *c, lx_slice *k, lx_slice *v)
     k->n = (size_t)(p - ks);
     p++;
     const char *vs = p;
+    uint64_t x = 0;
+    int st = 0;
+    for (; p < e; p++) {
+        unsigned d = (unsigned)(unsigned char)*p - '0';
+        if (d > 9)
+            break;
+        if (x >= 1844674407370955161ull && (x > 1844674407370955161ull || d > 5))
+            st = -2;
+        x = x * 10 + d;
+    }
+    if (p == vs)
+        st = -1;
     for (; p < e; p++) {
         unsigned char cl = cls[(unsigned char)*p];
-        if (cl == C_TEXT)
+        if (cl == C_TEXT) {
+            st = -1;
             continue;
+        }
         if (cl == C_BRACKET) {
             if (at_prefix(p, e))
                 break;
+            st = -1;
             continue;
         }
         break;
     }
     v->p = vs;
     v->n = (size_t)(p - vs);
+    nv->x = x;
+    nv->st = st;
     c->p = p;
     return 1;
 }
@@ -166,12 +191,13 @@ typedef struct field {
 } field;
 
 /* Fills a numeric field; returns NULL or the complaint. */
-static const char *set_num(lx_slice k, lx_slice v, uint64_t *dst, char *msg, size_t mlen)
+static const char *set_num(lx_slice k, lx_slice v, const numv *nv, uint64_t *dst, char *msg, size_t mlen)
 {
-    int r = lx_parse_u64(v, dst);
-    if (r == 0)
+    if (nv->st == 0) {
+        *dst = nv->x;
         return NULL;
-    if (r == -2)
+    }
+    if (nv->st == -2)
         snprintf(msg, mlen, "%.*s= is a number past 64 bits", (int)k.n, k.p);
     else
         snprintf(msg, mlen, "expected %.*s=<decimal integer>, found %.*s=%.*s", (int)k.n, k.p, (int)k.n, k.p,
@@ -179,7 +205,7 @@ static const char *set_num(lx_slice k, lx_slice v, uint64_t *dst, char *msg, siz
     return msg;
 }
 
-static void add_attr(lx_rec *r, lx_slice k, lx_slice v, const char **bad, char *msg, size_t mlen)
+static void add_attr(lx_rec *r, lx_slice k, lx_slice v, const numv *nv, const char **bad, char *msg, size_t mlen)
 {
     if (r->nattr == LX_MAX_ATTRS) {
         if (!*bad) {
@@ -191,9 +217,9 @@ static void add_attr(lx_rec *r, lx_slice k, lx_slice v, const char **bad, char *
     lx_attr *a = &r->attr[r->nattr++];
     a->key = k;
     a->val = v;
-    int pr = lx_parse_u64(v, &a->num);
-    a->is_num = pr == 0;
-    if (pr == -2 && !*bad) {
+    a->num = nv->x;
+    a->is_num = nv->st == 0;
+    if (nv->st == -2 && !*bad) {
         snprintf(msg, mlen, "%.*s= is a number past 64 bits", (int)k.n, k.p);
         *bad = msg;
     }
@@ -205,6 +231,7 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
 {
     const char *bad = NULL;
     lx_slice k, v;
+    numv nv;
     /* the value right after "phase=" */
     const char *p = c->p;
     const char *s = p;
@@ -222,7 +249,7 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     const char *attr_begin = NULL, *attr_end = NULL;
     int t;
     bool bind = r->kind == LX_BIND;
-    while ((t = next_tok(c, &k, &v)) == 1) {
+    while ((t = next_tok(c, &k, &v, &nv)) == 1) {
         const char *e = NULL;
         uint64_t *dst = NULL;
         switch (k.n) {
@@ -270,12 +297,12 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
             break;
         }
         if (dst) {
-            e = set_num(k, v, dst, msg, mlen);
+            e = set_num(k, v, &nv, dst, msg, mlen);
         } else {
             if (!attr_begin)
                 attr_begin = k.p;
             attr_end = v.p + v.n;
-            add_attr(r, k, v, &bad, msg, mlen);
+            add_attr(r, k, v, &nv, &bad, msg, mlen);
         }
         if (e && !bad)
             bad = e;
@@ -309,40 +336,41 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
 static const char *lex_span(lx_rec *r, cur *c, char *msg, size_t mlen)
 {
     lx_slice k, v;
+    numv nv;
     enum { F_V = 1, F_PID = 2, F_TID = 4, F_INV = 8, F_HID = 16, F_DEPTH = 32, F_NAME = 64, F_TS = 128, F_DUR = 256 };
     unsigned seen = 0;
     const char *bad = NULL;
     const char *attr_begin = NULL, *attr_end = NULL;
     int t;
     uint64_t ver = 0;
-    while ((t = next_tok(c, &k, &v)) == 1) {
+    while ((t = next_tok(c, &k, &v, &nv)) == 1) {
         const char *e = NULL;
         if (k.n == 1 && k.p[0] == 'v') {
-            e = set_num(k, v, &ver, msg, mlen);
+            e = set_num(k, v, &nv, &ver, msg, mlen);
             seen |= F_V;
         } else if (lx_slice_eq(k, "pid")) {
-            e = set_num(k, v, &r->pid, msg, mlen);
+            e = set_num(k, v, &nv, &r->pid, msg, mlen);
             seen |= F_PID;
         } else if (lx_slice_eq(k, "tid")) {
-            e = set_num(k, v, &r->tid, msg, mlen);
+            e = set_num(k, v, &nv, &r->tid, msg, mlen);
             seen |= F_TID;
         } else if (lx_slice_eq(k, "inv")) {
-            e = set_num(k, v, &r->inv, msg, mlen);
+            e = set_num(k, v, &nv, &r->inv, msg, mlen);
             seen |= F_INV;
         } else if (lx_slice_eq(k, "hid")) {
             r->hid = v;
             seen |= F_HID;
         } else if (lx_slice_eq(k, "depth")) {
-            e = set_num(k, v, &r->depth, msg, mlen);
+            e = set_num(k, v, &nv, &r->depth, msg, mlen);
             seen |= F_DEPTH;
         } else if (lx_slice_eq(k, "name")) {
             r->name = v;
             seen |= F_NAME;
         } else if (lx_slice_eq(k, "ts")) {
-            e = set_num(k, v, &r->start, msg, mlen);
+            e = set_num(k, v, &nv, &r->start, msg, mlen);
             seen |= F_TS;
         } else if (lx_slice_eq(k, "dur")) {
-            e = set_num(k, v, &r->dur, msg, mlen);
+            e = set_num(k, v, &nv, &r->dur, msg, mlen);
             seen |= F_DUR;
         } else {
             if (lx_slice_eq(k, "clk") && lx_slice_eq(v, "dev"))
@@ -350,7 +378,7 @@ static const char *lex_span(lx_rec *r, cur *c, char *msg, size_t mlen)
             if (!attr_begin)
                 attr_begin = k.p;
             attr_end = v.p + v.n;
-            add_attr(r, k, v, &bad, msg, mlen);
+            add_attr(r, k, v, &nv, &bad, msg, mlen);
         }
         if (e && !bad)
             bad = e;
@@ -388,26 +416,27 @@ static const char *lex_span(lx_rec *r, cur *c, char *msg, size_t mlen)
 static const char *lex_anchor(lx_rec *r, cur *c, char *msg, size_t mlen)
 {
     lx_slice k, v;
+    numv nv;
     unsigned seen = 0;
     uint64_t ver = 0;
     int t;
-    while ((t = next_tok(c, &k, &v)) == 1) {
+    while ((t = next_tok(c, &k, &v, &nv)) == 1) {
         const char *e = NULL;
         if (seen & 16) {
             snprintf(msg, mlen, "text after wall_ns= ('%.*s')", (int)(k.n > 24 ? 24 : k.n), k.p);
             return msg;
         }
         if (k.n == 1 && k.p[0] == 'v') {
-            e = set_num(k, v, &ver, msg, mlen);
+            e = set_num(k, v, &nv, &ver, msg, mlen);
             seen |= 1;
         } else if (lx_slice_eq(k, "pid")) {
-            e = set_num(k, v, &r->pid, msg, mlen);
+            e = set_num(k, v, &nv, &r->pid, msg, mlen);
             seen |= 2;
         } else if (lx_slice_eq(k, "mono_ns")) {
-            e = set_num(k, v, &r->mono, msg, mlen);
+            e = set_num(k, v, &nv, &r->mono, msg, mlen);
             seen |= 4;
         } else if (lx_slice_eq(k, "wall_ns")) {
-            e = set_num(k, v, &r->wall, msg, mlen);
+            e = set_num(k, v, &nv, &r->wall, msg, mlen);
             seen |= 8 | 16;
         } else {
             snprintf(msg, mlen, "unexpected %.*s= in a clock anchor", (int)(k.n > 24 ? 24 : k.n), k.p);
@@ -427,7 +456,8 @@ static const char *lex_anchor(lx_rec *r, cur *c, char *msg, size_t mlen)
 }
 
 /* A stamp line at t (a physical line start). */
-static void emit_stamp(const char *buf, const char *t, const char *e, const lx_sink *sink, lx_rec *r)
+static void emit_stamp(const char *buf, size_t base, size_t line, const char *t, const char *e, const lx_sink *sink,
+                       lx_rec *r)
 {
     const char *q = t + 8;
     const char *nl = memchr(q, '\n', (size_t)(e - q));
@@ -436,7 +466,8 @@ static void emit_stamp(const char *buf, const char *t, const char *e, const lx_s
         te--;
     memset(r, 0, offsetof(lx_rec, attr));
     r->kind = LX_STAMP;
-    r->off = (size_t)(t - buf);
+    r->off = base + (size_t)(t - buf);
+    r->line = line;
     r->name.p = q;
     r->name.n = (size_t)(te - q);
     sink->on_rec(sink->ctx, r);
@@ -453,6 +484,8 @@ static inline bool at_stamp(const char *t, const char *e)
 static inline const char *find_eq_nl(const char *p, const char *e)
 {
     const __m128i eq = _mm_set1_epi8('='), nl = _mm_set1_epi8('\n');
+    /* the log is read once, front to back: ask for the next lines early */
+    __builtin_prefetch(p + 1024);
     while (e - p >= 16) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
         unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, eq), _mm_cmpeq_epi8(x, nl)));
@@ -500,15 +533,22 @@ static inline void reset(lx_rec *r, lx_kind kind)
 
 void lx_scan(const char *buf, size_t len, const lx_sink *sink)
 {
+    lx_pos pos = {0, 1};
+    lx_scan_at(buf, len, &pos, sink);
+}
+
+void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
+{
     init_cls();
     if (!buf || len == 0)
         return;
+    size_t base = pos->off, line = pos->line;
     const char *p = buf, *e = buf + len;
     const char *rec = NULL;   /* the "[mono_ns=" prefix seen on this line, if any */
     lx_rec r;
     char msg[192];
     if (at_stamp(buf, e))
-        emit_stamp(buf, buf, e, sink, &r);
+        emit_stamp(buf, base, line, buf, e, sink, &r);
     /* One scan stops at every '=' and every line end: markers are told by
      * the bytes before an '=', stamps by the bytes after a '\n'. */
     while (p < e) {
@@ -517,8 +557,9 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink)
             break;
         if (*q == '\n') {
             rec = NULL;
+            line++;
             if (at_stamp(q + 1, e))
-                emit_stamp(buf, q + 1, e, sink, &r);
+                emit_stamp(buf, base, line, q + 1, e, sink, &r);
             p = q + 1;
             continue;
         }
@@ -553,7 +594,8 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink)
             start = rec;
             r.has_thread = parse_thread(rec, mark, &r.thread);
         }
-        r.off = (size_t)(start - buf);
+        r.off = base + (size_t)(start - buf);
+        r.line = line;
         cur c = {q + 1, e};
         const char *bad;
         if (kind == LX_BIND || kind == LX_ORCH)
@@ -563,7 +605,7 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink)
         else
             bad = lex_anchor(&r, &c, msg, sizeof msg);
         if (bad) {
-            sink->on_bad(sink->ctx, kind, r.off, bad);
+            sink->on_bad(sink->ctx, kind, r.off, r.line, bad);
             p = skip_record(c.p, e);
         } else {
             sink->on_rec(sink->ctx, &r);
@@ -573,4 +615,6 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink)
         if (p <= q)
             p = q + 1; /* always move on, whatever the record looked like */
     }
+    pos->off = base + len;
+    pos->line = line;
 }

@@ -34,6 +34,7 @@ typedef struct lx_attr {
 typedef struct lx_rec {
     lx_kind kind;
     size_t off;         /* byte offset of the record (its prefix when it has one) */
+    size_t line;        /* its physical line, from 1 */
     bool has_thread;    /* the prefix's [T0x...] handle, when there is a prefix */
     uint64_t thread;
     lx_slice name;      /* bind: segment; orch: kind; span: name (still %-encoded); stamp: text */
@@ -57,10 +58,19 @@ typedef struct lx_sink {
     /* A record whose marker was found but whose fields do not follow the
      * grammar (torn, overflowing, missing a field). msg says what was
      * expected; off is the record's offset. */
-    void (*on_bad)(void *ctx, lx_kind kind, size_t off, const char *msg);
+    void (*on_bad)(void *ctx, lx_kind kind, size_t off, size_t line, const char *msg);
 } lx_sink;
 
 void lx_scan(const char *buf, size_t len, const lx_sink *sink);
+
+/* Where a buffer sits in its file: the offset of its first byte and that
+ * byte's line. For reading a file in pieces, each piece ending at a line end
+ * (records never span lines); lx_scan_at advances pos past the piece. */
+typedef struct lx_pos {
+    size_t off;
+    size_t line;
+} lx_pos;
+void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink);
 
 /* Decimal u64: 0 ok, -1 not a decimal integer, -2 more than 64 bits. */
 int lx_parse_u64(lx_slice v, uint64_t *out);

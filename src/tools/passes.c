@@ -1,11 +1,14 @@
 /* Grouping bind-phase lines into passes; see passes.h for the rules. */
 #include "tools/passes.h"
+#include "tools/hugemem.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 const char *const ps_op_names[PS_NOPS] = {"submit_task", "alloc_tensors", "record_node", "graph_submit",
                                           "build_definition"};
@@ -13,11 +16,6 @@ const char *const ps_op_names[PS_NOPS] = {"submit_task", "alloc_tensors", "recor
 static const char *const known_segs[PS_NKNOWN] = {
     "args", "arena_build", "static_arena", "gm_heap", "shared_mem", "runtime_init",
     "host_orch", "graph_upload", "arena_h2d", "host_view_close", "relocate", "sm_h2d"};
-
-size_t ps_line(ps_log *L, size_t off)
-{
-    return tx_lineno(&L->lines, off);
-}
 
 const char *ps_label(const ps_pass *p, char *out, size_t n)
 {
@@ -96,39 +94,31 @@ const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv)
 
 /* --- passes ------------------------------------------------------------ */
 
-/* A large log has tens of thousands of passes, about a kilobyte each: on
- * huge pages that memory costs a few dozen page faults, not tens of
- * thousands (each a VM exit on a virtual machine). Advice only. */
-static void huge_pages(void *p, size_t n)
-{
-    const uintptr_t H = (uintptr_t)2 << 20;
-    uintptr_t a = ((uintptr_t)p + H - 1) & ~(H - 1), b = ((uintptr_t)p + n) & ~(H - 1);
-    if (b > a)
-        madvise((void *)a, b - a, MADV_HUGEPAGE);
-}
-
-static ps_pass *new_pass(ps_log *L, size_t off)
+static ps_pass *new_pass(ps_log *L, size_t line)
 {
     if (L->npass == L->cap) {
-        size_t nc = L->cap ? L->cap * 2 : 64;
-        ps_pass *np = realloc(L->pass, nc * sizeof *np);
-        if (!np) {
+        hm_block nb;
+        size_t nc = L->cap ? L->cap * 2 : 256;
+        if (hm_alloc(&nb, nc * sizeof(ps_pass)) != 0) {
             L->oom = true;
             return NULL;
         }
-        L->pass = np;
-        L->cap = nc;
-        huge_pages(np, nc * sizeof *np);
+        if (L->npass)
+            memcpy(nb.p, L->pass, L->npass * sizeof(ps_pass));
+        hm_free(&L->passmem);
+        L->passmem = nb;
+        L->pass = nb.p;
+        L->cap = nb.len / sizeof(ps_pass);
     }
     ps_pass *p = &L->pass[L->npass++];
     memset(p, 0, offsetof(ps_pass, seg));
-    p->first_off = off;
+    p->first_line = line;
     p->first_seg = -1;
     p->rank = -1;
     return p;
 }
 
-static int seg_id(ps_log *L, lx_slice name, size_t off)
+static int seg_id(ps_log *L, lx_slice name, size_t line)
 {
     /* the names of one log are few and usually hit in the first compares */
     for (int i = 0; i < L->nseg; i++)
@@ -138,7 +128,7 @@ static int seg_id(ps_log *L, lx_slice name, size_t off)
         if (!L->seg_overflow_warned) {
             L->seg_overflow_warned = true;
             dg_add(&L->warn, "%s:%zu: more than %d distinct segment names; segment %.*s and later new names ignored",
-                   L->path, ps_line(L, off), PS_MAXSEG, (int)name.n, name.p);
+                   L->path, line, PS_MAXSEG, (int)name.n, name.p);
         }
         return -1;
     }
@@ -178,14 +168,14 @@ static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
     *s = val;
 }
 
-static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
+static void add_segment(ps_pass *p, int id, const lx_rec *r)
 {
     uint32_t bit = 1u << id;
     if (p->present & bit) {
         if (!(p->defects & PS_D_DUPLICATE)) {
             p->defects |= PS_D_DUPLICATE;
-            p->dup_off = r->off;
-            p->dup_first_off = p->seg[id].off;
+            p->dup_line = r->line;
+            p->dup_first_line = p->seg[id].line;
             p->dup_seg = id;
         }
         return;
@@ -197,13 +187,8 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
     s->start = r->start;
     s->dur = r->dur;
     s->off = r->off;
+    s->line = r->line;
     s->bytes = UINT64_MAX;
-    s->attr_rel = 0;
-    s->attr_len = 0;
-    if (r->attr_text.n && r->attr_text.n < UINT32_MAX && (size_t)(r->attr_text.p - L->buf) - r->off < UINT32_MAX) {
-        s->attr_rel = (uint32_t)((size_t)(r->attr_text.p - L->buf) - r->off);
-        s->attr_len = (uint32_t)r->attr_text.n;
-    }
     for (int i = 0; i < r->nattr; i++) {
         const lx_attr *a = &r->attr[i];
         if (!a->is_num)
@@ -220,7 +205,7 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
     }
 }
 
-static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t off, bool create)
+static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, bool create)
 {
     /* consecutive lines nearly always belong to the pass of the line before */
     if (L->last_pass && L->last_pid == pid && L->last_inv == inv)
@@ -234,7 +219,7 @@ static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t off, bo
     if (!*s) {
         if (!create)
             return NULL;
-        ps_pass *p = new_pass(L, off);
+        ps_pass *p = new_pass(L, line);
         if (!p)
             return NULL;
         L->map.n++;
@@ -252,12 +237,12 @@ static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t off, bo
 static void on_bind(ps_log *L, const lx_rec *r)
 {
     L->nbind++;
-    int id = seg_id(L, r->name, r->off);
+    int id = seg_id(L, r->name, r->line);
     if (id < 0)
         return;
     ps_pass *p;
     if (r->has_pid) {
-        p = keyed_pass(L, r->pid, r->inv, r->off, true);
+        p = keyed_pass(L, r->pid, r->inv, r->line, true);
         if (!p)
             return;
         if (r->has_thread && !p->has_thread) {
@@ -271,7 +256,7 @@ static void on_bind(ps_log *L, const lx_rec *r)
         if (p && (p->has_orch || (id == p->first_seg && (p->present & (1u << id)))))
             p = NULL;
         if (!p) {
-            p = new_pass(L, r->off);
+            p = new_pass(L, r->line);
             if (!p)
                 return;
             p->has_thread = r->has_thread;
@@ -282,7 +267,7 @@ static void on_bind(ps_log *L, const lx_rec *r)
             p = &L->pass[L->npass - 1];
         }
     }
-    add_segment(L, p, id, r);
+    add_segment(p, id, r);
 }
 
 static void on_orch(ps_log *L, const lx_rec *r)
@@ -290,20 +275,19 @@ static void on_orch(ps_log *L, const lx_rec *r)
     L->norch++;
     ps_pass *p = NULL;
     if (r->has_pid) {
-        p = keyed_pass(L, r->pid, r->inv, r->off, false);
+        p = keyed_pass(L, r->pid, r->inv, r->line, false);
     } else {
         p = open_pass(L, r->has_thread, r->thread);
     }
     if (!p) {
-        dg_add(&L->warn, "%s:%zu: host-orch line with no bind burst before it; ignored", L->path,
-               ps_line(L, r->off));
+        dg_add(&L->warn, "%s:%zu: host-orch line with no bind burst before it; ignored", L->path, r->line);
         return;
     }
     int op = op_id(r->name);
     if (op < 0) {
         if (L->unknown_op_warned < 4) {
             L->unknown_op_warned++;
-            dg_add(&L->warn, "%s:%zu: unknown host-orch kind %.*s; ignored", L->path, ps_line(L, r->off),
+            dg_add(&L->warn, "%s:%zu: unknown host-orch kind %.*s; ignored", L->path, r->line,
                    (int)r->name.n, r->name.p);
         }
         return;
@@ -312,20 +296,19 @@ static void on_orch(ps_log *L, const lx_rec *r)
     if (p->ops_present & (1u << op)) {
         if (!(p->defects & PS_D_DUPLICATE)) {
             p->defects |= PS_D_DUPLICATE;
-            p->dup_off = r->off;
-            p->dup_first_off = p->op_off[op];
+            p->dup_line = r->line;
+            p->dup_first_line = p->op_line[op];
             p->dup_seg = -1 - op;
         }
         return;
     }
     p->ops_present |= (uint8_t)(1u << op);
     p->op_count[op] = r->count;
-    p->op_total[op] = r->total_ns;
     p->op_dropped[op] = r->dropped;
-    p->op_off[op] = r->off;
+    p->op_line[op] = r->line;
     if (r->dropped && !(p->defects & PS_D_DROPPED)) {
         p->defects |= PS_D_DROPPED;
-        p->drop_off = r->off;
+        p->drop_line = r->line;
         p->drop_op = op;
     }
 }
@@ -350,6 +333,7 @@ static void keep_span(ps_log *L, const lx_rec *r)
     s->ts = r->start;
     s->dur = r->dur;
     s->off = r->off;
+    s->line = r->line;
     s->name = r->name;
     s->hid = r->hid;
     s->extra = r->attr_text;
@@ -366,11 +350,11 @@ static void on_span(ps_log *L, const lx_rec *r)
     if (r->dev_clock || r->depth != 1 || !lx_slice_eq(r->name, "chip.run.bind"))
         return;
     L->nbindspans++;
-    ps_pass *p = keyed_pass(L, r->pid, r->inv, r->off, false);
+    ps_pass *p = keyed_pass(L, r->pid, r->inv, r->line, false);
     if (p) {
         if (!p->has_span) {
             p->has_span = true;
-            p->span_off = r->off;
+            p->span_line = r->line;
         }
         return;
     }
@@ -386,7 +370,7 @@ static void on_span(ps_log *L, const lx_rec *r)
     }
     p = &L->pass[idx];
     p->has_span = true;
-    p->span_off = r->off;
+    p->span_line = r->line;
     if (*s)
         return; /* (pid, inv) already named another pass: leave this one unnamed */
     L->map.n++;
@@ -415,19 +399,29 @@ static void on_anchor(ps_log *L, const lx_rec *r)
     a->mono = r->mono;
     a->wall = r->wall;
     a->off = r->off;
+    a->line = r->line;
 }
 
 static void on_stamp(ps_log *L, const lx_rec *r)
 {
     if (!L->has_stamp) {
+        /* copied: in the streaming reader the line's buffer is reused */
+        char *t = malloc(r->name.n + 1);
+        if (!t) {
+            L->oom = true;
+            return;
+        }
+        memcpy(t, r->name.p, r->name.n);
+        t[r->name.n] = 0;
         L->has_stamp = true;
-        L->stamp = r->name;
-        L->stamp_off = r->off;
+        L->stamp.p = t;
+        L->stamp.n = r->name.n;
+        L->stamp_line = r->line;
         return;
     }
     if (!L->stamp_conflict && (r->name.n != L->stamp.n || memcmp(r->name.p, L->stamp.p, r->name.n) != 0)) {
         L->stamp_conflict = true;
-        L->stamp2_off = r->off;
+        L->stamp2_line = r->line;
     }
 }
 
@@ -443,9 +437,10 @@ static void sink_rec(void *ctx, const lx_rec *r)
     }
 }
 
-static void sink_bad(void *ctx, lx_kind kind, size_t off, const char *msg)
+static void sink_bad(void *ctx, lx_kind kind, size_t off, size_t line, const char *msg)
 {
     ps_log *L = ctx;
+    (void)off;
     const char *what = "bind line";
     switch (kind) {
     case LX_BIND: L->nbad_bind++; break;
@@ -453,7 +448,7 @@ static void sink_bad(void *ctx, lx_kind kind, size_t off, const char *msg)
     case LX_SPAN: L->ntorn++; what = "[STRACE] span (torn)"; break;
     default: L->nbad_anchor++; what = "clock anchor"; break;
     }
-    dg_add(&L->warn, "%s:%zu: malformed %s: %s; ignored", L->path, ps_line(L, off), what, msg);
+    dg_add(&L->warn, "%s:%zu: malformed %s: %s; ignored", L->path, line, what, msg);
 }
 
 /* --- after the scan ---------------------------------------------------- */
@@ -549,49 +544,63 @@ static void seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
 
 static void finish(ps_log *L)
 {
-    if (!inherit_pids(L)) {
+    /* Three walks over the passes in all: the array is large and each walk
+     * costs a cache miss per pass. */
+    bool unnamed = false;
+    for (size_t i = 0; i < L->npass && !unnamed; i++)
+        unnamed = !L->pass[i].has_pid;
+    if (unnamed && !inherit_pids(L)) {
         L->oom = true;
         return;
     }
+    size_t *last = NULL;
+    size_t caplast = 0;
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
         int rk = rank_of(L, p);
-        if (rk < 0)
+        if (rk < 0) {
+            free(last);
             return;
+        }
+        if ((size_t)rk >= caplast) {
+            size_t nc = caplast ? caplast * 2 : 16;
+            size_t *nl = realloc(last, nc * sizeof *nl);
+            if (!nl) {
+                free(last);
+                L->oom = true;
+                return;
+            }
+            last = nl;
+            caplast = nc;
+        }
+        last[rk] = i;
         p->rank = rk;
         p->cold = L->rank[rk].npasses == 0;
         L->rank[rk].npasses++;
     }
-    /* A pass without its closing segment: truncated when it is its rank's
-     * last and nothing after its segments arrived; otherwise incomplete. */
-    size_t *last = malloc((L->nrank ? L->nrank : 1) * sizeof *last);
     mask_ix *mx = malloc((L->npass ? L->npass : 1) * sizeof *mx);
-    if (!last || !mx) {
+    if (!mx) {
         free(last);
-        free(mx);
         L->oom = true;
         return;
     }
-    for (size_t i = 0; i < L->npass; i++)
-        last[L->pass[i].rank] = i;
-    for (size_t i = 0; i < L->npass; i++) {
-        ps_pass *p = &L->pass[i];
-        if (p->present & (1u << PS_CLOSE))
-            continue;
-        if (last[p->rank] == i && !p->has_orch && !p->has_span)
-            p->defects |= PS_D_TRUNCATED;
-        else
-            p->defects |= PS_D_MISSING_CLOSE;
-    }
-    free(last);
-    /* The segment set most passes share is the reference; the set of the
-     * earliest pass wins a tie. */
+    /* A pass without its closing segment: truncated when it is its rank's
+     * last and nothing after its segments arrived; otherwise incomplete.
+     * The segment set most of the other passes share is the reference; the
+     * set of the earliest pass wins a tie. */
     size_t nm = 0;
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
+        if (!(p->present & (1u << PS_CLOSE))) {
+            if (last[p->rank] == i && !p->has_orch && !p->has_span)
+                p->defects |= PS_D_TRUNCATED;
+            else
+                p->defects |= PS_D_MISSING_CLOSE;
+        }
         if (!p->defects && (!p->cold || L->opt.keep_first))
             mx[nm++] = (mask_ix){p->present, (uint32_t)i};
     }
+    free(last);
     qsort(mx, nm, sizeof *mx, cmp_mask);
     uint32_t ref = 0, ref_ix = UINT32_MAX;
     size_t best = 0;
@@ -615,13 +624,13 @@ static void finish(ps_log *L)
         ps_label(p, label, sizeof label);
         if (p->defects & PS_D_TRUNCATED)
             dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass excluded",
-                   L->path, ps_line(L, p->first_off), label);
+                   L->path, p->first_line, label);
         if (p->defects & PS_D_MISSING_CLOSE)
             dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); excluded", L->path,
-                   ps_line(L, p->first_off), label);
+                   p->first_line, label);
         if (p->defects & PS_D_DUPLICATE) {
-            size_t l1 = ps_line(L, p->dup_first_off);
-            size_t l2 = ps_line(L, p->dup_off);
+            size_t l1 = p->dup_first_line;
+            size_t l2 = p->dup_line;
             if (p->dup_seg >= 0)
                 dg_add(&L->warn, "%s:%zu: segment %s appears twice in pass %s (first at line %zu); excluded",
                        L->path, l2, L->segname[p->dup_seg], label, l1);
@@ -633,12 +642,12 @@ static void finish(ps_log *L)
             dg_add(&L->warn,
                    "%s:%zu: host-orch %s dropped=%" PRIu64
                    " in pass %s (the per-op record pool overflowed); excluded",
-                   L->path, ps_line(L, p->drop_off), ps_op_names[p->drop_op], p->op_dropped[p->drop_op], label);
+                   L->path, p->drop_line, ps_op_names[p->drop_op], p->op_dropped[p->drop_op], label);
         if (p->defects & PS_D_SETDIFF) {
             seg_list(L, ref & ~p->present, miss, sizeof miss);
             seg_list(L, p->present & ~ref, extra, sizeof extra);
             dg_add(&L->warn, "%s:%zu: pass %s has other segments than the other %zu passes (missing: %s; extra: %s); excluded",
-                   L->path, ps_line(L, p->first_off), label, best, miss[0] ? miss : "none",
+                   L->path, p->first_line, label, best, miss[0] ? miss : "none",
                    extra[0] ? extra : "none");
         }
         if (p->cold)
@@ -651,21 +660,25 @@ static void finish(ps_log *L)
     }
 }
 
-hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, const ps_options *opt)
+static void init(ps_log *L, const char *path, const ps_options *opt)
 {
     memset(L, 0, sizeof *L);
     L->path = path;
-    L->buf = buf;
-    L->len = len;
     if (opt)
         L->opt = *opt;
-    tx_lines_init(&L->lines, buf, len);
     dg_init(&L->warn, 1000);
     for (int i = 0; i < PS_NKNOWN; i++) {
         strcpy(L->segname[i], known_segs[i]);
         L->seglen[i] = (uint8_t)strlen(known_segs[i]);
     }
     L->nseg = PS_NKNOWN;
+}
+
+hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, const ps_options *opt)
+{
+    init(L, path, opt);
+    L->buf = buf;
+    L->len = len;
     lx_sink sink = {L, sink_rec, sink_bad};
     lx_scan(buf, len, &sink);
     if (!L->oom)
@@ -673,9 +686,70 @@ hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, con
     return L->oom ? HBG_E_NOMEM : HBG_OK;
 }
 
+#define CHUNK ((size_t)256 << 10)
+
+hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt, char *err, size_t errlen)
+{
+    init(L, path, opt);
+    L->opt.keep_spans = false;
+    lx_sink sink = {L, sink_rec, sink_bad};
+    lx_pos pos = {0, 1};
+    size_t cap = CHUNK, have = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return HBG_E_NOMEM;
+    }
+    for (;;) {
+        if (have == cap) {
+            /* one line longer than the buffer: grow until it fits */
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                snprintf(err, errlen, "%s: out of memory (a line of more than %zu bytes)", path, cap);
+                return HBG_E_NOMEM;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + have, cap - have);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+            free(buf);
+            return HBG_E_IO;
+        }
+        if (n == 0)
+            break;
+        have += (size_t)n;
+        /* hand over whole lines only; the piece of a line waits for the rest */
+        const char *nl = memrchr(buf, '\n', have);
+        if (!nl)
+            continue;
+        size_t whole = (size_t)(nl - buf) + 1;
+        lx_scan_at(buf, whole, &pos, &sink);
+        memmove(buf, buf + whole, have - whole);
+        have -= whole;
+        if (L->oom)
+            break;
+    }
+    if (have && !L->oom)
+        lx_scan_at(buf, have, &pos, &sink);
+    free(buf);
+    L->len = pos.off;
+    if (!L->oom)
+        finish(L);
+    if (L->oom) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return HBG_E_NOMEM;
+    }
+    return HBG_OK;
+}
+
 void ps_free(ps_log *L)
 {
-    free(L->pass);
+    hm_free(&L->passmem);
     free(L->map.key);
     free(L->map.val);
     free(L->omap.key);
@@ -685,6 +759,7 @@ void ps_free(ps_log *L)
     free(L->span);
     free(L->anchor);
     free(L->rank);
+    free((char *)L->stamp.p);
     dg_free(&L->warn);
     memset(L, 0, sizeof *L);
 }

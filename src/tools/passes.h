@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include "hbg/status.h"
 #include "tools/diag.h"
+#include "tools/hugemem.h"
 #include "tools/loglex.h"
 #include "tools/text.h"
 
@@ -30,7 +31,7 @@ enum {
     PS_RELOCATE, PS_SM_H2D,
     PS_NKNOWN
 };
-#define PS_MAXSEG 24
+#define PS_MAXSEG 16       /* the 12 known kinds and 4 new names */
 #define PS_CLOSE PS_ARENA_H2D
 #define PS_CONTROL_MASK ((1u << PS_HOST_ORCH) | (1u << PS_GRAPH_UPLOAD) | (1u << PS_ARENA_H2D) | \
                          (1u << PS_RELOCATE) | (1u << PS_SM_H2D))
@@ -52,9 +53,8 @@ enum {
 
 typedef struct ps_seg {
     uint64_t start, dur, bytes;
-    uint64_t off;           /* the line's offset */
-    uint32_t attr_rel;      /* attribute text: offset from `off`, length */
-    uint32_t attr_len;
+    uint64_t off;           /* the record's offset (its attributes are re-read from there) */
+    uint64_t line;
 } ps_seg;
 
 typedef struct ps_pass {
@@ -72,18 +72,18 @@ typedef struct ps_pass {
     unsigned defects;
     uint32_t present;       /* bit per segment id */
     uint8_t ops_present;
-    size_t first_off, span_off, dup_off, dup_first_off, drop_off;
+    size_t first_line, span_line, dup_line, dup_first_line, drop_line;
     int dup_seg;            /* segment id, or -1 - op for a host-orch kind */
     int drop_op;
     uint64_t heap_used, tasks;
-    uint64_t op_count[PS_NOPS], op_total[PS_NOPS], op_dropped[PS_NOPS];
-    size_t op_off[PS_NOPS];
+    uint64_t op_count[PS_NOPS], op_dropped[PS_NOPS];
+    size_t op_line[PS_NOPS];
     ps_seg seg[PS_MAXSEG];
 } ps_pass;
 
 typedef struct ps_span {
     uint64_t pid, tid, inv, depth, ts, dur;
-    size_t off;
+    size_t off, line;
     lx_slice name, hid, extra;
     bool dev;
     bool has_thread;
@@ -92,7 +92,7 @@ typedef struct ps_span {
 
 typedef struct ps_anchor {
     uint64_t pid, mono, wall;
-    size_t off;
+    size_t off, line;
 } ps_anchor;
 
 typedef struct ps_rank {
@@ -117,7 +117,6 @@ typedef struct ps_log {
     const char *buf;
     size_t len;
     ps_options opt;
-    tx_lines lines;
 
     int nseg;
     char segname[PS_MAXSEG][65];
@@ -127,6 +126,7 @@ typedef struct ps_log {
 
     ps_pass *pass;
     size_t npass, cap;
+    hm_block passmem;       /* where pass[] lives */
     ps_map map;             /* (pid, inv) -> pass */
     uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
     uint64_t last_pid, last_inv;
@@ -134,10 +134,10 @@ typedef struct ps_log {
     ps_map rmap;            /* (pid, 1 | thread, 2) -> rank */
 
     bool has_stamp;
-    lx_slice stamp;
-    size_t stamp_off;
+    lx_slice stamp;         /* owned copy */
+    size_t stamp_line;
     bool stamp_conflict;
-    size_t stamp2_off;
+    size_t stamp2_line;
 
     size_t nbind, norch, nspans, nbad_bind, nbad_orch, ntorn, nbad_anchor;
     size_t nbindspans;
@@ -155,16 +155,23 @@ typedef struct ps_log {
     bool oom;
 } ps_log;
 
-/* Groups the log in buf (which must stay valid while L is used). Warnings
- * go to L->warn as "PATH:LINE: ..." lines. Returns HBG_E_NOMEM only; every
- * input problem is a warning or a flag the caller checks (stamp_conflict). */
+/* Groups the log in buf (which must stay valid while L is used: spans and
+ * segment offsets refer to it). Warnings go to L->warn as "PATH:LINE: ..."
+ * lines. Returns HBG_E_NOMEM only; every input problem is a warning or a
+ * flag the caller checks (stamp_conflict). */
 hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, const ps_options *opt);
+
+/* The same, reading the open file fd in pieces through one small buffer.
+ * This is the fast path: on a virtual machine, walking a large mapping page
+ * by page costs several times what read(2) into a cache-resident buffer
+ * does. L->buf stays NULL, so opt->keep_spans must be false. HBG_E_IO (err
+ * says why) or HBG_E_NOMEM on failure. */
+hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt, char *err, size_t errlen);
 void ps_free(ps_log *L);
 
 /* "pid=31337 inv=2"; "pid=31337 thread 0x7f3c9a7fc640" when its inv is
  * unknown; "thread 0x7f3c9a7fc640" when its pid is too. */
 const char *ps_label(const ps_pass *p, char *out, size_t n);
-size_t ps_line(ps_log *L, size_t off);
 /* The pass of (pid, inv), or NULL. */
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv);
 

@@ -2,6 +2,7 @@
  * thousands of durations per table and only three order statistics of each
  * are printed. */
 #include "tools/phstats.h"
+#include "tools/hugemem.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -81,15 +82,15 @@ static void stat_of(uint64_t *v, size_t n, st_stat *s)
     s->med.half = ((a & 1) ^ (b & 1)) != 0;
 }
 
-static void fig_add(st_fig *f, uint64_t v, size_t off, size_t *first_off, size_t *other_off, uint64_t *other)
+static void fig_add(st_fig *f, uint64_t v, size_t line, size_t *first_line, size_t *other_line, uint64_t *other)
 {
     if (f->n == 0) {
         f->value = f->min = f->max = v;
-        *first_off = off;
+        *first_line = line;
     } else {
         if (v != f->value && !f->varies) {
             f->varies = true;
-            *other_off = off;
+            *other_line = line;
             *other = v;
         }
         if (v < f->min) f->min = v;
@@ -99,7 +100,7 @@ static void fig_add(st_fig *f, uint64_t v, size_t off, size_t *first_off, size_t
 }
 
 typedef struct fig_ctx {
-    size_t first_off, other_off;
+    size_t first_line, other_line;
     uint64_t other;
 } fig_ctx;
 
@@ -107,8 +108,8 @@ static void warn_fig(ps_log *L, const st_fig *f, const fig_ctx *c, const char *w
 {
     if (!f->varies)
         return;
-    size_t l1 = ps_line(L, c->first_off);
-    size_t l2 = ps_line(L, c->other_off);
+    size_t l1 = c->first_line;
+    size_t l2 = c->other_line;
     dg_add(&L->warn, "%s: %s differs between passes: %" PRIu64 " (line %zu) and %" PRIu64 " (line %zu); range %" PRIu64 "..%" PRIu64,
            L->path, what, f->value, l1, c->other, l2, f->min, f->max);
 }
@@ -116,70 +117,64 @@ static void warn_fig(ps_log *L, const st_fig *f, const fig_ctx *c, const char *w
 hbg_status st_compute(ps_log *L, st_result *R)
 {
     memset(R, 0, sizeof *R);
-    size_t n = L->nused;
-    uint64_t *v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
+    size_t n = L->nused ? L->nused : 1;
+    /* One walk over the passes fills a column per segment: the pass array
+     * is large, and walking it once per segment costs more than the rest. */
+    hm_block colmem;
+    if (hm_alloc(&colmem, (size_t)(L->nseg + 1) * n * sizeof(uint64_t)) != 0)
         return HBG_E_NOMEM;
+    uint64_t *col = colmem.p;
+    size_t cnt[PS_MAXSEG + 1] = {0};
+    uint64_t *tot = col + (size_t)L->nseg * n;
     uint32_t any = 0;
-    for (size_t i = 0; i < L->npass; i++)
-        if (L->pass[i].used)
-            any |= L->pass[i].present;
-    R->control = any & PS_CONTROL_MASK;
-    for (int s = 0; s < L->nseg; s++) {
-        if (!(any & (1u << s)))
-            continue;
-        size_t k = 0;
-        for (size_t i = 0; i < L->npass; i++) {
-            const ps_pass *p = &L->pass[i];
-            if (p->used && (p->present & (1u << s)))
-                v[k++] = p->seg[s].dur;
-        }
-        R->row_seg[R->nrow] = s;
-        stat_of(v, k, &R->row[R->nrow]);
-        R->nrow++;
-    }
+    fig_ctx c_heap = {0}, c_tasks = {0}, c_bytes[PS_MAXSEG], c_op[PS_NOPS];
+    memset(c_bytes, 0, sizeof c_bytes);
+    memset(c_op, 0, sizeof c_op);
     size_t k = 0;
     for (size_t i = 0; i < L->npass; i++) {
         const ps_pass *p = &L->pass[i];
         if (!p->used)
             continue;
+        any |= p->present;
         uint64_t sum = 0;
-        uint32_t m = p->present & PS_CONTROL_MASK;
-        for (int s = 0; s < L->nseg; s++)
-            if ((m & (1u << s)) && __builtin_add_overflow(sum, p->seg[s].dur, &sum)) {
+        for (int s = 0; s < L->nseg; s++) {
+            if (!(p->present & (1u << s)))
+                continue;
+            const ps_seg *g = &p->seg[s];
+            col[(size_t)s * n + cnt[s]++] = g->dur;
+            if (((PS_CONTROL_MASK >> s) & 1) && __builtin_add_overflow(sum, g->dur, &sum)) {
                 R->overflow = true;
-                R->overflow_off = p->first_off;
-                free(v);
+                R->overflow_line = p->first_line;
+                hm_free(&colmem);
                 return HBG_E_PARSE;
             }
-        v[k++] = sum;
-    }
-    stat_of(v, k, &R->total);
-    free(v);
-
-    /* exact figures, with the lines of the first disagreement */
-    fig_ctx c_heap = {0}, c_tasks = {0}, c_bytes[PS_MAXSEG], c_op[PS_NOPS];
-    memset(c_bytes, 0, sizeof c_bytes);
-    memset(c_op, 0, sizeof c_op);
-    for (size_t i = 0; i < L->npass; i++) {
-        const ps_pass *p = &L->pass[i];
-        if (!p->used)
-            continue;
+            if (g->bytes != UINT64_MAX)
+                fig_add(&R->bytes[s], g->bytes, g->line, &c_bytes[s].first_line, &c_bytes[s].other_line,
+                        &c_bytes[s].other);
+        }
+        tot[k++] = sum;
         if (p->has_heap_used)
-            fig_add(&R->heap_used, p->heap_used, p->seg[PS_HOST_ORCH].off, &c_heap.first_off, &c_heap.other_off,
+            fig_add(&R->heap_used, p->heap_used, p->seg[PS_HOST_ORCH].line, &c_heap.first_line, &c_heap.other_line,
                     &c_heap.other);
         if (p->has_tasks)
-            fig_add(&R->tasks, p->tasks, p->seg[PS_HOST_ORCH].off, &c_tasks.first_off, &c_tasks.other_off,
+            fig_add(&R->tasks, p->tasks, p->seg[PS_HOST_ORCH].line, &c_tasks.first_line, &c_tasks.other_line,
                     &c_tasks.other);
-        for (int s = 0; s < L->nseg; s++)
-            if ((p->present & (1u << s)) && p->seg[s].bytes != UINT64_MAX)
-                fig_add(&R->bytes[s], p->seg[s].bytes, p->seg[s].off, &c_bytes[s].first_off,
-                        &c_bytes[s].other_off, &c_bytes[s].other);
         for (int o = 0; o < PS_NOPS; o++)
             if (p->ops_present & (1u << o))
-                fig_add(&R->op_count[o], p->op_count[o], p->op_off[o], &c_op[o].first_off, &c_op[o].other_off,
+                fig_add(&R->op_count[o], p->op_count[o], p->op_line[o], &c_op[o].first_line, &c_op[o].other_line,
                         &c_op[o].other);
     }
+    R->control = any & PS_CONTROL_MASK;
+    for (int s = 0; s < L->nseg; s++) {
+        if (!(any & (1u << s)))
+            continue;
+        R->row_seg[R->nrow] = s;
+        stat_of(col + (size_t)s * n, cnt[s], &R->row[R->nrow]);
+        R->nrow++;
+    }
+    stat_of(tot, k, &R->total);
+    hm_free(&colmem);
+
     char what[128];
     warn_fig(L, &R->heap_used, &c_heap, "heap_used");
     warn_fig(L, &R->tasks, &c_tasks, "tasks");

@@ -42,7 +42,7 @@ typedef struct st_result {
     st_fig bytes[PS_MAXSEG];
     st_fig op_count[PS_NOPS];
     bool overflow;          /* a per-pass sum passed 64 bits */
-    size_t overflow_off;
+    size_t overflow_line;
 } st_result;
 
 /* Adds a warning to L->warn for each exact figure that differs between

@@ -14,7 +14,7 @@ typedef struct proc {
     bool has_dev;
     bool has_anchor;
     uint64_t mono, wall;
-    size_t anchor_off;
+    size_t anchor_line;
 } proc;
 
 typedef struct bspan {
@@ -363,6 +363,36 @@ static void emit_spans(tl *t)
     }
 }
 
+static void grab_first_bind(void *ctx, const lx_rec *r)
+{
+    lx_slice *out = ctx;
+    if (r->kind == LX_BIND && !out->p) {
+        *out = r->attr_text;
+        if (!out->p)
+            out->p = "";
+    }
+}
+
+static void ignore_bad(void *ctx, lx_kind k, size_t off, size_t line, const char *msg)
+{
+    (void)line;
+    (void)ctx;
+    (void)k;
+    (void)off;
+    (void)msg;
+}
+
+/* The attribute text of the bind record at off, read again from the log:
+ * cheaper than carrying it for every pass when only the timeline wants it. */
+static lx_slice seg_attrs(const ps_log *L, size_t off)
+{
+    lx_slice out = {NULL, 0};
+    const char *b = L->buf + off, *nl = memchr(b, '\n', L->len - off);
+    lx_sink sink = {&out, grab_first_bind, ignore_bad};
+    lx_scan(b, nl ? (size_t)(nl - b) : L->len - off, &sink);
+    return out;
+}
+
 static void emit_passes(tl *t)
 {
     ps_log *L = t->L;
@@ -372,7 +402,7 @@ static void emit_passes(tl *t)
         if (!p->has_pid || !p->has_inv) {
             t->rep->pass_unplaced++;
             dg_add(t->warn, "%s:%zu: bind pass %s has no pid/inv and no chip.run.bind span; not drawn", L->path,
-                   ps_line(L, p->first_off), ps_label(p, label, sizeof label));
+                   p->first_line, ps_label(p, label, sizeof label));
             continue;
         }
         const ps_span *bs = bind_span(t, p->pid, p->inv);
@@ -380,7 +410,7 @@ static void emit_passes(tl *t)
         if (!bs) {
             t->rep->pass_nospan++;
             dg_add(t->warn, "%s:%zu: bind pass %s has no chip.run.bind span; its segments are drawn on thread %" PRIu64,
-                   L->path, ps_line(L, p->first_off), ps_label(p, label, sizeof label), tid);
+                   L->path, p->first_line, ps_label(p, label, sizeof label), tid);
             add_thr(t, p->pid, tid);
         }
         const proc *pr = find_proc(t, p->pid, false);
@@ -393,8 +423,9 @@ static void emit_passes(tl *t)
             jw_lit(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, p->inv);
             arg_wall(t, pr, g->start);
-            if (g->attr_len)
-                arg_attrs(t, L->buf + g->off + g->attr_rel, g->attr_len);
+            lx_slice at = seg_attrs(L, g->off);
+            if (at.n)
+                arg_attrs(t, at.p, at.n);
             jw_lit(&t->w, "}}");
             t->rep->segments++;
         }
@@ -503,10 +534,10 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
             p->has_anchor = true;
             p->mono = a->mono;
             p->wall = a->wall;
-            p->anchor_off = a->off;
+            p->anchor_line = a->line;
         } else if (p->mono != a->mono || p->wall != a->wall) {
             dg_add(warn, "%s:%zu: a second, different clock anchor for pid=%" PRIu64 " (the first is at line %zu); the first is used",
-                   L->path, ps_line(L, a->off), a->pid, ps_line(L, p->anchor_off));
+                   L->path, a->line, a->pid, p->anchor_line);
         }
     }
     for (size_t i = 0; i < L->nspan; i++)
