@@ -11,7 +11,9 @@ int hm_alloc(hm_block *b, size_t n)
     if (len == 0)
         len = HM_HUGE;
     size_t maplen = len + HM_HUGE;
-    void *m = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* NORESERVE: a reservation sized for the worst case costs nothing
+     * until it is touched */
+    void *m = mmap(NULL, maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
         return -1;
     uintptr_t a = ((uintptr_t)m + HM_HUGE - 1) & ~(uintptr_t)(HM_HUGE - 1);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char *const ps_op_names[PS_NOPS] = {"submit_task", "alloc_tensors", "record_node", "graph_submit",
@@ -41,13 +42,11 @@ static size_t hash2(uint64_t a, uint64_t b)
 static bool map_grow(ps_map *m)
 {
     size_t nc = m->cap ? m->cap * 2 : 256;
-    uint64_t *nk = calloc(nc * 2, sizeof *nk);
-    uint32_t *nv = calloc(nc, sizeof *nv);
-    if (!nk || !nv) {
-        free(nk);
-        free(nv);
+    hm_block nb;
+    if (hm_alloc(&nb, nc * (2 * sizeof(uint64_t) + sizeof(uint32_t))) != 0)
         return false;
-    }
+    uint64_t *nk = nb.p;
+    uint32_t *nv = (uint32_t *)(nk + 2 * nc);
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->val[i])
             continue;
@@ -58,12 +57,20 @@ static bool map_grow(ps_map *m)
         nk[2 * j + 1] = m->key[2 * i + 1];
         nv[j] = m->val[i];
     }
-    free(m->key);
-    free(m->val);
+    hm_free(&m->mem);
+    m->mem = nb;
     m->key = nk;
     m->val = nv;
     m->cap = nc;
     return true;
+}
+
+static void map_free(ps_map *m)
+{
+    hm_free(&m->mem);
+    m->key = NULL;
+    m->val = NULL;
+    m->cap = m->n = 0;
 }
 
 /* Slot of (a, b): its value is 0 when absent. */
@@ -98,7 +105,12 @@ static ps_pass *new_pass(ps_log *L, size_t line)
 {
     if (L->npass == L->cap) {
         hm_block nb;
+        /* The first array is sized for the worst case the file allows (a
+         * pass needs a bind line of 33 bytes at least): a reservation that
+         * is only paid for where it is touched, so it never moves. */
         size_t nc = L->cap ? L->cap * 2 : 256;
+        if (!L->cap && L->size_hint / 33 + 16 > nc)
+            nc = L->size_hint / 33 + 16;
         if (hm_alloc(&nb, nc * sizeof(ps_pass)) != 0) {
             L->oom = true;
             return NULL;
@@ -493,8 +505,7 @@ static bool inherit_pids(ps_log *L)
             if (p->has_inv) {
                 uint32_t *s = map_slot(&m, p->thread, 0, true);
                 if (!s) {
-                    free(m.key);
-                    free(m.val);
+                    map_free(&m);
                     return false;
                 }
                 if (!*s)
@@ -508,8 +519,7 @@ static bool inherit_pids(ps_log *L)
                 }
             }
         }
-        free(m.key);
-        free(m.val);
+        map_free(&m);
     }
     return true;
 }
@@ -679,6 +689,7 @@ hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, con
     init(L, path, opt);
     L->buf = buf;
     L->len = len;
+    L->size_hint = len;
     lx_sink sink = {L, sink_rec, sink_bad};
     lx_scan(buf, len, &sink);
     if (!L->oom)
@@ -692,6 +703,9 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
 {
     init(L, path, opt);
     L->opt.keep_spans = false;
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
+        L->size_hint = (size_t)sb.st_size;
     lx_sink sink = {L, sink_rec, sink_bad};
     lx_pos pos = {0, 1};
     size_t cap = CHUNK, have = 0;
@@ -750,12 +764,9 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
 void ps_free(ps_log *L)
 {
     hm_free(&L->passmem);
-    free(L->map.key);
-    free(L->map.val);
-    free(L->omap.key);
-    free(L->omap.val);
-    free(L->rmap.key);
-    free(L->rmap.val);
+    map_free(&L->map);
+    map_free(&L->omap);
+    map_free(&L->rmap);
     free(L->span);
     free(L->anchor);
     free(L->rank);

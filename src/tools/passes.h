@@ -110,6 +110,7 @@ typedef struct ps_map {
     uint64_t *key;          /* pairs (pid, inv) */
     uint32_t *val;          /* pass index + 1; 0 = empty */
     size_t cap, n;
+    hm_block mem;
 } ps_map;
 
 typedef struct ps_log {
@@ -127,6 +128,7 @@ typedef struct ps_log {
     ps_pass *pass;
     size_t npass, cap;
     hm_block passmem;       /* where pass[] lives */
+    size_t size_hint;       /* the file's size, when known: sizes pass[] once */
     ps_map map;             /* (pid, inv) -> pass */
     uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
     uint64_t last_pid, last_inv;
