@@ -22,6 +22,8 @@ void jw_free(jw *w);
 
 void jw_raw(jw *w, const char *s, size_t n);
 void jw_lit(jw *w, const char *s);
+/* A string literal: its length is known at compile time. */
+#define JW_LIT(w, s) jw_raw((w), (s), sizeof(s) - 1)
 void jw_u64(jw *w, uint64_t v);
 void jw_u64str(jw *w, uint64_t v);        /* "123": exact where a double is not */
 void jw_us(jw *w, uint64_t ns);           /* ns as microseconds: 5120000000.317 */

@@ -31,12 +31,6 @@ static inline bool at_prefix(const char *p, const char *e)
     return (size_t)(e - p) >= PREFIX_LEN && memcmp(p, PREFIX, PREFIX_LEN) == 0;
 }
 
-bool lx_slice_eq(lx_slice s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.n == n && memcmp(s.p, lit, n) == 0;
-}
-
 int lx_parse_u64(lx_slice v, uint64_t *out)
 {
     if (v.n == 0)
@@ -467,6 +461,7 @@ static void emit_stamp(const char *buf, size_t base, size_t line, const char *t,
     memset(r, 0, offsetof(lx_rec, attr));
     r->kind = LX_STAMP;
     r->off = base + (size_t)(t - buf);
+    r->at = t;
     r->line = line;
     r->name.p = q;
     r->name.n = (size_t)(te - q);
@@ -595,6 +590,7 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
             r.has_thread = parse_thread(rec, mark, &r.thread);
         }
         r.off = base + (size_t)(start - buf);
+        r.at = start;
         r.line = line;
         cur c = {q + 1, e};
         const char *bad;

@@ -35,6 +35,7 @@ typedef struct lx_rec {
     lx_kind kind;
     size_t off;         /* byte offset of the record (its prefix when it has one) */
     size_t line;        /* its physical line, from 1 */
+    const char *at;     /* where off is in the buffer scanned */
     bool has_thread;    /* the prefix's [T0x...] handle, when there is a prefix */
     uint64_t thread;
     lx_slice name;      /* bind: segment; orch: kind; span: name (still %-encoded); stamp: text */
@@ -75,6 +76,10 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink);
 /* Decimal u64: 0 ok, -1 not a decimal integer, -2 more than 64 bits. */
 int lx_parse_u64(lx_slice v, uint64_t *out);
 
-bool lx_slice_eq(lx_slice s, const char *lit);
+static inline bool lx_slice_eq(lx_slice s, const char *lit)
+{
+    size_t n = __builtin_strlen(lit);
+    return s.n == n && __builtin_memcmp(s.p, lit, n) == 0;
+}
 
 #endif

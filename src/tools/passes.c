@@ -198,8 +198,9 @@ static void add_segment(ps_pass *p, int id, const lx_rec *r)
     ps_seg *s = &p->seg[id];
     s->start = r->start;
     s->dur = r->dur;
-    s->off = r->off;
-    s->line = r->line;
+    s->line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
+    s->attr_off = r->attr_text.n ? r->off + (size_t)(r->attr_text.p - r->at) : 0;
+    s->attr_len = r->attr_text.n < UINT32_MAX ? (uint32_t)r->attr_text.n : 0;
     s->bytes = UINT64_MAX;
     for (int i = 0; i < r->nattr; i++) {
         const lx_attr *a = &r->attr[i];
@@ -328,14 +329,21 @@ static void on_orch(ps_log *L, const lx_rec *r)
 static void keep_span(ps_log *L, const lx_rec *r)
 {
     if (L->nspan == L->capspan) {
+        /* sized for the worst case (a span line has 60 bytes at least) */
         size_t nc = L->capspan ? L->capspan * 2 : 256;
-        ps_span *ns = realloc(L->span, nc * sizeof *ns);
-        if (!ns) {
+        if (!L->capspan && L->size_hint / 60 + 16 > nc)
+            nc = L->size_hint / 60 + 16;
+        hm_block nb;
+        if (hm_alloc(&nb, nc * sizeof(ps_span)) != 0) {
             L->oom = true;
             return;
         }
-        L->span = ns;
-        L->capspan = nc;
+        if (L->nspan)
+            memcpy(nb.p, L->span, L->nspan * sizeof(ps_span));
+        hm_free(&L->spanmem);
+        L->spanmem = nb;
+        L->span = nb.p;
+        L->capspan = nb.len / sizeof(ps_span);
     }
     ps_span *s = &L->span[L->nspan++];
     s->pid = r->pid;
@@ -767,7 +775,7 @@ void ps_free(ps_log *L)
     map_free(&L->map);
     map_free(&L->omap);
     map_free(&L->rmap);
-    free(L->span);
+    hm_free(&L->spanmem);
     free(L->anchor);
     free(L->rank);
     free((char *)L->stamp.p);

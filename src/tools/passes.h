@@ -53,8 +53,9 @@ enum {
 
 typedef struct ps_seg {
     uint64_t start, dur, bytes;
-    uint64_t off;           /* the record's offset (its attributes are re-read from there) */
-    uint64_t line;
+    uint64_t attr_off;      /* the attribute text: offset in the log ... */
+    uint32_t attr_len;      /* ... and length (0: none, or too long to keep) */
+    uint32_t line;
 } ps_seg;
 
 typedef struct ps_pass {
@@ -146,6 +147,7 @@ typedef struct ps_log {
 
     ps_span *span;
     size_t nspan, capspan;
+    hm_block spanmem;
     ps_anchor *anchor;
     size_t nanchor, capanchor;
 

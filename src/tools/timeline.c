@@ -186,20 +186,20 @@ static void ev_begin(tl *t, const char *name, size_t nlen, const char *cat, uint
     jw_lit(w, t->first ? "\n{\"name\":" : ",\n{\"name\":");
     t->first = false;
     jw_str(w, name, nlen);
-    jw_lit(w, ",\"cat\":\"");
+    JW_LIT(w, ",\"cat\":\"");
     jw_lit(w, cat);
-    jw_lit(w, "\",\"ph\":\"X\",\"pid\":");
+    JW_LIT(w, "\",\"ph\":\"X\",\"pid\":");
     jw_u64(w, pid);
-    jw_lit(w, ",\"tid\":");
+    JW_LIT(w, ",\"tid\":");
     jw_u64(w, tid);
     t->rep->events++;
 }
 
 static void ev_time(tl *t, uint64_t ts, uint64_t dur)
 {
-    jw_lit(&t->w, ",\"ts\":");
+    JW_LIT(&t->w, ",\"ts\":");
     jw_us(&t->w, ts);
-    jw_lit(&t->w, ",\"dur\":");
+    JW_LIT(&t->w, ",\"dur\":");
     jw_us(&t->w, dur);
 }
 
@@ -216,7 +216,7 @@ static void arg_wall(tl *t, const proc *p, uint64_t mono)
             return;
         wall = p->wall - (p->mono - mono);
     }
-    jw_lit(&t->w, ",\"wall_ns\":");
+    JW_LIT(&t->w, ",\"wall_ns\":");
     jw_u64str(&t->w, wall);
 }
 
@@ -249,9 +249,9 @@ static void arg_attrs(tl *t, const char *p, size_t n)
         size_t vl = (size_t)(p - v);
         if (!kl)
             continue;
-        jw_lit(&t->w, ",");
+        JW_LIT(&t->w, ",");
         jw_str(&t->w, k, kl);
-        jw_lit(&t->w, ":");
+        JW_LIT(&t->w, ":");
         uint64_t x;
         lx_slice s = {v, vl};
         if (lx_parse_u64(s, &x) == 0)
@@ -303,23 +303,23 @@ static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char
     jw_lit(w, t->first ? "\n{\"name\":\"" : ",\n{\"name\":\"");
     t->first = false;
     jw_lit(w, what);
-    jw_lit(w, "\",\"ph\":\"M\",\"pid\":");
+    JW_LIT(w, "\",\"ph\":\"M\",\"pid\":");
     jw_u64(w, pid);
-    jw_lit(w, ",\"tid\":");
+    JW_LIT(w, ",\"tid\":");
     jw_u64(w, tid);
-    jw_lit(w, ",\"args\":{\"name\":");
+    JW_LIT(w, ",\"args\":{\"name\":");
     jw_str(w, name, strlen(name));
-    jw_lit(w, "}}");
+    JW_LIT(w, "}}");
 }
 
 static void meta_sort(tl *t, uint64_t pid, uint64_t idx)
 {
     jw *w = &t->w;
-    jw_lit(w, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":");
+    JW_LIT(w, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":");
     jw_u64(w, pid);
-    jw_lit(w, ",\"tid\":0,\"args\":{\"sort_index\":");
+    JW_LIT(w, ",\"tid\":0,\"args\":{\"sort_index\":");
     jw_u64(w, idx);
-    jw_lit(w, "}}");
+    JW_LIT(w, "}}");
 }
 
 /* --- the parts of the trace -------------------------------------------- */
@@ -339,19 +339,19 @@ static void emit_spans(tl *t)
                 pr->has_dev = true;
             ev_begin(t, t->nbuf, nl, "device", dev_pid(s->pid), s->inv);
             ev_time(t, s->ts, s->dur);
-            jw_lit(&t->w, ",\"args\":{\"clock\":\"device\",\"host_pid\":");
+            JW_LIT(&t->w, ",\"args\":{\"clock\":\"device\",\"host_pid\":");
             jw_u64(&t->w, s->pid);
-            jw_lit(&t->w, ",\"inv\":");
+            JW_LIT(&t->w, ",\"inv\":");
             jw_u64(&t->w, s->inv);
             t->rep->device_spans++;
         } else {
             ev_begin(t, t->nbuf, nl, "span", s->pid, s->tid);
             ev_time(t, s->ts, s->dur);
-            jw_lit(&t->w, ",\"args\":{\"inv\":");
+            JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, s->inv);
-            jw_lit(&t->w, ",\"hid\":");
+            JW_LIT(&t->w, ",\"hid\":");
             jw_str(&t->w, s->hid.p, s->hid.n);
-            jw_lit(&t->w, ",\"depth\":");
+            JW_LIT(&t->w, ",\"depth\":");
             jw_u64(&t->w, s->depth);
             arg_wall(t, find_proc(t, s->pid, false), s->ts);
             t->rep->spans++;
@@ -359,38 +359,8 @@ static void emit_spans(tl *t)
         }
         if (s->extra.n)
             arg_attrs(t, s->extra.p, s->extra.n);
-        jw_lit(&t->w, "}}");
+        JW_LIT(&t->w, "}}");
     }
-}
-
-static void grab_first_bind(void *ctx, const lx_rec *r)
-{
-    lx_slice *out = ctx;
-    if (r->kind == LX_BIND && !out->p) {
-        *out = r->attr_text;
-        if (!out->p)
-            out->p = "";
-    }
-}
-
-static void ignore_bad(void *ctx, lx_kind k, size_t off, size_t line, const char *msg)
-{
-    (void)line;
-    (void)ctx;
-    (void)k;
-    (void)off;
-    (void)msg;
-}
-
-/* The attribute text of the bind record at off, read again from the log:
- * cheaper than carrying it for every pass when only the timeline wants it. */
-static lx_slice seg_attrs(const ps_log *L, size_t off)
-{
-    lx_slice out = {NULL, 0};
-    const char *b = L->buf + off, *nl = memchr(b, '\n', L->len - off);
-    lx_sink sink = {&out, grab_first_bind, ignore_bad};
-    lx_scan(b, nl ? (size_t)(nl - b) : L->len - off, &sink);
-    return out;
 }
 
 static void emit_passes(tl *t)
@@ -420,13 +390,12 @@ static void emit_passes(tl *t)
             const ps_seg *g = &p->seg[s];
             ev_begin(t, L->segname[s], strlen(L->segname[s]), "bind", p->pid, tid);
             ev_time(t, g->start, g->dur);
-            jw_lit(&t->w, ",\"args\":{\"inv\":");
+            JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, p->inv);
             arg_wall(t, pr, g->start);
-            lx_slice at = seg_attrs(L, g->off);
-            if (at.n)
-                arg_attrs(t, at.p, at.n);
-            jw_lit(&t->w, "}}");
+            if (g->attr_len && g->attr_off + g->attr_len <= L->len)
+                arg_attrs(t, L->buf + g->attr_off, g->attr_len);
+            JW_LIT(&t->w, "}}");
             t->rep->segments++;
         }
     }
@@ -477,30 +446,30 @@ static void emit_records(tl *t, const rc_file *f)
                     seen[nseen++] = x->tid;
                     ev_begin(t, "host_orch", 9, "bind", ln->pid, x->tid);
                     ev_time(t, o0, o1 - o0);
-                    jw_lit(&t->w, ",\"args\":{\"inv\":");
+                    JW_LIT(&t->w, ",\"args\":{\"inv\":");
                     jw_u64(&t->w, ln->inv);
-                    jw_lit(&t->w, ",\"note\":\"host_orch of the bind thread, repeated on this thread\"");
+                    JW_LIT(&t->w, ",\"note\":\"host_orch of the bind thread, repeated on this thread\"");
                     arg_wall(t, pr, o0);
-                    jw_lit(&t->w, "}}");
+                    JW_LIT(&t->w, "}}");
                 }
             }
             add_thr(t, ln->pid, x->tid);
             const char *ph = f->phase[x->phase];
             ev_begin(t, ph, strlen(ph), "op", ln->pid, x->tid);
             ev_time(t, x->start, x->end - x->start);
-            jw_lit(&t->w, ",\"args\":{\"inv\":");
+            JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, ln->inv);
-            jw_lit(&t->w, ",\"detail\":");
+            JW_LIT(&t->w, ",\"detail\":");
             put_num(&t->w, x->detail);
             arg_wall(t, pr, x->start);
             if (x->start < b0 || x->end > b1) {
                 outside++;
-                jw_lit(&t->w, ",\"outside_bind_span\":true");
+                JW_LIT(&t->w, ",\"outside_bind_span\":true");
             } else if (has_orch && (x->start < o0 || x->end > o1)) {
                 outside_orch++;
-                jw_lit(&t->w, ",\"outside_host_orch\":true");
+                JW_LIT(&t->w, ",\"outside_host_orch\":true");
             }
-            jw_lit(&t->w, "}}");
+            JW_LIT(&t->w, "}}");
             t->rep->records++;
         }
         if (outside)
@@ -568,7 +537,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
             t.bs[t.nbs++] = (bspan){L->span[i].pid, L->span[i].inv, i};
     qsort(t.bs, t.nbs, sizeof *t.bs, cmp_bs);
 
-    jw_lit(&t.w, "{\"traceEvents\":[");
+    JW_LIT(&t.w, "{\"traceEvents\":[");
     emit_spans(&t);
     emit_passes(&t);
     for (size_t r = 0; r < nrecs; r++) {
@@ -598,14 +567,14 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         snprintf(name, sizeof name, "tid %" PRIu64, t.thr[i].tid);
         meta(&t, "thread_name", t.thr[i].pid, t.thr[i].tid, name);
     }
-    jw_lit(&t.w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline\",\"log\":");
+    JW_LIT(&t.w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline\",\"log\":");
     jw_str(&t.w, L->path, strlen(L->path));
-    jw_lit(&t.w, ",\"stamp\":");
+    JW_LIT(&t.w, ",\"stamp\":");
     if (L->has_stamp)
         jw_str(&t.w, L->stamp.p, L->stamp.n);
     else
-        jw_lit(&t.w, "null");
-    jw_lit(&t.w, "}}\n");
+        JW_LIT(&t.w, "null");
+    JW_LIT(&t.w, "}}\n");
     bool ok = jw_flush(&t.w);
     jw_free(&t.w);
     free(t.bs);
