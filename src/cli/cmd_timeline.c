@@ -3,6 +3,7 @@
  * Exit: 0 written, 1 nothing to draw, 2 usage, unreadable input or a failed
  * write. Every anomaly is counted on stderr. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -82,7 +83,7 @@ int hbg_cmd_timeline(int argc, char **argv)
     const char *path = argv[optind];
     char err[512];
     int rc = 0;
-    tx_file lf, rf[MAX_RECORDS_FILES];
+    tx_file rf[MAX_RECORDS_FILES];
     rc_file recs[MAX_RECORDS_FILES];
     size_t nloaded = 0, nparsed = 0;
     ps_log L;
@@ -93,8 +94,15 @@ int hbg_cmd_timeline(int argc, char **argv)
     char *tmp = NULL;
     bool direct = false;
 
-    if (tx_load(path, &lf, err, sizeof err) != HBG_OK) {
-        fprintf(stderr, "hbg timeline: %s\n", err);
+    int lfd = open(path, O_RDONLY | O_CLOEXEC);
+    if (lfd < 0) {
+        fprintf(stderr, "hbg timeline: cannot open %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    struct stat lsb;
+    if (fstat(lfd, &lsb) == 0 && S_ISDIR(lsb.st_mode)) {
+        fprintf(stderr, "hbg timeline: cannot read %s: it is a directory\n", path);
+        close(lfd);
         return 2;
     }
     for (; nloaded < nr; nloaded++)
@@ -104,13 +112,16 @@ int hbg_cmd_timeline(int argc, char **argv)
             goto done;
         }
     ps_options po = {.keep_first = true, .keep_spans = true};
-    if (ps_read(&L, path, lf.data, lf.len, &po) != HBG_OK) {
-        have_log = true;
-        fprintf(stderr, "hbg timeline: %s: out of memory\n", path);
+    posix_fadvise(lfd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    hbg_status rs = ps_read_fd(&L, path, lfd, &po, err, sizeof err);
+    close(lfd);
+    lfd = -1;
+    have_log = true;
+    if (rs != HBG_OK) {
+        fprintf(stderr, "hbg timeline: %s\n", err);
         rc = 2;
         goto done;
     }
-    have_log = true;
     for (; nparsed < nr; nparsed++)
         if (rc_parse(&recs[nparsed], rpath[nparsed], rf[nparsed].data, rf[nparsed].len, &warn) != HBG_OK) {
             nparsed++;
@@ -219,6 +230,7 @@ done:
     if (have_log)
         ps_free(&L);
     dg_free(&warn);
-    tx_close(&lf);
+    if (lfd >= 0)
+        close(lfd);
     return rc;
 }

@@ -180,7 +180,47 @@ static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
     *s = val;
 }
 
-static void add_segment(ps_pass *p, int id, const lx_rec *r)
+#define TEXTBLK ((size_t)4 << 20)
+
+/* Text the caller needs after the scan: in the whole-buffer reader it is
+ * the log itself; in the piecewise reader a copy. */
+static const char *keep_text(ps_log *L, const char *p, size_t n)
+{
+    if (L->buf)
+        return p;
+    if (!L->ntextblk || L->textused + n > L->textblk[L->ntextblk - 1].len) {
+        if (L->ntextblk == L->captextblk) {
+            size_t nc = L->captextblk ? L->captextblk * 2 : 8;
+            hm_block *nb = realloc(L->textblk, nc * sizeof *nb);
+            if (!nb) {
+                L->oom = true;
+                return NULL;
+            }
+            L->textblk = nb;
+            L->captextblk = nc;
+        }
+        if (hm_alloc(&L->textblk[L->ntextblk], n > TEXTBLK ? n : TEXTBLK) != 0) {
+            L->oom = true;
+            return NULL;
+        }
+        L->ntextblk++;
+        L->textused = 0;
+    }
+    char *d = (char *)L->textblk[L->ntextblk - 1].p + L->textused;
+    memcpy(d, p, n);
+    L->textused += n;
+    return d;
+}
+
+static lx_slice keep_slice(ps_log *L, lx_slice s)
+{
+    lx_slice o = {s.n ? keep_text(L, s.p, s.n) : s.p, s.n};
+    if (s.n && !o.p)
+        o.n = 0;
+    return o;
+}
+
+static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
 {
     uint32_t bit = 1u << id;
     if (p->present & bit) {
@@ -199,8 +239,12 @@ static void add_segment(ps_pass *p, int id, const lx_rec *r)
     s->start = r->start;
     s->dur = r->dur;
     s->line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
-    s->attr_off = r->attr_text.n ? r->off + (size_t)(r->attr_text.p - r->at) : 0;
-    s->attr_len = r->attr_text.n < UINT32_MAX ? (uint32_t)r->attr_text.n : 0;
+    s->attr = NULL;
+    s->attr_len = 0;
+    if (L->opt.keep_spans && r->attr_text.n && r->attr_text.n < UINT32_MAX) {
+        s->attr = keep_text(L, r->attr_text.p, r->attr_text.n);
+        s->attr_len = s->attr ? (uint32_t)r->attr_text.n : 0;
+    }
     s->bytes = UINT64_MAX;
     for (int i = 0; i < r->nattr; i++) {
         const lx_attr *a = &r->attr[i];
@@ -280,7 +324,7 @@ static void on_bind(ps_log *L, const lx_rec *r)
             p = &L->pass[L->npass - 1];
         }
     }
-    add_segment(p, id, r);
+    add_segment(L, p, id, r);
 }
 
 static void on_orch(ps_log *L, const lx_rec *r)
@@ -354,9 +398,9 @@ static void keep_span(ps_log *L, const lx_rec *r)
     s->dur = r->dur;
     s->off = r->off;
     s->line = r->line;
-    s->name = r->name;
-    s->hid = r->hid;
-    s->extra = r->attr_text;
+    s->name = keep_slice(L, r->name);
+    s->hid = keep_slice(L, r->hid);
+    s->extra = keep_slice(L, r->attr_text);
     s->dev = r->dev_clock;
     s->has_thread = r->has_thread;
     s->thread = r->thread;
@@ -710,7 +754,6 @@ hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, con
 hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt, char *err, size_t errlen)
 {
     init(L, path, opt);
-    L->opt.keep_spans = false;
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
         L->size_hint = (size_t)sb.st_size;
@@ -776,6 +819,9 @@ void ps_free(ps_log *L)
     map_free(&L->omap);
     map_free(&L->rmap);
     hm_free(&L->spanmem);
+    for (size_t i = 0; i < L->ntextblk; i++)
+        hm_free(&L->textblk[i]);
+    free(L->textblk);
     free(L->anchor);
     free(L->rank);
     free((char *)L->stamp.p);

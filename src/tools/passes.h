@@ -53,8 +53,8 @@ enum {
 
 typedef struct ps_seg {
     uint64_t start, dur, bytes;
-    uint64_t attr_off;      /* the attribute text: offset in the log ... */
-    uint32_t attr_len;      /* ... and length (0: none, or too long to keep) */
+    const char *attr;       /* the attribute text (kept with keep_spans only) ... */
+    uint32_t attr_len;      /* ... and its length (0: none) */
     uint32_t line;
 } ps_seg;
 
@@ -104,7 +104,7 @@ typedef struct ps_rank {
 
 typedef struct ps_options {
     bool keep_first;        /* the cold pass of each rank is used too */
-    bool keep_spans;        /* store every [STRACE] span and anchor (timeline) */
+    bool keep_spans;        /* store every [STRACE] span, anchor and segment attribute text (timeline) */
 } ps_options;
 
 typedef struct ps_map {
@@ -148,6 +148,10 @@ typedef struct ps_log {
     ps_span *span;
     size_t nspan, capspan;
     hm_block spanmem;
+    /* copies of the text spans and attributes refer to, when the log is
+     * read in pieces: blocks that never move */
+    hm_block *textblk;
+    size_t ntextblk, captextblk, textused;
     ps_anchor *anchor;
     size_t nanchor, capanchor;
 
@@ -168,8 +172,8 @@ hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, con
 /* The same, reading the open file fd in pieces through one small buffer.
  * This is the fast path: on a virtual machine, walking a large mapping page
  * by page costs several times what read(2) into a cache-resident buffer
- * does. L->buf stays NULL, so opt->keep_spans must be false. HBG_E_IO (err
- * says why) or HBG_E_NOMEM on failure. */
+ * does. L->buf stays NULL; with keep_spans the text that spans and segment
+ * attributes refer to is copied. HBG_E_IO (err says why) or HBG_E_NOMEM. */
 hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt, char *err, size_t errlen);
 void ps_free(ps_log *L);
 

@@ -393,8 +393,8 @@ static void emit_passes(tl *t)
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, p->inv);
             arg_wall(t, pr, g->start);
-            if (g->attr_len && g->attr_off + g->attr_len <= L->len)
-                arg_attrs(t, L->buf + g->attr_off, g->attr_len);
+            if (g->attr_len)
+                arg_attrs(t, g->attr, g->attr_len);
             JW_LIT(&t->w, "}}");
             t->rep->segments++;
         }
