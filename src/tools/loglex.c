@@ -10,11 +10,13 @@
 /* Byte classes for the tokenizer. */
 enum { C_TEXT = 0, C_SPACE, C_END, C_BRACKET };
 static unsigned char cls[256];
+static unsigned char kstop[256];   /* bytes that end a key: '=', spaces, line ends */
 
 static void init_cls(void)
 {
     if (cls[' '] == C_SPACE)
         return;
+    kstop['='] = kstop[' '] = kstop['\t'] = kstop['\n'] = kstop['\r'] = kstop[0] = 1;
     cls[' '] = C_SPACE;
     cls['\t'] = C_SPACE;
     cls['\n'] = C_END;
@@ -77,7 +79,7 @@ static inline int next_tok(cur *c, lx_slice *k, lx_slice *v, numv *nv)
         return 0;
     }
     const char *ks = p;
-    while (p < e && *p != '=' && cls[(unsigned char)*p] != C_SPACE && cls[(unsigned char)*p] != C_END)
+    while (p < e && !kstop[(unsigned char)*p])
         p++;
     if (p >= e || *p != '=' || p == ks) {
         c->p = ks; /* the offending token, for the message */
@@ -99,19 +101,22 @@ static inline int next_tok(cur *c, lx_slice *k, lx_slice *v, numv *nv)
     }
     if (p == vs)
         st = -1;
-    for (; p < e; p++) {
-        unsigned char cl = cls[(unsigned char)*p];
-        if (cl == C_TEXT) {
-            st = -1;
-            continue;
+    if (p < e && cls[(unsigned char)*p] != C_SPACE && cls[(unsigned char)*p] != C_END) {
+        /* not (only) digits: an opaque value, up to the next space */
+        for (; p < e; p++) {
+            unsigned char cl = cls[(unsigned char)*p];
+            if (cl == C_TEXT) {
+                st = -1;
+                continue;
+            }
+            if (cl == C_BRACKET) {
+                if (at_prefix(p, e))
+                    break;
+                st = -1;
+                continue;
+            }
+            break;
         }
-        if (cl == C_BRACKET) {
-            if (at_prefix(p, e))
-                break;
-            st = -1;
-            continue;
-        }
-        break;
     }
     v->p = vs;
     v->n = (size_t)(p - vs);
