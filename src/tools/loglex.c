@@ -183,6 +183,12 @@ static bool parse_thread(const char *p, const char *e, uint64_t *out)
     return true;
 }
 
+bool lx_thread(const lx_rec *r, uint64_t *out)
+{
+    *out = 0;
+    return r->prefix && parse_thread(r->prefix, r->mark, out);
+}
+
 typedef struct field {
     const char *key;
     uint64_t *dst;
@@ -513,8 +519,8 @@ static inline void reset(lx_rec *r, lx_kind kind)
     /* Only the fields every consumer may read; the attribute array is
      * valid up to nattr and is not cleared (it is most of the struct). */
     r->kind = kind;
-    r->has_thread = false;
-    r->thread = 0;
+    r->prefix = NULL;
+    r->mark = NULL;
     r->name.p = NULL;
     r->name.n = 0;
     r->start = r->dur = 0;
@@ -592,7 +598,8 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
         const char *start = mark;
         if (rec && rec < mark) {
             start = rec;
-            r.has_thread = parse_thread(rec, mark, &r.thread);
+            r.prefix = rec;
+            r.mark = mark;
         }
         r.off = base + (size_t)(start - buf);
         r.at = start;

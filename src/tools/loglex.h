@@ -36,8 +36,8 @@ typedef struct lx_rec {
     size_t off;         /* byte offset of the record (its prefix when it has one) */
     size_t line;        /* its physical line, from 1 */
     const char *at;     /* where off is in the buffer scanned */
-    bool has_thread;    /* the prefix's [T0x...] handle, when there is a prefix */
-    uint64_t thread;
+    const char *prefix; /* the record's "[mono_ns=...][T0x...]" prefix, or NULL ... */
+    const char *mark;   /* ... up to its marker; see lx_thread */
     lx_slice name;      /* bind: segment; orch: kind; span: name (still %-encoded); stamp: text */
     uint64_t start, dur;                 /* bind: start_ns dur_ns; span: ts dur */
     bool has_pid, has_inv;
@@ -75,6 +75,10 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink);
 
 /* Decimal u64: 0 ok, -1 not a decimal integer, -2 more than 64 bits. */
 int lx_parse_u64(lx_slice v, uint64_t *out);
+
+/* The [T0x...] thread handle of r's prefix: false when r has no prefix or
+ * the prefix has no handle. Parsed on demand: most records never need it. */
+bool lx_thread(const lx_rec *r, uint64_t *out);
 
 static inline bool lx_slice_eq(lx_slice s, const char *lit)
 {

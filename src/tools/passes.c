@@ -302,12 +302,12 @@ static void on_bind(ps_log *L, const lx_rec *r)
         p = keyed_pass(L, r->pid, r->inv, r->line, true);
         if (!p)
             return;
-        if (r->has_thread && !p->has_thread) {
-            p->has_thread = true;
-            p->thread = r->thread;
-        }
+        if (!p->has_thread)
+            p->has_thread = lx_thread(r, &p->thread);
     } else {
-        p = open_pass(L, r->has_thread, r->thread);
+        uint64_t th;
+        bool ht = lx_thread(r, &th);
+        p = open_pass(L, ht, th);
         /* A burst is over once its host-orch lines began, or when its
          * first segment comes round again. */
         if (p && (p->has_orch || (id == p->first_seg && (p->present & (1u << id)))))
@@ -316,9 +316,9 @@ static void on_bind(ps_log *L, const lx_rec *r)
             p = new_pass(L, r->line);
             if (!p)
                 return;
-            p->has_thread = r->has_thread;
-            p->thread = r->thread;
-            set_open(L, r->has_thread, r->thread, (uint32_t)L->npass);
+            p->has_thread = ht;
+            p->thread = th;
+            set_open(L, ht, th, (uint32_t)L->npass);
             if (L->oom)
                 return;
             p = &L->pass[L->npass - 1];
@@ -334,7 +334,9 @@ static void on_orch(ps_log *L, const lx_rec *r)
     if (r->has_pid) {
         p = keyed_pass(L, r->pid, r->inv, r->line, false);
     } else {
-        p = open_pass(L, r->has_thread, r->thread);
+        uint64_t th;
+        bool ht = lx_thread(r, &th);
+        p = open_pass(L, ht, th);
     }
     if (!p) {
         dg_add(&L->warn, "%s:%zu: host-orch line with no bind burst before it; ignored", L->path, r->line);
@@ -402,8 +404,7 @@ static void keep_span(ps_log *L, const lx_rec *r)
     s->hid = keep_slice(L, r->hid);
     s->extra = keep_slice(L, r->attr_text);
     s->dev = r->dev_clock;
-    s->has_thread = r->has_thread;
-    s->thread = r->thread;
+    s->has_thread = lx_thread(r, &s->thread);
 }
 
 static void on_span(ps_log *L, const lx_rec *r)
@@ -422,11 +423,13 @@ static void on_span(ps_log *L, const lx_rec *r)
         }
         return;
     }
-    p = open_pass(L, r->has_thread, r->thread);
+    uint64_t th;
+    bool ht = lx_thread(r, &th);
+    p = open_pass(L, ht, th);
     if (!p)
         return;
     size_t idx = (size_t)(p - L->pass);
-    set_open(L, r->has_thread, r->thread, NO_OPEN);
+    set_open(L, ht, th, NO_OPEN);
     uint32_t *s = map_slot(&L->map, r->pid, r->inv, true);
     if (!s) {
         L->oom = true;
