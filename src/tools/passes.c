@@ -111,7 +111,9 @@ static ps_pass *new_pass(ps_log *L, size_t line)
         size_t nc = L->cap ? L->cap * 2 : 256;
         if (!L->cap && L->size_hint / 33 + 16 > nc)
             nc = L->size_hint / 33 + 16;
-        if (hm_alloc(&nb, nc * sizeof(ps_pass)) != 0) {
+        /* a reservation the system refuses falls back to growing by doubling */
+        if (hm_alloc(&nb, nc * sizeof(ps_pass)) != 0 &&
+            (nc == (L->cap ? L->cap * 2 : 256) || hm_alloc(&nb, (L->cap ? L->cap * 2 : 256) * sizeof(ps_pass)) != 0)) {
             L->oom = true;
             return NULL;
         }
@@ -376,11 +378,11 @@ static void keep_span(ps_log *L, const lx_rec *r)
 {
     if (L->nspan == L->capspan) {
         /* sized for the worst case (a span line has 60 bytes at least) */
-        size_t nc = L->capspan ? L->capspan * 2 : 256;
+        size_t nc0 = L->capspan ? L->capspan * 2 : 256, nc = nc0;
         if (!L->capspan && L->size_hint / 60 + 16 > nc)
             nc = L->size_hint / 60 + 16;
         hm_block nb;
-        if (hm_alloc(&nb, nc * sizeof(ps_span)) != 0) {
+        if (hm_alloc(&nb, nc * sizeof(ps_span)) != 0 && (nc == nc0 || hm_alloc(&nb, nc0 * sizeof(ps_span)) != 0)) {
             L->oom = true;
             return;
         }
