@@ -346,6 +346,21 @@ static void test_original_fixtures(void **st)
     drop(f);
 }
 
+/* A log written by `hbg run vector --mode numbers --rounds 4`. */
+static void test_log_of_hbg_run(void **st)
+{
+    (void)st;
+    fx *f = load("hbg-run-vector-numbers.log", false);
+    assert_int_equal(f->L.warn.n, 0);
+    assert_int_equal(f->L.npass, 4);
+    assert_true(f->L.pass[0].keyed);
+    check(&f->R.total, 4769, 7805, 0, 33042, 3);
+    check(row(f, "host_orch"), 4559, 7474, 0, 32772, 3);
+    assert_int_equal(f->R.heap_used.value, 24640);
+    assert_int_equal(f->R.op_count[PS_OP_GRAPH_SUBMIT].value, 4);
+    drop(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +383,7 @@ int main(void)
         cmocka_unit_test(test_stamps),
         cmocka_unit_test(test_only_cold),
         cmocka_unit_test(test_original_fixtures),
+        cmocka_unit_test(test_log_of_hbg_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

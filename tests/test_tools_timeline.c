@@ -188,6 +188,26 @@ static void test_torn_span_counted(void **st)
     free(src);
 }
 
+/* A log and records file written by `hbg run vector --mode timeline`: the
+ * records of bind segments sit beside host_orch and are not flagged. */
+static void test_log_of_hbg_run(void **st)
+{
+    (void)st;
+    char lp[4096], rp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("hbg-run-vector-timeline.log"));
+    snprintf(rp, sizeof rp, "%s", ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl"));
+    json_t *j = run_timeline(lp, rp, 0, &err);
+    assert_non_null(j);
+    assert_true(ts_contains(err, ": 74 events (4 spans, 0 device spans, 20 bind segments, 50 records)\n"));
+    assert_false(ts_contains(err, "outside"));
+    assert_false(ts_contains(err, "warning"));
+    json_t *ev = json_object_get(j, "traceEvents");
+    assert_int_equal(find(ev, "host_orch", "bind", -1, -1, NULL), 2);
+    assert_int_equal(find(ev, "submit_task", "op", -1, -1, NULL), 14);
+    json_decref(j);
+    free(err);
+}
+
 static void test_nothing_to_draw(void **st)
 {
     (void)st;
@@ -244,6 +264,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_upstream_with_records),
         cmocka_unit_test(test_torn_span_counted),
+        cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),
     };

@@ -404,6 +404,11 @@ static void emit_passes(tl *t)
 static void emit_records(tl *t, const rc_file *f)
 {
     ps_log *L = t->L;
+    bool is_op[RC_MAX_PHASES] = {false};
+    for (int i = 0; i < f->nphase; i++)
+        for (int o = 0; o < PS_NOPS; o++)
+            if (!strcmp(f->phase[i], ps_op_names[o]))
+                is_op[i] = true;
     for (size_t li = 0; li < f->nline; li++) {
         const rc_line *ln = &f->line[li];
         t->rep->rec_lines++;
@@ -438,7 +443,9 @@ static void emit_records(tl *t, const rc_file *f)
         size_t outside = 0, outside_orch = 0;
         for (size_t r = 0; r < ln->n; r++) {
             const rc_rec *x = &f->rec[ln->first + r];
-            if (has_orch && x->tid != bs->tid) {
+            /* records of bind segments lie beside host_orch, not in it */
+            bool op = is_op[x->phase];
+            if (op && has_orch && x->tid != bs->tid) {
                 bool dup = false;
                 for (size_t k = 0; k < nseen; k++)
                     dup |= seen[k] == x->tid;
@@ -465,7 +472,7 @@ static void emit_records(tl *t, const rc_file *f)
             if (x->start < b0 || x->end > b1) {
                 outside++;
                 JW_LIT(&t->w, ",\"outside_bind_span\":true");
-            } else if (has_orch && (x->start < o0 || x->end > o1)) {
+            } else if (op && has_orch && (x->start < o0 || x->end > o1)) {
                 outside_orch++;
                 JW_LIT(&t->w, ",\"outside_host_orch\":true");
             }
