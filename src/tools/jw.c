@@ -54,16 +54,29 @@ void jw_lit(jw *w, const char *s)
     jw_raw(w, s, strlen(s));
 }
 
+static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                 "8081828384858687888990919293949596979899";
+
+/* Two digits per division: the trace holds millions of numbers. */
 static inline size_t fmt_u64(char *out, uint64_t v)
 {
     char tmp[24];
-    size_t k = 0;
-    do {
-        tmp[k++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < k; i++)
-        out[i] = tmp[k - 1 - i];
+    char *p = tmp + sizeof tmp;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, digits2 + 2 * d, 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, digits2 + 2 * v, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    size_t k = (size_t)(tmp + sizeof tmp - p);
+    memcpy(out, p, k);
     return k;
 }
 

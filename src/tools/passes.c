@@ -166,8 +166,15 @@ static int op_id(lx_slice name)
 
 static ps_pass *open_pass(ps_log *L, bool has_thread, uint64_t thread)
 {
+    /* a burst's lines usually follow each other: remember the last one */
+    if (L->last_open && L->last_open_ht == has_thread && L->last_open_th == thread)
+        return L->last_open == NO_OPEN ? NULL : &L->pass[L->last_open - 1];
     uint32_t *s = map_slot(&L->omap, thread, has_thread ? 1 : 2, false);
-    return s && *s && *s != NO_OPEN ? &L->pass[*s - 1] : NULL;
+    uint32_t v = s && *s ? *s : NO_OPEN;
+    L->last_open = v;
+    L->last_open_ht = has_thread;
+    L->last_open_th = thread;
+    return v == NO_OPEN ? NULL : &L->pass[v - 1];
 }
 
 static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
@@ -180,6 +187,9 @@ static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
     if (!*s)
         L->omap.n++;
     *s = val;
+    L->last_open = val;
+    L->last_open_ht = has_thread;
+    L->last_open_th = thread;
 }
 
 #define TEXTBLK ((size_t)4 << 20)

@@ -134,6 +134,9 @@ typedef struct ps_log {
     uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
     uint64_t last_pid, last_inv;
     ps_map omap;            /* (thread, 1 | 2 without thread) -> the thread's open burst */
+    uint32_t last_open;     /* the last omap answer (0: none cached) ... */
+    bool last_open_ht;      /* ... for this thread */
+    uint64_t last_open_th;
     ps_map rmap;            /* (pid, 1 | thread, 2) -> rank */
 
     bool has_stamp;
