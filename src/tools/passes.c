@@ -196,10 +196,64 @@ static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
 
 /* Text the caller needs after the scan: in the whole-buffer reader it is
  * the log itself; in the piecewise reader a copy. */
+struct ps_intern {
+    uint64_t h;
+    const char *p;
+    size_t n;
+};
+
+static uint64_t text_hash(const char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+    return h | 1; /* 0 marks an empty slot */
+}
+
+static const char *copy_text(ps_log *L, const char *p, size_t n);
+
+/* A copy of p, shared with an earlier identical text when there is one. */
 static const char *keep_text(ps_log *L, const char *p, size_t n)
 {
     if (L->buf)
         return p;
+    if ((L->ninterned + 1) * 2 > L->capintern) {
+        size_t nc = L->capintern ? L->capintern * 2 : 1024;
+        struct ps_intern *nt = calloc(nc, sizeof *nt);
+        if (!nt) {
+            L->oom = true;
+            return NULL;
+        }
+        for (size_t i = 0; i < L->capintern; i++)
+            if (L->intern[i].h) {
+                size_t j = L->intern[i].h & (nc - 1);
+                while (nt[j].h)
+                    j = (j + 1) & (nc - 1);
+                nt[j] = L->intern[i];
+            }
+        free(L->intern);
+        L->intern = nt;
+        L->capintern = nc;
+    }
+    uint64_t h = text_hash(p, n);
+    size_t j = h & (L->capintern - 1);
+    while (L->intern[j].h) {
+        if (L->intern[j].h == h && L->intern[j].n == n && memcmp(L->intern[j].p, p, n) == 0)
+            return L->intern[j].p;
+        j = (j + 1) & (L->capintern - 1);
+    }
+    const char *c = copy_text(L, p, n);
+    if (!c)
+        return NULL;
+    L->intern[j].h = h;
+    L->intern[j].p = c;
+    L->intern[j].n = n;
+    L->ninterned++;
+    return c;
+}
+
+static const char *copy_text(ps_log *L, const char *p, size_t n)
+{
     if (!L->ntextblk || L->textused + n > L->textblk[L->ntextblk - 1].len) {
         if (L->ntextblk == L->captextblk) {
             size_t nc = L->captextblk ? L->captextblk * 2 : 8;
@@ -407,16 +461,14 @@ static void keep_span(ps_log *L, const lx_rec *r)
     s->pid = r->pid;
     s->tid = r->tid;
     s->inv = r->inv;
-    s->depth = r->depth;
+    s->depth = r->depth > UINT32_MAX ? UINT32_MAX : (uint32_t)r->depth;
     s->ts = r->start;
     s->dur = r->dur;
-    s->off = r->off;
-    s->line = r->line;
+    s->line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
     s->name = keep_slice(L, r->name);
     s->hid = keep_slice(L, r->hid);
     s->extra = keep_slice(L, r->attr_text);
     s->dev = r->dev_clock;
-    s->has_thread = lx_thread(r, &s->thread);
 }
 
 static void on_span(ps_log *L, const lx_rec *r)
@@ -837,6 +889,7 @@ void ps_free(ps_log *L)
     for (size_t i = 0; i < L->ntextblk; i++)
         hm_free(&L->textblk[i]);
     free(L->textblk);
+    free(L->intern);
     free(L->anchor);
     free(L->rank);
     free((char *)L->stamp.p);

@@ -83,12 +83,10 @@ typedef struct ps_pass {
 } ps_pass;
 
 typedef struct ps_span {
-    uint64_t pid, tid, inv, depth, ts, dur;
-    size_t off, line;
+    uint64_t pid, tid, inv, ts, dur;
+    uint32_t depth, line;
     lx_slice name, hid, extra;
     bool dev;
-    bool has_thread;
-    uint64_t thread;
 } ps_span;
 
 typedef struct ps_anchor {
@@ -155,6 +153,10 @@ typedef struct ps_log {
      * read in pieces: blocks that never move */
     hm_block *textblk;
     size_t ntextblk, captextblk, textused;
+    /* the same text is kept once: span names, hids and a segment's
+     * attributes repeat pass after pass */
+    struct ps_intern *intern;
+    size_t ninterned, capintern;
     ps_anchor *anchor;
     size_t nanchor, capanchor;
 
