@@ -1,4 +1,451 @@
-/* placeholder: replaced by the real command */
+/* hbg phases: per-segment statistics of the bind passes in a log.
+ * Output: docs/phases.md. Exit: 0 ok, 1 no usable passes, 2 usage or an
+ * input that cannot be read or is refused. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
-int hbg_cmd_phases(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "hbg phases: not built yet\n"); return 2; }
+#include "tools/jw.h"
+#include "tools/phstats.h"
+
+enum { FMT_TABLE, FMT_JSON, FMT_CSV };
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hbg phases LOG [--rounds N] [--ranks R] [--keep-first] [--format table|json|csv]\n\n"
+            "Groups the bind-phase lines of LOG into passes (one bind of one rank) and prints,\n"
+            "per segment, min / median / max / n of dur_ns over the warm passes, and the total:\n"
+            "the control-plane segments (host_orch + graph_upload + arena_h2d, plus the retired\n"
+            "relocate and sm_h2d when present) summed within each pass, then min / median / max.\n"
+            "The first pass of each rank is cold and dropped. Reads logs of hbg and of the\n"
+            "original runtime. Documentation: docs/phases.md.\n\n"
+            "  --rounds N      check that each rank shows N passes (a mismatch is a warning)\n"
+            "  --ranks R       check that the log shows R ranks (a mismatch is a warning)\n"
+            "  --keep-first    keep each rank's cold first pass in the statistics\n"
+            "  --format F      table (default), json or csv\n"
+            "  -h, --help      this text\n\n"
+            "exit status: 0 ok, 1 no usable passes, 2 usage error or unusable input\n");
+}
+
+static bool parse_count(const char *s, unsigned long *out)
+{
+    char *end;
+    if (!s || !*s || *s == '-')
+        return false;
+    unsigned long v = strtoul(s, &end, 10);
+    if (*end || v == 0 || v > 1000000)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The stamp as printable text: control bytes would garble a terminal. */
+static void put_clean(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+    }
+}
+
+static void rank_label(const ps_rank *k, char *out, size_t n)
+{
+    if (k->has_pid)
+        snprintf(out, n, "pid=%" PRIu64, k->pid);
+    else
+        snprintf(out, n, "thread 0x%" PRIx64, k->thread);
+}
+
+static void check_shape(ps_log *L, unsigned long rounds, unsigned long ranks)
+{
+    char buf[512], lab[64];
+    bool same = true;
+    for (size_t i = 1; i < L->nrank; i++)
+        if (L->rank[i].npasses != L->rank[0].npasses)
+            same = false;
+    if (!same) {
+        size_t k = 0;
+        buf[0] = 0;
+        for (size_t i = 0; i < L->nrank && k < sizeof buf - 80; i++) {
+            rank_label(&L->rank[i], lab, sizeof lab);
+            k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s: %zu", i ? ", " : "", lab, L->rank[i].npasses);
+        }
+        if (rounds)
+            dg_add(&L->warn, "%s: --rounds %lu, but the ranks show different numbers of passes (%s)", L->path,
+                   rounds, buf);
+        else
+            dg_add(&L->warn, "%s: the ranks show different numbers of passes (%s)", L->path, buf);
+    } else if (rounds && L->nrank && L->rank[0].npasses != rounds) {
+        dg_add(&L->warn, "%s: --rounds %lu, but the log shows %zu pass%s per rank", L->path, rounds,
+               L->rank[0].npasses, L->rank[0].npasses == 1 ? "" : "es");
+    }
+    if (ranks && L->nrank != ranks)
+        dg_add(&L->warn, "%s: --ranks %lu, but the log shows %zu rank%s", L->path, ranks, L->nrank,
+               L->nrank == 1 ? "" : "s");
+}
+
+static void print_warnings(const ps_log *L)
+{
+    for (size_t i = 0; i < L->warn.n; i++)
+        fprintf(stderr, "hbg phases: warning: %s\n", L->warn.msg[i]);
+    if (L->warn.suppressed)
+        fprintf(stderr, "hbg phases: warning: %zu more warnings not shown\n", L->warn.suppressed);
+}
+
+static void fig_table(FILE *f, const char *name, const st_fig *g)
+{
+    if (!g->n)
+        return;
+    if (g->varies)
+        fprintf(f, "  %-34s varies: %" PRIu64 "..%" PRIu64 " (see warnings)\n", name, g->min, g->max);
+    else
+        fprintf(f, "  %-34s %" PRIu64 "\n", name, g->value);
+}
+
+static void stat_row(FILE *f, const char *name, bool cp, const st_stat *s)
+{
+    char med[32];
+    fprintf(f, "%-18s %1s %15" PRIu64 " %17s %15" PRIu64 " %5zu\n", name, cp ? "*" : "", s->min,
+            st_med_str(s->med, med, sizeof med), s->max, s->n);
+}
+
+static size_t retired_passes(const ps_log *L, int seg)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < L->npass; i++)
+        if (L->pass[i].used && (L->pass[i].present & (1u << seg)))
+            n++;
+    return n;
+}
+
+static void out_table(ps_log *L, const st_result *R)
+{
+    FILE *f = stdout;
+    fprintf(f, "log     %s\n", L->path);
+    if (L->has_stamp) {
+        fprintf(f, "stamp   ");
+        put_clean(f, L->stamp.p, L->stamp.n);
+        fputc('\n', f);
+    } else {
+        fprintf(f, "stamp   none: this log has no [stamp] line, so nothing in it records the command and commit\n");
+    }
+    size_t excluded = 0;
+    for (size_t i = 0; i < L->npass; i++)
+        if (L->pass[i].defects)
+            excluded++;
+    fprintf(f, "passes  %zu in %zu rank%s: %zu cold (%s), %zu warm; %zu excluded; %zu used\n", L->npass, L->nrank,
+            L->nrank == 1 ? "" : "s", L->ncold, L->opt.keep_first ? "kept" : "dropped", L->nwarm, excluded,
+            L->nused);
+    fprintf(f, "\n%-18s %1s %15s %17s %15s %5s\n", "segment", "", "min_ns", "median_ns", "max_ns", "n");
+    for (int r = 0; r < R->nrow; r++) {
+        int s = R->row_seg[r];
+        stat_row(f, L->segname[s], (PS_CONTROL_MASK >> s) & 1, &R->row[r]);
+    }
+    stat_row(f, "total", true, &R->total);
+    fprintf(f, "\n* control plane, summed within each pass into total:");
+    int k = 0;
+    for (int s = 0; s < L->nseg; s++)
+        if (R->control & (1u << s))
+            fprintf(f, "%s %s", k++ ? " +" : "", L->segname[s]);
+    fputc('\n', f);
+    char absent[64] = "";
+    for (int s = PS_RELOCATE; s <= PS_SM_H2D; s++)
+        if (!retired_passes(L, s))
+            snprintf(absent + strlen(absent), sizeof absent - strlen(absent), "%s%s", absent[0] ? ", " : "",
+                     L->segname[s]);
+    if (absent[0])
+        fprintf(f, "  retired kinds absent from every pass: %s\n", absent);
+
+    fprintf(f, "\nexact figures (the same in every used pass unless marked)\n");
+    fig_table(f, "heap_used", &R->heap_used);
+    fig_table(f, "tasks", &R->tasks);
+    char name[96];
+    for (int s = 0; s < L->nseg; s++) {
+        snprintf(name, sizeof name, "bytes %s", L->segname[s]);
+        fig_table(f, name, &R->bytes[s]);
+    }
+    for (int o = 0; o < PS_NOPS; o++) {
+        snprintf(name, sizeof name, "host-orch %s count", ps_op_names[o]);
+        fig_table(f, name, &R->op_count[o]);
+    }
+    if (L->warn.n)
+        fprintf(f, "\n%zu warning%s (on stderr)\n", L->warn.n + L->warn.suppressed, L->warn.n == 1 ? "" : "s");
+}
+
+static void json_stat(jw *w, const st_stat *s)
+{
+    char med[32];
+    jw_lit(w, "{\"min_ns\": ");
+    jw_u64(w, s->min);
+    jw_lit(w, ", \"median_ns\": ");
+    jw_lit(w, st_med_str(s->med, med, sizeof med));
+    jw_lit(w, ", \"max_ns\": ");
+    jw_u64(w, s->max);
+    jw_lit(w, ", \"n\": ");
+    jw_u64(w, s->n);
+    jw_lit(w, "}");
+}
+
+static void json_fig(jw *w, const st_fig *g)
+{
+    if (!g->varies) {
+        jw_u64(w, g->value);
+        return;
+    }
+    jw_lit(w, "{\"varies\": true, \"min\": ");
+    jw_u64(w, g->min);
+    jw_lit(w, ", \"max\": ");
+    jw_u64(w, g->max);
+    jw_lit(w, "}");
+}
+
+static void out_json(ps_log *L, const st_result *R)
+{
+    jw w;
+    if (!jw_init(&w, stdout))
+        return;
+    jw_lit(&w, "{\"log\": ");
+    jw_str(&w, L->path, strlen(L->path));
+    jw_lit(&w, ", \"stamp\": ");
+    if (L->has_stamp)
+        jw_str(&w, L->stamp.p, L->stamp.n);
+    else
+        jw_lit(&w, "null");
+    jw_lit(&w, ", \"passes\": ");
+    jw_u64(&w, L->npass);
+    jw_lit(&w, ", \"warm\": ");
+    jw_u64(&w, L->nwarm);
+    jw_lit(&w, ", \"cold\": ");
+    jw_u64(&w, L->ncold);
+    jw_lit(&w, ", \"used\": ");
+    jw_u64(&w, L->nused);
+    jw_lit(&w, ", \"ranks\": ");
+    jw_u64(&w, L->nrank);
+    jw_lit(&w, ", \"phases\": {");
+    for (int r = 0; r < R->nrow; r++) {
+        int s = R->row_seg[r];
+        if (r)
+            jw_lit(&w, ", ");
+        jw_str(&w, L->segname[s], strlen(L->segname[s]));
+        jw_lit(&w, ": ");
+        json_stat(&w, &R->row[r]);
+    }
+    jw_lit(&w, "}, \"total\": ");
+    json_stat(&w, &R->total);
+    jw_lit(&w, ", \"control_plane\": [");
+    int k = 0;
+    for (int s = 0; s < L->nseg; s++)
+        if (R->control & (1u << s)) {
+            if (k++)
+                jw_lit(&w, ", ");
+            jw_str(&w, L->segname[s], strlen(L->segname[s]));
+        }
+    jw_lit(&w, "], \"retired\": [");
+    for (int s = PS_RELOCATE; s <= PS_SM_H2D; s++) {
+        if (s != PS_RELOCATE)
+            jw_lit(&w, ", ");
+        jw_lit(&w, "{\"segment\": ");
+        jw_str(&w, L->segname[s], strlen(L->segname[s]));
+        jw_lit(&w, ", \"passes\": ");
+        jw_u64(&w, retired_passes(L, s));
+        jw_lit(&w, "}");
+    }
+    jw_lit(&w, "], \"exact\": {");
+    k = 0;
+    if (R->heap_used.n) {
+        jw_lit(&w, "\"heap_used\": ");
+        json_fig(&w, &R->heap_used);
+        k++;
+    }
+    if (R->tasks.n) {
+        jw_lit(&w, k++ ? ", \"tasks\": " : "\"tasks\": ");
+        json_fig(&w, &R->tasks);
+    }
+    jw_lit(&w, k++ ? ", \"bytes\": {" : "\"bytes\": {");
+    int b = 0;
+    for (int s = 0; s < L->nseg; s++)
+        if (R->bytes[s].n) {
+            if (b++)
+                jw_lit(&w, ", ");
+            jw_str(&w, L->segname[s], strlen(L->segname[s]));
+            jw_lit(&w, ": ");
+            json_fig(&w, &R->bytes[s]);
+        }
+    jw_lit(&w, "}, \"host_orch_counts\": {");
+    b = 0;
+    for (int o = 0; o < PS_NOPS; o++)
+        if (R->op_count[o].n) {
+            if (b++)
+                jw_lit(&w, ", ");
+            jw_str(&w, ps_op_names[o], strlen(ps_op_names[o]));
+            jw_lit(&w, ": ");
+            json_fig(&w, &R->op_count[o]);
+        }
+    jw_lit(&w, "}}, \"warnings\": [");
+    for (size_t i = 0; i < L->warn.n; i++) {
+        if (i)
+            jw_lit(&w, ", ");
+        jw_str(&w, L->warn.msg[i], strlen(L->warn.msg[i]));
+    }
+    jw_lit(&w, "]}\n");
+    jw_flush(&w);
+    jw_free(&w);
+}
+
+static void out_csv(ps_log *L, const st_result *R)
+{
+    char med[32];
+    printf("segment,control_plane,min_ns,median_ns,max_ns,n\n");
+    for (int r = 0; r < R->nrow; r++) {
+        int s = R->row_seg[r];
+        const st_stat *x = &R->row[r];
+        printf("%s,%d,%" PRIu64 ",%s,%" PRIu64 ",%zu\n", L->segname[s], (int)((PS_CONTROL_MASK >> s) & 1), x->min,
+               st_med_str(x->med, med, sizeof med), x->max, x->n);
+    }
+    printf("total,1,%" PRIu64 ",%s,%" PRIu64 ",%zu\n", R->total.min, st_med_str(R->total.med, med, sizeof med),
+           R->total.max, R->total.n);
+}
+
+int hbg_cmd_phases(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"rounds", required_argument, NULL, 'r'}, {"ranks", required_argument, NULL, 'k'},
+        {"keep-first", no_argument, NULL, 'f'},   {"format", required_argument, NULL, 'F'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+    unsigned long rounds = 0, ranks = 0;
+    int fmt = FMT_TABLE;
+    ps_options po = {false, false};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'r':
+            if (!parse_count(optarg, &rounds)) {
+                fprintf(stderr, "hbg phases: --rounds expects a positive integer, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'k':
+            if (!parse_count(optarg, &ranks)) {
+                fprintf(stderr, "hbg phases: --ranks expects a positive integer, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'f': po.keep_first = true; break;
+        case 'F':
+            if (!strcmp(optarg, "table")) fmt = FMT_TABLE;
+            else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
+            else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
+            else {
+                fprintf(stderr, "hbg phases: --format expects table, json or csv, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "hbg phases: unknown or incomplete option '%s' (see hbg phases --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (argc - optind != 1) {
+        fprintf(stderr, "hbg phases: expected exactly one LOG (see hbg phases --help)\n");
+        return 2;
+    }
+    const char *path = argv[optind];
+    char err[512];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "hbg phases: cannot open %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "hbg phases: cannot read %s: it is a directory\n", path);
+        close(fd);
+        return 2;
+    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    ps_log L;
+    int rc = 0;
+    hbg_status rs = ps_read_fd(&L, path, fd, &po, err, sizeof err);
+    close(fd);
+    if (rs != HBG_OK) {
+        fprintf(stderr, "hbg phases: %s\n", err);
+        rc = 2;
+        goto out;
+    }
+    if (L.stamp_conflict) {
+        print_warnings(&L);
+        fprintf(stderr,
+                "hbg phases: %s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes "
+                "two runs; refusing to merge them\n",
+                path, L.stamp2_line, L.stamp_line);
+        rc = 2;
+        goto out;
+    }
+    if (L.nbind == 0) {
+        print_warnings(&L);
+        if (L.nbad_bind)
+            fprintf(stderr, "hbg phases: %s: none of its %zu bind lines is well-formed (see the warnings)\n", path,
+                    L.nbad_bind);
+        else
+            fprintf(stderr,
+                    "hbg phases: %s has no bind-phase lines (\"bind phase=\"); run the workload with "
+                    "HBG_BIND_BREAKDOWN=1 (the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
+                    path);
+        rc = 1;
+        goto out;
+    }
+    check_shape(&L, rounds, ranks);
+    if (L.nused == 0) {
+        print_warnings(&L);
+        if (L.nwarm == 0)
+            fprintf(stderr,
+                    "hbg phases: %s: every pass is the cold first pass of its rank (%zu rank%s, one pass each), "
+                    "and cold passes are dropped; run at least 2 rounds (6 recommended), or pass --keep-first "
+                    "to look at the cold passes\n",
+                    path, L.nrank, L.nrank == 1 ? "" : "s");
+        else
+            fprintf(stderr, "hbg phases: %s: no usable passes: all %zu warm passes were excluded (see the warnings)\n",
+                    path, L.nwarm);
+        rc = 1;
+        goto out;
+    }
+    st_result R;
+    hbg_status st = st_compute(&L, &R);
+    if (st == HBG_E_PARSE) {
+        print_warnings(&L);
+        fprintf(stderr, "hbg phases: %s:%zu: the control-plane sum of this pass passes 64 bits; refusing\n", path,
+                R.overflow_line);
+        rc = 2;
+        goto out;
+    } else if (st != HBG_OK) {
+        fprintf(stderr, "hbg phases: %s: out of memory\n", path);
+        rc = 2;
+        goto out;
+    }
+    print_warnings(&L);
+    if (fmt == FMT_JSON)
+        out_json(&L, &R);
+    else if (fmt == FMT_CSV)
+        out_csv(&L, &R);
+    else
+        out_table(&L, &R);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "hbg phases: cannot write the output\n");
+        rc = 2;
+    }
+out:
+    ps_free(&L);
+    return rc;
+}

@@ -1,4 +1,236 @@
-/* placeholder: replaced by the real command */
+/* hbg timeline: a log (and its per-op records) as a Chrome trace-event file
+ * that Perfetto and chrome://tracing load. Documentation: docs/timeline.md.
+ * Exit: 0 written, 1 nothing to draw, 2 usage, unreadable input or a failed
+ * write. Every anomaly is counted on stderr. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cli/cli.h"
-int hbg_cmd_timeline(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "hbg timeline: not built yet\n"); return 2; }
+#include "tools/passes.h"
+#include "tools/records.h"
+#include "tools/text.h"
+#include "tools/timeline.h"
+
+#define MAX_RECORDS_FILES 64
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hbg timeline LOG [--records FILE]... -o OUT.json\n\n"
+            "Writes LOG's [STRACE] spans and bind segments (and, with --records, every\n"
+            "orchestrator operation of host_phase_records.jsonl) as Chrome trace-event JSON\n"
+            "for ui.perfetto.dev or chrome://tracing: one process lane per rank, each bind\n"
+            "pass's segments inside its chip.run.bind span, operations inside host_orch on\n"
+            "the thread that did them, device-clock spans on their own lane. Anomalies\n"
+            "(torn spans, records without a bind span or outside it, dropped records) are\n"
+            "counted on stderr. Documentation: docs/timeline.md.\n\n"
+            "  --records FILE  a host_phase_records.jsonl (repeatable)\n"
+            "  -o, --output F  the trace to write ('-' for stdout)\n"
+            "  -h, --help      this text\n\n"
+            "exit status: 0 written, 1 nothing to draw, 2 usage error, unreadable input or failed write\n");
+}
+
+static void count(const char *what, size_t n)
+{
+    if (n)
+        fprintf(stderr, "hbg timeline: %s: %zu\n", what, n);
+}
+
+int hbg_cmd_timeline(int argc, char **argv)
+{
+    static const struct option opts[] = {{"records", required_argument, NULL, 'r'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *rpath[MAX_RECORDS_FILES];
+    size_t nr = 0;
+    const char *out = NULL;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'r':
+            if (nr == MAX_RECORDS_FILES) {
+                fprintf(stderr, "hbg timeline: at most %d --records files\n", MAX_RECORDS_FILES);
+                return 2;
+            }
+            rpath[nr++] = optarg;
+            break;
+        case 'o': out = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "hbg timeline: unknown or incomplete option '%s' (see hbg timeline --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (argc - optind != 1) {
+        fprintf(stderr, "hbg timeline: expected exactly one LOG (see hbg timeline --help)\n");
+        return 2;
+    }
+    if (!out) {
+        fprintf(stderr, "hbg timeline: -o OUT.json is required (see hbg timeline --help)\n");
+        return 2;
+    }
+    const char *path = argv[optind];
+    char err[512];
+    int rc = 0;
+    tx_file rf[MAX_RECORDS_FILES];
+    rc_file recs[MAX_RECORDS_FILES];
+    size_t nloaded = 0, nparsed = 0;
+    ps_log L;
+    bool have_log = false;
+    dg_list warn;
+    dg_init(&warn, 1000);
+    FILE *of = NULL;
+    char *tmp = NULL;
+    bool direct = false;
+
+    int lfd = open(path, O_RDONLY | O_CLOEXEC);
+    if (lfd < 0) {
+        fprintf(stderr, "hbg timeline: cannot open %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    struct stat lsb;
+    if (fstat(lfd, &lsb) == 0 && S_ISDIR(lsb.st_mode)) {
+        fprintf(stderr, "hbg timeline: cannot read %s: it is a directory\n", path);
+        close(lfd);
+        return 2;
+    }
+    for (; nloaded < nr; nloaded++)
+        if (tx_load(rpath[nloaded], &rf[nloaded], err, sizeof err) != HBG_OK) {
+            fprintf(stderr, "hbg timeline: %s\n", err);
+            rc = 2;
+            goto done;
+        }
+    ps_options po = {.keep_first = true, .keep_spans = true};
+    posix_fadvise(lfd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    hbg_status rs = ps_read_fd(&L, path, lfd, &po, err, sizeof err);
+    close(lfd);
+    lfd = -1;
+    have_log = true;
+    if (rs != HBG_OK) {
+        fprintf(stderr, "hbg timeline: %s\n", err);
+        rc = 2;
+        goto done;
+    }
+    for (; nparsed < nr; nparsed++)
+        if (rc_parse(&recs[nparsed], rpath[nparsed], rf[nparsed].data, rf[nparsed].len, &warn) != HBG_OK) {
+            nparsed++;
+            fprintf(stderr, "hbg timeline: %s: out of memory\n", rpath[nparsed - 1]);
+            rc = 2;
+            goto done;
+        }
+    size_t nrec_lines = 0;
+    for (size_t i = 0; i < nr; i++)
+        nrec_lines += recs[i].nline;
+    if (L.nspan == 0 && L.npass == 0 && nrec_lines == 0) {
+        for (size_t i = 0; i < L.warn.n; i++)
+            fprintf(stderr, "hbg timeline: warning: %s\n", L.warn.msg[i]);
+        for (size_t i = 0; i < warn.n; i++)
+            fprintf(stderr, "hbg timeline: warning: %s\n", warn.msg[i]);
+        fprintf(stderr,
+                "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines (run with "
+                "HBG_BIND_BREAKDOWN=1; the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
+                path);
+        rc = 1;
+        goto done;
+    }
+    struct stat sb;
+    if (strcmp(out, "-") == 0) {
+        of = stdout;
+    } else if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        /* a device or a pipe (/dev/null, a FIFO) is written in place: a
+         * rename would replace it with a regular file */
+        of = fopen(out, "w");
+        if (!of) {
+            fprintf(stderr, "hbg timeline: cannot write %s: %s\n", out, strerror(errno));
+            rc = 2;
+            goto done;
+        }
+        direct = true;
+    } else {
+        /* written beside the target, then renamed: a failed run never
+         * leaves a half trace under the name asked for */
+        if (asprintf(&tmp, "%s.tmp%ld", out, (long)getpid()) < 0) {
+            tmp = NULL;
+            rc = 2;
+            goto done;
+        }
+        of = fopen(tmp, "w");
+        if (!of) {
+            fprintf(stderr, "hbg timeline: cannot create %s: %s\n", tmp, strerror(errno));
+            rc = 2;
+            goto done;
+        }
+    }
+    tl_report rep;
+    hbg_status st = tl_write(&L, recs, nr, of, &rep, &warn);
+    if (direct) {
+        if (fclose(of) != 0 && st == HBG_OK)
+            st = HBG_E_IO;
+        of = NULL;
+    } else if (of != stdout) {
+        if (fclose(of) != 0 && st == HBG_OK)
+            st = HBG_E_IO;
+        of = NULL;
+        if (st == HBG_OK && rename(tmp, out) != 0) {
+            fprintf(stderr, "hbg timeline: cannot rename %s to %s: %s\n", tmp, out, strerror(errno));
+            st = HBG_E_IO;
+        }
+        if (st != HBG_OK)
+            remove(tmp);
+    } else if (fflush(stdout) != 0 && st == HBG_OK) {
+        st = HBG_E_IO;
+    }
+    for (size_t i = 0; i < L.warn.n; i++)
+        fprintf(stderr, "hbg timeline: warning: %s\n", L.warn.msg[i]);
+    for (size_t i = 0; i < warn.n; i++)
+        fprintf(stderr, "hbg timeline: warning: %s\n", warn.msg[i]);
+    if (L.warn.suppressed + warn.suppressed)
+        fprintf(stderr, "hbg timeline: warning: %zu more warnings not shown\n", L.warn.suppressed + warn.suppressed);
+    if (st != HBG_OK) {
+        fprintf(stderr, "hbg timeline: cannot write %s: %s\n", out, st == HBG_E_NOMEM ? "out of memory" : "write failed");
+        rc = 2;
+        goto done;
+    }
+    fprintf(stderr,
+            "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu records)\n",
+            out, rep.events, rep.spans, rep.device_spans, rep.segments, rep.records);
+    count("torn [STRACE] records (not drawn)", rep.torn);
+    count("records lines whose (pid, inv) has no chip.run.bind span (not drawn)", rep.rec_nobind);
+    count("records outside their bind span (drawn, marked outside_bind_span)", rep.rec_outside_bind);
+    count("records inside the bind span but outside host_orch (drawn, marked outside_host_orch)",
+          rep.rec_outside_orch);
+    if (rep.rec_dropped_lines)
+        fprintf(stderr, "hbg timeline: records lines with dropped > 0: %zu (%" PRIu64 " records refused by the pool)\n",
+                rep.rec_dropped_lines, rep.rec_dropped);
+    count("records lines not in the schema (skipped)", rep.rec_bad_lines);
+    count("bind passes without a chip.run.bind span", rep.pass_nospan);
+    count("bind passes without pid/inv (not drawn)", rep.pass_unplaced);
+    count("processes without a clock anchor (no wall_ns)", rep.pids_no_anchor);
+done:
+    if (of && of != stdout)
+        fclose(of);
+    if (tmp && rc)
+        remove(tmp);
+    free(tmp);
+    for (size_t i = 0; i < nparsed; i++)
+        rc_free(&recs[i]);
+    for (size_t i = 0; i < nloaded; i++)
+        tx_close(&rf[i]);
+    if (have_log)
+        ps_free(&L);
+    dg_free(&warn);
+    if (lfd >= 0)
+        close(lfd);
+    return rc;
+}

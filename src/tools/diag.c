@@ -1,0 +1,52 @@
+/* Messages are formatted once, when found; a pathological input that would
+ * produce millions of them is capped so memory stays bounded. */
+#include "tools/diag.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+void dg_init(dg_list *d, size_t limit)
+{
+    d->msg = NULL;
+    d->n = d->cap = 0;
+    d->limit = limit;
+    d->suppressed = 0;
+}
+
+void dg_add(dg_list *d, const char *fmt, ...)
+{
+    if (d->limit && d->n >= d->limit) {
+        d->suppressed++;
+        return;
+    }
+    if (d->n == d->cap) {
+        size_t nc = d->cap ? d->cap * 2 : 16;
+        char **nm = realloc(d->msg, nc * sizeof *nm);
+        if (!nm) {
+            d->suppressed++;
+            return;
+        }
+        d->msg = nm;
+        d->cap = nc;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    int r = vasprintf(&s, fmt, ap);
+    va_end(ap);
+    if (r < 0) {
+        d->suppressed++;
+        return;
+    }
+    d->msg[d->n++] = s;
+}
+
+void dg_free(dg_list *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->msg[i]);
+    free(d->msg);
+    d->msg = NULL;
+    d->n = d->cap = 0;
+}

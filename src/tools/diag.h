@@ -1,0 +1,19 @@
+/* A list of one-line messages (warnings), kept in the order found, so a
+ * command can print them on stderr and also put them in its JSON. */
+#ifndef HBG_TOOLS_DIAG_H
+#define HBG_TOOLS_DIAG_H
+
+#include <stddef.h>
+
+typedef struct dg_list {
+    char **msg;
+    size_t n, cap;
+    size_t limit;      /* beyond this many, only count (0: no limit) */
+    size_t suppressed;
+} dg_list;
+
+void dg_init(dg_list *d, size_t limit);
+void dg_add(dg_list *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dg_free(dg_list *d);
+
+#endif

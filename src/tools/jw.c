@@ -1,0 +1,171 @@
+#include "tools/jw.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define JW_CAP (1u << 16)
+
+bool jw_init(jw *w, FILE *f)
+{
+    w->f = f;
+    w->n = 0;
+    w->cap = JW_CAP;
+    w->err = false;
+    w->buf = malloc(w->cap);
+    return w->buf != NULL;
+}
+
+bool jw_flush(jw *w)
+{
+    if (w->n && !w->err && fwrite(w->buf, 1, w->n, w->f) != w->n)
+        w->err = true;
+    w->n = 0;
+    return !w->err;
+}
+
+void jw_free(jw *w)
+{
+    free(w->buf);
+    w->buf = NULL;
+}
+
+static inline char *room(jw *w, size_t need)
+{
+    if (w->cap - w->n < need)
+        jw_flush(w);
+    return w->buf + w->n;
+}
+
+void jw_raw(jw *w, const char *s, size_t n)
+{
+    while (n) {
+        if (w->n == w->cap)
+            jw_flush(w);
+        size_t k = w->cap - w->n < n ? w->cap - w->n : n;
+        memcpy(w->buf + w->n, s, k);
+        w->n += k;
+        s += k;
+        n -= k;
+    }
+}
+
+void jw_lit(jw *w, const char *s)
+{
+    jw_raw(w, s, strlen(s));
+}
+
+static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                 "8081828384858687888990919293949596979899";
+
+/* Two digits per division: the trace holds millions of numbers. */
+static inline size_t fmt_u64(char *out, uint64_t v)
+{
+    char tmp[24];
+    char *p = tmp + sizeof tmp;
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, digits2 + 2 * d, 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, digits2 + 2 * v, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    size_t k = (size_t)(tmp + sizeof tmp - p);
+    memcpy(out, p, k);
+    return k;
+}
+
+void jw_u64(jw *w, uint64_t v)
+{
+    char *p = room(w, 24);
+    w->n += fmt_u64(p, v);
+}
+
+void jw_u64str(jw *w, uint64_t v)
+{
+    char *p = room(w, 26);
+    p[0] = '"';
+    size_t k = fmt_u64(p + 1, v);
+    p[k + 1] = '"';
+    w->n += k + 2;
+}
+
+void jw_us(jw *w, uint64_t ns)
+{
+    char *p = room(w, 28);
+    size_t k = fmt_u64(p, ns / 1000);
+    unsigned f = (unsigned)(ns % 1000);
+    if (f) {
+        p[k++] = '.';
+        p[k++] = (char)('0' + f / 100);
+        p[k++] = (char)('0' + f / 10 % 10);
+        p[k++] = (char)('0' + f % 10);
+    }
+    w->n += k;
+}
+
+static const char hex[] = "0123456789abcdef";
+
+void jw_str(jw *w, const char *s, size_t n)
+{
+    char *p = room(w, 2);
+    *p = '"';
+    w->n++;
+    size_t i = 0;
+    while (i < n) {
+        size_t j = i;
+        while (j < n) {
+            unsigned char c = (unsigned char)s[j];
+            if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80)
+                break;
+            j++;
+        }
+        if (j > i)
+            jw_raw(w, s + i, j - i);
+        if (j == n)
+            break;
+        unsigned char c = (unsigned char)s[j];
+        p = room(w, 8);
+        if (c == '"' || c == '\\') {
+            p[0] = '\\';
+            p[1] = (char)c;
+            w->n += 2;
+        } else {
+            /* Control bytes and every byte >= 0x80 become \u00XX: the log is
+             * bytes, not necessarily UTF-8, and the output must stay valid. */
+            memcpy(p, "\\u00", 4);
+            p[4] = hex[c >> 4];
+            p[5] = hex[c & 15];
+            w->n += 6;
+        }
+        i = j + 1;
+    }
+    p = room(w, 1);
+    *p = '"';
+    w->n++;
+}
+
+char *jw_escape(const char *s, size_t n, char *out, size_t outlen)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 7 < outlen; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            out[k++] = '\\';
+            out[k++] = (char)c;
+        } else if (c < 0x20 || c >= 0x80) {
+            memcpy(out + k, "\\u00", 4);
+            out[k + 4] = hex[c >> 4];
+            out[k + 5] = hex[c & 15];
+            k += 6;
+        } else
+            out[k++] = (char)c;
+    }
+    out[k] = 0;
+    return out;
+}

@@ -1,0 +1,35 @@
+/* A small buffered JSON writer: numbers formatted by hand (no printf on the
+ * timeline's per-event path), strings escaped so any log bytes, including
+ * invalid UTF-8, still make valid JSON. */
+#ifndef HBG_TOOLS_JW_H
+#define HBG_TOOLS_JW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct jw {
+    FILE *f;
+    char *buf;
+    size_t n, cap;
+    bool err;              /* a write failed (disk full, closed pipe) */
+} jw;
+
+bool jw_init(jw *w, FILE *f);
+bool jw_flush(jw *w);          /* false if any write failed */
+void jw_free(jw *w);
+
+void jw_raw(jw *w, const char *s, size_t n);
+void jw_lit(jw *w, const char *s);
+/* A string literal: its length is known at compile time. */
+#define JW_LIT(w, s) jw_raw((w), (s), sizeof(s) - 1)
+void jw_u64(jw *w, uint64_t v);
+void jw_u64str(jw *w, uint64_t v);        /* "123": exact where a double is not */
+void jw_us(jw *w, uint64_t ns);           /* ns as microseconds: 5120000000.317 */
+void jw_str(jw *w, const char *s, size_t n);  /* quoted and escaped */
+
+/* Escapes into a caller buffer (for printf users); returns out. */
+char *jw_escape(const char *s, size_t n, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,628 @@
+/* The lexer is the hot loop of `hbg phases` and `hbg timeline`: one memchr
+ * per '=' in the log, a few byte compares per '=', and a tokenizer that
+ * touches each byte of a recognised record once. No regular expressions,
+ * no per-line allocation. */
+#include "tools/loglex.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Byte classes for the tokenizer. */
+enum { C_TEXT = 0, C_SPACE, C_END, C_BRACKET };
+static unsigned char cls[256];
+static unsigned char kstop[256];   /* bytes that end a key: '=', spaces, line ends */
+
+static void init_cls(void)
+{
+    if (cls[' '] == C_SPACE)
+        return;
+    kstop['='] = kstop[' '] = kstop['\t'] = kstop['\n'] = kstop['\r'] = kstop[0] = 1;
+    cls[' '] = C_SPACE;
+    cls['\t'] = C_SPACE;
+    cls['\n'] = C_END;
+    cls['\r'] = C_END;
+    cls[0] = C_END;
+    cls['['] = C_BRACKET;
+}
+
+static const char PREFIX[] = "[mono_ns=";
+#define PREFIX_LEN (sizeof PREFIX - 1)
+
+static inline bool at_prefix(const char *p, const char *e)
+{
+    return (size_t)(e - p) >= PREFIX_LEN && memcmp(p, PREFIX, PREFIX_LEN) == 0;
+}
+
+int lx_parse_u64(lx_slice v, uint64_t *out)
+{
+    if (v.n == 0)
+        return -1;
+    uint64_t x = 0;
+    for (size_t i = 0; i < v.n; i++) {
+        unsigned d = (unsigned char)v.p[i] - '0';
+        if (d > 9)
+            return -1;
+        if (x >= 1844674407370955161ull && (x > 1844674407370955161ull || d > 5)) {
+            /* keep scanning: "123abc" past 64 bits is still not a number */
+            for (size_t j = i; j < v.n; j++)
+                if ((unsigned char)v.p[j] - '0' > 9)
+                    return -1;
+            return -2;
+        }
+        x = x * 10 + d;
+    }
+    *out = x;
+    return 0;
+}
+
+typedef struct cur {
+    const char *p, *e;
+} cur;
+
+/* The value of the token next_tok last returned, as a number: 0 a decimal
+ * integer that fits 64 bits, -1 not a decimal integer, -2 past 64 bits. */
+typedef struct numv {
+    uint64_t x;
+    int st;
+} numv;
+
+/* Next "key=value" token of a record, its value parsed as a number on the
+ * way. 1: a token; 0: the record ended; -1: a token without '=' (the
+ * record is not in the grammar). */
+static inline int next_tok(cur *c, lx_slice *k, lx_slice *v, numv *nv)
+{
+    const char *p = c->p, *e = c->e;
+    while (p < e && cls[(unsigned char)*p] == C_SPACE)
+        p++;
+    if (p >= e || cls[(unsigned char)*p] == C_END || (*p == '[' && at_prefix(p, e))) {
+        c->p = p;
+        return 0;
+    }
+    const char *ks = p;
+    while (p < e && !kstop[(unsigned char)*p])
+        p++;
+    if (p >= e || *p != '=' || p == ks) {
+        c->p = ks; /* the offending token, for the message */
+        return -1;
+    }
+    k->p = ks;
+    k->n = (size_t)(p - ks);
+    p++;
+    const char *vs = p;
+    uint64_t x = 0;
+    int st = 0;
+    for (; p < e; p++) {
+        unsigned d = (unsigned)(unsigned char)*p - '0';
+        if (d > 9)
+            break;
+        if (x >= 1844674407370955161ull && (x > 1844674407370955161ull || d > 5))
+            st = -2;
+        x = x * 10 + d;
+    }
+    if (p == vs)
+        st = -1;
+    if (p < e && cls[(unsigned char)*p] != C_SPACE && cls[(unsigned char)*p] != C_END) {
+        /* not (only) digits: an opaque value, up to the next space */
+        for (; p < e; p++) {
+            unsigned char cl = cls[(unsigned char)*p];
+            if (cl == C_TEXT) {
+                st = -1;
+                continue;
+            }
+            if (cl == C_BRACKET) {
+                if (at_prefix(p, e))
+                    break;
+                st = -1;
+                continue;
+            }
+            break;
+        }
+    }
+    v->p = vs;
+    v->n = (size_t)(p - vs);
+    nv->x = x;
+    nv->st = st;
+    c->p = p;
+    return 1;
+}
+
+/* Skips the rest of a malformed record so scanning resumes after it. */
+static const char *skip_record(const char *p, const char *e)
+{
+    for (; p < e; p++) {
+        unsigned char cl = cls[(unsigned char)*p];
+        if (cl == C_END)
+            return p;
+        if (cl == C_BRACKET && at_prefix(p, e))
+            return p;
+    }
+    return e;
+}
+
+static bool is_segname(lx_slice s)
+{
+    if (s.n == 0 || s.n > 64)
+        return false;
+    for (size_t i = 0; i < s.n; i++) {
+        char ch = s.p[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
+            return false;
+    }
+    return true;
+}
+
+/* The thread handle of the prefix "[mono_ns=<d>][T0x<hex>]" at p. */
+static bool parse_thread(const char *p, const char *e, uint64_t *out)
+{
+    p += PREFIX_LEN;
+    while (p < e && *p >= '0' && *p <= '9')
+        p++;
+    if (e - p < 6 || memcmp(p, "][T0x", 5) != 0)
+        return false;
+    p += 5;
+    uint64_t x = 0;
+    int nd = 0;
+    for (; p < e && *p != ']'; p++) {
+        char ch = *p;
+        unsigned d;
+        if (ch >= '0' && ch <= '9')
+            d = (unsigned)(ch - '0');
+        else if (ch >= 'a' && ch <= 'f')
+            d = (unsigned)(ch - 'a' + 10);
+        else if (ch >= 'A' && ch <= 'F')
+            d = (unsigned)(ch - 'A' + 10);
+        else
+            return false;
+        if (++nd > 16)
+            return false;
+        x = (x << 4) | d;
+    }
+    if (p >= e || nd == 0)
+        return false;
+    *out = x;
+    return true;
+}
+
+bool lx_thread(const lx_rec *r, uint64_t *out)
+{
+    *out = 0;
+    return r->prefix && parse_thread(r->prefix, r->mark, out);
+}
+
+typedef struct field {
+    const char *key;
+    uint64_t *dst;
+    bool *seen;
+} field;
+
+/* Fills a numeric field; returns NULL or the complaint. */
+static const char *set_num(lx_slice k, lx_slice v, const numv *nv, uint64_t *dst, char *msg, size_t mlen)
+{
+    if (nv->st == 0) {
+        *dst = nv->x;
+        return NULL;
+    }
+    if (nv->st == -2)
+        snprintf(msg, mlen, "%.*s= is a number past 64 bits", (int)k.n, k.p);
+    else
+        snprintf(msg, mlen, "expected %.*s=<decimal integer>, found %.*s=%.*s", (int)k.n, k.p, (int)k.n, k.p,
+                 (int)(v.n > 24 ? 24 : v.n), v.p);
+    return msg;
+}
+
+static void add_attr(lx_rec *r, lx_slice k, lx_slice v, const numv *nv, const char **bad, char *msg, size_t mlen)
+{
+    if (r->nattr == LX_MAX_ATTRS) {
+        if (!*bad) {
+            snprintf(msg, mlen, "more than %d attributes", LX_MAX_ATTRS);
+            *bad = msg;
+        }
+        return;
+    }
+    lx_attr *a = &r->attr[r->nattr++];
+    a->key = k;
+    a->val = v;
+    a->num = nv->x;
+    a->is_num = nv->st == 0;
+    if (nv->st == -2 && !*bad) {
+        snprintf(msg, mlen, "%.*s= is a number past 64 bits", (int)k.n, k.p);
+        *bad = msg;
+    }
+}
+
+/* bind phase=<seg> start_ns= dur_ns= <attrs> [pid= inv=]
+ * host-orch phase=<kind> total_ns= count= detail_sum= dropped= [pid= inv=] */
+static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
+{
+    const char *bad = NULL;
+    lx_slice k, v;
+    numv nv;
+    /* the value right after "phase=" */
+    const char *p = c->p;
+    const char *s = p;
+    while (p < c->e && cls[(unsigned char)*p] == C_TEXT)
+        p++;
+    r->name.p = s;
+    r->name.n = (size_t)(p - s);
+    c->p = p;
+    if (!is_segname(r->name)) {
+        snprintf(msg, mlen, "expected phase=<name of [a-z0-9_]>, found phase=%.*s",
+                 (int)(r->name.n > 24 ? 24 : r->name.n), r->name.p);
+        return msg;
+    }
+    bool s_start = false, s_dur = false, s_total = false, s_count = false, s_dsum = false, s_drop = false;
+    const char *attr_begin = NULL, *attr_end = NULL;
+    int t;
+    bool bind = r->kind == LX_BIND;
+    while ((t = next_tok(c, &k, &v, &nv)) == 1) {
+        const char *e = NULL;
+        uint64_t *dst = NULL;
+        switch (k.n) {
+        case 3:
+            if (k.p[0] == 'p' && k.p[1] == 'i' && k.p[2] == 'd') {
+                dst = &r->pid;
+                r->has_pid = true;
+            } else if (k.p[0] == 'i' && k.p[1] == 'n' && k.p[2] == 'v') {
+                dst = &r->inv;
+                r->has_inv = true;
+            }
+            break;
+        case 5:
+            if (!bind && memcmp(k.p, "count", 5) == 0) {
+                dst = &r->count;
+                s_count = true;
+            }
+            break;
+        case 6:
+            if (bind && memcmp(k.p, "dur_ns", 6) == 0) {
+                dst = &r->dur;
+                s_dur = true;
+            }
+            break;
+        case 7:
+            if (!bind && memcmp(k.p, "dropped", 7) == 0) {
+                dst = &r->dropped;
+                s_drop = true;
+            }
+            break;
+        case 8:
+            if (bind && memcmp(k.p, "start_ns", 8) == 0) {
+                dst = &r->start;
+                s_start = true;
+            } else if (!bind && memcmp(k.p, "total_ns", 8) == 0) {
+                dst = &r->total_ns;
+                s_total = true;
+            }
+            break;
+        case 10:
+            if (!bind && memcmp(k.p, "detail_sum", 10) == 0) {
+                dst = &r->detail_sum;
+                s_dsum = true;
+            }
+            break;
+        }
+        if (dst) {
+            e = set_num(k, v, &nv, dst, msg, mlen);
+        } else {
+            if (!attr_begin)
+                attr_begin = k.p;
+            attr_end = v.p + v.n;
+            add_attr(r, k, v, &nv, &bad, msg, mlen);
+        }
+        if (e && !bad)
+            bad = e;
+    }
+    r->attr_text.p = attr_begin;
+    r->attr_text.n = attr_begin ? (size_t)(attr_end - attr_begin) : 0;
+    if (t < 0) {
+        size_t n = 0;
+        while (c->p + n < c->e && n < 24 && cls[(unsigned char)c->p[n]] != C_SPACE && cls[(unsigned char)c->p[n]] != C_END)
+            n++;
+        snprintf(msg, mlen, "expected key=value, found '%.*s'", (int)n, c->p);
+        return msg;
+    }
+    if (bad)
+        return bad;
+    if (r->kind == LX_BIND) {
+        if (!s_start)
+            return "expected start_ns=<ns> (the line is cut short or not a bind line)";
+        if (!s_dur)
+            return "expected dur_ns=<ns> (the line is cut short or not a bind line)";
+    } else {
+        if (!s_total || !s_count || !s_dsum || !s_drop)
+            return "expected total_ns= count= detail_sum= dropped= (the line is cut short)";
+    }
+    if (r->has_pid != r->has_inv)
+        return r->has_pid ? "pid= without inv=" : "inv= without pid=";
+    return NULL;
+}
+
+/* [STRACE] v=1 pid= tid= inv= hid= depth= name= ts= dur= [k=v ...] */
+static const char *lex_span(lx_rec *r, cur *c, char *msg, size_t mlen)
+{
+    lx_slice k, v;
+    numv nv;
+    enum { F_V = 1, F_PID = 2, F_TID = 4, F_INV = 8, F_HID = 16, F_DEPTH = 32, F_NAME = 64, F_TS = 128, F_DUR = 256 };
+    unsigned seen = 0;
+    const char *bad = NULL;
+    const char *attr_begin = NULL, *attr_end = NULL;
+    int t;
+    uint64_t ver = 0;
+    while ((t = next_tok(c, &k, &v, &nv)) == 1) {
+        const char *e = NULL;
+        if (k.n == 1 && k.p[0] == 'v') {
+            e = set_num(k, v, &nv, &ver, msg, mlen);
+            seen |= F_V;
+        } else if (lx_slice_eq(k, "pid")) {
+            e = set_num(k, v, &nv, &r->pid, msg, mlen);
+            seen |= F_PID;
+        } else if (lx_slice_eq(k, "tid")) {
+            e = set_num(k, v, &nv, &r->tid, msg, mlen);
+            seen |= F_TID;
+        } else if (lx_slice_eq(k, "inv")) {
+            e = set_num(k, v, &nv, &r->inv, msg, mlen);
+            seen |= F_INV;
+        } else if (lx_slice_eq(k, "hid")) {
+            r->hid = v;
+            seen |= F_HID;
+        } else if (lx_slice_eq(k, "depth")) {
+            e = set_num(k, v, &nv, &r->depth, msg, mlen);
+            seen |= F_DEPTH;
+        } else if (lx_slice_eq(k, "name")) {
+            r->name = v;
+            seen |= F_NAME;
+        } else if (lx_slice_eq(k, "ts")) {
+            e = set_num(k, v, &nv, &r->start, msg, mlen);
+            seen |= F_TS;
+        } else if (lx_slice_eq(k, "dur")) {
+            e = set_num(k, v, &nv, &r->dur, msg, mlen);
+            seen |= F_DUR;
+        } else {
+            if (lx_slice_eq(k, "clk") && lx_slice_eq(v, "dev"))
+                r->dev_clock = true;
+            if (!attr_begin)
+                attr_begin = k.p;
+            attr_end = v.p + v.n;
+            add_attr(r, k, v, &nv, &bad, msg, mlen);
+        }
+        if (e && !bad)
+            bad = e;
+    }
+    r->attr_text.p = attr_begin;
+    r->attr_text.n = attr_begin ? (size_t)(attr_end - attr_begin) : 0;
+    r->has_pid = r->has_inv = true;
+    if (t < 0)
+        return "expected key=value (the span is torn)";
+    if (bad)
+        return bad;
+    if (seen != 511u) {
+        static const char *names[] = {"v", "pid", "tid", "inv", "hid", "depth", "name", "ts", "dur"};
+        for (int i = 0; i < 9; i++)
+            if (!(seen & (1u << i))) {
+                snprintf(msg, mlen, "expected %s= (the span is torn)", names[i]);
+                return msg;
+            }
+    }
+    if (ver != 1) {
+        snprintf(msg, mlen, "unknown span version v=%llu (expected v=1)", (unsigned long long)ver);
+        return msg;
+    }
+    if (r->name.n == 0)
+        return "expected name=<dotted name>, found an empty name";
+    for (size_t i = 0; i < r->hid.n; i++) {
+        char ch = r->hid.p[i];
+        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))
+            return "expected hid=<lowercase hex>";
+    }
+    return NULL;
+}
+
+/* [CLOCK_ANCHOR] v=1 pid= mono_ns= wall_ns= (nothing after wall_ns) */
+static const char *lex_anchor(lx_rec *r, cur *c, char *msg, size_t mlen)
+{
+    lx_slice k, v;
+    numv nv;
+    unsigned seen = 0;
+    uint64_t ver = 0;
+    int t;
+    while ((t = next_tok(c, &k, &v, &nv)) == 1) {
+        const char *e = NULL;
+        if (seen & 16) {
+            snprintf(msg, mlen, "text after wall_ns= ('%.*s')", (int)(k.n > 24 ? 24 : k.n), k.p);
+            return msg;
+        }
+        if (k.n == 1 && k.p[0] == 'v') {
+            e = set_num(k, v, &nv, &ver, msg, mlen);
+            seen |= 1;
+        } else if (lx_slice_eq(k, "pid")) {
+            e = set_num(k, v, &nv, &r->pid, msg, mlen);
+            seen |= 2;
+        } else if (lx_slice_eq(k, "mono_ns")) {
+            e = set_num(k, v, &nv, &r->mono, msg, mlen);
+            seen |= 4;
+        } else if (lx_slice_eq(k, "wall_ns")) {
+            e = set_num(k, v, &nv, &r->wall, msg, mlen);
+            seen |= 8 | 16;
+        } else {
+            snprintf(msg, mlen, "unexpected %.*s= in a clock anchor", (int)(k.n > 24 ? 24 : k.n), k.p);
+            return msg;
+        }
+        if (e)
+            return e;
+    }
+    if (t < 0)
+        return "expected key=value (the clock anchor is torn)";
+    if ((seen & 15) != 15)
+        return "expected v=1 pid= mono_ns= wall_ns= (the clock anchor is torn)";
+    if (ver != 1)
+        return "unknown clock anchor version (expected v=1)";
+    r->has_pid = true;
+    return NULL;
+}
+
+/* A stamp line at t (a physical line start). */
+static void emit_stamp(const char *buf, size_t base, size_t line, const char *t, const char *e, const lx_sink *sink,
+                       lx_rec *r)
+{
+    const char *q = t + 8;
+    const char *nl = memchr(q, '\n', (size_t)(e - q));
+    const char *te = nl ? nl : e;
+    while (te > q && (te[-1] == '\r' || te[-1] == ' '))
+        te--;
+    memset(r, 0, offsetof(lx_rec, attr));
+    r->kind = LX_STAMP;
+    r->off = base + (size_t)(t - buf);
+    r->at = t;
+    r->line = line;
+    r->name.p = q;
+    r->name.n = (size_t)(te - q);
+    sink->on_rec(sink->ctx, r);
+}
+
+static inline bool at_stamp(const char *t, const char *e)
+{
+    return e - t >= 8 && memcmp(t, "[stamp] ", 8) == 0;
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+/* The first '=' or '\n' in [p, e), or e: sixteen bytes per step. */
+static inline const char *find_eq_nl(const char *p, const char *e)
+{
+    const __m128i eq = _mm_set1_epi8('='), nl = _mm_set1_epi8('\n');
+    /* the log is read once, front to back: ask for the next lines early */
+    __builtin_prefetch(p + 1024);
+    while (e - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, eq), _mm_cmpeq_epi8(x, nl)));
+        if (m)
+            return p + __builtin_ctz(m);
+        p += 16;
+    }
+    for (; p < e; p++)
+        if (*p == '=' || *p == '\n')
+            return p;
+    return e;
+}
+#else
+static inline const char *find_eq_nl(const char *p, const char *e)
+{
+    for (; p < e; p++)
+        if (*p == '=' || *p == '\n')
+            return p;
+    return e;
+}
+#endif
+
+static inline void reset(lx_rec *r, lx_kind kind)
+{
+    /* Only the fields every consumer may read; the attribute array is
+     * valid up to nattr and is not cleared (it is most of the struct). */
+    r->kind = kind;
+    r->prefix = NULL;
+    r->mark = NULL;
+    r->name.p = NULL;
+    r->name.n = 0;
+    r->start = r->dur = 0;
+    r->has_pid = r->has_inv = false;
+    r->pid = r->inv = 0;
+    r->total_ns = r->count = r->detail_sum = r->dropped = 0;
+    r->tid = r->depth = 0;
+    r->hid.p = NULL;
+    r->hid.n = 0;
+    r->dev_clock = false;
+    r->mono = r->wall = 0;
+    r->nattr = 0;
+    r->attr_text.p = NULL;
+    r->attr_text.n = 0;
+}
+
+void lx_scan(const char *buf, size_t len, const lx_sink *sink)
+{
+    lx_pos pos = {0, 1};
+    lx_scan_at(buf, len, &pos, sink);
+}
+
+void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
+{
+    init_cls();
+    if (!buf || len == 0)
+        return;
+    size_t base = pos->off, line = pos->line;
+    const char *p = buf, *e = buf + len;
+    const char *rec = NULL;   /* the "[mono_ns=" prefix seen on this line, if any */
+    lx_rec r;
+    char msg[192];
+    if (at_stamp(buf, e))
+        emit_stamp(buf, base, line, buf, e, sink, &r);
+    /* One scan stops at every '=' and every line end: markers are told by
+     * the bytes before an '=', stamps by the bytes after a '\n'. */
+    while (p < e) {
+        const char *q = find_eq_nl(p, e);
+        if (q >= e)
+            break;
+        if (*q == '\n') {
+            rec = NULL;
+            line++;
+            if (at_stamp(q + 1, e))
+                emit_stamp(buf, base, line, q + 1, e, sink, &r);
+            p = q + 1;
+            continue;
+        }
+        size_t before = (size_t)(q - buf);
+        lx_kind kind;
+        const char *mark;
+        char c1 = before ? q[-1] : 0;
+        if (c1 == 'e' && before >= 10 && memcmp(q - 10, "bind phase", 10) == 0) {
+            kind = LX_BIND;
+            mark = q - 10;
+        } else if (c1 == 'e' && before >= 15 && memcmp(q - 15, "host-orch phase", 15) == 0) {
+            kind = LX_ORCH;
+            mark = q - 15;
+        } else if (c1 == 'v' && before >= 10 && memcmp(q - 10, "[STRACE] v", 10) == 0) {
+            kind = LX_SPAN;
+            mark = q - 10;
+            q -= 2;   /* the tokenizer reads "v=1" itself */
+        } else if (c1 == 'v' && before >= 16 && memcmp(q - 16, "[CLOCK_ANCHOR] v", 16) == 0) {
+            kind = LX_ANCHOR;
+            mark = q - 16;
+            q -= 2;
+        } else {
+            if (c1 == 's' && before >= PREFIX_LEN - 1 && memcmp(q - (PREFIX_LEN - 1), PREFIX, PREFIX_LEN - 1) == 0)
+                rec = q - (PREFIX_LEN - 1);
+            p = q + 1;
+            continue;
+        }
+        reset(&r, kind);
+        /* The record's own prefix: the last one seen on this line. */
+        const char *start = mark;
+        if (rec && rec < mark) {
+            start = rec;
+            r.prefix = rec;
+            r.mark = mark;
+        }
+        r.off = base + (size_t)(start - buf);
+        r.at = start;
+        r.line = line;
+        cur c = {q + 1, e};
+        const char *bad;
+        if (kind == LX_BIND || kind == LX_ORCH)
+            bad = lex_phase(&r, &c, msg, sizeof msg);
+        else if (kind == LX_SPAN)
+            bad = lex_span(&r, &c, msg, sizeof msg);
+        else
+            bad = lex_anchor(&r, &c, msg, sizeof msg);
+        if (bad) {
+            sink->on_bad(sink->ctx, kind, r.off, r.line, bad);
+            p = skip_record(c.p, e);
+        } else {
+            sink->on_rec(sink->ctx, &r);
+            p = c.p;
+        }
+        rec = NULL;
+        if (p <= q)
+            p = q + 1; /* always move on, whatever the record looked like */
+    }
+    pos->off = base + len;
+    pos->line = line;
+}

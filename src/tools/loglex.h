@@ -1,0 +1,89 @@
+/* The log lexer: finds the records the tools read in a log buffer.
+ *
+ * A record may follow other text on its physical line and two records may
+ * share one, so nothing is anchored at a line start: the lexer walks the
+ * buffer from one '=' to the next (memchr) and recognises a marker by the
+ * few bytes before it ("bind phase=", "host-orch phase=", "[STRACE] v=",
+ * "[CLOCK_ANCHOR] v="). A record ends at a line end ('\n', '\r', NUL) or
+ * where the next record's "[mono_ns=" prefix begins. Stamp lines are found
+ * separately, at physical line starts only (the recipe writes them first).
+ *
+ * Grammar: docs/log-format in LOG-FORMAT.md sections 1-5. */
+#ifndef HBG_TOOLS_LOGLEX_H
+#define HBG_TOOLS_LOGLEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct lx_slice {
+    const char *p;
+    size_t n;
+} lx_slice;
+
+typedef enum lx_kind { LX_BIND, LX_ORCH, LX_SPAN, LX_ANCHOR, LX_STAMP } lx_kind;
+
+#define LX_MAX_ATTRS 16
+
+typedef struct lx_attr {
+    lx_slice key, val;
+    uint64_t num;
+    bool is_num;       /* val is a decimal integer that fits 64 bits */
+} lx_attr;
+
+typedef struct lx_rec {
+    lx_kind kind;
+    size_t off;         /* byte offset of the record (its prefix when it has one) */
+    size_t line;        /* its physical line, from 1 */
+    const char *at;     /* where off is in the buffer scanned */
+    const char *prefix; /* the record's "[mono_ns=...][T0x...]" prefix, or NULL ... */
+    const char *mark;   /* ... up to its marker; see lx_thread */
+    lx_slice name;      /* bind: segment; orch: kind; span: name (still %-encoded); stamp: text */
+    uint64_t start, dur;                 /* bind: start_ns dur_ns; span: ts dur */
+    bool has_pid, has_inv;
+    uint64_t pid, inv;
+    uint64_t total_ns, count, detail_sum, dropped;   /* orch */
+    uint64_t tid, depth;                 /* span */
+    lx_slice hid;                        /* span */
+    bool dev_clock;                      /* span: clk=dev */
+    uint64_t mono, wall;                 /* anchor */
+    int nattr;                           /* bind: the segment's attributes; span: extras */
+    lx_attr attr[LX_MAX_ATTRS];
+    lx_slice attr_text;                  /* the raw text those attributes came from */
+} lx_rec;
+
+typedef struct lx_sink {
+    void *ctx;
+    /* A well-formed record. */
+    void (*on_rec)(void *ctx, const lx_rec *r);
+    /* A record whose marker was found but whose fields do not follow the
+     * grammar (torn, overflowing, missing a field). msg says what was
+     * expected; off is the record's offset. */
+    void (*on_bad)(void *ctx, lx_kind kind, size_t off, size_t line, const char *msg);
+} lx_sink;
+
+void lx_scan(const char *buf, size_t len, const lx_sink *sink);
+
+/* Where a buffer sits in its file: the offset of its first byte and that
+ * byte's line. For reading a file in pieces, each piece ending at a line end
+ * (records never span lines); lx_scan_at advances pos past the piece. */
+typedef struct lx_pos {
+    size_t off;
+    size_t line;
+} lx_pos;
+void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink);
+
+/* Decimal u64: 0 ok, -1 not a decimal integer, -2 more than 64 bits. */
+int lx_parse_u64(lx_slice v, uint64_t *out);
+
+/* The [T0x...] thread handle of r's prefix: false when r has no prefix or
+ * the prefix has no handle. Parsed on demand: most records never need it. */
+bool lx_thread(const lx_rec *r, uint64_t *out);
+
+static inline bool lx_slice_eq(lx_slice s, const char *lit)
+{
+    size_t n = __builtin_strlen(lit);
+    return s.n == n && __builtin_memcmp(s.p, lit, n) == 0;
+}
+
+#endif

@@ -1,0 +1,898 @@
+/* Grouping bind-phase lines into passes; see passes.h for the rules. */
+#include "tools/passes.h"
+#include "tools/hugemem.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *const ps_op_names[PS_NOPS] = {"submit_task", "alloc_tensors", "record_node", "graph_submit",
+                                          "build_definition"};
+
+static const char *const known_segs[PS_NKNOWN] = {
+    "args", "arena_build", "static_arena", "gm_heap", "shared_mem", "runtime_init",
+    "host_orch", "graph_upload", "arena_h2d", "host_view_close", "relocate", "sm_h2d"};
+
+const char *ps_label(const ps_pass *p, char *out, size_t n)
+{
+    if (p->has_pid && p->has_inv)
+        snprintf(out, n, "pid=%" PRIu64 " inv=%" PRIu64, p->pid, p->inv);
+    else if (p->has_pid && p->has_thread)
+        snprintf(out, n, "pid=%" PRIu64 " thread 0x%" PRIx64, p->pid, p->thread);
+    else if (p->has_thread)
+        snprintf(out, n, "thread 0x%" PRIx64, p->thread);
+    else
+        snprintf(out, n, "without pid, inv or thread");
+    return out;
+}
+
+/* --- (pid, inv) -> pass ----------------------------------------------- */
+
+static size_t hash2(uint64_t a, uint64_t b)
+{
+    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static bool map_grow(ps_map *m)
+{
+    size_t nc = m->cap ? m->cap * 2 : 256;
+    hm_block nb;
+    if (hm_alloc(&nb, nc * (2 * sizeof(uint64_t) + sizeof(uint32_t))) != 0)
+        return false;
+    uint64_t *nk = nb.p;
+    uint32_t *nv = (uint32_t *)(nk + 2 * nc);
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->val[i])
+            continue;
+        size_t j = hash2(m->key[2 * i], m->key[2 * i + 1]) & (nc - 1);
+        while (nv[j])
+            j = (j + 1) & (nc - 1);
+        nk[2 * j] = m->key[2 * i];
+        nk[2 * j + 1] = m->key[2 * i + 1];
+        nv[j] = m->val[i];
+    }
+    hm_free(&m->mem);
+    m->mem = nb;
+    m->key = nk;
+    m->val = nv;
+    m->cap = nc;
+    return true;
+}
+
+static void map_free(ps_map *m)
+{
+    hm_free(&m->mem);
+    m->key = NULL;
+    m->val = NULL;
+    m->cap = m->n = 0;
+}
+
+/* Slot of (a, b): its value is 0 when absent. */
+static uint32_t *map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert)
+{
+    if (insert && (m->n + 1) * 2 > m->cap && !map_grow(m))
+        return NULL;
+    if (!m->cap)
+        return NULL;
+    size_t j = hash2(a, b) & (m->cap - 1);
+    while (m->val[j]) {
+        if (m->key[2 * j] == a && m->key[2 * j + 1] == b)
+            return &m->val[j];
+        j = (j + 1) & (m->cap - 1);
+    }
+    if (!insert)
+        return NULL;
+    m->key[2 * j] = a;
+    m->key[2 * j + 1] = b;
+    return &m->val[j];
+}
+
+const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv)
+{
+    uint32_t *s = map_slot((ps_map *)&L->map, pid, inv, false);
+    return s && *s ? &L->pass[*s - 1] : NULL;
+}
+
+/* --- passes ------------------------------------------------------------ */
+
+static ps_pass *new_pass(ps_log *L, size_t line)
+{
+    if (L->npass == L->cap) {
+        hm_block nb;
+        /* The first array is sized for the worst case the file allows (a
+         * pass needs a bind line of 33 bytes at least): a reservation that
+         * is only paid for where it is touched, so it never moves. */
+        size_t nc = L->cap ? L->cap * 2 : 256;
+        if (!L->cap && L->size_hint / 33 + 16 > nc)
+            nc = L->size_hint / 33 + 16;
+        /* a reservation the system refuses falls back to growing by doubling */
+        if (hm_alloc(&nb, nc * sizeof(ps_pass)) != 0 &&
+            (nc == (L->cap ? L->cap * 2 : 256) || hm_alloc(&nb, (L->cap ? L->cap * 2 : 256) * sizeof(ps_pass)) != 0)) {
+            L->oom = true;
+            return NULL;
+        }
+        if (L->npass)
+            memcpy(nb.p, L->pass, L->npass * sizeof(ps_pass));
+        hm_free(&L->passmem);
+        L->passmem = nb;
+        L->pass = nb.p;
+        L->cap = nb.len / sizeof(ps_pass);
+    }
+    ps_pass *p = &L->pass[L->npass++];
+    memset(p, 0, offsetof(ps_pass, seg));
+    p->first_line = line;
+    p->first_seg = -1;
+    p->rank = -1;
+    return p;
+}
+
+static int seg_id(ps_log *L, lx_slice name, size_t line)
+{
+    /* the names of one log are few and usually hit in the first compares */
+    for (int i = 0; i < L->nseg; i++)
+        if (name.n == L->seglen[i] && name.p[0] == L->segname[i][0] && memcmp(L->segname[i], name.p, name.n) == 0)
+            return i;
+    if (L->nseg == PS_MAXSEG) {
+        if (!L->seg_overflow_warned) {
+            L->seg_overflow_warned = true;
+            dg_add(&L->warn, "%s:%zu: more than %d distinct segment names; segment %.*s and later new names ignored",
+                   L->path, line, PS_MAXSEG, (int)name.n, name.p);
+        }
+        return -1;
+    }
+    memcpy(L->segname[L->nseg], name.p, name.n);
+    L->segname[L->nseg][name.n] = 0;
+    L->seglen[L->nseg] = (uint8_t)name.n;
+    return L->nseg++;
+}
+
+static int op_id(lx_slice name)
+{
+    for (int i = 0; i < PS_NOPS; i++)
+        if (lx_slice_eq(name, ps_op_names[i]))
+            return i;
+    return -1;
+}
+
+/* The open (unkeyed) burst of each writing thread. A closed entry keeps
+ * its slot, marked NO_OPEN, so open addressing never needs a deletion. */
+#define NO_OPEN UINT32_MAX
+
+static ps_pass *open_pass(ps_log *L, bool has_thread, uint64_t thread)
+{
+    /* a burst's lines usually follow each other: remember the last one */
+    if (L->last_open && L->last_open_ht == has_thread && L->last_open_th == thread)
+        return L->last_open == NO_OPEN ? NULL : &L->pass[L->last_open - 1];
+    uint32_t *s = map_slot(&L->omap, thread, has_thread ? 1 : 2, false);
+    uint32_t v = s && *s ? *s : NO_OPEN;
+    L->last_open = v;
+    L->last_open_ht = has_thread;
+    L->last_open_th = thread;
+    return v == NO_OPEN ? NULL : &L->pass[v - 1];
+}
+
+static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
+{
+    uint32_t *s = map_slot(&L->omap, thread, has_thread ? 1 : 2, true);
+    if (!s) {
+        L->oom = true;
+        return;
+    }
+    if (!*s)
+        L->omap.n++;
+    *s = val;
+    L->last_open = val;
+    L->last_open_ht = has_thread;
+    L->last_open_th = thread;
+}
+
+#define TEXTBLK ((size_t)4 << 20)
+
+/* Text the caller needs after the scan: in the whole-buffer reader it is
+ * the log itself; in the piecewise reader a copy. */
+struct ps_intern {
+    uint64_t h;
+    const char *p;
+    size_t n;
+};
+
+static uint64_t text_hash(const char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+    return h | 1; /* 0 marks an empty slot */
+}
+
+static const char *copy_text(ps_log *L, const char *p, size_t n);
+
+/* A copy of p, shared with an earlier identical text when there is one. */
+static const char *keep_text(ps_log *L, const char *p, size_t n)
+{
+    if (L->buf)
+        return p;
+    if ((L->ninterned + 1) * 2 > L->capintern) {
+        size_t nc = L->capintern ? L->capintern * 2 : 1024;
+        struct ps_intern *nt = calloc(nc, sizeof *nt);
+        if (!nt) {
+            L->oom = true;
+            return NULL;
+        }
+        for (size_t i = 0; i < L->capintern; i++)
+            if (L->intern[i].h) {
+                size_t j = L->intern[i].h & (nc - 1);
+                while (nt[j].h)
+                    j = (j + 1) & (nc - 1);
+                nt[j] = L->intern[i];
+            }
+        free(L->intern);
+        L->intern = nt;
+        L->capintern = nc;
+    }
+    uint64_t h = text_hash(p, n);
+    size_t j = h & (L->capintern - 1);
+    while (L->intern[j].h) {
+        if (L->intern[j].h == h && L->intern[j].n == n && memcmp(L->intern[j].p, p, n) == 0)
+            return L->intern[j].p;
+        j = (j + 1) & (L->capintern - 1);
+    }
+    const char *c = copy_text(L, p, n);
+    if (!c)
+        return NULL;
+    L->intern[j].h = h;
+    L->intern[j].p = c;
+    L->intern[j].n = n;
+    L->ninterned++;
+    return c;
+}
+
+static const char *copy_text(ps_log *L, const char *p, size_t n)
+{
+    if (!L->ntextblk || L->textused + n > L->textblk[L->ntextblk - 1].len) {
+        if (L->ntextblk == L->captextblk) {
+            size_t nc = L->captextblk ? L->captextblk * 2 : 8;
+            hm_block *nb = realloc(L->textblk, nc * sizeof *nb);
+            if (!nb) {
+                L->oom = true;
+                return NULL;
+            }
+            L->textblk = nb;
+            L->captextblk = nc;
+        }
+        if (hm_alloc(&L->textblk[L->ntextblk], n > TEXTBLK ? n : TEXTBLK) != 0) {
+            L->oom = true;
+            return NULL;
+        }
+        L->ntextblk++;
+        L->textused = 0;
+    }
+    char *d = (char *)L->textblk[L->ntextblk - 1].p + L->textused;
+    memcpy(d, p, n);
+    L->textused += n;
+    return d;
+}
+
+static lx_slice keep_slice(ps_log *L, lx_slice s)
+{
+    lx_slice o = {s.n ? keep_text(L, s.p, s.n) : s.p, s.n};
+    if (s.n && !o.p)
+        o.n = 0;
+    return o;
+}
+
+static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
+{
+    uint32_t bit = 1u << id;
+    if (p->present & bit) {
+        if (!(p->defects & PS_D_DUPLICATE)) {
+            p->defects |= PS_D_DUPLICATE;
+            p->dup_line = r->line;
+            p->dup_first_line = p->seg[id].line;
+            p->dup_seg = id;
+        }
+        return;
+    }
+    if (p->first_seg < 0)
+        p->first_seg = id;
+    p->present |= bit;
+    ps_seg *s = &p->seg[id];
+    s->start = r->start;
+    s->dur = r->dur;
+    s->line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
+    s->attr = NULL;
+    s->attr_len = 0;
+    if (L->opt.keep_spans && r->attr_text.n && r->attr_text.n < UINT32_MAX) {
+        s->attr = keep_text(L, r->attr_text.p, r->attr_text.n);
+        s->attr_len = s->attr ? (uint32_t)r->attr_text.n : 0;
+    }
+    s->bytes = UINT64_MAX;
+    for (int i = 0; i < r->nattr; i++) {
+        const lx_attr *a = &r->attr[i];
+        if (!a->is_num)
+            continue;
+        if (a->key.n == 5 && memcmp(a->key.p, "bytes", 5) == 0)
+            s->bytes = a->num;
+        else if (id == PS_HOST_ORCH && a->key.n == 9 && memcmp(a->key.p, "heap_used", 9) == 0) {
+            p->heap_used = a->num;
+            p->has_heap_used = true;
+        } else if (id == PS_HOST_ORCH && a->key.n == 5 && memcmp(a->key.p, "tasks", 5) == 0) {
+            p->tasks = a->num;
+            p->has_tasks = true;
+        }
+    }
+}
+
+static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, bool create)
+{
+    /* consecutive lines nearly always belong to the pass of the line before */
+    if (L->last_pass && L->last_pid == pid && L->last_inv == inv)
+        return &L->pass[L->last_pass - 1];
+    uint32_t *s = map_slot(&L->map, pid, inv, create);
+    if (!s) {
+        if (create)
+            L->oom = true;
+        return NULL;
+    }
+    if (!*s) {
+        if (!create)
+            return NULL;
+        ps_pass *p = new_pass(L, line);
+        if (!p)
+            return NULL;
+        L->map.n++;
+        *s = (uint32_t)L->npass;
+        p->pid = pid;
+        p->inv = inv;
+        p->has_pid = p->has_inv = p->keyed = true;
+    }
+    L->last_pass = *s;
+    L->last_pid = pid;
+    L->last_inv = inv;
+    return &L->pass[*s - 1];
+}
+
+static void on_bind(ps_log *L, const lx_rec *r)
+{
+    L->nbind++;
+    int id = seg_id(L, r->name, r->line);
+    if (id < 0)
+        return;
+    ps_pass *p;
+    if (r->has_pid) {
+        p = keyed_pass(L, r->pid, r->inv, r->line, true);
+        if (!p)
+            return;
+        if (!p->has_thread)
+            p->has_thread = lx_thread(r, &p->thread);
+    } else {
+        uint64_t th;
+        bool ht = lx_thread(r, &th);
+        p = open_pass(L, ht, th);
+        /* A burst is over once its host-orch lines began, or when its
+         * first segment comes round again. */
+        if (p && (p->has_orch || (id == p->first_seg && (p->present & (1u << id)))))
+            p = NULL;
+        if (!p) {
+            p = new_pass(L, r->line);
+            if (!p)
+                return;
+            p->has_thread = ht;
+            p->thread = th;
+            set_open(L, ht, th, (uint32_t)L->npass);
+            if (L->oom)
+                return;
+            p = &L->pass[L->npass - 1];
+        }
+    }
+    add_segment(L, p, id, r);
+}
+
+static void on_orch(ps_log *L, const lx_rec *r)
+{
+    L->norch++;
+    ps_pass *p = NULL;
+    if (r->has_pid) {
+        p = keyed_pass(L, r->pid, r->inv, r->line, false);
+    } else {
+        uint64_t th;
+        bool ht = lx_thread(r, &th);
+        p = open_pass(L, ht, th);
+    }
+    if (!p) {
+        dg_add(&L->warn, "%s:%zu: host-orch line with no bind burst before it; ignored", L->path, r->line);
+        return;
+    }
+    int op = op_id(r->name);
+    if (op < 0) {
+        if (L->unknown_op_warned < 4) {
+            L->unknown_op_warned++;
+            dg_add(&L->warn, "%s:%zu: unknown host-orch kind %.*s; ignored", L->path, r->line,
+                   (int)r->name.n, r->name.p);
+        }
+        return;
+    }
+    p->has_orch = true;
+    if (p->ops_present & (1u << op)) {
+        if (!(p->defects & PS_D_DUPLICATE)) {
+            p->defects |= PS_D_DUPLICATE;
+            p->dup_line = r->line;
+            p->dup_first_line = p->op_line[op];
+            p->dup_seg = -1 - op;
+        }
+        return;
+    }
+    p->ops_present |= (uint8_t)(1u << op);
+    p->op_count[op] = r->count;
+    p->op_dropped[op] = r->dropped;
+    p->op_line[op] = r->line;
+    if (r->dropped && !(p->defects & PS_D_DROPPED)) {
+        p->defects |= PS_D_DROPPED;
+        p->drop_line = r->line;
+        p->drop_op = op;
+    }
+}
+
+static void keep_span(ps_log *L, const lx_rec *r)
+{
+    if (L->nspan == L->capspan) {
+        /* sized for the worst case (a span line has 60 bytes at least) */
+        size_t nc0 = L->capspan ? L->capspan * 2 : 256, nc = nc0;
+        if (!L->capspan && L->size_hint / 60 + 16 > nc)
+            nc = L->size_hint / 60 + 16;
+        hm_block nb;
+        if (hm_alloc(&nb, nc * sizeof(ps_span)) != 0 && (nc == nc0 || hm_alloc(&nb, nc0 * sizeof(ps_span)) != 0)) {
+            L->oom = true;
+            return;
+        }
+        if (L->nspan)
+            memcpy(nb.p, L->span, L->nspan * sizeof(ps_span));
+        hm_free(&L->spanmem);
+        L->spanmem = nb;
+        L->span = nb.p;
+        L->capspan = nb.len / sizeof(ps_span);
+    }
+    ps_span *s = &L->span[L->nspan++];
+    s->pid = r->pid;
+    s->tid = r->tid;
+    s->inv = r->inv;
+    s->depth = r->depth > UINT32_MAX ? UINT32_MAX : (uint32_t)r->depth;
+    s->ts = r->start;
+    s->dur = r->dur;
+    s->line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
+    s->name = keep_slice(L, r->name);
+    s->hid = keep_slice(L, r->hid);
+    s->extra = keep_slice(L, r->attr_text);
+    s->dev = r->dev_clock;
+}
+
+static void on_span(ps_log *L, const lx_rec *r)
+{
+    L->nspans++;
+    if (L->opt.keep_spans)
+        keep_span(L, r);
+    if (r->dev_clock || r->depth != 1 || !lx_slice_eq(r->name, "chip.run.bind"))
+        return;
+    L->nbindspans++;
+    ps_pass *p = keyed_pass(L, r->pid, r->inv, r->line, false);
+    if (p) {
+        if (!p->has_span) {
+            p->has_span = true;
+            p->span_line = r->line;
+        }
+        return;
+    }
+    uint64_t th;
+    bool ht = lx_thread(r, &th);
+    p = open_pass(L, ht, th);
+    if (!p)
+        return;
+    size_t idx = (size_t)(p - L->pass);
+    set_open(L, ht, th, NO_OPEN);
+    uint32_t *s = map_slot(&L->map, r->pid, r->inv, true);
+    if (!s) {
+        L->oom = true;
+        return;
+    }
+    p = &L->pass[idx];
+    p->has_span = true;
+    p->span_line = r->line;
+    if (*s)
+        return; /* (pid, inv) already named another pass: leave this one unnamed */
+    L->map.n++;
+    *s = (uint32_t)(idx + 1);
+    p->pid = r->pid;
+    p->inv = r->inv;
+    p->has_pid = p->has_inv = true;
+}
+
+static void on_anchor(ps_log *L, const lx_rec *r)
+{
+    if (!L->opt.keep_spans)
+        return;
+    if (L->nanchor == L->capanchor) {
+        size_t nc = L->capanchor ? L->capanchor * 2 : 16;
+        ps_anchor *na = realloc(L->anchor, nc * sizeof *na);
+        if (!na) {
+            L->oom = true;
+            return;
+        }
+        L->anchor = na;
+        L->capanchor = nc;
+    }
+    ps_anchor *a = &L->anchor[L->nanchor++];
+    a->pid = r->pid;
+    a->mono = r->mono;
+    a->wall = r->wall;
+    a->off = r->off;
+    a->line = r->line;
+}
+
+static void on_stamp(ps_log *L, const lx_rec *r)
+{
+    if (!L->has_stamp) {
+        /* copied: in the streaming reader the line's buffer is reused */
+        char *t = malloc(r->name.n + 1);
+        if (!t) {
+            L->oom = true;
+            return;
+        }
+        memcpy(t, r->name.p, r->name.n);
+        t[r->name.n] = 0;
+        L->has_stamp = true;
+        L->stamp.p = t;
+        L->stamp.n = r->name.n;
+        L->stamp_line = r->line;
+        return;
+    }
+    if (!L->stamp_conflict && (r->name.n != L->stamp.n || memcmp(r->name.p, L->stamp.p, r->name.n) != 0)) {
+        L->stamp_conflict = true;
+        L->stamp2_line = r->line;
+    }
+}
+
+static void sink_rec(void *ctx, const lx_rec *r)
+{
+    ps_log *L = ctx;
+    switch (r->kind) {
+    case LX_BIND: on_bind(L, r); break;
+    case LX_ORCH: on_orch(L, r); break;
+    case LX_SPAN: on_span(L, r); break;
+    case LX_ANCHOR: on_anchor(L, r); break;
+    case LX_STAMP: on_stamp(L, r); break;
+    }
+}
+
+static void sink_bad(void *ctx, lx_kind kind, size_t off, size_t line, const char *msg)
+{
+    ps_log *L = ctx;
+    (void)off;
+    const char *what = "bind line";
+    switch (kind) {
+    case LX_BIND: L->nbad_bind++; break;
+    case LX_ORCH: L->nbad_orch++; what = "host-orch line"; break;
+    case LX_SPAN: L->ntorn++; what = "[STRACE] span (torn)"; break;
+    default: L->nbad_anchor++; what = "clock anchor"; break;
+    }
+    dg_add(&L->warn, "%s:%zu: malformed %s: %s; ignored", L->path, line, what, msg);
+}
+
+/* --- after the scan ---------------------------------------------------- */
+
+static int rank_of(ps_log *L, const ps_pass *p)
+{
+    uint32_t *s = map_slot(&L->rmap, p->has_pid ? p->pid : p->thread, p->has_pid ? 1 : 2, true);
+    if (!s) {
+        L->oom = true;
+        return -1;
+    }
+    if (*s)
+        return (int)(*s - 1);
+    ps_rank *nr = realloc(L->rank, (L->nrank + 1) * sizeof *nr);
+    if (!nr) {
+        L->oom = true;
+        return -1;
+    }
+    L->rank = nr;
+    ps_rank *k = &L->rank[L->nrank];
+    k->has_pid = p->has_pid;
+    k->pid = p->has_pid ? p->pid : 0;
+    k->thread = p->thread;
+    k->npasses = 0;
+    L->rmap.n++;
+    *s = (uint32_t)(L->nrank + 1);
+    return (int)L->nrank++;
+}
+
+/* A pass whose bind lines carry no pid and whose span is missing belongs to
+ * the process that wrote the other passes of its thread: the nearest named
+ * pass before it, else after it. Two sweeps, one map of thread -> pass. */
+static bool inherit_pids(ps_log *L)
+{
+    for (int dir = 0; dir < 2; dir++) {
+        ps_map m = {0};
+        for (size_t k = 0; k < L->npass; k++) {
+            size_t i = dir == 0 ? k : L->npass - 1 - k;
+            ps_pass *p = &L->pass[i];
+            if (!p->has_thread)
+                continue;
+            if (p->has_inv) {
+                uint32_t *s = map_slot(&m, p->thread, 0, true);
+                if (!s) {
+                    map_free(&m);
+                    return false;
+                }
+                if (!*s)
+                    m.n++;
+                *s = (uint32_t)(i + 1);
+            } else if (!p->has_pid) {
+                uint32_t *s = map_slot(&m, p->thread, 0, false);
+                if (s && *s) {
+                    p->pid = L->pass[*s - 1].pid; /* for its rank only: its inv stays unknown */
+                    p->has_pid = true;
+                }
+            }
+        }
+        map_free(&m);
+    }
+    return true;
+}
+
+typedef struct mask_ix {
+    uint32_t mask;
+    uint32_t ix;
+} mask_ix;
+
+static int cmp_mask(const void *a, const void *b)
+{
+    const mask_ix *x = a, *y = b;
+    if (x->mask != y->mask)
+        return x->mask < y->mask ? -1 : 1;
+    return x->ix < y->ix ? -1 : x->ix > y->ix;
+}
+
+static void seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (int i = 0; i < L->nseg && k + 1 < n; i++)
+        if (mask & (1u << i)) {
+            int w = snprintf(out + k, n - k, "%s%s", k ? ", " : "", L->segname[i]);
+            if (w < 0)
+                break;
+            k += (size_t)w;
+            if (k >= n)
+                k = n - 1;
+        }
+}
+
+static void finish(ps_log *L)
+{
+    /* Three walks over the passes in all: the array is large and each walk
+     * costs a cache miss per pass. */
+    bool unnamed = false;
+    for (size_t i = 0; i < L->npass && !unnamed; i++)
+        unnamed = !L->pass[i].has_pid;
+    if (unnamed && !inherit_pids(L)) {
+        L->oom = true;
+        return;
+    }
+    size_t *last = NULL;
+    size_t caplast = 0;
+    for (size_t i = 0; i < L->npass; i++) {
+        ps_pass *p = &L->pass[i];
+        int rk = rank_of(L, p);
+        if (rk < 0) {
+            free(last);
+            return;
+        }
+        if ((size_t)rk >= caplast) {
+            size_t nc = caplast ? caplast * 2 : 16;
+            size_t *nl = realloc(last, nc * sizeof *nl);
+            if (!nl) {
+                free(last);
+                L->oom = true;
+                return;
+            }
+            last = nl;
+            caplast = nc;
+        }
+        last[rk] = i;
+        p->rank = rk;
+        p->cold = L->rank[rk].npasses == 0;
+        L->rank[rk].npasses++;
+    }
+    mask_ix *mx = malloc((L->npass ? L->npass : 1) * sizeof *mx);
+    if (!mx) {
+        free(last);
+        L->oom = true;
+        return;
+    }
+    /* A pass without its closing segment: truncated when it is its rank's
+     * last and nothing after its segments arrived; otherwise incomplete.
+     * The segment set most of the other passes share is the reference; the
+     * set of the earliest pass wins a tie. */
+    size_t nm = 0;
+    for (size_t i = 0; i < L->npass; i++) {
+        ps_pass *p = &L->pass[i];
+        if (!(p->present & (1u << PS_CLOSE))) {
+            if (last[p->rank] == i && !p->has_orch && !p->has_span)
+                p->defects |= PS_D_TRUNCATED;
+            else
+                p->defects |= PS_D_MISSING_CLOSE;
+        }
+        if (!p->defects && (!p->cold || L->opt.keep_first))
+            mx[nm++] = (mask_ix){p->present, (uint32_t)i};
+    }
+    free(last);
+    qsort(mx, nm, sizeof *mx, cmp_mask);
+    uint32_t ref = 0, ref_ix = UINT32_MAX;
+    size_t best = 0;
+    for (size_t i = 0; i < nm;) {
+        size_t j = i;
+        while (j < nm && mx[j].mask == mx[i].mask)
+            j++;
+        if (j - i > best || (j - i == best && mx[i].ix < ref_ix)) {
+            best = j - i;
+            ref = mx[i].mask;
+            ref_ix = mx[i].ix;
+        }
+        i = j;
+    }
+    free(mx);
+    char label[64], miss[512], extra[512];
+    for (size_t i = 0; i < L->npass; i++) {
+        ps_pass *p = &L->pass[i];
+        if (!p->defects && (!p->cold || L->opt.keep_first) && p->present != ref)
+            p->defects |= PS_D_SETDIFF;
+        ps_label(p, label, sizeof label);
+        if (p->defects & PS_D_TRUNCATED)
+            dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass excluded",
+                   L->path, p->first_line, label);
+        if (p->defects & PS_D_MISSING_CLOSE)
+            dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); excluded", L->path,
+                   p->first_line, label);
+        if (p->defects & PS_D_DUPLICATE) {
+            size_t l1 = p->dup_first_line;
+            size_t l2 = p->dup_line;
+            if (p->dup_seg >= 0)
+                dg_add(&L->warn, "%s:%zu: segment %s appears twice in pass %s (first at line %zu); excluded",
+                       L->path, l2, L->segname[p->dup_seg], label, l1);
+            else
+                dg_add(&L->warn, "%s:%zu: host-orch %s appears twice in pass %s (first at line %zu); excluded",
+                       L->path, l2, ps_op_names[-1 - p->dup_seg], label, l1);
+        }
+        if (p->defects & PS_D_DROPPED)
+            dg_add(&L->warn,
+                   "%s:%zu: host-orch %s dropped=%" PRIu64
+                   " in pass %s (the per-op record pool overflowed); excluded",
+                   L->path, p->drop_line, ps_op_names[p->drop_op], p->op_dropped[p->drop_op], label);
+        if (p->defects & PS_D_SETDIFF) {
+            seg_list(L, ref & ~p->present, miss, sizeof miss);
+            seg_list(L, p->present & ~ref, extra, sizeof extra);
+            dg_add(&L->warn, "%s:%zu: pass %s has other segments than the other %zu passes (missing: %s; extra: %s); excluded",
+                   L->path, p->first_line, label, best, miss[0] ? miss : "none",
+                   extra[0] ? extra : "none");
+        }
+        if (p->cold)
+            L->ncold++;
+        else
+            L->nwarm++;
+        p->used = !p->defects && (!p->cold || L->opt.keep_first);
+        if (p->used)
+            L->nused++;
+    }
+}
+
+static void init(ps_log *L, const char *path, const ps_options *opt)
+{
+    memset(L, 0, sizeof *L);
+    L->path = path;
+    if (opt)
+        L->opt = *opt;
+    dg_init(&L->warn, 1000);
+    for (int i = 0; i < PS_NKNOWN; i++) {
+        strcpy(L->segname[i], known_segs[i]);
+        L->seglen[i] = (uint8_t)strlen(known_segs[i]);
+    }
+    L->nseg = PS_NKNOWN;
+}
+
+hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, const ps_options *opt)
+{
+    init(L, path, opt);
+    L->buf = buf;
+    L->len = len;
+    L->size_hint = len;
+    lx_sink sink = {L, sink_rec, sink_bad};
+    lx_scan(buf, len, &sink);
+    if (!L->oom)
+        finish(L);
+    return L->oom ? HBG_E_NOMEM : HBG_OK;
+}
+
+#define CHUNK ((size_t)256 << 10)
+
+hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt, char *err, size_t errlen)
+{
+    init(L, path, opt);
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
+        L->size_hint = (size_t)sb.st_size;
+    lx_sink sink = {L, sink_rec, sink_bad};
+    lx_pos pos = {0, 1};
+    size_t cap = CHUNK, have = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return HBG_E_NOMEM;
+    }
+    for (;;) {
+        if (have == cap) {
+            /* one line longer than the buffer: grow until it fits */
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                snprintf(err, errlen, "%s: out of memory (a line of more than %zu bytes)", path, cap);
+                return HBG_E_NOMEM;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + have, cap - have);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+            free(buf);
+            return HBG_E_IO;
+        }
+        if (n == 0)
+            break;
+        have += (size_t)n;
+        /* hand over whole lines only; the piece of a line waits for the rest */
+        const char *nl = memrchr(buf, '\n', have);
+        if (!nl)
+            continue;
+        size_t whole = (size_t)(nl - buf) + 1;
+        lx_scan_at(buf, whole, &pos, &sink);
+        memmove(buf, buf + whole, have - whole);
+        have -= whole;
+        if (L->oom)
+            break;
+    }
+    if (have && !L->oom)
+        lx_scan_at(buf, have, &pos, &sink);
+    free(buf);
+    L->len = pos.off;
+    if (!L->oom)
+        finish(L);
+    if (L->oom) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return HBG_E_NOMEM;
+    }
+    return HBG_OK;
+}
+
+void ps_free(ps_log *L)
+{
+    hm_free(&L->passmem);
+    map_free(&L->map);
+    map_free(&L->omap);
+    map_free(&L->rmap);
+    hm_free(&L->spanmem);
+    for (size_t i = 0; i < L->ntextblk; i++)
+        hm_free(&L->textblk[i]);
+    free(L->textblk);
+    free(L->intern);
+    free(L->anchor);
+    free(L->rank);
+    free((char *)L->stamp.p);
+    dg_free(&L->warn);
+    memset(L, 0, sizeof *L);
+}

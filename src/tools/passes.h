@@ -1,0 +1,191 @@
+/* Bind passes: grouping a log's bind-phase lines into passes.
+ *
+ * One pass is one bind of one rank process. Lines that carry pid=/inv=
+ * (our runtime) are grouped by (pid, inv) exactly. Lines without them (the
+ * original runtime) are grouped per writing thread (the [T0x...] prefix) into
+ * bursts: a burst ends at the chip.run.bind span that follows it (whose
+ * pid/inv then name the pass), or, when there is no span, where its host-orch
+ * lines end or its first segment comes round again. A burst is never closed
+ * by arena_h2d alone, so a pass missing arena_h2d is reported, not merged
+ * into its neighbour.
+ *
+ * `hbg phases`, `hbg timeline` and the comparison tools share this module;
+ * the statistics are in phstats.h. */
+#ifndef HBG_TOOLS_PASSES_H
+#define HBG_TOOLS_PASSES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hbg/status.h"
+#include "tools/diag.h"
+#include "tools/hugemem.h"
+#include "tools/loglex.h"
+#include "tools/text.h"
+
+/* Segment ids: the pipeline's order (the table order), then the retired
+ * kinds, then names first seen in the log. */
+enum {
+    PS_ARGS = 0, PS_ARENA_BUILD, PS_STATIC_ARENA, PS_GM_HEAP, PS_SHARED_MEM, PS_RUNTIME_INIT,
+    PS_HOST_ORCH, PS_GRAPH_UPLOAD, PS_ARENA_H2D, PS_HOST_VIEW_CLOSE,
+    PS_RELOCATE, PS_SM_H2D,
+    PS_NKNOWN
+};
+#define PS_MAXSEG 16       /* the 12 known kinds and 4 new names */
+#define PS_CLOSE PS_ARENA_H2D
+#define PS_CONTROL_MASK ((1u << PS_HOST_ORCH) | (1u << PS_GRAPH_UPLOAD) | (1u << PS_ARENA_H2D) | \
+                         (1u << PS_RELOCATE) | (1u << PS_SM_H2D))
+#define PS_RETIRED_MASK ((1u << PS_RELOCATE) | (1u << PS_SM_H2D))
+
+/* Orchestrator operation kinds of the host-orch lines. */
+enum { PS_OP_SUBMIT_TASK = 0, PS_OP_ALLOC_TENSORS, PS_OP_RECORD_NODE, PS_OP_GRAPH_SUBMIT,
+       PS_OP_BUILD_DEFINITION, PS_NOPS };
+extern const char *const ps_op_names[PS_NOPS];
+
+/* Why a pass is not used; a pass may have several. */
+enum {
+    PS_D_MISSING_CLOSE = 1u << 0,
+    PS_D_TRUNCATED = 1u << 1,
+    PS_D_DUPLICATE = 1u << 2,
+    PS_D_DROPPED = 1u << 3,
+    PS_D_SETDIFF = 1u << 4,
+};
+
+typedef struct ps_seg {
+    uint64_t start, dur, bytes;
+    const char *attr;       /* the attribute text (kept with keep_spans only) ... */
+    uint32_t attr_len;      /* ... and its length (0: none) */
+    uint32_t line;
+} ps_seg;
+
+typedef struct ps_pass {
+    uint64_t pid, inv;
+    uint64_t thread;
+    bool has_pid;           /* pid known (from the lines, the span, or the thread's other passes) */
+    bool has_inv;           /* inv known (from the lines or the span) */
+    bool keyed;             /* from pid=/inv= on the bind lines */
+    bool has_thread;
+    bool has_orch, has_span;
+    bool cold, used;
+    bool has_heap_used, has_tasks;
+    int first_seg;
+    int rank;
+    unsigned defects;
+    uint32_t present;       /* bit per segment id */
+    uint8_t ops_present;
+    size_t first_line, span_line, dup_line, dup_first_line, drop_line;
+    int dup_seg;            /* segment id, or -1 - op for a host-orch kind */
+    int drop_op;
+    uint64_t heap_used, tasks;
+    uint64_t op_count[PS_NOPS], op_dropped[PS_NOPS];
+    size_t op_line[PS_NOPS];
+    ps_seg seg[PS_MAXSEG];
+} ps_pass;
+
+typedef struct ps_span {
+    uint64_t pid, tid, inv, ts, dur;
+    uint32_t depth, line;
+    lx_slice name, hid, extra;
+    bool dev;
+} ps_span;
+
+typedef struct ps_anchor {
+    uint64_t pid, mono, wall;
+    size_t off, line;
+} ps_anchor;
+
+typedef struct ps_rank {
+    bool has_pid;
+    uint64_t pid, thread;
+    size_t npasses;
+} ps_rank;
+
+typedef struct ps_options {
+    bool keep_first;        /* the cold pass of each rank is used too */
+    bool keep_spans;        /* store every [STRACE] span, anchor and segment attribute text (timeline) */
+} ps_options;
+
+typedef struct ps_map {
+    uint64_t *key;          /* pairs (pid, inv) */
+    uint32_t *val;          /* pass index + 1; 0 = empty */
+    size_t cap, n;
+    hm_block mem;
+} ps_map;
+
+typedef struct ps_log {
+    const char *path;
+    const char *buf;
+    size_t len;
+    ps_options opt;
+
+    int nseg;
+    char segname[PS_MAXSEG][65];
+    uint8_t seglen[PS_MAXSEG];
+    bool seg_overflow_warned;
+    unsigned unknown_op_warned;
+
+    ps_pass *pass;
+    size_t npass, cap;
+    hm_block passmem;       /* where pass[] lives */
+    size_t size_hint;       /* the file's size, when known: sizes pass[] once */
+    ps_map map;             /* (pid, inv) -> pass */
+    uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
+    uint64_t last_pid, last_inv;
+    ps_map omap;            /* (thread, 1 | 2 without thread) -> the thread's open burst */
+    uint32_t last_open;     /* the last omap answer (0: none cached) ... */
+    bool last_open_ht;      /* ... for this thread */
+    uint64_t last_open_th;
+    ps_map rmap;            /* (pid, 1 | thread, 2) -> rank */
+
+    bool has_stamp;
+    lx_slice stamp;         /* owned copy */
+    size_t stamp_line;
+    bool stamp_conflict;
+    size_t stamp2_line;
+
+    size_t nbind, norch, nspans, nbad_bind, nbad_orch, ntorn, nbad_anchor;
+    size_t nbindspans;
+
+    ps_span *span;
+    size_t nspan, capspan;
+    hm_block spanmem;
+    /* copies of the text spans and attributes refer to, when the log is
+     * read in pieces: blocks that never move */
+    hm_block *textblk;
+    size_t ntextblk, captextblk, textused;
+    /* the same text is kept once: span names, hids and a segment's
+     * attributes repeat pass after pass */
+    struct ps_intern *intern;
+    size_t ninterned, capintern;
+    ps_anchor *anchor;
+    size_t nanchor, capanchor;
+
+    ps_rank *rank;
+    size_t nrank;
+    size_t ncold, nwarm, nused;
+
+    dg_list warn;
+    bool oom;
+} ps_log;
+
+/* Groups the log in buf (which must stay valid while L is used: spans and
+ * segment offsets refer to it). Warnings go to L->warn as "PATH:LINE: ..."
+ * lines. Returns HBG_E_NOMEM only; every input problem is a warning or a
+ * flag the caller checks (stamp_conflict). */
+hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, const ps_options *opt);
+
+/* The same, reading the open file fd in pieces through one small buffer.
+ * This is the fast path: on a virtual machine, walking a large mapping page
+ * by page costs several times what read(2) into a cache-resident buffer
+ * does. L->buf stays NULL; with keep_spans the text that spans and segment
+ * attributes refer to is copied. HBG_E_IO (err says why) or HBG_E_NOMEM. */
+hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt, char *err, size_t errlen);
+void ps_free(ps_log *L);
+
+/* "pid=31337 inv=2"; "pid=31337 thread 0x7f3c9a7fc640" when its inv is
+ * unknown; "thread 0x7f3c9a7fc640" when its pid is too. */
+const char *ps_label(const ps_pass *p, char *out, size_t n);
+/* The pass of (pid, inv), or NULL. */
+const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv);
+
+#endif

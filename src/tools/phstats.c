@@ -1,0 +1,190 @@
+/* Order statistics by selection, not sorting: a 200 MB log has hundreds of
+ * thousands of durations per table and only three order statistics of each
+ * are printed. */
+#include "tools/phstats.h"
+#include "tools/hugemem.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *st_med_str(st_med m, char *buf, size_t n)
+{
+    snprintf(buf, n, "%" PRIu64 "%s", m.whole, m.half ? ".5" : "");
+    return buf;
+}
+
+static void swap(uint64_t *a, uint64_t *b)
+{
+    uint64_t t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Places the k-th smallest at v[k], smaller ones before it, larger after. */
+static void select_k(uint64_t *v, size_t n, size_t kk)
+{
+    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, k = (ptrdiff_t)kk;
+    while (hi > lo) {
+        /* median of three as pivot, then a three-way partition so runs of
+         * equal values (common: exact figures, quantised timers) stay linear */
+        ptrdiff_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < v[lo]) swap(&v[mid], &v[lo]);
+        if (v[hi] < v[lo]) swap(&v[hi], &v[lo]);
+        if (v[hi] < v[mid]) swap(&v[hi], &v[mid]);
+        uint64_t piv = v[mid];
+        ptrdiff_t lt = lo, i = lo, gt = hi;
+        while (i <= gt) {
+            if (v[i] < piv)
+                swap(&v[lt++], &v[i++]);
+            else if (v[i] > piv)
+                swap(&v[i], &v[gt--]);
+            else
+                i++;
+        }
+        if (k < lt)
+            hi = lt - 1;
+        else if (k > gt)
+            lo = gt + 1;
+        else
+            return;
+    }
+}
+
+static void stat_of(uint64_t *v, size_t n, st_stat *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    if (!n)
+        return;
+    uint64_t mn = v[0], mx = v[0];
+    for (size_t i = 1; i < n; i++) {
+        if (v[i] < mn) mn = v[i];
+        if (v[i] > mx) mx = v[i];
+    }
+    s->min = mn;
+    s->max = mx;
+    if (n % 2) {
+        select_k(v, n, n / 2);
+        s->med.whole = v[n / 2];
+        return;
+    }
+    select_k(v, n, n / 2 - 1);
+    uint64_t a = v[n / 2 - 1];
+    uint64_t b = v[n / 2];
+    for (size_t i = n / 2 + 1; i < n; i++)
+        if (v[i] < b)
+            b = v[i];
+    /* (a + b) / 2 without overflowing 64 bits */
+    s->med.whole = a / 2 + b / 2 + ((a & 1) & (b & 1));
+    s->med.half = ((a & 1) ^ (b & 1)) != 0;
+}
+
+static void fig_add(st_fig *f, uint64_t v, size_t line, size_t *first_line, size_t *other_line, uint64_t *other)
+{
+    if (f->n == 0) {
+        f->value = f->min = f->max = v;
+        *first_line = line;
+    } else {
+        if (v != f->value && !f->varies) {
+            f->varies = true;
+            *other_line = line;
+            *other = v;
+        }
+        if (v < f->min) f->min = v;
+        if (v > f->max) f->max = v;
+    }
+    f->n++;
+}
+
+typedef struct fig_ctx {
+    size_t first_line, other_line;
+    uint64_t other;
+} fig_ctx;
+
+static void warn_fig(ps_log *L, const st_fig *f, const fig_ctx *c, const char *what)
+{
+    if (!f->varies)
+        return;
+    size_t l1 = c->first_line;
+    size_t l2 = c->other_line;
+    dg_add(&L->warn, "%s: %s differs between passes: %" PRIu64 " (line %zu) and %" PRIu64 " (line %zu); range %" PRIu64 "..%" PRIu64,
+           L->path, what, f->value, l1, c->other, l2, f->min, f->max);
+}
+
+hbg_status st_compute(ps_log *L, st_result *R)
+{
+    memset(R, 0, sizeof *R);
+    size_t n = L->nused ? L->nused : 1;
+    /* One walk over the passes fills a column per segment: the pass array
+     * is large, and walking it once per segment costs more than the rest. */
+    hm_block colmem;
+    if (hm_alloc(&colmem, (size_t)(L->nseg + 1) * n * sizeof(uint64_t)) != 0)
+        return HBG_E_NOMEM;
+    uint64_t *col = colmem.p;
+    size_t cnt[PS_MAXSEG + 1] = {0};
+    uint64_t *tot = col + (size_t)L->nseg * n;
+    uint32_t any = 0;
+    fig_ctx c_heap = {0}, c_tasks = {0}, c_bytes[PS_MAXSEG], c_op[PS_NOPS];
+    memset(c_bytes, 0, sizeof c_bytes);
+    memset(c_op, 0, sizeof c_op);
+    size_t k = 0;
+    for (size_t i = 0; i < L->npass; i++) {
+        const ps_pass *p = &L->pass[i];
+        if (!p->used)
+            continue;
+        any |= p->present;
+        uint64_t sum = 0;
+        for (int s = 0; s < L->nseg; s++) {
+            if (!(p->present & (1u << s)))
+                continue;
+            const ps_seg *g = &p->seg[s];
+            col[(size_t)s * n + cnt[s]++] = g->dur;
+            if (((PS_CONTROL_MASK >> s) & 1) && __builtin_add_overflow(sum, g->dur, &sum)) {
+                R->overflow = true;
+                R->overflow_line = p->first_line;
+                hm_free(&colmem);
+                return HBG_E_PARSE;
+            }
+            if (g->bytes != UINT64_MAX)
+                fig_add(&R->bytes[s], g->bytes, g->line, &c_bytes[s].first_line, &c_bytes[s].other_line,
+                        &c_bytes[s].other);
+        }
+        tot[k++] = sum;
+        if (p->has_heap_used)
+            fig_add(&R->heap_used, p->heap_used, p->seg[PS_HOST_ORCH].line, &c_heap.first_line, &c_heap.other_line,
+                    &c_heap.other);
+        if (p->has_tasks)
+            fig_add(&R->tasks, p->tasks, p->seg[PS_HOST_ORCH].line, &c_tasks.first_line, &c_tasks.other_line,
+                    &c_tasks.other);
+        for (int o = 0; o < PS_NOPS; o++)
+            if (p->ops_present & (1u << o))
+                fig_add(&R->op_count[o], p->op_count[o], p->op_line[o], &c_op[o].first_line, &c_op[o].other_line,
+                        &c_op[o].other);
+    }
+    R->control = any & PS_CONTROL_MASK;
+    for (int s = 0; s < L->nseg; s++) {
+        if (!(any & (1u << s)))
+            continue;
+        R->row_seg[R->nrow] = s;
+        stat_of(col + (size_t)s * n, cnt[s], &R->row[R->nrow]);
+        R->nrow++;
+    }
+    stat_of(tot, k, &R->total);
+    hm_free(&colmem);
+
+    char what[128];
+    warn_fig(L, &R->heap_used, &c_heap, "heap_used");
+    warn_fig(L, &R->tasks, &c_tasks, "tasks");
+    for (int s = 0; s < L->nseg; s++) {
+        snprintf(what, sizeof what, "bytes= of %s", L->segname[s]);
+        warn_fig(L, &R->bytes[s], &c_bytes[s], what);
+    }
+    for (int o = 0; o < PS_NOPS; o++) {
+        snprintf(what, sizeof what, "host-orch %s count", ps_op_names[o]);
+        warn_fig(L, &R->op_count[o], &c_op[o], what);
+    }
+    return HBG_OK;
+}

@@ -1,0 +1,43 @@
+/* The per-op records file, host_phase_records.jsonl (LOG-FORMAT section 6):
+ * one JSON object per line, one line per armed bind pass. Lines that do not
+ * follow the schema are reported with their line number and skipped; a
+ * number past 64 bits (or negative) is such a line. */
+#ifndef HBG_TOOLS_RECORDS_H
+#define HBG_TOOLS_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hbg/status.h"
+#include "tools/diag.h"
+
+#define RC_MAX_PHASES 64
+
+typedef struct rc_rec {
+    uint64_t start, end, detail, tid;
+    uint16_t phase;         /* index into rc_file.phase */
+} rc_rec;
+
+typedef struct rc_line {
+    uint64_t pid, inv, dropped;
+    size_t lineno;
+    size_t first, n;        /* its records: rec[first .. first+n) */
+} rc_line;
+
+typedef struct rc_file {
+    const char *path;
+    rc_line *line;
+    size_t nline, capline;
+    rc_rec *rec;
+    size_t nrec, caprec;
+    char phase[RC_MAX_PHASES][33];
+    int nphase;
+    size_t nbad;            /* lines skipped */
+} rc_file;
+
+/* Parses buf; problems are added to warn as "PATH:LINE: ...". HBG_E_NOMEM
+ * is the only failure; an unusable line is a warning and a count. */
+hbg_status rc_parse(rc_file *f, const char *path, const char *buf, size_t len, dg_list *warn);
+void rc_free(rc_file *f);
+
+#endif

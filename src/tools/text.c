@@ -1,0 +1,130 @@
+/* Mapping a log, and counting lines only when a message needs one. */
+#include "tools/text.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Pipes and special files cannot be mapped: read them in growing chunks. */
+static hbg_status read_all(int fd, tx_file *f, char *err, size_t errlen)
+{
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory", f->path);
+        return HBG_E_NOMEM;
+    }
+    for (;;) {
+        if (len == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                snprintf(err, errlen, "%s: out of memory", f->path);
+                return HBG_E_NOMEM;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            snprintf(err, errlen, "cannot read %s: %s", f->path, strerror(errno));
+            free(buf);
+            return HBG_E_IO;
+        }
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    f->data = buf;
+    f->len = len;
+    f->mapped = 0;
+    return HBG_OK;
+}
+
+hbg_status tx_load(const char *path, tx_file *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    f->path = path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return HBG_E_IO;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "cannot stat %s: %s", path, strerror(errno));
+        close(fd);
+        return HBG_E_IO;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "cannot read %s: it is a directory", path);
+        close(fd);
+        return HBG_E_IO;
+    }
+    hbg_status rc;
+    if (S_ISREG(st.st_mode) && st.st_size > 0) {
+        /* MAP_POPULATE: the whole file is read anyway, and faulting it in
+         * one go is several times cheaper than a fault per page. */
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+        if (p == MAP_FAILED) {
+            rc = read_all(fd, f, err, errlen);
+        } else {
+            madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+            f->data = p;
+            f->len = (size_t)st.st_size;
+            f->mapped = 1;
+            rc = HBG_OK;
+        }
+    } else {
+        rc = read_all(fd, f, err, errlen);
+    }
+    close(fd);
+    return rc;
+}
+
+void tx_close(tx_file *f)
+{
+    if (!f->data)
+        return;
+    if (f->mapped)
+        munmap((void *)f->data, f->len);
+    else
+        free((void *)f->data);
+    f->data = NULL;
+    f->len = 0;
+}
+
+void tx_lines_init(tx_lines *l, const char *data, size_t len)
+{
+    l->data = data;
+    l->len = len;
+    l->at_off = 0;
+    l->at_line = 1;
+}
+
+size_t tx_lineno(tx_lines *l, size_t off)
+{
+    if (off > l->len)
+        off = l->len;
+    if (off < l->at_off) {
+        l->at_off = 0;
+        l->at_line = 1;
+    }
+    const char *p = l->data + l->at_off, *e = l->data + off;
+    while (p < e) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        if (!nl)
+            break;
+        l->at_line++;
+        p = nl + 1;
+    }
+    l->at_off = off;
+    return l->at_line;
+}

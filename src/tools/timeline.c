@@ -1,0 +1,596 @@
+/* Emission is one pass over the spans, one over the passes and one over the
+ * records; every per-event number goes through the hand-written formatter
+ * in jw.c, since the trace is about as large as the log. */
+#include "tools/timeline.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/jw.h"
+
+typedef struct proc {
+    uint64_t pid;
+    bool has_dev;
+    bool has_anchor;
+    uint64_t mono, wall;
+    size_t anchor_line;
+} proc;
+
+typedef struct bspan {
+    uint64_t pid, inv;
+    size_t idx;
+} bspan;
+
+typedef struct thr {
+    uint64_t pid, tid;
+} thr;
+
+typedef struct tl {
+    ps_log *L;
+    jw w;
+    tl_report *rep;
+    dg_list *warn;
+    proc *proc;
+    size_t nproc, capproc;
+    bspan *bs;
+    size_t nbs;
+    thr *thr;
+    size_t nthr, capthr;
+    /* (kind, a, b) -> index + 1, for processes (kind 0) and threads (kind 1) */
+    uint64_t *hk;
+    uint32_t *hv;
+    size_t hcap, hn;
+    bool first;
+    char *nbuf;
+    size_t nbufcap;
+    bool oom;
+} tl;
+
+static size_t hh(uint64_t k, uint64_t a, uint64_t b)
+{
+    uint64_t h = (a + k * 0x51afd7ed558ccd1dull) * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full;
+    return (size_t)(h ^ (h >> 31));
+}
+
+static bool h_grow(tl *t)
+{
+    size_t nc = t->hcap ? t->hcap * 2 : 64;
+    uint64_t *nk = calloc(nc * 3, sizeof *nk);
+    uint32_t *nv = calloc(nc, sizeof *nv);
+    if (!nk || !nv) {
+        free(nk);
+        free(nv);
+        t->oom = true;
+        return false;
+    }
+    for (size_t i = 0; i < t->hcap; i++) {
+        if (!t->hv[i])
+            continue;
+        size_t j = hh(t->hk[3 * i], t->hk[3 * i + 1], t->hk[3 * i + 2]) & (nc - 1);
+        while (nv[j])
+            j = (j + 1) & (nc - 1);
+        memcpy(&nk[3 * j], &t->hk[3 * i], 3 * sizeof *nk);
+        nv[j] = t->hv[i];
+    }
+    free(t->hk);
+    free(t->hv);
+    t->hk = nk;
+    t->hv = nv;
+    t->hcap = nc;
+    return true;
+}
+
+/* The slot of (k, a, b); *slot == 0 when absent. NULL on out of memory. */
+static uint32_t *h_slot(tl *t, uint64_t k, uint64_t a, uint64_t b)
+{
+    if ((t->hn + 1) * 2 > t->hcap && !h_grow(t))
+        return NULL;
+    size_t j = hh(k, a, b) & (t->hcap - 1);
+    while (t->hv[j]) {
+        if (t->hk[3 * j] == k && t->hk[3 * j + 1] == a && t->hk[3 * j + 2] == b)
+            return &t->hv[j];
+        j = (j + 1) & (t->hcap - 1);
+    }
+    t->hk[3 * j] = k;
+    t->hk[3 * j + 1] = a;
+    t->hk[3 * j + 2] = b;
+    return &t->hv[j];
+}
+
+static proc *find_proc(tl *t, uint64_t pid, bool add)
+{
+    uint32_t *s = h_slot(t, 0, pid, 0);
+    if (!s)
+        return NULL;
+    if (*s)
+        return &t->proc[*s - 1];
+    if (!add)
+        return NULL; /* the empty slot stays empty: hn is not counted */
+    if (t->nproc == t->capproc) {
+        size_t nc = t->capproc ? t->capproc * 2 : 16;
+        proc *np = realloc(t->proc, nc * sizeof *np);
+        if (!np) {
+            t->oom = true;
+            return NULL;
+        }
+        t->proc = np;
+        t->capproc = nc;
+    }
+    proc *p = &t->proc[t->nproc++];
+    memset(p, 0, sizeof *p);
+    p->pid = pid;
+    *s = (uint32_t)t->nproc;
+    t->hn++;
+    return p;
+}
+
+static void add_thr(tl *t, uint64_t pid, uint64_t tid)
+{
+    uint32_t *s = h_slot(t, 1, pid, tid);
+    if (!s || *s)
+        return;
+    if (t->nthr == t->capthr) {
+        size_t nc = t->capthr ? t->capthr * 2 : 16;
+        thr *nt = realloc(t->thr, nc * sizeof *nt);
+        if (!nt) {
+            t->oom = true;
+            return;
+        }
+        t->thr = nt;
+        t->capthr = nc;
+    }
+    t->thr[t->nthr].pid = pid;
+    t->thr[t->nthr].tid = tid;
+    t->nthr++;
+    *s = (uint32_t)t->nthr;
+    t->hn++;
+}
+
+static int cmp_bs(const void *a, const void *b)
+{
+    const bspan *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->inv != y->inv)
+        return x->inv < y->inv ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static const ps_span *bind_span(tl *t, uint64_t pid, uint64_t inv)
+{
+    size_t lo = 0, hi = t->nbs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const bspan *b = &t->bs[mid];
+        if (b->pid < pid || (b->pid == pid && b->inv < inv))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < t->nbs && t->bs[lo].pid == pid && t->bs[lo].inv == inv)
+        return &t->L->span[t->bs[lo].idx];
+    return NULL;
+}
+
+static uint64_t dev_pid(uint64_t pid)
+{
+    return pid <= UINT64_MAX - TL_DEVICE_PID_BASE ? pid + TL_DEVICE_PID_BASE : pid;
+}
+
+/* --- event pieces ------------------------------------------------------- */
+
+static void ev_begin(tl *t, const char *name, size_t nlen, const char *cat, uint64_t pid, uint64_t tid)
+{
+    jw *w = &t->w;
+    jw_lit(w, t->first ? "\n{\"name\":" : ",\n{\"name\":");
+    t->first = false;
+    jw_str(w, name, nlen);
+    JW_LIT(w, ",\"cat\":\"");
+    jw_lit(w, cat);
+    JW_LIT(w, "\",\"ph\":\"X\",\"pid\":");
+    jw_u64(w, pid);
+    JW_LIT(w, ",\"tid\":");
+    jw_u64(w, tid);
+    t->rep->events++;
+}
+
+static void ev_time(tl *t, uint64_t ts, uint64_t dur)
+{
+    JW_LIT(&t->w, ",\"ts\":");
+    jw_us(&t->w, ts);
+    JW_LIT(&t->w, ",\"dur\":");
+    jw_us(&t->w, dur);
+}
+
+static void arg_wall(tl *t, const proc *p, uint64_t mono)
+{
+    if (!p || !p->has_anchor)
+        return;
+    uint64_t wall;
+    if (mono >= p->mono) {
+        if (__builtin_add_overflow(p->wall, mono - p->mono, &wall))
+            return;
+    } else {
+        if (p->mono - mono > p->wall)
+            return;
+        wall = p->wall - (p->mono - mono);
+    }
+    JW_LIT(&t->w, ",\"wall_ns\":");
+    jw_u64str(&t->w, wall);
+}
+
+/* A value a double holds exactly is a number; a larger one a string. */
+static void put_num(jw *w, uint64_t v)
+{
+    if (v <= (1ull << 53))
+        jw_u64(w, v);
+    else
+        jw_u64str(w, v);
+}
+
+/* The k=v attribute text of a line, as args members. */
+static void arg_attrs(tl *t, const char *p, size_t n)
+{
+    const char *e = p + n;
+    while (p < e) {
+        while (p < e && (*p == ' ' || *p == '\t'))
+            p++;
+        if (p >= e)
+            break;
+        const char *k = p;
+        while (p < e && *p != '=' && *p != ' ')
+            p++;
+        size_t kl = (size_t)(p - k);
+        const char *v = p < e && *p == '=' ? p + 1 : p;
+        p = v;
+        while (p < e && *p != ' ' && *p != '\t')
+            p++;
+        size_t vl = (size_t)(p - v);
+        if (!kl)
+            continue;
+        JW_LIT(&t->w, ",");
+        jw_str(&t->w, k, kl);
+        JW_LIT(&t->w, ":");
+        uint64_t x;
+        lx_slice s = {v, vl};
+        if (lx_parse_u64(s, &x) == 0)
+            put_num(&t->w, x);
+        else
+            jw_str(&t->w, v, vl);
+    }
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* Span names percent-encode bytes outside !..~ and % [ ] =. */
+static size_t decode_name(tl *t, lx_slice s)
+{
+    if (t->nbufcap < s.n + 1) {
+        char *nb = realloc(t->nbuf, s.n + 1);
+        if (!nb) {
+            t->oom = true;
+            return 0;
+        }
+        t->nbuf = nb;
+        t->nbufcap = s.n + 1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        int hi, lo;
+        if (s.p[i] == '%' && i + 2 < s.n && (hi = hexval(s.p[i + 1])) >= 0 && (lo = hexval(s.p[i + 2])) >= 0) {
+            t->nbuf[k++] = (char)(hi * 16 + lo);
+            i += 2;
+        } else {
+            t->nbuf[k++] = s.p[i];
+        }
+    }
+    return k;
+}
+
+static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char *name)
+{
+    jw *w = &t->w;
+    jw_lit(w, t->first ? "\n{\"name\":\"" : ",\n{\"name\":\"");
+    t->first = false;
+    jw_lit(w, what);
+    JW_LIT(w, "\",\"ph\":\"M\",\"pid\":");
+    jw_u64(w, pid);
+    JW_LIT(w, ",\"tid\":");
+    jw_u64(w, tid);
+    JW_LIT(w, ",\"args\":{\"name\":");
+    jw_str(w, name, strlen(name));
+    JW_LIT(w, "}}");
+}
+
+static void meta_sort(tl *t, uint64_t pid, uint64_t idx)
+{
+    jw *w = &t->w;
+    JW_LIT(w, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":");
+    jw_u64(w, pid);
+    JW_LIT(w, ",\"tid\":0,\"args\":{\"sort_index\":");
+    jw_u64(w, idx);
+    JW_LIT(w, "}}");
+}
+
+/* --- the parts of the trace -------------------------------------------- */
+
+static void emit_spans(tl *t)
+{
+    ps_log *L = t->L;
+    for (size_t i = 0; i < L->nspan; i++) {
+        const ps_span *s = &L->span[i];
+        size_t nl = decode_name(t, s->name);
+        if (t->oom)
+            return;
+        if (s->dev) {
+            /* Device clock: its own lane and time base, never host time. */
+            proc *pr = find_proc(t, s->pid, false);
+            if (pr)
+                pr->has_dev = true;
+            ev_begin(t, t->nbuf, nl, "device", dev_pid(s->pid), s->inv);
+            ev_time(t, s->ts, s->dur);
+            JW_LIT(&t->w, ",\"args\":{\"clock\":\"device\",\"host_pid\":");
+            jw_u64(&t->w, s->pid);
+            JW_LIT(&t->w, ",\"inv\":");
+            jw_u64(&t->w, s->inv);
+            t->rep->device_spans++;
+        } else {
+            ev_begin(t, t->nbuf, nl, "span", s->pid, s->tid);
+            ev_time(t, s->ts, s->dur);
+            JW_LIT(&t->w, ",\"args\":{\"inv\":");
+            jw_u64(&t->w, s->inv);
+            JW_LIT(&t->w, ",\"hid\":");
+            jw_str(&t->w, s->hid.p, s->hid.n);
+            JW_LIT(&t->w, ",\"depth\":");
+            jw_u64(&t->w, s->depth);
+            arg_wall(t, find_proc(t, s->pid, false), s->ts);
+            t->rep->spans++;
+            add_thr(t, s->pid, s->tid);
+        }
+        if (s->extra.n)
+            arg_attrs(t, s->extra.p, s->extra.n);
+        JW_LIT(&t->w, "}}");
+    }
+}
+
+static void emit_passes(tl *t)
+{
+    ps_log *L = t->L;
+    char label[96];
+    for (size_t i = 0; i < L->npass; i++) {
+        const ps_pass *p = &L->pass[i];
+        if (!p->has_pid || !p->has_inv) {
+            t->rep->pass_unplaced++;
+            dg_add(t->warn, "%s:%zu: bind pass %s has no pid/inv and no chip.run.bind span; not drawn", L->path,
+                   p->first_line, ps_label(p, label, sizeof label));
+            continue;
+        }
+        const ps_span *bs = bind_span(t, p->pid, p->inv);
+        uint64_t tid = bs ? bs->tid : p->pid;
+        if (!bs) {
+            t->rep->pass_nospan++;
+            dg_add(t->warn, "%s:%zu: bind pass %s has no chip.run.bind span; its segments are drawn on thread %" PRIu64,
+                   L->path, p->first_line, ps_label(p, label, sizeof label), tid);
+            add_thr(t, p->pid, tid);
+        }
+        const proc *pr = find_proc(t, p->pid, false);
+        for (int s = 0; s < L->nseg; s++) {
+            if (!(p->present & (1u << s)))
+                continue;
+            const ps_seg *g = &p->seg[s];
+            ev_begin(t, L->segname[s], strlen(L->segname[s]), "bind", p->pid, tid);
+            ev_time(t, g->start, g->dur);
+            JW_LIT(&t->w, ",\"args\":{\"inv\":");
+            jw_u64(&t->w, p->inv);
+            arg_wall(t, pr, g->start);
+            if (g->attr_len)
+                arg_attrs(t, g->attr, g->attr_len);
+            JW_LIT(&t->w, "}}");
+            t->rep->segments++;
+        }
+    }
+}
+
+static void emit_records(tl *t, const rc_file *f)
+{
+    ps_log *L = t->L;
+    bool is_op[RC_MAX_PHASES] = {false};
+    for (int i = 0; i < f->nphase; i++)
+        for (int o = 0; o < PS_NOPS; o++)
+            if (!strcmp(f->phase[i], ps_op_names[o]))
+                is_op[i] = true;
+    for (size_t li = 0; li < f->nline; li++) {
+        const rc_line *ln = &f->line[li];
+        t->rep->rec_lines++;
+        if (ln->dropped) {
+            t->rep->rec_dropped_lines++;
+            t->rep->rec_dropped += ln->dropped;
+            dg_add(t->warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64 " dropped=%" PRIu64
+                            ": the record pool refused that many records; this pass's operations are incomplete",
+                   f->path, ln->lineno, ln->pid, ln->inv, ln->dropped);
+        }
+        const ps_span *bs = bind_span(t, ln->pid, ln->inv);
+        if (!bs) {
+            t->rep->rec_nobind++;
+            dg_add(t->warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64
+                            " has no chip.run.bind span in %s; its %zu records are not drawn",
+                   f->path, ln->lineno, ln->pid, ln->inv, L->path, ln->n);
+            continue;
+        }
+        const ps_pass *p = ps_find(L, ln->pid, ln->inv);
+        bool has_orch = p && (p->present & (1u << PS_HOST_ORCH));
+        uint64_t o0 = has_orch ? p->seg[PS_HOST_ORCH].start : 0;
+        uint64_t o1 = 0, b0 = bs->ts, b1;
+        if (has_orch && __builtin_add_overflow(o0, p->seg[PS_HOST_ORCH].dur, &o1))
+            o1 = UINT64_MAX;
+        if (__builtin_add_overflow(b0, bs->dur, &b1))
+            b1 = UINT64_MAX;
+        const proc *pr = find_proc(t, ln->pid, false);
+        /* host_orch repeated on every other thread that did operations, so
+         * each thread's operations nest inside it on their own lane */
+        uint64_t seen[16];
+        size_t nseen = 0;
+        size_t outside = 0, outside_orch = 0;
+        for (size_t r = 0; r < ln->n; r++) {
+            const rc_rec *x = &f->rec[ln->first + r];
+            /* records of bind segments lie beside host_orch, not in it */
+            bool op = is_op[x->phase];
+            if (op && has_orch && x->tid != bs->tid) {
+                bool dup = false;
+                for (size_t k = 0; k < nseen; k++)
+                    dup |= seen[k] == x->tid;
+                if (!dup && nseen < 16) {
+                    seen[nseen++] = x->tid;
+                    ev_begin(t, "host_orch", 9, "bind", ln->pid, x->tid);
+                    ev_time(t, o0, o1 - o0);
+                    JW_LIT(&t->w, ",\"args\":{\"inv\":");
+                    jw_u64(&t->w, ln->inv);
+                    JW_LIT(&t->w, ",\"note\":\"host_orch of the bind thread, repeated on this thread\"");
+                    arg_wall(t, pr, o0);
+                    JW_LIT(&t->w, "}}");
+                }
+            }
+            add_thr(t, ln->pid, x->tid);
+            const char *ph = f->phase[x->phase];
+            ev_begin(t, ph, strlen(ph), "op", ln->pid, x->tid);
+            ev_time(t, x->start, x->end - x->start);
+            JW_LIT(&t->w, ",\"args\":{\"inv\":");
+            jw_u64(&t->w, ln->inv);
+            JW_LIT(&t->w, ",\"detail\":");
+            put_num(&t->w, x->detail);
+            arg_wall(t, pr, x->start);
+            if (x->start < b0 || x->end > b1) {
+                outside++;
+                JW_LIT(&t->w, ",\"outside_bind_span\":true");
+            } else if (op && has_orch && (x->start < o0 || x->end > o1)) {
+                outside_orch++;
+                JW_LIT(&t->w, ",\"outside_host_orch\":true");
+            }
+            JW_LIT(&t->w, "}}");
+            t->rep->records++;
+        }
+        if (outside)
+            dg_add(t->warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64 ": %zu of %zu records lie outside the bind span",
+                   f->path, ln->lineno, ln->pid, ln->inv, outside, ln->n);
+        t->rep->rec_outside_bind += outside;
+        t->rep->rec_outside_orch += outside_orch;
+    }
+}
+
+hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_report *rep, dg_list *warn)
+{
+    tl t;
+    memset(&t, 0, sizeof t);
+    memset(rep, 0, sizeof *rep);
+    t.L = L;
+    t.rep = rep;
+    t.warn = warn;
+    t.first = true;
+    rep->torn = L->ntorn;
+    if (!jw_init(&t.w, out))
+        return HBG_E_NOMEM;
+
+    /* processes in order of first appearance: anchors, spans, passes, records */
+    for (size_t i = 0; i < L->nanchor; i++) {
+        const ps_anchor *a = &L->anchor[i];
+        proc *p = find_proc(&t, a->pid, true);
+        if (!p)
+            break;
+        if (!p->has_anchor) {
+            p->has_anchor = true;
+            p->mono = a->mono;
+            p->wall = a->wall;
+            p->anchor_line = a->line;
+        } else if (p->mono != a->mono || p->wall != a->wall) {
+            dg_add(warn, "%s:%zu: a second, different clock anchor for pid=%" PRIu64 " (the first is at line %zu); the first is used",
+                   L->path, a->line, a->pid, p->anchor_line);
+        }
+    }
+    for (size_t i = 0; i < L->nspan; i++)
+        find_proc(&t, L->span[i].pid, true);
+    for (size_t i = 0; i < L->npass; i++)
+        if (L->pass[i].has_pid)
+            find_proc(&t, L->pass[i].pid, true);
+    for (size_t r = 0; r < nrecs; r++)
+        for (size_t i = 0; i < recs[r].nline; i++)
+            find_proc(&t, recs[r].line[i].pid, true);
+
+    for (size_t i = 0; i < L->nspan; i++)
+        if (!L->span[i].dev && L->span[i].depth == 1 && lx_slice_eq(L->span[i].name, "chip.run.bind"))
+            t.nbs++;
+    t.bs = malloc((t.nbs ? t.nbs : 1) * sizeof *t.bs);
+    if (!t.bs || t.oom) {
+        jw_free(&t.w);
+        free(t.bs);
+        free(t.proc);
+        free(t.thr);
+        free(t.hk);
+        free(t.hv);
+        return HBG_E_NOMEM;
+    }
+    t.nbs = 0;
+    for (size_t i = 0; i < L->nspan; i++)
+        if (!L->span[i].dev && L->span[i].depth == 1 && lx_slice_eq(L->span[i].name, "chip.run.bind"))
+            t.bs[t.nbs++] = (bspan){L->span[i].pid, L->span[i].inv, i};
+    qsort(t.bs, t.nbs, sizeof *t.bs, cmp_bs);
+
+    JW_LIT(&t.w, "{\"traceEvents\":[");
+    emit_spans(&t);
+    emit_passes(&t);
+    for (size_t r = 0; r < nrecs; r++) {
+        emit_records(&t, &recs[r]);
+        rep->rec_bad_lines += recs[r].nbad;
+    }
+
+    char name[160];
+    for (size_t i = 0; i < t.nproc; i++) {
+        const proc *p = &t.proc[i];
+        snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ")%s", i, p->pid,
+                 p->has_anchor ? "" : " - no clock anchor");
+        meta(&t, "process_name", p->pid, 0, name);
+        meta_sort(&t, p->pid, 2 * i);
+        if (!p->has_anchor) {
+            rep->pids_no_anchor++;
+            dg_add(warn, "%s: pid=%" PRIu64 " has no [CLOCK_ANCHOR]; its events carry no wall_ns", L->path, p->pid);
+        }
+        if (p->has_dev) {
+            snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ") device clock: own time base, not host time", i,
+                     p->pid);
+            meta(&t, "process_name", dev_pid(p->pid), 0, name);
+            meta_sort(&t, dev_pid(p->pid), 2 * i + 1);
+        }
+    }
+    for (size_t i = 0; i < t.nthr; i++) {
+        snprintf(name, sizeof name, "tid %" PRIu64, t.thr[i].tid);
+        meta(&t, "thread_name", t.thr[i].pid, t.thr[i].tid, name);
+    }
+    JW_LIT(&t.w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline\",\"log\":");
+    jw_str(&t.w, L->path, strlen(L->path));
+    JW_LIT(&t.w, ",\"stamp\":");
+    if (L->has_stamp)
+        jw_str(&t.w, L->stamp.p, L->stamp.n);
+    else
+        JW_LIT(&t.w, "null");
+    JW_LIT(&t.w, "}}\n");
+    bool ok = jw_flush(&t.w);
+    jw_free(&t.w);
+    free(t.bs);
+    free(t.proc);
+    free(t.thr);
+    free(t.nbuf);
+    free(t.hk);
+    free(t.hv);
+    if (t.oom)
+        return HBG_E_NOMEM;
+    return ok ? HBG_OK : HBG_E_IO;
+}

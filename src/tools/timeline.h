@@ -1,0 +1,39 @@
+/* The timeline writer: a grouped log (kept with its spans and anchors) and
+ * its per-op records as Chrome trace-event JSON (LOG-FORMAT section 7).
+ *
+ * Lanes: one process per rank pid (its host threads as threads), and one
+ * separate process per rank for device-clock spans (pid + TL_DEVICE_PID_BASE),
+ * whose ts stays on the device's own time base. Host ts/dur are CLOCK_MONOTONIC
+ * in microseconds with exact three-decimal fractions; each host event's
+ * args.wall_ns is the epoch time from its process's clock anchor, as a
+ * decimal string. */
+#ifndef HBG_TOOLS_TIMELINE_H
+#define HBG_TOOLS_TIMELINE_H
+
+#include <stdio.h>
+#include "tools/passes.h"
+#include "tools/records.h"
+
+#define TL_DEVICE_PID_BASE 1000000000ull
+
+typedef struct tl_report {
+    size_t events;
+    size_t spans, device_spans, segments, records;
+    size_t torn;               /* [STRACE] records that did not parse */
+    size_t rec_lines;
+    size_t rec_nobind;         /* records lines whose (pid, inv) has no chip.run.bind span */
+    size_t rec_outside_bind;   /* records outside their bind span */
+    size_t rec_outside_orch;   /* records inside the bind span but outside host_orch */
+    size_t rec_dropped_lines;  /* records lines with dropped > 0 */
+    uint64_t rec_dropped;      /* their dropped records, summed */
+    size_t rec_bad_lines;      /* records lines that did not parse */
+    size_t pass_nospan;        /* bind passes drawn without their chip.run.bind span */
+    size_t pass_unplaced;      /* bind passes with no pid: not drawn */
+    size_t pids_no_anchor;     /* processes without a clock anchor: no wall_ns */
+} tl_report;
+
+/* Writes the trace to out. Anomalies are counted in rep and described in
+ * warn. Returns HBG_E_NOMEM, HBG_E_IO (a write failed) or HBG_OK. */
+hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_report *rep, dg_list *warn);
+
+#endif

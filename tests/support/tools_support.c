@@ -1,0 +1,116 @@
+#include "support/tools_support.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+const char *ts_fixture(const char *name)
+{
+    static char buf[4096];
+    const char *src = getenv("HBG_SOURCE_DIR");
+    snprintf(buf, sizeof buf, "%s/tests/data/logs/%s", src ? src : ".", name);
+    return buf;
+}
+
+char *ts_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *b = malloc(cap + 1);
+    size_t k;
+    while (b && (k = fread(b + n, 1, cap - n, f)) > 0) {
+        n += k;
+        if (n == cap) {
+            char *nb = realloc(b, cap * 2 + 1);
+            if (!nb) {
+                free(b);
+                b = NULL;
+                break;
+            }
+            b = nb;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!b)
+        return NULL;
+    b[n] = 0;
+    if (len)
+        *len = n;
+    return b;
+}
+
+char *ts_temp_file(const void *data, size_t len, const char *suffix)
+{
+    const char *bin = getenv("HBG_BINARY_DIR");
+    char *path = NULL;
+    if (asprintf(&path, "%s/tools-test-XXXXXX%s", bin ? bin : "/tmp", suffix) < 0)
+        return NULL;
+    int fd = mkstemps(path, (int)strlen(suffix));
+    if (fd < 0) {
+        free(path);
+        return NULL;
+    }
+    const char *p = data;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w <= 0)
+            break;
+        p += w;
+        len -= (size_t)w;
+    }
+    close(fd);
+    return path;
+}
+
+int ts_run_cli(const char *const *args, char **out, char **err)
+{
+    const char *cli = getenv("HBG_CLI");
+    if (!cli)
+        return -1;
+    char *po = ts_temp_file("", 0, ".out");
+    char *pe = ts_temp_file("", 0, ".err");
+    if (!po || !pe)
+        return -1;
+    size_t n = 0;
+    while (args[n])
+        n++;
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fo = open(po, O_WRONLY | O_TRUNC), fe = open(pe, O_WRONLY | O_TRUNC);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        char **av = calloc(n + 2, sizeof *av);
+        av[0] = (char *)cli;
+        for (size_t i = 0; i < n; i++)
+            av[i + 1] = (char *)args[i];
+        execv(cli, av);
+        _exit(127);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char *o = ts_slurp(po, NULL), *e = ts_slurp(pe, NULL);
+    unlink(po);
+    unlink(pe);
+    free(po);
+    free(pe);
+    if (out)
+        *out = o;
+    else
+        free(o);
+    if (err)
+        *err = e;
+    else
+        free(e);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int ts_contains(const char *hay, const char *needle)
+{
+    return hay && needle && strstr(hay, needle) != NULL;
+}

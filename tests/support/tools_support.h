@@ -1,0 +1,20 @@
+/* Helpers for the log-tool tests: fixture paths, whole files, and running
+ * the built `hbg` with its stdout and stderr captured. */
+#ifndef HBG_TEST_TOOLS_SUPPORT_H
+#define HBG_TEST_TOOLS_SUPPORT_H
+
+#include <stddef.h>
+
+/* $HBG_SOURCE_DIR/tests/data/logs/NAME (static buffer, one at a time). */
+const char *ts_fixture(const char *name);
+/* The whole file, NUL-terminated (malloc'd); NULL if unreadable. */
+char *ts_slurp(const char *path, size_t *len);
+/* Writes len bytes to a fresh temporary file and returns its path (malloc'd). */
+char *ts_temp_file(const void *data, size_t len, const char *suffix);
+/* Runs $HBG_CLI with args (NULL-terminated; args[0] is the subcommand).
+ * Returns the exit status (-1 if it did not exit normally). */
+int ts_run_cli(const char *const *args, char **out, char **err);
+/* Does hay contain needle? */
+int ts_contains(const char *hay, const char *needle);
+
+#endif

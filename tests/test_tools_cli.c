@@ -1,0 +1,344 @@
+/* `hbg phases` end to end: output formats, exit status, messages, and
+ * inputs that are not logs at all. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support/tools_support.h"
+
+static int phases(const char *path, const char *a1, const char *a2, const char *a3, char **out, char **err)
+{
+    const char *args[] = {"phases", path, a1, a2, a3, NULL};
+    return ts_run_cli(args, out, err);
+}
+
+static void test_table(void **st)
+{
+    (void)st;
+    char *out, *err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", ts_fixture("ours-1rank-4pass.log"));
+    assert_int_equal(phases(path, NULL, NULL, NULL, &out, &err), 0);
+    assert_true(ts_contains(out, "stamp   1a2b3c4 env HBG_BIND_BREAKDOWN=1 hbg run qwen --rounds 4 -o "
+                                 "outputs/bind_qwen_numbers_1a2b3c4_r1.log\n"));
+    assert_true(ts_contains(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 0 excluded; 3 used\n"));
+    assert_true(ts_contains(out, "host_orch          *            1000              2000            3000     3\n"));
+    assert_true(ts_contains(out, "total              *            1600              2705            3810     3\n"));
+    assert_true(ts_contains(out, "* control plane, summed within each pass into total: host_orch + graph_upload + "
+                                 "arena_h2d\n"));
+    assert_true(ts_contains(out, "  retired kinds absent from every pass: relocate, sm_h2d\n"));
+    assert_true(ts_contains(out, "  heap_used                          127673344\n"));
+    assert_true(ts_contains(out, "  host-orch record_node count        277\n"));
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+}
+
+static void test_no_stamp_said_plainly(void **st)
+{
+    (void)st;
+    char *out, *err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", ts_fixture("ours-nostamp.log"));
+    assert_int_equal(phases(path, "--format", "table", NULL, &out, &err), 0);
+    assert_true(ts_contains(out, "stamp   none: this log has no [stamp] line, so nothing in it records the "
+                                 "command and commit\n"));
+    free(out);
+    free(err);
+    assert_int_equal(phases(path, "--format", "json", NULL, &out, &err), 0);
+    assert_true(ts_contains(out, "\"stamp\": null"));
+    free(out);
+    free(err);
+}
+
+static json_t *num(json_t *o, const char *k)
+{
+    json_t *v = json_object_get(o, k);
+    assert_non_null(v);
+    return v;
+}
+
+static void test_json(void **st)
+{
+    (void)st;
+    char *out, *err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", ts_fixture("upstream-2rank-interleaved.log"));
+    assert_int_equal(phases(path, "--format", "json", NULL, &out, &err), 0);
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(num(j, "log")), path);
+    assert_true(ts_contains(json_string_value(num(j, "stamp")), "777d417 env SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1"));
+    assert_int_equal(json_integer_value(num(j, "passes")), 6);
+    assert_int_equal(json_integer_value(num(j, "warm")), 4);
+    assert_int_equal(json_integer_value(num(j, "ranks")), 2);
+    json_t *ph = num(j, "phases");
+    assert_int_equal(json_object_size(ph), 10);
+    json_t *gu = num(ph, "graph_upload");
+    assert_int_equal(json_integer_value(num(gu, "min_ns")), 300);
+    assert_true(json_is_real(num(gu, "median_ns")));
+    assert_true(json_real_value(num(gu, "median_ns")) == 301.5);
+    assert_int_equal(json_integer_value(num(gu, "max_ns")), 304);
+    assert_int_equal(json_integer_value(num(gu, "n")), 4);
+    json_t *t = num(j, "total");
+    assert_int_equal(json_integer_value(num(t, "min_ns")), 1340);
+    assert_true(json_is_integer(num(t, "median_ns")));
+    assert_int_equal(json_integer_value(num(t, "median_ns")), 1493);
+    json_t *cp = num(j, "control_plane");
+    assert_int_equal(json_array_size(cp), 3);
+    assert_string_equal(json_string_value(json_array_get(cp, 0)), "host_orch");
+    assert_string_equal(json_string_value(json_array_get(cp, 2)), "arena_h2d");
+    json_t *ret = num(j, "retired");
+    assert_int_equal(json_array_size(ret), 2);
+    assert_string_equal(json_string_value(num(json_array_get(ret, 1), "segment")), "sm_h2d");
+    assert_int_equal(json_integer_value(num(json_array_get(ret, 1), "passes")), 0);
+    json_t *ex = num(j, "exact");
+    assert_int_equal(json_integer_value(num(ex, "heap_used")), 127673344);
+    assert_int_equal(json_integer_value(num(num(ex, "bytes"), "args")), 40859999040ll);
+    assert_int_equal(json_integer_value(num(num(ex, "host_orch_counts"), "graph_submit")), 40);
+    assert_int_equal(json_array_size(num(j, "warnings")), 0);
+    json_decref(j);
+    free(out);
+    free(err);
+}
+
+static void test_json_warnings_and_varying(void **st)
+{
+    (void)st;
+    char *out, *err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", ts_fixture("ours-counts-vary.log"));
+    assert_int_equal(phases(path, "--format", "json", NULL, &out, &err), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    json_t *v = json_object_get(json_object_get(json_object_get(j, "exact"), "host_orch_counts"), "submit_task");
+    assert_true(json_is_object(v));
+    assert_int_equal(json_integer_value(json_object_get(v, "min")), 5);
+    assert_int_equal(json_integer_value(json_object_get(v, "max")), 6);
+    json_t *w = json_object_get(j, "warnings");
+    assert_int_equal(json_array_size(w), 1);
+    assert_true(ts_contains(json_string_value(json_array_get(w, 0)),
+                            "ours-counts-vary.log: host-orch submit_task count differs between passes: 5 (line 34) "
+                            "and 6 (line 54); range 5..6"));
+    assert_true(ts_contains(err, "hbg phases: warning: "));
+    json_decref(j);
+    free(out);
+    free(err);
+}
+
+static void test_csv(void **st)
+{
+    (void)st;
+    char *out, *err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", ts_fixture("ours-retired.log"));
+    assert_int_equal(phases(path, "--format", "csv", NULL, &out, &err), 0);
+    assert_string_equal(out, "segment,control_plane,min_ns,median_ns,max_ns,n\n"
+                             "args,0,20000,20001,20002,3\n"
+                             "arena_build,0,40,41,42,3\n"
+                             "static_arena,0,30,30,30,3\n"
+                             "gm_heap,0,2,2,2,3\n"
+                             "shared_mem,0,6,7,8,3\n"
+                             "runtime_init,0,9,9,9,3\n"
+                             "host_orch,1,1000,2000,3000,3\n"
+                             "graph_upload,1,500,600,700,3\n"
+                             "arena_h2d,1,100,105,110,3\n"
+                             "host_view_close,0,30000,30001,30003,3\n"
+                             "relocate,1,50,50,50,3\n"
+                             "sm_h2d,1,60,60,60,3\n"
+                             "total,1,1710,2815,3920,3\n");
+    free(out);
+    free(err);
+}
+
+static void test_refusals_and_exit_status(void **st)
+{
+    (void)st;
+    char *out, *err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", ts_fixture("ours-two-stamps.log"));
+    assert_int_equal(phases(path, NULL, NULL, NULL, &out, &err), 2);
+    assert_true(ts_contains(err, "ours-two-stamps.log:41: a second, different [stamp] line (the first is at line "
+                                 "1): the log mixes two runs; refusing to merge them\n"));
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+
+    snprintf(path, sizeof path, "%s", ts_fixture("upstream-no-bind-lines.log"));
+    assert_int_equal(phases(path, NULL, NULL, NULL, &out, &err), 1);
+    assert_true(ts_contains(err, "has no bind-phase lines (\"bind phase=\"); run the workload with "
+                                 "HBG_BIND_BREAKDOWN=1 (the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n"));
+    free(out);
+    free(err);
+
+    snprintf(path, sizeof path, "%s", ts_fixture("upstream-only-cold.log"));
+    assert_int_equal(phases(path, NULL, NULL, NULL, &out, &err), 1);
+    assert_true(ts_contains(err, "every pass is the cold first pass of its rank (2 ranks, one pass each), and cold "
+                                 "passes are dropped; run at least 2 rounds (6 recommended), or pass --keep-first"));
+    free(out);
+    free(err);
+    assert_int_equal(phases(path, "--keep-first", NULL, NULL, &out, &err), 0);
+    assert_true(ts_contains(out, "passes  2 in 2 ranks: 2 cold (kept), 0 warm; 0 excluded; 2 used\n"));
+    free(out);
+    free(err);
+
+    assert_int_equal(phases("/nonexistent/x.log", NULL, NULL, NULL, &out, &err), 2);
+    assert_string_equal(err, "hbg phases: cannot open /nonexistent/x.log: No such file or directory\n");
+    free(out);
+    free(err);
+    assert_int_equal(phases("/", NULL, NULL, NULL, &out, &err), 2);
+    assert_string_equal(err, "hbg phases: cannot read /: it is a directory\n");
+    free(out);
+    free(err);
+
+    snprintf(path, sizeof path, "%s", ts_fixture("ours-1rank-4pass.log"));
+    assert_int_equal(phases(path, "--format", "xml", NULL, &out, &err), 2);
+    assert_string_equal(err, "hbg phases: --format expects table, json or csv, got 'xml'\n");
+    free(out);
+    free(err);
+    assert_int_equal(phases(path, "--rounds", "0", NULL, &out, &err), 2);
+    free(out);
+    free(err);
+    assert_int_equal(phases(path, "--bogus", NULL, NULL, &out, &err), 2);
+    free(out);
+    free(err);
+    const char *h[] = {"phases", "--help", NULL};
+    assert_int_equal(ts_run_cli(h, &out, &err), 0);
+    assert_true(ts_contains(out, "usage: hbg phases LOG"));
+    free(out);
+    free(err);
+}
+
+static void test_rounds_and_ranks_checked(void **st)
+{
+    (void)st;
+    char *out, *err;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", ts_fixture("upstream-2rank-interleaved.log"));
+    assert_int_equal(phases(path, "--rounds", "6", NULL, &out, &err), 0);
+    assert_true(ts_contains(err, "upstream-2rank-interleaved.log: --rounds 6, but the log shows 3 passes per rank\n"));
+    free(out);
+    free(err);
+    const char *a[] = {"phases", path, "--rounds", "3", "--ranks", "1", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(err, "upstream-2rank-interleaved.log: --ranks 1, but the log shows 2 ranks\n"));
+    assert_false(ts_contains(err, "--rounds"));
+    free(out);
+    free(err);
+}
+
+/* Not logs at all: a clear message and a clean exit, never a crash. */
+static void run_junk(const void *data, size_t len, int want, const char *msg)
+{
+    char *p = ts_temp_file(data, len, ".log");
+    assert_non_null(p);
+    char *out, *err;
+    assert_int_equal(phases(p, NULL, NULL, NULL, &out, &err), want);
+    if (msg)
+        assert_true(ts_contains(err, msg));
+    free(out);
+    free(err);
+    char *o = ts_temp_file("", 0, ".json");
+    const char *a[] = {"timeline", p, "-o", o, NULL};
+    int rc = ts_run_cli(a, &out, &err);
+    assert_true(rc == 0 || rc == 1);
+    free(out);
+    free(err);
+    unlink(o);
+    free(o);
+    unlink(p);
+    free(p);
+}
+
+static void test_junk_inputs(void **st)
+{
+    (void)st;
+    run_junk("", 0, 1, "has no bind-phase lines");
+    size_t n = 1 << 20;
+    unsigned char *b = malloc(n);
+    uint32_t x = 7;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1664525u + 1013904223u;
+        b[i] = (unsigned char)(x >> 24);
+    }
+    run_junk(b, n, 1, NULL);
+    free(b);
+    /* one 10 MB line, with a bind marker and a 10 MB attribute value */
+    n = 10u << 20;
+    char *l = malloc(n + 64);
+    memset(l, 'a', n);
+    memcpy(l + 1000, " bind phase=args start_ns=1 dur_ns=2 x=", 39);
+    l[n] = 0;
+    run_junk(l, n, 1, "every pass is the cold first pass");
+    /* the same line without a marker */
+    memset(l, 'z', n);
+    run_junk(l, n, 1, "has no bind-phase lines");
+    free(l);
+    /* numbers past 64 bits */
+    const char *big = "bind phase=args start_ns=1 dur_ns=99999999999999999999999\n";
+    run_junk(big, strlen(big), 1, ":1: malformed bind line: dur_ns= is a number past 64 bits; ignored");
+}
+
+static void test_invalid_utf8_stays_valid_json(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(src);
+    /* invalid UTF-8 in the stamp and in an opaque attribute */
+    char *s = strstr(src, "qwen");
+    s[0] = (char)0xff;
+    s[1] = (char)0xfe;
+    char *a = strstr(src, "args=96/40/0");
+    a[5] = (char)0xc3;
+    a[6] = (char)0x28;
+    char *p = ts_temp_file(src, strlen(src), ".log");
+    char *out, *err;
+    assert_int_equal(phases(p, "--format", "json", NULL, &out, &err), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    assert_true(ts_contains(json_string_value(json_object_get(j, "stamp")), "run \\u00ff\\u00fe") ||
+                ts_contains(json_string_value(json_object_get(j, "stamp")), "run \xc3\xbf\xc3\xbe"));
+    json_decref(j);
+    free(out);
+    free(err);
+    char *o = ts_temp_file("", 0, ".json");
+    const char *tl[] = {"timeline", p, "-o", o, NULL};
+    assert_int_equal(ts_run_cli(tl, &out, &err), 0);
+    char *trace = ts_slurp(o, NULL);
+    json_error_t je;
+    j = json_loads(trace, 0, &je);
+    assert_non_null(j);
+    json_decref(j);
+    free(trace);
+    free(out);
+    free(err);
+    unlink(o);
+    free(o);
+    unlink(p);
+    free(p);
+    free(src);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_no_stamp_said_plainly),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_json_warnings_and_varying),
+        cmocka_unit_test(test_csv),
+        cmocka_unit_test(test_refusals_and_exit_status),
+        cmocka_unit_test(test_rounds_and_ranks_checked),
+        cmocka_unit_test(test_junk_inputs),
+        cmocka_unit_test(test_invalid_utf8_stays_valid_json),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,227 @@
+/* The log lexer: markers found anywhere on a line, records sharing a line,
+ * opaque attribute values, and every malformed record reported, not read. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/loglex.h"
+
+typedef struct got {
+    int n, nbad;
+    lx_rec rec[16];
+    char bad[8][200];
+    size_t badoff[8];
+} got;
+
+static void on_rec(void *ctx, const lx_rec *r)
+{
+    got *g = ctx;
+    if (g->n < 16)
+        g->rec[g->n] = *r;
+    g->n++;
+}
+
+static void on_bad(void *ctx, lx_kind k, size_t off, size_t line, const char *msg)
+{
+    (void)k;
+    (void)line;
+    got *g = ctx;
+    if (g->nbad < 8) {
+        snprintf(g->bad[g->nbad], sizeof g->bad[0], "%s", msg);
+        g->badoff[g->nbad] = off;
+    }
+    g->nbad++;
+}
+
+static void scan(const char *s, got *g)
+{
+    memset(g, 0, sizeof *g);
+    lx_sink sink = {g, on_rec, on_bad};
+    lx_scan(s, strlen(s), &sink);
+}
+
+static int attr_is(const lx_rec *r, int i, const char *k, const char *v)
+{
+    return i < r->nattr && lx_slice_eq(r->attr[i].key, k) && lx_slice_eq(r->attr[i].val, v);
+}
+
+static void test_bind_line_fields(void **st)
+{
+    (void)st;
+    got g;
+    scan("[mono_ns=5][T0x7f3c9a7fc640][TIMING] bind_trace_end: [bind_trace.c:9] bind phase=arena_h2d "
+         "start_ns=100 dur_ns=42 nt=47 bytes=180480 args=96/40/0 pid=31337 inv=2\n",
+         &g);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.nbad, 0);
+    const lx_rec *r = &g.rec[0];
+    assert_int_equal(r->kind, LX_BIND);
+    assert_true(lx_slice_eq(r->name, "arena_h2d"));
+    assert_int_equal(r->start, 100);
+    assert_int_equal(r->dur, 42);
+    assert_true(r->has_pid && r->has_inv);
+    assert_int_equal(r->pid, 31337);
+    assert_int_equal(r->inv, 2);
+    uint64_t th;
+    assert_true(lx_thread(r, &th));
+    assert_int_equal(th, 0x7f3c9a7fc640ull);
+    assert_int_equal(r->nattr, 3);
+    assert_true(attr_is(r, 0, "nt", "47") && r->attr[0].is_num && r->attr[0].num == 47);
+    assert_true(attr_is(r, 2, "args", "96/40/0") && !r->attr[2].is_num);
+    assert_int_equal(r->off, 0);
+}
+
+static void test_record_after_text_and_two_on_a_line(void **st)
+{
+    (void)st;
+    got g;
+    scan("worker 3 | [mono_ns=1][T0xa][TIMING] f: bind phase=args start_ns=1 dur_ns=2 bytes=3"
+         "[mono_ns=2][T0xb][TIMING] f: host-orch phase=submit_task total_ns=9 count=5 detail_sum=0 dropped=0 "
+         "pid=7 inv=1   [mono_ns=3][T0xc][TIMING] s: [STRACE] v=1 pid=7 tid=8 inv=1 hid=ab depth=1 "
+         "name=chip.run.bind ts=1 dur=20 \n",
+         &g);
+    assert_int_equal(g.nbad, 0);
+    assert_int_equal(g.n, 3);
+    assert_int_equal(g.rec[0].kind, LX_BIND);
+    uint64_t th;
+    assert_true(lx_thread(&g.rec[0], &th));
+    assert_int_equal(th, 0xa);
+    assert_int_equal(g.rec[0].off, 11);
+    assert_int_equal(g.rec[0].nattr, 1);
+    assert_true(attr_is(&g.rec[0], 0, "bytes", "3"));
+    assert_int_equal(g.rec[1].kind, LX_ORCH);
+    assert_true(lx_thread(&g.rec[1], &th));
+    assert_int_equal(th, 0xb);
+    assert_int_equal(g.rec[1].count, 5);
+    assert_int_equal(g.rec[1].pid, 7);
+    assert_int_equal(g.rec[2].kind, LX_SPAN);
+    assert_true(lx_thread(&g.rec[2], &th));
+    assert_int_equal(th, 0xc);
+    assert_true(lx_slice_eq(g.rec[2].name, "chip.run.bind"));
+    assert_int_equal(g.rec[2].tid, 8);
+    assert_int_equal(g.rec[2].dur, 20);
+}
+
+static void test_crlf_and_noise(void **st)
+{
+    (void)st;
+    got g;
+    scan("noise a=b rebind_phase=3 v=2 phase=9\r\n"
+         "[mono_ns=1][T0x1][TIMING] f: bind phase=gm_heap start_ns=4 dur_ns=5  pid=1 inv=1\r\n"
+         "[mono_ns=1][T0x1][TIMING] c: [CLOCK_ANCHOR] v=1 pid=1 mono_ns=10 wall_ns=20\r\n",
+         &g);
+    assert_int_equal(g.nbad, 0);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.rec[0].dur, 5);
+    assert_int_equal(g.rec[0].nattr, 0);
+    assert_int_equal(g.rec[0].inv, 1);
+    assert_int_equal(g.rec[1].kind, LX_ANCHOR);
+    assert_int_equal(g.rec[1].wall, 20);
+}
+
+static void test_overflow_is_reported(void **st)
+{
+    (void)st;
+    got g;
+    scan("x\n[mono_ns=1][T0x1][TIMING] f: bind phase=args start_ns=1 dur_ns=18446744073709551616\n", &g);
+    assert_int_equal(g.n, 0);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "dur_ns= is a number past 64 bits");
+    assert_int_equal(g.badoff[0], 2);
+    scan("[mono_ns=1][T0x1][TIMING] f: bind phase=args start_ns=1 dur_ns=18446744073709551615\n", &g);
+    assert_int_equal(g.n, 1);
+    assert_true(g.rec[0].dur == UINT64_MAX);
+    scan("bind phase=args start_ns=1 dur_ns=2 heap=99999999999999999999999\n", &g);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "heap= is a number past 64 bits");
+}
+
+static void test_malformed_records(void **st)
+{
+    (void)st;
+    got g;
+    scan("[STRACE] v=1 pid=1 tid=2 inv=3 hid=ab depth=1 name=chip.run.bind ts=5\n", &g);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "expected dur= (the span is torn)");
+    scan("bind phase=args start_ns=12", &g);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "expected dur_ns=<ns> (the line is cut short or not a bind line)");
+    scan("bind phase=Args start_ns=1 dur_ns=2\n", &g);
+    assert_string_equal(g.bad[0], "expected phase=<name of [a-z0-9_]>, found phase=Args");
+    scan("bind phase=args start_ns=-1 dur_ns=2\n", &g);
+    assert_string_equal(g.bad[0], "expected start_ns=<decimal integer>, found start_ns=-1");
+    scan("bind phase=args start_ns=1 dur_ns=2 pid=4\n", &g);
+    assert_string_equal(g.bad[0], "pid= without inv=");
+    scan("[CLOCK_ANCHOR] v=1 pid=1 mono_ns=2 wall_ns=3 extra=4\n", &g);
+    assert_string_equal(g.bad[0], "text after wall_ns= ('extra')");
+    scan("bind phase=args start_ns=1 dur_ns=2 stray\n", &g);
+    assert_string_equal(g.bad[0], "expected key=value, found 'stray'");
+    /* after a bad record the next one is still found */
+    scan("bind phase=args start_ns=x dur_ns=2\nbind phase=args start_ns=1 dur_ns=2\n", &g);
+    assert_int_equal(g.nbad, 1);
+    assert_int_equal(g.n, 1);
+}
+
+static void test_stamps_only_at_line_start(void **st)
+{
+    (void)st;
+    got g;
+    scan("[stamp] abc env X=1 cmd\r\nnot [stamp] here\n[stamp] def\n", &g);
+    assert_int_equal(g.n, 2);
+    assert_true(lx_slice_eq(g.rec[0].name, "abc env X=1 cmd"));
+    assert_true(lx_slice_eq(g.rec[1].name, "def"));
+}
+
+static void test_parse_u64(void **st)
+{
+    (void)st;
+    uint64_t v = 0;
+    lx_slice a = {"18446744073709551615", 20}, b = {"18446744073709551616", 20}, c = {"", 0}, d = {"12a", 3};
+    lx_slice e = {"999999999999999999999x", 22};
+    assert_int_equal(lx_parse_u64(a, &v), 0);
+    assert_true(v == UINT64_MAX);
+    assert_int_equal(lx_parse_u64(b, &v), -2);
+    assert_int_equal(lx_parse_u64(c, &v), -1);
+    assert_int_equal(lx_parse_u64(d, &v), -1);
+    assert_int_equal(lx_parse_u64(e, &v), -1);
+}
+
+static void test_binary_and_empty(void **st)
+{
+    (void)st;
+    got g;
+    memset(&g, 0, sizeof g);
+    lx_sink sink = {&g, on_rec, on_bad};
+    lx_scan(NULL, 0, &sink);
+    lx_scan("", 0, &sink);
+    assert_int_equal(g.n + g.nbad, 0);
+    unsigned char bin[4096];
+    uint32_t x = 12345;
+    for (size_t i = 0; i < sizeof bin; i++) {
+        x = x * 1103515245u + 12345u;
+        bin[i] = (unsigned char)(x >> 16);
+    }
+    memcpy(bin + 100, "bind phase=a\0b start_ns=", 24);
+    lx_scan((const char *)bin, sizeof bin, &sink);
+    assert_int_equal(g.n, 0);
+    assert_true(g.nbad >= 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bind_line_fields),
+        cmocka_unit_test(test_record_after_text_and_two_on_a_line),
+        cmocka_unit_test(test_crlf_and_noise),
+        cmocka_unit_test(test_overflow_is_reported),
+        cmocka_unit_test(test_malformed_records),
+        cmocka_unit_test(test_stamps_only_at_line_start),
+        cmocka_unit_test(test_parse_u64),
+        cmocka_unit_test(test_binary_and_empty),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

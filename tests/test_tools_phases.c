@@ -1,0 +1,389 @@
+/* Pass grouping and phase statistics on hand-written logs of both runtimes:
+ * exact numbers, and the exact warning for every defect a log can have. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/tools_support.h"
+#include "tools/phstats.h"
+
+typedef struct fx {
+    char *buf;
+    size_t len;
+    ps_log L;
+    st_result R;
+    hbg_status st;
+} fx;
+
+/* Groups fixture NAME; warnings name it by NAME alone. */
+static fx *load(const char *name, bool keep_first)
+{
+    fx *f = calloc(1, sizeof *f);
+    f->buf = ts_slurp(ts_fixture(name), &f->len);
+    assert_non_null(f->buf);
+    ps_options o = {keep_first, false};
+    assert_int_equal(ps_read(&f->L, name, f->buf, f->len, &o), HBG_OK);
+    f->st = f->L.nused ? st_compute(&f->L, &f->R) : HBG_OK;
+    return f;
+}
+
+static void drop(fx *f)
+{
+    ps_free(&f->L);
+    free(f->buf);
+    free(f);
+}
+
+static const st_stat *row(fx *f, const char *seg)
+{
+    for (int r = 0; r < f->R.nrow; r++)
+        if (!strcmp(f->L.segname[f->R.row_seg[r]], seg))
+            return &f->R.row[r];
+    return NULL;
+}
+
+static void check(const st_stat *s, uint64_t mn, uint64_t med, int half, uint64_t mx, size_t n)
+{
+    assert_non_null(s);
+    assert_int_equal(s->min, mn);
+    assert_int_equal(s->med.whole, med);
+    assert_int_equal(s->med.half, half);
+    assert_int_equal(s->max, mx);
+    assert_int_equal(s->n, n);
+}
+
+static void warnings_are(fx *f, const char *const *want, size_t n)
+{
+    for (size_t i = 0; i < f->L.warn.n && i < n; i++)
+        assert_string_equal(f->L.warn.msg[i], want[i]);
+    assert_int_equal(f->L.warn.n, n);
+}
+
+static void test_ours_one_rank(void **st)
+{
+    (void)st;
+    fx *f = load("ours-1rank-4pass.log", false);
+    assert_int_equal(f->L.npass, 4);
+    assert_int_equal(f->L.nrank, 1);
+    assert_int_equal(f->L.ncold, 1);
+    assert_int_equal(f->L.nused, 3);
+    assert_int_equal(f->L.nbind, 40);
+    assert_true(f->L.has_stamp);
+    assert_true(lx_slice_eq(f->L.stamp, "1a2b3c4 env HBG_BIND_BREAKDOWN=1 hbg run qwen --rounds 4 -o "
+                                        "outputs/bind_qwen_numbers_1a2b3c4_r1.log"));
+    assert_int_equal(f->R.nrow, 10);
+    check(row(f, "args"), 20000, 20001, 0, 20002, 3);
+    check(row(f, "host_orch"), 1000, 2000, 0, 3000, 3);
+    check(row(f, "graph_upload"), 500, 600, 0, 700, 3);
+    check(row(f, "arena_h2d"), 100, 105, 0, 110, 3);
+    check(row(f, "host_view_close"), 30000, 30001, 0, 30003, 3);
+    check(&f->R.total, 1600, 2705, 0, 3810, 3);
+    assert_int_equal(f->R.control, (1u << PS_HOST_ORCH) | (1u << PS_GRAPH_UPLOAD) | (1u << PS_ARENA_H2D));
+    assert_int_equal(f->R.heap_used.value, 127673344);
+    assert_false(f->R.heap_used.varies);
+    assert_int_equal(f->R.tasks.value, 47);
+    assert_int_equal(f->R.bytes[PS_ARGS].value, 40859999040ull);
+    assert_int_equal(f->R.bytes[PS_ARENA_H2D].value, 180480);
+    assert_int_equal(f->R.bytes[PS_GM_HEAP].n, 0);
+    assert_int_equal(f->R.op_count[PS_OP_RECORD_NODE].value, 277);
+    assert_int_equal(f->L.warn.n, 0);
+    drop(f);
+}
+
+static void test_keep_first(void **st)
+{
+    (void)st;
+    fx *f = load("ours-1rank-4pass.log", true);
+    assert_int_equal(f->L.nused, 4);
+    check(row(f, "host_orch"), 1000, 2500, 0, 9000, 4);
+    check(&f->R.total, 1600, 3257, 1, 14900, 4);
+    drop(f);
+}
+
+static void test_crlf_same_numbers(void **st)
+{
+    (void)st;
+    fx *f = load("ours-1rank-4pass-crlf.log", false);
+    check(&f->R.total, 1600, 2705, 0, 3810, 3);
+    check(row(f, "args"), 20000, 20001, 0, 20002, 3);
+    assert_true(lx_slice_eq(f->L.stamp, "1a2b3c4 env HBG_BIND_BREAKDOWN=1 hbg run qwen --rounds 4 -o "
+                                        "outputs/bind_qwen_numbers_1a2b3c4_r1.log"));
+    assert_int_equal(f->L.warn.n, 0);
+    drop(f);
+}
+
+static void test_upstream_two_ranks_interleaved(void **st)
+{
+    (void)st;
+    fx *f = load("upstream-2rank-interleaved.log", false);
+    assert_int_equal(f->L.npass, 6);
+    assert_int_equal(f->L.nrank, 2);
+    assert_int_equal(f->L.rank[0].pid, 4001);
+    assert_int_equal(f->L.rank[1].pid, 4002);
+    assert_int_equal(f->L.nused, 4);
+    /* every pass named by the span that followed its burst */
+    for (size_t i = 0; i < f->L.npass; i++) {
+        assert_true(f->L.pass[i].has_pid && f->L.pass[i].has_inv && f->L.pass[i].has_span);
+        assert_false(f->L.pass[i].keyed);
+    }
+    assert_non_null(ps_find(&f->L, 4002, 3));
+    check(row(f, "host_orch"), 1000, 1150, 0, 1301, 4);
+    check(row(f, "graph_upload"), 300, 301, 1, 304, 4);
+    check(row(f, "arena_h2d"), 40, 41, 1, 45, 4);
+    check(row(f, "host_view_close"), 30000, 30000, 0, 30000, 4);
+    check(&f->R.total, 1340, 1493, 0, 1650, 4);
+    assert_int_equal(f->L.warn.n, 0);
+    drop(f);
+}
+
+static void test_shared_lines_and_noise(void **st)
+{
+    (void)st;
+    fx *f = load("ours-2rank-shared-lines.log", false);
+    assert_int_equal(f->L.nbind, 60);
+    assert_int_equal(f->L.norch, 30);
+    assert_int_equal(f->L.nbindspans, 6);
+    assert_int_equal(f->L.npass, 6);
+    assert_int_equal(f->L.nused, 4);
+    check(row(f, "host_orch"), 1000, 1500, 0, 3000, 4);
+    check(row(f, "arena_h2d"), 100, 102, 1, 110, 4);
+    check(&f->R.total, 1600, 2152, 1, 3810, 4);
+    assert_int_equal(f->L.warn.n, 0);
+    drop(f);
+}
+
+static void test_retired_counted(void **st)
+{
+    (void)st;
+    fx *f = load("ours-retired.log", false);
+    check(row(f, "relocate"), 50, 50, 0, 50, 3);
+    check(row(f, "sm_h2d"), 60, 60, 0, 60, 3);
+    check(&f->R.total, 1710, 2815, 0, 3920, 3);
+    assert_true(f->R.control & (1u << PS_RELOCATE));
+    assert_true(f->R.control & (1u << PS_SM_H2D));
+    drop(f);
+}
+
+static void test_unknown_segment_kept_last(void **st)
+{
+    (void)st;
+    fx *f = load("ours-unknown-segment.log", false);
+    assert_int_equal(f->R.nrow, 11);
+    assert_string_equal(f->L.segname[f->R.row_seg[10]], "pin_mem");
+    assert_string_equal(f->L.segname[f->R.row_seg[9]], "host_view_close");
+    check(&f->R.row[10], 7, 7, 0, 7, 3);
+    check(&f->R.total, 1600, 2705, 0, 3810, 3);
+    drop(f);
+}
+
+static void test_missing_close_ours(void **st)
+{
+    (void)st;
+    fx *f = load("ours-missing-close.log", false);
+    static const char *const w[] = {
+        "ours-missing-close.log:24: pass pid=4242 inv=2 has no arena_h2d (its closing segment); excluded"};
+    warnings_are(f, w, 1);
+    assert_int_equal(f->L.npass, 4);
+    check(row(f, "host_orch"), 1000, 1500, 0, 2000, 2);
+    check(&f->R.total, 1600, 2152, 1, 2705, 2);
+    drop(f);
+}
+
+/* The original tool closes a pass at arena_h2d and would merge inv 3 into
+ * inv 4 here; the burst is tied to its span instead. */
+static void test_missing_close_upstream_not_merged(void **st)
+{
+    (void)st;
+    fx *f = load("upstream-missing-close.log", false);
+    static const char *const w[] = {
+        "upstream-missing-close.log:44: pass pid=5001 inv=3 has no arena_h2d (its closing segment); excluded"};
+    warnings_are(f, w, 1);
+    assert_int_equal(f->L.npass, 4);
+    check(row(f, "host_orch"), 2000, 2500, 0, 3000, 2);
+    check(row(f, "args"), 20001, 20001, 1, 20002, 2);
+    check(&f->R.total, 2705, 3257, 1, 3810, 2);
+    drop(f);
+}
+
+static void test_missing_close_upstream_without_spans(void **st)
+{
+    (void)st;
+    fx *f = load("upstream-missing-close-nospans.log", false);
+    static const char *const w[] = {"upstream-missing-close-nospans.log:36: pass thread 0x7f3c9a7fc650 has no "
+                                    "arena_h2d (its closing segment); excluded"};
+    warnings_are(f, w, 1);
+    assert_int_equal(f->L.npass, 4);
+    assert_int_equal(f->L.nrank, 1);
+    check(&f->R.total, 2705, 3257, 1, 3810, 2);
+    drop(f);
+}
+
+static void test_duplicate_segment(void **st)
+{
+    (void)st;
+    fx *f = load("ours-duplicate.log", false);
+    static const char *const w[] = {"ours-duplicate.log:52: segment graph_upload appears twice in pass pid=4242 "
+                                    "inv=3 (first at line 51); excluded"};
+    warnings_are(f, w, 1);
+    check(&f->R.total, 2705, 3257, 1, 3810, 2);
+    drop(f);
+}
+
+static void test_truncated_last_pass(void **st)
+{
+    (void)st;
+    fx *f = load("upstream-truncated.log", false);
+    static const char *const w[] = {
+        "upstream-truncated.log:70: malformed bind line: expected dur_ns=<ns> (the line is cut short or not a "
+        "bind line); ignored",
+        "upstream-truncated.log:63: the log ends inside pass pid=5001 thread 0x7f3c9a7fc650 (no arena_h2d): "
+        "truncated pass excluded"};
+    warnings_are(f, w, 2);
+    assert_int_equal(f->L.npass, 4);
+    assert_int_equal(f->L.nused, 2);
+    check(&f->R.total, 1600, 2705, 0, 3810, 2);
+    drop(f);
+}
+
+static void test_segment_sets_differ(void **st)
+{
+    (void)st;
+    fx *f = load("ours-setdiff.log", false);
+    static const char *const w[] = {"ours-setdiff.log:44: pass pid=4242 inv=3 has other segments than the other 2 "
+                                    "passes (missing: none; extra: pin_mem); excluded"};
+    warnings_are(f, w, 1);
+    check(&f->R.total, 2705, 3257, 1, 3810, 2);
+    drop(f);
+}
+
+static void test_dropped_named(void **st)
+{
+    (void)st;
+    fx *f = load("ours-dropped.log", false);
+    static const char *const w[] = {"ours-dropped.log:56: host-orch record_node dropped=4 in pass pid=4242 inv=3 "
+                                    "(the per-op record pool overflowed); excluded"};
+    warnings_are(f, w, 1);
+    assert_int_equal(f->L.nused, 2);
+    drop(f);
+}
+
+static void test_counts_vary(void **st)
+{
+    (void)st;
+    fx *f = load("ours-counts-vary.log", false);
+    static const char *const w[] = {"ours-counts-vary.log: host-orch submit_task count differs between passes: 5 "
+                                    "(line 34) and 6 (line 54); range 5..6"};
+    warnings_are(f, w, 1);
+    assert_true(f->R.op_count[PS_OP_SUBMIT_TASK].varies);
+    assert_int_equal(f->R.op_count[PS_OP_SUBMIT_TASK].min, 5);
+    assert_int_equal(f->R.op_count[PS_OP_SUBMIT_TASK].max, 6);
+    assert_false(f->R.op_count[PS_OP_ALLOC_TENSORS].varies);
+    drop(f);
+}
+
+static void test_overflow_line(void **st)
+{
+    (void)st;
+    fx *f = load("ours-overflow.log", false);
+    static const char *const w[] = {
+        "ours-overflow.log:51: malformed bind line: dur_ns= is a number past 64 bits; ignored",
+        "ours-overflow.log:44: pass pid=4242 inv=3 has other segments than the other 2 passes (missing: "
+        "graph_upload; extra: none); excluded"};
+    warnings_are(f, w, 2);
+    check(&f->R.total, 2705, 3257, 1, 3810, 2);
+    drop(f);
+}
+
+static void test_stamps(void **st)
+{
+    (void)st;
+    fx *f = load("ours-nostamp.log", false);
+    assert_false(f->L.has_stamp);
+    check(&f->R.total, 1600, 2705, 0, 3810, 3);
+    drop(f);
+    f = load("ours-two-stamps.log", false);
+    assert_true(f->L.stamp_conflict);
+    assert_int_equal(f->L.stamp2_line, 41);
+    assert_int_equal(f->L.stamp_line, 1);
+    drop(f);
+    f = load("ours-same-stamp-twice.log", false);
+    assert_false(f->L.stamp_conflict);
+    drop(f);
+}
+
+static void test_only_cold(void **st)
+{
+    (void)st;
+    fx *f = load("upstream-only-cold.log", false);
+    assert_int_equal(f->L.npass, 2);
+    assert_int_equal(f->L.nrank, 2);
+    assert_int_equal(f->L.nwarm, 0);
+    assert_int_equal(f->L.nused, 0);
+    drop(f);
+    f = load("upstream-only-cold.log", true);
+    assert_int_equal(f->L.nused, 2);
+    check(row(f, "host_orch"), 8000, 8050, 0, 8100, 2);
+    drop(f);
+}
+
+static void test_original_fixtures(void **st)
+{
+    (void)st;
+    /* the shipped copies of the grammar fixtures of both runtimes */
+    fx *f = load("hbg-grammar-1rank-3round.log", false);
+    check(row(f, "args"), 1529439990, 1534549296, 1, 1539658603, 2);
+    check(&f->R.total, 1101226, 1111257, 0, 1121288, 2);
+    drop(f);
+    f = load("upstream-grammar-2rank-3round.log", false);
+    assert_int_equal(f->L.nrank, 2);
+    check(row(f, "graph_upload"), 303977, 320794, 1, 328140, 4);
+    check(&f->R.total, 988998, 1057894, 1, 1148123, 4);
+    drop(f);
+}
+
+/* A log written by `hbg run vector --mode numbers --rounds 4`. */
+static void test_log_of_hbg_run(void **st)
+{
+    (void)st;
+    fx *f = load("hbg-run-vector-numbers.log", false);
+    assert_int_equal(f->L.warn.n, 0);
+    assert_int_equal(f->L.npass, 4);
+    assert_true(f->L.pass[0].keyed);
+    check(&f->R.total, 4769, 7805, 0, 33042, 3);
+    check(row(f, "host_orch"), 4559, 7474, 0, 32772, 3);
+    assert_int_equal(f->R.heap_used.value, 24640);
+    assert_int_equal(f->R.op_count[PS_OP_GRAPH_SUBMIT].value, 4);
+    drop(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ours_one_rank),
+        cmocka_unit_test(test_keep_first),
+        cmocka_unit_test(test_crlf_same_numbers),
+        cmocka_unit_test(test_upstream_two_ranks_interleaved),
+        cmocka_unit_test(test_shared_lines_and_noise),
+        cmocka_unit_test(test_retired_counted),
+        cmocka_unit_test(test_unknown_segment_kept_last),
+        cmocka_unit_test(test_missing_close_ours),
+        cmocka_unit_test(test_missing_close_upstream_not_merged),
+        cmocka_unit_test(test_missing_close_upstream_without_spans),
+        cmocka_unit_test(test_duplicate_segment),
+        cmocka_unit_test(test_truncated_last_pass),
+        cmocka_unit_test(test_segment_sets_differ),
+        cmocka_unit_test(test_dropped_named),
+        cmocka_unit_test(test_counts_vary),
+        cmocka_unit_test(test_overflow_line),
+        cmocka_unit_test(test_stamps),
+        cmocka_unit_test(test_only_cold),
+        cmocka_unit_test(test_original_fixtures),
+        cmocka_unit_test(test_log_of_hbg_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
