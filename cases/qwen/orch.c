@@ -57,6 +57,7 @@ struct qwen_ctx {
     hbg_task t_tiling, t_copy_in, t_norm, t_copy_out;
 
     hbg_arg barg[L][QB_COUNT];
+    uint64_t no_scalars[1];
     hbg_boundary bnd[L];
 };
 
@@ -432,7 +433,9 @@ hbg_status qwen_ctx_create(const qwen_dims *d, qwen_ctx **out)
         a[QB_META] = (hbg_arg){&c->meta, HBG_INOUT};
         a[QB_S16] = (hbg_arg){&c->s16, HBG_INOUT};
         a[QB_S32] = (hbg_arg){&c->s32, HBG_INOUT};
-        c->bnd[l] = (hbg_boundary){.ntensors = QB_COUNT, .args = a};
+        /* No boundary scalars, but a non-NULL pointer: the replay copies
+         * nscalars of them with memcpy, which must not see NULL. */
+        c->bnd[l] = (hbg_boundary){.ntensors = QB_COUNT, .args = a, .scalars = c->no_scalars};
     }
     *out = c;
     return HBG_OK;
