@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -281,6 +282,59 @@ static void usage_errors(void **state)
     assert_int_equal(run("", "nosuch", out, sizeof out), 2);
 }
 
+/* A rank killed mid-run: hbg run names it, stops its peer within the bound,
+ * exits non-zero, and the log stays parseable. */
+static void killed_rank_is_named(void **state)
+{
+    (void)state;
+    char log[300], outp[300];
+    snprintf(log, sizeof log, "%s/killed.log", dir);
+    snprintf(outp, sizeof outp, "%s/killed.out", dir);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *f = freopen(outp, "w", stdout);
+        (void)f;
+        dup2(1, 2);
+        close(fds[0]);
+        execl(getenv("HBG_CLI"), "hbg", "run", "vector", "--ranks", "2", "--rounds", "100000", "--peer-timeout",
+              "1", "-o", log, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    /* wait until both ranks have written passes, then kill rank 1 */
+    pid_t victim = 0;
+    for (int i = 0; i < 200 && !victim; i++) {
+        usleep(20000);
+        char cmd[128], line[64];
+        snprintf(cmd, sizeof cmd, "pgrep -P %d | sort -n | tail -1", (int)pid);
+        FILE *p = popen(cmd, "r");
+        if (p && fgets(line, sizeof line, p))
+            victim = (pid_t)atoi(line);
+        if (p)
+            pclose(p);
+    }
+    assert_true(victim > 0);
+    usleep(300000);
+    kill(victim, SIGKILL);
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws));
+    assert_int_equal(WEXITSTATUS(ws), 1);
+    char *out = slurp(outp);
+    char want[96];
+    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: killed by signal 9", (int)victim);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "rank 0 (pid "));
+    free(out);
+    /* every line of the log is whole */
+    char *text = slurp(log);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        assert_true(strncmp(line, "[stamp] ", 8) == 0 || strncmp(line, "[mono_ns=", 9) == 0);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +343,7 @@ int main(void)
         cmocka_unit_test(timeline_records),
         cmocka_unit_test(small_pool_drops_but_keeps),
         cmocka_unit_test(usage_errors),
+        cmocka_unit_test(killed_rank_is_named),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
