@@ -4,9 +4,11 @@
 #include "case.h"
 
 extern const hbg_case hbg_case_vector;
+extern const hbg_case hbg_case_qwen;
 
 static const hbg_case *const all[] = {
     &hbg_case_vector,
+    &hbg_case_qwen,
     NULL,
 };
 

@@ -1,0 +1,306 @@
+/* qwen — a Qwen3-14B-shaped decode step (1 rank). See docs/case-qwen.md.
+ *
+ * Setup builds the model's host data from a seeded generator, so every run
+ * of every build sees the same numbers; the golden runs the plain reference
+ * decode (reference.c) and compares the device's final hidden state and the
+ * KV-cache rows it wrote, within QWEN_TOLERANCE.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "qwen/qwen_internal.h"
+
+#define QWEN_SEED 0x5157454e33313442ull
+
+typedef struct qwen_state {
+    qwen_model m;
+    qwen_ctx *ctx;
+    hbg_host_tensor args[QA_COUNT];
+} qwen_state;
+
+qwen_dims qwen_dims_for(uint32_t u)
+{
+    return (qwen_dims){.u = u, .hidden = 5 * u, .inter = 17 * u, .qdim = 5 * u, .kvdim = u, .head_dim = u / 8};
+}
+
+/* splitmix64: small, seedable, identical everywhere. */
+static uint64_t next_u64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* uniform in [-1, 1) */
+static float next_f(uint64_t *s)
+{
+    return (float)((double)(next_u64(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+}
+
+static void fill(float *p, size_t n, float scale, float bias, uint64_t *s)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = bias + scale * next_f(s);
+}
+
+static void free_model(qwen_model *m)
+{
+    void *ps[] = {m->x, m->out, m->in_norm, m->wq, m->wk, m->wv, m->qnorm, m->knorm, m->seqlens, m->block_table,
+                  m->slots, m->cos, m->sin, m->kcache, m->vcache, m->wo, m->wgate, m->wup, m->wdown, m->post_norm};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        free(ps[i]);
+    memset(m, 0, sizeof *m);
+}
+
+static void qwen_teardown(void *state)
+{
+    qwen_state *s = state;
+    if (!s)
+        return;
+    free_model(&s->m);
+    qwen_ctx_destroy(s->ctx);
+    free(s);
+}
+
+static hbg_tensor lay(hbg_dtype dt, unsigned nd, uint32_t s0, uint32_t s1, uint32_t s2)
+{
+    uint32_t shape[3] = {s0, s1, s2};
+    return hbg_tensor_desc(dt, nd, shape);
+}
+
+static hbg_status build_model(qwen_model *m, qwen_dims d)
+{
+    const size_t Lc = QWEN_LAYERS, Bc = QWEN_BATCH, H = d.hidden, I = d.inter, Q = d.qdim, KV = d.kvdim,
+                 hd = d.head_dim, kvl = (size_t)QWEN_PAGES * QWEN_PAGE * KV;
+    m->d = d;
+    m->x = malloc(sizeof(float) * Bc * H);
+    m->out = calloc(Bc * H, sizeof(float));
+    m->in_norm = malloc(sizeof(float) * (Lc + 1) * H);
+    m->wq = malloc(sizeof(float) * Lc * H * Q);
+    m->wk = malloc(sizeof(float) * Lc * H * KV);
+    m->wv = malloc(sizeof(float) * Lc * H * KV);
+    m->qnorm = malloc(sizeof(float) * Lc * hd);
+    m->knorm = malloc(sizeof(float) * Lc * hd);
+    m->seqlens = malloc(sizeof(int32_t) * Bc);
+    m->block_table = malloc(sizeof(int32_t) * Bc * QWEN_PAGES_PER_SEQ);
+    m->slots = malloc(sizeof(int32_t) * Bc);
+    m->cos = malloc(sizeof(float) * QWEN_MAX_CTX * hd / 2);
+    m->sin = malloc(sizeof(float) * QWEN_MAX_CTX * hd / 2);
+    m->kcache = malloc(sizeof(float) * Lc * kvl);
+    m->vcache = malloc(sizeof(float) * Lc * kvl);
+    m->wo = malloc(sizeof(float) * Lc * Q * H);
+    m->wgate = malloc(sizeof(float) * Lc * H * I);
+    m->wup = malloc(sizeof(float) * Lc * H * I);
+    m->wdown = malloc(sizeof(float) * Lc * I * H);
+    m->post_norm = malloc(sizeof(float) * Lc * H);
+    if (!m->x || !m->out || !m->in_norm || !m->wq || !m->wk || !m->wv || !m->qnorm || !m->knorm || !m->seqlens ||
+        !m->block_table || !m->slots || !m->cos || !m->sin || !m->kcache || !m->vcache || !m->wo || !m->wgate ||
+        !m->wup || !m->wdown || !m->post_norm)
+        return HBG_E_NOMEM;
+
+    /* Uniform weights scaled by sqrt(3 / fan_in) keep unit-variance inputs
+     * at unit variance; the two projections back into the residual are
+     * halved so the residual grows gently over 40 layers. */
+    uint64_t s = QWEN_SEED;
+    fill(m->x, Bc * H, 1.0f, 0.0f, &s);
+    fill(m->in_norm, (Lc + 1) * H, 0.1f, 1.0f, &s);
+    fill(m->wq, Lc * H * Q, sqrtf(3.0f / (float)H), 0.0f, &s);
+    fill(m->wk, Lc * H * KV, sqrtf(3.0f / (float)H), 0.0f, &s);
+    fill(m->wv, Lc * H * KV, sqrtf(3.0f / (float)H), 0.0f, &s);
+    fill(m->qnorm, Lc * hd, 0.1f, 1.0f, &s);
+    fill(m->knorm, Lc * hd, 0.1f, 1.0f, &s);
+    fill(m->kcache, Lc * kvl, 1.0f, 0.0f, &s);
+    fill(m->vcache, Lc * kvl, 1.0f, 0.0f, &s);
+    fill(m->wo, Lc * Q * H, 0.5f * sqrtf(3.0f / (float)Q), 0.0f, &s);
+    fill(m->wgate, Lc * H * I, sqrtf(3.0f / (float)H), 0.0f, &s);
+    fill(m->wup, Lc * H * I, sqrtf(3.0f / (float)H), 0.0f, &s);
+    fill(m->wdown, Lc * I * H, 0.5f * sqrtf(3.0f / (float)I), 0.0f, &s);
+    fill(m->post_norm, Lc * H, 0.1f, 1.0f, &s);
+
+    /* Pages: a shuffled pool, four per sequence, so the block table is
+     * really indirect. */
+    int32_t perm[QWEN_PAGES];
+    for (int32_t i = 0; i < QWEN_PAGES; i++)
+        perm[i] = i;
+    for (int32_t i = QWEN_PAGES - 1; i > 0; i--) {
+        int32_t j = (int32_t)(next_u64(&s) % (uint64_t)(i + 1)), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    memcpy(m->block_table, perm, sizeof perm);
+    for (size_t b = 0; b < Bc; b++) {
+        int32_t n = 1 + (int32_t)(next_u64(&s) % QWEN_MAX_CTX), pos = n - 1;
+        m->seqlens[b] = n;
+        m->slots[b] = m->block_table[b * QWEN_PAGES_PER_SEQ + (size_t)pos / QWEN_PAGE] * QWEN_PAGE + pos % QWEN_PAGE;
+    }
+    for (size_t p = 0; p < QWEN_MAX_CTX; p++)
+        for (size_t j = 0; j < hd / 2; j++) {
+            double ang = (double)p * pow(QWEN_ROPE_THETA, -2.0 * (double)j / (double)hd);
+            m->cos[p * hd / 2 + j] = (float)cos(ang);
+            m->sin[p * hd / 2 + j] = (float)sin(ang);
+        }
+    return HBG_OK;
+}
+
+static hbg_status qwen_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_program *prog, void **state)
+{
+    uint32_t u = env->tile_unit ? env->tile_unit : QWEN_DEFAULT_U;
+    if (u < QWEN_MIN_U || u > QWEN_MAX_U || u % 16) {
+        fprintf(stderr, "qwen: tile unit %u: expected a multiple of 16 in [%u, %u]\n", u, QWEN_MIN_U, QWEN_MAX_U);
+        return HBG_E_INVAL;
+    }
+    qwen_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return HBG_E_NOMEM;
+    qwen_dims d = qwen_dims_for(u);
+    hbg_status st = build_model(&s->m, d);
+    if (!st)
+        st = qwen_ctx_create(&d, &s->ctx);
+    if (!st)
+        st = qwen_register_kernels(kt);
+    if (st) {
+        if (st == HBG_E_NOMEM)
+            fprintf(stderr, "qwen: out of host memory for tile unit %u\n", u);
+        qwen_teardown(s);
+        return st;
+    }
+    const uint32_t L = QWEN_LAYERS, B = QWEN_BATCH, H = d.hidden, I = d.inter, Q = d.qdim, KV = d.kvdim,
+                   hd = d.head_dim;
+    qwen_model *m = &s->m;
+    struct {
+        const char *name;
+        void *p;
+        hbg_tensor layout;
+        uint8_t dir;
+    } a[QA_COUNT] = {
+        [QA_X] = {"x", m->x, lay(HBG_F32, 2, B, H, 0), HBG_IN},
+        [QA_OUT] = {"out", m->out, lay(HBG_F32, 2, B, H, 0), HBG_OUT},
+        [QA_IN_NORM] = {"in_norm", m->in_norm, lay(HBG_F32, 2, L + 1, H, 0), HBG_IN},
+        [QA_WQ] = {"wq", m->wq, lay(HBG_F32, 2, L * H, Q, 0), HBG_IN},
+        [QA_WK] = {"wk", m->wk, lay(HBG_F32, 2, L * H, KV, 0), HBG_IN},
+        [QA_WV] = {"wv", m->wv, lay(HBG_F32, 2, L * H, KV, 0), HBG_IN},
+        [QA_QNORM] = {"q_norm", m->qnorm, lay(HBG_F32, 2, L, hd, 0), HBG_IN},
+        [QA_KNORM] = {"k_norm", m->knorm, lay(HBG_F32, 2, L, hd, 0), HBG_IN},
+        [QA_SEQLENS] = {"seq_lens", m->seqlens, lay(HBG_I32, 1, B, 0, 0), HBG_IN},
+        [QA_BLOCK_TABLE] = {"block_table", m->block_table, lay(HBG_I32, 2, B, QWEN_PAGES_PER_SEQ, 0), HBG_IN},
+        [QA_SLOTS] = {"slot_mapping", m->slots, lay(HBG_I32, 1, B, 0, 0), HBG_IN},
+        [QA_COS] = {"rope_cos", m->cos, lay(HBG_F32, 2, QWEN_MAX_CTX, hd / 2, 0), HBG_IN},
+        [QA_SIN] = {"rope_sin", m->sin, lay(HBG_F32, 2, QWEN_MAX_CTX, hd / 2, 0), HBG_IN},
+        [QA_KCACHE] = {"k_cache", m->kcache, lay(HBG_F32, 3, L * QWEN_PAGES, QWEN_PAGE, KV), HBG_INOUT},
+        [QA_VCACHE] = {"v_cache", m->vcache, lay(HBG_F32, 3, L * QWEN_PAGES, QWEN_PAGE, KV), HBG_INOUT},
+        [QA_WO] = {"wo", m->wo, lay(HBG_F32, 2, L * Q, H, 0), HBG_IN},
+        [QA_WGATE] = {"w_gate", m->wgate, lay(HBG_F32, 2, L * H, I, 0), HBG_IN},
+        [QA_WUP] = {"w_up", m->wup, lay(HBG_F32, 2, L * H, I, 0), HBG_IN},
+        [QA_WDOWN] = {"w_down", m->wdown, lay(HBG_F32, 2, L * I, H, 0), HBG_IN},
+        [QA_POST_NORM] = {"post_norm", m->post_norm, lay(HBG_F32, 2, L, H, 0), HBG_IN},
+    };
+    for (uint32_t i = 0; i < QA_COUNT; i++)
+        s->args[i] = (hbg_host_tensor){.name = a[i].name, .host = a[i].p, .layout = a[i].layout, .dir = a[i].dir,
+                                       /* weights and tables never change: staged once */
+                                       .persistent = a[i].dir == HBG_IN && i != QA_X};
+    *prog = (hbg_program){.name = "qwen", .orch = qwen_orchestrate, .ctx = s->ctx, .nargs = QA_COUNT, .args = s->args};
+    *state = s;
+    return HBG_OK;
+}
+
+/* max |got - want| / max |want|, and where the worst element is. */
+static double rel_err(const float *got, const float *want, size_t n, size_t *worst)
+{
+    double dmax = 0.0, wmax = 0.0;
+    *worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        double e = fabs((double)got[i] - (double)want[i]);
+        if (!(e <= dmax)) { /* NaN counts as the worst */
+            dmax = isnan(e) ? INFINITY : e;
+            *worst = i;
+        }
+        wmax = fmax(wmax, fabs((double)want[i]));
+    }
+    return wmax > 0.0 ? dmax / wmax : dmax;
+}
+
+/* |got - want|_2 / |want|_2, used for each layer's cache rows: a K row is
+ * RMS-normalised over one head (2 elements at u = 16), which can turn the
+ * device-vs-reference noise of a near-zero head into a large error on that
+ * one element without anything being wrong. */
+static double norm_err(const float *got, const float *want, size_t n)
+{
+    double d = 0.0, w = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double e = (double)got[i] - (double)want[i];
+        d += e * e;
+        w += (double)want[i] * (double)want[i];
+    }
+    return w > 0.0 ? sqrt(d / w) : sqrt(d);
+}
+
+static hbg_status qwen_golden(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg, size_t cap)
+{
+    (void)env, (void)kt;
+    qwen_state *s = state;
+    const qwen_model *m = &s->m;
+    const size_t B = QWEN_BATCH, H = m->d.hidden, KV = m->d.kvdim, L = QWEN_LAYERS;
+    float *ref = malloc(sizeof(float) * B * H), *knew = malloc(sizeof(float) * L * B * KV),
+          *vnew = malloc(sizeof(float) * L * B * KV), *dk = malloc(sizeof(float) * L * B * KV),
+          *dv = malloc(sizeof(float) * L * B * KV);
+    hbg_status st = ref && knew && vnew && dk && dv ? qwen_reference(m, ref, knew, vnew) : HBG_E_NOMEM;
+    if (st) {
+        snprintf(msg, cap, "qwen: reference decode failed: %s", hbg_strerror(st));
+        goto out;
+    }
+    size_t w;
+    double e = rel_err(m->out, ref, B * H, &w);
+    if (!(e <= QWEN_TOLERANCE)) {
+        snprintf(msg, cap,
+                 "qwen: final hidden differs from the reference: relative error %.3g > tolerance %.0e "
+                 "(max |device - reference| / max |reference|); worst at [%zu][%zu]: %.6g vs %.6g",
+                 e, QWEN_TOLERANCE, w / H, w % H, (double)m->out[w], (double)ref[w]);
+        st = HBG_E_DEVICE;
+        goto out;
+    }
+    /* The new token's K and V rows, as the device left them in the caches. */
+    const size_t kvl = (size_t)QWEN_PAGES * QWEN_PAGE * KV;
+    for (size_t l = 0; l < L; l++)
+        for (size_t b = 0; b < B; b++) {
+            memcpy(dk + (l * B + b) * KV, m->kcache + l * kvl + (size_t)m->slots[b] * KV, sizeof(float) * KV);
+            memcpy(dv + (l * B + b) * KV, m->vcache + l * kvl + (size_t)m->slots[b] * KV, sizeof(float) * KV);
+        }
+    for (size_t l = 0; l < L && !st; l++)
+        for (int isv = 0; isv < 2 && !st; isv++) {
+            const float *got = (isv ? dv : dk) + l * B * KV, *want = (isv ? vnew : knew) + l * B * KV;
+            double e = norm_err(got, want, B * KV);
+            if (!(e <= QWEN_KV_TOLERANCE)) {
+                snprintf(msg, cap,
+                         "qwen: %s-cache rows written by layer %zu differ from the reference: relative error "
+                         "%.3g > tolerance %.0e (|device - reference|_2 / |reference|_2)",
+                         isv ? "V" : "K", l, e, QWEN_KV_TOLERANCE);
+                st = HBG_E_DEVICE;
+            }
+        }
+out:
+    free(ref), free(knew), free(vnew), free(dk), free(dv);
+    return st;
+}
+
+void qwen_inject_fault(void *state, qwen_fault f)
+{
+    qwen_ctx_fault(((qwen_state *)state)->ctx, f);
+}
+
+const qwen_model *qwen_state_model(const void *state)
+{
+    return &((const qwen_state *)state)->m;
+}
+
+const hbg_case hbg_case_qwen = {
+    .name = "qwen",
+    .summary = "Qwen3-14B-shaped decode step: 47 host tasks, a 277-node layer Graph replayed 40x",
+    .default_ranks = 1,
+    .default_tile_unit = QWEN_DEFAULT_U,
+    .heap_bytes = 256ull << 20,
+    .setup = qwen_setup,
+    .golden = qwen_golden,
+    .teardown = qwen_teardown,
+};
