@@ -4,9 +4,11 @@
 #include "case.h"
 
 extern const hbg_case hbg_case_vector;
+extern const hbg_case hbg_case_dsv4;
 
 static const hbg_case *const all[] = {
     &hbg_case_vector,
+    &hbg_case_dsv4,
     NULL,
 };
 
