@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,10 +60,11 @@ static void two_processes_exchange(void **state)
     assert_int_equal(hbg_xrank_create(2, N * 4, 10ull * 1000 * 1000 * 1000, &x), HBG_OK);
     assert_int_equal(hbg_xrank_nranks(x), 2);
     assert_true(hbg_xrank_window_bytes(x) >= N * 4);
+    fflush(NULL);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)
-        _exit(rank1(x));
+        exit(rank1(x));
     uint32_t *mine = hbg_xrank_window(x, 0), *to1 = hbg_xrank_window(x, 1);
     for (uint32_t round = 0; round < 50; round++) {
         uint64_t ep = 2 * round;
@@ -85,12 +88,13 @@ static void silent_peer_times_out(void **state)
     uint64_t bound = 50ull * 1000 * 1000;
     assert_int_equal(hbg_xrank_create(2, 4096, bound, &x), HBG_OK);
     assert_int_equal(hbg_xrank_timeout_ns(x), bound);
+    fflush(NULL);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         uint64_t t0 = now_ns();
         hbg_status st = hbg_xrank_wait(x, 1, 3, 1);
-        _exit(st == HBG_E_PEER_TIMEOUT && now_ns() - t0 >= bound ? 0 : 1);
+        exit(st == HBG_E_PEER_TIMEOUT && now_ns() - t0 >= bound ? 0 : 1);
     }
     assert_int_equal(child_status(pid), 0);
     hbg_xrank_destroy(x);
