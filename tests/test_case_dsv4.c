@@ -114,8 +114,7 @@ static void check_rank_counts(uint32_t rank)
         at += 5;
         for (int layer = 0; layer < 2; layer++) {
             t = count_tasks(o, at, 15 + 49);
-            assert_int_equal(t.alloc, 15);
-            assert_int_equal(t.aic + t.aiv + t.mix + t.dummy, 49);
+            ASSERT_TALLY(t, 15, 18, 29, 1, 1, 0);
             at += 64;
             t = count_tasks(o, at, 74 + 217);
             ASSERT_TALLY(t, 74, 100, 115, 1, 1, 192);
