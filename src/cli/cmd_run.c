@@ -134,12 +134,26 @@ static int parse(int argc, char **argv, run_opts *o)
     o->level = HBG_LOG_TIMING;
     o->records_per_thread = 65536;
     o->peer_timeout_s = 30;
+    /* The stamp's command, taken before getopt permutes argv: every
+     * argument but the artifact paths, which differ between otherwise
+     * identical runs (the log name carries the commit and the repetition). */
+    size_t n = (size_t)snprintf(o->stamp_cmd, sizeof o->stamp_cmd, "hbg");
+    for (int i = 0; i < argc && n < sizeof o->stamp_cmd; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-o") || !strcmp(a, "--log") || !strcmp(a, "--out-dir")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(a, "--log=", 6) || !strncmp(a, "--out-dir=", 10) || (!strncmp(a, "-o", 2) && a[2]))
+            continue;
+        n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " %s", a);
+    }
     bool skipdev_flag = false, level_flag = false;
     hbg_level level_opt = HBG_LOG_TIMING;
     optind = 1;
     opterr = 0;
     int ch;
-    while ((ch = getopt_long(argc, argv, "+o:h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
         switch (ch) {
         case O_ROUNDS:
             if (!parse_u32(optarg, 1, MAX_ROUNDS, &o->rounds))
@@ -214,20 +228,6 @@ static int parse(int argc, char **argv, run_opts *o)
     if (level_flag)
         o->level = level_opt;
 
-    /* The stamp's command: every argument but the artifact paths, which
-     * differ between otherwise identical runs (the log name carries the
-     * commit and the repetition). */
-    size_t n = (size_t)snprintf(o->stamp_cmd, sizeof o->stamp_cmd, "hbg");
-    for (int i = 0; i < argc && n < sizeof o->stamp_cmd; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-o") || !strcmp(a, "--log") || !strcmp(a, "--out-dir")) {
-            i++;
-            continue;
-        }
-        if (!strncmp(a, "--log=", 6) || !strncmp(a, "--out-dir=", 10) || (!strncmp(a, "-o", 2) && a[2]))
-            continue;
-        n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " %s", a);
-    }
     return 1;
 }
 

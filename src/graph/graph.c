@@ -40,6 +40,7 @@ static bool tmpl_equal(const hbg_tensor *a, const hbg_tensor *b)
     return true;
 }
 
+/* Limits that do not need a look at each slot. */
 static hbg_status check_boundary(const hbg_boundary *b)
 {
     if (!b)
@@ -49,26 +50,27 @@ static hbg_status check_boundary(const hbg_boundary *b)
     if ((b->ntensors && !b->args) || (b->nscalars && !b->scalars) || (b->ndeps && !b->deps) ||
         b->ndeps > HBG_MAX_FANINS)
         return HBG_E_INVAL;
-    for (uint32_t k = 0; k < b->ntensors; k++) {
-        const hbg_arg *a = &b->args[k];
-        if (!a->t || (a->dir != HBG_IN && a->dir != HBG_INOUT && a->dir != HBG_OUT_EXISTING) ||
-            !hbg_tensor_in_bounds(a->t))
-            return HBG_E_INVAL;
-    }
     return HBG_OK;
 }
 
-/* Linear in the width: one look at each slot, aliasing from the index
- * hbg_boundary_index() built. */
-static bool signature_matches(const hbg_def_entry *e, const hbg_boundary *b, const uint16_t *alias)
+/* One look at each slot: its direction, its range (kept for inference),
+ * and, against a Definition, its part of the signature. Linear in the
+ * width; aliasing comes from the index hbg_boundary_index() built. */
+static hbg_status scan_boundary(const hbg_boundary *b, const hbg_def_entry *e, const uint16_t *alias,
+                                hbg_range *rng)
 {
-    const hbg_bsig *s = &e->sig;
-    if (s->nbt != b->ntensors || s->nbs != b->nscalars)
-        return false;
-    for (uint32_t k = 0; k < b->ntensors; k++)
-        if (s->dir[k] != b->args[k].dir || s->alias[k] != alias[k] || !tmpl_equal(&s->tmpl[k], b->args[k].t))
-            return false;
-    return true;
+    const hbg_bsig *s = e ? &e->sig : NULL;
+    if (s && (s->nbt != b->ntensors || s->nbs != b->nscalars))
+        return HBG_E_BOUNDARY_MISMATCH;
+    for (uint32_t k = 0; k < b->ntensors; k++) {
+        const hbg_arg *a = &b->args[k];
+        if (!a->t || (a->dir != HBG_IN && a->dir != HBG_INOUT && a->dir != HBG_OUT_EXISTING) ||
+            !hbg_tensor_byte_range(a->t, &rng[k].lo, &rng[k].hi) || rng[k].hi > a->t->nbytes)
+            return HBG_E_INVAL;
+        if (s && (s->dir[k] != a->dir || s->alias[k] != alias[k] || !tmpl_equal(&s->tmpl[k], a->t)))
+            return HBG_E_BOUNDARY_MISMATCH;
+    }
+    return HBG_OK;
 }
 
 static void *pool_take(hbg_orch *o, uint64_t bytes)
@@ -229,7 +231,8 @@ static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const 
 }
 
 /* The outer task and boundary image of one replay. */
-static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, hbg_task_id *id)
+static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, const hbg_range *rng,
+                         hbg_task_id *id)
 {
     for (uint32_t i = 0; i < b->ndeps; i++)
         if (b->deps[i] >= o->ntasks)
@@ -245,14 +248,14 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, h
         st = hbg_orch_add_fanin(o, tid, b->deps[i]);
     bool infer = o->manual_depth == 0;
     for (uint32_t k = 0; k < b->ntensors && !st && infer; k++)
-        st = hbg_orch_task_reads(o, tid, b->args[k].t);
+        st = hbg_orch_task_reads(o, tid, b->args[k].t, rng[k].lo, rng[k].hi);
     /* Only written slots need a stable copy: the tensor map points at it. */
     uint32_t nw = 0;
     for (uint32_t k = 0; k < b->ntensors && !st; k++) {
         if (b->args[k].dir == HBG_IN)
             continue;
         o->tensors[o->ntensor] = *b->args[k].t;
-        st = hbg_orch_task_writes(o, tid, &o->tensors[o->ntensor++], b->args[k].dir);
+        st = hbg_orch_task_writes(o, tid, &o->tensors[o->ntensor++], rng[k].lo, rng[k].hi, b->args[k].dir);
         nw++;
     }
     if (st) {
@@ -306,26 +309,25 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
 
     uint64_t t0 = hbg_op_begin(o);
     o->depth_timed++;
+    hbg_range rng[HBG_MAX_BOUNDARY_TENSORS];
+    uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
     hbg_def_entry *e = find_def(o, key);
-    if (e && (e->pass == o->pass || o->cfg.keep_definitions)) {
-        uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
-        hbg_boundary_index(&o->rec, b, alias);
-        if (!signature_matches(e, b, alias)) {
-            if (flags & HBG_GRAPH_FALLBACK) {
-                o->fallbacks++;
-                st = run_inline(o, body, ctx, b);
-                goto out;
-            }
-            st = HBG_E_BOUNDARY_MISMATCH;
-            goto out;
-        }
-        e->pass = o->pass;
-    } else {
-        st = record(o, key, body, ctx, b, &e);
-        if (st)
-            goto out;
+    if (e && !(e->pass == o->pass || o->cfg.keep_definitions))
+        e = NULL; /* recorded by an earlier pass: record again */
+    hbg_boundary_index(&o->rec, b, alias);
+    st = scan_boundary(b, e, alias, rng);
+    if (st == HBG_E_BOUNDARY_MISMATCH && (flags & HBG_GRAPH_FALLBACK)) {
+        o->fallbacks++;
+        st = run_inline(o, body, ctx, b);
+        goto out;
     }
-    st = replay(o, e, b, id);
+    if (st)
+        goto out;
+    if (e)
+        e->pass = o->pass;
+    else if ((st = record(o, key, body, ctx, b, &e)))
+        goto out;
+    st = replay(o, e, b, rng, id);
 out:
     o->depth_timed--;
     if (o->timing)

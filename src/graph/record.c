@@ -102,7 +102,8 @@ static hbg_status rec_alloc(hbg_recorder *r, uint64_t heap_cap, uint64_t bytes, 
 }
 
 /* Expresses `t` relative to the replay. */
-static hbg_status classify(const hbg_recorder *r, const hbg_tensor *t, hbg_def_targ *out)
+static hbg_status classify(const hbg_recorder *r, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                           hbg_def_targ *out)
 {
     if (t->addr >= HBG_REC_BASE && t->addr - HBG_REC_BASE < r->heap_used) {
         out->cls = HBG_TARG_NODE_OUT;
@@ -113,9 +114,6 @@ static hbg_status classify(const hbg_recorder *r, const hbg_tensor *t, hbg_def_t
     int k = boundary_head(r, t->addr);
     if (k < 0)
         return HBG_E_GRAPH_CAPTURE;
-    uint64_t lo, hi;
-    if (!hbg_tensor_byte_range(t, &lo, &hi))
-        return HBG_E_INVAL;
     int view = -1;
     for (int j = k; j != 0xffff; j = r->bnext[j]) {
         const hbg_tensor *bt = r->b->args[j].t;
@@ -162,20 +160,16 @@ static hbg_status visit(void *ctx, uint32_t writer)
     return writer == c->self ? HBG_OK : node_fanin(c->r, c->n, writer);
 }
 
-static hbg_status infer_read(hbg_recorder *r, hbg_def_node *n, uint32_t self, const hbg_tensor *t)
+static hbg_status infer_read(hbg_recorder *r, hbg_def_node *n, uint32_t self, const hbg_tensor *t,
+                             uint64_t lo, uint64_t hi)
 {
-    uint64_t lo, hi;
-    if (!hbg_tensor_byte_range(t, &lo, &hi))
-        return HBG_E_INVAL;
     visit_ctx c = {r, n, self};
     return hbg_tmap_readers_deps(&r->map, t, lo, hi, visit, &c);
 }
 
-static hbg_status record_write(hbg_recorder *r, uint32_t self, const hbg_tensor *t, uint8_t dir)
+static hbg_status record_write(hbg_recorder *r, uint32_t self, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                               uint8_t dir)
 {
-    uint64_t lo, hi;
-    if (!hbg_tensor_byte_range(t, &lo, &hi))
-        return HBG_E_INVAL;
     hbg_tensor *v = &r->views[r->nviews++];
     *v = *t;
     return hbg_tmap_write(&r->map, v, lo, hi, self, dir == HBG_INOUT || dir == HBG_OUT_EXISTING);
@@ -217,7 +211,8 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
 {
     hbg_recorder *r = &o->rec;
     uint64_t t0 = hbg_op_begin(o);
-    hbg_status st = hbg_orch_validate_task(o, t, dummy);
+    hbg_range rng[HBG_MAX_TASK_TENSORS + 1];
+    hbg_status st = hbg_orch_validate_task(o, t, dummy, rng);
     for (uint32_t i = 0; i < t->ndeps && !st; i++)
         if (!(t->deps[i] & HBG_NODE_ID_BIT) || (t->deps[i] & ~HBG_NODE_ID_BIT) >= r->nnodes)
             st = HBG_E_BAD_DEP;
@@ -248,24 +243,24 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
             memset(g, 0, sizeof *g);
             g->dir = a->dir;
             if (a->dir == HBG_OUT) {
-                uint64_t lo, hi, off;
-                if (!hbg_tensor_byte_range(a->t, &lo, &hi)) {
+                uint64_t off;
+                if (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
                     st = HBG_E_INVAL;
                     break;
                 }
-                st = rec_alloc(r, o->cfg.heap_bytes, hi, &off);
+                st = rec_alloc(r, o->cfg.heap_bytes, rng[i].hi, &off);
                 if (st)
                     break;
                 a->t->addr = HBG_REC_BASE + off;
-                a->t->nbytes = hi;
+                a->t->nbytes = rng[i].hi;
                 a->t->creator = 0;
                 g->cls = HBG_TARG_OWN_OUT;
                 g->heap_off = off;
                 g->layout = layout_of(a->t, true);
             } else {
-                st = classify(r, a->t, g);
+                st = classify(r, a->t, rng[i].lo, rng[i].hi, g);
                 if (!st && infer && a->dir != HBG_NO_DEP)
-                    st = infer_read(r, n, self, a->t);
+                    st = infer_read(r, n, self, a->t, rng[i].lo, rng[i].hi);
             }
             r->ntarg++;
         }
@@ -273,9 +268,10 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
         if (t->pred && !st) {
             hbg_def_pred *p = &r->preds[r->npred];
             memset(p, 0, sizeof *p);
-            st = classify(r, t->pred->t, &p->where);
+            const hbg_range *pr = &rng[HBG_MAX_TASK_TENSORS];
+            st = classify(r, t->pred->t, pr->lo, pr->hi, &p->where);
             if (!st && infer)
-                st = infer_read(r, n, self, t->pred->t);
+                st = infer_read(r, n, self, t->pred->t, pr->lo, pr->hi);
             p->byte_offset = t->pred->byte_offset;
             p->value = t->pred->value;
             p->op = t->pred->op;
@@ -286,7 +282,7 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             const hbg_arg *a = &t->args[i];
             if (a->dir == HBG_OUT || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING)
-                st = record_write(r, self, a->t, a->dir);
+                st = record_write(r, self, a->t, rng[i].lo, rng[i].hi, a->dir);
         }
     }
     if (st) {
@@ -331,7 +327,7 @@ hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_
         g->dir = HBG_OUT;
         g->heap_off = off;
         g->layout = layout_of(ts[i], true);
-        st = record_write(r, self, ts[i], HBG_OUT);
+        st = record_write(r, self, ts[i], lo, hi, HBG_OUT);
     }
     node->targ_cnt = n;
     if (st) {

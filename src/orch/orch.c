@@ -202,20 +202,15 @@ static hbg_status visit_writer(void *ctx, uint32_t writer)
     return writer == c->task ? HBG_OK : hbg_orch_add_fanin(c->o, c->task, writer);
 }
 
-hbg_status hbg_orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t)
+hbg_status hbg_orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi)
 {
-    uint64_t lo, hi;
-    if (!hbg_tensor_byte_range(t, &lo, &hi))
-        return HBG_E_INVAL;
     fanin_ctx c = {o, task};
     return hbg_tmap_readers_deps(&o->map, t, lo, hi, visit_writer, &c);
 }
 
-hbg_status hbg_orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint8_t dir)
+hbg_status hbg_orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                                uint8_t dir)
 {
-    uint64_t lo, hi;
-    if (!hbg_tensor_byte_range(t, &lo, &hi))
-        return HBG_E_INVAL;
     /* An in-place write that covers an earlier write makes it unreachable:
      * later readers need only the newer writer, which already follows it. */
     return hbg_tmap_write(&o->map, t, lo, hi, task, dir == HBG_INOUT || dir == HBG_OUT_EXISTING);
@@ -232,7 +227,7 @@ static bool core_ok(const hbg_task *t)
 }
 
 /* Checks everything a submit can check before touching the mirror. */
-hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dummy)
+hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dummy, hbg_range *rng)
 {
     if (!dummy) {
         if (t->ntensors > HBG_MAX_TASK_TENSORS)
@@ -245,7 +240,9 @@ hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dum
             const hbg_arg *a = &t->args[i];
             if (!a->t || a->dir > HBG_NO_DEP)
                 return HBG_E_INVAL;
-            if (a->dir != HBG_OUT && !hbg_tensor_in_bounds(a->t))
+            /* The range is computed once here and reused by inference. */
+            if (a->dir != HBG_OUT &&
+                (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi) || rng[i].hi > a->t->nbytes))
                 return HBG_E_INVAL;
         }
         if (t->scalar_slots) {
@@ -259,8 +256,10 @@ hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dum
         if (t->pred) {
             const hbg_pred *p = t->pred;
             unsigned es = p->elem_size;
+            hbg_range *pr = &rng[HBG_MAX_TASK_TENSORS];
             if (!p->t || (es != 1 && es != 2 && es != 4 && es != 8) || p->op > HBG_CMP_GE ||
-                p->byte_offset > p->t->nbytes || es > p->t->nbytes - p->byte_offset)
+                p->byte_offset > p->t->nbytes || es > p->t->nbytes - p->byte_offset ||
+                !hbg_tensor_byte_range(p->t, &pr->lo, &pr->hi))
                 return HBG_E_INVAL;
         }
     }
@@ -274,7 +273,8 @@ hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dum
 /* The common body of submit_task and submit_dummy outside recording. */
 static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
 {
-    hbg_status st = hbg_orch_validate_task(o, t, dummy);
+    hbg_range rng[HBG_MAX_TASK_TENSORS + 1];
+    hbg_status st = hbg_orch_validate_task(o, t, dummy, rng);
     if (st)
         return st;
     for (uint32_t i = 0; i < t->ndeps; i++)
@@ -308,26 +308,27 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             hbg_arg *a = &t->args[i];
             if (a->dir == HBG_OUT) {
-                uint64_t lo, hi, addr;
+                uint64_t addr;
                 a->t->addr = 0;
-                if (!hbg_tensor_byte_range(a->t, &lo, &hi)) {
+                if (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
                     st = HBG_E_INVAL;
                     break;
                 }
-                st = hbg_orch_heap_alloc(o, hi, &addr);
+                st = hbg_orch_heap_alloc(o, rng[i].hi, &addr);
                 if (st)
                     break;
                 a->t->addr = addr;
-                a->t->nbytes = hi;
+                a->t->nbytes = rng[i].hi;
                 a->t->creator = tid + 1;
             } else if (infer && a->dir != HBG_NO_DEP) {
-                st = hbg_orch_task_reads(o, tid, a->t);
+                st = hbg_orch_task_reads(o, tid, a->t, rng[i].lo, rng[i].hi);
             }
             o->tensors[o->ntensor++] = *a->t;
         }
         if (t->pred && !st) {
             if (infer)
-                st = hbg_orch_task_reads(o, tid, t->pred->t);
+                st = hbg_orch_task_reads(o, tid, t->pred->t, rng[HBG_MAX_TASK_TENSORS].lo,
+                                         rng[HBG_MAX_TASK_TENSORS].hi);
             d->has_pred = 1;
             d->pred = o->npred;
             o->preds[o->npred++] = (hbg_img_pred){.addr = t->pred->t->addr + t->pred->byte_offset,
@@ -338,7 +339,7 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             const hbg_arg *a = &t->args[i];
             if (a->dir == HBG_OUT || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING)
-                st = hbg_orch_task_writes(o, tid, &o->tensors[d->tensor_off + i], a->dir);
+                st = hbg_orch_task_writes(o, tid, &o->tensors[d->tensor_off + i], rng[i].lo, rng[i].hi, a->dir);
         }
     }
     if (st) {
@@ -412,25 +413,26 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
     uint32_t n0 = o->ntasks, e0 = o->ntensor;
     uint64_t h0 = o->heap_used;
     uint32_t tid;
+    uint64_t lo[HBG_MAX_ALLOC_TENSORS], hi[HBG_MAX_ALLOC_TENSORS];
     hbg_status st = hbg_orch_new_task(o, HBG_TASK_ALLOC, &tid);
     for (uint32_t i = 0; i < n && !st; i++) {
-        uint64_t lo, hi, addr;
-        if (!ts[i] || !hbg_tensor_byte_range(ts[i], &lo, &hi)) {
+        uint64_t addr;
+        if (!ts[i] || !hbg_tensor_byte_range(ts[i], &lo[i], &hi[i])) {
             st = HBG_E_INVAL;
             break;
         }
-        st = hbg_orch_heap_alloc(o, hi, &addr);
+        st = hbg_orch_heap_alloc(o, hi[i], &addr);
         if (st)
             break;
         ts[i]->addr = addr;
-        ts[i]->nbytes = hi;
+        ts[i]->nbytes = hi[i];
         ts[i]->creator = tid + 1;
         o->tensors[o->ntensor++] = *ts[i];
     }
     /* The creator is the buffers' first writer: readers reach the buffer
      * through it, as they reach any runtime-allocated output. */
     for (uint32_t i = 0; i < n && !st; i++)
-        st = hbg_orch_task_writes(o, tid, &o->tensors[e0 + i], HBG_OUT);
+        st = hbg_orch_task_writes(o, tid, &o->tensors[e0 + i], lo[i], hi[i], HBG_OUT);
     if (st) {
         o->ntasks = n0, o->ntensor = e0, o->heap_used = h0;
     } else {

@@ -153,10 +153,17 @@ void hbg_orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records);
 hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st);
 hbg_status hbg_orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr);
 /* Adds the fanins of an input region and returns through the de-dup. */
-hbg_status hbg_orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t);
-hbg_status hbg_orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint8_t dir);
+hbg_status hbg_orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi);
+hbg_status hbg_orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                                uint8_t dir);
 hbg_status hbg_orch_add_fanin(hbg_orch *o, uint32_t task, uint32_t pred);
-hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dummy);
+/* A view's byte range, computed once per argument and reused. */
+typedef struct hbg_range {
+    uint64_t lo, hi;
+} hbg_range;
+/* Checks a task before anything is written; fills rng[i] for every non-OUT
+ * argument and rng[HBG_MAX_TASK_TENSORS] for the predicate tensor. */
+hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dummy, hbg_range *rng);
 /* Starts a new task in the window; the caller fills the rest. */
 hbg_status hbg_orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id);
 

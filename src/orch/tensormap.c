@@ -15,39 +15,46 @@ static uint32_t pow2_at_least(uint32_t n)
 hbg_status hbg_tmap_init(hbg_tmap *m, uint32_t buffers, uint32_t entries)
 {
     memset(m, 0, sizeof *m);
-    uint32_t nslots = pow2_at_least(buffers * 2u);
-    m->slots = calloc(nslots, sizeof *m->slots);
+    uint32_t nbufs = pow2_at_least(buffers * 2u);
+    uint32_t nbuckets = pow2_at_least(entries * 2u);
+    m->bufs = calloc(nbufs, sizeof *m->bufs);
+    m->buckets = calloc(nbuckets, sizeof *m->buckets);
     m->entries = calloc(entries ? entries : 1, sizeof *m->entries);
-    if (!m->slots || !m->entries) {
+    m->links = calloc((size_t)(entries ? entries : 1) * HBG_TMAP_NARROW, sizeof *m->links);
+    if (!m->bufs || !m->buckets || !m->entries || !m->links) {
         hbg_tmap_free(m);
         return HBG_E_NOMEM;
     }
-    m->mask = nslots - 1;
+    m->buf_mask = nbufs - 1;
+    m->bucket_mask = nbuckets - 1;
     m->gen = 1;
     m->cap_entries = entries;
+    m->cap_links = entries * HBG_TMAP_NARROW;
     return HBG_OK;
 }
 
 void hbg_tmap_free(hbg_tmap *m)
 {
-    free(m->slots);
+    free(m->bufs);
+    free(m->buckets);
     free(m->entries);
+    free(m->links);
     memset(m, 0, sizeof *m);
 }
 
 void hbg_tmap_reset(hbg_tmap *m)
 {
     /* A slot whose generation is not current reads as empty, so a reset is
-     * one increment; only when the counter wraps do the slots get cleared. */
+     * one increment; only when the counter wraps are the tables cleared. */
     if (++m->gen == 0) {
-        memset(m->slots, 0, ((size_t)m->mask + 1) * sizeof *m->slots);
+        memset(m->bufs, 0, ((size_t)m->buf_mask + 1) * sizeof *m->bufs);
+        memset(m->buckets, 0, ((size_t)m->bucket_mask + 1) * sizeof *m->buckets);
         m->gen = 1;
     }
-    m->used_slots = 0;
-    m->nentries = 0;
+    m->nbufs = m->nbuckets = m->nentries = m->nlinks = 0;
 }
 
-static inline uint32_t hash_addr(uint64_t a)
+static inline uint32_t mix64(uint64_t a)
 {
     a ^= a >> 33;
     a *= 0xff51afd7ed558ccdull;
@@ -55,29 +62,57 @@ static inline uint32_t hash_addr(uint64_t a)
     return (uint32_t)a;
 }
 
-/* Finds the slot of `addr`; with `create`, claims an empty one. NULL when
- * absent (or when the table is full and `create` was asked). */
-static hbg_tmap_slot *find_slot(hbg_tmap *m, uint64_t addr, bool create)
+static unsigned ceil_log2(uint64_t v)
 {
-    uint32_t i = hash_addr(addr) & m->mask;
-    for (uint32_t probes = 0; probes <= m->mask; probes++, i = (i + 1) & m->mask) {
-        hbg_tmap_slot *s = &m->slots[i];
-        if (s->gen != m->gen) {
-            if (!create)
-                return NULL;
+    unsigned l = 0;
+    while (l < 63 && (1ull << l) < v)
+        l++;
+    return l;
+}
+
+/* The buffer record of `addr`; with `t`, claimed if absent. NULL when absent
+ * (or when the table is full). */
+static hbg_tmap_buf *find_buf(hbg_tmap *m, uint64_t addr, const hbg_tensor *t, uint64_t hi)
+{
+    uint32_t i = mix64(addr) & m->buf_mask;
+    for (;; i = (i + 1) & m->buf_mask) {
+        hbg_tmap_buf *b = &m->bufs[i];
+        if (b->gen != m->gen) {
             /* Keep the load under one half so probe chains stay short. */
-            if ((m->used_slots + 1) * 2 > m->mask + 1)
+            if (!t || (m->nbufs + 1) * 2 > m->buf_mask + 1)
                 return NULL;
-            s->gen = m->gen;
-            s->addr = addr;
-            s->head = TMAP_NIL;
-            m->used_slots++;
-            return s;
+            uint64_t size = t->nbytes > hi ? t->nbytes : hi;
+            unsigned l = ceil_log2(size);
+            b->gen = m->gen;
+            b->addr = addr;
+            b->shift = (uint8_t)(l > HBG_TMAP_BUCKETS_LOG2 + 6 ? l - HBG_TMAP_BUCKETS_LOG2 : 6);
+            b->all = b->wide = TMAP_NIL;
+            m->nbufs++;
+            return b;
         }
-        if (s->addr == addr)
-            return s;
+        if (b->addr == addr)
+            return b;
     }
-    return NULL;
+}
+
+static hbg_tmap_bucket *find_bucket(hbg_tmap *m, uint64_t addr, uint64_t index, bool create)
+{
+    uint32_t i = mix64(addr ^ (index * 0x9e3779b97f4a7c15ull)) & m->bucket_mask;
+    for (;; i = (i + 1) & m->bucket_mask) {
+        hbg_tmap_bucket *k = &m->buckets[i];
+        if (k->gen != m->gen) {
+            if (!create || (m->nbuckets + 1) * 2 > m->bucket_mask + 1)
+                return NULL;
+            k->gen = m->gen;
+            k->addr = addr;
+            k->index = index;
+            k->head = TMAP_NIL;
+            m->nbuckets++;
+            return k;
+        }
+        if (k->addr == addr && k->index == index)
+            return k;
+    }
 }
 
 /* Per-dimension element boxes, available when the strides are positive and
@@ -151,41 +186,124 @@ bool hbg_view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
     return true;
 }
 
-hbg_status hbg_tmap_readers_deps(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
-                                 hbg_tmap_visit add, void *ctx)
+
+/* Calls fn for every live entry that may overlap [lo, hi) (some more than
+ * once), unlinking dead entries met on the way. */
+typedef hbg_status (*entry_fn)(hbg_tmap *m, hbg_tmap_entry *e, void *ctx);
+
+static hbg_status walk(hbg_tmap *m, hbg_tmap_buf *b, uint64_t lo, uint64_t hi, entry_fn fn, void *ctx)
 {
-    hbg_tmap_slot *s = find_slot(m, t->addr, false);
-    if (!s)
-        return HBG_OK;
-    for (uint32_t e = s->head; e != TMAP_NIL; e = m->entries[e].next) {
-        const hbg_tmap_entry *en = &m->entries[e];
-        if (hbg_views_overlap(t, lo, hi, en->view, en->lo, en->hi)) {
-            hbg_status st = add(ctx, en->writer);
-            if (st)
+    uint64_t b0 = lo >> b->shift, b1 = (hi - 1) >> b->shift;
+    hbg_status st;
+    if (b1 - b0 >= HBG_TMAP_PROBE_MAX) {
+        for (uint32_t *l = &b->all; *l != TMAP_NIL;) {
+            hbg_tmap_entry *e = &m->entries[*l];
+            if (e->dead) {
+                *l = e->next_all;
+                continue;
+            }
+            if ((st = fn(m, e, ctx)))
                 return st;
+            l = &e->next_all;
+        }
+        return HBG_OK;
+    }
+    for (uint32_t *l = &b->wide; *l != TMAP_NIL;) {
+        hbg_tmap_entry *e = &m->entries[*l];
+        if (e->dead) {
+            *l = e->next_wide;
+            continue;
+        }
+        if ((st = fn(m, e, ctx)))
+            return st;
+        l = &e->next_wide;
+    }
+    for (uint64_t k = b0; k <= b1; k++) {
+        hbg_tmap_bucket *bk = find_bucket(m, b->addr, k, false);
+        if (!bk)
+            continue;
+        for (uint32_t *l = &bk->head; *l != TMAP_NIL;) {
+            hbg_tmap_link *ln = &m->links[*l];
+            hbg_tmap_entry *e = &m->entries[ln->entry];
+            if (e->dead) {
+                *l = ln->next;
+                continue;
+            }
+            if ((st = fn(m, e, ctx)))
+                return st;
+            l = &ln->next;
         }
     }
     return HBG_OK;
 }
 
+typedef struct query {
+    const hbg_tensor *t;
+    uint64_t lo, hi;
+    hbg_tmap_visit add;
+    void *ctx;
+} query;
+
+static hbg_status visit_overlap(hbg_tmap *m, hbg_tmap_entry *e, void *vq)
+{
+    (void)m;
+    query *q = vq;
+    if (!hbg_views_overlap(q->t, q->lo, q->hi, e->view, e->lo, e->hi))
+        return HBG_OK;
+    return q->add(q->ctx, e->writer);
+}
+
+static hbg_status retire_covered(hbg_tmap *m, hbg_tmap_entry *e, void *vq)
+{
+    (void)m;
+    query *q = vq;
+    if (hbg_view_covers(q->t, q->lo, q->hi, e->view, e->lo, e->hi))
+        e->dead = 1;
+    return HBG_OK;
+}
+
+hbg_status hbg_tmap_readers_deps(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                                 hbg_tmap_visit add, void *ctx)
+{
+    hbg_tmap_buf *b = find_buf(m, t->addr, NULL, hi);
+    if (!b || hi <= lo)
+        return HBG_OK;
+    query q = {t, lo, hi, add, ctx};
+    return walk(m, b, lo, hi, visit_overlap, &q);
+}
+
 hbg_status hbg_tmap_write(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                           uint32_t writer, bool retire)
 {
-    hbg_tmap_slot *s = find_slot(m, t->addr, true);
-    if (!s || m->nentries >= m->cap_entries)
+    if (hi <= lo)
+        return HBG_OK;
+    hbg_tmap_buf *b = find_buf(m, t->addr, t, hi);
+    if (!b)
+        return HBG_E_POOL_EXHAUSTED;
+    uint64_t b0 = lo >> b->shift, b1 = (hi - 1) >> b->shift;
+    bool narrow = b1 - b0 < HBG_TMAP_NARROW;
+    if (m->nentries >= m->cap_entries || (narrow && m->nlinks + (b1 - b0 + 1) > m->cap_links))
         return HBG_E_POOL_EXHAUSTED;
     if (retire) {
-        uint32_t *link = &s->head;
-        while (*link != TMAP_NIL) {
-            hbg_tmap_entry *en = &m->entries[*link];
-            if (hbg_view_covers(t, lo, hi, en->view, en->lo, en->hi))
-                *link = en->next;
-            else
-                link = &en->next;
-        }
+        query q = {t, lo, hi, NULL, NULL};
+        walk(m, b, lo, hi, retire_covered, &q);
     }
-    uint32_t e = m->nentries++;
-    m->entries[e] = (hbg_tmap_entry){.lo = lo, .hi = hi, .view = t, .writer = writer, .next = s->head};
-    s->head = e;
+    uint32_t ei = m->nentries++;
+    hbg_tmap_entry *e = &m->entries[ei];
+    *e = (hbg_tmap_entry){.lo = lo, .hi = hi, .view = t, .writer = writer, .next_all = b->all,
+                          .next_wide = TMAP_NIL, .dead = 0};
+    b->all = ei;
+    if (!narrow) {
+        e->next_wide = b->wide;
+        b->wide = ei;
+        return HBG_OK;
+    }
+    for (uint64_t k = b0; k <= b1; k++) {
+        hbg_tmap_bucket *bk = find_bucket(m, b->addr, k, true);
+        if (!bk)
+            return HBG_E_POOL_EXHAUSTED;
+        m->links[m->nlinks] = (hbg_tmap_link){.entry = ei, .next = bk->head};
+        bk->head = m->nlinks++;
+    }
     return HBG_OK;
 }

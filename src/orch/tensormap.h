@@ -1,9 +1,16 @@
 /* The tensor map: who last wrote which part of which buffer.
  *
- * Keyed by buffer address; each buffer has a short list of live writer
- * regions. A reader depends on every live writer whose region overlaps its
- * own; a covering in-place write retires the writers it covers, which keeps
- * the lists short in the common read-modify-write chains.
+ * A reader depends on every live writer whose region overlaps its own; a
+ * covering in-place write retires the writers it covers.
+ *
+ * Workloads carve hundreds of tiles out of one scratch buffer, so a plain
+ * per-buffer list would make every submit scan every tile (quadratic in
+ * the tiles). Instead each buffer is cut into HBG_TMAP_BUCKETS equal
+ * buckets: a writer narrower than a few buckets is linked into the buckets
+ * it touches, a wider one into the buffer's wide list, and every writer into
+ * the buffer's full list. A narrow query probes its buckets and the wide
+ * list; a broad one walks the full list. Retired writers are marked dead and
+ * unlinked lazily by whichever walk meets them first.
  *
  * Everything is sized at creation and reset in O(1) per pass by bumping a
  * generation, so the map never allocates or clears memory on the hot path.
@@ -16,26 +23,46 @@
 #include "hbg/status.h"
 #include "hbg/tensor.h"
 
-typedef struct hbg_tmap_slot {
+#define HBG_TMAP_BUCKETS_LOG2 8   /* 256 buckets per buffer */
+#define HBG_TMAP_NARROW 4         /* a writer touching more buckets goes wide */
+#define HBG_TMAP_PROBE_MAX 32     /* a query touching more walks the full list */
+
+typedef struct hbg_tmap_buf {
     uint64_t addr;
     uint32_t gen;
-    uint32_t head; /* first live entry, or TMAP_NIL */
-} hbg_tmap_slot;
+    uint8_t shift;       /* bucket = byte offset >> shift */
+    uint32_t all, wide;  /* entry lists (TMAP_NIL-terminated) */
+} hbg_tmap_buf;
+
+typedef struct hbg_tmap_bucket {
+    uint64_t addr;
+    uint64_t index;
+    uint32_t gen;
+    uint32_t head;       /* link list */
+} hbg_tmap_bucket;
 
 typedef struct hbg_tmap_entry {
     uint64_t lo, hi;          /* byte range relative to the buffer start */
     const hbg_tensor *view;   /* the writer's view (stable for the pass) */
     uint32_t writer;          /* task or node id */
-    uint32_t next;
+    uint32_t next_all, next_wide;
+    uint32_t dead;
 } hbg_tmap_entry;
 
+typedef struct hbg_tmap_link {
+    uint32_t entry, next;
+} hbg_tmap_link;
+
 typedef struct hbg_tmap {
-    hbg_tmap_slot *slots;
-    uint32_t mask;        /* slot count - 1 (power of two) */
+    hbg_tmap_buf *bufs;
+    uint32_t buf_mask, nbufs;
+    hbg_tmap_bucket *buckets;
+    uint32_t bucket_mask, nbuckets;
     uint32_t gen;
-    uint32_t used_slots;  /* this generation */
     hbg_tmap_entry *entries;
     uint32_t nentries, cap_entries;
+    hbg_tmap_link *links;
+    uint32_t nlinks, cap_links;
 } hbg_tmap;
 
 #define TMAP_NIL 0xffffffffu
@@ -55,7 +82,8 @@ bool hbg_views_overlap(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
 bool hbg_view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
                      const hbg_tensor *b, uint64_t blo, uint64_t bhi);
 
-/* Calls add(ctx, writer) for every live writer overlapping `t` [lo, hi).
+/* Calls add(ctx, writer) for every live writer overlapping `t` [lo, hi)
+ * (a writer may be reported more than once; callers de-duplicate).
  * Returns the first non-OK status add() returned. */
 typedef hbg_status (*hbg_tmap_visit)(void *ctx, uint32_t writer);
 hbg_status hbg_tmap_readers_deps(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,

@@ -1,0 +1,281 @@
+/* The bind pipeline on the sim device: golden, poisoned mirror, failures,
+ * exact figures, and the eager reference against the recorded image. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "bind/bind_internal.h"
+#include "case.h"
+#include "device/exec.h"
+
+typedef struct rig {
+    hbg_device *dev;
+    hbg_kernel_table *kt;
+    hbg_runtime *rt;
+    const hbg_case *c;
+    void *state;
+    hbg_program prog;
+    hbg_case_env env;
+} rig;
+
+static void rig_open(rig *r, const char *name, uint64_t mem_limit, bool keep)
+{
+    memset(r, 0, sizeof *r);
+    hbg_sim_config sc = {.mem_limit = mem_limit};
+    assert_int_equal(hbg_sim_open(&sc, &r->dev), HBG_OK);
+    assert_int_equal(hbg_kernel_table_create(&r->kt), HBG_OK);
+    r->c = hbg_case_find(name);
+    assert_non_null(r->c);
+    r->env = (hbg_case_env){.nranks = 1, .tile_unit = 256};
+    assert_int_equal(r->c->setup(&r->env, r->kt, &r->prog, &r->state), HBG_OK);
+    hbg_runtime_config rc = {.device = r->dev, .kernels = r->kt, .heap_bytes = r->c->heap_bytes,
+                             .keep_definitions = keep, .records_fd = -1, .nranks = 1};
+    assert_int_equal(hbg_runtime_create(&rc, &r->rt), HBG_OK);
+}
+
+static void rig_close(rig *r)
+{
+    r->c->teardown(r->state);
+    hbg_runtime_destroy(r->rt);
+    hbg_kernel_table_destroy(r->kt);
+    hbg_device_close(r->dev);
+}
+
+static const hbg_seg_trace *seg(const hbg_pass_report *rep, hbg_phase p)
+{
+    return &rep->trace.seg[p];
+}
+
+static uint64_t attr(const hbg_pass_report *rep, hbg_phase p, const char *k)
+{
+    const hbg_seg_trace *s = seg(rep, p);
+    for (uint32_t i = 0; i < s->nattr; i++)
+        if (strcmp(s->attr[i].key, k) == 0)
+            return s->attr[i].value;
+    fail_msg("segment %s has no attribute %s", hbg_phase_name(p), k);
+    return 0;
+}
+
+static void golden(rig *r)
+{
+    char msg[256] = "";
+    hbg_status st = r->c->golden(r->state, &r->env, r->kt, msg, sizeof msg);
+    if (st)
+        fail_msg("golden: %s", msg);
+}
+
+static void vector_golden_three_rounds(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    uint64_t heap_used = 0;
+    for (int round = 0; round < 3; round++) {
+        memset(((float *)r.prog.args[2].host), 0, r.prog.args[2].layout.nbytes);
+        hbg_pass_report rep;
+        assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+        assert_true(rep.device_ran);
+        golden(&r);
+        /* every segment once, in the pipeline's execution order */
+        static const hbg_phase order[] = {HBG_PH_ARGS, HBG_PH_ARENA_BUILD, HBG_PH_STATIC_ARENA, HBG_PH_GM_HEAP,
+                                          HBG_PH_RUNTIME_INIT, HBG_PH_HOST_ORCH, HBG_PH_GRAPH_UPLOAD,
+                                          HBG_PH_SHARED_MEM, HBG_PH_HOST_VIEW_CLOSE, HBG_PH_ARENA_H2D};
+        assert_int_equal(rep.trace.nran, 10);
+        for (int i = 0; i < 10; i++)
+            assert_int_equal(rep.trace.order[i], order[i]);
+        /* exact figures, identical pass to pass */
+        if (round == 0)
+            heap_used = rep.heap_used;
+        assert_int_equal(rep.heap_used, heap_used);
+        assert_int_equal(attr(&rep, HBG_PH_HOST_ORCH, "heap_used"), heap_used);
+        assert_int_equal(attr(&rep, HBG_PH_HOST_ORCH, "tasks"), 12);
+        assert_int_equal(attr(&rep, HBG_PH_GRAPH_UPLOAD, "submissions"), 4);
+        /* the Definition goes up once, then stays */
+        assert_int_equal(attr(&rep, HBG_PH_GRAPH_UPLOAD, "defs"), round == 0 ? 1 : 0);
+        /* x is persistent: staged only by the cold pass */
+        assert_int_equal(attr(&rep, HBG_PH_ARGS, "staged"), round == 0 ? 3 : 2);
+        /* the one copy ships header + image + submission block */
+        uint64_t total = attr(&rep, HBG_PH_ARENA_H2D, "bytes");
+        assert_int_equal(total, attr(&rep, HBG_PH_ARENA_H2D, "copied") + attr(&rep, HBG_PH_ARENA_H2D, "sm") +
+                                    attr(&rep, HBG_PH_ARENA_H2D, "subs"));
+        assert_int_equal(attr(&rep, HBG_PH_ARENA_H2D, "sm"), attr(&rep, HBG_PH_SHARED_MEM, "bytes"));
+        assert_int_equal(rep.shipped_bytes, total);
+        assert_int_equal(rep.run.replays, 4);
+        assert_int_equal(rep.run.tasks_skipped, 1);
+        assert_int_equal(rep.control_plane_ns, seg(&rep, HBG_PH_HOST_ORCH)->dur_ns +
+                                                   seg(&rep, HBG_PH_GRAPH_UPLOAD)->dur_ns +
+                                                   seg(&rep, HBG_PH_ARENA_H2D)->dur_ns);
+    }
+    rig_close(&r);
+}
+
+static void poisoned_mirror_still_golden(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    for (int round = 0; round < 2; round++) {
+        hbg_pass_report rep;
+        memset(&rep, 0, sizeof rep);
+        assert_int_equal(hbg_bind_pass(r.rt, &r.prog, &rep), HBG_OK);
+        /* Nothing the host kept may matter any more: the device must run
+         * from what the one copy shipped. */
+        hbg_runtime_poison_host(r.rt, 0xa5);
+        memset(r.prog.args[2].host, 0, r.prog.args[2].layout.nbytes);
+        assert_int_equal(hbg_runner_run(r.rt, &rep), HBG_OK);
+        golden(&r);
+    }
+    rig_close(&r);
+}
+
+/* A program whose orchestration asks for more GM heap than it has. */
+static hbg_status greedy_orch(hbg_orch *o, void *ctx)
+{
+    uint32_t n = *(uint32_t *)ctx;
+    hbg_tensor t = hbg_tensor_desc(HBG_U8, 1, &n);
+    hbg_tensor *ts[] = {&t};
+    hbg_task_id id;
+    return hbg_alloc_tensors(o, 1, ts, &id);
+}
+
+static void failed_pass_leaves_runtime_usable(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+
+    uint32_t too_much = (uint32_t)r.c->heap_bytes + 1;
+    hbg_program bad = r.prog;
+    bad.orch = greedy_orch;
+    bad.ctx = &too_much;
+    assert_int_equal(hbg_runtime_run(r.rt, &bad, false, &rep), HBG_E_HEAP_EXHAUSTED);
+    assert_int_equal(rep.failed_segment, HBG_PH_HOST_ORCH);
+    /* the segments that ran are reported; nothing was shipped */
+    assert_int_equal(rep.trace.nran, 6);
+    assert_int_equal(rep.trace.order[5], HBG_PH_HOST_ORCH);
+    assert_false(rep.device_ran);
+    assert_int_equal(rep.shipped_bytes, 0);
+    /* the runner refuses to run a pass that did not bind */
+    assert_int_equal(hbg_runner_run(r.rt, &rep), HBG_E_STATE);
+
+    memset(r.prog.args[2].host, 0, r.prog.args[2].layout.nbytes);
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+    golden(&r);
+    rig_close(&r);
+}
+
+static void device_refusal_is_named(void **state)
+{
+    (void)state;
+    rig r;
+    /* enough for the caller buffers, not for the 16 MiB GM heap */
+    rig_open(&r, "vector", 1 << 20, false);
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_E_DEVICE_ALLOC);
+    assert_int_equal(rep.failed_segment, HBG_PH_STATIC_ARENA);
+    assert_int_equal(rep.trace.nran, 3);
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_E_DEVICE_ALLOC);
+    rig_close(&r);
+}
+
+static void skip_device_binds_fully(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, true, &rep), HBG_OK);
+    assert_false(rep.device_ran);
+    assert_int_equal(rep.trace.nran, 10);
+    assert_true(rep.shipped_bytes > 0);
+    rig_close(&r);
+}
+
+static void kept_definitions_record_once(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, true);
+    for (int round = 0; round < 3; round++) {
+        hbg_pass_report rep;
+        memset(r.prog.args[2].host, 0, r.prog.args[2].layout.nbytes);
+        assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+        golden(&r);
+        assert_int_equal(rep.trace.op[HBG_OP_BUILD_DEFINITION - HBG_SEGMENT_COUNT].count, 0);
+        assert_int_equal(rep.trace.op[HBG_OP_RECORD_NODE - HBG_SEGMENT_COUNT].count, 0);
+        (void)round;
+    }
+    rig_close(&r);
+}
+
+/* The eager reference and the recorded image, run in dependency order on
+ * the host, agree: every dependency the program relies on was recorded. */
+static void eager_matches_serial_image(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    uint32_t n = r.prog.args[2].layout.shape[0];
+    assert_int_equal(hbg_eager_run(&r.prog, r.kt, r.c->heap_bytes, 0, 1, NULL), HBG_OK);
+    float *eager = malloc(n * sizeof *eager);
+    memcpy(eager, r.prog.args[2].host, n * sizeof *eager);
+    uint32_t eager_stats[4];
+    memcpy(eager_stats, r.prog.args[3].host, sizeof eager_stats);
+    golden(&r);
+
+    /* Build the image against host memory and run it serially. */
+    memset(r.prog.args[2].host, 0, n * sizeof(float));
+    memset(r.prog.args[3].host, 0, sizeof eager_stats);
+    unsigned char *heap = calloc(1, r.c->heap_bytes);
+    hbg_tensor args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = r.prog.args[i].layout;
+        args[i].addr = (uint64_t)(uintptr_t)r.prog.args[i].host;
+    }
+    hbg_orch_config oc = {.heap_base = (uint64_t)(uintptr_t)heap, .heap_bytes = r.c->heap_bytes};
+    hbg_orch *o;
+    assert_int_equal(hbg_orch_create(&oc, &o), HBG_OK);
+    hbg_orch_begin_pass(o, oc.heap_base, args, 4);
+    assert_int_equal(r.prog.orch(o, r.prog.ctx), HBG_OK);
+    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+    for (uint32_t i = 0; i < o->ndeftab; i++)
+        o->deftab[i].addr = (uint64_t)(uintptr_t)o->defs[o->deftab_entry[i]].img;
+    hbg_layout l;
+    hbg_arena_layout(o, 0, 1, 1, &l);
+    unsigned char *arena = aligned_alloc(64, (l.total + 63) & ~63ull);
+    hbg_arena_pack_image(o, &l, arena);
+    hbg_arena_pack_subs(o, &l, arena);
+    memcpy(arena, &l.h, sizeof l.h);
+    hbg_run_stats st;
+    assert_int_equal(hbg_image_run_serial(arena, l.total, r.kt, 0, 1, NULL, &st), HBG_OK);
+    assert_memory_equal(r.prog.args[2].host, eager, n * sizeof(float));
+    assert_memory_equal(r.prog.args[3].host, eager_stats, sizeof eager_stats);
+    assert_int_equal(st.replays, 4);
+    golden(&r);
+    free(arena);
+    hbg_orch_destroy(o);
+    free(heap);
+    free(eager);
+    rig_close(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(vector_golden_three_rounds),
+        cmocka_unit_test(poisoned_mirror_still_golden),
+        cmocka_unit_test(failed_pass_leaves_runtime_usable),
+        cmocka_unit_test(device_refusal_is_named),
+        cmocka_unit_test(skip_device_binds_fully),
+        cmocka_unit_test(kept_definitions_record_once),
+        cmocka_unit_test(eager_matches_serial_image),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

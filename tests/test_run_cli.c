@@ -1,0 +1,349 @@
+/* `hbg run` end to end: the log grammar, records, switches, refusals. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+static char dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/hbg_test_run_%d", (int)getpid());
+    mkdir(dir, 0755);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Runs `env ENV hbg ARGS`, capturing stdout and stderr; returns the exit
+ * status. */
+static int run(const char *env, const char *args, char *out, size_t cap)
+{
+    const char *cli = getenv("HBG_CLI");
+    assert_non_null(cli);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "env -u HBG_BIND_BREAKDOWN -u HBG_HOST_PHASE_RECORDS -u HBG_SKIP_DEVICE_RUN "
+                              "-u SIMPLER_SKIP_DEVICE_RUN -u HBG_LOG_LEVEL %s %s %s 2>&1",
+             env, cli, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = 0;
+    fclose(f);
+    return b;
+}
+
+static unsigned long long num(const char *line, const char *key)
+{
+    const char *p = strstr(line, key);
+    if (!p)
+        return ~0ull;
+    return strtoull(p + strlen(key), NULL, 10);
+}
+
+/* Checks the grammar: stamp first, one anchor, N bursts of 10 segments
+ * with arena_h2d last, each followed by the chip.run.bind span of the same
+ * (pid, inv). */
+static void check_log(const char *path, int rounds, bool device)
+{
+    char *log = slurp(path);
+    assert_non_null(log);
+    assert_true(strncmp(log, "[stamp] ", 8) == 0);
+    int anchors = 0, bursts = 0, segs = 0, runner = 0;
+    unsigned long long pid = 0, inv = 0;
+    bool closed = false;
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strstr(line, "[CLOCK_ANCHOR] v=1 ")) {
+            anchors++;
+            assert_int_equal(bursts, 0);
+        } else if (strstr(line, " bind phase=")) {
+            if (segs == 0) {
+                pid = num(line, " pid="), inv = num(line, " inv=");
+                closed = false;
+            }
+            assert_false(closed);
+            assert_int_equal(num(line, " pid="), pid);
+            assert_int_equal(num(line, " inv="), inv);
+            segs++;
+            if (strstr(line, "bind phase=arena_h2d ")) {
+                assert_int_equal(segs, 10);
+                closed = true;
+            }
+        } else if (strstr(line, "name=chip.run.bind ")) {
+            assert_true(closed);
+            assert_int_equal(num(line, " pid="), pid);
+            assert_int_equal(num(line, " inv="), inv);
+            assert_int_equal(inv, (unsigned long long)bursts + 1);
+            bursts++;
+            segs = 0;
+        } else if (strstr(line, "name=chip.run.runner_run ")) {
+            runner++;
+        }
+    }
+    assert_int_equal(anchors, 1);
+    assert_int_equal(bursts, rounds);
+    assert_int_equal(runner, device ? rounds : 0);
+    free(log);
+}
+
+static void three_rounds_parse(void **state)
+{
+    (void)state;
+    char out[8192], log[300], args[600];
+    snprintf(log, sizeof log, "%s/numbers.log", dir);
+    snprintf(args, sizeof args, "run vector --rounds 3 -o %s", log);
+    assert_int_equal(run("HBG_BIND_BREAKDOWN=1", args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "rank 0 (pid "));
+    assert_non_null(strstr(out, "golden passed; device wall min "));
+    check_log(log, 3, true);
+    /* the stamp records the resolved switches and the command, not the log path */
+    char *text = slurp(log);
+    assert_non_null(strstr(text, " env HBG_BIND_BREAKDOWN=1 HBG_HOST_PHASE_RECORDS=0 HBG_SKIP_DEVICE_RUN=0 "
+                                 "HBG_LOG_LEVEL=timing hbg run vector --rounds 3\n"));
+    free(text);
+    /* an existing log is never overwritten */
+    struct stat before, after;
+    stat(log, &before);
+    assert_int_equal(run("", args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "refusing to overwrite"));
+    stat(log, &after);
+    assert_int_equal(before.st_size, after.st_size);
+}
+
+static void skip_device_switch_values(void **state)
+{
+    (void)state;
+    char out[8192], log[300], args[600];
+    snprintf(log, sizeof log, "%s/skip0.log", dir);
+    snprintf(args, sizeof args, "run vector --rounds 2 -o %s", log);
+    assert_int_equal(run("HBG_BIND_BREAKDOWN=1 SIMPLER_SKIP_DEVICE_RUN=0", args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "golden passed"));
+    check_log(log, 2, true);
+
+    snprintf(log, sizeof log, "%s/skip1.log", dir);
+    snprintf(args, sizeof args, "run vector --rounds 2 -o %s", log);
+    assert_int_equal(run("HBG_BIND_BREAKDOWN=1 SIMPLER_SKIP_DEVICE_RUN=1", args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "golden skipped (device run skipped); device skipped"));
+    check_log(log, 2, false);
+
+    /* a value that is not a switch value is refused, naming the variable */
+    assert_int_equal(run("HBG_SKIP_DEVICE_RUN=maybe", "run vector", out, sizeof out), 2);
+    assert_non_null(strstr(out, "HBG_SKIP_DEVICE_RUN=maybe is not a switch value"));
+    /* the breakdown off: no bind phase lines at all */
+    snprintf(log, sizeof log, "%s/off.log", dir);
+    snprintf(args, sizeof args, "run vector --rounds 2 -o %s", log);
+    assert_int_equal(run("HBG_BIND_BREAKDOWN=off", args, out, sizeof out), 0);
+    char *text = slurp(log);
+    assert_null(strstr(text, "bind phase="));
+    assert_non_null(strstr(text, "name=chip.run.bind "));
+    free(text);
+}
+
+static json_t *records_lines(const char *out, int *n)
+{
+    const char *p = strstr(out, "records: ");
+    assert_non_null(p);
+    char path[512];
+    assert_int_equal(sscanf(p, "records: %511s", path), 1);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    json_t *arr = json_array();
+    char *line = NULL;
+    size_t cap = 0;
+    *n = 0;
+    while (getline(&line, &cap, f) > 0) {
+        json_error_t err;
+        json_t *j = json_loads(line, 0, &err);
+        if (!j)
+            fail_msg("records line %d is not JSON: %s", *n + 1, err.text);
+        json_array_append_new(arr, j);
+        (*n)++;
+    }
+    free(line);
+    fclose(f);
+    return arr;
+}
+
+static void timeline_records(void **state)
+{
+    (void)state;
+    char out[8192], log[300], args[900];
+    snprintf(log, sizeof log, "%s/timeline.log", dir);
+    snprintf(args, sizeof args, "run vector --mode timeline --rounds 2 -o %s --out-dir %s/out", log, dir);
+    assert_int_equal(run("", args, out, sizeof out), 0);
+    int n;
+    json_t *arr = records_lines(out, &n);
+    assert_int_equal(n, 2);
+    char *text = slurp(log);
+    for (int i = 0; i < n; i++) {
+        json_t *j = json_array_get(arr, (size_t)i);
+        json_int_t pid = json_integer_value(json_object_get(j, "pid"));
+        json_int_t inv = json_integer_value(json_object_get(j, "inv"));
+        assert_int_equal(inv, i + 1);
+        assert_string_equal(json_string_value(json_object_get(j, "clock")), "host_monotonic_ns");
+        assert_int_equal(json_integer_value(json_object_get(j, "dropped")), 0);
+        /* joined to its span by (pid, inv) */
+        char key[96];
+        snprintf(key, sizeof key, "pid=%lld tid=", (long long)pid);
+        assert_non_null(strstr(text, key));
+        snprintf(key, sizeof key, "inv=%lld hid=", (long long)inv);
+        assert_non_null(strstr(text, key));
+        json_t *recs = json_object_get(j, "records");
+        size_t nrec = json_array_size(recs);
+        /* 7 submits + 1 alloc + 4 graph_submit + 2 record_node + 1 build + 10 segments */
+        assert_int_equal(nrec, 25);
+        json_int_t last = 0;
+        int segs = 0;
+        for (size_t k = 0; k < nrec; k++) {
+            json_t *r = json_array_get(recs, k);
+            json_int_t s = json_integer_value(json_object_get(r, "start_ns"));
+            assert_true(s >= last);
+            assert_true(json_integer_value(json_object_get(r, "end_ns")) >= s);
+            last = s;
+            segs += strcmp(json_string_value(json_object_get(r, "phase")), "host_orch") == 0;
+        }
+        assert_int_equal(segs, 1);
+    }
+    free(text);
+    json_decref(arr);
+    /* timeline mode skips the device, as the seed's does */
+    assert_non_null(strstr(out, "golden skipped (device run skipped)"));
+}
+
+static void small_pool_drops_but_keeps(void **state)
+{
+    (void)state;
+    char out[8192], log[300], args[900];
+    snprintf(log, sizeof log, "%s/small.log", dir);
+    snprintf(args, sizeof args,
+             "run vector --mode timeline --rounds 1 --records-per-thread 5 -o %s --out-dir %s/small", log, dir);
+    assert_int_equal(run("", args, out, sizeof out), 0);
+    int n;
+    json_t *arr = records_lines(out, &n);
+    assert_int_equal(n, 1);
+    json_t *j = json_array_get(arr, 0);
+    assert_int_equal(json_integer_value(json_object_get(j, "dropped")), 20);
+    json_t *recs = json_object_get(j, "records");
+    assert_int_equal(json_array_size(recs), 5);
+    /* the kept ones are the first five made: args, arena_build, ... */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(recs, 0), "phase")), "args");
+    char *text = slurp(log);
+    assert_non_null(strstr(text, "dropped=20 "));
+    free(text);
+    json_decref(arr);
+}
+
+static void usage_errors(void **state)
+{
+    (void)state;
+    char out[8192];
+    assert_int_equal(run("", "run nosuch", out, sizeof out), 2);
+    assert_non_null(strstr(out, "unknown case 'nosuch'"));
+    assert_int_equal(run("", "run vector --rounds 0", out, sizeof out), 2);
+    assert_non_null(strstr(out, "--rounds expects"));
+    assert_int_equal(run("", "run vector --mode fast", out, sizeof out), 2);
+    assert_int_equal(run("", "run --list", out, sizeof out), 0);
+    assert_non_null(strstr(out, "vector"));
+    assert_int_equal(run("", "run --help", out, sizeof out), 0);
+    assert_non_null(strstr(out, "usage: hbg run CASE"));
+    assert_int_equal(run("", "help run", out, sizeof out), 0);
+    assert_int_equal(run("", "nosuch", out, sizeof out), 2);
+}
+
+/* A rank killed mid-run: hbg run names it, stops its peer within the bound,
+ * exits non-zero, and the log stays parseable. */
+static void killed_rank_is_named(void **state)
+{
+    (void)state;
+    char log[300], outp[300];
+    snprintf(log, sizeof log, "%s/killed.log", dir);
+    snprintf(outp, sizeof outp, "%s/killed.out", dir);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *f = freopen(outp, "w", stdout);
+        (void)f;
+        dup2(1, 2);
+        close(fds[0]);
+        execl(getenv("HBG_CLI"), "hbg", "run", "vector", "--ranks", "2", "--rounds", "100000", "--peer-timeout",
+              "1", "-o", log, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    /* wait until both ranks have written passes, then kill rank 1 */
+    pid_t victim = 0;
+    for (int i = 0; i < 200 && !victim; i++) {
+        usleep(20000);
+        char cmd[128], line[64];
+        snprintf(cmd, sizeof cmd, "pgrep -P %d | sort -n | tail -1", (int)pid);
+        FILE *p = popen(cmd, "r");
+        if (p && fgets(line, sizeof line, p))
+            victim = (pid_t)atoi(line);
+        if (p)
+            pclose(p);
+    }
+    assert_true(victim > 0);
+    usleep(300000);
+    kill(victim, SIGKILL);
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws));
+    assert_int_equal(WEXITSTATUS(ws), 1);
+    char *out = slurp(outp);
+    char want[96];
+    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: killed by signal 9", (int)victim);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "rank 0 (pid "));
+    free(out);
+    /* every line of the log is whole */
+    char *text = slurp(log);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        assert_true(strncmp(line, "[stamp] ", 8) == 0 || strncmp(line, "[mono_ns=", 9) == 0);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(three_rounds_parse),
+        cmocka_unit_test(skip_device_switch_values),
+        cmocka_unit_test(timeline_records),
+        cmocka_unit_test(small_pool_drops_but_keeps),
+        cmocka_unit_test(usage_errors),
+        cmocka_unit_test(killed_rank_is_named),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
