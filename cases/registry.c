@@ -5,10 +5,12 @@
 
 extern const hbg_case hbg_case_vector;
 extern const hbg_case hbg_case_qwen;
+extern const hbg_case hbg_case_dsv4;
 
 static const hbg_case *const all[] = {
     &hbg_case_vector,
     &hbg_case_qwen,
+    &hbg_case_dsv4,
     NULL,
 };
 

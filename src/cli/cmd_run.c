@@ -24,6 +24,7 @@
 #include "cli/cli.h"
 #include "cli/run_report.h"
 #include "hbg/runtime.h"
+#include "hbg/xrank.h"
 
 #define MAX_RANKS 8
 #define MAX_ROUNDS 100000
@@ -486,8 +487,20 @@ int hbg_cmd_run(int argc, char **argv)
         fprintf(stderr, "hbg run: out of memory\n");
         return 1;
     }
-    void *services = NULL;
-    spawn_ranks(&o, logfd, recfd, services, &col);
+    /* Cross-rank windows are mapped before the fork so every rank sees
+     * them at the same address; their waits share the peer timeout. */
+    hbg_xrank *xr = NULL;
+    if (o.c->window_bytes) {
+        hbg_status xst = hbg_xrank_create(o.ranks, o.c->window_bytes, (uint64_t)o.peer_timeout_s * 1000000000ull, &xr);
+        if (xst) {
+            fprintf(stderr, "hbg run: cannot map the cross-rank window (%llu bytes per rank): %s\n",
+                    (unsigned long long)o.c->window_bytes, hbg_strerror(xst));
+            collector_free(&col);
+            return 1;
+        }
+    }
+    spawn_ranks(&o, logfd, recfd, xr, &col);
+    hbg_xrank_destroy(xr);
     if (logfd != STDERR_FILENO)
         close(logfd);
     if (recfd >= 0)

@@ -280,7 +280,8 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, c
         const hbg_tensor *t = b->args[k].t;
         o->btensors[o->nbtensor++] = (hbg_img_btensor){t->addr, t->nbytes, t->offset};
     }
-    memcpy(o->bscalars + o->nbscalar, b->scalars, (size_t)b->nscalars * sizeof(uint64_t));
+    if (b->nscalars)
+        memcpy(o->bscalars + o->nbscalar, b->scalars, (size_t)b->nscalars * sizeof(uint64_t));
     o->nbscalar += b->nscalars;
     o->tasks[tid].replay = o->nreplay++;
     *id = tid;

@@ -347,7 +347,10 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         o->heap_used = h0;
         return st;
     }
-    if (o->cfg.eager && !dummy) {
+    /* After the first failure an eager run only records: later kernels
+     * would read what the failed one never wrote (and a cross-rank wait
+     * would sit out its whole timeout again). */
+    if (o->cfg.eager && !dummy && o->err == HBG_OK) {
         st = hbg_eager_run_task(o, tid);
         if (st)
             return st;
