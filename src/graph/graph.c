@@ -111,13 +111,26 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
     unsigned char *img = pool_take(o, h.bytes);
     if (!img)
         return HBG_E_DEF_POOL_FULL;
-    /* Alignment gaps are zeroed so the hash sees only defined bytes. */
-    memset(img, 0, h.bytes);
-    memcpy(img + h.off_nodes, r->nodes, (size_t)r->nnodes * sizeof(hbg_def_node));
-    memcpy(img + h.off_fanins, r->fanins, (size_t)r->nfanin * sizeof(uint32_t));
-    memcpy(img + h.off_targs, r->targs, (size_t)r->ntarg * sizeof(hbg_def_targ));
-    memcpy(img + h.off_sargs, r->sargs, (size_t)r->nsarg * sizeof(hbg_def_sarg));
-    memcpy(img + h.off_preds, r->preds, (size_t)r->npred * sizeof(hbg_def_pred));
+    /* Each section is copied and the gap after it (alignment, at most 7
+     * bytes) zeroed, so the hash sees only defined bytes. */
+    struct {
+        uint64_t off, len;
+        const void *src;
+    } secs[] = {
+        {h.off_nodes, (uint64_t)r->nnodes * sizeof(hbg_def_node), r->nodes},
+        {h.off_fanins, (uint64_t)r->nfanin * sizeof(uint32_t), r->fanins},
+        {h.off_targs, (uint64_t)r->ntarg * sizeof(hbg_def_targ), r->targs},
+        {h.off_sargs, (uint64_t)r->nsarg * sizeof(hbg_def_sarg), r->sargs},
+        {h.off_preds, (uint64_t)r->npred * sizeof(hbg_def_pred), r->preds},
+        {h.off_btemplates, (uint64_t)b->ntensors * sizeof(hbg_tensor), NULL},
+    };
+    memset(img, 0, h.off_nodes);
+    for (size_t i = 0; i < sizeof secs / sizeof secs[0]; i++) {
+        if (secs[i].src)
+            memcpy(img + secs[i].off, secs[i].src, secs[i].len);
+        uint64_t end = i + 1 < sizeof secs / sizeof secs[0] ? secs[i + 1].off : h.bytes;
+        memset(img + secs[i].off + secs[i].len, 0, end - secs[i].off - secs[i].len);
+    }
 
     memset(&e->sig, 0, offsetof(hbg_bsig, tmpl));
     e->sig.nbt = b->ntensors;

@@ -16,17 +16,18 @@ hbg_status hbg_tmap_init(hbg_tmap *m, uint32_t buffers, uint32_t entries)
 {
     memset(m, 0, sizeof *m);
     uint32_t nbufs = pow2_at_least(buffers * 2u);
-    uint32_t nbuckets = pow2_at_least(entries * 2u);
     m->bufs = calloc(nbufs, sizeof *m->bufs);
-    m->buckets = calloc(nbuckets, sizeof *m->buckets);
+    /* A block per buffer that ever sees a partial write; past the cap such
+     * buffers fall back to their wide list (correct, just slower). */
+    m->cap_blocks = buffers < 65536 ? buffers : 65536;
+    m->blocks = malloc((size_t)m->cap_blocks * HBG_TMAP_NBUCKETS * sizeof *m->blocks);
     m->entries = calloc(entries ? entries : 1, sizeof *m->entries);
     m->links = calloc((size_t)(entries ? entries : 1) * HBG_TMAP_NARROW, sizeof *m->links);
-    if (!m->bufs || !m->buckets || !m->entries || !m->links) {
+    if (!m->bufs || !m->blocks || !m->entries || !m->links) {
         hbg_tmap_free(m);
         return HBG_E_NOMEM;
     }
     m->buf_mask = nbufs - 1;
-    m->bucket_mask = nbuckets - 1;
     m->gen = 1;
     m->cap_entries = entries;
     m->cap_links = entries * HBG_TMAP_NARROW;
@@ -36,7 +37,7 @@ hbg_status hbg_tmap_init(hbg_tmap *m, uint32_t buffers, uint32_t entries)
 void hbg_tmap_free(hbg_tmap *m)
 {
     free(m->bufs);
-    free(m->buckets);
+    free(m->blocks);
     free(m->entries);
     free(m->links);
     memset(m, 0, sizeof *m);
@@ -48,10 +49,9 @@ void hbg_tmap_reset(hbg_tmap *m)
      * one increment; only when the counter wraps are the tables cleared. */
     if (++m->gen == 0) {
         memset(m->bufs, 0, ((size_t)m->buf_mask + 1) * sizeof *m->bufs);
-        memset(m->buckets, 0, ((size_t)m->bucket_mask + 1) * sizeof *m->buckets);
         m->gen = 1;
     }
-    m->nbufs = m->nbuckets = m->nentries = m->nlinks = 0;
+    m->nbufs = m->nblocks = m->nentries = m->nlinks = 0;
 }
 
 static inline uint32_t mix64(uint64_t a)
@@ -87,31 +87,12 @@ static hbg_tmap_buf *find_buf(hbg_tmap *m, uint64_t addr, const hbg_tensor *t, u
             b->addr = addr;
             b->shift = (uint8_t)(l > HBG_TMAP_BUCKETS_LOG2 + 6 ? l - HBG_TMAP_BUCKETS_LOG2 : 6);
             b->all = b->wide = TMAP_NIL;
+            b->block = TMAP_NIL;
             m->nbufs++;
             return b;
         }
         if (b->addr == addr)
             return b;
-    }
-}
-
-static hbg_tmap_bucket *find_bucket(hbg_tmap *m, uint64_t addr, uint64_t index, bool create)
-{
-    uint32_t i = mix64(addr ^ (index * 0x9e3779b97f4a7c15ull)) & m->bucket_mask;
-    for (;; i = (i + 1) & m->bucket_mask) {
-        hbg_tmap_bucket *k = &m->buckets[i];
-        if (k->gen != m->gen) {
-            if (!create || (m->nbuckets + 1) * 2 > m->bucket_mask + 1)
-                return NULL;
-            k->gen = m->gen;
-            k->addr = addr;
-            k->index = index;
-            k->head = TMAP_NIL;
-            m->nbuckets++;
-            return k;
-        }
-        if (k->addr == addr && k->index == index)
-            return k;
     }
 }
 
@@ -218,11 +199,13 @@ static hbg_status walk(hbg_tmap *m, hbg_tmap_buf *b, uint64_t lo, uint64_t hi, e
             return st;
         l = &e->next_wide;
     }
+    if (b->block == TMAP_NIL || b0 >= HBG_TMAP_NBUCKETS)
+        return HBG_OK;
+    uint32_t *heads = m->blocks + (size_t)b->block * HBG_TMAP_NBUCKETS;
+    if (b1 >= HBG_TMAP_NBUCKETS)
+        b1 = HBG_TMAP_NBUCKETS - 1;
     for (uint64_t k = b0; k <= b1; k++) {
-        hbg_tmap_bucket *bk = find_bucket(m, b->addr, k, false);
-        if (!bk)
-            continue;
-        for (uint32_t *l = &bk->head; *l != TMAP_NIL;) {
+        for (uint32_t *l = &heads[k]; *l != TMAP_NIL;) {
             hbg_tmap_link *ln = &m->links[*l];
             hbg_tmap_entry *e = &m->entries[ln->entry];
             if (e->dead) {
@@ -281,9 +264,17 @@ hbg_status hbg_tmap_write(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_
     if (!b)
         return HBG_E_POOL_EXHAUSTED;
     uint64_t b0 = lo >> b->shift, b1 = (hi - 1) >> b->shift;
-    bool narrow = b1 - b0 < HBG_TMAP_NARROW;
+    bool narrow = b1 - b0 < HBG_TMAP_NARROW && b1 < HBG_TMAP_NBUCKETS;
     if (m->nentries >= m->cap_entries || (narrow && m->nlinks + (b1 - b0 + 1) > m->cap_links))
         return HBG_E_POOL_EXHAUSTED;
+    if (narrow && b->block == TMAP_NIL) {
+        if (m->nblocks < m->cap_blocks) {
+            b->block = m->nblocks++;
+            memset(m->blocks + (size_t)b->block * HBG_TMAP_NBUCKETS, 0xff, HBG_TMAP_NBUCKETS * sizeof *m->blocks);
+        } else {
+            narrow = false;
+        }
+    }
     if (retire) {
         query q = {t, lo, hi, NULL, NULL};
         walk(m, b, lo, hi, retire_covered, &q);
@@ -298,12 +289,10 @@ hbg_status hbg_tmap_write(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_
         b->wide = ei;
         return HBG_OK;
     }
+    uint32_t *heads = m->blocks + (size_t)b->block * HBG_TMAP_NBUCKETS;
     for (uint64_t k = b0; k <= b1; k++) {
-        hbg_tmap_bucket *bk = find_bucket(m, b->addr, k, true);
-        if (!bk)
-            return HBG_E_POOL_EXHAUSTED;
-        m->links[m->nlinks] = (hbg_tmap_link){.entry = ei, .next = bk->head};
-        bk->head = m->nlinks++;
+        m->links[m->nlinks] = (hbg_tmap_link){.entry = ei, .next = heads[k]};
+        heads[k] = m->nlinks++;
     }
     return HBG_OK;
 }

@@ -5,12 +5,14 @@
  *
  * Workloads carve hundreds of tiles out of one scratch buffer, so a plain
  * per-buffer list would make every submit scan every tile (quadratic in
- * the tiles). Instead each buffer is cut into HBG_TMAP_BUCKETS equal
- * buckets: a writer narrower than a few buckets is linked into the buckets
- * it touches, a wider one into the buffer's wide list, and every writer into
- * the buffer's full list. A narrow query probes its buckets and the wide
- * list; a broad one walks the full list. Retired writers are marked dead and
- * unlinked lazily by whichever walk meets them first.
+ * the tiles). Instead a buffer that receives a partial write gets a block
+ * of 256 bucket heads, one per 1/256 of the buffer: a writer narrower than
+ * a few buckets is linked into the buckets it touches, a wider one into the
+ * buffer's wide list, and every writer into the buffer's full list. A narrow
+ * query walks its buckets and the wide list; a broad one walks the full
+ * list. Bucket heads are a plain array, not a hash, so a probe is one load.
+ * Retired writers are marked dead and unlinked lazily by whichever walk
+ * meets them first.
  *
  * Everything is sized at creation and reset in O(1) per pass by bumping a
  * generation, so the map never allocates or clears memory on the hot path.
@@ -32,14 +34,10 @@ typedef struct hbg_tmap_buf {
     uint32_t gen;
     uint8_t shift;       /* bucket = byte offset >> shift */
     uint32_t all, wide;  /* entry lists (TMAP_NIL-terminated) */
+    uint32_t block;      /* bucket heads, or TMAP_NIL before a narrow write */
 } hbg_tmap_buf;
 
-typedef struct hbg_tmap_bucket {
-    uint64_t addr;
-    uint64_t index;
-    uint32_t gen;
-    uint32_t head;       /* link list */
-} hbg_tmap_bucket;
+#define HBG_TMAP_NBUCKETS (1u << HBG_TMAP_BUCKETS_LOG2)
 
 typedef struct hbg_tmap_entry {
     uint64_t lo, hi;          /* byte range relative to the buffer start */
@@ -56,8 +54,8 @@ typedef struct hbg_tmap_link {
 typedef struct hbg_tmap {
     hbg_tmap_buf *bufs;
     uint32_t buf_mask, nbufs;
-    hbg_tmap_bucket *buckets;
-    uint32_t bucket_mask, nbuckets;
+    uint32_t *blocks;    /* cap_blocks x HBG_TMAP_NBUCKETS link heads */
+    uint32_t nblocks, cap_blocks;
     uint32_t gen;
     hbg_tmap_entry *entries;
     uint32_t nentries, cap_entries;
