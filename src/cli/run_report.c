@@ -110,9 +110,12 @@ int collector_print(const run_collector *c, FILE *out, bool skip_device, bool sk
         else if (rs->reaped && WIFEXITED(rs->wait_status) && WEXITSTATUS(rs->wait_status))
             snprintf(why, sizeof why, "exited with status %d", WEXITSTATUS(rs->wait_status));
         if (!s->final || why[0]) {
+            /* A dead rank sent no final summary: its rows say how far it got. */
+            uint32_t done = 0;
+            for (uint32_t i = 0; i < c->nrows; i++)
+                done += c->rows[i].rank == r && c->rows[i].status == HBG_OK;
             fprintf(out, "rank %u (pid %d): FAILED: %s after %u of %u rounds%s%s\n", r, rs->pid,
-                    why[0] ? why : "ended without a result", s->rounds_done, c->rounds, s->msg[0] ? "; " : "",
-                    s->msg);
+                    why[0] ? why : "ended without a result", done, c->rounds, s->msg[0] ? "; " : "", s->msg);
             rc = 1;
             continue;
         }

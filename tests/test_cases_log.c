@@ -1,0 +1,211 @@
+/* The reference cases through `hbg run`: their counts as the log reports
+ * them, one anchor and one burst per round for every rank process, the
+ * device skipped when asked, and a killed dsv4 rank. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static char dir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/hbg_test_cases_%d", (int)getpid());
+    mkdir(dir, 0755);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static int run(const char *args, char *out, size_t cap)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "env -u HBG_BIND_BREAKDOWN -u HBG_SKIP_DEVICE_RUN -u SIMPLER_SKIP_DEVICE_RUN %s %s 2>&1",
+             getenv("HBG_CLI"), args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, cap - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = 0;
+    fclose(f);
+    return b;
+}
+
+static long long num(const char *line, const char *key)
+{
+    const char *p = strstr(line, key);
+    return p ? strtoll(p + strlen(key), NULL, 10) : -1;
+}
+
+typedef struct expect {
+    long long tasks, submit, alloc, record, graph, build;
+} expect;
+
+/* Every pass of every rank reports the case's counts; each rank process
+ * has one anchor and one burst (closed by arena_h2d) per round. */
+static void check_counts(const char *path, int ranks, int rounds, const expect *e)
+{
+    char *log = slurp(path);
+    long long pids[8] = {0};
+    int anchors[8] = {0}, bursts[8] = {0}, np = 0;
+    for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+        long long pid = num(line, " pid=");
+        int r = -1;
+        for (int i = 0; i < np; i++)
+            if (pids[i] == pid)
+                r = i;
+        if (pid >= 0 && r < 0 && np < 8)
+            pids[r = np++] = pid;
+        if (strstr(line, "[CLOCK_ANCHOR]"))
+            anchors[r]++;
+        if (strstr(line, "bind phase=arena_h2d "))
+            bursts[r]++;
+        if (strstr(line, "bind phase=host_orch "))
+            assert_int_equal(num(line, " tasks="), e->tasks);
+        if (strstr(line, "host-orch phase=submit_task "))
+            assert_int_equal(num(line, " count="), e->submit);
+        if (strstr(line, "host-orch phase=alloc_tensors "))
+            assert_int_equal(num(line, " count="), e->alloc);
+        if (strstr(line, "host-orch phase=record_node "))
+            assert_int_equal(num(line, " count="), e->record);
+        if (strstr(line, "host-orch phase=graph_submit "))
+            assert_int_equal(num(line, " count="), e->graph);
+        if (strstr(line, "host-orch phase=build_definition "))
+            assert_int_equal(num(line, " count="), e->build);
+    }
+    assert_int_equal(np, ranks);
+    for (int i = 0; i < np; i++) {
+        assert_int_equal(anchors[i], 1);
+        assert_int_equal(bursts[i], rounds);
+    }
+    free(log);
+}
+
+static void qwen_counts_in_the_log(void **state)
+{
+    (void)state;
+    char out[16384], log[300], args[600];
+    snprintf(log, sizeof log, "%s/qwen.log", dir);
+    snprintf(args, sizeof args, "run qwen --mode numbers --rounds 2 -o %s", log);
+    assert_int_equal(run(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "rank 0 (pid "));
+    assert_non_null(strstr(out, "golden skipped (device run skipped); device skipped"));
+    /* 5 submit_task (4 kernels + 1 dummy), 2 alloc, 40 graph_submit;
+     * one 277-node Definition recorded per pass */
+    expect e = {.tasks = 47, .submit = 5, .alloc = 2, .record = 277, .graph = 40, .build = 1};
+    check_counts(log, 1, 2, &e);
+}
+
+static void dsv4_counts_in_the_log(void **state)
+{
+    (void)state;
+    char out[16384], log[300], args[600];
+    snprintf(log, sizeof log, "%s/dsv4.log", dir);
+    snprintf(args, sizeof args, "run dsv4 --mode numbers --rounds 2 -o %s", log);
+    assert_int_equal(run(args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "rank 0 (pid "));
+    assert_non_null(strstr(out, "rank 1 (pid "));
+    expect e = {.tasks = 1131, .submit = 839, .alloc = 272, .record = 743, .graph = 20, .build = 1};
+    check_counts(log, 2, 2, &e);
+}
+
+/* A dsv4 rank killed mid-run: its peer's cross-rank wait is bounded, so the
+ * run ends, non-zero, naming the rank, and every log line is whole. */
+static void dsv4_killed_rank(void **state)
+{
+    (void)state;
+    char log[300], outp[300];
+    snprintf(log, sizeof log, "%s/killed.log", dir);
+    snprintf(outp, sizeof outp, "%s/killed.out", dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE *f = freopen(outp, "w", stdout);
+        (void)f;
+        dup2(1, 2);
+        execl(getenv("HBG_CLI"), "hbg", "run", "dsv4", "--rounds", "1000", "--peer-timeout", "2", "-o", log,
+              (char *)NULL);
+        _exit(127);
+    }
+    /* wait for the first completed pass of both ranks, then kill rank 1 */
+    pid_t victim = 0;
+    for (int i = 0; i < 600 && !victim; i++) {
+        usleep(50000);
+        struct stat st;
+        if (stat(log, &st) || st.st_size == 0)
+            continue;
+        char *text = slurp(log);
+        int spans = 0;
+        for (char *p = text; (p = strstr(p, "name=chip.run.runner_run ")); p++)
+            spans++;
+        free(text);
+        if (spans < 2)
+            continue;
+        char cmd[128], line[64];
+        snprintf(cmd, sizeof cmd, "pgrep -P %d | sort -n | tail -1", (int)pid);
+        FILE *p = popen(cmd, "r");
+        if (p && fgets(line, sizeof line, p))
+            victim = (pid_t)atoi(line);
+        if (p)
+            pclose(p);
+    }
+    assert_true(victim > 0);
+    kill(victim, SIGKILL);
+    time_t t0 = time(NULL);
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(time(NULL) - t0 <= 20);
+    assert_true(WIFEXITED(ws));
+    assert_int_equal(WEXITSTATUS(ws), 1);
+    char *out = slurp(outp);
+    char want[96];
+    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: killed by signal 9", (int)victim);
+    assert_non_null(strstr(out, want));
+    /* the survivor's wait on its peer ran out, and says so */
+    assert_non_null(strstr(out, "timed out waiting for the peer rank"));
+    assert_null(strstr(out, "after 0 of 1000 rounds"));
+    free(out);
+    char *text = slurp(log);
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        assert_true(strncmp(line, "[stamp] ", 8) == 0 || strncmp(line, "[mono_ns=", 9) == 0);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(qwen_counts_in_the_log),
+        cmocka_unit_test(dsv4_counts_in_the_log),
+        cmocka_unit_test(dsv4_killed_rank),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
