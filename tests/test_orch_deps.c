@@ -151,10 +151,19 @@ static void creator_edges(void **state)
     assert_int_equal(hbg_alloc_tensors(o, 2, ts, &alloc), HBG_OK);
     assert_int_equal(a.creator, alloc + 1);
     assert_true(b.addr >= a.addr + 64);
+    /* An alloc task completes on the host before anything can read its
+     * buffers: no edge to it. The first kernel writing the buffer is the
+     * one its readers wait for. */
     hbg_arg ib[] = {{&b, HBG_IN}};
     assert_int_equal(fx_task(o, 1, ib, &cons2), HBG_OK);
-    assert_true(fx_has_edge(o, alloc, cons2));
+    assert_false(fx_has_edge(o, alloc, cons2));
+    assert_int_equal(fx_fanin_count(o, cons2), 0);
     assert_int_equal(o->tasks[alloc].kind, HBG_TASK_ALLOC);
+    hbg_task_id w, r;
+    hbg_arg wb[] = {{&b, HBG_OUT_EXISTING}};
+    assert_int_equal(fx_task(o, 1, wb, &w), HBG_OK);
+    assert_int_equal(fx_task(o, 1, ib, &r), HBG_OK);
+    assert_true(fx_has_edge(o, w, r));
     hbg_orch_destroy(o);
 }
 

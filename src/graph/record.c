@@ -327,7 +327,8 @@ hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_
         g->dir = HBG_OUT;
         g->heap_off = off;
         g->layout = layout_of(ts[i], true);
-        st = record_write(r, self, ts[i], lo, hi, HBG_OUT);
+        /* Not registered as written, as outside a Graph: an alloc node is
+         * complete when its replay starts (see hbg_alloc_tensors). */
     }
     node->targ_cnt = n;
     if (st) {
