@@ -57,6 +57,7 @@ hbg_status hbg_orch_create(const hbg_orch_config *cfg, hbg_orch **out)
     if (!o)
         return HBG_E_NOMEM;
     o->cfg = *cfg;
+    hbg_opclock_init(&o->clock);
     o->window = cfg->task_window ? cfg->task_window : HBG_DEFAULT_TASK_WINDOW;
     if (o->cfg.nranks == 0)
         o->cfg.nranks = 1;
@@ -118,6 +119,8 @@ void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, const hbg_tensor *args
     o->body_boundary = NULL;
     o->rec.active = false;
     memset(o->ops, 0, sizeof o->ops);
+    if (o->timing)
+        hbg_opclock_pass(&o->clock);
     o->depth_timed = 0;
     hbg_tmap_reset(&o->map);
     hbg_graph_begin_pass(o);
@@ -140,7 +143,9 @@ hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st)
 
 void hbg_op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail)
 {
-    uint64_t t1 = hbg_mono_ns();
+    uint64_t t1 = hbg_opclock_now(&o->clock);
+    t0 = hbg_opclock_ns(&o->clock, t0);
+    t1 = hbg_opclock_ns(&o->clock, t1);
     hbg_opstat *s = &o->ops[op - HBG_SEGMENT_COUNT];
     s->total_ns += t1 - t0;
     s->count++;

@@ -18,6 +18,7 @@
 #include "hbg/kernel.h"
 #include "hbg/orch.h"
 #include "hbg/trace.h"
+#include "orch/opclock.h"
 #include "orch/tensormap.h"
 
 #define HBG_MAX_SCOPE_DEPTH 32
@@ -129,6 +130,7 @@ struct hbg_orch {
 
     /* instrumentation (off: zero cost beyond one branch) */
     bool timing;
+    hbg_opclock clock;
     hbg_recpool *recpool;
     hbg_opstat ops[HBG_OP_COUNT];
     uint32_t depth_timed;      /* nested ops (a body inside graph_submit) */
@@ -169,7 +171,7 @@ hbg_status hbg_orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id);
 
 static inline uint64_t hbg_op_begin(hbg_orch *o)
 {
-    return o->timing ? hbg_mono_ns() : 0;
+    return o->timing ? hbg_opclock_now(&o->clock) : 0;
 }
 void hbg_op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail);
 
