@@ -16,6 +16,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "support/run_support.h"
+
 static char dir[256];
 
 static int setup(void **state)
@@ -34,33 +36,6 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-static int run(const char *args, char *out, size_t cap)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "env -u HBG_BIND_BREAKDOWN -u HBG_SKIP_DEVICE_RUN -u SIMPLER_SKIP_DEVICE_RUN %s %s 2>&1",
-             getenv("HBG_CLI"), args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = 0;
-    fclose(f);
-    return b;
-}
-
 static long long num(const char *line, const char *key)
 {
     const char *p = strstr(line, key);
@@ -75,7 +50,7 @@ typedef struct expect {
  * has one anchor and one burst (closed by arena_h2d) per round. */
 static void check_counts(const char *path, int ranks, int rounds, const expect *e)
 {
-    char *log = slurp(path);
+    char *log = rs_slurp(path);
     long long pids[8] = {0};
     int anchors[8] = {0}, bursts[8] = {0}, np = 0;
     for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
@@ -117,7 +92,7 @@ static void qwen_counts_in_the_log(void **state)
     char out[16384], log[300], args[600];
     snprintf(log, sizeof log, "%s/qwen.log", dir);
     snprintf(args, sizeof args, "run qwen --mode numbers --rounds 2 -o %s", log);
-    assert_int_equal(run(args, out, sizeof out), 0);
+    assert_int_equal(rs_run("", args, out, sizeof out), 0);
     assert_non_null(strstr(out, "rank 0 (pid "));
     assert_non_null(strstr(out, "golden skipped (device run skipped); device skipped"));
     /* 5 submit_task (4 kernels + 1 dummy), 2 alloc, 40 graph_submit;
@@ -132,7 +107,7 @@ static void dsv4_counts_in_the_log(void **state)
     char out[16384], log[300], args[600];
     snprintf(log, sizeof log, "%s/dsv4.log", dir);
     snprintf(args, sizeof args, "run dsv4 --mode numbers --rounds 2 -o %s", log);
-    assert_int_equal(run(args, out, sizeof out), 0);
+    assert_int_equal(rs_run("", args, out, sizeof out), 0);
     assert_non_null(strstr(out, "rank 0 (pid "));
     assert_non_null(strstr(out, "rank 1 (pid "));
     expect e = {.tasks = 1131, .submit = 839, .alloc = 272, .record = 743, .graph = 20, .build = 1};
@@ -147,46 +122,14 @@ static void dsv4_killed_rank(void **state)
     char log[300], outp[300];
     snprintf(log, sizeof log, "%s/killed.log", dir);
     snprintf(outp, sizeof outp, "%s/killed.out", dir);
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *f = freopen(outp, "w", stdout);
-        (void)f;
-        dup2(1, 2);
-        execl(getenv("HBG_CLI"), "hbg", "run", "dsv4", "--rounds", "1000", "--peer-timeout", "2", "-o", log,
-              (char *)NULL);
-        _exit(127);
-    }
-    /* wait for the first completed pass of both ranks, then kill rank 1 */
-    pid_t victim = 0;
-    for (int i = 0; i < 600 && !victim; i++) {
-        usleep(50000);
-        struct stat st;
-        if (stat(log, &st) || st.st_size == 0)
-            continue;
-        char *text = slurp(log);
-        int spans = 0;
-        for (char *p = text; (p = strstr(p, "name=chip.run.runner_run ")); p++)
-            spans++;
-        free(text);
-        if (spans < 2)
-            continue;
-        char cmd[128], line[64];
-        snprintf(cmd, sizeof cmd, "pgrep -P %d | sort -n | tail -1", (int)pid);
-        FILE *p = popen(cmd, "r");
-        if (p && fgets(line, sizeof line, p))
-            victim = (pid_t)atoi(line);
-        if (p)
-            pclose(p);
-    }
-    assert_true(victim > 0);
-    kill(victim, SIGKILL);
-    time_t t0 = time(NULL);
-    int ws;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    assert_true(time(NULL) - t0 <= 20);
-    assert_true(WIFEXITED(ws));
-    assert_int_equal(WEXITSTATUS(ws), 1);
-    char *out = slurp(outp);
+    /* kill rank 1 once both ranks finished a device run */
+    const char *argv[] = {"run", "dsv4", "--rounds", "1000", "--peer-timeout", "2", NULL};
+    int status;
+    long secs;
+    pid_t victim = rs_kill_a_rank(argv, log, outp, "chip.run.runner_run", 2, &status, &secs);
+    assert_int_equal(status, 1);
+    assert_true(secs <= 20);
+    char *out = rs_slurp(outp);
     char want[96];
     snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: killed by signal 9", (int)victim);
     assert_non_null(strstr(out, want));
@@ -194,10 +137,7 @@ static void dsv4_killed_rank(void **state)
     assert_non_null(strstr(out, "timed out waiting for the peer rank"));
     assert_null(strstr(out, "after 0 of 1000 rounds"));
     free(out);
-    char *text = slurp(log);
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-        assert_true(strncmp(line, "[stamp] ", 8) == 0 || strncmp(line, "[mono_ns=", 9) == 0);
-    free(text);
+    rs_assert_whole_lines(log);
 }
 
 int main(void)

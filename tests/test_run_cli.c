@@ -14,6 +14,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "support/run_support.h"
+
 static char dir[256];
 
 static int setup(void **state)
@@ -32,39 +34,6 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
-/* Runs `env ENV hbg ARGS`, capturing stdout and stderr; returns the exit
- * status. */
-static int run(const char *env, const char *args, char *out, size_t cap)
-{
-    const char *cli = getenv("HBG_CLI");
-    assert_non_null(cli);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "env -u HBG_BIND_BREAKDOWN -u HBG_HOST_PHASE_RECORDS -u HBG_SKIP_DEVICE_RUN "
-                              "-u SIMPLER_SKIP_DEVICE_RUN -u HBG_LOG_LEVEL %s %s %s 2>&1",
-             env, cli, args);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, cap - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = 0;
-    fclose(f);
-    return b;
-}
-
 static unsigned long long num(const char *line, const char *key)
 {
     const char *p = strstr(line, key);
@@ -78,7 +47,7 @@ static unsigned long long num(const char *line, const char *key)
  * (pid, inv). */
 static void check_log(const char *path, int rounds, bool device)
 {
-    char *log = slurp(path);
+    char *log = rs_slurp(path);
     assert_non_null(log);
     assert_true(strncmp(log, "[stamp] ", 8) == 0);
     int anchors = 0, bursts = 0, segs = 0, runner = 0;
@@ -124,19 +93,19 @@ static void three_rounds_parse(void **state)
     char out[8192], log[300], args[600];
     snprintf(log, sizeof log, "%s/numbers.log", dir);
     snprintf(args, sizeof args, "run vector --rounds 3 -o %s", log);
-    assert_int_equal(run("HBG_BIND_BREAKDOWN=1", args, out, sizeof out), 0);
+    assert_int_equal(rs_run("HBG_BIND_BREAKDOWN=1", args, out, sizeof out), 0);
     assert_non_null(strstr(out, "rank 0 (pid "));
     assert_non_null(strstr(out, "golden passed; device wall min "));
     check_log(log, 3, true);
     /* the stamp records the resolved switches and the command, not the log path */
-    char *text = slurp(log);
+    char *text = rs_slurp(log);
     assert_non_null(strstr(text, " env HBG_BIND_BREAKDOWN=1 HBG_HOST_PHASE_RECORDS=0 HBG_SKIP_DEVICE_RUN=0 "
                                  "HBG_LOG_LEVEL=timing hbg run vector --rounds 3\n"));
     free(text);
     /* an existing log is never overwritten */
     struct stat before, after;
     stat(log, &before);
-    assert_int_equal(run("", args, out, sizeof out), 1);
+    assert_int_equal(rs_run("", args, out, sizeof out), 1);
     assert_non_null(strstr(out, "refusing to overwrite"));
     stat(log, &after);
     assert_int_equal(before.st_size, after.st_size);
@@ -148,24 +117,24 @@ static void skip_device_switch_values(void **state)
     char out[8192], log[300], args[600];
     snprintf(log, sizeof log, "%s/skip0.log", dir);
     snprintf(args, sizeof args, "run vector --rounds 2 -o %s", log);
-    assert_int_equal(run("HBG_BIND_BREAKDOWN=1 SIMPLER_SKIP_DEVICE_RUN=0", args, out, sizeof out), 0);
+    assert_int_equal(rs_run("HBG_BIND_BREAKDOWN=1 SIMPLER_SKIP_DEVICE_RUN=0", args, out, sizeof out), 0);
     assert_non_null(strstr(out, "golden passed"));
     check_log(log, 2, true);
 
     snprintf(log, sizeof log, "%s/skip1.log", dir);
     snprintf(args, sizeof args, "run vector --rounds 2 -o %s", log);
-    assert_int_equal(run("HBG_BIND_BREAKDOWN=1 SIMPLER_SKIP_DEVICE_RUN=1", args, out, sizeof out), 0);
+    assert_int_equal(rs_run("HBG_BIND_BREAKDOWN=1 SIMPLER_SKIP_DEVICE_RUN=1", args, out, sizeof out), 0);
     assert_non_null(strstr(out, "golden skipped (device run skipped); device skipped"));
     check_log(log, 2, false);
 
     /* a value that is not a switch value is refused, naming the variable */
-    assert_int_equal(run("HBG_SKIP_DEVICE_RUN=maybe", "run vector", out, sizeof out), 2);
+    assert_int_equal(rs_run("HBG_SKIP_DEVICE_RUN=maybe", "run vector", out, sizeof out), 2);
     assert_non_null(strstr(out, "HBG_SKIP_DEVICE_RUN=maybe is not a switch value"));
     /* the breakdown off: no bind phase lines at all */
     snprintf(log, sizeof log, "%s/off.log", dir);
     snprintf(args, sizeof args, "run vector --rounds 2 -o %s", log);
-    assert_int_equal(run("HBG_BIND_BREAKDOWN=off", args, out, sizeof out), 0);
-    char *text = slurp(log);
+    assert_int_equal(rs_run("HBG_BIND_BREAKDOWN=off", args, out, sizeof out), 0);
+    char *text = rs_slurp(log);
     assert_null(strstr(text, "bind phase="));
     assert_non_null(strstr(text, "name=chip.run.bind "));
     free(text);
@@ -202,11 +171,11 @@ static void timeline_records(void **state)
     char out[8192], log[300], args[900];
     snprintf(log, sizeof log, "%s/timeline.log", dir);
     snprintf(args, sizeof args, "run vector --mode timeline --rounds 2 -o %s --out-dir %s/out", log, dir);
-    assert_int_equal(run("", args, out, sizeof out), 0);
+    assert_int_equal(rs_run("", args, out, sizeof out), 0);
     int n;
     json_t *arr = records_lines(out, &n);
     assert_int_equal(n, 2);
-    char *text = slurp(log);
+    char *text = rs_slurp(log);
     for (int i = 0; i < n; i++) {
         json_t *j = json_array_get(arr, (size_t)i);
         json_int_t pid = json_integer_value(json_object_get(j, "pid"));
@@ -249,7 +218,7 @@ static void small_pool_drops_but_keeps(void **state)
     snprintf(log, sizeof log, "%s/small.log", dir);
     snprintf(args, sizeof args,
              "run vector --mode timeline --rounds 1 --records-per-thread 5 -o %s --out-dir %s/small", log, dir);
-    assert_int_equal(run("", args, out, sizeof out), 0);
+    assert_int_equal(rs_run("", args, out, sizeof out), 0);
     int n;
     json_t *arr = records_lines(out, &n);
     assert_int_equal(n, 1);
@@ -259,7 +228,7 @@ static void small_pool_drops_but_keeps(void **state)
     assert_int_equal(json_array_size(recs), 5);
     /* the kept ones are the first five made: args, arena_build, ... */
     assert_string_equal(json_string_value(json_object_get(json_array_get(recs, 0), "phase")), "args");
-    char *text = slurp(log);
+    char *text = rs_slurp(log);
     assert_non_null(strstr(text, "dropped=20 "));
     free(text);
     json_decref(arr);
@@ -269,17 +238,17 @@ static void usage_errors(void **state)
 {
     (void)state;
     char out[8192];
-    assert_int_equal(run("", "run nosuch", out, sizeof out), 2);
+    assert_int_equal(rs_run("", "run nosuch", out, sizeof out), 2);
     assert_non_null(strstr(out, "unknown case 'nosuch'"));
-    assert_int_equal(run("", "run vector --rounds 0", out, sizeof out), 2);
+    assert_int_equal(rs_run("", "run vector --rounds 0", out, sizeof out), 2);
     assert_non_null(strstr(out, "--rounds expects"));
-    assert_int_equal(run("", "run vector --mode fast", out, sizeof out), 2);
-    assert_int_equal(run("", "run --list", out, sizeof out), 0);
+    assert_int_equal(rs_run("", "run vector --mode fast", out, sizeof out), 2);
+    assert_int_equal(rs_run("", "run --list", out, sizeof out), 0);
     assert_non_null(strstr(out, "vector"));
-    assert_int_equal(run("", "run --help", out, sizeof out), 0);
+    assert_int_equal(rs_run("", "run --help", out, sizeof out), 0);
     assert_non_null(strstr(out, "usage: hbg run CASE"));
-    assert_int_equal(run("", "help run", out, sizeof out), 0);
-    assert_int_equal(run("", "nosuch", out, sizeof out), 2);
+    assert_int_equal(rs_run("", "help run", out, sizeof out), 0);
+    assert_int_equal(rs_run("", "nosuch", out, sizeof out), 2);
 }
 
 /* A rank killed mid-run: hbg run names it, stops its peer within the bound,
@@ -290,49 +259,19 @@ static void killed_rank_is_named(void **state)
     char log[300], outp[300];
     snprintf(log, sizeof log, "%s/killed.log", dir);
     snprintf(outp, sizeof outp, "%s/killed.out", dir);
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE *f = freopen(outp, "w", stdout);
-        (void)f;
-        dup2(1, 2);
-        close(fds[0]);
-        execl(getenv("HBG_CLI"), "hbg", "run", "vector", "--ranks", "2", "--rounds", "100000", "--peer-timeout",
-              "1", "-o", log, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    /* wait until both ranks have written passes, then kill rank 1 */
-    pid_t victim = 0;
-    for (int i = 0; i < 200 && !victim; i++) {
-        usleep(20000);
-        char cmd[128], line[64];
-        snprintf(cmd, sizeof cmd, "pgrep -P %d | sort -n | tail -1", (int)pid);
-        FILE *p = popen(cmd, "r");
-        if (p && fgets(line, sizeof line, p))
-            victim = (pid_t)atoi(line);
-        if (p)
-            pclose(p);
-    }
-    assert_true(victim > 0);
-    usleep(300000);
-    kill(victim, SIGKILL);
-    int ws;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    assert_true(WIFEXITED(ws));
-    assert_int_equal(WEXITSTATUS(ws), 1);
-    char *out = slurp(outp);
+    const char *argv[] = {"run", "vector", "--ranks", "2", "--rounds", "100000", "--peer-timeout", "1", NULL};
+    int status;
+    long secs;
+    pid_t victim = rs_kill_a_rank(argv, log, outp, "chip.run", 4, &status, &secs);
+    assert_int_equal(status, 1);
+    assert_true(secs <= 20);
+    char *out = rs_slurp(outp);
     char want[96];
     snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: killed by signal 9", (int)victim);
     assert_non_null(strstr(out, want));
     assert_non_null(strstr(out, "rank 0 (pid "));
     free(out);
-    /* every line of the log is whole */
-    char *text = slurp(log);
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
-        assert_true(strncmp(line, "[stamp] ", 8) == 0 || strncmp(line, "[mono_ns=", 9) == 0);
-    free(text);
+    rs_assert_whole_lines(log);
 }
 
 int main(void)
