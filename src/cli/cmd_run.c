@@ -346,10 +346,13 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
             row.cp_ns[s] = rep.trace.seg[s == 0 ? HBG_PH_HOST_ORCH : s == 1 ? HBG_PH_GRAPH_UPLOAD : HBG_PH_ARENA_H2D].dur_ns;
         report_send(out, MSG_ROW, &row, sizeof row);
         if (st) {
-            snprintf(sum.msg, sizeof sum.msg, "round %u failed%s%s: %s", r + 1,
+            /* A device failure carries the device's own account (which
+             * task, which kernel, which record of the image). */
+            const char *dev = rep.device_ran ? hbg_device_last_error() : NULL;
+            snprintf(sum.msg, sizeof sum.msg, "round %u failed%s%s: %s%s%s", r + 1,
                      rep.failed_segment < HBG_SEGMENT_COUNT ? " in " : "",
                      rep.failed_segment < HBG_SEGMENT_COUNT ? hbg_phase_name(rep.failed_segment) : "",
-                     hbg_strerror(st));
+                     hbg_strerror(st), dev && *dev ? "; device: " : "", dev && *dev ? dev : "");
         }
         if (rep.device_ran && (sum.device_wall_min_ns == 0 || rep.run.device_wall_ns < sum.device_wall_min_ns))
             sum.device_wall_min_ns = rep.run.device_wall_ns;
