@@ -36,7 +36,7 @@ static inline char *room(jw *w, size_t need)
     return w->buf + w->n;
 }
 
-void jw_raw(jw *w, const char *s, size_t n)
+void jw_raw_slow(jw *w, const char *s, size_t n)
 {
     while (n) {
         if (w->n == w->cap)
@@ -47,11 +47,6 @@ void jw_raw(jw *w, const char *s, size_t n)
         s += k;
         n -= k;
     }
-}
-
-void jw_lit(jw *w, const char *s)
-{
-    jw_raw(w, s, strlen(s));
 }
 
 static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
