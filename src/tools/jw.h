@@ -26,7 +26,21 @@ void jw_free(jw *w);
 void jw_raw_slow(jw *w, const char *s, size_t n);
 static inline void jw_raw(jw *w, const char *s, size_t n)
 {
-    if (w->cap - w->n >= n) {
+    if (n <= 16 && w->cap - w->n >= 16) {
+        /* two overlapping words cover any length from 8 to 16 */
+        char *d = w->buf + w->n;
+        if (n >= 8) {
+            memcpy(d, s, 8);
+            memcpy(d + n - 8, s + n - 8, 8);
+        } else if (n >= 4) {
+            memcpy(d, s, 4);
+            memcpy(d + n - 4, s + n - 4, 4);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                d[i] = s[i];
+        }
+        w->n += n;
+    } else if (w->cap - w->n >= n) {
         memcpy(w->buf + w->n, s, n);
         w->n += n;
     } else {

@@ -95,9 +95,17 @@ static inline int next_tok(cur *c, lx_slice *k, lx_slice *v, numv *nv)
         unsigned d = (unsigned)(unsigned char)*p - '0';
         if (d > 9)
             break;
-        if (x >= 1844674407370955161ull && (x > 1844674407370955161ull || d > 5))
-            st = -2;
         x = x * 10 + d;
+    }
+    if (p - vs > 19) {
+        /* 20 digits or more may not fit: parse again, checking each step */
+        x = 0;
+        for (const char *q = vs; q < p; q++) {
+            unsigned d = (unsigned)(unsigned char)*q - '0';
+            if (x >= 1844674407370955161ull && (x > 1844674407370955161ull || d > 5))
+                st = -2;
+            x = x * 10 + d;
+        }
     }
     if (p == vs)
         st = -1;
@@ -160,24 +168,22 @@ static bool parse_thread(const char *p, const char *e, uint64_t *out)
     if (e - p < 6 || memcmp(p, "][T0x", 5) != 0)
         return false;
     p += 5;
+    /* one table look per digit: every line of the original runtime's logs
+     * asks for its thread */
+    static const signed char hexv[256] = {
+        ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9,
+        ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+        ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+    };
     uint64_t x = 0;
-    int nd = 0;
+    const char *h0 = p;
     for (; p < e && *p != ']'; p++) {
-        char ch = *p;
-        unsigned d;
-        if (ch >= '0' && ch <= '9')
-            d = (unsigned)(ch - '0');
-        else if (ch >= 'a' && ch <= 'f')
-            d = (unsigned)(ch - 'a' + 10);
-        else if (ch >= 'A' && ch <= 'F')
-            d = (unsigned)(ch - 'A' + 10);
-        else
+        int d = hexv[(unsigned char)*p];
+        if (!d)
             return false;
-        if (++nd > 16)
-            return false;
-        x = (x << 4) | d;
+        x = (x << 4) | (unsigned)(d - 1);
     }
-    if (p >= e || nd == 0)
+    if (p >= e || p == h0 || p - h0 > 16)
         return false;
     *out = x;
     return true;
