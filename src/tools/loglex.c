@@ -11,6 +11,7 @@
 enum { C_TEXT = 0, C_SPACE, C_END, C_BRACKET };
 static unsigned char cls[256];
 static unsigned char kstop[256];   /* bytes that end a key: '=', spaces, line ends */
+static unsigned char segch[256];   /* the bytes of a segment name: [a-z0-9_] */
 
 static void init_cls(void)
 {
@@ -23,6 +24,11 @@ static void init_cls(void)
     cls['\r'] = C_END;
     cls[0] = C_END;
     cls['['] = C_BRACKET;
+    for (int ch = 'a'; ch <= 'z'; ch++)
+        segch[ch] = 1;
+    for (int ch = '0'; ch <= '9'; ch++)
+        segch[ch] = 1;
+    segch['_'] = 1;
 }
 
 static const char PREFIX[] = "[mono_ns=";
@@ -147,18 +153,6 @@ static const char *skip_record(const char *p, const char *e)
     return e;
 }
 
-static bool is_segname(lx_slice s)
-{
-    if (s.n == 0 || s.n > 64)
-        return false;
-    for (size_t i = 0; i < s.n; i++) {
-        char ch = s.p[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
-            return false;
-    }
-    return true;
-}
-
 /* The thread handle of the prefix "[mono_ns=<d>][T0x<hex>]" at p. */
 static bool parse_thread(const char *p, const char *e, uint64_t *out)
 {
@@ -246,12 +240,20 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     /* the value right after "phase=" */
     const char *p = c->p;
     const char *s = p;
-    while (p < c->e && cls[(unsigned char)*p] == C_TEXT)
+    /* a valid name ends at the first byte outside [a-z0-9_]; only an
+     * invalid one needs the second look */
+    while (p < c->e && segch[(unsigned char)*p])
         p++;
+    bool valid = p - s <= 64 && p > s;
+    if (p < c->e && cls[(unsigned char)*p] == C_TEXT) {
+        valid = false;
+        while (p < c->e && cls[(unsigned char)*p] == C_TEXT)
+            p++;
+    }
     r->name.p = s;
     r->name.n = (size_t)(p - s);
     c->p = p;
-    if (!is_segname(r->name)) {
+    if (!valid) {
         snprintf(msg, mlen, "expected phase=<name of [a-z0-9_]>, found phase=%.*s",
                  (int)(r->name.n > 24 ? 24 : r->name.n), r->name.p);
         return msg;
