@@ -157,6 +157,23 @@ static const char *skip_record(const char *p, const char *e)
 static bool parse_thread(const char *p, const char *e, uint64_t *out)
 {
     p += PREFIX_LEN;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* past the stamp's digits eight at a time: the high bit of each byte
+     * that is not a digit, the lowest of them exact (carries run upwards) */
+    if (e - p >= 16) {
+        const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+        uint64_t w, m;
+        memcpy(&w, p, 8);
+        m = ((w + ones * 0x46) | (w - ones * '0') | w) & highs;
+        if (m) {
+            p += __builtin_ctzll(m) >> 3;
+        } else {
+            memcpy(&w, p + 8, 8);
+            m = ((w + ones * 0x46) | (w - ones * '0') | w) & highs;
+            p += m ? 8 + (__builtin_ctzll(m) >> 3) : 16;
+        }
+    }
+#endif
     while (p < e && *p >= '0' && *p <= '9')
         p++;
     if (e - p < 6 || memcmp(p, "][T0x", 5) != 0)
