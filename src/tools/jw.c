@@ -36,7 +36,7 @@ static inline char *room(jw *w, size_t need)
     return w->buf + w->n;
 }
 
-void jw_raw(jw *w, const char *s, size_t n)
+void jw_raw_slow(jw *w, const char *s, size_t n)
 {
     while (n) {
         if (w->n == w->cap)
@@ -47,11 +47,6 @@ void jw_raw(jw *w, const char *s, size_t n)
         s += k;
         n -= k;
     }
-}
-
-void jw_lit(jw *w, const char *s)
-{
-    jw_raw(w, s, strlen(s));
 }
 
 static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
@@ -119,6 +114,15 @@ void jw_str(jw *w, const char *s, size_t n)
     size_t i = 0;
     while (i < n) {
         size_t j = i;
+        /* eight bytes per step while none needs escaping (names, hex ids) */
+        for (; j + 8 <= n; j += 8) {
+            uint64_t x;
+            memcpy(&x, s + j, 8);
+            const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+            uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+            if ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b) | x) & highs)
+                break;
+        }
         while (j < n) {
             unsigned char c = (unsigned char)s[j];
             if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct jw {
     FILE *f;
@@ -20,8 +21,36 @@ bool jw_init(jw *w, FILE *f);
 bool jw_flush(jw *w);          /* false if any write failed */
 void jw_free(jw *w);
 
-void jw_raw(jw *w, const char *s, size_t n);
-void jw_lit(jw *w, const char *s);
+/* The writes of a trace are millions of short pieces: the common case (the
+ * piece fits) is inline, so a literal's copy is a few moves, not a call. */
+void jw_raw_slow(jw *w, const char *s, size_t n);
+static inline void jw_raw(jw *w, const char *s, size_t n)
+{
+    if (n <= 16 && w->cap - w->n >= 16) {
+        /* two overlapping words cover any length from 8 to 16 */
+        char *d = w->buf + w->n;
+        if (n >= 8) {
+            memcpy(d, s, 8);
+            memcpy(d + n - 8, s + n - 8, 8);
+        } else if (n >= 4) {
+            memcpy(d, s, 4);
+            memcpy(d + n - 4, s + n - 4, 4);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                d[i] = s[i];
+        }
+        w->n += n;
+    } else if (w->cap - w->n >= n) {
+        memcpy(w->buf + w->n, s, n);
+        w->n += n;
+    } else {
+        jw_raw_slow(w, s, n);
+    }
+}
+static inline void jw_lit(jw *w, const char *s)
+{
+    jw_raw(w, s, strlen(s));
+}
 /* A string literal: its length is known at compile time. */
 #define JW_LIT(w, s) jw_raw((w), (s), sizeof(s) - 1)
 void jw_u64(jw *w, uint64_t v);

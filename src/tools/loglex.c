@@ -11,6 +11,7 @@
 enum { C_TEXT = 0, C_SPACE, C_END, C_BRACKET };
 static unsigned char cls[256];
 static unsigned char kstop[256];   /* bytes that end a key: '=', spaces, line ends */
+static unsigned char segch[256];   /* the bytes of a segment name: [a-z0-9_] */
 
 static void init_cls(void)
 {
@@ -23,6 +24,11 @@ static void init_cls(void)
     cls['\r'] = C_END;
     cls[0] = C_END;
     cls['['] = C_BRACKET;
+    for (int ch = 'a'; ch <= 'z'; ch++)
+        segch[ch] = 1;
+    for (int ch = '0'; ch <= '9'; ch++)
+        segch[ch] = 1;
+    segch['_'] = 1;
 }
 
 static const char PREFIX[] = "[mono_ns=";
@@ -95,9 +101,17 @@ static inline int next_tok(cur *c, lx_slice *k, lx_slice *v, numv *nv)
         unsigned d = (unsigned)(unsigned char)*p - '0';
         if (d > 9)
             break;
-        if (x >= 1844674407370955161ull && (x > 1844674407370955161ull || d > 5))
-            st = -2;
         x = x * 10 + d;
+    }
+    if (p - vs > 19) {
+        /* 20 digits or more may not fit: parse again, checking each step */
+        x = 0;
+        for (const char *q = vs; q < p; q++) {
+            unsigned d = (unsigned)(unsigned char)*q - '0';
+            if (x >= 1844674407370955161ull && (x > 1844674407370955161ull || d > 5))
+                st = -2;
+            x = x * 10 + d;
+        }
     }
     if (p == vs)
         st = -1;
@@ -139,45 +153,48 @@ static const char *skip_record(const char *p, const char *e)
     return e;
 }
 
-static bool is_segname(lx_slice s)
-{
-    if (s.n == 0 || s.n > 64)
-        return false;
-    for (size_t i = 0; i < s.n; i++) {
-        char ch = s.p[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
-            return false;
-    }
-    return true;
-}
-
 /* The thread handle of the prefix "[mono_ns=<d>][T0x<hex>]" at p. */
 static bool parse_thread(const char *p, const char *e, uint64_t *out)
 {
     p += PREFIX_LEN;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* past the stamp's digits eight at a time: the high bit of each byte
+     * that is not a digit, the lowest of them exact (carries run upwards) */
+    if (e - p >= 16) {
+        const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+        uint64_t w, m;
+        memcpy(&w, p, 8);
+        m = ((w + ones * 0x46) | (w - ones * '0') | w) & highs;
+        if (m) {
+            p += __builtin_ctzll(m) >> 3;
+        } else {
+            memcpy(&w, p + 8, 8);
+            m = ((w + ones * 0x46) | (w - ones * '0') | w) & highs;
+            p += m ? 8 + (__builtin_ctzll(m) >> 3) : 16;
+        }
+    }
+#endif
     while (p < e && *p >= '0' && *p <= '9')
         p++;
     if (e - p < 6 || memcmp(p, "][T0x", 5) != 0)
         return false;
     p += 5;
+    /* one table look per digit: every line of the original runtime's logs
+     * asks for its thread */
+    static const signed char hexv[256] = {
+        ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9,
+        ['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+        ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+    };
     uint64_t x = 0;
-    int nd = 0;
+    const char *h0 = p;
     for (; p < e && *p != ']'; p++) {
-        char ch = *p;
-        unsigned d;
-        if (ch >= '0' && ch <= '9')
-            d = (unsigned)(ch - '0');
-        else if (ch >= 'a' && ch <= 'f')
-            d = (unsigned)(ch - 'a' + 10);
-        else if (ch >= 'A' && ch <= 'F')
-            d = (unsigned)(ch - 'A' + 10);
-        else
+        int d = hexv[(unsigned char)*p];
+        if (!d)
             return false;
-        if (++nd > 16)
-            return false;
-        x = (x << 4) | d;
+        x = (x << 4) | (unsigned)(d - 1);
     }
-    if (p >= e || nd == 0)
+    if (p >= e || p == h0 || p - h0 > 16)
         return false;
     *out = x;
     return true;
@@ -240,12 +257,20 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     /* the value right after "phase=" */
     const char *p = c->p;
     const char *s = p;
-    while (p < c->e && cls[(unsigned char)*p] == C_TEXT)
+    /* a valid name ends at the first byte outside [a-z0-9_]; only an
+     * invalid one needs the second look */
+    while (p < c->e && segch[(unsigned char)*p])
         p++;
+    bool valid = p - s <= 64 && p > s;
+    if (p < c->e && cls[(unsigned char)*p] == C_TEXT) {
+        valid = false;
+        while (p < c->e && cls[(unsigned char)*p] == C_TEXT)
+            p++;
+    }
     r->name.p = s;
     r->name.n = (size_t)(p - s);
     c->p = p;
-    if (!is_segname(r->name)) {
+    if (!valid) {
         snprintf(msg, mlen, "expected phase=<name of [a-z0-9_]>, found phase=%.*s",
                  (int)(r->name.n > 24 ? 24 : r->name.n), r->name.p);
         return msg;

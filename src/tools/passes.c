@@ -117,12 +117,26 @@ static ps_pass *new_pass(ps_log *L, size_t line)
             L->oom = true;
             return NULL;
         }
+        size_t ncap = nb.len / sizeof(ps_pass);
+        if (L->opt.keep_spans) {
+            hm_block na;
+            if (hm_alloc(&na, ncap * PS_MAXSEG * sizeof(ps_text)) != 0) {
+                hm_free(&nb);
+                L->oom = true;
+                return NULL;
+            }
+            if (L->npass)
+                memcpy(na.p, L->segattr, L->npass * PS_MAXSEG * sizeof(ps_text));
+            hm_free(&L->segattrmem);
+            L->segattrmem = na;
+            L->segattr = na.p;
+        }
         if (L->npass)
             memcpy(nb.p, L->pass, L->npass * sizeof(ps_pass));
         hm_free(&L->passmem);
         L->passmem = nb;
         L->pass = nb.p;
-        L->cap = nb.len / sizeof(ps_pass);
+        L->cap = ncap;
     }
     ps_pass *p = &L->pass[L->npass++];
     memset(p, 0, offsetof(ps_pass, seg));
@@ -202,11 +216,26 @@ struct ps_intern {
     size_t n;
 };
 
+/* Eight bytes per step: every span and segment of a timeline is hashed, and
+ * a byte-at-a-time hash was a visible part of the run. */
 static uint64_t text_hash(const char *p, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 32;
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        memcpy(&w, p + i, n - i);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 32;
+    }
+    h *= 0xc2b2ae3d27d4eb4full;
+    h ^= h >> 29;
     return h | 1; /* 0 marks an empty slot */
 }
 
@@ -305,11 +334,14 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
     s->start = r->start;
     s->dur = r->dur;
     s->line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
-    s->attr = NULL;
-    s->attr_len = 0;
-    if (L->opt.keep_spans && r->attr_text.n && r->attr_text.n < UINT32_MAX) {
-        s->attr = keep_text(L, r->attr_text.p, r->attr_text.n);
-        s->attr_len = s->attr ? (uint32_t)r->attr_text.n : 0;
+    if (L->segattr) {
+        ps_text *a = &L->segattr[(size_t)(p - L->pass) * PS_MAXSEG + (size_t)id];
+        a->p = NULL;
+        a->n = 0;
+        if (r->attr_text.n && r->attr_text.n < UINT32_MAX) {
+            a->p = keep_text(L, r->attr_text.p, r->attr_text.n);
+            a->n = a->p ? r->attr_text.n : 0;
+        }
     }
     s->bytes = UINT64_MAX;
     for (int i = 0; i < r->nattr; i++) {
@@ -882,6 +914,7 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
 void ps_free(ps_log *L)
 {
     hm_free(&L->passmem);
+    hm_free(&L->segattrmem);
     map_free(&L->map);
     map_free(&L->omap);
     map_free(&L->rmap);

@@ -53,10 +53,15 @@ enum {
 
 typedef struct ps_seg {
     uint64_t start, dur, bytes;
-    const char *attr;       /* the attribute text (kept with keep_spans only) ... */
-    uint32_t attr_len;      /* ... and its length (0: none) */
     uint32_t line;
 } ps_seg;
+
+/* A segment's attribute text (kept with keep_spans only): apart from ps_seg
+ * so that a reader without it touches less memory per pass. */
+typedef struct ps_text {
+    const char *p;
+    size_t n;               /* 0: none */
+} ps_text;
 
 typedef struct ps_pass {
     uint64_t pid, inv;
@@ -127,6 +132,8 @@ typedef struct ps_log {
     ps_pass *pass;
     size_t npass, cap;
     hm_block passmem;       /* where pass[] lives */
+    ps_text *segattr;       /* keep_spans: PS_MAXSEG per pass of pass[] */
+    hm_block segattrmem;
     size_t size_hint;       /* the file's size, when known: sizes pass[] once */
     ps_map map;             /* (pid, inv) -> pass */
     uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
@@ -185,6 +192,12 @@ void ps_free(ps_log *L);
 /* "pid=31337 inv=2"; "pid=31337 thread 0x7f3c9a7fc640" when its inv is
  * unknown; "thread 0x7f3c9a7fc640" when its pid is too. */
 const char *ps_label(const ps_pass *p, char *out, size_t n);
+/* The attribute text of segment id of pass p (keep_spans only; n 0: none). */
+static inline ps_text ps_seg_attr(const ps_log *L, const ps_pass *p, int id)
+{
+    ps_text none = {NULL, 0};
+    return L->segattr ? L->segattr[(size_t)(p - L->pass) * PS_MAXSEG + (size_t)id] : none;
+}
 /* The pass of (pid, inv), or NULL. */
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv);
 

@@ -393,8 +393,9 @@ static void emit_passes(tl *t)
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, p->inv);
             arg_wall(t, pr, g->start);
-            if (g->attr_len)
-                arg_attrs(t, g->attr, g->attr_len);
+            ps_text at = ps_seg_attr(L, p, s);
+            if (at.n)
+                arg_attrs(t, at.p, at.n);
             JW_LIT(&t->w, "}}");
             t->rep->segments++;
         }
