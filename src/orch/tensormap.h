@@ -51,7 +51,14 @@ typedef struct hbg_tmap_link {
     uint32_t entry, next;
 } hbg_tmap_link;
 
+#define HBG_TMAP_FILTER_BITS (1u << 16)
+
 typedef struct hbg_tmap {
+    /* One bit per hash of a written buffer's address: most reads are of
+     * buffers nothing in the pass wrote (weights, inputs), and a clear bit
+     * in this 8 KB, cache-resident filter answers them without probing the
+     * much larger buffer table. */
+    uint64_t filter[HBG_TMAP_FILTER_BITS / 64];
     hbg_tmap_buf *bufs;
     uint32_t buf_mask, nbufs;
     uint32_t *blocks;    /* cap_blocks x HBG_TMAP_NBUCKETS link heads */
