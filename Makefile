@@ -4,9 +4,9 @@
 #   make test   the whole suite: plain, ASan+UBSan, TSan builds, and fuzzing
 #
 # Both install what they need first (Debian packages via apt-get as root;
-# otherwise they print the exact command and stop).
+# otherwise they print the exact command and stop). ./make.sh does the same
+# on a machine that does not even have make yet.
 
-PACKAGES   := cmake make gcc clang libclang-rt-14-dev pkg-config git libcmocka-dev libjansson-dev
 BUILD      ?= build
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 ROUNDS     ?= 6
@@ -18,7 +18,7 @@ OUT        ?= outputs
 all: build
 
 deps:
-	@./scripts/deps.sh $(PACKAGES)
+	@./scripts/deps.sh
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null

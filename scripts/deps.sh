@@ -1,6 +1,8 @@
 #!/bin/sh
-# Installs the Debian packages named on the command line when any is missing.
-# As root it runs apt-get; otherwise it prints the exact command and fails.
+# Installs the Debian packages named on the command line (default: those in
+# scripts/packages) when any is missing. As root it runs apt-get; otherwise
+# it prints the exact command and fails.
+[ $# -gt 0 ] || set -- $(cat "$(dirname "$0")/packages")
 missing=""
 for p in "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
