@@ -547,10 +547,14 @@ static bool compare(uint64_t w, uint8_t op, uint64_t v)
     }
 }
 
+bool hbg_exec_pred_holds(const hbg_img_pred *p)
+{
+    return compare(read_word(p->addr, p->elem_size), p->op, p->value);
+}
+
 bool hbg_exec_task_pred(const hbg_exec_image *im, uint32_t task)
 {
-    const hbg_img_pred *p = &im->preds[im->tasks[task].pred];
-    return compare(read_word(p->addr, p->elem_size), p->op, p->value);
+    return hbg_exec_pred_holds(&im->preds[im->tasks[task].pred]);
 }
 
 hbg_status hbg_exec_node_pred(const hbg_exec_image *im, hbg_exec_mem_fn mem, void *mem_ctx, uint32_t replay,

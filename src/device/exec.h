@@ -107,6 +107,9 @@ hbg_status hbg_exec_node_call(const hbg_exec_image *im, uint32_t replay, uint32_
  * checked by hbg_exec_open; a node's depends on the replay, so it is checked
  * here (HBG_E_DEVICE when it leaves its buffer or device memory). */
 bool hbg_exec_task_pred(const hbg_exec_image *im, uint32_t task);
+/* Whether a resolved predicate holds: the word at p->addr compared with
+ * p->value (also the eager executor's test). */
+bool hbg_exec_pred_holds(const hbg_img_pred *p);
 hbg_status hbg_exec_node_pred(const hbg_exec_image *im, hbg_exec_mem_fn mem, void *mem_ctx,
                               uint32_t replay, uint32_t node, bool *run);
 

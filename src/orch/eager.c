@@ -7,61 +7,38 @@
  */
 #include <string.h>
 
+#include "device/exec.h"
 #include "orch/orch_internal.h"
-
-static bool pred_true(const hbg_img_pred *p)
-{
-    uint64_t w = 0;
-    /* Little-endian hosts only: the low elem_size bytes are the word. */
-    memcpy(&w, (const void *)(uintptr_t)p->addr, p->elem_size);
-    switch (p->op) {
-    case HBG_CMP_EQ: return w == p->value;
-    case HBG_CMP_NE: return w != p->value;
-    case HBG_CMP_LT: return w < p->value;
-    case HBG_CMP_LE: return w <= p->value;
-    case HBG_CMP_GT: return w > p->value;
-    default: return w >= p->value;
-    }
-}
-
-static int call(const hbg_kernel_table *kt, uint16_t kid, hbg_kernel_args *a)
-{
-    hbg_kernel_fn fn = kt ? hbg_kernel_lookup(kt, kid) : NULL;
-    if (!fn)
-        return -HBG_E_KERNEL;
-    return fn(a);
-}
 
 hbg_status hbg_eager_run_task(hbg_orch *o, uint32_t task)
 {
     const hbg_img_task *t = &o->tasks[task];
-    if (t->kind != HBG_TASK_KERNEL || (t->has_pred && !pred_true(&o->preds[t->pred])))
+    if (t->kind != HBG_TASK_KERNEL || (t->has_pred && !hbg_exec_pred_holds(&o->preds[t->pred])))
         return HBG_OK;
-    hbg_kernel_args a = {
-        .ntensors = t->tensor_cnt,
-        .tensors = o->tensors + t->tensor_off,
-        .nscalars = t->scalar_cnt,
-        .scalars = o->scalars + t->scalar_off,
-        .nblocks = t->blocks,
-        .rank = o->cfg.rank,
-        .nranks = o->cfg.nranks,
-        .services = o->cfg.services,
+    /* The same call the device executors make, so a kernel sees the same
+     * arguments and its return value maps to the same status. */
+    hbg_exec_call c = {
+        .core = t->core,
+        .kernel_aic = t->kernel_aic,
+        .kernel_aiv = t->kernel_aiv,
+        .blocks = t->blocks,
+        .args = {.ntensors = t->tensor_cnt,
+                 .tensors = o->tensors + t->tensor_off,
+                 .nscalars = t->scalar_cnt,
+                 .scalars = o->scalars + t->scalar_off,
+                 .nblocks = t->blocks,
+                 .rank = o->cfg.rank,
+                 .nranks = o->cfg.nranks,
+                 .services = o->cfg.services},
     };
     for (uint32_t b = 0; b < t->blocks; b++) {
-        a.block = b;
-        int rc = 0;
-        if (t->core == HBG_CORE_AIC || t->core == HBG_CORE_MIX) {
-            a.core = HBG_CORE_AIC;
-            rc = call(o->cfg.kernels, t->kernel_aic, &a);
-        }
-        if (rc == 0 && (t->core == HBG_CORE_AIV || t->core == HBG_CORE_MIX)) {
-            a.core = HBG_CORE_AIV;
-            rc = call(o->cfg.kernels, t->kernel_aiv, &a);
-        }
-        if (rc > 0)
-            return HBG_E_KERNEL;
-        if (rc < 0)
-            return (hbg_status)-rc;
+        hbg_status st = HBG_OK;
+        if (t->core == HBG_CORE_AIC || t->core == HBG_CORE_MIX)
+            st = hbg_exec_invoke(o->cfg.kernels, &c, b, HBG_CORE_AIC, task, HBG_EXEC_NO_NODE);
+        if (!st && (t->core == HBG_CORE_AIV || t->core == HBG_CORE_MIX))
+            st = hbg_exec_invoke(o->cfg.kernels, &c, b, HBG_CORE_AIV, task, HBG_EXEC_NO_NODE);
+        if (st)
+            return st;
     }
     return HBG_OK;
 }
