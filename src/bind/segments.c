@@ -177,8 +177,8 @@ hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report 
     seg_begin(&c, HBG_PH_HOST_ORCH);
     hbg_status ost = p->orch ? p->orch(o, p->ctx) : HBG_E_INVAL;
     st = hbg_orch_end_pass(o);
-    if (!st && ost)
-        st = ost == HBG_E_INVAL && !p->orch ? HBG_E_INVAL : ost;
+    if (!st)
+        st = ost;
     rep->tasks = o->ntasks;
     rep->heap_used = o->heap_used;
     rep->replays = o->nreplay;

@@ -155,7 +155,6 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
 
     e->key = key;
     e->pass = o->pass;
-    e->used = true;
     e->img = (const hbg_def_header *)(void *)img;
     e->deftab_stamp_pass = 0;
     hbg_def_info *in = &e->info;
@@ -189,17 +188,17 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
     return HBG_OK;
 }
 
+/* `alias` comes from the hbg_boundary_index() of this call, whose table the
+ * recorder's classification reads too. */
 static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
-                         hbg_def_entry **out)
+                         const uint16_t *alias, hbg_def_entry **out)
 {
     hbg_recorder *r = &o->rec;
-    uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
     r->active = true;
     r->b = b;
     r->heap_used = 0;
     r->nnodes = r->nfanin = r->ntarg = r->nsarg = r->npred = r->nviews = 0;
     hbg_tmap_reset(&r->map);
-    hbg_boundary_index(r, b, alias);
     uint32_t depth0 = o->scope_depth;
     hbg_status err0 = o->err;
     o->err = HBG_OK;
@@ -322,7 +321,6 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         return hbg_orch_fail(o, run_inline(o, body, ctx, b));
 
     uint64_t t0 = hbg_op_begin(o);
-    o->depth_timed++;
     hbg_range rng[HBG_MAX_BOUNDARY_TENSORS];
     uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
     hbg_def_entry *e = find_def(o, key);
@@ -339,11 +337,10 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         goto out;
     if (e)
         e->pass = o->pass;
-    else if ((st = record(o, key, body, ctx, b, &e)))
+    else if ((st = record(o, key, body, ctx, b, alias, &e)))
         goto out;
     st = replay(o, e, b, rng, id);
 out:
-    o->depth_timed--;
     if (o->timing)
         hbg_op_end(o, HBG_OP_GRAPH_SUBMIT, t0, *id == HBG_TASK_NONE ? 0 : *id);
     return hbg_orch_fail(o, st);

@@ -121,7 +121,6 @@ void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, const hbg_tensor *args
     memset(o->ops, 0, sizeof o->ops);
     if (o->timing)
         hbg_opclock_pass(&o->clock);
-    o->depth_timed = 0;
     hbg_tmap_reset(&o->map);
     hbg_graph_begin_pass(o);
 }

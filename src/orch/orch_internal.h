@@ -48,7 +48,6 @@ typedef struct hbg_bsig {
 typedef struct hbg_def_entry {
     uint64_t key;
     uint64_t pass;            /* pass that recorded it (or kept it) */
-    bool used;
     const hbg_def_header *img;/* inside the def pool */
     hbg_bsig sig;
     uint32_t deftab_stamp_pass; /* deftab index valid when == current pass */
@@ -133,7 +132,6 @@ struct hbg_orch {
     hbg_opclock clock;
     hbg_recpool *recpool;
     hbg_opstat ops[HBG_OP_COUNT];
-    uint32_t depth_timed;      /* nested ops (a body inside graph_submit) */
 
     /* eager mode: scratch for resolved kernel arguments */
     hbg_tensor eager_tensors[HBG_MAX_TASK_TENSORS];
