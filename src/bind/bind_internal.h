@@ -41,7 +41,6 @@ struct hbg_runtime {
     hbg_runtime_config cfg;
     hbg_device *dev;
     hbg_orch *orch;
-    uint64_t passes;
 
     /* static arena: committed on the first pass, kept */
     bool committed;

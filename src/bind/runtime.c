@@ -95,7 +95,6 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
     uint64_t t_run = hbg_mono_ns();
     hbg_status st = hbg_bind_pass(rt, p, rep);
     uint64_t t_bound = hbg_mono_ns();
-    rt->passes++;
 
     /* From here on the pass is over: formatting is allowed. */
     uint64_t dropped = 0;

@@ -486,7 +486,7 @@ int hbg_cmd_run(int argc, char **argv)
         printf("records: %s\n", path);
     }
     run_collector col;
-    if (collector_init(&col, o.c->name, o.ranks, o.rounds)) {
+    if (collector_init(&col, o.ranks, o.rounds)) {
         fprintf(stderr, "hbg run: out of memory\n");
         return 1;
     }

@@ -9,10 +9,9 @@
 #include "cli/run_report.h"
 #include "hbg/trace.h"
 
-int collector_init(run_collector *c, const char *case_name, uint32_t ranks, uint32_t rounds)
+int collector_init(run_collector *c, uint32_t ranks, uint32_t rounds)
 {
     memset(c, 0, sizeof *c);
-    c->case_name = case_name;
     c->ranks = ranks;
     c->rounds = rounds;
     c->cap = ranks * rounds;

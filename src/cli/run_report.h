@@ -48,14 +48,13 @@ typedef struct rank_state {
 } rank_state;
 
 typedef struct run_collector {
-    const char *case_name;
     uint32_t ranks, rounds;
     rank_state rank[8];
     pass_row *rows;
     uint32_t nrows, cap;
 } run_collector;
 
-int collector_init(run_collector *c, const char *case_name, uint32_t ranks, uint32_t rounds);
+int collector_init(run_collector *c, uint32_t ranks, uint32_t rounds);
 void collector_free(run_collector *c);
 /* Feeds bytes read from rank r's pipe. */
 void collector_feed(run_collector *c, uint32_t r, const void *data, size_t n);
