@@ -7,6 +7,11 @@
 
 int hm_alloc(hm_block *b, size_t n)
 {
+    /* A fault on fresh memory costs about as much as clearing half a
+     * megabyte (virtual machines pay for each one twice), so small pages
+     * win only for blocks smaller than that: a huge page is cleared whole. */
+    if (n < HM_HUGE / 32)
+        return hm_reserve(b, n);
     size_t len = (n + HM_HUGE - 1) & ~(HM_HUGE - 1);
     if (len == 0)
         len = HM_HUGE;
@@ -22,6 +27,22 @@ int hm_alloc(hm_block *b, size_t n)
     b->maplen = maplen;
     b->p = (void *)a;
     b->len = len;
+    return 0;
+}
+
+int hm_reserve(hm_block *b, size_t n)
+{
+    size_t len = (n + 4095) & ~(size_t)4095;
+    if (len == 0)
+        len = 4096;
+    void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    /* a huge page would be cleared whole for the few entries a small
+     * column has: ask for small ones even where huge pages are the default */
+    madvise(m, len, MADV_NOHUGEPAGE);
+    b->base = b->p = m;
+    b->maplen = b->len = len;
     return 0;
 }
 

@@ -19,6 +19,9 @@ typedef struct hm_block {
 
 /* Zero-filled; returns 0, or -1 when the mapping fails. */
 int hm_alloc(hm_block *b, size_t n);
+/* The same on small pages: for a reservation of which only a little may
+ * ever be touched (a column per segment, sized for the worst case). */
+int hm_reserve(hm_block *b, size_t n);
 void hm_free(hm_block *b);
 
 #endif

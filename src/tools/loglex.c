@@ -153,8 +153,10 @@ static const char *skip_record(const char *p, const char *e)
     return e;
 }
 
-/* The thread handle of the prefix "[mono_ns=<d>][T0x<hex>]" at p. */
-static bool parse_thread(const char *p, const char *e, uint64_t *out)
+/* The thread handle of the prefix "[mono_ns=<d>][T0x<hex>]" at p. A log's
+ * lines come from a few threads, so the handle's text is first compared
+ * with the last one parsed (c, may be NULL). */
+static bool parse_thread(const char *p, const char *e, uint64_t *out, lx_thread_cache *c)
 {
     p += PREFIX_LEN;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -179,6 +181,10 @@ static bool parse_thread(const char *p, const char *e, uint64_t *out)
     if (e - p < 6 || memcmp(p, "][T0x", 5) != 0)
         return false;
     p += 5;
+    if (c && c->n && (size_t)(e - p) > c->n && p[c->n] == ']' && memcmp(p, c->text, c->n) == 0) {
+        *out = c->val;
+        return true;
+    }
     /* one table look per digit: every line of the original runtime's logs
      * asks for its thread */
     static const signed char hexv[256] = {
@@ -197,13 +203,24 @@ static bool parse_thread(const char *p, const char *e, uint64_t *out)
     if (p >= e || p == h0 || p - h0 > 16)
         return false;
     *out = x;
+    if (c) {
+        c->n = (uint8_t)(p - h0);
+        memcpy(c->text, h0, c->n);
+        c->val = x;
+    }
     return true;
 }
 
 bool lx_thread(const lx_rec *r, uint64_t *out)
 {
     *out = 0;
-    return r->prefix && parse_thread(r->prefix, r->mark, out);
+    return r->prefix && parse_thread(r->prefix, r->mark, out, NULL);
+}
+
+bool lx_thread_cached(const lx_rec *r, lx_thread_cache *c, uint64_t *out)
+{
+    *out = 0;
+    return r->prefix && parse_thread(r->prefix, r->mark, out, c);
 }
 
 typedef struct field {

@@ -1,6 +1,7 @@
 /* Grouping bind-phase lines into passes; see passes.h for the rules. */
 #include "tools/passes.h"
 #include "tools/hugemem.h"
+#include "tools/vec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -119,17 +120,28 @@ static ps_pass *new_pass(ps_log *L, size_t line)
         }
         size_t ncap = nb.len / sizeof(ps_pass);
         if (L->opt.keep_spans) {
-            hm_block na;
+            hm_block na, ns;
             if (hm_alloc(&na, ncap * PS_MAXSEG * sizeof(ps_text)) != 0) {
                 hm_free(&nb);
                 L->oom = true;
                 return NULL;
             }
-            if (L->npass)
+            if (hm_alloc(&ns, ncap * PS_MAXSEG * sizeof(uint64_t)) != 0) {
+                hm_free(&na);
+                hm_free(&nb);
+                L->oom = true;
+                return NULL;
+            }
+            if (L->npass) {
                 memcpy(na.p, L->segattr, L->npass * PS_MAXSEG * sizeof(ps_text));
+                memcpy(ns.p, L->segstart, L->npass * PS_MAXSEG * sizeof(uint64_t));
+            }
             hm_free(&L->segattrmem);
+            hm_free(&L->segstartmem);
             L->segattrmem = na;
             L->segattr = na.p;
+            L->segstartmem = ns;
+            L->segstart = ns.p;
         }
         if (L->npass)
             memcpy(nb.p, L->pass, L->npass * sizeof(ps_pass));
@@ -139,7 +151,8 @@ static ps_pass *new_pass(ps_log *L, size_t line)
         L->cap = ncap;
     }
     ps_pass *p = &L->pass[L->npass++];
-    memset(p, 0, offsetof(ps_pass, seg));
+    /* the segments need no clearing: present says which are set */
+    memset(p, 0, offsetof(ps_pass, op_line));
     p->first_line = line;
     p->first_seg = -1;
     p->rank = -1;
@@ -284,15 +297,9 @@ static const char *keep_text(ps_log *L, const char *p, size_t n)
 static const char *copy_text(ps_log *L, const char *p, size_t n)
 {
     if (!L->ntextblk || L->textused + n > L->textblk[L->ntextblk - 1].len) {
-        if (L->ntextblk == L->captextblk) {
-            size_t nc = L->captextblk ? L->captextblk * 2 : 8;
-            hm_block *nb = realloc(L->textblk, nc * sizeof *nb);
-            if (!nb) {
-                L->oom = true;
-                return NULL;
-            }
-            L->textblk = nb;
-            L->captextblk = nc;
+        if (!vec_grow((void **)&L->textblk, &L->captextblk, L->ntextblk + 1, sizeof *L->textblk)) {
+            L->oom = true;
+            return NULL;
         }
         if (hm_alloc(&L->textblk[L->ntextblk], n > TEXTBLK ? n : TEXTBLK) != 0) {
             L->oom = true;
@@ -315,27 +322,76 @@ static lx_slice keep_slice(ps_log *L, lx_slice s)
     return o;
 }
 
+/* The side-table entry of segment id (>= PS_INLINE) of pass p. */
+static ps_xseg *side_seg(ps_log *L, const ps_pass *p, int id, bool insert)
+{
+    uint32_t *s = map_slot(&L->xmap, (uint64_t)(p - L->pass), (uint64_t)id, insert);
+    if (!s) {
+        if (insert)
+            L->oom = true;
+        return NULL;
+    }
+    if (!*s) {
+        if (!insert)
+            return NULL;
+        if (!vec_grow((void **)&L->xseg, &L->capxseg, L->nxseg + 1, sizeof *L->xseg)) {
+            L->oom = true;
+            return NULL;
+        }
+        L->xmap.n++;
+        *s = (uint32_t)++L->nxseg;
+    }
+    return &L->xseg[*s - 1];
+}
+
+ps_seg ps_get_side(const ps_log *L, const ps_pass *p, int id)
+{
+    ps_seg g = {0, 0, 0, (p->has_bytes >> id) & 1};
+    const ps_xseg *x = side_seg((ps_log *)L, p, id, false);
+    if (x) {
+        g.dur = x->dur;
+        g.bytes = x->bytes;
+        g.line = x->line;
+    }
+    return g;
+}
+
 static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
 {
     uint32_t bit = 1u << id;
     if (p->present & bit) {
         if (!(p->defects & PS_D_DUPLICATE)) {
             p->defects |= PS_D_DUPLICATE;
-            p->dup_line = r->line;
-            p->dup_first_line = p->seg[id].line;
-            p->dup_seg = id;
+            p->dup_line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
+            p->dup_first_line = ps_get(L, p, id).line;
+            p->dup_seg = (int8_t)id;
         }
         return;
     }
+    uint64_t *dur, *bytes;
+    uint32_t *line;
+    if (id < PS_INLINE) {
+        dur = &p->dur[id];
+        bytes = &p->bytes[id];
+        line = &p->line[id];
+    } else {
+        ps_xseg *x = side_seg(L, p, id, true);
+        if (!x)
+            return;
+        dur = &x->dur;
+        bytes = &x->bytes;
+        line = &x->line;
+    }
     if (p->first_seg < 0)
-        p->first_seg = id;
+        p->first_seg = (int8_t)id;
     p->present |= bit;
-    ps_seg *s = &p->seg[id];
-    s->start = r->start;
-    s->dur = r->dur;
-    s->line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
+    L->seen |= bit;
+    *dur = r->dur;
+    *line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
     if (L->segattr) {
-        ps_text *a = &L->segattr[(size_t)(p - L->pass) * PS_MAXSEG + (size_t)id];
+        size_t k = (size_t)(p - L->pass) * PS_MAXSEG + (size_t)id;
+        L->segstart[k] = r->start;
+        ps_text *a = &L->segattr[k];
         a->p = NULL;
         a->n = 0;
         if (r->attr_text.n && r->attr_text.n < UINT32_MAX) {
@@ -343,14 +399,14 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
             a->n = a->p ? r->attr_text.n : 0;
         }
     }
-    s->bytes = UINT64_MAX;
     for (int i = 0; i < r->nattr; i++) {
         const lx_attr *a = &r->attr[i];
         if (!a->is_num)
             continue;
-        if (a->key.n == 5 && memcmp(a->key.p, "bytes", 5) == 0)
-            s->bytes = a->num;
-        else if (id == PS_HOST_ORCH && a->key.n == 9 && memcmp(a->key.p, "heap_used", 9) == 0) {
+        if (a->key.n == 5 && memcmp(a->key.p, "bytes", 5) == 0) {
+            *bytes = a->num; /* the last bytes= of the line counts */
+            p->has_bytes |= bit;
+        } else if (id == PS_HOST_ORCH && a->key.n == 9 && memcmp(a->key.p, "heap_used", 9) == 0) {
             p->heap_used = a->num;
             p->has_heap_used = true;
         } else if (id == PS_HOST_ORCH && a->key.n == 5 && memcmp(a->key.p, "tasks", 5) == 0) {
@@ -401,10 +457,10 @@ static void on_bind(ps_log *L, const lx_rec *r)
         if (!p)
             return;
         if (!p->has_thread)
-            p->has_thread = lx_thread(r, &p->thread);
+            p->has_thread = lx_thread_cached(r, &L->thc, &p->thread);
     } else {
         uint64_t th;
-        bool ht = lx_thread(r, &th);
+        bool ht = lx_thread_cached(r, &L->thc, &th);
         p = open_pass(L, ht, th);
         /* A burst is over once its host-orch lines began, or when its
          * first segment comes round again. */
@@ -433,7 +489,7 @@ static void on_orch(ps_log *L, const lx_rec *r)
         p = keyed_pass(L, r->pid, r->inv, r->line, false);
     } else {
         uint64_t th;
-        bool ht = lx_thread(r, &th);
+        bool ht = lx_thread_cached(r, &L->thc, &th);
         p = open_pass(L, ht, th);
     }
     if (!p) {
@@ -453,20 +509,20 @@ static void on_orch(ps_log *L, const lx_rec *r)
     if (p->ops_present & (1u << op)) {
         if (!(p->defects & PS_D_DUPLICATE)) {
             p->defects |= PS_D_DUPLICATE;
-            p->dup_line = r->line;
+            p->dup_line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
             p->dup_first_line = p->op_line[op];
-            p->dup_seg = -1 - op;
+            p->dup_seg = (int8_t)(-1 - op);
         }
         return;
     }
     p->ops_present |= (uint8_t)(1u << op);
     p->op_count[op] = r->count;
-    p->op_dropped[op] = r->dropped;
-    p->op_line[op] = r->line;
+    p->op_line[op] = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
     if (r->dropped && !(p->defects & PS_D_DROPPED)) {
         p->defects |= PS_D_DROPPED;
-        p->drop_line = r->line;
-        p->drop_op = op;
+        p->drop_line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
+        p->drop_op = (int8_t)op;
+        p->drop_count = r->dropped;
     }
 }
 
@@ -513,14 +569,11 @@ static void on_span(ps_log *L, const lx_rec *r)
     L->nbindspans++;
     ps_pass *p = keyed_pass(L, r->pid, r->inv, r->line, false);
     if (p) {
-        if (!p->has_span) {
-            p->has_span = true;
-            p->span_line = r->line;
-        }
+        p->has_span = true;
         return;
     }
     uint64_t th;
-    bool ht = lx_thread(r, &th);
+    bool ht = lx_thread_cached(r, &L->thc, &th);
     p = open_pass(L, ht, th);
     if (!p)
         return;
@@ -533,7 +586,6 @@ static void on_span(ps_log *L, const lx_rec *r)
     }
     p = &L->pass[idx];
     p->has_span = true;
-    p->span_line = r->line;
     if (*s)
         return; /* (pid, inv) already named another pass: leave this one unnamed */
     L->map.n++;
@@ -547,15 +599,9 @@ static void on_anchor(ps_log *L, const lx_rec *r)
 {
     if (!L->opt.keep_spans)
         return;
-    if (L->nanchor == L->capanchor) {
-        size_t nc = L->capanchor ? L->capanchor * 2 : 16;
-        ps_anchor *na = realloc(L->anchor, nc * sizeof *na);
-        if (!na) {
-            L->oom = true;
-            return;
-        }
-        L->anchor = na;
-        L->capanchor = nc;
+    if (!vec_grow((void **)&L->anchor, &L->capanchor, L->nanchor + 1, sizeof *L->anchor)) {
+        L->oom = true;
+        return;
     }
     ps_anchor *a = &L->anchor[L->nanchor++];
     a->pid = r->pid;
@@ -675,18 +721,13 @@ static bool inherit_pids(ps_log *L)
     return true;
 }
 
-typedef struct mask_ix {
+/* How many candidate passes have each segment set, and the first of them:
+ * the sets of one log are few, so a small open-addressed table. */
+typedef struct mask_count {
     uint32_t mask;
-    uint32_t ix;
-} mask_ix;
-
-static int cmp_mask(const void *a, const void *b)
-{
-    const mask_ix *x = a, *y = b;
-    if (x->mask != y->mask)
-        return x->mask < y->mask ? -1 : 1;
-    return x->ix < y->ix ? -1 : x->ix > y->ix;
-}
+    uint32_t first;          /* pass index + 1; 0 = empty slot */
+    size_t n;
+} mask_count;
 
 static void seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
 {
@@ -716,9 +757,16 @@ static void finish(ps_log *L)
     }
     size_t *last = NULL;
     size_t caplast = 0;
+    /* the rank of the pass before, for the common run of one rank's passes */
+    uint64_t ka = 0, kb = 0;
+    int krk = -1;
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
-        int rk = rank_of(L, p);
+        uint64_t a = p->has_pid ? p->pid : p->thread, b = p->has_pid ? 1 : 2;
+        int rk = krk >= 0 && a == ka && b == kb ? krk : rank_of(L, p);
+        ka = a;
+        kb = b;
+        krk = rk;
         if (rk < 0) {
             free(last);
             return;
@@ -739,8 +787,9 @@ static void finish(ps_log *L)
         p->cold = L->rank[rk].npasses == 0;
         L->rank[rk].npasses++;
     }
-    mask_ix *mx = malloc((L->npass ? L->npass : 1) * sizeof *mx);
-    if (!mx) {
+    size_t capm = 16, nmask = 0;
+    mask_count *mc = calloc(capm, sizeof *mc);
+    if (!mc) {
         free(last);
         L->oom = true;
         return;
@@ -749,7 +798,6 @@ static void finish(ps_log *L)
      * last and nothing after its segments arrived; otherwise incomplete.
      * The segment set most of the other passes share is the reference; the
      * set of the earliest pass wins a tie. */
-    size_t nm = 0;
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
         if (!(p->present & (1u << PS_CLOSE))) {
@@ -758,25 +806,50 @@ static void finish(ps_log *L)
             else
                 p->defects |= PS_D_MISSING_CLOSE;
         }
-        if (!p->defects && (!p->cold || L->opt.keep_first))
-            mx[nm++] = (mask_ix){p->present, (uint32_t)i};
+        if (p->defects || (p->cold && !L->opt.keep_first))
+            continue;
+        if ((nmask + 1) * 2 > capm) {
+            mask_count *nm = calloc(capm * 2, sizeof *nm);
+            if (!nm) {
+                free(mc);
+                free(last);
+                L->oom = true;
+                return;
+            }
+            for (size_t j = 0; j < capm; j++)
+                if (mc[j].first) {
+                    size_t h = (mc[j].mask * 0x9e3779b1u) & (capm * 2 - 1);
+                    while (nm[h].first)
+                        h = (h + 1) & (capm * 2 - 1);
+                    nm[h] = mc[j];
+                }
+            free(mc);
+            mc = nm;
+            capm *= 2;
+        }
+        size_t h = (p->present * 0x9e3779b1u) & (capm - 1);
+        while (mc[h].first && mc[h].mask != p->present)
+            h = (h + 1) & (capm - 1);
+        if (!mc[h].first) {
+            mc[h].mask = p->present;
+            mc[h].first = (uint32_t)(i + 1);
+            nmask++;
+        }
+        mc[h].n++;
     }
     free(last);
-    qsort(mx, nm, sizeof *mx, cmp_mask);
     uint32_t ref = 0, ref_ix = UINT32_MAX;
     size_t best = 0;
-    for (size_t i = 0; i < nm;) {
-        size_t j = i;
-        while (j < nm && mx[j].mask == mx[i].mask)
-            j++;
-        if (j - i > best || (j - i == best && mx[i].ix < ref_ix)) {
-            best = j - i;
-            ref = mx[i].mask;
-            ref_ix = mx[i].ix;
+    for (size_t j = 0; j < capm; j++) {
+        if (!mc[j].first)
+            continue;
+        if (mc[j].n > best || (mc[j].n == best && mc[j].first - 1 < ref_ix)) {
+            best = mc[j].n;
+            ref = mc[j].mask;
+            ref_ix = mc[j].first - 1;
         }
-        i = j;
     }
-    free(mx);
+    free(mc);
     char label[64], miss[512], extra[512];
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
@@ -803,7 +876,7 @@ static void finish(ps_log *L)
             dg_add(&L->warn,
                    "%s:%zu: host-orch %s dropped=%" PRIu64
                    " in pass %s (the per-op record pool overflowed); excluded",
-                   L->path, p->drop_line, ps_op_names[p->drop_op], p->op_dropped[p->drop_op], label);
+                   L->path, (size_t)p->drop_line, ps_op_names[p->drop_op], p->drop_count, label);
         if (p->defects & PS_D_SETDIFF) {
             seg_list(L, ref & ~p->present, miss, sizeof miss);
             seg_list(L, p->present & ~ref, extra, sizeof extra);
@@ -915,6 +988,9 @@ void ps_free(ps_log *L)
 {
     hm_free(&L->passmem);
     hm_free(&L->segattrmem);
+    hm_free(&L->segstartmem);
+    map_free(&L->xmap);
+    free(L->xseg);
     map_free(&L->map);
     map_free(&L->omap);
     map_free(&L->rmap);

@@ -51,21 +51,41 @@ enum {
     PS_D_SETDIFF = 1u << 4,
 };
 
+/* One segment of a pass, as ps_get returns it. */
 typedef struct ps_seg {
-    uint64_t start, dur, bytes;
+    uint64_t dur, bytes;
     uint32_t line;
+    bool has_bytes;         /* its line had bytes= */
 } ps_seg;
 
-/* A segment's attribute text (kept with keep_spans only): apart from ps_seg
- * so that a reader without it touches less memory per pass. */
+/* A segment's attribute text (kept with keep_spans only): apart from the
+ * pass so that a reader without it touches less memory per pass. */
 typedef struct ps_text {
     const char *p;
     size_t n;               /* 0: none */
 } ps_text;
 
+/* The segments stored in the pass itself: the pipeline's ten kinds. The
+ * retired kinds and new names, rare, live in a side table. A pass of a
+ * large log is written once, on fresh memory that costs more to fault in
+ * than the rest of the work, so the record is kept small. */
+#define PS_INLINE PS_RELOCATE
+
 typedef struct ps_pass {
     uint64_t pid, inv;
     uint64_t thread;
+    uint64_t heap_used, tasks;
+    uint64_t drop_count;    /* dropped= of the host-orch line named by drop_op */
+    size_t first_line;
+    uint32_t dup_line, dup_first_line, drop_line;
+    uint32_t present;       /* bit per segment id */
+    uint32_t has_bytes;     /* bit per segment id: its line had bytes= */
+    int32_t rank;
+    uint8_t defects;
+    uint8_t ops_present;
+    int8_t first_seg;
+    int8_t dup_seg;         /* segment id, or -1 - op for a host-orch kind */
+    int8_t drop_op;
     bool has_pid;           /* pid known (from the lines, the span, or the thread's other passes) */
     bool has_inv;           /* inv known (from the lines or the span) */
     bool keyed;             /* from pid=/inv= on the bind lines */
@@ -73,19 +93,17 @@ typedef struct ps_pass {
     bool has_orch, has_span;
     bool cold, used;
     bool has_heap_used, has_tasks;
-    int first_seg;
-    int rank;
-    unsigned defects;
-    uint32_t present;       /* bit per segment id */
-    uint8_t ops_present;
-    size_t first_line, span_line, dup_line, dup_first_line, drop_line;
-    int dup_seg;            /* segment id, or -1 - op for a host-orch kind */
-    int drop_op;
-    uint64_t heap_used, tasks;
-    uint64_t op_count[PS_NOPS], op_dropped[PS_NOPS];
-    size_t op_line[PS_NOPS];
-    ps_seg seg[PS_MAXSEG];
+    uint32_t op_line[PS_NOPS];
+    uint64_t op_count[PS_NOPS];
+    uint64_t dur[PS_INLINE], bytes[PS_INLINE];
+    uint32_t line[PS_INLINE];
 } ps_pass;
+
+/* A segment of the side table. */
+typedef struct ps_xseg {
+    uint64_t dur, bytes;
+    uint32_t line;
+} ps_xseg;
 
 typedef struct ps_span {
     uint64_t pid, tid, inv, ts, dur;
@@ -124,6 +142,7 @@ typedef struct ps_log {
     ps_options opt;
 
     int nseg;
+    uint32_t seen;          /* bit per segment id some pass has */
     char segname[PS_MAXSEG][65];
     uint8_t seglen[PS_MAXSEG];
     bool seg_overflow_warned;
@@ -133,7 +152,11 @@ typedef struct ps_log {
     size_t npass, cap;
     hm_block passmem;       /* where pass[] lives */
     ps_text *segattr;       /* keep_spans: PS_MAXSEG per pass of pass[] */
-    hm_block segattrmem;
+    uint64_t *segstart;     /* keep_spans: PS_MAXSEG start_ns per pass */
+    hm_block segattrmem, segstartmem;
+    ps_map xmap;            /* (pass, segment id) -> xseg[], for ids from PS_INLINE */
+    ps_xseg *xseg;
+    size_t nxseg, capxseg;
     size_t size_hint;       /* the file's size, when known: sizes pass[] once */
     ps_map map;             /* (pid, inv) -> pass */
     uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
@@ -143,6 +166,7 @@ typedef struct ps_log {
     bool last_open_ht;      /* ... for this thread */
     uint64_t last_open_th;
     ps_map rmap;            /* (pid, 1 | thread, 2) -> rank */
+    lx_thread_cache thc;
 
     bool has_stamp;
     lx_slice stamp;         /* owned copy */
@@ -192,6 +216,20 @@ void ps_free(ps_log *L);
 /* "pid=31337 inv=2"; "pid=31337 thread 0x7f3c9a7fc640" when its inv is
  * unknown; "thread 0x7f3c9a7fc640" when its pid is too. */
 const char *ps_label(const ps_pass *p, char *out, size_t n);
+ps_seg ps_get_side(const ps_log *L, const ps_pass *p, int id);
+/* Segment id of pass p, which must have it (p->present). */
+static inline ps_seg ps_get(const ps_log *L, const ps_pass *p, int id)
+{
+    if (id >= PS_INLINE)
+        return ps_get_side(L, p, id);
+    ps_seg g = {p->dur[id], p->bytes[id], p->line[id], (p->has_bytes >> id) & 1};
+    return g;
+}
+/* start_ns of segment id of pass p (keep_spans only). */
+static inline uint64_t ps_start(const ps_log *L, const ps_pass *p, int id)
+{
+    return L->segstart[(size_t)(p - L->pass) * PS_MAXSEG + (size_t)id];
+}
 /* The attribute text of segment id of pass p (keep_spans only; n 0: none). */
 static inline ps_text ps_seg_attr(const ps_log *L, const ps_pass *p, int id)
 {

@@ -120,12 +120,16 @@ hbg_status st_compute(ps_log *L, st_result *R)
     size_t n = L->nused ? L->nused : 1;
     /* One walk over the passes fills a column per segment: the pass array
      * is large, and walking it once per segment costs more than the rest. */
+    /* columns for the segments the log has only: fresh memory is dear */
+    size_t cix[PS_MAXSEG], ncol = 0;
+    for (int s = 0; s < L->nseg; s++)
+        cix[s] = (L->seen >> s) & 1 ? ncol++ : 0;
     hm_block colmem;
-    if (hm_alloc(&colmem, (size_t)(L->nseg + 1) * n * sizeof(uint64_t)) != 0)
+    if (hm_alloc(&colmem, (ncol + 1) * n * sizeof(uint64_t)) != 0)
         return HBG_E_NOMEM;
     uint64_t *col = colmem.p;
     size_t cnt[PS_MAXSEG + 1] = {0};
-    uint64_t *tot = col + (size_t)L->nseg * n;
+    uint64_t *tot = col + ncol * n;
     uint32_t any = 0;
     fig_ctx c_heap = {0}, c_tasks = {0}, c_bytes[PS_MAXSEG], c_op[PS_NOPS];
     memset(c_bytes, 0, sizeof c_bytes);
@@ -140,24 +144,24 @@ hbg_status st_compute(ps_log *L, st_result *R)
         for (int s = 0; s < L->nseg; s++) {
             if (!(p->present & (1u << s)))
                 continue;
-            const ps_seg *g = &p->seg[s];
-            col[(size_t)s * n + cnt[s]++] = g->dur;
-            if (((PS_CONTROL_MASK >> s) & 1) && __builtin_add_overflow(sum, g->dur, &sum)) {
+            ps_seg g = ps_get(L, p, s);
+            col[cix[s] * n + cnt[s]++] = g.dur;
+            if (((PS_CONTROL_MASK >> s) & 1) && __builtin_add_overflow(sum, g.dur, &sum)) {
                 R->overflow = true;
                 R->overflow_line = p->first_line;
                 hm_free(&colmem);
                 return HBG_E_PARSE;
             }
-            if (g->bytes != UINT64_MAX)
-                fig_add(&R->bytes[s], g->bytes, g->line, &c_bytes[s].first_line, &c_bytes[s].other_line,
+            if (g.has_bytes)
+                fig_add(&R->bytes[s], g.bytes, g.line, &c_bytes[s].first_line, &c_bytes[s].other_line,
                         &c_bytes[s].other);
         }
         tot[k++] = sum;
         if (p->has_heap_used)
-            fig_add(&R->heap_used, p->heap_used, p->seg[PS_HOST_ORCH].line, &c_heap.first_line, &c_heap.other_line,
+            fig_add(&R->heap_used, p->heap_used, p->line[PS_HOST_ORCH], &c_heap.first_line, &c_heap.other_line,
                     &c_heap.other);
         if (p->has_tasks)
-            fig_add(&R->tasks, p->tasks, p->seg[PS_HOST_ORCH].line, &c_tasks.first_line, &c_tasks.other_line,
+            fig_add(&R->tasks, p->tasks, p->line[PS_HOST_ORCH], &c_tasks.first_line, &c_tasks.other_line,
                     &c_tasks.other);
         for (int o = 0; o < PS_NOPS; o++)
             if (p->ops_present & (1u << o))
@@ -169,7 +173,7 @@ hbg_status st_compute(ps_log *L, st_result *R)
         if (!(any & (1u << s)))
             continue;
         R->row_seg[R->nrow] = s;
-        stat_of(col + (size_t)s * n, cnt[s], &R->row[R->nrow]);
+        stat_of(col + cix[s] * n, cnt[s], &R->row[R->nrow]);
         R->nrow++;
     }
     stat_of(tot, k, &R->total);

@@ -1,6 +1,7 @@
 /* The records file is small next to the log (one line per pass), so each
  * line is handed to jansson; only the schema checks are ours. */
 #include "tools/records.h"
+#include "tools/vec.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -43,21 +44,6 @@ static int phase_id(rc_file *f, const char *s, size_t n)
     return f->nphase++;
 }
 
-static bool grow(void **p, size_t *cap, size_t need, size_t sz)
-{
-    if (need <= *cap)
-        return true;
-    size_t nc = *cap ? *cap : 64;
-    while (nc < need)
-        nc *= 2;
-    void *np = realloc(*p, nc * sz);
-    if (!np)
-        return false;
-    *p = np;
-    *cap = nc;
-    return true;
-}
-
 /* 1 ok, 0 bad line (warned), -1 out of memory */
 static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_list *warn)
 {
@@ -94,7 +80,7 @@ static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_lis
         goto out;
     }
     size_t nr = json_array_size(arr);
-    if (!grow((void **)&f->rec, &f->caprec, f->nrec + nr, sizeof *f->rec)) {
+    if (!vec_grow((void **)&f->rec, &f->caprec, f->nrec + nr, sizeof *f->rec)) {
         rc = -1;
         goto out;
     }
@@ -133,7 +119,7 @@ static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_lis
         f->rec[L.first + i] = R;
     }
     L.n = nr;
-    if (!grow((void **)&f->line, &f->capline, f->nline + 1, sizeof *f->line)) {
+    if (!vec_grow((void **)&f->line, &f->capline, f->nline + 1, sizeof *f->line)) {
         rc = -1;
         goto out;
     }

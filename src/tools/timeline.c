@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/jw.h"
+#include "tools/vec.h"
 
 typedef struct proc {
     uint64_t pid;
@@ -107,15 +108,9 @@ static proc *find_proc(tl *t, uint64_t pid, bool add)
         return &t->proc[*s - 1];
     if (!add)
         return NULL; /* the empty slot stays empty: hn is not counted */
-    if (t->nproc == t->capproc) {
-        size_t nc = t->capproc ? t->capproc * 2 : 16;
-        proc *np = realloc(t->proc, nc * sizeof *np);
-        if (!np) {
-            t->oom = true;
-            return NULL;
-        }
-        t->proc = np;
-        t->capproc = nc;
+    if (!vec_grow((void **)&t->proc, &t->capproc, t->nproc + 1, sizeof *t->proc)) {
+        t->oom = true;
+        return NULL;
     }
     proc *p = &t->proc[t->nproc++];
     memset(p, 0, sizeof *p);
@@ -130,15 +125,9 @@ static void add_thr(tl *t, uint64_t pid, uint64_t tid)
     uint32_t *s = h_slot(t, 1, pid, tid);
     if (!s || *s)
         return;
-    if (t->nthr == t->capthr) {
-        size_t nc = t->capthr ? t->capthr * 2 : 16;
-        thr *nt = realloc(t->thr, nc * sizeof *nt);
-        if (!nt) {
-            t->oom = true;
-            return;
-        }
-        t->thr = nt;
-        t->capthr = nc;
+    if (!vec_grow((void **)&t->thr, &t->capthr, t->nthr + 1, sizeof *t->thr)) {
+        t->oom = true;
+        return;
     }
     t->thr[t->nthr].pid = pid;
     t->thr[t->nthr].tid = tid;
@@ -387,12 +376,12 @@ static void emit_passes(tl *t)
         for (int s = 0; s < L->nseg; s++) {
             if (!(p->present & (1u << s)))
                 continue;
-            const ps_seg *g = &p->seg[s];
+            uint64_t start = ps_start(L, p, s);
             ev_begin(t, L->segname[s], strlen(L->segname[s]), "bind", p->pid, tid);
-            ev_time(t, g->start, g->dur);
+            ev_time(t, start, ps_get(L, p, s).dur);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, p->inv);
-            arg_wall(t, pr, g->start);
+            arg_wall(t, pr, start);
             ps_text at = ps_seg_attr(L, p, s);
             if (at.n)
                 arg_attrs(t, at.p, at.n);
@@ -430,9 +419,9 @@ static void emit_records(tl *t, const rc_file *f)
         }
         const ps_pass *p = ps_find(L, ln->pid, ln->inv);
         bool has_orch = p && (p->present & (1u << PS_HOST_ORCH));
-        uint64_t o0 = has_orch ? p->seg[PS_HOST_ORCH].start : 0;
+        uint64_t o0 = has_orch ? ps_start(L, p, PS_HOST_ORCH) : 0;
         uint64_t o1 = 0, b0 = bs->ts, b1;
-        if (has_orch && __builtin_add_overflow(o0, p->seg[PS_HOST_ORCH].dur, &o1))
+        if (has_orch && __builtin_add_overflow(o0, p->dur[PS_HOST_ORCH], &o1))
             o1 = UINT64_MAX;
         if (__builtin_add_overflow(b0, bs->dur, &b1))
             b1 = UINT64_MAX;
