@@ -147,7 +147,36 @@ static void test_upstream_with_records(void **st)
     assert_true(dnum(json_object_get(e, "ts")) >= 6000000139.387);
 
     assert_true(ts_contains(err, "hbg timeline: wrote "));
-    assert_true(ts_contains(err, ": 93 events (18 spans, 6 device spans, 60 bind segments, 7 records)\n"));
+    /* hand-offs: consecutive operations on two threads, the second after
+     * the first ended; pid 4002's records are out of order in the file */
+    assert_int_equal(find(ev, "handoff", "flow", -1, -1, NULL), 6);
+    const struct {
+        const char *ph;
+        long long id, pid, tid;
+        double ts;
+    } fl[] = {{"s", 1, 4001, 4011, 6000000139.650}, {"f", 1, 4001, 4012, 6000000139.900},
+              {"s", 2, 4001, 4012, 6000000139.900}, {"f", 2, 4001, 4011, 6000000140.200},
+              {"s", 3, 4002, 4021, 6000000139.450}, {"f", 3, 4002, 4022, 6000000150.050}};
+    size_t k = 0;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "name")), "handoff"))
+            continue;
+        assert_true(k < 6);
+        assert_string_equal(json_string_value(json_object_get(e, "ph")), fl[k].ph);
+        assert_int_equal(json_integer_value(json_object_get(e, "id")), fl[k].id);
+        assert_int_equal(json_integer_value(json_object_get(e, "pid")), fl[k].pid);
+        assert_int_equal(json_integer_value(json_object_get(e, "tid")), fl[k].tid);
+        assert_true(dnum(json_object_get(e, "ts")) == fl[k].ts);
+        if (fl[k].ph[0] == 'f')
+            assert_string_equal(json_string_value(json_object_get(e, "bp")), "e");
+        else
+            assert_null(json_object_get(e, "bp"));
+        k++;
+    }
+
+    assert_true(ts_contains(err, ": 99 events (18 spans, 6 device spans, 60 bind segments, 7 records, 3 hand-off "
+                                 "arrows)\n"));
     assert_true(ts_contains(err, "hbg timeline: records lines whose (pid, inv) has no chip.run.bind span (not "
                                  "drawn): 1\n"));
     assert_true(ts_contains(err, "hbg timeline: records outside their bind span (drawn, marked "
@@ -198,7 +227,8 @@ static void test_log_of_hbg_run(void **st)
     snprintf(rp, sizeof rp, "%s", ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl"));
     json_t *j = run_timeline(lp, rp, 0, &err);
     assert_non_null(j);
-    assert_true(ts_contains(err, ": 74 events (4 spans, 0 device spans, 20 bind segments, 50 records)\n"));
+    assert_true(ts_contains(err, ": 74 events (4 spans, 0 device spans, 20 bind segments, 50 records, 0 hand-off "
+                                 "arrows)\n"));
     assert_false(ts_contains(err, "outside"));
     assert_false(ts_contains(err, "warning"));
     json_t *ev = json_object_get(j, "traceEvents");
@@ -206,6 +236,64 @@ static void test_log_of_hbg_run(void **st)
     assert_int_equal(find(ev, "submit_task", "op", -1, -1, NULL), 14);
     json_decref(j);
     free(err);
+}
+
+/* Two operations on two threads are a hand-off only when the second starts
+ * after the first ended; a span whose parent ran on another thread is one
+ * too. */
+static void test_handoffs(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(src);
+    /* pass inv=2 binds on thread 4260 while its chip.run stays on 4250 */
+    char *s = strstr(src, "tid=4250 inv=2 hid=8f3a1c2e9d0b4471 depth=1 name=chip.run.bind ");
+    assert_non_null(s);
+    memcpy(s, "tid=4260", 8);
+    char *lp = ts_temp_file(src, strlen(src), ".log");
+    /* inv=1: 4251 overlaps 4250, no arrow; then 4250 after 4251 ended, one */
+    const char *rec =
+        "{\"pid\": 4242, \"inv\": 1, \"dropped\": 0, \"records\": ["
+        "{\"phase\": \"submit_task\", \"start_ns\": 5000000010000, \"end_ns\": 5000000010400, \"detail\": 0, \"tid\": 4250}, "
+        "{\"phase\": \"record_node\", \"start_ns\": 5000000010200, \"end_ns\": 5000000010600, \"detail\": 0, \"tid\": 4251}, "
+        "{\"phase\": \"graph_submit\", \"start_ns\": 5000000010600, \"end_ns\": 5000000010800, \"detail\": 0, \"tid\": 4250}]}\n";
+    char *rp = ts_temp_file(rec, strlen(rec), ".jsonl");
+    char *err;
+    json_t *j = run_timeline(lp, rp, 0, &err);
+    assert_non_null(j);
+    json_t *ev = json_object_get(j, "traceEvents"), *e = NULL;
+    assert_int_equal(find(ev, "handoff", "flow", -1, -1, NULL), 4);
+    /* the span arrow: from chip.run on 4250, 1 ns into it (both start
+     * together), to the middle of chip.run.bind on 4260 */
+    assert_int_equal(find(ev, "handoff", "flow", 4242, 4260, &e), 1);
+    assert_string_equal(json_string_value(json_object_get(e, "ph")), "f");
+    long long id = json_integer_value(json_object_get(e, "id"));
+    assert_int_equal(find(ev, "chip.run.bind", "span", 4242, 4260, NULL), 1);
+    /* chip.run.bind: ts=5000000145880 dur=53908 */
+    assert_true(dnum(json_object_get(e, "ts")) == 5000000172.834);
+    size_t i, n = 0;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "name")), "handoff") ||
+            json_integer_value(json_object_get(e, "id")) != id || strcmp(json_string_value(json_object_get(e, "ph")), "s"))
+            continue;
+        assert_int_equal(json_integer_value(json_object_get(e, "tid")), 4250);
+        assert_true(dnum(json_object_get(e, "ts")) == 5000000145.881);
+        n++;
+    }
+    assert_int_equal(n, 1);
+    /* the operation arrow: record_node (4251) to graph_submit (4250) */
+    assert_int_equal(find(ev, "handoff", "flow", 4242, 4251, &e), 1);
+    assert_string_equal(json_string_value(json_object_get(e, "ph")), "s");
+    assert_true(dnum(json_object_get(e, "ts")) == 5000000010.400);
+    assert_true(ts_contains(err, " records, 2 hand-off arrows)\n"));
+    json_decref(j);
+    free(err);
+    unlink(lp);
+    unlink(rp);
+    free(lp);
+    free(rp);
+    free(src);
 }
 
 static void test_nothing_to_draw(void **st)
@@ -265,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_upstream_with_records),
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_log_of_hbg_run),
+        cmocka_unit_test(test_handoffs),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),
     };

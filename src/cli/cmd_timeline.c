@@ -28,7 +28,8 @@ static void usage(FILE *f)
             "orchestrator operation of host_phase_records.jsonl) as Chrome trace-event JSON\n"
             "for ui.perfetto.dev or chrome://tracing: one process lane per rank, each bind\n"
             "pass's segments inside its chip.run.bind span, operations inside host_orch on\n"
-            "the thread that did them, device-clock spans on their own lane. Anomalies\n"
+            "the thread that did them, device-clock spans on their own lane, and an arrow\n"
+            "(flow event) wherever one thread hands work to another. Anomalies\n"
             "(torn spans, records without a bind span or outside it, dropped records) are\n"
             "counted on stderr. Documentation: docs/timeline.md.\n\n"
             "  --records FILE  a host_phase_records.jsonl (repeatable)\n"
@@ -203,8 +204,9 @@ int hbg_cmd_timeline(int argc, char **argv)
         goto done;
     }
     fprintf(stderr,
-            "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu records)\n",
-            out, rep.events, rep.spans, rep.device_spans, rep.segments, rep.records);
+            "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu records, "
+            "%zu hand-off arrows)\n",
+            out, rep.events, rep.spans, rep.device_spans, rep.segments, rep.records, rep.flows);
     count("torn [STRACE] records (not drawn)", rep.torn);
     count("records lines whose (pid, inv) has no chip.run.bind span (not drawn)", rep.rec_nobind);
     count("records outside their bind span (drawn, marked outside_bind_span)", rep.rec_outside_bind);

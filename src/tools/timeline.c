@@ -45,6 +45,9 @@ typedef struct tl {
     bool first;
     char *nbuf;
     size_t nbufcap;
+    struct by_start *order; /* one records line's records in start order */
+    size_t caporder;
+    uint64_t flow_id;
     bool oom;
 } tl;
 
@@ -352,6 +355,86 @@ static void emit_spans(tl *t)
     }
 }
 
+static void flow_end(tl *t, char ph, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts);
+
+/* A host span's place in (pid, inv, depth, ts) order, for finding parents. */
+typedef struct skey {
+    uint64_t pid, inv, ts;
+    uint32_t depth, i;
+} skey;
+
+static int cmp_skey(const void *a, const void *b)
+{
+    const skey *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->inv != y->inv)
+        return x->inv < y->inv ? -1 : 1;
+    if (x->depth != y->depth)
+        return x->depth < y->depth ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* A span whose parent (same pid and inv, one level up, open at its start)
+ * ran on another thread was handed its work by that thread: an arrow from
+ * the parent, at the child's start, to the child. Only processes whose
+ * spans came from more than one thread can have one, and the spans are
+ * sorted only then: in the common log every span of a process is on one
+ * thread and this costs one walk over the lanes. */
+static void emit_span_handoffs(tl *t)
+{
+    ps_log *L = t->L;
+    bool multi = false;
+    for (size_t i = 0; i < t->nthr && !multi; i++)
+        for (size_t j = i + 1; j < t->nthr && !multi; j++)
+            multi = t->thr[i].pid == t->thr[j].pid;
+    if (!multi || L->nspan > UINT32_MAX)
+        return;
+    skey *ix = malloc(L->nspan * sizeof *ix);
+    if (!ix) {
+        t->oom = true;
+        return;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < L->nspan; i++) {
+        const ps_span *x = &L->span[i];
+        if (!x->dev)
+            ix[n++] = (skey){x->pid, x->inv, x->ts, x->depth, (uint32_t)i};
+    }
+    qsort(ix, n, sizeof *ix, cmp_skey);
+    for (size_t k = 0; k < n; k++) {
+        const ps_span *c = &L->span[ix[k].i];
+        if (c->depth == 0)
+            continue;
+        /* the last span of the level above that starts no later than c */
+        skey key = {c->pid, c->inv, c->ts, c->depth - 1, UINT32_MAX};
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t m = (lo + hi) / 2;
+            if (cmp_skey(&ix[m], &key) <= 0)
+                lo = m + 1;
+            else
+                hi = m;
+        }
+        if (!lo)
+            continue;
+        const ps_span *p = &L->span[ix[lo - 1].i];
+        if (p->pid != c->pid || p->inv != c->inv || p->depth != key.depth || p->tid == c->tid ||
+            c->ts - p->ts > p->dur)
+            continue;
+        /* at the child's start, inside the parent even when both start
+         * together (an arrow binds to the slice around its time) */
+        uint64_t at = c->ts == p->ts && p->dur > 1 ? c->ts + 1 : c->ts;
+        uint64_t id = ++t->flow_id;
+        flow_end(t, 's', id, c->pid, p->tid, at);
+        flow_end(t, 'f', id, c->pid, c->tid, c->ts + c->dur / 2);
+        t->rep->flows++;
+    }
+    free(ix);
+}
+
 static void emit_passes(tl *t)
 {
     ps_log *L = t->L;
@@ -388,6 +471,81 @@ static void emit_passes(tl *t)
             JW_LIT(&t->w, "}}");
             t->rep->segments++;
         }
+    }
+}
+
+/* One end of a flow arrow: "s" leaves the slice around ts on (pid, tid),
+ * "f" arrives in the slice around ts ("bp":"e": the enclosing slice, not
+ * the next one to start). */
+static void flow_end(tl *t, char ph, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts)
+{
+    JW_LIT(&t->w, ",\n{\"name\":\"handoff\",\"cat\":\"flow\",\"ph\":\"");
+    char c[2] = {ph, 0};
+    jw_lit(&t->w, c);
+    if (ph == 'f')
+        JW_LIT(&t->w, "\",\"bp\":\"e\",\"id\":");
+    else
+        JW_LIT(&t->w, "\",\"id\":");
+    jw_u64(&t->w, id);
+    JW_LIT(&t->w, ",\"pid\":");
+    jw_u64(&t->w, pid);
+    JW_LIT(&t->w, ",\"tid\":");
+    jw_u64(&t->w, tid);
+    JW_LIT(&t->w, ",\"ts\":");
+    jw_us(&t->w, ts);
+    JW_LIT(&t->w, "}");
+    t->rep->events++;
+}
+
+/* The middle of a record: an arrow's end is bound to the slice that
+ * encloses it, and a slice's own start may tie with its neighbour's end. */
+static uint64_t mid(const rc_rec *x)
+{
+    return x->start + (x->end - x->start) / 2;
+}
+
+struct by_start {
+    uint64_t start;
+    size_t i;
+};
+
+static int cmp_start(const void *a, const void *b)
+{
+    const struct by_start *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* A hand-off: of two records of one pass that follow each other in time,
+ * the second on another thread and starting after the first ended (work
+ * passed on, not two threads busy at once). Each is an arrow from the
+ * first to the second. */
+static void emit_handoffs(tl *t, const rc_file *f, const rc_line *ln)
+{
+    if (ln->n < 2)
+        return;
+    if (!vec_grow((void **)&t->order, &t->caporder, ln->n, sizeof *t->order)) {
+        t->oom = true;
+        return;
+    }
+    const rc_rec *r = &f->rec[ln->first];
+    bool sorted = true;
+    for (size_t i = 0; i < ln->n; i++) {
+        t->order[i] = (struct by_start){r[i].start, i};
+        if (i && r[i].start < r[i - 1].start)
+            sorted = false;
+    }
+    if (!sorted)
+        qsort(t->order, ln->n, sizeof *t->order, cmp_start);
+    for (size_t i = 1; i < ln->n; i++) {
+        const rc_rec *a = &r[t->order[i - 1].i], *b = &r[t->order[i].i];
+        if (a->tid == b->tid || a->end > b->start)
+            continue;
+        uint64_t id = ++t->flow_id;
+        flow_end(t, 's', id, ln->pid, a->tid, mid(a));
+        flow_end(t, 'f', id, ln->pid, b->tid, mid(b));
+        t->rep->flows++;
     }
 }
 
@@ -469,6 +627,7 @@ static void emit_records(tl *t, const rc_file *f)
             JW_LIT(&t->w, "}}");
             t->rep->records++;
         }
+        emit_handoffs(t, f, ln);
         if (outside)
             dg_add(t->warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64 ": %zu of %zu records lie outside the bind span",
                    f->path, ln->lineno, ln->pid, ln->inv, outside, ln->n);
@@ -536,6 +695,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
 
     JW_LIT(&t.w, "{\"traceEvents\":[");
     emit_spans(&t);
+    emit_span_handoffs(&t);
     emit_passes(&t);
     for (size_t r = 0; r < nrecs; r++) {
         emit_records(&t, &recs[r]);
@@ -578,6 +738,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.proc);
     free(t.thr);
     free(t.nbuf);
+    free(t.order);
     free(t.hk);
     free(t.hv);
     if (t.oom)

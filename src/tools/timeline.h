@@ -19,6 +19,7 @@
 typedef struct tl_report {
     size_t events;
     size_t spans, device_spans, segments, records;
+    size_t flows;              /* hand-off arrows (s/f pairs) between operations on two threads */
     size_t torn;               /* [STRACE] records that did not parse */
     size_t rec_lines;
     size_t rec_nobind;         /* records lines whose (pid, inv) has no chip.run.bind span */
