@@ -33,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static FILE *sink;
     if (!sink)
         sink = fopen("/dev/null", "w");
-    ps_options o = {size && (data[0] & 1), true};
+    ps_options o = {.keep_first = size && (data[0] & 1), .keep_spans = true};
     ps_log L;
     if (ps_read(&L, "fuzz.log", (const char *)data, size, &o) == HBG_OK)
         use(&L, sink);

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rc_file f;
     if (rc_parse(&f, "fuzz.jsonl", (const char *)data, size, &w) == HBG_OK && sink) {
         ps_log L;
-        ps_options o = {true, true};
+        ps_options o = {.keep_first = true, .keep_spans = true};
         if (ps_read(&L, "fuzz.log", LOG, sizeof LOG - 1, &o) == HBG_OK) {
             tl_report rep;
             tl_write(&L, &f, 1, sink, &rep, &w);

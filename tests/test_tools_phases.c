@@ -26,7 +26,7 @@ static fx *load(const char *name, bool keep_first)
     fx *f = calloc(1, sizeof *f);
     f->buf = ts_slurp(ts_fixture(name), &f->len);
     assert_non_null(f->buf);
-    ps_options o = {keep_first, false};
+    ps_options o = {.keep_first = keep_first};
     assert_int_equal(ps_read(&f->L, name, f->buf, f->len, &o), HBG_OK);
     f->st = f->L.nused ? st_compute(&f->L, &f->R) : HBG_OK;
     return f;
@@ -92,6 +92,36 @@ static void test_ours_one_rank(void **st)
     assert_int_equal(f->R.bytes[PS_GM_HEAP].n, 0);
     assert_int_equal(f->R.op_count[PS_OP_RECORD_NODE].value, 277);
     assert_int_equal(f->L.warn.n, 0);
+    drop(f);
+}
+
+/* A duration past 32 bits: the statistics columns are 64-bit then, and
+ * every figure is the same as it would be in a narrow column. */
+static void test_wide_durations(void **st)
+{
+    (void)st;
+    fx *f = calloc(1, sizeof *f);
+    f->buf = ts_slurp(ts_fixture("ours-1rank-4pass.log"), &f->len);
+    assert_non_null(f->buf);
+    char *d = strstr(f->buf, "dur_ns=20002 ");
+    assert_non_null(d);
+    /* the warm pass with 20002 gets 4294967296 (2^32) instead: five digits more */
+    size_t nlen = f->len + 5;
+    char *nb = malloc(nlen);
+    size_t at = (size_t)(d - f->buf) + 7;
+    memcpy(nb, f->buf, at);
+    memcpy(nb + at, "4294967296", 10);
+    memcpy(nb + at + 10, f->buf + at + 5, f->len - at - 5);
+    free(f->buf);
+    f->buf = nb;
+    f->len = nlen;
+    ps_options o = {.keep_first = false};
+    assert_int_equal(ps_read(&f->L, "wide.log", f->buf, f->len, &o), HBG_OK);
+    assert_int_equal(f->L.max_dur, 4294967296ull);
+    assert_int_equal(st_compute(&f->L, &f->R), HBG_OK);
+    check(row(f, "args"), 20000, 20001, 0, 4294967296ull, 3);
+    check(row(f, "host_orch"), 1000, 2000, 0, 3000, 3);
+    check(&f->R.total, 1600, 2705, 0, 3810, 3);
     drop(f);
 }
 
@@ -365,6 +395,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ours_one_rank),
+        cmocka_unit_test(test_wide_durations),
         cmocka_unit_test(test_keep_first),
         cmocka_unit_test(test_crlf_same_numbers),
         cmocka_unit_test(test_upstream_two_ranks_interleaved),

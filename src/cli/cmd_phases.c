@@ -322,7 +322,7 @@ int hbg_cmd_phases(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
     unsigned long rounds = 0, ranks = 0;
     int fmt = FMT_TABLE;
-    ps_options po = {false, false};
+    ps_options po = {.keep_first = false};
     optind = 1;
     opterr = 0;
     int c;

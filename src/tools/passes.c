@@ -1,6 +1,7 @@
 /* Grouping bind-phase lines into passes; see passes.h for the rules. */
 #include "tools/passes.h"
 #include "tools/hugemem.h"
+#include "tools/linereader.h"
 #include "tools/vec.h"
 
 #include <errno.h>
@@ -387,6 +388,8 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
     p->present |= bit;
     L->seen |= bit;
     *dur = r->dur;
+    if (r->dur > L->max_dur)
+        L->max_dur = r->dur;
     *line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
     if (L->segattr) {
         size_t k = (size_t)(p - L->pass) * PS_MAXSEG + (size_t)id;
@@ -921,7 +924,18 @@ hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, con
     return L->oom ? HBG_E_NOMEM : HBG_OK;
 }
 
-#define CHUNK ((size_t)256 << 10)
+typedef struct piece_ctx {
+    ps_log *L;
+    lx_pos pos;
+    lx_sink sink;
+} piece_ctx;
+
+static bool on_piece(void *ctx, const char *p, size_t n)
+{
+    piece_ctx *c = ctx;
+    lx_scan_at(p, n, &c->pos, &c->sink);
+    return !c->L->oom;
+}
 
 hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt, char *err, size_t errlen)
 {
@@ -929,55 +943,16 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
         L->size_hint = (size_t)sb.st_size;
-    lx_sink sink = {L, sink_rec, sink_bad};
-    lx_pos pos = {0, 1};
-    size_t cap = CHUNK, have = 0;
-    char *buf = malloc(cap);
-    if (!buf) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return HBG_E_NOMEM;
+    piece_ctx c = {L, {0, 1}, {L, sink_rec, sink_bad}};
+    int e = lr_read_lines(fd, L->opt.chunk, on_piece, &c);
+    L->len = c.pos.off;
+    if (e && e != ENOMEM) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
+        return HBG_E_IO;
     }
-    for (;;) {
-        if (have == cap) {
-            /* one line longer than the buffer: grow until it fits */
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                snprintf(err, errlen, "%s: out of memory (a line of more than %zu bytes)", path, cap);
-                return HBG_E_NOMEM;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        ssize_t n = read(fd, buf + have, cap - have);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
-            free(buf);
-            return HBG_E_IO;
-        }
-        if (n == 0)
-            break;
-        have += (size_t)n;
-        /* hand over whole lines only; the piece of a line waits for the rest */
-        const char *nl = memrchr(buf, '\n', have);
-        if (!nl)
-            continue;
-        size_t whole = (size_t)(nl - buf) + 1;
-        lx_scan_at(buf, whole, &pos, &sink);
-        memmove(buf, buf + whole, have - whole);
-        have -= whole;
-        if (L->oom)
-            break;
-    }
-    if (have && !L->oom)
-        lx_scan_at(buf, have, &pos, &sink);
-    free(buf);
-    L->len = pos.off;
-    if (!L->oom)
+    if (!e && !L->oom)
         finish(L);
-    if (L->oom) {
+    if (e || L->oom) {
         snprintf(err, errlen, "%s: out of memory", path);
         return HBG_E_NOMEM;
     }

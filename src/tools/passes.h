@@ -126,6 +126,7 @@ typedef struct ps_rank {
 typedef struct ps_options {
     bool keep_first;        /* the cold pass of each rank is used too */
     bool keep_spans;        /* store every [STRACE] span, anchor and segment attribute text (timeline) */
+    size_t chunk;           /* ps_read_fd's read size; 0: LR_CHUNK (tests use tiny ones) */
 } ps_options;
 
 typedef struct ps_map {
@@ -143,6 +144,7 @@ typedef struct ps_log {
 
     int nseg;
     uint32_t seen;          /* bit per segment id some pass has */
+    uint64_t max_dur;       /* the largest dur_ns of any segment */
     char segname[PS_MAXSEG][65];
     uint8_t seglen[PS_MAXSEG];
     bool seg_overflow_warned;
@@ -205,7 +207,8 @@ typedef struct ps_log {
  * flag the caller checks (stamp_conflict). */
 hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, const ps_options *opt);
 
-/* The same, reading the open file fd in pieces through one small buffer.
+/* The same, reading the open file fd in whole-line pieces (linereader.h:
+ * the next piece is read on a second thread while this one is lexed).
  * This is the fast path: on a virtual machine, walking a large mapping page
  * by page costs several times what read(2) into a cache-resident buffer
  * does. L->buf stays NULL; with keep_spans the text that spans and segment

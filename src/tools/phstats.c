@@ -16,71 +16,76 @@ char *st_med_str(st_med m, char *buf, size_t n)
     return buf;
 }
 
-static void swap(uint64_t *a, uint64_t *b)
-{
-    uint64_t t = *a;
-    *a = *b;
-    *b = t;
-}
+/* select_k and stat_of for one element type T (suffix S): durations are
+ * gathered as 32-bit values when every one of the log fits, which halves
+ * the fresh memory the columns take (on these machines a visible part of
+ * a run). */
+#define ORDER_STATS(T, S)                                                                  \
+    /* Places the k-th smallest at v[k], smaller ones before it, larger after. */       \
+    static void select_k##S(T *v, size_t n, size_t kk)                                     \
+    {                                                                                      \
+        ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, k = (ptrdiff_t)kk;                        \
+        while (hi > lo) {                                                                  \
+            /* median of three as pivot, then a three-way partition so runs of equal     \
+             * values (common: exact figures, quantised timers) stay linear */              \
+            ptrdiff_t mid = lo + (hi - lo) / 2;                                            \
+            T x;                                                                           \
+            if (v[mid] < v[lo]) x = v[mid], v[mid] = v[lo], v[lo] = x;                     \
+            if (v[hi] < v[lo]) x = v[hi], v[hi] = v[lo], v[lo] = x;                        \
+            if (v[hi] < v[mid]) x = v[hi], v[hi] = v[mid], v[mid] = x;                     \
+            T piv = v[mid];                                                                \
+            ptrdiff_t lt = lo, i = lo, gt = hi;                                            \
+            while (i <= gt) {                                                              \
+                if (v[i] < piv) {                                                          \
+                    x = v[lt], v[lt] = v[i], v[i] = x;                                     \
+                    lt++, i++;                                                             \
+                } else if (v[i] > piv) {                                                   \
+                    x = v[i], v[i] = v[gt], v[gt] = x;                                     \
+                    gt--;                                                                  \
+                } else {                                                                   \
+                    i++;                                                                   \
+                }                                                                          \
+            }                                                                              \
+            if (k < lt)                                                                    \
+                hi = lt - 1;                                                               \
+            else if (k > gt)                                                               \
+                lo = gt + 1;                                                               \
+            else                                                                           \
+                return;                                                                    \
+        }                                                                                  \
+    }                                                                                      \
+                                                                                           \
+    static void stat_of##S(T *v, size_t n, st_stat *s)                                     \
+    {                                                                                      \
+        memset(s, 0, sizeof *s);                                                           \
+        s->n = n;                                                                          \
+        if (!n)                                                                            \
+            return;                                                                        \
+        T mn = v[0], mx = v[0];                                                            \
+        for (size_t i = 1; i < n; i++) {                                                   \
+            if (v[i] < mn) mn = v[i];                                                      \
+            if (v[i] > mx) mx = v[i];                                                      \
+        }                                                                                  \
+        s->min = mn;                                                                       \
+        s->max = mx;                                                                       \
+        if (n % 2) {                                                                       \
+            select_k##S(v, n, n / 2);                                                      \
+            s->med.whole = v[n / 2];                                                       \
+            return;                                                                        \
+        }                                                                                  \
+        select_k##S(v, n, n / 2 - 1);                                                      \
+        uint64_t a = v[n / 2 - 1];                                                         \
+        uint64_t b = v[n / 2];                                                             \
+        for (size_t i = n / 2 + 1; i < n; i++)                                             \
+            if (v[i] < b)                                                                  \
+                b = v[i];                                                                  \
+        /* (a + b) / 2 without overflowing 64 bits */                                      \
+        s->med.whole = a / 2 + b / 2 + ((a & 1) & (b & 1));                                \
+        s->med.half = ((a & 1) ^ (b & 1)) != 0;                                            \
+    }
 
-/* Places the k-th smallest at v[k], smaller ones before it, larger after. */
-static void select_k(uint64_t *v, size_t n, size_t kk)
-{
-    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, k = (ptrdiff_t)kk;
-    while (hi > lo) {
-        /* median of three as pivot, then a three-way partition so runs of
-         * equal values (common: exact figures, quantised timers) stay linear */
-        ptrdiff_t mid = lo + (hi - lo) / 2;
-        if (v[mid] < v[lo]) swap(&v[mid], &v[lo]);
-        if (v[hi] < v[lo]) swap(&v[hi], &v[lo]);
-        if (v[hi] < v[mid]) swap(&v[hi], &v[mid]);
-        uint64_t piv = v[mid];
-        ptrdiff_t lt = lo, i = lo, gt = hi;
-        while (i <= gt) {
-            if (v[i] < piv)
-                swap(&v[lt++], &v[i++]);
-            else if (v[i] > piv)
-                swap(&v[i], &v[gt--]);
-            else
-                i++;
-        }
-        if (k < lt)
-            hi = lt - 1;
-        else if (k > gt)
-            lo = gt + 1;
-        else
-            return;
-    }
-}
-
-static void stat_of(uint64_t *v, size_t n, st_stat *s)
-{
-    memset(s, 0, sizeof *s);
-    s->n = n;
-    if (!n)
-        return;
-    uint64_t mn = v[0], mx = v[0];
-    for (size_t i = 1; i < n; i++) {
-        if (v[i] < mn) mn = v[i];
-        if (v[i] > mx) mx = v[i];
-    }
-    s->min = mn;
-    s->max = mx;
-    if (n % 2) {
-        select_k(v, n, n / 2);
-        s->med.whole = v[n / 2];
-        return;
-    }
-    select_k(v, n, n / 2 - 1);
-    uint64_t a = v[n / 2 - 1];
-    uint64_t b = v[n / 2];
-    for (size_t i = n / 2 + 1; i < n; i++)
-        if (v[i] < b)
-            b = v[i];
-    /* (a + b) / 2 without overflowing 64 bits */
-    s->med.whole = a / 2 + b / 2 + ((a & 1) & (b & 1));
-    s->med.half = ((a & 1) ^ (b & 1)) != 0;
-}
+ORDER_STATS(uint64_t, 64)
+ORDER_STATS(uint32_t, 32)
 
 static void fig_add(st_fig *f, uint64_t v, size_t line, size_t *first_line, size_t *other_line, uint64_t *other)
 {
@@ -124,12 +129,15 @@ hbg_status st_compute(ps_log *L, st_result *R)
     size_t cix[PS_MAXSEG], ncol = 0;
     for (int s = 0; s < L->nseg; s++)
         cix[s] = (L->seen >> s) & 1 ? ncol++ : 0;
+    bool narrow = L->max_dur <= UINT32_MAX;
+    size_t width = narrow ? sizeof(uint32_t) : sizeof(uint64_t);
     hm_block colmem;
-    if (hm_alloc(&colmem, (ncol + 1) * n * sizeof(uint64_t)) != 0)
+    if (hm_alloc(&colmem, n * sizeof(uint64_t) + ncol * n * width) != 0)
         return HBG_E_NOMEM;
-    uint64_t *col = colmem.p;
+    uint64_t *tot = colmem.p;
+    uint64_t *col = tot + n;
+    uint32_t *col32 = (uint32_t *)(void *)col;
     size_t cnt[PS_MAXSEG + 1] = {0};
-    uint64_t *tot = col + ncol * n;
     uint32_t any = 0;
     fig_ctx c_heap = {0}, c_tasks = {0}, c_bytes[PS_MAXSEG], c_op[PS_NOPS];
     memset(c_bytes, 0, sizeof c_bytes);
@@ -145,7 +153,10 @@ hbg_status st_compute(ps_log *L, st_result *R)
             if (!(p->present & (1u << s)))
                 continue;
             ps_seg g = ps_get(L, p, s);
-            col[cix[s] * n + cnt[s]++] = g.dur;
+            if (narrow)
+                col32[cix[s] * n + cnt[s]++] = (uint32_t)g.dur;
+            else
+                col[cix[s] * n + cnt[s]++] = g.dur;
             if (((PS_CONTROL_MASK >> s) & 1) && __builtin_add_overflow(sum, g.dur, &sum)) {
                 R->overflow = true;
                 R->overflow_line = p->first_line;
@@ -173,10 +184,13 @@ hbg_status st_compute(ps_log *L, st_result *R)
         if (!(any & (1u << s)))
             continue;
         R->row_seg[R->nrow] = s;
-        stat_of(col + cix[s] * n, cnt[s], &R->row[R->nrow]);
+        if (narrow)
+            stat_of32(col32 + cix[s] * n, cnt[s], &R->row[R->nrow]);
+        else
+            stat_of64(col + cix[s] * n, cnt[s], &R->row[R->nrow]);
         R->nrow++;
     }
-    stat_of(tot, k, &R->total);
+    stat_of64(tot, k, &R->total);
     hm_free(&colmem);
 
     char what[128];

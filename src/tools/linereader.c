@@ -1,0 +1,202 @@
+/* Two buffers: the reader fills one while the caller lexes the other. The
+ * reader is several times faster than the lexer, so a third would only be
+ * more fresh memory (which on a virtual machine costs more than it saves). */
+#include "tools/linereader.h"
+#include "tools/hugemem.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NBUF 2
+
+typedef struct slot {
+    char *p;
+    ssize_t n;          /* bytes read; 0 the end of the file; -1 a failed read (err) */
+    int err;
+    bool full;          /* filled and not yet handed back */
+} slot;
+
+typedef struct reader {
+    int fd;
+    size_t chunk;
+    slot s[NBUF];
+    bool threaded, stop;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} reader;
+
+/* One read(2) into slot k, retried on EINTR. */
+static void fill(reader *r, int k)
+{
+    ssize_t n;
+    do
+        n = read(r->fd, r->s[k].p, r->chunk);
+    while (n < 0 && errno == EINTR);
+    r->s[k].err = n < 0 ? errno : 0;
+    r->s[k].n = n < 0 ? -1 : n;
+}
+
+static void *reader_main(void *arg)
+{
+    reader *r = arg;
+    for (int k = 0;; k = (k + 1) % NBUF) {
+        pthread_mutex_lock(&r->mu);
+        while (r->s[k].full && !r->stop)
+            pthread_cond_wait(&r->cv, &r->mu);
+        bool stop = r->stop;
+        pthread_mutex_unlock(&r->mu);
+        if (stop)
+            break;
+        fill(r, k);
+        pthread_mutex_lock(&r->mu);
+        r->s[k].full = true;
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+        if (r->s[k].n <= 0)
+            break; /* the end of the file or an error: nothing more to read */
+    }
+    return NULL;
+}
+
+/* Slot k, filled (by the thread, or here when there is none). */
+static slot *take(reader *r, int k)
+{
+    if (!r->threaded) {
+        fill(r, k);
+        return &r->s[k];
+    }
+    pthread_mutex_lock(&r->mu);
+    while (!r->s[k].full)
+        pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+    return &r->s[k];
+}
+
+static void give_back(reader *r, int k)
+{
+    if (!r->threaded)
+        return;
+    pthread_mutex_lock(&r->mu);
+    r->s[k].full = false;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* The carried start of a line that continues in the next piece. */
+typedef struct carry {
+    char *p;
+    size_t n, cap;
+} carry;
+
+static bool carry_add(carry *c, const char *p, size_t n)
+{
+    if (c->n + n > c->cap) {
+        size_t nc = c->cap ? c->cap : 4096;
+        while (nc < c->n + n) {
+            if (nc > SIZE_MAX / 2)
+                return false;
+            nc *= 2;
+        }
+        char *np = realloc(c->p, nc);
+        if (!np)
+            return false;
+        c->p = np;
+        c->cap = nc;
+    }
+    memcpy(c->p + c->n, p, n);
+    c->n += n;
+    return true;
+}
+
+int lr_read_lines(int fd, size_t chunk, bool (*fn)(void *ctx, const char *p, size_t n), void *ctx)
+{
+    reader r;
+    memset(&r, 0, sizeof r);
+    r.fd = fd;
+    r.chunk = chunk ? chunk : LR_CHUNK;
+    /* a pipe or a terminal is read in line: a thread blocked in its read
+     * could not be told to stop. A file that fits in one piece is too:
+     * there is nothing to overlap, and its buffers are sized to it. */
+    struct stat sb;
+    bool regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
+    bool small = regular && sb.st_size >= 0 && (uint64_t)sb.st_size < r.chunk;
+    if (small && (size_t)sb.st_size + 1 > 4096)
+        r.chunk = (size_t)sb.st_size + 1;
+    else if (small && !chunk)
+        r.chunk = 4096; /* (a file in /proc says it is empty) */
+    hm_block mem;
+    if (r.chunk > SIZE_MAX / NBUF || hm_alloc(&mem, NBUF * r.chunk) != 0)
+        return ENOMEM;
+    for (int k = 0; k < NBUF; k++)
+        r.s[k].p = (char *)mem.p + (size_t)k * r.chunk;
+    pthread_t th;
+    if (regular && !small && pthread_mutex_init(&r.mu, NULL) == 0) {
+        if (pthread_cond_init(&r.cv, NULL) == 0) {
+            r.threaded = pthread_create(&th, NULL, reader_main, &r) == 0;
+            if (!r.threaded)
+                pthread_cond_destroy(&r.cv);
+        }
+        if (!r.threaded)
+            pthread_mutex_destroy(&r.mu);
+    }
+
+    carry c = {NULL, 0, 0};
+    int rc = 0;
+    bool go = true;
+    for (int k = 0; go; k = (k + 1) % NBUF) {
+        slot *s = take(&r, k);
+        if (s->n < 0) {
+            rc = s->err ? s->err : EIO;
+            break;
+        }
+        if (s->n == 0)
+            break;
+        const char *p = s->p;
+        size_t n = (size_t)s->n;
+        if (c.n) {
+            /* finish the carried line first */
+            const char *nl = memchr(p, '\n', n);
+            size_t k1 = nl ? (size_t)(nl - p) + 1 : n;
+            if (!carry_add(&c, p, k1)) {
+                rc = ENOMEM;
+                break;
+            }
+            p += k1;
+            n -= k1;
+            if (nl) {
+                go = fn(ctx, c.p, c.n);
+                c.n = 0;
+            }
+        }
+        if (go && n) {
+            const char *last = memrchr(p, '\n', n);
+            size_t whole = last ? (size_t)(last - p) + 1 : 0;
+            if (whole)
+                go = fn(ctx, p, whole);
+            if (go && whole < n && !carry_add(&c, p + whole, n - whole)) {
+                rc = ENOMEM;
+                go = false;
+            }
+        }
+        give_back(&r, k);
+    }
+    if (!rc && go && c.n)
+        fn(ctx, c.p, c.n); /* the last line has no '\n' */
+    free(c.p);
+    if (r.threaded) {
+        pthread_mutex_lock(&r.mu);
+        r.stop = true;
+        pthread_cond_broadcast(&r.cv);
+        pthread_mutex_unlock(&r.mu);
+        pthread_join(th, NULL);
+        pthread_cond_destroy(&r.cv);
+        pthread_mutex_destroy(&r.mu);
+    }
+    hm_free(&mem);
+    return rc;
+}

@@ -1,0 +1,172 @@
+/* The line reader: pieces end at line ends, join back into the file, and a
+ * log read through any read size groups into exactly the passes, warnings
+ * and statistics of the whole-buffer reader. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support/tools_support.h"
+#include "tools/linereader.h"
+#include "tools/phstats.h"
+
+typedef struct joined {
+    char *p;
+    size_t n, pieces, stop_after;
+    int bad;            /* pieces that did not end at a line end (the last may not) */
+    bool last_open;     /* the piece before had no '\n' at its end */
+} joined;
+
+static bool collect(void *ctx, const char *p, size_t n)
+{
+    joined *j = ctx;
+    if (j->last_open)
+        j->bad++;
+    j->p = realloc(j->p, j->n + n + 1);
+    memcpy(j->p + j->n, p, n);
+    j->n += n;
+    j->p[j->n] = 0;
+    j->last_open = n == 0 || p[n - 1] != '\n';
+    /* no '\n' inside a piece may be missing its line: pieces hold whole lines */
+    j->pieces++;
+    return !j->stop_after || j->pieces < j->stop_after;
+}
+
+static joined read_all(const char *data, size_t len, size_t chunk, size_t stop_after, int *rc)
+{
+    char *path = ts_temp_file(data, len, ".txt");
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    joined j = {NULL, 0, 0, stop_after, 0, false};
+    *rc = lr_read_lines(fd, chunk, collect, &j);
+    close(fd);
+    unlink(path);
+    free(path);
+    return j;
+}
+
+static void test_pieces_join_back(void **st)
+{
+    (void)st;
+    /* short lines, a line far longer than the read size, no final '\n' */
+    char data[6000];
+    size_t n = 0;
+    for (int i = 0; i < 40; i++)
+        n += (size_t)snprintf(data + n, sizeof data - n, "line %d\n", i);
+    memset(data + n, 'x', 3000);
+    n += 3000;
+    data[n++] = '\n';
+    n += (size_t)snprintf(data + n, sizeof data - n, "tail without newline");
+    static const size_t chunks[] = {1, 2, 3, 7, 64, 1000, 0};
+    for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+        int rc;
+        joined j = read_all(data, n, chunks[c], 0, &rc);
+        assert_int_equal(rc, 0);
+        assert_int_equal(j.n, n);
+        assert_memory_equal(j.p, data, n);
+        assert_int_equal(j.bad, 0);
+        assert_true(j.last_open); /* the tail came last, whole */
+        free(j.p);
+    }
+}
+
+static void test_empty_and_stop(void **st)
+{
+    (void)st;
+    int rc;
+    joined j = read_all("", 0, 0, 0, &rc);
+    assert_int_equal(rc, 0);
+    assert_int_equal(j.pieces, 0);
+    free(j.p);
+    /* the caller stops after its second piece: nothing more is handed over */
+    const char *t = "a\nb\nc\nd\n";
+    j = read_all(t, strlen(t), 2, 2, &rc);
+    assert_int_equal(rc, 0);
+    assert_int_equal(j.pieces, 2);
+    assert_string_equal(j.p, "a\nb\n");
+    free(j.p);
+}
+
+static void test_read_error(void **st)
+{
+    (void)st;
+    int fd = open(".", O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    joined j = {NULL, 0, 0, 0, 0, false};
+    assert_int_equal(lr_read_lines(fd, 0, collect, &j), EISDIR);
+    assert_int_equal(j.pieces, 0);
+    close(fd);
+}
+
+/* Every fixture, read through tiny pieces: the same grouping as in one
+ * buffer, warnings and statistics to the digit. */
+static void test_fixtures_any_read_size(void **st)
+{
+    (void)st;
+    static const char *const names[] = {"ours-1rank-4pass.log", "ours-1rank-4pass-crlf.log",
+                                        "ours-2rank-shared-lines.log", "upstream-2rank-interleaved.log",
+                                        "upstream-truncated.log", "ours-duplicate.log", "ours-two-stamps.log"};
+    static const size_t chunks[] = {1, 5, 97, 4096};
+    for (size_t f = 0; f < sizeof names / sizeof *names; f++) {
+        size_t len;
+        char *buf = ts_slurp(ts_fixture(names[f]), &len);
+        assert_non_null(buf);
+        ps_options o = {.keep_spans = true};
+        ps_log A;
+        st_result RA;
+        assert_int_equal(ps_read(&A, names[f], buf, len, &o), HBG_OK);
+        if (A.nused)
+            assert_int_equal(st_compute(&A, &RA), HBG_OK);
+        for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+            int fd = open(ts_fixture(names[f]), O_RDONLY);
+            assert_true(fd >= 0);
+            ps_options ob = o;
+            ob.chunk = chunks[c];
+            ps_log B;
+            st_result RB;
+            char err[256];
+            assert_int_equal(ps_read_fd(&B, names[f], fd, &ob, err, sizeof err), HBG_OK);
+            close(fd);
+            assert_int_equal(B.len, len);
+            assert_int_equal(B.npass, A.npass);
+            assert_int_equal(B.nused, A.nused);
+            assert_int_equal(B.nspan, A.nspan);
+            assert_int_equal(B.has_stamp, A.has_stamp);
+            assert_int_equal(B.warn.n, A.warn.n);
+            for (size_t w = 0; w < A.warn.n; w++)
+                assert_string_equal(B.warn.msg[w], A.warn.msg[w]);
+            for (size_t i = 0; i < A.nspan; i++) {
+                assert_int_equal(B.span[i].line, A.span[i].line);
+                assert_int_equal(B.span[i].name.n, A.span[i].name.n);
+                assert_memory_equal(B.span[i].name.p, A.span[i].name.p, A.span[i].name.n);
+            }
+            if (A.nused) {
+                assert_int_equal(st_compute(&B, &RB), HBG_OK);
+                assert_int_equal(RB.nrow, RA.nrow);
+                assert_memory_equal(RB.row, RA.row, sizeof RA.row);
+                assert_memory_equal(&RB.total, &RA.total, sizeof RA.total);
+            }
+            ps_free(&B);
+        }
+        ps_free(&A);
+        free(buf);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pieces_join_back),
+        cmocka_unit_test(test_empty_and_stop),
+        cmocka_unit_test(test_read_error),
+        cmocka_unit_test(test_fixtures_any_read_size),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
