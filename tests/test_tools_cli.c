@@ -8,7 +8,10 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "support/tools_support.h"
@@ -39,6 +42,54 @@ static void test_table(void **st)
     assert_string_equal(err, "");
     free(out);
     free(err);
+}
+
+/* "-" reads standard input, from a file or from a pipe (read in line),
+ * and names it <stdin>; the numbers are those of the file. */
+static void test_stdin(void **st)
+{
+    (void)st;
+    char path[4096];
+    snprintf(path, sizeof path, "%s", ts_fixture("ours-duplicate.log"));
+    const char *a[] = {"phases", "-", NULL};
+    char *out, *err;
+    char *want_out, *want_err;
+    const char *f[] = {"phases", path, NULL};
+    assert_int_equal(ts_run_cli(f, &want_out, &want_err), 0);
+    assert_int_equal(ts_run_cli_in(a, path, &out, &err), 0);
+    assert_true(ts_contains(out, "log     <stdin>\n"));
+    assert_true(ts_contains(err, "hbg phases: warning: <stdin>:52: segment graph_upload appears twice"));
+    /* past the first line the table is the file's */
+    assert_string_equal(strchr(out, '\n'), strchr(want_out, '\n'));
+    free(out);
+    free(err);
+
+    char *fifo = ts_temp_file("", 0, ".fifo");
+    unlink(fifo);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    pid_t w = fork();
+    if (w == 0) {
+        size_t n;
+        char *data = ts_slurp(path, &n);
+        int fd = open(fifo, O_WRONLY);
+        /* in small writes, so the reader sees the lines in many pieces */
+        for (size_t i = 0; data && fd >= 0 && i < n; i += 100)
+            if (write(fd, data + i, n - i < 100 ? n - i : 100) < 0)
+                _exit(1);
+        _exit(0);
+    }
+    assert_int_equal(ts_run_cli_in(a, fifo, &out, &err), 0);
+    int ws;
+    waitpid(w, &ws, 0);
+    assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    assert_string_equal(strchr(out, '\n'), strchr(want_out, '\n'));
+    assert_true(ts_contains(err, "<stdin>:52: segment graph_upload appears twice"));
+    unlink(fifo);
+    free(fifo);
+    free(out);
+    free(err);
+    free(want_out);
+    free(want_err);
 }
 
 static void test_no_stamp_said_plainly(void **st)
@@ -331,6 +382,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_stdin),
         cmocka_unit_test(test_no_stamp_said_plainly),
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_json_warnings_and_varying),

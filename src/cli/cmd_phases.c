@@ -26,7 +26,7 @@ static void usage(FILE *f)
             "the control-plane segments (host_orch + graph_upload + arena_h2d, plus the retired\n"
             "relocate and sm_h2d when present) summed within each pass, then min / median / max.\n"
             "The first pass of each rank is cold and dropped. Reads logs of hbg and of the\n"
-            "original runtime. Documentation: docs/phases.md.\n\n"
+            "original runtime. LOG '-' is standard input. Documentation: docs/phases.md.\n\n"
             "  --rounds N      check that each rank shows N passes (a mismatch is a warning)\n"
             "  --ranks R       check that the log shows R ranks (a mismatch is a warning)\n"
             "  --keep-first    keep each rank's cold first pass in the statistics\n"
@@ -363,7 +363,11 @@ int hbg_cmd_phases(int argc, char **argv)
     }
     const char *path = argv[optind];
     char err[512];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* "-" is standard input, named <stdin> in messages */
+    bool from_stdin = !strcmp(path, "-");
+    if (from_stdin)
+        path = "<stdin>";
+    int fd = from_stdin ? fcntl(0, F_DUPFD_CLOEXEC, 0) : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         fprintf(stderr, "hbg phases: cannot open %s: %s\n", path, strerror(errno));
         return 2;

@@ -31,7 +31,7 @@ static void usage(FILE *f)
             "the thread that did them, device-clock spans on their own lane, and an arrow\n"
             "(flow event) wherever one thread hands work to another. Anomalies\n"
             "(torn spans, records without a bind span or outside it, dropped records) are\n"
-            "counted on stderr. Documentation: docs/timeline.md.\n\n"
+            "counted on stderr. LOG '-' is standard input. Documentation: docs/timeline.md.\n\n"
             "  --records FILE  a host_phase_records.jsonl (repeatable)\n"
             "  -o, --output F  the trace to write ('-' for stdout)\n"
             "  -h, --help      this text\n\n"
@@ -95,7 +95,11 @@ int hbg_cmd_timeline(int argc, char **argv)
     char *tmp = NULL;
     bool direct = false;
 
-    int lfd = open(path, O_RDONLY | O_CLOEXEC);
+    /* "-" is standard input, named <stdin> in messages */
+    bool from_stdin = !strcmp(path, "-");
+    if (from_stdin)
+        path = "<stdin>";
+    int lfd = from_stdin ? fcntl(0, F_DUPFD_CLOEXEC, 0) : open(path, O_RDONLY | O_CLOEXEC);
     if (lfd < 0) {
         fprintf(stderr, "hbg timeline: cannot open %s: %s\n", path, strerror(errno));
         return 2;

@@ -70,6 +70,11 @@ char *ts_temp_file(const void *data, size_t len, const char *suffix)
 
 int ts_run_cli(const char *const *args, char **out, char **err)
 {
+    return ts_run_cli_in(args, NULL, out, err);
+}
+
+int ts_run_cli_in(const char *const *args, const char *in, char **out, char **err)
+{
     const char *cli = getenv("HBG_CLI");
     if (!cli)
         return -1;
@@ -85,6 +90,12 @@ int ts_run_cli(const char *const *args, char **out, char **err)
         int fo = open(po, O_WRONLY | O_TRUNC), fe = open(pe, O_WRONLY | O_TRUNC);
         dup2(fo, 1);
         dup2(fe, 2);
+        if (in) {
+            int fi = open(in, O_RDONLY);
+            if (fi < 0)
+                _exit(126);
+            dup2(fi, 0);
+        }
         char **av = calloc(n + 2, sizeof *av);
         av[0] = (char *)cli;
         for (size_t i = 0; i < n; i++)

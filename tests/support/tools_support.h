@@ -14,6 +14,8 @@ char *ts_temp_file(const void *data, size_t len, const char *suffix);
 /* Runs $HBG_CLI with args (NULL-terminated; args[0] is the subcommand).
  * Returns the exit status (-1 if it did not exit normally). */
 int ts_run_cli(const char *const *args, char **out, char **err);
+/* The same with standard input read from the file in (a path, or a FIFO). */
+int ts_run_cli_in(const char *const *args, const char *in, char **out, char **err);
 /* Does hay contain needle? */
 int ts_contains(const char *hay, const char *needle);
 
