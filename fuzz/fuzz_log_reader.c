@@ -5,6 +5,7 @@
  * `hbg timeline` use (fed through a memfd). */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -17,7 +18,10 @@ static void use(ps_log *L, FILE *sink)
 {
     if (L->nused) {
         st_result R;
-        st_compute(L, &R);
+        st_stat *by_rank = calloc(L->nrank ? L->nrank : 1, sizeof *by_rank);
+        if (by_rank)
+            st_compute(L, &R, by_rank);
+        free(by_rank);
     }
     if (sink) {
         dg_list w;

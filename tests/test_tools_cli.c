@@ -37,6 +37,7 @@ static void test_table(void **st)
     assert_true(ts_contains(out, "* control plane, summed within each pass into total: host_orch + graph_upload + "
                                  "arena_h2d\n"));
     assert_true(ts_contains(out, "  retired kinds absent from every pass: relocate, sm_h2d\n"));
+    assert_false(ts_contains(out, "  pid=4242"));  /* one rank: no per-rank rows */
     assert_true(ts_contains(out, "  heap_used                          127673344\n"));
     assert_true(ts_contains(out, "  host-orch record_node count        277\n"));
     assert_string_equal(err, "");
@@ -143,6 +144,14 @@ static void test_json(void **st)
     assert_int_equal(json_integer_value(num(t, "min_ns")), 1340);
     assert_true(json_is_integer(num(t, "median_ns")));
     assert_int_equal(json_integer_value(num(t, "median_ns")), 1493);
+    json_t *br = num(j, "total_by_rank");
+    assert_int_equal(json_array_size(br), 2);
+    assert_string_equal(json_string_value(num(json_array_get(br, 1), "rank")), "pid=4002");
+    json_t *t1 = num(json_array_get(br, 1), "total");
+    assert_int_equal(json_integer_value(num(t1, "min_ns")), 1444);
+    assert_int_equal(json_integer_value(num(t1, "median_ns")), 1547);
+    assert_int_equal(json_integer_value(num(t1, "max_ns")), 1650);
+    assert_int_equal(json_integer_value(num(t1, "n")), 2);
     json_t *cp = num(j, "control_plane");
     assert_int_equal(json_array_size(cp), 3);
     assert_string_equal(json_string_value(json_array_get(cp, 0)), "host_orch");
@@ -276,6 +285,11 @@ static void test_rounds_and_ranks_checked(void **st)
     snprintf(path, sizeof path, "%s", ts_fixture("upstream-2rank-interleaved.log"));
     assert_int_equal(phases(path, "--rounds", "6", NULL, &out, &err), 0);
     assert_true(ts_contains(err, "upstream-2rank-interleaved.log: --rounds 6, but the log shows 3 passes per rank\n"));
+    /* two ranks: each rank's own total under the pooled one */
+    assert_true(ts_contains(out, "total              *            1340              1493            1650     4\n"
+                                 "  pid=4001                      1340              1441            1542     2\n"
+                                 "  pid=4002                      1444              1547            1650     2\n"));
+    assert_true(ts_contains(out, "  total is over the passes of every rank; the rows under it, of each rank alone\n"));
     free(out);
     free(err);
     const char *a[] = {"phases", path, "--rounds", "3", "--ranks", "1", NULL};

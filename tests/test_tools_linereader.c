@@ -123,7 +123,7 @@ static void test_fixtures_any_read_size(void **st)
         st_result RA;
         assert_int_equal(ps_read(&A, names[f], buf, len, &o), HBG_OK);
         if (A.nused)
-            assert_int_equal(st_compute(&A, &RA), HBG_OK);
+            assert_int_equal(st_compute(&A, &RA, NULL), HBG_OK);
         for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
             int fd = open(ts_fixture(names[f]), O_RDONLY);
             assert_true(fd >= 0);
@@ -148,7 +148,7 @@ static void test_fixtures_any_read_size(void **st)
                 assert_memory_equal(B.span[i].name.p, A.span[i].name.p, A.span[i].name.n);
             }
             if (A.nused) {
-                assert_int_equal(st_compute(&B, &RB), HBG_OK);
+                assert_int_equal(st_compute(&B, &RB, NULL), HBG_OK);
                 assert_int_equal(RB.nrow, RA.nrow);
                 assert_memory_equal(RB.row, RA.row, sizeof RA.row);
                 assert_memory_equal(&RB.total, &RA.total, sizeof RA.total);

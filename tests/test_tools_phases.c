@@ -28,7 +28,7 @@ static fx *load(const char *name, bool keep_first)
     assert_non_null(f->buf);
     ps_options o = {.keep_first = keep_first};
     assert_int_equal(ps_read(&f->L, name, f->buf, f->len, &o), HBG_OK);
-    f->st = f->L.nused ? st_compute(&f->L, &f->R) : HBG_OK;
+    f->st = f->L.nused ? st_compute(&f->L, &f->R, NULL) : HBG_OK;
     return f;
 }
 
@@ -118,7 +118,7 @@ static void test_wide_durations(void **st)
     ps_options o = {.keep_first = false};
     assert_int_equal(ps_read(&f->L, "wide.log", f->buf, f->len, &o), HBG_OK);
     assert_int_equal(f->L.max_dur, 4294967296ull);
-    assert_int_equal(st_compute(&f->L, &f->R), HBG_OK);
+    assert_int_equal(st_compute(&f->L, &f->R, NULL), HBG_OK);
     check(row(f, "args"), 20000, 20001, 0, 4294967296ull, 3);
     check(row(f, "host_orch"), 1000, 2000, 0, 3000, 3);
     check(&f->R.total, 1600, 2705, 0, 3810, 3);
@@ -168,6 +168,14 @@ static void test_upstream_two_ranks_interleaved(void **st)
     check(row(f, "host_view_close"), 30000, 30000, 0, 30000, 4);
     check(&f->R.total, 1340, 1493, 0, 1650, 4);
     assert_int_equal(f->L.warn.n, 0);
+    /* each rank's own total: pid 4001's passes sum to 1340 and 1542, 4002's
+     * to 1444 and 1650 (the pooled median is (1444 + 1542) / 2) */
+    st_stat by_rank[2];
+    st_result R2;
+    assert_int_equal(st_compute(&f->L, &R2, by_rank), HBG_OK);
+    check(&by_rank[0], 1340, 1441, 0, 1542, 2);
+    check(&by_rank[1], 1444, 1547, 0, 1650, 2);
+    check(&R2.total, 1340, 1493, 0, 1650, 4);
     drop(f);
 }
 

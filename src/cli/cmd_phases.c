@@ -126,7 +126,7 @@ static size_t retired_passes(const ps_log *L, int seg)
     return n;
 }
 
-static void out_table(ps_log *L, const st_result *R)
+static void out_table(ps_log *L, const st_result *R, const st_stat *by_rank)
 {
     FILE *f = stdout;
     fprintf(f, "log     %s\n", L->path);
@@ -150,12 +150,23 @@ static void out_table(ps_log *L, const st_result *R)
         stat_row(f, L->segname[s], (PS_CONTROL_MASK >> s) & 1, &R->row[r]);
     }
     stat_row(f, "total", true, &R->total);
+    if (by_rank) {
+        /* every rank's own total: the pooled one hides a slow rank */
+        char lab[64], name[80];
+        for (size_t i = 0; i < L->nrank; i++) {
+            rank_label(&L->rank[i], lab, sizeof lab);
+            snprintf(name, sizeof name, "  %s", lab);
+            stat_row(f, name, false, &by_rank[i]);
+        }
+    }
     fprintf(f, "\n* control plane, summed within each pass into total:");
     int k = 0;
     for (int s = 0; s < L->nseg; s++)
         if (R->control & (1u << s))
             fprintf(f, "%s %s", k++ ? " +" : "", L->segname[s]);
     fputc('\n', f);
+    if (by_rank)
+        fprintf(f, "  total is over the passes of every rank; the rows under it, of each rank alone\n");
     char absent[64] = "";
     for (int s = PS_RELOCATE; s <= PS_SM_H2D; s++)
         if (!retired_passes(L, s))
@@ -207,7 +218,7 @@ static void json_fig(jw *w, const st_fig *g)
     jw_lit(w, "}");
 }
 
-static void out_json(ps_log *L, const st_result *R)
+static void out_json(ps_log *L, const st_result *R, const st_stat *by_rank)
 {
     jw w;
     if (!jw_init(&w, stdout))
@@ -240,6 +251,17 @@ static void out_json(ps_log *L, const st_result *R)
     }
     jw_lit(&w, "}, \"total\": ");
     json_stat(&w, &R->total);
+    jw_lit(&w, ", \"total_by_rank\": [");
+    for (size_t i = 0; by_rank && i < L->nrank; i++) {
+        char lab[64];
+        rank_label(&L->rank[i], lab, sizeof lab);
+        jw_lit(&w, i ? ", {\"rank\": " : "{\"rank\": ");
+        jw_str(&w, lab, strlen(lab));
+        jw_lit(&w, ", \"total\": ");
+        json_stat(&w, &by_rank[i]);
+        jw_lit(&w, "}");
+    }
+    jw_lit(&w, "]");
     jw_lit(&w, ", \"control_plane\": [");
     int k = 0;
     for (int s = 0; s < L->nseg; s++)
@@ -323,6 +345,7 @@ int hbg_cmd_phases(int argc, char **argv)
     unsigned long rounds = 0, ranks = 0;
     int fmt = FMT_TABLE;
     ps_options po = {.keep_first = false};
+    st_stat *by_rank = NULL;
     optind = 1;
     opterr = 0;
     int c;
@@ -426,7 +449,9 @@ int hbg_cmd_phases(int argc, char **argv)
         goto out;
     }
     st_result R;
-    hbg_status st = st_compute(&L, &R);
+    /* per-rank totals when there is more than one rank to tell apart */
+    by_rank = L.nrank > 1 ? calloc(L.nrank, sizeof *by_rank) : NULL;
+    hbg_status st = L.nrank > 1 && !by_rank ? HBG_E_NOMEM : st_compute(&L, &R, by_rank);
     if (st == HBG_E_PARSE) {
         print_warnings(&L);
         fprintf(stderr, "hbg phases: %s:%zu: the control-plane sum of this pass passes 64 bits; refusing\n", path,
@@ -440,16 +465,17 @@ int hbg_cmd_phases(int argc, char **argv)
     }
     print_warnings(&L);
     if (fmt == FMT_JSON)
-        out_json(&L, &R);
+        out_json(&L, &R, by_rank);
     else if (fmt == FMT_CSV)
         out_csv(&L, &R);
     else
-        out_table(&L, &R);
+        out_table(&L, &R, by_rank);
     if (fflush(stdout) != 0) {
         fprintf(stderr, "hbg phases: cannot write the output\n");
         rc = 2;
     }
 out:
+    free(by_rank);
     ps_free(&L);
     return rc;
 }

@@ -119,7 +119,7 @@ static void warn_fig(ps_log *L, const st_fig *f, const fig_ctx *c, const char *w
            L->path, what, f->value, l1, c->other, l2, f->min, f->max);
 }
 
-hbg_status st_compute(ps_log *L, st_result *R)
+hbg_status st_compute(ps_log *L, st_result *R, st_stat *by_rank)
 {
     memset(R, 0, sizeof *R);
     size_t n = L->nused ? L->nused : 1;
@@ -132,10 +132,14 @@ hbg_status st_compute(ps_log *L, st_result *R)
     bool narrow = L->max_dur <= UINT32_MAX;
     size_t width = narrow ? sizeof(uint32_t) : sizeof(uint64_t);
     hm_block colmem;
-    if (hm_alloc(&colmem, n * sizeof(uint64_t) + ncol * n * width) != 0)
+    /* with by_rank: each sum's rank, and room to sort the sums by it */
+    size_t extra = by_rank ? n * (sizeof(uint32_t) + sizeof(uint64_t)) : 0;
+    if (hm_alloc(&colmem, n * sizeof(uint64_t) + ncol * n * width + extra) != 0)
         return HBG_E_NOMEM;
     uint64_t *tot = colmem.p;
     uint64_t *col = tot + n;
+    uint64_t *rsum = (uint64_t *)(void *)((char *)col + ncol * n * width);
+    uint32_t *rk = (uint32_t *)(void *)(rsum + n);
     uint32_t *col32 = (uint32_t *)(void *)col;
     size_t cnt[PS_MAXSEG + 1] = {0};
     uint32_t any = 0;
@@ -167,6 +171,8 @@ hbg_status st_compute(ps_log *L, st_result *R)
                 fig_add(&R->bytes[s], g.bytes, g.line, &c_bytes[s].first_line, &c_bytes[s].other_line,
                         &c_bytes[s].other);
         }
+        if (by_rank)
+            rk[k] = (uint32_t)p->rank;
         tot[k++] = sum;
         if (p->has_heap_used)
             fig_add(&R->heap_used, p->heap_used, p->line[PS_HOST_ORCH], &c_heap.first_line, &c_heap.other_line,
@@ -189,6 +195,27 @@ hbg_status st_compute(ps_log *L, st_result *R)
         else
             stat_of64(col + cix[s] * n, cnt[s], &R->row[R->nrow]);
         R->nrow++;
+    }
+    if (by_rank) {
+        /* the sums grouped by rank (a counting sort), before stat_of64
+         * reorders tot */
+        size_t *at = calloc(L->nrank + 1, sizeof *at);
+        if (!at) {
+            hm_free(&colmem);
+            return HBG_E_NOMEM;
+        }
+        for (size_t i = 0; i < k; i++)
+            at[rk[i] + 1]++;
+        for (size_t r = 0; r < L->nrank; r++)
+            at[r + 1] += at[r];
+        for (size_t i = 0; i < k; i++)
+            rsum[at[rk[i]]++] = tot[i];
+        /* at[r] is now where rank r + 1 begins */
+        for (size_t r = 0; r < L->nrank; r++) {
+            size_t b = r ? at[r - 1] : 0;
+            stat_of64(rsum + b, at[r] - b, &by_rank[r]);
+        }
+        free(at);
     }
     stat_of64(tot, k, &R->total);
     hm_free(&colmem);

@@ -46,8 +46,10 @@ typedef struct st_result {
 } st_result;
 
 /* Adds a warning to L->warn for each exact figure that differs between
- * passes. HBG_E_NOMEM, or HBG_E_PARSE when a per-pass sum overflows. */
-hbg_status st_compute(ps_log *L, st_result *R);
+ * passes. With by_rank (L->nrank entries), also the total over each
+ * rank's own used passes (n 0: none). HBG_E_NOMEM, or HBG_E_PARSE when a
+ * per-pass sum overflows. */
+hbg_status st_compute(ps_log *L, st_result *R, st_stat *by_rank);
 
 /* "1534549296" or "1534549296.5" */
 char *st_med_str(st_med m, char *buf, size_t n);
