@@ -2,9 +2,12 @@
  * the timeline writer on arbitrary bytes, through both readers: the
  * whole-buffer one (the input is not NUL-terminated, so any read past its
  * end is an ASan report) and the piecewise one `hbg phases` and
- * `hbg timeline` use (fed through a memfd). */
+ * `hbg timeline` use (fed through a memfd, in reads of 16 B to 4 KiB),
+ * which must find what the first found. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -39,8 +42,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sink = fopen("/dev/null", "w");
     ps_options o = {.keep_first = size && (data[0] & 1), .keep_spans = true};
     ps_log L;
-    if (ps_read(&L, "fuzz.log", (const char *)data, size, &o) == HBG_OK)
+    /* what the whole-buffer reader found, which the piecewise one must
+     * find too, however the reads split the lines */
+    size_t seen[6] = {0};
+    bool whole_ok = ps_read(&L, "fuzz.log", (const char *)data, size, &o) == HBG_OK;
+    if (whole_ok) {
+        size_t s6[6] = {L.npass, L.nused, L.warn.n, L.nbind, L.norch, L.nspans};
+        memcpy(seen, s6, sizeof seen);
         use(&L, sink);
+    }
     ps_free(&L);
 
     int fd = memfd_create("fuzz-log", MFD_CLOEXEC);
@@ -56,8 +66,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     lseek(fd, 0, SEEK_SET);
     char err[256];
     o.keep_spans = size > 1 && (data[1] & 1);
-    if (ps_read_fd(&L, "fuzz.log", fd, &o, err, sizeof err) == HBG_OK)
+    /* reads of 16 bytes to 4 KiB, so lines split across reads (and the
+     * read-ahead thread) are exercised, not only one whole-file read; the
+     * unit tests split fixtures down to single bytes */
+    o.chunk = size > 2 ? (size_t)16 << (data[2] % 9) : 0;
+    if (ps_read_fd(&L, "fuzz.log", fd, &o, err, sizeof err) == HBG_OK) {
+        size_t s6[6] = {L.npass, L.nused, L.warn.n, L.nbind, L.norch, L.nspans};
+        if (whole_ok && memcmp(seen, s6, sizeof seen) != 0)
+            abort(); /* the two readers disagree: a line was split or lost */
         use(&L, o.keep_spans ? sink : NULL);
+    }
     ps_free(&L);
     close(fd);
     return 0;

@@ -136,10 +136,11 @@ hbg_status st_compute(ps_log *L, st_result *R, st_stat *by_rank)
     size_t extra = by_rank ? n * (sizeof(uint32_t) + sizeof(uint64_t)) : 0;
     if (hm_alloc(&colmem, n * sizeof(uint64_t) + ncol * n * width + extra) != 0)
         return HBG_E_NOMEM;
+    /* the 64-bit arrays first: the 32-bit ones after them stay aligned */
     uint64_t *tot = colmem.p;
-    uint64_t *col = tot + n;
-    uint64_t *rsum = (uint64_t *)(void *)((char *)col + ncol * n * width);
-    uint32_t *rk = (uint32_t *)(void *)(rsum + n);
+    uint64_t *rsum = tot + n;
+    uint64_t *col = by_rank ? rsum + n : rsum;
+    uint32_t *rk = (uint32_t *)(void *)((char *)col + ncol * n * width);
     uint32_t *col32 = (uint32_t *)(void *)col;
     size_t cnt[PS_MAXSEG + 1] = {0};
     uint32_t any = 0;
