@@ -1,8 +1,9 @@
 /* submit_graph: the Definition cache, boundary signatures, replays.
  *
  * A call costs, in the common case of a key already recorded: one cache
- * probe, one linear pass over the boundary (signature check, fanins, the
- * boundary image), one GM bump allocation and one outer task. Recording
+ * probe, one linear pass over the boundary (signature, byte ranges, the
+ * boundary image), one GM bump allocation and one outer task whose fanins
+ * come from the few slots on buffers the pass has written. Recording
  * happens once per key per pass (or once ever, with kept Definitions).
  */
 #include <string.h>
@@ -30,16 +31,6 @@ static hbg_def_entry *find_def(hbg_orch *o, uint64_t key)
     return NULL;
 }
 
-static bool tmpl_equal(const hbg_tensor *a, const hbg_tensor *b)
-{
-    if (a->ndim != b->ndim || a->dtype != b->dtype)
-        return false;
-    for (unsigned d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d] || a->strides[d] != b->strides[d])
-            return false;
-    return true;
-}
-
 /* Limits that do not need a look at each slot. */
 static hbg_status check_boundary(const hbg_boundary *b)
 {
@@ -53,22 +44,88 @@ static hbg_status check_boundary(const hbg_boundary *b)
     return HBG_OK;
 }
 
-/* One look at each slot: its direction, its range (kept for inference),
- * and, against a Definition, its part of the signature. Linear in the
- * width; aliasing comes from the index hbg_boundary_index() built. */
-static hbg_status scan_boundary(const hbg_boundary *b, const hbg_def_entry *e, const uint16_t *alias,
-                                hbg_range *rng)
+/* A slot's own validity: a tensor, a boundary direction, a byte range
+ * inside its buffer (kept in *r for inference). */
+static bool slot_ok(const hbg_arg *a, hbg_range *r)
 {
-    const hbg_bsig *s = e ? &e->sig : NULL;
-    if (s && (s->nbt != b->ntensors || s->nbs != b->nscalars))
+    return a->t && (a->dir == HBG_IN || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING) &&
+           hbg_tensor_byte_range(a->t, &r->lo, &r->hi) && r->hi <= a->t->nbytes;
+}
+
+/* What the outer task needs from a boundary that passed its scan. The
+ * boundary image is already written, past the live end of btensors[]:
+ * replay() makes it live only once the outer task exists, so a boundary
+ * that fails leaves nothing behind. */
+typedef struct bscan {
+    hbg_range rng[HBG_MAX_BOUNDARY_TENSORS];
+    uint16_t reads[HBG_MAX_BOUNDARY_TENSORS];  /* slots on a buffer the pass may have written */
+    uint16_t writes[HBG_MAX_BOUNDARY_TENSORS]; /* INOUT and OUT_EXISTING slots */
+    uint32_t nreads, nwrites;
+} bscan;
+
+/* The per-slot tail of both scans. The tensor map does not change between
+ * here and the inference of the reads, so a buffer the filter rules out now
+ * has no writer to find then. */
+static inline void note_slot(hbg_orch *o, bscan *sc, uint32_t k, const hbg_arg *a)
+{
+    const hbg_tensor *t = a->t;
+    if (hbg_tmap_may_hold(&o->map, t->addr))
+        sc->reads[sc->nreads++] = (uint16_t)k;
+    if (a->dir != HBG_IN)
+        sc->writes[sc->nwrites++] = (uint16_t)k;
+    o->btensors[o->nbtensor + k] = (hbg_img_btensor){t->addr, t->nbytes, t->offset};
+}
+
+static bool layout_matches(const hbg_bslot *p, const hbg_tensor *t)
+{
+    if (t->ndim != p->ndim || t->dtype != p->dtype)
+        return false;
+    for (unsigned d = 0; d < p->ndim; d++)
+        if (t->shape[d] != p->shape[d] || t->strides[d] != p->strides[d])
+            return false;
+    return true;
+}
+
+/* A replay's one pass over its boundary against the Definition's
+ * signature. The statuses are those of checking every slot in order for
+ * validity and then for its part of the signature; a slot that matches its
+ * layout needs only its offset checked, and aliasing is verified rather
+ * than rebuilt: given that the earlier slots matched, slot k aliases as
+ * recorded exactly when it shares the buffer of its recorded head, or, if
+ * it is a head, shares no earlier head's buffer. */
+static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg_bsig *s, bscan *sc)
+{
+    if (s->nbt != b->ntensors || s->nbs != b->nscalars)
         return HBG_E_BOUNDARY_MISMATCH;
+    hbg_recorder *r = &o->rec;
+    const hbg_img_btensor *img = o->btensors + o->nbtensor;
+    hbg_btab_begin(r);
+    sc->nreads = sc->nwrites = 0;
     for (uint32_t k = 0; k < b->ntensors; k++) {
         const hbg_arg *a = &b->args[k];
-        if (!a->t || (a->dir != HBG_IN && a->dir != HBG_INOUT && a->dir != HBG_OUT_EXISTING) ||
-            !hbg_tensor_byte_range(a->t, &rng[k].lo, &rng[k].hi) || rng[k].hi > a->t->nbytes)
+        const hbg_tensor *t = a->t;
+        const hbg_bslot *p = &s->slot[k];
+        if (!t)
             return HBG_E_INVAL;
-        if (s && (s->dir[k] != a->dir || s->alias[k] != alias[k] || !tmpl_equal(&s->tmpl[k], a->t)))
-            return HBG_E_BOUNDARY_MISMATCH;
+        if (a->dir != p->dir || !layout_matches(p, t))
+            return slot_ok(a, &sc->rng[k]) ? HBG_E_BOUNDARY_MISMATCH : HBG_E_INVAL;
+        uint64_t last, lo, hi;
+        if (!p->esize || __builtin_add_overflow(t->offset, p->extent, &last) ||
+            __builtin_mul_overflow(t->offset, (uint64_t)p->esize, &lo) || __builtin_add_overflow(last, 1, &last) ||
+            __builtin_mul_overflow(last, (uint64_t)p->esize, &hi) || hi > t->nbytes)
+            return HBG_E_INVAL;
+        if (p->alias != k) {
+            if (img[p->alias].addr != t->addr)
+                return HBG_E_BOUNDARY_MISMATCH;
+        } else {
+            hbg_btab_ent *x = hbg_btab_probe(r, t->addr);
+            if (x->stamp == r->bstamp)
+                return HBG_E_BOUNDARY_MISMATCH;
+            x->stamp = r->bstamp;
+            x->addr = t->addr;
+        }
+        sc->rng[k] = (hbg_range){lo, hi};
+        note_slot(o, sc, k, a);
     }
     return HBG_OK;
 }
@@ -132,7 +189,6 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
         memset(img + secs[i].off + secs[i].len, 0, end - secs[i].off - secs[i].len);
     }
 
-    memset(&e->sig, 0, offsetof(hbg_bsig, tmpl));
     e->sig.nbt = b->ntensors;
     e->sig.nbs = b->nscalars;
     hbg_tensor *tm = (hbg_tensor *)(void *)(img + h.off_btemplates);
@@ -142,12 +198,25 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
         memset(&l, 0, sizeof l);
         l.ndim = t->ndim;
         l.dtype = t->dtype;
-        for (unsigned d = 0; d < t->ndim; d++)
+        for (unsigned d = 0; d < t->ndim && d < HBG_MAX_DIMS; d++)
             l.shape[d] = t->shape[d], l.strides[d] = t->strides[d];
         tm[k] = l;
-        e->sig.tmpl[k] = l;
-        e->sig.dir[k] = b->args[k].dir;
-        e->sig.alias[k] = alias[k];
+        hbg_bslot *p = &e->sig.slot[k];
+        memset(p, 0, sizeof *p);
+        memcpy(p->shape, l.shape, sizeof p->shape);
+        memcpy(p->strides, l.strides, sizeof p->strides);
+        p->ndim = l.ndim;
+        p->dtype = l.dtype;
+        p->dir = b->args[k].dir;
+        p->alias = alias[k];
+        /* At offset 0 the range is the extent alone; a view with this
+         * layout at any offset has a range exactly when this one does and
+         * the offset arithmetic does not overflow. */
+        uint64_t lo, hi;
+        if (hbg_tensor_byte_range(&l, &lo, &hi)) {
+            p->esize = (uint8_t)hbg_dtype_size((hbg_dtype)l.dtype);
+            p->extent = hi / p->esize - 1;
+        }
     }
     memcpy(img, &h, sizeof h);
     uint64_t hash = hbg_hash64(img, h.bytes);
@@ -243,7 +312,7 @@ static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const 
 }
 
 /* The outer task and boundary image of one replay. */
-static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, const hbg_range *rng,
+static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, const bscan *sc,
                          hbg_task_id *id)
 {
     for (uint32_t i = 0; i < b->ndeps; i++)
@@ -259,22 +328,22 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, c
     for (uint32_t i = 0; i < b->ndeps && !st; i++)
         st = hbg_orch_add_fanin(o, tid, b->deps[i]);
     bool infer = o->manual_depth == 0;
-    for (uint32_t k = 0; k < b->ntensors && !st && infer; k++)
-        st = hbg_orch_task_reads(o, tid, b->args[k].t, rng[k].lo, rng[k].hi);
+    for (uint32_t i = 0; i < sc->nreads && !st && infer; i++) {
+        uint32_t k = sc->reads[i];
+        st = hbg_orch_task_reads(o, tid, b->args[k].t, sc->rng[k].lo, sc->rng[k].hi);
+    }
     /* Only written slots need a stable copy: the tensor map points at it. */
-    uint32_t nw = 0;
-    for (uint32_t k = 0; k < b->ntensors && !st; k++) {
-        if (b->args[k].dir == HBG_IN)
-            continue;
+    for (uint32_t i = 0; i < sc->nwrites && !st; i++) {
+        uint32_t k = sc->writes[i];
         o->tensors[o->ntensor] = *b->args[k].t;
-        st = hbg_orch_task_writes(o, tid, &o->tensors[o->ntensor++], rng[k].lo, rng[k].hi, b->args[k].dir);
-        nw++;
+        st = hbg_orch_task_writes(o, tid, &o->tensors[o->ntensor++], sc->rng[k].lo, sc->rng[k].hi,
+                                  b->args[k].dir);
     }
     if (st) {
         o->ntasks = n0, o->nfanin = f0, o->ntensor = t0, o->heap_used = h0;
         return st;
     }
-    o->tasks[tid].tensor_cnt = nw;
+    o->tasks[tid].tensor_cnt = sc->nwrites;
 
     if (e->deftab_stamp_pass != o->pass) {
         e->deftab_stamp_pass = (uint32_t)o->pass;
@@ -288,10 +357,7 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, c
     rp->btensor_off = o->nbtensor;
     rp->bscalar_off = o->nbscalar;
     rp->heap_base = heap_base;
-    for (uint32_t k = 0; k < b->ntensors; k++) {
-        const hbg_tensor *t = b->args[k].t;
-        o->btensors[o->nbtensor++] = (hbg_img_btensor){t->addr, t->nbytes, t->offset};
-    }
+    o->nbtensor += b->ntensors;
     if (b->nscalars)
         memcpy(o->bscalars + o->nbscalar, b->scalars, (size_t)b->nscalars * sizeof(uint64_t));
     o->nbscalar += b->nscalars;
@@ -321,25 +387,36 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         return hbg_orch_fail(o, run_inline(o, body, ctx, b));
 
     uint64_t t0 = hbg_op_begin(o);
-    hbg_range rng[HBG_MAX_BOUNDARY_TENSORS];
-    uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
+    bscan sc;
     hbg_def_entry *e = find_def(o, key);
     if (e && !(e->pass == o->pass || o->cfg.keep_definitions))
         e = NULL; /* recorded by an earlier pass: record again */
-    hbg_boundary_index(&o->rec, b, alias);
-    st = scan_boundary(b, e, alias, rng);
-    if (st == HBG_E_BOUNDARY_MISMATCH && (flags & HBG_GRAPH_FALLBACK)) {
-        o->fallbacks++;
-        st = run_inline(o, body, ctx, b);
-        goto out;
-    }
-    if (st)
-        goto out;
-    if (e)
+    if (e) {
+        st = match_boundary(o, b, &e->sig, &sc);
+        if (st == HBG_E_BOUNDARY_MISMATCH && (flags & HBG_GRAPH_FALLBACK)) {
+            o->fallbacks++;
+            st = run_inline(o, body, ctx, b);
+            goto out;
+        }
+        if (st)
+            goto out;
         e->pass = o->pass;
-    else if ((st = record(o, key, body, ctx, b, alias, &e)))
-        goto out;
-    st = replay(o, e, b, rng, id);
+    } else {
+        uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
+        for (uint32_t k = 0; k < b->ntensors && !st; k++)
+            if (!slot_ok(&b->args[k], &sc.rng[k]))
+                st = HBG_E_INVAL;
+        if (st)
+            goto out;
+        hbg_boundary_index(&o->rec, b, alias);
+        if ((st = record(o, key, body, ctx, b, alias, &e)))
+            goto out;
+        /* The rest of the scan sees the boundary as the body left it. */
+        sc.nreads = sc.nwrites = 0;
+        for (uint32_t k = 0; k < b->ntensors; k++)
+            note_slot(o, &sc, k, &b->args[k]);
+    }
+    st = replay(o, e, b, &sc, id);
 out:
     if (o->timing)
         hbg_op_end(o, HBG_OP_GRAPH_SUBMIT, t0, *id == HBG_TASK_NONE ? 0 : *id);

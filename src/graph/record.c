@@ -12,55 +12,30 @@
 
 #include "graph/graph_internal.h"
 
-static inline uint32_t hash_addr(uint64_t a)
-{
-    a ^= a >> 29;
-    a *= 0xbf58476d1ce4e5b9ull;
-    a ^= a >> 32;
-    return (uint32_t)a;
-}
-
-#define BTAB (2 * HBG_MAX_BOUNDARY_TENSORS)
-
-/* Slot chain of boundary tensors sharing a buffer: lookup table keyed by
- * address, valid for one stamp, so a new boundary costs no clearing. */
+/* Slot chain of boundary tensors sharing a buffer. */
 void hbg_boundary_index(hbg_recorder *r, const hbg_boundary *b, uint16_t *alias)
 {
-    r->stamp++;
+    hbg_btab_begin(r);
     for (uint32_t k = 0; k < b->ntensors; k++) {
-        uint64_t a = b->args[k].t->addr;
-        uint32_t i = hash_addr(a) & (BTAB - 1);
-        while (r->bstamp[i] == r->stamp && r->bkey[i] != a)
-            i = (i + 1) & (BTAB - 1);
-        if (r->bstamp[i] != r->stamp) {
-            r->bstamp[i] = r->stamp;
-            r->bkey[i] = a;
-            r->bslot[i] = (uint16_t)k;
-            r->bnext[k] = 0xffff;
-            if (alias)
-                alias[k] = (uint16_t)k;
+        hbg_btab_ent *x = hbg_btab_probe(r, b->args[k].t->addr);
+        r->bnext[k] = 0xffff;
+        if (x->stamp != r->bstamp) {
+            *x = (hbg_btab_ent){.addr = b->args[k].t->addr, .stamp = r->bstamp, .slot = (uint16_t)k,
+                                .last = (uint16_t)k};
+            alias[k] = (uint16_t)k;
         } else {
-            /* Append to the chain so the first slot stays the chain head. */
-            uint16_t j = r->bslot[i];
-            if (alias)
-                alias[k] = j;
-            while (r->bnext[j] != 0xffff)
-                j = r->bnext[j];
-            r->bnext[j] = (uint16_t)k;
-            r->bnext[k] = 0xffff;
+            /* Appended, so the first slot stays the chain head. */
+            alias[k] = x->slot;
+            r->bnext[x->last] = (uint16_t)k;
+            x->last = (uint16_t)k;
         }
     }
 }
 
-static int boundary_head(const hbg_recorder *r, uint64_t addr)
+static int boundary_head(hbg_recorder *r, uint64_t addr)
 {
-    uint32_t i = hash_addr(addr) & (BTAB - 1);
-    while (r->bstamp[i] == r->stamp) {
-        if (r->bkey[i] == addr)
-            return r->bslot[i];
-        i = (i + 1) & (BTAB - 1);
-    }
-    return -1;
+    const hbg_btab_ent *x = hbg_btab_probe(r, addr);
+    return x->stamp == r->bstamp ? x->slot : -1;
 }
 
 static bool same_view(const hbg_tensor *a, const hbg_tensor *b)
@@ -102,7 +77,7 @@ static hbg_status rec_alloc(hbg_recorder *r, uint64_t heap_cap, uint64_t bytes, 
 }
 
 /* Expresses `t` relative to the replay. */
-static hbg_status classify(const hbg_recorder *r, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+static hbg_status classify(hbg_recorder *r, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                            hbg_def_targ *out)
 {
     if (t->addr >= HBG_REC_BASE && t->addr - HBG_REC_BASE < r->heap_used) {

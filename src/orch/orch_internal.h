@@ -37,12 +37,23 @@ typedef struct hbg_orch_config {
     uint64_t def_pool_bytes;  /* 0: 64 MiB */
 } hbg_orch_config;
 
+/* One slot of a boundary signature. A replay whose slot matches the layout
+ * differs from the recording only in addr, nbytes and offset, so the extent
+ * is kept here and its byte range costs a few checked operations instead
+ * of a walk over the dimensions. */
+typedef struct hbg_bslot {
+    int64_t strides[HBG_MAX_DIMS];
+    uint64_t extent;          /* sum of (shape[d] - 1) * strides[d], in elements */
+    uint32_t shape[HBG_MAX_DIMS];
+    uint8_t ndim, dtype, dir;
+    uint8_t esize;            /* 0: the layout has no valid byte range */
+    uint16_t alias;           /* first slot on the same buffer, or self */
+} hbg_bslot;
+
 /* The signature a replay's boundary must match. */
 typedef struct hbg_bsig {
     uint32_t nbt, nbs;
-    uint16_t alias[HBG_MAX_BOUNDARY_TENSORS]; /* first earlier slot on the same buffer, or self */
-    uint8_t dir[HBG_MAX_BOUNDARY_TENSORS];
-    hbg_tensor tmpl[HBG_MAX_BOUNDARY_TENSORS]; /* layout as recorded; addr/nbytes/offset zeroed */
+    hbg_bslot slot[HBG_MAX_BOUNDARY_TENSORS];
 } hbg_bsig;
 
 typedef struct hbg_def_entry {
@@ -54,6 +65,16 @@ typedef struct hbg_def_entry {
     uint32_t deftab_index;
     hbg_def_info info;
 } hbg_def_entry;
+
+/* An entry of the boundary address table. Entries whose stamp is not the
+ * table's current one are empty, so starting a new boundary clears nothing. */
+typedef struct hbg_btab_ent {
+    uint64_t addr;
+    uint32_t stamp;
+    uint16_t slot, last;      /* first and last boundary slot on the buffer */
+} hbg_btab_ent;
+
+#define HBG_BTAB_SIZE (2 * HBG_MAX_BOUNDARY_TENSORS) /* power of two, under half full */
 
 /* The node builder used while a Graph body is being recorded. */
 typedef struct hbg_recorder {
@@ -71,12 +92,12 @@ typedef struct hbg_recorder {
     uint64_t stamp_node;
     uint32_t nviews;
     hbg_tmap map;                       /* writers inside the body, by node id */
-    /* boundary buffer lookup: addr -> first slot, chained through bnext */
-    uint64_t bkey[2 * HBG_MAX_BOUNDARY_TENSORS];
-    uint16_t bslot[2 * HBG_MAX_BOUNDARY_TENSORS];
-    uint64_t bstamp[2 * HBG_MAX_BOUNDARY_TENSORS];
+    /* boundary buffer lookup: addr -> first slot, chained through bnext;
+     * replays use the table alone, to find buffers their signature says
+     * are distinct but are not */
+    hbg_btab_ent btab[HBG_BTAB_SIZE];
     uint16_t bnext[HBG_MAX_BOUNDARY_TENSORS];
-    uint64_t stamp;
+    uint32_t bstamp;
 } hbg_recorder;
 
 /* Per-op statistics for the `host-orch phase=` lines. */

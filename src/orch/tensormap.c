@@ -82,7 +82,7 @@ static hbg_tmap_buf *find_buf(hbg_tmap *m, uint64_t addr, const hbg_tensor *t, u
             /* Keep the load under one half so probe chains stay short. */
             if (!t || (m->nbufs + 1) * 2 > m->buf_mask + 1)
                 return NULL;
-            uint32_t f = (uint32_t)(addr >> 6 ^ addr >> 22) & (HBG_TMAP_FILTER_BITS - 1);
+            uint32_t f = hbg_tmap_filter_bit(addr);
             m->filter[f >> 6] |= 1ull << (f & 63);
             uint64_t size = t->nbytes > hi ? t->nbytes : hi;
             unsigned l = ceil_log2(size);
@@ -251,8 +251,7 @@ static hbg_status retire_covered(hbg_tmap *m, hbg_tmap_entry *e, void *vq)
 hbg_status hbg_tmap_readers_deps(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                                  hbg_tmap_visit add, void *ctx)
 {
-    uint32_t f = (uint32_t)(t->addr >> 6 ^ t->addr >> 22) & (HBG_TMAP_FILTER_BITS - 1);
-    if (!(m->filter[f >> 6] >> (f & 63) & 1))
+    if (!hbg_tmap_may_hold(m, t->addr))
         return HBG_OK;
     hbg_tmap_buf *b = find_buf(m, t->addr, NULL, hi);
     if (!b || hi <= lo)

@@ -72,6 +72,20 @@ typedef struct hbg_tmap {
 
 #define TMAP_NIL 0xffffffffu
 
+/* False when nothing in the pass wrote the buffer at `addr`. Inline so a
+ * caller looking at many buffers (a replay's boundary) pays a load and a
+ * test for each unwritten one. */
+static inline uint32_t hbg_tmap_filter_bit(uint64_t addr)
+{
+    return (uint32_t)(addr >> 6 ^ addr >> 22) & (HBG_TMAP_FILTER_BITS - 1);
+}
+
+static inline bool hbg_tmap_may_hold(const hbg_tmap *m, uint64_t addr)
+{
+    uint32_t f = hbg_tmap_filter_bit(addr);
+    return m->filter[f >> 6] >> (f & 63) & 1;
+}
+
 hbg_status hbg_tmap_init(hbg_tmap *m, uint32_t buffers, uint32_t entries);
 void hbg_tmap_free(hbg_tmap *m);
 void hbg_tmap_reset(hbg_tmap *m);

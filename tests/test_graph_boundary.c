@@ -1,0 +1,307 @@
+/* A replay's boundary check, against a reference that checks every slot
+ * the long way: validity, direction, layout, and aliasing by comparing each
+ * slot with every earlier one. Boundaries and their damage are random (a
+ * fixed seed), so aliasing patterns, bad ranges and offsets that overflow
+ * meet in combinations no hand-written case lists. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "graph/graph_internal.h"
+#include "support/orch_fixture.h"
+
+#define NBUF 24
+#define BUF_BYTES 4096u
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+static uint64_t buf_addr(uint32_t i)
+{
+    return 0x10000000ull + (uint64_t)i * 0x10000;
+}
+
+static hbg_tensor random_view(void)
+{
+    hbg_tensor t;
+    memset(&t, 0, sizeof t);
+    t.addr = buf_addr(rnd(NBUF));
+    t.nbytes = BUF_BYTES;
+    static const hbg_dtype dts[] = {HBG_F32, HBG_F16, HBG_U8};
+    t.dtype = dts[rnd(3)];
+    t.ndim = (uint8_t)(1 + rnd(3));
+    int64_t s = 1 + rnd(2);
+    for (unsigned d = t.ndim; d-- > 0;) {
+        t.shape[d] = 1 + rnd(4);
+        t.strides[d] = s;
+        s *= t.shape[d] + rnd(2);
+    }
+    t.offset = rnd(16);
+    return t;
+}
+
+static void damage(hbg_tensor *t, hbg_arg *a)
+{
+    unsigned d = rnd(t->ndim ? t->ndim : 1);
+    switch (rnd(11)) {
+    case 0: a->dir = (uint8_t)rnd(HBG_NO_DEP + 1); break;
+    case 1: a->t = NULL; break;
+    case 2: t->addr = buf_addr(rnd(NBUF)); break;
+    case 3: t->shape[d] += 1; break;
+    case 4: t->strides[d] += 1 + rnd(3); break;
+    case 5: {
+        /* the last element's index, just fitting or just not */
+        uint64_t span = 0;
+        for (unsigned k = 0; k < t->ndim && k < HBG_MAX_DIMS; k++)
+            span += (uint64_t)(t->shape[k] - 1) * (uint64_t)t->strides[k];
+        uint64_t offs[] = {UINT64_MAX, UINT64_MAX - span, UINT64_MAX - span + 1, UINT64_MAX / 2, BUF_BYTES / 2, 3};
+        t->offset = offs[rnd(6)];
+        break;
+    }
+    case 6: t->dtype = rnd(2) ? HBG_DTYPE_COUNT : HBG_I64; break;
+    case 7: t->ndim = rnd(2) ? 6 : (uint8_t)(t->ndim + 1); break;
+    case 8: /* past ndim nothing counts */
+        for (unsigned k = t->ndim; k < HBG_MAX_DIMS; k++)
+            t->shape[k] = 7, t->strides[k] = 9;
+        break;
+    case 9: t->nbytes = rnd(2) ? 1 : 64; break;
+    default: t->strides[d] = -1; break;
+    }
+}
+
+static bool ref_slot_ok(const hbg_arg *a)
+{
+    uint64_t lo, hi;
+    return a->t && (a->dir == HBG_IN || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING) &&
+           hbg_tensor_byte_range(a->t, &lo, &hi) && hi <= a->t->nbytes;
+}
+
+static uint32_t ref_alias(const hbg_arg *args, uint32_t k)
+{
+    uint32_t j = 0;
+    while (args[j].t->addr != args[k].t->addr)
+        j++;
+    return j;
+}
+
+static hbg_status ref_match(const hbg_arg *rec, const hbg_arg *args, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        const hbg_tensor *a = args[k].t, *r = rec[k].t;
+        if (!ref_slot_ok(&args[k]))
+            return HBG_E_INVAL;
+        bool same = args[k].dir == rec[k].dir && a->ndim == r->ndim && a->dtype == r->dtype &&
+                    ref_alias(args, k) == ref_alias(rec, k);
+        for (unsigned d = 0; same && d < a->ndim; d++)
+            same = a->shape[d] == r->shape[d] && a->strides[d] == r->strides[d];
+        if (!same)
+            return HBG_E_BOUNDARY_MISMATCH;
+    }
+    return HBG_OK;
+}
+
+static hbg_status one_dummy(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx, (void)b;
+    return hbg_submit_dummy(o, 0, NULL, NULL);
+}
+
+/* Full-buffer writers before the replay: its fanins must be exactly the
+ * writers of the buffers its boundary names. */
+static void check_fanins(const hbg_orch *o, uint32_t task, const hbg_arg *args, uint32_t n,
+                         const uint32_t *writer)
+{
+    bool named[NBUF] = {false};
+    for (uint32_t k = 0; k < n; k++)
+        named[(args[k].t->addr - buf_addr(0)) / 0x10000] = true;
+    uint32_t want = 0;
+    for (uint32_t i = 0; i < NBUF; i++) {
+        if (writer[i] == HBG_TASK_NONE)
+            continue;
+        assert_int_equal(fx_has_edge(o, writer[i], task), named[i]);
+        want += named[i];
+    }
+    assert_int_equal(fx_fanin_count(o, task), want);
+}
+
+static void replay_matches_reference(void **state)
+{
+    (void)state;
+    hbg_orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
+                           .keep_definitions = true};
+    hbg_orch *o;
+    assert_int_equal(hbg_orch_create(&cfg, &o), HBG_OK);
+    static hbg_tensor rec_t[HBG_MAX_BOUNDARY_TENSORS], t[HBG_MAX_BOUNDARY_TENSORS];
+    static hbg_arg rec_a[HBG_MAX_BOUNDARY_TENSORS], a[HBG_MAX_BOUNDARY_TENSORS];
+    uint32_t outcomes[3] = {0};
+    for (uint64_t key = 1; key <= 40; key++) {
+        uint32_t n = key % 4 == 0 ? HBG_MAX_BOUNDARY_TENSORS : 1 + rnd(HBG_MAX_BOUNDARY_TENSORS);
+        for (uint32_t k = 0; k < n; k++) {
+            rec_t[k] = random_view();
+            static const hbg_dir dirs[] = {HBG_IN, HBG_IN, HBG_INOUT, HBG_OUT_EXISTING};
+            rec_a[k] = (hbg_arg){&rec_t[k], dirs[rnd(4)]};
+        }
+        hbg_boundary b = {.ntensors = n, .args = rec_a};
+        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        assert_int_equal(hbg_submit_graph(o, key, one_dummy, NULL, &b, 0, NULL), HBG_OK);
+        assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+
+        for (int v = 0; v < 25; v++) {
+            memcpy(t, rec_t, n * sizeof *t);
+            for (uint32_t k = 0; k < n; k++)
+                a[k] = (hbg_arg){&t[k], rec_a[k].dir};
+            for (uint32_t m = rnd(4); m-- > 0;) {
+                uint32_t k = rnd(n);
+                damage(&t[k], &a[k]);
+            }
+            hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+            uint32_t writer[NBUF];
+            for (uint32_t i = 0; i < NBUF; i++) {
+                writer[i] = HBG_TASK_NONE;
+                if (rnd(3))
+                    continue;
+                hbg_tensor w = {.addr = buf_addr(i), .nbytes = BUF_BYTES,
+                                .dtype = HBG_U8, .ndim = 1, .shape = {BUF_BYTES}, .strides = {1}};
+                hbg_arg wa = {&w, HBG_OUT_EXISTING};
+                assert_int_equal(fx_task(o, 1, &wa, &writer[i]), HBG_OK);
+            }
+            uint32_t ntask = o->ntasks, nbt = o->nbtensor, nfanin = o->nfanin;
+            hbg_status want = ref_match(rec_a, a, n);
+            hbg_boundary bv = {.ntensors = n, .args = a};
+            hbg_task_id id;
+            assert_int_equal(hbg_submit_graph(o, key, one_dummy, NULL, &bv, 0, &id), want);
+            hbg_orch_end_pass(o);
+            outcomes[want == HBG_OK ? 0 : want == HBG_E_INVAL ? 1 : 2]++;
+            if (want != HBG_OK) {
+                assert_int_equal(o->ntasks, ntask);
+                assert_int_equal(o->nbtensor, nbt);
+                assert_int_equal(o->nfanin, nfanin);
+                continue;
+            }
+            const hbg_img_btensor *img = &o->btensors[o->replays[o->nreplay - 1].btensor_off];
+            for (uint32_t k = 0; k < n; k++) {
+                assert_int_equal(img[k].addr, t[k].addr);
+                assert_int_equal(img[k].nbytes, t[k].nbytes);
+                assert_int_equal(img[k].offset, t[k].offset);
+            }
+            check_fanins(o, id, a, n, writer);
+        }
+    }
+    /* every outcome was exercised */
+    for (int i = 0; i < 3; i++)
+        assert_true(outcomes[i] > 20);
+    hbg_orch_destroy(o);
+}
+
+static hbg_status empty_first_dim(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    b->args[0].t->shape[0] = 0;
+    return hbg_submit_dummy(o, 0, NULL, NULL);
+}
+
+/* A body that changes a boundary tensor's layout records a template no
+ * view can have a byte range with; a replay matching it is invalid, as
+ * checking the view itself would find. */
+static void template_without_range(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_tensor x = fx_buf(0x10000, 4, 4);
+    hbg_arg a = {&x, HBG_IN};
+    hbg_boundary b = {.ntensors = 1, .args = &a};
+    assert_int_equal(hbg_submit_graph(o, 7, empty_first_dim, NULL, &b, 0, NULL), HBG_OK);
+    assert_int_equal(hbg_submit_graph(o, 7, empty_first_dim, NULL, &b, 0, NULL), HBG_E_INVAL);
+    x.shape[0] = 4;
+    assert_int_equal(hbg_submit_graph(o, 7, empty_first_dim, NULL, &b, 0, NULL), HBG_E_BOUNDARY_MISMATCH);
+    hbg_orch_destroy(o);
+}
+
+typedef struct two_views {
+    hbg_tensor exact, inner;
+} two_views;
+
+static hbg_status use_views(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)b;
+    two_views *v = ctx;
+    hbg_arg a[] = {{&v->exact, HBG_IN}, {&v->inner, HBG_IN}};
+    return fx_task(o, 2, a, NULL);
+}
+
+/* Recording finds a boundary tensor among all the slots on its buffer, not
+ * only the first: slots 0, 2 and 3 share X. */
+static void aliased_slots_recorded(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_tensor x = fx_buf(0x10000, 4, 8), y = fx_buf(0x20000, 4, 8);
+    hbg_tensor s0 = fx_tile(&x, 0, 0, 2, 8), s2 = fx_tile(&x, 2, 0, 1, 8), s3 = fx_tile(&x, 3, 0, 1, 8);
+    hbg_arg a[] = {{&s0, HBG_IN}, {&y, HBG_IN}, {&s2, HBG_INOUT}, {&s3, HBG_IN}};
+    hbg_boundary b = {.ntensors = 4, .args = a};
+    two_views v = {.exact = s3, .inner = fx_tile(&x, 2, 4, 1, 4)};
+    assert_int_equal(hbg_submit_graph(o, 7, use_views, &v, &b, 0, NULL), HBG_OK);
+    const hbg_def_header *h = hbg_def_image(o, 0);
+    const hbg_def_targ *g = (const hbg_def_targ *)((const unsigned char *)h + h->off_targs);
+    assert_int_equal(g[0].cls, HBG_TARG_BOUNDARY);
+    assert_int_equal(g[0].ref, 3);
+    assert_int_equal(g[1].cls, HBG_TARG_BVIEW);
+    assert_int_equal(g[1].ref, 2);
+    assert_int_equal(g[1].delta, 4);
+    hbg_orch_destroy(o);
+}
+
+/* A missing tensor is an invalid boundary, on the recording call too. */
+static void missing_tensor(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_tensor x = fx_buf(0x10000, 4, 4);
+    hbg_arg a[] = {{&x, HBG_IN}, {NULL, HBG_IN}};
+    hbg_boundary b = {.ntensors = 2, .args = a};
+    assert_int_equal(hbg_submit_graph(o, 7, one_dummy, NULL, &b, 0, NULL), HBG_E_INVAL);
+    assert_int_equal(hbg_orch_def_count(o), 0);
+    hbg_orch_destroy(o);
+}
+
+/* Entries left from 2^32 boundaries ago must not read as current when the
+ * stamp wraps around to theirs. */
+static void stamp_wraps(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_tensor x = fx_buf(0x10000, 4, 4), y = fx_buf(0x20000, 4, 4);
+    hbg_arg a[] = {{&x, HBG_IN}, {&y, HBG_INOUT}};
+    hbg_boundary b = {.ntensors = 2, .args = a};
+    assert_int_equal(hbg_submit_graph(o, 7, one_dummy, NULL, &b, 0, NULL), HBG_OK);
+    o->rec.bstamp = UINT32_MAX;
+    for (uint32_t i = 0; i < HBG_BTAB_SIZE; i += 2)
+        o->rec.btab[i] = (hbg_btab_ent){.addr = x.addr, .stamp = 1};
+    assert_int_equal(hbg_submit_graph(o, 7, one_dummy, NULL, &b, 0, NULL), HBG_OK);
+    assert_int_equal(o->rec.bstamp, 1);
+    y.addr = x.addr;
+    assert_int_equal(hbg_submit_graph(o, 7, one_dummy, NULL, &b, 0, NULL), HBG_E_BOUNDARY_MISMATCH);
+    hbg_orch_destroy(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(replay_matches_reference),
+        cmocka_unit_test(template_without_range),
+        cmocka_unit_test(stamp_wraps),
+        cmocka_unit_test(missing_tensor),
+        cmocka_unit_test(aliased_slots_recorded),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
