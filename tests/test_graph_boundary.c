@@ -294,6 +294,62 @@ static void stamp_wraps(void **state)
     hbg_orch_destroy(o);
 }
 
+/* Replays of a wide boundary fill the pools sized per task: the boundary
+ * image (128 slots a task) and the written-tensor copies (32 a task, and a
+ * replay may write 128). Both are named errors that leave the pass as it
+ * was, never a write past a pool. */
+static void wide_replays_exhaust_pools(void **state)
+{
+    (void)state;
+    enum { WINDOW = 8 };
+    hbg_orch_config cfg = {.task_window = WINDOW, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20};
+    hbg_orch *o;
+    assert_int_equal(hbg_orch_create(&cfg, &o), HBG_OK);
+    static hbg_tensor t[HBG_MAX_BOUNDARY_TENSORS];
+    static hbg_arg a[HBG_MAX_BOUNDARY_TENSORS];
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: every slot read (the image fills first); pass 1: every
+         * slot written (the tensor copies fill first) */
+        /* 16 buffers of 8 disjoint views each: the tensor map (4 buffers
+         * a task) is not what fills */
+        for (uint32_t k = 0; k < HBG_MAX_BOUNDARY_TENSORS; k++) {
+            t[k] = (hbg_tensor){.addr = 0x20000000ull + (uint64_t)(k % 16) * 0x1000, .nbytes = 4096,
+                                .offset = (k / 16) * 64, .dtype = HBG_U8, .ndim = 1, .shape = {64},
+                                .strides = {1}};
+            a[k] = (hbg_arg){&t[k], pass ? HBG_INOUT : HBG_IN};
+        }
+        hbg_boundary b = {.ntensors = HBG_MAX_BOUNDARY_TENSORS, .args = a};
+        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        hbg_status st = HBG_OK;
+        uint32_t ok = 0;
+        while (st == HBG_OK && ok < 4 * WINDOW) {
+            uint32_t ntask = o->ntasks, nbt = o->nbtensor, nt = o->ntensor;
+            st = hbg_submit_graph(o, 7 + (uint64_t)pass, one_dummy, NULL, &b, 0, NULL);
+            if (st == HBG_OK) {
+                ok++;
+                continue;
+            }
+            assert_int_equal(o->ntasks, ntask);
+            assert_int_equal(o->nbtensor, nbt);
+            assert_int_equal(o->ntensor, nt);
+        }
+        assert_true(o->nbtensor <= (size_t)WINDOW * HBG_MAX_BOUNDARY_TENSORS);
+        assert_true(o->ntensor <= (size_t)WINDOW * HBG_MAX_TASK_TENSORS);
+        if (pass == 0) {
+            /* one task records the body, then a replay per free task */
+            assert_int_equal(st, HBG_E_WINDOW_FULL);
+        } else {
+            /* 128 copies a replay: the third finds the copies (WINDOW * 32)
+             * full while tasks are still free */
+            assert_int_equal(st, HBG_E_POOL_EXHAUSTED);
+            assert_int_equal(ok, 2);
+            assert_true(o->ntasks < WINDOW);
+        }
+        hbg_orch_end_pass(o);
+    }
+    hbg_orch_destroy(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +358,7 @@ int main(void)
         cmocka_unit_test(stamp_wraps),
         cmocka_unit_test(missing_tensor),
         cmocka_unit_test(aliased_slots_recorded),
+        cmocka_unit_test(wide_replays_exhaust_pools),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

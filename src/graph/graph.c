@@ -332,7 +332,11 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, c
         uint32_t k = sc->reads[i];
         st = hbg_orch_task_reads(o, tid, b->args[k].t, sc->rng[k].lo, sc->rng[k].hi);
     }
-    /* Only written slots need a stable copy: the tensor map points at it. */
+    /* Only written slots need a stable copy: the tensor map points at it.
+     * The copies are sized at HBG_MAX_TASK_TENSORS a task, and a replay may
+     * write up to HBG_MAX_BOUNDARY_TENSORS. */
+    if (!st && o->ntensor + sc->nwrites > (size_t)o->window * HBG_MAX_TASK_TENSORS)
+        st = HBG_E_POOL_EXHAUSTED;
     for (uint32_t i = 0; i < sc->nwrites && !st; i++) {
         uint32_t k = sc->writes[i];
         o->tensors[o->ntensor] = *b->args[k].t;
@@ -383,6 +387,11 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     hbg_status st = check_boundary(b);
     if (st)
         return hbg_orch_fail(o, st);
+    /* The boundary image is written during the scan, before the outer task
+     * exists: a free task guarantees its room (the image pool holds a full
+     * boundary for every task of the window). */
+    if (!o->cfg.eager && o->ntasks >= o->window)
+        return hbg_orch_fail(o, HBG_E_WINDOW_FULL);
     if (o->cfg.eager)
         return hbg_orch_fail(o, run_inline(o, body, ctx, b));
 
