@@ -179,6 +179,39 @@ static void invalid_arguments(void **state)
     hbg_orch_destroy(o);
 }
 
+/* A task whose writes do not all fit in the tensor map is refused before
+ * its first write: no entry of it stays behind to be taken for the task
+ * that gets its id next. Window 3: the map holds 16 written buffers. */
+static void tensor_map_full_takes_nothing(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(3, 1 << 20);
+    hbg_tensor x[14], y[3];
+    hbg_arg args[14];
+    for (int i = 0; i < 14; i++) {
+        x[i] = fx_buf(0x100000 + (uint64_t)i * 0x10000, 4, 4);
+        args[i] = (hbg_arg){&x[i], HBG_OUT_EXISTING};
+    }
+    hbg_task_id a, b, c, d;
+    assert_int_equal(fx_task(o, 14, args, &a), HBG_OK);
+    for (int i = 0; i < 3; i++) {
+        y[i] = fx_buf(0x200000 + (uint64_t)i * 0x10000, 4, 4);
+        args[i] = (hbg_arg){&y[i], HBG_OUT_EXISTING};
+    }
+    uint32_t entries = o->map.nentries, bufs = o->map.nbufs;
+    assert_int_equal(fx_task(o, 3, args, &b), HBG_E_POOL_EXHAUSTED);
+    assert_int_equal(b, HBG_TASK_NONE);
+    assert_int_equal(o->map.nentries, entries);
+    assert_int_equal(o->map.nbufs, bufs);
+    /* task 1 now is a dummy; task 2 reads y[0], which nobody wrote */
+    assert_int_equal(hbg_submit_dummy(o, 0, NULL, &c), HBG_OK);
+    assert_int_equal(c, 1);
+    args[0] = (hbg_arg){&y[0], HBG_IN};
+    assert_int_equal(fx_task(o, 1, args, &d), HBG_OK);
+    assert_int_equal(fx_fanin_count(o, d), 0);
+    hbg_orch_destroy(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +223,7 @@ int main(void)
         cmocka_unit_test(heap_exhausted),
         cmocka_unit_test(boundary_too_wide),
         cmocka_unit_test(invalid_arguments),
+        cmocka_unit_test(tensor_map_full_takes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -335,7 +335,11 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, c
     /* Only written slots need a stable copy: the tensor map points at it.
      * The copies are sized at HBG_MAX_TASK_TENSORS a task, and a replay may
      * write up to HBG_MAX_BOUNDARY_TENSORS. */
-    if (!st && o->ntensor + sc->nwrites > (size_t)o->window * HBG_MAX_TASK_TENSORS)
+    uint64_t waddr[HBG_MAX_BOUNDARY_TENSORS];
+    for (uint32_t i = 0; i < sc->nwrites; i++)
+        waddr[i] = b->args[sc->writes[i]].t->addr;
+    if (!st && (o->ntensor + sc->nwrites > (size_t)o->window * HBG_MAX_TASK_TENSORS ||
+                !hbg_tmap_fits(&o->map, waddr, sc->nwrites)))
         st = HBG_E_POOL_EXHAUSTED;
     for (uint32_t i = 0; i < sc->nwrites && !st; i++) {
         uint32_t k = sc->writes[i];

@@ -340,6 +340,16 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
                                                   .op = t->pred->op,
                                                   .elem_size = t->pred->elem_size};
         }
+        /* all of the task's writes fit, or none is made */
+        uint64_t waddr[HBG_MAX_TASK_TENSORS];
+        uint32_t nw = 0;
+        for (uint32_t i = 0; i < t->ntensors && !st; i++) {
+            uint8_t dir = t->args[i].dir;
+            if (dir == HBG_OUT || dir == HBG_INOUT || dir == HBG_OUT_EXISTING)
+                waddr[nw++] = o->tensors[d->tensor_off + i].addr;
+        }
+        if (!st && !hbg_tmap_fits(&o->map, waddr, nw))
+            st = HBG_E_POOL_EXHAUSTED;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             const hbg_arg *a = &t->args[i];
             if (a->dir == HBG_OUT || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING)

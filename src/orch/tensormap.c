@@ -260,6 +260,20 @@ hbg_status hbg_tmap_readers_deps(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, 
     return walk(m, b, lo, hi, visit_overlap, &q);
 }
 
+bool hbg_tmap_fits_slow(const hbg_tmap *m, const uint64_t *addr, uint32_t n)
+{
+    uint32_t fresh = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (find_buf((hbg_tmap *)m, addr[i], NULL, 0))
+            continue;
+        bool seen = false;
+        for (uint32_t j = 0; j < i && !seen; j++)
+            seen = addr[j] == addr[i];
+        fresh += !seen;
+    }
+    return ((uint64_t)m->nbufs + fresh) * 2 <= (uint64_t)m->buf_mask + 1;
+}
+
 hbg_status hbg_tmap_write(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                           uint32_t writer, bool retire)
 {

@@ -86,6 +86,23 @@ static inline bool hbg_tmap_may_hold(const hbg_tmap *m, uint64_t addr)
     return m->filter[f >> 6] >> (f & 63) & 1;
 }
 
+/* Whether writes to the n buffers at addr (repeats allowed) fit: entries,
+ * links, and the buffer table. A task asks before its first write, so one
+ * refused for room leaves the map as it was (a write that failed halfway
+ * would leave entries naming a task id the next task gets). The common case
+ * is decided without looking at addr; near a full buffer table the
+ * buffers not yet in it are counted. */
+bool hbg_tmap_fits_slow(const hbg_tmap *m, const uint64_t *addr, uint32_t n);
+static inline bool hbg_tmap_fits(const hbg_tmap *m, const uint64_t *addr, uint32_t n)
+{
+    if ((uint64_t)m->nentries + n > m->cap_entries ||
+        (uint64_t)m->nlinks + (uint64_t)n * HBG_TMAP_NARROW > m->cap_links)
+        return false;
+    if (((uint64_t)m->nbufs + n) * 2 <= (uint64_t)m->buf_mask + 1)
+        return true;
+    return hbg_tmap_fits_slow(m, addr, n);
+}
+
 hbg_status hbg_tmap_init(hbg_tmap *m, uint32_t buffers, uint32_t entries);
 void hbg_tmap_free(hbg_tmap *m);
 void hbg_tmap_reset(hbg_tmap *m);
