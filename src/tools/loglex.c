@@ -211,23 +211,11 @@ static bool parse_thread(const char *p, const char *e, uint64_t *out, lx_thread_
     return true;
 }
 
-bool lx_thread(const lx_rec *r, uint64_t *out)
-{
-    *out = 0;
-    return r->prefix && parse_thread(r->prefix, r->mark, out, NULL);
-}
-
-bool lx_thread_cached(const lx_rec *r, lx_thread_cache *c, uint64_t *out)
+bool lx_thread(const lx_rec *r, lx_thread_cache *c, uint64_t *out)
 {
     *out = 0;
     return r->prefix && parse_thread(r->prefix, r->mark, out, c);
 }
-
-typedef struct field {
-    const char *key;
-    uint64_t *dst;
-    bool *seen;
-} field;
 
 /* Fills a numeric field; returns NULL or the complaint. */
 static const char *set_num(lx_slice k, lx_slice v, const numv *nv, uint64_t *dst, char *msg, size_t mlen)

@@ -76,16 +76,17 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink);
 /* Decimal u64: 0 ok, -1 not a decimal integer, -2 more than 64 bits. */
 int lx_parse_u64(lx_slice v, uint64_t *out);
 
-/* The [T0x...] thread handle of r's prefix: false when r has no prefix or
- * the prefix has no handle. Parsed on demand: most records never need it. */
-bool lx_thread(const lx_rec *r, uint64_t *out);
-/* The same, remembering the last handle parsed (zero-initialise c). */
+/* The last handle parsed: a log's lines come from a few threads. */
 typedef struct lx_thread_cache {
     char text[16];
     uint8_t n;              /* 0: empty */
     uint64_t val;
 } lx_thread_cache;
-bool lx_thread_cached(const lx_rec *r, lx_thread_cache *c, uint64_t *out);
+
+/* The [T0x...] thread handle of r's prefix: false when r has no prefix or
+ * the prefix has no handle. Parsed on demand: most records never need it.
+ * c (zero-initialised, or NULL) remembers the last one. */
+bool lx_thread(const lx_rec *r, lx_thread_cache *c, uint64_t *out);
 
 static inline bool lx_slice_eq(lx_slice s, const char *lit)
 {

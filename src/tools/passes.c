@@ -460,10 +460,10 @@ static void on_bind(ps_log *L, const lx_rec *r)
         if (!p)
             return;
         if (!p->has_thread)
-            p->has_thread = lx_thread_cached(r, &L->thc, &p->thread);
+            p->has_thread = lx_thread(r, &L->thc, &p->thread);
     } else {
         uint64_t th;
-        bool ht = lx_thread_cached(r, &L->thc, &th);
+        bool ht = lx_thread(r, &L->thc, &th);
         p = open_pass(L, ht, th);
         /* A burst is over once its host-orch lines began, or when its
          * first segment comes round again. */
@@ -492,7 +492,7 @@ static void on_orch(ps_log *L, const lx_rec *r)
         p = keyed_pass(L, r->pid, r->inv, r->line, false);
     } else {
         uint64_t th;
-        bool ht = lx_thread_cached(r, &L->thc, &th);
+        bool ht = lx_thread(r, &L->thc, &th);
         p = open_pass(L, ht, th);
     }
     if (!p) {
@@ -576,7 +576,7 @@ static void on_span(ps_log *L, const lx_rec *r)
         return;
     }
     uint64_t th;
-    bool ht = lx_thread_cached(r, &L->thc, &th);
+    bool ht = lx_thread(r, &L->thc, &th);
     p = open_pass(L, ht, th);
     if (!p)
         return;
