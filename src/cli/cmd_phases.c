@@ -1,14 +1,11 @@
 /* hbg phases: per-segment statistics of the bind passes in a log.
  * Output: docs/phases.md. Exit: 0 ok, 1 no usable passes, 2 usage or an
  * input that cannot be read or is refused. */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -384,24 +381,13 @@ int hbg_cmd_phases(int argc, char **argv)
         fprintf(stderr, "hbg phases: expected exactly one LOG (see hbg phases --help)\n");
         return 2;
     }
-    const char *path = argv[optind];
+    const char *path;
     char err[512];
-    /* "-" is standard input, named <stdin> in messages */
-    bool from_stdin = !strcmp(path, "-");
-    if (from_stdin)
-        path = "<stdin>";
-    int fd = from_stdin ? fcntl(0, F_DUPFD_CLOEXEC, 0) : open(path, O_RDONLY | O_CLOEXEC);
+    int fd = tx_open_log(argv[optind], &path, err, sizeof err);
     if (fd < 0) {
-        fprintf(stderr, "hbg phases: cannot open %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "hbg phases: %s\n", err);
         return 2;
     }
-    struct stat sb;
-    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "hbg phases: cannot read %s: it is a directory\n", path);
-        close(fd);
-        return 2;
-    }
-    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     ps_log L;
     int rc = 0;
     hbg_status rs = ps_read_fd(&L, path, fd, &po, err, sizeof err);

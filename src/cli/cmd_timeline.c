@@ -95,19 +95,9 @@ int hbg_cmd_timeline(int argc, char **argv)
     char *tmp = NULL;
     bool direct = false;
 
-    /* "-" is standard input, named <stdin> in messages */
-    bool from_stdin = !strcmp(path, "-");
-    if (from_stdin)
-        path = "<stdin>";
-    int lfd = from_stdin ? fcntl(0, F_DUPFD_CLOEXEC, 0) : open(path, O_RDONLY | O_CLOEXEC);
+    int lfd = tx_open_log(path, &path, err, sizeof err);
     if (lfd < 0) {
-        fprintf(stderr, "hbg timeline: cannot open %s: %s\n", path, strerror(errno));
-        return 2;
-    }
-    struct stat lsb;
-    if (fstat(lfd, &lsb) == 0 && S_ISDIR(lsb.st_mode)) {
-        fprintf(stderr, "hbg timeline: cannot read %s: it is a directory\n", path);
-        close(lfd);
+        fprintf(stderr, "hbg timeline: %s\n", err);
         return 2;
     }
     for (; nloaded < nr; nloaded++)
@@ -117,7 +107,6 @@ int hbg_cmd_timeline(int argc, char **argv)
             goto done;
         }
     ps_options po = {.keep_first = true, .keep_spans = true};
-    posix_fadvise(lfd, 0, 0, POSIX_FADV_SEQUENTIAL);
     hbg_status rs = ps_read_fd(&L, path, lfd, &po, err, sizeof err);
     close(lfd);
     lfd = -1;

@@ -1,7 +1,8 @@
-/* Mapping a log, and counting lines only when a message needs one. */
+/* Reading a records file whole, and opening a log to read in pieces. */
 #include "tools/text.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,30 +102,21 @@ void tx_close(tx_file *f)
     f->len = 0;
 }
 
-void tx_lines_init(tx_lines *l, const char *data, size_t len)
+int tx_open_log(const char *arg, const char **name, char *err, size_t errlen)
 {
-    l->data = data;
-    l->len = len;
-    l->at_off = 0;
-    l->at_line = 1;
-}
-
-size_t tx_lineno(tx_lines *l, size_t off)
-{
-    if (off > l->len)
-        off = l->len;
-    if (off < l->at_off) {
-        l->at_off = 0;
-        l->at_line = 1;
+    bool in = !strcmp(arg, "-");
+    *name = in ? "<stdin>" : arg;
+    int fd = in ? fcntl(0, F_DUPFD_CLOEXEC, 0) : open(arg, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", *name, strerror(errno));
+        return -1;
     }
-    const char *p = l->data + l->at_off, *e = l->data + off;
-    while (p < e) {
-        const char *nl = memchr(p, '\n', (size_t)(e - p));
-        if (!nl)
-            break;
-        l->at_line++;
-        p = nl + 1;
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(err, errlen, "cannot read %s: it is a directory", *name);
+        close(fd);
+        return -1;
     }
-    l->at_off = off;
-    return l->at_line;
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return fd;
 }

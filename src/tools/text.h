@@ -1,9 +1,6 @@
-/* Whole-file input for the log tools, and byte offset -> line number.
- *
- * The tools read a log once: it is mapped (or, for pipes and empty files,
- * read) into one contiguous buffer, and every later stage refers to records
- * by byte offset. Line numbers are only needed for messages, so they are
- * computed on demand instead of being counted for every line. */
+/* Whole-file input for the log tools (a records file is parsed from one
+ * buffer: mapped, or for pipes and empty files read). Logs themselves are
+ * read in pieces: linereader.h. */
 #ifndef HBG_TOOLS_TEXT_H
 #define HBG_TOOLS_TEXT_H
 
@@ -23,16 +20,9 @@ typedef struct tx_file {
 hbg_status tx_load(const char *path, tx_file *f, char *err, size_t errlen);
 void tx_close(tx_file *f);
 
-/* Line numbers (1-based, '\n' separated) of byte offsets. Queries in
- * increasing order cost one pass over the buffer in total. */
-typedef struct tx_lines {
-    const char *data;
-    size_t len;
-    size_t at_off;     /* cursor: offset ... */
-    size_t at_line;    /* ... and the line it is on */
-} tx_lines;
-
-void tx_lines_init(tx_lines *l, const char *data, size_t len);
-size_t tx_lineno(tx_lines *l, size_t off);
+/* Opens a log for reading front to back: "-" is standard input, named
+ * "<stdin>" in *name (else *name is arg). A directory is refused. Returns
+ * the descriptor, or -1 with a one-line reason in err. */
+int tx_open_log(const char *arg, const char **name, char *err, size_t errlen);
 
 #endif
