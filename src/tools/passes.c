@@ -121,28 +121,17 @@ static ps_pass *new_pass(ps_log *L, size_t line)
         }
         size_t ncap = nb.len / sizeof(ps_pass);
         if (L->opt.keep_spans) {
-            hm_block na, ns;
-            if (hm_alloc(&na, ncap * PS_MAXSEG * sizeof(ps_text)) != 0) {
+            hm_block nx;
+            if (hm_alloc(&nx, ncap * PS_MAXSEG * sizeof(ps_segx)) != 0) {
                 hm_free(&nb);
                 L->oom = true;
                 return NULL;
             }
-            if (hm_alloc(&ns, ncap * PS_MAXSEG * sizeof(uint64_t)) != 0) {
-                hm_free(&na);
-                hm_free(&nb);
-                L->oom = true;
-                return NULL;
-            }
-            if (L->npass) {
-                memcpy(na.p, L->segattr, L->npass * PS_MAXSEG * sizeof(ps_text));
-                memcpy(ns.p, L->segstart, L->npass * PS_MAXSEG * sizeof(uint64_t));
-            }
-            hm_free(&L->segattrmem);
-            hm_free(&L->segstartmem);
-            L->segattrmem = na;
-            L->segattr = na.p;
-            L->segstartmem = ns;
-            L->segstart = ns.p;
+            if (L->npass)
+                memcpy(nx.p, L->segx, L->npass * PS_MAXSEG * sizeof(ps_segx));
+            hm_free(&L->segxmem);
+            L->segxmem = nx;
+            L->segx = nx.p;
         }
         if (L->npass)
             memcpy(nb.p, L->pass, L->npass * sizeof(ps_pass));
@@ -391,15 +380,14 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
     if (r->dur > L->max_dur)
         L->max_dur = r->dur;
     *line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
-    if (L->segattr) {
-        size_t k = (size_t)(p - L->pass) * PS_MAXSEG + (size_t)id;
-        L->segstart[k] = r->start;
-        ps_text *a = &L->segattr[k];
-        a->p = NULL;
-        a->n = 0;
+    if (L->segx) {
+        ps_segx *x = &L->segx[(size_t)(p - L->pass) * PS_MAXSEG + (size_t)id];
+        x->start = r->start;
+        x->attr.p = NULL;
+        x->attr.n = 0;
         if (r->attr_text.n && r->attr_text.n < UINT32_MAX) {
-            a->p = keep_text(L, r->attr_text.p, r->attr_text.n);
-            a->n = a->p ? r->attr_text.n : 0;
+            x->attr.p = keep_text(L, r->attr_text.p, r->attr_text.n);
+            x->attr.n = x->attr.p ? r->attr_text.n : 0;
         }
     }
     for (int i = 0; i < r->nattr; i++) {
@@ -962,8 +950,7 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
 void ps_free(ps_log *L)
 {
     hm_free(&L->passmem);
-    hm_free(&L->segattrmem);
-    hm_free(&L->segstartmem);
+    hm_free(&L->segxmem);
     map_free(&L->xmap);
     free(L->xseg);
     map_free(&L->map);

@@ -58,12 +58,17 @@ typedef struct ps_seg {
     bool has_bytes;         /* its line had bytes= */
 } ps_seg;
 
-/* A segment's attribute text (kept with keep_spans only): apart from the
- * pass so that a reader without it touches less memory per pass. */
 typedef struct ps_text {
     const char *p;
     size_t n;               /* 0: none */
 } ps_text;
+
+/* What only the timeline draws of a segment (kept with keep_spans only):
+ * apart from the pass so that a reader without it touches less memory. */
+typedef struct ps_segx {
+    uint64_t start;
+    ps_text attr;
+} ps_segx;
 
 /* The segments stored in the pass itself: the pipeline's ten kinds. The
  * retired kinds and new names, rare, live in a side table. A pass of a
@@ -153,9 +158,8 @@ typedef struct ps_log {
     ps_pass *pass;
     size_t npass, cap;
     hm_block passmem;       /* where pass[] lives */
-    ps_text *segattr;       /* keep_spans: PS_MAXSEG per pass of pass[] */
-    uint64_t *segstart;     /* keep_spans: PS_MAXSEG start_ns per pass */
-    hm_block segattrmem, segstartmem;
+    ps_segx *segx;          /* keep_spans: PS_MAXSEG per pass of pass[] */
+    hm_block segxmem;
     ps_map xmap;            /* (pass, segment id) -> xseg[], for ids from PS_INLINE */
     ps_xseg *xseg;
     size_t nxseg, capxseg;
@@ -231,13 +235,13 @@ static inline ps_seg ps_get(const ps_log *L, const ps_pass *p, int id)
 /* start_ns of segment id of pass p (keep_spans only). */
 static inline uint64_t ps_start(const ps_log *L, const ps_pass *p, int id)
 {
-    return L->segstart[(size_t)(p - L->pass) * PS_MAXSEG + (size_t)id];
+    return L->segx[(size_t)(p - L->pass) * PS_MAXSEG + (size_t)id].start;
 }
 /* The attribute text of segment id of pass p (keep_spans only; n 0: none). */
 static inline ps_text ps_seg_attr(const ps_log *L, const ps_pass *p, int id)
 {
     ps_text none = {NULL, 0};
-    return L->segattr ? L->segattr[(size_t)(p - L->pass) * PS_MAXSEG + (size_t)id] : none;
+    return L->segx ? L->segx[(size_t)(p - L->pass) * PS_MAXSEG + (size_t)id].attr : none;
 }
 /* The pass of (pid, inv), or NULL. */
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv);
