@@ -125,10 +125,10 @@ int lr_read_lines(int fd, size_t chunk, bool (*fn)(void *ctx, const char *p, siz
     struct stat sb;
     bool regular = fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode);
     bool small = regular && sb.st_size >= 0 && (uint64_t)sb.st_size < r.chunk;
-    if (small && (size_t)sb.st_size + 1 > 4096)
-        r.chunk = (size_t)sb.st_size + 1;
-    else if (small && !chunk)
-        r.chunk = 4096; /* (a file in /proc says it is empty) */
+    /* one read and the one that finds the end; 4 KiB at least, since a
+     * file in /proc says it is empty */
+    if (small && !chunk)
+        r.chunk = (size_t)sb.st_size + 1 > 4096 ? (size_t)sb.st_size + 1 : 4096;
     hm_block mem;
     if (r.chunk > SIZE_MAX / NBUF || hm_alloc(&mem, NBUF * r.chunk) != 0)
         return ENOMEM;
