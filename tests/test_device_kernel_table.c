@@ -61,11 +61,31 @@ static void refusals(void **state)
     hbg_kernel_table_destroy(NULL);
 }
 
+/* A table registers in order and stops at the first refusal. */
+static void register_a_table(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt = NULL;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    static const hbg_kernel_def ok[] = {{1, "one", k_one}, {2, "two", k_two}};
+    assert_int_equal(hbg_kernel_register_all(kt, ok, 2), HBG_OK);
+    assert_ptr_equal(hbg_kernel_lookup(kt, 2), k_two);
+    assert_string_equal(hbg_kernel_name(kt, 1), "one");
+    static const hbg_kernel_def bad[] = {{3, "three", k_one}, {1, "again", k_two}, {4, "four", k_one}};
+    assert_int_equal(hbg_kernel_register_all(kt, bad, 3), HBG_E_INVAL);
+    assert_ptr_equal(hbg_kernel_lookup(kt, 3), k_one);
+    assert_ptr_equal(hbg_kernel_lookup(kt, 1), k_one);
+    assert_null(hbg_kernel_lookup(kt, 4));
+    assert_int_equal(hbg_kernel_register_all(kt, NULL, 0), HBG_OK);
+    hbg_kernel_table_destroy(kt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(register_and_look_up),
         cmocka_unit_test(refusals),
+        cmocka_unit_test(register_a_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

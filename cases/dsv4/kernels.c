@@ -416,11 +416,7 @@ static int k_sample(const hbg_kernel_args *a)
 
 hbg_status dsv4_register_kernels(hbg_kernel_table *kt)
 {
-    static const struct {
-        uint16_t id;
-        const char *name;
-        hbg_kernel_fn fn;
-    } ks[] = {
+    static const hbg_kernel_def ks[] = {
         {DSV4_K_GEN_AIC, "dsv4.gen_aic", k_gen},
         {DSV4_K_GEN_AIV, "dsv4.gen_aiv", k_gen},
         {DSV4_K_MIX_AIV, "dsv4.mix_aiv", k_mix_aiv},
@@ -434,10 +430,5 @@ hbg_status dsv4_register_kernels(hbg_kernel_table *kt)
         {DSV4_K_ARGMAX, "dsv4.argmax", k_argmax},
         {DSV4_K_SAMPLE, "dsv4.sample", k_sample},
     };
-    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
-        hbg_status st = hbg_kernel_register(kt, ks[i].id, ks[i].name, ks[i].fn);
-        if (st)
-            return st;
-    }
-    return HBG_OK;
+    return hbg_kernel_register_all(kt, ks, sizeof ks / sizeof ks[0]);
 }

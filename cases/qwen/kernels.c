@@ -415,11 +415,7 @@ static int k_dcr(const hbg_kernel_args *a)
 
 hbg_status qwen_register_kernels(hbg_kernel_table *kt)
 {
-    static const struct {
-        uint16_t id;
-        const char *name;
-        hbg_kernel_fn fn;
-    } ks[] = {
+    static const hbg_kernel_def ks[] = {
         {QK_ZERO, "qwen.zero", k_zero},         {QK_TILING, "qwen.tiling", k_tiling},
         {QK_COPY, "qwen.copy", k_copy},         {QK_SCALE_COLS, "qwen.scale_cols", k_scale_cols},
         {QK_RMS_RECIP, "qwen.rms_recip", k_rms_recip}, {QK_MATMUL, "qwen.matmul", k_matmul},
@@ -427,10 +423,5 @@ hbg_status qwen_register_kernels(hbg_kernel_table *kt)
         {QK_CAST, "qwen.cast", k_cast},         {QK_RED, "qwen.red", k_red},
         {QK_SILU, "qwen.silu", k_silu},         {QK_DCR, "qwen.dcr", k_dcr},
     };
-    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
-        hbg_status st = hbg_kernel_register(kt, ks[i].id, ks[i].name, ks[i].fn);
-        if (st)
-            return st;
-    }
-    return HBG_OK;
+    return hbg_kernel_register_all(kt, ks, sizeof ks / sizeof ks[0]);
 }

@@ -227,20 +227,14 @@ static hbg_status vec_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_p
     s->args[1] = (hbg_host_tensor){"y", s->y, hbg_tensor_desc(HBG_F32, 1, &s->n), HBG_IN, false};
     s->args[2] = (hbg_host_tensor){"out", s->out, hbg_tensor_desc(HBG_F32, 1, &s->n), HBG_OUT, false};
     s->args[3] = (hbg_host_tensor){"stats", s->stats, hbg_tensor_desc(HBG_U32, 1, &four), HBG_INOUT, false};
-    static const struct {
-        uint16_t id;
-        const char *name;
-        hbg_kernel_fn fn;
-    } ks[] = {{K_SCALE, "vector.scale", k_scale},         {K_ADD, "vector.add", k_add},
+    static const hbg_kernel_def ks[] = {{K_SCALE, "vector.scale", k_scale},         {K_ADD, "vector.add", k_add},
               {K_COUNT, "vector.count", k_count},         {K_AXPB_MUL, "vector.axpb_mul", k_axpb_mul},
               {K_AXPB_ADD, "vector.axpb_add", k_axpb_add}, {K_FOLD_AIC, "vector.fold_aic", k_fold_aic},
               {K_FOLD_AIV, "vector.fold_aiv", k_fold_aiv}, {K_STORE, "vector.store", k_store}};
-    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
-        hbg_status st = hbg_kernel_register(kt, ks[i].id, ks[i].name, ks[i].fn);
-        if (st) {
-            free(s->x), free(s->y), free(s->out), free(s->stats), free(s);
-            return st;
-        }
+    hbg_status st = hbg_kernel_register_all(kt, ks, sizeof ks / sizeof ks[0]);
+    if (st) {
+        free(s->x), free(s->y), free(s->out), free(s->stats), free(s);
+        return st;
     }
     *prog = (hbg_program){.name = "vector", .orch = vec_orch, .ctx = s, .nargs = 4, .args = s->args};
     *state = s;

@@ -40,6 +40,15 @@ typedef struct hbg_kernel_table hbg_kernel_table;
 hbg_status hbg_kernel_table_create(hbg_kernel_table **out);
 void hbg_kernel_table_destroy(hbg_kernel_table *kt);
 hbg_status hbg_kernel_register(hbg_kernel_table *kt, uint16_t id, const char *name, hbg_kernel_fn fn);
+
+/* A program's kernels as a table, registered in order; the first failure
+ * is returned (the entries before it stay registered). */
+typedef struct hbg_kernel_def {
+    uint16_t id;
+    const char *name;
+    hbg_kernel_fn fn;
+} hbg_kernel_def;
+hbg_status hbg_kernel_register_all(hbg_kernel_table *kt, const hbg_kernel_def *defs, size_t n);
 hbg_kernel_fn hbg_kernel_lookup(const hbg_kernel_table *kt, uint16_t id);
 const char *hbg_kernel_name(const hbg_kernel_table *kt, uint16_t id);
 

@@ -50,6 +50,16 @@ hbg_status hbg_kernel_register(hbg_kernel_table *kt, uint16_t id, const char *na
     return HBG_OK;
 }
 
+hbg_status hbg_kernel_register_all(hbg_kernel_table *kt, const hbg_kernel_def *defs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        hbg_status st = hbg_kernel_register(kt, defs[i].id, defs[i].name, defs[i].fn);
+        if (st)
+            return st;
+    }
+    return HBG_OK;
+}
+
 hbg_kernel_fn hbg_kernel_lookup(const hbg_kernel_table *kt, uint16_t id)
 {
     if (!kt || id >= HBG_MAX_KERNELS)
