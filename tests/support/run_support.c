@@ -60,8 +60,7 @@ static int count(const char *log, const char *needle)
     return n;
 }
 
-pid_t rs_kill_a_rank(const char *const *argv, const char *log, const char *outp, const char *span, int spans,
-                     int *status, long *seconds)
+char *rs_kill_a_rank(const char *const *argv, const char *log, const char *outp, const char *span, int spans)
 {
     pid_t pid = fork();
     if (pid == 0) {
@@ -98,10 +97,15 @@ pid_t rs_kill_a_rank(const char *const *argv, const char *log, const char *outp,
     time_t t0 = time(NULL);
     int ws;
     assert_int_equal(waitpid(pid, &ws, 0), pid);
-    *seconds = (long)(time(NULL) - t0);
+    assert_true(time(NULL) - t0 <= 20);
     assert_true(WIFEXITED(ws));
-    *status = WEXITSTATUS(ws);
-    return victim;
+    assert_int_equal(WEXITSTATUS(ws), 1);
+    char *out = rs_slurp(outp);
+    char want[96];
+    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: killed by signal 9", (int)victim);
+    assert_non_null(strstr(out, want));
+    rs_assert_whole_lines(log);
+    return out;
 }
 
 void rs_assert_whole_lines(const char *log)

@@ -15,10 +15,11 @@ char *rs_slurp(const char *path);
 /* Starts `hbg run` with argv (NULL-terminated, argv[0] = "run") writing its
  * log to `log` and its output to `outp`, waits until the log holds
  * `spans` spans named `span`, kills the rank process with the highest pid
- * with SIGKILL, and waits for `hbg run` to end. Returns the victim's pid;
- * *status gets the exit status and *seconds how long the end took. */
-pid_t rs_kill_a_rank(const char *const *argv, const char *log, const char *outp, const char *span, int spans,
-                     int *status, long *seconds);
+ * (rank 1) with SIGKILL, and waits for `hbg run` to end. Asserts what any
+ * killed rank must give: exit status 1 within 20 s, the line naming rank 1
+ * as killed by signal 9, and a log of whole lines. Returns the output
+ * (malloc'd) for the caller's own checks. */
+char *rs_kill_a_rank(const char *const *argv, const char *log, const char *outp, const char *span, int spans);
 
 /* Asserts that every line of the log is a whole record (or the stamp). */
 void rs_assert_whole_lines(const char *log);
