@@ -240,6 +240,18 @@ static void run_ranks(uint32_t ranks, rank_fn fn, hbg_xrank *x, int rc[2])
     }
 }
 
+/* Both ranks run fn over one window (60 s peer timeout) and succeed. */
+static void both_ranks_pass(rank_fn fn)
+{
+    hbg_xrank *x;
+    assert_int_equal(hbg_xrank_create(2, hbg_case_dsv4.window_bytes, 60ull * 1000 * 1000 * 1000, &x), HBG_OK);
+    int rc[2];
+    run_ranks(3, fn, x, rc);
+    assert_int_equal(rc[0], 0);
+    assert_int_equal(rc[1], 0);
+    hbg_xrank_destroy(x);
+}
+
 #define FAIL_IF(cond, code, ...)                                                                         \
     do {                                                                                                 \
         if (cond) {                                                                                      \
@@ -286,13 +298,7 @@ static int eager_rank(uint32_t rank, hbg_xrank *x)
 static void eager_golden_two_ranks(void **state)
 {
     (void)state;
-    hbg_xrank *x;
-    assert_int_equal(hbg_xrank_create(2, hbg_case_dsv4.window_bytes, 60ull * 1000 * 1000 * 1000, &x), HBG_OK);
-    int rc[2];
-    run_ranks(3, eager_rank, x, rc);
-    assert_int_equal(rc[0], 0);
-    assert_int_equal(rc[1], 0);
-    hbg_xrank_destroy(x);
+    both_ranks_pass(eager_rank);
 }
 
 /* Rank 1 never starts: rank 0's first dispatch wait ends the run with the
@@ -372,13 +378,7 @@ static int device_rank(uint32_t rank, hbg_xrank *x)
 static void device_matches_golden(void **state)
 {
     (void)state;
-    hbg_xrank *x;
-    assert_int_equal(hbg_xrank_create(2, hbg_case_dsv4.window_bytes, 60ull * 1000 * 1000 * 1000, &x), HBG_OK);
-    int rc[2];
-    run_ranks(3, device_rank, x, rc);
-    assert_int_equal(rc[0], 0);
-    assert_int_equal(rc[1], 0);
-    hbg_xrank_destroy(x);
+    both_ranks_pass(device_rank);
 }
 
 int main(void)
