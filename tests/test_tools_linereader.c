@@ -34,7 +34,6 @@ static bool collect(void *ctx, const char *p, size_t n)
     j->n += n;
     j->p[j->n] = 0;
     j->last_open = n == 0 || p[n - 1] != '\n';
-    /* no '\n' inside a piece may be missing its line: pieces hold whole lines */
     j->pieces++;
     return !j->stop_after || j->pieces < j->stop_after;
 }

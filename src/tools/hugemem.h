@@ -13,15 +13,13 @@
 typedef struct hm_block {
     void *base;      /* the mapping, for hm_free */
     size_t maplen;
-    void *p;         /* 2 MiB-aligned start of the usable bytes */
-    size_t len;      /* usable bytes (n rounded up to 2 MiB) */
+    void *p;         /* start of the usable bytes (2 MiB-aligned when on huge pages) */
+    size_t len;      /* usable bytes (n rounded up to the page size used) */
 } hm_block;
 
-/* Zero-filled; returns 0, or -1 when the mapping fails. */
+/* Zero-filled; returns 0, or -1 when the mapping fails. A block under
+ * 64 KiB stays on small pages: a huge page is cleared whole. */
 int hm_alloc(hm_block *b, size_t n);
-/* The same on small pages: for a reservation of which only a little may
- * ever be touched (a column per segment, sized for the worst case). */
-int hm_reserve(hm_block *b, size_t n);
 void hm_free(hm_block *b);
 
 #endif
