@@ -14,6 +14,8 @@ typedef struct proc {
     uint64_t pid;
     bool has_dev;
     bool has_anchor;
+    bool has_span_tid;      /* span_tid: the thread of its first host span */
+    uint64_t span_tid;
     uint64_t mono, wall;
     size_t anchor_line;
 } proc;
@@ -48,6 +50,7 @@ typedef struct tl {
     struct by_start *order; /* one records line's records in start order */
     size_t caporder;
     uint64_t flow_id;
+    bool span_multi;        /* some process wrote host spans from more than one thread */
     bool oom;
 } tl;
 
@@ -345,7 +348,12 @@ static void emit_spans(tl *t)
             jw_str(&t->w, s->hid.p, s->hid.n);
             JW_LIT(&t->w, ",\"depth\":");
             jw_u64(&t->w, s->depth);
-            arg_wall(t, find_proc(t, s->pid, false), s->ts);
+            proc *pr = find_proc(t, s->pid, false);
+            arg_wall(t, pr, s->ts);
+            if (pr && pr->has_span_tid && pr->span_tid != s->tid)
+                t->span_multi = true;
+            else if (pr && !pr->has_span_tid)
+                pr->has_span_tid = true, pr->span_tid = s->tid;
             t->rep->spans++;
             add_thr(t, s->pid, s->tid);
         }
@@ -382,15 +390,11 @@ static int cmp_skey(const void *a, const void *b)
  * the parent, at the child's start, to the child. Only processes whose
  * spans came from more than one thread can have one, and the spans are
  * sorted only then: in the common log every span of a process is on one
- * thread and this costs one walk over the lanes. */
+ * thread and this costs nothing (emit_spans notes the threads). */
 static void emit_span_handoffs(tl *t)
 {
     ps_log *L = t->L;
-    bool multi = false;
-    for (size_t i = 0; i < t->nthr && !multi; i++)
-        for (size_t j = i + 1; j < t->nthr && !multi; j++)
-            multi = t->thr[i].pid == t->thr[j].pid;
-    if (!multi || L->nspan > UINT32_MAX)
+    if (!t->span_multi || L->nspan > UINT32_MAX)
         return;
     skey *ix = malloc(L->nspan * sizeof *ix);
     if (!ix) {
