@@ -1,0 +1,77 @@
+/* Statistics of an A/B comparison: two samples of integer durations (ns),
+ * "base" and "measure".
+ *
+ * - Mann-Whitney U over the two samples, tie-corrected. Small samples get
+ *   the exact permutation distribution of the statistic given the ties (the
+ *   pooled mid-ranks), larger ones the normal approximation with the tie
+ *   correction of the variance and a continuity correction.
+ * - The Hodges-Lehmann shift (median of all measure - base differences)
+ *   with its distribution-free confidence interval (order statistics of the
+ *   pairwise differences at the critical value of U). The differences are
+ *   never materialised: the k-th smallest is found by a search on its value
+ *   that counts, over the two sorted samples, the pairs at or below it, so
+ *   logs of many thousands of passes need no quadratic memory.
+ * - The exact one-sided sign test over repetitions.
+ *
+ * No heap use besides copies of the two samples (sorted) and, on the exact
+ * paths, one table of subset counts (a row per subset size up to
+ * min(nb, nm), a column per rank sum), 3 MB at its largest
+ * (50 + 50), freed before returning. */
+#ifndef HBG_TOOLS_ABSTATS_H
+#define HBG_TOOLS_ABSTATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "hbg/status.h"
+
+/* Up to this many values in both samples together, U's distribution is
+ * computed exactly (with ties: conditionally on them). */
+#define AS_EXACT_MAX 100
+
+typedef struct as_mwu {
+    size_t nb, nm;
+    /* U of measure over base: the number of pairs (b, m) with m > b, plus
+     * half the pairs with m == b. Ranges 0 .. nb * nm; nb * nm / 2 under
+     * no effect. */
+    double u;
+    double p_greater;      /* one-sided: measure tends to be larger (slower) */
+    double p_less;         /* one-sided: measure tends to be smaller (faster) */
+    double p_two;          /* two-sided: min(1, 2 * min(p_greater, p_less)) */
+    bool exact;            /* the exact distribution was used */
+    bool ties;             /* the pooled sample has ties */
+} as_mwu;
+
+typedef struct as_shift {
+    double est;            /* Hodges-Lehmann estimate of measure - base, ns (x.0 or x.5) */
+    int64_t lo, hi;        /* the confidence interval, ns, closed */
+    double level;          /* its coverage under the no-ties null: the actual one (>= the level
+                            * asked) on the exact path, the level asked on the approximation,
+                            * 1 for the whole range */
+} as_shift;
+
+/* U and its p values. Needs nb >= 1 and nm >= 1 (else HBG_E_INVAL).
+ * HBG_E_NOMEM. */
+hbg_status as_mann_whitney(const uint64_t *base, size_t nb, const uint64_t *meas, size_t nm, as_mwu *out);
+
+/* The Hodges-Lehmann shift of measure - base and its two-sided interval at
+ * confidence `level` (e.g. 0.95). The interval is [d(k), d(N - k + 1)] of
+ * the N = nb * nm sorted differences, k the largest with
+ * P(U <= k - 1) <= (1 - level) / 2 under the no-ties null (exact for
+ * nb + nm <= AS_EXACT_MAX, the normal approximation above). When the
+ * samples are too small for any k >= 1, the interval is the whole range
+ * of differences and `level` reports 1. Above AS_EXACT_MAX, k is
+ * floor(nb nm / 2 - z sqrt(nb nm (N + 1) / 12)), z the (1 + level) / 2
+ * normal quantile. A tail equal to (1 - level) / 2 within 1e-9 relative
+ * counts as at or below it (0.9 is not exact in binary). Values must be
+ * below 2^63, and 0 < level < 1 (HBG_E_INVAL otherwise, and for an empty
+ * sample). HBG_E_NOMEM. */
+hbg_status as_hodges_lehmann(const uint64_t *base, size_t nb, const uint64_t *meas, size_t nm, double level,
+                             as_shift *out);
+
+/* The exact one-sided sign test: the probability of at least `agree` of
+ * `n` fair coin flips coming up heads, sum_{i >= agree} C(n, i) / 2^n
+ * (2^-n when agree == n; 1 when agree == 0). */
+double as_sign_test(size_t agree, size_t n);
+
+#endif
