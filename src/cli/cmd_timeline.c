@@ -2,17 +2,15 @@
  * that Perfetto and chrome://tracing load. Documentation: docs/timeline.md.
  * Exit: 0 written, 1 nothing to draw, 2 usage, unreadable input or a failed
  * write. Every anomaly is counted on stderr. */
-#include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/outfile.h"
 #include "tools/passes.h"
 #include "tools/records.h"
 #include "tools/text.h"
@@ -91,9 +89,7 @@ int hbg_cmd_timeline(int argc, char **argv)
     bool have_log = false;
     dg_list warn;
     dg_init(&warn, 1000);
-    FILE *of = NULL;
-    char *tmp = NULL;
-    bool direct = false;
+    hbg_outfile of;
 
     int lfd = tx_open_log(path, &path, err, sizeof err);
     if (lfd < 0) {
@@ -138,53 +134,13 @@ int hbg_cmd_timeline(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    struct stat sb;
-    if (strcmp(out, "-") == 0) {
-        of = stdout;
-    } else if (stat(out, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        /* a device or a pipe (/dev/null, a FIFO) is written in place: a
-         * rename would replace it with a regular file */
-        of = fopen(out, "w");
-        if (!of) {
-            fprintf(stderr, "hbg timeline: cannot write %s: %s\n", out, strerror(errno));
-            rc = 2;
-            goto done;
-        }
-        direct = true;
-    } else {
-        /* written beside the target, then renamed: a failed run never
-         * leaves a half trace under the name asked for */
-        if (asprintf(&tmp, "%s.tmp%ld", out, (long)getpid()) < 0) {
-            tmp = NULL;
-            rc = 2;
-            goto done;
-        }
-        of = fopen(tmp, "w");
-        if (!of) {
-            fprintf(stderr, "hbg timeline: cannot create %s: %s\n", tmp, strerror(errno));
-            rc = 2;
-            goto done;
-        }
+    if (hbg_outfile_open(&of, "hbg timeline", out) != 0) {
+        rc = 2;
+        goto done;
     }
     tl_report rep;
-    hbg_status st = tl_write(&L, recs, nr, of, &rep, &warn);
-    if (direct) {
-        if (fclose(of) != 0 && st == HBG_OK)
-            st = HBG_E_IO;
-        of = NULL;
-    } else if (of != stdout) {
-        if (fclose(of) != 0 && st == HBG_OK)
-            st = HBG_E_IO;
-        of = NULL;
-        if (st == HBG_OK && rename(tmp, out) != 0) {
-            fprintf(stderr, "hbg timeline: cannot rename %s to %s: %s\n", tmp, out, strerror(errno));
-            st = HBG_E_IO;
-        }
-        if (st != HBG_OK)
-            remove(tmp);
-    } else if (fflush(stdout) != 0 && st == HBG_OK) {
-        st = HBG_E_IO;
-    }
+    hbg_status st = tl_write(&L, recs, nr, of.f, &rep, &warn);
+    bool written = hbg_outfile_close(&of, st == HBG_OK) == 0;
     for (size_t i = 0; i < L.warn.n; i++)
         fprintf(stderr, "hbg timeline: warning: %s\n", L.warn.msg[i]);
     for (size_t i = 0; i < warn.n; i++)
@@ -193,6 +149,10 @@ int hbg_cmd_timeline(int argc, char **argv)
         fprintf(stderr, "hbg timeline: warning: %zu more warnings not shown\n", L.warn.suppressed + warn.suppressed);
     if (st != HBG_OK) {
         fprintf(stderr, "hbg timeline: cannot write %s: %s\n", out, st == HBG_E_NOMEM ? "out of memory" : "write failed");
+        rc = 2;
+        goto done;
+    }
+    if (!written) {
         rc = 2;
         goto done;
     }
@@ -213,11 +173,6 @@ int hbg_cmd_timeline(int argc, char **argv)
     count("bind passes without pid/inv (not drawn)", rep.pass_unplaced);
     count("processes without a clock anchor (no wall_ns)", rep.pids_no_anchor);
 done:
-    if (of && of != stdout)
-        fclose(of);
-    if (tmp && rc)
-        remove(tmp);
-    free(tmp);
     for (size_t i = 0; i < nparsed; i++)
         rc_free(&recs[i]);
     for (size_t i = 0; i < nloaded; i++)

@@ -14,6 +14,7 @@ static const command commands[] = {
     {"run", hbg_cmd_run, "bind (and run) a workload on the simulated device, N rounds"},
     {"phases", hbg_cmd_phases, "per-phase statistics of the bind passes in a log"},
     {"timeline", hbg_cmd_timeline, "write a Perfetto / Chrome trace of a log (and its records)"},
+    {"compare", hbg_cmd_compare, "an A/B verdict between two arms' logs, repetition by repetition"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

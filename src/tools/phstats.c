@@ -119,6 +119,32 @@ static void warn_fig(ps_log *L, const st_fig *f, const fig_ctx *c, const char *w
            L->path, what, f->value, l1, c->other, l2, f->min, f->max);
 }
 
+void st_stat_of(uint64_t *v, size_t n, st_stat *s)
+{
+    stat_of64(v, n, s);
+}
+
+size_t st_values(const ps_log *L, int seg, uint64_t *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < L->npass; i++) {
+        const ps_pass *p = &L->pass[i];
+        if (!p->used)
+            continue;
+        if (seg != ST_TOTAL) {
+            if (p->present & (1u << seg))
+                out[k++] = ps_get(L, p, seg).dur;
+            continue;
+        }
+        uint64_t sum = 0;
+        for (int s = 0; s < L->nseg; s++)
+            if (((p->present & PS_CONTROL_MASK) >> s) & 1 && __builtin_add_overflow(sum, ps_get(L, p, s).dur, &sum))
+                return (size_t)-1;
+        out[k++] = sum;
+    }
+    return k;
+}
+
 hbg_status st_compute(ps_log *L, st_result *R, st_stat *by_rank)
 {
     memset(R, 0, sizeof *R);

@@ -51,6 +51,19 @@ typedef struct st_result {
  * per-pass sum overflows. */
 hbg_status st_compute(ps_log *L, st_result *R, st_stat *by_rank);
 
+/* The row that st_values fills with each used pass's control-plane sum. */
+#define ST_TOTAL (-1)
+
+/* Each used pass's dur_ns of segment seg (a segment id of L), or with
+ * ST_TOTAL its control-plane sum, in pass order, into out (room for
+ * L->nused values). Passes without the segment are skipped. Returns the
+ * number written, or (size_t)-1 when a sum passes 64 bits (st_compute
+ * refuses such a log first, so a caller that ran it never sees this). */
+size_t st_values(const ps_log *L, int seg, uint64_t *out);
+
+/* min / median / max / n of v[0..n), which it reorders. */
+void st_stat_of(uint64_t *v, size_t n, st_stat *s);
+
 /* "1534549296" or "1534549296.5" */
 char *st_med_str(st_med m, char *buf, size_t n);
 

@@ -1,0 +1,556 @@
+/* hbg compare: an A/B verdict between two arms' bind logs, repetition by
+ * repetition. The statistics are tools/compare.c's; this file reads the
+ * options and prints. Documentation: docs/compare.md. Exit: 0 no
+ * regression, 1 slower past --threshold, 2 usage or inputs that cannot be
+ * compared. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/outfile.h"
+#include "tools/compare.h"
+#include "tools/jw.h"
+#include "tools/svgplot.h"
+
+enum { FMT_TABLE, FMT_JSON, FMT_CSV };
+
+typedef struct cmp_args {
+    const char **base, **measure;
+    size_t nbase, nmeasure;
+    cp_options opt;
+    int fmt;
+    const char *plot;
+} cmp_args;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hbg compare --base LOG... --measure LOG... [options]\n\n"
+            "Compares two arms of an A/B measurement of bind. The i-th base log and the i-th\n"
+            "measure log are repetition i. Each log is read as `hbg phases` reads it (either\n"
+            "runtime's grammar); its figure is the minimum over its warm passes of the\n"
+            "per-pass control-plane sum. The first output line is the verdict:\n"
+            "  contended \xe2\x80\x94 rerun  the control segment moved, or the arms differ but a\n"
+            "                     repetition disagrees in sign\n"
+            "  slower / faster    one-sided Mann-Whitney over every warm per-pass sum clears\n"
+            "                     --alpha, every repetition agrees in sign, and the effect\n"
+            "                     (Hodges-Lehmann shift, 95 %% CI) exceeds the control's noise floor\n"
+            "  no difference      otherwise\n"
+            "then the flags (minimum and median moving apart, a lower minimum with a wider\n"
+            "range, exact figures that differ), and per repetition the minima, medians and\n"
+            "deltas of the total and of every segment. Logs must be comparable: stamps that\n"
+            "differ in nothing but the commit, one commit per arm, the same segments and\n"
+            "ranks, a warm pass each. Documentation: docs/compare.md.\n\n"
+            "  --base LOG...        the base arm's logs, one per repetition ('-': stdin, once)\n"
+            "  --measure LOG...     the measure arm's logs, as many\n"
+            "  --control SEG        the untouched segment that witnesses noise (default runtime_init)\n"
+            "  --alpha A            significance of the tests, 0 < A < 1 (default 0.05)\n"
+            "  --threshold PCT      exit 1 when slower and the interval's lower bound exceeds\n"
+            "                       PCT %% of the base minimum (default 2)\n"
+            "  --format F           table (default), json or csv\n"
+            "  --plot FILE.svg      also draw each repetition's per-pass sums as an SVG strip plot\n"
+            "  --allow-unstamped    compare logs without a [stamp] line (said on every output)\n"
+            "  -h, --help           this text\n\n"
+            "exit status: 0 no regression past the threshold, 1 slower past it, 2 usage error or\n"
+            "logs that cannot be compared (the message names the two logs and what differs)\n");
+}
+
+/* "--name=value" or "--name value": the value, advancing *i; NULL when missing. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (a[n] == '=')
+        return a + n + 1;
+    if (*i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+static bool is_opt(const char *a, const char *name)
+{
+    size_t n = strlen(name);
+    return strncmp(a, name, n) == 0 && (a[n] == 0 || a[n] == '=');
+}
+
+static bool parse_double(const char *s, double lo, double hi, bool lo_open, double *out)
+{
+    char *end;
+    if (!s || !*s)
+        return false;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end || errno || !isfinite(v) || v > hi || v < lo || (lo_open && v == lo))
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The logs after --base / --measure: every argument up to the next option. */
+static int take_logs(int argc, char **argv, int *i, const char ***list, size_t *n, const char *name)
+{
+    const char *a = argv[*i];
+    size_t k = strlen(name);
+    size_t before = *n;
+    if (a[k] == '=')
+        (*list)[(*n)++] = a + k + 1;
+    while (*i + 1 < argc && (strncmp(argv[*i + 1], "--", 2) != 0 || argv[*i + 1][2] == 0) &&
+           strcmp(argv[*i + 1], "-h") != 0)
+        (*list)[(*n)++] = argv[++*i];
+    if (*n == before) {
+        fprintf(stderr, "hbg compare: %s expects at least one LOG\n", name);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, cmp_args *a)
+{
+    a->opt = (cp_options){0.05, 2.0, "runtime_init", false};
+    a->fmt = FMT_TABLE;
+    a->base = calloc((size_t)argc, sizeof *a->base);
+    a->measure = calloc((size_t)argc, sizeof *a->measure);
+    if (!a->base || !a->measure) {
+        fprintf(stderr, "hbg compare: out of memory\n");
+        return 2;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i], *v;
+        if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (is_opt(s, "--base")) {
+            if (take_logs(argc, argv, &i, &a->base, &a->nbase, "--base"))
+                return 2;
+        } else if (is_opt(s, "--measure")) {
+            if (take_logs(argc, argv, &i, &a->measure, &a->nmeasure, "--measure"))
+                return 2;
+        } else if (is_opt(s, "--control")) {
+            if (!(v = opt_value(argc, argv, &i, "--control")) || !*v) {
+                fprintf(stderr, "hbg compare: --control expects a segment name\n");
+                return 2;
+            }
+            a->opt.control = v;
+        } else if (is_opt(s, "--alpha")) {
+            v = opt_value(argc, argv, &i, "--alpha");
+            if (!parse_double(v, 0, 1, true, &a->opt.alpha) || a->opt.alpha >= 1) {
+                fprintf(stderr, "hbg compare: --alpha expects a number between 0 and 1 (exclusive), got '%s'\n",
+                        v ? v : "");
+                return 2;
+            }
+        } else if (is_opt(s, "--threshold")) {
+            v = opt_value(argc, argv, &i, "--threshold");
+            if (!parse_double(v, 0, 1e6, false, &a->opt.threshold_pct)) {
+                fprintf(stderr, "hbg compare: --threshold expects a percentage >= 0, got '%s'\n", v ? v : "");
+                return 2;
+            }
+        } else if (is_opt(s, "--format")) {
+            v = opt_value(argc, argv, &i, "--format");
+            if (v && !strcmp(v, "table")) a->fmt = FMT_TABLE;
+            else if (v && !strcmp(v, "json")) a->fmt = FMT_JSON;
+            else if (v && !strcmp(v, "csv")) a->fmt = FMT_CSV;
+            else {
+                fprintf(stderr, "hbg compare: --format expects table, json or csv, got '%s'\n", v ? v : "");
+                return 2;
+            }
+        } else if (is_opt(s, "--plot")) {
+            if (!(v = opt_value(argc, argv, &i, "--plot")) || !*v) {
+                fprintf(stderr, "hbg compare: --plot expects a file name\n");
+                return 2;
+            }
+            a->plot = v;
+        } else if (!strcmp(s, "--allow-unstamped")) {
+            a->opt.allow_unstamped = true;
+        } else {
+            fprintf(stderr, "hbg compare: unexpected argument '%s' (logs follow --base or --measure; see hbg compare "
+                            "--help)\n",
+                    s);
+            return 2;
+        }
+    }
+    if (!a->nbase || !a->nmeasure) {
+        fprintf(stderr, "hbg compare: give the logs of both arms: --base LOG... --measure LOG... (see hbg compare "
+                        "--help)\n");
+        return 2;
+    }
+    if (a->nbase != a->nmeasure) {
+        fprintf(stderr,
+                "hbg compare: %zu base logs but %zu measure logs: the i-th of each arm is repetition i, so the "
+                "counts must be equal\n",
+                a->nbase, a->nmeasure);
+        return 2;
+    }
+    return -1;
+}
+
+/* --- numbers ---------------------------------------------------------------- */
+
+static int64_t med2(st_med m)
+{
+    return (int64_t)(2 * m.whole + (m.half ? 1 : 0));
+}
+
+/* a doubled value as "123", "123.5", "+7", "-0.5" */
+static char *half_str(int64_t v2, bool sign, char *buf, size_t n)
+{
+    int64_t a = v2 < 0 ? -v2 : v2;
+    snprintf(buf, n, "%s%" PRId64 "%s", v2 < 0 ? "-" : sign ? "+" : "", a / 2, a & 1 ? ".5" : "");
+    return buf;
+}
+
+static double pct(double delta, uint64_t base)
+{
+    return base ? delta / (double)base * 100 : 0;
+}
+
+/* --- table ------------------------------------------------------------------ */
+
+static void put_clean(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+    }
+}
+
+static void table_row(FILE *f, const cp_row *w)
+{
+    char b[32], m[32], d[32];
+    int64_t dmin = (int64_t)(w->mmin - w->bmin);
+    int64_t dmed = med2(w->mmed) - med2(w->bmed);
+    fprintf(f, "%-18s %-2s %12" PRIu64 " %12" PRIu64 " %+12" PRId64 " %+8.2f%%", w->name,
+            w->control ? "c" : w->control_plane ? "*" : "", w->bmin, w->mmin, dmin, pct((double)dmin, w->bmin));
+    fprintf(f, " %14s %14s %14s %+8.2f%%\n", half_str(med2(w->bmed), false, b, sizeof b),
+            half_str(med2(w->mmed), false, m, sizeof m), half_str(dmed, true, d, sizeof d),
+            pct((double)dmed / 2, w->bmed.whole));
+}
+
+static void out_table(const cp_result *R)
+{
+    FILE *f = stdout;
+    const cp_options *o = &R->opt;
+    fprintf(f, "verdict    %s\n", R->line);
+    if (R->unstamped)
+        fprintf(f, "unstamped  some logs have no [stamp] line: nothing checks that the arms ran the same command "
+                   "(--allow-unstamped)\n");
+    if (!R->flags.n)
+        fprintf(f, "flags      none\n");
+    for (size_t i = 0; i < R->flags.n; i++)
+        fprintf(f, "%s %s\n", i ? "          " : "flags     ", R->flags.msg[i]);
+    char m1[32], m2[32];
+    fprintf(f, "base       %s: %zu log%s, %zu warm passes; min %" PRIu64 " ns, median %s ns\n", R->base_commit,
+            R->nrep, R->nrep == 1 ? "" : "s", R->nbase, R->base_tot.min,
+            half_str(med2(R->base_tot.med), false, m1, sizeof m1));
+    fprintf(f, "measure    %s: %zu log%s, %zu warm passes; min %" PRIu64 " ns, median %s ns\n", R->measure_commit,
+            R->nrep, R->nrep == 1 ? "" : "s", R->nmeasure, R->measure_tot.min,
+            half_str(med2(R->measure_tot.med), false, m2, sizeof m2));
+    if (R->stamp_rest) {
+        fprintf(f, "stamp      ");
+        put_clean(f, R->stamp_rest, R->stamp_rest_len);
+        fprintf(f, "  (every log's, the commit aside)\n");
+    }
+    fprintf(f, "ranks      %d, pooled\n", R->ranks);
+    if (R->ctl_resolves)
+        fprintf(f,
+                "control    %s: noise floor %.2f %% (the largest |relative delta| of its minimum across "
+                "repetitions); Mann-Whitney two-sided p = %.3g between the arms\n",
+                o->control, R->noise_floor * 100, R->ctl.p_two);
+    else
+        fprintf(f,
+                "control    %s: too short to witness noise (minimum %" PRIu64 " ns); noise floor %.2f %%, the arms' "
+                "own spread of repetition minima\n",
+                o->control, R->ctl_min, R->noise_floor * 100);
+    fprintf(f, "threshold  %g %%: exit 1 when slower and the interval's lower bound (%+.2f %%) exceeds it: %s\n",
+            o->threshold_pct, R->lo_pct, R->regression ? "it does" : "no");
+    for (size_t i = 0; i < R->nrep; i++) {
+        const cp_rep *r = &R->rep[i];
+        fprintf(f, "\nrepetition %zu: base %s, measure %s\n", i + 1, r->base.path, r->measure.path);
+        fprintf(f, "%-18s %-2s %12s %12s %12s %9s %14s %14s %14s %9s\n", "row", "", "base_min", "measure_min",
+                "delta_ns", "delta", "base_median", "measure_median", "delta_ns", "delta");
+        for (int k = 0; k < r->nrow; k++)
+            table_row(f, &r->row[k]);
+    }
+    fprintf(f, "\n* control plane, summed within each pass into total; c the control segment (noise witness)\n");
+    fprintf(f, "  all figures in ns; deltas are measure - base, %% of the base figure\n");
+}
+
+/* --- csv -------------------------------------------------------------------- */
+
+static void csv_str(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void out_csv(const cp_result *R)
+{
+    FILE *f = stdout;
+    fprintf(f, "# %s\n", R->line);
+    if (R->unstamped)
+        fprintf(f, "# unstamped: some logs have no [stamp] line (--allow-unstamped)\n");
+    for (size_t i = 0; i < R->flags.n; i++)
+        fprintf(f, "# flag: %s\n", R->flags.msg[i]);
+    fprintf(f, "repetition,base_log,measure_log,row,control_plane,control,base_min_ns,measure_min_ns,delta_min_ns,"
+               "delta_min_pct,base_median_ns,measure_median_ns,delta_median_ns,delta_median_pct\n");
+    char b[32], m[32], d[32];
+    for (size_t i = 0; i < R->nrep; i++) {
+        const cp_rep *r = &R->rep[i];
+        for (int k = 0; k < r->nrow; k++) {
+            const cp_row *w = &r->row[k];
+            int64_t dmin = (int64_t)(w->mmin - w->bmin), dmed = med2(w->mmed) - med2(w->bmed);
+            fprintf(f, "%zu,", i + 1);
+            csv_str(f, r->base.path);
+            fputc(',', f);
+            csv_str(f, r->measure.path);
+            fprintf(f, ",%s,%d,%d,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%.4f,%s,%s,%s,%.4f\n", w->name,
+                    w->control_plane, w->control, w->bmin, w->mmin, dmin, pct((double)dmin, w->bmin),
+                    half_str(med2(w->bmed), false, b, sizeof b), half_str(med2(w->mmed), false, m, sizeof m),
+                    half_str(dmed, false, d, sizeof d), pct((double)dmed / 2, w->bmed.whole));
+        }
+    }
+}
+
+/* --- json ------------------------------------------------------------------- */
+
+static void jnum(jw *w, double v)
+{
+    char buf[64];
+    if (!isfinite(v))
+        v = 0;
+    snprintf(buf, sizeof buf, "%.6g", v);
+    jw_lit(w, buf);
+}
+
+static void jkey(jw *w, const char *k, bool first)
+{
+    if (!first)
+        jw_lit(w, ", ");
+    jw_str(w, k, strlen(k));
+    jw_lit(w, ": ");
+}
+
+static void jstr(jw *w, const char *s)
+{
+    jw_str(w, s, strlen(s));
+}
+
+static void jhalf(jw *w, int64_t v2)
+{
+    char buf[32];
+    jw_lit(w, half_str(v2, false, buf, sizeof buf));
+}
+
+static void json_mwu(jw *w, const as_mwu *u)
+{
+    jw_lit(w, "{\"u\": ");
+    jnum(w, u->u);
+    jkey(w, "p_greater", false), jnum(w, u->p_greater);
+    jkey(w, "p_less", false), jnum(w, u->p_less);
+    jkey(w, "p_two_sided", false), jnum(w, u->p_two);
+    jkey(w, "exact", false), jw_lit(w, u->exact ? "true" : "false");
+    jkey(w, "ties", false), jw_lit(w, u->ties ? "true" : "false");
+    jw_lit(w, "}");
+}
+
+static void json_row(jw *w, const cp_row *r)
+{
+    int64_t dmin = (int64_t)(r->mmin - r->bmin), dmed = med2(r->mmed) - med2(r->bmed);
+    jw_lit(w, "{\"row\": ");
+    jstr(w, r->name);
+    jkey(w, "control_plane", false), jw_lit(w, r->control_plane ? "true" : "false");
+    jkey(w, "control", false), jw_lit(w, r->control ? "true" : "false");
+    jkey(w, "base_min_ns", false), jw_u64(w, r->bmin);
+    jkey(w, "measure_min_ns", false), jw_u64(w, r->mmin);
+    jkey(w, "delta_min_ns", false), jhalf(w, 2 * dmin);
+    jkey(w, "delta_min_pct", false), jnum(w, pct((double)dmin, r->bmin));
+    jkey(w, "base_median_ns", false), jhalf(w, med2(r->bmed));
+    jkey(w, "measure_median_ns", false), jhalf(w, med2(r->mmed));
+    jkey(w, "delta_median_ns", false), jhalf(w, dmed);
+    jkey(w, "delta_median_pct", false), jnum(w, pct((double)dmed / 2, r->bmed.whole));
+    jw_lit(w, "}");
+}
+
+static void out_json(const cp_result *R)
+{
+    jw w;
+    if (!jw_init(&w, stdout))
+        return;
+    const cp_options *o = &R->opt;
+    jw_lit(&w, "{");
+    jkey(&w, "verdict", true), jstr(&w, cp_verdict_key(R->verdict));
+    jkey(&w, "summary", false), jstr(&w, R->line);
+    jkey(&w, "regression", false), jw_lit(&w, R->regression ? "true" : "false");
+    jkey(&w, "unstamped", false), jw_lit(&w, R->unstamped ? "true" : "false");
+    jkey(&w, "flags", false), jw_lit(&w, "[");
+    for (size_t i = 0; i < R->flags.n; i++) {
+        if (i)
+            jw_lit(&w, ", ");
+        jstr(&w, R->flags.msg[i]);
+    }
+    jw_lit(&w, "]");
+    jkey(&w, "base_commit", false), jstr(&w, R->base_commit);
+    jkey(&w, "measure_commit", false), jstr(&w, R->measure_commit);
+    jkey(&w, "stamp", false);
+    if (R->stamp_rest)
+        jw_str(&w, R->stamp_rest, R->stamp_rest_len);
+    else
+        jw_lit(&w, "null");
+    jkey(&w, "ranks", false), jw_u64(&w, (uint64_t)R->ranks);
+    jkey(&w, "repetitions", false), jw_u64(&w, R->nrep);
+    jkey(&w, "base_passes", false), jw_u64(&w, R->nbase);
+    jkey(&w, "measure_passes", false), jw_u64(&w, R->nmeasure);
+    jkey(&w, "base_min_ns", false), jw_u64(&w, R->base_min);
+    jkey(&w, "measure_min_ns", false), jw_u64(&w, R->measure_min);
+    jkey(&w, "effect", false);
+    jw_lit(&w, "{\"hodges_lehmann_ns\": ");
+    jnum(&w, R->hl.est);
+    jkey(&w, "ci_low_ns", false), jhalf(&w, 2 * R->hl.lo);
+    jkey(&w, "ci_high_ns", false), jhalf(&w, 2 * R->hl.hi);
+    jkey(&w, "ci_level", false), jnum(&w, R->hl.level);
+    jkey(&w, "pct", false), jnum(&w, R->effect_pct);
+    jkey(&w, "ci_low_pct", false), jnum(&w, R->lo_pct);
+    jkey(&w, "ci_high_pct", false), jnum(&w, R->hi_pct);
+    jw_lit(&w, "}");
+    jkey(&w, "mann_whitney", false), json_mwu(&w, &R->mwu);
+    jkey(&w, "direction", false), jstr(&w, R->direction > 0 ? "slower" : "faster");
+    jkey(&w, "p", false), jnum(&w, R->p);
+    jkey(&w, "alpha", false), jnum(&w, o->alpha);
+    jkey(&w, "significant", false), jw_lit(&w, R->significant ? "true" : "false");
+    jkey(&w, "sign_test", false);
+    jw_lit(&w, "{\"agree\": ");
+    jw_u64(&w, R->agree);
+    jkey(&w, "repetitions", false), jw_u64(&w, R->nrep);
+    jkey(&w, "p", false), jnum(&w, R->sign_p);
+    jkey(&w, "can_reach_alpha", false), jw_lit(&w, R->sign_can_reach ? "true" : "false");
+    jw_lit(&w, "}");
+    jkey(&w, "control", false);
+    jw_lit(&w, "{\"segment\": ");
+    jstr(&w, o->control);
+    jkey(&w, "noise_floor_pct", false), jnum(&w, R->noise_floor * 100);
+    jkey(&w, "min_ns", false), jw_u64(&w, R->ctl_min);
+    jkey(&w, "witnesses_noise", false), jw_lit(&w, R->ctl_resolves ? "true" : "false");
+    jkey(&w, "arm_spread_pct", false), jnum(&w, R->spread * 100);
+    jkey(&w, "significant", false), jw_lit(&w, R->ctl_significant ? "true" : "false");
+    jkey(&w, "mann_whitney", false), json_mwu(&w, &R->ctl);
+    jw_lit(&w, "}");
+    jkey(&w, "threshold_pct", false), jnum(&w, o->threshold_pct);
+    jkey(&w, "per_repetition", false), jw_lit(&w, "[");
+    for (size_t i = 0; i < R->nrep; i++) {
+        const cp_rep *r = &R->rep[i];
+        jw_lit(&w, i ? ", {\"base_log\": " : "{\"base_log\": ");
+        jstr(&w, r->base.path);
+        jkey(&w, "measure_log", false), jstr(&w, r->measure.path);
+        jkey(&w, "base_passes", false), jw_u64(&w, r->base.nsums);
+        jkey(&w, "measure_passes", false), jw_u64(&w, r->measure.nsums);
+        jkey(&w, "control_delta_pct", false), jnum(&w, r->ctl_rel * 100);
+        jkey(&w, "rows", false), jw_lit(&w, "[");
+        for (int k = 0; k < r->nrow; k++) {
+            if (k)
+                jw_lit(&w, ", ");
+            json_row(&w, &r->row[k]);
+        }
+        jw_lit(&w, "]}");
+    }
+    jw_lit(&w, "]}\n");
+    jw_flush(&w);
+    jw_free(&w);
+}
+
+/* --- plot ------------------------------------------------------------------- */
+
+static int write_plot(const cp_result *R, const char *path)
+{
+    sp_rep *reps = calloc(R->nrep, sizeof *reps);
+    if (!reps) {
+        fprintf(stderr, "hbg compare: cannot write %s: out of memory\n", path);
+        return -1;
+    }
+    for (size_t i = 0; i < R->nrep; i++) {
+        reps[i].base = (sp_arm){R->rep[i].base.sums, R->rep[i].base.nsums};
+        reps[i].measure = (sp_arm){R->rep[i].measure.sums, R->rep[i].measure.nsums};
+    }
+    char bl[96], ml[96], sub[1024];
+    snprintf(bl, sizeof bl, "base %s", R->base_commit);
+    snprintf(ml, sizeof ml, "measure %s", R->measure_commit);
+    if (R->stamp_rest)
+        snprintf(sub, sizeof sub, "%.*s", (int)R->stamp_rest_len, R->stamp_rest);
+    else
+        snprintf(sub, sizeof sub, "unstamped logs");
+    sp_plot p = {R->title, sub, bl, ml, "control-plane sum per warm pass", reps, R->nrep};
+    hbg_outfile of;
+    int rc = -1;
+    if (hbg_outfile_open(&of, "hbg compare", path) == 0) {
+        bool ok = sp_write(of.f, &p) == 0;
+        rc = hbg_outfile_close(&of, ok);
+        if (!ok)
+            fprintf(stderr, "hbg compare: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
+    }
+    free(reps);
+    return rc;
+}
+
+/* --- the command ------------------------------------------------------------ */
+
+static void print_warnings(const cp_result *R)
+{
+    for (size_t i = 0; R->rep && i < R->nrep; i++) {
+        const dg_list *l[2] = {&R->rep[i].base.L.warn, &R->rep[i].measure.L.warn};
+        for (int k = 0; k < 2; k++) {
+            for (size_t j = 0; j < l[k]->n; j++)
+                fprintf(stderr, "hbg compare: warning: %s\n", l[k]->msg[j]);
+            if (l[k]->suppressed)
+                fprintf(stderr, "hbg compare: warning: %zu more warnings not shown\n", l[k]->suppressed);
+        }
+    }
+}
+
+int hbg_cmd_compare(int argc, char **argv)
+{
+    cmp_args a = {0};
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0) {
+        free(a.base);
+        free(a.measure);
+        return rc;
+    }
+    cp_result R;
+    char err[2048];
+    hbg_status st = cp_run(&R, a.base, a.measure, a.nbase, &a.opt, err, sizeof err);
+    print_warnings(&R);
+    if (st != HBG_OK) {
+        fprintf(stderr, "hbg compare: %s\n", st == HBG_E_NOMEM ? "out of memory" : err);
+        rc = 2;
+        goto out;
+    }
+    if (a.fmt == FMT_JSON)
+        out_json(&R);
+    else if (a.fmt == FMT_CSV)
+        out_csv(&R);
+    else
+        out_table(&R);
+    rc = R.regression ? 1 : 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "hbg compare: cannot write the output: %s\n", strerror(errno ? errno : EIO));
+        rc = 2;
+    }
+    if (a.plot && write_plot(&R, a.plot) != 0)
+        rc = 2;
+out:
+    cp_free(&R);
+    free(a.base);
+    free(a.measure);
+    return rc;
+}

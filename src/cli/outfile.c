@@ -1,0 +1,67 @@
+#include "cli/outfile.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
+{
+    *o = (hbg_outfile){NULL, path, NULL, cmd};
+    struct stat sb;
+    if (strcmp(path, "-") == 0) {
+        o->f = stdout;
+        return 0;
+    }
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        o->f = fopen(path, "w");
+        if (!o->f) {
+            fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (asprintf(&o->tmp, "%s.tmp%ld", path, (long)getpid()) < 0) {
+        o->tmp = NULL;
+        fprintf(stderr, "%s: cannot create %s: out of memory\n", cmd, path);
+        return -1;
+    }
+    o->f = fopen(o->tmp, "w");
+    if (!o->f) {
+        fprintf(stderr, "%s: cannot create %s: %s\n", cmd, o->tmp, strerror(errno));
+        free(o->tmp);
+        o->tmp = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int hbg_outfile_close(hbg_outfile *o, bool ok)
+{
+    int e = 0;
+    if (o->f == stdout) {
+        if (fflush(stdout) != 0 || ferror(stdout))
+            e = errno ? errno : EIO;
+    } else if (o->f) {
+        if (ferror(o->f))
+            e = EIO;
+        if (fclose(o->f) != 0 && !e)
+            e = errno ? errno : EIO;
+    }
+    o->f = NULL;
+    int rc = 0;
+    if (ok && e) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", o->cmd, o->path, strerror(e));
+        rc = -1;
+    } else if (ok && o->tmp && rename(o->tmp, o->path) != 0) {
+        fprintf(stderr, "%s: cannot rename %s to %s: %s\n", o->cmd, o->tmp, o->path, strerror(errno));
+        rc = -1;
+    }
+    if (o->tmp && (!ok || rc))
+        remove(o->tmp);
+    free(o->tmp);
+    o->tmp = NULL;
+    return ok ? rc : -1;
+}

@@ -1,0 +1,30 @@
+/* Output files of the commands (a trace, a plot): written beside the target
+ * and renamed over it only once complete, so a failed or interrupted run
+ * never leaves half a file under the name asked for, and an older file of
+ * that name survives the failure. "-" is stdout; a name that is not a
+ * regular file (/dev/null, a FIFO) is written in place, since a rename would
+ * replace it with a regular file. */
+#ifndef HBG_CLI_OUTFILE_H
+#define HBG_CLI_OUTFILE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef struct hbg_outfile {
+    FILE *f;                /* write here */
+    const char *path;       /* the name asked for */
+    char *tmp;              /* the temporary beside it, or NULL */
+    const char *cmd;        /* "hbg timeline": prefixes the messages */
+} hbg_outfile;
+
+/* Opens path for writing. On failure prints "CMD: cannot create ...: why"
+ * on stderr and returns -1. */
+int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path);
+
+/* Finishes the file: with ok, flushes, closes and renames it into place;
+ * without, removes the temporary. Returns 0, or -1 after printing why the
+ * file could not be completed ("CMD: cannot write PATH: ..."); a write
+ * error is never lost. */
+int hbg_outfile_close(hbg_outfile *o, bool ok);
+
+#endif

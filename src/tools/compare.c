@@ -1,0 +1,736 @@
+/* The A/B comparison: loading, the comparability checks, the per-repetition
+ * rows, the verdict and its flags. Output is the command's (cmd_compare.c). */
+#include "tools/compare.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/text.h"
+
+const char *cp_verdict_name(cp_verdict v)
+{
+    switch (v) {
+    case CP_SLOWER: return "slower";
+    case CP_FASTER: return "faster";
+    case CP_CONTENDED: return "contended \xe2\x80\x94 rerun";
+    default: return "no difference";
+    }
+}
+
+const char *cp_verdict_key(cp_verdict v)
+{
+    switch (v) {
+    case CP_SLOWER: return "slower";
+    case CP_FASTER: return "faster";
+    case CP_CONTENDED: return "contended";
+    default: return "no_difference";
+    }
+}
+
+static hbg_status refuse(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static hbg_status refuse(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+    return HBG_E_INVAL;
+}
+
+/* --- one log ------------------------------------------------------------ */
+
+static int seg_by_name(const ps_log *L, const char *name)
+{
+    for (int s = 0; s < L->nseg; s++)
+        if (strcmp(L->segname[s], name) == 0)
+            return s;
+    return -1;
+}
+
+/* The segments of the used passes (they all share one set: passes.c
+ * excludes a pass whose set differs from the reference). */
+static uint32_t used_set(const st_result *R)
+{
+    uint32_t m = 0;
+    for (int r = 0; r < R->nrow; r++)
+        m |= 1u << R->row_seg[r];
+    return m;
+}
+
+static void set_names(const ps_log *L, uint32_t m, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (int s = 0; s < L->nseg && k + 1 < n; s++)
+        if (m & (1u << s)) {
+            int w = snprintf(out + k, n - k, "%s%s", k ? " " : "", L->segname[s]);
+            k = w < 0 || (size_t)w >= n - k ? n - 1 : k + (size_t)w;
+        }
+}
+
+static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char *err, size_t n)
+{
+    char why[512];
+    int fd = tx_open_log(arg, &g->path, why, sizeof why);
+    if (fd < 0)
+        return refuse(err, n, "%s", why);
+    ps_options po = {.keep_first = false};
+    hbg_status st = ps_read_fd(&g->L, g->path, fd, &po, why, sizeof why);
+    close(fd);
+    g->loaded = true;
+    if (st == HBG_E_NOMEM)
+        return st;
+    if (st != HBG_OK)
+        return refuse(err, n, "%s", why);
+    ps_log *L = &g->L;
+    if (L->stamp_conflict)
+        return refuse(err, n,
+                      "%s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes two runs",
+                      g->path, L->stamp2_line, L->stamp_line);
+    if (!L->has_stamp && !o->allow_unstamped)
+        return refuse(err, n,
+                      "%s has no [stamp] line, so nothing records its command and commit; pass --allow-unstamped "
+                      "to compare it anyway",
+                      g->path);
+    if (L->nbind == 0)
+        return refuse(err, n, "%s has no well-formed bind-phase lines (run with HBG_BIND_BREAKDOWN=1; the original "
+                              "runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)",
+                      g->path);
+    if (L->nwarm == 0)
+        return refuse(err, n,
+                      "%s has no warm pass: every pass is its rank's cold first pass (run at least 2 rounds, 6 "
+                      "recommended)",
+                      g->path);
+    if (L->nused == 0)
+        return refuse(err, n, "%s: all %zu warm passes were excluded for defects (see the warnings)", g->path,
+                      L->nwarm);
+    st = st_compute(L, &g->R, NULL);
+    if (st == HBG_E_PARSE)
+        return refuse(err, n, "%s:%zu: the control-plane sum of this pass passes 64 bits", g->path,
+                      g->R.overflow_line);
+    if (st != HBG_OK)
+        return st;
+    int cs = seg_by_name(L, o->control);
+    if (cs < 0 || !(used_set(&g->R) & (1u << cs))) {
+        char names[512];
+        set_names(L, used_set(&g->R), names, sizeof names);
+        return refuse(err, n, "%s: the control segment '%s' is not in its passes (they have: %s); name another "
+                              "with --control",
+                      g->path, o->control, names);
+    }
+    g->sums = malloc(L->nused * sizeof *g->sums);
+    g->ctl = malloc(L->nused * sizeof *g->ctl);
+    if (!g->sums || !g->ctl)
+        return HBG_E_NOMEM;
+    g->nsums = st_values(L, ST_TOTAL, g->sums);
+    g->nctl = st_values(L, cs, g->ctl);
+    if (L->has_stamp) {
+        size_t k = 0;
+        while (k < L->stamp.n && k + 1 < sizeof g->commit && L->stamp.p[k] != ' ')
+            k++;
+        memcpy(g->commit, L->stamp.p, k);
+        g->commit[k] = 0;
+    }
+    return HBG_OK;
+}
+
+/* --- stamps ------------------------------------------------------------- */
+
+/* A stamp is "<commit> env VAR=value ... <command words>". Two are the
+ * same ruler when the assignments agree as a set (their order is how a
+ * variable happened to be written, not a condition) and the command agrees
+ * word for word, once each stamp's own commit is read as a placeholder
+ * inside a word (a log path named after its commit). */
+typedef struct stamp_words {
+    lx_slice w[256];
+    int n, env_from, env_to;    /* w[env_from, env_to) are the assignments */
+    lx_slice commit;
+} stamp_words;
+
+static void split_stamp(const char *p, size_t n, stamp_words *s)
+{
+    memset(s, 0, sizeof *s);
+    size_t i = 0;
+    while (i < n && s->n < 256) {
+        while (i < n && p[i] == ' ')
+            i++;
+        size_t b = i;
+        while (i < n && p[i] != ' ')
+            i++;
+        if (i > b)
+            s->w[s->n++] = (lx_slice){p + b, i - b};
+    }
+    if (s->n)
+        s->commit = s->w[0];
+    /* the commit without "-dirty": a dirty build's log names carry it too */
+    if (s->commit.n > 6 && memcmp(s->commit.p + s->commit.n - 6, "-dirty", 6) == 0)
+        s->commit.n -= 6;
+    int k = 1;
+    if (k < s->n && s->w[k].n == 3 && memcmp(s->w[k].p, "env", 3) == 0)
+        k++;
+    s->env_from = k;
+    while (k < s->n && s->w[k].n && s->w[k].p[0] != '-' && memchr(s->w[k].p, '=', s->w[k].n))
+        k++;
+    s->env_to = k;
+}
+
+/* Does word a (of a stamp with commit ca) equal word b (commit cb)? */
+static bool same_word(lx_slice a, lx_slice ca, lx_slice b, lx_slice cb)
+{
+    size_t i = 0, j = 0;
+    while (i < a.n && j < b.n) {
+        bool ha = ca.n && a.n - i >= ca.n && memcmp(a.p + i, ca.p, ca.n) == 0;
+        bool hb = cb.n && b.n - j >= cb.n && memcmp(b.p + j, cb.p, cb.n) == 0;
+        if (ha && hb) {
+            i += ca.n;
+            j += cb.n;
+            continue;
+        }
+        if (a.p[i] != b.p[j])
+            return false;
+        i++, j++;
+    }
+    return i == a.n && j == b.n;
+}
+
+static int find_var(const stamp_words *s, lx_slice w)
+{
+    const char *eq = memchr(w.p, '=', w.n);
+    size_t nl = (size_t)(eq - w.p) + 1;
+    for (int k = s->env_from; k < s->env_to; k++)
+        if (s->w[k].n >= nl && memcmp(s->w[k].p, w.p, nl) == 0)
+            return k;
+    return -1;
+}
+
+/* The first difference beyond the commit, as text; false when none. */
+static bool stamp_diff(const stamp_words *a, const stamp_words *b, const char *na, const char *nb, char *out,
+                       size_t n)
+{
+    for (int k = a->env_from; k < a->env_to; k++) {
+        int j = find_var(b, a->w[k]);
+        if (j < 0) {
+            snprintf(out, n, "env %.*s in %s, absent from %s", (int)a->w[k].n, a->w[k].p, na, nb);
+            return true;
+        }
+        if (!same_word(a->w[k], a->commit, b->w[j], b->commit)) {
+            snprintf(out, n, "env %.*s in %s, %.*s in %s", (int)a->w[k].n, a->w[k].p, na, (int)b->w[j].n,
+                     b->w[j].p, nb);
+            return true;
+        }
+    }
+    for (int k = b->env_from; k < b->env_to; k++)
+        if (find_var(a, b->w[k]) < 0) {
+            snprintf(out, n, "env %.*s in %s, absent from %s", (int)b->w[k].n, b->w[k].p, nb, na);
+            return true;
+        }
+    int ia = a->env_to, ib = b->env_to;
+    for (int w = 1;; w++, ia++, ib++) {
+        bool ea = ia >= a->n, eb = ib >= b->n;
+        if (ea && eb)
+            return false;
+        if (ea || eb || !same_word(a->w[ia], a->commit, b->w[ib], b->commit)) {
+            snprintf(out, n, "command word %d: '%.*s' in %s, '%.*s' in %s", w, ea ? 5 : (int)a->w[ia].n,
+                     ea ? "(end)" : a->w[ia].p, na, eb ? 5 : (int)b->w[ib].n, eb ? "(end)" : b->w[ib].p, nb);
+            return true;
+        }
+    }
+}
+
+/* Is log g comparable with the reference log f? */
+static hbg_status check_pair(const cp_log *f, const cp_log *g, char *err, size_t n)
+{
+    if (f->L.has_stamp && g->L.has_stamp) {
+        static stamp_words a, b;  /* 4 KiB each: off the stack */
+        char d[768];
+        split_stamp(f->L.stamp.p, f->L.stamp.n, &a);
+        split_stamp(g->L.stamp.p, g->L.stamp.n, &b);
+        if (stamp_diff(&a, &b, f->path, g->path, d, sizeof d))
+            return refuse(err, n, "%s and %s: their stamps differ in more than the commit: %s; both arms must be "
+                                  "measured the same way",
+                          f->path, g->path, d);
+    }
+    if (f->L.nrank != g->L.nrank)
+        return refuse(err, n, "%s and %s: different rank counts: %zu and %zu", f->path, g->path, f->L.nrank,
+                      g->L.nrank);
+    uint32_t mf = used_set(&f->R), mg = used_set(&g->R);
+    for (int s = 0; s < f->L.nseg; s++)
+        if ((mf >> s) & 1 && (seg_by_name(&g->L, f->L.segname[s]) < 0 ||
+                              !((mg >> seg_by_name(&g->L, f->L.segname[s])) & 1)))
+            return refuse(err, n, "%s and %s: different segment sets: %s is in the passes of %s, not of %s", f->path,
+                          g->path, f->L.segname[s], f->path, g->path);
+    for (int s = 0; s < g->L.nseg; s++)
+        if ((mg >> s) & 1 && (seg_by_name(&f->L, g->L.segname[s]) < 0 ||
+                              !((mf >> seg_by_name(&f->L, g->L.segname[s])) & 1)))
+            return refuse(err, n, "%s and %s: different segment sets: %s is in the passes of %s, not of %s", f->path,
+                          g->path, g->L.segname[s], g->path, f->path);
+    return HBG_OK;
+}
+
+/* Every log of one arm is of one commit. */
+static hbg_status check_arm(const cp_rep *rep, size_t nrep, bool base, char *err, size_t n)
+{
+    const cp_log *f = base ? &rep[0].base : &rep[0].measure;
+    for (size_t i = 1; i < nrep; i++) {
+        const cp_log *g = base ? &rep[i].base : &rep[i].measure;
+        if (f->L.has_stamp && g->L.has_stamp && strcmp(f->commit, g->commit) != 0)
+            return refuse(err, n, "%s and %s: the %s arm mixes two commits: %s and %s", f->path, g->path,
+                          base ? "base" : "measure", f->commit, g->commit);
+    }
+    return HBG_OK;
+}
+
+/* --- rows ----------------------------------------------------------------- */
+
+static void fill_rows(cp_rep *r, const char *control)
+{
+    const cp_log *b = &r->base, *m = &r->measure;
+    cp_row *t = &r->row[0];
+    *t = (cp_row){"total", true, false, b->R.total.min, m->R.total.min, b->R.total.max, m->R.total.max,
+                  b->R.total.med, m->R.total.med};
+    r->nrow = 1;
+    for (int i = 0; i < b->R.nrow; i++) {
+        int s = b->R.row_seg[i];
+        const char *name = b->L.segname[s];
+        int ms = seg_by_name(&m->L, name);
+        const st_stat *y = NULL;
+        for (int j = 0; j < m->R.nrow; j++)
+            if (m->R.row_seg[j] == ms)
+                y = &m->R.row[j];
+        const st_stat *x = &b->R.row[i];
+        if (!y)
+            continue;   /* refused before: the sets agree */
+        r->row[r->nrow++] = (cp_row){name, (PS_CONTROL_MASK >> s) & 1, strcmp(name, control) == 0, x->min, y->min,
+                                     x->max, y->max, x->med, y->med};
+    }
+    r->dmin = (int64_t)(t->mmin - t->bmin);
+    uint64_t cb = UINT64_MAX, cm = UINT64_MAX;
+    for (size_t i = 0; i < b->nctl; i++)
+        cb = b->ctl[i] < cb ? b->ctl[i] : cb;
+    for (size_t i = 0; i < m->nctl; i++)
+        cm = m->ctl[i] < cm ? m->ctl[i] : cm;
+    r->ctl_rel = ((double)cm - (double)cb) / (double)(cb ? cb : 1);
+}
+
+static int sgn64(int64_t v)
+{
+    return (v > 0) - (v < 0);
+}
+
+/* twice a median, so that halves stay exact */
+static int64_t med2(st_med m)
+{
+    return (int64_t)(2 * m.whole + (m.half ? 1 : 0));
+}
+
+/* --- flags ---------------------------------------------------------------- */
+
+static void fig_text(const st_fig *f, char *out, size_t n)
+{
+    if (!f->n)
+        snprintf(out, n, "absent");
+    else if (f->varies)
+        snprintf(out, n, "varies %" PRIu64 "..%" PRIu64, f->min, f->max);
+    else
+        snprintf(out, n, "%" PRIu64, f->value);
+}
+
+/* Exact figures of one repetition whose values differ between the arms:
+ * each is added once, with the repetitions it differs in. */
+typedef struct exact_diff {
+    char what[256];
+    char reps[128];
+} exact_diff;
+
+static void note_exact(exact_diff *d, size_t *nd, size_t cap, const char *name, const st_fig *fb, const st_fig *fm,
+                       size_t rep)
+{
+    char vb[64], vm[64], what[256];
+    fig_text(fb, vb, sizeof vb);
+    fig_text(fm, vm, sizeof vm);
+    if (!strcmp(vb, vm))
+        return;
+    snprintf(what, sizeof what, "%s: base %s, measure %s", name, vb, vm);
+    size_t i = 0;
+    while (i < *nd && strcmp(d[i].what, what) != 0)
+        i++;
+    if (i == *nd) {
+        if (*nd == cap)
+            return;
+        snprintf(d[i].what, sizeof d[i].what, "%s", what);
+        d[i].reps[0] = 0;
+        (*nd)++;
+    }
+    size_t k = strlen(d[i].reps);
+    snprintf(d[i].reps + k, sizeof d[i].reps - k, "%s%zu", k ? ", " : "", rep);
+}
+
+static void exact_flags(cp_result *R)
+{
+    enum { CAP = 64 };
+    exact_diff *d = calloc(CAP, sizeof *d);
+    if (!d)
+        return;
+    size_t nd = 0;
+    char name[128];
+    for (size_t i = 0; i < R->nrep; i++) {
+        const cp_log *b = &R->rep[i].base, *m = &R->rep[i].measure;
+        note_exact(d, &nd, CAP, "heap_used", &b->R.heap_used, &m->R.heap_used, i + 1);
+        note_exact(d, &nd, CAP, "tasks", &b->R.tasks, &m->R.tasks, i + 1);
+        for (int s = 0; s < b->L.nseg; s++) {
+            int ms = seg_by_name(&m->L, b->L.segname[s]);
+            static const st_fig none;
+            snprintf(name, sizeof name, "bytes= of %s", b->L.segname[s]);
+            note_exact(d, &nd, CAP, name, &b->R.bytes[s], ms < 0 ? &none : &m->R.bytes[ms], i + 1);
+        }
+        for (int o = 0; o < PS_NOPS; o++) {
+            snprintf(name, sizeof name, "host-orch %s count", ps_op_names[o]);
+            note_exact(d, &nd, CAP, name, &b->R.op_count[o], &m->R.op_count[o], i + 1);
+        }
+    }
+    for (size_t i = 0; i < nd; i++)
+        dg_add(&R->flags, "exact figure differs: %s (repetition%s %s): the arms did different work", d[i].what,
+               strchr(d[i].reps, ',') ? "s" : "", d[i].reps);
+    free(d);
+}
+
+static void row_flags(cp_result *R)
+{
+    if (!R->ctl_resolves)
+        dg_add(&R->flags,
+               "the control %s is too short to witness noise (its minimum is %" PRIu64 " ns, under %d ns: a few "
+               "clock reads); the noise floor is the arms' own spread instead, %.2f %% (the largest difference "
+               "between two repetitions' minima within one arm), and the control is not tested; name a longer "
+               "untouched segment with --control",
+               R->opt.control, R->ctl_min, CP_CONTROL_MIN_NS, R->spread * 100);
+    double effect = fabs(R->hl.est);
+    for (size_t i = 0; i < R->nrep; i++) {
+        const cp_rep *r = &R->rep[i];
+        for (int k = 0; k < r->nrow; k++) {
+            const cp_row *w = &r->row[k];
+            int64_t dmin = (int64_t)(w->mmin - w->bmin), dmed2 = med2(w->mmed) - med2(w->bmed);
+            int smin = sgn64(dmin), smed = sgn64(dmed2);
+            /* the total is the decisive row: any disagreement shows; a
+             * segment's only when both moves stand out of the noise, or
+             * every jitter of a 20 ns segment would be a flag */
+            double floor = R->noise_floor > 0.01 ? R->noise_floor : 0.01;
+            bool stands = k == 0 || (fabs((double)dmin) > floor * (double)w->bmin &&
+                                     fabs((double)dmed2 / 2) > floor * (double)w->bmed.whole);
+            if (smin && smed && smin != smed && stands)
+                dg_add(&R->flags,
+                       "repetition %zu, %s: the minimum moves %s (%+" PRId64 " ns) but the median %s: read the "
+                       "two together",
+                       i + 1, w->name, smin > 0 ? "up" : "down", (int64_t)(w->mmin - w->bmin),
+                       smed > 0 ? "up" : "down");
+        }
+        const cp_row *t = &r->row[0];
+        int64_t wider = (int64_t)(t->mmax - t->mmin) - (int64_t)(t->bmax - t->bmin);
+        if (t->mmin < t->bmin && (double)wider > effect)
+            dg_add(&R->flags,
+                   "repetition %zu: a lower minimum (%+" PRId64 " ns) with a wider range (max - min %+" PRId64
+                   " ns, more than the effect): a cost too",
+                   i + 1, (int64_t)(t->mmin - t->bmin), wider);
+    }
+    exact_flags(R);
+}
+
+/* --- the verdict ---------------------------------------------------------- */
+
+static hbg_status pool(cp_result *R)
+{
+    size_t nb = 0, nm = 0, cb = 0, cm = 0;
+    for (size_t i = 0; i < R->nrep; i++) {
+        nb += R->rep[i].base.nsums;
+        nm += R->rep[i].measure.nsums;
+        cb += R->rep[i].base.nctl;
+        cm += R->rep[i].measure.nctl;
+    }
+    R->all_base = malloc(nb * sizeof *R->all_base);
+    R->all_measure = malloc(nm * sizeof *R->all_measure);
+    uint64_t *ctl_b = malloc(cb * sizeof *ctl_b), *ctl_m = malloc(cm * sizeof *ctl_m);
+    hbg_status st = HBG_E_NOMEM;
+    if (!R->all_base || !R->all_measure || !ctl_b || !ctl_m)
+        goto out;
+    nb = nm = cb = cm = 0;
+    for (size_t i = 0; i < R->nrep; i++) {
+        const cp_log *b = &R->rep[i].base, *m = &R->rep[i].measure;
+        memcpy(R->all_base + nb, b->sums, b->nsums * sizeof *b->sums);
+        memcpy(R->all_measure + nm, m->sums, m->nsums * sizeof *m->sums);
+        memcpy(ctl_b + cb, b->ctl, b->nctl * sizeof *b->ctl);
+        memcpy(ctl_m + cm, m->ctl, m->nctl * sizeof *m->ctl);
+        nb += b->nsums, nm += m->nsums, cb += b->nctl, cm += m->nctl;
+    }
+    R->nbase = nb, R->nmeasure = nm;
+    st = as_mann_whitney(R->all_base, nb, R->all_measure, nm, &R->mwu);
+    if (st == HBG_OK)
+        st = as_hodges_lehmann(R->all_base, nb, R->all_measure, nm, 0.95, &R->hl);
+    if (st == HBG_OK)
+        st = as_mann_whitney(ctl_b, cb, ctl_m, cm, &R->ctl);
+out:
+    free(ctl_b);
+    free(ctl_m);
+    return st;
+}
+
+/* The control's smallest duration, and how far the same code's figure
+ * wanders between repetitions of one arm: the noise floor when the
+ * control is too short to be one. */
+static void arm_spread(cp_result *R)
+{
+    R->ctl_min = UINT64_MAX;
+    double spread = 0;
+    for (int arm = 0; arm < 2; arm++) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t i = 0; i < R->nrep; i++) {
+            const cp_log *g = arm ? &R->rep[i].measure : &R->rep[i].base;
+            uint64_t m = arm ? R->rep[i].row[0].mmin : R->rep[i].row[0].bmin;
+            lo = m < lo ? m : lo;
+            hi = m > hi ? m : hi;
+            for (size_t k = 0; k < g->nctl; k++)
+                R->ctl_min = g->ctl[k] < R->ctl_min ? g->ctl[k] : R->ctl_min;
+        }
+        double s = lo ? (double)hi / (double)lo - 1 : 0;
+        spread = s > spread ? s : spread;
+    }
+    R->spread = spread;
+}
+
+/* "repetitions 2, 4" / "repetition 3" */
+static void rep_list(const cp_result *R, int dir, char *out, size_t n)
+{
+    size_t k = 0, c = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < R->nrep; i++)
+        if (sgn64(R->rep[i].dmin) != dir)
+            c++;
+    k = (size_t)snprintf(out, n, "repetition%s", c == 1 ? "" : "s");
+    for (size_t i = 0; i < R->nrep && k + 1 < n; i++)
+        if (sgn64(R->rep[i].dmin) != dir) {
+            int w = snprintf(out + k, n - k, "%s %zu (%+" PRId64 " ns)", k > 11 ? "," : "", i + 1, R->rep[i].dmin);
+            k = w < 0 || (size_t)w >= n - k ? n - 1 : k + (size_t)w;
+        }
+}
+
+static void decide(cp_result *R)
+{
+    const cp_options *o = &R->opt;
+    R->direction = R->hl.est > 0 ? 1 : R->hl.est < 0 ? -1 : R->mwu.p_greater < R->mwu.p_less ? 1 : -1;
+    R->p = R->direction > 0 ? R->mwu.p_greater : R->mwu.p_less;
+    R->significant = R->p < o->alpha;
+    R->agree = 0;
+    for (size_t i = 0; i < R->nrep; i++)
+        if (sgn64(R->rep[i].dmin) == R->direction)
+            R->agree++;
+    R->sign_p = as_sign_test(R->agree, R->nrep);
+    R->sign_can_reach = ldexp(1.0, -(int)(R->nrep > 1000 ? 1000 : R->nrep)) <= o->alpha;
+    R->noise_floor = 0;
+    for (size_t i = 0; i < R->nrep; i++)
+        if (fabs(R->rep[i].ctl_rel) > R->noise_floor)
+            R->noise_floor = fabs(R->rep[i].ctl_rel);
+    R->ctl_resolves = R->ctl_min >= CP_CONTROL_MIN_NS;
+    R->ctl_significant = R->ctl_resolves && R->ctl.p_two < o->alpha;
+    if (!R->ctl_resolves)
+        R->noise_floor = R->spread;
+    double base = (double)(R->base_min ? R->base_min : 1);
+    R->effect_pct = R->hl.est / base * 100;
+    R->lo_pct = (double)R->hl.lo / base * 100;
+    R->hi_pct = (double)R->hl.hi / base * 100;
+    bool beyond = fabs(R->effect_pct) > R->noise_floor * 100;
+    if (R->ctl_significant)
+        R->verdict = CP_CONTENDED;
+    else if (R->significant && R->agree < R->nrep)
+        R->verdict = CP_CONTENDED;
+    else if (R->significant && beyond)
+        R->verdict = R->direction > 0 ? CP_SLOWER : CP_FASTER;
+    else
+        R->verdict = CP_NO_DIFFERENCE;
+    R->regression = R->verdict == CP_SLOWER && R->lo_pct > o->threshold_pct;
+}
+
+static void verdict_line(cp_result *R)
+{
+    const cp_options *o = &R->opt;
+    char eff[256], sign[256], reps[256];
+    /* the estimate is a median of integer differences: whole or a half */
+    int64_t e2 = (int64_t)llround(R->hl.est * 2), ea = e2 < 0 ? -e2 : e2;
+    snprintf(eff, sizeof eff,
+             "effect %+.2f %% (%s%" PRId64 "%s ns; 95 %% CI %+" PRId64 "..%+" PRId64 " ns) of the base minimum %" PRIu64
+             " ns",
+             R->effect_pct, e2 < 0 ? "-" : "+", ea / 2, ea & 1 ? ".5" : "", R->hl.lo, R->hl.hi, R->base_min);
+    int sn = snprintf(sign, sizeof sign, "sign test p = %.4g (%zu of %zu repetitions agree)", R->sign_p, R->agree,
+                      R->nrep);
+    if (!R->sign_can_reach && sn > 0)
+        snprintf(sign + sn, sizeof sign - (size_t)sn, ", too few repetitions for it to reach alpha = %g", o->alpha);
+    const char *mw = R->mwu.exact ? "exact" : "normal approximation";
+    switch (R->verdict) {
+    case CP_SLOWER:
+    case CP_FASTER:
+        snprintf(R->line, sizeof R->line, "%s: %s; Mann-Whitney one-sided p = %.3g (%s); %s",
+                 cp_verdict_name(R->verdict), eff, R->p, mw, sign);
+        break;
+    case CP_CONTENDED:
+        if (R->ctl_significant) {
+            snprintf(R->line, sizeof R->line,
+                     "%s: the control segment %s itself differs between the arms (Mann-Whitney two-sided p = %.3g, "
+                     "noise floor %.2f %%): the arms were not measured on the same machine state; %s",
+                     cp_verdict_name(R->verdict), o->control, R->ctl.p_two, R->noise_floor * 100, eff);
+        } else {
+            rep_list(R, R->direction, reps, sizeof reps);
+            snprintf(R->line, sizeof R->line,
+                     "%s: the arms differ (Mann-Whitney one-sided p = %.3g, %s) but %s disagree%s in sign with the "
+                     "others: the run was contended; %s",
+                     cp_verdict_name(R->verdict), R->p, R->direction > 0 ? "slower" : "faster", reps,
+                     R->nrep - R->agree == 1 ? "s" : "", eff);
+        }
+        break;
+    default: {
+        char why[256];
+        if (!R->significant)
+            snprintf(why, sizeof why, "the test does not clear alpha = %g (Mann-Whitney one-sided p = %.3g, %s)",
+                     o->alpha, R->p, mw);
+        else
+            snprintf(why, sizeof why, "the effect is inside the noise floor of %.2f %% (%s)", R->noise_floor * 100,
+                     R->ctl_resolves ? "the control's largest |relative delta|" : "the arms' own spread");
+        snprintf(R->line, sizeof R->line, "%s: %s; %s; %zu of %zu repetitions disagree in sign (expected under no "
+                                          "effect); %s",
+                 cp_verdict_name(R->verdict), why, eff, R->nrep - R->agree, R->nrep, sign);
+    }
+    }
+}
+
+/* The verdict in a few words, for a plot's title: the line itself wraps
+ * to four lines at a figure's width. */
+static void verdict_title(cp_result *R)
+{
+    const char *v = cp_verdict_name(R->verdict);
+    char eff[128];
+    snprintf(eff, sizeof eff, "%+.2f %% (95 %% CI %+.2f..%+.2f %%)", R->effect_pct, R->lo_pct, R->hi_pct);
+    if (R->verdict == CP_CONTENDED && R->ctl_significant)
+        snprintf(R->title, sizeof R->title, "%s: the control %s moved (p = %.3g)", v, R->opt.control, R->ctl.p_two);
+    else if (R->verdict == CP_CONTENDED)
+        snprintf(R->title, sizeof R->title, "%s: %zu of %zu repetitions disagree in sign; %s", v, R->nrep - R->agree,
+                 R->nrep, eff);
+    else
+        snprintf(R->title, sizeof R->title, "%s: %s; Mann-Whitney p = %.3g; %zu of %zu repetitions agree", v, eff,
+                 R->p, R->agree, R->nrep);
+}
+
+/* --- the whole ------------------------------------------------------------ */
+
+static hbg_status load_all(cp_result *R, const char *const *base, const char *const *measure, char *err, size_t n)
+{
+    size_t stdin_uses = 0;
+    for (size_t i = 0; i < R->nrep; i++)
+        stdin_uses += (size_t)(!strcmp(base[i], "-") + !strcmp(measure[i], "-"));
+    if (stdin_uses > 1)
+        return refuse(err, n, "'-' (standard input) can stand for one log only");
+    for (size_t i = 0; i < R->nrep; i++) {
+        hbg_status st = load_log(&R->rep[i].base, base[i], &R->opt, err, n);
+        if (st == HBG_OK)
+            st = load_log(&R->rep[i].measure, measure[i], &R->opt, err, n);
+        if (st != HBG_OK)
+            return st;
+        R->unstamped |= !R->rep[i].base.L.has_stamp || !R->rep[i].measure.L.has_stamp;
+    }
+    return HBG_OK;
+}
+
+static hbg_status check_all(cp_result *R, char *err, size_t n)
+{
+    /* each repetition's pair first: that is the comparison the user asked for */
+    for (size_t i = 0; i < R->nrep; i++) {
+        hbg_status st = check_pair(&R->rep[i].base, &R->rep[i].measure, err, n);
+        if (st != HBG_OK)
+            return st;
+    }
+    for (size_t i = 1; i < R->nrep; i++) {
+        hbg_status st = check_pair(&R->rep[0].base, &R->rep[i].base, err, n);
+        if (st == HBG_OK)
+            st = check_pair(&R->rep[0].measure, &R->rep[i].measure, err, n);
+        if (st != HBG_OK)
+            return st;
+    }
+    hbg_status st = check_arm(R->rep, R->nrep, true, err, n);
+    return st != HBG_OK ? st : check_arm(R->rep, R->nrep, false, err, n);
+}
+
+hbg_status cp_run(cp_result *R, const char *const *base, const char *const *measure, size_t nrep,
+                  const cp_options *opt, char *err, size_t errlen)
+{
+    memset(R, 0, sizeof *R);
+    R->opt = *opt;
+    dg_init(&R->flags, 0);
+    err[0] = 0;
+    if (nrep == 0)
+        return refuse(err, errlen, "no repetitions: give at least one base and one measure log");
+    R->rep = calloc(nrep, sizeof *R->rep);
+    if (!R->rep)
+        return HBG_E_NOMEM;
+    R->nrep = nrep;
+    hbg_status st = load_all(R, base, measure, err, errlen);
+    if (st == HBG_OK)
+        st = check_all(R, err, errlen);
+    if (st != HBG_OK)
+        return st;
+    const cp_log *b0 = &R->rep[0].base, *m0 = &R->rep[0].measure;
+    snprintf(R->base_commit, sizeof R->base_commit, "%s", b0->commit[0] ? b0->commit : "unstamped");
+    snprintf(R->measure_commit, sizeof R->measure_commit, "%s", m0->commit[0] ? m0->commit : "unstamped");
+    if (b0->L.has_stamp) {
+        const char *sp = memchr(b0->L.stamp.p, ' ', b0->L.stamp.n);
+        R->stamp_rest = sp ? sp + 1 : b0->L.stamp.p + b0->L.stamp.n;
+        R->stamp_rest_len = b0->L.stamp.n - (size_t)(R->stamp_rest - b0->L.stamp.p);
+    }
+    R->ranks = (int)b0->L.nrank;
+    R->base_min = R->measure_min = UINT64_MAX;
+    for (size_t i = 0; i < nrep; i++) {
+        fill_rows(&R->rep[i], opt->control);
+        if (R->rep[i].row[0].bmin < R->base_min)
+            R->base_min = R->rep[i].row[0].bmin;
+        if (R->rep[i].row[0].mmin < R->measure_min)
+            R->measure_min = R->rep[i].row[0].mmin;
+    }
+    arm_spread(R);
+    st = pool(R);
+    if (st != HBG_OK)
+        return st == HBG_E_NOMEM ? st : refuse(err, errlen, "a per-pass sum is past 2^63 ns; refusing");
+    /* the arms' own order statistics, for the table's header lines */
+    uint64_t *tmp = malloc((R->nbase > R->nmeasure ? R->nbase : R->nmeasure) * sizeof *tmp);
+    if (!tmp)
+        return HBG_E_NOMEM;
+    memcpy(tmp, R->all_base, R->nbase * sizeof *tmp);
+    st_stat_of(tmp, R->nbase, &R->base_tot);
+    memcpy(tmp, R->all_measure, R->nmeasure * sizeof *tmp);
+    st_stat_of(tmp, R->nmeasure, &R->measure_tot);
+    free(tmp);
+    decide(R);
+    verdict_line(R);
+    verdict_title(R);
+    row_flags(R);
+    return HBG_OK;
+}
+
+static void log_free(cp_log *g)
+{
+    if (g->loaded)
+        ps_free(&g->L);
+    free(g->sums);
+    free(g->ctl);
+}
+
+void cp_free(cp_result *R)
+{
+    for (size_t i = 0; R->rep && i < R->nrep; i++) {
+        log_free(&R->rep[i].base);
+        log_free(&R->rep[i].measure);
+    }
+    free(R->rep);
+    free(R->all_base);
+    free(R->all_measure);
+    dg_free(&R->flags);
+    memset(R, 0, sizeof *R);
+}

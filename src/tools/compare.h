@@ -1,0 +1,136 @@
+/* An A/B comparison of bind logs: the statistics behind `hbg compare`.
+ *
+ * The i-th base log and the i-th measure log are repetition i. Each log is
+ * grouped into passes and summarised exactly as `hbg phases` does it
+ * (passes.h, phstats.h): its figure is the minimum over its used (warm)
+ * passes of the per-pass control-plane sum. The verdict pools every used
+ * pass of each arm:
+ *
+ *   contended  the control segment differs significantly between the arms
+ *              (two-sided), or the arms differ but a repetition's delta
+ *              disagrees in sign with the effect;
+ *   slower /   the one-sided Mann-Whitney test (in the direction of the
+ *   faster     Hodges-Lehmann shift) clears alpha, every repetition agrees,
+ *              and the effect is larger than the control's noise floor;
+ *   no difference otherwise.
+ *
+ * Before any statistic, the inputs must be comparable: every log readable,
+ * stamped (unless allowed), with stamps that differ in nothing but the
+ * commit, one commit per arm, the same segment set and rank count, and at
+ * least one warm pass. A refusal is one line naming the two logs and what
+ * differs first. */
+#ifndef HBG_TOOLS_COMPARE_H
+#define HBG_TOOLS_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "tools/abstats.h"
+#include "tools/diag.h"
+#include "tools/phstats.h"
+
+/* A control segment shorter than this is a few clock reads: its relative
+ * delta measures the clock, not the machine (a 50 ns segment moves 40 %
+ * between identical runs), so it witnesses no noise. */
+#define CP_CONTROL_MIN_NS 1000
+
+typedef enum cp_verdict {
+    CP_NO_DIFFERENCE = 0,
+    CP_SLOWER,
+    CP_FASTER,
+    CP_CONTENDED,
+} cp_verdict;
+
+/* "no difference", "slower", "faster", "contended — rerun" */
+const char *cp_verdict_name(cp_verdict v);
+/* "no_difference", "slower", "faster", "contended": for scripts */
+const char *cp_verdict_key(cp_verdict v);
+
+typedef struct cp_options {
+    double alpha;           /* significance of both tests (default 0.05) */
+    double threshold_pct;   /* exit 1 past it (default 2) */
+    const char *control;    /* the control segment (default runtime_init) */
+    bool allow_unstamped;
+} cp_options;
+
+/* One log of one arm. */
+typedef struct cp_log {
+    const char *path;       /* as named in messages ("<stdin>" for -) */
+    ps_log L;
+    bool loaded;
+    st_result R;
+    uint64_t *sums;         /* each used pass's control-plane sum, pass order */
+    size_t nsums;
+    uint64_t *ctl;          /* each used pass's control-segment dur_ns */
+    size_t nctl;
+    char commit[48];        /* the stamp's first token; "" unstamped */
+} cp_log;
+
+/* One row of a repetition: the total or a segment. */
+typedef struct cp_row {
+    const char *name;       /* "total" or the segment's name */
+    bool control_plane;     /* summed into the total (or the total itself) */
+    bool control;           /* the control segment */
+    uint64_t bmin, mmin, bmax, mmax;
+    st_med bmed, mmed;
+} cp_row;
+
+typedef struct cp_rep {
+    cp_log base, measure;
+    cp_row row[PS_MAXSEG + 1];  /* row[0] is the total */
+    int nrow;
+    int64_t dmin;               /* measure minus base, total minimum */
+    double ctl_rel;             /* control: (measure min - base min) / base min */
+} cp_rep;
+
+typedef struct cp_result {
+    size_t nrep;
+    cp_rep *rep;
+
+    cp_verdict verdict;
+    char line[1024];            /* the verdict as one line */
+    char title[256];            /* the same, short: a plot's title */
+    bool regression;            /* slower past the threshold: exit 1 */
+
+    uint64_t *all_base, *all_measure;   /* every used pass's sum, by arm */
+    size_t nbase, nmeasure;
+    uint64_t base_min, measure_min;
+    st_stat base_tot, measure_tot;      /* over all passes of each arm */
+    as_mwu mwu;                 /* the arms' per-pass sums */
+    as_shift hl;                /* measure - base, 95 % interval */
+    int direction;              /* +1 slower, -1 faster, 0 none */
+    double p;                   /* the one-sided p in that direction */
+    bool significant;
+    size_t agree;               /* repetitions whose delta has that sign */
+    double sign_p;              /* exact one-sided sign test over repetitions */
+    bool sign_can_reach;        /* 2^-nrep <= alpha */
+    double effect_pct, lo_pct, hi_pct;   /* of base_min */
+
+    as_mwu ctl;                 /* the control segment, two-sided */
+    bool ctl_significant;
+    uint64_t ctl_min;           /* the control's smallest duration in any log */
+    bool ctl_resolves;          /* ctl_min >= CP_CONTROL_MIN_NS: it can witness noise */
+    double spread;              /* the arms' own spread: largest max/min - 1 of repetition minima */
+    double noise_floor;         /* largest |ctl_rel| (or the spread), a fraction */
+
+    char base_commit[48], measure_commit[48];
+    const char *stamp_rest;     /* base 1's stamp after its commit, or NULL */
+    size_t stamp_rest_len;
+    bool unstamped;             /* some log had no stamp (allowed) */
+    int ranks;
+
+    dg_list flags;              /* under the verdict */
+    cp_options opt;
+} cp_result;
+
+/* Reads base[i] and measure[i] (i < nrep; "-" is standard input, at most
+ * once), checks that they are comparable and computes everything above.
+ * HBG_OK; HBG_E_INVAL with a one-line reason in err when the inputs are
+ * refused or unreadable (exit 2); HBG_E_NOMEM. R is to be freed with
+ * cp_free whatever the result; each log's own warnings are in
+ * R->rep[i].base.L.warn and .measure.L.warn once loaded. */
+hbg_status cp_run(cp_result *R, const char *const *base, const char *const *measure, size_t nrep,
+                  const cp_options *opt, char *err, size_t errlen);
+void cp_free(cp_result *R);
+
+#endif

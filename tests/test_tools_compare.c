@@ -1,0 +1,605 @@
+/* `hbg compare` end to end on synthetic arms whose effect is known: the
+ * verdicts, the exit status, the refusals, the flags and the formats, in
+ * both runtimes' grammars. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "support/compare_gen.h"
+#include "support/tools_support.h"
+
+#define REPS 5
+
+typedef struct arms {
+    char *dir;
+    char *base[REPS], *measure[REPS];
+    int n;
+} arms;
+
+/* Writes n repetitions: base from b, measure from m, with per-log seeds so
+ * that no two logs share their noise; tweak(rep, &b, &m) may change one
+ * repetition. */
+static void make_arms(arms *a, int n, cg_spec b, cg_spec m, void (*tweak)(int, cg_spec *, cg_spec *))
+{
+    a->dir = cg_tempdir();
+    a->n = n;
+    for (int i = 0; i < n; i++) {
+        cg_spec bi = b, mi = m;
+        bi.seed = b.seed * 100 + (uint64_t)i;
+        mi.seed = m.seed * 100 + (uint64_t)i + 50;
+        if (tweak)
+            tweak(i, &bi, &mi);
+        char name[96];
+        snprintf(name, sizeof name, "bind_qwen_numbers_%s_r%d.log", bi.commit ? bi.commit : "base", i + 1);
+        a->base[i] = cg_write(a->dir, name, &bi);
+        snprintf(name, sizeof name, "bind_qwen_numbers_%s_r%d.log", mi.commit ? mi.commit : "measure", i + 1);
+        a->measure[i] = cg_write(a->dir, name, &mi);
+    }
+}
+
+static void free_arms(arms *a)
+{
+    for (int i = 0; i < a->n; i++) {
+        unlink(a->base[i]);
+        unlink(a->measure[i]);
+        free(a->base[i]);
+        free(a->measure[i]);
+    }
+    rmdir(a->dir);
+    free(a->dir);
+}
+
+/* hbg compare --base ... --measure ... EXTRA... */
+static int compare(const arms *a, const char *const *extra, char **out, char **err)
+{
+    const char *args[64];
+    int k = 0;
+    args[k++] = "compare";
+    args[k++] = "--base";
+    for (int i = 0; i < a->n; i++)
+        args[k++] = a->base[i];
+    args[k++] = "--measure";
+    for (int i = 0; i < a->n; i++)
+        args[k++] = a->measure[i];
+    for (int i = 0; extra && extra[i]; i++)
+        args[k++] = extra[i];
+    args[k] = NULL;
+    return ts_run_cli(args, out, err);
+}
+
+/* The first line of the output. */
+static char *first_line(const char *s)
+{
+    const char *e = strchr(s, '\n');
+    return strndup(s, e ? (size_t)(e - s) : strlen(s));
+}
+
+static cg_spec slower(cg_spec s)
+{
+    s.host_orch_scale = 1.10;
+    return s;
+}
+
+/* --- verdicts ------------------------------------------------------------ */
+
+static void known_shift(bool upstream)
+{
+    cg_spec b = cg_default("1a2b3c4", 1), m = slower(cg_default("5d6e7f8", 2));
+    b.upstream = m.upstream = upstream;
+    if (upstream)
+        b.ranks = m.ranks = 2;
+    arms a;
+    make_arms(&a, REPS, b, m, NULL);
+    char *out, *err;
+    const char *t5[] = {"--threshold", "5", NULL};
+    assert_int_equal(compare(&a, t5, &out, &err), 1);
+    char *l = first_line(out);
+    /* host_orch is 100 of the 105.9 us control plane: +10 us is +9.4 % */
+    assert_true(strncmp(l, "verdict    slower: effect +9.", 29) == 0);
+    assert_true(ts_contains(l, "sign test p = 0.03125 (5 of 5 repetitions agree)"));
+    assert_true(ts_contains(l, "(exact)") || upstream);  /* 2 ranks: 50 passes an arm, past the exact limit */
+    assert_true(ts_contains(out, "threshold  5 %: exit 1 when slower and the interval's lower bound"));
+    assert_true(ts_contains(out, "flags      none\n"));
+    assert_true(ts_contains(out, "base       1a2b3c4: 5 logs"));
+    assert_true(ts_contains(out, "measure    5d6e7f8: 5 logs"));
+    /* the segment that moved is visible: host_orch by ~+10 %, others ~0 */
+    assert_true(ts_contains(out, "\nhost_orch          *"));
+    assert_true(ts_contains(out, "\nruntime_init       c "));
+    assert_string_equal(err, "");
+    free(l), free(out), free(err);
+
+    const char *t20[] = {"--threshold", "20", NULL};
+    assert_int_equal(compare(&a, t20, &out, &err), 0);
+    assert_true(strncmp(out, "verdict    slower:", 18) == 0);
+    free(out), free(err);
+    /* the default threshold, 2 % */
+    assert_int_equal(compare(&a, NULL, &out, &err), 1);
+    free(out), free(err);
+    free_arms(&a);
+}
+
+static void test_known_shift_slower(void **st)
+{
+    (void)st;
+    known_shift(false);
+}
+
+static void test_known_shift_slower_upstream(void **st)
+{
+    (void)st;
+    known_shift(true);
+}
+
+/* The other direction: faster, exit 0 whatever the threshold. */
+static void test_faster(void **st)
+{
+    (void)st;
+    cg_spec b = slower(cg_default("1a2b3c4", 3)), m = cg_default("5d6e7f8", 4);
+    arms a;
+    make_arms(&a, REPS, b, m, NULL);
+    char *out, *err;
+    const char *t0[] = {"--threshold", "0", NULL};
+    assert_int_equal(compare(&a, t0, &out, &err), 0);
+    assert_true(strncmp(out, "verdict    faster: effect -", 27) == 0);
+    free(out), free(err);
+    free_arms(&a);
+}
+
+static void no_shift(bool upstream)
+{
+    cg_spec b = cg_default("1a2b3c4", 5), m = cg_default("5d6e7f8", 6);
+    b.upstream = m.upstream = upstream;
+    arms a;
+    make_arms(&a, REPS, b, m, NULL);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    char *l = first_line(out);
+    assert_true(strncmp(l, "verdict    no difference: ", 26) == 0);
+    assert_true(ts_contains(l, "repetitions disagree in sign (expected under no effect)"));
+    free(l), free(out), free(err);
+    free_arms(&a);
+}
+
+static void test_no_shift_no_difference(void **st)
+{
+    (void)st;
+    no_shift(false);
+}
+
+static void test_no_shift_no_difference_upstream(void **st)
+{
+    (void)st;
+    no_shift(true);
+}
+
+/* Repetition 3's base ran on a loaded machine: every segment 30 % longer,
+ * so its measure comes out faster while the other four are slower. */
+static void contend_rep3(int rep, cg_spec *b, cg_spec *m)
+{
+    (void)m;
+    if (rep == 2)
+        b->all_scale = 1.30;
+}
+
+static void contended(bool upstream)
+{
+    cg_spec b = cg_default("1a2b3c4", 7), m = slower(cg_default("5d6e7f8", 8));
+    b.upstream = m.upstream = upstream;
+    b.control_scale = m.control_scale = 1.0;
+    arms a;
+    make_arms(&a, REPS, b, m, contend_rep3);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    char *l = first_line(out);
+    assert_true(strncmp(l, "verdict    contended \xe2\x80\x94 rerun: the arms differ", 47) == 0);
+    assert_true(ts_contains(l, " but repetition 3 ("));
+    assert_true(ts_contains(l, " ns) disagrees in sign with the others: the run was contended"));
+    free(l), free(out), free(err);
+    free_arms(&a);
+}
+
+static void test_contended_repetition(void **st)
+{
+    (void)st;
+    contended(false);
+}
+
+static void test_contended_repetition_upstream(void **st)
+{
+    (void)st;
+    contended(true);
+}
+
+
+/* The control segment itself moved: the arms ran on different machine
+ * states, whatever the effect. */
+static void test_control_moved_contended(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 9), m = slower(cg_default("5d6e7f8", 10));
+    m.control_scale = 1.5;
+    arms a;
+    make_arms(&a, REPS, b, m, NULL);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    char *l = first_line(out);
+    assert_true(strncmp(l, "verdict    contended \xe2\x80\x94 rerun: the control segment runtime_init itself differs", 77) ==
+                0);
+    free(l), free(out), free(err);
+    /* another control that the change spared gives the verdict back */
+    const char *ctl[] = {"--control", "args", NULL};
+    assert_int_equal(compare(&a, ctl, &out, &err), 1);
+    assert_true(strncmp(out, "verdict    slower:", 18) == 0);
+    assert_true(ts_contains(out, "\nargs               c "));
+    free(out), free(err);
+    free_arms(&a);
+}
+
+/* A control of a few clock reads witnesses nothing: the floor is the arms'
+ * own spread, the control is not tested, and a flag says so. */
+static void test_short_control_falls_back_to_spread(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 43), m = slower(cg_default("5d6e7f8", 44));
+    b.control_scale = m.control_scale = 0.005;   /* runtime_init 45 ns */
+    b.control_noise = m.control_noise = 0.3;
+    arms a;
+    make_arms(&a, REPS, b, m, NULL);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 1);
+    assert_true(strncmp(out, "verdict    slower: ", 19) == 0);
+    assert_true(ts_contains(out, "\nflags      the control runtime_init is too short to witness noise (its minimum is "));
+    assert_true(ts_contains(out, "\ncontrol    runtime_init: too short to witness noise (minimum "));
+    free(out), free(err);
+    free_arms(&a);
+}
+
+/* An effect inside the noise floor is no difference, however significant. */
+static void test_effect_inside_noise_floor(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 11), m = cg_default("5d6e7f8", 12);
+    b.noise = m.noise = 0.0005;
+    b.control_noise = m.control_noise = 0.05;
+    m.host_orch_scale = 1.003;     /* +0.3 %, every pass */
+    arms a;
+    make_arms(&a, REPS, b, m, NULL);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    char *l = first_line(out);
+    assert_true(strncmp(l, "verdict    no difference: the effect is inside the noise floor of ", 66) == 0);
+    free(l), free(out), free(err);
+    free_arms(&a);
+}
+
+/* --- refusals ------------------------------------------------------------ */
+
+static void expect_refusal(const arms *a, const char *const *extra, const char *msg)
+{
+    char *out, *err;
+    assert_int_equal(compare(a, extra, &out, &err), 2);
+    assert_string_equal(out, "");
+    if (!ts_contains(err, msg))
+        fail_msg("stderr lacks '%s':\n%s", msg, err);
+    /* one line */
+    assert_non_null(strchr(err, '\n'));
+    assert_null(strchr(strchr(err, '\n') + 1, '\n'));
+    free(out), free(err);
+}
+
+static void stamps_differ(bool upstream)
+{
+    cg_spec b = cg_default("1a2b3c4", 13), m = cg_default("5d6e7f8", 14);
+    b.upstream = m.upstream = upstream;
+    m.env_extra = "TORCH_DEVICE_BACKEND_AUTOLOAD=0";
+    arms a;
+    make_arms(&a, 2, b, m, NULL);
+    char msg[1024];
+    snprintf(msg, sizeof msg,
+             "hbg compare: %s and %s: their stamps differ in more than the commit: env "
+             "TORCH_DEVICE_BACKEND_AUTOLOAD=0 in %s, absent from %s; both arms must be measured the same way\n",
+             a.base[0], a.measure[0], a.measure[0], a.base[0]);
+    expect_refusal(&a, NULL, msg);
+    free_arms(&a);
+}
+
+static void test_stamps_differ_in_one_variable(void **st)
+{
+    (void)st;
+    stamps_differ(false);
+}
+
+static void test_stamps_differ_in_one_variable_upstream(void **st)
+{
+    (void)st;
+    stamps_differ(true);
+}
+
+static void test_stamps_differ_in_a_value_and_a_word(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 15), m = cg_default("5d6e7f8", 16);
+    b.env_extra = "OMP_NUM_THREADS=1";
+    m.env_extra = "OMP_NUM_THREADS=2";
+    arms a;
+    make_arms(&a, 1, b, m, NULL);
+    expect_refusal(&a, NULL, "env OMP_NUM_THREADS=1 in ");
+    free_arms(&a);
+    b.env_extra = m.env_extra = NULL;
+    m.rounds = 7;
+    make_arms(&a, 1, b, m, NULL);
+    expect_refusal(&a, NULL, "command word 7: '6' in ");
+    free_arms(&a);
+}
+
+static void test_refuses_unequal_counts(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, 2, cg_default("1a2b3c4", 17), cg_default("5d6e7f8", 18), NULL);
+    const char *args[] = {"compare", "--base", a.base[0], a.base[1], "--measure", a.measure[0], NULL};
+    char *out, *err;
+    assert_int_equal(ts_run_cli(args, &out, &err), 2);
+    assert_string_equal(err, "hbg compare: 2 base logs but 1 measure logs: the i-th of each arm is repetition i, so "
+                             "the counts must be equal\n");
+    free(out), free(err);
+    free_arms(&a);
+}
+
+static void test_unstamped_refused_unless_allowed(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default(NULL, 41), m = slower(cg_default(NULL, 42));
+    arms a;
+    make_arms(&a, REPS, b, m, NULL);
+    char msg[512];
+    snprintf(msg, sizeof msg, "hbg compare: %s has no [stamp] line, so nothing records its command and commit; pass "
+                              "--allow-unstamped to compare it anyway\n", a.base[0]);
+    expect_refusal(&a, NULL, msg);
+    const char *fmts[3] = {"table", "json", "csv"};
+    const char *said[3] = {"\nunstamped  ", "\"unstamped\": true", "\n# unstamped: "};
+    for (int f = 0; f < 3; f++) {
+        const char *ex[] = {"--allow-unstamped", "--format", fmts[f], NULL};
+        char *out, *err;
+        assert_int_equal(compare(&a, ex, &out, &err), 1);
+        assert_true(ts_contains(out, said[f]));
+        free(out), free(err);
+    }
+    free_arms(&a);
+}
+
+static void test_refuses_different_segment_sets(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 21), m = cg_default("5d6e7f8", 22);
+    m.drop_graph_upload = true;
+    arms a;
+    make_arms(&a, 1, b, m, NULL);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "hbg compare: %s and %s: different segment sets: graph_upload is in the passes of %s, not of %s\n",
+             a.base[0], a.measure[0], a.base[0], a.measure[0]);
+    expect_refusal(&a, NULL, msg);
+    free_arms(&a);
+}
+
+static void test_refuses_a_log_without_warm_pass(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 23), m = cg_default("5d6e7f8", 24);
+    m.rounds = 1;
+    arms a;
+    make_arms(&a, 1, b, m, NULL);
+    expect_refusal(&a, NULL, " has no warm pass: every pass is its rank's cold first pass");
+    free_arms(&a);
+}
+
+static void test_refuses_different_rank_counts(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 25), m = cg_default("5d6e7f8", 26);
+    m.ranks = 2;
+    arms a;
+    make_arms(&a, 1, b, m, NULL);
+    expect_refusal(&a, NULL, ": different rank counts: 1 and 2\n");
+    free_arms(&a);
+}
+
+static void mixed(int rep, cg_spec *b, cg_spec *m)
+{
+    (void)m;
+    if (rep == 1)
+        b->commit = "0badc0d";
+}
+
+static void test_refuses_an_arm_of_two_commits(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, 2, cg_default("1a2b3c4", 27), cg_default("5d6e7f8", 28), mixed);
+    expect_refusal(&a, NULL, ": the base arm mixes two commits: 1a2b3c4 and 0badc0d\n");
+    free_arms(&a);
+}
+
+static void test_refuses_unusable_input(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, 1, cg_default("1a2b3c4", 29), cg_default("5d6e7f8", 30), NULL);
+    const char *nc[] = {"--control", "nosuch", NULL};
+    expect_refusal(&a, nc, ": the control segment 'nosuch' is not in its passes (they have: args arena_build");
+    const char *missing[] = {"compare", "--base", "/nonexistent/x.log", "--measure", a.measure[0], NULL};
+    char *out, *err;
+    assert_int_equal(ts_run_cli(missing, &out, &err), 2);
+    assert_true(ts_contains(err, "/nonexistent/x.log"));
+    free(out), free(err);
+    static const char *const bad[][3] = {{"--alpha", "1", NULL}, {"--alpha", "x", NULL}, {"--threshold", "-1", NULL},
+                                         {"--format", "xml", NULL}, {"--bogus", NULL, NULL}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(compare(&a, bad[i], &out, &err), 2);
+        assert_true(strncmp(err, "hbg compare: ", 13) == 0);
+        free(out), free(err);
+    }
+    free_arms(&a);
+}
+
+/* --- flags --------------------------------------------------------------- */
+
+static void test_flags_exact_figure_that_differs(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 31), m = slower(cg_default("5d6e7f8", 32));
+    m.heap_used = 127677440;
+    arms a;
+    make_arms(&a, REPS, b, m, NULL);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 1);
+    assert_true(ts_contains(out, "\nflags      exact figure differs: heap_used: base 127673344, measure 127677440 "
+                                 "(repetitions 1, 2, 3, 4, 5): the arms did different work\n"));
+    free(out), free(err);
+    free_arms(&a);
+}
+
+static void wide(int rep, cg_spec *b, cg_spec *m)
+{
+    (void)b;
+    if (rep == 0)
+        m->noise = 0.2;
+}
+
+static void test_flags_lower_minimum_with_wider_range(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, REPS, cg_default("1a2b3c4", 33), cg_default("5d6e7f8", 34), wide);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    assert_true(ts_contains(out, "repetition 1: a lower minimum ("));
+    assert_true(ts_contains(out, " ns, more than the effect): a cost too\n"));
+    free(out), free(err);
+    free_arms(&a);
+}
+
+/* --- formats -------------------------------------------------------------- */
+
+static void test_json(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, REPS, cg_default("1a2b3c4", 35), slower(cg_default("5d6e7f8", 36)), NULL);
+    char *out, *err;
+    const char *ex[] = {"--format", "json", NULL};
+    assert_int_equal(compare(&a, ex, &out, &err), 1);
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(j, "verdict")), "slower");
+    assert_true(json_is_true(json_object_get(j, "regression")));
+    assert_string_equal(json_string_value(json_object_get(j, "base_commit")), "1a2b3c4");
+    json_t *eff = json_object_get(j, "effect");
+    double hl = json_number_value(json_object_get(eff, "hodges_lehmann_ns"));
+    assert_true(json_number_value(json_object_get(eff, "ci_low_ns")) <= hl);
+    assert_true(hl <= json_number_value(json_object_get(eff, "ci_high_ns")));
+    assert_true(hl > 9000 && hl < 11000);
+    json_t *sign = json_object_get(j, "sign_test");
+    assert_int_equal(json_integer_value(json_object_get(sign, "agree")), 5);
+    assert_true(json_number_value(json_object_get(sign, "p")) == 0.03125);
+    json_t *reps = json_object_get(j, "per_repetition");
+    assert_int_equal(json_array_size(reps), REPS);
+    json_t *rows = json_object_get(json_array_get(reps, 0), "rows");
+    assert_int_equal(json_array_size(rows), 11);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "row")), "total");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(reps, 2), "base_log")), a.base[2]);
+    json_decref(j);
+    free(out), free(err);
+    free_arms(&a);
+}
+
+static void test_csv(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, REPS, cg_default("1a2b3c4", 37), slower(cg_default("5d6e7f8", 38)), NULL);
+    char *out, *err;
+    const char *ex[] = {"--format", "csv", NULL};
+    assert_int_equal(compare(&a, ex, &out, &err), 1);
+    assert_true(strncmp(out, "# slower: effect +", 18) == 0);
+    assert_true(ts_contains(out, "\nrepetition,base_log,measure_log,row,control_plane,control,base_min_ns,"
+                                 "measure_min_ns,delta_min_ns,delta_min_pct,base_median_ns,measure_median_ns,"
+                                 "delta_median_ns,delta_median_pct\n"));
+    size_t rows = 0;
+    for (const char *p = strstr(out, "\n1,"); p; p = strchr(p + 1, '\n'))
+        rows += p[1] >= '1' && p[1] <= '9';
+    assert_int_equal(rows, REPS * 11);
+    free(out), free(err);
+    free_arms(&a);
+}
+
+static void test_plot(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, REPS, cg_default("1a2b3c4", 39), slower(cg_default("5d6e7f8", 40)), NULL);
+    char svg[512];
+    snprintf(svg, sizeof svg, "%s/ab.svg", a.dir);
+    char *out, *err;
+    const char *ex[] = {"--plot", svg, NULL};
+    assert_int_equal(compare(&a, ex, &out, &err), 1);
+    free(out), free(err);
+    size_t n;
+    char *s = ts_slurp(svg, &n);
+    assert_non_null(s);
+    assert_true(ts_contains(s, "<svg"));
+    assert_true(ts_contains(s, "base 1a2b3c4"));
+    assert_true(ts_contains(s, "measure 5d6e7f8"));
+    assert_true(ts_contains(s, "slower: +9."));
+    free(s);
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", svg);
+    assert_int_equal(system(cmd), 0);
+    unlink(svg);
+    /* a plot that cannot be written fails the command, and leaves nothing */
+    const char *bad[] = {"--plot", "/nonexistent-dir/ab.svg", NULL};
+    assert_int_equal(compare(&a, bad, &out, &err), 2);
+    assert_true(ts_contains(err, "hbg compare: cannot create /nonexistent-dir/ab.svg"));
+    free(out), free(err);
+    free_arms(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_shift_slower),
+        cmocka_unit_test(test_known_shift_slower_upstream),
+        cmocka_unit_test(test_faster),
+        cmocka_unit_test(test_no_shift_no_difference),
+        cmocka_unit_test(test_no_shift_no_difference_upstream),
+        cmocka_unit_test(test_contended_repetition),
+        cmocka_unit_test(test_contended_repetition_upstream),
+        cmocka_unit_test(test_control_moved_contended),
+        cmocka_unit_test(test_short_control_falls_back_to_spread),
+        cmocka_unit_test(test_effect_inside_noise_floor),
+        cmocka_unit_test(test_stamps_differ_in_one_variable),
+        cmocka_unit_test(test_stamps_differ_in_one_variable_upstream),
+        cmocka_unit_test(test_stamps_differ_in_a_value_and_a_word),
+        cmocka_unit_test(test_refuses_unequal_counts),
+        cmocka_unit_test(test_unstamped_refused_unless_allowed),
+        cmocka_unit_test(test_refuses_different_segment_sets),
+        cmocka_unit_test(test_refuses_a_log_without_warm_pass),
+        cmocka_unit_test(test_refuses_different_rank_counts),
+        cmocka_unit_test(test_refuses_an_arm_of_two_commits),
+        cmocka_unit_test(test_refuses_unusable_input),
+        cmocka_unit_test(test_flags_exact_figure_that_differs),
+        cmocka_unit_test(test_flags_lower_minimum_with_wider_range),
+        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_csv),
+        cmocka_unit_test(test_plot),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
