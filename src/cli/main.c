@@ -15,6 +15,7 @@ static const command commands[] = {
     {"phases", hbg_cmd_phases, "per-phase statistics of the bind passes in a log"},
     {"timeline", hbg_cmd_timeline, "write a Perfetto / Chrome trace of a log (and its records)"},
     {"compare", hbg_cmd_compare, "an A/B verdict between two arms' logs, repetition by repetition"},
+    {"ab", hbg_cmd_ab, "build two revisions, run them interleaved, and compare"},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

@@ -1,0 +1,740 @@
+/* hbg ab: child processes, revision worktrees, builds. See ab_build.h. */
+#include "cli/ab_build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* --- strings ------------------------------------------------------------- */
+
+bool ab_buf_add(ab_buf *b, const void *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return false;
+        b->p = p;
+        b->cap = cap;
+    }
+    if (n)
+        memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+    return true;
+}
+
+bool ab_buf_str(ab_buf *b, const char *s)
+{
+    return ab_buf_add(b, s, strlen(s));
+}
+
+bool ab_buf_fmt(ab_buf *b, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return false;
+    if ((size_t)n < sizeof small)
+        return ab_buf_add(b, small, (size_t)n);
+    char *big = malloc((size_t)n + 1);
+    if (!big)
+        return false;
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    bool ok = ab_buf_add(b, big, (size_t)n);
+    free(big);
+    return ok;
+}
+
+bool ab_buf_shquote(ab_buf *b, const char *s)
+{
+    bool plain = *s != 0;
+    for (const char *c = s; *c && plain; c++)
+        plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%", *c) != NULL;
+    if (plain)
+        return ab_buf_str(b, s);
+    bool ok = ab_buf_add(b, "'", 1);
+    for (const char *c = s; *c && ok; c++)
+        ok = *c == '\'' ? ab_buf_add(b, "'\\''", 4) : ab_buf_add(b, c, 1);
+    return ok && ab_buf_add(b, "'", 1);
+}
+
+void ab_buf_free(ab_buf *b)
+{
+    free(b->p);
+    *b = (ab_buf){0};
+}
+
+const char *ab_buf_cstr(const ab_buf *b)
+{
+    return b->p ? b->p : "";
+}
+
+bool ab_subst(ab_buf *out, const char *tmpl, const char *worktree, const char *rev, const char *log)
+{
+    static const char *const names[] = {"{worktree}", "{rev}", "{log}"};
+    const char *vals[] = {worktree, rev, log};
+    bool ok = true;
+    for (const char *s = tmpl; *s && ok;) {
+        int hit = -1;
+        for (int k = 0; k < 3 && hit < 0; k++)
+            if (vals[k] && !strncmp(s, names[k], strlen(names[k])))
+                hit = k;
+        if (hit < 0) {
+            ok = ab_buf_add(out, s++, 1);
+            continue;
+        }
+        ok = ab_buf_shquote(out, vals[hit]);
+        s += strlen(names[hit]);
+    }
+    return ok && ab_buf_add(out, "", 0);
+}
+
+/* --- processes ----------------------------------------------------------- */
+
+/* In the child: only async-signal-safe calls until exec. */
+static void child_exec(const char *const *argv, const char *cwd, int out_fd, int err_fd)
+{
+    int nul = open("/dev/null", O_RDWR);
+    if (nul < 0)
+        _exit(127);
+    dup2(nul, STDIN_FILENO);
+    dup2(out_fd >= 0 ? out_fd : nul, STDOUT_FILENO);
+    dup2(err_fd >= 0 ? err_fd : nul, STDERR_FILENO);
+    if (nul > STDERR_FILENO)
+        close(nul);
+    if (cwd && chdir(cwd) != 0) {
+        static const char m[] = "hbg ab: cannot enter the directory to run in\n";
+        (void)!write(STDERR_FILENO, m, sizeof m - 1);
+        _exit(127);
+    }
+    signal(SIGPIPE, SIG_DFL);
+    execvp(argv[0], (char *const *)argv);
+    static const char m[] = "hbg ab: cannot start the program (exec failed)\n";
+    (void)!write(STDERR_FILENO, m, sizeof m - 1);
+    _exit(127);
+}
+
+pid_t ab_start(const char *const *argv, const char *cwd, int out_fd, int err_fd)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        child_exec(argv, cwd, out_fd, err_fd);
+    return pid;
+}
+
+int ab_wait(pid_t pid, bool hang)
+{
+    int ws = 0;
+    pid_t got;
+    do
+        got = waitpid(pid, &ws, hang ? 0 : WNOHANG);
+    while (got < 0 && errno == EINTR);
+    if (got == 0)
+        return -2;
+    if (got < 0)
+        return -1;
+    if (WIFEXITED(ws))
+        return WEXITSTATUS(ws);
+    return WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : -1;
+}
+
+int ab_spawn(const char *const *argv, const char *cwd, int out_fd, int err_fd)
+{
+    pid_t pid = ab_start(argv, cwd, out_fd, err_fd);
+    return pid < 0 ? -1 : ab_wait(pid, true);
+}
+
+int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC))
+        return -1;
+    pid_t pid = ab_start(argv, cwd, p[1], err_fd);
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        return -1;
+    }
+    char chunk[65536];
+    bool ok = true;
+    for (;;) {
+        ssize_t got = read(p[0], chunk, sizeof chunk);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        ok = ok && ab_buf_add(out, chunk, (size_t)got);
+    }
+    close(p[0]);
+    int st = ab_wait(pid, true);
+    ab_buf_add(out, "", 0);
+    return ok ? st : -1;
+}
+
+const char *ab_status_text(int status, char *buf, size_t cap)
+{
+    if (status < 0)
+        snprintf(buf, cap, "could not be started or waited for");
+    else if (status > 128 && status < 128 + 65)
+        snprintf(buf, cap, "killed by signal %d (%s)", status - 128, strsignal(status - 128));
+    else
+        snprintf(buf, cap, "exit status %d", status);
+    return buf;
+}
+
+/* --- files --------------------------------------------------------------- */
+
+void ab_print_tail(FILE *f, const char *path, int lines)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    static char buf[65536];
+    off_t end = lseek(fd, 0, SEEK_END);
+    off_t from = end > (off_t)sizeof buf ? end - (off_t)sizeof buf : 0;
+    ssize_t n = end >= 0 ? pread(fd, buf, (size_t)(end - from), from) : -1;
+    close(fd);
+    if (n <= 0)
+        return;
+    size_t len = (size_t)n;
+    if (buf[len - 1] == '\n')
+        len--;
+    size_t start = len;
+    for (int k = 0; start > 0; start--)
+        if (buf[start - 1] == '\n' && ++k == lines)
+            break;
+    for (size_t i = start; i < len;) {
+        const char *nl = memchr(buf + i, '\n', len - i);
+        size_t e = nl ? (size_t)(nl - buf) : len;
+        fprintf(f, "  %.*s\n", (int)(e - i), buf + i);
+        i = e + 1;
+    }
+}
+
+int ab_mkdirs(const char *path)
+{
+    char p[AB_PATH];
+    if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        if (mkdir(p, 0755) && errno != EEXIST)
+            return -1;
+        *s = '/';
+    }
+    return mkdir(p, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+static bool exists(const char *path)
+{
+    struct stat sb;
+    return lstat(path, &sb) == 0;
+}
+
+static int write_file(const char *path, const void *data, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    const char *p = data;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return close(fd);
+}
+
+/* Does the file hold exactly text? */
+static bool file_is(const char *path, const char *text)
+{
+    size_t want = strlen(text);
+    char *buf = malloc(want + 2);
+    int fd = buf ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    ssize_t got = fd >= 0 ? read(fd, buf, want + 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    bool same = got == (ssize_t)want && !memcmp(buf, text, want);
+    free(buf);
+    return same;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path) && errno != ENOENT ? -1 : 0;
+}
+
+static int remove_tree(const char *path)
+{
+    return nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS) && errno != ENOENT ? -1 : 0;
+}
+
+/* FNV-1a, 64 bits: a cache key, not a defence against anyone. */
+static uint64_t fnv(uint64_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+#define FNV0 0xcbf29ce484222325ull
+
+/* --- the repository ------------------------------------------------------ */
+
+/* One line of a git query's output into out. 0, or the failing status. */
+static int git_line(const char *cwd, const char *const *args, char *out, size_t cap)
+{
+    const char *argv[16] = {"git"};
+    size_t k = 0;
+    for (; args[k] && k < 14; k++)
+        argv[k + 1] = args[k];
+    argv[k + 1] = NULL;
+    ab_buf b = {0};
+    int st = ab_capture(argv, cwd, &b, -1);
+    const char *s = ab_buf_cstr(&b);
+    size_t n = strcspn(s, "\n");
+    if (st == 0 && (n == 0 || n >= cap))
+        st = 1;
+    if (st == 0)
+        snprintf(out, cap, "%.*s", (int)n, s);
+    ab_buf_free(&b);
+    return st;
+}
+
+/* A name for the repository in its cache folder's name: [A-Za-z0-9._-]. */
+static void repo_name(const char *common, char *out, size_t cap)
+{
+    char tmp[AB_PATH];
+    snprintf(tmp, sizeof tmp, "%s", common);
+    size_t n = strlen(tmp);
+    if (n > 5 && !strcmp(tmp + n - 5, "/.git"))
+        tmp[n - 5] = 0;
+    const char *base = strrchr(tmp, '/');
+    base = base && base[1] ? base + 1 : "repo";
+    size_t k = 0;
+    for (; base[k] && k + 1 < cap && k < 40; k++)
+        out[k] = (char)(strchr("._-", base[k]) || (base[k] >= '0' && base[k] <= '9') ||
+                                (base[k] >= 'a' && base[k] <= 'z') || (base[k] >= 'A' && base[k] <= 'Z')
+                            ? base[k] : '_');
+    out[k] = 0;
+}
+
+/* $XDG_CACHE_HOME when it is an absolute path (the XDG rule), else ~/.cache. */
+static int cache_base(char *out, size_t cap, char *err, size_t ecap)
+{
+    const char *x = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    int n;
+    if (x && x[0] == '/')
+        n = snprintf(out, cap, "%s", x);
+    else if (home && home[0] == '/')
+        n = snprintf(out, cap, "%s/.cache", home);
+    else {
+        snprintf(err, ecap, "no cache folder: set XDG_CACHE_HOME or HOME to an absolute path");
+        return 2;
+    }
+    if (n >= (int)cap) {
+        snprintf(err, ecap, "the cache folder's path is too long");
+        return 2;
+    }
+    return 0;
+}
+
+int ab_repo_open(ab_repo *r, char *err, size_t cap)
+{
+    memset(r, 0, sizeof *r);
+    char common[AB_PATH], real[PATH_MAX];
+    if (git_line(NULL, (const char *const[]){"rev-parse", "--show-toplevel", NULL}, r->top, sizeof r->top)) {
+        snprintf(err, cap, "the current directory is not in a git work tree (REV_A and REV_B are revisions of "
+                           "the repository hbg ab is run in)");
+        return 2;
+    }
+    /* The common dir names the repository whichever of its worktrees we
+     * are in, so all of them share one cache folder. */
+    if (git_line(r->top, (const char *const[]){"rev-parse", "--path-format=absolute", "--git-common-dir", NULL},
+                 common, sizeof common) ||
+        !realpath(common, real)) {
+        snprintf(err, cap, "cannot find the git directory of %s", r->top);
+        return 2;
+    }
+    char base[AB_PATH], name[48];
+    if (cache_base(base, sizeof base, err, cap))
+        return 2;
+    repo_name(real, name, sizeof name);
+    uint64_t h = fnv(FNV0, real, strlen(real));
+    if (snprintf(r->cache, sizeof r->cache, "%s/hbg/ab/%s-%012" PRIx64, base, name, h >> 16) >=
+        (int)sizeof r->cache) {
+        snprintf(err, cap, "the cache folder's path is too long");
+        return 2;
+    }
+    return 0;
+}
+
+static int tree_paths(const ab_repo *r, ab_tree *t, char *err, size_t cap)
+{
+    if (snprintf(t->dir, sizeof t->dir, "%s/%s", r->cache, t->key) >= (int)sizeof t->dir - 64 ||
+        snprintf(t->log, sizeof t->log, "%s/%s.build.log", r->cache, t->key) >= (int)sizeof t->log) {
+        snprintf(err, cap, "the cache folder's path is too long");
+        return 2;
+    }
+    return 0;
+}
+
+static int short_rev(const ab_repo *r, ab_tree *t)
+{
+    /* --short=7 as cmake/version.cmake asks, so the log names carry what
+     * the built binary's stamp will say (longer only where 7 is ambiguous). */
+    return git_line(r->top, (const char *const[]){"rev-parse", "--short=7", t->sha, NULL}, t->rev, sizeof t->rev);
+}
+
+int ab_resolve_commit(const ab_repo *r, const char *spec, ab_tree *t, char *err, size_t cap)
+{
+    memset(t, 0, sizeof *t);
+    char q[1024];
+    if (snprintf(q, sizeof q, "%s^{commit}", spec) >= (int)sizeof q ||
+        git_line(r->top, (const char *const[]){"rev-parse", "--verify", "--quiet", q, NULL}, t->sha,
+                 sizeof t->sha) ||
+        strlen(t->sha) != 40) {
+        snprintf(err, cap, "unknown revision '%s': not a commit of %s (git rev-parse --verify '%s^{commit}' "
+                           "failed)", spec, r->top, spec);
+        return 2;
+    }
+    if (short_rev(r, t)) {
+        snprintf(err, cap, "cannot abbreviate commit %s", t->sha);
+        return 2;
+    }
+    snprintf(t->key, sizeof t->key, "%s", t->sha);
+    return tree_paths(r, t, err, cap);
+}
+
+/* Hashes one untracked file (its path, kind, mode and bytes). */
+static bool hash_file(const char *top, const char *rel, uint64_t *h)
+{
+    char path[AB_PATH];
+    struct stat sb;
+    if (snprintf(path, sizeof path, "%s/%s", top, rel) >= (int)sizeof path || lstat(path, &sb))
+        return false;
+    *h = fnv(*h, rel, strlen(rel) + 1);
+    uint32_t mode = (uint32_t)sb.st_mode;
+    *h = fnv(*h, &mode, sizeof mode);
+    if (S_ISLNK(sb.st_mode)) {
+        char tgt[AB_PATH];
+        ssize_t n = readlink(path, tgt, sizeof tgt);
+        *h = fnv(*h, tgt, n > 0 ? (size_t)n : 0);
+        return n >= 0;
+    }
+    if (!S_ISREG(sb.st_mode))
+        return true;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        *h = fnv(*h, buf, (size_t)n);
+    close(fd);
+    return n == 0;
+}
+
+/* The uncommitted state: the diff against HEAD and the untracked files. */
+static int worktree_state(const ab_repo *r, ab_tree *t)
+{
+    /* Explicit prefixes and no config-driven variants, so `git apply` in
+     * the snapshot reads what it is given whatever the user's settings. */
+    const char *diff[] = {"git", "-c", "diff.noprefix=false", "diff", "HEAD", "--binary", "--no-color",
+                          "--no-ext-diff", "--no-textconv", "--no-relative", "--submodule=short",
+                          "--src-prefix=a/", "--dst-prefix=b/", NULL};
+    const char *others[] = {"git", "ls-files", "--others", "--exclude-standard", "-z", NULL};
+    if (ab_capture(diff, r->top, &t->diff, -1) || ab_capture(others, r->top, &t->untracked, -1))
+        return 2;
+    return 0;
+}
+
+int ab_resolve_worktree(const ab_repo *r, ab_tree *t, bool *clean, char *err, size_t cap)
+{
+    if (ab_resolve_commit(r, "HEAD", t, err, cap)) {
+        snprintf(err, cap, "WORKTREE is the uncommitted tree on top of HEAD, and this repository has no HEAD "
+                           "commit yet");
+        return 2;
+    }
+    if (worktree_state(r, t)) {
+        snprintf(err, cap, "cannot read the uncommitted changes of %s (git diff HEAD / git ls-files failed)",
+                 r->top);
+        return 2;
+    }
+    *clean = t->diff.n == 0 && t->untracked.n == 0;
+    if (*clean)
+        return 0;
+    uint64_t h = fnv(FNV0, t->sha, 40);
+    h = fnv(h, t->diff.p ? t->diff.p : "", t->diff.n);
+    for (size_t i = 0; i < t->untracked.n; i += strlen(t->untracked.p + i) + 1)
+        if (!hash_file(r->top, t->untracked.p + i, &h)) {
+            snprintf(err, cap, "cannot read the untracked file %s/%s: %s", r->top, t->untracked.p + i,
+                     strerror(errno));
+            return 2;
+        }
+    t->snapshot = true;
+    snprintf(t->rev + strlen(t->rev), sizeof t->rev - strlen(t->rev), "-dirty");
+    snprintf(t->key, sizeof t->key, "%s-dirty-%016" PRIx64, t->sha, h);
+    return tree_paths(r, t, err, cap);
+}
+
+void ab_tree_free(ab_tree *t)
+{
+    ab_buf_free(&t->diff);
+    ab_buf_free(&t->untracked);
+}
+
+/* --- worktrees ----------------------------------------------------------- */
+
+/* Runs argv with its output into the build log, the command line first
+ * so the log reads as a transcript. */
+static int logged(int logfd, const char *const *argv, const char *cwd)
+{
+    ab_buf line = {0};
+    ab_buf_str(&line, "+");
+    for (size_t i = 0; argv[i]; i++) {
+        ab_buf_str(&line, " ");
+        ab_buf_shquote(&line, argv[i]);
+    }
+    ab_buf_str(&line, "\n");
+    (void)!write(logfd, ab_buf_cstr(&line), line.n);
+    ab_buf_free(&line);
+    return ab_spawn(argv, cwd, logfd, logfd);
+}
+
+/* Copies one untracked file (or symlink) from the tree into the snapshot.
+ * Returns 1 when it was copied, 0 when it is not a file (skipped). */
+static int copy_untracked(const char *top, const char *dir, const char *rel)
+{
+    char src[AB_PATH], dst[AB_PATH];
+    struct stat sb;
+    if (snprintf(src, sizeof src, "%s/%s", top, rel) >= (int)sizeof src ||
+        snprintf(dst, sizeof dst, "%s/%s", dir, rel) >= (int)sizeof dst || lstat(src, &sb))
+        return -1;
+    if (!S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode))
+        return 0;
+    char *slash = strrchr(dst, '/');
+    *slash = 0;
+    int made = ab_mkdirs(dst);
+    *slash = '/';
+    if (made)
+        return -1;
+    if (S_ISLNK(sb.st_mode)) {
+        char tgt[AB_PATH];
+        ssize_t n = readlink(src, tgt, sizeof tgt - 1);
+        if (n < 0)
+            return -1;
+        tgt[n] = 0;
+        unlink(dst);
+        return symlink(tgt, dst) ? -1 : 1;
+    }
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    int out = in >= 0 ? open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, sb.st_mode & 0777) : -1;
+    char buf[65536];
+    ssize_t n = out >= 0 ? 0 : -1;
+    while (out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+        if (write(out, buf, (size_t)n) != n) {
+            n = -1;
+            break;
+        }
+    if (in >= 0)
+        close(in);
+    if (out >= 0 && close(out))
+        n = -1;
+    return n == 0 ? 1 : -1;
+}
+
+/* The snapshot: HEAD's worktree plus the diff plus the untracked files,
+ * the latter marked intent-to-add so that cmake/version.cmake (which
+ * ignores untracked files) sees the snapshot as dirty too. */
+static int overlay(const ab_repo *r, ab_tree *t, int logfd, char *err, size_t cap)
+{
+    char side[AB_PATH_X];
+    snprintf(side, sizeof side, "%s/%s.diff", r->cache, t->key);
+    if (t->diff.n) {
+        const char *apply[] = {"git", "apply", "--whitespace=nowarn", side, NULL};
+        if (write_file(side, t->diff.p, t->diff.n) || logged(logfd, apply, t->dir)) {
+            snprintf(err, cap, "cannot apply the uncommitted changes to a snapshot of HEAD (git apply failed; "
+                               "see %s)", t->log);
+            return 2;
+        }
+    }
+    ab_buf added = {0};
+    for (size_t i = 0; i < t->untracked.n; i += strlen(t->untracked.p + i) + 1) {
+        int c = copy_untracked(r->top, t->dir, t->untracked.p + i);
+        if (c < 0) {
+            snprintf(err, cap, "cannot copy the untracked file %s/%s into the snapshot: %s", r->top,
+                     t->untracked.p + i, strerror(errno));
+            ab_buf_free(&added);
+            return 2;
+        }
+        if (c > 0)
+            ab_buf_add(&added, t->untracked.p + i, strlen(t->untracked.p + i) + 1);
+    }
+    int rc = 0;
+    snprintf(side, sizeof side, "%s/%s.untracked", r->cache, t->key);
+    const char *ita[] = {"git", "add", "--intent-to-add", "--pathspec-from-file", side, "--pathspec-file-nul", NULL};
+    if (added.n && (write_file(side, added.p, added.n) || logged(logfd, ita, t->dir))) {
+        snprintf(err, cap, "cannot mark the untracked files in the snapshot (git add -N failed; see %s)", t->log);
+        rc = 2;
+    }
+    ab_buf_free(&added);
+    return rc;
+}
+
+/* A fresh worktree of t (a previous, unfinished one is removed first). */
+static int make_tree(const ab_repo *r, ab_tree *t, const char *ready, int logfd, char *err, size_t cap)
+{
+    unlink(ready);
+    if (exists(t->dir)) {
+        const char *rm[] = {"git", "worktree", "remove", "--force", "--force", t->dir, NULL};
+        logged(logfd, rm, r->top);
+        if (exists(t->dir) && remove_tree(t->dir)) {
+            snprintf(err, cap, "cannot remove the unfinished worktree %s: %s", t->dir, strerror(errno));
+            return 2;
+        }
+    }
+    /* --force: the path may still be registered from a worktree whose
+     * folder was deleted by hand. */
+    const char *add[] = {"git", "worktree", "add", "--force", "--detach", t->dir, t->sha, NULL};
+    int st = logged(logfd, add, r->top);
+    if (st) {
+        char why[64];
+        snprintf(err, cap, "cannot make the worktree %s (git worktree add: %s; see %s)", t->dir,
+                 ab_status_text(st, why, sizeof why), t->log);
+        return 2;
+    }
+    if (t->snapshot && overlay(r, t, logfd, err, cap))
+        return 2;
+    if (write_file(ready, t->sha, 40)) {
+        snprintf(err, cap, "cannot write %s: %s", ready, strerror(errno));
+        return 2;
+    }
+    return 0;
+}
+
+/* --- builds -------------------------------------------------------------- */
+
+static void describe(const ab_builder *b, ab_buf *d)
+{
+    if (b->tmpl)
+        ab_buf_fmt(d, "build: %s\n", b->tmpl);
+    else
+        ab_buf_str(d, "build: cmake -DCMAKE_BUILD_TYPE=Release -DHBG_TESTS=OFF, target hbg_cli\n");
+}
+
+static int run_build(const ab_tree *t, const ab_builder *b, int logfd, char *err, size_t cap)
+{
+    char why[64], bdir[AB_PATH_X], jobs[16];
+    int st;
+    if (b->tmpl) {
+        ab_buf cmd = {0};
+        ab_subst(&cmd, b->tmpl, t->dir, t->rev, t->log);
+        const char *sh[] = {"/bin/sh", "-c", ab_buf_cstr(&cmd), NULL};
+        st = logged(logfd, sh, t->dir);
+        ab_buf_free(&cmd);
+        if (st)
+            snprintf(err, cap, "--build %s", ab_status_text(st, why, sizeof why));
+        return st ? 1 : 0;
+    }
+    snprintf(bdir, sizeof bdir, "%s/build", t->dir);
+    snprintf(jobs, sizeof jobs, "%u", b->jobs);
+    const char *conf[] = {"cmake", "-S", t->dir, "-B", bdir, "-DCMAKE_BUILD_TYPE=Release", "-DHBG_TESTS=OFF", NULL};
+    const char *make[] = {"cmake", "--build", bdir, "-j", jobs, "--target", "hbg_cli", NULL};
+    if ((st = logged(logfd, conf, t->dir)) != 0) {
+        snprintf(err, cap, "cmake (configure) %s", ab_status_text(st, why, sizeof why));
+        return 1;
+    }
+    if ((st = logged(logfd, make, t->dir)) != 0) {
+        snprintf(err, cap, "cmake --build %s", ab_status_text(st, why, sizeof why));
+        return 1;
+    }
+    snprintf(bdir, sizeof bdir, "%s/build/hbg", t->dir);
+    if (access(bdir, X_OK)) {
+        snprintf(err, cap, "the build succeeded but left no %s", bdir);
+        return 1;
+    }
+    return 0;
+}
+
+static void markers(const ab_repo *r, const ab_tree *t, char *ready, char *built, size_t cap)
+{
+    snprintf(ready, cap, "%s/%s.ready", r->cache, t->key);
+    snprintf(built, cap, "%s/%s.built", r->cache, t->key);
+}
+
+bool ab_built(const ab_repo *r, const ab_tree *t, const ab_builder *b)
+{
+    char ready[AB_PATH_X], built[AB_PATH_X], bin[AB_PATH_X];
+    markers(r, t, ready, built, sizeof ready);
+    snprintf(bin, sizeof bin, "%s/build/hbg", t->dir);
+    ab_buf desc = {0};
+    describe(b, &desc);
+    bool done = exists(ready) && exists(t->dir) && file_is(built, ab_buf_cstr(&desc)) &&
+                (b->tmpl || access(bin, X_OK) == 0);
+    ab_buf_free(&desc);
+    return done;
+}
+
+int ab_build(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_t cap)
+{
+    char ready[AB_PATH_X], built[AB_PATH_X];
+    markers(r, t, ready, built, sizeof ready);
+    if (ab_mkdirs(r->cache)) {
+        snprintf(err, cap, "cannot create the cache folder %s: %s", r->cache, strerror(errno));
+        return 2;
+    }
+    int logfd = open(t->log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (logfd < 0) {
+        snprintf(err, cap, "cannot create %s: %s", t->log, strerror(errno));
+        return 2;
+    }
+    /* Gone before the build starts, so an interrupted build is not taken
+     * for a finished one; a worktree never finished is made afresh. */
+    unlink(built);
+    int rc = 0;
+    if (!exists(ready) || !exists(t->dir))
+        rc = make_tree(r, t, ready, logfd, err, cap);
+    if (!rc)
+        rc = run_build(t, b, logfd, err, cap);
+    close(logfd);
+    ab_buf desc = {0};
+    describe(b, &desc);
+    if (!rc && write_file(built, desc.p, desc.n)) {
+        snprintf(err, cap, "cannot write %s: %s", built, strerror(errno));
+        rc = 2;
+    }
+    ab_buf_free(&desc);
+    return rc;
+}

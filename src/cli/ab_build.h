@@ -1,0 +1,105 @@
+/* hbg ab's machinery: child processes, the revision worktrees under the
+ * cache folder, and their builds. cmd_ab.c plans and runs the measurement;
+ * this file knows git, cmake and /bin/sh.
+ *
+ * Every child is started by fork/exec with an argv array (git and cmake
+ * never go through a shell; only the user's own --build/--run templates
+ * do, through /bin/sh -c), and every child is waited for. */
+#ifndef HBG_CLI_AB_BUILD_H
+#define HBG_CLI_AB_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#define AB_PATH 4096
+/* A path made from one of AB_PATH and a short suffix. */
+#define AB_PATH_X (AB_PATH + 256)
+
+/* A growable byte string, always NUL-terminated once anything was added. */
+typedef struct ab_buf {
+    char *p;
+    size_t n, cap;
+} ab_buf;
+
+bool ab_buf_add(ab_buf *b, const void *s, size_t n);
+bool ab_buf_str(ab_buf *b, const char *s);
+bool ab_buf_fmt(ab_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* s as one shell word: bare when it holds only safe characters, else
+ * single-quoted ('\'' for a quote inside). */
+bool ab_buf_shquote(ab_buf *b, const char *s);
+void ab_buf_free(ab_buf *b);
+/* The text so far ("" when nothing was added). */
+const char *ab_buf_cstr(const ab_buf *b);
+
+/* --- processes --------------------------------------------------------- */
+
+/* Starts argv (argv[0] searched in PATH) in cwd (NULL: ours), standard
+ * input /dev/null, stdout to out_fd and stderr to err_fd (-1: /dev/null).
+ * Returns the pid, or -1 with errno set. */
+pid_t ab_start(const char *const *argv, const char *cwd, int out_fd, int err_fd);
+/* Waits for pid: its exit status, 128 + N when signal N ended it, -1 when
+ * it cannot be waited for. With hang false, returns -2 while it runs. */
+int ab_wait(pid_t pid, bool hang);
+/* ab_start then ab_wait; -1 when it could not be started. */
+int ab_spawn(const char *const *argv, const char *cwd, int out_fd, int err_fd);
+/* Runs argv with its stdout appended to *out (stderr to err_fd). */
+int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd);
+/* "exit status 3", "killed by signal 9 (Killed)", "could not be started". */
+const char *ab_status_text(int status, char *buf, size_t cap);
+
+/* A template with {worktree}, {rev} and {log} replaced by the values,
+ * shell-quoted (log may be NULL: "{log}" then stays). */
+bool ab_subst(ab_buf *out, const char *tmpl, const char *worktree, const char *rev, const char *log);
+
+/* Writes the last `lines` lines of path to f, each indented by two
+ * spaces. Nothing when the file cannot be read. */
+void ab_print_tail(FILE *f, const char *path, int lines);
+/* mkdir -p. 0, or -1 with errno. */
+int ab_mkdirs(const char *path);
+
+/* --- the repository and its revisions ------------------------------------ */
+
+typedef struct ab_repo {
+    char top[AB_PATH];    /* the working tree the command was started in */
+    char cache[AB_PATH];  /* CACHE/hbg/ab/<repo-key> */
+} ab_repo;
+
+/* One arm's source: a commit, or the uncommitted tree (a snapshot). */
+typedef struct ab_tree {
+    char sha[41];         /* the commit (for a snapshot: HEAD) */
+    char rev[64];         /* the short commit as `hbg version` prints it; -dirty for a snapshot */
+    bool snapshot;
+    ab_buf diff;          /* snapshot: git diff HEAD --binary */
+    ab_buf untracked;     /* snapshot: untracked, non-ignored paths, NUL-separated */
+    char key[128];        /* its cache name: sha, or sha-dirty-<content hash> */
+    char dir[AB_PATH];    /* its worktree, CACHE/.../<key> */
+    char log[AB_PATH];    /* its build log, CACHE/.../<key>.build.log */
+} ab_tree;
+
+/* The repository of the current directory and its cache folder. Errors
+ * are one line in err; 0 on success. */
+int ab_repo_open(ab_repo *r, char *err, size_t cap);
+/* A revision as a commit. */
+int ab_resolve_commit(const ab_repo *r, const char *spec, ab_tree *t, char *err, size_t cap);
+/* The uncommitted tree on top of HEAD. *clean is set when there is
+ * nothing uncommitted (t then names HEAD itself, not a snapshot). */
+int ab_resolve_worktree(const ab_repo *r, ab_tree *t, bool *clean, char *err, size_t cap);
+void ab_tree_free(ab_tree *t);
+
+/* How a tree is built: the default cmake build of hbg, or a template. */
+typedef struct ab_builder {
+    const char *tmpl;     /* --build, or NULL for the default */
+    unsigned jobs;        /* the default build's -j */
+} ab_builder;
+
+/* Whether t was built by this builder before, to completion (its marker
+ * is written only after a successful build and names the builder). */
+bool ab_built(const ab_repo *r, const ab_tree *t, const ab_builder *b);
+/* Makes t's worktree (unless a finished one is there) and builds it, its
+ * output into t->log. Returns 0; 1 when the build failed (err says how;
+ * the log holds the rest); 2 when the worktree could not be made. */
+int ab_build(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_t cap);
+
+#endif

@@ -1,0 +1,507 @@
+/* `hbg ab` end to end on throwaway repositories: a tiny project whose
+ * measure.sh writes bind logs stands in for a workload, so the builds are
+ * `true` and every run takes milliseconds. What is checked: the log names
+ * and stamps, the interleaving, the refusal of existing logs and --resume,
+ * WORKTREE snapshots, build and run failures, and usage errors. The
+ * default cmake build of hbg itself is test_cli_ab_self's. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support/ab_support.h"
+
+static char *root, *repo;
+static char c1[8], c2[8];
+static bool compare_real;
+
+/* The template every measuring test runs: the order file records which
+ * arm ran when, and the first measure.sh's output is thrown away (a run
+ * template may run anything before the measurement). */
+#define RUN_TMPL "echo {rev} >> %s; sh {worktree}/measure.sh > /dev/null; sh {worktree}/measure.sh"
+
+static int group_setup(void **state)
+{
+    (void)state;
+    root = ab_sandbox("cli");
+    repo = ab_two_commit_repo(root, "proj", c1, c2);
+    /* hbg compare lands separately; until it does, everything up to the
+     * logs is checked and the comparison's exit status is its placeholder's. */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/src/cli/cmd_compare.c", getenv("HBG_SOURCE_DIR"));
+    char *src = ab_read(path);
+    if (src)
+        src[strcspn(src, "\n")] = 0;
+    compare_real = src && !strstr(src, "placeholder");
+    free(src);
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    free(repo);
+    ab_sandbox_free(root);
+    return 0;
+}
+
+static char *in_root(const char *name)
+{
+    char *p = NULL;
+    assert_true(asprintf(&p, "%s/%s", root, name) > 0);
+    return p;
+}
+
+static char *log_name(const char *out, const char *rev, int rep)
+{
+    char *p = NULL;
+    assert_true(asprintf(&p, "%s/bind_qwen_numbers_%s_r%d.log", out, rev, rep) > 0);
+    return p;
+}
+
+static char *first_line(const char *path)
+{
+    char *s = ab_read(path);
+    assert_non_null(s);
+    s[strcspn(s, "\n")] = 0;
+    return s;
+}
+
+static bool one_line(const char *err)
+{
+    return err && !strncmp(err, "hbg ab: ", 8) && strchr(err, '\n') == err + strlen(err) - 1;
+}
+
+/* hbg ab C1 C2 with the test's templates, plus up to four more arguments. */
+static int ab(const char *out, const char *order, const char *x1, const char *x2, const char *x3, const char *x4,
+              char **sout, char **serr)
+{
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, RUN_TMPL, order);
+    const char *args[] = {"ab", c1, c2, "--build", "true", "--run", tmpl, "--reps", "5", "--outputs", out,
+                          x1, x2, x3, x4, NULL};
+    return ab_hbg(repo, args, sout, serr);
+}
+
+static int expected_status(void)
+{
+    /* host_orch 10 % longer clears --threshold 5; the placeholder says 2 */
+    return compare_real ? 1 : 2;
+}
+
+static void assert_logs(const char *out, const char *order)
+{
+    assert_int_equal(ab_entries(out), 10);
+    char want[4096];
+    for (int i = 1; i <= 5; i++)
+        for (int a = 0; a < 2; a++) {
+            const char *c = a ? c2 : c1;
+            char *p = log_name(out, c, i);
+            char *l = first_line(p);
+            snprintf(want, sizeof want, "[stamp] %s env " RUN_TMPL, c, order);
+            assert_string_equal(l, want);
+            free(l);
+            free(p);
+        }
+}
+
+/* Runs the printed `hbg compare` line and checks it gives what hbg ab gave. */
+static void assert_rerun_matches(const char *err, const char *out_ab, int rc_ab)
+{
+    const char *k = strstr(err, "to compare these logs again: hbg compare ");
+    assert_non_null(k);
+    char *line = strndup(k + strlen("to compare these logs again: hbg "), strcspn(k, "\n"));
+    line[strcspn(line, "\n")] = 0;
+    const char *args[64];
+    int n = 0;
+    for (char *t = strtok(line, " "); t && n < 63; t = strtok(NULL, " "))
+        args[n++] = t;
+    args[n] = NULL;
+    char *o = NULL;
+    assert_int_equal(ab_hbg(repo, args, &o, NULL), rc_ab);
+    assert_string_equal(o, out_ab);
+    free(o);
+    free(line);
+}
+
+static void test_measures_interleaved_and_compares(void **state)
+{
+    (void)state;
+    char *out = in_root("out-main"), *order = in_root("order-main");
+    char *so, *se;
+    int rc = ab(out, order, "--threshold", "5", NULL, NULL, &so, &se);
+    assert_int_equal(rc, expected_status());
+    assert_logs(out, order);
+    /* abab: A then B in every repetition */
+    char want[256] = "";
+    for (int i = 0; i < 5; i++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s\n%s\n", c1, c2);
+    char *ord = ab_read(order);
+    assert_string_equal(ord, want);
+    /* one progress line per run when stderr is not a terminal */
+    char line[256];
+    snprintf(line, sizeof line, "hbg ab: rep 2/5 B %s: bind_qwen_numbers_%s_r2.log (", c2, c2);
+    assert_non_null(strstr(se, line));
+    snprintf(line, sizeof line, "hbg compare --base %s/bind_qwen_numbers_%s_r1.log", out, c1);
+    assert_non_null(strstr(se, line));
+    if (compare_real) {
+        char *verdict = strndup(so, strcspn(so, "\n"));
+        assert_true(strncmp(verdict, "verdict", 7) == 0);
+        assert_non_null(strstr(verdict, "slower"));
+        free(verdict);
+        assert_rerun_matches(se, so, rc);
+    }
+    free(ord);
+    free(so);
+    free(se);
+    free(out);
+    free(order);
+}
+
+static void mtimes(const char *out, struct timespec *t)
+{
+    for (int i = 0; i < 10; i++) {
+        char *p = log_name(out, i % 2 ? c2 : c1, i / 2 + 1);
+        struct stat sb;
+        assert_int_equal(stat(p, &sb), 0);
+        t[i] = sb.st_mtim;
+        free(p);
+    }
+}
+
+/* A second identical run is refused before it runs anything; --resume
+ * then reuses the logs whose stamps match and reruns only what is gone. */
+static void test_existing_logs_refused_then_resumed(void **state)
+{
+    (void)state;
+    char *out = in_root("out-resume"), *order = in_root("order-resume");
+    char *so, *se, *so2;
+    int rc = ab(out, order, "--threshold", "5", NULL, NULL, &so, &se);
+    assert_int_equal(rc, expected_status());
+    struct timespec before[10], after[10];
+    mtimes(out, before);
+    free(se);
+
+    assert_int_equal(ab(out, order, "--threshold", "5", NULL, NULL, &so2, &se), 2);
+    assert_true(one_line(se));
+    assert_non_null(strstr(se, "exists"));
+    assert_non_null(strstr(se, "--resume"));
+    assert_non_null(strstr(se, "nothing was run"));
+    assert_string_equal(so2, "");
+    assert_int_equal(ab_lines(order), 10);
+    assert_int_equal(ab_entries(out), 10);
+    mtimes(out, after);
+    assert_memory_equal(before, after, sizeof before);
+    free(so2);
+    free(se);
+
+    assert_int_equal(ab(out, order, "--threshold", "5", "--resume", NULL, &so2, &se), rc);
+    assert_int_equal(ab_lines(order), 10);
+    char line[256];
+    snprintf(line, sizeof line, "hbg ab: rep 5/5 B %s: bind_qwen_numbers_%s_r5.log (reused)", c2, c2);
+    assert_non_null(strstr(se, line));
+    assert_string_equal(so2, so);
+    free(so2);
+    free(se);
+
+    /* a log another run wrote is named, and nothing runs */
+    char *r3 = log_name(out, c2, 3);
+    char *body = ab_read(r3);
+    char *rest = strchr(body, '\n');
+    char *forged = NULL;
+    assert_true(asprintf(&forged, "[stamp] %s env sh other.sh%s", c2, rest) > 0);
+    ab_write(r3, forged);
+    assert_int_equal(ab(out, order, "--threshold", "5", "--resume", NULL, NULL, &se), 2);
+    assert_true(one_line(se));
+    assert_non_null(strstr(se, r3));
+    assert_non_null(strstr(se, "another run"));
+    assert_int_equal(ab_lines(order), 10);
+    free(se);
+
+    /* a missing log is run again, and only it */
+    assert_int_equal(unlink(r3), 0);
+    assert_int_equal(ab(out, order, "--threshold", "5", "--resume", NULL, &so2, &se), rc);
+    assert_int_equal(ab_lines(order), 11);
+    char *ord = ab_read(order);
+    snprintf(line, sizeof line, "\n%s\n", c2);
+    assert_true(strlen(ord) > strlen(line) && !strcmp(ord + strlen(ord) - strlen(line), line));
+    snprintf(line, sizeof line, "hbg ab: rep 3/5 B %s: bind_qwen_numbers_%s_r3.log (", c2, c2);
+    char *hit = strstr(se, line);
+    assert_non_null(hit);
+    assert_true(strncmp(hit + strlen(line), "reused", 6) != 0);
+    assert_string_equal(so2, so);
+    free(ord);
+    free(forged);
+    free(body);
+    free(r3);
+    free(so);
+    free(so2);
+    free(se);
+    free(out);
+    free(order);
+}
+
+static void test_abba_order_and_names(void **state)
+{
+    (void)state;
+    char *out = in_root("out-abba"), *order = in_root("order-abba");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, RUN_TMPL, order);
+    const char *args[] = {"ab",    "HEAD~1", "HEAD",   "--build", "true",   "--run",    tmpl,      "--reps", "3",
+                          "--order", "abba", "--case", "vector",  "--mode", "timeline", "--outputs", out,     NULL};
+    char *se;
+    int rc = ab_hbg(repo, args, NULL, &se);
+    assert_true(rc == 0 || rc == 1 || rc == 2);
+    char want[256];
+    snprintf(want, sizeof want, "%s\n%s\n%s\n%s\n%s\n%s\n", c1, c2, c2, c1, c1, c2);
+    char *ord = ab_read(order);
+    assert_string_equal(ord, want);
+    /* --case and --mode name the logs even though --run measures */
+    assert_int_equal(ab_entries(out), 6);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/bind_vector_timeline_%s_r3.log", out, c2);
+    assert_int_equal(access(path, F_OK), 0);
+    free(ord);
+    free(se);
+    free(out);
+    free(order);
+}
+
+static char *porcelain(const char *r)
+{
+    char *s = NULL;
+    const char *av[] = {"git", "-C", r, "status", "--porcelain", NULL};
+    assert_int_equal(ab_exec(NULL, av, &s, NULL), 0);
+    return s;
+}
+
+/* WORKTREE: the uncommitted tree, snapshot on top of HEAD, stamped dirty;
+ * the working tree and its index are left as they were. */
+static void test_worktree_snapshot(void **state)
+{
+    (void)state;
+    char w1[8], w2[8], path[4096];
+    char *r = ab_two_commit_repo(root, "wt", w1, w2);
+    snprintf(path, sizeof path, "%s/.gitignore", r);
+    ab_write(path, "ignored.txt\n");
+    ab_git(r, (const char *const[]){"add", ".gitignore", NULL});
+    ab_git(r, (const char *const[]){"commit", "-q", "-m", "ignore", NULL});
+    char *head = ab_git_line(r, (const char *const[]){"rev-parse", "--short=7", "HEAD", NULL});
+    snprintf(path, sizeof path, "%s/measure.sh", r);
+    char *script = ab_read(path);
+    char *edited = NULL;
+    assert_true(asprintf(&edited, "%secho worktree-edit-marker\n", script) > 0);
+    ab_write(path, edited);
+    snprintf(path, sizeof path, "%s/extra.txt", r);
+    ab_write(path, "untracked-marker\n");
+    snprintf(path, sizeof path, "%s/ignored.txt", r);
+    ab_write(path, "ignored\n");
+    char *before = porcelain(r);
+
+    char *out = in_root("out-wt");
+    const char *tmpl = "sh {worktree}/measure.sh; cat {worktree}/extra.txt 2>/dev/null; "
+                       "test -e {worktree}/ignored.txt && echo ignored-present; "
+                       "cd {worktree} && git status --porcelain --untracked-files=no | grep -q . && "
+                       "echo snapshot-dirty; true";
+    const char *args[] = {"ab", w1, "WORKTREE", "--build", "true", "--run", tmpl, "--reps", "2", "--outputs", out,
+                          NULL};
+    char *se;
+    int rc = ab_hbg(r, args, NULL, &se);
+    assert_true(rc == 0 || rc == 1 || rc == 2);
+    assert_int_equal(ab_entries(out), 4);
+    char dirty[32];
+    snprintf(dirty, sizeof dirty, "%s-dirty", head);
+    char *la = log_name(out, w1, 2), *lb = log_name(out, dirty, 2);
+    char *a_log = ab_read(la), *b_log = ab_read(lb);
+    assert_non_null(a_log);
+    assert_non_null(b_log);
+    char want[256];
+    snprintf(want, sizeof want, "[stamp] %s env sh {worktree}/measure.sh; cat", dirty);
+    assert_true(!strncmp(b_log, want, strlen(want)));
+    /* what the runs printed, past the stamp (which quotes the template) */
+    const char *a = strchr(a_log, '\n'), *b = strchr(b_log, '\n');
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(strstr(b, "worktree-edit-marker"));
+    assert_non_null(strstr(b, "untracked-marker"));
+    /* cmake/version.cmake would stamp the snapshot -dirty too */
+    assert_non_null(strstr(b, "snapshot-dirty"));
+    assert_null(strstr(b, "ignored-present"));
+    assert_null(strstr(a, "worktree-edit-marker"));
+    assert_null(strstr(a, "snapshot-dirty"));
+    char *after = porcelain(r);
+    assert_string_equal(before, after);
+    free(se);
+
+    /* the same uncommitted state is the same snapshot: its build is reused */
+    char *out2 = in_root("out-wt2");
+    args[10] = out2;
+    ab_hbg(r, args, NULL, &se);
+    snprintf(want, sizeof want, "hbg ab: REV_B %s (WORKTREE): reusing the build in ", dirty);
+    assert_non_null(strstr(se, want));
+    free(se);
+
+    /* a clean tree is HEAD itself, and HEAD against HEAD is refused */
+    snprintf(path, sizeof path, "%s/measure.sh", r);
+    ab_write(path, script);
+    snprintf(path, sizeof path, "%s/extra.txt", r);
+    unlink(path);
+    const char *same[] = {"ab", "HEAD", "WORKTREE", "--run", "true", "--outputs", out2, NULL};
+    assert_int_equal(ab_hbg(r, same, NULL, &se), 2);
+    assert_non_null(strstr(se, "no uncommitted changes"));
+    assert_non_null(strstr(se, "same commit"));
+    free(se);
+    free(out2);
+    free(after);
+    free(before);
+    free(a_log);
+    free(b_log);
+    free(la);
+    free(lb);
+    free(out);
+    free(edited);
+    free(script);
+    free(head);
+    free(r);
+}
+
+/* A failed build names the revision and shows its log's tail; the next
+ * run builds it again, and a finished build is reused. */
+static void test_build_failure_and_reuse(void **state)
+{
+    (void)state;
+    char *out = in_root("out-buildfail"), *order = in_root("order-buildfail"), *count = in_root("build-count");
+    char tmpl[4096], build[4096];
+    snprintf(tmpl, sizeof tmpl, RUN_TMPL, order);
+    const char *args[] = {"ab", "HEAD~1", "HEAD", "--build", "echo building-{rev}; exit 3", "--run", tmpl,
+                          "--outputs", out, NULL};
+    char *se;
+    assert_int_equal(ab_hbg(repo, args, NULL, &se), 2);
+    char want[256];
+    snprintf(want, sizeof want, "hbg ab: building REV_A 'HEAD~1' (%s) failed: --build exit status 3", c1);
+    assert_non_null(strstr(se, want));
+    assert_non_null(strstr(se, ".build.log; its last 30 lines:"));
+    snprintf(want, sizeof want, "\n  building-%s\n", c1);
+    assert_non_null(strstr(se, want));
+    assert_int_equal(ab_entries(out), 0);
+    assert_int_equal(access(order, F_OK), -1);
+    free(se);
+
+    snprintf(build, sizeof build, "echo built >> %s", count);
+    args[4] = build;
+    assert_int_equal(ab_hbg(repo, args, NULL, &se), expected_status());
+    assert_int_equal(ab_lines(count), 2);
+    free(se);
+    char *out2 = in_root("out-buildfail2");
+    args[8] = out2;
+    ab_hbg(repo, args, NULL, &se);
+    assert_int_equal(ab_lines(count), 2);
+    snprintf(want, sizeof want, "hbg ab: REV_A %s (HEAD~1): reusing the build in ", c1);
+    assert_non_null(strstr(se, want));
+    free(se);
+    free(out2);
+    free(count);
+    free(out);
+    free(order);
+}
+
+/* A failed run stops everything, names the repetition, keeps its log. */
+static void test_run_failure(void **state)
+{
+    (void)state;
+    char *out = in_root("out-runfail");
+    const char *args[] = {"ab", "HEAD~1", "HEAD", "--build", "true", "--run", "echo partial-output; exit 4",
+                          "--outputs", out, NULL};
+    char *so, *se;
+    assert_int_equal(ab_hbg(repo, args, &so, &se), 2);
+    char want[256];
+    snprintf(want, sizeof want, "hbg ab: rep 1/5 A %s (REV_A 'HEAD~1') failed: --run exit status 4", c1);
+    assert_non_null(strstr(se, want));
+    assert_non_null(strstr(se, "the partial log stays at"));
+    assert_non_null(strstr(se, "\n  partial-output\n"));
+    assert_int_equal(ab_entries(out), 1);
+    assert_string_equal(so, "");
+    free(so);
+    free(se);
+    free(out);
+}
+
+static void usage_error(const char *dir, const char *const *args, const char *needle)
+{
+    char *so, *se;
+    int rc = ab_hbg(dir, args, &so, &se);
+    if (rc != 2 || !one_line(se) || !strstr(se, needle) || *so)
+        fail_msg("hbg ab %s %s: status %d, stderr '%s' (wanted one line with '%s')", args[1] ? args[1] : "",
+                 args[1] && args[2] ? args[2] : "", rc, se, needle);
+    free(so);
+    free(se);
+}
+
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    char *out = in_root("out-usage");
+    const char *bad[][8] = {
+        {"ab", "--reps", "0", "HEAD~1", "HEAD", NULL},           {"ab", "--reps", "five", "HEAD~1", "HEAD", NULL},
+        {"ab", "--rounds", "1", "HEAD~1", "HEAD", NULL},         {"ab", "--bogus", "HEAD~1", "HEAD", NULL},
+        {"ab", NULL},                                             {"ab", "HEAD", NULL},
+        {"ab", "HEAD~1", "HEAD", "HEAD~1", NULL},                 {"ab", "HEAD~1", "no-such-rev", NULL},
+        {"ab", "HEAD", c2, NULL},                                 {"ab", "WORKTREE", "HEAD", NULL},
+        {"ab", "--order", "aabb", "HEAD~1", "HEAD", NULL},        {"ab", "--mode", "fast", "HEAD~1", "HEAD", NULL},
+        {"ab", "--case", "llama", "HEAD~1", "HEAD", NULL},        {"ab", "--format", "xml", "HEAD~1", "HEAD", NULL},
+        {"ab", "--alpha", "1", "HEAD~1", "HEAD", NULL},           {"ab", "--threshold", "-1", "HEAD~1", "HEAD", NULL},
+        {"ab", "HEAD~1", "HEAD", "--", "--rounds", "3", NULL},    {"ab", "HEAD~1", "HEAD", "--reps", NULL},
+    };
+    const char *why[] = {"--reps expects an integer from 1 to", "--reps expects", "--rounds expects",
+                         "unknown or incomplete option '--bogus'", "expected two revisions", "expected two revisions",
+                         "expected two revisions", "unknown revision 'no-such-rev'", "the same commit",
+                         "can only be REV_B", "--order expects abab or abba", "--mode expects numbers or timeline",
+                         "--case expects qwen, dsv4 or vector", "--format expects table, json or csv",
+                         "--alpha expects", "--threshold expects", "would override", "unknown or incomplete option"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        usage_error(repo, bad[i], why[i]);
+    /* outside any repository */
+    const char *outside[] = {"ab", "HEAD~1", "HEAD", "--outputs", out, NULL};
+    usage_error(root, outside, "not in a git work tree");
+    assert_int_equal(access(out, F_OK), -1);
+    free(out);
+}
+
+static void test_help(void **state)
+{
+    (void)state;
+    const char *args[] = {"ab", "--help", NULL};
+    char *so, *se;
+    assert_int_equal(ab_hbg(repo, args, &so, &se), 0);
+    const char *parts[] = {"usage: hbg ab REV_A REV_B [options] [-- ARGS for hbg run]", "WORKTREE", "--reps N",
+                           "--order abab|abba", "--resume", "--build CMD", "--run CMD", "{worktree}", "{rev}",
+                           "{log}", "[stamp] <commit> env", "Exit status", "0 no regression", "2 also for bad usage"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        if (!strstr(so, parts[i]))
+            fail_msg("hbg ab --help lacks '%s'", parts[i]);
+    assert_string_equal(se, "");
+    free(so);
+    free(se);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_measures_interleaved_and_compares),
+        cmocka_unit_test(test_existing_logs_refused_then_resumed),
+        cmocka_unit_test(test_abba_order_and_names),
+        cmocka_unit_test(test_worktree_snapshot),
+        cmocka_unit_test(test_build_failure_and_reuse),
+        cmocka_unit_test(test_run_failure),
+        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_help),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
