@@ -449,6 +449,80 @@ static void test_refuses_unusable_input(void **st)
     free_arms(&a);
 }
 
+/* Rewrites the first line of the log at path to "[stamp] " + stamp. */
+static void restamp(const char *path, const char *stamp)
+{
+    size_t n;
+    char *s = ts_slurp(path, &n);
+    assert_non_null(s);
+    char *nl = strchr(s, '\n');
+    assert_non_null(nl);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "[stamp] %s%s", stamp, nl);
+    assert_int_equal(fclose(f), 0);
+    free(s);
+}
+
+/* What the stamp check reads: assignments in any order and spacing, the
+ * commit (with its -dirty) inside a word; a repeated assignment, a
+ * difference past many words, a leading space before the commit. */
+static void test_stamp_reading(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, 2, cg_default("1a2b3c4", 45), slower(cg_default("5d6e7f8", 46)), NULL);
+    char *out, *err;
+    restamp(a.base[0], "1a2b3c4 env B=2 A=1 hbg run qwen -o out/bind_1a2b3c4_r1.log");
+    restamp(a.measure[0], "5d6e7f8-dirty  env\tA=1 B=2 hbg run qwen -o out/bind_5d6e7f8-dirty_r1.log");
+    restamp(a.base[1], "1a2b3c4 env B=2 A=1 hbg run qwen -o out/bind_1a2b3c4_r1.log");
+    restamp(a.measure[1], "5d6e7f8-dirty env A=1 B=2 hbg run qwen -o out/bind_5d6e7f8_r1.log");
+    assert_int_equal(compare(&a, NULL, &out, &err), 1);
+    free(out), free(err);
+
+    restamp(a.measure[0], "5d6e7f8 env A=1 B=2 B=3 hbg run qwen -o out/bind_5d6e7f8_r1.log");
+    expect_refusal(&a, NULL, ": env B=3 in ");
+    restamp(a.measure[0], "5d6e7f8 env A=1 B=2 B=2 hbg run qwen -o out/bind_5d6e7f8_r1.log");
+    expect_refusal(&a, NULL, ": env: 2 assignments in ");
+
+    char big_a[4096] = "1a2b3c4 env A=1 B=2 hbg run", big_b[4096] = "5d6e7f8 env A=1 B=2 hbg run";
+    for (int i = 0; i < 300; i++) {
+        snprintf(big_a + strlen(big_a), sizeof big_a - strlen(big_a), " w%d", i);
+        snprintf(big_b + strlen(big_b), sizeof big_b - strlen(big_b), " w%d", i);
+    }
+    strcat(big_a, " final_a");
+    strcat(big_b, " final_b");
+    restamp(a.base[0], big_a);
+    restamp(a.measure[0], big_b);
+    expect_refusal(&a, NULL, "their stamps differ in more than the commit: command word ");
+
+    /* a space before the commit: still the commit, so two of them in one arm are refused */
+    restamp(a.base[0], " 1a2b3c4 env A=1 B=2 hbg run qwen");
+    restamp(a.measure[0], " 5d6e7f8 env A=1 B=2 hbg run qwen");
+    restamp(a.base[1], " 0badc0d env A=1 B=2 hbg run qwen");
+    restamp(a.measure[1], " 5d6e7f8 env A=1 B=2 hbg run qwen");
+    expect_refusal(&a, NULL, ": the base arm mixes two commits: 1a2b3c4 and 0badc0d\n");
+    free_arms(&a);
+}
+
+/* A duration past 2^62 ns is a corrupt line: refused, never wrapped. */
+static void test_refuses_absurd_durations(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, 1, cg_default("1a2b3c4", 47), cg_default("5d6e7f8", 48), NULL);
+    size_t n;
+    char *s = ts_slurp(a.base[0], &n);
+    char *d = strstr(s, "phase=args ");
+    d = strstr(d, "dur_ns=") + 7;
+    FILE *f = fopen(a.base[0], "w");
+    fprintf(f, "%.*s4611686018427387904%s", (int)(d - s), s, strchr(d, ' '));
+    fclose(f);
+    free(s);
+    expect_refusal(&a, NULL, ": a dur_ns of 4611686018427387904 ns (past 2^62, 146 years) is no measurement; refusing\n");
+    free_arms(&a);
+}
+
 /* --- flags --------------------------------------------------------------- */
 
 static void test_flags_exact_figure_that_differs(void **st)
@@ -507,6 +581,7 @@ static void test_json(void **st)
     assert_true(json_number_value(json_object_get(eff, "ci_low_ns")) <= hl);
     assert_true(hl <= json_number_value(json_object_get(eff, "ci_high_ns")));
     assert_true(hl > 9000 && hl < 11000);
+    assert_true(hl * 2 == (double)(int64_t)(hl * 2));   /* exact: whole or a half */
     json_t *sign = json_object_get(j, "sign_test");
     assert_int_equal(json_integer_value(json_object_get(sign, "agree")), 5);
     assert_true(json_number_value(json_object_get(sign, "p")) == 0.03125);
@@ -595,6 +670,8 @@ int main(void)
         cmocka_unit_test(test_refuses_different_rank_counts),
         cmocka_unit_test(test_refuses_an_arm_of_two_commits),
         cmocka_unit_test(test_refuses_unusable_input),
+        cmocka_unit_test(test_stamp_reading),
+        cmocka_unit_test(test_refuses_absurd_durations),
         cmocka_unit_test(test_flags_exact_figure_that_differs),
         cmocka_unit_test(test_flags_lower_minimum_with_wider_range),
         cmocka_unit_test(test_json),

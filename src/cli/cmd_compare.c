@@ -355,8 +355,9 @@ static void jhalf(jw *w, int64_t v2)
 
 static void json_mwu(jw *w, const as_mwu *u)
 {
+    /* U is a count of pairs plus half the ties: exact as a doubled integer */
     jw_lit(w, "{\"u\": ");
-    jnum(w, u->u);
+    jhalf(w, (int64_t)llround(u->u * 2));
     jkey(w, "p_greater", false), jnum(w, u->p_greater);
     jkey(w, "p_less", false), jnum(w, u->p_less);
     jkey(w, "p_two_sided", false), jnum(w, u->p_two);
@@ -416,7 +417,7 @@ static void out_json(const cp_result *R)
     jkey(&w, "measure_min_ns", false), jw_u64(&w, R->measure_min);
     jkey(&w, "effect", false);
     jw_lit(&w, "{\"hodges_lehmann_ns\": ");
-    jnum(&w, R->hl.est);
+    jhalf(&w, (int64_t)llround(R->hl.est * 2));
     jkey(&w, "ci_low_ns", false), jhalf(&w, 2 * R->hl.lo);
     jkey(&w, "ci_high_ns", false), jhalf(&w, 2 * R->hl.hi);
     jkey(&w, "ci_level", false), jnum(&w, R->hl.level);

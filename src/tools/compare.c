@@ -109,6 +109,11 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
     if (L->nused == 0)
         return refuse(err, n, "%s: all %zu warm passes were excluded for defects (see the warnings)", g->path,
                       L->nwarm);
+    /* medians are kept doubled (exact halves): a duration past 2^62 ns,
+     * 146 years, is a corrupt line, not a measurement */
+    if (L->max_dur >= (1ull << 62))
+        return refuse(err, n, "%s: a dur_ns of %" PRIu64 " ns (past 2^62, 146 years) is no measurement; refusing",
+                      g->path, L->max_dur);
     st = st_compute(L, &g->R, NULL);
     if (st == HBG_E_PARSE)
         return refuse(err, n, "%s:%zu: the control-plane sum of this pass passes 64 bits", g->path,
@@ -130,11 +135,17 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
     g->nsums = st_values(L, ST_TOTAL, g->sums);
     g->nctl = st_values(L, cs, g->ctl);
     if (L->has_stamp) {
-        size_t k = 0;
-        while (k < L->stamp.n && k + 1 < sizeof g->commit && L->stamp.p[k] != ' ')
-            k++;
-        memcpy(g->commit, L->stamp.p, k);
-        g->commit[k] = 0;
+        size_t b = 0, k;
+        while (b < L->stamp.n && (L->stamp.p[b] == ' ' || L->stamp.p[b] == '\t'))
+            b++;
+        for (k = b; k < L->stamp.n && L->stamp.p[k] != ' ' && L->stamp.p[k] != '\t'; k++)
+            if ((unsigned char)L->stamp.p[k] < 0x20 || L->stamp.p[k] == 0x7f)
+                return refuse(err, n, "%s:%zu: the stamp's commit has a control byte", g->path, L->stamp_line);
+        if (k - b + 1 > sizeof g->commit)
+            return refuse(err, n, "%s:%zu: the stamp's commit is %zu bytes long (at most %zu)", g->path,
+                          L->stamp_line, k - b, sizeof g->commit - 1);
+        memcpy(g->commit, L->stamp.p + b, k - b);
+        g->commit[k - b] = 0;
     }
     return HBG_OK;
 }
@@ -146,27 +157,30 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
  * variable happened to be written, not a condition) and the command agrees
  * word for word, once each stamp's own commit is read as a placeholder
  * inside a word (a log path named after its commit). */
+#define STAMP_WORDS 256
 typedef struct stamp_words {
-    lx_slice w[256];
+    lx_slice w[STAMP_WORDS];    /* the last holds whatever text is left past the others */
     int n, env_from, env_to;    /* w[env_from, env_to) are the assignments */
-    lx_slice commit;
+    lx_slice commit, commit_dirty;  /* without and with its "-dirty" */
 } stamp_words;
 
 static void split_stamp(const char *p, size_t n, stamp_words *s)
 {
     memset(s, 0, sizeof *s);
     size_t i = 0;
-    while (i < n && s->n < 256) {
-        while (i < n && p[i] == ' ')
+    while (i < n && s->n < STAMP_WORDS) {
+        while (i < n && (p[i] == ' ' || p[i] == '\t'))
             i++;
         size_t b = i;
-        while (i < n && p[i] != ' ')
+        if (s->n == STAMP_WORDS - 1)
+            i = n;  /* the rest, compared as one word */
+        while (i < n && p[i] != ' ' && p[i] != '\t')
             i++;
         if (i > b)
             s->w[s->n++] = (lx_slice){p + b, i - b};
     }
     if (s->n)
-        s->commit = s->w[0];
+        s->commit = s->commit_dirty = s->w[0];
     /* the commit without "-dirty": a dirty build's log names carry it too */
     if (s->commit.n > 6 && memcmp(s->commit.p + s->commit.n - 6, "-dirty", 6) == 0)
         s->commit.n -= 6;
@@ -179,16 +193,28 @@ static void split_stamp(const char *p, size_t n, stamp_words *s)
     s->env_to = k;
 }
 
-/* Does word a (of a stamp with commit ca) equal word b (commit cb)? */
-static bool same_word(lx_slice a, lx_slice ca, lx_slice b, lx_slice cb)
+/* How long a commit of stamp s starts at a word's position, 0 if none:
+ * "abc1234-dirty" is tried before "abc1234" (a dirty build's log names
+ * carry the suffix, older ones may not). */
+static size_t commit_at(const stamp_words *s, lx_slice a, size_t i)
+{
+    lx_slice c[2] = {s->commit_dirty, s->commit};
+    for (int k = 0; k < 2; k++)
+        if (c[k].n && a.n - i >= c[k].n && memcmp(a.p + i, c[k].p, c[k].n) == 0)
+            return c[k].n;
+    return 0;
+}
+
+/* Does word a of stamp sa equal word b of stamp sb, each stamp's commit
+ * standing for "this log's commit"? */
+static bool same_word(lx_slice a, const stamp_words *sa, lx_slice b, const stamp_words *sb)
 {
     size_t i = 0, j = 0;
     while (i < a.n && j < b.n) {
-        bool ha = ca.n && a.n - i >= ca.n && memcmp(a.p + i, ca.p, ca.n) == 0;
-        bool hb = cb.n && b.n - j >= cb.n && memcmp(b.p + j, cb.p, cb.n) == 0;
+        size_t ha = commit_at(sa, a, i), hb = commit_at(sb, b, j);
         if (ha && hb) {
-            i += ca.n;
-            j += cb.n;
+            i += ha;
+            j += hb;
             continue;
         }
         if (a.p[i] != b.p[j])
@@ -198,14 +224,20 @@ static bool same_word(lx_slice a, lx_slice ca, lx_slice b, lx_slice cb)
     return i == a.n && j == b.n;
 }
 
-static int find_var(const stamp_words *s, lx_slice w)
+/* The assignment of s to the variable of w: one with w's value when s has
+ * it (a variable may be assigned twice), else any; -1 when none. */
+static int find_var(const stamp_words *s, lx_slice w, const stamp_words *sw)
 {
     const char *eq = memchr(w.p, '=', w.n);
     size_t nl = (size_t)(eq - w.p) + 1;
+    int any = -1;
     for (int k = s->env_from; k < s->env_to; k++)
-        if (s->w[k].n >= nl && memcmp(s->w[k].p, w.p, nl) == 0)
-            return k;
-    return -1;
+        if (s->w[k].n >= nl && memcmp(s->w[k].p, w.p, nl) == 0) {
+            if (same_word(s->w[k], s, w, sw))
+                return k;
+            any = k;
+        }
+    return any;
 }
 
 /* The first difference beyond the commit, as text; false when none. */
@@ -213,28 +245,39 @@ static bool stamp_diff(const stamp_words *a, const stamp_words *b, const char *n
                        size_t n)
 {
     for (int k = a->env_from; k < a->env_to; k++) {
-        int j = find_var(b, a->w[k]);
+        int j = find_var(b, a->w[k], a);
         if (j < 0) {
             snprintf(out, n, "env %.*s in %s, absent from %s", (int)a->w[k].n, a->w[k].p, na, nb);
             return true;
         }
-        if (!same_word(a->w[k], a->commit, b->w[j], b->commit)) {
+        if (!same_word(a->w[k], a, b->w[j], b)) {
             snprintf(out, n, "env %.*s in %s, %.*s in %s", (int)a->w[k].n, a->w[k].p, na, (int)b->w[j].n,
                      b->w[j].p, nb);
             return true;
         }
     }
-    for (int k = b->env_from; k < b->env_to; k++)
-        if (find_var(a, b->w[k]) < 0) {
-            snprintf(out, n, "env %.*s in %s, absent from %s", (int)b->w[k].n, b->w[k].p, nb, na);
+    for (int k = b->env_from; k < b->env_to; k++) {
+        int j = find_var(a, b->w[k], b);
+        if (j < 0 || !same_word(a->w[j], a, b->w[k], b)) {
+            if (j < 0)
+                snprintf(out, n, "env %.*s in %s, absent from %s", (int)b->w[k].n, b->w[k].p, nb, na);
+            else
+                snprintf(out, n, "env %.*s in %s, %.*s in %s", (int)b->w[k].n, b->w[k].p, nb, (int)a->w[j].n,
+                         a->w[j].p, na);
             return true;
         }
+    }
+    if (a->env_to - a->env_from != b->env_to - b->env_from) {
+        snprintf(out, n, "env: %d assignments in %s, %d in %s (one is repeated)", a->env_to - a->env_from, na,
+                 b->env_to - b->env_from, nb);
+        return true;
+    }
     int ia = a->env_to, ib = b->env_to;
     for (int w = 1;; w++, ia++, ib++) {
         bool ea = ia >= a->n, eb = ib >= b->n;
         if (ea && eb)
             return false;
-        if (ea || eb || !same_word(a->w[ia], a->commit, b->w[ib], b->commit)) {
+        if (ea || eb || !same_word(a->w[ia], a, b->w[ib], b)) {
             snprintf(out, n, "command word %d: '%.*s' in %s, '%.*s' in %s", w, ea ? 5 : (int)a->w[ia].n,
                      ea ? "(end)" : a->w[ia].p, na, eb ? 5 : (int)b->w[ib].n, eb ? "(end)" : b->w[ib].p, nb);
             return true;
