@@ -433,7 +433,7 @@ static void test_refuses_unusable_input(void **st)
     arms a;
     make_arms(&a, 1, cg_default("1a2b3c4", 29), cg_default("5d6e7f8", 30), NULL);
     const char *nc[] = {"--control", "nosuch", NULL};
-    expect_refusal(&a, nc, ": the control segment 'nosuch' is not in its passes (they have: args arena_build");
+    expect_refusal(&a, nc, ": the control segment 'nosuch' is not in its passes (they have: args, arena_build");
     const char *missing[] = {"compare", "--base", "/nonexistent/x.log", "--measure", a.measure[0], NULL};
     char *out, *err;
     assert_int_equal(ts_run_cli(missing, &out, &err), 2);

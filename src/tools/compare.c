@@ -62,17 +62,6 @@ static uint32_t used_set(const st_result *R)
     return m;
 }
 
-static void set_names(const ps_log *L, uint32_t m, char *out, size_t n)
-{
-    size_t k = 0;
-    out[0] = 0;
-    for (int s = 0; s < L->nseg && k + 1 < n; s++)
-        if (m & (1u << s)) {
-            int w = snprintf(out + k, n - k, "%s%s", k ? " " : "", L->segname[s]);
-            k = w < 0 || (size_t)w >= n - k ? n - 1 : k + (size_t)w;
-        }
-}
-
 static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char *err, size_t n)
 {
     char why[512];
@@ -123,7 +112,7 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
     int cs = seg_by_name(L, o->control);
     if (cs < 0 || !(used_set(&g->R) & (1u << cs))) {
         char names[512];
-        set_names(L, used_set(&g->R), names, sizeof names);
+        ps_seg_list(L, used_set(&g->R), names, sizeof names);
         return refuse(err, n, "%s: the control segment '%s' is not in its passes (they have: %s); name another "
                               "with --control",
                       g->path, o->control, names);

@@ -720,7 +720,7 @@ typedef struct mask_count {
     size_t n;
 } mask_count;
 
-static void seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
+void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
 {
     size_t k = 0;
     out[0] = 0;
@@ -869,8 +869,8 @@ static void finish(ps_log *L)
                    " in pass %s (the per-op record pool overflowed); excluded",
                    L->path, (size_t)p->drop_line, ps_op_names[p->drop_op], p->drop_count, label);
         if (p->defects & PS_D_SETDIFF) {
-            seg_list(L, ref & ~p->present, miss, sizeof miss);
-            seg_list(L, p->present & ~ref, extra, sizeof extra);
+            ps_seg_list(L, ref & ~p->present, miss, sizeof miss);
+            ps_seg_list(L, p->present & ~ref, extra, sizeof extra);
             dg_add(&L->warn, "%s:%zu: pass %s has other segments than the other %zu passes (missing: %s; extra: %s); excluded",
                    L->path, p->first_line, label, best, miss[0] ? miss : "none",
                    extra[0] ? extra : "none");

@@ -243,6 +243,8 @@ static inline ps_text ps_seg_attr(const ps_log *L, const ps_pass *p, int id)
     ps_text none = {NULL, 0};
     return L->segx ? L->segx[(size_t)(p - L->pass) * PS_MAXSEG + (size_t)id].attr : none;
 }
+/* The names of the segment ids in mask, in id order: "args, host_orch". */
+void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n);
 /* The pass of (pid, inv), or NULL. */
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv);
 
