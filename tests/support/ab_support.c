@@ -1,4 +1,5 @@
 #include "support/ab_support.h"
+#include "support/tools_support.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,45 +70,10 @@ static char *slurp_fd(int fd, size_t *len)
     return b;
 }
 
-static int temp_fd(void)
-{
-    char path[] = "/tmp/hbg-ab-out-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    unlink(path);
-    return fd;
-}
-
+/* The commands of a test repository read no terminal: stdin is /dev/null. */
 static int exec_len(const char *dir, const char *const *argv, char **out, size_t *outlen, char **err)
 {
-    int fo = temp_fd(), fe = temp_fd();
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDONLY);
-        dup2(nul, 0);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        if (dir && chdir(dir))
-            _exit(126);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    char *o = slurp_fd(fo, outlen), *e = slurp_fd(fe, NULL);
-    close(fo);
-    close(fe);
-    if (out)
-        *out = o;
-    else
-        free(o);
-    if (err)
-        *err = e;
-    else
-        free(e);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return ts_exec(dir, argv, "/dev/null", out, outlen, err);
 }
 
 int ab_exec(const char *dir, const char *const *argv, char **out, char **err)

@@ -1,5 +1,6 @@
 #include "support/tools_support.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,18 +74,15 @@ int ts_run_cli(const char *const *args, char **out, char **err)
     return ts_run_cli_in(args, NULL, out, err);
 }
 
-int ts_run_cli_in(const char *const *args, const char *in, char **out, char **err)
+int ts_exec(const char *dir, const char *const *argv, const char *in, char **out, size_t *outlen, char **err)
 {
-    const char *cli = getenv("HBG_CLI");
-    if (!cli)
-        return -1;
     char *po = ts_temp_file("", 0, ".out");
     char *pe = ts_temp_file("", 0, ".err");
-    if (!po || !pe)
+    if (!po || !pe) {
+        free(po);
+        free(pe);
         return -1;
-    size_t n = 0;
-    while (args[n])
-        n++;
+    }
     pid_t pid = fork();
     if (pid == 0) {
         int fo = open(po, O_WRONLY | O_TRUNC), fe = open(pe, O_WRONLY | O_TRUNC);
@@ -96,16 +94,15 @@ int ts_run_cli_in(const char *const *args, const char *in, char **out, char **er
                 _exit(126);
             dup2(fi, 0);
         }
-        char **av = calloc(n + 2, sizeof *av);
-        av[0] = (char *)cli;
-        for (size_t i = 0; i < n; i++)
-            av[i + 1] = (char *)args[i];
-        execv(cli, av);
+        if (dir && chdir(dir) != 0)
+            _exit(126);
+        execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
     int st = 0;
-    waitpid(pid, &st, 0);
-    char *o = ts_slurp(po, NULL), *e = ts_slurp(pe, NULL);
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    char *o = ts_slurp(po, outlen), *e = ts_slurp(pe, NULL);
     unlink(po);
     unlink(pe);
     free(po);
@@ -118,7 +115,26 @@ int ts_run_cli_in(const char *const *args, const char *in, char **out, char **er
         *err = e;
     else
         free(e);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int ts_run_cli_in(const char *const *args, const char *in, char **out, char **err)
+{
+    const char *cli = getenv("HBG_CLI");
+    if (!cli)
+        return -1;
+    size_t n = 0;
+    while (args[n])
+        n++;
+    const char **av = calloc(n + 2, sizeof *av);
+    if (!av)
+        return -1;
+    av[0] = cli;
+    for (size_t i = 0; i < n; i++)
+        av[i + 1] = args[i];
+    int rc = ts_exec(NULL, av, in, out, NULL, err);
+    free(av);
+    return rc;
 }
 
 int ts_contains(const char *hay, const char *needle)

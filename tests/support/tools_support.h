@@ -16,6 +16,11 @@ char *ts_temp_file(const void *data, size_t len, const char *suffix);
 int ts_run_cli(const char *const *args, char **out, char **err);
 /* The same with standard input read from the file in (a path, or a FIFO). */
 int ts_run_cli_in(const char *const *args, const char *in, char **out, char **err);
+/* Runs argv (argv[0] looked up in PATH) in dir (NULL: here) with standard
+ * input from the file in (NULL: inherited); stdout into *out (its length
+ * into *outlen), stderr into *err, either NULL to drop. Returns the exit
+ * status (-1 if it did not exit normally). */
+int ts_exec(const char *dir, const char *const *argv, const char *in, char **out, size_t *outlen, char **err);
 /* Does hay contain needle? */
 int ts_contains(const char *hay, const char *needle);
 
