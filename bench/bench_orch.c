@@ -33,7 +33,7 @@ static hbg_orch *make(uint32_t window)
 {
     hbg_orch_config cfg = {.task_window = window, .heap_base = HEAP_BASE, .heap_bytes = 1ull << 30};
     hbg_orch *o;
-    if (hbg_orch_create(&cfg, &o)) {
+    if (hbg_graph_orch_create(&cfg, &o)) {
         fprintf(stderr, "bench_orch: cannot create the orchestrator\n");
         exit(1);
     }

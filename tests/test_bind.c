@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "bind/bind_internal.h"
+#include "graph/graph_internal.h"
 #include "case.h"
 #include "device/exec.h"
 
@@ -241,17 +242,17 @@ static void eager_matches_serial_image(void **state)
     }
     hbg_orch_config oc = {.heap_base = (uint64_t)(uintptr_t)heap, .heap_bytes = r.c->heap_bytes};
     hbg_orch *o;
-    assert_int_equal(hbg_orch_create(&oc, &o), HBG_OK);
+    assert_int_equal(hbg_graph_orch_create(&oc, &o), HBG_OK);
     hbg_orch_begin_pass(o, oc.heap_base, args, 4);
     assert_int_equal(r.prog.orch(o, r.prog.ctx), HBG_OK);
     assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
-    for (uint32_t i = 0; i < o->ndeftab; i++)
-        o->deftab[i].addr = (uint64_t)(uintptr_t)o->defs[o->deftab_entry[i]].img;
-    hbg_layout l;
-    hbg_arena_layout(o, 0, 1, 1, &l);
+    for (uint32_t i = 0; i < o->img.ndeftab; i++)
+        o->img.deftab[i].addr = (uint64_t)(uintptr_t)o->graph->defs[o->graph->deftab_entry[i]].img;
+    hbg__layout l;
+    hbg__image_layout(&o->img, 0, 1, 1, &l);
     unsigned char *arena = aligned_alloc(64, (l.total + 63) & ~63ull);
-    hbg_arena_pack_image(o, &l, arena);
-    hbg_arena_pack_subs(o, &l, arena);
+    hbg__image_pack_tasks(&o->img, &l, arena);
+    hbg__image_pack_subs(&o->img, &l, arena);
     memcpy(arena, &l.h, sizeof l.h);
     hbg_run_stats st;
     assert_int_equal(hbg_image_run_serial(arena, l.total, r.kt, 0, 1, NULL, &st), HBG_OK);

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "dsv4/dsv4.h"
-#include "graph/def_image.h"
+#include "hbg/image.h"
 #include "hbg/runtime.h"
 #include "hbg/xrank.h"
 #include "support/orch_fixture.h"
@@ -30,7 +30,7 @@ static tally count_tasks(const hbg_orch *o, uint32_t from, uint32_t n)
 {
     tally t = {0};
     for (uint32_t i = from; i < from + n; i++) {
-        const hbg_img_task *k = &o->tasks[i];
+        const hbg_img_task *k = &o->img.tasks[i];
         t.alloc += k->kind == HBG_TASK_ALLOC;
         t.dummy += k->kind == HBG_TASK_DUMMY;
         t.replay += k->kind == HBG_TASK_REPLAY;
@@ -88,7 +88,7 @@ static void check_rank_counts(uint32_t rank)
     hbg_orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = hbg_case_dsv4.heap_bytes, .rank = rank,
                            .nranks = 2};
     hbg_orch *o;
-    assert_int_equal(hbg_orch_create(&cfg, &o), HBG_OK);
+    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
     hbg_tensor args[A_COUNT];
     for (uint32_t i = 0; i < A_COUNT; i++) {
         args[i] = prog.args[i].layout;
@@ -150,7 +150,7 @@ static void check_rank_counts(uint32_t rank)
         assert_int_equal(in.boundary_out_existing, 0);
         assert_int_equal(in.boundary_scalars, 31);
         assert_int_equal(in.predicated, 384);
-        const hbg_def_header *h = o->defs[0].img;
+        const hbg_def_header *h = o->graph->defs[0].img;
         t = count_nodes(h, 0, 1);
         ASSERT_TALLY(t, 1, 0, 0, 0, 0, 0);
         t = count_nodes(h, 1, 88);
@@ -164,10 +164,10 @@ static void check_rank_counts(uint32_t rank)
 
         /* replays: layer indices and epochs change every time, the other
          * 27 scalars never; epochs never repeat, across passes too */
-        assert_int_equal(o->nreplay, 20);
-        const uint64_t *first = o->bscalars + o->replays[0].bscalar_off;
+        assert_int_equal(o->img.nreplay, 20);
+        const uint64_t *first = o->img.bscalars + o->img.replays[0].bscalar_off;
         for (uint32_t r = 0; r < 20; r++) {
-            const uint64_t *sc = o->bscalars + o->replays[r].bscalar_off;
+            const uint64_t *sc = o->img.bscalars + o->img.replays[r].bscalar_off;
             assert_int_equal(sc[S_LAYER_CSA], 2 + 2 * r);
             assert_int_equal(sc[S_LAYER_HCA], 3 + 2 * r);
             assert_true(sc[S_EPOCH_M1] >= epochs_seen);

@@ -140,7 +140,7 @@ static hbg_orch *bind_once(rig *r, hbg_tensor *args, hbg_orch *reuse)
     hbg_orch *o = reuse;
     if (!o) {
         hbg_orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = r->c->heap_bytes};
-        assert_int_equal(hbg_orch_create(&cfg, &o), HBG_OK);
+        assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
     }
     for (uint32_t i = 0; i < r->prog.nargs; i++) {
         args[i] = r->prog.args[i].layout;
@@ -162,20 +162,20 @@ static void host_program_counts(void **unused)
     /* 47 host tasks = 5 submit_task (4 kernels + 1 dummy) + 2 alloc + 40 replays */
     assert_int_equal(hbg_orch_task_count(o), 47);
     uint32_t kinds[4] = {0};
-    for (uint32_t i = 0; i < o->ntasks; i++)
-        kinds[o->tasks[i].kind]++;
+    for (uint32_t i = 0; i < o->img.ntasks; i++)
+        kinds[o->img.tasks[i].kind]++;
     assert_int_equal(kinds[HBG_TASK_KERNEL], 4);
     assert_int_equal(kinds[HBG_TASK_DUMMY], 1);
     assert_int_equal(kinds[HBG_TASK_ALLOC], 2);
     assert_int_equal(kinds[HBG_TASK_REPLAY], 40);
-    assert_int_equal(o->tasks[0].kind, HBG_TASK_ALLOC);
-    assert_int_equal(o->tasks[5].kind, HBG_TASK_ALLOC);
-    assert_int_equal(o->tasks[46].kind, HBG_TASK_KERNEL);
+    assert_int_equal(o->img.tasks[0].kind, HBG_TASK_ALLOC);
+    assert_int_equal(o->img.tasks[5].kind, HBG_TASK_ALLOC);
+    assert_int_equal(o->img.tasks[46].kind, HBG_TASK_KERNEL);
 
     /* One Definition, recorded once, replayed by all 40 layers. */
     assert_int_equal(hbg_orch_def_count(o), 1);
-    assert_int_equal(o->defs_built, 1);
-    assert_int_equal(o->nreplay, L);
+    assert_int_equal(o->graph->defs_built, 1);
+    assert_int_equal(o->img.nreplay, L);
     hbg_def_info in;
     assert_int_equal(hbg_orch_def_info(o, 0, &in), HBG_OK);
     assert_int_equal(in.key, QWEN_LAYER_KEY);
@@ -193,8 +193,8 @@ static void host_program_counts(void **unused)
     assert_int_equal(in.predicated, 0);
     assert_int_equal(in.heap_bytes, 0); /* temporaries come from the scratch tensors */
     for (uint32_t i = 0; i < L; i++) {
-        assert_int_equal(o->replays[i].def, 0);
-        assert_int_equal(o->tasks[6 + i].kind, HBG_TASK_REPLAY);
+        assert_int_equal(o->img.replays[i].def, 0);
+        assert_int_equal(o->img.tasks[6 + i].kind, HBG_TASK_REPLAY);
         if (i)
             assert_true(fx_has_edge(o, 6 + i - 1, 6 + i));
     }
@@ -284,8 +284,8 @@ static void replay_bindings(void **unused)
         bool is_pp = memchr(pingpong, (int)k, sizeof pingpong) != NULL;
         bool any_move = false;
         for (uint32_t l = 1; l < L; l++) {
-            const hbg_img_btensor *a = &o->btensors[o->replays[l - 1].btensor_off + k];
-            const hbg_img_btensor *b = &o->btensors[o->replays[l].btensor_off + k];
+            const hbg_img_btensor *a = &o->img.btensors[o->img.replays[l - 1].btensor_off + k];
+            const hbg_img_btensor *b = &o->img.btensors[o->img.replays[l].btensor_off + k];
             uint64_t pa = byte_addr(a, (hbg_dtype)tm[k].dtype), pb = byte_addr(b, (hbg_dtype)tm[k].dtype);
             if (is_view || is_pp)
                 assert_true(pa != pb); /* every replay moves it */
@@ -305,19 +305,19 @@ static void replay_bindings(void **unused)
 
     /* Layer offsets and the ping-pong chain. */
     for (uint32_t l = 0; l < L; l++) {
-        const hbg_img_btensor *bt = &o->btensors[o->replays[l].btensor_off];
+        const hbg_img_btensor *bt = &o->img.btensors[o->img.replays[l].btensor_off];
         assert_int_equal(bt[QB_WQ].addr, args[QA_WQ].addr);
         assert_int_equal(bt[QB_WQ].offset, (uint64_t)l * d.hidden * d.qdim);
         assert_int_equal(bt[QB_WDOWN].offset, (uint64_t)l * d.inter * d.hidden);
         assert_int_equal(bt[QB_IN_NORM_NEXT].offset, (uint64_t)(l + 1) * d.hidden);
         assert_int_equal(bt[QB_KCACHE].offset, (uint64_t)l * QWEN_PAGES * QWEN_PAGE * d.kvdim);
         if (l) {
-            const hbg_img_btensor *prev = &o->btensors[o->replays[l - 1].btensor_off];
+            const hbg_img_btensor *prev = &o->img.btensors[o->img.replays[l - 1].btensor_off];
             assert_int_equal(bt[QB_HID].addr, prev[QB_HID_NEXT].addr);
             assert_int_equal(bt[QB_NRM].addr, prev[QB_NRM_NEXT].addr);
         }
         if (l >= 2) {
-            const hbg_img_btensor *pp = &o->btensors[o->replays[l - 2].btensor_off];
+            const hbg_img_btensor *pp = &o->img.btensors[o->img.replays[l - 2].btensor_off];
             assert_int_equal(bt[QB_HID_NEXT].addr, pp[QB_HID_NEXT].addr);
         }
     }
@@ -326,7 +326,7 @@ static void replay_bindings(void **unused)
     /* A second pass records again (one Definition) and hashes the same. */
     uint64_t h1 = h->hash;
     bind_once(&r, args, o);
-    assert_int_equal(o->defs_built, 1);
+    assert_int_equal(o->graph->defs_built, 1);
     assert_int_equal(hbg_orch_task_count(o), 47);
     assert_int_equal(hbg_def_image(o, 0)->hash, h1);
     assert_int_equal(hbg_orch_end_pass(o), HBG_OK);

@@ -84,7 +84,7 @@ static hbg_task_id run_layers(hbg_orch *o, model *m, body_ctx *c, hbg_task_id *i
 
 static const hbg_def_header *only_def(const hbg_orch *o)
 {
-    assert_int_equal(o->ndeftab, 1);
+    assert_int_equal(o->img.ndeftab, 1);
     return hbg_def_image(o, 0);
 }
 
@@ -99,11 +99,11 @@ static void record_once_replay_forty(void **state)
     run_layers(o, &m, &c, ids);
 
     assert_int_equal(hbg_orch_def_count(o), 1);
-    assert_int_equal(o->defs_built, 1);
-    assert_int_equal(o->nreplay, LAYERS);
+    assert_int_equal(o->graph->defs_built, 1);
+    assert_int_equal(o->img.nreplay, LAYERS);
     assert_int_equal(hbg_orch_task_count(o), LAYERS);
-    assert_int_equal(o->nbtensor, LAYERS * 4);
-    assert_int_equal(o->nbscalar, LAYERS);
+    assert_int_equal(o->img.nbtensor, LAYERS * 4);
+    assert_int_equal(o->img.nbscalar, LAYERS);
 
     hbg_def_info in;
     assert_int_equal(hbg_orch_def_info(o, 0, &in), HBG_OK);
@@ -120,20 +120,20 @@ static void record_once_replay_forty(void **state)
 
     /* Each replay's boundary image carries that layer's tensors and scalar. */
     for (int i = 0; i < LAYERS; i++) {
-        const hbg_img_replay *r = &o->replays[i];
+        const hbg_img_replay *r = &o->img.replays[i];
         assert_int_equal(r->task, ids[i]);
         assert_int_equal(r->def, 0);
-        const hbg_img_btensor *bt = &o->btensors[r->btensor_off];
+        const hbg_img_btensor *bt = &o->img.btensors[r->btensor_off];
         assert_int_equal(bt[0].addr, m.hid[i % 2].addr);
         assert_int_equal(bt[1].addr, m.weights.addr);
         assert_int_equal(bt[1].offset, (uint64_t)i * H * H);
         assert_int_equal(bt[2].addr, m.hid[(i + 1) % 2].addr);
-        assert_int_equal(o->bscalars[r->bscalar_off], (uint64_t)i);
-        assert_int_equal(o->tasks[ids[i]].kind, HBG_TASK_REPLAY);
-        assert_int_equal(o->tasks[ids[i]].replay, (uint32_t)i);
+        assert_int_equal(o->img.bscalars[r->bscalar_off], (uint64_t)i);
+        assert_int_equal(o->img.tasks[ids[i]].kind, HBG_TASK_REPLAY);
+        assert_int_equal(o->img.tasks[ids[i]].replay, (uint32_t)i);
         /* the GM block of each replay is its own */
         if (i)
-            assert_true(r->heap_base >= o->replays[i - 1].heap_base + in.heap_bytes);
+            assert_true(r->heap_base >= o->img.replays[i - 1].heap_base + in.heap_bytes);
         /* layer i reads what layer i-1 wrote */
         if (i)
             assert_true(fx_has_edge(o, ids[i - 1], ids[i]));
@@ -199,7 +199,7 @@ static void hash_stable_and_sensitive(void **state)
     /* A second recording (pass 2 re-records) hashes identically, even with
      * the GM heap at another address. */
     uint64_t h2 = hash_of_pass(o, &m, &c);
-    assert_int_equal(o->defs_built, 1);
+    assert_int_equal(o->graph->defs_built, 1);
     assert_true(h1 == h2);
     /* The hash covers every byte but its own field. */
     const hbg_def_header *h = only_def(o);
@@ -225,14 +225,14 @@ static void kept_definitions_skip_recording(void **state)
     hbg_orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
                            .keep_definitions = true};
     hbg_orch *o;
-    assert_int_equal(hbg_orch_create(&cfg, &o), HBG_OK);
+    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
     hbg_task_id ids[LAYERS];
     for (int pass = 0; pass < 3; pass++) {
         hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
         run_layers(o, &m, &c, ids);
         assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
-        assert_int_equal(o->defs_built, pass == 0 ? 1 : 0);
-        assert_int_equal(o->nreplay, LAYERS);
+        assert_int_equal(o->graph->defs_built, pass == 0 ? 1 : 0);
+        assert_int_equal(o->img.nreplay, LAYERS);
         assert_int_equal(hbg_orch_def_count(o), 1);
     }
     hbg_orch_destroy(o);
@@ -278,11 +278,11 @@ static void boundary_mismatch_detected(void **state)
     before = hbg_orch_task_count(o);
     assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &b, HBG_GRAPH_FALLBACK, &id), HBG_OK);
     assert_int_equal(hbg_orch_task_count(o), before + 5);
-    assert_int_equal(o->fallbacks, 1);
+    assert_int_equal(o->graph->fallbacks, 1);
     /* the scalar slot resolved against this call's boundary */
-    const hbg_img_task *add = &o->tasks[before + 3];
-    assert_int_equal(o->scalars[add->scalar_off], 1);
-    assert_int_equal(o->scalars[add->scalar_off + 1], 77);
+    const hbg_img_task *add = &o->img.tasks[before + 3];
+    assert_int_equal(o->img.scalars[add->scalar_off], 1);
+    assert_int_equal(o->img.scalars[add->scalar_off + 1], 77);
     hbg_orch_destroy(o);
 }
 

@@ -140,7 +140,7 @@ static void replay_matches_reference(void **state)
     hbg_orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
                            .keep_definitions = true};
     hbg_orch *o;
-    assert_int_equal(hbg_orch_create(&cfg, &o), HBG_OK);
+    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
     static hbg_tensor rec_t[HBG_MAX_BOUNDARY_TENSORS], t[HBG_MAX_BOUNDARY_TENSORS];
     static hbg_arg rec_a[HBG_MAX_BOUNDARY_TENSORS], a[HBG_MAX_BOUNDARY_TENSORS];
     uint32_t outcomes[3] = {0};
@@ -175,7 +175,7 @@ static void replay_matches_reference(void **state)
                 hbg_arg wa = {&w, HBG_OUT_EXISTING};
                 assert_int_equal(fx_task(o, 1, &wa, &writer[i]), HBG_OK);
             }
-            uint32_t ntask = o->ntasks, nbt = o->nbtensor, nfanin = o->nfanin;
+            uint32_t ntask = o->img.ntasks, nbt = o->img.nbtensor, nfanin = o->img.nfanin;
             hbg_status want = ref_match(rec_a, a, n);
             hbg_boundary bv = {.ntensors = n, .args = a};
             hbg_task_id id;
@@ -183,12 +183,12 @@ static void replay_matches_reference(void **state)
             hbg_orch_end_pass(o);
             outcomes[want == HBG_OK ? 0 : want == HBG_E_INVAL ? 1 : 2]++;
             if (want != HBG_OK) {
-                assert_int_equal(o->ntasks, ntask);
-                assert_int_equal(o->nbtensor, nbt);
-                assert_int_equal(o->nfanin, nfanin);
+                assert_int_equal(o->img.ntasks, ntask);
+                assert_int_equal(o->img.nbtensor, nbt);
+                assert_int_equal(o->img.nfanin, nfanin);
                 continue;
             }
-            const hbg_img_btensor *img = &o->btensors[o->replays[o->nreplay - 1].btensor_off];
+            const hbg_img_btensor *img = &o->img.btensors[o->img.replays[o->img.nreplay - 1].btensor_off];
             for (uint32_t k = 0; k < n; k++) {
                 assert_int_equal(img[k].addr, t[k].addr);
                 assert_int_equal(img[k].nbytes, t[k].nbytes);
@@ -284,11 +284,11 @@ static void stamp_wraps(void **state)
     hbg_arg a[] = {{&x, HBG_IN}, {&y, HBG_INOUT}};
     hbg_boundary b = {.ntensors = 2, .args = a};
     assert_int_equal(hbg_submit_graph(o, 7, one_dummy, NULL, &b, 0, NULL), HBG_OK);
-    o->rec.bstamp = UINT32_MAX;
+    o->graph->rec.bstamp = UINT32_MAX;
     for (uint32_t i = 0; i < HBG_BTAB_SIZE; i += 2)
-        o->rec.btab[i] = (hbg_btab_ent){.addr = x.addr, .stamp = 1};
+        o->graph->rec.btab[i] = (hbg_btab_ent){.addr = x.addr, .stamp = 1};
     assert_int_equal(hbg_submit_graph(o, 7, one_dummy, NULL, &b, 0, NULL), HBG_OK);
-    assert_int_equal(o->rec.bstamp, 1);
+    assert_int_equal(o->graph->rec.bstamp, 1);
     y.addr = x.addr;
     assert_int_equal(hbg_submit_graph(o, 7, one_dummy, NULL, &b, 0, NULL), HBG_E_BOUNDARY_MISMATCH);
     hbg_orch_destroy(o);
@@ -304,7 +304,7 @@ static void wide_replays_exhaust_pools(void **state)
     enum { WINDOW = 8 };
     hbg_orch_config cfg = {.task_window = WINDOW, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20};
     hbg_orch *o;
-    assert_int_equal(hbg_orch_create(&cfg, &o), HBG_OK);
+    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
     static hbg_tensor t[HBG_MAX_BOUNDARY_TENSORS];
     static hbg_arg a[HBG_MAX_BOUNDARY_TENSORS];
     for (int pass = 0; pass < 2; pass++) {
@@ -323,18 +323,18 @@ static void wide_replays_exhaust_pools(void **state)
         hbg_status st = HBG_OK;
         uint32_t ok = 0;
         while (st == HBG_OK && ok < 4 * WINDOW) {
-            uint32_t ntask = o->ntasks, nbt = o->nbtensor, nt = o->ntensor;
+            uint32_t ntask = o->img.ntasks, nbt = o->img.nbtensor, nt = o->img.ntensor;
             st = hbg_submit_graph(o, 7 + (uint64_t)pass, one_dummy, NULL, &b, 0, NULL);
             if (st == HBG_OK) {
                 ok++;
                 continue;
             }
-            assert_int_equal(o->ntasks, ntask);
-            assert_int_equal(o->nbtensor, nbt);
-            assert_int_equal(o->ntensor, nt);
+            assert_int_equal(o->img.ntasks, ntask);
+            assert_int_equal(o->img.nbtensor, nbt);
+            assert_int_equal(o->img.ntensor, nt);
         }
-        assert_true(o->nbtensor <= (size_t)WINDOW * HBG_MAX_BOUNDARY_TENSORS);
-        assert_true(o->ntensor <= (size_t)WINDOW * HBG_MAX_TASK_TENSORS);
+        assert_true(o->img.nbtensor <= (size_t)WINDOW * HBG_MAX_BOUNDARY_TENSORS);
+        assert_true(o->img.ntensor <= (size_t)WINDOW * HBG_MAX_TASK_TENSORS);
         if (pass == 0) {
             /* one task records the body, then a replay per free task */
             assert_int_equal(st, HBG_E_WINDOW_FULL);
@@ -343,7 +343,7 @@ static void wide_replays_exhaust_pools(void **state)
              * full while tasks are still free */
             assert_int_equal(st, HBG_E_POOL_EXHAUSTED);
             assert_int_equal(ok, 2);
-            assert_true(o->ntasks < WINDOW);
+            assert_true(o->img.ntasks < WINDOW);
         }
         hbg_orch_end_pass(o);
     }

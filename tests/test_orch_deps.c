@@ -158,7 +158,7 @@ static void creator_edges(void **state)
     assert_int_equal(fx_task(o, 1, ib, &cons2), HBG_OK);
     assert_false(fx_has_edge(o, alloc, cons2));
     assert_int_equal(fx_fanin_count(o, cons2), 0);
-    assert_int_equal(o->tasks[alloc].kind, HBG_TASK_ALLOC);
+    assert_int_equal(o->img.tasks[alloc].kind, HBG_TASK_ALLOC);
     hbg_task_id w, r;
     hbg_arg wb[] = {{&b, HBG_OUT_EXISTING}};
     assert_int_equal(fx_task(o, 1, wb, &w), HBG_OK);

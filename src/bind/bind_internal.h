@@ -1,9 +1,9 @@
-/* The bind pipeline's insides, shared by runtime.c, segments.c, arena.c
+/* The bind pipeline's insides, shared by runtime.c, segments.c
  * and the tests that poison the host mirror. */
 #ifndef HBG_BIND_INTERNAL_H
 #define HBG_BIND_INTERNAL_H
 
-#include "bind/image.h"
+#include "hbg/image.h"
 #include "hbg/runtime.h"
 #include "orch/orch_internal.h"
 
@@ -30,13 +30,6 @@ typedef struct hbg_hostview {
     uint64_t dev, bytes;
 } hbg_hostview;
 
-/* The arena layout of one pass. */
-typedef struct hbg_layout {
-    uint64_t header_bytes;
-    uint64_t image_bytes, subs_bytes, total;
-    hbg_img_header h;
-} hbg_layout;
-
 struct hbg_runtime {
     hbg_runtime_config cfg;
     hbg_device *dev;
@@ -56,7 +49,7 @@ struct hbg_runtime {
     hbg_devdef devdefs[HBG_DEVTABLE_CAP];
     uint32_t ndevdefs;
 
-    hbg_layout layout;
+    hbg__layout layout;
     bool bound;                  /* an image is on the device, ready to run */
 };
 
@@ -65,11 +58,6 @@ struct hbg_runtime {
 hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report *rep);
 /* The device run of the bound image, then outputs read back. */
 hbg_status hbg_runner_run(hbg_runtime *rt, hbg_pass_report *rep);
-
-/* Layout and packing (arena.c). */
-void hbg_arena_layout(const hbg_orch *o, uint32_t rank, uint32_t nranks, uint64_t pass, hbg_layout *l);
-uint64_t hbg_arena_pack_image(const hbg_orch *o, const hbg_layout *l, unsigned char *arena);
-uint64_t hbg_arena_pack_subs(const hbg_orch *o, const hbg_layout *l, unsigned char *arena);
 
 /* Overwrites every host-side copy of the image (mirror and staging) with a
  * poison pattern: a run that still succeeds read only the device. */

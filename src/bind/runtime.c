@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bind/bind_internal.h"
+#include "graph/graph_internal.h"
 #include "util/hash.h"
 
 /* (pid, inv) names one run of a callable: inv counts runs per process. A
@@ -37,7 +38,7 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
         .rank = rt->cfg.rank,
         .nranks = rt->cfg.nranks,
     };
-    hbg_status st = hbg_orch_create(&oc, &rt->orch);
+    hbg_status st = hbg_graph_orch_create(&oc, &rt->orch);
     if (st) {
         free(rt);
         return st;
@@ -133,16 +134,8 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
 void hbg_runtime_poison_host(hbg_runtime *rt, unsigned char pattern)
 {
     hbg_orch *o = rt->orch;
-    memset(o->tasks, pattern, (size_t)o->ntasks * sizeof *o->tasks);
-    memset(o->fanins, pattern, (size_t)o->nfanin * sizeof *o->fanins);
-    memset(o->tensors, pattern, (size_t)o->ntensor * sizeof *o->tensors);
-    memset(o->scalars, pattern, (size_t)o->nscalar * sizeof *o->scalars);
-    memset(o->preds, pattern, (size_t)o->npred * sizeof *o->preds);
-    memset(o->replays, pattern, (size_t)o->nreplay * sizeof *o->replays);
-    memset(o->btensors, pattern, (size_t)o->nbtensor * sizeof *o->btensors);
-    memset(o->bscalars, pattern, (size_t)o->nbscalar * sizeof *o->bscalars);
-    memset(o->deftab, pattern, (size_t)o->ndeftab * sizeof *o->deftab);
-    memset(o->def_pool, pattern, (size_t)o->def_pool_used);
+    hbg__image_poison(&o->img, pattern);
+    memset(o->graph->def_pool, pattern, (size_t)o->graph->def_pool_used);
     if (rt->staging)
         memset(rt->staging, pattern, (size_t)rt->arena_cap);
 }

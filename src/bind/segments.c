@@ -179,12 +179,12 @@ hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report 
     st = hbg_orch_end_pass(o);
     if (!st)
         st = ost;
-    rep->tasks = o->ntasks;
+    rep->tasks = o->img.ntasks;
     rep->heap_used = o->heap_used;
-    rep->replays = o->nreplay;
-    seg_attr(&c, "tasks", o->ntasks);
+    rep->replays = o->img.nreplay;
+    seg_attr(&c, "tasks", o->img.ntasks);
     seg_attr(&c, "heap_used", o->heap_used);
-    seg_end(&c, o->ntasks);
+    seg_end(&c, o->img.ntasks);
     for (int k = 0; k < HBG_OP_COUNT; k++) {
         bt->op[k].total_ns = o->ops[k].total_ns;
         bt->op[k].count = o->ops[k].count;
@@ -198,8 +198,8 @@ hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report 
     seg_begin(&c, HBG_PH_GRAPH_UPLOAD);
     uint32_t up = 0;
     uint64_t up_bytes = 0;
-    for (uint32_t i = 0; i < o->ndeftab && !st; i++) {
-        hbg_img_def *d = &o->deftab[i];
+    for (uint32_t i = 0; i < o->img.ndeftab && !st; i++) {
+        hbg_img_def *d = &o->img.deftab[i];
         const hbg_devdef *have = NULL;
         for (uint32_t j = 0; j < rt->ndevdefs; j++)
             if (rt->devdefs[j].hash == d->hash && rt->devdefs[j].bytes == d->bytes) {
@@ -232,18 +232,18 @@ hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report 
     rep->defs_uploaded = up;
     seg_attr(&c, "defs", up);
     seg_attr(&c, "bytes", up_bytes);
-    seg_attr(&c, "submissions", o->nreplay);
+    seg_attr(&c, "submissions", o->img.nreplay);
     seg_end(&c, up_bytes);
     if (st)
         goto fail;
 
     /* shared_mem: size the live image; grow the arena only if it must. */
     seg_begin(&c, HBG_PH_SHARED_MEM);
-    hbg_layout *l = &rt->layout;
-    hbg_arena_layout(o, rt->cfg.rank, rt->cfg.nranks, o->pass, l);
+    hbg__layout *l = &rt->layout;
+    hbg__image_layout(&o->img, rt->cfg.rank, rt->cfg.nranks, o->pass, l);
     if (l->total > rt->arena_cap)
         st = grow_arena(rt, l->total);
-    uint64_t sm = st ? 0 : hbg_arena_pack_image(o, l, rt->staging);
+    uint64_t sm = st ? 0 : hbg__image_pack_tasks(&o->img, l, rt->staging);
     seg_attr(&c, "bytes", sm);
     seg_end(&c, sm);
     if (st)
@@ -256,10 +256,10 @@ hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report 
 
     /* arena_h2d: the one copy — header, live image, submission block. */
     seg_begin(&c, HBG_PH_ARENA_H2D);
-    uint64_t subs = hbg_arena_pack_subs(o, l, rt->staging);
+    uint64_t subs = hbg__image_pack_subs(&o->img, l, rt->staging);
     memcpy(rt->staging, &l->h, sizeof l->h);
     st = hbg_device_h2d(rt->dev, rt->arena_dev, rt->staging, l->total);
-    seg_attr(&c, "nt", o->ntasks);
+    seg_attr(&c, "nt", o->img.ntasks);
     seg_attr(&c, "bytes", st ? 0 : l->total);
     seg_attr(&c, "copied", l->header_bytes);
     seg_attr(&c, "sm", l->image_bytes);

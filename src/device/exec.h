@@ -20,8 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bind/image.h"
-#include "graph/def_image.h"
+#include "hbg/image.h"
 #include "hbg/device.h"
 #include "hbg/kernel.h"
 #include "hbg/orch.h"

@@ -6,28 +6,88 @@
  * come from the few slots on buffers the pass has written. Recording
  * happens once per key per pass (or once ever, with kept Definitions).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph/graph_internal.h"
 
-void hbg_graph_begin_pass(hbg_orch *o)
+static void graph_begin_pass(hbg_orch *o)
 {
-    o->defs_built = 0;
-    o->fallbacks = 0;
+    struct hbg__graph *g = o->graph;
+    g->defs_built = 0;
+    g->fallbacks = 0;
     if (!o->cfg.keep_definitions) {
         /* Re-recording every pass (the original system's behaviour): the
          * pool and the cache start empty, so a pass never reads a
          * Definition it did not build itself. */
-        o->ndefs = 0;
-        o->def_pool_used = 0;
+        g->ndefs = 0;
+        g->def_pool_used = 0;
     }
 }
 
-static hbg_def_entry *find_def(hbg_orch *o, uint64_t key)
+/* The recorder's worst-case arrays, reserved like the image's. */
+#define REC_ARRAYS(X)                                                              \
+    X(nodes, HBG_MAX_DEF_NODES)                                                    \
+    X(fanins, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_FANINS)                          \
+    X(targs, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_TASK_TENSORS)                     \
+    X(sargs, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_TASK_SCALARS)                     \
+    X(preds, HBG_MAX_DEF_NODES)                                                    \
+    X(views, (size_t)HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1))               \
+    X(node_stamp, HBG_MAX_DEF_NODES)
+
+static void graph_destroy(hbg_orch *o)
 {
-    for (uint32_t i = 0; i < o->ndefs; i++)
-        if (o->defs[i].key == key)
-            return &o->defs[i];
+    struct hbg__graph *g = o->graph;
+    if (!g)
+        return;
+#define FREE(name, n) hbg__unreserve(g->rec.name, (n) * sizeof *g->rec.name);
+    REC_ARRAYS(FREE)
+#undef FREE
+    hbg__unreserve(g->def_pool, g->def_pool_cap);
+    hbg_tmap_free(&g->rec.map);
+    free(g);
+    o->graph = NULL;
+}
+
+static const hbg__orch_ext graph_ext = {
+    .begin_pass = graph_begin_pass,
+    .destroy = graph_destroy,
+    .capture_task = hbg_record_task,
+    .capture_alloc = hbg_record_alloc,
+};
+
+hbg_status hbg_graph_orch_create(const hbg_orch_config *cfg, hbg_orch **out)
+{
+    hbg_orch *o;
+    hbg_status st = hbg_orch_create(cfg, &o);
+    if (st)
+        return st;
+    struct hbg__graph *g = calloc(1, sizeof *g);
+    o->graph = g;
+    o->ext = &graph_ext;
+    bool ok = g != NULL;
+#define ALLOC(name, n) ok = ok && (g->rec.name = hbg__reserve((n) * sizeof *g->rec.name)) != NULL;
+    REC_ARRAYS(ALLOC)
+#undef ALLOC
+    if (ok) {
+        g->def_pool_cap = cfg->def_pool_bytes ? cfg->def_pool_bytes : (64ull << 20);
+        ok = (g->def_pool = hbg__reserve(g->def_pool_cap)) != NULL;
+    }
+    ok = ok && hbg_tmap_init(&g->rec.map, HBG_MAX_DEF_NODES * 2u,
+                             HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
+    if (!ok) {
+        hbg_orch_destroy(o);
+        return HBG_E_NOMEM;
+    }
+    *out = o;
+    return HBG_OK;
+}
+
+static hbg_def_entry *find_def(struct hbg__graph *g, uint64_t key)
+{
+    for (uint32_t i = 0; i < g->ndefs; i++)
+        if (g->defs[i].key == key)
+            return &g->defs[i];
     return NULL;
 }
 
@@ -73,7 +133,7 @@ static inline void note_slot(hbg_orch *o, bscan *sc, uint32_t k, const hbg_arg *
         sc->reads[sc->nreads++] = (uint16_t)k;
     if (a->dir != HBG_IN)
         sc->writes[sc->nwrites++] = (uint16_t)k;
-    o->btensors[o->nbtensor + k] = (hbg_img_btensor){t->addr, t->nbytes, t->offset};
+    o->img.btensors[o->img.nbtensor + k] = (hbg_img_btensor){t->addr, t->nbytes, t->offset};
 }
 
 static bool layout_matches(const hbg_bslot *p, const hbg_tensor *t)
@@ -97,8 +157,8 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg_b
 {
     if (s->nbt != b->ntensors || s->nbs != b->nscalars)
         return HBG_E_BOUNDARY_MISMATCH;
-    hbg_recorder *r = &o->rec;
-    const hbg_img_btensor *img = o->btensors + o->nbtensor;
+    hbg_recorder *r = &o->graph->rec;
+    const hbg_img_btensor *img = o->img.btensors + o->img.nbtensor;
     hbg_btab_begin(r);
     sc->nreads = sc->nwrites = 0;
     for (uint32_t k = 0; k < b->ntensors; k++) {
@@ -130,13 +190,13 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg_b
     return HBG_OK;
 }
 
-static void *pool_take(hbg_orch *o, uint64_t bytes)
+static void *pool_take(struct hbg__graph *g, uint64_t bytes)
 {
-    uint64_t at = (o->def_pool_used + 63) & ~63ull;
-    if (at > o->def_pool_cap || bytes > o->def_pool_cap - at)
+    uint64_t at = (g->def_pool_used + 63) & ~63ull;
+    if (at > g->def_pool_cap || bytes > g->def_pool_cap - at)
         return NULL;
-    o->def_pool_used = at + bytes;
-    return o->def_pool + at;
+    g->def_pool_used = at + bytes;
+    return g->def_pool + at;
 }
 
 #define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
@@ -146,7 +206,7 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
                                    const uint16_t *alias)
 {
     uint64_t t0 = hbg_op_begin(o);
-    const hbg_recorder *r = &o->rec;
+    const hbg_recorder *r = &o->graph->rec;
     hbg_def_header h;
     memset(&h, 0, sizeof h);
     h.magic = HBG_DEF_MAGIC;
@@ -165,7 +225,7 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
     h.off_btemplates = off, off = ALIGN8(off + (uint64_t)b->ntensors * sizeof(hbg_tensor));
     h.bytes = off;
 
-    unsigned char *img = pool_take(o, h.bytes);
+    unsigned char *img = pool_take(o->graph, h.bytes);
     if (!img)
         return HBG_E_DEF_POOL_FULL;
     /* Each section is copied and the gap after it (alignment, at most 7
@@ -251,7 +311,7 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
     }
     in->image_bytes = h.bytes;
     in->heap_bytes = h.heap_bytes;
-    o->defs_built++;
+    o->graph->defs_built++;
     if (o->timing)
         hbg_op_end(o, HBG_OP_BUILD_DEFINITION, t0, r->nnodes);
     return HBG_OK;
@@ -262,8 +322,10 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
 static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
                          const uint16_t *alias, hbg_def_entry **out)
 {
-    hbg_recorder *r = &o->rec;
-    r->active = true;
+    struct hbg__graph *g = o->graph;
+    hbg_recorder *r = &g->rec;
+    o->capturing = true;
+    o->body = b;
     r->b = b;
     r->heap_used = 0;
     r->nnodes = r->nfanin = r->ntarg = r->nsarg = r->npred = r->nviews = 0;
@@ -272,7 +334,8 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
     hbg_status err0 = o->err;
     o->err = HBG_OK;
     hbg_status st = body(o, ctx, b);
-    r->active = false;
+    o->capturing = false;
+    o->body = NULL;
     if (!st && o->scope_depth != depth0)
         st = HBG_E_SCOPE;
     /* A body that ignored a failed submit must not become a Definition;
@@ -282,11 +345,11 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
     o->err = err0 ? err0 : o->err;
     if (st)
         return st;
-    hbg_def_entry *e = find_def(o, key);
+    hbg_def_entry *e = find_def(g, key);
     if (!e) {
-        if (o->ndefs >= HBG_DEF_CACHE_CAP)
+        if (g->ndefs >= HBG_DEF_CACHE_CAP)
             return HBG_E_DEF_POOL_FULL;
-        e = &o->defs[o->ndefs++];
+        e = &g->defs[g->ndefs++];
     }
     st = build_definition(o, e, key, b, alias);
     if (st)
@@ -299,12 +362,12 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
  * allowed to fall back). Scalar slots resolve against this boundary. */
 static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const hbg_boundary *b)
 {
-    const hbg_boundary *saved = o->body_boundary;
+    const hbg_boundary *saved = o->body;
     hbg_status err0 = o->err;
     o->err = HBG_OK;
-    o->body_boundary = b;
+    o->body = b;
     hbg_status st = body(o, ctx, b);
-    o->body_boundary = saved;
+    o->body = saved;
     if (!st)
         st = o->err;
     o->err = err0 ? err0 : o->err;
@@ -316,9 +379,9 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, c
                          hbg_task_id *id)
 {
     for (uint32_t i = 0; i < b->ndeps; i++)
-        if (b->deps[i] >= o->ntasks)
+        if (b->deps[i] >= o->img.ntasks)
             return HBG_E_BAD_DEP;
-    uint32_t n0 = o->ntasks, f0 = o->nfanin, t0 = o->ntensor;
+    uint32_t n0 = o->img.ntasks, f0 = o->img.nfanin, t0 = o->img.ntensor;
     uint64_t h0 = o->heap_used;
     uint64_t heap_base = 0;
     uint32_t tid;
@@ -338,38 +401,38 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, c
     uint64_t waddr[HBG_MAX_BOUNDARY_TENSORS];
     for (uint32_t i = 0; i < sc->nwrites; i++)
         waddr[i] = b->args[sc->writes[i]].t->addr;
-    if (!st && (o->ntensor + sc->nwrites > (size_t)o->window * HBG_MAX_TASK_TENSORS ||
+    if (!st && (o->img.ntensor + sc->nwrites > (size_t)o->window * HBG_MAX_TASK_TENSORS ||
                 !hbg_tmap_fits(&o->map, waddr, sc->nwrites)))
         st = HBG_E_POOL_EXHAUSTED;
     for (uint32_t i = 0; i < sc->nwrites && !st; i++) {
         uint32_t k = sc->writes[i];
-        o->tensors[o->ntensor] = *b->args[k].t;
-        st = hbg_orch_task_writes(o, tid, &o->tensors[o->ntensor++], sc->rng[k].lo, sc->rng[k].hi,
+        o->img.tensors[o->img.ntensor] = *b->args[k].t;
+        st = hbg_orch_task_writes(o, tid, &o->img.tensors[o->img.ntensor++], sc->rng[k].lo, sc->rng[k].hi,
                                   b->args[k].dir);
     }
     if (st) {
-        o->ntasks = n0, o->nfanin = f0, o->ntensor = t0, o->heap_used = h0;
+        o->img.ntasks = n0, o->img.nfanin = f0, o->img.ntensor = t0, o->heap_used = h0;
         return st;
     }
-    o->tasks[tid].tensor_cnt = sc->nwrites;
+    o->img.tasks[tid].tensor_cnt = sc->nwrites;
 
     if (e->deftab_stamp_pass != o->pass) {
         e->deftab_stamp_pass = (uint32_t)o->pass;
-        e->deftab_index = o->ndeftab;
-        o->deftab[o->ndeftab] = (hbg_img_def){.addr = 0, .bytes = e->img->bytes, .hash = e->img->hash};
-        o->deftab_entry[o->ndeftab++] = (uint32_t)(e - o->defs);
+        e->deftab_index = o->img.ndeftab;
+        o->img.deftab[o->img.ndeftab] = (hbg_img_def){.addr = 0, .bytes = e->img->bytes, .hash = e->img->hash};
+        o->graph->deftab_entry[o->img.ndeftab++] = (uint32_t)(e - o->graph->defs);
     }
-    hbg_img_replay *rp = &o->replays[o->nreplay];
+    hbg_img_replay *rp = &o->img.replays[o->img.nreplay];
     rp->def = e->deftab_index;
     rp->task = tid;
-    rp->btensor_off = o->nbtensor;
-    rp->bscalar_off = o->nbscalar;
+    rp->btensor_off = o->img.nbtensor;
+    rp->bscalar_off = o->img.nbscalar;
     rp->heap_base = heap_base;
-    o->nbtensor += b->ntensors;
+    o->img.nbtensor += b->ntensors;
     if (b->nscalars)
-        memcpy(o->bscalars + o->nbscalar, b->scalars, (size_t)b->nscalars * sizeof(uint64_t));
-    o->nbscalar += b->nscalars;
-    o->tasks[tid].replay = o->nreplay++;
+        memcpy(o->img.bscalars + o->img.nbscalar, b->scalars, (size_t)b->nscalars * sizeof(uint64_t));
+    o->img.nbscalar += b->nscalars;
+    o->img.tasks[tid].replay = o->img.nreplay++;
     *id = tid;
     return HBG_OK;
 }
@@ -386,7 +449,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     if (!o->in_pass)
         return HBG_E_STATE;
     /* A Graph inside a Graph body would need nested Definitions. */
-    if (o->rec.active || o->body_boundary)
+    if (o->capturing || o->body)
         return hbg_orch_fail(o, HBG_E_GRAPH_CAPTURE);
     hbg_status st = check_boundary(b);
     if (st)
@@ -394,20 +457,20 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     /* The boundary image is written during the scan, before the outer task
      * exists: a free task guarantees its room (the image pool holds a full
      * boundary for every task of the window). */
-    if (!o->cfg.eager && o->ntasks >= o->window)
+    if (!o->cfg.eager && o->img.ntasks >= o->window)
         return hbg_orch_fail(o, HBG_E_WINDOW_FULL);
     if (o->cfg.eager)
         return hbg_orch_fail(o, run_inline(o, body, ctx, b));
 
     uint64_t t0 = hbg_op_begin(o);
     bscan sc;
-    hbg_def_entry *e = find_def(o, key);
+    hbg_def_entry *e = find_def(o->graph, key);
     if (e && !(e->pass == o->pass || o->cfg.keep_definitions))
         e = NULL; /* recorded by an earlier pass: record again */
     if (e) {
         st = match_boundary(o, b, &e->sig, &sc);
         if (st == HBG_E_BOUNDARY_MISMATCH && (flags & HBG_GRAPH_FALLBACK)) {
-            o->fallbacks++;
+            o->graph->fallbacks++;
             st = run_inline(o, body, ctx, b);
             goto out;
         }
@@ -421,7 +484,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
                 st = HBG_E_INVAL;
         if (st)
             goto out;
-        hbg_boundary_index(&o->rec, b, alias);
+        hbg_boundary_index(&o->graph->rec, b, alias);
         if ((st = record(o, key, body, ctx, b, alias, &e)))
             goto out;
         /* The rest of the scan sees the boundary as the body left it. */
@@ -438,13 +501,13 @@ out:
 
 uint32_t hbg_orch_def_count(const hbg_orch *o)
 {
-    return o ? o->ndefs : 0;
+    return o && o->graph ? o->graph->ndefs : 0;
 }
 
 hbg_status hbg_orch_def_info(const hbg_orch *o, uint32_t i, hbg_def_info *out)
 {
-    if (!o || !out || i >= o->ndefs)
+    if (!o || !out || !o->graph || i >= o->graph->ndefs)
         return HBG_E_INVAL;
-    *out = o->defs[i].info;
+    *out = o->graph->defs[i].info;
     return HBG_OK;
 }

@@ -1,9 +1,17 @@
-/* Graph internals shared by record.c, graph.c and the bind pipeline. */
+/* Graph internals shared by record.c, graph.c and the bind pipeline.
+ *
+ * The Graph layer sits on top of the orchestrator: it installs itself as
+ * the orchestrator's extension (hbg__orch_ext), so a submit made while a
+ * body records arrives here, and it keeps its own state (the recorder, the
+ * Definition cache and the pool their images live in) in struct hbg__graph,
+ * which the orchestrator holds only as an opaque pointer.
+ */
 #ifndef HBG_GRAPH_INTERNAL_H
 #define HBG_GRAPH_INTERNAL_H
 
 #include <string.h>
 
+#include "hbg/image.h"
 #include "orch/orch_internal.h"
 #include "util/hash.h"
 
@@ -11,6 +19,87 @@
  * in the replay's GM block: far above any user-space pointer, so they can
  * never be mistaken for a real device address. */
 #define HBG_REC_BASE 0xf000000000000000ull
+
+/* One slot of a boundary signature. A replay whose slot matches the layout
+ * differs from the recording only in addr, nbytes and offset, so the extent
+ * is kept here and its byte range costs a few checked operations instead
+ * of a walk over the dimensions. */
+typedef struct hbg_bslot {
+    int64_t strides[HBG_MAX_DIMS];
+    uint64_t extent;          /* sum of (shape[d] - 1) * strides[d], in elements */
+    uint32_t shape[HBG_MAX_DIMS];
+    uint8_t ndim, dtype, dir;
+    uint8_t esize;            /* 0: the layout has no valid byte range */
+    uint16_t alias;           /* first slot on the same buffer, or self */
+} hbg_bslot;
+
+/* The signature a replay's boundary must match. */
+typedef struct hbg_bsig {
+    uint32_t nbt, nbs;
+    hbg_bslot slot[HBG_MAX_BOUNDARY_TENSORS];
+} hbg_bsig;
+
+typedef struct hbg_def_entry {
+    uint64_t key;
+    uint64_t pass;            /* pass that recorded it (or kept it) */
+    const hbg_def_header *img;/* inside the def pool */
+    hbg_bsig sig;
+    uint32_t deftab_stamp_pass; /* deftab index valid when == current pass */
+    uint32_t deftab_index;
+    hbg_def_info info;
+} hbg_def_entry;
+
+/* An entry of the boundary address table. Entries whose stamp is not the
+ * table's current one are empty, so starting a new boundary clears nothing. */
+typedef struct hbg_btab_ent {
+    uint64_t addr;
+    uint32_t stamp;
+    uint16_t slot, last;      /* first and last boundary slot on the buffer */
+} hbg_btab_ent;
+
+#define HBG_BTAB_SIZE (2 * HBG_MAX_BOUNDARY_TENSORS) /* power of two, under half full */
+
+/* The node builder used while a Graph body is being recorded. */
+typedef struct hbg_recorder {
+    const hbg_boundary *b;
+    uint64_t heap_used;                 /* recording-local GM block */
+    uint32_t nnodes, nfanin, ntarg, nsarg, npred;
+    hbg_def_node *nodes;                /* HBG_MAX_DEF_NODES */
+    uint32_t *fanins;                   /* HBG_MAX_DEF_NODES * HBG_MAX_FANINS */
+    hbg_def_targ *targs;                /* HBG_MAX_DEF_NODES * HBG_MAX_TASK_TENSORS */
+    hbg_def_sarg *sargs;                /* HBG_MAX_DEF_NODES * HBG_MAX_TASK_SCALARS */
+    hbg_def_pred *preds;                /* HBG_MAX_DEF_NODES */
+    hbg_tensor *views;                  /* the writer views the record map points at */
+    uint64_t *node_stamp;               /* fanin de-duplication */
+    uint64_t stamp_node;
+    uint32_t nviews;
+    hbg_tmap map;                       /* writers inside the body, by node id */
+    /* boundary buffer lookup: addr -> first slot, chained through bnext;
+     * replays use the table alone, to find buffers their signature says
+     * are distinct but are not */
+    hbg_btab_ent btab[HBG_BTAB_SIZE];
+    uint16_t bnext[HBG_MAX_BOUNDARY_TENSORS];
+    uint32_t bstamp;
+} hbg_recorder;
+
+/* The Graph layer's state, one per orchestrator. */
+struct hbg__graph {
+    hbg_recorder rec;
+    hbg_def_entry defs[HBG_DEF_CACHE_CAP];
+    uint32_t ndefs;
+    uint32_t deftab_entry[HBG_DEF_CACHE_CAP]; /* def table index -> cache index, this pass */
+    unsigned char *def_pool;
+    uint64_t def_pool_used, def_pool_cap;
+    uint32_t defs_built;       /* this pass */
+    uint32_t fallbacks;        /* this pass: bodies run as ordinary tasks */
+};
+
+/* An orchestrator with Graphs: hbg_orch_create() plus this layer. */
+hbg_status hbg_graph_orch_create(const hbg_orch_config *cfg, hbg_orch **out);
+
+/* Submits made while a body records (record.c). */
+hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id);
+hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id);
 
 /* Indexes a boundary by buffer address; fills alias[k] with the first slot
  * on the same buffer (k itself when none). Linear in the boundary width. */
@@ -40,11 +129,11 @@ static inline hbg_btab_ent *hbg_btab_probe(hbg_recorder *r, uint64_t addr)
     return &r->btab[i];
 }
 
-/* The Definition image of a cache entry, for graph_upload. */
+/* The Definition image behind a def table entry of this pass, for
+ * graph_upload. */
 static inline const hbg_def_header *hbg_def_image(const hbg_orch *o, uint32_t deftab_index)
 {
-    return o->defs[o->deftab_entry[deftab_index]].img;
+    return o->graph->defs[o->graph->deftab_entry[deftab_index]].img;
 }
-
 
 #endif

@@ -184,7 +184,7 @@ static void rollback(hbg_recorder *r, rec_mark m)
 
 hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
 {
-    hbg_recorder *r = &o->rec;
+    hbg_recorder *r = &o->graph->rec;
     uint64_t t0 = hbg_op_begin(o);
     hbg_range rng[HBG_MAX_TASK_TENSORS + 1];
     hbg_status st = hbg_orch_validate_task(o, t, dummy, rng);
@@ -274,7 +274,7 @@ out:
 
 hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
 {
-    hbg_recorder *r = &o->rec;
+    hbg_recorder *r = &o->graph->rec;
     uint64_t t0 = hbg_op_begin(o);
     hbg_status st = HBG_OK;
     hbg_def_node *node = new_node(r, HBG_TASK_ALLOC);

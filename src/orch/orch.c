@@ -8,47 +8,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "orch/orch_internal.h"
-
-/* Worst-case arrays are reserved, not touched: pages a pass never reaches
- * are never committed, so a 16384-task window costs what a pass uses. */
-static void *reserve(size_t bytes)
-{
-    if (bytes == 0)
-        bytes = 1;
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-static void unreserve(void *p, size_t bytes)
-{
-    if (p)
-        munmap(p, bytes ? bytes : 1);
-}
-
-#define W ((size_t)o->window)
-#define ARRAYS(X)                                                                  \
-    X(tasks, W)                                                                    \
-    X(fanins, W * HBG_MAX_FANINS)                                                  \
-    X(tensors, W * HBG_MAX_TASK_TENSORS)                                           \
-    X(scalars, W * HBG_MAX_TASK_SCALARS)                                           \
-    X(preds, W)                                                                    \
-    X(replays, W)                                                                  \
-    X(btensors, W * HBG_MAX_BOUNDARY_TENSORS)                                      \
-    X(bscalars, W * HBG_MAX_BOUNDARY_SCALARS)                                      \
-    X(deftab, HBG_DEF_CACHE_CAP)                                                   \
-    X(deftab_entry, HBG_DEF_CACHE_CAP)                                             \
-    X(task_stamp, W)
-#define REC_ARRAYS(X)                                                              \
-    X(nodes, HBG_MAX_DEF_NODES)                                                    \
-    X(fanins, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_FANINS)                          \
-    X(targs, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_TASK_TENSORS)                     \
-    X(sargs, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_TASK_SCALARS)                     \
-    X(preds, HBG_MAX_DEF_NODES)                                                    \
-    X(views, (size_t)HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1))               \
-    X(node_stamp, HBG_MAX_DEF_NODES)
 
 hbg_status hbg_orch_create(const hbg_orch_config *cfg, hbg_orch **out)
 {
@@ -61,19 +22,10 @@ hbg_status hbg_orch_create(const hbg_orch_config *cfg, hbg_orch **out)
     o->window = cfg->task_window ? cfg->task_window : HBG_DEFAULT_TASK_WINDOW;
     if (o->cfg.nranks == 0)
         o->cfg.nranks = 1;
-    bool ok = true;
-#define ALLOC(name, n) ok = ok && (o->name = reserve((n) * sizeof *o->name)) != NULL;
-    ARRAYS(ALLOC)
-#undef ALLOC
-#define ALLOC(name, n) ok = ok && (o->rec.name = reserve((n) * sizeof *o->rec.name)) != NULL;
-    REC_ARRAYS(ALLOC)
-#undef ALLOC
-    o->def_pool_cap = cfg->def_pool_bytes ? cfg->def_pool_bytes : (64ull << 20);
-    ok = ok && (o->def_pool = reserve(o->def_pool_cap)) != NULL;
+    bool ok = hbg__image_create(&o->img, o->window) == HBG_OK;
+    ok = ok && (o->task_stamp = hbg__reserve(o->window * sizeof *o->task_stamp)) != NULL;
     /* A task touches at most 32 tensors plus a predicate word. */
     ok = ok && hbg_tmap_init(&o->map, o->window * 4u, o->window * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
-    ok = ok && hbg_tmap_init(&o->rec.map, HBG_MAX_DEF_NODES * 2u,
-                             HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
     if (!ok) {
         hbg_orch_destroy(o);
         return HBG_E_NOMEM;
@@ -86,15 +38,11 @@ void hbg_orch_destroy(hbg_orch *o)
 {
     if (!o)
         return;
-#define FREE(name, n) unreserve(o->name, (n) * sizeof *o->name);
-    ARRAYS(FREE)
-#undef FREE
-#define FREE(name, n) unreserve(o->rec.name, (n) * sizeof *o->rec.name);
-    REC_ARRAYS(FREE)
-#undef FREE
-    unreserve(o->def_pool, o->def_pool_cap);
+    if (o->ext && o->ext->destroy)
+        o->ext->destroy(o);
+    hbg__image_destroy(&o->img);
+    hbg__unreserve(o->task_stamp, o->window * sizeof *o->task_stamp);
     hbg_tmap_free(&o->map);
-    hbg_tmap_free(&o->rec.map);
     free(o);
 }
 
@@ -113,21 +61,21 @@ void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, const hbg_tensor *args
     o->heap_used = 0;
     o->args = args;
     o->nargs = nargs;
-    o->ntasks = o->nfanin = o->ntensor = o->nscalar = o->npred = 0;
-    o->nreplay = o->nbtensor = o->nbscalar = o->ndeftab = 0;
+    hbg__image_reset(&o->img);
     o->scope_depth = o->manual_depth = 0;
-    o->body_boundary = NULL;
-    o->rec.active = false;
+    o->body = NULL;
+    o->capturing = false;
     memset(o->ops, 0, sizeof o->ops);
     if (o->timing)
         hbg_opclock_pass(&o->clock);
     hbg_tmap_reset(&o->map);
-    hbg_graph_begin_pass(o);
+    if (o->ext && o->ext->begin_pass)
+        o->ext->begin_pass(o);
 }
 
 hbg_status hbg_orch_end_pass(hbg_orch *o)
 {
-    if (o->in_pass && o->err == HBG_OK && (o->scope_depth != 0 || o->rec.active))
+    if (o->in_pass && o->err == HBG_OK && (o->scope_depth != 0 || o->capturing))
         o->err = HBG_E_SCOPE;
     o->in_pass = false;
     return o->err;
@@ -165,17 +113,17 @@ hbg_status hbg_orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr)
 
 hbg_status hbg_orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id)
 {
-    if (o->ntasks >= o->window)
+    if (o->img.ntasks >= o->window)
         return HBG_E_WINDOW_FULL;
-    uint32_t i = o->ntasks++;
-    hbg_img_task *t = &o->tasks[i];
+    uint32_t i = o->img.ntasks++;
+    hbg_img_task *t = &o->img.tasks[i];
     memset(t, 0, sizeof *t);
     t->kind = kind;
     t->kernel_aic = t->kernel_aiv = HBG_KERNEL_NONE;
     t->blocks = 1;
-    t->fanin_off = o->nfanin;
-    t->tensor_off = o->ntensor;
-    t->scalar_off = o->nscalar;
+    t->fanin_off = o->img.nfanin;
+    t->tensor_off = o->img.ntensor;
+    t->scalar_off = o->img.nscalar;
     /* A fresh stamp per task makes the de-dup array valid without clearing. */
     o->stamp++;
     *id = i;
@@ -186,11 +134,11 @@ hbg_status hbg_orch_add_fanin(hbg_orch *o, uint32_t task, uint32_t pred)
 {
     if (o->task_stamp[pred] == o->stamp)
         return HBG_OK;
-    hbg_img_task *t = &o->tasks[task];
+    hbg_img_task *t = &o->img.tasks[task];
     if (t->fanin_cnt >= HBG_MAX_FANINS)
         return HBG_E_TOO_MANY_FANINS;
     o->task_stamp[pred] = o->stamp;
-    o->fanins[o->nfanin++] = pred;
+    o->img.fanins[o->img.nfanin++] = pred;
     t->fanin_cnt++;
     return HBG_OK;
 }
@@ -250,12 +198,10 @@ hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dum
                 return HBG_E_INVAL;
         }
         if (t->scalar_slots) {
-            uint32_t nbs = o->body_boundary ? o->body_boundary->nscalars : 0;
-            if (o->rec.active)
-                nbs = o->rec.b->nscalars;
+            uint32_t nbs = o->body ? o->body->nscalars : 0;
             for (uint32_t i = 0; i < t->nscalars; i++)
                 if (t->scalar_slots[i] >= 0 && (uint32_t)t->scalar_slots[i] >= nbs)
-                    return o->rec.active || o->body_boundary ? HBG_E_INVAL : HBG_E_GRAPH_CAPTURE;
+                    return o->body ? HBG_E_INVAL : HBG_E_GRAPH_CAPTURE;
         }
         if (t->pred) {
             const hbg_pred *p = t->pred;
@@ -282,17 +228,17 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
     if (st)
         return st;
     for (uint32_t i = 0; i < t->ndeps; i++)
-        if (t->deps[i] >= o->ntasks)
+        if (t->deps[i] >= o->img.ntasks)
             return HBG_E_BAD_DEP;
 
     /* Remember the live lengths so a failure can take the task back. */
-    uint32_t n0 = o->ntasks, f0 = o->nfanin, t0 = o->ntensor, s0 = o->nscalar, p0 = o->npred;
+    hbg__image_mark m0 = hbg__image_mark_now(&o->img);
     uint64_t h0 = o->heap_used;
     uint32_t tid;
     st = hbg_orch_new_task(o, dummy ? HBG_TASK_DUMMY : HBG_TASK_KERNEL, &tid);
     if (st)
         return st;
-    hbg_img_task *d = &o->tasks[tid];
+    hbg_img_task *d = &o->img.tasks[tid];
     for (uint32_t i = 0; i < t->ndeps && !st; i++)
         st = hbg_orch_add_fanin(o, tid, t->deps[i]);
 
@@ -306,7 +252,7 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         d->scalar_cnt = t->nscalars;
         for (uint32_t i = 0; i < t->nscalars; i++) {
             int16_t slot = t->scalar_slots ? t->scalar_slots[i] : -1;
-            o->scalars[o->nscalar++] = slot >= 0 ? o->body_boundary->scalars[slot] : t->scalars[i];
+            o->img.scalars[o->img.nscalar++] = slot >= 0 ? o->body->scalars[slot] : t->scalars[i];
         }
         bool infer = o->manual_depth == 0;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
@@ -327,15 +273,15 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
             } else if (infer && a->dir != HBG_NO_DEP) {
                 st = hbg_orch_task_reads(o, tid, a->t, rng[i].lo, rng[i].hi);
             }
-            o->tensors[o->ntensor++] = *a->t;
+            o->img.tensors[o->img.ntensor++] = *a->t;
         }
         if (t->pred && !st) {
             if (infer)
                 st = hbg_orch_task_reads(o, tid, t->pred->t, rng[HBG_MAX_TASK_TENSORS].lo,
                                          rng[HBG_MAX_TASK_TENSORS].hi);
             d->has_pred = 1;
-            d->pred = o->npred;
-            o->preds[o->npred++] = (hbg_img_pred){.addr = t->pred->t->addr + t->pred->byte_offset,
+            d->pred = o->img.npred;
+            o->img.preds[o->img.npred++] = (hbg_img_pred){.addr = t->pred->t->addr + t->pred->byte_offset,
                                                   .value = t->pred->value,
                                                   .op = t->pred->op,
                                                   .elem_size = t->pred->elem_size};
@@ -346,18 +292,18 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             uint8_t dir = t->args[i].dir;
             if (dir == HBG_OUT || dir == HBG_INOUT || dir == HBG_OUT_EXISTING)
-                waddr[nw++] = o->tensors[d->tensor_off + i].addr;
+                waddr[nw++] = o->img.tensors[d->tensor_off + i].addr;
         }
         if (!st && !hbg_tmap_fits(&o->map, waddr, nw))
             st = HBG_E_POOL_EXHAUSTED;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             const hbg_arg *a = &t->args[i];
             if (a->dir == HBG_OUT || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING)
-                st = hbg_orch_task_writes(o, tid, &o->tensors[d->tensor_off + i], rng[i].lo, rng[i].hi, a->dir);
+                st = hbg_orch_task_writes(o, tid, &o->img.tensors[d->tensor_off + i], rng[i].lo, rng[i].hi, a->dir);
         }
     }
     if (st) {
-        o->ntasks = n0, o->nfanin = f0, o->ntensor = t0, o->nscalar = s0, o->npred = p0;
+        hbg__image_rollback(&o->img, m0);
         o->heap_used = h0;
         return st;
     }
@@ -365,7 +311,8 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
      * would read what the failed one never wrote (and a cross-rank wait
      * would sit out its whole timeout again). */
     if (o->cfg.eager && !dummy && o->err == HBG_OK) {
-        st = hbg_eager_run_task(o, tid);
+        st = o->cfg.run_task(o->cfg.run_ctx, tid, &o->img.tasks[tid], o->img.tensors, o->img.scalars,
+                             o->img.preds);
         if (st)
             return st;
     }
@@ -383,8 +330,8 @@ hbg_status hbg_submit_task(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
         return HBG_E_INVAL;
     if (!o->in_pass)
         return HBG_E_STATE;
-    if (o->rec.active)
-        return hbg_orch_fail(o, hbg_record_task(o, t, false, id));
+    if (o->capturing)
+        return hbg_orch_fail(o, o->ext->capture_task(o, t, false, id));
     uint64_t t0 = hbg_op_begin(o);
     hbg_status st = submit(o, t, false, id);
     if (o->timing)
@@ -403,8 +350,8 @@ hbg_status hbg_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps
     if (!o->in_pass)
         return HBG_E_STATE;
     hbg_task t = {.ndeps = ndeps, .deps = deps};
-    if (o->rec.active)
-        return hbg_orch_fail(o, hbg_record_task(o, &t, true, id));
+    if (o->capturing)
+        return hbg_orch_fail(o, o->ext->capture_task(o, &t, true, id));
     uint64_t t0 = hbg_op_begin(o);
     hbg_status st = submit(o, &t, true, id);
     if (o->timing)
@@ -424,10 +371,10 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
         return HBG_E_STATE;
     if (n > HBG_MAX_ALLOC_TENSORS)
         return hbg_orch_fail(o, HBG_E_TOO_MANY_TENSORS);
-    if (o->rec.active)
-        return hbg_orch_fail(o, hbg_record_alloc(o, n, ts, id));
+    if (o->capturing)
+        return hbg_orch_fail(o, o->ext->capture_alloc(o, n, ts, id));
     uint64_t t0 = hbg_op_begin(o);
-    uint32_t n0 = o->ntasks, e0 = o->ntensor;
+    hbg__image_mark m0 = hbg__image_mark_now(&o->img);
     uint64_t h0 = o->heap_used;
     uint32_t tid;
     hbg_status st = hbg_orch_new_task(o, HBG_TASK_ALLOC, &tid);
@@ -443,16 +390,17 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
         ts[i]->addr = addr;
         ts[i]->nbytes = hi;
         ts[i]->creator = tid + 1;
-        o->tensors[o->ntensor++] = *ts[i];
+        o->img.tensors[o->img.ntensor++] = *ts[i];
     }
     /* The buffers are not registered with their creator: an alloc task is
      * complete before anything can read them, so an edge to it would order
      * nothing, and skipping the registration keeps 800-odd tensor-map
      * inserts off a dsv4 pass. Readers reach them through their writers. */
     if (st) {
-        o->ntasks = n0, o->ntensor = e0, o->heap_used = h0;
+        hbg__image_rollback(&o->img, m0);
+        o->heap_used = h0;
     } else {
-        o->tasks[tid].tensor_cnt = n;
+        o->img.tasks[tid].tensor_cnt = n;
         *id = tid;
     }
     if (o->timing)
@@ -484,7 +432,7 @@ hbg_status hbg_scope_end(hbg_orch *o)
 }
 
 hbg_status hbg_orch_error(const hbg_orch *o) { return o ? o->err : HBG_E_INVAL; }
-uint32_t hbg_orch_task_count(const hbg_orch *o) { return o->ntasks; }
+uint32_t hbg_orch_task_count(const hbg_orch *o) { return o->img.ntasks; }
 uint64_t hbg_orch_heap_used(const hbg_orch *o) { return o->heap_used; }
 uint32_t hbg_orch_nargs(const hbg_orch *o) { return o->nargs; }
 const hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i) { return i < o->nargs ? &o->args[i] : NULL; }

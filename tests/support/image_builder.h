@@ -9,8 +9,7 @@
 
 #include <stdint.h>
 
-#include "bind/image.h"
-#include "graph/def_image.h"
+#include "hbg/image.h"
 #include "hbg/tensor.h"
 
 /* A 1-D contiguous uint32 tensor of n elements over the buffer at addr. */

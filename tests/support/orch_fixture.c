@@ -9,23 +9,23 @@ hbg_orch *fx_orch(uint32_t window, uint64_t heap)
 {
     hbg_orch_config cfg = {.task_window = window, .heap_base = FAKE_HEAP_BASE, .heap_bytes = heap};
     hbg_orch *o = NULL;
-    assert_int_equal(hbg_orch_create(&cfg, &o), HBG_OK);
+    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
     hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     return o;
 }
 
 bool fx_has_edge(const hbg_orch *o, uint32_t from, uint32_t to)
 {
-    const hbg_img_task *t = &o->tasks[to];
+    const hbg_img_task *t = &o->img.tasks[to];
     for (uint32_t i = 0; i < t->fanin_cnt; i++)
-        if (o->fanins[t->fanin_off + i] == from)
+        if (o->img.fanins[t->fanin_off + i] == from)
             return true;
     return false;
 }
 
 uint32_t fx_fanin_count(const hbg_orch *o, uint32_t task)
 {
-    return o->tasks[task].fanin_cnt;
+    return o->img.tasks[task].fanin_cnt;
 }
 
 hbg_tensor fx_buf(uint64_t addr, uint32_t rows, uint32_t cols)

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "orch/orch_internal.h"
+#include "graph/graph_internal.h"
 
 #define FAKE_HEAP_BASE 0x100000000ull
 

@@ -4,16 +4,28 @@
  * This is the reference a device run is checked against: program order is a
  * valid schedule only if every dependency the program relies on is one the
  * runtime honours, so a lost edge shows up as a difference between the two.
+ *
+ * It lives with the bind pipeline, not the orchestrator: running a kernel is
+ * the device layer's business (device/exec.h), and the orchestrator only
+ * calls back through hbg_orch_config.run_task.
  */
-#include <string.h>
+#include <sys/mman.h>
 
 #include "device/exec.h"
-#include "orch/orch_internal.h"
+#include "graph/graph_internal.h"
+#include "hbg/runtime.h"
 
-hbg_status hbg_eager_run_task(hbg_orch *o, uint32_t task)
+typedef struct eager_ctx {
+    const hbg_kernel_table *kernels;
+    void *services;
+    uint32_t rank, nranks;
+} eager_ctx;
+
+static hbg_status run_task(void *ctx, uint32_t task, const hbg_img_task *t, const hbg_tensor *tensors,
+                           const uint64_t *scalars, const hbg_img_pred *preds)
 {
-    const hbg_img_task *t = &o->tasks[task];
-    if (t->kind != HBG_TASK_KERNEL || (t->has_pred && !hbg_exec_pred_holds(&o->preds[t->pred])))
+    const eager_ctx *e = ctx;
+    if (t->kind != HBG_TASK_KERNEL || (t->has_pred && !hbg_exec_pred_holds(&preds[t->pred])))
         return HBG_OK;
     /* The same call the device executors make, so a kernel sees the same
      * arguments and its return value maps to the same status. */
@@ -23,29 +35,25 @@ hbg_status hbg_eager_run_task(hbg_orch *o, uint32_t task)
         .kernel_aiv = t->kernel_aiv,
         .blocks = t->blocks,
         .args = {.ntensors = t->tensor_cnt,
-                 .tensors = o->tensors + t->tensor_off,
+                 .tensors = tensors + t->tensor_off,
                  .nscalars = t->scalar_cnt,
-                 .scalars = o->scalars + t->scalar_off,
+                 .scalars = scalars + t->scalar_off,
                  .nblocks = t->blocks,
-                 .rank = o->cfg.rank,
-                 .nranks = o->cfg.nranks,
-                 .services = o->cfg.services},
+                 .rank = e->rank,
+                 .nranks = e->nranks,
+                 .services = e->services},
     };
     for (uint32_t b = 0; b < t->blocks; b++) {
         hbg_status st = HBG_OK;
         if (t->core == HBG_CORE_AIC || t->core == HBG_CORE_MIX)
-            st = hbg_exec_invoke(o->cfg.kernels, &c, b, HBG_CORE_AIC, task, HBG_EXEC_NO_NODE);
+            st = hbg_exec_invoke(e->kernels, &c, b, HBG_CORE_AIC, task, HBG_EXEC_NO_NODE);
         if (!st && (t->core == HBG_CORE_AIV || t->core == HBG_CORE_MIX))
-            st = hbg_exec_invoke(o->cfg.kernels, &c, b, HBG_CORE_AIV, task, HBG_EXEC_NO_NODE);
+            st = hbg_exec_invoke(e->kernels, &c, b, HBG_CORE_AIV, task, HBG_EXEC_NO_NODE);
         if (st)
             return st;
     }
     return HBG_OK;
 }
-
-#include <sys/mman.h>
-
-#include "hbg/runtime.h"
 
 hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
                          uint32_t rank, uint32_t nranks, void *services)
@@ -63,10 +71,11 @@ hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint6
         args[i].addr = (uint64_t)(uintptr_t)p->args[i].host;
         args[i].creator = 0;
     }
+    eager_ctx ec = {.kernels = kt, .services = services, .rank = rank, .nranks = nranks ? nranks : 1};
     hbg_orch_config cfg = {.heap_base = (uint64_t)(uintptr_t)heap, .heap_bytes = heap_bytes, .eager = true,
-                           .kernels = kt, .services = services, .rank = rank, .nranks = nranks};
+                           .run_task = run_task, .run_ctx = &ec, .rank = rank, .nranks = nranks};
     hbg_orch *o;
-    hbg_status st = hbg_orch_create(&cfg, &o);
+    hbg_status st = hbg_graph_orch_create(&cfg, &o);
     if (!st) {
         hbg_orch_begin_pass(o, cfg.heap_base, args, p->nargs);
         hbg_status ost = p->orch(o, p->ctx);
