@@ -12,16 +12,9 @@
 
 #include "dsv4/dsv4.h"
 #include "hbg/xrank.h"
+#include "rng.h"
 
 #define SEED 0xd5f4c0ffee123457ull
-
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 typedef struct arg_spec {
     const char *name;
@@ -126,7 +119,7 @@ static hbg_status dsv4_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_
         uint64_t st = s->seed ^ ((uint64_t)(a + 1) << 32) ^ ((uint64_t)env->rank << 56);
         if (sp.dir != HBG_OUT)
             for (uint64_t j = 0; j < n; j++)
-                m[j] = (uint32_t)splitmix(&st);
+                m[j] = (uint32_t)case_splitmix64(&st);
         if (a == A_TOKENS)
             for (uint64_t j = 0; j < n; j++)
                 m[j] %= DSV4_V;

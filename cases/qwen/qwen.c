@@ -2,7 +2,7 @@
  *
  * Setup builds the model's host data from a seeded generator, so every run
  * of every build sees the same numbers; the golden runs the plain reference
- * decode (reference.c) and compares the device's final hidden state and the
+ * decode (qwen_reference.c) and compares the device's final hidden state and the
  * KV-cache rows it wrote, within QWEN_TOLERANCE.
  */
 #include <math.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "qwen/qwen_internal.h"
+#include "rng.h"
 
 #define QWEN_SEED 0x5157454e33313442ull
 
@@ -25,19 +26,10 @@ qwen_dims qwen_dims_for(uint32_t u)
     return (qwen_dims){.u = u, .hidden = 5 * u, .inter = 17 * u, .qdim = 5 * u, .kvdim = u, .head_dim = u / 8};
 }
 
-/* splitmix64: small, seedable, identical everywhere. */
-static uint64_t next_u64(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* uniform in [-1, 1) */
 static float next_f(uint64_t *s)
 {
-    return (float)((double)(next_u64(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+    return (float)((double)(case_splitmix64(s) >> 11) * 0x1.0p-53 * 2.0 - 1.0);
 }
 
 static void fill(float *p, size_t n, float scale, float bias, uint64_t *s)
@@ -126,12 +118,12 @@ static hbg_status build_model(qwen_model *m, qwen_dims d)
     for (int32_t i = 0; i < QWEN_PAGES; i++)
         perm[i] = i;
     for (int32_t i = QWEN_PAGES - 1; i > 0; i--) {
-        int32_t j = (int32_t)(next_u64(&s) % (uint64_t)(i + 1)), t = perm[i];
+        int32_t j = (int32_t)(case_splitmix64(&s) % (uint64_t)(i + 1)), t = perm[i];
         perm[i] = perm[j], perm[j] = t;
     }
     memcpy(m->block_table, perm, sizeof perm);
     for (size_t b = 0; b < Bc; b++) {
-        int32_t n = 1 + (int32_t)(next_u64(&s) % QWEN_MAX_CTX), pos = n - 1;
+        int32_t n = 1 + (int32_t)(case_splitmix64(&s) % QWEN_MAX_CTX), pos = n - 1;
         m->seqlens[b] = n;
         m->slots[b] = m->block_table[b * QWEN_PAGES_PER_SEQ + (size_t)pos / QWEN_PAGE] * QWEN_PAGE + pos % QWEN_PAGE;
     }

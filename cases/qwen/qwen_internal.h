@@ -102,12 +102,12 @@ typedef struct qwen_model {
     float *post_norm;    /* [L][H] */
 } qwen_model;
 
-/* The plain reference decode (reference.c): writes the final hidden state
+/* The plain reference decode (qwen_reference.c): writes the final hidden state
  * [B][H] and each layer's new K and V rows [L][B][kvdim]. Reads the cache
  * only at positions before each sequence's new token. */
 hbg_status qwen_reference(const qwen_model *m, float *hidden, float *knew, float *vnew);
 
-/* Kernel registration (kernels.c). */
+/* Kernel registration (qwen_kernels.c). */
 hbg_status qwen_register_kernels(hbg_kernel_table *kt);
 
 /* bf16 helpers shared by the kernels and the reference. */
@@ -131,7 +131,7 @@ typedef enum qwen_fault {
     QWEN_FAULT_STALE_KV     /* layer 9 is bound to layer 8's KV caches */
 } qwen_fault;
 
-/* The orchestration context (orch.c): every descriptor the host program
+/* The orchestration context (qwen_orch.c): every descriptor the host program
  * needs, built once in setup so a bind pass only patches addresses. */
 typedef struct qwen_ctx qwen_ctx;
 hbg_status qwen_ctx_create(const qwen_dims *d, qwen_ctx **out);

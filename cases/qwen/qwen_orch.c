@@ -109,13 +109,22 @@ static hbg_task_id sub(hbg_orch *o, uint16_t kaic, uint16_t kaiv, uint8_t core, 
 #define AIV(kid) HBG_KERNEL_NONE, (kid), HBG_CORE_AIV
 #define N(a) (uint32_t)(sizeof(a) / sizeof((a)[0]))
 
-static hbg_task_id matmul(hbg_orch *o, hbg_tensor *A, hbg_tensor *W, hbg_tensor *C, hbg_tensor *R, uint8_t cdir,
-                          uint32_t blocks, uint64_t e0, uint64_t tiles, uint64_t splits, uint64_t mode,
-                          const hbg_task_id *deps, uint32_t ndeps)
+/* One matmul task: C (cdir) = A . W (+ R, the residual, when given), over
+ * `blocks` blocks covering entries e0.. of a tiles x splits grid. */
+typedef struct mm {
+    hbg_tensor *a, *w, *c, *r;
+    uint8_t cdir;
+    uint32_t blocks;
+    uint64_t e0, tiles, splits, mode;
+    const hbg_task_id *deps;
+    uint32_t ndeps;
+} mm;
+
+static hbg_task_id matmul(hbg_orch *o, const mm *m)
 {
-    hbg_arg a[] = {{A, HBG_IN}, {W, HBG_IN}, {C, cdir}, {R, HBG_IN}};
-    uint64_t sc[] = {e0, tiles, splits, mode};
-    return sub(o, AIC(QK_MATMUL), blocks, a, R ? 4 : 3, sc, 4, deps, ndeps);
+    hbg_arg a[] = {{m->a, HBG_IN}, {m->w, HBG_IN}, {m->c, m->cdir}, {m->r, HBG_IN}};
+    uint64_t sc[] = {m->e0, m->tiles, m->splits, m->mode};
+    return sub(o, AIC(QK_MATMUL), m->blocks, a, m->r ? 4 : 3, sc, 4, m->deps, m->ndeps);
 }
 
 /* The layer Graph body. Node order and dependencies follow the layer table
@@ -145,13 +154,16 @@ static hbg_status qwen_layer(hbg_orch *o, void *vctx, const hbg_boundary *bd)
     hbg_task_id q_seed = sub(o, AIV(QK_ZERO), 1, a_qs, 1, NULL, 0, NULL, 0);
     hbg_arg a_rr[] = {{T[QB_HID], HBG_IN}, {&rin, HBG_OUT_EXISTING}};
     hbg_task_id rms = sub(o, AIV(QK_RMS_RECIP), 1, a_rr, 2, NULL, 0, &b1, 1);
-    hbg_task_id qp = matmul(o, T[QB_NRM], T[QB_WQ], &q_acc, NULL, HBG_INOUT, 50, 0, 10, 5, QMM_ATOMIC, &q_seed, 1);
+    hbg_task_id qp = matmul(o, &(mm){.a = T[QB_NRM], .w = T[QB_WQ], .c = &q_acc, .cdir = HBG_INOUT, .blocks = 50,
+                                     .tiles = 10, .splits = 5, .mode = QMM_ATOMIC, .deps = &q_seed, .ndeps = 1});
     hbg_arg a_ks[] = {{&k_acc, HBG_OUT_EXISTING}, {&v_acc, HBG_OUT_EXISTING}};
     hbg_task_id kv_seed = sub(o, AIV(QK_ZERO), 1, a_ks, 2, NULL, 0, &b1, 1);
     hbg_arg a_ms[] = {{&gate, HBG_OUT_EXISTING}, {&up, HBG_OUT_EXISTING}};
     hbg_task_id mlp_seed = sub(o, AIV(QK_ZERO), 1, a_ms, 2, NULL, 0, &b1, 1);
-    hbg_task_id kp = matmul(o, T[QB_NRM], T[QB_WK], &k_acc, NULL, HBG_INOUT, 10, 0, 2, 5, QMM_ATOMIC, &kv_seed, 1);
-    hbg_task_id vp = matmul(o, T[QB_NRM], T[QB_WV], &v_acc, NULL, HBG_INOUT, 10, 0, 2, 5, QMM_ATOMIC, &kv_seed, 1);
+    hbg_task_id kp = matmul(o, &(mm){.a = T[QB_NRM], .w = T[QB_WK], .c = &k_acc, .cdir = HBG_INOUT, .blocks = 10,
+                                     .tiles = 2, .splits = 5, .mode = QMM_ATOMIC, .deps = &kv_seed, .ndeps = 1});
+    hbg_task_id vp = matmul(o, &(mm){.a = T[QB_NRM], .w = T[QB_WV], .c = &v_acc, .cdir = HBG_INOUT, .blocks = 10,
+                                     .tiles = 2, .splits = 5, .mode = QMM_ATOMIC, .deps = &kv_seed, .ndeps = 1});
 
     hbg_arg a_att[] = {{&q_acc, HBG_IN},          {&k_acc, HBG_IN},           {&v_acc, HBG_IN},
                        {&rin, HBG_IN},            {T[QB_QNORM], HBG_IN},      {T[QB_KNORM], HBG_IN},
@@ -173,10 +185,12 @@ static hbg_status qwen_layer(hbg_orch *o, void *vctx, const hbg_boundary *bd)
         hbg_tensor A = V2(&attn, (uint64_t)s * u, B, u, Q);
         hbg_tensor W = V2(T[QB_WO], (uint64_t)s * u * H + (uint64_t)t * w, u, w, H);
         hbg_tensor C = V2(s32, c->off_op + (uint64_t)s * B * H + (uint64_t)t * w, B, w, H);
-        op[e] = matmul(o, &A, &W, &C, NULL, HBG_OUT_EXISTING, 1, 0, 1, 1, QMM_STORE, &b2, 1);
+        op[e] = matmul(o, &(mm){.a = &A, .w = &W, .c = &C, .cdir = HBG_OUT_EXISTING, .blocks = 1, .tiles = 1,
+                                .splits = 1, .mode = QMM_STORE, .deps = &b2, .ndeps = 1});
     }
-    op[OP_NODES] = matmul(o, &attn, T[QB_WO], &op_all, NULL, HBG_OUT_EXISTING, OP_TILES * OP_SPLITS - OP_NODES,
-                          OP_NODES, OP_TILES, OP_SPLITS, QMM_STORE, &att, 1);
+    op[OP_NODES] = matmul(o, &(mm){.a = &attn, .w = T[QB_WO], .c = &op_all, .cdir = HBG_OUT_EXISTING,
+                                   .blocks = OP_TILES * OP_SPLITS - OP_NODES, .e0 = OP_NODES, .tiles = OP_TILES,
+                                   .splits = OP_SPLITS, .mode = QMM_STORE, .deps = &att, .ndeps = 1});
     const hbg_task_id ops = op[OP_NODES];
 
     /* CAST c: column slab c of u = entries 10c .. 10c+9. */
@@ -213,8 +227,12 @@ static hbg_status qwen_layer(hbg_orch *o, void *vctx, const hbg_boundary *bd)
         hbg_tensor Wg = V2(T[QB_WGATE], (uint64_t)k * u * I, u, GS_TILES * u, I);
         hbg_tensor Wu = V2(T[QB_WUP], (uint64_t)k * u * I, u, GS_TILES * u, I);
         hbg_tensor Cg = V2(s32, c->off_gate, B, GS_TILES * u, I), Cu = V2(s32, c->off_up, B, GS_TILES * u, I);
-        hbg_task_id gs = matmul(o, &A, &Wg, &Cg, NULL, HBG_INOUT, GS_TILES, 0, GS_TILES, 1, QMM_ATOMIC, &cast[k], 1);
-        hbg_task_id us = matmul(o, &A, &Wu, &Cu, NULL, HBG_INOUT, GS_TILES, 0, GS_TILES, 1, QMM_ATOMIC, &cast[k], 1);
+        hbg_task_id gs = matmul(o, &(mm){.a = &A, .w = &Wg, .c = &Cg, .cdir = HBG_INOUT, .blocks = GS_TILES,
+                                         .tiles = GS_TILES, .splits = 1, .mode = QMM_ATOMIC, .deps = &cast[k],
+                                         .ndeps = 1});
+        hbg_task_id us = matmul(o, &(mm){.a = &A, .w = &Wu, .c = &Cu, .cdir = HBG_INOUT, .blocks = GS_TILES,
+                                         .tiles = GS_TILES, .splits = 1, .mode = QMM_ATOMIC, .deps = &cast[k],
+                                         .ndeps = 1});
         for (uint32_t n = 0; n < GS_TILES; n++)
             gu[n][2 * k] = gs, gu[n][2 * k + 1] = us;
     }
@@ -225,8 +243,11 @@ static hbg_status qwen_layer(hbg_orch *o, void *vctx, const hbg_boundary *bd)
             hbg_tensor Wu = V2(T[QB_WUP], (uint64_t)k * u * I + (uint64_t)n * u, u, u, I);
             hbg_tensor Cg = V2(s32, c->off_gate + (uint64_t)n * u, B, u, I);
             hbg_tensor Cu = V2(s32, c->off_up + (uint64_t)n * u, B, u, I);
-            gu[n][2 * k] = matmul(o, &A, &Wg, &Cg, NULL, HBG_INOUT, 1, 0, 1, 1, QMM_ATOMIC, &gl[k], 1);
-            gu[n][2 * k + 1] = matmul(o, &A, &Wu, &Cu, NULL, HBG_INOUT, 1, 0, 1, 1, QMM_ATOMIC, &ul[k], 1);
+            gu[n][2 * k] = matmul(o, &(mm){.a = &A, .w = &Wg, .c = &Cg, .cdir = HBG_INOUT, .blocks = 1, .tiles = 1,
+                                           .splits = 1, .mode = QMM_ATOMIC, .deps = &gl[k], .ndeps = 1});
+            gu[n][2 * k + 1] = matmul(o, &(mm){.a = &A, .w = &Wu, .c = &Cu, .cdir = HBG_INOUT, .blocks = 1,
+                                               .tiles = 1, .splits = 1, .mode = QMM_ATOMIC, .deps = &ul[k],
+                                               .ndeps = 1});
         }
     hbg_task_id silu[MLP_TILES];
     for (uint32_t n = 0; n < MLP_TILES; n++) {
@@ -250,8 +271,9 @@ static hbg_status qwen_layer(hbg_orch *o, void *vctx, const hbg_boundary *bd)
             hbg_tensor W = V2(T[QB_WDOWN], (uint64_t)k * u * H + (uint64_t)n * u, u, u, H);
             hbg_tensor C = V2(s32, c->off_dp + (uint64_t)k * B * H + (uint64_t)n * u, B, u, H);
             hbg_tensor R = V2(s32, c->off_hmid + (uint64_t)n * u, B, u, H);
-            matmul(o, &A, &W, &C, k == 0 ? &R : NULL, HBG_OUT_EXISTING, 1, 0, 1, 1,
-                   k == 0 ? QMM_RESIDUAL : QMM_STORE, &silu[k], 1);
+            matmul(o, &(mm){.a = &A, .w = &W, .c = &C, .r = k == 0 ? &R : NULL, .cdir = HBG_OUT_EXISTING,
+                            .blocks = 1, .tiles = 1, .splits = 1, .mode = k == 0 ? QMM_RESIDUAL : QMM_STORE,
+                            .deps = &silu[k], .ndeps = 1});
         }
     hbg_scope_end(o);
 
