@@ -1,4 +1,4 @@
-/* dsv4: every count of CASES.md, read from the orchestrator and from the
+/* dsv4: every count of docs/case-dsv4.md, read from the orchestrator and from the
  * Definition; the eager golden run on two forked ranks, which must fail
  * when a predicate is flipped or a read is moved before its write; the
  * bounded wait on a peer that never comes; the device run on the sim

@@ -1,4 +1,4 @@
-/* The qwen case: its host-work shape (the counts CASES.md fixes), the
+/* The qwen case: its host-work shape (the counts docs/case-qwen.md fixes), the
  * layer Definition's nodes and fanins, the replay bindings, and the golden
  * (eager and on the sim device), including a wrong binding the golden must
  * catch. */
@@ -77,7 +77,7 @@ enum { N_B1, N_ATTN_SEED, N_Q_SEED, N_RMS, N_QP, N_KV_SEED, N_MLP_SEED, N_KP, N_
 #define N_D(n, k) (N_SILU(17) + (n) * 17 + (k))
 #define N_DCR (N_D(5, 0))
 
-/* The fanins CASES.md's layer table gives node i. */
+/* The fanins docs/case-qwen.md's layer table gives node i. */
 static uint32_t expected_fanins(uint32_t i, uint32_t *f)
 {
     uint32_t n = 0;

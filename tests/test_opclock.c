@@ -31,13 +31,20 @@ static void converted_times_track_the_monotonic_clock(void **state)
         if (c.invariant)
             assert_true(c.tsc);
         sleep_ms(2);
-        uint64_t before = hbg_mono_ns();
-        uint64_t ns = hbg_opclock_ns(&c, hbg_opclock_now(&c));
-        uint64_t after = hbg_mono_ns();
-        /* within 20 us of the bracket (the rate's error over 2 ms is far
-         * smaller; the slack absorbs a preempted read) */
-        assert_true(ns + 20000 >= before);
-        assert_true(ns <= after + 20000);
+        /* Within 20 us of the bracket (the rate's error over 2 ms is far
+         * smaller). One read can be preempted on a loaded machine, so the
+         * bound holds for the best of several tries: a wrong conversion is
+         * off in every one of them, a descheduled read in one. */
+        uint64_t best = UINT64_MAX;
+        for (int k = 0; k < 64 && best > 20000; k++) {
+            uint64_t before = hbg_mono_ns();
+            uint64_t ns = hbg_opclock_ns(&c, hbg_opclock_now(&c));
+            uint64_t after = hbg_mono_ns();
+            uint64_t off = ns < before ? before - ns : ns > after ? ns - after : 0;
+            if (off < best)
+                best = off;
+        }
+        assert_true(best <= 20000);
     }
 }
 

@@ -52,7 +52,7 @@ void hbg_log_printf(hbg_log *lg, hbg_level l, const char *func, const char *file
 /* A record whose message is given verbatim (no "[file:line] "). */
 void hbg_log_record(hbg_log *lg, hbg_level l, const char *func, const char *msg);
 
-/* One [STRACE] span line (LOG-FORMAT section 3), func "emit_host_span",
+/* One [STRACE] span line (docs/log-format.md, "Spans"), func "emit_host_span",
  * level TIMING. hid is printed as 16 lowercase hex digits; name is
  * percent-encoded (and cut at 2048 encoded bytes). */
 typedef struct hbg_span {

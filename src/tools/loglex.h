@@ -6,9 +6,10 @@
  * few bytes before it ("bind phase=", "host-orch phase=", "[STRACE] v=",
  * "[CLOCK_ANCHOR] v="). A record ends at a line end ('\n', '\r', NUL) or
  * where the next record's "[mono_ns=" prefix begins. Stamp lines are found
- * separately, at physical line starts only (the recipe writes them first).
+ * separately, at physical line starts only (the original runtime writes them first).
  *
- * Grammar: docs/log-format in LOG-FORMAT.md sections 1-5. */
+ * Grammar: docs/log-format.md (records, anchor, spans, bind-phase lines)
+ * and the stamp in docs/run.md. */
 #ifndef HBG_TOOLS_LOGLEX_H
 #define HBG_TOOLS_LOGLEX_H
 

@@ -1,4 +1,4 @@
-/* The per-op records file, host_phase_records.jsonl (LOG-FORMAT section 6):
+/* The per-op records file, host_phase_records.jsonl (docs/log-format.md, "Per-op records"):
  * one JSON object per line, one line per armed bind pass. Lines that do not
  * follow the schema are reported with their line number and skipped; a
  * number past 64 bits (or negative) is such a line. */

@@ -1,5 +1,5 @@
 /* The timeline writer: a grouped log (kept with its spans and anchors) and
- * its per-op records as Chrome trace-event JSON (LOG-FORMAT section 7).
+ * its per-op records as Chrome trace-event JSON (docs/timeline.md).
  *
  * Lanes: one process per rank pid (its host threads as threads), and one
  * separate process per rank for device-clock spans (pid + TL_DEVICE_PID_BASE),

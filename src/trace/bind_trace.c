@@ -48,7 +48,8 @@ static void op_line(hbg_log *lg, uint64_t mono, const hbg_bind_trace *bt, unsign
     hbg_rec_emit(lg, &r);
 }
 
-/* The records' func field reads "bind_trace_end", as LOG-FORMAT.md fixes. */
+/* The records' func field reads "bind_trace_end", as docs/log-format.md fixes
+ * (the original runtime's tools match on it). */
 static void bind_trace_end(hbg_log *lg, const hbg_bind_trace *bt)
 {
     hbg_log_anchor(lg);
