@@ -122,29 +122,20 @@ static hbg_status grow_arena(hbg_runtime *rt, uint64_t need)
     return HBG_OK;
 }
 
-hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report *rep)
+/* arena_build: the header's place and the arena the pass will need at
+ * least; pure arithmetic. */
+static void seg_arena_build(hbg_runtime *rt, seg_clock *c)
 {
-    hbg_bind_trace *bt = &rep->trace;
-    seg_clock c = {.bt = bt, .rec = rt->cfg.records};
-    hbg_orch *o = rt->orch;
-    hbg_status st;
-    rt->bound = false;
-
-    seg_begin(&c, HBG_PH_ARGS);
-    if ((st = seg_args(rt, p, &c)))
-        goto fail;
-
-    /* arena_build: the header's place and the arena the pass will need at
-     * least; pure arithmetic. */
-    seg_begin(&c, HBG_PH_ARENA_BUILD);
     uint64_t header = (sizeof(hbg_img_header) + 63) & ~63ull;
-    seg_attr(&c, "bytes", rt->arena_cap ? rt->arena_cap : HBG_ARENA_INITIAL);
-    seg_attr(&c, "device", header);
-    seg_end(&c, 0);
+    seg_attr(c, "bytes", rt->arena_cap ? rt->arena_cap : HBG_ARENA_INITIAL);
+    seg_attr(c, "device", header);
+    seg_end(c, 0);
+}
 
-    /* static_arena: pooled regions, committed once and kept. */
-    seg_begin(&c, HBG_PH_STATIC_ARENA);
-    st = HBG_OK;
+/* static_arena: pooled regions, committed once and kept. */
+static hbg_status seg_static_arena(hbg_runtime *rt, seg_clock *c)
+{
+    hbg_status st = HBG_OK;
     if (!rt->committed) {
         st = hbg_device_alloc(rt->dev, rt->heap_bytes, &rt->heap_dev);
         if (!st)
@@ -154,126 +145,188 @@ hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report 
         else if (rt->heap_dev)
             hbg_device_free(rt->dev, rt->heap_dev), rt->heap_dev = 0;
     }
-    seg_attr(&c, "heap", rt->heap_bytes);
-    seg_attr(&c, "arena", rt->arena_cap);
-    seg_end(&c, 0);
-    if (st)
-        goto fail;
+    seg_attr(c, "heap", rt->heap_bytes);
+    seg_attr(c, "arena", rt->arena_cap);
+    seg_end(c, 0);
+    return st;
+}
 
-    /* gm_heap: this pass's heap is the whole committed region, empty. */
-    seg_begin(&c, HBG_PH_GM_HEAP);
-    hbg_orch_begin_pass(o, rt->heap_dev, rt->devargs, p->nargs);
-    seg_end(&c, 0);
+/* gm_heap: this pass's heap is the whole committed region, empty. */
+static void seg_gm_heap(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
+{
+    hbg_orch_begin_pass(rt->orch, rt->heap_dev, rt->devargs, p->nargs);
+    seg_end(c, 0);
+}
 
-    seg_begin(&c, HBG_PH_RUNTIME_INIT);
+/* runtime_init: the runtime header of this pass. */
+static void seg_runtime_init(hbg_runtime *rt, seg_clock *c)
+{
     memset(&rt->layout, 0, sizeof rt->layout);
     rt->layout.h.magic = HBG_IMG_MAGIC;
     rt->layout.h.version = HBG_IMG_VERSION;
     rt->layout.h.rank = rt->cfg.rank;
     rt->layout.h.nranks = rt->cfg.nranks;
-    rt->layout.h.pass = o->pass;
-    seg_end(&c, 0);
+    rt->layout.h.pass = rt->orch->pass;
+    seg_end(c, 0);
+}
 
-    seg_begin(&c, HBG_PH_HOST_ORCH);
+/* host_orch: the program's orchestration, into the host mirror. */
+static hbg_status seg_host_orch(hbg_runtime *rt, const hbg_program *p, seg_clock *c, hbg_pass_report *rep)
+{
+    hbg_orch *o = rt->orch;
     hbg_status ost = p->orch ? p->orch(o, p->ctx) : HBG_E_INVAL;
-    st = hbg_orch_end_pass(o);
+    hbg_status st = hbg_orch_end_pass(o);
     if (!st)
         st = ost;
     rep->tasks = o->img.ntasks;
     rep->heap_used = o->heap_used;
     rep->replays = o->img.nreplay;
-    seg_attr(&c, "tasks", o->img.ntasks);
-    seg_attr(&c, "heap_used", o->heap_used);
-    seg_end(&c, o->img.ntasks);
+    seg_attr(c, "tasks", o->img.ntasks);
+    seg_attr(c, "heap_used", o->heap_used);
+    seg_end(c, o->img.ntasks);
     for (int k = 0; k < HBG_OP_COUNT; k++) {
-        bt->op[k].total_ns = o->ops[k].total_ns;
-        bt->op[k].count = o->ops[k].count;
-        bt->op[k].detail_sum = o->ops[k].detail_sum;
+        c->bt->op[k].total_ns = o->ops[k].total_ns;
+        c->bt->op[k].count = o->ops[k].count;
+        c->bt->op[k].detail_sum = o->ops[k].detail_sum;
     }
-    if (st)
-        goto fail;
+    return st;
+}
 
-    /* graph_upload: each Definition the device does not hold yet goes up
-     * once, keyed by content hash, and stays for later passes. */
-    seg_begin(&c, HBG_PH_GRAPH_UPLOAD);
+/* The device copy of a Definition image, uploading it the first time its
+ * content is seen; *fresh says whether it went up now. */
+static hbg_status devdef_for(hbg_runtime *rt, uint32_t i, const hbg_devdef **out, bool *fresh)
+{
+    const hbg_img_def *d = &rt->orch->img.deftab[i];
+    *fresh = false;
+    for (uint32_t j = 0; j < rt->ndevdefs; j++)
+        if (rt->devdefs[j].hash == d->hash && rt->devdefs[j].bytes == d->bytes) {
+            *out = &rt->devdefs[j];
+            return HBG_OK;
+        }
+    if (rt->ndevdefs >= HBG_DEVTABLE_CAP)
+        return HBG_E_DEF_POOL_FULL;
+    hbg_devdef *nd = &rt->devdefs[rt->ndevdefs];
+    nd->hash = d->hash;
+    nd->bytes = d->bytes;
+    nd->dev = 0;
+    hbg_status st = hbg_device_alloc(rt->dev, d->bytes, &nd->dev);
+    if (!st)
+        st = hbg_device_h2d(rt->dev, nd->dev, hbg_def_image(rt->orch, i), d->bytes);
+    if (st) {
+        if (nd->dev)
+            hbg_device_free(rt->dev, nd->dev);
+        return st;
+    }
+    rt->ndevdefs++;
+    *out = nd;
+    *fresh = true;
+    return HBG_OK;
+}
+
+/* graph_upload: each Definition the device does not hold yet goes up
+ * once, keyed by content hash, and stays for later passes. */
+static hbg_status seg_graph_upload(hbg_runtime *rt, seg_clock *c, hbg_pass_report *rep)
+{
+    hbg__image *im = &rt->orch->img;
+    hbg_status st = HBG_OK;
     uint32_t up = 0;
     uint64_t up_bytes = 0;
-    for (uint32_t i = 0; i < o->img.ndeftab && !st; i++) {
-        hbg_img_def *d = &o->img.deftab[i];
-        const hbg_devdef *have = NULL;
-        for (uint32_t j = 0; j < rt->ndevdefs; j++)
-            if (rt->devdefs[j].hash == d->hash && rt->devdefs[j].bytes == d->bytes) {
-                have = &rt->devdefs[j];
-                break;
-            }
-        if (!have) {
-            if (rt->ndevdefs >= HBG_DEVTABLE_CAP) {
-                st = HBG_E_DEF_POOL_FULL;
-                break;
-            }
-            hbg_devdef *nd = &rt->devdefs[rt->ndevdefs];
-            nd->hash = d->hash;
-            nd->bytes = d->bytes;
-            st = hbg_device_alloc(rt->dev, d->bytes, &nd->dev);
-            if (!st)
-                st = hbg_device_h2d(rt->dev, nd->dev, hbg_def_image(o, i), d->bytes);
-            if (st) {
-                if (nd->dev)
-                    hbg_device_free(rt->dev, nd->dev);
-                break;
-            }
-            rt->ndevdefs++;
-            have = nd;
-            up++;
-            up_bytes += d->bytes;
-        }
-        d->addr = have->dev;
+    for (uint32_t i = 0; i < im->ndeftab && !st; i++) {
+        const hbg_devdef *have;
+        bool fresh;
+        if ((st = devdef_for(rt, i, &have, &fresh)))
+            break;
+        up += fresh;
+        up_bytes += fresh ? have->bytes : 0;
+        im->deftab[i].addr = have->dev;
     }
     rep->defs_uploaded = up;
-    seg_attr(&c, "defs", up);
-    seg_attr(&c, "bytes", up_bytes);
-    seg_attr(&c, "submissions", o->img.nreplay);
-    seg_end(&c, up_bytes);
-    if (st)
-        goto fail;
+    seg_attr(c, "defs", up);
+    seg_attr(c, "bytes", up_bytes);
+    seg_attr(c, "submissions", im->nreplay);
+    seg_end(c, up_bytes);
+    return st;
+}
 
-    /* shared_mem: size the live image; grow the arena only if it must. */
-    seg_begin(&c, HBG_PH_SHARED_MEM);
+/* shared_mem: size the live image; grow the arena only if it must. */
+static hbg_status seg_shared_mem(hbg_runtime *rt, seg_clock *c)
+{
     hbg__layout *l = &rt->layout;
-    hbg__image_layout(&o->img, rt->cfg.rank, rt->cfg.nranks, o->pass, l);
+    hbg_status st = HBG_OK;
+    hbg__image_layout(&rt->orch->img, rt->cfg.rank, rt->cfg.nranks, rt->orch->pass, l);
     if (l->total > rt->arena_cap)
         st = grow_arena(rt, l->total);
-    uint64_t sm = st ? 0 : hbg__image_pack_tasks(&o->img, l, rt->staging);
-    seg_attr(&c, "bytes", sm);
-    seg_end(&c, sm);
-    if (st)
-        goto fail;
+    uint64_t sm = st ? 0 : hbg__image_pack_tasks(&rt->orch->img, l, rt->staging);
+    seg_attr(c, "bytes", sm);
+    seg_end(c, sm);
+    return st;
+}
 
-    seg_begin(&c, HBG_PH_HOST_VIEW_CLOSE);
-    seg_attr(&c, "count", rt->nviews);
-    seg_attr(&c, "bytes", 0);
-    seg_end(&c, 0);
+/* host_view_close: the views opened in args stay open until the run has
+ * read them back; nothing to copy here. */
+static void seg_host_view_close(hbg_runtime *rt, seg_clock *c)
+{
+    seg_attr(c, "count", rt->nviews);
+    seg_attr(c, "bytes", 0);
+    seg_end(c, 0);
+}
 
-    /* arena_h2d: the one copy — header, live image, submission block. */
-    seg_begin(&c, HBG_PH_ARENA_H2D);
-    uint64_t subs = hbg__image_pack_subs(&o->img, l, rt->staging);
+/* arena_h2d: the one copy — header, live image, submission block. */
+static hbg_status seg_arena_h2d(hbg_runtime *rt, seg_clock *c)
+{
+    const hbg__layout *l = &rt->layout;
+    uint64_t subs = hbg__image_pack_subs(&rt->orch->img, l, rt->staging);
     memcpy(rt->staging, &l->h, sizeof l->h);
-    st = hbg_device_h2d(rt->dev, rt->arena_dev, rt->staging, l->total);
-    seg_attr(&c, "nt", o->img.ntasks);
-    seg_attr(&c, "bytes", st ? 0 : l->total);
-    seg_attr(&c, "copied", l->header_bytes);
-    seg_attr(&c, "sm", l->image_bytes);
-    seg_attr(&c, "subs", subs);
-    seg_end(&c, l->total);
-    if (st)
+    hbg_status st = hbg_device_h2d(rt->dev, rt->arena_dev, rt->staging, l->total);
+    seg_attr(c, "nt", rt->orch->img.ntasks);
+    seg_attr(c, "bytes", st ? 0 : l->total);
+    seg_attr(c, "copied", l->header_bytes);
+    seg_attr(c, "sm", l->image_bytes);
+    seg_attr(c, "subs", subs);
+    seg_end(c, l->total);
+    return st;
+}
+
+hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report *rep)
+{
+    seg_clock c = {.bt = &rep->trace, .rec = rt->cfg.records};
+    hbg_status st;
+    rt->bound = false;
+
+    /* Each segment is timed from its seg_begin to the seg_end inside it. */
+    seg_begin(&c, HBG_PH_ARGS);
+    if ((st = seg_args(rt, p, &c)))
         goto fail;
-    rep->shipped_bytes = l->total;
+    seg_begin(&c, HBG_PH_ARENA_BUILD);
+    seg_arena_build(rt, &c);
+    seg_begin(&c, HBG_PH_STATIC_ARENA);
+    if ((st = seg_static_arena(rt, &c)))
+        goto fail;
+    seg_begin(&c, HBG_PH_GM_HEAP);
+    seg_gm_heap(rt, p, &c);
+    seg_begin(&c, HBG_PH_RUNTIME_INIT);
+    seg_runtime_init(rt, &c);
+    seg_begin(&c, HBG_PH_HOST_ORCH);
+    if ((st = seg_host_orch(rt, p, &c, rep)))
+        goto fail;
+    seg_begin(&c, HBG_PH_GRAPH_UPLOAD);
+    if ((st = seg_graph_upload(rt, &c, rep)))
+        goto fail;
+    seg_begin(&c, HBG_PH_SHARED_MEM);
+    if ((st = seg_shared_mem(rt, &c)))
+        goto fail;
+    seg_begin(&c, HBG_PH_HOST_VIEW_CLOSE);
+    seg_host_view_close(rt, &c);
+    seg_begin(&c, HBG_PH_ARENA_H2D);
+    if ((st = seg_arena_h2d(rt, &c)))
+        goto fail;
+    rep->shipped_bytes = rt->layout.total;
     rt->bound = true;
     return HBG_OK;
 
 fail:
-    if (o->in_pass)
-        hbg_orch_end_pass(o);
+    if (rt->orch->in_pass)
+        hbg_orch_end_pass(rt->orch);
     rep->failed_segment = c.cur;
     return st;
 }

@@ -211,21 +211,10 @@ static hbg_status open_def(hbg_exec_def *d, const hbg_img_def *e, uint32_t di, c
     return HBG_OK;
 }
 
-hbg_status hbg_exec_open(hbg_exec_image *im, void *arena, uint64_t bytes, const hbg_kernel_table *kt,
-                         hbg_exec_mem_fn mem, void *mem_ctx)
+/* The runtime header and the section table: magic, version, sizes, and
+ * every section inside the image, aligned for its record. */
+static hbg_status check_header(const hbg_img_header *h, uint64_t bytes)
 {
-    memset(im, 0, sizeof *im);
-    last_error[0] = 0;
-    if (!arena || !kt) {
-        hbg_exec_set_error("image: no arena or no kernel table");
-        return HBG_E_INVAL;
-    }
-    if ((uintptr_t)arena % alignof(hbg_img_header))
-        return FAIL("image: arena at %p is not 8-byte aligned", arena);
-    if (bytes < sizeof(hbg_img_header))
-        return FAIL("image: %llu bytes cannot hold the runtime header (%zu)", (unsigned long long)bytes,
-                    sizeof(hbg_img_header));
-    const hbg_img_header *h = arena;
     if (h->magic != HBG_IMG_MAGIC)
         return FAIL("image: magic 0x%08x, expected 0x%08x", h->magic, HBG_IMG_MAGIC);
     if (h->version != HBG_IMG_VERSION)
@@ -259,10 +248,107 @@ hbg_status hbg_exec_open(hbg_exec_image *im, void *arena, uint64_t bytes, const 
             return FAIL("image: section %s: offset %llu is not %u-byte aligned", sec_name(s),
                         (unsigned long long)sec->off, want[s].align);
     }
-    const hbg_img_section *S = h->sec;
-    if (S[HBG_SEC_FLAGS].count != S[HBG_SEC_TASKS].count)
-        return FAIL("image: %u flags for %u tasks", S[HBG_SEC_FLAGS].count, S[HBG_SEC_TASKS].count);
+    if (h->sec[HBG_SEC_FLAGS].count != h->sec[HBG_SEC_TASKS].count)
+        return FAIL("image: %u flags for %u tasks", h->sec[HBG_SEC_FLAGS].count, h->sec[HBG_SEC_TASKS].count);
+    return HBG_OK;
+}
 
+static hbg_status check_preds(const hbg_exec_image *im, uint32_t n, hbg_exec_mem_fn mem, void *mem_ctx)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const hbg_img_pred *p = &im->preds[i];
+        if (!valid_pred(p->op, p->elem_size))
+            return FAIL("image: pred %u: op %u / elem_size %u (expected op 0..5, size 1/2/4/8)", i, p->op,
+                        p->elem_size);
+        if (p->addr + p->elem_size < p->addr || (mem && !mem(mem_ctx, p->addr, p->elem_size)))
+            return FAIL("image: pred %u: word at 0x%llx is not device memory", i, (unsigned long long)p->addr);
+    }
+    return HBG_OK;
+}
+
+/* A REPLAY task's replay record against its Definition (already opened). */
+static hbg_status check_replay(hbg_exec_image *im, uint32_t t, const hbg_img_task *k, hbg_exec_mem_fn mem,
+                               void *mem_ctx)
+{
+    const hbg_img_section *S = im->h->sec;
+    if (k->replay >= S[HBG_SEC_REPLAYS].count)
+        return FAIL("image: task %u: replay %u is not below nreplays %u", t, k->replay, S[HBG_SEC_REPLAYS].count);
+    const hbg_img_replay *r = &im->replays[k->replay];
+    if (r->task != t)
+        return FAIL("image: task %u: replay %u belongs to task %u", t, k->replay, r->task);
+    if (r->def >= im->ndefs)
+        return FAIL("image: replay %u: definition %u is not below ndefs %u", k->replay, r->def, im->ndefs);
+    const hbg_def_header *dh = im->defs[r->def].h;
+    if (!slice_ok(r->btensor_off, dh->nbt, S[HBG_SEC_BTENSORS].count))
+        return FAIL("image: replay %u: boundary tensors [%u, +%u) exceed %u", k->replay, r->btensor_off, dh->nbt,
+                    S[HBG_SEC_BTENSORS].count);
+    if (!slice_ok(r->bscalar_off, dh->nbs, S[HBG_SEC_BSCALARS].count))
+        return FAIL("image: replay %u: boundary scalars [%u, +%u) exceed %u", k->replay, r->bscalar_off, dh->nbs,
+                    S[HBG_SEC_BSCALARS].count);
+    if (dh->heap_bytes &&
+        (r->heap_base + dh->heap_bytes < r->heap_base || (mem && !mem(mem_ctx, r->heap_base, dh->heap_bytes))))
+        return FAIL("image: replay %u: heap block [0x%llx, +%llu) is not device memory", k->replay,
+                    (unsigned long long)r->heap_base, (unsigned long long)dh->heap_bytes);
+    im->nreplay_tasks++;
+    im->replay_nodes += dh->nnodes;
+    return HBG_OK;
+}
+
+/* One task of the image: its kind, its slices of the pools, its fanins
+ * (each naming a task), and what its kind needs beyond that. The same
+ * checks as open_def() makes of a Definition's nodes. */
+static hbg_status check_task(hbg_exec_image *im, uint32_t t, const hbg_kernel_table *kt, hbg_exec_mem_fn mem,
+                             void *mem_ctx)
+{
+    const hbg_img_section *S = im->h->sec;
+    const hbg_img_task *k = &im->tasks[t];
+    if (k->kind > HBG_TASK_REPLAY)
+        return FAIL("image: task %u: kind %u is not KERNEL, DUMMY, ALLOC or REPLAY", t, k->kind);
+    if (!slice_ok(k->fanin_off, k->fanin_cnt, S[HBG_SEC_FANINS].count))
+        return FAIL("image: task %u: fanins [%u, +%u) exceed %u", t, k->fanin_off, k->fanin_cnt,
+                    S[HBG_SEC_FANINS].count);
+    for (uint32_t i = 0; i < k->fanin_cnt; i++)
+        if (im->fanins[k->fanin_off + i] >= im->ntasks)
+            return FAIL("image: task %u: fanin %u is %u, not below ntasks %u", t, i, im->fanins[k->fanin_off + i],
+                        im->ntasks);
+    if (!slice_ok(k->tensor_off, k->tensor_cnt, S[HBG_SEC_TENSORS].count))
+        return FAIL("image: task %u: tensors [%u, +%u) exceed %u", t, k->tensor_off, k->tensor_cnt,
+                    S[HBG_SEC_TENSORS].count);
+    if (!slice_ok(k->scalar_off, k->scalar_cnt, S[HBG_SEC_SCALARS].count))
+        return FAIL("image: task %u: scalars [%u, +%u) exceed %u", t, k->scalar_off, k->scalar_cnt,
+                    S[HBG_SEC_SCALARS].count);
+    if (k->has_pred && k->pred >= S[HBG_SEC_PREDS].count)
+        return FAIL("image: task %u: predicate %u is not below npreds %u", t, k->pred, S[HBG_SEC_PREDS].count);
+    if (k->kind == HBG_TASK_KERNEL) {
+        if (k->blocks == 0 || k->blocks > HBG_EXEC_MAX_BLOCKS)
+            return FAIL("image: task %u: %u blocks (expected 1..%u)", t, k->blocks, HBG_EXEC_MAX_BLOCKS);
+        return check_kernels(kt, k->core, k->kernel_aic, k->kernel_aiv, "task", t, UINT32_MAX);
+    }
+    if (k->kind == HBG_TASK_REPLAY)
+        return check_replay(im, t, k, mem, mem_ctx);
+    return HBG_OK;
+}
+
+hbg_status hbg_exec_open(hbg_exec_image *im, void *arena, uint64_t bytes, const hbg_kernel_table *kt,
+                         hbg_exec_mem_fn mem, void *mem_ctx)
+{
+    memset(im, 0, sizeof *im);
+    last_error[0] = 0;
+    if (!arena || !kt) {
+        hbg_exec_set_error("image: no arena or no kernel table");
+        return HBG_E_INVAL;
+    }
+    if ((uintptr_t)arena % alignof(hbg_img_header))
+        return FAIL("image: arena at %p is not 8-byte aligned", arena);
+    if (bytes < sizeof(hbg_img_header))
+        return FAIL("image: %llu bytes cannot hold the runtime header (%zu)", (unsigned long long)bytes,
+                    sizeof(hbg_img_header));
+    const hbg_img_header *h = arena;
+    hbg_status st = check_header(h, bytes);
+    if (st)
+        return st;
+
+    const hbg_img_section *S = h->sec;
     unsigned char *a = arena;
     im->h = h;
     im->ntasks = S[HBG_SEC_TASKS].count;
@@ -276,15 +362,8 @@ hbg_status hbg_exec_open(hbg_exec_image *im, void *arena, uint64_t bytes, const 
     im->btensors = (const void *)(a + S[HBG_SEC_BTENSORS].off);
     im->bscalars = (const void *)(a + S[HBG_SEC_BSCALARS].off);
     const hbg_img_def *deftab = (const void *)(a + S[HBG_SEC_DEFTAB].off);
-
-    for (uint32_t i = 0; i < S[HBG_SEC_PREDS].count; i++) {
-        const hbg_img_pred *p = &im->preds[i];
-        if (!valid_pred(p->op, p->elem_size))
-            return FAIL("image: pred %u: op %u / elem_size %u (expected op 0..5, size 1/2/4/8)", i, p->op,
-                        p->elem_size);
-        if (p->addr + p->elem_size < p->addr || (mem && !mem(mem_ctx, p->addr, p->elem_size)))
-            return FAIL("image: pred %u: word at 0x%llx is not device memory", i, (unsigned long long)p->addr);
-    }
+    if ((st = check_preds(im, S[HBG_SEC_PREDS].count, mem, mem_ctx)))
+        return st;
 
     im->ndefs = S[HBG_SEC_DEFTAB].count;
     if (im->ndefs) {
@@ -294,83 +373,10 @@ hbg_status hbg_exec_open(hbg_exec_image *im, void *arena, uint64_t bytes, const 
             return HBG_E_NOMEM;
         }
     }
-    hbg_status st = HBG_OK;
     for (uint32_t d = 0; d < im->ndefs && !st; d++)
         st = open_def(&im->defs[d], &deftab[d], d, kt, mem, mem_ctx);
-
-    for (uint32_t t = 0; t < im->ntasks && !st; t++) {
-        const hbg_img_task *k = &im->tasks[t];
-        if (k->kind > HBG_TASK_REPLAY) {
-            st = FAIL("image: task %u: kind %u is not KERNEL, DUMMY, ALLOC or REPLAY", t, k->kind);
-            break;
-        }
-        if (!slice_ok(k->fanin_off, k->fanin_cnt, S[HBG_SEC_FANINS].count)) {
-            st = FAIL("image: task %u: fanins [%u, +%u) exceed %u", t, k->fanin_off, k->fanin_cnt,
-                      S[HBG_SEC_FANINS].count);
-            break;
-        }
-        for (uint32_t i = 0; i < k->fanin_cnt && !st; i++)
-            if (im->fanins[k->fanin_off + i] >= im->ntasks)
-                st = FAIL("image: task %u: fanin %u is %u, not below ntasks %u", t, i,
-                          im->fanins[k->fanin_off + i], im->ntasks);
-        if (st)
-            break;
-        if (!slice_ok(k->tensor_off, k->tensor_cnt, S[HBG_SEC_TENSORS].count)) {
-            st = FAIL("image: task %u: tensors [%u, +%u) exceed %u", t, k->tensor_off, k->tensor_cnt,
-                      S[HBG_SEC_TENSORS].count);
-            break;
-        }
-        if (!slice_ok(k->scalar_off, k->scalar_cnt, S[HBG_SEC_SCALARS].count)) {
-            st = FAIL("image: task %u: scalars [%u, +%u) exceed %u", t, k->scalar_off, k->scalar_cnt,
-                      S[HBG_SEC_SCALARS].count);
-            break;
-        }
-        if (k->has_pred && k->pred >= S[HBG_SEC_PREDS].count) {
-            st = FAIL("image: task %u: predicate %u is not below npreds %u", t, k->pred, S[HBG_SEC_PREDS].count);
-            break;
-        }
-        if (k->kind == HBG_TASK_KERNEL) {
-            if (k->blocks == 0 || k->blocks > HBG_EXEC_MAX_BLOCKS) {
-                st = FAIL("image: task %u: %u blocks (expected 1..%u)", t, k->blocks, HBG_EXEC_MAX_BLOCKS);
-                break;
-            }
-            st = check_kernels(kt, k->core, k->kernel_aic, k->kernel_aiv, "task", t, UINT32_MAX);
-        } else if (k->kind == HBG_TASK_REPLAY) {
-            if (k->replay >= S[HBG_SEC_REPLAYS].count) {
-                st = FAIL("image: task %u: replay %u is not below nreplays %u", t, k->replay,
-                          S[HBG_SEC_REPLAYS].count);
-                break;
-            }
-            const hbg_img_replay *r = &im->replays[k->replay];
-            if (r->task != t) {
-                st = FAIL("image: task %u: replay %u belongs to task %u", t, k->replay, r->task);
-                break;
-            }
-            if (r->def >= im->ndefs) {
-                st = FAIL("image: replay %u: definition %u is not below ndefs %u", k->replay, r->def, im->ndefs);
-                break;
-            }
-            const hbg_def_header *dh = im->defs[r->def].h;
-            if (!slice_ok(r->btensor_off, dh->nbt, S[HBG_SEC_BTENSORS].count)) {
-                st = FAIL("image: replay %u: boundary tensors [%u, +%u) exceed %u", k->replay, r->btensor_off,
-                          dh->nbt, S[HBG_SEC_BTENSORS].count);
-                break;
-            }
-            if (!slice_ok(r->bscalar_off, dh->nbs, S[HBG_SEC_BSCALARS].count)) {
-                st = FAIL("image: replay %u: boundary scalars [%u, +%u) exceed %u", k->replay, r->bscalar_off,
-                          dh->nbs, S[HBG_SEC_BSCALARS].count);
-                break;
-            }
-            if (dh->heap_bytes &&
-                (r->heap_base + dh->heap_bytes < r->heap_base || (mem && !mem(mem_ctx, r->heap_base, dh->heap_bytes)))) {
-                st = FAIL("image: replay %u: heap block [0x%llx, +%llu) is not device memory", k->replay,
-                          (unsigned long long)r->heap_base, (unsigned long long)dh->heap_bytes);
-                break;
-            }
-            im->nreplay_tasks++;
-            im->replay_nodes += dh->nnodes;
-        }
-    }
+    for (uint32_t t = 0; t < im->ntasks && !st; t++)
+        st = check_task(im, t, kt, mem, mem_ctx);
     if (st)
         hbg_exec_close(im);
     return st;
