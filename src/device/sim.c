@@ -211,51 +211,41 @@ static void start_replay(sim *s, uint32_t t)
             push_ready(s, (item){xi, n});
 }
 
+/* A ready item, outer task or replayed node alike: read its predicate,
+ * then skip it, expand it (a REPLAY task), complete it at once (DUMMY and
+ * ALLOC) or queue its kernel call. */
 static void dispatch(sim *s, item it)
 {
     const hbg_exec_image *im = s->im;
-    hbg_status st;
-    if (it.inst == NO_INST) {
+    const bool task = it.inst == NO_INST;
+    const inst *x = task ? NULL : &s->insts[it.inst];
+    hbg_status st = HBG_OK;
+    bool go = true;
+    uint8_t kind;
+    if (task) {
         const hbg_img_task *k = &im->tasks[it.idx];
-        if (k->has_pred && !hbg_exec_task_pred(im, it.idx)) {
-            s->stats.tasks_skipped++;
-            complete(s, it);
-            return;
-        }
-        if (k->kind == HBG_TASK_REPLAY) {
-            start_replay(s, it.idx);
-            return;
-        }
-        if (k->kind != HBG_TASK_KERNEL) {
-            complete(s, it);
-            return;
-        }
-        job *j = new_job(s);
-        if (!j)
-            return;
-        j->it = it;
-        j->task = it.idx;
-        j->node = HBG_EXEC_NO_NODE;
-        hbg_exec_task_call(im, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
-        enqueue(s, j);
+        kind = k->kind;
+        go = !k->has_pred || hbg_exec_task_pred(im, it.idx);
+    } else {
+        const hbg_def_node *nd = &im->defs[im->replays[x->replay].def].nodes[it.idx];
+        kind = nd->kind;
+        if (nd->has_pred)
+            st = hbg_exec_node_pred(im, mem_check, &s->mem, x->replay, it.idx, &go);
+    }
+    if (st) {
+        fail(s, st);
         return;
     }
-    const inst *x = &s->insts[it.inst];
-    const hbg_def_node *nd = &im->defs[im->replays[x->replay].def].nodes[it.idx];
-    if (nd->has_pred) {
-        bool go;
-        st = hbg_exec_node_pred(im, mem_check, &s->mem, x->replay, it.idx, &go);
-        if (st) {
-            fail(s, st);
-            return;
-        }
-        if (!go) {
-            s->stats.tasks_skipped++;
-            complete(s, it);
-            return;
-        }
+    if (!go) {
+        s->stats.tasks_skipped++;
+        complete(s, it);
+        return;
     }
-    if (nd->kind != HBG_TASK_KERNEL) {
+    if (task && kind == HBG_TASK_REPLAY) {
+        start_replay(s, it.idx);
+        return;
+    }
+    if (kind != HBG_TASK_KERNEL) {
         complete(s, it);
         return;
     }
@@ -263,9 +253,12 @@ static void dispatch(sim *s, item it)
     if (!j)
         return;
     j->it = it;
-    j->task = x->task;
-    j->node = it.idx;
-    st = hbg_exec_node_call(im, x->replay, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
+    j->task = task ? it.idx : x->task;
+    j->node = task ? HBG_EXEC_NO_NODE : it.idx;
+    if (task)
+        hbg_exec_task_call(im, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
+    else
+        st = hbg_exec_node_call(im, x->replay, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
     if (st) {
         free_job(s, j);
         fail(s, st);

@@ -76,6 +76,23 @@ static hbg_status rec_alloc(hbg_recorder *r, uint64_t heap_cap, uint64_t bytes, 
     return HBG_OK;
 }
 
+/* A buffer the node itself creates: `bytes` of the replay's GM block,
+ * handed to the body at its recording address. */
+static hbg_status own_out(hbg_recorder *r, uint64_t heap_cap, hbg_tensor *t, uint64_t bytes, hbg_def_targ *g)
+{
+    uint64_t off;
+    hbg_status st = rec_alloc(r, heap_cap, bytes, &off);
+    if (st)
+        return st;
+    t->addr = HBG_REC_BASE + off;
+    t->nbytes = bytes;
+    t->creator = 0;
+    g->cls = HBG_TARG_OWN_OUT;
+    g->heap_off = off;
+    g->layout = layout_of(t, true);
+    return HBG_OK;
+}
+
 /* Expresses `t` relative to the replay. */
 static hbg_status classify(hbg_recorder *r, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                            hbg_def_targ *out)
@@ -113,14 +130,7 @@ static hbg_status classify(hbg_recorder *r, const hbg_tensor *t, uint64_t lo, ui
 
 static hbg_status node_fanin(hbg_recorder *r, hbg_def_node *n, uint32_t from)
 {
-    if (r->node_stamp[from] == r->stamp_node)
-        return HBG_OK;
-    if (n->fanin_cnt >= HBG_MAX_FANINS)
-        return HBG_E_TOO_MANY_FANINS;
-    r->node_stamp[from] = r->stamp_node;
-    r->fanins[r->nfanin++] = from;
-    n->fanin_cnt++;
-    return HBG_OK;
+    return hbg__fanin_add(r->node_stamp, r->stamp_node, r->fanins, &r->nfanin, &n->fanin_cnt, from);
 }
 
 typedef struct visit_ctx {
@@ -182,6 +192,19 @@ static void rollback(hbg_recorder *r, rec_mark m)
     r->nviews = m.nviews, r->heap_used = m.heap_used;
 }
 
+/* Every recorded submit ends here: a node that was refused was already
+ * taken back (or never started), a good one becomes node nnodes; either
+ * way the operation is timed. */
+static hbg_status end_node(hbg_orch *o, hbg_status st, hbg_task_id *id, uint64_t t0)
+{
+    hbg_recorder *r = &o->graph->rec;
+    if (!st)
+        *id = HBG_NODE_ID_BIT | r->nnodes++;
+    if (o->timing)
+        hbg_op_end(o, HBG_OP_RECORD_NODE, t0, r->nnodes);
+    return st;
+}
+
 hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
 {
     hbg_recorder *r = &o->graph->rec;
@@ -218,20 +241,12 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
             memset(g, 0, sizeof *g);
             g->dir = a->dir;
             if (a->dir == HBG_OUT) {
-                uint64_t off;
                 if (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
                     st = HBG_E_INVAL;
                     break;
                 }
-                st = rec_alloc(r, o->cfg.heap_bytes, rng[i].hi, &off);
-                if (st)
+                if ((st = own_out(r, o->cfg.heap_bytes, a->t, rng[i].hi, g)))
                     break;
-                a->t->addr = HBG_REC_BASE + off;
-                a->t->nbytes = rng[i].hi;
-                a->t->creator = 0;
-                g->cls = HBG_TARG_OWN_OUT;
-                g->heap_off = off;
-                g->layout = layout_of(a->t, true);
             } else {
                 st = classify(r, a->t, rng[i].lo, rng[i].hi, g);
                 if (!st && infer && a->dir != HBG_NO_DEP)
@@ -260,16 +275,10 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
                 st = record_write(r, self, a->t, rng[i].lo, rng[i].hi, a->dir);
         }
     }
-    if (st) {
+    if (st)
         rollback(r, m);
-        goto out;
-    }
-    r->nnodes++;
-    *id = HBG_NODE_ID_BIT | self;
 out:
-    if (o->timing)
-        hbg_op_end(o, HBG_OP_RECORD_NODE, t0, r->nnodes);
-    return st;
+    return end_node(o, st, id, t0);
 }
 
 hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
@@ -282,38 +291,25 @@ hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_
         st = HBG_E_POOL_EXHAUSTED;
         goto out;
     }
-    uint32_t self = r->nnodes;
     rec_mark m = mark(r);
     for (uint32_t i = 0; i < n && !st; i++) {
-        uint64_t lo, hi, off;
+        uint64_t lo, hi;
         if (!ts[i] || !hbg_tensor_byte_range(ts[i], &lo, &hi)) {
             st = HBG_E_INVAL;
             break;
         }
-        st = rec_alloc(r, o->cfg.heap_bytes, hi, &off);
-        if (st)
-            break;
-        ts[i]->addr = HBG_REC_BASE + off;
-        ts[i]->nbytes = hi;
-        ts[i]->creator = 0;
-        hbg_def_targ *g = &r->targs[r->ntarg++];
+        hbg_def_targ *g = &r->targs[r->ntarg];
         memset(g, 0, sizeof *g);
-        g->cls = HBG_TARG_OWN_OUT;
         g->dir = HBG_OUT;
-        g->heap_off = off;
-        g->layout = layout_of(ts[i], true);
+        if ((st = own_out(r, o->cfg.heap_bytes, ts[i], hi, g)))
+            break;
+        r->ntarg++;
         /* Not registered as written, as outside a Graph: an alloc node is
          * complete when its replay starts (see hbg_alloc_tensors). */
     }
     node->targ_cnt = n;
-    if (st) {
+    if (st)
         rollback(r, m);
-        goto out;
-    }
-    r->nnodes++;
-    *id = HBG_NODE_ID_BIT | self;
 out:
-    if (o->timing)
-        hbg_op_end(o, HBG_OP_RECORD_NODE, t0, r->nnodes);
-    return st;
+    return end_node(o, st, id, t0);
 }

@@ -132,15 +132,8 @@ hbg_status hbg_orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id)
 
 hbg_status hbg_orch_add_fanin(hbg_orch *o, uint32_t task, uint32_t pred)
 {
-    if (o->task_stamp[pred] == o->stamp)
-        return HBG_OK;
-    hbg_img_task *t = &o->img.tasks[task];
-    if (t->fanin_cnt >= HBG_MAX_FANINS)
-        return HBG_E_TOO_MANY_FANINS;
-    o->task_stamp[pred] = o->stamp;
-    o->img.fanins[o->img.nfanin++] = pred;
-    t->fanin_cnt++;
-    return HBG_OK;
+    return hbg__fanin_add(o->task_stamp, o->stamp, o->img.fanins, &o->img.nfanin, &o->img.tasks[task].fanin_cnt,
+                          pred);
 }
 
 typedef struct fanin_ctx {

@@ -99,6 +99,24 @@ struct hbg_orch {
     hbg_opstat ops[HBG_OP_COUNT];
 };
 
+/* Appends `from` to the fanin list of the task or node being built (its
+ * count in *cnt, the shared list and its length in list / *nlist) unless
+ * it is listed already. stamp[from] == cur marks "listed": each task or
+ * node takes a fresh cur, so the stamp array is valid without clearing.
+ * The window's tasks and a Definition's nodes both build their lists so. */
+static inline hbg_status hbg__fanin_add(uint64_t *stamp, uint64_t cur, uint32_t *list, uint32_t *nlist,
+                                        uint32_t *cnt, uint32_t from)
+{
+    if (stamp[from] == cur)
+        return HBG_OK;
+    if (*cnt >= HBG_MAX_FANINS)
+        return HBG_E_TOO_MANY_FANINS;
+    stamp[from] = cur;
+    list[(*nlist)++] = from;
+    (*cnt)++;
+    return HBG_OK;
+}
+
 /* A bare orchestrator: tasks only. src/graph's hbg__graph_create() makes
  * one with Graphs. */
 hbg_status hbg_orch_create(const hbg_orch_config *cfg, hbg_orch **out);
