@@ -1,4 +1,4 @@
-/* Graph internals shared by record.c, graph.c and the bind pipeline.
+/* Graph internals shared by recorder.c, graph.c and the bind pipeline.
  *
  * The Graph layer sits on top of the orchestrator: it installs itself as
  * the orchestrator's extension (hbg__orch_ext), so a submit made while a
@@ -97,7 +97,7 @@ struct hbg__graph {
 /* An orchestrator with Graphs: hbg_orch_create() plus this layer. */
 hbg_status hbg_graph_orch_create(const hbg_orch_config *cfg, hbg_orch **out);
 
-/* Submits made while a body records (record.c). */
+/* Submits made while a body records (recorder.c). */
 hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id);
 hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id);
 
