@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Old and new binaries measured side by side, interleaved, in one run: the
+# only way a speed claim survives a machine whose speed wanders by tens of
+# per cent between runs. For each figure the two arms alternate REPS times
+# (old, new, new, old, ...), and the script prints each arm's minimum over
+# its repetitions, the range, and the ratio new / old of the minima.
+#
+# Figures: bench_orch's three per-operation costs; the warm control plane
+# (minimum over warm passes) of qwen and dsv4, re-recording and with kept
+# Definitions; and `hbg phases` / `hbg timeline` seconds on a generated log.
+#
+# Usage: bench/bench_sidebyside.sh OLD_BUILD NEW_BUILD [REPS] [LOG_MB]
+#   (defaults: 5 repetitions, a 50 MB log). Build the old side with, e.g.,
+#   git worktree add /tmp/old REV && cmake -S /tmp/old -B /tmp/old/build \
+#       -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/old/build -j
+set -euo pipefail
+[ $# -ge 2 ] || { echo "usage: $0 OLD_BUILD NEW_BUILD [REPS] [LOG_MB]" >&2; exit 2; }
+old=$1 new=$2 reps=${3:-5} mb=${4:-50}
+for b in "$old" "$new"; do
+    for x in hbg bench/bench_orch bench/bench_gen_log; do
+        [ -x "$b/$x" ] || { echo "bench_sidebyside.sh: $b/$x is not built" >&2; exit 2; }
+    done
+done
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hbg-sbs.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+# One measurement of every figure with the binaries of build $1; prints
+# "name value" lines (ns or s).
+measure() {
+    local b=$1
+    "$b/bench/bench_orch" 10 | awk '
+        /submit_task/ {print "orch.submit_task_ns", $(NF-7)}
+        /record_node/ {print "orch.record_node_ns", $(NF-7)}
+        /replay,/     {print "orch.replay_118_ns", $(NF-7)}'
+    local c keep
+    for c in qwen dsv4; do
+        for keep in "" --keep-definitions; do
+            rm -f "$tmp/run.log"
+            "$b/hbg" run "$c" --mode numbers --rounds 12 $keep -o "$tmp/run.log" >/dev/null
+            "$b/hbg" phases "$tmp/run.log" --format json |
+                python3 -c 'import json,sys; print(sys.argv[1], json.load(sys.stdin)["total"]["min_ns"])' \
+                    "case.$c${keep:+.kept}_ns"
+        done
+    done
+    local t0 t1
+    t0=$(date +%s%N); "$b/hbg" phases "$tmp/gen.log" >/dev/null 2>&1; t1=$(date +%s%N)
+    echo "tools.phases_${mb}MB_s $(( (t1 - t0) / 1000000 ))e-3"
+    rm -f "$tmp/tl.json"
+    t0=$(date +%s%N); "$b/hbg" timeline "$tmp/gen.log" -o "$tmp/tl.json" >/dev/null 2>&1; t1=$(date +%s%N)
+    echo "tools.timeline_${mb}MB_s $(( (t1 - t0) / 1000000 ))e-3"
+}
+
+"$new/bench/bench_gen_log" ours "$mb" "$tmp/gen.log" >/dev/null
+: > "$tmp/old.txt"; : > "$tmp/new.txt"
+for ((r = 0; r < reps; r++)); do
+    # abba: neither arm always runs first (a warm cache or a quiet second).
+    if (( r % 2 == 0 )); then order="old new"; else order="new old"; fi
+    for arm in $order; do
+        echo "bench_sidebyside.sh: repetition $((r + 1))/$reps, $arm" >&2
+        if [ $arm = old ]; then measure "$old" >> "$tmp/old.txt"; else measure "$new" >> "$tmp/new.txt"; fi
+    done
+done
+python3 - "$tmp/old.txt" "$tmp/new.txt" <<'EOF'
+import sys, collections
+def load(p):
+    d = collections.OrderedDict()
+    for line in open(p):
+        k, v = line.split()
+        d.setdefault(k, []).append(float(v))
+    return d
+old, new = load(sys.argv[1]), load(sys.argv[2])
+print("%-30s %14s %24s %14s %24s %8s" % ("figure", "old min", "old range", "new min", "new range", "new/old"))
+for k in old:
+    o, n = old[k], new.get(k, [float("nan")])
+    print("%-30s %14.6g %24s %14.6g %24s %8.3f" % (k, min(o), "[%.6g .. %.6g]" % (min(o), max(o)), min(n),
+          "[%.6g .. %.6g]" % (min(n), max(n)), min(n) / min(o)))
+EOF
