@@ -9,6 +9,7 @@
 #ifndef HBG_KERNEL_H
 #define HBG_KERNEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "hbg/status.h"
 #include "hbg/tensor.h"
