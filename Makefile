@@ -3,6 +3,9 @@
 #   make run    the main job: qwen, bind measured over 6 rounds, phase table
 #   make test   the whole suite: plain, ASan+UBSan, TSan builds, and fuzzing
 #
+# CI builds with -DHBG_WERROR=ON (warnings are errors); a plain cmake build
+# warns only.
+#
 # Both install what they need first (Debian packages via apt-get as root;
 # otherwise they print the exact command and stop). ./make.sh does the same
 # on a machine that does not even have make yet.
@@ -21,7 +24,7 @@ deps:
 	@./scripts/deps.sh
 
 build: deps
-	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DHBG_WERROR=ON >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
 run: build
@@ -32,18 +35,18 @@ check: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 test-asan: deps
-	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DHBG_SANITIZE=address >/dev/null
+	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DHBG_SANITIZE=address -DHBG_WERROR=ON >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
 test-tsan: deps
-	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DHBG_SANITIZE=thread >/dev/null
+	@cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DHBG_SANITIZE=thread -DHBG_WERROR=ON >/dev/null
 	@cmake --build $(BUILD)-tsan -j $(JOBS)
 	@cd $(BUILD)-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -L threaded
 
 fuzz: deps
-	@CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=Debug -DHBG_FUZZ=ON -DHBG_TESTS=OFF >/dev/null
+	@CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=Debug -DHBG_FUZZ=ON -DHBG_TESTS=OFF -DHBG_WERROR=ON >/dev/null
 	@cmake --build $(BUILD)-fuzz -j $(JOBS)
 	@./scripts/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
 

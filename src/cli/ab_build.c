@@ -651,7 +651,7 @@ static void describe(const ab_builder *b, ab_buf *d)
     if (b->tmpl)
         ab_buf_fmt(d, "build: %s\n", b->tmpl);
     else
-        ab_buf_str(d, "build: cmake -DCMAKE_BUILD_TYPE=Release -DHBG_TESTS=OFF, target hbg_cli\n");
+        ab_buf_str(d, "build: cmake -DCMAKE_BUILD_TYPE=Release -DHBG_TESTS=OFF -DHBG_INSTALL=OFF, target hbg_cli\n");
 }
 
 static int run_build(const ab_tree *t, const ab_builder *b, int logfd, char *err, size_t cap)
@@ -670,7 +670,8 @@ static int run_build(const ab_tree *t, const ab_builder *b, int logfd, char *err
     }
     snprintf(bdir, sizeof bdir, "%s/build", t->dir);
     snprintf(jobs, sizeof jobs, "%u", b->jobs);
-    const char *conf[] = {"cmake", "-S", t->dir, "-B", bdir, "-DCMAKE_BUILD_TYPE=Release", "-DHBG_TESTS=OFF", NULL};
+    const char *conf[] = {"cmake", "-S", t->dir, "-B", bdir, "-DCMAKE_BUILD_TYPE=Release", "-DHBG_TESTS=OFF",
+                          "-DHBG_INSTALL=OFF", NULL};
     const char *make[] = {"cmake", "--build", bdir, "-j", jobs, "--target", "hbg_cli", NULL};
     if ((st = logged(logfd, conf, t->dir)) != 0) {
         snprintf(err, cap, "cmake (configure) %s", ab_status_text(st, why, sizeof why));

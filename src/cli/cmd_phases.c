@@ -181,7 +181,7 @@ static void out_table(ps_log *L, const st_result *R, const st_stat *by_rank)
         fig_table(f, name, &R->bytes[s]);
     }
     for (int o = 0; o < PS_NOPS; o++) {
-        snprintf(name, sizeof name, "host-orch %s count", ps_op_names[o]);
+        snprintf(name, sizeof name, "host-orch %s count", ps_op_name(o));
         fig_table(f, name, &R->op_count[o]);
     }
     if (L->warn.n)
@@ -304,7 +304,7 @@ static void out_json(ps_log *L, const st_result *R, const st_stat *by_rank)
         if (R->op_count[o].n) {
             if (b++)
                 jw_lit(&w, ", ");
-            jw_str(&w, ps_op_names[o], strlen(ps_op_names[o]));
+            jw_str(&w, ps_op_name(o), strlen(ps_op_name(o)));
             jw_lit(&w, ": ");
             json_fig(&w, &R->op_count[o]);
         }

@@ -421,7 +421,7 @@ static void exact_flags(cp_result *R)
             note_exact(d, &nd, CAP, name, &b->R.bytes[s], ms < 0 ? &none : &m->R.bytes[ms], i + 1);
         }
         for (int o = 0; o < PS_NOPS; o++) {
-            snprintf(name, sizeof name, "host-orch %s count", ps_op_names[o]);
+            snprintf(name, sizeof name, "host-orch %s count", ps_op_name(o));
             note_exact(d, &nd, CAP, name, &b->R.op_count[o], &m->R.op_count[o], i + 1);
         }
     }

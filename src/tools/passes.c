@@ -1,5 +1,6 @@
 /* Grouping bind-phase lines into passes; see passes.h for the rules. */
 #include "tools/passes.h"
+#include "hbg/trace.h"
 #include "tools/hugemem.h"
 #include "tools/linereader.h"
 #include "tools/vec.h"
@@ -13,12 +14,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *const ps_op_names[PS_NOPS] = {"submit_task", "alloc_tensors", "record_node", "graph_submit",
-                                          "build_definition"};
+/* The names of the segments and operations our runtime writes are its own
+ * (hbg_phase_name, the one spelling of the log's vocabulary); the reader
+ * adds only the retired segments of the original runtime's logs. The
+ * reader's ids follow the runtime's order: */
+_Static_assert(PS_ARGS == (int)HBG_PH_ARGS && PS_HOST_VIEW_CLOSE == (int)HBG_PH_HOST_VIEW_CLOSE &&
+                   PS_HOST_VIEW_CLOSE + 1 == (int)HBG_SEGMENT_COUNT,
+               "the reader's segment ids are the runtime's hbg_phase segments");
+_Static_assert(PS_NOPS == (int)HBG_OP_BUILD_DEFINITION - (int)HBG_OP_SUBMIT_TASK + 1,
+               "the reader's operation ids are the runtime's hbg_phase operations");
+static const char *const retired_segs[PS_NKNOWN - HBG_SEGMENT_COUNT] = {"relocate", "sm_h2d"};
 
-static const char *const known_segs[PS_NKNOWN] = {
-    "args", "arena_build", "static_arena", "gm_heap", "shared_mem", "runtime_init",
-    "host_orch", "graph_upload", "arena_h2d", "host_view_close", "relocate", "sm_h2d"};
+const char *ps_op_name(int op)
+{
+    return hbg_phase_name((hbg_phase)(HBG_OP_SUBMIT_TASK + op));
+}
+
+static const char *known_seg_name(int seg)
+{
+    return seg < (int)HBG_SEGMENT_COUNT ? hbg_phase_name((hbg_phase)seg) : retired_segs[seg - HBG_SEGMENT_COUNT];
+}
 
 const char *ps_label(const ps_pass *p, char *out, size_t n)
 {
@@ -172,7 +187,7 @@ static int seg_id(ps_log *L, lx_slice name, size_t line)
 static int op_id(lx_slice name)
 {
     for (int i = 0; i < PS_NOPS; i++)
-        if (lx_slice_eq(name, ps_op_names[i]))
+        if (lx_slice_eq(name, ps_op_name(i)))
             return i;
     return -1;
 }
@@ -861,13 +876,13 @@ static void finish(ps_log *L)
                        L->path, l2, L->segname[p->dup_seg], label, l1);
             else
                 dg_add(&L->warn, "%s:%zu: host-orch %s appears twice in pass %s (first at line %zu); excluded",
-                       L->path, l2, ps_op_names[-1 - p->dup_seg], label, l1);
+                       L->path, l2, ps_op_name(-1 - p->dup_seg), label, l1);
         }
         if (p->defects & PS_D_DROPPED)
             dg_add(&L->warn,
                    "%s:%zu: host-orch %s dropped=%" PRIu64
                    " in pass %s (the per-op record pool overflowed); excluded",
-                   L->path, (size_t)p->drop_line, ps_op_names[p->drop_op], p->drop_count, label);
+                   L->path, (size_t)p->drop_line, ps_op_name(p->drop_op), p->drop_count, label);
         if (p->defects & PS_D_SETDIFF) {
             ps_seg_list(L, ref & ~p->present, miss, sizeof miss);
             ps_seg_list(L, p->present & ~ref, extra, sizeof extra);
@@ -893,8 +908,8 @@ static void init(ps_log *L, const char *path, const ps_options *opt)
         L->opt = *opt;
     dg_init(&L->warn, 1000);
     for (int i = 0; i < PS_NKNOWN; i++) {
-        strcpy(L->segname[i], known_segs[i]);
-        L->seglen[i] = (uint8_t)strlen(known_segs[i]);
+        strcpy(L->segname[i], known_seg_name(i));
+        L->seglen[i] = (uint8_t)strlen(L->segname[i]);
     }
     L->nseg = PS_NKNOWN;
 }

@@ -37,10 +37,11 @@ enum {
                          (1u << PS_RELOCATE) | (1u << PS_SM_H2D))
 #define PS_RETIRED_MASK ((1u << PS_RELOCATE) | (1u << PS_SM_H2D))
 
-/* Orchestrator operation kinds of the host-orch lines. */
+/* Orchestrator operation kinds of the host-orch lines, and their names
+ * (the runtime's own spelling: hbg_phase_name). */
 enum { PS_OP_SUBMIT_TASK = 0, PS_OP_ALLOC_TENSORS, PS_OP_RECORD_NODE, PS_OP_GRAPH_SUBMIT,
        PS_OP_BUILD_DEFINITION, PS_NOPS };
-extern const char *const ps_op_names[PS_NOPS];
+const char *ps_op_name(int op);
 
 /* Why a pass is not used; a pass may have several. */
 enum {

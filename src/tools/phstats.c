@@ -255,7 +255,7 @@ hbg_status st_compute(ps_log *L, st_result *R, st_stat *by_rank)
         warn_fig(L, &R->bytes[s], &c_bytes[s], what);
     }
     for (int o = 0; o < PS_NOPS; o++) {
-        snprintf(what, sizeof what, "host-orch %s count", ps_op_names[o]);
+        snprintf(what, sizeof what, "host-orch %s count", ps_op_name(o));
         warn_fig(L, &R->op_count[o], &c_op[o], what);
     }
     return HBG_OK;

@@ -559,7 +559,7 @@ static void emit_records(tl *t, const rc_file *f)
     bool is_op[RC_MAX_PHASES] = {false};
     for (int i = 0; i < f->nphase; i++)
         for (int o = 0; o < PS_NOPS; o++)
-            if (!strcmp(f->phase[i], ps_op_names[o]))
+            if (!strcmp(f->phase[i], ps_op_name(o)))
                 is_op[i] = true;
     for (size_t li = 0; li < f->nline; li++) {
         const rc_line *ln = &f->line[li];
