@@ -7,7 +7,8 @@
 #
 # Figures: bench_orch's three per-operation costs; the warm control plane
 # (minimum over warm passes) of qwen and dsv4, re-recording and with kept
-# Definitions; and `hbg phases` / `hbg timeline` seconds on a generated log.
+# Definitions, and the cold pass's host_orch (each rank's first, the worst
+# rank); and `hbg phases` / `hbg timeline` seconds on a generated log.
 #
 # Usage: bench/bench_sidebyside.sh OLD_BUILD NEW_BUILD [REPS] [LOG_MB]
 #   (defaults: 5 repetitions, a 50 MB log). Build the old side with, e.g.,
@@ -40,6 +41,12 @@ measure() {
             "$b/hbg" phases "$tmp/run.log" --format json |
                 python3 -c 'import json,sys; print(sys.argv[1], json.load(sys.stdin)["total"]["min_ns"])' \
                     "case.$c${keep:+.kept}_ns"
+            # The cold pass: each rank's first host_orch; the worst rank.
+            [ -n "$keep" ] || awk '/bind phase=host_orch / {
+                    pid = $0; sub(/.* pid=/, "", pid); sub(/ .*/, "", pid)
+                    if (!(pid in first)) { d = $0; sub(/.*dur_ns=/, "", d); sub(/ .*/, "", d); first[pid] = d }
+                } END { m = 0; for (p in first) if (first[p] + 0 > m) m = first[p] + 0; print "'"case.$c.cold_host_orch_ns"'", m }' \
+                "$tmp/run.log"
         done
     done
     local t0 t1

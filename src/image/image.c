@@ -6,25 +6,11 @@
  */
 #include <stddef.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "hbg/graph.h"
 #include "hbg/orch.h"
 #include "image/image.h"
-
-void *hbg__reserve(size_t bytes)
-{
-    if (bytes == 0)
-        bytes = 1;
-    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
-}
-
-void hbg__unreserve(void *p, size_t bytes)
-{
-    if (p)
-        munmap(p, bytes ? bytes : 1);
-}
+#include "util/reserve.h"
 
 /* Each section's worst case for a window of W tasks: per-task limits times
  * the window; the def table holds one entry per cached Definition. */

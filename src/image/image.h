@@ -78,9 +78,4 @@ uint64_t hbg__image_pack_subs(const hbg__image *im, const hbg__layout *l, unsign
 /* Overwrites the live prefix of every section with `pattern`. */
 void hbg__image_poison(hbg__image *im, unsigned char pattern);
 
-/* Reserves `bytes` of address space, committed on first touch; NULL when
- * refused. Shared with the other worst-case arrays of the orchestrator. */
-void *hbg__reserve(size_t bytes);
-void hbg__unreserve(void *p, size_t bytes);
-
 #endif

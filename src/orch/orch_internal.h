@@ -21,6 +21,7 @@
 #include "image/image.h"
 #include "orch/opclock.h"
 #include "orch/tensormap.h"
+#include "util/reserve.h"
 
 #define HBG_MAX_SCOPE_DEPTH 32
 #define HBG_HEAP_ALIGN 64u

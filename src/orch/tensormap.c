@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "orch/tensormap.h"
+#include "util/reserve.h"
 
 static uint32_t pow2_at_least(uint32_t n)
 {
@@ -12,34 +13,44 @@ static uint32_t pow2_at_least(uint32_t n)
     return p;
 }
 
+/* The table sizes of a map for `buffers` buffers and `entries` writes. */
+#define TMAP_ARRAYS(X)                                                             \
+    X(bufs, (size_t)m->buf_mask + 1)                                               \
+    X(blocks, (size_t)m->cap_blocks * HBG_TMAP_NBUCKETS)                           \
+    X(entries, (size_t)(m->cap_entries ? m->cap_entries : 1))                      \
+    X(links, (size_t)(m->cap_entries ? m->cap_entries : 1) * HBG_TMAP_NARROW)
+
 hbg_status hbg_tmap_init(hbg_tmap *m, uint32_t buffers, uint32_t entries)
 {
     memset(m, 0, sizeof *m);
-    uint32_t nbufs = pow2_at_least(buffers * 2u);
-    m->bufs = calloc(nbufs, sizeof *m->bufs);
+    m->buf_mask = pow2_at_least(buffers * 2u) - 1;
     /* A block per buffer that ever sees a partial write; past the cap such
      * buffers fall back to their wide list (correct, just slower). */
     m->cap_blocks = buffers < 65536 ? buffers : 65536;
-    m->blocks = malloc((size_t)m->cap_blocks * HBG_TMAP_NBUCKETS * sizeof *m->blocks);
-    m->entries = calloc(entries ? entries : 1, sizeof *m->entries);
-    m->links = calloc((size_t)(entries ? entries : 1) * HBG_TMAP_NARROW, sizeof *m->links);
-    if (!m->bufs || !m->blocks || !m->entries || !m->links) {
+    m->cap_entries = entries;
+    m->cap_links = entries * HBG_TMAP_NARROW;
+    /* Reserved, not allocated: the buffer table is hashed at random, and
+     * its first pass touched it page by page (see util/reserve.h). */
+    bool ok = true;
+#define RESERVE(name, n) ok = ok && (m->name = hbg__reserve((n) * sizeof *m->name)) != NULL;
+    TMAP_ARRAYS(RESERVE)
+#undef RESERVE
+    if (!ok) {
         hbg_tmap_free(m);
         return HBG_E_NOMEM;
     }
-    m->buf_mask = nbufs - 1;
+    /* The buffer table is hashed: a pass touches it all over, so it is
+     * committed now. The other arrays fill from the front. */
+    hbg__commit(m->bufs, ((size_t)m->buf_mask + 1) * sizeof *m->bufs);
     m->gen = 1;
-    m->cap_entries = entries;
-    m->cap_links = entries * HBG_TMAP_NARROW;
     return HBG_OK;
 }
 
 void hbg_tmap_free(hbg_tmap *m)
 {
-    free(m->bufs);
-    free(m->blocks);
-    free(m->entries);
-    free(m->links);
+#define UNRESERVE(name, n) hbg__unreserve(m->name, (n) * sizeof *m->name);
+    TMAP_ARRAYS(UNRESERVE)
+#undef UNRESERVE
     memset(m, 0, sizeof *m);
 }
 

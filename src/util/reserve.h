@@ -1,0 +1,36 @@
+/* Reserved address space for the runtime's worst-case arrays.
+ *
+ * The orchestrator, the tensor map, the Graph recorder and the image
+ * mirror each size their arrays for the worst case the task window allows,
+ * at creation, so nothing on the bind path allocates. Reserving is not
+ * committing: a page costs memory only once touched, so a 16384-task
+ * window costs what a pass uses.
+ *
+ * What the first pass of a rank will certainly touch is committed at
+ * creation instead: a page fault costs a microsecond or more, and a dsv4
+ * rank's first bind took some 1,840 of them in host_orch alone. Every
+ * reservation commits its first HBG_RESERVE_HOT bytes (the arrays fill
+ * from the front, and that is what a pass of a few thousand tasks uses);
+ * a table hashed at random commits itself whole (hbg__commit). Measured
+ * with getrusage around host_orch of a cold pass: dsv4 1,842 faults -> 107,
+ * qwen 152 -> 5, for some 8 MB more resident memory per rank (the
+ * prefixes and the tensor map's buffer table).
+ * Transparent huge pages would cut the count, but on a fragmented machine a
+ * huge-page fault waits for compaction and made cold passes far slower.
+ */
+#ifndef HBG_UTIL_RESERVE_H
+#define HBG_UTIL_RESERVE_H
+
+#include <stddef.h>
+
+#define HBG_RESERVE_HOT ((size_t)256 << 10)
+
+/* `bytes` of zeroed, private address space, the first HBG_RESERVE_HOT
+ * bytes committed now and the rest on first touch; NULL when refused. */
+void *hbg__reserve(size_t bytes);
+void hbg__unreserve(void *p, size_t bytes);
+/* Commits the first `bytes` of a reservation now (creation time) rather
+ * than on the bind path. */
+void hbg__commit(void *p, size_t bytes);
+
+#endif
