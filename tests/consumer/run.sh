@@ -57,10 +57,16 @@ step_exports() {
     for s in hbg_orch_create hbg_tmap_write hbg_exec_open sim_mem_alloc; do
         ! grep -qx "$s" <<<"$syms" || fail "libhbg.so exports the internal $s"
     done
-    # Every export is a name a public header declares.
+    # Every export is a name a public header declares, and every function
+    # of the library that a public header declares is exported.
     local s
     for s in $syms; do
         grep -qw "$s" "$src"/include/hbg/*.h || fail "libhbg.so exports $s, which no public header declares"
+    done
+    for s in $(nm --defined-only "$build/libhbg.a" 2>/dev/null | awk '$2 == "T" {print $3}'); do
+        if grep -qw "$s" "$src"/include/hbg/*.h; then
+            grep -qx "$s" <<<"$syms" || fail "libhbg.so does not export $s, which a public header declares"
+        fi
     done
 }
 
