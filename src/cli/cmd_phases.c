@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/outfile.h"
 #include "tools/jw.h"
 #include "tools/phstats.h"
 
@@ -456,10 +457,8 @@ int hbg_cmd_phases(int argc, char **argv)
         out_csv(&L, &R);
     else
         out_table(&L, &R, by_rank);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "hbg phases: cannot write the output\n");
+    if (hbg_stdout_flush("hbg phases") != 0)
         rc = 2;
-    }
 out:
     free(by_rank);
     ps_free(&L);

@@ -76,7 +76,7 @@ static void usage(FILE *f)
             "  HBG_LOG_LEVEL (SIMPLER_LOG_LEVEL)                           log threshold\n"
             "Precedence: --mode presets, then the environment, then explicit options.\n\n"
             "Exit status: 0 every rank succeeded (and its golden passed or was skipped),\n"
-            "1 a rank failed, 2 bad usage.\n");
+            "1 a rank failed or a write to the log or stdout failed, 2 bad usage.\n");
 }
 
 static int fail_usage(const char *fmt, const char *arg)
@@ -371,6 +371,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
         sum.golden = g == HBG_OK ? GOLDEN_PASSED : GOLDEN_FAILED;
     }
     sum.final = true;
+    sum.log_errno = hbg_log_write_error(log);
     report_send(out, MSG_SUMMARY, &sum, sizeof sum);
 
     if (state)
@@ -585,6 +586,8 @@ int hbg_cmd_run(int argc, char **argv)
     if (recfd >= 0)
         close(recfd);
     rc = collector_print(&col, stdout, o.skip_device, o.skip_golden);
+    if (collector_log_errors(&col, o.log_path ? o.log_path : "the log (standard error)", stderr))
+        rc = 1;
     collector_free(&col);
     return rc;
 }

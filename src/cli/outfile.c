@@ -42,8 +42,8 @@ int hbg_outfile_close(hbg_outfile *o, bool ok)
 {
     int e = 0;
     if (o->f == stdout) {
-        if (fflush(stdout) != 0 || ferror(stdout))
-            e = errno ? errno : EIO;
+        if (hbg_stdout_flush(o->cmd) != 0)
+            return -1;
     } else if (o->f) {
         if (ferror(o->f))
             e = EIO;
@@ -64,4 +64,16 @@ int hbg_outfile_close(hbg_outfile *o, bool ok)
     free(o->tmp);
     o->tmp = NULL;
     return ok ? rc : -1;
+}
+
+int hbg_stdout_flush(const char *cmd)
+{
+    static bool reported;
+    errno = 0;
+    if (!reported && fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    if (!reported)
+        fprintf(stderr, "%s: cannot write standard output: %s\n", cmd, strerror(errno ? errno : EIO));
+    reported = true;
+    return -1;
 }

@@ -27,4 +27,9 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path);
  * error is never lost. */
 int hbg_outfile_close(hbg_outfile *o, bool ok);
 
+/* Flushes stdout. When anything written to it was lost, says so once per
+ * process ("CMD: cannot write standard output: why") and returns -1 (then
+ * and on every later call, without repeating the message); else 0. */
+int hbg_stdout_flush(const char *cmd);
+
 #endif
