@@ -429,9 +429,13 @@ int hbg_cmd_phases(int argc, char **argv)
                     "and cold passes are dropped; run at least 2 rounds (6 recommended), or pass --keep-first "
                     "to look at the cold passes\n",
                     path, L.nrank, L.nrank == 1 ? "" : "s");
-        else
-            fprintf(stderr, "hbg phases: %s: no usable passes: all %zu warm passes were excluded (see the warnings)\n",
-                    path, L.nwarm);
+        else {
+            char why[256];
+            ps_exclusions(&L, why, sizeof why);
+            fprintf(stderr,
+                    "hbg phases: %s: no usable passes: all %zu warm passes were excluded (%s; see the warnings)\n",
+                    path, L.nwarm, why);
+        }
         rc = 1;
         goto out;
     }
