@@ -49,6 +49,12 @@ static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_lis
 {
     json_error_t je;
     json_t *o = json_loadb(s, n, JSON_REJECT_DUPLICATES, &je);
+    /* Running out of memory is not the line's fault: the command must fail,
+     * not skip the line. jansson names it in some paths; in others (a value
+     * it cannot allocate) it fails without naming any error at all, while
+     * every syntax error comes with its text. */
+    if (!o && (json_error_code(&je) == json_error_out_of_memory || je.text[0] == 0))
+        return -1;
     if (!o) {
         dg_add(warn, "%s:%zu: not a JSON object (%s, column %d); line skipped", f->path, lineno, je.text, je.column);
         return 0;
