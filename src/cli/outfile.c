@@ -77,3 +77,25 @@ int hbg_stdout_flush(const char *cmd)
     reported = true;
     return -1;
 }
+
+/* stat of a path, "-" meaning the descriptor fd. */
+static int stat_arg(const char *path, int fd, struct stat *sb)
+{
+    return strcmp(path, "-") == 0 ? fstat(fd, sb) : stat(path, sb);
+}
+
+int hbg_outfile_not_input(const char *cmd, const char *out, const char *const *in, size_t n)
+{
+    struct stat o, i;
+    /* an output that does not exist yet is no input; nor is a device
+     * (/dev/null, a terminal) that an input may share */
+    if (stat_arg(out, STDOUT_FILENO, &o) != 0 || !(S_ISREG(o.st_mode) || S_ISFIFO(o.st_mode)))
+        return 0;
+    for (size_t k = 0; k < n; k++)
+        if (stat_arg(in[k], STDIN_FILENO, &i) == 0 && i.st_dev == o.st_dev && i.st_ino == o.st_ino) {
+            fprintf(stderr, "%s: refusing to write %s: it is the input %s\n", cmd,
+                    strcmp(out, "-") ? out : "standard output", strcmp(in[k], "-") ? in[k] : "standard input");
+            return -1;
+        }
+    return 0;
+}
