@@ -55,15 +55,16 @@ static void usage(FILE *f)
             "                        line is the stamp. Without -o the log goes to stderr.\n"
             "  --out-dir DIR         artifacts (host_phase_records.jsonl) under DIR/<case>_<time>_<pid>/\n"
             "                        (default: outputs)\n"
-            "  --ranks N             rank processes (default: the case's)\n"
+            "  --ranks N             rank processes (default: the case's; dsv4 runs on exactly 2)\n"
             "  --mode numbers        breakdown lines on, device run skipped (the seed's numbers mode)\n"
             "  --mode timeline       breakdown lines and per-op records on, device run skipped\n"
             "  --skip-device-run     bind fully, then return before the device run\n"
             "  --skip-golden         do not check the outputs against the golden\n"
             "  --keep-definitions    reuse Definitions across passes (no re-recording)\n"
             "  --log-level LEVEL     debug|info|timing|warn|error|off (default timing)\n"
-            "  --tile-unit U         the case's size unit (default: the case's)\n"
-            "  --records-per-thread N  per-op record pool size per thread (default 65536)\n"
+            "  --tile-unit U         the case's size unit (default: the case's; qwen: a multiple of\n"
+            "                        16 from 16 to 1024, vector: 1 to 524288, dsv4: none)\n"
+            "  --records-per-thread N  per-op record pool size per thread, 1 to 16777216 (default 65536)\n"
             "  --peer-timeout S      bound on cross-rank waits, and on how long the other ranks\n"
             "                        may run on once one has failed or died, in seconds (default 30)\n"
             "  --time-limit S        kill every rank still running after S seconds (default: none)\n"
@@ -107,6 +108,40 @@ static bool read_switch(const char *ours, const char *seed, bool *on)
     fprintf(stderr, "hbg run: %s=%s is not a switch value (expected 1/true/on/yes or 0/false/off/no/empty)\n",
             which, getenv(which));
     return false;
+}
+
+/* --ranks and --tile-unit against what the case accepts: a value it
+ * cannot take is a usage error naming the allowed values, not a set-up
+ * that fails in every rank (nor a tile unit silently ignored). */
+static int check_case_fit(const run_opts *o)
+{
+    const hbg_case *c = o->c;
+    if (o->ranks < c->min_ranks || o->ranks > c->max_ranks) {
+        if (c->min_ranks == c->max_ranks)
+            fprintf(stderr, "hbg run: %s runs on exactly %u ranks, got --ranks %u (see `hbg run --help`)\n", c->name,
+                    c->min_ranks, o->ranks);
+        else
+            fprintf(stderr, "hbg run: %s runs on %u to %u ranks, got --ranks %u (see `hbg run --help`)\n", c->name,
+                    c->min_ranks, c->max_ranks, o->ranks);
+        return 1;
+    }
+    if (!o->tile_unit)
+        return 0;
+    if (!c->tile_max) {
+        fprintf(stderr, "hbg run: %s has no tile unit (its shapes are fixed); --tile-unit is refused (see `hbg run "
+                        "--help`)\n", c->name);
+        return 1;
+    }
+    if (o->tile_unit < c->tile_min || o->tile_unit > c->tile_max || o->tile_unit % c->tile_step) {
+        if (c->tile_step > 1)
+            fprintf(stderr, "hbg run: %s takes a --tile-unit that is a multiple of %u from %u to %u, got %u (see "
+                            "`hbg run --help`)\n", c->name, c->tile_step, c->tile_min, c->tile_max, o->tile_unit);
+        else
+            fprintf(stderr, "hbg run: %s takes a --tile-unit from %u to %u, got %u (see `hbg run --help`)\n",
+                    c->name, c->tile_min, c->tile_max, o->tile_unit);
+        return 1;
+    }
+    return 0;
 }
 
 static int parse(int argc, char **argv, run_opts *o)
@@ -182,12 +217,13 @@ static int parse(int argc, char **argv, run_opts *o)
             level_flag = true;
             break;
         case O_TILE:
-            if (!parse_u32(optarg, 1, 1u << 20, &o->tile_unit))
+            /* the case decides the range, once it is known */
+            if (!parse_u32(optarg, 1, UINT32_MAX, &o->tile_unit))
                 return fail_usage("--tile-unit expects a positive integer, got '%s'", optarg);
             break;
         case O_RECCAP:
             if (!parse_u32(optarg, 1, 1u << 24, &o->records_per_thread))
-                return fail_usage("--records-per-thread expects a positive integer, got '%s'", optarg);
+                return fail_usage("--records-per-thread expects an integer from 1 to 16777216, got '%s'", optarg);
             break;
         case O_PEER:
             if (!parse_u32(optarg, 1, 86400, &o->peer_timeout_s))
@@ -214,6 +250,8 @@ static int parse(int argc, char **argv, run_opts *o)
         return fail_usage("unknown case '%s'; `hbg run --list` names them", argv[optind]);
     if (!o->ranks)
         o->ranks = o->c->default_ranks;
+    if (check_case_fit(o))
+        return 2;
 
     /* presets, then the environment, then explicit options */
     if (o->mode) {
