@@ -24,7 +24,11 @@ typedef struct hbg_case {
     const char *name;
     const char *summary;
     uint32_t default_ranks;
+    uint32_t min_ranks, max_ranks;  /* the rank counts it runs on */
     uint32_t default_tile_unit;
+    /* The tile units it accepts: multiples of tile_step in [tile_min,
+     * tile_max]. tile_max 0: its shapes are fixed, it has no tile unit. */
+    uint32_t tile_min, tile_max, tile_step;
     uint64_t heap_bytes;     /* GM heap per rank per pass */
     uint64_t window_bytes;   /* cross-rank window per rank (0: none) */
     /* Registers kernels into kt and fills *prog (program name, orchestration

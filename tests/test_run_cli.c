@@ -251,6 +251,31 @@ static void usage_errors(void **state)
     assert_int_equal(rs_run("", "nosuch", out, sizeof out), 2);
 }
 
+/* A --ranks or --tile-unit the case cannot take is a usage error that
+ * says what it takes, before any rank starts. */
+static void case_limits_are_usage_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args, *msg;
+    } cases[] = {
+        {"run dsv4 --ranks 1", "hbg run: dsv4 runs on exactly 2 ranks, got --ranks 1 (see `hbg run --help`)\n"},
+        {"run dsv4 --tile-unit 64",
+         "hbg run: dsv4 has no tile unit (its shapes are fixed); --tile-unit is refused (see `hbg run --help`)\n"},
+        {"run qwen --tile-unit 24",
+         "hbg run: qwen takes a --tile-unit that is a multiple of 16 from 16 to 1024, got 24 (see `hbg run --help`)\n"},
+        {"run vector --tile-unit 1048576",
+         "hbg run: vector takes a --tile-unit from 1 to 524288, got 1048576 (see `hbg run --help`)\n"},
+        {"run vector --records-per-thread 16777217",
+         "hbg run: --records-per-thread expects an integer from 1 to 16777216, got '16777217' (see `hbg run --help`)\n"},
+    };
+    char out[8192];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        assert_int_equal(rs_run("", cases[i].args, out, sizeof out), 2);
+        assert_string_equal(out, cases[i].msg);
+    }
+}
+
 /* A rank killed mid-run: hbg run names it, stops its peer within the bound,
  * exits non-zero, and the log stays parseable. */
 static void killed_rank_is_named(void **state)
@@ -273,6 +298,7 @@ int main(void)
         cmocka_unit_test(timeline_records),
         cmocka_unit_test(small_pool_drops_but_keeps),
         cmocka_unit_test(usage_errors),
+        cmocka_unit_test(case_limits_are_usage_errors),
         cmocka_unit_test(killed_rank_is_named),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

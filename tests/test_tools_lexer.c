@@ -25,14 +25,12 @@ static void on_rec(void *ctx, const lx_rec *r)
     g->n++;
 }
 
-static void on_bad(void *ctx, lx_kind k, size_t off, size_t line, const char *msg)
+static void on_bad(void *ctx, const lx_rec *r, const char *msg)
 {
-    (void)k;
-    (void)line;
     got *g = ctx;
     if (g->nbad < 8) {
         snprintf(g->bad[g->nbad], sizeof g->bad[0], "%s", msg);
-        g->badoff[g->nbad] = off;
+        g->badoff[g->nbad] = r->off;
     }
     g->nbad++;
 }

@@ -227,6 +227,8 @@ const hbg_case hbg_case_dsv4 = {
     .summary = "DeepSeek-V4-shaped decode step, 2 ranks: 1131 host tasks, a 743-node Graph replayed 20x, "
                "MoE through a cross-rank window",
     .default_ranks = DSV4_RANKS,
+    .min_ranks = DSV4_RANKS,
+    .max_ranks = DSV4_RANKS,
     .default_tile_unit = 0,
     .heap_bytes = HBG_LARGE_HEAP_BYTES,
     .window_bytes = DSV4_WINDOW_BYTES,

@@ -287,7 +287,13 @@ const hbg_case hbg_case_vector = {
     .name = "vector",
     .summary = "small element-wise program: every segment, a Graph replayed 4x, predicates, MIX",
     .default_ranks = 1,
+    .min_ranks = 1,
+    .max_ranks = 8,
     .default_tile_unit = 1024,
+    /* three f32 vectors of the unit must fit the 16 MiB heap */
+    .tile_min = 1,
+    .tile_max = 524288,
+    .tile_step = 1,
     .heap_bytes = 16ull << 20,
     .setup = vec_setup,
     .golden = vec_golden,

@@ -39,6 +39,11 @@ typedef struct hbg_log hbg_log;
 hbg_status hbg_log_open(int fd, hbg_level threshold, hbg_log **out);
 void hbg_log_close(hbg_log *lg);
 bool hbg_log_enabled(const hbg_log *lg, hbg_level l);
+/* Logging never fails its caller; a write that failed is remembered here:
+ * the first errno a record's write met, EIO when a record was only partly
+ * written (a full disk, a file size limit), 0 when every record went out
+ * whole. The owner of the log checks it when the work is done. */
+int hbg_log_write_error(const hbg_log *lg);
 
 /* "[mono_ns=..][T0x..][LEVEL] func: [file:line] message" (file is the
  * basename). Before a process's first record in a log whose threshold admits

@@ -543,10 +543,8 @@ int hbg_cmd_compare(int argc, char **argv)
     else
         out_table(&R);
     rc = R.regression ? 1 : 0;
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "hbg compare: cannot write the output: %s\n", strerror(errno ? errno : EIO));
+    if (hbg_stdout_flush("hbg compare") != 0)
         rc = 2;
-    }
     if (a.plot && write_plot(&R, a.plot) != 0)
         rc = 2;
 out:

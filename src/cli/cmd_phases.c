@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/outfile.h"
 #include "tools/jw.h"
 #include "tools/phstats.h"
 
@@ -428,9 +429,13 @@ int hbg_cmd_phases(int argc, char **argv)
                     "and cold passes are dropped; run at least 2 rounds (6 recommended), or pass --keep-first "
                     "to look at the cold passes\n",
                     path, L.nrank, L.nrank == 1 ? "" : "s");
-        else
-            fprintf(stderr, "hbg phases: %s: no usable passes: all %zu warm passes were excluded (see the warnings)\n",
-                    path, L.nwarm);
+        else {
+            char why[256];
+            ps_exclusions(&L, why, sizeof why);
+            fprintf(stderr,
+                    "hbg phases: %s: no usable passes: all %zu warm passes were excluded (%s; see the warnings)\n",
+                    path, L.nwarm, why);
+        }
         rc = 1;
         goto out;
     }
@@ -456,10 +461,8 @@ int hbg_cmd_phases(int argc, char **argv)
         out_csv(&L, &R);
     else
         out_table(&L, &R, by_rank);
-    if (fflush(stdout) != 0) {
-        fprintf(stderr, "hbg phases: cannot write the output\n");
+    if (hbg_stdout_flush("hbg phases") != 0)
         rc = 2;
-    }
 out:
     free(by_rank);
     ps_free(&L);

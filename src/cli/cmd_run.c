@@ -37,7 +37,7 @@ typedef struct run_opts {
     bool breakdown, records, skip_device;
     hbg_level level;
     uint32_t records_per_thread;
-    uint32_t peer_timeout_s;
+    uint32_t peer_timeout_s, time_limit_s;
     char stamp_cmd[2048];
 } run_opts;
 
@@ -55,17 +55,19 @@ static void usage(FILE *f)
             "                        line is the stamp. Without -o the log goes to stderr.\n"
             "  --out-dir DIR         artifacts (host_phase_records.jsonl) under DIR/<case>_<time>_<pid>/\n"
             "                        (default: outputs)\n"
-            "  --ranks N             rank processes (default: the case's)\n"
+            "  --ranks N             rank processes (default: the case's; dsv4 runs on exactly 2)\n"
             "  --mode numbers        breakdown lines on, device run skipped (the seed's numbers mode)\n"
             "  --mode timeline       breakdown lines and per-op records on, device run skipped\n"
             "  --skip-device-run     bind fully, then return before the device run\n"
             "  --skip-golden         do not check the outputs against the golden\n"
             "  --keep-definitions    reuse Definitions across passes (no re-recording)\n"
             "  --log-level LEVEL     debug|info|timing|warn|error|off (default timing)\n"
-            "  --tile-unit U         the case's size unit (default: the case's)\n"
-            "  --records-per-thread N  per-op record pool size per thread (default 65536)\n"
-            "  --peer-timeout S      bound on cross-rank waits and on waiting for a dead rank's\n"
-            "                        peers, in seconds (default 30)\n"
+            "  --tile-unit U         the case's size unit (default: the case's; qwen: a multiple of\n"
+            "                        16 from 16 to 1024, vector: 1 to 524288, dsv4: none)\n"
+            "  --records-per-thread N  per-op record pool size per thread, 1 to 16777216 (default 65536)\n"
+            "  --peer-timeout S      bound on cross-rank waits, and on how long the other ranks\n"
+            "                        may run on once one has failed or died, in seconds (default 30)\n"
+            "  --time-limit S        kill every rank still running after S seconds (default: none)\n"
             "  --list                list the cases\n"
             "  -h, --help            this text\n\n"
             "Switches (environment; values 0/false/off/no/empty mean off):\n"
@@ -75,7 +77,7 @@ static void usage(FILE *f)
             "  HBG_LOG_LEVEL (SIMPLER_LOG_LEVEL)                           log threshold\n"
             "Precedence: --mode presets, then the environment, then explicit options.\n\n"
             "Exit status: 0 every rank succeeded (and its golden passed or was skipped),\n"
-            "1 a rank failed, 2 bad usage.\n");
+            "1 a rank failed or a write to the log or stdout failed, 2 bad usage.\n");
 }
 
 static int fail_usage(const char *fmt, const char *arg)
@@ -108,10 +110,44 @@ static bool read_switch(const char *ours, const char *seed, bool *on)
     return false;
 }
 
+/* --ranks and --tile-unit against what the case accepts: a value it
+ * cannot take is a usage error naming the allowed values, not a set-up
+ * that fails in every rank (nor a tile unit silently ignored). */
+static int check_case_fit(const run_opts *o)
+{
+    const hbg_case *c = o->c;
+    if (o->ranks < c->min_ranks || o->ranks > c->max_ranks) {
+        if (c->min_ranks == c->max_ranks)
+            fprintf(stderr, "hbg run: %s runs on exactly %u ranks, got --ranks %u (see `hbg run --help`)\n", c->name,
+                    c->min_ranks, o->ranks);
+        else
+            fprintf(stderr, "hbg run: %s runs on %u to %u ranks, got --ranks %u (see `hbg run --help`)\n", c->name,
+                    c->min_ranks, c->max_ranks, o->ranks);
+        return 1;
+    }
+    if (!o->tile_unit)
+        return 0;
+    if (!c->tile_max) {
+        fprintf(stderr, "hbg run: %s has no tile unit (its shapes are fixed); --tile-unit is refused (see `hbg run "
+                        "--help`)\n", c->name);
+        return 1;
+    }
+    if (o->tile_unit < c->tile_min || o->tile_unit > c->tile_max || o->tile_unit % c->tile_step) {
+        if (c->tile_step > 1)
+            fprintf(stderr, "hbg run: %s takes a --tile-unit that is a multiple of %u from %u to %u, got %u (see "
+                            "`hbg run --help`)\n", c->name, c->tile_step, c->tile_min, c->tile_max, o->tile_unit);
+        else
+            fprintf(stderr, "hbg run: %s takes a --tile-unit from %u to %u, got %u (see `hbg run --help`)\n",
+                    c->name, c->tile_min, c->tile_max, o->tile_unit);
+        return 1;
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, run_opts *o)
 {
     enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_LEVEL, O_TILE, O_LIST,
-           O_RECCAP, O_PEER };
+           O_RECCAP, O_PEER, O_TLIMIT };
     static const struct option opts[] = {
         {"rounds", required_argument, NULL, O_ROUNDS},
         {"log", required_argument, NULL, 'o'},
@@ -125,6 +161,7 @@ static int parse(int argc, char **argv, run_opts *o)
         {"tile-unit", required_argument, NULL, O_TILE},
         {"records-per-thread", required_argument, NULL, O_RECCAP},
         {"peer-timeout", required_argument, NULL, O_PEER},
+        {"time-limit", required_argument, NULL, O_TLIMIT},
         {"list", no_argument, NULL, O_LIST},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -180,16 +217,21 @@ static int parse(int argc, char **argv, run_opts *o)
             level_flag = true;
             break;
         case O_TILE:
-            if (!parse_u32(optarg, 1, 1u << 20, &o->tile_unit))
+            /* the case decides the range, once it is known */
+            if (!parse_u32(optarg, 1, UINT32_MAX, &o->tile_unit))
                 return fail_usage("--tile-unit expects a positive integer, got '%s'", optarg);
             break;
         case O_RECCAP:
             if (!parse_u32(optarg, 1, 1u << 24, &o->records_per_thread))
-                return fail_usage("--records-per-thread expects a positive integer, got '%s'", optarg);
+                return fail_usage("--records-per-thread expects an integer from 1 to 16777216, got '%s'", optarg);
             break;
         case O_PEER:
             if (!parse_u32(optarg, 1, 86400, &o->peer_timeout_s))
                 return fail_usage("--peer-timeout expects seconds from 1 to 86400, got '%s'", optarg);
+            break;
+        case O_TLIMIT:
+            if (!parse_u32(optarg, 1, 864000, &o->time_limit_s))
+                return fail_usage("--time-limit expects seconds from 1 to 864000, got '%s'", optarg);
             break;
         case O_LIST: o->list = true; break;
         case 'h': usage(stdout); return 0;
@@ -208,6 +250,8 @@ static int parse(int argc, char **argv, run_opts *o)
         return fail_usage("unknown case '%s'; `hbg run --list` names them", argv[optind]);
     if (!o->ranks)
         o->ranks = o->c->default_ranks;
+    if (check_case_fit(o))
+        return 2;
 
     /* presets, then the environment, then explicit options */
     if (o->mode) {
@@ -365,6 +409,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
         sum.golden = g == HBG_OK ? GOLDEN_PASSED : GOLDEN_FAILED;
     }
     sum.final = true;
+    sum.log_errno = hbg_log_write_error(log);
     report_send(out, MSG_SUMMARY, &sum, sizeof sum);
 
     if (state)
@@ -376,86 +421,156 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     hbg_log_close(log);
 }
 
-/* Forks the ranks and collects their messages. A rank that dies is named;
- * its peers get a bounded time (their own cross-rank waits are bounded
- * too) before they are stopped, so the command always ends. */
-static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services, run_collector *col)
+/* The parent's view of the ranks while they run. */
+typedef struct rank_watch {
+    int fd[MAX_RANKS];        /* read end of each rank's pipe, -1 once at EOF */
+    bool live[MAX_RANKS];     /* forked and not yet reaped */
+    uint64_t deadline;        /* when the ranks still running are killed; 0: not armed */
+    char why[128];            /* what armed it, for the kill messages */
+} rank_watch;
+
+static uint64_t secs_ns(uint32_t s)
 {
-    int fds[MAX_RANKS];
-    struct pollfd pf[MAX_RANKS];
+    return (uint64_t)s * 1000000000ull;
+}
+
+/* Forks the ranks; a rank that cannot be started is named and left out. */
+static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, run_collector *col, rank_watch *w)
+{
     fflush(NULL);
     for (uint32_t r = 0; r < o->ranks; r++) {
+        w->fd[r] = -1;
+        w->live[r] = false;
         int p[2];
         if (pipe(p)) {
-            fprintf(stderr, "hbg run: pipe: %s\n", strerror(errno));
-            fds[r] = -1;
+            snprintf(col->rank[r].sum.msg, sizeof col->rank[r].sum.msg, "not started: pipe: %s", strerror(errno));
             continue;
         }
         pid_t pid = fork();
         if (pid == 0) {
             close(p[0]);
             for (uint32_t j = 0; j < r; j++)
-                if (fds[j] >= 0)
-                    close(fds[j]);
+                if (w->fd[j] >= 0)
+                    close(w->fd[j]);
             run_rank(o, r, logfd, recfd, p[1], services);
             close(p[1]);
             _exit(0);
         }
         close(p[1]);
         if (pid < 0) {
-            fprintf(stderr, "hbg run: fork: %s\n", strerror(errno));
+            snprintf(col->rank[r].sum.msg, sizeof col->rank[r].sum.msg, "not started: fork: %s", strerror(errno));
             close(p[0]);
-            fds[r] = -1;
             continue;
         }
         col->rank[r].pid = pid;
-        fds[r] = p[0];
+        w->fd[r] = p[0];
+        w->live[r] = true;
     }
-    uint64_t deadline = 0;
+}
+
+/* Arms the bound on the ranks still running, once: the first failure (a
+ * rank that died, or one that ended with a failed round or set-up) is the
+ * moment its peers can no longer finish, whether they are waiting on it,
+ * stopped, or hung. */
+static void arm_on_failure(const run_opts *o, const run_collector *col, rank_watch *w, uint32_t r, int ws)
+{
+    const rank_state *rs = &col->rank[r];
+    bool died = !rs->sum.final || !WIFEXITED(ws) || WEXITSTATUS(ws);
+    if (w->deadline || !(died || rs->sum.status))
+        return;
+    fprintf(stderr, "hbg run: rank %u (pid %d) %s; waiting at most %u s for the other ranks\n", r, rs->pid,
+            died ? "ended without finishing" : "failed", o->peer_timeout_s);
+    snprintf(w->why, sizeof w->why, "%u s after rank %u failed", o->peer_timeout_s, r);
+    w->deadline = hbg_mono_ns() + secs_ns(o->peer_timeout_s);
+}
+
+/* Reaps rank r if it has ended (blocking only once its pipe is closed and
+ * `block` is set, i.e. it has been killed). */
+static void reap(const run_opts *o, run_collector *col, rank_watch *w, uint32_t r, bool block)
+{
+    int ws = 0;
+    pid_t got = waitpid(col->rank[r].pid, &ws, block ? 0 : WNOHANG);
+    if (got != col->rank[r].pid)
+        return;
+    w->live[r] = false;
+    col->rank[r].reaped = true;
+    col->rank[r].wait_status = ws;
+    arm_on_failure(o, col, w, r, ws);
+}
+
+/* Kills every rank still running, naming each and why. */
+static void kill_rest(run_collector *col, rank_watch *w, uint32_t ranks)
+{
+    for (uint32_t r = 0; r < ranks; r++)
+        if (w->live[r]) {
+            fprintf(stderr, "hbg run: rank %u (pid %d) still running %s: killing it\n", r, col->rank[r].pid,
+                    w->why);
+            kill(col->rank[r].pid, SIGKILL);
+            col->rank[r].stopped = true;
+        }
+    w->deadline = UINT64_MAX;
+}
+
+/* Reads what is ready on the ranks' pipes; a pipe at EOF is closed. */
+static void read_pipes(const run_opts *o, run_collector *col, rank_watch *w)
+{
+    struct pollfd pf[MAX_RANKS];
+    uint32_t which[MAX_RANKS];
+    nfds_t n = 0;
+    for (uint32_t r = 0; r < o->ranks; r++)
+        if (w->fd[r] >= 0)
+            pf[n] = (struct pollfd){.fd = w->fd[r], .events = POLLIN}, which[n++] = r;
+    if (n == 0) {
+        poll(NULL, 0, 20); /* only reaping is left: the ranks are exiting */
+        return;
+    }
+    int pr = poll(pf, n, 200);
+    for (nfds_t i = 0; pr > 0 && i < n; i++) {
+        if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        uint32_t r = which[i];
+        char buf[4096];
+        ssize_t got = read(w->fd[r], buf, sizeof buf);
+        if (got > 0) {
+            collector_feed(col, r, buf, (size_t)got);
+        } else if (got == 0 || errno != EINTR) {
+            close(w->fd[r]);
+            w->fd[r] = -1;
+        }
+    }
+}
+
+/* Forks the ranks and collects their messages until every rank is reaped.
+ * A rank that dies or fails is named, and the others get --peer-timeout
+ * seconds more (their own cross-rank waits are bounded by the same figure)
+ * before they are killed; --time-limit bounds the whole run the same way.
+ * So the command always ends, whatever a rank does, even stopped. */
+static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services, run_collector *col)
+{
+    rank_watch w = {0};
+    uint64_t limit = o->time_limit_s ? hbg_mono_ns() + secs_ns(o->time_limit_s) : UINT64_MAX;
+    fork_ranks(o, logfd, recfd, services, col, &w);
     for (;;) {
-        nfds_t n = 0;
-        uint32_t which[MAX_RANKS];
+        bool any = false;
         for (uint32_t r = 0; r < o->ranks; r++)
-            if (fds[r] >= 0)
-                pf[n] = (struct pollfd){.fd = fds[r], .events = POLLIN}, which[n++] = r;
-        if (n == 0)
+            any = any || w.live[r];
+        if (!any)
             break;
-        int pr = poll(pf, n, 200);
-        if (pr < 0 && errno != EINTR)
-            break;
-        for (nfds_t i = 0; pr > 0 && i < n; i++) {
-            if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            uint32_t r = which[i];
-            char buf[4096];
-            ssize_t got = read(fds[r], buf, sizeof buf);
-            if (got > 0) {
-                collector_feed(col, r, buf, (size_t)got);
-            } else if (got == 0 || errno != EINTR) {
-                close(fds[r]);
-                fds[r] = -1;
-                int ws = 0;
-                if (waitpid(col->rank[r].pid, &ws, 0) == col->rank[r].pid) {
-                    col->rank[r].reaped = true;
-                    col->rank[r].wait_status = ws;
-                }
-                bool died = !col->rank[r].sum.final || !WIFEXITED(ws) || WEXITSTATUS(ws);
-                if (died && !deadline) {
-                    fprintf(stderr, "hbg run: rank %u (pid %d) ended without finishing; waiting at most %u s "
-                                    "for the other ranks\n", r, col->rank[r].pid, o->peer_timeout_s + 5);
-                    deadline = hbg_mono_ns() + (uint64_t)(o->peer_timeout_s + 5) * 1000000000ull;
-                }
-            }
-        }
-        if (deadline && hbg_mono_ns() > deadline) {
-            for (uint32_t r = 0; r < o->ranks; r++)
-                if (fds[r] >= 0) {
-                    kill(col->rank[r].pid, SIGKILL);
-                    col->rank[r].stopped = true;
-                }
-            deadline = UINT64_MAX;
+        read_pipes(o, col, &w);
+        for (uint32_t r = 0; r < o->ranks; r++)
+            if (w.live[r] && w.fd[r] < 0)
+                reap(o, col, &w, r, w.deadline == UINT64_MAX);
+        uint64_t now = hbg_mono_ns();
+        if (now > limit && w.deadline != UINT64_MAX) {
+            snprintf(w.why, sizeof w.why, "at the --time-limit of %u s", o->time_limit_s);
+            kill_rest(col, &w, o->ranks);
+        } else if (w.deadline && w.deadline != UINT64_MAX && now > w.deadline) {
+            kill_rest(col, &w, o->ranks);
         }
     }
+    for (uint32_t r = 0; r < o->ranks; r++)
+        if (w.fd[r] >= 0)
+            close(w.fd[r]);
 }
 
 int hbg_cmd_run(int argc, char **argv)
@@ -509,6 +624,8 @@ int hbg_cmd_run(int argc, char **argv)
     if (recfd >= 0)
         close(recfd);
     rc = collector_print(&col, stdout, o.skip_device, o.skip_golden);
+    if (collector_log_errors(&col, o.log_path ? o.log_path : "the log (standard error)", stderr))
+        rc = 1;
     collector_free(&col);
     return rc;
 }

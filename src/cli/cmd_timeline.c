@@ -31,7 +31,7 @@ static void usage(FILE *f)
             "(torn spans, records without a bind span or outside it, dropped records) are\n"
             "counted on stderr. LOG '-' is standard input. Documentation: docs/timeline.md.\n\n"
             "  --records FILE  a host_phase_records.jsonl (repeatable)\n"
-            "  -o, --output F  the trace to write ('-' for stdout)\n"
+            "  -o, --output F  the trace to write ('-' for stdout); never one of the inputs\n"
             "  -h, --help      this text\n\n"
             "exit status: 0 written, 1 nothing to draw, 2 usage error, unreadable input or failed write\n");
 }
@@ -80,6 +80,12 @@ int hbg_cmd_timeline(int argc, char **argv)
         return 2;
     }
     const char *path = argv[optind];
+    /* writing over an input would destroy it (and read half a trace) */
+    const char *inputs[MAX_RECORDS_FILES + 1];
+    inputs[0] = path;
+    memcpy(inputs + 1, rpath, nr * sizeof *rpath);
+    if (hbg_outfile_not_input("hbg timeline", out, inputs, nr + 1) != 0)
+        return 2;
     char err[512];
     int rc = 0;
     tx_file rf[MAX_RECORDS_FILES];

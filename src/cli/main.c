@@ -1,21 +1,27 @@
 /* hbg — command dispatch. Results go to stdout, diagnostics to stderr. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/outfile.h"
 
 typedef struct command {
     const char *name;
     int (*fn)(int argc, char **argv);
     const char *summary;
+    int write_failed;       /* the command's exit status for a failed write */
 } command;
 
 static const command commands[] = {
-    {"run", hbg_cmd_run, "bind (and run) a workload on the simulated device, N rounds"},
-    {"phases", hbg_cmd_phases, "per-phase statistics of the bind passes in a log"},
-    {"timeline", hbg_cmd_timeline, "write a Perfetto / Chrome trace of a log (and its records)"},
-    {"compare", hbg_cmd_compare, "an A/B verdict between two arms' logs, repetition by repetition"},
-    {"ab", hbg_cmd_ab, "build two revisions, run them interleaved, and compare"},
+    {"run", hbg_cmd_run, "bind (and run) a workload on the simulated device, N rounds", 1},
+    {"phases", hbg_cmd_phases, "per-phase statistics of the bind passes in a log", 2},
+    {"timeline", hbg_cmd_timeline, "write a Perfetto / Chrome trace of a log (and its records)", 2},
+    {"compare", hbg_cmd_compare, "an A/B verdict between two arms' logs, repetition by repetition", 2},
+    {"ab", hbg_cmd_ab, "build two revisions, run them interleaved, and compare", 2},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 
@@ -39,8 +45,37 @@ static const command *find(const char *name)
     return NULL;
 }
 
+/* A closed standard descriptor would be taken by the next file opened (a
+ * log opened on fd 1 would receive the results). Each is held by /dev/null
+ * opened the wrong way round, so any use fails with EBADF and is reported
+ * like any other failed write or read, never silently lost or misplaced. */
+static void hold_std_fds(void)
+{
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            int h = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+            if (h >= 0 && h != fd) {
+                dup2(h, fd);
+                close(h);
+            }
+        }
+}
+
+/* Results that never reached stdout are a failure of the command: rc, or
+ * the command's status for a failed write when that is higher. */
+static int check_stdout(int rc, const char *cmd, int write_failed)
+{
+    if (hbg_stdout_flush(cmd) == 0)
+        return rc;
+    return rc > write_failed ? rc : write_failed;
+}
+
 int main(int argc, char **argv)
 {
+    hold_std_fds();
+    /* Past a file size limit a write then fails with EFBIG, which is
+     * reported with the file's name, instead of killing the process. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -54,19 +89,21 @@ int main(int argc, char **argv)
                 return 2;
             }
             char *hargv[] = {argv[2], "--help", NULL};
-            return c->fn(2, hargv);
+            return check_stdout(c->fn(2, hargv), "hbg", 2);
         }
         usage(stdout);
-        return 0;
+        return check_stdout(0, "hbg", 2);
     }
     if (!strcmp(name, "version") || !strcmp(name, "--version")) {
         printf("hbg %s\n", hbg_build_commit());
-        return 0;
+        return check_stdout(0, "hbg", 2);
     }
     const command *c = find(name);
     if (!c) {
         fprintf(stderr, "hbg: unknown command '%s' (see `hbg help`)\n", name);
         return 2;
     }
-    return c->fn(argc - 1, argv + 1);
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "hbg %s", c->name);
+    return check_stdout(c->fn(argc - 1, argv + 1), prefix, c->write_failed);
 }

@@ -42,8 +42,8 @@ int hbg_outfile_close(hbg_outfile *o, bool ok)
 {
     int e = 0;
     if (o->f == stdout) {
-        if (fflush(stdout) != 0 || ferror(stdout))
-            e = errno ? errno : EIO;
+        if (hbg_stdout_flush(o->cmd) != 0)
+            return -1;
     } else if (o->f) {
         if (ferror(o->f))
             e = EIO;
@@ -64,4 +64,38 @@ int hbg_outfile_close(hbg_outfile *o, bool ok)
     free(o->tmp);
     o->tmp = NULL;
     return ok ? rc : -1;
+}
+
+int hbg_stdout_flush(const char *cmd)
+{
+    static bool reported;
+    errno = 0;
+    if (!reported && fflush(stdout) == 0 && !ferror(stdout))
+        return 0;
+    if (!reported)
+        fprintf(stderr, "%s: cannot write standard output: %s\n", cmd, strerror(errno ? errno : EIO));
+    reported = true;
+    return -1;
+}
+
+/* stat of a path, "-" meaning the descriptor fd. */
+static int stat_arg(const char *path, int fd, struct stat *sb)
+{
+    return strcmp(path, "-") == 0 ? fstat(fd, sb) : stat(path, sb);
+}
+
+int hbg_outfile_not_input(const char *cmd, const char *out, const char *const *in, size_t n)
+{
+    struct stat o, i;
+    /* an output that does not exist yet is no input; nor is a device
+     * (/dev/null, a terminal) that an input may share */
+    if (stat_arg(out, STDOUT_FILENO, &o) != 0 || !(S_ISREG(o.st_mode) || S_ISFIFO(o.st_mode)))
+        return 0;
+    for (size_t k = 0; k < n; k++)
+        if (stat_arg(in[k], STDIN_FILENO, &i) == 0 && i.st_dev == o.st_dev && i.st_ino == o.st_ino) {
+            fprintf(stderr, "%s: refusing to write %s: it is the input %s\n", cmd,
+                    strcmp(out, "-") ? out : "standard output", strcmp(in[k], "-") ? in[k] : "standard input");
+            return -1;
+        }
+    return 0;
 }

@@ -27,4 +27,15 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path);
  * error is never lost. */
 int hbg_outfile_close(hbg_outfile *o, bool ok);
 
+/* Refuses an output that is one of the inputs (the same device and inode,
+ * whatever the names: a link, another path, stdout redirected onto it).
+ * "-" stands for stdout as the output and stdin as an input. Returns 0, or
+ * -1 after "CMD: refusing to write OUT: it is the input IN" on stderr. */
+int hbg_outfile_not_input(const char *cmd, const char *out, const char *const *in, size_t n);
+
+/* Flushes stdout. When anything written to it was lost, says so once per
+ * process ("CMD: cannot write standard output: why") and returns -1 (then
+ * and on every later call, without repeating the message); else 0. */
+int hbg_stdout_flush(const char *cmd);
+
 #endif

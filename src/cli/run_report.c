@@ -139,3 +139,17 @@ int collector_print(const run_collector *c, FILE *out, bool skip_device, bool sk
     }
     return rc;
 }
+
+int collector_log_errors(const run_collector *c, const char *log_name, FILE *err)
+{
+    int rc = 0;
+    for (uint32_t r = 0; r < c->ranks; r++) {
+        int e = c->rank[r].sum.log_errno;
+        if (!e)
+            continue;
+        fprintf(err, "hbg run: cannot write %s: %s (rank %u; records from then on are missing or cut short)\n",
+                log_name, strerror(e), r);
+        rc = 1;
+    }
+    return rc;
+}

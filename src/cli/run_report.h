@@ -21,6 +21,7 @@ typedef struct rank_summary {
     int32_t status;
     uint32_t golden;
     uint32_t rounds_done;
+    int32_t log_errno;          /* the rank's first failed log write (hbg_log_write_error) */
     bool device_ran, final;
     uint64_t device_wall_min_ns;
     char msg[256];
@@ -61,6 +62,10 @@ void collector_feed(run_collector *c, uint32_t r, const void *data, size_t n);
 /* Prints the pass table and the per-rank result lines; returns the exit
  * status (0 all ranks succeeded, 1 otherwise). */
 int collector_print(const run_collector *c, FILE *out, bool skip_device, bool skip_golden);
+
+/* Names on err each rank whose log writes failed ("hbg run: cannot write
+ * LOG: why (rank N; ...)"); returns 1 when there was one, else 0. */
+int collector_log_errors(const run_collector *c, const char *log_name, FILE *err);
 
 /* Writes one tagged message to a rank's pipe. */
 void report_send(int fd, uint32_t tag, const void *msg, size_t n);

@@ -274,6 +274,7 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     }
     r->name.p = s;
     r->name.n = (size_t)(p - s);
+    r->name_ok = valid;
     c->p = p;
     if (!valid) {
         snprintf(msg, mlen, "expected phase=<name of [a-z0-9_]>, found phase=%.*s",
@@ -333,6 +334,11 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
         }
         if (dst) {
             e = set_num(k, v, &nv, dst, msg, mlen);
+            /* a pid or inv that did not parse names no pass */
+            if (e && dst == &r->pid)
+                r->has_pid = false;
+            else if (e && dst == &r->inv)
+                r->has_inv = false;
         } else {
             if (!attr_begin)
                 attr_begin = k.p;
@@ -553,6 +559,7 @@ static inline void reset(lx_rec *r, lx_kind kind)
     r->mark = NULL;
     r->name.p = NULL;
     r->name.n = 0;
+    r->name_ok = false;
     r->start = r->dur = 0;
     r->has_pid = r->has_inv = false;
     r->pid = r->inv = 0;
@@ -643,7 +650,7 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
         else
             bad = lex_anchor(&r, &c, msg, sizeof msg);
         if (bad) {
-            sink->on_bad(sink->ctx, kind, r.off, r.line, bad);
+            sink->on_bad(sink->ctx, &r, bad);
             p = skip_record(c.p, e);
         } else {
             sink->on_rec(sink->ctx, &r);

@@ -40,6 +40,7 @@ typedef struct lx_rec {
     const char *prefix; /* the record's "[mono_ns=...][T0x...]" prefix, or NULL ... */
     const char *mark;   /* ... up to its marker; see lx_thread */
     lx_slice name;      /* bind: segment; orch: kind; span: name (still %-encoded); stamp: text */
+    bool name_ok;       /* bind, orch: name is a [a-z0-9_]{1,64} name */
     uint64_t start, dur;                 /* bind: start_ns dur_ns; span: ts dur */
     bool has_pid, has_inv;
     uint64_t pid, inv;
@@ -59,8 +60,11 @@ typedef struct lx_sink {
     void (*on_rec)(void *ctx, const lx_rec *r);
     /* A record whose marker was found but whose fields do not follow the
      * grammar (torn, overflowing, missing a field). msg says what was
-     * expected; off is the record's offset. */
-    void (*on_bad)(void *ctx, lx_kind kind, size_t off, size_t line, const char *msg);
+     * expected. r has the kind, offset and line, and what could be read
+     * before and after the fault: name when name_ok, pid and inv when
+     * has_pid and has_inv (a pid= or inv= that is itself bad is not set),
+     * so the line can still be charged to its pass. */
+    void (*on_bad)(void *ctx, const lx_rec *r, const char *msg);
 } lx_sink;
 
 void lx_scan(const char *buf, size_t len, const lx_sink *sink);

@@ -451,40 +451,79 @@ static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, b
     return &L->pass[*s - 1];
 }
 
+/* The pass a bind line of segment id belongs to, made when it is the
+ * first line of its pass; NULL when out of memory. */
+static ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
+{
+    ps_pass *p;
+    if (r->has_pid) {
+        p = keyed_pass(L, r->pid, r->inv, r->line, true);
+        if (p && !p->has_thread)
+            p->has_thread = lx_thread(r, &L->thc, &p->thread);
+        return p;
+    }
+    uint64_t th;
+    bool ht = lx_thread(r, &L->thc, &th);
+    p = open_pass(L, ht, th);
+    /* A burst is over once its host-orch lines began, or when its first
+     * segment comes round again (an ignored line's segment counts). */
+    if (p && (p->has_orch || (id == p->first_seg && ((p->present | p->ignored_segs) & (1u << id)))))
+        p = NULL;
+    if (!p) {
+        p = new_pass(L, r->line);
+        if (!p)
+            return NULL;
+        p->has_thread = ht;
+        p->thread = th;
+        set_open(L, ht, th, (uint32_t)L->npass);
+        if (L->oom)
+            return NULL;
+        p = &L->pass[L->npass - 1];
+    }
+    return p;
+}
+
 static void on_bind(ps_log *L, const lx_rec *r)
 {
     L->nbind++;
     int id = seg_id(L, r->name, r->line);
     if (id < 0)
         return;
+    ps_pass *p = bind_pass(L, r, id);
+    if (p)
+        add_segment(L, p, id, r);
+}
+
+/* A malformed bind or host-orch line is still charged to its pass when
+ * what was read of it names one: the pass is then excluded (its figures
+ * are not all there), and the segment the line was for still counts as
+ * emitted, so a defect most passes share never redefines the segment set
+ * that the intact passes are held to. */
+static void charge_bad_line(ps_log *L, const lx_rec *r)
+{
+    bool keyed = r->has_pid && r->has_inv;
+    int id = r->kind == LX_BIND && r->name_ok ? seg_id(L, r->name, r->line) : -1;
     ps_pass *p;
-    if (r->has_pid) {
-        p = keyed_pass(L, r->pid, r->inv, r->line, true);
-        if (!p)
-            return;
-        if (!p->has_thread)
-            p->has_thread = lx_thread(r, &L->thc, &p->thread);
+    if (r->kind == LX_BIND && (id >= 0 || keyed)) {
+        p = bind_pass(L, r, id);
+    } else if (keyed) {
+        p = keyed_pass(L, r->pid, r->inv, r->line, false);
     } else {
         uint64_t th;
         bool ht = lx_thread(r, &L->thc, &th);
         p = open_pass(L, ht, th);
-        /* A burst is over once its host-orch lines began, or when its
-         * first segment comes round again. */
-        if (p && (p->has_orch || (id == p->first_seg && (p->present & (1u << id)))))
-            p = NULL;
-        if (!p) {
-            p = new_pass(L, r->line);
-            if (!p)
-                return;
-            p->has_thread = ht;
-            p->thread = th;
-            set_open(L, ht, th, (uint32_t)L->npass);
-            if (L->oom)
-                return;
-            p = &L->pass[L->npass - 1];
-        }
     }
-    add_segment(L, p, id, r);
+    if (!p)
+        return;
+    if (!(p->defects & PS_D_IGNORED)) {
+        p->defects |= PS_D_IGNORED;
+        p->ignored_line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
+    }
+    if (id >= 0 && !((p->present | p->ignored_segs) & (1u << id))) {
+        if (p->first_seg < 0)
+            p->first_seg = (int8_t)id;
+        p->ignored_segs |= 1u << id;
+    }
 }
 
 static void on_orch(ps_log *L, const lx_rec *r)
@@ -652,18 +691,19 @@ static void sink_rec(void *ctx, const lx_rec *r)
     }
 }
 
-static void sink_bad(void *ctx, lx_kind kind, size_t off, size_t line, const char *msg)
+static void sink_bad(void *ctx, const lx_rec *r, const char *msg)
 {
     ps_log *L = ctx;
-    (void)off;
     const char *what = "bind line";
-    switch (kind) {
+    switch (r->kind) {
     case LX_BIND: L->nbad_bind++; break;
     case LX_ORCH: L->nbad_orch++; what = "host-orch line"; break;
     case LX_SPAN: L->ntorn++; what = "[STRACE] span (torn)"; break;
     default: L->nbad_anchor++; what = "clock anchor"; break;
     }
-    dg_add(&L->warn, "%s:%zu: malformed %s: %s; ignored", L->path, line, what, msg);
+    dg_add(&L->warn, "%s:%zu: malformed %s: %s; ignored", L->path, r->line, what, msg);
+    if (r->kind == LX_BIND || r->kind == LX_ORCH)
+        charge_bad_line(L, r);
 }
 
 /* --- after the scan ---------------------------------------------------- */
@@ -812,8 +852,10 @@ static void finish(ps_log *L)
             else
                 p->defects |= PS_D_MISSING_CLOSE;
         }
-        if (p->defects || (p->cold && !L->opt.keep_first))
+        /* an ignored line's pass still shows which segments it emitted */
+        if ((p->defects & ~PS_D_IGNORED) || (p->cold && !L->opt.keep_first))
             continue;
+        uint32_t emitted = p->present | p->ignored_segs;
         if ((nmask + 1) * 2 > capm) {
             mask_count *nm = calloc(capm * 2, sizeof *nm);
             if (!nm) {
@@ -833,11 +875,11 @@ static void finish(ps_log *L)
             mc = nm;
             capm *= 2;
         }
-        size_t h = (p->present * 0x9e3779b1u) & (capm - 1);
-        while (mc[h].first && mc[h].mask != p->present)
+        size_t h = (emitted * 0x9e3779b1u) & (capm - 1);
+        while (mc[h].first && mc[h].mask != emitted)
             h = (h + 1) & (capm - 1);
         if (!mc[h].first) {
-            mc[h].mask = p->present;
+            mc[h].mask = emitted;
             mc[h].first = (uint32_t)(i + 1);
             nmask++;
         }
@@ -883,6 +925,10 @@ static void finish(ps_log *L)
                    "%s:%zu: host-orch %s dropped=%" PRIu64
                    " in pass %s (the per-op record pool overflowed); excluded",
                    L->path, (size_t)p->drop_line, ps_op_name(p->drop_op), p->drop_count, label);
+        /* a truncated pass's cut last line is the truncation itself */
+        if ((p->defects & (PS_D_IGNORED | PS_D_TRUNCATED)) == PS_D_IGNORED)
+            dg_add(&L->warn, "%s:%zu: pass %s has a malformed line that was ignored (line %" PRIu32
+                   "); excluded", L->path, p->first_line, label, p->ignored_line);
         if (p->defects & PS_D_SETDIFF) {
             ps_seg_list(L, ref & ~p->present, miss, sizeof miss);
             ps_seg_list(L, p->present & ~ref, extra, sizeof extra);
@@ -981,4 +1027,23 @@ void ps_free(ps_log *L)
     free((char *)L->stamp.p);
     dg_free(&L->warn);
     memset(L, 0, sizeof *L);
+}
+
+void ps_exclusions(const ps_log *L, char *out, size_t n)
+{
+    static const char *const why[] = {"without arena_h2d", "truncated", "with a segment twice",
+                                      "with dropped records", "with other segments", "with an ignored line"};
+    size_t count[6] = {0};
+    for (size_t i = 0; i < L->npass; i++) {
+        const ps_pass *p = &L->pass[i];
+        if (p->used || (p->cold && !L->opt.keep_first))
+            continue;
+        for (int d = 0; d < 6; d++)
+            count[d] += (p->defects >> d) & 1;
+    }
+    size_t k = 0;
+    out[0] = 0;
+    for (int d = 0; d < 6 && k < n; d++)
+        if (count[d])
+            k += (size_t)snprintf(out + k, n - k, "%s%zu %s", k ? ", " : "", count[d], why[d]);
 }

@@ -50,6 +50,7 @@ enum {
     PS_D_DUPLICATE = 1u << 2,
     PS_D_DROPPED = 1u << 3,
     PS_D_SETDIFF = 1u << 4,
+    PS_D_IGNORED = 1u << 5,     /* one of its lines was malformed and ignored */
 };
 
 /* One segment of a pass, as ps_get returns it. */
@@ -85,6 +86,8 @@ typedef struct ps_pass {
     size_t first_line;
     uint32_t dup_line, dup_first_line, drop_line;
     uint32_t present;       /* bit per segment id */
+    uint32_t ignored_segs;  /* bit per segment id of its malformed (ignored) bind lines */
+    uint32_t ignored_line;  /* its first malformed line (PS_D_IGNORED) */
     uint32_t has_bytes;     /* bit per segment id: its line had bytes= */
     int32_t rank;
     uint8_t defects;
@@ -246,6 +249,9 @@ static inline ps_text ps_seg_attr(const ps_log *L, const ps_pass *p, int id)
 }
 /* The names of the segment ids in mask, in id order: "args, host_orch". */
 void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n);
+/* Why the warm passes that are not used were excluded, one count per
+ * defect: "3 with an ignored line, 1 without arena_h2d". */
+void ps_exclusions(const ps_log *L, char *out, size_t n);
 /* The pass of (pid, inv), or NULL. */
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv);
 

@@ -7,6 +7,122 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* jansson holds integers as int64 and refuses a line with a larger one,
+ * but the runtime writes uint64 values (a record's detail may be any 64-bit
+ * value). So before parsing, an integer outside int64 is rewritten as a
+ * string that starts with a NUL byte: "\u0000" and its digits, "\u0000-"
+ * for a negative one, "\u0000+" for one past 64 bits. The line is then
+ * parsed with NUL allowed in strings; a line that has a \u0000 of its own
+ * is refused, so no string of the input can pose as a number. */
+#define WIDE_MARK "\"\\u0000"
+
+/* 1: [p, e) is an integer token that fits int64; 0: an integer that does
+ * not; -1: not an integer (a real, or not a number). */
+static int fits_i64(const char *p, const char *e)
+{
+    bool neg = *p == '-';
+    const char *d = p + neg;
+    for (const char *q = d; q < e; q++)
+        if (*q < '0' || *q > '9')
+            return -1;
+    if (d == e || (*d == '0' && e - d > 1))
+        return -1; /* no JSON integer: jansson names it */
+    static const char max[] = "9223372036854775807", min[] = "9223372036854775808";
+    size_t n = (size_t)(e - d);
+    if (n != 19)
+        return n < 19;
+    return memcmp(d, neg ? min : max, 19) <= 0;
+}
+
+/* Past 18446744073709551615? (d: digits only) */
+static bool past_u64(const char *d, size_t n)
+{
+    return n > 20 || (n == 20 && memcmp(d, "18446744073709551615", 20) > 0);
+}
+
+/* Appends the rewritten token to out (room for it is there). */
+static size_t put_wide(char *out, const char *p, const char *e)
+{
+    size_t k = strlen(WIDE_MARK);
+    memcpy(out, WIDE_MARK, k);
+    if (*p == '-')
+        out[k++] = '-';
+    else if (past_u64(p, (size_t)(e - p)))
+        out[k++] = '+';
+    else
+        memcpy(out + k, p, (size_t)(e - p)), k += (size_t)(e - p);
+    out[k++] = '"';
+    return k;
+}
+
+enum { WIDE_OK, WIDE_OOM, WIDE_NUL };
+
+/* The line with its integers outside int64 rewritten (malloc'd, length in
+ * *outn), or NULL when nothing needs it; *st says WIDE_OOM when the copy
+ * could not be made, WIDE_NUL when a string of the line holds \u0000. */
+static char *widen(const char *s, size_t n, size_t *outn, int *st)
+{
+    char *out = NULL;
+    size_t k = 0, from = 0;
+    bool str = false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (str) {
+            if (c == '\\' && i + 5 < n && !memcmp(s + i + 1, "u0000", 5)) {
+                free(out);
+                *st = WIDE_NUL;
+                return NULL;
+            }
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                str = false;
+            continue;
+        }
+        if (c == '"') {
+            str = true;
+            continue;
+        }
+        if (c != '-' && (c < '0' || c > '9'))
+            continue;
+        size_t j = i + 1;
+        while (j < n && s[j] != ',' && s[j] != ']' && s[j] != '}' && s[j] != ' ' && s[j] != '\t' &&
+               s[j] != '\r' && s[j] != '\n')
+            j++;
+        if (fits_i64(s + i, s + j) == 0) {
+            if (!out && !(out = malloc(n * 2 + 16))) {
+                *st = WIDE_OOM;
+                return NULL;
+            }
+            memcpy(out + k, s + from, i - from);
+            k += i - from;
+            k += put_wide(out + k, s + i, s + j);
+            from = j;
+        }
+        i = j - 1;
+    }
+    if (out) {
+        memcpy(out + k, s + from, n - from);
+        *outn = k + n - from;
+    }
+    return out;
+}
+
+/* A value widen() rewrote: its digits, or why it is no uint64. */
+static bool wide_u64(json_t *v, uint64_t *out, const char **why)
+{
+    const char *t = json_string_value(v);
+    if (t[1] == '-' || t[1] == '+') {
+        *why = t[1] == '-' ? "negative" : "a number past 64 bits";
+        return false;
+    }
+    uint64_t x = 0;
+    for (const char *q = t + 1; *q; q++)
+        x = x * 10 + (uint64_t)(*q - '0');
+    *out = x;
+    return true;
+}
+
 static bool get_u64(json_t *o, const char *key, uint64_t *out, const char **why)
 {
     json_t *v = json_object_get(o, key);
@@ -14,6 +130,8 @@ static bool get_u64(json_t *o, const char *key, uint64_t *out, const char **why)
         *why = "missing";
         return false;
     }
+    if (json_is_string(v) && json_string_length(v) > 1 && json_string_value(v)[0] == 0)
+        return wide_u64(v, out, why);
     if (!json_is_integer(v)) {
         *why = "not an integer";
         return false;
@@ -48,7 +166,25 @@ static int phase_id(rc_file *f, const char *s, size_t n)
 static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_list *warn)
 {
     json_error_t je;
-    json_t *o = json_loadb(s, n, JSON_REJECT_DUPLICATES, &je);
+    size_t wn = 0;
+    int wst = WIDE_OK;
+    char *wide = widen(s, n, &wn, &wst);
+    if (wst == WIDE_OOM)
+        return -1;
+    if (wst == WIDE_NUL) {
+        dg_add(warn, "%s:%zu: a string holds \\u0000 (a NUL character, which no field may have); line skipped",
+               f->path, lineno);
+        return 0;
+    }
+    json_t *o = wide ? json_loadb(wide, wn, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je)
+                     : json_loadb(s, n, JSON_REJECT_DUPLICATES, &je);
+    free(wide);
+    /* Running out of memory is not the line's fault: the command must fail,
+     * not skip the line. jansson names it in some paths; in others (a value
+     * it cannot allocate) it fails without naming any error at all, while
+     * every syntax error comes with its text. */
+    if (!o && (json_error_code(&je) == json_error_out_of_memory || je.text[0] == 0))
+        return -1;
     if (!o) {
         dg_add(warn, "%s:%zu: not a JSON object (%s, column %d); line skipped", f->path, lineno, je.text, je.column);
         return 0;

@@ -1,7 +1,8 @@
 /* The per-op records file, host_phase_records.jsonl (docs/log-format.md, "Per-op records"):
  * one JSON object per line, one line per armed bind pass. Lines that do not
  * follow the schema are reported with their line number and skipped; a
- * number past 64 bits (or negative) is such a line. */
+ * number past 64 bits (or negative) is such a line. Every value from 0 to
+ * 2^64 - 1 is read exactly, as the runtime writes them. */
 #ifndef HBG_TOOLS_RECORDS_H
 #define HBG_TOOLS_RECORDS_H
 

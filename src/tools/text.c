@@ -1,20 +1,23 @@
-/* Reading a records file whole, and opening a log to read in pieces. */
+/* Reading a records file whole (read, never mapped), and opening a log to read in pieces. */
 #include "tools/text.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Pipes and special files cannot be mapped: read them in growing chunks. */
-static hbg_status read_all(int fd, tx_file *f, char *err, size_t errlen)
+/* Reads to the end in growing chunks, starting from the size fstat gave.
+ * The file is read rather than mapped: a mapped file truncated by another
+ * process while it is parsed kills the reader with SIGBUS, whereas bytes
+ * read are a snapshot that no later change to the file can take away. */
+static hbg_status read_all(int fd, size_t hint, tx_file *f, char *err, size_t errlen)
 {
-    size_t cap = 1 << 16, len = 0;
+    size_t cap = hint + 1 > ((size_t)1 << 16) ? hint + 1 : (size_t)1 << 16, len = 0;
     char *buf = malloc(cap);
     if (!buf) {
         snprintf(err, errlen, "%s: out of memory", f->path);
@@ -22,7 +25,7 @@ static hbg_status read_all(int fd, tx_file *f, char *err, size_t errlen)
     }
     for (;;) {
         if (len == cap) {
-            char *nb = realloc(buf, cap * 2);
+            char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
             if (!nb) {
                 free(buf);
                 snprintf(err, errlen, "%s: out of memory", f->path);
@@ -45,7 +48,6 @@ static hbg_status read_all(int fd, tx_file *f, char *err, size_t errlen)
     }
     f->data = buf;
     f->len = len;
-    f->mapped = 0;
     return HBG_OK;
 }
 
@@ -69,23 +71,9 @@ hbg_status tx_load(const char *path, tx_file *f, char *err, size_t errlen)
         close(fd);
         return HBG_E_IO;
     }
-    hbg_status rc;
-    if (S_ISREG(st.st_mode) && st.st_size > 0) {
-        /* MAP_POPULATE: the whole file is read anyway, and faulting it in
-         * one go is several times cheaper than a fault per page. */
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-        if (p == MAP_FAILED) {
-            rc = read_all(fd, f, err, errlen);
-        } else {
-            madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
-            f->data = p;
-            f->len = (size_t)st.st_size;
-            f->mapped = 1;
-            rc = HBG_OK;
-        }
-    } else {
-        rc = read_all(fd, f, err, errlen);
-    }
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    size_t hint = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 0;
+    hbg_status rc = read_all(fd, hint, f, err, errlen);
     close(fd);
     return rc;
 }
@@ -94,10 +82,7 @@ void tx_close(tx_file *f)
 {
     if (!f->data)
         return;
-    if (f->mapped)
-        munmap((void *)f->data, f->len);
-    else
-        free((void *)f->data);
+    free((void *)f->data);
     f->data = NULL;
     f->len = 0;
 }

@@ -1,5 +1,6 @@
 /* Whole-file input for the log tools (a records file is parsed from one
- * buffer: mapped, or for pipes and empty files read). Logs themselves are
+ * buffer, read into memory: a file truncated or rewritten while the command
+ * runs leaves it a snapshot, never a signal). Logs themselves are
  * read in pieces: linereader.h. */
 #ifndef HBG_TOOLS_TEXT_H
 #define HBG_TOOLS_TEXT_H
@@ -11,8 +12,7 @@
 typedef struct tx_file {
     const char *path;
     const char *data;
-    size_t len;
-    int mapped;        /* 1: munmap on close; 0: free */
+    size_t len;        /* data is malloc'd */
 } tx_file;
 
 /* On failure writes a one-line reason ("cannot open X: No such file...")

@@ -10,7 +10,10 @@
  * fails with EINTR and is retried whole; a short write (a full disk, a file
  * size limit) is not completed by a second write, because the rest would land
  * after some other process's record and corrupt both. Such a record is
- * simply cut short: logging never fails its caller.
+ * simply cut short: logging never fails its caller. The failure is kept
+ * instead (the first errno, or that a record was cut short), and the log's
+ * owner asks for it when the work is done (hbg_log_write_error), so a full
+ * disk is reported at the end rather than lost.
  *
  * The anchor. A reader maps a record's mono_ns to wall time with the anchor
  * of the process that wrote it, so every process writes its own, once per
@@ -37,6 +40,8 @@ struct hbg_log {
      * a finished parent anchor or a claim by another pid — both of which the
      * child replaces with its own. */
     _Atomic uint64_t anchor;
+    _Atomic int werr;      /* the first errno a write met, 0: none */
+    atomic_bool cut;       /* a write was short */
 };
 
 uint64_t hbg_mono_ns(void)
@@ -64,6 +69,8 @@ hbg_status hbg_log_open(int fd, hbg_level threshold, hbg_log **out)
     lg->fd = fd;
     lg->threshold = threshold;
     atomic_init(&lg->anchor, 0);
+    atomic_init(&lg->werr, 0);
+    atomic_init(&lg->cut, false);
     *out = lg;
     return HBG_OK;
 }
@@ -93,6 +100,20 @@ void hbg_rec_emit(hbg_log *lg, hbg_recbuf *r)
     do
         k = write(lg->fd, r->b, len);
     while (k < 0 && errno == EINTR);
+    if (k < 0) {
+        int none = 0;
+        atomic_compare_exchange_strong(&lg->werr, &none, errno);
+    } else if ((size_t)k < len) {
+        atomic_store(&lg->cut, true);
+    }
+}
+
+int hbg_log_write_error(const hbg_log *lg)
+{
+    if (!lg)
+        return 0;
+    int e = atomic_load(&((hbg_log *)lg)->werr);
+    return e ? e : atomic_load(&((hbg_log *)lg)->cut) ? EIO : 0;
 }
 
 static void write_anchor(hbg_log *lg, uint32_t pid)

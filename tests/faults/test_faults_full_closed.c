@@ -1,0 +1,94 @@
+/* Faults: a full disk under the log, stdout on a full device, stdout
+ * closed. Each write that fails makes the command fail, naming the file
+ * and the errno; nothing is lost silently, and no file takes fds 0-2.
+ * A full disk is a file size limit here (RLIMIT_FSIZE: writes past it fail
+ * with EFBIG), which needs no privileges. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "support/fault_support.h"
+#include "support/tools_support.h"
+
+static void a_log_on_a_full_disk_fails_the_run(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("fsize");
+    char *log = fs_path(dir, "run.log");
+    const char *args[] = {"run", "vector", "--mode", "numbers", "--rounds", "10", "-o", log, NULL};
+    fs_spec spec = {.args = args, .fsize = 4096};
+    char *err = NULL;
+    assert_int_equal(fs_run(&spec, 60, NULL, &err), 1);
+    char want[600];
+    snprintf(want, sizeof want,
+             "hbg run: cannot write %s: File too large (rank 0; records from then on are missing or cut short)\n",
+             log);
+    fs_expect(err, want);
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
+static void run_results_on_a_full_stdout_fail_the_run(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("full");
+    char *log = fs_path(dir, "run.log");
+    const char *args[] = {"run", "vector", "-o", log, NULL};
+    fs_spec spec = {.args = args, .out = FS_OUT_FULL};
+    char *err = NULL;
+    assert_int_equal(fs_run(&spec, 60, NULL, &err), 1);
+    assert_string_equal(err, "hbg run: cannot write standard output: No space left on device\n");
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
+static void phases_on_a_full_stdout_is_a_failed_write(void **state)
+{
+    (void)state;
+    const char *args[] = {"phases", ts_fixture("ours-1rank-4pass.log"), NULL};
+    fs_spec spec = {.args = args, .out = FS_OUT_FULL};
+    char *err = NULL;
+    assert_int_equal(fs_run(&spec, 60, NULL, &err), 2);
+    assert_string_equal(err, "hbg phases: cannot write standard output: No space left on device\n");
+    free(err);
+}
+
+/* With fd 1 closed the log must not become fd 1: the table would land in it. */
+static void a_closed_stdout_is_reported_and_the_log_stays_clean(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("closed");
+    char *log = fs_path(dir, "run.log");
+    const char *args[] = {"run", "vector", "-o", log, NULL};
+    fs_spec spec = {.args = args, .out = FS_OUT_CLOSED};
+    char *err = NULL;
+    assert_int_equal(fs_run(&spec, 60, NULL, &err), 1);
+    assert_string_equal(err, "hbg run: cannot write standard output: Bad file descriptor\n");
+    char *text = ts_slurp(log, NULL);
+    assert_non_null(text);
+    assert_int_equal(strncmp(text, "[stamp] ", 8), 0);
+    assert_null(strstr(text, "rank 0 (pid"));
+    assert_null(strstr(text, "control_ns"));
+    free(text);
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_log_on_a_full_disk_fails_the_run),
+        cmocka_unit_test(run_results_on_a_full_stdout_fail_the_run),
+        cmocka_unit_test(phases_on_a_full_stdout_is_a_failed_write),
+        cmocka_unit_test(a_closed_stdout_is_reported_and_the_log_stays_clean),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,90 @@
+/* Fault: an output named onto one of the inputs. `hbg timeline` would
+ * replace its log or records file with the trace; it refuses, exit 2, and
+ * both inputs stay as they were — whatever name reaches the same file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "support/fault_support.h"
+#include "support/tools_support.h"
+
+typedef struct inputs {
+    char *dir, *log, *recs, *log_text, *rec_text;
+} inputs;
+
+static void make_inputs(inputs *in)
+{
+    in->dir = fs_tempdir("same");
+    in->log = fs_path(in->dir, "run.log");
+    in->recs = fs_path(in->dir, "records.jsonl");
+    in->log_text = ts_slurp(ts_fixture("hbg-run-vector-timeline.log"), NULL);
+    in->rec_text = ts_slurp(ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl"), NULL);
+    assert_non_null(in->log_text);
+    assert_non_null(in->rec_text);
+    fs_write(in->log, in->log_text);
+    fs_write(in->recs, in->rec_text);
+}
+
+/* Runs timeline LOG --records R -o out; asserts the refusal and that
+ * neither input changed. */
+static void refused(inputs *in, const char *out, const char *named_input)
+{
+    const char *args[] = {"timeline", in->log, "--records", in->recs, "-o", out, NULL};
+    fs_spec spec = {.args = args};
+    char *err = NULL;
+    assert_int_equal(fs_run(&spec, 60, NULL, &err), 2);
+    char want[1200];
+    snprintf(want, sizeof want, "hbg timeline: refusing to write %s: it is the input %s\n", out, named_input);
+    assert_string_equal(err, want);
+    free(err);
+    char *log = ts_slurp(in->log, NULL), *rec = ts_slurp(in->recs, NULL);
+    assert_string_equal(log, in->log_text);
+    assert_string_equal(rec, in->rec_text);
+    free(log);
+    free(rec);
+}
+
+static void free_inputs(inputs *in)
+{
+    free(in->log);
+    free(in->recs);
+    free(in->log_text);
+    free(in->rec_text);
+    fs_rmdir(in->dir);
+}
+
+static void output_onto_the_records_file_is_refused(void **state)
+{
+    (void)state;
+    inputs in;
+    make_inputs(&in);
+    refused(&in, in.recs, in.recs);
+    free_inputs(&in);
+}
+
+static void output_onto_the_log_by_another_name_is_refused(void **state)
+{
+    (void)state;
+    inputs in;
+    make_inputs(&in);
+    char *other = fs_path(in.dir, "alias.log");
+    assert_int_equal(link(in.log, other), 0);
+    refused(&in, other, in.log);
+    free(other);
+    free_inputs(&in);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(output_onto_the_records_file_is_refused),
+        cmocka_unit_test(output_onto_the_log_by_another_name_is_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,126 @@
+/* Fault: one rank of `hbg run dsv4` is stopped (SIGSTOP) mid-run.
+ *
+ * Its peer waits on it in the device run, times out after --peer-timeout
+ * and fails its round. From that failure the stopped rank has
+ * --peer-timeout seconds more; then the parent kills it and names it, and
+ * the command ends with status 1 — it never waits on the stopped rank.
+ * --time-limit bounds a run with no failure at all the same way. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "support/fault_support.h"
+#include "support/tools_support.h"
+
+static pid_t victim;
+
+/* Occurrences of needle in the file (0 while it does not exist). */
+static int count_in(const char *path, const char *needle)
+{
+    char *text = ts_slurp(path, NULL);
+    int n = 0;
+    for (const char *p = text; p && (p = strstr(p, needle)); p++)
+        n++;
+    free(text);
+    return n;
+}
+
+/* The rank processes are the run's children: rank 1 is forked last. */
+static pid_t last_child(pid_t parent)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)parent, (int)parent);
+    char *list = ts_slurp(path, NULL);
+    pid_t last = 0;
+    for (char *p = list, *end; p && *p; p = end) {
+        long v = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        if ((pid_t)v > last)
+            last = (pid_t)v;
+    }
+    free(list);
+    return last;
+}
+
+static void a_stopped_rank_is_killed_and_named(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("stop");
+    char *log = fs_path(dir, "run.log");
+    const char *args[] = {"run", "dsv4", "--rounds", "100000", "--peer-timeout", "1", "--skip-golden", "-o", log, NULL};
+    fs_spec spec = {.args = args};
+    fs_child c;
+    fs_start(&spec, &c);
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 3000 && count_in(log, "name=chip.run ") < 4; i++)
+        nanosleep(&nap, NULL);
+    assert_true(count_in(log, "name=chip.run ") >= 4);
+    victim = last_child(c.pid);
+    assert_true(victim > 0);
+    assert_int_equal(kill(victim, SIGSTOP), 0);
+
+    char *out = NULL, *err = NULL;
+    int rc = fs_finish(&c, 60, &out, &err);
+    assert_int_equal(rc, 1);
+    char want[160];
+    fs_expect(err, "hbg run: rank 0 (pid ");
+    fs_expect(err, ") failed; waiting at most 1 s for the other ranks\n");
+    snprintf(want, sizeof want, "hbg run: rank 1 (pid %d) still running 1 s after rank 0 failed: killing it\n",
+             (int)victim);
+    fs_expect(err, want);
+    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)victim);
+    fs_expect(out, want);
+    fs_expect(out, "failed: timed out waiting for the peer rank");
+    victim = 0;
+    free(out);
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
+/* A run past --time-limit has its ranks killed and named, whatever they
+ * are doing. */
+static void the_time_limit_ends_the_run(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("tlimit");
+    char *log = fs_path(dir, "run.log");
+    const char *args[] = {"run", "vector", "--rounds", "100000", "--time-limit", "1", "-o", log, NULL};
+    fs_spec spec = {.args = args};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(fs_run(&spec, 60, &out, &err), 1);
+    fs_expect(err, ") still running at the --time-limit of 1 s: killing it\n");
+    fs_expect(out, "rank 0 (pid ");
+    fs_expect(out, "): FAILED: stopped by signal 9 (Killed) after ");
+    free(out);
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
+/* A failed assertion must not leave a stopped process behind. */
+static int teardown(void **state)
+{
+    (void)state;
+    if (victim > 0)
+        kill(victim, SIGKILL);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(a_stopped_rank_is_killed_and_named, teardown),
+        cmocka_unit_test(the_time_limit_ends_the_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
