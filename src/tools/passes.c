@@ -95,6 +95,16 @@ static uint32_t *map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert)
     return &m->val[j];
 }
 
+uint32_t *ps_map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert)
+{
+    return map_slot(m, a, b, insert);
+}
+
+void ps_map_free(ps_map *m)
+{
+    map_free(m);
+}
+
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv)
 {
     uint32_t *s = map_slot((ps_map *)&L->map, pid, inv, false);

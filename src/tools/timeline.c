@@ -256,17 +256,6 @@ static void arg_attrs(tl *t, const char *p, size_t n)
     }
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 /* Span names percent-encode bytes outside !..~ and % [ ] =. */
 static size_t decode_name(tl *t, lx_slice s)
 {
@@ -279,17 +268,7 @@ static size_t decode_name(tl *t, lx_slice s)
         t->nbuf = nb;
         t->nbufcap = s.n + 1;
     }
-    size_t k = 0;
-    for (size_t i = 0; i < s.n; i++) {
-        int hi, lo;
-        if (s.p[i] == '%' && i + 2 < s.n && (hi = hexval(s.p[i + 1])) >= 0 && (lo = hexval(s.p[i + 2])) >= 0) {
-            t->nbuf[k++] = (char)(hi * 16 + lo);
-            i += 2;
-        } else {
-            t->nbuf[k++] = s.p[i];
-        }
-    }
-    return k;
+    return lx_decode_name(s, t->nbuf);
 }
 
 static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char *name)
