@@ -238,7 +238,8 @@ hbg_status sp_build(sp_set *S, const ps_log *L)
     }
     for (size_t i = 0; i < n; i++)
         v[i].first = i; /* its old id, carried through the sort */
-    memcpy(sorted, v, n * sizeof *v);
+    if (n)
+        memcpy(sorted, v, n * sizeof *v);
     qsort(sorted, n, sizeof *sorted, cmp_inv);
     size_t pos = 0;
     for (size_t i = 0; i < n; i++) {
