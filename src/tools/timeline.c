@@ -50,6 +50,7 @@ typedef struct tl {
     struct by_start *order; /* one records line's records in start order */
     size_t caporder;
     uint64_t flow_id;
+    uint32_t *rec_segs;     /* per pass: segment ids its records time (drawn from them, not the bind line) */
     bool span_multi;        /* some process wrote host spans from more than one thread */
     bool oom;
 } tl;
@@ -418,6 +419,40 @@ static void emit_span_handoffs(tl *t)
     free(ix);
 }
 
+/* The segments each pass's records time. Our runtime records every bind
+ * segment too: drawing the bind line's copy as well put each one twice on
+ * the same lane, one over the other. The records' intervals win. */
+static void note_record_segments(tl *t, const rc_file *recs, size_t nrecs)
+{
+    ps_log *L = t->L;
+    if (!nrecs || !L->npass)
+        return;
+    t->rec_segs = calloc(L->npass, sizeof *t->rec_segs);
+    if (!t->rec_segs) {
+        t->oom = true;
+        return;
+    }
+    for (size_t r = 0; r < nrecs; r++) {
+        const rc_file *f = &recs[r];
+        int seg[RC_MAX_PHASES];
+        for (int k = 0; k < f->nphase; k++) {
+            seg[k] = -1;
+            for (int s = 0; s < L->nseg; s++)
+                if (!strcmp(f->phase[k], L->segname[s]))
+                    seg[k] = s;
+        }
+        for (size_t i = 0; i < f->nline; i++) {
+            const rc_line *ln = &f->line[i];
+            const ps_pass *p = ps_find(L, ln->pid, ln->inv);
+            if (!p)
+                continue;
+            for (size_t k = 0; k < ln->n; k++)
+                if (seg[f->rec[ln->first + k].phase] >= 0)
+                    t->rec_segs[p - L->pass] |= 1u << seg[f->rec[ln->first + k].phase];
+        }
+    }
+}
+
 static void emit_passes(tl *t)
 {
     ps_log *L = t->L;
@@ -439,8 +474,9 @@ static void emit_passes(tl *t)
             add_thr(t, p->pid, tid);
         }
         const proc *pr = find_proc(t, p->pid, false);
+        uint32_t from_records = t->rec_segs ? t->rec_segs[i] : 0;
         for (int s = 0; s < L->nseg; s++) {
-            if (!(p->present & (1u << s)))
+            if (!(p->present & (1u << s)) || (from_records & (1u << s)))
                 continue;
             uint64_t start = ps_start(L, p, s);
             ev_begin(t, L->segname[s], strlen(L->segname[s]), "bind", p->pid, tid);
@@ -679,6 +715,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     JW_LIT(&t.w, "{\"traceEvents\":[");
     emit_spans(&t);
     emit_span_handoffs(&t);
+    note_record_segments(&t, recs, nrecs);
     emit_passes(&t);
     for (size_t r = 0; r < nrecs; r++) {
         emit_records(&t, &recs[r]);
@@ -722,6 +759,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.thr);
     free(t.nbuf);
     free(t.order);
+    free(t.rec_segs);
     free(t.hk);
     free(t.hv);
     if (t.oom)
