@@ -355,12 +355,64 @@ static void test_records_reader(void **st)
     dg_free(&w);
 }
 
+/* The name and sort index of process lane pid ("process_name" /
+ * "process_sort_index" metadata). */
+static void lane(json_t *ev, long long pid, const char **name, long long *sort)
+{
+    size_t i;
+    json_t *e;
+    *name = NULL;
+    *sort = -1;
+    json_array_foreach(ev, i, e)
+    {
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "M") ||
+            json_integer_value(json_object_get(e, "pid")) != pid)
+            continue;
+        if (!strcmp(n, "process_name"))
+            *name = json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+        else if (!strcmp(n, "process_sort_index"))
+            *sort = json_integer_value(json_object_get(json_object_get(e, "args"), "sort_index"));
+    }
+}
+
+/* pid 5200 writes first, but hbg run forks rank 0 first: 5100 is rank 0
+ * here as in hbg run's output and in hbg spans. */
+static void test_rank_lanes_as_hbg_run(void **st)
+{
+    (void)st;
+    char lp[4096], *err, *out;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-ours-2rank.log"));
+    json_t *j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents");
+    const char *name;
+    long long sort;
+    lane(ev, 5100, &name, &sort);
+    assert_string_equal(name, "rank 0 (pid 5100)");
+    assert_int_equal(sort, 0);
+    lane(ev, 5200, &name, &sort);
+    assert_string_equal(name, "rank 1 (pid 5200) - no clock anchor");
+    assert_int_equal(sort, 2);
+    lane(ev, 1000005200, &name, &sort);
+    assert_string_equal(name, "rank 1 (pid 5200) device clock: own time base, not host time");
+    assert_int_equal(sort, 3);
+    json_decref(j);
+    const char *a[] = {"spans", lp, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(out, "ranks   0 = pid 5100, 1 = pid 5200"));
+    free(out);
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_upstream_with_records),
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_log_of_hbg_run),
+        cmocka_unit_test(test_rank_lanes_as_hbg_run),
         cmocka_unit_test(test_handoffs),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),

@@ -153,6 +153,12 @@ static int cmp_bs(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static const ps_span *bind_span(tl *t, uint64_t pid, uint64_t inv)
 {
     size_t lo = 0, hi = t->nbs;
@@ -723,23 +729,34 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     }
 
     char name[160];
-    for (size_t i = 0; i < t.nproc; i++) {
+    /* ranks as hbg run numbers them: it forks rank 0 first, so by ascending
+     * pid, not by which rank happened to write first */
+    uint64_t *by_pid = malloc((t.nproc ? t.nproc : 1) * sizeof *by_pid);
+    if (!by_pid)
+        t.oom = true;
+    for (size_t i = 0; by_pid && i < t.nproc; i++)
+        by_pid[i] = t.proc[i].pid;
+    if (by_pid)
+        qsort(by_pid, t.nproc, sizeof *by_pid, cmp_pid);
+    for (size_t i = 0; by_pid && i < t.nproc; i++) {
         const proc *p = &t.proc[i];
-        snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ")%s", i, p->pid,
+        size_t k = (size_t)((const uint64_t *)bsearch(&p->pid, by_pid, t.nproc, sizeof *by_pid, cmp_pid) - by_pid);
+        snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ")%s", k, p->pid,
                  p->has_anchor ? "" : " - no clock anchor");
         meta(&t, "process_name", p->pid, 0, name);
-        meta_sort(&t, p->pid, 2 * i);
+        meta_sort(&t, p->pid, 2 * k);
         if (!p->has_anchor) {
             rep->pids_no_anchor++;
             dg_add(warn, "%s: pid=%" PRIu64 " has no [CLOCK_ANCHOR]; its events carry no wall_ns", L->path, p->pid);
         }
         if (p->has_dev) {
-            snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ") device clock: own time base, not host time", i,
+            snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ") device clock: own time base, not host time", k,
                      p->pid);
             meta(&t, "process_name", dev_pid(p->pid), 0, name);
-            meta_sort(&t, dev_pid(p->pid), 2 * i + 1);
+            meta_sort(&t, dev_pid(p->pid), 2 * k + 1);
         }
     }
+    free(by_pid);
     for (size_t i = 0; i < t.nthr; i++) {
         snprintf(name, sizeof name, "tid %" PRIu64, t.thr[i].tid);
         meta(&t, "thread_name", t.thr[i].pid, t.thr[i].tid, name);
