@@ -83,21 +83,59 @@ static void test_upstream_with_records(void **st)
     assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")), "rank 0 (pid 4001)");
     assert_int_equal(find(ev, "process_name", NULL, 1000004002, 0, &e), 1);
     assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
-                        "rank 1 (pid 4002) device clock: own time base, not host time");
+                        "rank 1 (pid 4002) device: device-clock spans, placed at the start of runner_run");
     assert_int_equal(find(ev, "thread_name", NULL, 4001, 4012, NULL), 1);
 
-    /* spans: 4 per pass, device ones on the device lane at device time */
+    /* spans: 4 per pass; device ones on the rank's device lane (one
+     * thread per span name), each at the start of its invocation's
+     * runner_run: never at their device ts on the host axis */
     assert_int_equal(find(ev, NULL, "span", -1, -1, NULL), 18);
     assert_int_equal(find(ev, NULL, "device", 1000004001, -1, NULL), 3);
-    assert_int_equal(find(ev, "chip.run.runner_run.device_wall", "device", 1000004001, 2, &e), 1);
-    assert_true(dnum(json_object_get(e, "ts")) == 0);
-    assert_true(dnum(json_object_get(e, "dur")) == 4.0);
-    assert_null(json_object_get(json_object_get(e, "args"), "wall_ns"));
+    assert_int_equal(find(ev, "chip.run.runner_run.device_wall", "device", 1000004001, 1, NULL), 3);
+    json_t *rr = NULL;
+    size_t i;
+    json_array_foreach(ev, i, e)
+    {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (!cat || strcmp(cat, "device"))
+            continue;
+        json_t *args = json_object_get(e, "args");
+        long long pid = json_integer_value(json_object_get(args, "host_pid"));
+        long long inv = json_integer_value(json_object_get(args, "inv"));
+        size_t k;
+        json_t *x;
+        rr = NULL;
+        json_array_foreach(ev, k, x)
+        {
+            const char *c2 = json_string_value(json_object_get(x, "cat"));
+            if (c2 && !strcmp(c2, "span") && json_integer_value(json_object_get(x, "pid")) == pid &&
+                json_integer_value(json_object_get(json_object_get(x, "args"), "inv")) == inv &&
+                !strcmp(json_string_value(json_object_get(x, "name")), "chip.run.runner_run"))
+                rr = x;
+        }
+        assert_non_null(rr);
+        assert_true(dnum(json_object_get(e, "ts")) == dnum(json_object_get(rr, "ts")));
+        assert_true(dnum(json_object_get(e, "dur")) == 4.0);
+        assert_string_equal(json_string_value(json_object_get(args, "device_ts_ns")), "0");
+        assert_null(json_object_get(args, "wall_ns"));
+    }
+    /* nothing on the host axis before the first bind span */
+    double first_bind = 1e300, first = 1e300;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "X"))
+            continue;
+        double ts = dnum(json_object_get(e, "ts"));
+        if (ts < first)
+            first = ts;
+        if (!strcmp(json_string_value(json_object_get(e, "name")), "chip.run.bind") && ts < first_bind)
+            first_bind = ts;
+    }
+    assert_true(first >= first_bind);
 
     /* bind segments on the bind span's thread, inside it */
     assert_int_equal(find(ev, NULL, "bind", -1, -1, NULL), 60 + 2);
     json_t *bind = NULL;
-    size_t i;
     json_array_foreach(ev, i, e)
     {
         json_t *a = json_object_get(e, "args");
@@ -396,7 +434,7 @@ static void test_rank_lanes_as_hbg_run(void **st)
     assert_string_equal(name, "rank 1 (pid 5200) - no clock anchor");
     assert_int_equal(sort, 2);
     lane(ev, 1000005200, &name, &sort);
-    assert_string_equal(name, "rank 1 (pid 5200) device clock: own time base, not host time");
+    assert_string_equal(name, "rank 1 (pid 5200) device: device-clock spans, placed at the start of runner_run");
     assert_int_equal(sort, 3);
     json_decref(j);
     const char *a[] = {"spans", lp, NULL};

@@ -29,6 +29,20 @@ typedef struct thr {
     uint64_t pid, tid;
 } thr;
 
+/* A device-clock span name: one lane of each rank's device process. */
+typedef struct devlane {
+    lx_slice name;
+} devlane;
+
+/* Where an invocation's device spans are drawn: its runner_run span's
+ * start, and the smallest device ts of the invocation (device_wall's,
+ * normally 0) that the others are offsets from. */
+typedef struct devplace {
+    uint64_t pid, inv;
+    uint64_t host_ts, dev_base;
+    bool has_host;
+} devplace;
+
 typedef struct tl {
     ps_log *L;
     jw w;
@@ -38,6 +52,11 @@ typedef struct tl {
     size_t nproc, capproc;
     bspan *bs;
     size_t nbs;
+    devplace *dp;           /* sorted by (pid, inv) */
+    size_t ndp;
+    devlane *dl;
+    size_t ndl, capdl;
+    size_t dev_unplaced;
     thr *thr;
     size_t nthr, capthr;
     /* (kind, a, b) -> index + 1, for processes (kind 0) and threads (kind 1) */
@@ -303,6 +322,76 @@ static void meta_sort(tl *t, uint64_t pid, uint64_t idx)
     JW_LIT(w, "}}");
 }
 
+static int cmp_dp(const void *a, const void *b)
+{
+    const devplace *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->inv < y->inv ? -1 : x->inv > y->inv;
+}
+
+static devplace *find_dp(tl *t, uint64_t pid, uint64_t inv)
+{
+    devplace key = {.pid = pid, .inv = inv};
+    return bsearch(&key, t->dp, t->ndp, sizeof *t->dp, cmp_dp);
+}
+
+/* Device-clock spans keep their own time base, which the host axis does
+ * not share (device_wall has ts=0: drawn as is, the axis ran from 0 to
+ * the host's uptime). Each invocation's are placed at the start of its
+ * chip.run.runner_run span instead, offset by their device ts. */
+static void place_device_spans(tl *t)
+{
+    ps_log *L = t->L;
+    size_t n = 0;
+    for (size_t i = 0; i < L->nspan; i++)
+        n += L->span[i].dev;
+    if (!n)
+        return;
+    t->dp = malloc(n * sizeof *t->dp);
+    if (!t->dp) {
+        t->oom = true;
+        return;
+    }
+    for (size_t i = 0; i < L->nspan; i++)
+        if (L->span[i].dev)
+            t->dp[t->ndp++] = (devplace){L->span[i].pid, L->span[i].inv, 0, UINT64_MAX, false};
+    qsort(t->dp, t->ndp, sizeof *t->dp, cmp_dp);
+    size_t k = 0;
+    for (size_t i = 0; i < t->ndp; i++)
+        if (!k || cmp_dp(&t->dp[k - 1], &t->dp[i]))
+            t->dp[k++] = t->dp[i];
+    t->ndp = k;
+    for (size_t i = 0; i < L->nspan; i++) {
+        const ps_span *s = &L->span[i];
+        devplace *d = find_dp(t, s->pid, s->inv);
+        if (!d)
+            continue;
+        if (s->dev && s->ts < d->dev_base)
+            d->dev_base = s->ts;
+        if (!s->dev && !d->has_host && s->depth == 1 && lx_slice_eq(s->name, "chip.run.runner_run")) {
+            d->has_host = true;
+            d->host_ts = s->ts;
+        }
+    }
+}
+
+/* The device process's lane of a span name (1, 2, ...): names, not
+ * invocations, so that a rank's device lanes stay few and each holds one
+ * kind of span in sequence. */
+static uint64_t dev_lane(tl *t, lx_slice name)
+{
+    for (size_t i = 0; i < t->ndl; i++)
+        if (t->dl[i].name.n == name.n && (t->dl[i].name.p == name.p || !memcmp(t->dl[i].name.p, name.p, name.n)))
+            return i + 1;
+    if (!vec_grow((void **)&t->dl, &t->capdl, t->ndl + 1, sizeof *t->dl)) {
+        t->oom = true;
+        return 0;
+    }
+    t->dl[t->ndl].name = name;
+    return ++t->ndl;
+}
+
 /* --- the parts of the trace -------------------------------------------- */
 
 static void emit_spans(tl *t)
@@ -314,13 +403,25 @@ static void emit_spans(tl *t)
         if (t->oom)
             return;
         if (s->dev) {
-            /* Device clock: its own lane and time base, never host time. */
+            /* Device clock: on its rank's device lane, at the start of its
+             * runner_run plus its offset on the device clock; never mapped
+             * to wall time. Without a runner_run it has no place: not drawn. */
+            const devplace *d = find_dp(t, s->pid, s->inv);
+            if (!d || !d->has_host) {
+                t->dev_unplaced++;
+                continue;
+            }
             proc *pr = find_proc(t, s->pid, false);
             if (pr)
                 pr->has_dev = true;
-            ev_begin(t, t->nbuf, nl, "device", dev_pid(s->pid), s->inv);
-            ev_time(t, s->ts, s->dur);
-            JW_LIT(&t->w, ",\"args\":{\"clock\":\"device\",\"host_pid\":");
+            uint64_t lane = dev_lane(t, s->name);
+            ev_begin(t, t->nbuf, nl, "device", dev_pid(s->pid), lane);
+            uint64_t off = s->ts - d->dev_base;
+            ev_time(t, d->host_ts + off < d->host_ts ? UINT64_MAX : d->host_ts + off, s->dur);
+            JW_LIT(&t->w, ",\"args\":{\"clock\":\"device\",\"placed\":\"at the start of chip.run.runner_run\","
+                          "\"device_ts_ns\":");
+            jw_u64str(&t->w, s->ts);
+            JW_LIT(&t->w, ",\"host_pid\":");
             jw_u64(&t->w, s->pid);
             JW_LIT(&t->w, ",\"inv\":");
             jw_u64(&t->w, s->inv);
@@ -718,8 +819,13 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
             t.bs[t.nbs++] = (bspan){L->span[i].pid, L->span[i].inv, i};
     qsort(t.bs, t.nbs, sizeof *t.bs, cmp_bs);
 
+    place_device_spans(&t);
     JW_LIT(&t.w, "{\"traceEvents\":[");
     emit_spans(&t);
+    if (t.dev_unplaced)
+        dg_add(warn, "%s: %zu device-clock spans have no chip.run.runner_run span in their invocation; not drawn "
+                     "(their ts is on the device clock, which the host axis does not share)",
+               L->path, t.dev_unplaced);
     emit_span_handoffs(&t);
     note_record_segments(&t, recs, nrecs);
     emit_passes(&t);
@@ -750,7 +856,8 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
             dg_add(warn, "%s: pid=%" PRIu64 " has no [CLOCK_ANCHOR]; its events carry no wall_ns", L->path, p->pid);
         }
         if (p->has_dev) {
-            snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ") device clock: own time base, not host time", k,
+            snprintf(name, sizeof name,
+                     "rank %zu (pid %" PRIu64 ") device: device-clock spans, placed at the start of runner_run", k,
                      p->pid);
             meta(&t, "process_name", dev_pid(p->pid), 0, name);
             meta_sort(&t, dev_pid(p->pid), 2 * k + 1);
@@ -761,6 +868,14 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         snprintf(name, sizeof name, "tid %" PRIu64, t.thr[i].tid);
         meta(&t, "thread_name", t.thr[i].pid, t.thr[i].tid, name);
     }
+    for (size_t i = 0; i < t.nproc; i++)
+        for (size_t k = 0; t.proc[i].has_dev && k < t.ndl; k++) {
+            size_t nl = decode_name(&t, t.dl[k].name);
+            if (t.oom)
+                break;
+            snprintf(name, sizeof name, "%.*s", (int)nl, t.nbuf);
+            meta(&t, "thread_name", dev_pid(t.proc[i].pid), k + 1, name);
+        }
     JW_LIT(&t.w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline\",\"log\":");
     jw_str(&t.w, L->path, strlen(L->path));
     JW_LIT(&t.w, ",\"stamp\":");
@@ -777,6 +892,8 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.nbuf);
     free(t.order);
     free(t.rec_segs);
+    free(t.dp);
+    free(t.dl);
     free(t.hk);
     free(t.hv);
     if (t.oom)
