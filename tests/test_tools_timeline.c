@@ -444,6 +444,104 @@ static void test_rank_lanes_as_hbg_run(void **st)
     free(err);
 }
 
+/* The wall time of each host event comes from the anchor in force at its
+ * record: pid 5100 anchors after its first decode round and again after
+ * its second (5 s later); 5200 never does. */
+static void test_anchor_in_force(void **st)
+{
+    (void)st;
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-ours-2rank.log"));
+    /* the anchors and the chip.run spans of pid 5100, from the fixture's lines */
+    char *text = ts_slurp(lp, NULL);
+    assert_non_null(text);
+    unsigned long long amono[2], awall[2], ts[5] = {0};
+    size_t aline[2], rline[5] = {0}, na = 0, line = 0;
+    for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+        line++;
+        char *p = strstr(l, "[CLOCK_ANCHOR] v=1 pid=5100 ");
+        if (p) {
+            assert_int_equal(sscanf(p, "[CLOCK_ANCHOR] v=1 pid=5100 mono_ns=%llu wall_ns=%llu", &amono[na], &awall[na]), 2);
+            aline[na++] = line;
+        }
+        unsigned long long inv, t0;
+        p = strstr(l, "[STRACE] v=1 pid=5100 ");
+        if (p && strstr(p, " name=chip.run ts=") &&
+            sscanf(p, "[STRACE] v=1 pid=5100 tid=%*u inv=%llu hid=%*s depth=0 name=chip.run ts=%llu", &inv, &t0) == 2) {
+            ts[inv] = t0;
+            rline[inv] = line;
+        }
+    }
+    free(text);
+    assert_int_equal(na, 2);
+    json_t *j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    assert_true(ts_contains(err, "6 events precede their process's first clock anchor"));
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    size_t i, seen = 0;
+    json_array_foreach(ev, i, e)
+    {
+        if (json_integer_value(json_object_get(e, "pid")) != 5100 ||
+            strcmp(json_string_value(json_object_get(e, "name")), "chip.run"))
+            continue;
+        json_t *args = json_object_get(e, "args");
+        long long inv = json_integer_value(json_object_get(args, "inv"));
+        /* the latest anchor before the record, if any */
+        int k = -1;
+        for (int m = 0; m < 2; m++)
+            if (aline[m] < rline[inv])
+                k = m;
+        json_t *w = json_object_get(args, "wall_ns");
+        if (k < 0) {
+            assert_null(w);
+            assert_null(json_object_get(args, "utc"));
+        } else {
+            char want[32];
+            snprintf(want, sizeof want, "%llu", awall[k] + ts[inv] - amono[k]);
+            assert_string_equal(json_string_value(w), want);
+            assert_non_null(json_string_value(json_object_get(args, "utc")));
+        }
+        seen++;
+    }
+    assert_int_equal(seen, 4);
+    /* the utc strings agree with hbg spans' */
+    const char *a[] = {"spans", lp, "--view", "rounds", "--format", "json", NULL};
+    char *out;
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    json_t *r = json_loads(out, 0, NULL);
+    assert_non_null(r);
+    json_t *row;
+    json_array_foreach(json_object_get(r, "rounds"), i, row)
+    {
+        json_t *u = json_object_get(row, "start_utc");
+        long long pid = json_integer_value(json_object_get(row, "pid"));
+        long long inv = json_integer_value(json_object_get(row, "inv"));
+        size_t k;
+        json_array_foreach(ev, k, e)
+        {
+            json_t *args = json_object_get(e, "args");
+            if (json_integer_value(json_object_get(e, "pid")) == pid &&
+                !strcmp(json_string_value(json_object_get(e, "name")), "chip.run") &&
+                json_integer_value(json_object_get(args, "inv")) == inv) {
+                if (json_is_null(u))
+                    assert_null(json_object_get(args, "utc"));
+                else
+                    assert_string_equal(json_string_value(json_object_get(args, "utc")), json_string_value(u));
+            }
+        }
+    }
+    json_decref(r);
+    free(out);
+    free(err);
+    /* the anchors themselves, in the trace's metadata */
+    json_t *ca = json_object_get(json_object_get(j, "otherData"), "clockAnchors");
+    assert_int_equal(json_array_size(ca), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ca, 1), "utc")),
+                        "2026-08-22T12:00:05.000000000Z");
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -451,6 +549,7 @@ int main(void)
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(test_rank_lanes_as_hbg_run),
+        cmocka_unit_test(test_anchor_in_force),
         cmocka_unit_test(test_handoffs),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tools/jw.h"
 #include "tools/vec.h"
@@ -16,8 +17,7 @@ typedef struct proc {
     bool has_anchor;
     bool has_span_tid;      /* span_tid: the thread of its first host span */
     uint64_t span_tid;
-    uint64_t mono, wall;
-    size_t anchor_line;
+    size_t a0, na;          /* its anchors: tl.anc[a0 .. a0+na), in log order */
 } proc;
 
 typedef struct bspan {
@@ -57,6 +57,11 @@ typedef struct tl {
     devlane *dl;
     size_t ndl, capdl;
     size_t dev_unplaced;
+    const ps_anchor **anc;  /* every anchor, by pid, then in log order */
+    size_t before_anchor;   /* host events before their process's first anchor */
+    uint64_t utc_sec;       /* the last second formatted, and its text */
+    char utc_text[24];
+    bool utc_valid;
     thr *thr;
     size_t nthr, capthr;
     /* (kind, a, b) -> index + 1, for processes (kind 0) and threads (kind 1) */
@@ -224,21 +229,67 @@ static void ev_time(tl *t, uint64_t ts, uint64_t dur)
     jw_us(&t->w, dur);
 }
 
-static void arg_wall(tl *t, const proc *p, uint64_t mono)
+/* "2026-08-22T12:00:00.000000095Z": the date part is formatted once per
+ * second, the nanoseconds by hand (a trace has an event per few hundred
+ * bytes of log). */
+static void put_utc(tl *t, uint64_t wall)
 {
-    if (!p || !p->has_anchor)
+    uint64_t sec = wall / 1000000000u;
+    if (!t->utc_valid || sec != t->utc_sec) {
+        time_t ts = (time_t)sec;
+        struct tm tm;
+        if (!gmtime_r(&ts, &tm))
+            return;
+        snprintf(t->utc_text, sizeof t->utc_text, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        t->utc_sec = sec;
+        t->utc_valid = true;
+    }
+    char frac[12];
+    uint32_t ns = (uint32_t)(wall % 1000000000u);
+    frac[0] = '.';
+    for (int i = 9; i >= 1; i--, ns /= 10)
+        frac[i] = (char)('0' + ns % 10);
+    frac[10] = 'Z';
+    JW_LIT(&t->w, ",\"utc\":\"");
+    jw_raw(&t->w, t->utc_text, 19);
+    jw_raw(&t->w, frac, 11);
+    JW_LIT(&t->w, "\"");
+}
+
+/* wall_ns and utc of host time mono of a record at line: from the anchor in
+ * force there (the process's latest anchor at or before that line). An
+ * event before its process's first anchor gets neither: extrapolating a
+ * later anchor backwards would invent a time. */
+static void arg_wall(tl *t, const proc *p, size_t line, uint64_t mono)
+{
+    if (!p || !p->na)
         return;
+    size_t lo = 0, hi = p->na;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (t->anc[p->a0 + m]->line <= line)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    if (!lo) {
+        t->before_anchor++;
+        return;
+    }
+    const ps_anchor *a = t->anc[p->a0 + lo - 1];
     uint64_t wall;
-    if (mono >= p->mono) {
-        if (__builtin_add_overflow(p->wall, mono - p->mono, &wall))
+    if (mono >= a->mono) {
+        if (__builtin_add_overflow(a->wall, mono - a->mono, &wall))
             return;
     } else {
-        if (p->mono - mono > p->wall)
+        if (a->mono - mono > a->wall)
             return;
-        wall = p->wall - (p->mono - mono);
+        wall = a->wall - (a->mono - mono);
     }
     JW_LIT(&t->w, ",\"wall_ns\":");
     jw_u64str(&t->w, wall);
+    put_utc(t, wall);
 }
 
 /* A value a double holds exactly is a number; a larger one a string. */
@@ -436,7 +487,7 @@ static void emit_spans(tl *t)
             JW_LIT(&t->w, ",\"depth\":");
             jw_u64(&t->w, s->depth);
             proc *pr = find_proc(t, s->pid, false);
-            arg_wall(t, pr, s->ts);
+            arg_wall(t, pr, s->line, s->ts);
             if (pr && pr->has_span_tid && pr->span_tid != s->tid)
                 t->span_multi = true;
             else if (pr && !pr->has_span_tid)
@@ -590,7 +641,7 @@ static void emit_passes(tl *t)
             ev_time(t, start, ps_get(L, p, s).dur);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, p->inv);
-            arg_wall(t, pr, start);
+            arg_wall(t, pr, ps_get(L, p, s).line, start);
             ps_text at = ps_seg_attr(L, p, s);
             if (at.n)
                 arg_attrs(t, at.p, at.n);
@@ -730,7 +781,7 @@ static void emit_records(tl *t, const rc_file *f)
                     JW_LIT(&t->w, ",\"args\":{\"inv\":");
                     jw_u64(&t->w, ln->inv);
                     JW_LIT(&t->w, ",\"note\":\"host_orch of the bind thread, repeated on this thread\"");
-                    arg_wall(t, pr, o0);
+                    arg_wall(t, pr, bs->line, o0);
                     JW_LIT(&t->w, "}}");
                 }
             }
@@ -742,7 +793,7 @@ static void emit_records(tl *t, const rc_file *f)
             jw_u64(&t->w, ln->inv);
             JW_LIT(&t->w, ",\"detail\":");
             put_num(&t->w, x->detail);
-            arg_wall(t, pr, x->start);
+            arg_wall(t, pr, bs->line, x->start);
             if (x->start < b0 || x->end > b1) {
                 outside++;
                 JW_LIT(&t->w, ",\"outside_bind_span\":true");
@@ -777,19 +828,25 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
 
     /* processes in order of first appearance: anchors, spans, passes, records */
     for (size_t i = 0; i < L->nanchor; i++) {
-        const ps_anchor *a = &L->anchor[i];
-        proc *p = find_proc(&t, a->pid, true);
+        proc *p = find_proc(&t, L->anchor[i].pid, true);
         if (!p)
             break;
-        if (!p->has_anchor) {
-            p->has_anchor = true;
-            p->mono = a->mono;
-            p->wall = a->wall;
-            p->anchor_line = a->line;
-        } else if (p->mono != a->mono || p->wall != a->wall) {
-            dg_add(warn, "%s:%zu: a second, different clock anchor for pid=%" PRIu64 " (the first is at line %zu); the first is used",
-                   L->path, a->line, a->pid, p->anchor_line);
-        }
+        p->has_anchor = true;
+        p->na++;
+    }
+    /* each process's anchors, in log order: the one in force at a record
+     * is the latest before it (a process may anchor again) */
+    t.anc = malloc((L->nanchor ? L->nanchor : 1) * sizeof *t.anc);
+    if (!t.anc)
+        t.oom = true;
+    for (size_t i = 0, at = 0; t.anc && i < t.nproc; i++) {
+        t.proc[i].a0 = at;
+        at += t.proc[i].na;
+        t.proc[i].na = 0;
+    }
+    for (size_t i = 0; t.anc && i < L->nanchor; i++) {
+        proc *p = find_proc(&t, L->anchor[i].pid, false);
+        t.anc[p->a0 + p->na++] = &L->anchor[i];
     }
     for (size_t i = 0; i < L->nspan; i++)
         find_proc(&t, L->span[i].pid, true);
@@ -883,7 +940,25 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         jw_str(&t.w, L->stamp.p, L->stamp.n);
     else
         JW_LIT(&t.w, "null");
-    JW_LIT(&t.w, "}}\n");
+    JW_LIT(&t.w, ",\"clockAnchors\":[");
+    for (size_t i = 0; i < L->nanchor; i++) {
+        const ps_anchor *a = &L->anchor[i];
+        jw_lit(&t.w, i ? ",{\"pid\":" : "{\"pid\":");
+        jw_u64(&t.w, a->pid);
+        JW_LIT(&t.w, ",\"line\":");
+        jw_u64(&t.w, a->line);
+        JW_LIT(&t.w, ",\"mono_ns\":");
+        jw_u64str(&t.w, a->mono);
+        JW_LIT(&t.w, ",\"wall_ns\":");
+        jw_u64str(&t.w, a->wall);
+        t.utc_valid = false;
+        put_utc(&t, a->wall);
+        JW_LIT(&t.w, "}");
+    }
+    JW_LIT(&t.w, "]}}\n");
+    if (t.before_anchor)
+        dg_add(warn, "%s: %zu events precede their process's first clock anchor; they carry no wall_ns", L->path,
+               t.before_anchor);
     bool ok = jw_flush(&t.w);
     jw_free(&t.w);
     free(t.bs);
@@ -894,6 +969,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.rec_segs);
     free(t.dp);
     free(t.dl);
+    free(t.anc);
     free(t.hk);
     free(t.hv);
     if (t.oom)
