@@ -176,6 +176,10 @@ static int seg_id(ps_log *L, lx_slice name, size_t line)
     memcpy(L->segname[L->nseg], name.p, name.n);
     L->segname[L->nseg][name.n] = 0;
     L->seglen[L->nseg] = (uint8_t)name.n;
+    /* kept as its own row, but never silently: a typo or a segment from a
+     * newer runtime must be seen */
+    dg_add(&L->warn, "%s:%zu: unknown segment %s (not one of this version's); kept as its own row", L->path, line,
+           L->segname[L->nseg]);
     return L->nseg++;
 }
 
