@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,6 +543,110 @@ static void test_anchor_in_force(void **st)
     json_decref(j);
 }
 
+typedef struct xev {
+    long long pid, tid;
+    long long ts, end;      /* ns: the microsecond doubles' sums round */
+} xev;
+
+static int cmp_xev(const void *a, const void *b)
+{
+    const xev *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->end > y->end ? -1 : x->end < y->end; /* the enclosing one first */
+}
+
+/* Complete events that neither nest in nor follow the one open on their
+ * lane: what a flame-graph viewer reports as a nesting error. */
+static size_t nesting_errors(json_t *ev)
+{
+    size_t n = json_array_size(ev), m = 0, bad = 0;
+    xev *x = calloc(n ? n : 1, sizeof *x);
+    size_t i;
+    json_t *e;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "X"))
+            continue;
+        x[m].pid = json_integer_value(json_object_get(e, "pid"));
+        x[m].tid = json_integer_value(json_object_get(e, "tid"));
+        x[m].ts = llround(dnum(json_object_get(e, "ts")) * 1000);
+        x[m].end = x[m].ts + llround(dnum(json_object_get(e, "dur")) * 1000);
+        m++;
+    }
+    qsort(x, m, sizeof *x, cmp_xev);
+    long long stack[64];
+    size_t sp = 0;
+    for (size_t k = 0; k < m; k++) {
+        if (k && (x[k].pid != x[k - 1].pid || x[k].tid != x[k - 1].tid))
+            sp = 0;
+        while (sp && stack[sp - 1] <= x[k].ts)
+            sp--;
+        if (sp && x[k].end > stack[sp - 1])
+            bad++;
+        if (sp < 64)
+            stack[sp++] = x[k].end;
+    }
+    free(x);
+    return bad;
+}
+
+/* One thread runs invocation N+1's bind while N's runner_run is still
+ * open: each run goes to a pipeline-slot lane, so every lane nests. */
+static void test_pipelined_lanes_nest(void **st)
+{
+    (void)st;
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-upstream-pipelined.log"));
+    json_t *j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    assert_int_equal(nesting_errors(ev), 0);
+    long long lane[5] = {0};
+    size_t i;
+    json_array_foreach(ev, i, e)
+    {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (cat && !strcmp(cat, "span") && !strcmp(json_string_value(json_object_get(e, "name")), "chip.run"))
+            lane[json_integer_value(json_object_get(json_object_get(e, "args"), "inv"))] =
+                json_integer_value(json_object_get(e, "tid"));
+    }
+    /* runs 1 and 2 overlap: two slots, taken in turn */
+    assert_true(lane[1] != lane[2]);
+    assert_int_equal(lane[3], lane[1]);
+    assert_int_equal(lane[4], lane[2]);
+    assert_int_equal(find(ev, "thread_name", NULL, 7001, lane[1], &e), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                        "pipeline slot 1 (tid 7002)");
+    assert_int_equal(find(ev, "thread_name", NULL, 7001, lane[2], &e), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                        "pipeline slot 2 (tid 7002)");
+    json_decref(j);
+
+    /* and every other trace of these tests nests too */
+    static const char *const logs[][2] = {
+        {"upstream-2rank-interleaved.log", "upstream-2rank-interleaved.host_phase_records.jsonl"},
+        {"upstream-grammar-2rank-3round.log", "upstream-grammar-2rank-3round.host_phase_records.jsonl"},
+        {"hbg-run-vector-timeline.log", "hbg-run-vector-timeline.host_phase_records.jsonl"},
+        {"spans-ours-2rank.log", NULL}};
+    for (size_t k = 0; k < sizeof logs / sizeof logs[0]; k++) {
+        char rp[4096];
+        snprintf(lp, sizeof lp, "%s", ts_fixture(logs[k][0]));
+        if (logs[k][1])
+            snprintf(rp, sizeof rp, "%s", ts_fixture(logs[k][1]));
+        j = run_timeline(lp, logs[k][1] ? rp : NULL, 0, &err);
+        assert_non_null(j);
+        free(err);
+        assert_int_equal(nesting_errors(json_object_get(j, "traceEvents")), 0);
+        json_decref(j);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -550,6 +655,7 @@ int main(void)
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(test_rank_lanes_as_hbg_run),
         cmocka_unit_test(test_anchor_in_force),
+        cmocka_unit_test(test_pipelined_lanes_nest),
         cmocka_unit_test(test_handoffs),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),

@@ -27,11 +27,23 @@ typedef struct bspan {
 
 typedef struct thr {
     uint64_t pid, tid;
+    uint64_t real_tid;      /* a pipeline-slot lane: the thread it splits */
+    uint32_t slot;          /* its slot, from 1; 0: a real thread */
 } thr;
+
+/* A thread that interleaved runs (pipelined invocations: one run's
+ * chip.run still open when the next one's starts) cannot nest as one lane.
+ * Each run of such a thread is drawn on a lane of its pipeline slot: the
+ * first slot whose previous run has ended. */
+typedef struct slotlane {
+    uint64_t pid, inv, real_tid, tid;
+    uint32_t slot;
+} slotlane;
 
 /* A device-clock span name: one lane of each rank's device process. */
 typedef struct devlane {
     lx_slice name;
+    uint32_t slot;          /* the pipeline slot of its runs (0: not split) */
 } devlane;
 
 /* Where an invocation's device spans are drawn: its runner_run span's
@@ -58,6 +70,8 @@ typedef struct tl {
     size_t ndl, capdl;
     size_t dev_unplaced;
     const ps_anchor **anc;  /* every anchor, by pid, then in log order */
+    slotlane *sl;           /* runs moved to a pipeline-slot lane, by (pid, inv) */
+    size_t nsl;
     size_t before_anchor;   /* host events before their process's first anchor */
     uint64_t utc_sec;       /* the last second formatted, and its text */
     char utc_text[24];
@@ -162,6 +176,8 @@ static void add_thr(tl *t, uint64_t pid, uint64_t tid)
     }
     t->thr[t->nthr].pid = pid;
     t->thr[t->nthr].tid = tid;
+    t->thr[t->nthr].real_tid = tid;
+    t->thr[t->nthr].slot = 0;
     t->nthr++;
     *s = (uint32_t)t->nthr;
     t->hn++;
@@ -427,20 +443,140 @@ static void place_device_spans(tl *t)
     }
 }
 
+static int cmp_sl(const void *a, const void *b)
+{
+    const slotlane *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->inv < y->inv ? -1 : x->inv > y->inv;
+}
+
+/* The lane an event of run (pid, inv) on thread tid is drawn on. */
+static uint64_t lane_of(const tl *t, uint64_t pid, uint64_t tid, uint64_t inv)
+{
+    if (!t->nsl)
+        return tid;
+    slotlane key = {.pid = pid, .inv = inv};
+    const slotlane *l = bsearch(&key, t->sl, t->nsl, sizeof *t->sl, cmp_sl);
+    return l && l->real_tid == tid ? l->tid : tid;
+}
+
+typedef struct rootkey {
+    uint64_t pid, tid, ts, end, inv;
+} rootkey;
+
+static int cmp_root(const void *a, const void *b)
+{
+    const rootkey *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Finds the threads whose runs overlap and gives each of their runs a
+ * slot lane; the lanes' tids follow every tid the log and records use. */
+static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
+{
+    ps_log *L = t->L;
+    size_t n = 0;
+    uint64_t maxtid = 0;
+    for (size_t i = 0; i < L->nspan; i++) {
+        const ps_span *s = &L->span[i];
+        n += !s->dev && s->depth == 0;
+        if (!s->dev && s->tid > maxtid)
+            maxtid = s->tid;
+    }
+    for (size_t r = 0; r < nrecs; r++)
+        for (size_t i = 0; i < recs[r].nrec; i++)
+            if (recs[r].rec[i].tid > maxtid)
+                maxtid = recs[r].rec[i].tid;
+    if (n < 2)
+        return;
+    rootkey *rk = malloc(n * sizeof *rk);
+    t->sl = malloc(n * sizeof *t->sl);
+    uint64_t *end = NULL;
+    size_t capend = 0;
+    if (!rk || !t->sl) {
+        free(rk);
+        t->oom = true;
+        return;
+    }
+    n = 0;
+    for (size_t i = 0; i < L->nspan; i++) {
+        const ps_span *s = &L->span[i];
+        if (!s->dev && s->depth == 0)
+            rk[n++] = (rootkey){s->pid, s->tid, s->ts, s->ts + s->dur < s->ts ? UINT64_MAX : s->ts + s->dur, s->inv};
+    }
+    qsort(rk, n, sizeof *rk, cmp_root);
+    uint64_t next = maxtid + 1;
+    for (size_t a = 0, b; a < n; a = b) {
+        bool overlap = false;
+        for (b = a + 1; b < n && rk[b].pid == rk[a].pid && rk[b].tid == rk[a].tid; b++)
+            overlap |= rk[b].ts < rk[b - 1].end;
+        if (!overlap)
+            continue;
+        /* interval partitioning: each run takes the first slot free at its start */
+        size_t nslots = 0;
+        uint64_t base = next;
+        for (size_t i = a; i < b; i++) {
+            size_t k = 0;
+            while (k < nslots && end[k] > rk[i].ts)
+                k++;
+            if (k == nslots) {
+                if (!vec_grow((void **)&end, &capend, nslots + 1, sizeof *end)) {
+                    t->oom = true;
+                    break;
+                }
+                nslots++;
+                next++;
+            }
+            end[k] = rk[i].end;
+            t->sl[t->nsl++] = (slotlane){rk[i].pid, rk[i].inv, rk[i].tid, base + k, (uint32_t)k + 1};
+        }
+    }
+    free(end);
+    free(rk);
+    qsort(t->sl, t->nsl, sizeof *t->sl, cmp_sl);
+    for (size_t i = 0; i < t->nsl; i++) {
+        add_thr(t, t->sl[i].pid, t->sl[i].tid);
+        for (size_t k = t->nthr; k-- > 0;)
+            if (t->thr[k].pid == t->sl[i].pid && t->thr[k].tid == t->sl[i].tid) {
+                t->thr[k].real_tid = t->sl[i].real_tid;
+                t->thr[k].slot = t->sl[i].slot;
+                break;
+            }
+    }
+}
+
 /* The device process's lane of a span name (1, 2, ...): names, not
  * invocations, so that a rank's device lanes stay few and each holds one
- * kind of span in sequence. */
-static uint64_t dev_lane(tl *t, lx_slice name)
+ * kind of span in sequence; the runs of a pipelined thread keep their
+ * slots apart here too, since their runner_runs overlap. */
+static uint64_t dev_lane(tl *t, lx_slice name, uint32_t slot)
 {
     for (size_t i = 0; i < t->ndl; i++)
-        if (t->dl[i].name.n == name.n && (t->dl[i].name.p == name.p || !memcmp(t->dl[i].name.p, name.p, name.n)))
+        if (t->dl[i].slot == slot && t->dl[i].name.n == name.n &&
+            (t->dl[i].name.p == name.p || !memcmp(t->dl[i].name.p, name.p, name.n)))
             return i + 1;
     if (!vec_grow((void **)&t->dl, &t->capdl, t->ndl + 1, sizeof *t->dl)) {
         t->oom = true;
         return 0;
     }
     t->dl[t->ndl].name = name;
+    t->dl[t->ndl].slot = slot;
     return ++t->ndl;
+}
+
+/* The pipeline slot of run (pid, inv); 0 when its thread is not split. */
+static uint32_t slot_of(const tl *t, uint64_t pid, uint64_t inv)
+{
+    if (!t->nsl)
+        return 0;
+    slotlane key = {.pid = pid, .inv = inv};
+    const slotlane *l = bsearch(&key, t->sl, t->nsl, sizeof *t->sl, cmp_sl);
+    return l ? l->slot : 0;
 }
 
 /* --- the parts of the trace -------------------------------------------- */
@@ -465,7 +601,7 @@ static void emit_spans(tl *t)
             proc *pr = find_proc(t, s->pid, false);
             if (pr)
                 pr->has_dev = true;
-            uint64_t lane = dev_lane(t, s->name);
+            uint64_t lane = dev_lane(t, s->name, slot_of(t, s->pid, s->inv));
             ev_begin(t, t->nbuf, nl, "device", dev_pid(s->pid), lane);
             uint64_t off = s->ts - d->dev_base;
             ev_time(t, d->host_ts + off < d->host_ts ? UINT64_MAX : d->host_ts + off, s->dur);
@@ -478,7 +614,8 @@ static void emit_spans(tl *t)
             jw_u64(&t->w, s->inv);
             t->rep->device_spans++;
         } else {
-            ev_begin(t, t->nbuf, nl, "span", s->pid, s->tid);
+            uint64_t lane = lane_of(t, s->pid, s->tid, s->inv);
+            ev_begin(t, t->nbuf, nl, "span", s->pid, lane);
             ev_time(t, s->ts, s->dur);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, s->inv);
@@ -493,7 +630,7 @@ static void emit_spans(tl *t)
             else if (pr && !pr->has_span_tid)
                 pr->has_span_tid = true, pr->span_tid = s->tid;
             t->rep->spans++;
-            add_thr(t, s->pid, s->tid);
+            add_thr(t, s->pid, lane);
         }
         if (s->extra.n)
             arg_attrs(t, s->extra.p, s->extra.n);
@@ -570,8 +707,8 @@ static void emit_span_handoffs(tl *t)
          * together (an arrow binds to the slice around its time) */
         uint64_t at = c->ts == p->ts && p->dur > 1 ? c->ts + 1 : c->ts;
         uint64_t id = ++t->flow_id;
-        flow_end(t, 's', id, c->pid, p->tid, at);
-        flow_end(t, 'f', id, c->pid, c->tid, c->ts + c->dur / 2);
+        flow_end(t, 's', id, c->pid, lane_of(t, p->pid, p->tid, p->inv), at);
+        flow_end(t, 'f', id, c->pid, lane_of(t, c->pid, c->tid, c->inv), c->ts + c->dur / 2);
         t->rep->flows++;
     }
     free(ix);
@@ -624,7 +761,7 @@ static void emit_passes(tl *t)
             continue;
         }
         const ps_span *bs = bind_span(t, p->pid, p->inv);
-        uint64_t tid = bs ? bs->tid : p->pid;
+        uint64_t tid = bs ? lane_of(t, p->pid, bs->tid, p->inv) : p->pid;
         if (!bs) {
             t->rep->pass_nospan++;
             dg_add(t->warn, "%s:%zu: bind pass %s has no chip.run.bind span; its segments are drawn on thread %" PRIu64,
@@ -720,8 +857,8 @@ static void emit_handoffs(tl *t, const rc_file *f, const rc_line *ln)
         if (a->tid == b->tid || a->end > b->start)
             continue;
         uint64_t id = ++t->flow_id;
-        flow_end(t, 's', id, ln->pid, a->tid, mid(a));
-        flow_end(t, 'f', id, ln->pid, b->tid, mid(b));
+        flow_end(t, 's', id, ln->pid, lane_of(t, ln->pid, a->tid, ln->inv), mid(a));
+        flow_end(t, 'f', id, ln->pid, lane_of(t, ln->pid, b->tid, ln->inv), mid(b));
         t->rep->flows++;
     }
 }
@@ -785,9 +922,10 @@ static void emit_records(tl *t, const rc_file *f)
                     JW_LIT(&t->w, "}}");
                 }
             }
-            add_thr(t, ln->pid, x->tid);
+            uint64_t lane = lane_of(t, ln->pid, x->tid, ln->inv);
+            add_thr(t, ln->pid, lane);
             const char *ph = f->phase[x->phase];
-            ev_begin(t, ph, strlen(ph), "op", ln->pid, x->tid);
+            ev_begin(t, ph, strlen(ph), "op", ln->pid, lane);
             ev_time(t, x->start, x->end - x->start);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, ln->inv);
@@ -877,6 +1015,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     qsort(t.bs, t.nbs, sizeof *t.bs, cmp_bs);
 
     place_device_spans(&t);
+    split_pipelined(&t, recs, nrecs);
     JW_LIT(&t.w, "{\"traceEvents\":[");
     emit_spans(&t);
     if (t.dev_unplaced)
@@ -922,7 +1061,10 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     }
     free(by_pid);
     for (size_t i = 0; i < t.nthr; i++) {
-        snprintf(name, sizeof name, "tid %" PRIu64, t.thr[i].tid);
+        if (t.thr[i].slot)
+            snprintf(name, sizeof name, "pipeline slot %u (tid %" PRIu64 ")", t.thr[i].slot, t.thr[i].real_tid);
+        else
+            snprintf(name, sizeof name, "tid %" PRIu64, t.thr[i].tid);
         meta(&t, "thread_name", t.thr[i].pid, t.thr[i].tid, name);
     }
     for (size_t i = 0; i < t.nproc; i++)
@@ -930,7 +1072,10 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
             size_t nl = decode_name(&t, t.dl[k].name);
             if (t.oom)
                 break;
-            snprintf(name, sizeof name, "%.*s", (int)nl, t.nbuf);
+            if (t.dl[k].slot)
+                snprintf(name, sizeof name, "%.*s (pipeline slot %u)", (int)nl, t.nbuf, t.dl[k].slot);
+            else
+                snprintf(name, sizeof name, "%.*s", (int)nl, t.nbuf);
             meta(&t, "thread_name", dev_pid(t.proc[i].pid), k + 1, name);
         }
     JW_LIT(&t.w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline\",\"log\":");
@@ -970,6 +1115,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.dp);
     free(t.dl);
     free(t.anc);
+    free(t.sl);
     free(t.hk);
     free(t.hv);
     if (t.oom)
