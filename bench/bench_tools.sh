@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Throughput of `hbg phases` and `hbg timeline` on a ~200 MB log in each
+# Throughput of `hbg phases`, `hbg spans` and `hbg timeline` on a ~200 MB log in each
 # runtime's grammar. Each command runs RUNS times after one warm-up run (the
 # log is in the page cache); reported: MB/s of the fastest run, and the
 # range of all runs. The timeline goes to stdout, discarded, so the figure is
@@ -45,6 +45,8 @@ for fmt in ours upstream; do
     bytes=$(stat -c %s "$log")
     measure "phases   ($fmt)" "$bytes" "$hbg" phases "$log"
     measure "phases --format json ($fmt)" "$bytes" "$hbg" phases "$log" --format json
+    measure "spans    ($fmt)" "$bytes" "$hbg" spans "$log"
+    measure "spans --view tree ($fmt)" "$bytes" "$hbg" spans "$log" --view tree
     measure "timeline ($fmt)" "$bytes" "$hbg" timeline "$log" -o -
 done
-echo "targets: phases >= 1450 MB/s (5x 290 MB/s), timeline >= 760 MB/s (20x 38 MB/s)"
+echo "targets: phases >= 1450 MB/s (5x 290 MB/s), timeline >= 760 MB/s (20x 38 MB/s), spans >= timeline"

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,21 +84,59 @@ static void test_upstream_with_records(void **st)
     assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")), "rank 0 (pid 4001)");
     assert_int_equal(find(ev, "process_name", NULL, 1000004002, 0, &e), 1);
     assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
-                        "rank 1 (pid 4002) device clock: own time base, not host time");
+                        "rank 1 (pid 4002) device: device-clock spans, placed at the start of runner_run");
     assert_int_equal(find(ev, "thread_name", NULL, 4001, 4012, NULL), 1);
 
-    /* spans: 4 per pass, device ones on the device lane at device time */
+    /* spans: 4 per pass; device ones on the rank's device lane (one
+     * thread per span name), each at the start of its invocation's
+     * runner_run: never at their device ts on the host axis */
     assert_int_equal(find(ev, NULL, "span", -1, -1, NULL), 18);
     assert_int_equal(find(ev, NULL, "device", 1000004001, -1, NULL), 3);
-    assert_int_equal(find(ev, "chip.run.runner_run.device_wall", "device", 1000004001, 2, &e), 1);
-    assert_true(dnum(json_object_get(e, "ts")) == 0);
-    assert_true(dnum(json_object_get(e, "dur")) == 4.0);
-    assert_null(json_object_get(json_object_get(e, "args"), "wall_ns"));
+    assert_int_equal(find(ev, "chip.run.runner_run.device_wall", "device", 1000004001, 1, NULL), 3);
+    json_t *rr = NULL;
+    size_t i;
+    json_array_foreach(ev, i, e)
+    {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (!cat || strcmp(cat, "device"))
+            continue;
+        json_t *args = json_object_get(e, "args");
+        long long pid = json_integer_value(json_object_get(args, "host_pid"));
+        long long inv = json_integer_value(json_object_get(args, "inv"));
+        size_t k;
+        json_t *x;
+        rr = NULL;
+        json_array_foreach(ev, k, x)
+        {
+            const char *c2 = json_string_value(json_object_get(x, "cat"));
+            if (c2 && !strcmp(c2, "span") && json_integer_value(json_object_get(x, "pid")) == pid &&
+                json_integer_value(json_object_get(json_object_get(x, "args"), "inv")) == inv &&
+                !strcmp(json_string_value(json_object_get(x, "name")), "chip.run.runner_run"))
+                rr = x;
+        }
+        assert_non_null(rr);
+        assert_true(dnum(json_object_get(e, "ts")) == dnum(json_object_get(rr, "ts")));
+        assert_true(dnum(json_object_get(e, "dur")) == 4.0);
+        assert_string_equal(json_string_value(json_object_get(args, "device_ts_ns")), "0");
+        assert_null(json_object_get(args, "wall_ns"));
+    }
+    /* nothing on the host axis before the first bind span */
+    double first_bind = 1e300, first = 1e300;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "X"))
+            continue;
+        double ts = dnum(json_object_get(e, "ts"));
+        if (ts < first)
+            first = ts;
+        if (!strcmp(json_string_value(json_object_get(e, "name")), "chip.run.bind") && ts < first_bind)
+            first_bind = ts;
+    }
+    assert_true(first >= first_bind);
 
     /* bind segments on the bind span's thread, inside it */
     assert_int_equal(find(ev, NULL, "bind", -1, -1, NULL), 60 + 2);
     json_t *bind = NULL;
-    size_t i;
     json_array_foreach(ev, i, e)
     {
         json_t *a = json_object_get(e, "args");
@@ -218,7 +257,9 @@ static void test_torn_span_counted(void **st)
 }
 
 /* A log and records file written by `hbg run vector --mode timeline`: the
- * records of bind segments sit beside host_orch and are not flagged. */
+ * records of bind segments sit beside host_orch and are not flagged, and
+ * each segment is drawn once, from the records, not also from its bind
+ * line. */
 static void test_log_of_hbg_run(void **st)
 {
     (void)st;
@@ -227,12 +268,18 @@ static void test_log_of_hbg_run(void **st)
     snprintf(rp, sizeof rp, "%s", ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl"));
     json_t *j = run_timeline(lp, rp, 0, &err);
     assert_non_null(j);
-    assert_true(ts_contains(err, ": 74 events (4 spans, 0 device spans, 20 bind segments, 50 records, 0 hand-off "
+    assert_true(ts_contains(err, ": 54 events (4 spans, 0 device spans, 0 bind segments, 50 records, 0 hand-off "
                                  "arrows)\n"));
     assert_false(ts_contains(err, "outside"));
     assert_false(ts_contains(err, "warning"));
     json_t *ev = json_object_get(j, "traceEvents");
-    assert_int_equal(find(ev, "host_orch", "bind", -1, -1, NULL), 2);
+    static const char *const segs[] = {"args", "arena_build", "static_arena", "gm_heap", "shared_mem",
+                                       "runtime_init", "host_orch", "graph_upload", "arena_h2d", "host_view_close"};
+    for (size_t k = 0; k < sizeof segs / sizeof segs[0]; k++) {
+        /* once per pass (two passes), whatever its category */
+        assert_int_equal(find(ev, segs[k], NULL, 1500, -1, NULL), 2);
+        assert_int_equal(find(ev, segs[k], "bind", -1, -1, NULL), 0);
+    }
     assert_int_equal(find(ev, "submit_task", "op", -1, -1, NULL), 14);
     json_decref(j);
     free(err);
@@ -348,12 +395,268 @@ static void test_records_reader(void **st)
     dg_free(&w);
 }
 
+/* The name and sort index of process lane pid ("process_name" /
+ * "process_sort_index" metadata). */
+static void lane(json_t *ev, long long pid, const char **name, long long *sort)
+{
+    size_t i;
+    json_t *e;
+    *name = NULL;
+    *sort = -1;
+    json_array_foreach(ev, i, e)
+    {
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "M") ||
+            json_integer_value(json_object_get(e, "pid")) != pid)
+            continue;
+        if (!strcmp(n, "process_name"))
+            *name = json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+        else if (!strcmp(n, "process_sort_index"))
+            *sort = json_integer_value(json_object_get(json_object_get(e, "args"), "sort_index"));
+    }
+}
+
+/* pid 5200 writes first, but hbg run forks rank 0 first: 5100 is rank 0
+ * here as in hbg run's output and in hbg spans. */
+static void test_rank_lanes_as_hbg_run(void **st)
+{
+    (void)st;
+    char lp[4096], *err, *out;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-ours-2rank.log"));
+    json_t *j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents");
+    const char *name;
+    long long sort;
+    lane(ev, 5100, &name, &sort);
+    assert_string_equal(name, "rank 0 (pid 5100)");
+    assert_int_equal(sort, 0);
+    lane(ev, 5200, &name, &sort);
+    assert_string_equal(name, "rank 1 (pid 5200) - no clock anchor");
+    assert_int_equal(sort, 2);
+    lane(ev, 1000005200, &name, &sort);
+    assert_string_equal(name, "rank 1 (pid 5200) device: device-clock spans, placed at the start of runner_run");
+    assert_int_equal(sort, 3);
+    json_decref(j);
+    const char *a[] = {"spans", lp, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(out, "ranks   0 = pid 5100, 1 = pid 5200"));
+    free(out);
+    free(err);
+}
+
+/* The wall time of each host event comes from the anchor in force at its
+ * record: pid 5100 anchors after its first decode round and again after
+ * its second (5 s later); 5200 never does. */
+static void test_anchor_in_force(void **st)
+{
+    (void)st;
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-ours-2rank.log"));
+    /* the anchors and the chip.run spans of pid 5100, from the fixture's lines */
+    char *text = ts_slurp(lp, NULL);
+    assert_non_null(text);
+    unsigned long long amono[2], awall[2], ts[5] = {0};
+    size_t aline[2], rline[5] = {0}, na = 0, line = 0;
+    for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+        line++;
+        char *p = strstr(l, "[CLOCK_ANCHOR] v=1 pid=5100 ");
+        if (p) {
+            assert_int_equal(sscanf(p, "[CLOCK_ANCHOR] v=1 pid=5100 mono_ns=%llu wall_ns=%llu", &amono[na], &awall[na]), 2);
+            aline[na++] = line;
+        }
+        unsigned long long inv, t0;
+        p = strstr(l, "[STRACE] v=1 pid=5100 ");
+        if (p && strstr(p, " name=chip.run ts=") &&
+            sscanf(p, "[STRACE] v=1 pid=5100 tid=%*u inv=%llu hid=%*s depth=0 name=chip.run ts=%llu", &inv, &t0) == 2) {
+            ts[inv] = t0;
+            rline[inv] = line;
+        }
+    }
+    free(text);
+    assert_int_equal(na, 2);
+    json_t *j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    assert_true(ts_contains(err, "6 events precede their process's first clock anchor"));
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    size_t i, seen = 0;
+    json_array_foreach(ev, i, e)
+    {
+        if (json_integer_value(json_object_get(e, "pid")) != 5100 ||
+            strcmp(json_string_value(json_object_get(e, "name")), "chip.run"))
+            continue;
+        json_t *args = json_object_get(e, "args");
+        long long inv = json_integer_value(json_object_get(args, "inv"));
+        /* the latest anchor before the record, if any */
+        int k = -1;
+        for (int m = 0; m < 2; m++)
+            if (aline[m] < rline[inv])
+                k = m;
+        json_t *w = json_object_get(args, "wall_ns");
+        if (k < 0) {
+            assert_null(w);
+            assert_null(json_object_get(args, "utc"));
+        } else {
+            char want[32];
+            snprintf(want, sizeof want, "%llu", awall[k] + ts[inv] - amono[k]);
+            assert_string_equal(json_string_value(w), want);
+            assert_non_null(json_string_value(json_object_get(args, "utc")));
+        }
+        seen++;
+    }
+    assert_int_equal(seen, 4);
+    /* the utc strings agree with hbg spans' */
+    const char *a[] = {"spans", lp, "--view", "rounds", "--format", "json", NULL};
+    char *out;
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    json_t *r = json_loads(out, 0, NULL);
+    assert_non_null(r);
+    json_t *row;
+    json_array_foreach(json_object_get(r, "rounds"), i, row)
+    {
+        json_t *u = json_object_get(row, "start_utc");
+        long long pid = json_integer_value(json_object_get(row, "pid"));
+        long long inv = json_integer_value(json_object_get(row, "inv"));
+        size_t k;
+        json_array_foreach(ev, k, e)
+        {
+            json_t *args = json_object_get(e, "args");
+            if (json_integer_value(json_object_get(e, "pid")) == pid &&
+                !strcmp(json_string_value(json_object_get(e, "name")), "chip.run") &&
+                json_integer_value(json_object_get(args, "inv")) == inv) {
+                if (json_is_null(u))
+                    assert_null(json_object_get(args, "utc"));
+                else
+                    assert_string_equal(json_string_value(json_object_get(args, "utc")), json_string_value(u));
+            }
+        }
+    }
+    json_decref(r);
+    free(out);
+    free(err);
+    /* the anchors themselves, in the trace's metadata */
+    json_t *ca = json_object_get(json_object_get(j, "otherData"), "clockAnchors");
+    assert_int_equal(json_array_size(ca), 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ca, 1), "utc")),
+                        "2026-08-22T12:00:05.000000000Z");
+    json_decref(j);
+}
+
+typedef struct xev {
+    long long pid, tid;
+    long long ts, end;      /* ns: the microsecond doubles' sums round */
+} xev;
+
+static int cmp_xev(const void *a, const void *b)
+{
+    const xev *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->end > y->end ? -1 : x->end < y->end; /* the enclosing one first */
+}
+
+/* Complete events that neither nest in nor follow the one open on their
+ * lane: what a flame-graph viewer reports as a nesting error. */
+static size_t nesting_errors(json_t *ev)
+{
+    size_t n = json_array_size(ev), m = 0, bad = 0;
+    xev *x = calloc(n ? n : 1, sizeof *x);
+    size_t i;
+    json_t *e;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "X"))
+            continue;
+        x[m].pid = json_integer_value(json_object_get(e, "pid"));
+        x[m].tid = json_integer_value(json_object_get(e, "tid"));
+        x[m].ts = llround(dnum(json_object_get(e, "ts")) * 1000);
+        x[m].end = x[m].ts + llround(dnum(json_object_get(e, "dur")) * 1000);
+        m++;
+    }
+    qsort(x, m, sizeof *x, cmp_xev);
+    long long stack[64];
+    size_t sp = 0;
+    for (size_t k = 0; k < m; k++) {
+        if (k && (x[k].pid != x[k - 1].pid || x[k].tid != x[k - 1].tid))
+            sp = 0;
+        while (sp && stack[sp - 1] <= x[k].ts)
+            sp--;
+        if (sp && x[k].end > stack[sp - 1])
+            bad++;
+        if (sp < 64)
+            stack[sp++] = x[k].end;
+    }
+    free(x);
+    return bad;
+}
+
+/* One thread runs invocation N+1's bind while N's runner_run is still
+ * open: each run goes to a pipeline-slot lane, so every lane nests. */
+static void test_pipelined_lanes_nest(void **st)
+{
+    (void)st;
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-upstream-pipelined.log"));
+    json_t *j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    assert_int_equal(nesting_errors(ev), 0);
+    long long lane[5] = {0};
+    size_t i;
+    json_array_foreach(ev, i, e)
+    {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (cat && !strcmp(cat, "span") && !strcmp(json_string_value(json_object_get(e, "name")), "chip.run"))
+            lane[json_integer_value(json_object_get(json_object_get(e, "args"), "inv"))] =
+                json_integer_value(json_object_get(e, "tid"));
+    }
+    /* runs 1 and 2 overlap: two slots, taken in turn */
+    assert_true(lane[1] != lane[2]);
+    assert_int_equal(lane[3], lane[1]);
+    assert_int_equal(lane[4], lane[2]);
+    assert_int_equal(find(ev, "thread_name", NULL, 7001, lane[1], &e), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                        "pipeline slot 1 (tid 7002)");
+    assert_int_equal(find(ev, "thread_name", NULL, 7001, lane[2], &e), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                        "pipeline slot 2 (tid 7002)");
+    json_decref(j);
+
+    /* and every other trace of these tests nests too */
+    static const char *const logs[][2] = {
+        {"upstream-2rank-interleaved.log", "upstream-2rank-interleaved.host_phase_records.jsonl"},
+        {"upstream-grammar-2rank-3round.log", "upstream-grammar-2rank-3round.host_phase_records.jsonl"},
+        {"hbg-run-vector-timeline.log", "hbg-run-vector-timeline.host_phase_records.jsonl"},
+        {"spans-ours-2rank.log", NULL}};
+    for (size_t k = 0; k < sizeof logs / sizeof logs[0]; k++) {
+        char rp[4096];
+        snprintf(lp, sizeof lp, "%s", ts_fixture(logs[k][0]));
+        if (logs[k][1])
+            snprintf(rp, sizeof rp, "%s", ts_fixture(logs[k][1]));
+        j = run_timeline(lp, logs[k][1] ? rp : NULL, 0, &err);
+        assert_non_null(j);
+        free(err);
+        assert_int_equal(nesting_errors(json_object_get(j, "traceEvents")), 0);
+        json_decref(j);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_upstream_with_records),
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_log_of_hbg_run),
+        cmocka_unit_test(test_rank_lanes_as_hbg_run),
+        cmocka_unit_test(test_anchor_in_force),
+        cmocka_unit_test(test_pipelined_lanes_nest),
         cmocka_unit_test(test_handoffs),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),

@@ -5,6 +5,7 @@
 /* Each returns the process exit status. argv[0] is the subcommand name. */
 int hbg_cmd_run(int argc, char **argv);
 int hbg_cmd_phases(int argc, char **argv);
+int hbg_cmd_spans(int argc, char **argv);
 int hbg_cmd_timeline(int argc, char **argv);
 int hbg_cmd_compare(int argc, char **argv);
 int hbg_cmd_ab(int argc, char **argv);

@@ -19,6 +19,7 @@ typedef struct command {
 static const command commands[] = {
     {"run", hbg_cmd_run, "bind (and run) a workload on the simulated device, N rounds", 1},
     {"phases", hbg_cmd_phases, "per-phase statistics of the bind passes in a log", 2},
+    {"spans", hbg_cmd_spans, "per-callable, per-round and call-tree views of a log's spans", 2},
     {"timeline", hbg_cmd_timeline, "write a Perfetto / Chrome trace of a log (and its records)", 2},
     {"compare", hbg_cmd_compare, "an A/B verdict between two arms' logs, repetition by repetition", 2},
     {"ab", hbg_cmd_ab, "build two revisions, run them interleaved, and compare", 2},

@@ -663,3 +663,29 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
     pos->off = base + len;
     pos->line = line;
 }
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+size_t lx_decode_name(lx_slice s, char *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        int hi, lo;
+        if (s.p[i] == '%' && i + 2 < s.n && (hi = hexval(s.p[i + 1])) >= 0 && (lo = hexval(s.p[i + 2])) >= 0) {
+            out[k++] = (char)(hi * 16 + lo);
+            i += 2;
+        } else {
+            out[k++] = s.p[i];
+        }
+    }
+    return k;
+}

@@ -81,6 +81,12 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink);
 /* Decimal u64: 0 ok, -1 not a decimal integer, -2 more than 64 bits. */
 int lx_parse_u64(lx_slice v, uint64_t *out);
 
+/* A span name as written is percent-encoded (bytes outside !..~, and
+ * % [ ] =, as %XX). Decodes s into out, which has room for s.n bytes;
+ * returns the decoded length. A '%' not followed by two hex digits is kept
+ * as it stands. */
+size_t lx_decode_name(lx_slice s, char *out);
+
 /* The last handle parsed: a log's lines come from a few threads. */
 typedef struct lx_thread_cache {
     char text[16];

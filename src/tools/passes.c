@@ -110,6 +110,16 @@ static uint32_t *map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert)
     return &m->val[j];
 }
 
+uint32_t *ps_map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert)
+{
+    return map_slot(m, a, b, insert);
+}
+
+void ps_map_free(ps_map *m)
+{
+    map_free(m);
+}
+
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv)
 {
     uint32_t *s = map_slot((ps_map *)&L->map, pid, inv, false);
@@ -181,6 +191,10 @@ static int seg_id(ps_log *L, lx_slice name, size_t line)
     memcpy(L->segname[L->nseg], name.p, name.n);
     L->segname[L->nseg][name.n] = 0;
     L->seglen[L->nseg] = (uint8_t)name.n;
+    /* kept as its own row, but never silently: a typo or a segment from a
+     * newer runtime must be seen */
+    dg_add(&L->warn, "%s:%zu: unknown segment %s (not one of this version's); kept as its own row", L->path, line,
+           L->segname[L->nseg]);
     return L->nseg++;
 }
 

@@ -252,6 +252,14 @@ void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n);
 /* Why the warm passes that are not used were excluded, one count per
  * defect: "3 with an ignored line, 1 without arena_h2d". */
 void ps_exclusions(const ps_log *L, char *out, size_t n);
+/* The (u64, u64) -> u32 table the passes are found by, for other tools
+ * to key their own things: the slot of (a, b), whose value is 0 when
+ * absent. With insert an absent key gets a slot (the caller counts it in
+ * m->n when it sets the value); NULL when out of memory, or when absent
+ * and not inserting. */
+uint32_t *ps_map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert);
+void ps_map_free(ps_map *m);
+
 /* The pass of (pid, inv), or NULL. */
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv);
 

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tools/jw.h"
 #include "tools/vec.h"
@@ -16,8 +17,7 @@ typedef struct proc {
     bool has_anchor;
     bool has_span_tid;      /* span_tid: the thread of its first host span */
     uint64_t span_tid;
-    uint64_t mono, wall;
-    size_t anchor_line;
+    size_t a0, na;          /* its anchors: tl.anc[a0 .. a0+na), in log order */
 } proc;
 
 typedef struct bspan {
@@ -27,7 +27,33 @@ typedef struct bspan {
 
 typedef struct thr {
     uint64_t pid, tid;
+    uint64_t real_tid;      /* a pipeline-slot lane: the thread it splits */
+    uint32_t slot;          /* its slot, from 1; 0: a real thread */
 } thr;
+
+/* A thread that interleaved runs (pipelined invocations: one run's
+ * chip.run still open when the next one's starts) cannot nest as one lane.
+ * Each run of such a thread is drawn on a lane of its pipeline slot: the
+ * first slot whose previous run has ended. */
+typedef struct slotlane {
+    uint64_t pid, inv, real_tid, tid;
+    uint32_t slot;
+} slotlane;
+
+/* A device-clock span name: one lane of each rank's device process. */
+typedef struct devlane {
+    lx_slice name;
+    uint32_t slot;          /* the pipeline slot of its runs (0: not split) */
+} devlane;
+
+/* Where an invocation's device spans are drawn: its runner_run span's
+ * start, and the smallest device ts of the invocation (device_wall's,
+ * normally 0) that the others are offsets from. */
+typedef struct devplace {
+    uint64_t pid, inv;
+    uint64_t host_ts, dev_base;
+    bool has_host;
+} devplace;
 
 typedef struct tl {
     ps_log *L;
@@ -38,6 +64,18 @@ typedef struct tl {
     size_t nproc, capproc;
     bspan *bs;
     size_t nbs;
+    devplace *dp;           /* sorted by (pid, inv) */
+    size_t ndp;
+    devlane *dl;
+    size_t ndl, capdl;
+    size_t dev_unplaced;
+    const ps_anchor **anc;  /* every anchor, by pid, then in log order */
+    slotlane *sl;           /* runs moved to a pipeline-slot lane, by (pid, inv) */
+    size_t nsl;
+    size_t before_anchor;   /* host events before their process's first anchor */
+    uint64_t utc_sec;       /* the last second formatted, and its text */
+    char utc_text[24];
+    bool utc_valid;
     thr *thr;
     size_t nthr, capthr;
     /* (kind, a, b) -> index + 1, for processes (kind 0) and threads (kind 1) */
@@ -50,6 +88,7 @@ typedef struct tl {
     struct by_start *order; /* one records line's records in start order */
     size_t caporder;
     uint64_t flow_id;
+    uint32_t *rec_segs;     /* per pass: segment ids its records time (drawn from them, not the bind line) */
     bool span_multi;        /* some process wrote host spans from more than one thread */
     bool oom;
 } tl;
@@ -137,6 +176,8 @@ static void add_thr(tl *t, uint64_t pid, uint64_t tid)
     }
     t->thr[t->nthr].pid = pid;
     t->thr[t->nthr].tid = tid;
+    t->thr[t->nthr].real_tid = tid;
+    t->thr[t->nthr].slot = 0;
     t->nthr++;
     *s = (uint32_t)t->nthr;
     t->hn++;
@@ -150,6 +191,12 @@ static int cmp_bs(const void *a, const void *b)
     if (x->inv != y->inv)
         return x->inv < y->inv ? -1 : 1;
     return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static const ps_span *bind_span(tl *t, uint64_t pid, uint64_t inv)
@@ -198,21 +245,67 @@ static void ev_time(tl *t, uint64_t ts, uint64_t dur)
     jw_us(&t->w, dur);
 }
 
-static void arg_wall(tl *t, const proc *p, uint64_t mono)
+/* "2026-08-22T12:00:00.000000095Z": the date part is formatted once per
+ * second, the nanoseconds by hand (a trace has an event per few hundred
+ * bytes of log). */
+static void put_utc(tl *t, uint64_t wall)
 {
-    if (!p || !p->has_anchor)
+    uint64_t sec = wall / 1000000000u;
+    if (!t->utc_valid || sec != t->utc_sec) {
+        time_t ts = (time_t)sec;
+        struct tm tm;
+        if (!gmtime_r(&ts, &tm))
+            return;
+        snprintf(t->utc_text, sizeof t->utc_text, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        t->utc_sec = sec;
+        t->utc_valid = true;
+    }
+    char frac[12];
+    uint32_t ns = (uint32_t)(wall % 1000000000u);
+    frac[0] = '.';
+    for (int i = 9; i >= 1; i--, ns /= 10)
+        frac[i] = (char)('0' + ns % 10);
+    frac[10] = 'Z';
+    JW_LIT(&t->w, ",\"utc\":\"");
+    jw_raw(&t->w, t->utc_text, 19);
+    jw_raw(&t->w, frac, 11);
+    JW_LIT(&t->w, "\"");
+}
+
+/* wall_ns and utc of host time mono of a record at line: from the anchor in
+ * force there (the process's latest anchor at or before that line). An
+ * event before its process's first anchor gets neither: extrapolating a
+ * later anchor backwards would invent a time. */
+static void arg_wall(tl *t, const proc *p, size_t line, uint64_t mono)
+{
+    if (!p || !p->na)
         return;
+    size_t lo = 0, hi = p->na;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (t->anc[p->a0 + m]->line <= line)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    if (!lo) {
+        t->before_anchor++;
+        return;
+    }
+    const ps_anchor *a = t->anc[p->a0 + lo - 1];
     uint64_t wall;
-    if (mono >= p->mono) {
-        if (__builtin_add_overflow(p->wall, mono - p->mono, &wall))
+    if (mono >= a->mono) {
+        if (__builtin_add_overflow(a->wall, mono - a->mono, &wall))
             return;
     } else {
-        if (p->mono - mono > p->wall)
+        if (a->mono - mono > a->wall)
             return;
-        wall = p->wall - (p->mono - mono);
+        wall = a->wall - (a->mono - mono);
     }
     JW_LIT(&t->w, ",\"wall_ns\":");
     jw_u64str(&t->w, wall);
+    put_utc(t, wall);
 }
 
 /* A value a double holds exactly is a number; a larger one a string. */
@@ -256,17 +349,6 @@ static void arg_attrs(tl *t, const char *p, size_t n)
     }
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 /* Span names percent-encode bytes outside !..~ and % [ ] =. */
 static size_t decode_name(tl *t, lx_slice s)
 {
@@ -279,17 +361,7 @@ static size_t decode_name(tl *t, lx_slice s)
         t->nbuf = nb;
         t->nbufcap = s.n + 1;
     }
-    size_t k = 0;
-    for (size_t i = 0; i < s.n; i++) {
-        int hi, lo;
-        if (s.p[i] == '%' && i + 2 < s.n && (hi = hexval(s.p[i + 1])) >= 0 && (lo = hexval(s.p[i + 2])) >= 0) {
-            t->nbuf[k++] = (char)(hi * 16 + lo);
-            i += 2;
-        } else {
-            t->nbuf[k++] = s.p[i];
-        }
-    }
-    return k;
+    return lx_decode_name(s, t->nbuf);
 }
 
 static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char *name)
@@ -317,6 +389,196 @@ static void meta_sort(tl *t, uint64_t pid, uint64_t idx)
     JW_LIT(w, "}}");
 }
 
+static int cmp_dp(const void *a, const void *b)
+{
+    const devplace *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->inv < y->inv ? -1 : x->inv > y->inv;
+}
+
+static devplace *find_dp(tl *t, uint64_t pid, uint64_t inv)
+{
+    devplace key = {.pid = pid, .inv = inv};
+    return bsearch(&key, t->dp, t->ndp, sizeof *t->dp, cmp_dp);
+}
+
+/* Device-clock spans keep their own time base, which the host axis does
+ * not share (device_wall has ts=0: drawn as is, the axis ran from 0 to
+ * the host's uptime). Each invocation's are placed at the start of its
+ * chip.run.runner_run span instead, offset by their device ts. */
+static void place_device_spans(tl *t)
+{
+    ps_log *L = t->L;
+    size_t n = 0;
+    for (size_t i = 0; i < L->nspan; i++)
+        n += L->span[i].dev;
+    if (!n)
+        return;
+    t->dp = malloc(n * sizeof *t->dp);
+    if (!t->dp) {
+        t->oom = true;
+        return;
+    }
+    for (size_t i = 0; i < L->nspan; i++)
+        if (L->span[i].dev)
+            t->dp[t->ndp++] = (devplace){L->span[i].pid, L->span[i].inv, 0, UINT64_MAX, false};
+    qsort(t->dp, t->ndp, sizeof *t->dp, cmp_dp);
+    size_t k = 0;
+    for (size_t i = 0; i < t->ndp; i++)
+        if (!k || cmp_dp(&t->dp[k - 1], &t->dp[i]))
+            t->dp[k++] = t->dp[i];
+    t->ndp = k;
+    for (size_t i = 0; i < L->nspan; i++) {
+        const ps_span *s = &L->span[i];
+        devplace *d = find_dp(t, s->pid, s->inv);
+        if (!d)
+            continue;
+        if (s->dev && s->ts < d->dev_base)
+            d->dev_base = s->ts;
+        if (!s->dev && !d->has_host && s->depth == 1 && lx_slice_eq(s->name, "chip.run.runner_run")) {
+            d->has_host = true;
+            d->host_ts = s->ts;
+        }
+    }
+}
+
+static int cmp_sl(const void *a, const void *b)
+{
+    const slotlane *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->inv < y->inv ? -1 : x->inv > y->inv;
+}
+
+/* The lane an event of run (pid, inv) on thread tid is drawn on. */
+static uint64_t lane_of(const tl *t, uint64_t pid, uint64_t tid, uint64_t inv)
+{
+    if (!t->nsl)
+        return tid;
+    slotlane key = {.pid = pid, .inv = inv};
+    const slotlane *l = bsearch(&key, t->sl, t->nsl, sizeof *t->sl, cmp_sl);
+    return l && l->real_tid == tid ? l->tid : tid;
+}
+
+typedef struct rootkey {
+    uint64_t pid, tid, ts, end, inv;
+} rootkey;
+
+static int cmp_root(const void *a, const void *b)
+{
+    const rootkey *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Finds the threads whose runs overlap and gives each of their runs a
+ * slot lane; the lanes' tids follow every tid the log and records use. */
+static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
+{
+    ps_log *L = t->L;
+    size_t n = 0;
+    uint64_t maxtid = 0;
+    for (size_t i = 0; i < L->nspan; i++) {
+        const ps_span *s = &L->span[i];
+        n += !s->dev && s->depth == 0;
+        if (!s->dev && s->tid > maxtid)
+            maxtid = s->tid;
+    }
+    for (size_t r = 0; r < nrecs; r++)
+        for (size_t i = 0; i < recs[r].nrec; i++)
+            if (recs[r].rec[i].tid > maxtid)
+                maxtid = recs[r].rec[i].tid;
+    if (n < 2)
+        return;
+    rootkey *rk = malloc(n * sizeof *rk);
+    t->sl = malloc(n * sizeof *t->sl);
+    uint64_t *end = NULL;
+    size_t capend = 0;
+    if (!rk || !t->sl) {
+        free(rk);
+        t->oom = true;
+        return;
+    }
+    n = 0;
+    for (size_t i = 0; i < L->nspan; i++) {
+        const ps_span *s = &L->span[i];
+        if (!s->dev && s->depth == 0)
+            rk[n++] = (rootkey){s->pid, s->tid, s->ts, s->ts + s->dur < s->ts ? UINT64_MAX : s->ts + s->dur, s->inv};
+    }
+    qsort(rk, n, sizeof *rk, cmp_root);
+    uint64_t next = maxtid + 1;
+    for (size_t a = 0, b; a < n; a = b) {
+        bool overlap = false;
+        for (b = a + 1; b < n && rk[b].pid == rk[a].pid && rk[b].tid == rk[a].tid; b++)
+            overlap |= rk[b].ts < rk[b - 1].end;
+        if (!overlap)
+            continue;
+        /* interval partitioning: each run takes the first slot free at its start */
+        size_t nslots = 0;
+        uint64_t base = next;
+        for (size_t i = a; i < b; i++) {
+            size_t k = 0;
+            while (k < nslots && end[k] > rk[i].ts)
+                k++;
+            if (k == nslots) {
+                if (!vec_grow((void **)&end, &capend, nslots + 1, sizeof *end)) {
+                    t->oom = true;
+                    break;
+                }
+                nslots++;
+                next++;
+            }
+            end[k] = rk[i].end;
+            t->sl[t->nsl++] = (slotlane){rk[i].pid, rk[i].inv, rk[i].tid, base + k, (uint32_t)k + 1};
+        }
+    }
+    free(end);
+    free(rk);
+    qsort(t->sl, t->nsl, sizeof *t->sl, cmp_sl);
+    for (size_t i = 0; i < t->nsl; i++) {
+        add_thr(t, t->sl[i].pid, t->sl[i].tid);
+        for (size_t k = t->nthr; k-- > 0;)
+            if (t->thr[k].pid == t->sl[i].pid && t->thr[k].tid == t->sl[i].tid) {
+                t->thr[k].real_tid = t->sl[i].real_tid;
+                t->thr[k].slot = t->sl[i].slot;
+                break;
+            }
+    }
+}
+
+/* The device process's lane of a span name (1, 2, ...): names, not
+ * invocations, so that a rank's device lanes stay few and each holds one
+ * kind of span in sequence; the runs of a pipelined thread keep their
+ * slots apart here too, since their runner_runs overlap. */
+static uint64_t dev_lane(tl *t, lx_slice name, uint32_t slot)
+{
+    for (size_t i = 0; i < t->ndl; i++)
+        if (t->dl[i].slot == slot && t->dl[i].name.n == name.n &&
+            (t->dl[i].name.p == name.p || !memcmp(t->dl[i].name.p, name.p, name.n)))
+            return i + 1;
+    if (!vec_grow((void **)&t->dl, &t->capdl, t->ndl + 1, sizeof *t->dl)) {
+        t->oom = true;
+        return 0;
+    }
+    t->dl[t->ndl].name = name;
+    t->dl[t->ndl].slot = slot;
+    return ++t->ndl;
+}
+
+/* The pipeline slot of run (pid, inv); 0 when its thread is not split. */
+static uint32_t slot_of(const tl *t, uint64_t pid, uint64_t inv)
+{
+    if (!t->nsl)
+        return 0;
+    slotlane key = {.pid = pid, .inv = inv};
+    const slotlane *l = bsearch(&key, t->sl, t->nsl, sizeof *t->sl, cmp_sl);
+    return l ? l->slot : 0;
+}
+
 /* --- the parts of the trace -------------------------------------------- */
 
 static void emit_spans(tl *t)
@@ -328,19 +590,32 @@ static void emit_spans(tl *t)
         if (t->oom)
             return;
         if (s->dev) {
-            /* Device clock: its own lane and time base, never host time. */
+            /* Device clock: on its rank's device lane, at the start of its
+             * runner_run plus its offset on the device clock; never mapped
+             * to wall time. Without a runner_run it has no place: not drawn. */
+            const devplace *d = find_dp(t, s->pid, s->inv);
+            if (!d || !d->has_host) {
+                t->dev_unplaced++;
+                continue;
+            }
             proc *pr = find_proc(t, s->pid, false);
             if (pr)
                 pr->has_dev = true;
-            ev_begin(t, t->nbuf, nl, "device", dev_pid(s->pid), s->inv);
-            ev_time(t, s->ts, s->dur);
-            JW_LIT(&t->w, ",\"args\":{\"clock\":\"device\",\"host_pid\":");
+            uint64_t lane = dev_lane(t, s->name, slot_of(t, s->pid, s->inv));
+            ev_begin(t, t->nbuf, nl, "device", dev_pid(s->pid), lane);
+            uint64_t off = s->ts - d->dev_base;
+            ev_time(t, d->host_ts + off < d->host_ts ? UINT64_MAX : d->host_ts + off, s->dur);
+            JW_LIT(&t->w, ",\"args\":{\"clock\":\"device\",\"placed\":\"at the start of chip.run.runner_run\","
+                          "\"device_ts_ns\":");
+            jw_u64str(&t->w, s->ts);
+            JW_LIT(&t->w, ",\"host_pid\":");
             jw_u64(&t->w, s->pid);
             JW_LIT(&t->w, ",\"inv\":");
             jw_u64(&t->w, s->inv);
             t->rep->device_spans++;
         } else {
-            ev_begin(t, t->nbuf, nl, "span", s->pid, s->tid);
+            uint64_t lane = lane_of(t, s->pid, s->tid, s->inv);
+            ev_begin(t, t->nbuf, nl, "span", s->pid, lane);
             ev_time(t, s->ts, s->dur);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, s->inv);
@@ -349,13 +624,13 @@ static void emit_spans(tl *t)
             JW_LIT(&t->w, ",\"depth\":");
             jw_u64(&t->w, s->depth);
             proc *pr = find_proc(t, s->pid, false);
-            arg_wall(t, pr, s->ts);
+            arg_wall(t, pr, s->line, s->ts);
             if (pr && pr->has_span_tid && pr->span_tid != s->tid)
                 t->span_multi = true;
             else if (pr && !pr->has_span_tid)
                 pr->has_span_tid = true, pr->span_tid = s->tid;
             t->rep->spans++;
-            add_thr(t, s->pid, s->tid);
+            add_thr(t, s->pid, lane);
         }
         if (s->extra.n)
             arg_attrs(t, s->extra.p, s->extra.n);
@@ -432,11 +707,45 @@ static void emit_span_handoffs(tl *t)
          * together (an arrow binds to the slice around its time) */
         uint64_t at = c->ts == p->ts && p->dur > 1 ? c->ts + 1 : c->ts;
         uint64_t id = ++t->flow_id;
-        flow_end(t, 's', id, c->pid, p->tid, at);
-        flow_end(t, 'f', id, c->pid, c->tid, c->ts + c->dur / 2);
+        flow_end(t, 's', id, c->pid, lane_of(t, p->pid, p->tid, p->inv), at);
+        flow_end(t, 'f', id, c->pid, lane_of(t, c->pid, c->tid, c->inv), c->ts + c->dur / 2);
         t->rep->flows++;
     }
     free(ix);
+}
+
+/* The segments each pass's records time. Our runtime records every bind
+ * segment too: drawing the bind line's copy as well put each one twice on
+ * the same lane, one over the other. The records' intervals win. */
+static void note_record_segments(tl *t, const rc_file *recs, size_t nrecs)
+{
+    ps_log *L = t->L;
+    if (!nrecs || !L->npass)
+        return;
+    t->rec_segs = calloc(L->npass, sizeof *t->rec_segs);
+    if (!t->rec_segs) {
+        t->oom = true;
+        return;
+    }
+    for (size_t r = 0; r < nrecs; r++) {
+        const rc_file *f = &recs[r];
+        int seg[RC_MAX_PHASES];
+        for (int k = 0; k < f->nphase; k++) {
+            seg[k] = -1;
+            for (int s = 0; s < L->nseg; s++)
+                if (!strcmp(f->phase[k], L->segname[s]))
+                    seg[k] = s;
+        }
+        for (size_t i = 0; i < f->nline; i++) {
+            const rc_line *ln = &f->line[i];
+            const ps_pass *p = ps_find(L, ln->pid, ln->inv);
+            if (!p)
+                continue;
+            for (size_t k = 0; k < ln->n; k++)
+                if (seg[f->rec[ln->first + k].phase] >= 0)
+                    t->rec_segs[p - L->pass] |= 1u << seg[f->rec[ln->first + k].phase];
+        }
+    }
 }
 
 static void emit_passes(tl *t)
@@ -452,7 +761,7 @@ static void emit_passes(tl *t)
             continue;
         }
         const ps_span *bs = bind_span(t, p->pid, p->inv);
-        uint64_t tid = bs ? bs->tid : p->pid;
+        uint64_t tid = bs ? lane_of(t, p->pid, bs->tid, p->inv) : p->pid;
         if (!bs) {
             t->rep->pass_nospan++;
             dg_add(t->warn, "%s:%zu: bind pass %s has no chip.run.bind span; its segments are drawn on thread %" PRIu64,
@@ -460,15 +769,16 @@ static void emit_passes(tl *t)
             add_thr(t, p->pid, tid);
         }
         const proc *pr = find_proc(t, p->pid, false);
+        uint32_t from_records = t->rec_segs ? t->rec_segs[i] : 0;
         for (int s = 0; s < L->nseg; s++) {
-            if (!(p->present & (1u << s)))
+            if (!(p->present & (1u << s)) || (from_records & (1u << s)))
                 continue;
             uint64_t start = ps_start(L, p, s);
             ev_begin(t, L->segname[s], strlen(L->segname[s]), "bind", p->pid, tid);
             ev_time(t, start, ps_get(L, p, s).dur);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, p->inv);
-            arg_wall(t, pr, start);
+            arg_wall(t, pr, ps_get(L, p, s).line, start);
             ps_text at = ps_seg_attr(L, p, s);
             if (at.n)
                 arg_attrs(t, at.p, at.n);
@@ -547,8 +857,8 @@ static void emit_handoffs(tl *t, const rc_file *f, const rc_line *ln)
         if (a->tid == b->tid || a->end > b->start)
             continue;
         uint64_t id = ++t->flow_id;
-        flow_end(t, 's', id, ln->pid, a->tid, mid(a));
-        flow_end(t, 'f', id, ln->pid, b->tid, mid(b));
+        flow_end(t, 's', id, ln->pid, lane_of(t, ln->pid, a->tid, ln->inv), mid(a));
+        flow_end(t, 'f', id, ln->pid, lane_of(t, ln->pid, b->tid, ln->inv), mid(b));
         t->rep->flows++;
     }
 }
@@ -608,19 +918,20 @@ static void emit_records(tl *t, const rc_file *f)
                     JW_LIT(&t->w, ",\"args\":{\"inv\":");
                     jw_u64(&t->w, ln->inv);
                     JW_LIT(&t->w, ",\"note\":\"host_orch of the bind thread, repeated on this thread\"");
-                    arg_wall(t, pr, o0);
+                    arg_wall(t, pr, bs->line, o0);
                     JW_LIT(&t->w, "}}");
                 }
             }
-            add_thr(t, ln->pid, x->tid);
+            uint64_t lane = lane_of(t, ln->pid, x->tid, ln->inv);
+            add_thr(t, ln->pid, lane);
             const char *ph = f->phase[x->phase];
-            ev_begin(t, ph, strlen(ph), "op", ln->pid, x->tid);
+            ev_begin(t, ph, strlen(ph), "op", ln->pid, lane);
             ev_time(t, x->start, x->end - x->start);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, ln->inv);
             JW_LIT(&t->w, ",\"detail\":");
             put_num(&t->w, x->detail);
-            arg_wall(t, pr, x->start);
+            arg_wall(t, pr, bs->line, x->start);
             if (x->start < b0 || x->end > b1) {
                 outside++;
                 JW_LIT(&t->w, ",\"outside_bind_span\":true");
@@ -655,19 +966,25 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
 
     /* processes in order of first appearance: anchors, spans, passes, records */
     for (size_t i = 0; i < L->nanchor; i++) {
-        const ps_anchor *a = &L->anchor[i];
-        proc *p = find_proc(&t, a->pid, true);
+        proc *p = find_proc(&t, L->anchor[i].pid, true);
         if (!p)
             break;
-        if (!p->has_anchor) {
-            p->has_anchor = true;
-            p->mono = a->mono;
-            p->wall = a->wall;
-            p->anchor_line = a->line;
-        } else if (p->mono != a->mono || p->wall != a->wall) {
-            dg_add(warn, "%s:%zu: a second, different clock anchor for pid=%" PRIu64 " (the first is at line %zu); the first is used",
-                   L->path, a->line, a->pid, p->anchor_line);
-        }
+        p->has_anchor = true;
+        p->na++;
+    }
+    /* each process's anchors, in log order: the one in force at a record
+     * is the latest before it (a process may anchor again) */
+    t.anc = malloc((L->nanchor ? L->nanchor : 1) * sizeof *t.anc);
+    if (!t.anc)
+        t.oom = true;
+    for (size_t i = 0, at = 0; t.anc && i < t.nproc; i++) {
+        t.proc[i].a0 = at;
+        at += t.proc[i].na;
+        t.proc[i].na = 0;
+    }
+    for (size_t i = 0; t.anc && i < L->nanchor; i++) {
+        proc *p = find_proc(&t, L->anchor[i].pid, false);
+        t.anc[p->a0 + p->na++] = &L->anchor[i];
     }
     for (size_t i = 0; i < L->nspan; i++)
         find_proc(&t, L->span[i].pid, true);
@@ -697,9 +1014,16 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
             t.bs[t.nbs++] = (bspan){L->span[i].pid, L->span[i].inv, i};
     qsort(t.bs, t.nbs, sizeof *t.bs, cmp_bs);
 
+    place_device_spans(&t);
+    split_pipelined(&t, recs, nrecs);
     JW_LIT(&t.w, "{\"traceEvents\":[");
     emit_spans(&t);
+    if (t.dev_unplaced)
+        dg_add(warn, "%s: %zu device-clock spans have no chip.run.runner_run span in their invocation; not drawn "
+                     "(their ts is on the device clock, which the host axis does not share)",
+               L->path, t.dev_unplaced);
     emit_span_handoffs(&t);
+    note_record_segments(&t, recs, nrecs);
     emit_passes(&t);
     for (size_t r = 0; r < nrecs; r++) {
         emit_records(&t, &recs[r]);
@@ -707,27 +1031,53 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     }
 
     char name[160];
-    for (size_t i = 0; i < t.nproc; i++) {
+    /* ranks as hbg run numbers them: it forks rank 0 first, so by ascending
+     * pid, not by which rank happened to write first */
+    uint64_t *by_pid = malloc((t.nproc ? t.nproc : 1) * sizeof *by_pid);
+    if (!by_pid)
+        t.oom = true;
+    for (size_t i = 0; by_pid && i < t.nproc; i++)
+        by_pid[i] = t.proc[i].pid;
+    if (by_pid)
+        qsort(by_pid, t.nproc, sizeof *by_pid, cmp_pid);
+    for (size_t i = 0; by_pid && i < t.nproc; i++) {
         const proc *p = &t.proc[i];
-        snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ")%s", i, p->pid,
+        size_t k = (size_t)((const uint64_t *)bsearch(&p->pid, by_pid, t.nproc, sizeof *by_pid, cmp_pid) - by_pid);
+        snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ")%s", k, p->pid,
                  p->has_anchor ? "" : " - no clock anchor");
         meta(&t, "process_name", p->pid, 0, name);
-        meta_sort(&t, p->pid, 2 * i);
+        meta_sort(&t, p->pid, 2 * k);
         if (!p->has_anchor) {
             rep->pids_no_anchor++;
             dg_add(warn, "%s: pid=%" PRIu64 " has no [CLOCK_ANCHOR]; its events carry no wall_ns", L->path, p->pid);
         }
         if (p->has_dev) {
-            snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ") device clock: own time base, not host time", i,
+            snprintf(name, sizeof name,
+                     "rank %zu (pid %" PRIu64 ") device: device-clock spans, placed at the start of runner_run", k,
                      p->pid);
             meta(&t, "process_name", dev_pid(p->pid), 0, name);
-            meta_sort(&t, dev_pid(p->pid), 2 * i + 1);
+            meta_sort(&t, dev_pid(p->pid), 2 * k + 1);
         }
     }
+    free(by_pid);
     for (size_t i = 0; i < t.nthr; i++) {
-        snprintf(name, sizeof name, "tid %" PRIu64, t.thr[i].tid);
+        if (t.thr[i].slot)
+            snprintf(name, sizeof name, "pipeline slot %u (tid %" PRIu64 ")", t.thr[i].slot, t.thr[i].real_tid);
+        else
+            snprintf(name, sizeof name, "tid %" PRIu64, t.thr[i].tid);
         meta(&t, "thread_name", t.thr[i].pid, t.thr[i].tid, name);
     }
+    for (size_t i = 0; i < t.nproc; i++)
+        for (size_t k = 0; t.proc[i].has_dev && k < t.ndl; k++) {
+            size_t nl = decode_name(&t, t.dl[k].name);
+            if (t.oom)
+                break;
+            if (t.dl[k].slot)
+                snprintf(name, sizeof name, "%.*s (pipeline slot %u)", (int)nl, t.nbuf, t.dl[k].slot);
+            else
+                snprintf(name, sizeof name, "%.*s", (int)nl, t.nbuf);
+            meta(&t, "thread_name", dev_pid(t.proc[i].pid), k + 1, name);
+        }
     JW_LIT(&t.w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline\",\"log\":");
     jw_str(&t.w, L->path, strlen(L->path));
     JW_LIT(&t.w, ",\"stamp\":");
@@ -735,7 +1085,25 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         jw_str(&t.w, L->stamp.p, L->stamp.n);
     else
         JW_LIT(&t.w, "null");
-    JW_LIT(&t.w, "}}\n");
+    JW_LIT(&t.w, ",\"clockAnchors\":[");
+    for (size_t i = 0; i < L->nanchor; i++) {
+        const ps_anchor *a = &L->anchor[i];
+        jw_lit(&t.w, i ? ",{\"pid\":" : "{\"pid\":");
+        jw_u64(&t.w, a->pid);
+        JW_LIT(&t.w, ",\"line\":");
+        jw_u64(&t.w, a->line);
+        JW_LIT(&t.w, ",\"mono_ns\":");
+        jw_u64str(&t.w, a->mono);
+        JW_LIT(&t.w, ",\"wall_ns\":");
+        jw_u64str(&t.w, a->wall);
+        t.utc_valid = false;
+        put_utc(&t, a->wall);
+        JW_LIT(&t.w, "}");
+    }
+    JW_LIT(&t.w, "]}}\n");
+    if (t.before_anchor)
+        dg_add(warn, "%s: %zu events precede their process's first clock anchor; they carry no wall_ns", L->path,
+               t.before_anchor);
     bool ok = jw_flush(&t.w);
     jw_free(&t.w);
     free(t.bs);
@@ -743,6 +1111,11 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.thr);
     free(t.nbuf);
     free(t.order);
+    free(t.rec_segs);
+    free(t.dp);
+    free(t.dl);
+    free(t.anc);
+    free(t.sl);
     free(t.hk);
     free(t.hv);
     if (t.oom)

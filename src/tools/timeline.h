@@ -3,7 +3,8 @@
  *
  * Lanes: one process per rank pid (its host threads as threads), and one
  * separate process per rank for device-clock spans (pid + TL_DEVICE_PID_BASE),
- * whose ts stays on the device's own time base. Host ts/dur are CLOCK_MONOTONIC
+ * each placed at the start of its invocation's runner_run span, since the
+ * device clock is not the host's. Host ts/dur are CLOCK_MONOTONIC
  * in microseconds with exact three-decimal fractions; each host event's
  * args.wall_ns is the epoch time from its process's clock anchor, as a
  * decimal string. */

@@ -1,0 +1,256 @@
+/* hbg spans: what a log's [STRACE] spans say, per callable, per round and
+ * as a call tree; the pipelining check; per-operation tails of records.
+ * Documentation: docs/spans.md. Exit: 0 printed (or the overlap held),
+ * 1 nothing to show or the overlap assertion failed, 2 usage or unreadable
+ * input. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/spans_out.h"
+#include "tools/records.h"
+#include "tools/spans.h"
+#include "tools/text.h"
+
+#define MAX_RECORDS_FILES 64
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hbg spans LOG [--view tpot|rounds|tree|ops] [--format table|json|csv]\n"
+            "                 [--records FILE]... [--assert-overlap A,B [--hidden]]\n\n"
+            "Groups LOG's [STRACE] spans into invocations (one (pid, inv): one run of a\n"
+            "callable, named by its hid) and prints one view of them:\n"
+            "  tpot    per callable (the most frequent is decode, one seen once prefill):\n"
+            "          each span name's min / median / max / mean per invocation\n"
+            "  rounds  one row per invocation of the decode callable per rank: host wall,\n"
+            "          device wall, effective, orch, sched; min / median / trimmed mean\n"
+            "          over warm rounds (each rank's first round is cold, never counted)\n"
+            "  tree    per callable, the call tree rebuilt from depth: each node's median\n"
+            "          and share of its parent, its untimed remainder as its own row\n"
+            "  ops     per-operation tails of --records only\n"
+            "Ranks are numbered as hbg run numbers them (ascending pid). Reads logs of hbg\n"
+            "and of the original runtime. LOG '-' is standard input. Documentation:\n"
+            "docs/spans.md.\n\n"
+            "  --view V            tpot (default), rounds, tree or ops\n"
+            "  --format F          table (default), json or csv\n"
+            "  --records FILE      a host_phase_records.jsonl (repeatable): per operation kind\n"
+            "                      count, min / median / p99 / max, and the share of host_orch\n"
+            "                      no record covers\n"
+            "  --assert-overlap A,B  check that, for adjacent invocations of each rank, span A\n"
+            "                      of N+1 starts before span B of N ends (and ends after it\n"
+            "                      starts), and that B of N+1 starts no earlier than B of N\n"
+            "  --hidden            with --assert-overlap: A of N+1 must also end inside B of N\n"
+            "  -h, --help          this text\n\n"
+            "exit status: 0 printed (with --assert-overlap: every pair held), 1 no spans, or\n"
+            "the assertion failed or had no pair to check, 2 usage error or unreadable input\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "hbg spans: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see hbg spans --help)\n");
+    return 2;
+}
+
+typedef struct args {
+    so_view view;
+    so_format fmt;
+    const char *rpath[MAX_RECORDS_FILES];
+    size_t nr;
+    char *overlap;          /* "A,B" split in place */
+    const char *a, *b;
+    bool hidden;
+    const char *log;
+} args;
+
+static int parse_args(int argc, char **argv, args *a)
+{
+    static const struct option opts[] = {{"view", required_argument, NULL, 'v'},
+                                         {"format", required_argument, NULL, 'F'},
+                                         {"records", required_argument, NULL, 'r'},
+                                         {"assert-overlap", required_argument, NULL, 'o'},
+                                         {"hidden", no_argument, NULL, 'H'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    memset(a, 0, sizeof *a);
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'v':
+            if (!so_parse_view(optarg, &a->view))
+                return usage_error("--view expects tpot, rounds, tree or ops, got '%s'", optarg);
+            break;
+        case 'F':
+            if (!so_parse_format(optarg, &a->fmt))
+                return usage_error("--format expects table, json or csv, got '%s'", optarg);
+            break;
+        case 'r':
+            if (a->nr == MAX_RECORDS_FILES)
+                return usage_error("at most %s --records files", "64");
+            a->rpath[a->nr++] = optarg;
+            break;
+        case 'o': a->overlap = optarg; break;
+        case 'H': a->hidden = true; break;
+        case 'h': usage(stdout); return 0;
+        default: return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 1)
+        return usage_error("expected exactly one LOG%s", "");
+    a->log = argv[optind];
+    if (a->overlap) {
+        char *comma = strchr(a->overlap, ',');
+        if (!comma || comma == a->overlap || !comma[1] || strchr(comma + 1, ','))
+            return usage_error("--assert-overlap expects two span names A,B, got '%s'", a->overlap);
+        *comma = 0;
+        a->a = a->overlap;
+        a->b = comma + 1;
+    }
+    if (a->hidden && !a->overlap)
+        return usage_error("--hidden needs --assert-overlap A,B%s", "");
+    if (a->view == SO_OPS && !a->nr)
+        return usage_error("--view ops needs --records FILE%s", "");
+    return -1;
+}
+
+static void print_warnings(const dg_list *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        fprintf(stderr, "hbg spans: warning: %s\n", w->msg[i]);
+    if (w->suppressed)
+        fprintf(stderr, "hbg spans: warning: %zu more warnings not shown\n", w->suppressed);
+}
+
+/* The records files, parsed; a file that cannot be read is an error. */
+static int load_records(const args *a, tx_file *rf, rc_file *recs, size_t *nloaded, size_t *nparsed,
+                        dg_list *warn)
+{
+    char err[512];
+    for (; *nloaded < a->nr; (*nloaded)++)
+        if (tx_load(a->rpath[*nloaded], &rf[*nloaded], err, sizeof err) != HBG_OK) {
+            fprintf(stderr, "hbg spans: %s\n", err);
+            return 2;
+        }
+    for (; *nparsed < a->nr; (*nparsed)++)
+        if (rc_parse(&recs[*nparsed], a->rpath[*nparsed], rf[*nparsed].data, rf[*nparsed].len, warn) != HBG_OK) {
+            (*nparsed)++;
+            fprintf(stderr, "hbg spans: %s: out of memory\n", a->rpath[*nparsed - 1]);
+            return 2;
+        }
+    return 0;
+}
+
+static int run(const args *a, ps_log *L, sp_set *S, const rc_file *recs, dg_list *warn)
+{
+    so_ctx o = {.L = L, .S = S, .fmt = a->fmt, .view = a->view, .warn = warn, .recs = recs, .nrecs = a->nr};
+    sp_ops ops;
+    if (a->nr) {
+        if (sp_op_tails(L, recs, a->nr, &ops, warn) != HBG_OK) {
+            fprintf(stderr, "hbg spans: out of memory\n");
+            return 2;
+        }
+        o.ops = &ops;
+    }
+    if (a->overlap) {
+        sp_overlap ov;
+        char err[512];
+        hbg_status st = sp_check_overlap(S, a->a, a->b, a->hidden, &ov, err, sizeof err);
+        if (st != HBG_OK) {
+            fprintf(stderr, "hbg spans: %s: %s\n", L->path, err);
+            sp_overlap_free(&ov);
+            return 2;
+        }
+        print_warnings(&L->warn);
+        print_warnings(&S->warn);
+        print_warnings(warn);
+        int rc = so_overlap(&o, &ov, a->a, a->b, a->hidden);
+        sp_overlap_free(&ov);
+        return rc;
+    }
+    if (so_view_out(&o) != HBG_OK) {
+        fprintf(stderr, "hbg spans: out of memory\n");
+        return 2;
+    }
+    return 0;
+}
+
+int hbg_cmd_spans(int argc, char **argv)
+{
+    args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    rc = 0;
+    const char *path;
+    char err[512];
+    int fd = tx_open_log(a.log, &path, err, sizeof err);
+    if (fd < 0) {
+        fprintf(stderr, "hbg spans: %s\n", err);
+        return 2;
+    }
+    tx_file rf[MAX_RECORDS_FILES];
+    rc_file recs[MAX_RECORDS_FILES];
+    size_t nloaded = 0, nparsed = 0;
+    dg_list warn;
+    dg_init(&warn, 1000);
+    ps_log L;
+    sp_set S;
+    bool have_log = false, have_set = false;
+    rc = load_records(&a, rf, recs, &nloaded, &nparsed, &warn);
+    if (rc) {
+        close(fd);
+        goto done;
+    }
+    ps_options po = {.keep_first = true, .keep_spans = true};
+    hbg_status rs = ps_read_fd(&L, path, fd, &po, err, sizeof err);
+    close(fd);
+    have_log = true;
+    if (rs != HBG_OK) {
+        fprintf(stderr, "hbg spans: %s\n", err);
+        rc = 2;
+        goto done;
+    }
+    if (sp_build(&S, &L) != HBG_OK) {
+        fprintf(stderr, "hbg spans: %s: out of memory\n", path);
+        rc = 2;
+        goto done;
+    }
+    have_set = true;
+    if (S.ninv == 0 && a.view != SO_OPS) {
+        print_warnings(&L.warn);
+        print_warnings(&S.warn);
+        if (L.ntorn)
+            fprintf(stderr, "hbg spans: %s: none of its %zu [STRACE] records is whole (see the warnings)\n", path,
+                    L.ntorn);
+        else
+            fprintf(stderr, "hbg spans: %s has no [STRACE] spans (they are written at the default log level, "
+                            "timing; HBG_LOG_LEVEL=warn or higher silences them)\n",
+                    path);
+        rc = 1;
+        goto done;
+    }
+    rc = run(&a, &L, &S, recs, &warn);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "hbg spans: cannot write the output\n");
+        rc = 2;
+    }
+done:
+    for (size_t i = 0; i < nparsed; i++)
+        rc_free(&recs[i]);
+    for (size_t i = 0; i < nloaded; i++)
+        tx_close(&rf[i]);
+    if (have_set)
+        sp_free(&S);
+    if (have_log)
+        ps_free(&L);
+    dg_free(&warn);
+    return rc;
+}

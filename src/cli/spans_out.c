@@ -1,0 +1,720 @@
+/* `hbg spans` output. Tables for people, one JSON object or one CSV table
+ * for scripts; every figure is integer nanoseconds except means (one
+ * decimal) and shares. */
+#include "cli/spans_out.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/jw.h"
+
+bool so_parse_view(const char *s, so_view *v)
+{
+    static const char *const names[] = {"tpot", "rounds", "tree", "ops"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, names[i])) {
+            *v = (so_view)i;
+            return true;
+        }
+    return false;
+}
+
+bool so_parse_format(const char *s, so_format *f)
+{
+    static const char *const names[] = {"table", "json", "csv"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, names[i])) {
+            *f = (so_format)i;
+            return true;
+        }
+    return false;
+}
+
+/* --- small pieces ----------------------------------------------------------- */
+
+/* A decoded span name (malloc'd, NUL-terminated; "" when out of memory). */
+static char *name_of(lx_slice s)
+{
+    char *b = malloc(s.n + 1);
+    if (!b)
+        return calloc(1, 1);
+    b[lx_decode_name(s, b)] = 0;
+    return b;
+}
+
+/* Text for a terminal or a CSV cell: control bytes, and in CSV the comma
+ * and quote, become '?'. */
+static void put_clean(FILE *f, const char *s, size_t n, bool csv)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        fputc(c < 0x20 || c == 0x7f || (csv && (c == ',' || c == '"')) ? '?' : c, f);
+    }
+}
+
+static void jstr(jw *w, const char *s)
+{
+    jw_str(w, s, strlen(s));
+}
+
+static void jslice(jw *w, lx_slice s)
+{
+    jw_str(w, s.p, s.n);
+}
+
+static void jdouble(jw *w, double v, const char *fmt)
+{
+    char b[64];
+    snprintf(b, sizeof b, fmt, v);
+    jw_lit(w, b);
+}
+
+static void ji64(jw *w, int64_t v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%" PRId64, v);
+    jw_lit(w, b);
+}
+
+static void jstat(jw *w, const sp_stat *s, bool with_minmax)
+{
+    char med[48];
+    jw_lit(w, "\"n\": ");
+    jw_u64(w, s->n);
+    if (!s->n) {
+        jw_lit(w, ", \"median_ns\": null");
+        return;
+    }
+    if (with_minmax) {
+        jw_lit(w, ", \"min_ns\": ");
+        ji64(w, s->min);
+    }
+    jw_lit(w, ", \"median_ns\": ");
+    jw_lit(w, sp_med_str(s, med, sizeof med));
+    if (with_minmax) {
+        jw_lit(w, ", \"max_ns\": ");
+        ji64(w, s->max);
+    }
+    jw_lit(w, ", \"mean_ns\": ");
+    jdouble(w, s->mean, "%.1f");
+}
+
+static const char *rank_list(const sp_set *S, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < S->nrank && k + 48 < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%zu = pid %" PRIu64, i ? ", " : "", i, S->rank_pid[i]);
+    if (S->nrank && k + 48 >= n)
+        snprintf(buf + k, n - k, ", ...");
+    return buf;
+}
+
+static void table_head(const so_ctx *o)
+{
+    const ps_log *L = o->L;
+    const sp_set *S = o->S;
+    char rl[1024];
+    printf("log     %s\n", L->path);
+    if (L->has_stamp) {
+        printf("stamp   ");
+        put_clean(stdout, L->stamp.p, L->stamp.n, false);
+        printf("\n");
+    } else {
+        printf("stamp   none: this log has no [stamp] line, so nothing in it records the command and commit\n");
+    }
+    printf("spans   %zu in %zu invocation%s of %zu callable%s\n", S->nspan, S->ninv, S->ninv == 1 ? "" : "s",
+           S->ncall, S->ncall == 1 ? "" : "s");
+    printf("ranks   %s (numbered as hbg run numbers them: by ascending pid)\n", rank_list(S, rl, sizeof rl));
+}
+
+static void callable_head(const sp_callable *c, const char *what)
+{
+    printf("\ncallable %.*s%s%s%s: %zu invocation%s on %zu rank%s%s\n", (int)c->hid.n, c->hid.p, c->label[0] ? " (" : "",
+           c->label, c->label[0] ? ")" : "", c->ninv, c->ninv == 1 ? "" : "s", c->nrank, c->nrank == 1 ? "" : "s",
+           what);
+}
+
+static void json_head(const so_ctx *o, jw *w, const char *view)
+{
+    const ps_log *L = o->L;
+    const sp_set *S = o->S;
+    jw_lit(w, "{\"log\": ");
+    jstr(w, L->path);
+    jw_lit(w, ", \"stamp\": ");
+    if (L->has_stamp)
+        jw_str(w, L->stamp.p, L->stamp.n);
+    else
+        jw_lit(w, "null");
+    jw_lit(w, ", \"view\": ");
+    jstr(w, view);
+    jw_lit(w, ", \"spans\": ");
+    jw_u64(w, S->nspan);
+    jw_lit(w, ", \"invocations\": ");
+    jw_u64(w, S->ninv);
+    jw_lit(w, ", \"ranks\": [");
+    for (size_t i = 0; i < S->nrank; i++) {
+        jw_lit(w, i ? ", {\"rank\": " : "{\"rank\": ");
+        jw_u64(w, i);
+        jw_lit(w, ", \"pid\": ");
+        jw_u64(w, S->rank_pid[i]);
+        jw_lit(w, "}");
+    }
+    jw_lit(w, "]");
+}
+
+static void json_callable(jw *w, const sp_callable *c)
+{
+    jw_lit(w, "{\"hid\": ");
+    jslice(w, c->hid);
+    jw_lit(w, ", \"label\": ");
+    jstr(w, c->label);
+    jw_lit(w, ", \"invocations\": ");
+    jw_u64(w, c->ninv);
+    jw_lit(w, ", \"ranks\": ");
+    jw_u64(w, c->nrank);
+}
+
+static void json_tail(const so_ctx *o, jw *w)
+{
+    const dg_list *lists[3] = {&o->L->warn, &o->S->warn, o->warn};
+    jw_lit(w, ", \"warnings\": [");
+    size_t k = 0;
+    for (int l = 0; l < 3; l++)
+        for (size_t i = 0; i < lists[l]->n; i++) {
+            if (k++)
+                jw_lit(w, ", ");
+            jstr(w, lists[l]->msg[i]);
+        }
+    jw_lit(w, "]}\n");
+}
+
+static void print_warnings(const so_ctx *o)
+{
+    const dg_list *lists[3] = {&o->L->warn, &o->S->warn, o->warn};
+    for (int l = 0; l < 3; l++) {
+        for (size_t i = 0; i < lists[l]->n; i++)
+            fprintf(stderr, "hbg spans: warning: %s\n", lists[l]->msg[i]);
+        if (lists[l]->suppressed)
+            fprintf(stderr, "hbg spans: warning: %zu more warnings not shown\n", lists[l]->suppressed);
+    }
+}
+
+/* --- tpot ------------------------------------------------------------------ */
+
+static hbg_status tpot(const so_ctx *o, jw *w)
+{
+    const sp_set *S = o->S;
+    if (o->fmt == SO_CSV)
+        printf("callable,label,stage,clock,depth,n,min_ns,median_ns,max_ns,mean_ns\n");
+    if (o->fmt == SO_JSON)
+        jw_lit(w, ", \"callables\": [");
+    for (size_t c = 0; c < S->ncall; c++) {
+        const sp_callable *cl = &S->call[c];
+        sp_stage *st;
+        size_t n;
+        if (sp_tpot(S, c, &st, &n) != HBG_OK)
+            return HBG_E_NOMEM;
+        if (o->fmt == SO_TABLE) {
+            callable_head(cl, "");
+            printf("%-44s %-6s %5s %15s %17s %15s %17s\n", "stage", "clock", "n", "min_ns", "median_ns", "max_ns",
+                   "mean_ns");
+        } else if (o->fmt == SO_JSON) {
+            jw_lit(w, c ? ", " : "");
+            json_callable(w, cl);
+            jw_lit(w, ", \"stages\": [");
+        }
+        for (size_t i = 0; i < n; i++) {
+            char *nm = name_of(st[i].name), med[48];
+            const sp_stat *x = &st[i].st;
+            sp_med_str(x, med, sizeof med);
+            if (o->fmt == SO_TABLE) {
+                printf("%*s", (int)(2 * (st[i].depth < 8 ? st[i].depth : 8)), "");
+                put_clean(stdout, nm, strlen(nm), false);
+                int pad = 44 - (int)(2 * (st[i].depth < 8 ? st[i].depth : 8)) - (int)strlen(nm);
+                printf("%*s %-6s %5zu %15" PRId64 " %17s %15" PRId64 " %17.1f\n", pad > 0 ? pad : 0, "",
+                       st[i].dev ? "device" : "host", x->n, x->min, med, x->max, x->mean);
+            } else if (o->fmt == SO_CSV) {
+                printf("%.*s,%s,", (int)cl->hid.n, cl->hid.p, cl->label);
+                put_clean(stdout, nm, strlen(nm), true);
+                printf(",%s,%u,%zu,%" PRId64 ",%s,%" PRId64 ",%.1f\n", st[i].dev ? "device" : "host", st[i].depth,
+                       x->n, x->min, med, x->max, x->mean);
+            } else {
+                jw_lit(w, i ? ", {\"name\": " : "{\"name\": ");
+                jstr(w, nm);
+                jw_lit(w, st[i].dev ? ", \"clock\": \"device\", \"depth\": " : ", \"clock\": \"host\", \"depth\": ");
+                jw_u64(w, st[i].depth);
+                jw_lit(w, ", ");
+                jstat(w, x, true);
+                jw_lit(w, "}");
+            }
+            free(nm);
+        }
+        if (o->fmt == SO_JSON)
+            jw_lit(w, "]}");
+        free(st);
+    }
+    if (o->fmt == SO_JSON)
+        jw_lit(w, "]");
+    return HBG_OK;
+}
+
+/* --- tree ------------------------------------------------------------------ */
+
+/* A node's median over its parent's; false when it has no parent or the
+ * parent's median is not positive. */
+static bool share_of(const sp_node *rows, size_t i, double *share)
+{
+    if (rows[i].parent == SIZE_MAX)
+        return false;
+    double p = sp_med_val(&rows[rows[i].parent].st);
+    if (p <= 0)
+        return false;
+    *share = sp_med_val(&rows[i].st) / p;
+    return true;
+}
+
+static hbg_status tree(const so_ctx *o, jw *w)
+{
+    const sp_set *S = o->S;
+    if (o->fmt == SO_CSV)
+        printf("callable,label,node,depth,clock,n,median_ns,mean_ns,share\n");
+    if (o->fmt == SO_JSON)
+        jw_lit(w, ", \"callables\": [");
+    for (size_t c = 0; c < S->ncall; c++) {
+        const sp_callable *cl = &S->call[c];
+        sp_node *rows;
+        size_t n, orphans;
+        if (sp_tree(S, c, &rows, &n, &orphans) != HBG_OK)
+            return HBG_E_NOMEM;
+        if (orphans)
+            fprintf(stderr,
+                    "hbg spans: warning: %s: callable %.*s: %zu spans skip a depth or have no parent span; drawn "
+                    "under the span that ended around them, or as roots\n",
+                    o->L->path, (int)cl->hid.n, cl->hid.p, orphans);
+        if (o->fmt == SO_TABLE) {
+            callable_head(cl, "");
+            printf("%-52s %-6s %5s %17s %8s\n", "node", "clock", "n", "median_ns", "share");
+        } else if (o->fmt == SO_JSON) {
+            jw_lit(w, c ? ", " : "");
+            json_callable(w, cl);
+            jw_lit(w, ", \"nodes\": [");
+        }
+        for (size_t i = 0; i < n; i++) {
+            const sp_node *r = &rows[i];
+            char *nm = r->untimed ? NULL : name_of(r->name), med[48], sh[32] = "-";
+            const char *label = r->untimed ? "(untimed)" : nm;
+            const char *clock = r->untimed ? "" : r->dev ? "device" : "host";
+            double share = 0;
+            bool has_share = share_of(rows, i, &share);
+            sp_med_str(&r->st, med, sizeof med);
+            if (has_share)
+                snprintf(sh, sizeof sh, "%.1f%%", 100.0 * share);
+            if (o->fmt == SO_TABLE) {
+                int ind = (int)(2 * (r->depth < 10 ? r->depth : 10));
+                printf("%*s", ind, "");
+                put_clean(stdout, label, strlen(label), false);
+                int pad = 52 - ind - (int)strlen(label);
+                printf("%*s %-6s %5zu %17s %8s\n", pad > 0 ? pad : 0, "", clock, r->st.n, med, sh);
+            } else if (o->fmt == SO_CSV) {
+                printf("%.*s,%s,", (int)cl->hid.n, cl->hid.p, cl->label);
+                put_clean(stdout, label, strlen(label), true);
+                printf(",%u,%s,%zu,%s,%.1f,", r->depth, clock, r->st.n, med, r->st.mean);
+                if (has_share)
+                    printf("%.4f", share);
+                printf("\n");
+            } else {
+                jw_lit(w, i ? ", {\"name\": " : "{\"name\": ");
+                jstr(w, label);
+                jw_lit(w, ", \"untimed\": ");
+                jw_lit(w, r->untimed ? "true" : "false");
+                jw_lit(w, ", \"depth\": ");
+                jw_u64(w, r->depth);
+                jw_lit(w, ", \"clock\": ");
+                if (r->untimed)
+                    jw_lit(w, "null");
+                else
+                    jstr(w, clock);
+                jw_lit(w, ", ");
+                jstat(w, &r->st, false);
+                jw_lit(w, ", \"share\": ");
+                if (has_share)
+                    jdouble(w, share, "%.4f");
+                else
+                    jw_lit(w, "null");
+                jw_lit(w, "}");
+            }
+            free(nm);
+        }
+        if (o->fmt == SO_JSON)
+            jw_lit(w, "]}");
+        free(rows);
+    }
+    if (o->fmt == SO_JSON)
+        jw_lit(w, "]");
+    return HBG_OK;
+}
+
+/* --- rounds ---------------------------------------------------------------- */
+
+static void cell(const sp_round *r, int k, char *b, size_t n)
+{
+    if (r->has & (1u << k))
+        snprintf(b, n, "%" PRId64, r->val[k]);
+    else
+        snprintf(b, n, "-");
+}
+
+static void rounds_table(const so_ctx *o, const sp_callable *cl, const sp_round *r, size_t n, unsigned cols,
+                         const sp_stat *sum)
+{
+    char b[64], utc[48];
+    size_t ncold = 0;
+    for (size_t i = 0; i < n; i++)
+        ncold += r[i].cold;
+    callable_head(cl, "; the first round of each rank is cold, marked, and not in the statistics");
+    printf("%-5s %-10s %8s %-11s", "rank", "pid", "inv", "round");
+    for (int k = 0; k < SP_NCOL; k++)
+        if (cols & (1u << k)) {
+            snprintf(b, sizeof b, "%s_ns", sp_col_names[k]);
+            printf(" %15s", b);
+        }
+    printf("  start (UTC)\n");
+    for (size_t i = 0; i < n; i++) {
+        const sp_inv *x = &o->S->inv[r[i].inv];
+        snprintf(b, sizeof b, "%u%s", r[i].round, r[i].cold ? " cold" : "");
+        printf("%-5u %-10" PRIu64 " %8" PRIu64 " %-11s", x->rank, x->pid, x->inv, b);
+        for (int k = 0; k < SP_NCOL; k++)
+            if (cols & (1u << k)) {
+                cell(&r[i], k, b, sizeof b);
+                printf(" %15s", b);
+            }
+        printf("  %s\n", r[i].has_wall ? sp_utc(r[i].wall, utc, sizeof utc) : "- (no clock anchor before it)");
+    }
+    printf("\nwarm rounds: %zu (%zu cold not counted)\n", n - ncold, ncold);
+    printf("%-27s", "statistic");
+    for (int k = 0; k < SP_NCOL; k++)
+        if (cols & (1u << k)) {
+            snprintf(b, sizeof b, "%s_ns", sp_col_names[k]);
+            printf(" %15s", b);
+        }
+    printf("\n");
+    static const char *const what[] = {"min", "median", "trimmed mean", "n"};
+    for (int row = 0; row < 4; row++) {
+        printf("%-27s", what[row]);
+        for (int k = 0; k < SP_NCOL; k++) {
+            if (!(cols & (1u << k)))
+                continue;
+            const sp_stat *s = &sum[k];
+            if (!s->n && row < 3)
+                snprintf(b, sizeof b, "-");
+            else if (row == 0)
+                snprintf(b, sizeof b, "%" PRId64, s->min);
+            else if (row == 1)
+                sp_med_str(s, b, sizeof b);
+            else if (row == 2)
+                snprintf(b, sizeof b, "%.1f", s->tmean);
+            else
+                snprintf(b, sizeof b, "%zu", s->n);
+            printf(" %15s", b);
+        }
+        printf("\n");
+    }
+    printf("  trimmed mean: the mean without the lowest and highest tenth (floor(n/10) values at each end)\n");
+}
+
+static void rounds_json(const so_ctx *o, jw *w, const sp_callable *cl, const sp_round *r, size_t n,
+                        const sp_stat *sum)
+{
+    char utc[48], med[48];
+    jw_lit(w, ", \"callable\": ");
+    json_callable(w, cl);
+    jw_lit(w, "}, \"rounds\": [");
+    for (size_t i = 0; i < n; i++) {
+        const sp_inv *x = &o->S->inv[r[i].inv];
+        jw_lit(w, i ? ", {\"rank\": " : "{\"rank\": ");
+        jw_u64(w, x->rank);
+        jw_lit(w, ", \"pid\": ");
+        jw_u64(w, x->pid);
+        jw_lit(w, ", \"inv\": ");
+        jw_u64(w, x->inv);
+        jw_lit(w, ", \"round\": ");
+        jw_u64(w, r[i].round);
+        jw_lit(w, r[i].cold ? ", \"cold\": true" : ", \"cold\": false");
+        for (int k = 0; k < SP_NCOL; k++) {
+            jw_lit(w, ", \"");
+            jw_lit(w, sp_col_names[k]);
+            jw_lit(w, "_ns\": ");
+            if (r[i].has & (1u << k))
+                ji64(w, r[i].val[k]);
+            else
+                jw_lit(w, "null");
+        }
+        jw_lit(w, ", \"start_utc\": ");
+        if (r[i].has_wall)
+            jstr(w, sp_utc(r[i].wall, utc, sizeof utc));
+        else
+            jw_lit(w, "null");
+        jw_lit(w, "}");
+    }
+    jw_lit(w, "], \"warm\": {");
+    for (int k = 0; k < SP_NCOL; k++) {
+        const sp_stat *s = &sum[k];
+        jw_lit(w, k ? ", \"" : "\"");
+        jw_lit(w, sp_col_names[k]);
+        jw_lit(w, "_ns\": {\"n\": ");
+        jw_u64(w, s->n);
+        if (s->n) {
+            jw_lit(w, ", \"min\": ");
+            ji64(w, s->min);
+            jw_lit(w, ", \"median\": ");
+            jw_lit(w, sp_med_str(s, med, sizeof med));
+            jw_lit(w, ", \"trimmed_mean\": ");
+            jdouble(w, s->tmean, "%.1f");
+        }
+        jw_lit(w, "}");
+    }
+    jw_lit(w, "}");
+}
+
+static hbg_status rounds(const so_ctx *o, jw *w)
+{
+    const sp_set *S = o->S;
+    if (!S->ncall)
+        return HBG_OK;
+    sp_round *r;
+    size_t n;
+    unsigned cols;
+    sp_stat sum[SP_NCOL];
+    if (sp_rounds(S, 0, &r, &n, &cols, sum) != HBG_OK)
+        return HBG_E_NOMEM;
+    const sp_callable *cl = &S->call[0];
+    if (o->fmt == SO_TABLE) {
+        rounds_table(o, cl, r, n, cols, sum);
+    } else if (o->fmt == SO_JSON) {
+        rounds_json(o, w, cl, r, n, sum);
+    } else {
+        char b[64], utc[48];
+        printf("rank,pid,inv,round,cold");
+        for (int k = 0; k < SP_NCOL; k++)
+            printf(",%s_ns", sp_col_names[k]);
+        printf(",start_utc\n");
+        for (size_t i = 0; i < n; i++) {
+            const sp_inv *x = &S->inv[r[i].inv];
+            printf("%u,%" PRIu64 ",%" PRIu64 ",%u,%d", x->rank, x->pid, x->inv, r[i].round, r[i].cold);
+            for (int k = 0; k < SP_NCOL; k++) {
+                cell(&r[i], k, b, sizeof b);
+                printf(",%s", strcmp(b, "-") ? b : "");
+            }
+            printf(",%s\n", r[i].has_wall ? sp_utc(r[i].wall, utc, sizeof utc) : "");
+        }
+    }
+    free(r);
+    return HBG_OK;
+}
+
+/* --- operation tails --------------------------------------------------------- */
+
+static void ops_out(const so_ctx *o, jw *w)
+{
+    const sp_ops *p = o->ops;
+    char med[32];
+    double share = p->orch_ns ? (double)p->uncovered_ns / (double)p->orch_ns : 0;
+    if (o->fmt == SO_CSV) {
+        printf("kind,count,min_ns,median_ns,p99_ns,max_ns\n");
+        for (int k = 0; k < p->nkind; k++)
+            printf("%s,%zu,%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 "\n", p->kind[k].name, p->kind[k].count,
+                   p->kind[k].min, st_med_str(p->kind[k].med, med, sizeof med), p->kind[k].p99, p->kind[k].max);
+        return;
+    }
+    if (o->fmt == SO_TABLE) {
+        printf("\noperations: %zu records line%s, %zu joined to a bind pass with host_orch\n", p->lines,
+               p->lines == 1 ? "" : "s", p->passes);
+        printf("%-20s %9s %15s %17s %15s %15s\n", "kind", "count", "min_ns", "median_ns", "p99_ns", "max_ns");
+        for (int k = 0; k < p->nkind; k++)
+            printf("%-20s %9zu %15" PRIu64 " %17s %15" PRIu64 " %15" PRIu64 "\n", p->kind[k].name, p->kind[k].count,
+                   p->kind[k].min, st_med_str(p->kind[k].med, med, sizeof med), p->kind[k].p99, p->kind[k].max);
+        if (p->passes)
+            printf("host_orch not covered by any operation record: %" PRIu64 " of %" PRIu64 " ns (%.1f%%)\n",
+                   p->uncovered_ns, p->orch_ns, 100.0 * share);
+        else
+            printf("host_orch not covered by any operation record: - (no records line joins a pass with host_orch)\n");
+        return;
+    }
+    jw_lit(w, ", \"operations\": {\"lines\": ");
+    jw_u64(w, p->lines);
+    jw_lit(w, ", \"passes\": ");
+    jw_u64(w, p->passes);
+    jw_lit(w, ", \"host_orch_ns\": ");
+    jw_u64(w, p->orch_ns);
+    jw_lit(w, ", \"uncovered_ns\": ");
+    jw_u64(w, p->uncovered_ns);
+    jw_lit(w, ", \"uncovered_share\": ");
+    if (p->passes)
+        jdouble(w, share, "%.4f");
+    else
+        jw_lit(w, "null");
+    jw_lit(w, ", \"kinds\": [");
+    for (int k = 0; k < p->nkind; k++) {
+        jw_lit(w, k ? ", {\"kind\": " : "{\"kind\": ");
+        jstr(w, p->kind[k].name);
+        jw_lit(w, ", \"count\": ");
+        jw_u64(w, p->kind[k].count);
+        jw_lit(w, ", \"min_ns\": ");
+        jw_u64(w, p->kind[k].min);
+        jw_lit(w, ", \"median_ns\": ");
+        jw_lit(w, st_med_str(p->kind[k].med, med, sizeof med));
+        jw_lit(w, ", \"p99_ns\": ");
+        jw_u64(w, p->kind[k].p99);
+        jw_lit(w, ", \"max_ns\": ");
+        jw_u64(w, p->kind[k].max);
+        jw_lit(w, "}");
+    }
+    jw_lit(w, "]}");
+}
+
+hbg_status so_view_out(const so_ctx *o)
+{
+    static const char *const vname[] = {"tpot", "rounds", "tree", "ops"};
+    print_warnings(o);
+    jw w;
+    if (o->fmt == SO_JSON) {
+        if (!jw_init(&w, stdout))
+            return HBG_E_NOMEM;
+        json_head(o, &w, vname[o->view]);
+    } else if (o->fmt == SO_TABLE) {
+        table_head(o);
+    }
+    hbg_status st = HBG_OK;
+    switch (o->view) {
+    case SO_TPOT: st = tpot(o, &w); break;
+    case SO_ROUNDS: st = rounds(o, &w); break;
+    case SO_TREE: st = tree(o, &w); break;
+    case SO_OPS: break;
+    }
+    /* CSV carries one table: the tails come with --view ops alone */
+    if (st == HBG_OK && o->ops && (o->fmt != SO_CSV || o->view == SO_OPS))
+        ops_out(o, &w);
+    if (o->fmt == SO_JSON) {
+        json_tail(o, &w);
+        jw_flush(&w);
+        jw_free(&w);
+    }
+    return st;
+}
+
+/* --- the overlap check ------------------------------------------------------- */
+
+static void why(const sp_pair *p, const char *a, const char *b, bool hidden, const sp_set *S, char *out, size_t n)
+{
+    uint64_t pi = S->inv[p->prev].inv, ni = S->inv[p->next].inv;
+    if (!p->overlap && p->a0 >= p->b1)
+        snprintf(out, n, "%s of inv %" PRIu64 " starts at %" PRIu64 ", not before %s of inv %" PRIu64 " ends at %" PRIu64,
+                 a, ni, p->a0, b, pi, p->b1);
+    else if (!p->overlap)
+        snprintf(out, n, "%s of inv %" PRIu64 " ends at %" PRIu64 ", before %s of inv %" PRIu64 " starts at %" PRIu64, a,
+                 ni, p->a1, b, pi, p->b0);
+    else if (!p->ordered)
+        snprintf(out, n, "%s of inv %" PRIu64 " starts at %" PRIu64 ", before %s of inv %" PRIu64
+                         " at %" PRIu64 ": launches out of order",
+                 b, ni, p->nb0, b, pi, p->b0);
+    else if (hidden && !p->hidden)
+        snprintf(out, n, "%s of inv %" PRIu64 " ends at %" PRIu64 ", after %s of inv %" PRIu64 " ends at %" PRIu64
+                         ": not hidden",
+                 a, ni, p->a1, b, pi, p->b1);
+    else
+        snprintf(out, n, "ok");
+}
+
+int so_overlap(const so_ctx *o, const sp_overlap *ov, const char *a, const char *b, bool hidden)
+{
+    const sp_set *S = o->S;
+    char r[512];
+    if (o->fmt == SO_JSON) {
+        jw w;
+        if (!jw_init(&w, stdout))
+            return 2;
+        json_head(o, &w, "overlap");
+        jw_lit(&w, ", \"a\": ");
+        jstr(&w, a);
+        jw_lit(&w, ", \"b\": ");
+        jstr(&w, b);
+        jw_lit(&w, hidden ? ", \"hidden\": true" : ", \"hidden\": false");
+        jw_lit(&w, ", \"missing\": ");
+        jw_u64(&w, ov->nmissing);
+        jw_lit(&w, ", \"pairs\": [");
+        for (size_t i = 0; i < ov->npair; i++) {
+            const sp_pair *p = &ov->pair[i];
+            const sp_inv *x = &S->inv[p->prev];
+            jw_lit(&w, i ? ", {\"rank\": " : "{\"rank\": ");
+            jw_u64(&w, x->rank);
+            jw_lit(&w, ", \"pid\": ");
+            jw_u64(&w, x->pid);
+            jw_lit(&w, ", \"prev_inv\": ");
+            jw_u64(&w, x->inv);
+            jw_lit(&w, ", \"next_inv\": ");
+            jw_u64(&w, S->inv[p->next].inv);
+            jw_lit(&w, p->ok ? ", \"ok\": true, \"why\": " : ", \"ok\": false, \"why\": ");
+            why(p, a, b, hidden, S, r, sizeof r);
+            jstr(&w, r);
+            jw_lit(&w, "}");
+        }
+        jw_lit(&w, "], \"first_failing\": ");
+        if (ov->first_fail != SIZE_MAX)
+            jw_u64(&w, ov->first_fail);
+        else
+            jw_lit(&w, "null");
+        json_tail(o, &w);
+        jw_flush(&w);
+        jw_free(&w);
+    } else if (o->fmt == SO_CSV) {
+        printf("rank,pid,prev_inv,next_inv,a_start,a_end,b_start,b_end,next_b_start,ok\n");
+        for (size_t i = 0; i < ov->npair; i++) {
+            const sp_pair *p = &ov->pair[i];
+            const sp_inv *x = &S->inv[p->prev];
+            printf("%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                   ",%d\n",
+                   x->rank, x->pid, x->inv, S->inv[p->next].inv, p->a0, p->a1, p->b0, p->b1, p->nb0, p->ok);
+        }
+    } else {
+        table_head(o);
+        printf("\noverlap: %s of invocation N+1 against %s of invocation N, each rank's invocations in inv "
+               "order%s\n",
+               a, b, hidden ? "; hidden: A must also end inside B" : "");
+        printf("%-5s %-10s %8s %8s  %s\n", "rank", "pid", "inv N", "inv N+1", "result");
+        for (size_t i = 0; i < ov->npair; i++) {
+            const sp_pair *p = &ov->pair[i];
+            const sp_inv *x = &S->inv[p->prev];
+            why(p, a, b, hidden, S, r, sizeof r);
+            if (p->ok)
+                printf("%-5u %-10" PRIu64 " %8" PRIu64 " %8" PRIu64 "  ok: %s starts %" PRIu64
+                       " ns before %s of N ends\n",
+                       x->rank, x->pid, x->inv, S->inv[p->next].inv, a, p->b1 - p->a0, b);
+            else
+                printf("%-5u %-10" PRIu64 " %8" PRIu64 " %8" PRIu64 "  FAILED: %s\n", x->rank, x->pid, x->inv,
+                       S->inv[p->next].inv, r);
+        }
+        if (ov->nmissing)
+            printf("%zu invocation%s without %s or %s (host clock) not checked\n", ov->nmissing,
+                   ov->nmissing == 1 ? "" : "s", a, b);
+    }
+    if (!ov->npair) {
+        fprintf(stderr, "hbg spans: %s: no two adjacent invocations of one rank have both %s and %s: nothing to "
+                        "check\n",
+                o->L->path, a, b);
+        return 1;
+    }
+    if (ov->first_fail != SIZE_MAX) {
+        const sp_pair *p = &ov->pair[ov->first_fail];
+        const sp_inv *x = &S->inv[p->prev];
+        why(p, a, b, hidden, S, r, sizeof r);
+        fprintf(stderr, "hbg spans: overlap assertion failed: rank %u (pid %" PRIu64 ") inv %" PRIu64 " -> %" PRIu64
+                        ": %s\n",
+                x->rank, x->pid, x->inv, S->inv[p->next].inv, r);
+        return 1;
+    }
+    fprintf(stderr, "hbg spans: overlap held for all %zu pairs\n", ov->npair);
+    return 0;
+}

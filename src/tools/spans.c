@@ -1,0 +1,387 @@
+/* Spans into invocations, ranks and callables; the statistics and wall
+ * clock the views share. The views themselves: spans_views.c. */
+#include "tools/spans.h"
+#include "tools/vec.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* --- families ------------------------------------------------------------ */
+
+/* The scheduler's per-task spans (node, network1..3) and external producers'
+ * (ext.) carry no run identity in inv: grouping them by it would forge
+ * invocations. */
+static bool foreign(lx_slice name)
+{
+    static const char *const heads[] = {"node", "network1", "network2", "network3", "ext"};
+    const char *dot = memchr(name.p, '.', name.n);
+    size_t hn = dot ? (size_t)(dot - name.p) : name.n;
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++)
+        if (hn == strlen(heads[i]) && memcmp(name.p, heads[i], hn) == 0)
+            return true;
+    return false;
+}
+
+static bool slice_same(lx_slice a, lx_slice b)
+{
+    return a.n == b.n && (a.p == b.p || memcmp(a.p, b.p, a.n) == 0);
+}
+
+/* --- building -------------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_inv(const void *a, const void *b)
+{
+    const sp_inv *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->inv < y->inv ? -1 : x->inv > y->inv;
+}
+
+/* Invocation order by callable (hid bytes), then their own order. */
+static int cmp_by_hid(const void *a, const void *b, void *ctx)
+{
+    const sp_inv *inv = ctx;
+    const sp_inv *x = &inv[*(const uint32_t *)a], *y = &inv[*(const uint32_t *)b];
+    size_t n = x->hid.n < y->hid.n ? x->hid.n : y->hid.n;
+    int c = memcmp(x->hid.p, y->hid.p, n);
+    if (c)
+        return c;
+    if (x->hid.n != y->hid.n)
+        return x->hid.n < y->hid.n ? -1 : 1;
+    uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+    return i < j ? -1 : i > j;
+}
+
+typedef struct call_key {
+    size_t ninv, first_line;
+    size_t c;
+} call_key;
+
+static int cmp_call(const void *a, const void *b)
+{
+    const call_key *x = a, *y = b;
+    if (x->ninv != y->ninv)
+        return x->ninv > y->ninv ? -1 : 1;
+    return x->first_line < y->first_line ? -1 : x->first_line > y->first_line;
+}
+
+size_t sp_rank_of(const sp_set *S, uint64_t pid)
+{
+    size_t lo = 0, hi = S->nrank;
+    while (lo < hi) {
+        size_t m = (lo + hi) / 2;
+        if (S->rank_pid[m] < pid)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < S->nrank && S->rank_pid[lo] == pid ? lo : SIZE_MAX;
+}
+
+/* Each span's invocation, in order of first appearance; NULL on out of memory. */
+static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
+{
+    const ps_log *L = S->L;
+    uint32_t *of = malloc((L->nspan ? L->nspan : 1) * sizeof *of);
+    ps_map m = {0};
+    sp_inv *v = NULL;
+    size_t n = 0, cap = 0;
+    uint64_t lp = 0, li = 0;
+    uint32_t last = 0;
+    if (!of)
+        return NULL;
+    for (size_t i = 0; i < L->nspan; i++) {
+        const ps_span *s = &L->span[i];
+        of[i] = UINT32_MAX;
+        if (foreign(s->name)) {
+            S->nforeign++;
+            continue;
+        }
+        if (s->dur > INT64_MAX) {
+            if (!S->nhuge)
+                dg_add(&S->warn, "%s:%u: span %.*s has dur=%" PRIu64 " (past 2^63 ns); left out", L->path, s->line,
+                       (int)s->name.n, s->name.p, s->dur);
+            S->nhuge++;
+            continue;
+        }
+        /* a run's spans mostly follow each other */
+        if (!last || s->pid != lp || s->inv != li) {
+            uint32_t *slot = ps_map_slot(&m, s->pid, s->inv, true);
+            if (!slot || n >= UINT32_MAX - 1 || (!*slot && !vec_grow((void **)&v, &cap, n + 1, sizeof *v))) {
+                free(of);
+                free(v);
+                ps_map_free(&m);
+                return NULL;
+            }
+            if (!*slot) {
+                memset(&v[n], 0, sizeof v[n]);
+                v[n].pid = s->pid;
+                v[n].inv = s->inv;
+                v[n].hid = s->hid;
+                v[n].root = SIZE_MAX;
+                *slot = (uint32_t)++n;
+                m.n++;
+            }
+            last = *slot;
+            lp = s->pid;
+            li = s->inv;
+        }
+        sp_inv *x = &v[last - 1];
+        of[i] = last - 1;
+        x->n++;
+        S->nspan++;
+        if (s->depth == 0 && !s->dev && x->root == SIZE_MAX) {
+            x->root = i;
+            x->hid = s->hid;
+        }
+    }
+    ps_map_free(&m);
+    *invs = v;
+    *ninv = n;
+    return of;
+}
+
+static hbg_status callables(sp_set *S)
+{
+    const ps_log *L = S->L;
+    uint32_t *ord = malloc((S->ninv ? S->ninv : 1) * sizeof *ord);
+    S->callidx = malloc((S->ninv ? S->ninv : 1) * sizeof *S->callidx);
+    if (!ord || !S->callidx) {
+        free(ord);
+        return HBG_E_NOMEM;
+    }
+    for (size_t i = 0; i < S->ninv; i++)
+        ord[i] = (uint32_t)i;
+    qsort_r(ord, S->ninv, sizeof *ord, cmp_by_hid, S->inv);
+    size_t ncall = 0;
+    for (size_t i = 0; i < S->ninv; i++)
+        if (!i || !slice_same(S->inv[ord[i]].hid, S->inv[ord[i - 1]].hid))
+            ncall++;
+    call_key *ck = calloc(ncall ? ncall : 1, sizeof *ck);
+    sp_callable *tmp = calloc(ncall ? ncall : 1, sizeof *tmp);
+    S->call = calloc(ncall ? ncall : 1, sizeof *S->call);
+    if (!ck || !tmp || !S->call) {
+        free(ord);
+        free(ck);
+        free(tmp);
+        return HBG_E_NOMEM;
+    }
+    size_t c = 0;
+    for (size_t i = 0; i < S->ninv; i++) {
+        const sp_inv *x = &S->inv[ord[i]];
+        if (i && !slice_same(x->hid, S->inv[ord[i - 1]].hid))
+            c++;
+        if (!tmp[c].ninv) {
+            tmp[c].hid = x->hid;
+            tmp[c].inv = &S->callidx[i];
+            ck[c].c = c;
+            ck[c].first_line = SIZE_MAX;
+        }
+        tmp[c].inv[tmp[c].ninv++] = ord[i];
+        size_t line = L->span[S->idx[x->first]].line;
+        if (line < ck[c].first_line)
+            ck[c].first_line = line;
+        ck[c].ninv++;
+    }
+    qsort(ck, ncall, sizeof *ck, cmp_call);
+    for (size_t k = 0; k < ncall; k++) {
+        sp_callable *d = &S->call[k];
+        *d = tmp[ck[k].c];
+        d->label = "";
+        if (d->ninv == 1)
+            d->label = "prefill";
+        else if (k == 0)
+            d->label = "decode";
+        for (size_t j = 0; j < d->ninv; j++) {
+            S->inv[d->inv[j]].callable = (uint32_t)k;
+            if (!j || S->inv[d->inv[j]].rank != S->inv[d->inv[j - 1]].rank)
+                d->nrank++;
+        }
+    }
+    S->ncall = ncall;
+    free(ord);
+    free(ck);
+    free(tmp);
+    return HBG_OK;
+}
+
+hbg_status sp_build(sp_set *S, const ps_log *L)
+{
+    memset(S, 0, sizeof *S);
+    S->L = L;
+    dg_init(&S->warn, 1000);
+    sp_inv *v = NULL;
+    size_t n = 0;
+    uint32_t *of = assign(S, &v, &n);
+    if (!of)
+        return HBG_E_NOMEM;
+    /* sorted by (pid, inv); each span's slot follows its invocation's new place */
+    uint32_t *perm = malloc((n ? n : 1) * sizeof *perm);
+    sp_inv *sorted = malloc((n ? n : 1) * sizeof *sorted);
+    S->idx = malloc((S->nspan ? S->nspan : 1) * sizeof *S->idx);
+    S->rank_pid = malloc((n ? n : 1) * sizeof *S->rank_pid);
+    if (!perm || !sorted || !S->idx || !S->rank_pid) {
+        free(of);
+        free(v);
+        free(perm);
+        free(sorted);
+        return HBG_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i].first = i; /* its old id, carried through the sort */
+    if (n)
+        memcpy(sorted, v, n * sizeof *v);
+    qsort(sorted, n, sizeof *sorted, cmp_inv);
+    size_t pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        perm[sorted[i].first] = (uint32_t)i;
+        sorted[i].first = pos;
+        pos += sorted[i].n;
+        sorted[i].n = 0;
+        if (!S->nrank || S->rank_pid[S->nrank - 1] != sorted[i].pid)
+            S->rank_pid[S->nrank++] = sorted[i].pid;
+    }
+    for (size_t i = 0; i < L->nspan; i++) {
+        if (of[i] == UINT32_MAX)
+            continue;
+        sp_inv *x = &sorted[perm[of[i]]];
+        S->idx[x->first + x->n++] = i;
+    }
+    free(of);
+    free(v);
+    free(perm);
+    S->inv = sorted;
+    S->ninv = n;
+    qsort(S->rank_pid, S->nrank, sizeof *S->rank_pid, cmp_u64);
+    size_t nroot = 0, nmixed = 0;
+    for (size_t i = 0; i < n; i++) {
+        sp_inv *x = &S->inv[i];
+        x->rank = (uint32_t)sp_rank_of(S, x->pid);
+        if (x->root == SIZE_MAX && !nroot++)
+            dg_add(&S->warn, "%s:%u: invocation pid=%" PRIu64 " inv=%" PRIu64 " has no depth-0 span (chip.run)",
+                   L->path, L->span[S->idx[x->first]].line, x->pid, x->inv);
+        for (size_t k = 0; k < x->n; k++) {
+            const ps_span *s = &L->span[S->idx[x->first + k]];
+            if (!slice_same(s->hid, x->hid)) {
+                if (!nmixed++)
+                    dg_add(&S->warn, "%s:%u: invocation pid=%" PRIu64 " inv=%" PRIu64
+                                     " has spans of another hid (%.*s); it is counted under its root's",
+                           L->path, s->line, x->pid, x->inv, (int)s->hid.n, s->hid.p);
+                break;
+            }
+        }
+    }
+    if (nroot > 1)
+        dg_add(&S->warn, "%s: %zu invocations have no depth-0 span", L->path, nroot);
+    if (S->nforeign)
+        dg_add(&S->warn, "%s: %zu spans of the per-task (node, network) or external (ext.) families carry no run "
+                         "identity and are left out",
+               L->path, S->nforeign);
+    return callables(S);
+}
+
+void sp_free(sp_set *S)
+{
+    free(S->idx);
+    free(S->inv);
+    free(S->rank_pid);
+    free(S->call);
+    free(S->callidx);
+    dg_free(&S->warn);
+    memset(S, 0, sizeof *S);
+}
+
+/* --- statistics ---------------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double mean_of(const int64_t *v, size_t n)
+{
+    __int128 sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    return n ? (double)sum / (double)n : 0.0;
+}
+
+void sp_stat_of(int64_t *v, size_t n, sp_stat *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    if (!n)
+        return;
+    qsort(v, n, sizeof *v, cmp_i64);
+    s->min = v[0];
+    s->max = v[n - 1];
+    if (n % 2) {
+        s->med = v[n / 2];
+    } else {
+        /* floor of the exact mean of the two, and whether a half remains */
+        __int128 sum = (__int128)v[n / 2 - 1] + v[n / 2];
+        __int128 fl = sum >= 0 ? sum / 2 : -((-sum + 1) / 2);
+        s->med = (int64_t)fl;
+        s->med_half = (sum - 2 * fl) != 0;
+    }
+    s->mean = mean_of(v, n);
+    size_t cut = n / 10;
+    s->tmean = mean_of(v + cut, n - 2 * cut);
+}
+
+char *sp_med_str(const sp_stat *s, char *buf, size_t n)
+{
+    if (!s->med_half)
+        snprintf(buf, n, "%" PRId64, s->med);
+    else if (s->med >= 0)
+        snprintf(buf, n, "%" PRId64 ".5", s->med);
+    else /* med + 0.5 with med < 0: -(|med| - 1).5 */
+        snprintf(buf, n, "-%" PRIu64 ".5", (uint64_t)(-(s->med + 1)));
+    return buf;
+}
+
+double sp_med_val(const sp_stat *s)
+{
+    return (double)s->med + (s->med_half ? 0.5 : 0.0);
+}
+
+/* --- wall clock ------------------------------------------------------------- */
+
+bool sp_wall_at(const ps_log *L, uint64_t pid, size_t line, uint64_t mono, uint64_t *wall)
+{
+    const ps_anchor *a = NULL;
+    for (size_t i = 0; i < L->nanchor && L->anchor[i].line < line; i++)
+        if (L->anchor[i].pid == pid)
+            a = &L->anchor[i];
+    if (!a)
+        return false;
+    if (mono >= a->mono)
+        return !__builtin_add_overflow(a->wall, mono - a->mono, wall);
+    if (a->mono - mono > a->wall)
+        return false;
+    *wall = a->wall - (a->mono - mono);
+    return true;
+}
+
+char *sp_utc(uint64_t wall_ns, char *buf, size_t n)
+{
+    time_t sec = (time_t)(wall_ns / 1000000000u);
+    struct tm tm;
+    if (!gmtime_r(&sec, &tm)) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    snprintf(buf, n, "%04d-%02d-%02dT%02d:%02d:%02d.%09uZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+             tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)(wall_ns % 1000000000u));
+    return buf;
+}

@@ -1,0 +1,163 @@
+/* Per-operation tails of host_phase_records.jsonl files (spans.h): the
+ * distribution of each phase's record durations, and how much of each
+ * pass's host_orch no operation record covers (time the orchestration
+ * spent outside every instrumented operation). */
+#include "tools/spans.h"
+#include "tools/vec.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct iv {
+    uint64_t a, b;
+} iv;
+
+static int cmp_iv(const void *x, const void *y)
+{
+    const iv *p = x, *q = y;
+    return p->a < q->a ? -1 : p->a > q->a;
+}
+
+/* The length of the union of v[0..n) (reordered). */
+static uint64_t union_len(iv *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_iv);
+    uint64_t tot = 0, s = 0, e = 0;
+    bool open = false;
+    for (size_t i = 0; i < n; i++) {
+        if (open && v[i].a <= e) {
+            if (v[i].b > e)
+                e = v[i].b;
+            continue;
+        }
+        if (open)
+            tot += e - s;
+        s = v[i].a;
+        e = v[i].b;
+        open = true;
+    }
+    return open ? tot + (e - s) : tot;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static bool is_op(const char *phase)
+{
+    for (int o = 0; o < PS_NOPS; o++)
+        if (!strcmp(phase, ps_op_name(o)))
+            return true;
+    return false;
+}
+
+/* The uncovered part of the host_orch of the pass line ln joins; false
+ * when it joins no pass with host_orch. */
+static bool uncovered(const ps_log *L, const rc_file *f, const rc_line *ln, const bool *op, iv **buf, size_t *cap,
+                      uint64_t *orch, uint64_t *unc)
+{
+    const ps_pass *p = ps_find(L, ln->pid, ln->inv);
+    if (!p || !(p->present & (1u << PS_HOST_ORCH)))
+        return false;
+    uint64_t o0 = ps_start(L, p, PS_HOST_ORCH), d = p->dur[PS_HOST_ORCH];
+    uint64_t o1 = o0 + d < o0 ? UINT64_MAX : o0 + d;
+    if (!vec_grow((void **)buf, cap, ln->n ? ln->n : 1, sizeof **buf))
+        return false;
+    size_t m = 0;
+    for (size_t r = 0; r < ln->n; r++) {
+        const rc_rec *x = &f->rec[ln->first + r];
+        if (!op[x->phase])
+            continue;
+        uint64_t a = x->start > o0 ? x->start : o0, b = x->end < o1 ? x->end : o1;
+        if (a < b)
+            (*buf)[m++] = (iv){a, b};
+    }
+    *orch = o1 - o0;
+    *unc = *orch - union_len(*buf, m);
+    return true;
+}
+
+static sp_opkind *kind_of(sp_ops *o, const char *name)
+{
+    for (int k = 0; k < o->nkind; k++)
+        if (!strcmp(o->kind[k].name, name))
+            return &o->kind[k];
+    if (o->nkind == RC_MAX_PHASES)
+        return NULL;
+    sp_opkind *k = &o->kind[o->nkind++];
+    memset(k, 0, sizeof *k);
+    snprintf(k->name, sizeof k->name, "%s", name);
+    return k;
+}
+
+static hbg_status tails(sp_ops *o, const rc_file *f, size_t nf)
+{
+    size_t nmax = 0;
+    for (size_t i = 0; i < nf; i++)
+        nmax += f[i].nrec;
+    uint64_t *v = malloc((nmax ? nmax : 1) * sizeof *v);
+    if (!v)
+        return HBG_E_NOMEM;
+    for (int k = 0; k < o->nkind; k++) {
+        size_t m = 0;
+        for (size_t i = 0; i < nf; i++)
+            for (size_t r = 0; r < f[i].nrec; r++)
+                if (!strcmp(f[i].phase[f[i].rec[r].phase], o->kind[k].name))
+                    v[m++] = f[i].rec[r].end - f[i].rec[r].start;
+        /* p99 by nearest rank: the smallest value at or above 99 % of them */
+        qsort(v, m, sizeof *v, cmp_u64);
+        if (m)
+            o->kind[k].p99 = v[(m * 99 + 99) / 100 - 1];
+        st_stat s;
+        st_stat_of(v, m, &s);
+        o->kind[k].count = m;
+        o->kind[k].min = s.min;
+        o->kind[k].med = s.med;
+        o->kind[k].max = s.max;
+    }
+    free(v);
+    return HBG_OK;
+}
+
+hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, dg_list *warn)
+{
+    memset(o, 0, sizeof *o);
+    iv *buf = NULL;
+    size_t cap = 0;
+    size_t unjoined = 0;
+    for (size_t i = 0; i < nf; i++) {
+        bool op[RC_MAX_PHASES];
+        for (int k = 0; k < f[i].nphase; k++) {
+            op[k] = is_op(f[i].phase[k]);
+            if (!kind_of(o, f[i].phase[k]))
+                return HBG_E_NOMEM;
+        }
+        for (size_t l = 0; l < f[i].nline; l++) {
+            const rc_line *ln = &f[i].line[l];
+            o->lines++;
+            if (ln->dropped)
+                dg_add(warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64 " dropped=%" PRIu64
+                             ": the record pool refused that many records; this pass's operations are incomplete",
+                       f[i].path, ln->lineno, ln->pid, ln->inv, ln->dropped);
+            uint64_t orch, unc;
+            if (!uncovered(L, &f[i], ln, op, &buf, &cap, &orch, &unc)) {
+                if (!unjoined++)
+                    dg_add(warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64
+                                 " joins no bind pass with host_orch in %s; its operations count in the tails only",
+                           f[i].path, ln->lineno, ln->pid, ln->inv, L->path);
+                continue;
+            }
+            o->passes++;
+            o->orch_ns += orch;
+            o->uncovered_ns += unc;
+        }
+    }
+    free(buf);
+    if (unjoined > 1)
+        dg_add(warn, "%zu records lines join no bind pass with host_orch", unjoined);
+    return tails(o, f, nf);
+}

@@ -1,0 +1,752 @@
+/* `hbg spans`: every view's numbers, computed here from the fixture's own
+ * [STRACE] lines, on logs of both grammars (two ranks, pipelined
+ * invocations, a missing anchor, two anchors for one pid); the overlap
+ * assertion holding and failing; per-operation tails of a records file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "support/tools_support.h"
+
+/* --- the fixture, read independently of the tool ------------------------- */
+
+typedef struct xspan {
+    uint64_t pid, tid, inv, ts, dur, depth;
+    char hid[17], name[96];
+    bool dev;
+    size_t line;
+} xspan;
+
+typedef struct xanchor {
+    uint64_t pid, mono, wall;
+    size_t line;
+} xanchor;
+
+typedef struct xlog {
+    xspan s[256];
+    size_t n;
+    xanchor a[8];
+    size_t na;
+} xlog;
+
+/* %XX -> byte, as the emitter encodes names */
+static void decode(char *s)
+{
+    char *o = s;
+    for (char *p = s; *p; p++) {
+        unsigned v;
+        if (*p == '%' && sscanf(p + 1, "%2x", &v) == 1) {
+            *o++ = (char)v;
+            p += 2;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = 0;
+}
+
+static void read_fixture(const char *name, xlog *x)
+{
+    memset(x, 0, sizeof *x);
+    char *text = ts_slurp(ts_fixture(name), NULL);
+    assert_non_null(text);
+    size_t line = 0;
+    for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+        line++;
+        /* the line count must follow blank-free lines: the fixtures have none */
+        for (char *p = strstr(l, "[STRACE] v=1 "); p; p = strstr(p + 1, "[STRACE] v=1 ")) {
+            xspan *s = &x->s[x->n];
+            int k = sscanf(p,
+                           "[STRACE] v=1 pid=%" SCNu64 " tid=%" SCNu64 " inv=%" SCNu64 " hid=%16s depth=%" SCNu64
+                           " name=%95s ts=%" SCNu64 " dur=%" SCNu64,
+                           &s->pid, &s->tid, &s->inv, s->hid, &s->depth, s->name, &s->ts, &s->dur);
+            assert_int_equal(k, 8);
+            char *next = strstr(p + 1, "[mono_ns=");
+            char *clk = strstr(p, "clk=dev");
+            s->dev = clk && (!next || clk < next);
+            s->line = line;
+            decode(s->name);
+            if (strncmp(s->name, "node.", 5))
+                x->n++;
+        }
+        char *a = strstr(l, "[CLOCK_ANCHOR] v=1 ");
+        if (a) {
+            xanchor *c = &x->a[x->na++];
+            assert_int_equal(sscanf(a, "[CLOCK_ANCHOR] v=1 pid=%" SCNu64 " mono_ns=%" SCNu64 " wall_ns=%" SCNu64,
+                                    &c->pid, &c->mono, &c->wall),
+                             3);
+            c->line = line;
+        }
+    }
+    free(text);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The per-invocation sums of name over the invocations of hid (pid 0: any). */
+static size_t values(const xlog *x, const char *hid, const char *name, uint64_t pid, int64_t *out)
+{
+    size_t n = 0;
+    uint64_t seen[64][2];
+    size_t nseen = 0;
+    for (size_t i = 0; i < x->n; i++) {
+        const xspan *s = &x->s[i];
+        if (strcmp(s->hid, hid) || (pid && s->pid != pid))
+            continue;
+        bool dup = false;
+        for (size_t k = 0; k < nseen; k++)
+            dup |= seen[k][0] == s->pid && seen[k][1] == s->inv;
+        if (dup)
+            continue;
+        seen[nseen][0] = s->pid;
+        seen[nseen++][1] = s->inv;
+        int64_t sum = 0;
+        bool any = false;
+        for (size_t j = 0; j < x->n; j++)
+            if (x->s[j].pid == s->pid && x->s[j].inv == s->inv && !strcmp(x->s[j].name, name)) {
+                sum += (int64_t)x->s[j].dur;
+                any = true;
+            }
+        if (any)
+            out[n++] = sum;
+    }
+    return n;
+}
+
+/* The median of v[0..n) as the tool prints it. */
+static char *median_str(int64_t *v, size_t n, char *buf, size_t len)
+{
+    qsort(v, n, sizeof *v, cmp_i64);
+    if (n % 2)
+        snprintf(buf, len, "%" PRId64, v[n / 2]);
+    else if ((v[n / 2 - 1] + v[n / 2]) % 2 == 0)
+        snprintf(buf, len, "%" PRId64, (v[n / 2 - 1] + v[n / 2]) / 2);
+    else
+        snprintf(buf, len, "%" PRId64 ".5", (v[n / 2 - 1] + v[n / 2]) / 2);
+    return buf;
+}
+
+static double mean(const int64_t *v, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)v[i];
+    return s / (double)n;
+}
+
+/* --- running the tool ------------------------------------------------------- */
+
+static json_t *run_json(const char *const *args, int want, char **err)
+{
+    char *out;
+    assert_int_equal(ts_run_cli(args, &out, err), want);
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je);
+    if (!j)
+        fprintf(stderr, "output does not parse: %s\n%s\n", je.text, out);
+    assert_non_null(j);
+    free(out);
+    return j;
+}
+
+/* A JSON number as the tool wrote it: an integer, or x.5 */
+static char *num_str(json_t *v, char *buf, size_t n)
+{
+    if (json_is_integer(v))
+        snprintf(buf, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+    else
+        snprintf(buf, n, "%.1f", json_real_value(v));
+    return buf;
+}
+
+static json_t *by_name(json_t *arr, const char *key, const char *name)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e)
+    {
+        const char *s = json_string_value(json_object_get(e, key));
+        if (s && !strcmp(s, name))
+            return e;
+    }
+    return NULL;
+}
+
+/* --- tpot --------------------------------------------------------------------- */
+
+static void check_tpot(const char *fixture, const char *hid, const char *label, size_t ninv)
+{
+    xlog x;
+    read_fixture(fixture, &x);
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture(fixture));
+    const char *a[] = {"spans", lp, "--format", "json", NULL};
+    json_t *j = run_json(a, 0, &err);
+    free(err);
+    assert_string_equal(json_string_value(json_object_get(j, "view")), "tpot");
+    json_t *c = by_name(json_object_get(j, "callables"), "hid", hid);
+    assert_non_null(c);
+    assert_string_equal(json_string_value(json_object_get(c, "label")), label);
+    assert_int_equal(json_integer_value(json_object_get(c, "invocations")), ninv);
+    size_t i;
+    json_t *st;
+    size_t nst = 0;
+    json_array_foreach(json_object_get(c, "stages"), i, st)
+    {
+        const char *name = json_string_value(json_object_get(st, "name"));
+        int64_t v[64];
+        size_t n = values(&x, hid, name, 0, v);
+        assert_true(n > 0);
+        char want[48], got[48];
+        assert_int_equal(json_integer_value(json_object_get(st, "n")), n);
+        qsort(v, n, sizeof *v, cmp_i64);
+        assert_int_equal(json_integer_value(json_object_get(st, "min_ns")), v[0]);
+        assert_int_equal(json_integer_value(json_object_get(st, "max_ns")), v[n - 1]);
+        snprintf(want, sizeof want, "%.1f", mean(v, n));
+        snprintf(got, sizeof got, "%.1f", json_real_value(json_object_get(st, "mean_ns")));
+        assert_string_equal(got, want);
+        median_str(v, n, want, sizeof want);
+        assert_string_equal(num_str(json_object_get(st, "median_ns"), got, sizeof got), want);
+        nst++;
+    }
+    /* every distinct name of the callable has its row */
+    size_t distinct = 0;
+    for (size_t k = 0; k < x.n; k++) {
+        if (strcmp(x.s[k].hid, hid))
+            continue;
+        bool first = true;
+        for (size_t m = 0; m < k; m++)
+            first &= strcmp(x.s[m].hid, hid) || strcmp(x.s[m].name, x.s[k].name);
+        distinct += first;
+    }
+    assert_int_equal(nst, distinct);
+    json_decref(j);
+}
+
+static void test_tpot_ours_two_ranks(void **st)
+{
+    (void)st;
+    check_tpot("spans-ours-2rank.log", "2222222222222222", "decode", 6);
+    check_tpot("spans-ours-2rank.log", "1111111111111111", "prefill", 1);
+}
+
+static void test_tpot_original_pipelined(void **st)
+{
+    (void)st;
+    check_tpot("spans-upstream-pipelined.log", "3333333333333333", "decode", 4);
+    check_tpot("upstream-grammar-2rank-3round.log", "8f3a1c2e9d0b4471", "decode", 6);
+}
+
+/* --- rounds -------------------------------------------------------------------- */
+
+static bool wall_at(const xlog *x, uint64_t pid, size_t line, uint64_t mono, char *buf, size_t n)
+{
+    const xanchor *a = NULL;
+    for (size_t i = 0; i < x->na; i++)
+        if (x->a[i].pid == pid && x->a[i].line < line)
+            a = &x->a[i];
+    if (!a)
+        return false;
+    uint64_t w = a->wall + mono - a->mono;
+    time_t sec = (time_t)(w / 1000000000u);
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    char d[32];
+    strftime(d, sizeof d, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, n, "%s.%09uZ", d, (unsigned)(w % 1000000000u));
+    return true;
+}
+
+static const xspan *find_span(const xlog *x, uint64_t pid, uint64_t inv, const char *name)
+{
+    for (size_t i = 0; i < x->n; i++)
+        if (x->s[i].pid == pid && x->s[i].inv == inv && !strcmp(x->s[i].name, name))
+            return &x->s[i];
+    return NULL;
+}
+
+static void check_rounds(const char *fixture, const char *hid, const uint64_t *pids, size_t nranks)
+{
+    xlog x;
+    read_fixture(fixture, &x);
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture(fixture));
+    const char *a[] = {"spans", lp, "--view", "rounds", "--format", "json", NULL};
+    json_t *j = run_json(a, 0, &err);
+    free(err);
+    json_t *ranks = json_object_get(j, "ranks");
+    assert_int_equal(json_array_size(ranks), nranks);
+    for (size_t r = 0; r < nranks; r++)
+        assert_int_equal(json_integer_value(json_object_get(json_array_get(ranks, r), "pid")), pids[r]);
+    json_t *rows = json_object_get(j, "rounds");
+    size_t row = 0;
+    static const char *const cols[] = {"host", "device", "orch", "sched"};
+    static const char *const names[] = {"chip.run", "chip.run.runner_run.device_wall",
+                                        "chip.run.runner_run.device_wall.orch",
+                                        "chip.run.runner_run.device_wall.sched"};
+    int64_t warm[5][64];
+    size_t nwarm[5] = {0};
+    for (size_t r = 0; r < nranks; r++) {
+        /* the rank's invocations of hid, in inv order */
+        uint64_t invs[64];
+        size_t ni = 0;
+        for (size_t i = 0; i < x.n; i++)
+            if (x.s[i].pid == pids[r] && !strcmp(x.s[i].hid, hid) && x.s[i].depth == 0)
+                invs[ni++] = x.s[i].inv;
+        for (size_t a1 = 1; a1 < ni; a1++)
+            for (size_t b1 = a1; b1 > 0 && invs[b1 - 1] > invs[b1]; b1--) {
+                uint64_t t = invs[b1];
+                invs[b1] = invs[b1 - 1];
+                invs[b1 - 1] = t;
+            }
+        for (size_t k = 0; k < ni; k++, row++) {
+            json_t *e = json_array_get(rows, row);
+            assert_non_null(e);
+            assert_int_equal(json_integer_value(json_object_get(e, "rank")), r);
+            assert_int_equal(json_integer_value(json_object_get(e, "pid")), pids[r]);
+            assert_int_equal(json_integer_value(json_object_get(e, "inv")), invs[k]);
+            assert_int_equal(json_integer_value(json_object_get(e, "round")), k + 1);
+            assert_int_equal(json_is_true(json_object_get(e, "cold")), k == 0);
+            char key[32];
+            for (int c = 0; c < 4; c++) {
+                const xspan *s = find_span(&x, pids[r], invs[k], names[c]);
+                snprintf(key, sizeof key, "%s_ns", cols[c]);
+                json_t *v = json_object_get(e, key);
+                if (!s) {
+                    assert_true(json_is_null(v));
+                    continue;
+                }
+                assert_int_equal(json_integer_value(v), s->dur);
+                if (k)
+                    warm[c][nwarm[c]++] = (int64_t)s->dur;
+            }
+            const xspan *o = find_span(&x, pids[r], invs[k], names[2]);
+            const xspan *s = find_span(&x, pids[r], invs[k], names[3]);
+            json_t *eff = json_object_get(e, "effective_ns");
+            if (o && s) {
+                uint64_t e0 = o->ts < s->ts ? o->ts : s->ts;
+                uint64_t e1 = o->ts + o->dur > s->ts + s->dur ? o->ts + o->dur : s->ts + s->dur;
+                assert_int_equal(json_integer_value(eff), e1 - e0);
+                if (k)
+                    warm[4][nwarm[4]++] = (int64_t)(e1 - e0);
+            } else {
+                assert_true(json_is_null(eff));
+            }
+            const xspan *root = find_span(&x, pids[r], invs[k], "chip.run");
+            char utc[64];
+            json_t *u = json_object_get(e, "start_utc");
+            if (wall_at(&x, pids[r], root->line, root->ts, utc, sizeof utc))
+                assert_string_equal(json_string_value(u), utc);
+            else
+                assert_true(json_is_null(u));
+        }
+    }
+    assert_int_equal(json_array_size(rows), row);
+    /* min / median / trimmed mean over warm rounds only */
+    json_t *w = json_object_get(j, "warm");
+    for (int c = 0; c < 5; c++) {
+        char key[32], want[48], got[48];
+        snprintf(key, sizeof key, "%s_ns", c < 4 ? cols[c] : "effective");
+        json_t *s = json_object_get(w, key);
+        assert_int_equal(json_integer_value(json_object_get(s, "n")), nwarm[c]);
+        if (!nwarm[c])
+            continue;
+        int64_t *v = warm[c];
+        size_t n = nwarm[c];
+        qsort(v, n, sizeof *v, cmp_i64);
+        assert_int_equal(json_integer_value(json_object_get(s, "min")), v[0]);
+        median_str(v, n, want, sizeof want);
+        assert_string_equal(num_str(json_object_get(s, "median"), got, sizeof got), want);
+        size_t cut = n / 10;
+        snprintf(want, sizeof want, "%.1f", mean(v + cut, n - 2 * cut));
+        snprintf(got, sizeof got, "%.1f", json_number_value(json_object_get(s, "trimmed_mean")));
+        assert_string_equal(got, want);
+    }
+    json_decref(j);
+}
+
+static void test_rounds_two_ranks_anchors(void **st)
+{
+    (void)st;
+    /* pid 5200 writes first, but hbg run forks rank 0 first: 5100 is rank 0.
+     * 5100's first decode round precedes its first anchor, its third follows
+     * a second anchor; 5200 has none. */
+    static const uint64_t pids[] = {5100, 5200};
+    check_rounds("spans-ours-2rank.log", "2222222222222222", pids, 2);
+    char lp[4096], *out, *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-ours-2rank.log"));
+    const char *a[] = {"spans", lp, "--view", "rounds", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(out, "2 1 cold"));
+    assert_true(ts_contains(out, "- (no clock anchor before it)"));
+    assert_true(ts_contains(out, "2026-08-22T12:00:05.")); /* the second anchor, 5 s on */
+    free(out);
+    free(err);
+}
+
+static void test_rounds_pipelined_device_phases(void **st)
+{
+    (void)st;
+    static const uint64_t pids[] = {7001};
+    check_rounds("spans-upstream-pipelined.log", "3333333333333333", pids, 1);
+    static const uint64_t pids2[] = {31337, 31348};
+    check_rounds("upstream-grammar-2rank-3round.log", "8f3a1c2e9d0b4471", pids2, 2);
+}
+
+/* --- tree ------------------------------------------------------------------------ */
+
+static json_t *node_after(json_t *nodes, size_t *from, const char *name, size_t depth)
+{
+    json_t *e = json_array_get(nodes, (*from)++);
+    assert_non_null(e);
+    assert_string_equal(json_string_value(json_object_get(e, "name")), name);
+    assert_int_equal(json_integer_value(json_object_get(e, "depth")), depth);
+    return e;
+}
+
+static void want_median(json_t *e, int64_t *v, size_t n)
+{
+    char want[48], got[48];
+    assert_int_equal(json_integer_value(json_object_get(e, "n")), n);
+    median_str(v, n, want, sizeof want);
+    assert_string_equal(num_str(json_object_get(e, "median_ns"), got, sizeof got), want);
+}
+
+/* untimed of parent: per invocation, its dur minus its children's */
+static size_t untimed(const xlog *x, const char *parent, const char *const *kids, int64_t *out)
+{
+    int64_t p[64];
+    size_t n = values(x, x->s[0].hid, parent, 0, p);
+    for (int k = 0; kids[k]; k++) {
+        int64_t c[64];
+        assert_int_equal(values(x, x->s[0].hid, kids[k], 0, c), n);
+        for (size_t i = 0; i < n; i++)
+            p[i] -= c[i];
+    }
+    memcpy(out, p, n * sizeof *p);
+    return n;
+}
+
+static void test_tree_from_depth(void **st)
+{
+    (void)st;
+    /* pipelined: invocation 2's bind is written before invocation 1's
+     * runner_run ends, and the device spans (ts=0, device clock) cannot be
+     * placed by time: only depth and written order rebuild the tree */
+    xlog x;
+    read_fixture("spans-upstream-pipelined.log", &x);
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-upstream-pipelined.log"));
+    const char *a[] = {"spans", lp, "--view", "tree", "--format", "json", NULL};
+    json_t *j = run_json(a, 0, &err);
+    assert_true(ts_contains(err, "4 spans of the per-task"));
+    free(err);
+    json_t *nodes = json_object_get(json_array_get(json_object_get(j, "callables"), 0), "nodes");
+    size_t at = 0;
+    int64_t v[64];
+    size_t n;
+    static const char *const k_root[] = {"chip.run.bind", "chip.run.runner_run", NULL};
+    static const char *const k_bind[] = {"chip.run.bind.host prep", NULL};
+    static const char *const k_rr[] = {"chip.run.runner_run.device_wall", NULL};
+    static const char *const k_dw[] = {"chip.run.runner_run.device_wall.orch",
+                                       "chip.run.runner_run.device_wall.sched", NULL};
+    const char *hid = x.s[0].hid;
+
+    json_t *root = node_after(nodes, &at, "chip.run", 0);
+    n = values(&x, hid, "chip.run", 0, v);
+    want_median(root, v, n);
+    assert_true(json_is_null(json_object_get(root, "share")));
+
+    json_t *bind = node_after(nodes, &at, "chip.run.bind", 1);
+    n = values(&x, hid, "chip.run.bind", 0, v);
+    want_median(bind, v, n);
+    int64_t rv[64];
+    values(&x, hid, "chip.run", 0, rv);
+    char med_b[48], med_r[48], want[32], got[32];
+    median_str(v, n, med_b, sizeof med_b);
+    median_str(rv, n, med_r, sizeof med_r);
+    snprintf(want, sizeof want, "%.4f", atof(med_b) / atof(med_r));
+    snprintf(got, sizeof got, "%.4f", json_real_value(json_object_get(bind, "share")));
+    assert_string_equal(got, want);
+
+    n = values(&x, hid, "chip.run.bind.host prep", 0, v);
+    want_median(node_after(nodes, &at, "chip.run.bind.host prep", 2), v, n);
+    json_t *u = node_after(nodes, &at, "(untimed)", 2);
+    assert_true(json_is_true(json_object_get(u, "untimed")));
+    want_median(u, v, untimed(&x, "chip.run.bind", k_bind, v));
+
+    n = values(&x, hid, "chip.run.runner_run", 0, v);
+    want_median(node_after(nodes, &at, "chip.run.runner_run", 1), v, n);
+    n = values(&x, hid, "chip.run.runner_run.device_wall", 0, v);
+    json_t *dw = node_after(nodes, &at, "chip.run.runner_run.device_wall", 2);
+    assert_string_equal(json_string_value(json_object_get(dw, "clock")), "device");
+    want_median(dw, v, n);
+    n = values(&x, hid, "chip.run.runner_run.device_wall.orch", 0, v);
+    want_median(node_after(nodes, &at, "chip.run.runner_run.device_wall.orch", 3), v, n);
+    n = values(&x, hid, "chip.run.runner_run.device_wall.sched", 0, v);
+    want_median(node_after(nodes, &at, "chip.run.runner_run.device_wall.sched", 3), v, n);
+    /* orch and sched overlap: the remainder is negative, and shown */
+    want_median(node_after(nodes, &at, "(untimed)", 3), v, untimed(&x, "chip.run.runner_run.device_wall", k_dw, v));
+    want_median(node_after(nodes, &at, "(untimed)", 2), v, untimed(&x, "chip.run.runner_run", k_rr, v));
+    want_median(node_after(nodes, &at, "(untimed)", 1), v, untimed(&x, "chip.run", k_root, v));
+    assert_int_equal(json_array_size(nodes), at);
+    json_decref(j);
+}
+
+/* --- the overlap assertion ---------------------------------------------------------- */
+
+static void test_overlap_holds_when_pipelined(void **st)
+{
+    (void)st;
+    char lp[4096], *out, *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-upstream-pipelined.log"));
+    const char *a[] = {"spans", lp, "--assert-overlap", "chip.run.bind,chip.run.runner_run", "--hidden", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    /* the pairs checked: each with how far A starts before B ends */
+    xlog x;
+    read_fixture("spans-upstream-pipelined.log", &x);
+    for (uint64_t i = 1; i < 4; i++) {
+        const xspan *bn = find_span(&x, 7001, i + 1, "chip.run.bind");
+        const xspan *rp = find_span(&x, 7001, i, "chip.run.runner_run");
+        char want[160];
+        snprintf(want, sizeof want, "%" PRIu64 "  ok: chip.run.bind starts %" PRIu64 " ns before", i + 1,
+                 rp->ts + rp->dur - bn->ts);
+        assert_true(ts_contains(out, want));
+    }
+    assert_true(ts_contains(err, "overlap held for all 3 pairs"));
+    free(out);
+    free(err);
+}
+
+static void test_overlap_fails_naming_the_pair(void **st)
+{
+    (void)st;
+    char lp[4096], *out, *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-ours-2rank.log"));
+    const char *a[] = {"spans", lp, "--assert-overlap", "chip.run.bind,chip.run.runner_run", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 1);
+    xlog x;
+    read_fixture("spans-ours-2rank.log", &x);
+    const xspan *bn = find_span(&x, 5100, 2, "chip.run.bind");
+    const xspan *rp = find_span(&x, 5100, 1, "chip.run.runner_run");
+    char want[256];
+    snprintf(want, sizeof want,
+             "overlap assertion failed: rank 0 (pid 5100) inv 1 -> 2: chip.run.bind of inv 2 starts at %" PRIu64
+             ", not before chip.run.runner_run of inv 1 ends at %" PRIu64,
+             bn->ts, rp->ts + rp->dur);
+    assert_true(ts_contains(err, want));
+    /* every pair is listed, both ranks': 3 of rank 0, 2 of rank 1 */
+    size_t nfail = 0;
+    for (const char *p = strstr(out, "  FAILED: "); p; p = strstr(p + 1, "  FAILED: "))
+        nfail++;
+    assert_int_equal(nfail, 5);
+    assert_true(ts_contains(out, "chip.run.bind of inv 3 starts at"));
+    free(out);
+    free(err);
+
+    /* not hidden: A running past B's end fails only with --hidden */
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-upstream-pipelined.log"));
+    const char *b[] = {"spans", lp, "--assert-overlap", "chip.run,chip.run.runner_run", "--hidden", NULL};
+    assert_int_equal(ts_run_cli(b, &out, &err), 1);
+    assert_true(ts_contains(err, ": not hidden"));
+    free(out);
+    free(err);
+    const char *c[] = {"spans", lp, "--assert-overlap", "chip.run,chip.run.runner_run", NULL};
+    assert_int_equal(ts_run_cli(c, &out, &err), 0);
+    free(out);
+    free(err);
+
+    /* a device-clock span has no place on the host axis: refused */
+    const char *d[] = {"spans", lp, "--assert-overlap", "chip.run.bind,chip.run.runner_run.device_wall", NULL};
+    assert_int_equal(ts_run_cli(d, &out, &err), 2);
+    assert_true(ts_contains(err, "chip.run.runner_run.device_wall is a device-clock span"));
+    free(out);
+    free(err);
+    /* names no invocation has: nothing to check */
+    const char *e[] = {"spans", lp, "--assert-overlap", "chip.run.bind,nope", "--format", "json", NULL};
+    json_t *j = run_json(e, 1, &err);
+    assert_int_equal(json_integer_value(json_object_get(j, "missing")), 4);
+    assert_true(ts_contains(err, "nothing to check"));
+    json_decref(j);
+    free(err);
+}
+
+/* --- per-operation tails ---------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void test_ops_tails(void **st)
+{
+    (void)st;
+    const char *logname = "hbg-run-vector-timeline.log";
+    const char *recname = "hbg-run-vector-timeline.host_phase_records.jsonl";
+    char lp[4096], rp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture(logname));
+    snprintf(rp, sizeof rp, "%s", ts_fixture(recname));
+    const char *a[] = {"spans", lp, "--records", rp, "--format", "json", NULL};
+    json_t *j = run_json(a, 0, &err);
+    free(err);
+    json_t *ops = json_object_get(j, "operations");
+    assert_non_null(ops);
+
+    /* host_orch of each (pid, inv), from the log's own lines */
+    char *text = ts_slurp(lp, NULL);
+    uint64_t hp[16], hi[16], h0[16], hd[16];
+    size_t nh = 0;
+    for (char *p = strstr(text, "bind phase=host_orch "); p; p = strstr(p + 1, "bind phase=host_orch ")) {
+        assert_int_equal(sscanf(p, "bind phase=host_orch start_ns=%" SCNu64 " dur_ns=%" SCNu64, &h0[nh], &hd[nh]), 2);
+        char *q = strstr(p, " pid=");
+        assert_int_equal(sscanf(q, " pid=%" SCNu64 " inv=%" SCNu64, &hp[nh], &hi[nh]), 2);
+        nh++;
+    }
+    free(text);
+    /* the records: per phase durations, and each line's covered part of host_orch */
+    char *rtext = ts_slurp(rp, NULL);
+    uint64_t orch = 0, unc = 0;
+    size_t lines = 0;
+    uint64_t d_submit[4096];
+    size_t ns = 0;
+    for (char *l = strtok(rtext, "\n"); l; l = strtok(NULL, "\n")) {
+        json_t *o = json_loads(l, 0, NULL);
+        assert_non_null(o);
+        lines++;
+        uint64_t pid = (uint64_t)json_integer_value(json_object_get(o, "pid"));
+        uint64_t inv = (uint64_t)json_integer_value(json_object_get(o, "inv"));
+        size_t h = 0;
+        while (h < nh && !(hp[h] == pid && hi[h] == inv))
+            h++;
+        assert_true(h < nh);
+        /* covered: a bitmap of host_orch's nanoseconds (the fixture's are short) */
+        assert_true(hd[h] < 4000000);
+        unsigned char *cov = calloc(hd[h], 1);
+        size_t i;
+        json_t *r;
+        json_array_foreach(json_object_get(o, "records"), i, r)
+        {
+            const char *ph = json_string_value(json_object_get(r, "phase"));
+            uint64_t s = (uint64_t)json_integer_value(json_object_get(r, "start_ns"));
+            uint64_t e = (uint64_t)json_integer_value(json_object_get(r, "end_ns"));
+            if (!strcmp(ph, "submit_task"))
+                d_submit[ns++] = e - s;
+            if (strcmp(ph, "submit_task") && strcmp(ph, "alloc_tensors") && strcmp(ph, "record_node") &&
+                strcmp(ph, "graph_submit") && strcmp(ph, "build_definition"))
+                continue;
+            for (uint64_t t = s; t < e; t++)
+                if (t >= h0[h] && t < h0[h] + hd[h])
+                    cov[t - h0[h]] = 1;
+        }
+        uint64_t c = 0;
+        for (uint64_t t = 0; t < hd[h]; t++)
+            c += cov[t];
+        free(cov);
+        orch += hd[h];
+        unc += hd[h] - c;
+        json_decref(o);
+    }
+    free(rtext);
+    assert_int_equal(json_integer_value(json_object_get(ops, "lines")), lines);
+    assert_int_equal(json_integer_value(json_object_get(ops, "passes")), lines);
+    assert_int_equal(json_integer_value(json_object_get(ops, "host_orch_ns")), orch);
+    assert_int_equal(json_integer_value(json_object_get(ops, "uncovered_ns")), unc);
+    json_t *k = by_name(json_object_get(ops, "kinds"), "kind", "submit_task");
+    assert_non_null(k);
+    qsort(d_submit, ns, sizeof *d_submit, cmp_u64);
+    assert_int_equal(json_integer_value(json_object_get(k, "count")), ns);
+    assert_int_equal(json_integer_value(json_object_get(k, "min_ns")), d_submit[0]);
+    assert_int_equal(json_integer_value(json_object_get(k, "max_ns")), d_submit[ns - 1]);
+    assert_int_equal(json_integer_value(json_object_get(k, "p99_ns")), d_submit[(ns * 99 + 99) / 100 - 1]);
+    json_decref(j);
+
+    /* CSV carries one table: the tails come with --view ops */
+    char *out;
+    const char *b[] = {"spans", lp, "--records", rp, "--view", "ops", "--format", "csv", NULL};
+    assert_int_equal(ts_run_cli(b, &out, &err), 0);
+    assert_true(!strncmp(out, "kind,count,min_ns,median_ns,p99_ns,max_ns\n", 42));
+    assert_true(ts_contains(out, "\nsubmit_task,"));
+    free(out);
+    free(err);
+}
+
+/* --- the command ------------------------------------------------------------------ */
+
+static void test_formats_and_errors(void **st)
+{
+    (void)st;
+    char lp[4096], *out, *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-ours-2rank.log"));
+    const char *csv[] = {"spans", lp, "--format", "csv", NULL};
+    assert_int_equal(ts_run_cli(csv, &out, &err), 0);
+    assert_true(!strncmp(out, "callable,label,stage,clock,depth,n,min_ns,median_ns,max_ns,mean_ns\n", 67));
+    free(out);
+    free(err);
+    const char *rc[] = {"spans", lp, "--view", "rounds", "--format", "csv", NULL};
+    assert_int_equal(ts_run_cli(rc, &out, &err), 0);
+    assert_true(ts_contains(out, "\n1,5200,1,1,1,"));
+    free(out);
+    free(err);
+    /* standard input */
+    const char *in[] = {"spans", "-", "--view", "tree", NULL};
+    assert_int_equal(ts_run_cli_in(in, lp, &out, &err), 0);
+    assert_true(ts_contains(out, "log     <stdin>"));
+    free(out);
+    free(err);
+    const char *help[] = {"spans", "--help", NULL};
+    assert_int_equal(ts_run_cli(help, &out, &err), 0);
+    assert_true(ts_contains(out, "usage: hbg spans LOG"));
+    free(out);
+    free(err);
+    const char *bad[][6] = {{"spans", lp, "--view", "flame", NULL},
+                            {"spans", lp, "--format", "xml", NULL},
+                            {"spans", lp, "--hidden", NULL},
+                            {"spans", lp, "--assert-overlap", "chip.run", NULL},
+                            {"spans", lp, "--view", "ops", NULL},
+                            {"spans", "/nonexistent/x.log", NULL}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(ts_run_cli(bad[i], &out, &err), 2);
+        assert_true(ts_contains(err, "hbg spans: "));
+        free(out);
+        free(err);
+    }
+    /* a log without spans */
+    char *empty = ts_temp_file("no spans here\n", 14, ".log");
+    const char *e[] = {"spans", empty, NULL};
+    assert_int_equal(ts_run_cli(e, &out, &err), 1);
+    assert_true(ts_contains(err, "has no [STRACE] spans"));
+    free(out);
+    free(err);
+    remove(empty);
+    free(empty);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tpot_ours_two_ranks),
+        cmocka_unit_test(test_tpot_original_pipelined),
+        cmocka_unit_test(test_rounds_two_ranks_anchors),
+        cmocka_unit_test(test_rounds_pipelined_device_phases),
+        cmocka_unit_test(test_tree_from_depth),
+        cmocka_unit_test(test_overlap_holds_when_pipelined),
+        cmocka_unit_test(test_overlap_fails_naming_the_pair),
+        cmocka_unit_test(test_ops_tails),
+        cmocka_unit_test(test_formats_and_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
