@@ -15,23 +15,23 @@
 #include <jansson.h>
 
 #include "support/run_support.h"
+#include "support/tools_support.h"
 
-static char dir[256];
+static char *dir;
 
 static int setup(void **state)
 {
     (void)state;
-    snprintf(dir, sizeof dir, "/tmp/hbg_test_run_%d", (int)getpid());
-    mkdir(dir, 0755);
+    dir = ts_tempdir("run");
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    return system(cmd) == 0 ? 0 : -1;
+    ts_rmtree(dir);
+    dir = NULL;
+    return 0;
 }
 
 static unsigned long long num(const char *line, const char *key)

@@ -9,7 +9,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +19,9 @@
 
 char *ab_sandbox(const char *tag)
 {
-    char *root = NULL;
-    assert_true(asprintf(&root, "/tmp/hbg-ab-%s-XXXXXX", tag) > 0);
-    assert_non_null(mkdtemp(root));
+    char name[64];
+    snprintf(name, sizeof name, "ab-%s", tag);
+    char *root = ts_tempdir(name);
     char *cache = NULL;
     assert_true(asprintf(&cache, "%s/cache", root) > 0);
     setenv("XDG_CACHE_HOME", cache, 1);
@@ -34,17 +33,9 @@ char *ab_sandbox(const char *tag)
     return root;
 }
 
-static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb, (void)flag, (void)ftw;
-    return remove(path);
-}
-
 void ab_sandbox_free(char *root)
 {
-    if (root && !strncmp(root, "/tmp/hbg-ab-", 12))
-        nftw(root, rm_one, 32, FTW_DEPTH | FTW_PHYS);
-    free(root);
+    ts_rmtree(root);
 }
 
 static char *slurp_fd(int fd, size_t *len)

@@ -1,4 +1,5 @@
 #include "support/compare_gen.h"
+#include "support/tools_support.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,10 +30,7 @@ cg_spec cg_default(const char *commit, uint64_t seed)
 
 char *cg_tempdir(void)
 {
-    char *d = strdup("/tmp/hbg-compare-XXXXXX");
-    assert_non_null(d);
-    assert_non_null(mkdtemp(d));
-    return d;
+    return ts_tempdir("compare");
 }
 
 /* xorshift64: the same seed, the same log */

@@ -122,20 +122,12 @@ int fs_run(const fs_spec *spec, int limit_s, char **out, char **err)
 
 char *fs_tempdir(const char *tag)
 {
-    const char *bin = getenv("HBG_BINARY_DIR");
-    char *dir = NULL;
-    assert_true(asprintf(&dir, "%s/faults-%s-XXXXXX", bin ? bin : "/tmp", tag) > 0);
-    assert_non_null(mkdtemp(dir));
-    return dir;
+    return ts_tempdir_in(getenv("HBG_BINARY_DIR"), tag);
 }
 
 void fs_rmdir(char *dir)
 {
-    char *cmd = NULL;
-    assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
-    assert_int_equal(system(cmd), 0);
-    free(cmd);
-    free(dir);
+    ts_rmtree(dir);
 }
 
 char *fs_path(const char *dir, const char *name)

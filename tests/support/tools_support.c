@@ -2,11 +2,17 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
 
 const char *ts_fixture(const char *name)
 {
@@ -140,4 +146,36 @@ int ts_run_cli_in(const char *const *args, const char *in, char **out, char **er
 int ts_contains(const char *hay, const char *needle)
 {
     return hay && needle && strstr(hay, needle) != NULL;
+}
+
+char *ts_tempdir_in(const char *parent, const char *tag)
+{
+    if (!parent)
+        parent = getenv("TMPDIR");
+    if (!parent || !*parent)
+        parent = "/tmp";
+    size_t n = strlen(parent) + strlen(tag) + 32;
+    char *dir = malloc(n);
+    assert_non_null(dir);
+    snprintf(dir, n, "%s/hbg-%s-XXXXXX", parent, tag);
+    assert_non_null(mkdtemp(dir));
+    return dir;
+}
+
+char *ts_tempdir(const char *tag)
+{
+    return ts_tempdir_in(NULL, tag);
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+void ts_rmtree(char *dir)
+{
+    if (dir)
+        assert_int_equal(nftw(dir, rm_one, 32, FTW_DEPTH | FTW_PHYS), 0);
+    free(dir);
 }

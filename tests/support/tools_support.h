@@ -21,6 +21,14 @@ int ts_run_cli_in(const char *const *args, const char *in, char **out, char **er
  * into *outlen), stderr into *err, either NULL to drop. Returns the exit
  * status (-1 if it did not exit normally). */
 int ts_exec(const char *dir, const char *const *argv, const char *in, char **out, size_t *outlen, char **err);
+/* A fresh, private directory parent/hbg-TAG-XXXXXX (parent NULL: $TMPDIR,
+ * else /tmp); the path is malloc'd. Every test that needs scratch files
+ * makes them here and removes them with ts_rmtree. */
+char *ts_tempdir_in(const char *parent, const char *tag);
+char *ts_tempdir(const char *tag);
+/* Removes dir and everything under it (no shell; links are removed, never
+ * followed) and frees the path. */
+void ts_rmtree(char *dir);
 /* Does hay contain needle? */
 int ts_contains(const char *hay, const char *needle);
 
