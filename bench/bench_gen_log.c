@@ -2,8 +2,8 @@
  * two rank processes whose passes alternate, each pass a full burst (ten
  * segments, five host-orch lines, four spans) and a noise line, in either
  * runtime's grammar (ours: pid=/inv= on the bind lines, arena_h2d last;
- * upstream: neither, host_view_close after arena_h2d).
- * Usage: bench_gen_log ours|upstream MB OUT */
+ * original: neither, host_view_close after arena_h2d).
+ * Usage: bench_gen_log ours|original MB OUT */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +20,8 @@ static const char *const ops[5] = {"submit_task", "alloc_tensors", "record_node"
 
 int main(int argc, char **argv)
 {
-    if (argc != 4 || (strcmp(argv[1], "ours") && strcmp(argv[1], "upstream"))) {
-        fprintf(stderr, "usage: bench_gen_log ours|upstream MB OUT\n");
+    if (argc != 4 || (strcmp(argv[1], "ours") && strcmp(argv[1], "original"))) {
+        fprintf(stderr, "usage: bench_gen_log ours|original MB OUT\n");
         return 2;
     }
     int ours = !strcmp(argv[1], "ours");

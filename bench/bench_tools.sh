@@ -39,7 +39,7 @@ measure() {
                n, mb, mb / (lo / 1e9), r, lo / 1e6, hi / 1e6, mb / (hi / 1e9), mb / (lo / 1e9) }'
 }
 
-for fmt in ours upstream; do
+for fmt in ours original; do
     log=$dir/bench-$fmt.log
     "$gen" "$fmt" "$mb" "$log"
     bytes=$(stat -c %s "$log")

@@ -207,7 +207,7 @@ static void timeline_records(void **state)
     }
     free(text);
     json_decref(arr);
-    /* timeline mode skips the device, as the seed's does */
+    /* timeline mode skips the device, as the original runtime's does */
     assert_non_null(strstr(out, "golden skipped (device run skipped)"));
 }
 

@@ -122,7 +122,7 @@ static void test_json(void **st)
     (void)st;
     char *out, *err;
     char path[4096];
-    snprintf(path, sizeof path, "%s", ts_fixture("upstream-2rank-interleaved.log"));
+    snprintf(path, sizeof path, "%s", ts_fixture("original-2rank-interleaved.log"));
     assert_int_equal(phases(path, "--format", "json", NULL, &out, &err), 0);
     json_error_t je;
     json_t *j = json_loads(out, 0, &je);
@@ -232,14 +232,14 @@ static void test_refusals_and_exit_status(void **st)
     free(out);
     free(err);
 
-    snprintf(path, sizeof path, "%s", ts_fixture("upstream-no-bind-lines.log"));
+    snprintf(path, sizeof path, "%s", ts_fixture("original-no-bind-lines.log"));
     assert_int_equal(phases(path, NULL, NULL, NULL, &out, &err), 1);
     assert_true(ts_contains(err, "has no bind-phase lines (\"bind phase=\"); run the workload with "
                                  "HBG_BIND_BREAKDOWN=1 (the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n"));
     free(out);
     free(err);
 
-    snprintf(path, sizeof path, "%s", ts_fixture("upstream-only-cold.log"));
+    snprintf(path, sizeof path, "%s", ts_fixture("original-only-cold.log"));
     assert_int_equal(phases(path, NULL, NULL, NULL, &out, &err), 1);
     assert_true(ts_contains(err, "every pass is the cold first pass of its rank (2 ranks, one pass each), and cold "
                                  "passes are dropped; run at least 2 rounds (6 recommended), or pass --keep-first"));
@@ -282,9 +282,9 @@ static void test_rounds_and_ranks_checked(void **st)
     (void)st;
     char *out, *err;
     char path[4096];
-    snprintf(path, sizeof path, "%s", ts_fixture("upstream-2rank-interleaved.log"));
+    snprintf(path, sizeof path, "%s", ts_fixture("original-2rank-interleaved.log"));
     assert_int_equal(phases(path, "--rounds", "6", NULL, &out, &err), 0);
-    assert_true(ts_contains(err, "upstream-2rank-interleaved.log: --rounds 6, but the log shows 3 passes per rank\n"));
+    assert_true(ts_contains(err, "original-2rank-interleaved.log: --rounds 6, but the log shows 3 passes per rank\n"));
     /* two ranks: each rank's own total under the pooled one */
     assert_true(ts_contains(out, "total              *            1340              1493            1650     4\n"
                                  "  pid=4001                      1340              1441            1542     2\n"
@@ -294,7 +294,7 @@ static void test_rounds_and_ranks_checked(void **st)
     free(err);
     const char *a[] = {"phases", path, "--rounds", "3", "--ranks", "1", NULL};
     assert_int_equal(ts_run_cli(a, &out, &err), 0);
-    assert_true(ts_contains(err, "upstream-2rank-interleaved.log: --ranks 1, but the log shows 2 ranks\n"));
+    assert_true(ts_contains(err, "original-2rank-interleaved.log: --ranks 1, but the log shows 2 ranks\n"));
     assert_false(ts_contains(err, "--rounds"));
     free(out);
     free(err);

@@ -89,11 +89,11 @@ static cg_spec slower(cg_spec s)
 
 /* --- verdicts ------------------------------------------------------------ */
 
-static void known_shift(bool upstream)
+static void known_shift(bool original)
 {
     cg_spec b = cg_default("1a2b3c4", 1), m = slower(cg_default("5d6e7f8", 2));
-    b.upstream = m.upstream = upstream;
-    if (upstream)
+    b.original = m.original = original;
+    if (original)
         b.ranks = m.ranks = 2;
     arms a;
     make_arms(&a, REPS, b, m, NULL);
@@ -104,7 +104,7 @@ static void known_shift(bool upstream)
     /* host_orch is 100 of the 105.9 us control plane: +10 us is +9.4 % */
     assert_true(strncmp(l, "verdict    slower: effect +9.", 29) == 0);
     assert_true(ts_contains(l, "sign test p = 0.03125 (5 of 5 repetitions agree)"));
-    assert_true(ts_contains(l, "(exact)") || upstream);  /* 2 ranks: 50 passes an arm, past the exact limit */
+    assert_true(ts_contains(l, "(exact)") || original);  /* 2 ranks: 50 passes an arm, past the exact limit */
     assert_true(ts_contains(out, "threshold  5 %: exit 1 when slower and the interval's lower bound"));
     assert_true(ts_contains(out, "flags      none\n"));
     assert_true(ts_contains(out, "base       1a2b3c4: 5 logs"));
@@ -131,7 +131,7 @@ static void test_known_shift_slower(void **st)
     known_shift(false);
 }
 
-static void test_known_shift_slower_upstream(void **st)
+static void test_known_shift_slower_original(void **st)
 {
     (void)st;
     known_shift(true);
@@ -152,10 +152,10 @@ static void test_faster(void **st)
     free_arms(&a);
 }
 
-static void no_shift(bool upstream)
+static void no_shift(bool original)
 {
     cg_spec b = cg_default("1a2b3c4", 5), m = cg_default("5d6e7f8", 6);
-    b.upstream = m.upstream = upstream;
+    b.original = m.original = original;
     arms a;
     make_arms(&a, REPS, b, m, NULL);
     char *out, *err;
@@ -173,7 +173,7 @@ static void test_no_shift_no_difference(void **st)
     no_shift(false);
 }
 
-static void test_no_shift_no_difference_upstream(void **st)
+static void test_no_shift_no_difference_original(void **st)
 {
     (void)st;
     no_shift(true);
@@ -188,10 +188,10 @@ static void contend_rep3(int rep, cg_spec *b, cg_spec *m)
         b->all_scale = 1.30;
 }
 
-static void contended(bool upstream)
+static void contended(bool original)
 {
     cg_spec b = cg_default("1a2b3c4", 7), m = slower(cg_default("5d6e7f8", 8));
-    b.upstream = m.upstream = upstream;
+    b.original = m.original = original;
     b.control_scale = m.control_scale = 1.0;
     arms a;
     make_arms(&a, REPS, b, m, contend_rep3);
@@ -211,7 +211,7 @@ static void test_contended_repetition(void **st)
     contended(false);
 }
 
-static void test_contended_repetition_upstream(void **st)
+static void test_contended_repetition_original(void **st)
 {
     (void)st;
     contended(true);
@@ -294,10 +294,10 @@ static void expect_refusal(const arms *a, const char *const *extra, const char *
     free(out), free(err);
 }
 
-static void stamps_differ(bool upstream)
+static void stamps_differ(bool original)
 {
     cg_spec b = cg_default("1a2b3c4", 13), m = cg_default("5d6e7f8", 14);
-    b.upstream = m.upstream = upstream;
+    b.original = m.original = original;
     m.env_extra = "TORCH_DEVICE_BACKEND_AUTOLOAD=0";
     arms a;
     make_arms(&a, 2, b, m, NULL);
@@ -316,7 +316,7 @@ static void test_stamps_differ_in_one_variable(void **st)
     stamps_differ(false);
 }
 
-static void test_stamps_differ_in_one_variable_upstream(void **st)
+static void test_stamps_differ_in_one_variable_original(void **st)
 {
     (void)st;
     stamps_differ(true);
@@ -651,17 +651,17 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_known_shift_slower),
-        cmocka_unit_test(test_known_shift_slower_upstream),
+        cmocka_unit_test(test_known_shift_slower_original),
         cmocka_unit_test(test_faster),
         cmocka_unit_test(test_no_shift_no_difference),
-        cmocka_unit_test(test_no_shift_no_difference_upstream),
+        cmocka_unit_test(test_no_shift_no_difference_original),
         cmocka_unit_test(test_contended_repetition),
-        cmocka_unit_test(test_contended_repetition_upstream),
+        cmocka_unit_test(test_contended_repetition_original),
         cmocka_unit_test(test_control_moved_contended),
         cmocka_unit_test(test_short_control_falls_back_to_spread),
         cmocka_unit_test(test_effect_inside_noise_floor),
         cmocka_unit_test(test_stamps_differ_in_one_variable),
-        cmocka_unit_test(test_stamps_differ_in_one_variable_upstream),
+        cmocka_unit_test(test_stamps_differ_in_one_variable_original),
         cmocka_unit_test(test_stamps_differ_in_a_value_and_a_word),
         cmocka_unit_test(test_refuses_unequal_counts),
         cmocka_unit_test(test_unstamped_refused_unless_allowed),

@@ -110,8 +110,8 @@ static void test_fixtures_any_read_size(void **st)
 {
     (void)st;
     static const char *const names[] = {"ours-1rank-4pass.log", "ours-1rank-4pass-crlf.log",
-                                        "ours-2rank-shared-lines.log", "upstream-2rank-interleaved.log",
-                                        "upstream-truncated.log", "ours-duplicate.log", "ours-two-stamps.log"};
+                                        "ours-2rank-shared-lines.log", "original-2rank-interleaved.log",
+                                        "original-truncated.log", "ours-duplicate.log", "ours-two-stamps.log"};
     static const size_t chunks[] = {1, 5, 97, 4096};
     for (size_t f = 0; f < sizeof names / sizeof *names; f++) {
         size_t len;

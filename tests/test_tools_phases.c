@@ -147,10 +147,10 @@ static void test_crlf_same_numbers(void **st)
     drop(f);
 }
 
-static void test_upstream_two_ranks_interleaved(void **st)
+static void test_original_two_ranks_interleaved(void **st)
 {
     (void)st;
-    fx *f = load("upstream-2rank-interleaved.log", false);
+    fx *f = load("original-2rank-interleaved.log", false);
     assert_int_equal(f->L.npass, 6);
     assert_int_equal(f->L.nrank, 2);
     assert_int_equal(f->L.rank[0].pid, 4001);
@@ -238,12 +238,12 @@ static void test_missing_close_ours(void **st)
 
 /* The original tool closes a pass at arena_h2d and would merge inv 3 into
  * inv 4 here; the burst is tied to its span instead. */
-static void test_missing_close_upstream_not_merged(void **st)
+static void test_missing_close_original_not_merged(void **st)
 {
     (void)st;
-    fx *f = load("upstream-missing-close.log", false);
+    fx *f = load("original-missing-close.log", false);
     static const char *const w[] = {
-        "upstream-missing-close.log:44: pass pid=5001 inv=3 has no arena_h2d (its closing segment); excluded"};
+        "original-missing-close.log:44: pass pid=5001 inv=3 has no arena_h2d (its closing segment); excluded"};
     warnings_are(f, w, 1);
     assert_int_equal(f->L.npass, 4);
     check(row(f, "host_orch"), 2000, 2500, 0, 3000, 2);
@@ -252,11 +252,11 @@ static void test_missing_close_upstream_not_merged(void **st)
     drop(f);
 }
 
-static void test_missing_close_upstream_without_spans(void **st)
+static void test_missing_close_original_without_spans(void **st)
 {
     (void)st;
-    fx *f = load("upstream-missing-close-nospans.log", false);
-    static const char *const w[] = {"upstream-missing-close-nospans.log:36: pass thread 0x7f3c9a7fc650 has no "
+    fx *f = load("original-missing-close-nospans.log", false);
+    static const char *const w[] = {"original-missing-close-nospans.log:36: pass thread 0x7f3c9a7fc650 has no "
                                     "arena_h2d (its closing segment); excluded"};
     warnings_are(f, w, 1);
     assert_int_equal(f->L.npass, 4);
@@ -279,11 +279,11 @@ static void test_duplicate_segment(void **st)
 static void test_truncated_last_pass(void **st)
 {
     (void)st;
-    fx *f = load("upstream-truncated.log", false);
+    fx *f = load("original-truncated.log", false);
     static const char *const w[] = {
-        "upstream-truncated.log:70: malformed bind line: expected dur_ns=<ns> (the line is cut short or not a "
+        "original-truncated.log:70: malformed bind line: expected dur_ns=<ns> (the line is cut short or not a "
         "bind line); ignored",
-        "upstream-truncated.log:63: the log ends inside pass pid=5001 thread 0x7f3c9a7fc650 (no arena_h2d): "
+        "original-truncated.log:63: the log ends inside pass pid=5001 thread 0x7f3c9a7fc650 (no arena_h2d): "
         "truncated pass excluded"};
     warnings_are(f, w, 2);
     assert_int_equal(f->L.npass, 4);
@@ -362,13 +362,13 @@ static void test_stamps(void **st)
 static void test_only_cold(void **st)
 {
     (void)st;
-    fx *f = load("upstream-only-cold.log", false);
+    fx *f = load("original-only-cold.log", false);
     assert_int_equal(f->L.npass, 2);
     assert_int_equal(f->L.nrank, 2);
     assert_int_equal(f->L.nwarm, 0);
     assert_int_equal(f->L.nused, 0);
     drop(f);
-    f = load("upstream-only-cold.log", true);
+    f = load("original-only-cold.log", true);
     assert_int_equal(f->L.nused, 2);
     check(row(f, "host_orch"), 8000, 8050, 0, 8100, 2);
     drop(f);
@@ -382,7 +382,7 @@ static void test_original_fixtures(void **st)
     check(row(f, "args"), 1529439990, 1534549296, 1, 1539658603, 2);
     check(&f->R.total, 1101226, 1111257, 0, 1121288, 2);
     drop(f);
-    f = load("upstream-grammar-2rank-3round.log", false);
+    f = load("original-grammar-2rank-3round.log", false);
     assert_int_equal(f->L.nrank, 2);
     check(row(f, "graph_upload"), 303977, 320794, 1, 328140, 4);
     check(&f->R.total, 988998, 1057894, 1, 1148123, 4);
@@ -411,13 +411,13 @@ int main(void)
         cmocka_unit_test(test_wide_durations),
         cmocka_unit_test(test_keep_first),
         cmocka_unit_test(test_crlf_same_numbers),
-        cmocka_unit_test(test_upstream_two_ranks_interleaved),
+        cmocka_unit_test(test_original_two_ranks_interleaved),
         cmocka_unit_test(test_shared_lines_and_noise),
         cmocka_unit_test(test_retired_counted),
         cmocka_unit_test(test_unknown_segment_kept_last),
         cmocka_unit_test(test_missing_close_ours),
-        cmocka_unit_test(test_missing_close_upstream_not_merged),
-        cmocka_unit_test(test_missing_close_upstream_without_spans),
+        cmocka_unit_test(test_missing_close_original_not_merged),
+        cmocka_unit_test(test_missing_close_original_without_spans),
         cmocka_unit_test(test_duplicate_segment),
         cmocka_unit_test(test_truncated_last_pass),
         cmocka_unit_test(test_segment_sets_differ),

@@ -246,8 +246,8 @@ static void test_tpot_ours_two_ranks(void **st)
 static void test_tpot_original_pipelined(void **st)
 {
     (void)st;
-    check_tpot("spans-upstream-pipelined.log", "3333333333333333", "decode", 4);
-    check_tpot("upstream-grammar-2rank-3round.log", "8f3a1c2e9d0b4471", "decode", 6);
+    check_tpot("spans-original-pipelined.log", "3333333333333333", "decode", 4);
+    check_tpot("original-grammar-2rank-3round.log", "8f3a1c2e9d0b4471", "decode", 6);
 }
 
 /* --- rounds -------------------------------------------------------------------- */
@@ -401,9 +401,9 @@ static void test_rounds_pipelined_device_phases(void **st)
 {
     (void)st;
     static const uint64_t pids[] = {7001};
-    check_rounds("spans-upstream-pipelined.log", "3333333333333333", pids, 1);
+    check_rounds("spans-original-pipelined.log", "3333333333333333", pids, 1);
     static const uint64_t pids2[] = {31337, 31348};
-    check_rounds("upstream-grammar-2rank-3round.log", "8f3a1c2e9d0b4471", pids2, 2);
+    check_rounds("original-grammar-2rank-3round.log", "8f3a1c2e9d0b4471", pids2, 2);
 }
 
 /* --- tree ------------------------------------------------------------------------ */
@@ -447,9 +447,9 @@ static void test_tree_from_depth(void **st)
      * runner_run ends, and the device spans (ts=0, device clock) cannot be
      * placed by time: only depth and written order rebuild the tree */
     xlog x;
-    read_fixture("spans-upstream-pipelined.log", &x);
+    read_fixture("spans-original-pipelined.log", &x);
     char lp[4096], *err;
-    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-upstream-pipelined.log"));
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-original-pipelined.log"));
     const char *a[] = {"spans", lp, "--view", "tree", "--format", "json", NULL};
     json_t *j = run_json(a, 0, &err);
     assert_true(ts_contains(err, "4 spans of the per-task"));
@@ -512,12 +512,12 @@ static void test_overlap_holds_when_pipelined(void **st)
 {
     (void)st;
     char lp[4096], *out, *err;
-    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-upstream-pipelined.log"));
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-original-pipelined.log"));
     const char *a[] = {"spans", lp, "--assert-overlap", "chip.run.bind,chip.run.runner_run", "--hidden", NULL};
     assert_int_equal(ts_run_cli(a, &out, &err), 0);
     /* the pairs checked: each with how far A starts before B ends */
     xlog x;
-    read_fixture("spans-upstream-pipelined.log", &x);
+    read_fixture("spans-original-pipelined.log", &x);
     for (uint64_t i = 1; i < 4; i++) {
         const xspan *bn = find_span(&x, 7001, i + 1, "chip.run.bind");
         const xspan *rp = find_span(&x, 7001, i, "chip.run.runner_run");
@@ -558,7 +558,7 @@ static void test_overlap_fails_naming_the_pair(void **st)
     free(err);
 
     /* not hidden: A running past B's end fails only with --hidden */
-    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-upstream-pipelined.log"));
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-original-pipelined.log"));
     const char *b[] = {"spans", lp, "--assert-overlap", "chip.run,chip.run.runner_run", "--hidden", NULL};
     assert_int_equal(ts_run_cli(b, &out, &err), 1);
     assert_true(ts_contains(err, ": not hidden"));

@@ -66,12 +66,12 @@ static size_t find(json_t *ev, const char *name, const char *cat, long long pid,
     return n;
 }
 
-static void test_upstream_with_records(void **st)
+static void test_original_with_records(void **st)
 {
     (void)st;
     char lp[4096], rp[4096], *err;
-    snprintf(lp, sizeof lp, "%s", ts_fixture("upstream-2rank-interleaved.log"));
-    snprintf(rp, sizeof rp, "%s", ts_fixture("upstream-2rank-interleaved.host_phase_records.jsonl"));
+    snprintf(lp, sizeof lp, "%s", ts_fixture("original-2rank-interleaved.log"));
+    snprintf(rp, sizeof rp, "%s", ts_fixture("original-2rank-interleaved.host_phase_records.jsonl"));
     json_t *j = run_timeline(lp, rp, 0, &err);
     assert_non_null(j);
     assert_string_equal(json_string_value(json_object_get(j, "displayTimeUnit")), "ns");
@@ -602,7 +602,7 @@ static void test_pipelined_lanes_nest(void **st)
 {
     (void)st;
     char lp[4096], *err;
-    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-upstream-pipelined.log"));
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-original-pipelined.log"));
     json_t *j = run_timeline(lp, NULL, 0, &err);
     assert_non_null(j);
     free(err);
@@ -631,8 +631,8 @@ static void test_pipelined_lanes_nest(void **st)
 
     /* and every other trace of these tests nests too */
     static const char *const logs[][2] = {
-        {"upstream-2rank-interleaved.log", "upstream-2rank-interleaved.host_phase_records.jsonl"},
-        {"upstream-grammar-2rank-3round.log", "upstream-grammar-2rank-3round.host_phase_records.jsonl"},
+        {"original-2rank-interleaved.log", "original-2rank-interleaved.host_phase_records.jsonl"},
+        {"original-grammar-2rank-3round.log", "original-grammar-2rank-3round.host_phase_records.jsonl"},
         {"hbg-run-vector-timeline.log", "hbg-run-vector-timeline.host_phase_records.jsonl"},
         {"spans-ours-2rank.log", NULL}};
     for (size_t k = 0; k < sizeof logs / sizeof logs[0]; k++) {
@@ -651,7 +651,7 @@ static void test_pipelined_lanes_nest(void **st)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_upstream_with_records),
+        cmocka_unit_test(test_original_with_records),
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(test_rank_lanes_as_hbg_run),

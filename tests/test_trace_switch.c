@@ -15,17 +15,17 @@ static const char *const offs[] = {"0", "false", "FALSE", "False", "off", "OFF",
 static const char *const ons[] = {"1", "true", "TRUE", "on", "On", "yes", "YES"};
 static const char *const bad[] = {"2", "maybe", " 1", "1 ", "enable", "y", "n", "00", "-1", "truee"};
 
-static void clear(const char *ours, const char *seed)
+static void clear(const char *ours, const char *original)
 {
     unsetenv(ours);
-    unsetenv(seed);
+    unsetenv(original);
 }
 
 /* Reads with *on preset to `preset`; returns the status, *got the result. */
-static hbg_status rd(const char *ours, const char *seed, bool preset, bool *got)
+static hbg_status rd(const char *ours, const char *original, bool preset, bool *got)
 {
     *got = preset;
-    return hbg_switch_read(ours, seed, got);
+    return hbg_switch_read(ours, original, got);
 }
 
 static void unset_leaves_value(void **state)
@@ -42,7 +42,7 @@ static void unset_leaves_value(void **state)
     }
 }
 
-/* Each value class, set under one name only (ours, then the seed's). */
+/* Each value class, set under one name only (ours, then the original runtime's). */
 static void value_classes(void **state)
 {
     (void)state;
@@ -78,31 +78,31 @@ static void ours_wins(void **state)
 {
     (void)state;
     for (size_t i = 0; i < NPAIRS; i++) {
-        const char *ours = pairs[i][0], *seed = pairs[i][1];
+        const char *ours = pairs[i][0], *original = pairs[i][1];
         bool on;
         setenv(ours, "0", 1);
-        setenv(seed, "1", 1);
-        assert_int_equal(rd(ours, seed, true, &on), HBG_OK);
+        setenv(original, "1", 1);
+        assert_int_equal(rd(ours, original, true, &on), HBG_OK);
         assert_false(on);
-        assert_string_equal(hbg_switch_which(ours, seed), ours);
+        assert_string_equal(hbg_switch_which(ours, original), ours);
         setenv(ours, "yes", 1);
-        setenv(seed, "no", 1);
-        assert_int_equal(rd(ours, seed, false, &on), HBG_OK);
+        setenv(original, "no", 1);
+        assert_int_equal(rd(ours, original, false, &on), HBG_OK);
         assert_true(on);
         /* Set but empty still counts as set: ours says off. */
         setenv(ours, "", 1);
-        setenv(seed, "1", 1);
-        assert_int_equal(rd(ours, seed, true, &on), HBG_OK);
+        setenv(original, "1", 1);
+        assert_int_equal(rd(ours, original, true, &on), HBG_OK);
         assert_false(on);
-        /* Our bad value is an error even when the seed's is fine ... */
+        /* Our bad value is an error even when the original runtime's is fine ... */
         setenv(ours, "maybe", 1);
-        assert_int_equal(rd(ours, seed, true, &on), HBG_E_INVAL);
-        /* ... and the seed's bad value is never looked at when ours is set. */
+        assert_int_equal(rd(ours, original, true, &on), HBG_E_INVAL);
+        /* ... and the original runtime's bad value is never looked at when ours is set. */
         setenv(ours, "1", 1);
-        setenv(seed, "maybe", 1);
-        assert_int_equal(rd(ours, seed, false, &on), HBG_OK);
+        setenv(original, "maybe", 1);
+        assert_int_equal(rd(ours, original, false, &on), HBG_OK);
         assert_true(on);
-        clear(ours, seed);
+        clear(ours, original);
     }
 }
 

@@ -150,15 +150,15 @@ hbg_status hbg_recpool_write_jsonl(hbg_recpool *p, int fd);
 /* --- switches --------------------------------------------------------- */
 
 /* The name whose value is in effect: `ours` when set (even empty), else
- * `seed` when set, else NULL — for error messages naming the variable. */
-const char *hbg_switch_which(const char *ours, const char *seed);
+ * `original` when set, else NULL — for error messages naming the variable. */
+const char *hbg_switch_which(const char *ours, const char *original);
 
-/* Reads switch `ours`, else `seed` (may be NULL): ours wins when both are
+/* Reads switch `ours`, else `original` (may be NULL): ours wins when both are
  * set. `0`, `false`, `off`, `no` and the empty string mean off; `1`, `true`,
  * `on`, `yes` mean on (any case); unset leaves *on untouched. Anything else
  * is HBG_E_INVAL, *on untouched: the caller names the variable (see
  * hbg_switch_which) and the value in its message. */
-hbg_status hbg_switch_read(const char *ours, const char *seed, bool *on);
+hbg_status hbg_switch_read(const char *ours, const char *original, bool *on);
 
 #define HBG_SW_BREAKDOWN "HBG_BIND_BREAKDOWN", "SIMPLER_HBG_BIND_BREAKDOWN_ENABLE"
 #define HBG_SW_RECORDS "HBG_HOST_PHASE_RECORDS", "SIMPLER_HBG_HOST_PHASE_RECORDS_ENABLE"

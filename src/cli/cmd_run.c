@@ -56,7 +56,7 @@ static void usage(FILE *f)
             "  --out-dir DIR         artifacts (host_phase_records.jsonl) under DIR/<case>_<time>_<pid>/\n"
             "                        (default: outputs)\n"
             "  --ranks N             rank processes (default: the case's; dsv4 runs on exactly 2)\n"
-            "  --mode numbers        breakdown lines on, device run skipped (the seed's numbers mode)\n"
+            "  --mode numbers        breakdown lines on, device run skipped (the original runtime's numbers mode)\n"
             "  --mode timeline       breakdown lines and per-op records on, device run skipped\n"
             "  --skip-device-run     bind fully, then return before the device run\n"
             "  --skip-golden         do not check the outputs against the golden\n"
@@ -100,11 +100,11 @@ static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
 }
 
 /* Reads one switch into *on, naming the variable when its value is bad. */
-static bool read_switch(const char *ours, const char *seed, bool *on)
+static bool read_switch(const char *ours, const char *original, bool *on)
 {
-    if (hbg_switch_read(ours, seed, on) == HBG_OK)
+    if (hbg_switch_read(ours, original, on) == HBG_OK)
         return true;
-    const char *which = hbg_switch_which(ours, seed);
+    const char *which = hbg_switch_which(ours, original);
     fprintf(stderr, "hbg run: %s=%s is not a switch value (expected 1/true/on/yes or 0/false/off/no/empty)\n",
             which, getenv(which));
     return false;

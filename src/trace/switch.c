@@ -2,22 +2,23 @@
  *
  * A switch's value is read, not merely tested for presence: the original
  * runtime's "set means on" turned FOO=0 into a trap that enabled FOO. Our
- * name wins over the seed's when both are set, so a user can override an
- * inherited seed-name variable without unsetting it. An unrecognised value
- * is an error rather than a guess, since a mistyped switch that silently
- * reads as off produces a log that looks fine and measures the wrong thing.
+ * name wins over the original runtime's when both are set, so a user can
+ * override an inherited variable of the original runtime without unsetting
+ * it. An unrecognised value is an error rather than a guess, since a
+ * mistyped switch that silently reads as off produces a log that looks
+ * fine and measures the wrong thing.
  */
 #include <stdlib.h>
 #include <strings.h>
 
 #include "hbg/trace.h"
 
-const char *hbg_switch_which(const char *ours, const char *seed)
+const char *hbg_switch_which(const char *ours, const char *original)
 {
     if (ours && getenv(ours))
         return ours;
-    if (seed && getenv(seed))
-        return seed;
+    if (original && getenv(original))
+        return original;
     return NULL;
 }
 
@@ -38,11 +39,11 @@ static hbg_status parse_bool(const char *v, bool *on)
     return HBG_E_INVAL;
 }
 
-hbg_status hbg_switch_read(const char *ours, const char *seed, bool *on)
+hbg_status hbg_switch_read(const char *ours, const char *original, bool *on)
 {
     if (!ours || !on)
         return HBG_E_INVAL;
-    const char *name = hbg_switch_which(ours, seed);
+    const char *name = hbg_switch_which(ours, original);
     if (!name)
         return HBG_OK;
     return parse_bool(getenv(name), on);

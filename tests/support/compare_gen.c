@@ -46,7 +46,7 @@ static void stamp(FILE *f, const cg_spec *s)
 {
     if (!s->commit)
         return;
-    if (s->upstream)
+    if (s->original)
         fprintf(f, "[stamp] %s env SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1 SIMPLER_SKIP_DEVICE_RUN=1%s%s python "
                    "examples/a2a3/host_build_graph/qwen3_14b_decode/main.py -p a2a3 --rounds %d --log-level timing\n",
                 s->commit, s->env_extra ? " " : "", s->env_extra ? s->env_extra : "", s->rounds);
@@ -60,10 +60,10 @@ static void pass(FILE *f, const cg_spec *s, int rank, int inv, uint64_t *mono, u
 {
     static const int order_ours[10] = {0, 1, 2, 3, 4, 5, 6, 7, 9, 8};
     static const int order_up[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-    const int *order = s->upstream ? order_up : order_ours;
+    const int *order = s->original ? order_up : order_ours;
     int pid = 4242 + rank * 11;
     char tail[64] = "";
-    if (!s->upstream)
+    if (!s->original)
         snprintf(tail, sizeof tail, " pid=%d inv=%d", pid, inv);
     uint64_t dur[10], t0 = *mono, t = *mono;
     for (int i = 0; i < 10; i++) {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 typedef struct cg_spec {
-    bool upstream;          /* the original runtime's grammar */
+    bool original;          /* the original runtime's grammar */
     const char *commit;     /* the stamp's commit; NULL: no stamp line */
     const char *env_extra;  /* appended to the stamp's assignments, or NULL */
     int ranks, rounds;      /* passes per rank = rounds (the first is cold) */
