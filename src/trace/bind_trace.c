@@ -16,11 +16,11 @@
 static void segment_line(hbg_log *lg, uint64_t mono, const hbg_bind_trace *bt, unsigned s,
                          const char *func)
 {
-    hbg_recbuf r;
-    hbg_rec_init(&r, mono, HBG_LOG_TIMING, func);
+    hbg__linebuf r;
+    hbg__line_init(&r, mono, HBG_LOG_TIMING, func);
     /* The attributes sit between two fixed spaces, so a segment without
      * any shows "dur_ns=<ns>  pid=", as the original's lines do. */
-    hbg_rec_printf(&r, "[bind_trace.c:%d] bind phase=%s start_ns=%" PRIu64 " dur_ns=%" PRIu64 " ",
+    hbg__line_printf(&r, "[bind_trace.c:%d] bind phase=%s start_ns=%" PRIu64 " dur_ns=%" PRIu64 " ",
                    __LINE__, hbg_phase_name((hbg_phase)s), bt->seg[s].start_ns, bt->seg[s].dur_ns);
     uint32_t nattr = bt->seg[s].nattr <= HBG_MAX_ATTRS ? bt->seg[s].nattr : HBG_MAX_ATTRS;
     bool first = true;
@@ -28,24 +28,24 @@ static void segment_line(hbg_log *lg, uint64_t mono, const hbg_bind_trace *bt, u
         const hbg_attr *a = &bt->seg[s].attr[i];
         if (!a->key)
             continue;
-        hbg_rec_printf(&r, "%s%s=%" PRIu64, first ? "" : " ", a->key, a->value);
+        hbg__line_printf(&r, "%s%s=%" PRIu64, first ? "" : " ", a->key, a->value);
         first = false;
     }
-    hbg_rec_printf(&r, " pid=%" PRIu32 " inv=%" PRIu64, bt->pid, bt->inv);
-    hbg_rec_emit(lg, &r);
+    hbg__line_printf(&r, " pid=%" PRIu32 " inv=%" PRIu64, bt->pid, bt->inv);
+    hbg__line_emit(lg, &r);
 }
 
 static void op_line(hbg_log *lg, uint64_t mono, const hbg_bind_trace *bt, unsigned k,
                     const char *func)
 {
-    hbg_recbuf r;
-    hbg_rec_init(&r, mono, HBG_LOG_TIMING, func);
-    hbg_rec_printf(&r,
+    hbg__linebuf r;
+    hbg__line_init(&r, mono, HBG_LOG_TIMING, func);
+    hbg__line_printf(&r,
                    "[bind_trace.c:%d] host-orch phase=%s total_ns=%" PRIu64 " count=%" PRIu64
                    " detail_sum=%" PRIu64 " dropped=%" PRIu64 " pid=%" PRIu32 " inv=%" PRIu64,
                    __LINE__, hbg_phase_name((hbg_phase)(HBG_SEGMENT_COUNT + k)), bt->op[k].total_ns,
                    bt->op[k].count, bt->op[k].detail_sum, bt->op[k].dropped, bt->pid, bt->inv);
-    hbg_rec_emit(lg, &r);
+    hbg__line_emit(lg, &r);
 }
 
 /* The records' func field reads "bind_trace_end", as docs/log-format.md fixes

@@ -1,7 +1,7 @@
 /* The log emitter and the per-process clock anchor.
  *
  * Atomicity. Each record reaches the fd through exactly one write(2) of at
- * most PIPE_BUF bytes (record.c caps the size). On a pipe or FIFO POSIX makes
+ * most PIPE_BUF bytes (line.c caps the size). On a pipe or FIFO POSIX makes
  * such a write atomic: it is never interleaved with another writer's and
  * never partial, so rank processes sharing the runner's stdout cannot tear
  * each other's records. On a regular file opened with O_APPEND, Linux moves
@@ -85,7 +85,7 @@ bool hbg_log_enabled(const hbg_log *lg, hbg_level l)
     return lg && (unsigned)l < HBG_LOG_OFF && l >= lg->threshold;
 }
 
-void hbg_rec_emit(hbg_log *lg, hbg_recbuf *r)
+void hbg__line_emit(hbg_log *lg, hbg__linebuf *r)
 {
     if (r->truncated)
         memcpy(r->b + r->n - 3, "...", 3);
@@ -122,11 +122,11 @@ static void write_anchor(hbg_log *lg, uint32_t pid)
     uint64_t mono = hbg_mono_ns();
     clock_gettime(CLOCK_REALTIME, &wall);
     uint64_t wall_ns = (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec;
-    hbg_recbuf r;
-    hbg_rec_init(&r, hbg_mono_ns(), HBG_LOG_TIMING, "clock_anchor");
-    hbg_rec_printf(&r, "[CLOCK_ANCHOR] v=1 pid=%u mono_ns=%llu wall_ns=%llu", pid,
+    hbg__linebuf r;
+    hbg__line_init(&r, hbg_mono_ns(), HBG_LOG_TIMING, "clock_anchor");
+    hbg__line_printf(&r, "[CLOCK_ANCHOR] v=1 pid=%u mono_ns=%llu wall_ns=%llu", pid,
                    (unsigned long long)mono, (unsigned long long)wall_ns);
-    hbg_rec_emit(lg, &r);
+    hbg__line_emit(lg, &r);
 }
 
 void hbg_log_anchor(hbg_log *lg)
@@ -161,14 +161,14 @@ void hbg_log_printf(hbg_log *lg, hbg_level l, const char *func, const char *file
     hbg_log_anchor(lg);
     const char *base = file ? strrchr(file, '/') : NULL;
     base = base ? base + 1 : (file ? file : "?");
-    hbg_recbuf r;
-    hbg_rec_init(&r, hbg_mono_ns(), l, func);
-    hbg_rec_printf(&r, "[%s:%d] ", base, line);
+    hbg__linebuf r;
+    hbg__line_init(&r, hbg_mono_ns(), l, func);
+    hbg__line_printf(&r, "[%s:%d] ", base, line);
     va_list ap;
     va_start(ap, fmt);
-    hbg_rec_vprintf(&r, fmt, ap);
+    hbg__line_vprintf(&r, fmt, ap);
     va_end(ap);
-    hbg_rec_emit(lg, &r);
+    hbg__line_emit(lg, &r);
 }
 
 void hbg_log_record(hbg_log *lg, hbg_level l, const char *func, const char *msg)
@@ -176,8 +176,8 @@ void hbg_log_record(hbg_log *lg, hbg_level l, const char *func, const char *msg)
     if (!hbg_log_enabled(lg, l))
         return;
     hbg_log_anchor(lg);
-    hbg_recbuf r;
-    hbg_rec_init(&r, hbg_mono_ns(), l, func);
-    hbg_rec_puts(&r, msg ? msg : "");
-    hbg_rec_emit(lg, &r);
+    hbg__linebuf r;
+    hbg__line_init(&r, hbg_mono_ns(), l, func);
+    hbg__line_puts(&r, msg ? msg : "");
+    hbg__line_emit(lg, &r);
 }

@@ -16,7 +16,7 @@
 
 /* Percent-encodes `name` into the record: every byte outside '!'..'~', and
  * the four bytes the grammar itself uses ('%', '[', ']', '='), becomes %XX. */
-static void put_name(hbg_recbuf *r, const char *name)
+static void put_name(hbg__linebuf *r, const char *name)
 {
     static const char hex[] = "0123456789ABCDEF";
     size_t out = 0;
@@ -27,11 +27,11 @@ static void put_name(hbg_recbuf *r, const char *name)
         if (out + need > NAME_MAX_ENCODED)
             break; /* never half an escape */
         if (plain) {
-            hbg_rec_putc(r, (char)c);
+            hbg__line_putc(r, (char)c);
         } else {
-            hbg_rec_putc(r, '%');
-            hbg_rec_putc(r, hex[c >> 4]);
-            hbg_rec_putc(r, hex[c & 15]);
+            hbg__line_putc(r, '%');
+            hbg__line_putc(r, hex[c >> 4]);
+            hbg__line_putc(r, hex[c & 15]);
         }
         out += need;
     }
@@ -42,14 +42,14 @@ static void put_name(hbg_recbuf *r, const char *name)
 static void emit_host_span(hbg_log *lg, const hbg_span *s)
 {
     hbg_log_anchor(lg);
-    hbg_recbuf r;
-    hbg_rec_init(&r, hbg_mono_ns(), HBG_LOG_TIMING, __func__);
-    hbg_rec_printf(&r, "[STRACE] v=1 pid=%" PRIu32 " tid=%" PRIu32 " inv=%" PRIu64 " hid=%016" PRIx64
+    hbg__linebuf r;
+    hbg__line_init(&r, hbg_mono_ns(), HBG_LOG_TIMING, __func__);
+    hbg__line_printf(&r, "[STRACE] v=1 pid=%" PRIu32 " tid=%" PRIu32 " inv=%" PRIu64 " hid=%016" PRIx64
                        " depth=%d name=",
                    s->pid, s->tid, s->inv, s->hid, s->depth);
     put_name(&r, s->name ? s->name : "");
-    hbg_rec_printf(&r, " ts=%" PRIu64 " dur=%" PRIu64 " %s", s->ts, s->dur, s->dev_clock ? "clk=dev" : "");
-    hbg_rec_emit(lg, &r);
+    hbg__line_printf(&r, " ts=%" PRIu64 " dur=%" PRIu64 " %s", s->ts, s->dur, s->dev_clock ? "clk=dev" : "");
+    hbg__line_emit(lg, &r);
 }
 
 void hbg_log_span(hbg_log *lg, const hbg_span *s)

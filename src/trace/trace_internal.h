@@ -1,8 +1,8 @@
-/* Internal to src/trace/: the record builder every emitter shares.
+/* Internal to src/trace/: the line builder every emitter shares.
  *
- * A record is built in a caller's stack buffer and handed to the log as a
- * whole, so the one-write-per-record rule lives in exactly one place
- * (rec_emit) and no emitter can split a record by accident.
+ * A log line is built in a caller's stack buffer and handed to the log as a
+ * whole, so the one-write-per-line rule lives in exactly one place
+ * (hbg__line_emit) and no emitter can split a line by accident.
  */
 #ifndef HBG_TRACE_INTERNAL_H
 #define HBG_TRACE_INTERNAL_H
@@ -15,27 +15,27 @@
 
 #include "hbg/trace.h"
 
-/* The largest record, newline included: one atomic write on a pipe. */
-#define HBG_REC_MAX PIPE_BUF
+/* The longest line, newline included: one atomic write on a pipe. */
+#define HBG_LINE_MAX PIPE_BUF
 
-typedef struct hbg_recbuf {
+typedef struct hbg__linebuf {
     size_t n;        /* bytes of content so far, newline excluded */
     bool truncated;
-    char b[HBG_REC_MAX + 1]; /* +1: room for vsnprintf's terminating NUL */
-} hbg_recbuf;
+    char b[HBG_LINE_MAX + 1]; /* +1: room for vsnprintf's terminating NUL */
+} hbg__linebuf;
 
 /* Starts "[mono_ns=..][T0x..][LEVEL] func: ". */
-void hbg_rec_init(hbg_recbuf *r, uint64_t mono_ns, hbg_level l, const char *func);
-void hbg_rec_puts(hbg_recbuf *r, const char *s);
-void hbg_rec_putc(hbg_recbuf *r, char c);
-void hbg_rec_printf(hbg_recbuf *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void hbg_rec_vprintf(hbg_recbuf *r, const char *fmt, va_list ap);
+void hbg__line_init(hbg__linebuf *r, uint64_t mono_ns, hbg_level l, const char *func);
+void hbg__line_puts(hbg__linebuf *r, const char *s);
+void hbg__line_putc(hbg__linebuf *r, char c);
+void hbg__line_printf(hbg__linebuf *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void hbg__line_vprintf(hbg__linebuf *r, const char *fmt, va_list ap);
 
 /* Ensures this process's clock anchor is in `lg` (when TIMING records can
  * be), so callers do this before reading the mono_ns their records carry. */
 void hbg_log_anchor(hbg_log *lg);
 
 /* Ends the record (truncation mark, newline) and writes it with one write(2). */
-void hbg_rec_emit(hbg_log *lg, hbg_recbuf *r);
+void hbg__line_emit(hbg_log *lg, hbg__linebuf *r);
 
 #endif

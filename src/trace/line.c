@@ -1,9 +1,9 @@
-/* The record builder: formats one log record into a bounded stack buffer.
+/* The line builder: formats one log line into a bounded stack buffer.
  *
- * Overflow never splits a record into two writes and never grows the
- * buffer: the content is cut at HBG_REC_MAX - 1 bytes and its last three
- * bytes become "...", so a reader can tell a cut record from a whole one
- * and every record still ends in exactly one newline.
+ * Overflow never splits a line into two writes and never grows the
+ * buffer: the content is cut at HBG_LINE_MAX - 1 bytes and its last three
+ * bytes become "...", so a reader can tell a cut line from a whole one
+ * and every line still ends in exactly one newline.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -12,19 +12,19 @@
 #include "trace/trace_internal.h"
 
 /* Content bytes available before the newline. */
-#define CONTENT_MAX (HBG_REC_MAX - 1)
+#define CONTENT_MAX (HBG_LINE_MAX - 1)
 
-void hbg_rec_init(hbg_recbuf *r, uint64_t mono_ns, hbg_level l, const char *func)
+void hbg__line_init(hbg__linebuf *r, uint64_t mono_ns, hbg_level l, const char *func)
 {
     r->n = 0;
     r->truncated = false;
     /* pthread_t is an unsigned long on Linux; the handle (not the kernel tid)
      * is what the original runtime prints, so both logs lex alike. */
-    hbg_rec_printf(r, "[mono_ns=%llu][T0x%lx][%s] %s: ", (unsigned long long)mono_ns,
+    hbg__line_printf(r, "[mono_ns=%llu][T0x%lx][%s] %s: ", (unsigned long long)mono_ns,
                    (unsigned long)pthread_self(), hbg_level_name(l), func ? func : "?");
 }
 
-void hbg_rec_vprintf(hbg_recbuf *r, const char *fmt, va_list ap)
+void hbg__line_vprintf(hbg__linebuf *r, const char *fmt, va_list ap)
 {
     if (r->truncated)
         return;
@@ -40,15 +40,15 @@ void hbg_rec_vprintf(hbg_recbuf *r, const char *fmt, va_list ap)
     }
 }
 
-void hbg_rec_printf(hbg_recbuf *r, const char *fmt, ...)
+void hbg__line_printf(hbg__linebuf *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    hbg_rec_vprintf(r, fmt, ap);
+    hbg__line_vprintf(r, fmt, ap);
     va_end(ap);
 }
 
-void hbg_rec_puts(hbg_recbuf *r, const char *s)
+void hbg__line_puts(hbg__linebuf *r, const char *s)
 {
     if (r->truncated)
         return;
@@ -63,7 +63,7 @@ void hbg_rec_puts(hbg_recbuf *r, const char *s)
     r->n += len;
 }
 
-void hbg_rec_putc(hbg_recbuf *r, char c)
+void hbg__line_putc(hbg__linebuf *r, char c)
 {
     if (r->truncated)
         return;
