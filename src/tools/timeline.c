@@ -74,7 +74,7 @@ typedef struct tl {
     size_t nsl;
     size_t before_anchor;   /* host events before their process's first anchor */
     uint64_t utc_sec;       /* the last second formatted, and its text */
-    char utc_text[24];
+    char utc_text[64]; /* room for any int fields gmtime_r can give */
     bool utc_valid;
     thr *thr;
     size_t nthr, capthr;
