@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "case.h"
+#include "cli/case_opts.h"
 #include "cli/cli.h"
 #include "cli/run_report.h"
 #include "hbg/runtime.h"
@@ -38,6 +39,8 @@ typedef struct run_opts {
     hbg_level level;
     uint32_t records_per_thread;
     uint32_t peer_timeout_s;
+    hbg_case_env env;          /* the case's parameters */
+    hbg_case_pools pools;      /* sized from them */
     char stamp_cmd[2048];
 } run_opts;
 
@@ -63,6 +66,8 @@ static void usage(FILE *f)
             "  --keep-definitions    reuse Definitions across passes (no re-recording)\n"
             "  --log-level LEVEL     debug|info|timing|warn|error|off (default timing)\n"
             "  --tile-unit U         the case's size unit (default: the case's)\n"
+            "  --NAME N              a case's own parameter (synth: --tasks N and others;\n"
+            "                        `hbg run --list` names each case's)\n"
             "  --records-per-thread N  per-op record pool size per thread (default 65536)\n"
             "  --peer-timeout S      bound on cross-rank waits and on waiting for a dead rank's\n"
             "                        peers, in seconds (default 30)\n"
@@ -111,8 +116,8 @@ static bool read_switch(const char *ours, const char *seed, bool *on)
 static int parse(int argc, char **argv, run_opts *o)
 {
     enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_LEVEL, O_TILE, O_LIST,
-           O_RECCAP, O_PEER };
-    static const struct option opts[] = {
+           O_RECCAP, O_PEER, O_CASE };
+    static const struct option base[] = {
         {"rounds", required_argument, NULL, O_ROUNDS},
         {"log", required_argument, NULL, 'o'},
         {"out-dir", required_argument, NULL, O_OUTDIR},
@@ -127,8 +132,11 @@ static int parse(int argc, char **argv, run_opts *o)
         {"peer-timeout", required_argument, NULL, O_PEER},
         {"list", no_argument, NULL, O_LIST},
         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
     };
+    struct option opts[sizeof base / sizeof base[0] + CASE_OPTS_MAX + 1];
+    memcpy(opts, base, sizeof base);
+    case_opts co;
+    case_opts_table(&co, opts, (int)(sizeof base / sizeof base[0]), (int)(sizeof opts / sizeof opts[0]), O_CASE);
     memset(o, 0, sizeof *o);
     o->rounds = 1;
     o->out_dir = "outputs";
@@ -194,6 +202,8 @@ static int parse(int argc, char **argv, run_opts *o)
         case O_LIST: o->list = true; break;
         case 'h': usage(stdout); return 0;
         default:
+            if (case_opts_take(&co, ch, optarg))
+                break;
             return fail_usage("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -208,6 +218,8 @@ static int parse(int argc, char **argv, run_opts *o)
         return fail_usage("unknown case '%s'; `hbg run --list` names them", argv[optind]);
     if (!o->ranks)
         o->ranks = o->c->default_ranks;
+    if (case_opts_apply(&co, o->c, &o->env, &o->pools, stderr))
+        return 2;
 
     /* presets, then the environment, then explicit options */
     if (o->mode) {
@@ -306,7 +318,8 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     hbg_runtime *rt = NULL;
     void *state = NULL;
     hbg_program prog;
-    hbg_case_env env = {.rank = rank, .nranks = o->ranks, .tile_unit = o->tile_unit, .services = services};
+    hbg_case_env env = o->env;
+    env.rank = rank, env.nranks = o->ranks, env.tile_unit = o->tile_unit, env.services = services;
 
     hbg_status st = hbg_log_open(logfd, o->level, &log);
     hbg_sim_config sc = {.rank = rank, .nranks = o->ranks};
@@ -324,7 +337,8 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
             snprintf(sum.msg, sizeof sum.msg, "case setup failed: %s", hbg_strerror(st));
     }
     if (!st) {
-        hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = o->c->heap_bytes,
+        hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = o->pools.heap_bytes,
+                                 .task_window = o->pools.task_window,
                                  .keep_definitions = o->keep_defs, .log = log, .breakdown = o->breakdown,
                                  .records = rec, .records_fd = recfd, .rank = rank, .nranks = o->ranks};
         st = hbg_runtime_create(&rc, &rt);
@@ -465,9 +479,11 @@ int hbg_cmd_run(int argc, char **argv)
     if (rc == 0 || rc == 2)
         return rc;
     if (rc == -1) {
-        for (const hbg_case *const *c = hbg_cases(); *c; c++)
+        for (const hbg_case *const *c = hbg_cases(); *c; c++) {
             printf("%-8s %u rank%s  %s\n", (*c)->name, (*c)->default_ranks, (*c)->default_ranks == 1 ? " " : "s",
                    (*c)->summary);
+            case_opts_list(*c, stdout);
+        }
         return 0;
     }
     int logfd, recfd = -1;
