@@ -129,7 +129,7 @@ static int run_fit(const logs *L, const char *o1, const char *o2, const char *o3
 }
 
 /* Reads the logs as hbg fit does and fits them. */
-static int fit_logs(const logs *L, fit_data *d, fit_result *R, char *err, size_t errlen)
+static int fit_logs(const logs *L, bool relative, fit_data *d, fit_result *R, char *err, size_t errlen)
 {
     fit_init(d);
     for (size_t i = 0; i < L->n; i++) {
@@ -145,7 +145,7 @@ static int fit_logs(const logs *L, fit_data *d, fit_result *R, char *err, size_t
         ps_free(&P);
         free(buf);
     }
-    return fit_solve(d, R, err, errlen);
+    return fit_solve(d, relative, R, err, errlen);
 }
 
 /* Logs of configurations c made with g, read and fitted (which must work). */
@@ -153,7 +153,7 @@ static void fit_made(logs *L, const cfg *c, size_t n, const gen *g, fit_data *d,
 {
     char err[256];
     make_logs(L, c, n, g);
-    if (fit_logs(L, d, R, err, sizeof err))
+    if (fit_logs(L, false, d, R, err, sizeof err))
         fail_msg("fit: %s", err);
 }
 
@@ -290,6 +290,40 @@ static void test_superlinear(void **state)
     drop_logs(&L);
 }
 
+/* Relative weights: still exact on exact data; noise in proportion to
+ * the cost leaves intervals that contain the true costs. */
+static void test_relative(void **state)
+{
+    (void)state;
+    const double want[FIT_NTERMS] = {C_FIXED, C_TASK, C_NODE, C_REPLAY, C_SLOT};
+    for (int noisy = 0; noisy < 2; noisy++) {
+        gen g = {.warm = 4, .noise = noisy ? 30 : 0};
+        logs L;
+        make_logs(&L, design, NDESIGN, &g);
+        fit_data d;
+        fit_result R;
+        char err[256];
+        assert_int_equal(fit_logs(&L, true, &d, &R, err, sizeof err), 0);
+        assert_true(R.relative);
+        for (int c = 0; c < FIT_NTERMS; c++) {
+            assert_true(R.term[c].ident);
+            if (!noisy)
+                assert_near(R.term[c].coef, want[c], 1e-6 * want[c]);
+            else
+                assert_true(R.term[c].lo <= want[c] && want[c] <= R.term[c].hi);
+        }
+        fit_free(&d);
+        if (!noisy) {
+            char *out, *errs;
+            assert_int_equal(run_fit(&L, "--relative", NULL, NULL, &out, &errs), 0);
+            assert_true(ts_contains(out, "per replay                    150.000   [150.000, 150.000]\n"));
+            assert_true(ts_contains(out, "residual sd     0.000 % of the cost (relative; df 35, t 2.0301)\n"));
+            free(out), free(errs);
+        }
+        drop_logs(&L);
+    }
+}
+
 /* One point per log: its cheapest warm pass. */
 static void test_min_per_log(void **state)
 {
@@ -422,7 +456,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_recovery), cmocka_unit_test(test_intervals_shrink),
         cmocka_unit_test(test_not_identifiable), cmocka_unit_test(test_superlinear),
-        cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_upstream_logs),
+        cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_relative), cmocka_unit_test(test_upstream_logs),
         cmocka_unit_test(test_t_quantile), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_plot),
     };

@@ -20,7 +20,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: hbg fit LOG... [--format table|json] [--plot FILE.svg] [--min-per-log]\n\n"
+            "usage: hbg fit LOG... [--format table|json] [--plot FILE.svg] [--min-per-log] [--relative]\n\n"
             "Fits, by least squares over the warm passes of every LOG,\n"
             "  control plane = fixed + per task x tasks + per recorded node x nodes\n"
             "                  + per replay x replays + per boundary slot x slots\n"
@@ -36,6 +36,8 @@ static void usage(FILE *f)
             "  --plot FILE     an SVG of measured against fitted cost per pass\n"
             "  --min-per-log   fit each log's cheapest warm pass only (one point per log: far\n"
             "                  less noise on a shared machine; needs more logs than terms)\n"
+            "  --relative      least squares of residuals relative to each pass's cost (for\n"
+            "                  sweeps over decades, where the noise grows with the cost)\n"
             "  -h, --help      this text\n\n"
             "exit status: 0 fitted, 1 too few usable passes, 2 usage error or unusable input\n");
 }
@@ -121,7 +123,10 @@ static void out_table(const fit_data *d, const fit_result *R, const char *const 
         put_interval(R, &R->term[c]);
     }
     printf("\nR\xC2\xB2              %.6f\n", R->r2);
-    printf("residual sd     %.1f ns (df %zu, t %.4f)\n", R->sigma, R->df, R->tq);
+    if (R->relative)
+        printf("residual sd     %.3f %% of the cost (relative; df %zu, t %.4f)\n", 100 * R->sigma, R->df, R->tq);
+    else
+        printf("residual sd     %.1f ns (df %zu, t %.4f)\n", R->sigma, R->df, R->tq);
     const fit_point *w = &d->pt[R->worst];
     printf("worst residual  %+.1f ns (measured %.0f, fitted %.1f; %+.2f %%) at %s pass %s (line %zu)\n", w->resid,
            w->y, w->fitted, w->fitted != 0 ? 100 * w->resid / w->fitted : 0.0, names[w->log], w->label, w->line);
@@ -191,6 +196,7 @@ static void out_json(const fit_data *d, const fit_result *R, const char *const *
     }
     JW_LIT(&w, "}");
     jkey(&w, "r2", false), jnum(&w, R->r2);
+    jkey(&w, "relative", false), jbool(&w, R->relative);
     jkey(&w, "sigma", false), jnum(&w, R->sigma);
     jkey(&w, "df", false), jw_u64(&w, R->df);
     jkey(&w, "t", false), jnum(&w, R->tq);
@@ -240,12 +246,13 @@ int hbg_cmd_fit(int argc, char **argv)
         {"format", required_argument, NULL, 'f'},
         {"plot", required_argument, NULL, 'p'},
         {"min-per-log", no_argument, NULL, 'm'},
+        {"relative", no_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     bool json = false;
     const char *plot = NULL;
-    bool min_only = false;
+    bool min_only = false, relative = false;
     optind = 1;
     opterr = 0;
     int ch;
@@ -260,6 +267,7 @@ int hbg_cmd_fit(int argc, char **argv)
             break;
         case 'p': plot = optarg; break;
         case 'm': min_only = true; break;
+        case 'r': relative = true; break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "hbg fit: unknown or incomplete option '%s' (see hbg fit --help)\n", argv[optind - 1]);
@@ -281,7 +289,7 @@ int hbg_cmd_fit(int argc, char **argv)
     char err[256];
     if (!rc) {
         print_warnings(&d.warn);
-        if (fit_solve(&d, &R, err, sizeof err)) {
+        if (fit_solve(&d, relative, &R, err, sizeof err)) {
             fprintf(stderr, "hbg fit: %s\n", err);
             rc = 1;
         }

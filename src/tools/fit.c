@@ -165,6 +165,7 @@ static const char *unidentifiable(const fit_data *d, int c, const double *rest, 
 
 typedef struct qr {
     size_t n, k;
+    const double *w;          /* row weights (1, or 1 / cost with relative) */
     int col[FIT_NTERMS];      /* term of each fitted column */
     double scale[FIT_NTERMS]; /* columns are divided by their largest value */
     double *q[FIT_NTERMS + 1];
@@ -184,7 +185,7 @@ static int build_qr(fit_data *d, qr *Q, fit_result *R)
             big = fmax(big, fabs(d->pt[i].x[c]));
         big = big > 0 ? big : 1;
         for (size_t i = 0; i < n; i++)
-            v[i] = d->pt[i].x[c] / big;
+            v[i] = d->pt[i].x[c] / big * Q->w[i];
         double norm0 = sqrt(dot(v, v, n)), rc[FIT_NTERMS + 1] = {0};
         orthogonalize(v, Q->q, Q->k, n, rc);
         const char *why = unidentifiable(d, c, v, norm0, R->term[c].why, sizeof R->term[c].why);
@@ -225,10 +226,11 @@ static void invert_upper(const qr *Q, double ri[FIT_NTERMS][FIT_NTERMS])
 /* Ramsey's RESET: does the square of the fitted cost explain what the
  * linear terms leave? A positive, significant coefficient means the cost
  * grows faster than the counts: residuals grow with size. */
-static void reset_test(const fit_data *d, qr *Q, const double *y, double sse, double sst, fit_result *R)
+static void reset_test(const fit_data *d, qr *Q, const double *y, double sse, fit_result *R)
 {
     size_t n = d->n;
-    if (R->df < 2 || sst <= 0 || sse <= 1e-18 * sst)
+    double yy = dot(y, y, n);
+    if (R->df < 2 || yy <= 0 || sse <= 1e-18 * yy)
         return;
     double big = 0;
     for (size_t i = 0; i < n; i++)
@@ -239,7 +241,7 @@ static void reset_test(const fit_data *d, qr *Q, const double *y, double sse, do
         return;
     }
     for (size_t i = 0; i < n; i++)
-        z[i] = (d->pt[i].fitted / big) * (d->pt[i].fitted / big);
+        z[i] = (d->pt[i].fitted / big) * (d->pt[i].fitted / big) * Q->w[i];
     double norm0 = sqrt(dot(z, z, n));
     orthogonalize(z, Q->q, Q->k, n, NULL);
     double rz = sqrt(dot(z, z, n));
@@ -272,16 +274,32 @@ static void slope_of(const fit_data *d, fit_result *R)
     R->slope = (sxy - sx * sy / (double)m) / var;
 }
 
-int fit_solve(fit_data *d, fit_result *R, char *err, size_t errlen)
+int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errlen)
 {
     memset(R, 0, sizeof *R);
+    R->relative = relative;
     size_t n = d->n;
     qr Q;
     memset(&Q, 0, sizeof Q);
     Q.n = n;
-    double *y = malloc((n ? n : 1) * sizeof *y);
+    double *y = malloc((n ? n : 1) * sizeof *y), *w = malloc((n ? n : 1) * sizeof *w);
     int rc = -1;
-    if (!y || (n && build_qr(d, &Q, R))) {
+    if (!y || !w) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    /* Relative errors: each row divided by its cost, so a pass of 10 ms
+     * weighs what one of 10 us does. */
+    for (size_t i = 0; i < n; i++) {
+        if (relative && d->pt[i].y <= 0) {
+            snprintf(err, errlen, "--relative needs every pass's cost above 0; pass %s (line %zu) has 0",
+                     d->pt[i].label, d->pt[i].line);
+            goto out;
+        }
+        w[i] = relative ? 1 / d->pt[i].y : 1;
+    }
+    Q.w = w;
+    if (n && build_qr(d, &Q, R)) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -300,7 +318,7 @@ int fit_solve(fit_data *d, fit_result *R, char *err, size_t errlen)
     R->df = n - Q.k;
     double ybar = 0;
     for (size_t i = 0; i < n; i++)
-        y[i] = d->pt[i].y, ybar += y[i] / (double)n;
+        y[i] = d->pt[i].y * w[i], ybar += d->pt[i].y / (double)n;
     double b[FIT_NTERMS] = {0}, qty[FIT_NTERMS], ri[FIT_NTERMS][FIT_NTERMS];
     for (size_t j = 0; j < Q.k; j++)
         qty[j] = dot(Q.q[j], y, n);
@@ -308,21 +326,22 @@ int fit_solve(fit_data *d, fit_result *R, char *err, size_t errlen)
     for (size_t i = 0; i < Q.k; i++)
         for (size_t j = i; j < Q.k; j++)
             b[i] += ri[i][j] * qty[j];
-    double sse = 0, sst = 0;
+    double sse = 0, ssa = 0, sst = 0;
     for (size_t i = 0; i < n; i++) {
         fit_point *p = &d->pt[i];
         p->fitted = 0;
         for (size_t j = 0; j < Q.k; j++)
             p->fitted += b[j] / Q.scale[j] * p->x[Q.col[j]];
         p->resid = p->y - p->fitted;
-        sse += p->resid * p->resid;
-        sst += (y[i] - ybar) * (y[i] - ybar);
-        if (fabs(p->resid) > fabs(d->pt[R->worst].resid))
+        sse += p->resid * w[i] * p->resid * w[i];
+        ssa += p->resid * p->resid;
+        sst += (p->y - ybar) * (p->y - ybar);
+        if (fabs(p->resid * w[i]) > fabs(d->pt[R->worst].resid * w[R->worst]))
             R->worst = i;
     }
     R->sigma = sqrt(sse / (double)R->df);
     R->tq = fit_tq975(R->df);
-    R->r2 = sst > 0 ? 1 - sse / sst : 1;
+    R->r2 = sst > 0 ? 1 - ssa / sst : 1;
     for (size_t j = 0; j < Q.k; j++) {
         double v = 0;
         for (size_t l = j; l < Q.k; l++)
@@ -333,12 +352,13 @@ int fit_solve(fit_data *d, fit_result *R, char *err, size_t errlen)
         t->lo = t->coef - R->tq * t->se;
         t->hi = t->coef + R->tq * t->se;
     }
-    reset_test(d, &Q, y, sse, sst, R);
+    reset_test(d, &Q, y, sse, R);
     slope_of(d, R);
     rc = 0;
 out:
     for (size_t j = 0; j < Q.k; j++)
         free(Q.q[j]);
     free(y);
+    free(w);
     return rc;
 }

@@ -66,9 +66,11 @@ typedef struct fit_term {
 typedef struct fit_result {
     fit_term term[FIT_NTERMS];
     size_t n, k, df;          /* points, fitted terms, n - k */
-    double sigma;             /* residual standard deviation, ns */
+    bool relative;            /* residuals weighed relative to each cost */
+    double sigma;             /* residual standard deviation: ns, or a
+                                 fraction of the cost with relative */
     double tq;                /* the t quantile of the intervals */
-    double r2;
+    double r2;                /* of the residuals in ns, either way */
     size_t worst;             /* the point with the largest |residual| */
     bool reset_done;          /* the super-linearity test could be made */
     double reset_t;           /* t of the squared-fit term (inf: exact) */
@@ -77,10 +79,12 @@ typedef struct fit_result {
     double slope;             /* of log(measured) on log(fitted) */
 } fit_result;
 
-/* Fits d (filling each point's fitted value and residual). Returns 0, or
- * -1 with a one-line reason in err when there are no more points than
- * terms to fit. */
-int fit_solve(fit_data *d, fit_result *R, char *err, size_t errlen);
+/* Fits d (filling each point's fitted value and residual). With relative,
+ * minimises the sum of squared residuals divided by each cost (the right
+ * weights when the noise grows with the cost, as it does across a sweep
+ * of decades). Returns 0, or -1 with a one-line reason in err when there
+ * are no more points than terms to fit (or, relative, a cost is 0). */
+int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errlen);
 
 /* The 0.975 quantile of Student's t with df degrees of freedom (df >= 1):
  * exact to 9 digits up to 30, a Cornish-Fisher expansion beyond. */
