@@ -14,11 +14,29 @@
 
 #include "hbg/runtime.h"
 
+/* A case's own numeric option: `hbg run CASE --NAME V`. */
+typedef struct hbg_case_param {
+    const char *name;        /* the option without its "--"; NULL ends a list */
+    const char *help;        /* one line for `hbg run --list` */
+    uint64_t def, min, max;
+} hbg_case_param;
+
+#define HBG_CASE_MAX_PARAMS 8
+
 typedef struct hbg_case_env {
     uint32_t rank, nranks;
     uint32_t tile_unit;      /* 0: the case's default */
     void *services;          /* cross-rank services (kernels' hbg_kernel_args.services) */
+    /* The case's parameters, in the order of hbg_case.params; filled with
+     * their defaults by hbg_case_env_init. */
+    uint64_t param[HBG_CASE_MAX_PARAMS];
 } hbg_case_env;
+
+/* What the runtime must be sized for to run a case. */
+typedef struct hbg_case_pools {
+    uint64_t heap_bytes;     /* GM heap per rank per pass */
+    uint32_t task_window;    /* 0: the runtime's default */
+} hbg_case_pools;
 
 typedef struct hbg_case {
     const char *name;
@@ -39,10 +57,25 @@ typedef struct hbg_case {
      * a one-line reason in msg. */
     hbg_status (*golden)(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg, size_t cap);
     void (*teardown)(void *state);
+    /* The case's own options (NULL, or a list ended by a NULL name). */
+    const hbg_case_param *params;
+    /* The pools env's parameters need (NULL: heap_bytes and the default
+     * window). Parameters past a hard cap: HBG_E_INVAL, with a one-line
+     * reason in msg. */
+    hbg_status (*pools)(const hbg_case_env *env, hbg_case_pools *out, char *msg, size_t cap);
 } hbg_case;
 
 /* All cases, NULL-terminated, and lookup by name. */
 const hbg_case *const *hbg_cases(void);
 const hbg_case *hbg_case_find(const char *name);
+
+/* env zeroed, then every parameter of c at its default. */
+void hbg_case_env_init(const hbg_case *c, hbg_case_env *env);
+/* The index of c's parameter `name`, or -1. */
+int hbg_case_param_index(const hbg_case *c, const char *name);
+/* The pools c needs for env (its hook, or heap_bytes and the default
+ * window); on a cap, HBG_E_INVAL and a one-line reason in msg. */
+hbg_status hbg_case_pools_for(const hbg_case *c, const hbg_case_env *env, hbg_case_pools *out, char *msg,
+                              size_t cap);
 
 #endif

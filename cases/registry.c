@@ -6,11 +6,13 @@
 extern const hbg_case hbg_case_vector;
 extern const hbg_case hbg_case_qwen;
 extern const hbg_case hbg_case_dsv4;
+extern const hbg_case hbg_case_synth;
 
 static const hbg_case *const all[] = {
     &hbg_case_vector,
     &hbg_case_qwen,
     &hbg_case_dsv4,
+    &hbg_case_synth,
     NULL,
 };
 

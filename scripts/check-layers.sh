@@ -20,7 +20,7 @@ rank() {
         orch) echo 2 ;;
         graph) echo 3 ;;
         bind) echo 4 ;;
-        cases | qwen | dsv4 | vector) echo 5 ;;
+        cases | qwen | dsv4 | vector | synth) echo 5 ;;
         cli) echo 6 ;;
         *) echo -1 ;;
     esac

@@ -91,6 +91,10 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
  * space back the GM heap (reserved, touched only as used). */
 hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
                          uint32_t rank, uint32_t nranks, void *services);
+/* The same with the orchestrator's task window given (0: the default),
+ * for a program of more tasks than HBG_DEFAULT_TASK_WINDOW. */
+hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
+                                uint32_t task_window, uint32_t rank, uint32_t nranks, void *services);
 
 /* The orchestrator (for Definition info after a pass). */
 const hbg_orch *hbg_runtime_orch(const hbg_runtime *rt);

@@ -58,6 +58,12 @@ static hbg_status run_task(void *ctx, uint32_t task, const hbg_img_task *t, cons
 hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
                          uint32_t rank, uint32_t nranks, void *services)
 {
+    return hbg_eager_run_window(p, kt, heap_bytes, 0, rank, nranks, services);
+}
+
+hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
+                                uint32_t task_window, uint32_t rank, uint32_t nranks, void *services)
+{
     if (!p || !p->orch || !kt || p->nargs > 256 || (p->nargs && !p->args))
         return HBG_E_INVAL;
     if (heap_bytes == 0)
@@ -73,6 +79,7 @@ hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint6
     }
     eager_ctx ec = {.kernels = kt, .services = services, .rank = rank, .nranks = nranks ? nranks : 1};
     hbg_orch_config cfg = {.heap_base = (uint64_t)(uintptr_t)heap, .heap_bytes = heap_bytes, .eager = true,
+                           .task_window = task_window,
                            .run_task = run_task, .run_ctx = &ec, .rank = rank, .nranks = nranks};
     hbg_orch *o;
     hbg_status st = hbg_graph_orch_create(&cfg, &o);

@@ -244,6 +244,9 @@ static hbg_status seg_graph_upload(hbg_runtime *rt, seg_clock *c, hbg_pass_repor
     seg_attr(c, "defs", up);
     seg_attr(c, "bytes", up_bytes);
     seg_attr(c, "submissions", im->nreplay);
+    /* The boundary slots the replays wrote: what a cost model needs beside
+     * the replay count (hbg fit). */
+    seg_attr(c, "slots", (uint64_t)im->nbtensor + im->nbscalar);
     seg_end(c, up_bytes);
     return st;
 }

@@ -9,6 +9,7 @@ int hbg_cmd_spans(int argc, char **argv);
 int hbg_cmd_timeline(int argc, char **argv);
 int hbg_cmd_compare(int argc, char **argv);
 int hbg_cmd_ab(int argc, char **argv);
+int hbg_cmd_fit(int argc, char **argv);
 
 /* The commit the binary was built from (generated at build time). */
 const char *hbg_build_commit(void);

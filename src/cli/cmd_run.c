@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "case.h"
+#include "cli/case_opts.h"
 #include "cli/cli.h"
 #include "cli/run_report.h"
 #include "hbg/runtime.h"
@@ -38,6 +39,8 @@ typedef struct run_opts {
     hbg_level level;
     uint32_t records_per_thread;
     uint32_t peer_timeout_s, time_limit_s;
+    hbg_case_env env;          /* the case's parameters */
+    hbg_case_pools pools;      /* sized from them */
     char stamp_cmd[2048];
 } run_opts;
 
@@ -64,6 +67,8 @@ static void usage(FILE *f)
             "  --log-level LEVEL     debug|info|timing|warn|error|off (default timing)\n"
             "  --tile-unit U         the case's size unit (default: the case's; qwen: a multiple of\n"
             "                        16 from 16 to 1024, vector: 1 to 524288, dsv4: none)\n"
+            "  --NAME N              a case's own parameter (synth: --tasks N and others;\n"
+            "                        `hbg run --list` names each case's)\n"
             "  --records-per-thread N  per-op record pool size per thread, 1 to 16777216 (default 65536)\n"
             "  --peer-timeout S      bound on cross-rank waits, and on how long the other ranks\n"
             "                        may run on once one has failed or died, in seconds (default 30)\n"
@@ -147,8 +152,8 @@ static int check_case_fit(const run_opts *o)
 static int parse(int argc, char **argv, run_opts *o)
 {
     enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_LEVEL, O_TILE, O_LIST,
-           O_RECCAP, O_PEER, O_TLIMIT };
-    static const struct option opts[] = {
+           O_RECCAP, O_PEER, O_TLIMIT, O_CASE };
+    static const struct option base[] = {
         {"rounds", required_argument, NULL, O_ROUNDS},
         {"log", required_argument, NULL, 'o'},
         {"out-dir", required_argument, NULL, O_OUTDIR},
@@ -164,8 +169,11 @@ static int parse(int argc, char **argv, run_opts *o)
         {"time-limit", required_argument, NULL, O_TLIMIT},
         {"list", no_argument, NULL, O_LIST},
         {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
     };
+    struct option opts[sizeof base / sizeof base[0] + CASE_OPTS_MAX + 1];
+    memcpy(opts, base, sizeof base);
+    case_opts co;
+    case_opts_table(&co, opts, (int)(sizeof base / sizeof base[0]), (int)(sizeof opts / sizeof opts[0]), O_CASE);
     memset(o, 0, sizeof *o);
     o->rounds = 1;
     o->out_dir = "outputs";
@@ -236,6 +244,8 @@ static int parse(int argc, char **argv, run_opts *o)
         case O_LIST: o->list = true; break;
         case 'h': usage(stdout); return 0;
         default:
+            if (case_opts_take(&co, ch, optarg))
+                break;
             return fail_usage("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -250,7 +260,7 @@ static int parse(int argc, char **argv, run_opts *o)
         return fail_usage("unknown case '%s'; `hbg run --list` names them", argv[optind]);
     if (!o->ranks)
         o->ranks = o->c->default_ranks;
-    if (check_case_fit(o))
+    if (check_case_fit(o) || case_opts_apply(&co, o->c, &o->env, &o->pools, stderr))
         return 2;
 
     /* presets, then the environment, then explicit options */
@@ -350,7 +360,8 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     hbg_runtime *rt = NULL;
     void *state = NULL;
     hbg_program prog;
-    hbg_case_env env = {.rank = rank, .nranks = o->ranks, .tile_unit = o->tile_unit, .services = services};
+    hbg_case_env env = o->env;
+    env.rank = rank, env.nranks = o->ranks, env.tile_unit = o->tile_unit, env.services = services;
 
     hbg_status st = hbg_log_open(logfd, o->level, &log);
     hbg_sim_config sc = {.rank = rank, .nranks = o->ranks};
@@ -368,7 +379,8 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
             snprintf(sum.msg, sizeof sum.msg, "case setup failed: %s", hbg_strerror(st));
     }
     if (!st) {
-        hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = o->c->heap_bytes,
+        hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = o->pools.heap_bytes,
+                                 .task_window = o->pools.task_window,
                                  .keep_definitions = o->keep_defs, .log = log, .breakdown = o->breakdown,
                                  .records = rec, .records_fd = recfd, .rank = rank, .nranks = o->ranks};
         st = hbg_runtime_create(&rc, &rt);
@@ -580,9 +592,11 @@ int hbg_cmd_run(int argc, char **argv)
     if (rc == 0 || rc == 2)
         return rc;
     if (rc == -1) {
-        for (const hbg_case *const *c = hbg_cases(); *c; c++)
+        for (const hbg_case *const *c = hbg_cases(); *c; c++) {
             printf("%-8s %u rank%s  %s\n", (*c)->name, (*c)->default_ranks, (*c)->default_ranks == 1 ? " " : "s",
                    (*c)->summary);
+            case_opts_list(*c, stdout);
+        }
         return 0;
     }
     int logfd, recfd = -1;

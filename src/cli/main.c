@@ -23,6 +23,7 @@ static const command commands[] = {
     {"timeline", hbg_cmd_timeline, "write a Perfetto / Chrome trace of a log (and its records)", 2},
     {"compare", hbg_cmd_compare, "an A/B verdict between two arms' logs, repetition by repetition", 2},
     {"ab", hbg_cmd_ab, "build two revisions, run them interleaved, and compare", 2},
+    {"fit", hbg_cmd_fit, "a cost model of the warm control plane over the passes of many logs", 2},
 };
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
 

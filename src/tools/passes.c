@@ -432,6 +432,9 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
         } else if (id == PS_HOST_ORCH && a->key.n == 5 && memcmp(a->key.p, "tasks", 5) == 0) {
             p->tasks = a->num;
             p->has_tasks = true;
+        } else if (id == PS_GRAPH_UPLOAD && a->key.n == 5 && memcmp(a->key.p, "slots", 5) == 0) {
+            p->slots = a->num;
+            p->has_slots = true;
         }
     }
 }

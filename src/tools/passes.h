@@ -82,6 +82,7 @@ typedef struct ps_pass {
     uint64_t pid, inv;
     uint64_t thread;
     uint64_t heap_used, tasks;
+    uint64_t slots;         /* graph_upload's slots= (hbg only): boundary slots the replays wrote */
     uint64_t drop_count;    /* dropped= of the host-orch line named by drop_op */
     size_t first_line;
     uint32_t dup_line, dup_first_line, drop_line;
@@ -101,7 +102,7 @@ typedef struct ps_pass {
     bool has_thread;
     bool has_orch, has_span;
     bool cold, used;
-    bool has_heap_used, has_tasks;
+    bool has_heap_used, has_tasks, has_slots;
     uint32_t op_line[PS_NOPS];
     uint64_t op_count[PS_NOPS];
     uint64_t dur[PS_INLINE], bytes[PS_INLINE];

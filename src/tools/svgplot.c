@@ -15,14 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FONT "DejaVu Sans, Arial, Helvetica, sans-serif"
-/* Okabe-Ito blue and vermillion: apart for every common colour-vision
- * deficiency and in greyscale. */
-#define COL_BASE "#0072B2"
-#define COL_MEAS "#D55E00"
-#define COL_INK "#222222"
-#define COL_SOFT "#555555"
-#define COL_GRID "#E4E4E4"
+#define FONT SP_FONT
+#define COL_BASE SP_COL_BASE
+#define COL_MEAS SP_COL_MEAS
+#define COL_INK SP_COL_INK
+#define COL_SOFT SP_COL_SOFT
+#define COL_GRID SP_COL_GRID
 
 #define MIN_W 640.0
 #define MIN_GROUP 64.0 /* "rep 50" and two strips that do not touch */
@@ -34,12 +32,9 @@
 #define LEGEND_PX 12.0
 #define DOT_R 3.0
 
-typedef struct sw {
-    FILE *f;
-    int err; /* errno of the first failed write; 0 while none has */
-} sw;
+typedef sp_writer sw;
 
-__attribute__((format(printf, 2, 3))) static void out(sw *w, const char *fmt, ...)
+void sp_out(sp_writer *w, const char *fmt, ...)
 {
     if (w->err)
         return;
@@ -140,10 +135,22 @@ static void esc(sw *w, const char *s, size_t n)
         case '\'': e = "&apos;"; break;
         default: continue;
         }
-        out(w, "%.*s%s", (int)(i - from), s + from, e);
+        sp_out(w, "%.*s%s", (int)(i - from), s + from, e);
         from = i + 1;
     }
-    out(w, "%.*s", (int)(n - from), s + from);
+    sp_out(w, "%.*s", (int)(n - from), s + from);
+}
+
+void sp_text(sp_writer *w, const char *s)
+{
+    char *c = clean(s);
+    if (!c) {
+        if (!w->err)
+            w->err = ENOMEM;
+        return;
+    }
+    esc(w, c, strlen(c));
+    free(c);
 }
 
 /* Advances of printable ASCII in DejaVu Sans and DejaVu Sans Bold, in
@@ -332,20 +339,14 @@ static int arm_stat(const sp_arm *a, armstat *s)
     return 0;
 }
 
-typedef struct axis {
-    double lo, hi;   /* the drawn range, ns */
-    double step;     /* between ticks, ns */
-    double scale;    /* ns per unit */
-    const char *unit;
-    int dec;         /* decimals of a tick label */
-} axis;
+typedef sp_axis axis;
 
 /* The value axis: the data range padded by 5 % each side (a point on the
  * frame reads as clipped), ticks every 1, 2 or 5 times a power of ten, at
  * least 1 ns apart since the values are whole nanoseconds. A range of one
  * value is widened to 5 % of it around it, so equal values sit mid-plot on
  * an axis that still has numbers. */
-static axis make_axis(uint64_t vmin, uint64_t vmax, bool any)
+sp_axis sp_axis_of(uint64_t vmin, uint64_t vmax, bool any)
 {
     axis a;
     if (!any)
@@ -379,13 +380,9 @@ static axis make_axis(uint64_t vmin, uint64_t vmax, bool any)
     return a;
 }
 
-typedef struct ticks {
-    double v[64];
-    char label[64][40];
-    size_t n;
-} ticks;
+typedef sp_ticks ticks;
 
-static void make_ticks(const axis *a, ticks *t)
+void sp_ticks_of(const sp_axis *a, sp_ticks *t)
 {
     t->n = 0;
     for (double k = ceil(a->lo / a->step); k * a->step <= a->hi && t->n < 64; k++) {
@@ -435,11 +432,11 @@ static void marker(sw *w, int kind, double x0, double x1, double y, const char *
 {
     double lw = kind == 2 ? 3.5 : 1.75;
     if (halo)
-        out(w,
+        sp_out(w,
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#FFFFFF\" stroke-width=\"%.2f\" "
             "stroke-opacity=\"0.85\"/>\n",
             x0 - 1, y, x1 + 1, y, lw + 2.5);
-    out(w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-width=\"%.2f\"%s/>\n", x0,
+    sp_out(w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-width=\"%.2f\"%s/>\n", x0,
         y, x1, y, col, lw, kind == 2 ? "" : " stroke-dasharray=\"4 2.5\"");
 }
 
@@ -448,9 +445,9 @@ static void text_lines(sw *w, const char *s, const lines *L, double x, double y,
                        const char *attrs)
 {
     for (size_t i = 0; i < L->n; i++) {
-        out(w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" %s>", x, y + (double)i * lh, px, attrs);
+        sp_out(w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" %s>", x, y + (double)i * lh, px, attrs);
         esc(w, s + L->v[i].off, L->v[i].len);
-        out(w, "</text>\n");
+        sp_out(w, "</text>\n");
     }
 }
 
@@ -483,9 +480,9 @@ int sp_write(FILE *f, const sp_plot *p)
                 goto done;
         }
     }
-    axis ax = make_axis(vmin, vmax, any);
+    axis ax = sp_axis_of(vmin, vmax, any);
     ticks tk;
-    make_ticks(&ax, &tk);
+    sp_ticks_of(&ax, &tk);
 
     /* Horizontal: the axis title and tick labels on the left, then one
      * column per repetition; the figure widens with the repetitions rather
@@ -540,15 +537,15 @@ int sp_write(FILE *f, const sp_plot *p)
     g.py1 = y + PLOT_H;
     g.H = g.py1 + 8 + TICK_PX + MARGIN + 4;
 
-    out(&w, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
-    out(&w,
+    sp_out(&w, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n");
+    sp_out(&w,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" height=\"%.0f\" "
         "viewBox=\"0 0 %.0f %.0f\" font-family=\"" FONT "\">\n",
         ceil(g.W), ceil(g.H), ceil(g.W), ceil(g.H));
-    out(&w, "<title>");
+    sp_out(&w, "<title>");
     esc(&w, title, strlen(title));
-    out(&w, "</title>\n");
-    out(&w, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#FFFFFF\"/>\n", ceil(g.W), ceil(g.H));
+    sp_out(&w, "</title>\n");
+    sp_out(&w, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#FFFFFF\"/>\n", ceil(g.W), ceil(g.H));
 
     text_lines(&w, title, &tl, MARGIN, title_y, TITLE_PX * 1.3, TITLE_PX,
                "font-weight=\"bold\" fill=\"" COL_INK "\"");
@@ -557,29 +554,29 @@ int sp_write(FILE *f, const sp_plot *p)
     for (int k = 0; k < 4; k++) {
         double sx = li[k].x, sy = li[k].y;
         if (k < 2)
-            out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"5\" fill=\"%s\"/>\n", sx + swatch / 2, sy,
+            sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"5\" fill=\"%s\"/>\n", sx + swatch / 2, sy,
                 k ? COL_MEAS : COL_BASE);
         else
             marker(&w, k, sx + 2, sx + swatch - 2, sy, COL_INK, false);
-        out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" fill=\"" COL_INK "\">", sx + swatch + gap,
+        sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" fill=\"" COL_INK "\">", sx + swatch + gap,
             sy + LEGEND_PX * 0.36, LEGEND_PX);
         esc(&w, li[k].text, strlen(li[k].text));
-        out(&w, "</text>\n");
+        sp_out(&w, "</text>\n");
     }
 
     /* grid and tick labels, then the repetition separators */
     for (size_t i = 0; i < tk.n; i++) {
         double ty = ymap(&g, &ax, tk.v[i]);
-        out(&w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"" COL_GRID "\" stroke-width=\"1\"/>\n",
+        sp_out(&w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"" COL_GRID "\" stroke-width=\"1\"/>\n",
             g.px0, ty, g.px1, ty);
-        out(&w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"" COL_INK "\" stroke-width=\"1\"/>\n",
+        sp_out(&w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"" COL_INK "\" stroke-width=\"1\"/>\n",
             g.px0 - 5, ty, g.px0, ty);
-        out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" text-anchor=\"end\" fill=\"" COL_INK "\">%s</text>\n",
+        sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" text-anchor=\"end\" fill=\"" COL_INK "\">%s</text>\n",
             g.px0 - 8, ty + TICK_PX * 0.36, TICK_PX, tk.label[i]);
     }
     for (size_t r = 1; r < p->nrep; r++) {
         double sx = g.px0 + g.gw * (double)r;
-        out(&w,
+        sp_out(&w,
             "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#C8C8C8\" stroke-width=\"1\" "
             "stroke-dasharray=\"3 3\"/>\n",
             sx, g.py0, sx, g.py1);
@@ -599,12 +596,12 @@ int sp_write(FILE *f, const sp_plot *p)
         free(al);
         if (!alf)
             goto done;
-        out(&w,
+        sp_out(&w,
             "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" text-anchor=\"middle\" fill=\"" COL_INK
             "\" transform=\"rotate(-90 %.2f %.2f)\">",
             cx, cy, TICK_PX, cx, cy);
         esc(&w, alf, strlen(alf));
-        out(&w, "</text>\n");
+        sp_out(&w, "</text>\n");
         free(alf);
     }
 
@@ -621,17 +618,17 @@ int sp_write(FILE *f, const sp_plot *p)
             const char *col = k ? COL_MEAS : COL_BASE;
             if (arm[k]->n == 0) {
                 double cy = (g.py0 + g.py1) / 2;
-                out(&w,
+                sp_out(&w,
                     "<text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" text-anchor=\"middle\" fill=\"%s\" "
                     "transform=\"rotate(-90 %.2f %.2f)\">no passes</text>\n",
                     sx + 3.5, cy, col, sx + 3.5, cy);
                 continue;
             }
-            out(&w, "<g fill=\"%s\" fill-opacity=\"0.5\">\n", col);
+            sp_out(&w, "<g fill=\"%s\" fill-opacity=\"0.5\">\n", col);
             for (size_t i = 0; i < arm[k]->n; i++)
-                out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\"/>\n", sx + jw * jitter(i),
+                sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\"/>\n", sx + jw * jitter(i),
                     ymap(&g, &ax, (double)arm[k]->v[i]), DOT_R);
-            out(&w, "</g>\n");
+            sp_out(&w, "</g>\n");
         }
         for (int k = 0; k < 2; k++) {
             if (arm[k]->n == 0)
@@ -642,16 +639,16 @@ int sp_write(FILE *f, const sp_plot *p)
             marker(&w, 3, sx - bw, sx + bw, ymap(&g, &ax, s->med), col, true);
             marker(&w, 2, sx - bw, sx + bw, ymap(&g, &ax, (double)s->min), col, true);
         }
-        out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" text-anchor=\"middle\" fill=\"" COL_INK
+        sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" text-anchor=\"middle\" fill=\"" COL_INK
             "\">rep %zu</text>\n", gc, g.py1 + 8 + TICK_PX, TICK_PX, r + 1);
     }
 
     /* the frame last, over the dots at the edges */
-    out(&w,
+    sp_out(&w,
         "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" stroke=\"" COL_INK
         "\" stroke-width=\"1\"/>\n",
         g.px0, g.py0, g.px1 - g.px0, g.py1 - g.py0);
-    out(&w, "</svg>\n");
+    sp_out(&w, "</svg>\n");
 
     /* buffered bytes fail only when flushed: a full disk shows here */
     if (!w.err && fflush(f) != 0)

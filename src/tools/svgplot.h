@@ -7,6 +7,7 @@
 #ifndef HBG_TOOLS_SVGPLOT_H
 #define HBG_TOOLS_SVGPLOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,46 @@ typedef struct sp_plot {
     const sp_rep *rep;
     size_t nrep;
 } sp_plot;
+
+/* The pieces every plot of the tools shares (the strip plot here, the fit
+ * plot in fitplot.c): fonts and colours, a writer that keeps the first
+ * failed write, escaped text, and a time axis with units. */
+#define SP_FONT "DejaVu Sans, Arial, Helvetica, sans-serif"
+/* Okabe-Ito blue and vermillion: apart for every common colour-vision
+ * deficiency and in greyscale. */
+#define SP_COL_BASE "#0072B2"
+#define SP_COL_MEAS "#D55E00"
+#define SP_COL_INK "#222222"
+#define SP_COL_SOFT "#555555"
+#define SP_COL_GRID "#E4E4E4"
+
+typedef struct sp_writer {
+    FILE *f;
+    int err; /* errno of the first failed write; 0 while none has */
+} sp_writer;
+
+void sp_out(sp_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Any text, made valid XML on one line and escaped. */
+void sp_text(sp_writer *w, const char *s);
+
+/* A linear time axis over [vmin, vmax] ns, padded 5 % each side, ticks
+ * every 1, 2 or 5 times a power of ten, labelled in one unit. */
+typedef struct sp_axis {
+    double lo, hi;   /* the drawn range, ns */
+    double step;     /* between ticks, ns */
+    double scale;    /* ns per unit */
+    const char *unit;
+    int dec;         /* decimals of a tick label */
+} sp_axis;
+
+typedef struct sp_ticks {
+    double v[64];
+    char label[64][40];
+    size_t n;
+} sp_ticks;
+
+sp_axis sp_axis_of(uint64_t vmin, uint64_t vmax, bool any);
+void sp_ticks_of(const sp_axis *a, sp_ticks *t);
 
 /* Writes the SVG to f. Returns 0, or -1 when a write failed (errno set) or
  * memory ran out (errno ENOMEM). Text is XML-escaped; bytes that are not

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# How bind grows with the graph: sweeps the parametric case `synth` over
+# about three decades of each count the cost model has (outer tasks,
+# recorded nodes, replays, boundary slots), one parameter at a time from
+# a common base, fits the warm control plane with `hbg fit`, and reports
+# for each sweep the log-log slope of the cheapest warm pass's control
+# plane against the swept size (over the whole sweep and over its top
+# decade; a cost linear in the size with little fixed part gives 1.00).
+# Both fits weigh residuals relative to each pass's cost (--relative); the
+# second keeps each run's cheapest warm pass only (--min-per-log).
+#
+# Usage: bench/bench_scaling.sh [BUILD]          (default BUILD: build)
+# Knobs (environment):
+#   SCALE=full|small  full: tasks 10^3..10^6, replays 10..10^4 (about 3
+#                     minutes on 2 cores); small: tasks 10^2..10^5,
+#                     replays 1..10^3 (under a minute). Default full.
+#   ROUNDS=N          bind passes per run, the first cold (default 4)
+#   OUT=DIR           where the logs, fit.txt and fit.svg go (default
+#                     outputs/scaling_<UTC time>; must not exist)
+# Every run is `hbg run synth --mode numbers` (breakdown on, device run
+# skipped, Definitions re-recorded every pass so recorded nodes count).
+# Nodes sweep 4..4000 (a Definition holds at most 4096); boundary sweeps
+# 1..128 tensors (the cap) at 1000 replays, so slots span 10^3..1.3x10^5.
+set -euo pipefail
+build=${1:-build}
+hbg=$build/hbg
+[ -x "$hbg" ] || { echo "bench_scaling.sh: $hbg is not built" >&2; exit 2; }
+scale=${SCALE:-full}
+rounds=${ROUNDS:-4}
+out=${OUT:-outputs/scaling_$(date -u +%Y%m%d-%H%M%S)}
+case $scale in
+    full) tasks="1000 3000 10000 30000 100000 300000 1000000"; replays="10 30 100 300 1000 3000 10000" ;;
+    small) tasks="100 300 1000 3000 10000 30000 100000"; replays="1 3 10 30 100 300 1000" ;;
+    *) echo "bench_scaling.sh: SCALE is full or small, not '$scale'" >&2; exit 2 ;;
+esac
+nodes="4 12 40 120 400 1200 4000"
+bounds="1 2 4 8 16 32 64 128"
+[ -e "$out" ] && { echo "bench_scaling.sh: $out exists; name another OUT" >&2; exit 2; }
+mkdir -p "$out"
+
+# run NAME SIZE ARGS...: one run's log, and "NAME SIZE MIN_NS" appended to
+# $out/points (MIN_NS: the cheapest warm pass's control plane).
+run() {
+    local name=$1 size=$2
+    shift 2
+    local log="$out/${name}_$size.log"
+    "$hbg" run synth "$@" --mode numbers --rounds "$rounds" -o "$log" >/dev/null
+    local min
+    min=$("$hbg" phases "$log" --format csv | awk -F, '$1 == "total" {print $3}')
+    echo "$name $size $min" >>"$out/points"
+    printf '  %-8s %-9s %12s ns\n' "$name" "$size" "$min"
+}
+
+start=$(date +%s)
+echo "synth sweeps ($scale, $rounds rounds each; base: --tasks 1000 --graph-nodes 100 --replays 10 --boundary 8 --fanin 2)"
+echo "  sweep    size        cheapest warm control plane"
+for n in $tasks; do run tasks "$n" --tasks "$n"; done
+for m in $nodes; do run nodes "$m" --graph-nodes "$m"; done
+for r in $replays; do run replays "$r" --replays "$r"; done
+for b in $bounds; do run slots $((1000 * b)) --replays 1000 --boundary "$b"; done
+
+echo
+echo "log-log slope of the cheapest warm control plane against the swept size"
+awk '
+    { x = log($2); y = log($3); k = $1
+      n[k]++; sx[k] += x; sy[k] += y; sxx[k] += x * x; sxy[k] += x * y
+      px[k, n[k]] = x; py[k, n[k]] = y }
+    END {
+        split("tasks nodes replays slots", order, " ")
+        for (i = 1; i <= 4; i++) {
+            k = order[i]
+            if (!n[k]) continue
+            s = (sxy[k] - sx[k] * sy[k] / n[k]) / (sxx[k] - sx[k] * sx[k] / n[k])
+            # the top decade: the last point against the first one at least 10x below it
+            for (j = n[k] - 1; j > 1 && px[k, n[k]] - px[k, j] < log(10) - 1e-9; j--) ;
+            t = (py[k, n[k]] - py[k, j]) / (px[k, n[k]] - px[k, j])
+            printf "  %-8s whole sweep %.3f   top decade %.3f\n", k, s, t
+        }
+    }' "$out/points"
+
+echo
+# Relative residuals: the sweeps span decades, and so does the noise.
+echo "hbg fit --relative, every warm pass:"
+"$hbg" fit --relative "$out"/*.log --plot "$out/fit.svg" | tee "$out/fit.txt"
+echo
+echo "hbg fit --relative --min-per-log, each run's cheapest warm pass:"
+"$hbg" fit --relative --min-per-log "$out"/*.log --plot "$out/fit_min.svg" | tee "$out/fit_min.txt"
+echo
+echo "logs, fits and plots in $out ($(($(date +%s) - start)) s)"

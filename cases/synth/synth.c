@@ -1,0 +1,183 @@
+/* synth — a parametric workload for the cost model of bind.
+ *
+ * `hbg run synth --tasks N --graph-nodes M --replays R --boundary B
+ * --fanin F`: the runtime's task window and GM heap are sized from the
+ * parameters, so a pass of 10^6 tasks binds like one of 10^3; past the
+ * hard caps (SYN_MAX_WINDOW tasks, SYN_MAX_HEAP bytes) the parameters are
+ * refused with a one-line reason before anything is allocated. The golden
+ * is the same orchestration run eagerly, in program order, on host memory.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "synth/synth.h"
+
+static const hbg_case_param params[] = {
+    [SYN_P_TASKS] = {"tasks", "outer tasks", 1000, 1, SYN_MAX_WINDOW},
+    [SYN_P_NODES] = {"graph-nodes", "nodes of the Definition", 100, 1, HBG_MAX_DEF_NODES},
+    [SYN_P_REPLAYS] = {"replays", "replays of the Definition", 10, 0, SYN_MAX_WINDOW},
+    [SYN_P_BOUNDARY] = {"boundary", "boundary tensors per replay", 8, 1, HBG_MAX_BOUNDARY_TENSORS},
+    [SYN_P_FANIN] = {"fanin", "earlier results each task and node reads", 2, 0, SYN_MAX_FANIN},
+    [SYN_NPARAMS] = {NULL, NULL, 0, 0, 0},
+};
+
+syn_params syn_params_of(const hbg_case_env *env)
+{
+    return (syn_params){(uint32_t)env->param[SYN_P_TASKS], (uint32_t)env->param[SYN_P_NODES],
+                        (uint32_t)env->param[SYN_P_REPLAYS], (uint32_t)env->param[SYN_P_BOUNDARY],
+                        (uint32_t)env->param[SYN_P_FANIN]};
+}
+
+#define ALIGN64(x) (((x) + 63u) & ~(uint64_t)63u)
+
+hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap)
+{
+    memset(n, 0, sizeof *n);
+    if (p->tasks < 1 || p->tasks > SYN_MAX_WINDOW || p->nodes < 1 || p->nodes > HBG_MAX_DEF_NODES ||
+        p->replays > SYN_MAX_WINDOW || p->boundary < 1 || p->boundary > HBG_MAX_BOUNDARY_TENSORS ||
+        p->fanin > SYN_MAX_FANIN) {
+        snprintf(msg, cap, "a parameter is out of its range (`hbg run --list` gives each range)");
+        return HBG_E_INVAL;
+    }
+    n->chunks = (p->tasks + SYN_CHUNK_ROWS - 1) / SYN_CHUNK_ROWS;
+    n->allocs = (n->chunks + SYN_ALLOC_BATCH - 1) / SYN_ALLOC_BATCH;
+    uint64_t window = (uint64_t)p->tasks + p->replays + n->allocs;
+    if (window > SYN_MAX_WINDOW) {
+        snprintf(msg, cap,
+                 "%" PRIu64 " tasks per pass (%u outer + %u replays + %u allocations) is past the cap of %u "
+                 "(the task window); lower --tasks or --replays",
+                 window, p->tasks, p->replays, n->allocs, SYN_MAX_WINDOW);
+        return HBG_E_INVAL;
+    }
+    n->window = (uint32_t)window;
+    n->eager_window = (uint64_t)p->tasks + n->allocs + (uint64_t)p->replays * p->nodes;
+    /* Each buffer is 2 KB; each replay carves M-1 temporaries of one
+     * 64-byte-aligned row; 1 MB to spare. */
+    uint64_t per_replay = ALIGN64((uint64_t)(p->nodes - 1) * 64u);
+    n->heap_bytes = (uint64_t)n->chunks * ALIGN64(SYN_CHUNK_ROWS * SYN_ROW * 4u) + p->replays * per_replay +
+                    (1u << 20);
+    if (n->heap_bytes > SYN_MAX_HEAP) {
+        snprintf(msg, cap,
+                 "a pass needs %" PRIu64 " bytes of GM heap, past the cap of %llu; lower --replays or "
+                 "--graph-nodes",
+                 n->heap_bytes, (unsigned long long)SYN_MAX_HEAP);
+        return HBG_E_INVAL;
+    }
+    return HBG_OK;
+}
+
+static hbg_status syn_pools(const hbg_case_env *env, hbg_case_pools *out, char *msg, size_t cap)
+{
+    syn_params p = syn_params_of(env);
+    syn_counts n;
+    hbg_status st = syn_count(&p, &n, msg, cap);
+    if (!st)
+        *out = (hbg_case_pools){.heap_bytes = n.heap_bytes, .task_window = n.window};
+    return st;
+}
+
+static void free_state(syn_state *s)
+{
+    if (!s)
+        return;
+    free(s->in), free(s->out), free(s->chunk), free(s->row), free(s->outrow), free(s->tmp);
+    free(s);
+}
+
+static hbg_status syn_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_program *prog, void **state)
+{
+    *state = NULL;
+    syn_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return HBG_E_NOMEM;
+    s->p = syn_params_of(env);
+    char msg[256];
+    hbg_status st = syn_count(&s->p, &s->n, msg, sizeof msg);
+    if (st) {
+        free(s);
+        return st;
+    }
+    uint32_t outrows = s->p.replays + 1;
+    s->in = calloc((size_t)SYN_IN_ROWS * SYN_ROW, 4);
+    s->out = calloc((size_t)outrows * SYN_ROW, 4);
+    s->chunk = calloc(s->n.chunks, sizeof *s->chunk);
+    s->row = calloc(s->p.tasks, sizeof *s->row);
+    s->outrow = calloc(outrows, sizeof *s->outrow);
+    s->tmp = calloc(s->p.nodes, sizeof *s->tmp);
+    if (!s->in || !s->out || !s->chunk || !s->row || !s->outrow || !s->tmp) {
+        free_state(s);
+        return HBG_E_NOMEM;
+    }
+    uint64_t rng = 0x5e17a11ce0ddba11ull;
+    for (uint32_t j = 0; j < SYN_IN_ROWS * SYN_ROW; j++)
+        s->in[j] = (uint32_t)case_splitmix64(&rng);
+    uint32_t in_shape[2] = {SYN_IN_ROWS, SYN_ROW}, out_shape[2] = {outrows, SYN_ROW};
+    s->args[0] = (hbg_host_tensor){"in", s->in, hbg_tensor_desc(HBG_U32, 2, in_shape), HBG_IN, true};
+    s->args[1] = (hbg_host_tensor){"out", s->out, hbg_tensor_desc(HBG_U32, 2, out_shape), HBG_OUT, false};
+    s->args[0].layout.nbytes = (uint64_t)SYN_IN_ROWS * SYN_ROW * 4;
+    s->args[1].layout.nbytes = (uint64_t)outrows * SYN_ROW * 4;
+    if ((st = syn_register_kernels(kt))) {
+        free_state(s);
+        return st;
+    }
+    *prog = (hbg_program){.name = "synth", .orch = syn_orchestrate, .ctx = s, .nargs = 2, .args = s->args};
+    *state = s;
+    return HBG_OK;
+}
+
+/* The orchestration run eagerly into a fresh `out`, compared word by word. */
+static hbg_status syn_golden(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg,
+                             size_t cap)
+{
+    syn_state *s = state;
+    uint64_t words = (uint64_t)(s->p.replays + 1) * SYN_ROW;
+    if (s->n.eager_window > SYN_MAX_WINDOW) {
+        snprintf(msg, cap,
+                 "the eager golden would run %" PRIu64 " tasks (each replay's nodes inline), past the cap of %u; "
+                 "use --skip-golden, or fewer --replays or --graph-nodes",
+                 s->n.eager_window, SYN_MAX_WINDOW);
+        return HBG_E_INVAL;
+    }
+    uint32_t *want = calloc(words, 4);
+    if (!want)
+        return HBG_E_NOMEM;
+    hbg_host_tensor args[2] = {s->args[0], s->args[1]};
+    args[1].host = want;
+    hbg_program p = {.name = "synth", .orch = syn_orchestrate, .ctx = s, .nargs = 2, .args = args};
+    hbg_status st = hbg_eager_run_window(&p, kt, s->n.heap_bytes, (uint32_t)s->n.eager_window, env->rank, env->nranks,
+                                         env->services);
+    if (st)
+        snprintf(msg, cap, "the eager golden run failed: %s", hbg_strerror(st));
+    for (uint64_t j = 0; j < words && !st; j++)
+        if (s->out[j] != want[j]) {
+            snprintf(msg, cap, "out[%" PRIu64 "][%" PRIu64 "] = 0x%08x, golden 0x%08x (exact match expected)",
+                     j / SYN_ROW, j % SYN_ROW, s->out[j], want[j]);
+            st = HBG_E_DEVICE;
+        }
+    free(want);
+    return st;
+}
+
+static void syn_teardown(void *state)
+{
+    free_state(state);
+}
+
+const hbg_case hbg_case_synth = {
+    .name = "synth",
+    .summary = "parametric: N tasks over overlapping views, a Definition of M nodes replayed R times "
+               "with B boundary tensors, fan-in F (sized from the parameters)",
+    .default_ranks = 1,
+    .min_ranks = 1,
+    .max_ranks = 1,
+    .default_tile_unit = 0, /* no tile unit: its sizes are its parameters */
+    .heap_bytes = 0,
+    .setup = syn_setup,
+    .golden = syn_golden,
+    .teardown = syn_teardown,
+    .params = params,
+    .pools = syn_pools,
+};

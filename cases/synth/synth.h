@@ -1,0 +1,69 @@
+/* synth — the insides shared by the case's files (and its tests).
+ *
+ * A parametric workload for measuring how bind grows with the graph: N
+ * outer tasks, one Definition of M nodes replayed R times with B boundary
+ * tensors, every task reading F earlier results. docs/case-synth.md has
+ * the layout and the exact counts.
+ */
+#ifndef HBG_CASES_SYNTH_H
+#define HBG_CASES_SYNTH_H
+
+#include <stdint.h>
+
+#include "case.h"
+
+/* The parameters, in the order of hbg_case_synth.params. */
+enum { SYN_P_TASKS = 0, SYN_P_NODES, SYN_P_REPLAYS, SYN_P_BOUNDARY, SYN_P_FANIN, SYN_NPARAMS };
+
+#define SYN_ROW 4u            /* uint32 words per row: one task's result */
+#define SYN_CHUNK_ROWS 128u   /* rows per scratch buffer */
+#define SYN_ALLOC_BATCH 32u   /* scratch buffers per alloc_tensors task (HBG_MAX_ALLOC_TENSORS) */
+#define SYN_IN_ROWS 64u       /* rows of the caller's input */
+#define SYN_COLUMN_ROWS 64u   /* rows a chunk's first task reads down a column of the previous chunk */
+#define SYN_MAX_FANIN 16u
+/* The hard caps: the task window of one pass, and the GM heap. */
+#define SYN_MAX_WINDOW (1u << 21)
+#define SYN_MAX_HEAP (4ull << 30)
+#define SYN_GRAPH_KEY 0x5e17c0deull
+
+/* Kernel ids (a range no other case uses). */
+enum { SYN_K_ROW_AIV = 300, SYN_K_NODE_AIC };
+
+typedef struct syn_params {
+    uint32_t tasks, nodes, replays, boundary, fanin;
+} syn_params;
+
+typedef struct syn_counts {
+    uint32_t chunks;          /* scratch buffers */
+    uint32_t allocs;          /* alloc_tensors tasks */
+    uint32_t window;          /* tasks in a pass: tasks + replays + allocs */
+    uint64_t eager_window;    /* tasks of the eager golden run, where every
+                                 replay's nodes run inline: tasks + allocs +
+                                 replays x nodes */
+    uint64_t heap_bytes;      /* GM heap a pass carves, with room to spare */
+} syn_counts;
+
+typedef struct syn_state {
+    syn_params p;
+    syn_counts n;
+    uint32_t *in, *out;       /* caller memory */
+    hbg_host_tensor args[2];
+    /* Views the tensor map keeps pointers to for the whole pass (writers'
+     * views) live here, not on the stack. */
+    hbg_tensor *chunk;        /* [chunks] */
+    hbg_tensor *row;          /* [tasks]: task i's result row */
+    hbg_tensor *outrow;       /* [replays + 1] */
+    hbg_tensor *tmp;          /* [nodes]: the body's temporaries */
+} syn_state;
+
+syn_params syn_params_of(const hbg_case_env *env);
+/* The pass's counts; HBG_E_INVAL with a one-line reason when p is past a
+ * cap. */
+hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap);
+
+hbg_status syn_orchestrate(hbg_orch *o, void *ctx);
+hbg_status syn_register_kernels(hbg_kernel_table *kt);
+
+extern const hbg_case hbg_case_synth;
+
+#endif

@@ -1,0 +1,136 @@
+/* synth — the orchestration: N outer tasks, then R replays of one
+ * Definition of M nodes.
+ *
+ * Task i writes row i of the scratch (rows live in buffers of 128, made by
+ * alloc_tensors 32 buffers at a time) and reads F views of two rows each,
+ * rows i-f-1 and i-f (f = 1..F, within one buffer): consecutive views
+ * overlap by a row, and each view overlaps two writers. The first task of a
+ * buffer also reads a strided column down the first 64 rows of the
+ * previous buffer (64 writers). Rows are written once, so there is no
+ * write-after-read hazard the tensor map (which tracks writers) would miss.
+ */
+#include "synth/synth.h"
+
+static const uint32_t row_shape[2] = {1, SYN_ROW};
+
+static hbg_tensor row_view(const hbg_tensor *buf, uint32_t row, uint32_t rows)
+{
+    uint32_t shape[2] = {rows, SYN_ROW};
+    return hbg_tensor_view(buf, (uint64_t)row * SYN_ROW, 2, shape, NULL);
+}
+
+/* Scratch buffers c .. c+31 (fewer at the end), in one alloc_tensors. */
+static hbg_status alloc_chunks(hbg_orch *o, syn_state *s, uint32_t c)
+{
+    uint32_t n = s->n.chunks - c < SYN_ALLOC_BATCH ? s->n.chunks - c : SYN_ALLOC_BATCH;
+    uint32_t shape[2] = {SYN_CHUNK_ROWS, SYN_ROW};
+    hbg_tensor *ts[SYN_ALLOC_BATCH];
+    for (uint32_t k = 0; k < n; k++) {
+        s->chunk[c + k] = hbg_tensor_desc(HBG_U32, 2, shape);
+        ts[k] = &s->chunk[c + k];
+    }
+    hbg_task_id id;
+    return hbg_alloc_tensors(o, n, ts, &id);
+}
+
+static hbg_status outer_task(hbg_orch *o, syn_state *s, const hbg_tensor *in, uint32_t i)
+{
+    uint32_t c = i / SYN_CHUNK_ROWS, r = i % SYN_CHUNK_ROWS;
+    hbg_tensor rd[SYN_MAX_FANIN + 2];
+    hbg_arg a[SYN_MAX_FANIN + 4];
+    uint32_t nr = 0, na = 0;
+    s->row[i] = row_view(&s->chunk[c], r, 1);
+    a[na++] = (hbg_arg){&s->row[i], HBG_OUT_EXISTING};
+    rd[nr++] = row_view(in, i % SYN_IN_ROWS, 1);
+    for (uint32_t f = 1; f <= s->p.fanin && f <= i; f++) {
+        uint32_t j = i - f, first = j % SYN_CHUNK_ROWS ? j - 1 : j;
+        rd[nr++] = row_view(&s->chunk[j / SYN_CHUNK_ROWS], first % SYN_CHUNK_ROWS, j - first + 1);
+    }
+    if (r == 0 && c > 0) {
+        uint32_t shape[2] = {SYN_COLUMN_ROWS, 1};
+        int64_t strides[2] = {SYN_ROW, 1};
+        rd[nr++] = hbg_tensor_view(&s->chunk[c - 1], i % SYN_ROW, 2, shape, strides);
+    }
+    for (uint32_t k = 0; k < nr; k++)
+        a[na++] = (hbg_arg){&rd[k], HBG_IN};
+    uint64_t copies = i + 1 == s->p.tasks;
+    if (copies)
+        a[na++] = (hbg_arg){&s->outrow[s->p.replays], HBG_OUT_EXISTING};
+    uint64_t sc[2] = {i, copies};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = SYN_K_ROW_AIV, .core = HBG_CORE_AIV, .blocks = 1,
+                  .ntensors = na, .args = a, .nscalars = 2, .scalars = sc};
+    hbg_task_id id;
+    return hbg_submit_task(o, &t, &id);
+}
+
+/* Node m writes a temporary (the last node: boundary tensor 0, a row of
+ * `out`) from the F temporaries before it and one boundary input. */
+static hbg_status body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    syn_state *s = ctx;
+    hbg_status st = HBG_OK;
+    for (uint32_t m = 0; m < s->p.nodes && !st; m++) {
+        hbg_arg a[SYN_MAX_FANIN + 2];
+        uint32_t na = 0;
+        if (m + 1 < s->p.nodes) {
+            s->tmp[m] = hbg_tensor_desc(HBG_U32, 2, row_shape);
+            a[na++] = (hbg_arg){&s->tmp[m], HBG_OUT};
+        } else {
+            a[na++] = (hbg_arg){b->args[0].t, HBG_OUT_EXISTING};
+        }
+        for (uint32_t f = 1; f <= s->p.fanin && f <= m; f++)
+            a[na++] = (hbg_arg){&s->tmp[m - f], HBG_IN};
+        if (b->ntensors > 1)
+            a[na++] = (hbg_arg){b->args[1 + m % (b->ntensors - 1)].t, HBG_IN};
+        uint64_t sc[2] = {m, 0};
+        hbg_task t = {.kernel_aic = SYN_K_NODE_AIC, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_AIC,
+                      .blocks = 1, .ntensors = na, .args = a, .nscalars = 2, .scalars = sc};
+        hbg_task_id id;
+        st = hbg_submit_task(o, &t, &id);
+    }
+    return st;
+}
+
+/* Replay k: boundary 0 is row k of `out`; boundaries 1 .. B-1 are views of
+ * two rows of one scratch buffer, two views per starting row, so they
+ * overlap each other and each overlaps two writers. */
+static hbg_status replay(hbg_orch *o, syn_state *s, uint32_t k)
+{
+    uint32_t N = s->p.tasks, rows = N < 2 ? N : 2;
+    uint32_t nc = (N - rows) / SYN_CHUNK_ROWS + 1; /* buffers with `rows` rows written */
+    uint32_t c = k % nc, cnt = N - c * SYN_CHUNK_ROWS, off = (k * 37u) % SYN_CHUNK_ROWS;
+    if (cnt > SYN_CHUNK_ROWS)
+        cnt = SYN_CHUNK_ROWS;
+    hbg_tensor bv[HBG_MAX_BOUNDARY_TENSORS];
+    hbg_arg b[HBG_MAX_BOUNDARY_TENSORS];
+    b[0] = (hbg_arg){&s->outrow[k], HBG_OUT_EXISTING};
+    for (uint32_t v = 1; v < s->p.boundary; v++) {
+        uint32_t j = off + (v - 1) / 2;
+        if (j > cnt - rows)
+            j = cnt - rows;
+        bv[v] = row_view(&s->chunk[c], j, rows);
+        b[v] = (hbg_arg){&bv[v], HBG_IN};
+    }
+    hbg_boundary bd = {.ntensors = s->p.boundary, .args = b};
+    hbg_task_id id;
+    return hbg_submit_graph(o, SYN_GRAPH_KEY, body, s, &bd, 0, &id);
+}
+
+hbg_status syn_orchestrate(hbg_orch *o, void *ctx)
+{
+    syn_state *s = ctx;
+    hbg_tensor in = *hbg_orch_arg(o, 0), out = *hbg_orch_arg(o, 1);
+    for (uint32_t k = 0; k <= s->p.replays; k++)
+        s->outrow[k] = row_view(&out, k, 1);
+    hbg_status st = HBG_OK;
+    for (uint32_t i = 0; i < s->p.tasks && !st; i++) {
+        uint32_t c = i / SYN_CHUNK_ROWS;
+        if (i % SYN_CHUNK_ROWS == 0 && c % SYN_ALLOC_BATCH == 0)
+            st = alloc_chunks(o, s, c);
+        if (!st)
+            st = outer_task(o, s, &in, i);
+    }
+    for (uint32_t k = 0; k < s->p.replays && !st; k++)
+        st = replay(o, s, k);
+    return st ? st : hbg_orch_error(o);
+}

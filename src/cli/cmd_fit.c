@@ -1,0 +1,317 @@
+/* hbg fit: a least-squares cost model of the warm control plane over the
+ * passes of any set of logs. Output: docs/fit.md. Exit: 0 fitted, 1 too
+ * few usable passes, 2 usage or an input that cannot be read or is
+ * refused. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/outfile.h"
+#include "tools/fit.h"
+#include "tools/fitplot.h"
+#include "tools/jw.h"
+#include "tools/phstats.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hbg fit LOG... [--format table|json] [--plot FILE.svg] [--min-per-log] [--relative]\n\n"
+            "Fits, by least squares over the warm passes of every LOG,\n"
+            "  control plane = fixed + per task x tasks + per recorded node x nodes\n"
+            "                  + per replay x replays + per boundary slot x slots\n"
+            "where a pass's control plane is as `hbg phases` sums it (host_orch + graph_upload +\n"
+            "arena_h2d) and its counts are its own: tasks= of host_orch, the record_node and\n"
+            "graph_submit counts of its host-orch lines, slots= of graph_upload (hbg's logs only).\n"
+            "Prints each coefficient with a 95 %% interval (Student's t), R\xC2\xB2, the worst residual, and\n"
+            "a warning when residuals grow with size (a super-linear term). A term whose count\n"
+            "does not vary on its own across the passes is reported as not identifiable.\n"
+            "Reads logs of hbg and of the original runtime; LOG '-' is standard input.\n"
+            "Documentation: docs/fit.md.\n\n"
+            "  --format F      table (default) or json\n"
+            "  --plot FILE     an SVG of measured against fitted cost per pass\n"
+            "  --min-per-log   fit each log's cheapest warm pass only (one point per log: far\n"
+            "                  less noise on a shared machine; needs more logs than terms)\n"
+            "  --relative      least squares of residuals relative to each pass's cost (for\n"
+            "                  sweeps over decades, where the noise grows with the cost)\n"
+            "  -h, --help      this text\n\n"
+            "exit status: 0 fitted, 1 too few usable passes, 2 usage error or unusable input\n");
+}
+
+static void print_warnings(const dg_list *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        fprintf(stderr, "%s\n", w->msg[i]);
+    if (w->suppressed)
+        fprintf(stderr, "(%zu more warnings not shown)\n", w->suppressed);
+}
+
+/* Reads one log and adds its warm passes; 0, or 2 after saying why. */
+static int read_log(fit_data *d, const char *arg, uint32_t index, const char **name, bool min_only)
+{
+    char err[512];
+    int fd = tx_open_log(arg, name, err, sizeof err);
+    if (fd < 0) {
+        fprintf(stderr, "hbg fit: %s\n", err);
+        return 2;
+    }
+    ps_log L;
+    ps_options po = {0};
+    hbg_status rs = ps_read_fd(&L, *name, fd, &po, err, sizeof err);
+    close(fd);
+    int rc = 0;
+    if (rs != HBG_OK) {
+        fprintf(stderr, "hbg fit: %s\n", err);
+        return 2;
+    }
+    print_warnings(&L.warn);
+    st_result R;
+    if (L.stamp_conflict) {
+        fprintf(stderr,
+                "hbg fit: %s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes two "
+                "runs; refusing it\n",
+                *name, L.stamp2_line, L.stamp_line);
+        rc = 2;
+    } else if (L.nbind == 0) {
+        fprintf(stderr,
+                "hbg fit: %s has no bind-phase lines (\"bind phase=\"); run the workload with HBG_BIND_BREAKDOWN=1 "
+                "(the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
+                *name);
+        rc = 2;
+    } else if (L.nused && st_compute(&L, &R, NULL) != HBG_OK) {
+        fprintf(stderr, "hbg fit: %s: a control-plane sum passes 64 bits (or out of memory); refusing it\n", *name);
+        rc = 2;
+    } else if ((min_only ? fit_add_log_min(d, &L, index) : fit_add_log(d, &L, index)) != HBG_OK) {
+        fprintf(stderr, "hbg fit: out of memory\n");
+        rc = 2;
+    } else if (L.nused == 0 && L.nwarm == 0) {
+        fprintf(stderr,
+                "hbg fit: %s: every pass is the cold first pass of its rank (%zu); it adds nothing to the fit (run "
+                "at least 2 rounds)\n",
+                *name, L.ncold);
+    } else if (L.nused == 0) {
+        fprintf(stderr, "hbg fit: %s: all %zu warm passes were excluded (see the warnings); it adds nothing to the fit\n",
+                *name, L.nwarm);
+    }
+    ps_free(&L);
+    return rc;
+}
+
+static void put_interval(const fit_result *R, const fit_term *t)
+{
+    if (!t->ident)
+        printf("not identifiable: %s\n", t->why);
+    else
+        printf("%16.3f   [%.3f, %.3f]\n", t->coef, t->lo, t->hi);
+    (void)R;
+}
+
+static void out_table(const fit_data *d, const fit_result *R, const char *const *names, size_t nlogs)
+{
+    printf("passes          %zu warm pass%s from %zu log%s", d->n, d->n == 1 ? "" : "es", nlogs, nlogs == 1 ? "" : "s");
+    if (d->excluded)
+        printf(" (%zu left out: counts unknown)", d->excluded);
+    printf("\nmodel           control plane = fixed + per task x tasks + per recorded node x nodes\n"
+           "                  + per replay x replays + per boundary slot x slots\n\n");
+    printf("%-20s %16s   %s\n", "term", "ns", "95 % interval");
+    for (int c = 0; c < FIT_NTERMS; c++) {
+        printf("%-20s ", fit_term_name[c]);
+        put_interval(R, &R->term[c]);
+    }
+    printf("\nR\xC2\xB2              %.6f\n", R->r2);
+    if (R->relative)
+        printf("residual sd     %.3f %% of the cost (relative; df %zu, t %.4f)\n", 100 * R->sigma, R->df, R->tq);
+    else
+        printf("residual sd     %.1f ns (df %zu, t %.4f)\n", R->sigma, R->df, R->tq);
+    const fit_point *w = &d->pt[R->worst];
+    printf("worst residual  %+.1f ns (measured %.0f, fitted %.1f; %+.2f %%) at %s pass %s (line %zu)\n", w->resid,
+           w->y, w->fitted, w->fitted != 0 ? 100 * w->resid / w->fitted : 0.0, names[w->log], w->label, w->line);
+    if (R->has_slope)
+        printf("log-log slope   %.4f (measured against fitted cost; 1 for a linear cost)\n", R->slope);
+    if (R->reset_done)
+        printf("super-linear    t = %.2f for the squared fitted cost (%s)\n", R->reset_t,
+               R->superlinear ? "significant: residuals grow with size" : "not significant");
+}
+
+static void jnum(jw *w, double v)
+{
+    char b[40];
+    if (!isfinite(v)) {
+        JW_LIT(w, "null");
+        return;
+    }
+    snprintf(b, sizeof b, "%.17g", v);
+    jw_lit(w, b);
+}
+
+static void jbool(jw *w, bool v)
+{
+    if (v)
+        JW_LIT(w, "true");
+    else
+        JW_LIT(w, "false");
+}
+
+static void jkey(jw *w, const char *k, bool first)
+{
+    if (!first)
+        JW_LIT(w, ", ");
+    jw_str(w, k, strlen(k));
+    JW_LIT(w, ": ");
+}
+
+static void out_json(const fit_data *d, const fit_result *R, const char *const *names, size_t nlogs)
+{
+    jw w;
+    if (!jw_init(&w, stdout))
+        return;
+    JW_LIT(&w, "{");
+    jkey(&w, "logs", true), JW_LIT(&w, "[");
+    for (size_t i = 0; i < nlogs; i++) {
+        if (i)
+            JW_LIT(&w, ", ");
+        jw_str(&w, names[i], strlen(names[i]));
+    }
+    JW_LIT(&w, "]");
+    jkey(&w, "passes", false), jw_u64(&w, d->n);
+    jkey(&w, "left_out", false), jw_u64(&w, d->excluded);
+    jkey(&w, "terms", false), JW_LIT(&w, "{");
+    for (int c = 0; c < FIT_NTERMS; c++) {
+        const fit_term *t = &R->term[c];
+        jkey(&w, fit_term_key[c], c == 0), JW_LIT(&w, "{");
+        jkey(&w, "identifiable", true), jbool(&w, t->ident);
+        if (t->ident) {
+            jkey(&w, "ns", false), jnum(&w, t->coef);
+            jkey(&w, "se", false), jnum(&w, t->se);
+            jkey(&w, "lo", false), jnum(&w, t->lo);
+            jkey(&w, "hi", false), jnum(&w, t->hi);
+        } else {
+            jkey(&w, "why", false), jw_str(&w, t->why, strlen(t->why));
+        }
+        JW_LIT(&w, "}");
+    }
+    JW_LIT(&w, "}");
+    jkey(&w, "r2", false), jnum(&w, R->r2);
+    jkey(&w, "relative", false), jbool(&w, R->relative);
+    jkey(&w, "sigma", false), jnum(&w, R->sigma);
+    jkey(&w, "df", false), jw_u64(&w, R->df);
+    jkey(&w, "t", false), jnum(&w, R->tq);
+    const fit_point *p = &d->pt[R->worst];
+    jkey(&w, "worst", false), JW_LIT(&w, "{");
+    jkey(&w, "log", true), jw_str(&w, names[p->log], strlen(names[p->log]));
+    jkey(&w, "pass", false), jw_str(&w, p->label, strlen(p->label));
+    jkey(&w, "line", false), jw_u64(&w, p->line);
+    jkey(&w, "measured", false), jnum(&w, p->y);
+    jkey(&w, "fitted", false), jnum(&w, p->fitted);
+    jkey(&w, "residual", false), jnum(&w, p->resid);
+    JW_LIT(&w, "}");
+    jkey(&w, "superlinear", false), jbool(&w, R->superlinear);
+    jkey(&w, "superlinear_t", false), jnum(&w, R->reset_done ? R->reset_t : NAN);
+    jkey(&w, "loglog_slope", false), jnum(&w, R->has_slope ? R->slope : NAN);
+    jkey(&w, "points", false), JW_LIT(&w, "[");
+    for (size_t i = 0; i < d->n; i++) {
+        const fit_point *q = &d->pt[i];
+        if (i)
+            JW_LIT(&w, ",");
+        JW_LIT(&w, "\n  {");
+        jkey(&w, "log", true), jw_u64(&w, q->log);
+        jkey(&w, "pass", false), jw_str(&w, q->label, strlen(q->label));
+        for (int c = FIT_TASK; c < FIT_NTERMS; c++)
+            jkey(&w, fit_count_name[c], false), jnum(&w, q->x[c]);
+        jkey(&w, "measured", false), jnum(&w, q->y);
+        jkey(&w, "fitted", false), jnum(&w, q->fitted);
+        JW_LIT(&w, "}");
+    }
+    JW_LIT(&w, "]}\n");
+    jw_flush(&w);
+    jw_free(&w);
+}
+
+static int write_plot(const char *path, const fit_data *d, const fit_result *R)
+{
+    hbg_outfile of;
+    if (hbg_outfile_open(&of, "hbg fit", path))
+        return 2;
+    bool ok = fp_write(of.f, d, R, "hbg fit: measured against fitted control plane") == 0;
+    return hbg_outfile_close(&of, ok) ? 2 : 0;
+}
+
+int hbg_cmd_fit(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"plot", required_argument, NULL, 'p'},
+        {"min-per-log", no_argument, NULL, 'm'},
+        {"relative", no_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool json = false;
+    const char *plot = NULL;
+    bool min_only = false, relative = false;
+    optind = 1;
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'f':
+            if (strcmp(optarg, "table") && strcmp(optarg, "json")) {
+                fprintf(stderr, "hbg fit: --format expects table or json, got '%s'\n", optarg);
+                return 2;
+            }
+            json = strcmp(optarg, "json") == 0;
+            break;
+        case 'p': plot = optarg; break;
+        case 'm': min_only = true; break;
+        case 'r': relative = true; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "hbg fit: unknown or incomplete option '%s' (see hbg fit --help)\n", argv[optind - 1]);
+            return 2;
+        }
+    }
+    size_t nlogs = (size_t)(argc - optind);
+    if (nlogs == 0) {
+        fprintf(stderr, "hbg fit: expected one LOG or more (see hbg fit --help)\n");
+        return 2;
+    }
+    const char **names = calloc(nlogs, sizeof *names);
+    fit_data d;
+    fit_init(&d);
+    int rc = names ? 0 : 2;
+    for (size_t i = 0; i < nlogs && !rc; i++)
+        rc = read_log(&d, argv[optind + (int)i], (uint32_t)i, &names[i], min_only);
+    fit_result R;
+    char err[256];
+    if (!rc) {
+        print_warnings(&d.warn);
+        if (fit_solve(&d, relative, &R, err, sizeof err)) {
+            fprintf(stderr, "hbg fit: %s\n", err);
+            rc = 1;
+        }
+    }
+    if (!rc) {
+        if (R.superlinear)
+            fprintf(stderr,
+                    "hbg fit: warning: residuals grow with size: the square of the fitted cost explains what the "
+                    "linear terms leave (t = %.2f, df %zu); some cost is super-linear in a count\n",
+                    R.reset_t, R.df - 1);
+        if (json)
+            out_json(&d, &R, names, nlogs);
+        else
+            out_table(&d, &R, names, nlogs);
+        if (fflush(stdout) != 0) {
+            fprintf(stderr, "hbg fit: cannot write the output\n");
+            rc = 2;
+        }
+        if (!rc && plot)
+            rc = write_plot(plot, &d, &R);
+    }
+    fit_free(&d);
+    free(names);
+    return rc;
+}

@@ -1,0 +1,364 @@
+/* The cost model (see fit.h). */
+#include "tools/fit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/phstats.h"
+
+const char *const fit_term_name[FIT_NTERMS] = {"fixed", "per task", "per recorded node", "per replay",
+                                               "per boundary slot"};
+const char *const fit_term_key[FIT_NTERMS] = {"fixed", "per_task", "per_node", "per_replay", "per_slot"};
+const char *const fit_count_name[FIT_NTERMS] = {"", "tasks", "nodes", "replays", "slots"};
+
+void fit_init(fit_data *d)
+{
+    memset(d, 0, sizeof *d);
+    dg_init(&d->warn, 100);
+}
+
+void fit_free(fit_data *d)
+{
+    free(d->pt);
+    dg_free(&d->warn);
+    memset(d, 0, sizeof *d);
+}
+
+static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_only);
+
+hbg_status fit_add_log(fit_data *d, const ps_log *L, uint32_t log)
+{
+    return add_log(d, L, log, false);
+}
+
+hbg_status fit_add_log_min(fit_data *d, const ps_log *L, uint32_t log)
+{
+    return add_log(d, L, log, true);
+}
+
+static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_only)
+{
+    size_t first = d->n;
+    uint64_t *cost = malloc((L->nused ? L->nused : 1) * sizeof *cost);
+    if (!cost)
+        return HBG_E_NOMEM;
+    /* the callers ran st_compute, which refuses a sum past 64 bits */
+    size_t nc = st_values(L, ST_TOTAL, cost), k = 0;
+    for (size_t i = 0; i < L->npass && k < nc; i++) {
+        const ps_pass *p = &L->pass[i];
+        if (!p->used)
+            continue;
+        uint64_t y = cost[k++];
+        char lab[64];
+        ps_label(p, lab, sizeof lab);
+        const char *miss = !p->has_tasks ? "no tasks= on its host_orch line"
+                           : !(p->ops_present & (1u << PS_OP_RECORD_NODE) && p->ops_present & (1u << PS_OP_GRAPH_SUBMIT))
+                               ? "no record_node and graph_submit host-orch lines"
+                               : NULL;
+        if (miss) {
+            dg_add(&d->warn, "%s:%zu: pass %s has %s (counts unknown); left out of the fit", L->path, p->first_line,
+                   lab, miss);
+            d->excluded++;
+            continue;
+        }
+        if (d->n == d->cap) {
+            size_t nc2 = d->cap ? d->cap * 2 : 64;
+            fit_point *np = realloc(d->pt, nc2 * sizeof *np);
+            if (!np) {
+                free(cost);
+                return HBG_E_NOMEM;
+            }
+            d->pt = np, d->cap = nc2;
+        }
+        fit_point *q = &d->pt[d->n++];
+        memset(q, 0, sizeof *q);
+        q->log = log;
+        snprintf(q->label, sizeof q->label, "%s", lab);
+        q->line = p->first_line;
+        q->x[FIT_FIXED] = 1;
+        q->x[FIT_TASK] = (double)p->tasks;
+        q->x[FIT_NODE] = (double)p->op_count[PS_OP_RECORD_NODE];
+        q->x[FIT_REPLAY] = (double)p->op_count[PS_OP_GRAPH_SUBMIT];
+        q->x[FIT_SLOT] = (double)p->slots;
+        q->has_slots = p->has_slots;
+        q->y = (double)y;
+        /* one point per log: the new one replaces a dearer earlier one */
+        if (min_only && d->n > first + 1) {
+            if (q->y < d->pt[first].y)
+                d->pt[first] = *q;
+            d->n--;
+        }
+    }
+    free(cost);
+    return HBG_OK;
+}
+
+double fit_tq975(size_t df)
+{
+    static const double t[31] = {0,           12.70620474, 4.30265273, 3.18244631, 2.77644511, 2.57058184,
+                                 2.44691185, 2.36462425,  2.30600414, 2.26215716, 2.22813885, 2.20098516,
+                                 2.17881283, 2.16036866,  2.14478669, 2.13144955, 2.11990530, 2.10981558,
+                                 2.10092204, 2.09302405,  2.08596345, 2.07961384, 2.07387307, 2.06865761,
+                                 2.06389856, 2.05953855,  2.05552944, 2.05183052, 2.04840714, 2.04522964,
+                                 2.04227246};
+    if (df <= 30)
+        return t[df ? df : 1];
+    /* Cornish-Fisher: z plus a series in 1/df (Abramowitz & Stegun 26.7.5). */
+    double z = 1.959963984540054, v = (double)df, z2 = z * z;
+    double g1 = (z2 + 1) * z / 4;
+    double g2 = ((5 * z2 + 16) * z2 + 3) * z / 96;
+    double g3 = (((3 * z2 + 19) * z2 + 17) * z2 - 15) * z / 384;
+    double g4 = ((((79 * z2 + 776) * z2 + 1482) * z2 - 1920) * z2 - 945) * z / 92160;
+    return z + g1 / v + g2 / (v * v) + g3 / (v * v * v) + g4 / (v * v * v * v);
+}
+
+static double dot(const double *a, const double *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+/* Removes from v its components along the k orthonormal columns of q
+ * (twice: one pass of modified Gram-Schmidt can leave a little behind),
+ * accumulating them into r. */
+static void orthogonalize(double *v, double *const *q, size_t k, size_t n, double *r)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t j = 0; j < k; j++) {
+            double c = dot(q[j], v, n);
+            if (r)
+                r[j] += c;
+            for (size_t i = 0; i < n; i++)
+                v[i] -= c * q[j][i];
+        }
+}
+
+/* Why column c cannot be fitted, or NULL: no variation, missing from a
+ * log, or determined by the columns already taken (its remainder is
+ * nothing next to its size). */
+static const char *unidentifiable(const fit_data *d, int c, const double *rest, double norm0, char *buf, size_t cap)
+{
+    if (c == FIT_SLOT)
+        for (size_t i = 0; i < d->n; i++)
+            if (!d->pt[i].has_slots) {
+                snprintf(buf, cap, "the logs do not carry it (graph_upload slots=, written by hbg only)");
+                return buf;
+            }
+    bool same = c != FIT_FIXED;
+    for (size_t i = 1; i < d->n && same; i++)
+        same = d->pt[i].x[c] == d->pt[0].x[c];
+    if (same) {
+        snprintf(buf, cap, "%s is %.0f in every pass; vary it to fit this term", fit_count_name[c], d->pt[0].x[c]);
+        return buf;
+    }
+    if (sqrt(dot(rest, rest, d->n)) <= 1e-9 * norm0) {
+        snprintf(buf, cap, "%s is determined by the other counts in every pass; vary it on its own to fit this term",
+                 fit_count_name[c]);
+        return buf;
+    }
+    return NULL;
+}
+
+typedef struct qr {
+    size_t n, k;
+    const double *w;          /* row weights (1, or 1 / cost with relative) */
+    int col[FIT_NTERMS];      /* term of each fitted column */
+    double scale[FIT_NTERMS]; /* columns are divided by their largest value */
+    double *q[FIT_NTERMS + 1];
+    double r[FIT_NTERMS + 1][FIT_NTERMS + 1];
+} qr;
+
+/* Takes each term whose column is identifiable, in order. */
+static int build_qr(fit_data *d, qr *Q, fit_result *R)
+{
+    size_t n = d->n;
+    for (int c = 0; c < FIT_NTERMS; c++) {
+        double *v = calloc(n, sizeof *v);
+        if (!v)
+            return -1;
+        double big = 0;
+        for (size_t i = 0; i < n; i++)
+            big = fmax(big, fabs(d->pt[i].x[c]));
+        big = big > 0 ? big : 1;
+        for (size_t i = 0; i < n; i++)
+            v[i] = d->pt[i].x[c] / big * Q->w[i];
+        double norm0 = sqrt(dot(v, v, n)), rc[FIT_NTERMS + 1] = {0};
+        orthogonalize(v, Q->q, Q->k, n, rc);
+        const char *why = unidentifiable(d, c, v, norm0, R->term[c].why, sizeof R->term[c].why);
+        if (why || norm0 == 0) {
+            free(v);
+            continue;
+        }
+        double rr = sqrt(dot(v, v, n));
+        for (size_t i = 0; i < n; i++)
+            v[i] /= rr;
+        for (size_t j = 0; j < Q->k; j++)
+            Q->r[j][Q->k] = rc[j];
+        Q->r[Q->k][Q->k] = rr;
+        Q->col[Q->k] = c;
+        Q->scale[Q->k] = big;
+        Q->q[Q->k++] = v;
+        R->term[c].ident = true;
+    }
+    return 0;
+}
+
+/* The inverse of the k x k upper-triangular r, into ri. */
+static void invert_upper(const qr *Q, double ri[FIT_NTERMS][FIT_NTERMS])
+{
+    size_t k = Q->k;
+    memset(ri, 0, sizeof(double) * FIT_NTERMS * FIT_NTERMS);
+    for (size_t j = 0; j < k; j++) {
+        ri[j][j] = 1 / Q->r[j][j];
+        for (size_t i = j; i-- > 0;) {
+            double s = 0;
+            for (size_t l = i + 1; l <= j; l++)
+                s += Q->r[i][l] * ri[l][j];
+            ri[i][j] = -s / Q->r[i][i];
+        }
+    }
+}
+
+/* Ramsey's RESET: does the square of the fitted cost explain what the
+ * linear terms leave? A positive, significant coefficient means the cost
+ * grows faster than the counts: residuals grow with size. */
+static void reset_test(const fit_data *d, qr *Q, const double *y, double sse, fit_result *R)
+{
+    size_t n = d->n;
+    double yy = dot(y, y, n);
+    if (R->df < 2 || yy <= 0 || sse <= 1e-18 * yy)
+        return;
+    double big = 0;
+    for (size_t i = 0; i < n; i++)
+        big = fmax(big, fabs(d->pt[i].fitted));
+    double *z = malloc(n * sizeof *z);
+    if (!z || big == 0) {
+        free(z);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        z[i] = (d->pt[i].fitted / big) * (d->pt[i].fitted / big) * Q->w[i];
+    double norm0 = sqrt(dot(z, z, n));
+    orthogonalize(z, Q->q, Q->k, n, NULL);
+    double rz = sqrt(dot(z, z, n));
+    if (norm0 > 0 && rz > 1e-9 * norm0) {
+        double qy = dot(z, y, n) / rz; /* y's component along the new direction */
+        double sse2 = sse - qy * qy;
+        sse2 = sse2 > 0 ? sse2 : 0;
+        double se = sqrt(sse2 / (double)(R->df - 1));
+        R->reset_done = true;
+        R->reset_t = se > 0 ? qy / se : (qy > 0 ? INFINITY : -INFINITY);
+        R->superlinear = qy > 0 && R->reset_t > fit_tq975(R->df - 1);
+    }
+    free(z);
+}
+
+static void slope_of(const fit_data *d, fit_result *R)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    size_t m = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->pt[i].fitted <= 0 || d->pt[i].y <= 0)
+            return;
+        double x = log(d->pt[i].fitted), y = log(d->pt[i].y);
+        sx += x, sy += y, sxx += x * x, sxy += x * y, m++;
+    }
+    double var = sxx - sx * sx / (double)m;
+    if (m < 2 || var <= 1e-12 * (sxx > 0 ? sxx : 1))
+        return;
+    R->has_slope = true;
+    R->slope = (sxy - sx * sy / (double)m) / var;
+}
+
+int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errlen)
+{
+    memset(R, 0, sizeof *R);
+    R->relative = relative;
+    size_t n = d->n;
+    qr Q;
+    memset(&Q, 0, sizeof Q);
+    Q.n = n;
+    double *y = malloc((n ? n : 1) * sizeof *y), *w = malloc((n ? n : 1) * sizeof *w);
+    int rc = -1;
+    if (!y || !w) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    /* Relative errors: each row divided by its cost, so a pass of 10 ms
+     * weighs what one of 10 us does. */
+    for (size_t i = 0; i < n; i++) {
+        if (relative && d->pt[i].y <= 0) {
+            snprintf(err, errlen, "--relative needs every pass's cost above 0; pass %s (line %zu) has 0",
+                     d->pt[i].label, d->pt[i].line);
+            goto out;
+        }
+        w[i] = relative ? 1 / d->pt[i].y : 1;
+    }
+    Q.w = w;
+    if (n && build_qr(d, &Q, R)) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    R->n = n, R->k = Q.k;
+    if (n == 0) {
+        snprintf(err, errlen, "no warm pass with counts in any log; nothing to fit");
+        goto out;
+    }
+    if (n <= Q.k) {
+        snprintf(err, errlen,
+                 "%zu warm pass%s cannot determine %zu coefficient%s with an interval; give more passes "
+                 "(rounds) or more logs",
+                 n, n == 1 ? "" : "es", Q.k, Q.k == 1 ? "" : "s");
+        goto out;
+    }
+    R->df = n - Q.k;
+    double ybar = 0;
+    for (size_t i = 0; i < n; i++)
+        y[i] = d->pt[i].y * w[i], ybar += d->pt[i].y / (double)n;
+    double b[FIT_NTERMS] = {0}, qty[FIT_NTERMS], ri[FIT_NTERMS][FIT_NTERMS];
+    for (size_t j = 0; j < Q.k; j++)
+        qty[j] = dot(Q.q[j], y, n);
+    invert_upper(&Q, ri);
+    for (size_t i = 0; i < Q.k; i++)
+        for (size_t j = i; j < Q.k; j++)
+            b[i] += ri[i][j] * qty[j];
+    double sse = 0, ssa = 0, sst = 0;
+    for (size_t i = 0; i < n; i++) {
+        fit_point *p = &d->pt[i];
+        p->fitted = 0;
+        for (size_t j = 0; j < Q.k; j++)
+            p->fitted += b[j] / Q.scale[j] * p->x[Q.col[j]];
+        p->resid = p->y - p->fitted;
+        sse += p->resid * w[i] * p->resid * w[i];
+        ssa += p->resid * p->resid;
+        sst += (p->y - ybar) * (p->y - ybar);
+        if (fabs(p->resid * w[i]) > fabs(d->pt[R->worst].resid * w[R->worst]))
+            R->worst = i;
+    }
+    R->sigma = sqrt(sse / (double)R->df);
+    R->tq = fit_tq975(R->df);
+    R->r2 = sst > 0 ? 1 - ssa / sst : 1;
+    for (size_t j = 0; j < Q.k; j++) {
+        double v = 0;
+        for (size_t l = j; l < Q.k; l++)
+            v += ri[j][l] * ri[j][l];
+        fit_term *t = &R->term[Q.col[j]];
+        t->coef = b[j] / Q.scale[j];
+        t->se = R->sigma * sqrt(v) / Q.scale[j];
+        t->lo = t->coef - R->tq * t->se;
+        t->hi = t->coef + R->tq * t->se;
+    }
+    reset_test(d, &Q, y, sse, R);
+    slope_of(d, R);
+    rc = 0;
+out:
+    for (size_t j = 0; j < Q.k; j++)
+        free(Q.q[j]);
+    free(y);
+    free(w);
+    return rc;
+}

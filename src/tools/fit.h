@@ -1,0 +1,93 @@
+/* A cost model of the warm control plane, fitted over the passes of any
+ * set of logs:
+ *
+ *   control plane = fixed + per task x tasks + per recorded node x nodes
+ *                   + per replay x replays + per boundary slot x slots
+ *
+ * The cost of a pass is its control-plane sum as `hbg phases` defines it
+ * (st_values); the counts are the pass's own: tasks= of its host_orch
+ * line, the record_node and graph_submit counts of its host-orch lines,
+ * and slots= of its graph_upload line (written by hbg only; the original
+ * runtime's logs leave that term unidentifiable). Least squares by a
+ * Gram-Schmidt QR of at most five columns; a column with no variation, or
+ * one the others already determine, is reported as not identifiable
+ * instead of fitted. */
+#ifndef HBG_TOOLS_FIT_H
+#define HBG_TOOLS_FIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "tools/diag.h"
+#include "tools/passes.h"
+
+enum { FIT_FIXED = 0, FIT_TASK, FIT_NODE, FIT_REPLAY, FIT_SLOT, FIT_NTERMS };
+
+/* "fixed", "per task", ... and their JSON keys "fixed", "per_task", ... */
+extern const char *const fit_term_name[FIT_NTERMS];
+extern const char *const fit_term_key[FIT_NTERMS];
+/* The count each term multiplies: "", "tasks", "nodes", "replays", "slots". */
+extern const char *const fit_count_name[FIT_NTERMS];
+
+typedef struct fit_point {
+    uint32_t log;             /* index of its log */
+    char label[64];           /* the pass (ps_label) */
+    size_t line;              /* its first line */
+    double x[FIT_NTERMS];     /* 1, tasks, nodes, replays, slots */
+    bool has_slots;
+    double y;                 /* measured control plane, ns */
+    double fitted, resid;     /* after fit_solve */
+} fit_point;
+
+typedef struct fit_data {
+    fit_point *pt;
+    size_t n, cap;
+    size_t excluded;          /* used passes left out: counts missing */
+    dg_list warn;
+} fit_data;
+
+void fit_init(fit_data *d);
+void fit_free(fit_data *d);
+/* Adds L's used passes as points of log `log`. A pass without tasks= on
+ * its host_orch line or without host-orch lines has no counts: it is
+ * left out with a warning naming its line. HBG_E_NOMEM only. */
+hbg_status fit_add_log(fit_data *d, const ps_log *L, uint32_t log);
+/* The same, keeping only the log's cheapest such pass (the figure `hbg
+ * phases` calls decisive): one point per log, far less noise when the
+ * machine is shared. */
+hbg_status fit_add_log_min(fit_data *d, const ps_log *L, uint32_t log);
+
+typedef struct fit_term {
+    bool ident;
+    char why[160];            /* when not identifiable */
+    double coef, se, lo, hi;  /* ns; lo == hi == coef when the fit is exact */
+} fit_term;
+
+typedef struct fit_result {
+    fit_term term[FIT_NTERMS];
+    size_t n, k, df;          /* points, fitted terms, n - k */
+    bool relative;            /* residuals weighed relative to each cost */
+    double sigma;             /* residual standard deviation: ns, or a
+                                 fraction of the cost with relative */
+    double tq;                /* the t quantile of the intervals */
+    double r2;                /* of the residuals in ns, either way */
+    size_t worst;             /* the point with the largest |residual| */
+    bool reset_done;          /* the super-linearity test could be made */
+    double reset_t;           /* t of the squared-fit term (inf: exact) */
+    bool superlinear;         /* that term is positive and significant */
+    bool has_slope;
+    double slope;             /* of log(measured) on log(fitted) */
+} fit_result;
+
+/* Fits d (filling each point's fitted value and residual). With relative,
+ * minimises the sum of squared residuals divided by each cost (the right
+ * weights when the noise grows with the cost, as it does across a sweep
+ * of decades). Returns 0, or -1 with a one-line reason in err when there
+ * are no more points than terms to fit (or, relative, a cost is 0). */
+int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errlen);
+
+/* The 0.975 quantile of Student's t with df degrees of freedom (df >= 1):
+ * exact to 9 digits up to 30, a Cornish-Fisher expansion beyond. */
+double fit_tq975(size_t df);
+
+#endif

@@ -1,0 +1,130 @@
+/* The fit plot (see fitplot.h), plain SVG through svgplot.h's writer. The
+ * counts of a sweep span decades, so both axes are logarithmic, from the
+ * decade below the smallest value to the one above the largest. */
+#include "tools/fitplot.h"
+
+#include <errno.h>
+#include <math.h>
+
+#include "tools/svgplot.h"
+
+#define W 640.0
+#define H 560.0
+#define X0 92.0
+#define X1 (W - 24.0)
+#define Y0 64.0
+#define Y1 (H - 64.0)
+
+typedef struct lax {
+    double lo, hi; /* log10 of the drawn range */
+} lax;
+
+/* Where v lies across the axis, 0..1; a value below the axis (a fitted
+ * cost of zero or less) sits on its edge. */
+static double frac(const lax *a, double v)
+{
+    double l = v > 0 ? log10(v) : a->lo;
+    l = l < a->lo ? a->lo : l > a->hi ? a->hi : l;
+    return (l - a->lo) / (a->hi - a->lo);
+}
+
+static double xmap(const lax *a, double v)
+{
+    return X0 + frac(a, v) * (X1 - X0);
+}
+
+static double ymap(const lax *a, double v)
+{
+    return Y1 - frac(a, v) * (Y1 - Y0);
+}
+
+/* "100 µs" for 10^k ns. */
+static void decade_label(int k, char *buf, size_t n)
+{
+    static const char *const unit[] = {"ns", "\xC2\xB5s", "ms", "s"};
+    int u = k / 3 > 3 ? 3 : k / 3;
+    snprintf(buf, n, "%.0f %s", pow(10, k - 3 * u), unit[u]);
+}
+
+static void axes(sp_writer *w, const lax *a)
+{
+    for (int k = (int)a->lo; k <= (int)a->hi; k++) {
+        char lab[32];
+        decade_label(k, lab, sizeof lab);
+        double x = xmap(a, pow(10, k)), y = ymap(a, pow(10, k));
+        sp_out(w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\"/>\n", X0, y, X1, y,
+               SP_COL_GRID);
+        sp_out(w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\"/>\n", x, Y0, x, Y1,
+               SP_COL_GRID);
+        sp_out(w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" text-anchor=\"end\" fill=\"%s\">%s</text>\n",
+               X0 - 6, y + 4, SP_COL_INK, lab);
+        sp_out(w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", x,
+               Y1 + 18, SP_COL_INK, lab);
+    }
+    sp_out(w, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"none\" stroke=\"%s\"/>\n", X0, Y0,
+           X1 - X0, Y1 - Y0, SP_COL_SOFT);
+    sp_out(w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" text-anchor=\"middle\" fill=\"%s\">fitted control plane "
+              "per pass (model)</text>\n",
+           (X0 + X1) / 2, Y1 + 40, SP_COL_INK);
+    sp_out(w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" text-anchor=\"middle\" fill=\"%s\" "
+              "transform=\"rotate(-90 %.2f %.2f)\">measured control plane per pass</text>\n",
+           18.0, (Y0 + Y1) / 2, SP_COL_INK, 18.0, (Y0 + Y1) / 2);
+}
+
+int fp_write(FILE *f, const fit_data *d, const fit_result *R, const char *title)
+{
+    sp_writer w = {f, 0};
+    double vmin = INFINITY, vmax = 0;
+    for (size_t i = 0; i < d->n; i++)
+        for (int k = 0; k < 2; k++) {
+            double v = k ? d->pt[i].fitted : d->pt[i].y;
+            if (v >= 1)
+                vmin = fmin(vmin, v), vmax = fmax(vmax, v);
+        }
+    if (vmax == 0)
+        vmin = 1, vmax = 10;
+    lax a = {floor(log10(vmin)), ceil(log10(vmax))};
+    if (a.hi <= a.lo)
+        a.hi = a.lo + 1;
+    sp_out(&w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" height=\"%.0f\" "
+               "viewBox=\"0 0 %.0f %.0f\" font-family=\"%s\">\n"
+               "<rect width=\"100%%\" height=\"100%%\" fill=\"#FFFFFF\"/>\n",
+           W, H, W, H, SP_FONT);
+    sp_out(&w, "<text x=\"%.2f\" y=\"24\" font-size=\"16\" font-weight=\"bold\" fill=\"%s\">", X0, SP_COL_INK);
+    sp_text(&w, title);
+    sp_out(&w, "</text>\n<text x=\"%.2f\" y=\"44\" font-size=\"12\" fill=\"%s\">%zu passes, R\xC2\xB2 = %.6f%s</text>\n",
+           X0, SP_COL_SOFT, d->n, R->r2, R->superlinear ? "; residuals grow with size (super-linear)" : "");
+    axes(&w, &a);
+    double lo = pow(10, a.lo), hi = pow(10, a.hi);
+    sp_out(&w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-dasharray=\"6 4\"/>\n",
+           xmap(&a, lo), ymap(&a, lo), xmap(&a, hi), ymap(&a, hi), SP_COL_SOFT);
+    for (size_t i = 0; i < d->n; i++)
+        sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\" fill-opacity=\"0.7\"/>\n",
+               xmap(&a, d->pt[i].fitted), ymap(&a, d->pt[i].y), SP_COL_BASE);
+    if (d->n) {
+        const fit_point *p = &d->pt[R->worst];
+        sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"6\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+               xmap(&a, p->fitted), ymap(&a, p->y), SP_COL_MEAS);
+    }
+    /* the legend, top left inside the plot */
+    sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n", X0 + 14, Y0 + 16, SP_COL_BASE);
+    sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">a warm pass</text>\n", X0 + 24, Y0 + 20,
+           SP_COL_INK);
+    sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"6\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n", X0 + 14,
+           Y0 + 36, SP_COL_MEAS);
+    sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">the worst residual</text>\n", X0 + 24,
+           Y0 + 40, SP_COL_INK);
+    sp_out(&w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-dasharray=\"6 4\"/>\n",
+           X0 + 6, Y0 + 56, X0 + 22, Y0 + 56, SP_COL_SOFT);
+    sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">measured = fitted</text>\n", X0 + 24,
+           Y0 + 60, SP_COL_INK);
+    sp_out(&w, "</svg>\n");
+    if (!w.err && fflush(f))
+        w.err = errno ? errno : EIO;
+    if (w.err) {
+        errno = w.err;
+        return -1;
+    }
+    return 0;
+}

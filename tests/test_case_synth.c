@@ -1,0 +1,316 @@
+/* synth: the exact counts of docs/case-synth.md from the orchestrator, for
+ * several parameter sets; the device run on the sim backend matched
+ * against the eager golden (which must fail on a changed word); the caps,
+ * with their messages, from the case and from `hbg run`. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hbg/image.h"
+#include "hbg/runtime.h"
+#include "support/orch_fixture.h"
+#include "support/run_support.h"
+#include "synth/synth.h"
+
+static hbg_case_env env_of(uint32_t tasks, uint32_t nodes, uint32_t replays, uint32_t boundary, uint32_t fanin)
+{
+    hbg_case_env env;
+    hbg_case_env_init(&hbg_case_synth, &env);
+    env.nranks = 1;
+    env.param[SYN_P_TASKS] = tasks;
+    env.param[SYN_P_NODES] = nodes;
+    env.param[SYN_P_REPLAYS] = replays;
+    env.param[SYN_P_BOUNDARY] = boundary;
+    env.param[SYN_P_FANIN] = fanin;
+    return env;
+}
+
+static void test_params_and_defaults(void **state)
+{
+    (void)state;
+    assert_ptr_equal(hbg_case_find("synth"), &hbg_case_synth);
+    assert_int_equal(hbg_case_param_index(&hbg_case_synth, "tasks"), SYN_P_TASKS);
+    assert_int_equal(hbg_case_param_index(&hbg_case_synth, "graph-nodes"), SYN_P_NODES);
+    assert_int_equal(hbg_case_param_index(&hbg_case_synth, "replays"), SYN_P_REPLAYS);
+    assert_int_equal(hbg_case_param_index(&hbg_case_synth, "boundary"), SYN_P_BOUNDARY);
+    assert_int_equal(hbg_case_param_index(&hbg_case_synth, "fanin"), SYN_P_FANIN);
+    assert_int_equal(hbg_case_param_index(&hbg_case_synth, "tile-unit"), -1);
+    assert_int_equal(hbg_case_param_index(hbg_case_find("qwen"), "tasks"), -1);
+    hbg_case_env env;
+    hbg_case_env_init(&hbg_case_synth, &env);
+    syn_params p = syn_params_of(&env);
+    assert_int_equal(p.tasks, 1000);
+    assert_int_equal(p.nodes, 100);
+    assert_int_equal(p.replays, 10);
+    assert_int_equal(p.boundary, 8);
+    assert_int_equal(p.fanin, 2);
+    /* 1000 tasks: 8 buffers, one alloc; 1011 tasks; 8 x 2 KB + 10 x 99 x 64 B + 1 MB */
+    hbg_case_pools pools;
+    char msg[256];
+    assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &env, &pools, msg, sizeof msg), HBG_OK);
+    assert_int_equal(pools.task_window, 1011);
+    assert_int_equal(pools.heap_bytes, 8 * 2048 + 10 * 99 * 64 + (1u << 20));
+    /* a case without a hook: its own heap, the default window */
+    assert_int_equal(hbg_case_pools_for(hbg_case_find("qwen"), &env, &pools, msg, sizeof msg), HBG_OK);
+    assert_int_equal(pools.task_window, 0);
+    assert_int_equal(pools.heap_bytes, 256ull << 20);
+}
+
+/* Two binds over a fake address space: every count exact, both passes. */
+static void check_counts(uint32_t N, uint32_t M, uint32_t R, uint32_t B, uint32_t F)
+{
+    hbg_case_env env = env_of(N, M, R, B, F);
+    hbg_case_pools pools;
+    char msg[256];
+    assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &env, &pools, msg, sizeof msg), HBG_OK);
+    uint32_t chunks = (N + 127) / 128, allocs = (chunks + 31) / 32;
+    assert_int_equal(pools.task_window, N + R + allocs);
+
+    hbg_kernel_table *kt;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    hbg_program prog;
+    void *state;
+    assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &state), HBG_OK);
+    assert_int_equal(prog.nargs, 2);
+    assert_int_equal(prog.args[1].layout.nbytes, (uint64_t)(R + 1) * 16);
+    hbg_orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = pools.heap_bytes,
+                           .task_window = pools.task_window, .nranks = 1};
+    hbg_orch *o;
+    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+    hbg_orch_set_timing(o, true, NULL);
+    hbg_tensor args[2];
+    for (uint32_t i = 0; i < 2; i++) {
+        args[i] = prog.args[i].layout;
+        args[i].addr = 0x4000000000ull + (uint64_t)i * (1ull << 30);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, args, 2);
+        assert_int_equal(prog.orch(o, prog.ctx), HBG_OK);
+        assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+        assert_int_equal(hbg_orch_task_count(o), N + R + allocs);
+        uint32_t kernel = 0, alloc = 0, rep = 0;
+        for (uint32_t i = 0; i < hbg_orch_task_count(o); i++) {
+            kernel += o->img.tasks[i].kind == HBG_TASK_KERNEL;
+            alloc += o->img.tasks[i].kind == HBG_TASK_ALLOC;
+            rep += o->img.tasks[i].kind == HBG_TASK_REPLAY;
+        }
+        assert_int_equal(kernel, N);
+        assert_int_equal(alloc, allocs);
+        assert_int_equal(rep, R);
+        /* the per-operation counts the log's host-orch lines carry */
+        assert_int_equal(o->ops[HBG_OP_SUBMIT_TASK - HBG_SEGMENT_COUNT].count, N);
+        assert_int_equal(o->ops[HBG_OP_ALLOC_TENSORS - HBG_SEGMENT_COUNT].count, allocs);
+        assert_int_equal(o->ops[HBG_OP_RECORD_NODE - HBG_SEGMENT_COUNT].count, R ? M : 0);
+        assert_int_equal(o->ops[HBG_OP_GRAPH_SUBMIT - HBG_SEGMENT_COUNT].count, R);
+        assert_int_equal(o->img.nbtensor, R * B);
+        assert_int_equal(o->img.nreplay, R);
+        assert_int_equal(hbg_orch_def_count(o), R ? 1 : 0);
+        if (R) {
+            hbg_def_info di;
+            assert_int_equal(hbg_orch_def_info(o, 0, &di), HBG_OK);
+            assert_int_equal(di.nodes, M);
+            assert_int_equal(di.by_kind[HBG_NODE_AIC], M);
+            assert_int_equal(di.boundary_tensors, B);
+            assert_int_equal(di.boundary_in, B - 1);
+            assert_int_equal(di.boundary_out_existing, 1);
+            assert_int_equal(di.boundary_scalars, 0);
+            assert_int_equal(di.heap_bytes, (uint64_t)(M - 1) * 64);
+        }
+        /* everything the pass carved fits the heap the case asked for */
+        assert_true(hbg_orch_heap_used(o) <= pools.heap_bytes);
+    }
+    hbg_orch_destroy(o);
+    hbg_case_synth.teardown(state);
+    hbg_kernel_table_destroy(kt);
+}
+
+static void test_counts(void **state)
+{
+    (void)state;
+    check_counts(1000, 100, 10, 8, 2);
+    check_counts(1, 1, 0, 1, 0);
+    check_counts(129, 7, 5, 128, 16);
+    check_counts(4097, 3, 40, 2, 1);
+    check_counts(5000, 1, 3, 1, 16);
+}
+
+/* The dependencies the tensor map infers for the first tasks: a view of
+ * two rows depends on both writers, a column on 64. */
+static void test_overlapping_views(void **state)
+{
+    (void)state;
+    hbg_case_env env = env_of(300, 2, 0, 1, 2);
+    hbg_case_pools pools;
+    char msg[256];
+    assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &env, &pools, msg, sizeof msg), HBG_OK);
+    hbg_kernel_table *kt;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    hbg_program prog;
+    void *st;
+    assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &st), HBG_OK);
+    hbg_orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = pools.heap_bytes,
+                           .task_window = pools.task_window, .nranks = 1};
+    hbg_orch *o;
+    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+    hbg_tensor args[2] = {prog.args[0].layout, prog.args[1].layout};
+    args[0].addr = 0x4000000000ull, args[1].addr = 0x5000000000ull;
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, args, 2);
+    assert_int_equal(prog.orch(o, prog.ctx), HBG_OK);
+    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+    /* task 0 is the alloc; outer task i is task i + 1 */
+    assert_int_equal(fx_fanin_count(o, 1), 0);
+    assert_int_equal(fx_fanin_count(o, 2), 1); /* reads row 0 */
+    assert_true(fx_has_edge(o, 1, 2));
+    assert_int_equal(fx_fanin_count(o, 3), 2); /* rows 0..1 and row 0 */
+    assert_int_equal(fx_fanin_count(o, 4), 3); /* rows 1..2 and 0..1 */
+    assert_true(fx_has_edge(o, 1, 4) && fx_has_edge(o, 2, 4) && fx_has_edge(o, 3, 4));
+    /* task 128 (the second buffer's first row): rows 126..127, 125..126,
+     * and a column down rows 0..63 of the first buffer */
+    assert_int_equal(fx_fanin_count(o, 129), 64 + 3);
+    /* task 129: rows 128 (the buffer's first row, alone) and 126..127 */
+    assert_int_equal(fx_fanin_count(o, 130), 3);
+    hbg_orch_destroy(o);
+    hbg_case_synth.teardown(st);
+    hbg_kernel_table_destroy(kt);
+}
+
+/* A device run on the sim backend, two rounds, against the golden. */
+static void check_device(uint32_t N, uint32_t M, uint32_t R, uint32_t B, uint32_t F, bool keep)
+{
+    hbg_case_env env = env_of(N, M, R, B, F);
+    hbg_case_pools pools;
+    char msg[256] = "";
+    assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &env, &pools, msg, sizeof msg), HBG_OK);
+    hbg_kernel_table *kt;
+    hbg_device *dev;
+    hbg_runtime *rt;
+    hbg_program prog;
+    void *state;
+    hbg_sim_config sc = {.rank = 0, .nranks = 1};
+    assert_int_equal(hbg_sim_open(&sc, &dev), HBG_OK);
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &state), HBG_OK);
+    hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = pools.heap_bytes,
+                             .task_window = pools.task_window, .keep_definitions = keep, .nranks = 1};
+    assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
+    for (int round = 0; round < 2; round++) {
+        hbg_pass_report rep;
+        assert_int_equal(hbg_runtime_run(rt, &prog, false, &rep), HBG_OK);
+        assert_int_equal(rep.tasks, pools.task_window);
+        assert_int_equal(rep.run.replays, R);
+        assert_int_equal(hbg_case_synth.golden(state, &env, kt, msg, sizeof msg), HBG_OK);
+    }
+    /* the golden is able to fail */
+    uint32_t *out = prog.args[1].host;
+    out[4 * R + 2] ^= 1;
+    assert_int_equal(hbg_case_synth.golden(state, &env, kt, msg, sizeof msg), HBG_E_DEVICE);
+    char want[64];
+    snprintf(want, sizeof want, "out[%u][2] = 0x", R);
+    assert_non_null(strstr(msg, want));
+    assert_non_null(strstr(msg, "(exact match expected)"));
+    hbg_runtime_destroy(rt);
+    hbg_case_synth.teardown(state);
+    hbg_kernel_table_destroy(kt);
+    hbg_device_close(dev);
+}
+
+static void test_device_golden(void **state)
+{
+    (void)state;
+    check_device(300, 5, 7, 3, 4, false);
+    check_device(1, 1, 0, 1, 0, false);
+    check_device(2, 3, 3, 128, 16, true);
+    check_device(1000, 20, 12, 9, 2, true);
+}
+
+static void test_caps(void **state)
+{
+    (void)state;
+    char msg[256];
+    hbg_case_pools pools;
+    hbg_case_env env = env_of(2097152, 1, 0, 1, 0);
+    assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &env, &pools, msg, sizeof msg), HBG_E_INVAL);
+    assert_string_equal(msg, "2097664 tasks per pass (2097152 outer + 0 replays + 512 allocations) is past the cap "
+                             "of 2097152 (the task window); lower --tasks or --replays");
+    env = env_of(1000, 4096, 100000, 1, 0);
+    assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &env, &pools, msg, sizeof msg), HBG_E_INVAL);
+    assert_string_equal(msg, "a pass needs 26209064960 bytes of GM heap, past the cap of 4294967296; lower --replays "
+                             "or --graph-nodes");
+    /* just inside the window cap */
+    env = env_of(2097152 - 512 - 1, 1, 1, 1, 0);
+    assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &env, &pools, msg, sizeof msg), HBG_OK);
+    assert_int_equal(pools.task_window, 2097152);
+    /* setup refuses what the pools refuse */
+    hbg_kernel_table *kt;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    hbg_program prog;
+    void *st = NULL;
+    env = env_of(2097152, 1, 0, 1, 0);
+    assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &st), HBG_E_INVAL);
+    assert_null(st);
+    /* the eager golden's own cap: every replay's nodes run inline */
+    env = env_of(10, 4096, 1000, 1, 0);
+    assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &st), HBG_OK);
+    assert_int_equal(hbg_case_synth.golden(st, &env, kt, msg, sizeof msg), HBG_E_INVAL);
+    assert_string_equal(msg, "the eager golden would run 4096011 tasks (each replay's nodes inline), past the cap "
+                             "of 2097152; use --skip-golden, or fewer --replays or --graph-nodes");
+    hbg_case_synth.teardown(st);
+    hbg_kernel_table_destroy(kt);
+}
+
+/* True when the first line holding `mark` also holds `want`. */
+static bool line_has(const char *text, const char *mark, const char *want)
+{
+    const char *l = strstr(text, mark);
+    if (!l)
+        return false;
+    const char *end = strchr(l, '\n'), *w = strstr(l, want);
+    return w && (!end || w < end);
+}
+
+static void test_cli(void **state)
+{
+    (void)state;
+    static char out[1 << 16];
+    assert_int_equal(rs_run("", "run synth --tasks 2097152 --replays 0", out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: synth: 2097664 tasks per pass (2097152 outer + 0 replays + 512 allocations) "
+                             "is past the cap of 2097152 (the task window); lower --tasks or --replays\n");
+    assert_int_equal(rs_run("", "run synth --fanin 17", out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: --fanin expects an integer from 0 to 16, got '17'\n");
+    assert_int_equal(rs_run("", "run synth --tasks=-3", out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: --tasks expects an integer from 1 to 2097152, got '-3'\n");
+    assert_int_equal(rs_run("", "run qwen --tasks 5", out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: --tasks is not an option of case qwen (`hbg run --list` names each case's)\n");
+    assert_int_equal(rs_run("", "run synth --tasks 200 --graph-nodes 4 --replays 3 --boundary 5 --fanin 3 "
+                                "--rounds 2 --log-level off", out, sizeof out), 0);
+    assert_non_null(strstr(out, "golden passed"));
+    /* the counts reach the log */
+    assert_int_equal(rs_run("", "run synth --tasks 200 --graph-nodes 4 --replays 3 --boundary 5 --fanin 3 "
+                                "--mode numbers", out, sizeof out), 0);
+    assert_non_null(strstr(out, "bind phase=host_orch "));
+    assert_non_null(strstr(out, " tasks=204 "));
+    assert_true(line_has(out, "host-orch phase=submit_task ", " count=200 "));
+    assert_true(line_has(out, "host-orch phase=alloc_tensors ", " count=1 "));
+    assert_true(line_has(out, "host-orch phase=record_node ", " count=4 "));
+    assert_true(line_has(out, "host-orch phase=graph_submit ", " count=3 "));
+    assert_true(line_has(out, "bind phase=graph_upload ", " submissions=3 slots=15 "));
+    assert_int_equal(rs_run("", "run --list", out, sizeof out), 0);
+    assert_non_null(strstr(out, "--graph-nodes  N  nodes of the Definition (default 100, 1..4096)"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_params_and_defaults),
+        cmocka_unit_test(test_counts),
+        cmocka_unit_test(test_overlapping_views),
+        cmocka_unit_test(test_device_golden),
+        cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_cli),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

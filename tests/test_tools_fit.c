@@ -1,0 +1,464 @@
+/* hbg fit: coefficients recovered exactly from logs generated here with
+ * known costs; intervals that shrink with more data; terms that cannot be
+ * fitted named as such; the super-linear warning; the original runtime's
+ * logs; the t quantile; bad input, each with its message and status. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "support/tools_support.h"
+#include "tools/fit.h"
+#include "tools/phstats.h"
+
+/* One configuration of a pass: its counts. */
+typedef struct cfg {
+    uint64_t tasks, nodes, replays, slots;
+} cfg;
+
+/* Known costs, ns. */
+#define C_FIXED 5000.0
+#define C_TASK 50.0
+#define C_NODE 100.0
+#define C_REPLAY 150.0
+#define C_SLOT 2.0
+
+typedef struct gen {
+    double quad;        /* ns per task squared: a super-linear term */
+    int noise;          /* +-noise ns, alternating by pass */
+    int warm;           /* warm passes per log */
+    bool original;      /* no slots= (the original runtime has none) */
+} gen;
+
+static uint64_t cost_of(const cfg *c, const gen *g, int pass)
+{
+    double y = C_FIXED + C_TASK * (double)c->tasks + C_NODE * (double)c->nodes + C_REPLAY * (double)c->replays +
+               C_SLOT * (double)c->slots + g->quad * (double)c->tasks * (double)c->tasks;
+    int sign = (pass * 7 + (int)c->tasks) % 3 - 1; /* -1, 0, +1, deterministic */
+    return (uint64_t)llround(y) + (uint64_t)(int64_t)(sign * g->noise);
+}
+
+/* A log of one rank in our grammar: a cold pass, then g->warm warm ones. */
+static char *write_log(const cfg *c, const gen *g, int pid)
+{
+    size_t cap = 4096 * (size_t)(g->warm + 1), n = 0;
+    char *b = malloc(cap);
+    assert_non_null(b);
+    n += (size_t)snprintf(b + n, cap - n, "[stamp] test env HBG_BIND_BREAKDOWN=1 hbg run synth --tasks %llu\n",
+                          (unsigned long long)c->tasks);
+    for (int inv = 1; inv <= g->warm + 1; inv++) {
+        uint64_t y = inv == 1 ? 999999 : cost_of(c, g, inv);
+        const char *pre = "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:24]";
+        n += (size_t)snprintf(b + n, cap - n,
+                              "%s bind phase=args start_ns=1 dur_ns=10 bytes=0 pid=%d inv=%d\n"
+                              "%s bind phase=host_orch start_ns=2 dur_ns=%llu tasks=%llu heap_used=0 pid=%d inv=%d\n",
+                              pre, pid, inv, pre, (unsigned long long)(y - 300), (unsigned long long)c->tasks, pid,
+                              inv);
+        if (g->original)
+            n += (size_t)snprintf(b + n, cap - n,
+                                  "%s bind phase=graph_upload start_ns=3 dur_ns=100 defs=0 bytes=0 submissions=%llu "
+                                  "pid=%d inv=%d\n",
+                                  pre, (unsigned long long)c->replays, pid, inv);
+        else
+            n += (size_t)snprintf(b + n, cap - n,
+                                  "%s bind phase=graph_upload start_ns=3 dur_ns=100 defs=0 bytes=0 submissions=%llu "
+                                  "slots=%llu pid=%d inv=%d\n",
+                                  pre, (unsigned long long)c->replays, (unsigned long long)c->slots, pid, inv);
+        n += (size_t)snprintf(b + n, cap - n, "%s bind phase=arena_h2d start_ns=4 dur_ns=200 bytes=0 pid=%d inv=%d\n",
+                              pre, pid, inv);
+        const char *ops[5] = {"submit_task", "alloc_tensors", "record_node", "graph_submit", "build_definition"};
+        uint64_t cnt[5] = {c->tasks, 1, c->nodes, c->replays, c->nodes ? 1 : 0};
+        for (int k = 0; k < 5; k++)
+            n += (size_t)snprintf(b + n, cap - n,
+                                  "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:46] host-orch phase=%s "
+                                  "total_ns=1 count=%llu detail_sum=0 dropped=0 pid=%d inv=%d\n",
+                                  ops[k], (unsigned long long)cnt[k], pid, inv);
+        assert_true(n < cap);
+    }
+    char *path = ts_temp_file(b, n, ".log");
+    free(b);
+    return path;
+}
+
+/* A design where every count varies on its own. */
+static const cfg design[] = {
+    {100, 0, 0, 0},        {1000, 0, 0, 0},     {10000, 0, 0, 0},   {100, 10, 5, 10},   {100, 100, 5, 40},
+    {100, 1000, 50, 100},  {1000, 10, 500, 1000}, {5000, 400, 20, 2560}, {300, 50, 200, 200}, {20000, 7, 3, 3},
+};
+#define NDESIGN (sizeof design / sizeof design[0])
+
+typedef struct logs {
+    char *path[64];
+    size_t n;
+} logs;
+
+static void make_logs(logs *L, const cfg *c, size_t n, const gen *g)
+{
+    L->n = n;
+    for (size_t i = 0; i < n; i++)
+        L->path[i] = write_log(&c[i], g, 1000 + (int)i);
+}
+
+static void drop_logs(logs *L)
+{
+    for (size_t i = 0; i < L->n; i++) {
+        unlink(L->path[i]);
+        free(L->path[i]);
+    }
+}
+
+/* `hbg fit OPTS... LOGS...`: its exit status, stdout and stderr. */
+static int run_fit(const logs *L, const char *o1, const char *o2, const char *o3, char **out, char **errs)
+{
+    const char *args[72] = {"fit"};
+    size_t n = 1;
+    const char *opt[3] = {o1, o2, o3};
+    for (int k = 0; k < 3; k++)
+        if (opt[k])
+            args[n++] = opt[k];
+    for (size_t i = 0; i < L->n; i++)
+        args[n++] = L->path[i];
+    args[n] = NULL;
+    return ts_run_cli(args, out, errs);
+}
+
+/* Reads the logs as hbg fit does and fits them. */
+static int fit_logs(const logs *L, bool relative, fit_data *d, fit_result *R, char *err, size_t errlen)
+{
+    fit_init(d);
+    for (size_t i = 0; i < L->n; i++) {
+        size_t len;
+        char *buf = ts_slurp(L->path[i], &len);
+        assert_non_null(buf);
+        ps_log P;
+        ps_options po = {0};
+        assert_int_equal(ps_read(&P, L->path[i], buf, len, &po), HBG_OK);
+        st_result S;
+        assert_int_equal(st_compute(&P, &S, NULL), HBG_OK);
+        assert_int_equal(fit_add_log(d, &P, (uint32_t)i), HBG_OK);
+        ps_free(&P);
+        free(buf);
+    }
+    return fit_solve(d, relative, R, err, errlen);
+}
+
+/* Logs of configurations c made with g, read and fitted (which must work). */
+static void fit_made(logs *L, const cfg *c, size_t n, const gen *g, fit_data *d, fit_result *R)
+{
+    char err[256];
+    make_logs(L, c, n, g);
+    if (fit_logs(L, false, d, R, err, sizeof err))
+        fail_msg("fit: %s", err);
+}
+
+static void assert_near(double got, double want, double tol)
+{
+    if (!(fabs(got - want) <= tol))
+        fail_msg("%.12g is not %.12g (within %g)", got, want, tol);
+}
+
+static void test_exact_recovery(void **state)
+{
+    (void)state;
+    gen g = {.warm = 3};
+    logs L;
+    fit_data d;
+    fit_result R;
+    fit_made(&L, design, NDESIGN, &g, &d, &R);
+    assert_int_equal(d.n, NDESIGN * 3);
+    assert_int_equal(R.k, 5);
+    assert_int_equal(R.df, NDESIGN * 3 - 5);
+    const double want[FIT_NTERMS] = {C_FIXED, C_TASK, C_NODE, C_REPLAY, C_SLOT};
+    for (int c = 0; c < FIT_NTERMS; c++) {
+        assert_true(R.term[c].ident);
+        assert_near(R.term[c].coef, want[c], 1e-6 * want[c]);
+        /* noise-free: the interval is the point */
+        assert_near(R.term[c].lo, want[c], 1e-5 * want[c]);
+        assert_near(R.term[c].hi, want[c], 1e-5 * want[c]);
+    }
+    assert_near(R.r2, 1.0, 1e-12);
+    assert_false(R.superlinear);
+    assert_true(R.has_slope);
+    assert_near(R.slope, 1.0, 1e-9);
+    fit_free(&d);
+
+    /* the command: the same numbers in the table and in JSON */
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "passes          30 warm passes from 10 logs\n"));
+    assert_true(ts_contains(out, "per task                       50.000   [50.000, 50.000]\n"));
+    assert_true(ts_contains(out, "per boundary slot               2.000   [2.000, 2.000]\n"));
+    assert_true(ts_contains(out, "fixed                        5000.000   [5000.000, 5000.000]\n"));
+    assert_true(ts_contains(out, "R\xC2\xB2              1.000000\n"));
+    assert_string_equal(errs, "");
+    free(out), free(errs);
+    assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "\"per_node\": {\"identifiable\": true, \"ns\": 10"));
+    assert_true(ts_contains(out, "\"passes\": 30, \"left_out\": 0"));
+    assert_true(ts_contains(out, "\"superlinear\": false"));
+    free(out), free(errs);
+    drop_logs(&L);
+}
+
+/* Noise of +-40 ns: twelve warm passes a log give narrower intervals
+ * than three, and both contain the true costs. */
+static void test_intervals_shrink(void **state)
+{
+    (void)state;
+    double width[2][FIT_NTERMS];
+    for (int k = 0; k < 2; k++) {
+        gen g = {.noise = 40, .warm = k ? 12 : 3};
+        logs L;
+        fit_data d;
+        fit_result R;
+        fit_made(&L, design, NDESIGN, &g, &d, &R);
+        assert_true(R.sigma > 0);
+        assert_true(R.r2 < 1.0 && R.r2 > 0.999999);
+        const double want[FIT_NTERMS] = {C_FIXED, C_TASK, C_NODE, C_REPLAY, C_SLOT};
+        for (int c = 0; c < FIT_NTERMS; c++) {
+            assert_true(R.term[c].lo < R.term[c].hi);
+            assert_true(R.term[c].lo <= want[c] && want[c] <= R.term[c].hi);
+            width[k][c] = R.term[c].hi - R.term[c].lo;
+        }
+        fit_free(&d);
+        drop_logs(&L);
+    }
+    for (int c = 0; c < FIT_NTERMS; c++)
+        assert_true(width[1][c] < width[0][c]);
+}
+
+static void test_not_identifiable(void **state)
+{
+    (void)state;
+    /* replays the same in every pass; slots = 8 x nodes */
+    const cfg c[] = {{100, 10, 4, 80}, {1000, 20, 4, 160}, {300, 40, 4, 320}, {2000, 5, 4, 40}, {50, 70, 4, 560}};
+    gen g = {.warm = 2};
+    logs L;
+    fit_data d;
+    fit_result R;
+    fit_made(&L, c, 5, &g, &d, &R);
+    assert_true(R.term[FIT_TASK].ident && R.term[FIT_NODE].ident);
+    assert_false(R.term[FIT_REPLAY].ident);
+    assert_string_equal(R.term[FIT_REPLAY].why, "replays is 4 in every pass; vary it to fit this term");
+    assert_false(R.term[FIT_SLOT].ident);
+    assert_string_equal(R.term[FIT_SLOT].why,
+                        "slots is determined by the other counts in every pass; vary it on its own to fit this term");
+    assert_int_equal(R.k, 3);
+    /* fixed absorbs the constant replays: 5000 + 4 x 150; nodes carry their slots: 100 + 8 x 2 */
+    assert_near(R.term[FIT_FIXED].coef, C_FIXED + 4 * C_REPLAY, 1e-6);
+    assert_near(R.term[FIT_NODE].coef, C_NODE + 8 * C_SLOT, 1e-6);
+    fit_free(&d);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "per replay           not identifiable: replays is 4 in every pass; vary it to fit "
+                                 "this term\n"));
+    free(out), free(errs);
+    drop_logs(&L);
+}
+
+static void test_superlinear(void **state)
+{
+    (void)state;
+    gen g = {.warm = 3, .quad = 0.001, .noise = 10};
+    logs L;
+    fit_data d;
+    fit_result R;
+    fit_made(&L, design, NDESIGN, &g, &d, &R);
+    assert_true(R.reset_done);
+    assert_true(R.superlinear);
+    assert_true(R.reset_t > 10);
+    fit_free(&d);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    assert_true(ts_contains(errs, "hbg fit: warning: residuals grow with size: the square of the fitted cost "
+                                  "explains what the linear terms leave (t = "));
+    assert_true(ts_contains(out, "(significant: residuals grow with size)"));
+    free(out), free(errs);
+    drop_logs(&L);
+    /* the linear costs with the same noise: no warning */
+    gen lin = {.warm = 3, .noise = 10};
+    fit_made(&L, design, NDESIGN, &lin, &d, &R);
+    assert_true(R.reset_done);
+    assert_false(R.superlinear);
+    fit_free(&d);
+    drop_logs(&L);
+}
+
+/* Relative weights: still exact on exact data; noise in proportion to
+ * the cost leaves intervals that contain the true costs. */
+static void test_relative(void **state)
+{
+    (void)state;
+    const double want[FIT_NTERMS] = {C_FIXED, C_TASK, C_NODE, C_REPLAY, C_SLOT};
+    for (int noisy = 0; noisy < 2; noisy++) {
+        gen g = {.warm = 4, .noise = noisy ? 30 : 0};
+        logs L;
+        make_logs(&L, design, NDESIGN, &g);
+        fit_data d;
+        fit_result R;
+        char err[256];
+        assert_int_equal(fit_logs(&L, true, &d, &R, err, sizeof err), 0);
+        assert_true(R.relative);
+        for (int c = 0; c < FIT_NTERMS; c++) {
+            assert_true(R.term[c].ident);
+            if (!noisy)
+                assert_near(R.term[c].coef, want[c], 1e-6 * want[c]);
+            else
+                assert_true(R.term[c].lo <= want[c] && want[c] <= R.term[c].hi);
+        }
+        fit_free(&d);
+        if (!noisy) {
+            char *out, *errs;
+            assert_int_equal(run_fit(&L, "--relative", NULL, NULL, &out, &errs), 0);
+            assert_true(ts_contains(out, "per replay                    150.000   [150.000, 150.000]\n"));
+            assert_true(ts_contains(out, "residual sd     0.000 % of the cost (relative; df 35, t 2.0301)\n"));
+            free(out), free(errs);
+        }
+        drop_logs(&L);
+    }
+}
+
+/* One point per log: its cheapest warm pass. */
+static void test_min_per_log(void **state)
+{
+    (void)state;
+    gen g = {.warm = 4, .noise = 40};
+    logs L;
+    make_logs(&L, design, NDESIGN, &g);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, "--min-per-log", "--format", "json", &out, &errs), 0);
+    assert_true(ts_contains(out, "\"passes\": 10, \"left_out\": 0"));
+    free(out), free(errs);
+    drop_logs(&L);
+}
+
+/* The original runtime's logs: no slots=, so that term is named as such. */
+static void test_original_logs(void **state)
+{
+    (void)state;
+    const char *args[] = {"fit", ts_fixture("original-grammar-2rank-3round.log"), NULL};
+    char *out, *errs;
+    /* 4 warm passes, all with the same counts: only the fixed cost */
+    assert_int_equal(ts_run_cli(args, &out, &errs), 0);
+    assert_true(ts_contains(out, "passes          4 warm passes from 1 log\n"));
+    assert_true(ts_contains(out, "per boundary slot    not identifiable: the logs do not carry it (graph_upload "
+                                 "slots=, written by hbg only)\n"));
+    assert_true(ts_contains(out, "per task             not identifiable: tasks is 47 in every pass"));
+    free(out), free(errs);
+    gen g = {.warm = 3, .original = true};
+    logs L;
+    fit_data d;
+    fit_result R;
+    fit_made(&L, design, NDESIGN, &g, &d, &R);
+    assert_false(R.term[FIT_SLOT].ident);
+    assert_true(R.term[FIT_REPLAY].ident);
+    fit_free(&d);
+    drop_logs(&L);
+}
+
+static void test_t_quantile(void **state)
+{
+    (void)state;
+    assert_near(fit_tq975(1), 12.70620474, 1e-8);
+    assert_near(fit_tq975(2), 4.30265273, 1e-8);
+    assert_near(fit_tq975(10), 2.22813885, 1e-8);
+    assert_near(fit_tq975(30), 2.04227246, 1e-8);
+    assert_near(fit_tq975(31), 2.03951345, 1e-6);
+    assert_near(fit_tq975(40), 2.02107539, 1e-6);
+    assert_near(fit_tq975(120), 1.97993052, 1e-6);
+    assert_near(fit_tq975(100000), 1.95998771, 1e-6);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    char *out, *errs;
+    const char *none[] = {"fit", NULL};
+    assert_int_equal(ts_run_cli(none, &out, &errs), 2);
+    assert_string_equal(errs, "hbg fit: expected one LOG or more (see hbg fit --help)\n");
+    free(out), free(errs);
+    const char *missing[] = {"fit", "/nonexistent/x.log", NULL};
+    assert_int_equal(ts_run_cli(missing, &out, &errs), 2);
+    assert_true(ts_contains(errs, "hbg fit: cannot open /nonexistent/x.log"));
+    free(out), free(errs);
+    const char *nobind[] = {"fit", ts_fixture("original-no-bind-lines.log"), NULL};
+    assert_int_equal(ts_run_cli(nobind, &out, &errs), 2);
+    assert_true(ts_contains(errs, "original-no-bind-lines.log has no bind-phase lines (\"bind phase=\"); run the "
+                                  "workload with HBG_BIND_BREAKDOWN=1"));
+    free(out), free(errs);
+    const char *cold[] = {"fit", ts_fixture("original-only-cold.log"), NULL};
+    assert_int_equal(ts_run_cli(cold, &out, &errs), 1);
+    assert_true(ts_contains(errs, "original-only-cold.log: every pass is the cold first pass of its rank (2); it "
+                                  "adds nothing to the fit (run at least 2 rounds)\n"));
+    assert_true(ts_contains(errs, "hbg fit: no warm pass with counts in any log; nothing to fit\n"));
+    assert_string_equal(out, "");
+    free(out), free(errs);
+    const char *fmt[] = {"fit", "--format", "csv", "x.log", NULL};
+    assert_int_equal(ts_run_cli(fmt, &out, &errs), 2);
+    assert_string_equal(errs, "hbg fit: --format expects table or json, got 'csv'\n");
+    free(out), free(errs);
+    const char *two[] = {"fit", ts_fixture("ours-two-stamps.log"), NULL};
+    assert_int_equal(ts_run_cli(two, &out, &errs), 2);
+    assert_true(ts_contains(errs, "the log mixes two runs; refusing it\n"));
+    free(out), free(errs);
+    /* 2 logs of one warm pass each, all five terms varying: too few */
+    gen g = {.warm = 1};
+    logs L;
+    make_logs(&L, design + 3, 2, &g);
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 1);
+    assert_true(ts_contains(errs, "hbg fit: 2 warm passes cannot determine"));
+    free(out), free(errs);
+    drop_logs(&L);
+    const char *help[] = {"fit", "--help", NULL};
+    assert_int_equal(ts_run_cli(help, &out, &errs), 0);
+    assert_true(ts_contains(out, "usage: hbg fit LOG..."));
+    free(out), free(errs);
+}
+
+static void test_plot(void **state)
+{
+    (void)state;
+    gen g = {.warm = 2, .noise = 40};
+    logs L;
+    make_logs(&L, design, NDESIGN, &g);
+    char svg[] = "/tmp/hbg_fit_plot_XXXXXX.svg";
+    int fd = mkstemps(svg, 4);
+    assert_true(fd >= 0);
+    close(fd);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, "--plot", svg, NULL, &out, &errs), 0);
+    free(out), free(errs);
+    size_t len;
+    char *s = ts_slurp(svg, &len);
+    assert_non_null(s);
+    assert_true(ts_contains(s, "<?xml version=\"1.0\""));
+    assert_true(ts_contains(s, "hbg fit: measured against fitted control plane"));
+    assert_true(ts_contains(s, "20 passes, R\xC2\xB2 = "));
+    /* 20 passes, the worst ring and two legend marks */
+    size_t circles = 0;
+    for (const char *p = s; (p = strstr(p, "<circle")); p++)
+        circles++;
+    assert_int_equal(circles, 20 + 1 + 2);
+    assert_true(ts_contains(s, "</svg>\n"));
+    free(s);
+    unlink(svg);
+    drop_logs(&L);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_exact_recovery), cmocka_unit_test(test_intervals_shrink),
+        cmocka_unit_test(test_not_identifiable), cmocka_unit_test(test_superlinear),
+        cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_relative), cmocka_unit_test(test_original_logs),
+        cmocka_unit_test(test_t_quantile), cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_plot),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
