@@ -625,8 +625,29 @@ static void on_span(ps_log *L, const lx_rec *r)
     p->has_pid = p->has_inv = true;
 }
 
+/* A process writes one anchor per log: a second one for the same pid
+ * means two runs were put into one file, and their passes are pooled. */
+static void note_anchor(ps_log *L, const lx_rec *r)
+{
+    uint32_t *s = map_slot(&L->amap, r->pid, 0, true);
+    if (!s) {
+        L->oom = true;
+        return;
+    }
+    if (*s) {
+        dg_add(&L->warn,
+               "%s:%zu: a second clock anchor for pid=%" PRIu64 " (the first is at line %" PRIu32 "): the log "
+               "holds two runs (logs put together?), and their passes are pooled",
+               L->path, r->line, r->pid, *s);
+        return;
+    }
+    *s = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
+    L->amap.n++;
+}
+
 static void on_anchor(ps_log *L, const lx_rec *r)
 {
+    note_anchor(L, r);
     if (!L->opt.keep_spans)
         return;
     if (!vec_grow((void **)&L->anchor, &L->capanchor, L->nanchor + 1, sizeof *L->anchor)) {
@@ -661,6 +682,13 @@ static void on_stamp(ps_log *L, const lx_rec *r)
     if (!L->stamp_conflict && (r->name.n != L->stamp.n || memcmp(r->name.p, L->stamp.p, r->name.n) != 0)) {
         L->stamp_conflict = true;
         L->stamp2_line = r->line;
+    } else if (!L->stamp_conflict && !L->stamp_repeated) {
+        /* a run writes its stamp once: this is a second run of the same command */
+        L->stamp_repeated = true;
+        dg_add(&L->warn,
+               "%s:%zu: the [stamp] line again (the first is at line %zu): the log holds two runs of the same "
+               "command (logs put together?), and their passes are pooled",
+               L->path, r->line, L->stamp_line);
     }
 }
 
@@ -1002,6 +1030,7 @@ void ps_free(ps_log *L)
     map_free(&L->map);
     map_free(&L->omap);
     map_free(&L->rmap);
+    map_free(&L->amap);
     hm_free(&L->spanmem);
     for (size_t i = 0; i < L->ntextblk; i++)
         hm_free(&L->textblk[i]);

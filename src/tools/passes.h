@@ -175,6 +175,8 @@ typedef struct ps_log {
     bool last_open_ht;      /* ... for this thread */
     uint64_t last_open_th;
     ps_map rmap;            /* (pid, 1 | thread, 2) -> rank */
+    ps_map amap;            /* (pid, 0) -> the line of its clock anchor */
+    bool stamp_repeated;    /* the same [stamp] line twice: two runs of one command */
     lx_thread_cache thc;
 
     bool has_stamp;
