@@ -133,10 +133,17 @@ int hbg_cmd_timeline(int argc, char **argv)
             fprintf(stderr, "hbg timeline: warning: %s\n", L.warn.msg[i]);
         for (size_t i = 0; i < warn.n; i++)
             fprintf(stderr, "hbg timeline: warning: %s\n", warn.msg[i]);
-        fprintf(stderr,
-                "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines (run with "
-                "HBG_BIND_BREAKDOWN=1; the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
-                path);
+        const char *quiet = ps_stamp_quiet_level(&L);
+        if (quiet)
+            fprintf(stderr,
+                    "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines: its stamp "
+                    "shows HBG_LOG_LEVEL=%s, which writes no TIMING records; run at --log-level timing\n",
+                    path, quiet);
+        else
+            fprintf(stderr,
+                    "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines (run with "
+                    "HBG_BIND_BREAKDOWN=1; the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
+                    path);
         rc = 1;
         goto done;
     }

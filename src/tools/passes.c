@@ -1061,3 +1061,24 @@ void ps_exclusions(const ps_log *L, char *out, size_t n)
         if (count[d])
             k += (size_t)snprintf(out + k, n - k, "%s%zu %s", k ? ", " : "", count[d], why[d]);
 }
+
+const char *ps_stamp_quiet_level(const ps_log *L)
+{
+    static const char *const quiet[] = {"warn", "error", "off"};
+    static const char key[] = " HBG_LOG_LEVEL=";
+    if (!L->has_stamp)
+        return NULL;
+    const char *p = L->stamp.p, *e = p + L->stamp.n;
+    for (; (size_t)(e - p) >= sizeof key - 1; p++) {
+        if (memcmp(p, key, sizeof key - 1) != 0)
+            continue;
+        const char *v = p + sizeof key - 1;
+        for (int i = 0; i < 3; i++) {
+            size_t n = strlen(quiet[i]);
+            if ((size_t)(e - v) >= n && memcmp(v, quiet[i], n) == 0 && (v + n == e || v[n] == ' '))
+                return quiet[i];
+        }
+        return NULL;
+    }
+    return NULL;
+}

@@ -250,6 +250,10 @@ static inline ps_text ps_seg_attr(const ps_log *L, const ps_pass *p, int id)
 }
 /* The names of the segment ids in mask, in id order: "args, host_orch". */
 void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n);
+/* The log level the stamp shows when it is one that writes no TIMING
+ * records ("warn", "error", "off"), else NULL: then a log without bind
+ * lines lacks them because of the level, whatever the breakdown switch. */
+const char *ps_stamp_quiet_level(const ps_log *L);
 /* Why the warm passes that are not used were excluded, one count per
  * defect: "3 with an ignored line, 1 without arena_h2d". */
 void ps_exclusions(const ps_log *L, char *out, size_t n);

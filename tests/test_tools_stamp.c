@@ -1,7 +1,8 @@
-/* Logs put together: two runs in one file are named, never pooled
- * silently (a second [stamp] of the same command; a second clock anchor
- * for one pid); and a stamp ends where its record ends, whatever the line
- * ends are. */
+/* What the log tools read from the stamp and the anchors: two runs put
+ * into one file are named, never pooled silently (a second [stamp] of the
+ * same command; a second clock anchor for one pid); a stamp ends where its
+ * record ends, whatever the line ends are; and a log without bind lines is
+ * explained by the level its stamp shows. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -60,11 +61,38 @@ static void a_stamp_ends_at_a_cr(void **state)
     free(err);
 }
 
+static void a_quiet_level_is_the_reason_given(void **state)
+{
+    (void)state;
+    static const char log[] = "[stamp] abc env HBG_BIND_BREAKDOWN=1 HBG_HOST_PHASE_RECORDS=0 HBG_SKIP_DEVICE_RUN=1 "
+                              "HBG_LOG_LEVEL=off hbg run vector --mode numbers --log-level off\n";
+    char *in = ts_temp_file(log, sizeof log - 1, ".log");
+    assert_non_null(in);
+    const char *args[] = {"phases", in, NULL};
+    char *err = NULL, want[1200];
+    assert_int_equal(ts_run_cli(args, NULL, &err), 1);
+    snprintf(want, sizeof want,
+             "hbg phases: %s has no bind-phase lines: its stamp shows HBG_LOG_LEVEL=off, which writes no TIMING "
+             "records; run the workload at --log-level timing (or debug/info)\n", in);
+    assert_string_equal(err, want);
+    free(err);
+    const char *targs[] = {"timeline", in, "-o", "/dev/null", NULL};
+    assert_int_equal(ts_run_cli(targs, NULL, &err), 1);
+    snprintf(want, sizeof want,
+             "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines: its stamp shows "
+             "HBG_LOG_LEVEL=off, which writes no TIMING records; run at --log-level timing\n", in);
+    assert_string_equal(err, want);
+    free(err);
+    remove(in);
+    free(in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_runs_in_one_log_are_named),
         cmocka_unit_test(a_stamp_ends_at_a_cr),
+        cmocka_unit_test(a_quiet_level_is_the_reason_given),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
