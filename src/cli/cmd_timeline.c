@@ -170,9 +170,10 @@ int hbg_cmd_timeline(int argc, char **argv)
         goto done;
     }
     fprintf(stderr,
-            "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu records, "
-            "%zu hand-off arrows)\n",
-            out, rep.events, rep.spans, rep.device_spans, rep.segments, rep.records, rep.flows);
+            "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu host_orch "
+            "copies on other threads, %zu records, %zu hand-off arrows of 2 events, %zu lane names)\n",
+            out, rep.events, rep.spans, rep.device_spans, rep.segments, rep.orch_copies, rep.records, rep.flows,
+            rep.lane_names);
     count("torn [STRACE] records (not drawn)", rep.torn);
     count("records lines whose (pid, inv) has no chip.run.bind span (not drawn)", rep.rec_nobind);
     count("records outside their bind span (drawn, marked outside_bind_span)", rep.rec_outside_bind);
