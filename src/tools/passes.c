@@ -730,12 +730,12 @@ static int rank_of(ps_log *L, const ps_pass *p)
     }
     if (*s)
         return (int)(*s - 1);
-    ps_rank *nr = realloc(L->rank, (L->nrank + 1) * sizeof *nr);
-    if (!nr) {
+    /* grown geometrically: a log of many short-lived processes has a rank
+     * per pid, and one realloc per rank would copy the table each time */
+    if (!vec_grow((void **)&L->rank, &L->caprank, L->nrank + 1, sizeof *L->rank)) {
         L->oom = true;
         return -1;
     }
-    L->rank = nr;
     ps_rank *k = &L->rank[L->nrank];
     k->has_pid = p->has_pid;
     k->pid = p->has_pid ? p->pid : 0;
