@@ -404,6 +404,33 @@ static void test_log_of_hbg_run(void **st)
     drop(f);
 }
 
+/* A log of many processes (one rank each, two passes each): every rank is
+ * kept, in order, with its own passes. */
+static void many_ranks(void **st)
+{
+    (void)st;
+    enum { NR = 3000 };
+    size_t cap = (size_t)NR * 2 * 200, n = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    for (int inv = 1; inv <= 2; inv++)
+        for (int r = 0; r < NR; r++)
+            n += (size_t)snprintf(buf + n, cap - n,
+                                  "[mono_ns=1][T0x1][TIMING] f: [b.c:1] bind phase=arena_h2d start_ns=1 dur_ns=%d "
+                                  "pid=%d inv=%d\n", r + 1, 10000 + r, inv);
+    ps_log L;
+    ps_options o = {0};
+    assert_int_equal(ps_read(&L, "many", buf, n, &o), HBG_OK);
+    assert_int_equal(L.nrank, NR);
+    assert_int_equal(L.nused, NR);
+    for (size_t r = 0; r < NR; r++) {
+        assert_int_equal(L.rank[r].pid, 10000 + r);
+        assert_int_equal(L.rank[r].npasses, 2);
+    }
+    ps_free(&L);
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -428,6 +455,7 @@ int main(void)
         cmocka_unit_test(test_only_cold),
         cmocka_unit_test(test_original_fixtures),
         cmocka_unit_test(test_log_of_hbg_run),
+        cmocka_unit_test(many_ranks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

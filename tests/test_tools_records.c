@@ -1,5 +1,6 @@
 /* The records reader (tools/records.c): every uint64 the runtime writes is
- * read exactly, and a value that is no uint64 is named for what it is. */
+ * read exactly, a value that is no uint64 is named for what it is, a pass
+ * written twice is named, and so is each limit of the reader. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -71,11 +72,84 @@ static void a_detail_that_is_no_uint64_is_named(void **state)
     }
 }
 
+static void parse_text(rc_file *f, dg_list *w, const char *text)
+{
+    dg_init(w, 10);
+    assert_int_equal(rc_parse(f, "R", text, strlen(text), w), HBG_OK);
+}
+
+static void a_second_line_of_a_pass_is_named_and_skipped(void **state)
+{
+    (void)state;
+    static const char text[] = "{\"pid\": 1, \"inv\": 2, \"dropped\": 0, \"records\": []}\n"
+                               "{\"pid\": 1, \"inv\": 3, \"dropped\": 0, \"records\": []}\n"
+                               "{\"pid\": 1, \"inv\": 2, \"dropped\": 5, \"records\": []}\n";
+    rc_file f;
+    dg_list w;
+    parse_text(&f, &w, text);
+    assert_int_equal(f.nline, 2);
+    assert_int_equal(f.line[0].lineno, 1);
+    assert_int_equal(f.line[0].dropped, 0);
+    assert_int_equal(f.line[1].lineno, 2);
+    assert_int_equal(f.nbad, 1);
+    assert_int_equal(w.n, 1);
+    assert_string_equal(w.msg[0], "R:3: a second records line for pid=1 inv=2 (the first is line 1); line skipped");
+    rc_free(&f);
+    dg_free(&w);
+}
+
+/* One line whose single record has the phase name given. */
+static void one_phase(char *buf, size_t cap, const char *name, uint64_t inv)
+{
+    snprintf(buf, cap,
+             "{\"pid\": 1, \"inv\": %llu, \"dropped\": 0, \"records\": [{\"phase\": \"%s\", \"start_ns\": 1, "
+             "\"end_ns\": 2, \"detail\": 0, \"tid\": 1}]}\n",
+             (unsigned long long)inv, name);
+}
+
+static void the_readers_limits_are_named(void **state)
+{
+    (void)state;
+    char line[512];
+    rc_file f;
+    dg_list w;
+    one_phase(line, sizeof line, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 1);
+    parse_text(&f, &w, line);
+    assert_int_equal(f.nline, 0);
+    assert_string_equal(w.msg[0], "R:1: record 0: phase \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\" is longer than 32 "
+                                  "characters (the reader's limit); line skipped");
+    rc_free(&f);
+    dg_free(&w);
+    one_phase(line, sizeof line, "Args", 1);
+    parse_text(&f, &w, line);
+    assert_string_equal(w.msg[0], "R:1: record 0: phase \"Args\" is not a name of [a-z0-9_]; line skipped");
+    rc_free(&f);
+    dg_free(&w);
+
+    static char text[65 * 256];
+    size_t n = 0;
+    for (int i = 0; i <= RC_MAX_PHASES; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%d", i);
+        one_phase(text + n, sizeof text - n, name, (uint64_t)i + 1);
+        n += strlen(text + n);
+    }
+    parse_text(&f, &w, text);
+    assert_int_equal(f.nline, RC_MAX_PHASES);
+    assert_int_equal(w.n, 1);
+    assert_string_equal(w.msg[0], "R:65: record 0: phase \"p64\" is one distinct phase name too many for the file "
+                                  "(the reader's limit is 64); line skipped");
+    rc_free(&f);
+    dg_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(detail_past_int64_is_read_exactly),
         cmocka_unit_test(a_detail_that_is_no_uint64_is_named),
+        cmocka_unit_test(a_second_line_of_a_pass_is_named_and_skipped),
+        cmocka_unit_test(the_readers_limits_are_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -446,6 +446,20 @@ static uint64_t secs_ns(uint32_t s)
     return (uint64_t)s * 1000000000ull;
 }
 
+/* A rank that could not be started (out of descriptors or processes) has
+ * no pid to name: it is named as not started, and the bound on the other
+ * ranks is armed at once, since a peer of theirs will never come. */
+static void not_started(const run_opts *o, run_collector *col, rank_watch *w, uint32_t r, const char *call)
+{
+    snprintf(col->rank[r].sum.msg, sizeof col->rank[r].sum.msg, "not started: %s: %s", call, strerror(errno));
+    fprintf(stderr, "hbg run: rank %u %s; waiting at most %u s for the other ranks\n", r, col->rank[r].sum.msg,
+            o->peer_timeout_s);
+    if (!w->deadline) {
+        snprintf(w->why, sizeof w->why, "%u s after rank %u could not be started", o->peer_timeout_s, r);
+        w->deadline = hbg_mono_ns() + secs_ns(o->peer_timeout_s);
+    }
+}
+
 /* Forks the ranks; a rank that cannot be started is named and left out. */
 static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, run_collector *col, rank_watch *w)
 {
@@ -455,7 +469,7 @@ static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, 
         w->live[r] = false;
         int p[2];
         if (pipe(p)) {
-            snprintf(col->rank[r].sum.msg, sizeof col->rank[r].sum.msg, "not started: pipe: %s", strerror(errno));
+            not_started(o, col, w, r, "pipe");
             continue;
         }
         pid_t pid = fork();
@@ -470,7 +484,7 @@ static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, 
         }
         close(p[1]);
         if (pid < 0) {
-            snprintf(col->rank[r].sum.msg, sizeof col->rank[r].sum.msg, "not started: fork: %s", strerror(errno));
+            not_started(o, col, w, r, "fork");
             close(p[0]);
             continue;
         }

@@ -133,10 +133,17 @@ int hbg_cmd_timeline(int argc, char **argv)
             fprintf(stderr, "hbg timeline: warning: %s\n", L.warn.msg[i]);
         for (size_t i = 0; i < warn.n; i++)
             fprintf(stderr, "hbg timeline: warning: %s\n", warn.msg[i]);
-        fprintf(stderr,
-                "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines (run with "
-                "HBG_BIND_BREAKDOWN=1; the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
-                path);
+        const char *quiet = ps_stamp_quiet_level(&L);
+        if (quiet)
+            fprintf(stderr,
+                    "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines: its stamp "
+                    "shows HBG_LOG_LEVEL=%s, which writes no TIMING records; run at --log-level timing\n",
+                    path, quiet);
+        else
+            fprintf(stderr,
+                    "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines (run with "
+                    "HBG_BIND_BREAKDOWN=1; the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
+                    path);
         rc = 1;
         goto done;
     }
@@ -163,9 +170,10 @@ int hbg_cmd_timeline(int argc, char **argv)
         goto done;
     }
     fprintf(stderr,
-            "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu records, "
-            "%zu hand-off arrows)\n",
-            out, rep.events, rep.spans, rep.device_spans, rep.segments, rep.records, rep.flows);
+            "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu host_orch "
+            "copies on other threads, %zu records, %zu hand-off arrows of 2 events, %zu lane names)\n",
+            out, rep.events, rep.spans, rep.device_spans, rep.segments, rep.orch_copies, rep.records, rep.flows,
+            rep.lane_names);
     count("torn [STRACE] records (not drawn)", rep.torn);
     count("records lines whose (pid, inv) has no chip.run.bind span (not drawn)", rep.rec_nobind);
     count("records outside their bind span (drawn, marked outside_bind_span)", rep.rec_outside_bind);

@@ -108,6 +108,11 @@ int collector_print(const run_collector *c, FILE *out, bool skip_device, bool sk
                      WTERMSIG(rs->wait_status), strsignal(WTERMSIG(rs->wait_status)));
         else if (rs->reaped && WIFEXITED(rs->wait_status) && WEXITSTATUS(rs->wait_status))
             snprintf(why, sizeof why, "exited with status %d", WEXITSTATUS(rs->wait_status));
+        if (!rs->pid) {
+            fprintf(out, "rank %u: FAILED: %s\n", r, s->msg);
+            rc = 1;
+            continue;
+        }
         if (!s->final || why[0]) {
             /* A dead rank sent no final summary: its rows say how far it got. */
             uint32_t done = 0;

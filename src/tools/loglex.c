@@ -501,9 +501,12 @@ static void emit_stamp(const char *buf, size_t base, size_t line, const char *t,
                        lx_rec *r)
 {
     const char *q = t + 8;
-    const char *nl = memchr(q, '\n', (size_t)(e - q));
-    const char *te = nl ? nl : e;
-    while (te > q && (te[-1] == '\r' || te[-1] == ' '))
+    /* it ends where any record ends: at a line end of any kind (a log of
+     * CR-only line ends has no '\n' at all) */
+    const char *te = q;
+    while (te < e && *te != '\n' && *te != '\r' && *te)
+        te++;
+    while (te > q && te[-1] == ' ')
         te--;
     memset(r, 0, offsetof(lx_rec, attr));
     r->kind = LX_STAMP;

@@ -657,8 +657,29 @@ static void on_span(ps_log *L, const lx_rec *r)
     p->has_pid = p->has_inv = true;
 }
 
+/* A process writes one anchor per log: a second one for the same pid
+ * means two runs were put into one file, and their passes are pooled. */
+static void note_anchor(ps_log *L, const lx_rec *r)
+{
+    uint32_t *s = map_slot(&L->amap, r->pid, 0, true);
+    if (!s) {
+        L->oom = true;
+        return;
+    }
+    if (*s) {
+        dg_add(&L->warn,
+               "%s:%zu: a second clock anchor for pid=%" PRIu64 " (the first is at line %" PRIu32 "): the log "
+               "holds two runs (logs put together?), and their passes are pooled",
+               L->path, r->line, r->pid, *s);
+        return;
+    }
+    *s = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
+    L->amap.n++;
+}
+
 static void on_anchor(ps_log *L, const lx_rec *r)
 {
+    note_anchor(L, r);
     if (!L->opt.keep_spans)
         return;
     if (!vec_grow((void **)&L->anchor, &L->capanchor, L->nanchor + 1, sizeof *L->anchor)) {
@@ -693,6 +714,13 @@ static void on_stamp(ps_log *L, const lx_rec *r)
     if (!L->stamp_conflict && (r->name.n != L->stamp.n || memcmp(r->name.p, L->stamp.p, r->name.n) != 0)) {
         L->stamp_conflict = true;
         L->stamp2_line = r->line;
+    } else if (!L->stamp_conflict && !L->stamp_repeated) {
+        /* a run writes its stamp once: this is a second run of the same command */
+        L->stamp_repeated = true;
+        dg_add(&L->warn,
+               "%s:%zu: the [stamp] line again (the first is at line %zu): the log holds two runs of the same "
+               "command (logs put together?), and their passes are pooled",
+               L->path, r->line, L->stamp_line);
     }
 }
 
@@ -734,12 +762,12 @@ static int rank_of(ps_log *L, const ps_pass *p)
     }
     if (*s)
         return (int)(*s - 1);
-    ps_rank *nr = realloc(L->rank, (L->nrank + 1) * sizeof *nr);
-    if (!nr) {
+    /* grown geometrically: a log of many short-lived processes has a rank
+     * per pid, and one realloc per rank would copy the table each time */
+    if (!vec_grow((void **)&L->rank, &L->caprank, L->nrank + 1, sizeof *L->rank)) {
         L->oom = true;
         return -1;
     }
-    L->rank = nr;
     ps_rank *k = &L->rank[L->nrank];
     k->has_pid = p->has_pid;
     k->pid = p->has_pid ? p->pid : 0;
@@ -1034,6 +1062,7 @@ void ps_free(ps_log *L)
     map_free(&L->map);
     map_free(&L->omap);
     map_free(&L->rmap);
+    map_free(&L->amap);
     hm_free(&L->spanmem);
     for (size_t i = 0; i < L->ntextblk; i++)
         hm_free(&L->textblk[i]);
@@ -1063,4 +1092,25 @@ void ps_exclusions(const ps_log *L, char *out, size_t n)
     for (int d = 0; d < 6 && k < n; d++)
         if (count[d])
             k += (size_t)snprintf(out + k, n - k, "%s%zu %s", k ? ", " : "", count[d], why[d]);
+}
+
+const char *ps_stamp_quiet_level(const ps_log *L)
+{
+    static const char *const quiet[] = {"warn", "error", "off"};
+    static const char key[] = " HBG_LOG_LEVEL=";
+    if (!L->has_stamp)
+        return NULL;
+    const char *p = L->stamp.p, *e = p + L->stamp.n;
+    for (; (size_t)(e - p) >= sizeof key - 1; p++) {
+        if (memcmp(p, key, sizeof key - 1) != 0)
+            continue;
+        const char *v = p + sizeof key - 1;
+        for (int i = 0; i < 3; i++) {
+            size_t n = strlen(quiet[i]);
+            if ((size_t)(e - v) >= n && memcmp(v, quiet[i], n) == 0 && (v + n == e || v[n] == ' '))
+                return quiet[i];
+        }
+        return NULL;
+    }
+    return NULL;
 }

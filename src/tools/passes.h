@@ -177,6 +177,8 @@ typedef struct ps_log {
     bool last_open_ht;      /* ... for this thread */
     uint64_t last_open_th;
     ps_map rmap;            /* (pid, 1 | thread, 2) -> rank */
+    ps_map amap;            /* (pid, 0) -> the line of its clock anchor */
+    bool stamp_repeated;    /* the same [stamp] line twice: two runs of one command */
     lx_thread_cache thc;
 
     bool has_stamp;
@@ -203,7 +205,7 @@ typedef struct ps_log {
     size_t nanchor, capanchor;
 
     ps_rank *rank;
-    size_t nrank;
+    size_t nrank, caprank;
     size_t ncold, nwarm, nused;
 
     dg_list warn;
@@ -250,6 +252,10 @@ static inline ps_text ps_seg_attr(const ps_log *L, const ps_pass *p, int id)
 }
 /* The names of the segment ids in mask, in id order: "args, host_orch". */
 void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n);
+/* The log level the stamp shows when it is one that writes no TIMING
+ * records ("warn", "error", "off"), else NULL: then a log without bind
+ * lines lacks them because of the level, whatever the breakdown switch. */
+const char *ps_stamp_quiet_level(const ps_log *L);
 /* Why the warm passes that are not used were excluded, one count per
  * defect: "3 with an ignored line, 1 without arena_h2d". */
 void ps_exclusions(const ps_log *L, char *out, size_t n);

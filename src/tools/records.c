@@ -3,6 +3,7 @@
 #include "tools/records.h"
 #include "tools/vec.h"
 
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,17 +146,27 @@ static bool get_u64(json_t *o, const char *key, uint64_t *out, const char **why)
     return true;
 }
 
-static int phase_id(rc_file *f, const char *s, size_t n)
+/* The phase's index, or -1 with *why saying which limit it broke. */
+static int phase_id(rc_file *f, const char *s, size_t n, const char **why)
 {
     for (int i = 0; i < f->nphase; i++)
         if (strlen(f->phase[i]) == n && memcmp(f->phase[i], s, n) == 0)
             return i;
-    if (f->nphase == RC_MAX_PHASES || n == 0 || n > 32)
+    *why = "is not a name of [a-z0-9_]";
+    if (n == 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
         if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
             return -1;
+    }
+    if (n > RC_MAX_NAME) {
+        *why = "is longer than " RC_STR(RC_MAX_NAME) " characters (the reader's limit)";
+        return -1;
+    }
+    if (f->nphase == RC_MAX_PHASES) {
+        *why = "is one distinct phase name too many for the file (the reader's limit is " RC_STR(RC_MAX_PHASES) ")";
+        return -1;
     }
     memcpy(f->phase[f->nphase], s, n);
     f->phase[f->nphase][n] = 0;
@@ -235,10 +246,10 @@ static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_lis
             dg_add(warn, "%s:%zu: record %zu has no \"phase\" string; line skipped", f->path, lineno, i);
             goto out;
         }
-        int id = phase_id(f, json_string_value(ph), json_string_length(ph));
+        int id = phase_id(f, json_string_value(ph), json_string_length(ph), &why);
         if (id < 0) {
-            dg_add(warn, "%s:%zu: record %zu: phase is not a name of [a-z0-9_] (or too many distinct phases); line skipped",
-                   f->path, lineno, i);
+            dg_add(warn, "%s:%zu: record %zu: phase \"%.40s%s\" %s; line skipped", f->path, lineno, i,
+                   json_string_value(ph), json_string_length(ph) > 40 ? "..." : "", why);
             goto out;
         }
         R.phase = (uint16_t)id;
@@ -267,6 +278,45 @@ out:
     return rc;
 }
 
+static int by_key(const void *a, const void *b)
+{
+    const rc_line *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->inv != y->inv)
+        return x->inv < y->inv ? -1 : 1;
+    return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
+}
+
+static int by_lineno(const void *a, const void *b)
+{
+    const rc_line *x = a, *y = b;
+    return x->lineno < y->lineno ? -1 : x->lineno > y->lineno;
+}
+
+/* A pass writes one records line: a second line of the same (pid, inv)
+ * (a file appended to twice, two runs put together) is skipped with a
+ * warning rather than drawn over the first. */
+static void drop_duplicates(rc_file *f, dg_list *warn)
+{
+    if (f->nline < 2)
+        return;
+    qsort(f->line, f->nline, sizeof *f->line, by_key);
+    size_t k = 1;
+    for (size_t i = 1; i < f->nline; i++) {
+        const rc_line *a = &f->line[k - 1], *b = &f->line[i];
+        if (a->pid == b->pid && a->inv == b->inv) {
+            dg_add(warn, "%s:%zu: a second records line for pid=%" PRIu64 " inv=%" PRIu64
+                   " (the first is line %zu); line skipped", f->path, b->lineno, b->pid, b->inv, a->lineno);
+            f->nbad++;
+            continue;
+        }
+        f->line[k++] = *b;
+    }
+    f->nline = k;
+    qsort(f->line, f->nline, sizeof *f->line, by_lineno);
+}
+
 hbg_status rc_parse(rc_file *f, const char *path, const char *buf, size_t len, dg_list *warn)
 {
     memset(f, 0, sizeof *f);
@@ -291,6 +341,7 @@ hbg_status rc_parse(rc_file *f, const char *path, const char *buf, size_t len, d
         }
         p = nl ? nl + 1 : e;
     }
+    drop_duplicates(f, warn);
     return HBG_OK;
 }
 

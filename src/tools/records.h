@@ -12,7 +12,12 @@
 #include "hbg/status.h"
 #include "tools/diag.h"
 
+/* The reader's limits: distinct phase names in one file, and the length
+ * of one name. A record past either skips its line, naming the limit. */
 #define RC_MAX_PHASES 64
+#define RC_MAX_NAME 32
+#define RC_STR_(x) #x
+#define RC_STR(x) RC_STR_(x)
 
 typedef struct rc_rec {
     uint64_t start, end, detail, tid;
@@ -31,7 +36,7 @@ typedef struct rc_file {
     size_t nline, capline;
     rc_rec *rec;
     size_t nrec, caprec;
-    char phase[RC_MAX_PHASES][33];
+    char phase[RC_MAX_PHASES][RC_MAX_NAME + 1];
     int nphase;
     size_t nbad;            /* lines skipped */
 } rc_file;

@@ -377,6 +377,8 @@ static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char
     JW_LIT(w, ",\"args\":{\"name\":");
     jw_str(w, name, strlen(name));
     JW_LIT(w, "}}");
+    t->rep->events++;
+    t->rep->lane_names++;
 }
 
 static void meta_sort(tl *t, uint64_t pid, uint64_t idx)
@@ -387,6 +389,8 @@ static void meta_sort(tl *t, uint64_t pid, uint64_t idx)
     JW_LIT(w, ",\"tid\":0,\"args\":{\"sort_index\":");
     jw_u64(w, idx);
     JW_LIT(w, "}}");
+    t->rep->events++;
+    t->rep->lane_names++;
 }
 
 static int cmp_dp(const void *a, const void *b)
@@ -920,6 +924,7 @@ static void emit_records(tl *t, const rc_file *f)
                     JW_LIT(&t->w, ",\"note\":\"host_orch of the bind thread, repeated on this thread\"");
                     arg_wall(t, pr, bs->line, o0);
                     JW_LIT(&t->w, "}}");
+                    t->rep->orch_copies++;
                 }
             }
             uint64_t lane = lane_of(t, ln->pid, x->tid, ln->inv);

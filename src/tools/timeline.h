@@ -18,9 +18,11 @@
 #define TL_DEVICE_PID_BASE 1000000000ull
 
 typedef struct tl_report {
-    size_t events;
+    size_t events;             /* every entry of traceEvents: the sum of those below (flows twice) */
     size_t spans, device_spans, segments, records;
+    size_t orch_copies;        /* host_orch drawn again on each other thread that did operations */
     size_t flows;              /* hand-off arrows (s/f pairs) between operations on two threads */
+    size_t lane_names;         /* metadata events: process and thread names, sort order */
     size_t torn;               /* [STRACE] records that did not parse */
     size_t rec_lines;
     size_t rec_nobind;         /* records lines whose (pid, inv) has no chip.run.bind span */

@@ -1,0 +1,98 @@
+/* What the log tools read from the stamp and the anchors: two runs put
+ * into one file are named, never pooled silently (a second [stamp] of the
+ * same command; a second clock anchor for one pid); a stamp ends where its
+ * record ends, whatever the line ends are; and a log without bind lines is
+ * explained by the level its stamp shows. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "support/tools_support.h"
+
+static void two_runs_in_one_log_are_named(void **state)
+{
+    (void)state;
+    char *one = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(one);
+    size_t n = strlen(one);
+    char *two = malloc(2 * n + 1);
+    assert_non_null(two);
+    memcpy(two, one, n);
+    memcpy(two + n, one, n + 1);
+    char *in = ts_temp_file(two, 2 * n, ".log");
+    assert_non_null(in);
+    const char *args[] = {"phases", "-", NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(ts_run_cli_in(args, in, &out, &err), 1);
+    assert_true(ts_contains(err, "hbg phases: warning: <stdin>:83: the [stamp] line again (the first is at line 1): "
+                                 "the log holds two runs of the same command (logs put together?), and their "
+                                 "passes are pooled\n"));
+    assert_true(ts_contains(err, "hbg phases: warning: <stdin>:84: a second clock anchor for pid=4242 (the first "
+                                 "is at line 2): the log holds two runs (logs put together?), and their passes "
+                                 "are pooled\n"));
+    remove(in);
+    free(in);
+    free(out);
+    free(err);
+    free(two);
+    free(one);
+}
+
+static void a_stamp_ends_at_a_cr(void **state)
+{
+    (void)state;
+    static const char log[] = "[stamp] abc env HBG_LOG_LEVEL=timing hbg run vector \r"
+                              "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=2 "
+                              "pid=1 inv=1\r";
+    char *in = ts_temp_file(log, sizeof log - 1, ".log");
+    assert_non_null(in);
+    const char *args[] = {"phases", "--keep-first", "--format", "json", in, NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(ts_run_cli(args, &out, &err), 0);
+    assert_true(ts_contains(out, ", \"stamp\": \"abc env HBG_LOG_LEVEL=timing hbg run vector\", \"passes\": 1,"));
+    remove(in);
+    free(in);
+    free(out);
+    free(err);
+}
+
+static void a_quiet_level_is_the_reason_given(void **state)
+{
+    (void)state;
+    static const char log[] = "[stamp] abc env HBG_BIND_BREAKDOWN=1 HBG_HOST_PHASE_RECORDS=0 HBG_SKIP_DEVICE_RUN=1 "
+                              "HBG_LOG_LEVEL=off hbg run vector --mode numbers --log-level off\n";
+    char *in = ts_temp_file(log, sizeof log - 1, ".log");
+    assert_non_null(in);
+    const char *args[] = {"phases", in, NULL};
+    char *err = NULL, want[1200];
+    assert_int_equal(ts_run_cli(args, NULL, &err), 1);
+    snprintf(want, sizeof want,
+             "hbg phases: %s has no bind-phase lines: its stamp shows HBG_LOG_LEVEL=off, which writes no TIMING "
+             "records; run the workload at --log-level timing (or debug/info)\n", in);
+    assert_string_equal(err, want);
+    free(err);
+    const char *targs[] = {"timeline", in, "-o", "/dev/null", NULL};
+    assert_int_equal(ts_run_cli(targs, NULL, &err), 1);
+    snprintf(want, sizeof want,
+             "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines: its stamp shows "
+             "HBG_LOG_LEVEL=off, which writes no TIMING records; run at --log-level timing\n", in);
+    assert_string_equal(err, want);
+    free(err);
+    remove(in);
+    free(in);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(two_runs_in_one_log_are_named),
+        cmocka_unit_test(a_stamp_ends_at_a_cr),
+        cmocka_unit_test(a_quiet_level_is_the_reason_given),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
