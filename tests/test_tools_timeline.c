@@ -647,6 +647,46 @@ static void test_pipelined_lanes_nest(void **st)
     }
 }
 
+/* --per-invocation: one lane per invocation, host and device tracks; the
+ * device spans at the start of their runner_run; every lane nests. */
+static void test_per_invocation(void **st)
+{
+    (void)st;
+    char lp[4096], *out, *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-upstream-pipelined.log"));
+    char *o = ts_temp_file("", 0, ".json");
+    const char *a[] = {"timeline", lp, "--per-invocation", "-o", o, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    free(out);
+    free(err);
+    char *text = ts_slurp(o, NULL);
+    json_t *j = json_loads(text, 0, NULL);
+    free(text);
+    assert_non_null(j);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    assert_int_equal(nesting_errors(ev), 0);
+    /* four invocations (the node.* span is not one), four lanes */
+    assert_int_equal(find(ev, "process_name", NULL, -1, 0, NULL), 4);
+    assert_int_equal(find(ev, "process_name", NULL, 2, 0, &e), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                        "decode inv=2 (pid 7001, rank 0)");
+    for (long long lane = 1; lane <= 4; lane++) {
+        json_t *rr = NULL, *dw = NULL;
+        assert_int_equal(find(ev, "chip.run.runner_run", "span", lane, 0, &rr), 1);
+        assert_int_equal(find(ev, "chip.run.runner_run.device_wall", "device", lane, -1, &dw), 1);
+        assert_true(json_integer_value(json_object_get(dw, "tid")) > 0);
+        assert_true(dnum(json_object_get(dw, "ts")) == dnum(json_object_get(rr, "ts")));
+    }
+    json_decref(j);
+    const char *b[] = {"timeline", lp, "--per-invocation", "--records", lp, "-o", o, NULL};
+    assert_int_equal(ts_run_cli(b, &out, &err), 2);
+    assert_true(ts_contains(err, "--per-invocation draws spans only"));
+    free(out);
+    free(err);
+    unlink(o);
+    free(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -656,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_rank_lanes_as_hbg_run),
         cmocka_unit_test(test_anchor_in_force),
         cmocka_unit_test(test_pipelined_lanes_nest),
+        cmocka_unit_test(test_per_invocation),
         cmocka_unit_test(test_handoffs),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),

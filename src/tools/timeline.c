@@ -364,11 +364,10 @@ static size_t decode_name(tl *t, lx_slice s)
     return lx_decode_name(s, t->nbuf);
 }
 
-static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char *name)
+void tl_meta(jw *w, bool *first, const char *what, uint64_t pid, uint64_t tid, const char *name)
 {
-    jw *w = &t->w;
-    jw_lit(w, t->first ? "\n{\"name\":\"" : ",\n{\"name\":\"");
-    t->first = false;
+    jw_lit(w, *first ? "\n{\"name\":\"" : ",\n{\"name\":\"");
+    *first = false;
     jw_lit(w, what);
     JW_LIT(w, "\",\"ph\":\"M\",\"pid\":");
     jw_u64(w, pid);
@@ -377,6 +376,11 @@ static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char
     JW_LIT(w, ",\"args\":{\"name\":");
     jw_str(w, name, strlen(name));
     JW_LIT(w, "}}");
+}
+
+static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char *name)
+{
+    tl_meta(&t->w, &t->first, what, pid, tid, name);
 }
 
 static void meta_sort(tl *t, uint64_t pid, uint64_t idx)
