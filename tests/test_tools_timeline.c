@@ -687,6 +687,44 @@ static void test_per_invocation(void **st)
     free(o);
 }
 
+/* The scheduler's node.* spans: an arrow from each node.submit to the
+ * node.dispatch of its (run_id, task_slot), and lanes named by role. */
+static void test_node_flows_and_roles(void **st)
+{
+    (void)st;
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-upstream-node.log"));
+    json_t *j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    /* three tasks handed over; the dispatch of slot 9 and the late submit of run 2 have no partner */
+    assert_true(ts_contains(err, "3 hand-off arrows"));
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    assert_int_equal(find(ev, "task dispatch", "flow", 8001, 8002, NULL), 3);
+    assert_int_equal(find(ev, "task dispatch", "flow", 8001, 8003, NULL), 3);
+    /* each arrow: from the middle of its submit to the middle of its dispatch */
+    size_t i;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "name")), "task dispatch"))
+            continue;
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        long long id = json_integer_value(json_object_get(e, "id"));
+        /* submit k at 4000000100 + 300k ns, 80 ns; its dispatch 150 ns later, 40 ns */
+        double want = 4000000.1 + 0.3 * (double)(id - 1) + (ph[0] == 's' ? 0.04 : 0.17);
+        assert_true(fabs(dnum(json_object_get(e, "ts")) - want) < 1e-4);
+    }
+    static const long long tids[] = {8002, 8003, 8004};
+    static const char *const names[] = {"orchestrator / facade (tid 8002)", "scheduler (tid 8003)",
+                                        "worker 2 (tid 8004)"};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(find(ev, "thread_name", NULL, 8001, tids[k], &e), 1);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")), names[k]);
+    }
+    assert_int_equal(nesting_errors(ev), 0);
+    json_decref(j);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -697,6 +735,7 @@ int main(void)
         cmocka_unit_test(test_anchor_in_force),
         cmocka_unit_test(test_pipelined_lanes_nest),
         cmocka_unit_test(test_per_invocation),
+        cmocka_unit_test(test_node_flows_and_roles),
         cmocka_unit_test(test_handoffs),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),

@@ -227,7 +227,11 @@ int hbg_cmd_spans(int argc, char **argv)
     if (S.ninv == 0 && a.view != SO_OPS) {
         print_warnings(&L.warn);
         print_warnings(&S.warn);
-        if (L.ntorn)
+        if (S.nforeign)
+            fprintf(stderr, "hbg spans: %s: its %zu spans are all of the per-task (node, network) or external (ext.) "
+                            "families, which carry no run identity: no invocations to show\n",
+                    path, S.nforeign);
+        else if (L.ntorn)
             fprintf(stderr, "hbg spans: %s: none of its %zu [STRACE] records is whole (see the warnings)\n", path,
                     L.ntorn);
         else
