@@ -218,12 +218,13 @@ int hbg_cmd_spans(int argc, char **argv)
         rc = 2;
         goto done;
     }
-    if (sp_build(&S, &L) != HBG_OK) {
+    hbg_status bs = sp_build(&S, &L);
+    have_set = true; /* a failed build is freed too */
+    if (bs != HBG_OK) {
         fprintf(stderr, "hbg spans: %s: out of memory\n", path);
         rc = 2;
         goto done;
     }
-    have_set = true;
     if (S.ninv == 0 && a.view != SO_OPS) {
         print_warnings(&L.warn);
         print_warnings(&S.warn);
