@@ -77,7 +77,7 @@ typedef struct tl {
     size_t nsl;
     size_t before_anchor;   /* host events before their process's first anchor */
     uint64_t utc_sec;       /* the last second formatted, and its text */
-    char utc_text[24];
+    char utc_text[64];      /* "YYYY-MM-DDTHH:MM:SS": 19 bytes; room for any int the compiler imagines */
     bool utc_valid;
     thr *thr;
     size_t nthr, capthr;
