@@ -725,6 +725,88 @@ static void test_node_flows_and_roles(void **st)
     json_decref(j);
 }
 
+/* The timeline of a real 2-rank device run (hbg run dsv4, device run on,
+ * breakdown and records on): nothing on the host axis before the first
+ * bind span, each bind segment exactly once per pass, and the rank lanes
+ * named as hbg run named its ranks, whichever rank wrote first. */
+static void test_two_rank_device_run(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/hbg-tl-run.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("HBG_BIND_BREAKDOWN", "1", 1);
+    setenv("HBG_HOST_PHASE_RECORDS", "1", 1);
+    const char *argv[] = {getenv("HBG_CLI"), "run", "dsv4", "--rounds", "2", "-o", "run.log", NULL};
+    char *out, *err;
+    assert_int_equal(ts_exec(dir, argv, NULL, &out, NULL, &err), 0);
+    unsetenv("HBG_BIND_BREAKDOWN");
+    unsetenv("HBG_HOST_PHASE_RECORDS");
+    free(err);
+    /* "records: PATH" and "rank K (pid P): golden passed; ..." */
+    char lp[4096], rp[4096], *r = strstr(out, "records: ");
+    assert_non_null(r);
+    int n = 0;
+    sscanf(r, "records: %4000s%n", lp, &n);
+    snprintf(rp, sizeof rp, "%s/%s", dir, lp);
+    snprintf(lp, sizeof lp, "%s/run.log", dir);
+    long long pid[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        char want[32];
+        snprintf(want, sizeof want, "rank %d (pid ", k);
+        char *q = strstr(out, want);
+        assert_non_null(q);
+        pid[k] = atoll(q + strlen(want));
+    }
+    free(out);
+    json_t *j = run_timeline(lp, rp, 0, &err);
+    assert_non_null(j);
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    for (int k = 0; k < 2; k++) {
+        const char *name;
+        long long sort;
+        char want[64];
+        lane(ev, pid[k], &name, &sort);
+        snprintf(want, sizeof want, "rank %d (pid %lld)", k, pid[k]);
+        assert_string_equal(name, want);
+        assert_int_equal(sort, 2 * k);
+    }
+    double first = 1e300, first_bind = 1e300;
+    size_t i;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "X"))
+            continue;
+        double ts = dnum(json_object_get(e, "ts"));
+        first = ts < first ? ts : first;
+        if (!strcmp(json_string_value(json_object_get(e, "name")), "chip.run.bind") && ts < first_bind)
+            first_bind = ts;
+    }
+    assert_true(first >= first_bind);
+    static const char *const segs[] = {"args", "arena_build", "static_arena", "gm_heap", "shared_mem",
+                                       "runtime_init", "host_orch", "graph_upload", "arena_h2d", "host_view_close"};
+    for (int k = 0; k < 2; k++)
+        for (long long inv = 1; inv <= 2; inv++)
+            for (size_t g = 0; g < sizeof segs / sizeof segs[0]; g++) {
+                size_t cnt = 0;
+                json_array_foreach(ev, i, e)
+                {
+                    json_t *args = json_object_get(e, "args");
+                    if (json_integer_value(json_object_get(e, "pid")) == pid[k] &&
+                        !strcmp(json_string_value(json_object_get(e, "name")), segs[g]) &&
+                        json_integer_value(json_object_get(args, "inv")) == inv &&
+                        !json_object_get(args, "note"))
+                        cnt++;
+                }
+                assert_int_equal(cnt, 1);
+            }
+    assert_int_equal(nesting_errors(ev), 0);
+    json_decref(j);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -736,6 +818,7 @@ int main(void)
         cmocka_unit_test(test_pipelined_lanes_nest),
         cmocka_unit_test(test_per_invocation),
         cmocka_unit_test(test_node_flows_and_roles),
+        cmocka_unit_test(test_two_rank_device_run),
         cmocka_unit_test(test_handoffs),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),
