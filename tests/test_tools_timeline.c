@@ -743,11 +743,10 @@ static void test_two_rank_device_run(void **st)
     unsetenv("HBG_HOST_PHASE_RECORDS");
     free(err);
     /* "records: PATH" and "rank K (pid P): golden passed; ..." */
-    char lp[4096], rp[4096], *r = strstr(out, "records: ");
+    char lp[4096], rp[4096], rel[1024], *r = strstr(out, "records: ");
     assert_non_null(r);
-    int n = 0;
-    sscanf(r, "records: %4000s%n", lp, &n);
-    snprintf(rp, sizeof rp, "%s/%s", dir, lp);
+    assert_int_equal(sscanf(r, "records: %1000s", rel), 1);
+    snprintf(rp, sizeof rp, "%s/%s", dir, rel);
     snprintf(lp, sizeof lp, "%s/run.log", dir);
     long long pid[2] = {0, 0};
     for (int k = 0; k < 2; k++) {
