@@ -1,5 +1,5 @@
-/* libFuzzer target: the log reader (lexer, pass grouping, statistics) and
- * the timeline writer on arbitrary bytes, through both readers: the
+/* libFuzzer target: the log reader (lexer, pass grouping, statistics),
+ * the span views and the timeline writers on arbitrary bytes, through both readers: the
  * whole-buffer one (the input is not NUL-terminated, so any read past its
  * end is an ASan report) and the piecewise one `hbg phases` and
  * `hbg timeline` use (fed through a memfd, in reads of 16 B to 4 KiB),
@@ -13,9 +13,42 @@
 #include <unistd.h>
 
 #include "tools/phstats.h"
+#include "tools/spans.h"
 #include "tools/timeline.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Every view of hbg spans, on the first few callables. */
+static void use_spans(ps_log *L, FILE *sink)
+{
+    sp_set S;
+    if (sp_build(&S, L) == HBG_OK) {
+        for (size_t c = 0; c < S.ncall && c < 4; c++) {
+            sp_stage *st;
+            sp_node *nd;
+            sp_round *r;
+            size_t n, orphans;
+            unsigned cols;
+            sp_stat sum[SP_NCOL];
+            if (sp_tpot(&S, c, &st, &n) == HBG_OK)
+                free(st);
+            if (sp_tree(&S, c, &nd, &n, &orphans) == HBG_OK)
+                free(nd);
+            if (sp_rounds(&S, c, &r, &n, &cols, sum) == HBG_OK)
+                free(r);
+        }
+        sp_overlap ov;
+        char err[256];
+        sp_check_overlap(&S, "chip.run.bind", "chip.run.runner_run", true, &ov, err, sizeof err);
+        sp_overlap_free(&ov);
+    }
+    sp_free(&S);
+    dg_list w;
+    dg_init(&w, 100);
+    tl_report rep;
+    tl_write_per_invocation(L, sink, &rep, &w);
+    dg_free(&w);
+}
 
 static void use(ps_log *L, FILE *sink)
 {
@@ -32,6 +65,7 @@ static void use(ps_log *L, FILE *sink)
         tl_report rep;
         tl_write(L, NULL, 0, sink, &rep, &w);
         dg_free(&w);
+        use_spans(L, sink);
     }
 }
 

@@ -724,6 +724,14 @@ static void test_formats_and_errors(void **st)
         free(out);
         free(err);
     }
+    /* spans of the scheduler family only: no run to group them into */
+    char np[4096];
+    snprintf(np, sizeof np, "%s", ts_fixture("spans-original-node.log"));
+    const char *node[] = {"spans", np, NULL};
+    assert_int_equal(ts_run_cli(node, &out, &err), 1);
+    assert_true(ts_contains(err, "no invocations to show"));
+    free(out);
+    free(err);
     /* a log without spans */
     char *empty = ts_temp_file("no spans here\n", 14, ".log");
     const char *e[] = {"spans", empty, NULL};

@@ -652,6 +652,165 @@ static void test_pipelined_lanes_nest(void **st)
     }
 }
 
+/* --per-invocation: one lane per invocation, host and device tracks; the
+ * device spans at the start of their runner_run; every lane nests. */
+static void test_per_invocation(void **st)
+{
+    (void)st;
+    char lp[4096], *out, *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-original-pipelined.log"));
+    char *o = ts_temp_file("", 0, ".json");
+    const char *a[] = {"timeline", lp, "--per-invocation", "-o", o, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    free(out);
+    free(err);
+    char *text = ts_slurp(o, NULL);
+    json_t *j = json_loads(text, 0, NULL);
+    free(text);
+    assert_non_null(j);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    assert_int_equal(nesting_errors(ev), 0);
+    /* four invocations (the node.* span is not one), four lanes */
+    assert_int_equal(find(ev, "process_name", NULL, -1, 0, NULL), 4);
+    assert_int_equal(find(ev, "process_name", NULL, 2, 0, &e), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                        "decode inv=2 (pid 7001, rank 0)");
+    for (long long lane = 1; lane <= 4; lane++) {
+        json_t *rr = NULL, *dw = NULL;
+        assert_int_equal(find(ev, "chip.run.runner_run", "span", lane, 0, &rr), 1);
+        assert_int_equal(find(ev, "chip.run.runner_run.device_wall", "device", lane, -1, &dw), 1);
+        assert_true(json_integer_value(json_object_get(dw, "tid")) > 0);
+        assert_true(dnum(json_object_get(dw, "ts")) == dnum(json_object_get(rr, "ts")));
+    }
+    json_decref(j);
+    const char *b[] = {"timeline", lp, "--per-invocation", "--records", lp, "-o", o, NULL};
+    assert_int_equal(ts_run_cli(b, &out, &err), 2);
+    assert_true(ts_contains(err, "--per-invocation draws spans only"));
+    free(out);
+    free(err);
+    unlink(o);
+    free(o);
+}
+
+/* The scheduler's node.* spans: an arrow from each node.submit to the
+ * node.dispatch of its (run_id, task_slot), and lanes named by role. */
+static void test_node_flows_and_roles(void **st)
+{
+    (void)st;
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-original-node.log"));
+    json_t *j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    /* three tasks handed over; the dispatch of slot 9 and the late submit of run 2 have no partner */
+    assert_true(ts_contains(err, "3 hand-off arrows"));
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    assert_int_equal(find(ev, "task dispatch", "flow", 8001, 8002, NULL), 3);
+    assert_int_equal(find(ev, "task dispatch", "flow", 8001, 8003, NULL), 3);
+    /* each arrow: from the middle of its submit to the middle of its dispatch */
+    size_t i;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "name")), "task dispatch"))
+            continue;
+        const char *ph = json_string_value(json_object_get(e, "ph"));
+        long long id = json_integer_value(json_object_get(e, "id"));
+        /* submit k at 4000000100 + 300k ns, 80 ns; its dispatch 150 ns later, 40 ns */
+        double want = 4000000.1 + 0.3 * (double)(id - 1) + (ph[0] == 's' ? 0.04 : 0.17);
+        assert_true(fabs(dnum(json_object_get(e, "ts")) - want) < 1e-4);
+    }
+    static const long long tids[] = {8002, 8003, 8004};
+    static const char *const names[] = {"orchestrator / facade (tid 8002)", "scheduler (tid 8003)",
+                                        "worker 2 (tid 8004)"};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(find(ev, "thread_name", NULL, 8001, tids[k], &e), 1);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")), names[k]);
+    }
+    assert_int_equal(nesting_errors(ev), 0);
+    json_decref(j);
+}
+
+/* The timeline of a real 2-rank device run (hbg run dsv4, device run on,
+ * breakdown and records on): nothing on the host axis before the first
+ * bind span, each bind segment exactly once per pass, and the rank lanes
+ * named as hbg run named its ranks, whichever rank wrote first. */
+static void test_two_rank_device_run(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/hbg-tl-run.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    setenv("HBG_BIND_BREAKDOWN", "1", 1);
+    setenv("HBG_HOST_PHASE_RECORDS", "1", 1);
+    const char *argv[] = {getenv("HBG_CLI"), "run", "dsv4", "--rounds", "2", "-o", "run.log", NULL};
+    char *out, *err;
+    assert_int_equal(ts_exec(dir, argv, NULL, &out, NULL, &err), 0);
+    unsetenv("HBG_BIND_BREAKDOWN");
+    unsetenv("HBG_HOST_PHASE_RECORDS");
+    free(err);
+    /* "records: PATH" and "rank K (pid P): golden passed; ..." */
+    char lp[4096], rp[4096], rel[1024], *r = strstr(out, "records: ");
+    assert_non_null(r);
+    assert_int_equal(sscanf(r, "records: %1000s", rel), 1);
+    snprintf(rp, sizeof rp, "%s/%s", dir, rel);
+    snprintf(lp, sizeof lp, "%s/run.log", dir);
+    long long pid[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        char want[32];
+        snprintf(want, sizeof want, "rank %d (pid ", k);
+        char *q = strstr(out, want);
+        assert_non_null(q);
+        pid[k] = atoll(q + strlen(want));
+    }
+    free(out);
+    json_t *j = run_timeline(lp, rp, 0, &err);
+    assert_non_null(j);
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    for (int k = 0; k < 2; k++) {
+        const char *name;
+        long long sort;
+        char want[64];
+        lane(ev, pid[k], &name, &sort);
+        snprintf(want, sizeof want, "rank %d (pid %lld)", k, pid[k]);
+        assert_string_equal(name, want);
+        assert_int_equal(sort, 2 * k);
+    }
+    double first = 1e300, first_bind = 1e300;
+    size_t i;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "X"))
+            continue;
+        double ts = dnum(json_object_get(e, "ts"));
+        first = ts < first ? ts : first;
+        if (!strcmp(json_string_value(json_object_get(e, "name")), "chip.run.bind") && ts < first_bind)
+            first_bind = ts;
+    }
+    assert_true(first >= first_bind);
+    static const char *const segs[] = {"args", "arena_build", "static_arena", "gm_heap", "shared_mem",
+                                       "runtime_init", "host_orch", "graph_upload", "arena_h2d", "host_view_close"};
+    for (int k = 0; k < 2; k++)
+        for (long long inv = 1; inv <= 2; inv++)
+            for (size_t g = 0; g < sizeof segs / sizeof segs[0]; g++) {
+                size_t cnt = 0;
+                json_array_foreach(ev, i, e)
+                {
+                    json_t *args = json_object_get(e, "args");
+                    if (json_integer_value(json_object_get(e, "pid")) == pid[k] &&
+                        !strcmp(json_string_value(json_object_get(e, "name")), segs[g]) &&
+                        json_integer_value(json_object_get(args, "inv")) == inv &&
+                        !json_object_get(args, "note"))
+                        cnt++;
+                }
+                assert_int_equal(cnt, 1);
+            }
+    assert_int_equal(nesting_errors(ev), 0);
+    json_decref(j);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -661,6 +820,9 @@ int main(void)
         cmocka_unit_test(test_rank_lanes_as_hbg_run),
         cmocka_unit_test(test_anchor_in_force),
         cmocka_unit_test(test_pipelined_lanes_nest),
+        cmocka_unit_test(test_per_invocation),
+        cmocka_unit_test(test_node_flows_and_roles),
+        cmocka_unit_test(test_two_rank_device_run),
         cmocka_unit_test(test_handoffs),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),

@@ -218,16 +218,21 @@ int hbg_cmd_spans(int argc, char **argv)
         rc = 2;
         goto done;
     }
-    if (sp_build(&S, &L) != HBG_OK) {
+    hbg_status bs = sp_build(&S, &L);
+    have_set = true; /* a failed build is freed too */
+    if (bs != HBG_OK) {
         fprintf(stderr, "hbg spans: %s: out of memory\n", path);
         rc = 2;
         goto done;
     }
-    have_set = true;
     if (S.ninv == 0 && a.view != SO_OPS) {
         print_warnings(&L.warn);
         print_warnings(&S.warn);
-        if (L.ntorn)
+        if (S.nforeign)
+            fprintf(stderr, "hbg spans: %s: its %zu spans are all of the per-task (node, network) or external (ext.) "
+                            "families, which carry no run identity: no invocations to show\n",
+                    path, S.nforeign);
+        else if (L.ntorn)
             fprintf(stderr, "hbg spans: %s: none of its %zu [STRACE] records is whole (see the warnings)\n", path,
                     L.ntorn);
         else

@@ -21,7 +21,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: hbg timeline LOG [--records FILE]... -o OUT.json\n\n"
+            "usage: hbg timeline LOG [--records FILE]... [--per-invocation] -o OUT.json\n\n"
             "Writes LOG's [STRACE] spans and bind segments (and, with --records, every\n"
             "orchestrator operation of host_phase_records.jsonl) as Chrome trace-event JSON\n"
             "for ui.perfetto.dev or chrome://tracing: one process lane per rank, each bind\n"
@@ -31,6 +31,7 @@ static void usage(FILE *f)
             "(torn spans, records without a bind span or outside it, dropped records) are\n"
             "counted on stderr. LOG '-' is standard input. Documentation: docs/timeline.md.\n\n"
             "  --records FILE  a host_phase_records.jsonl (repeatable)\n"
+            "  --per-invocation  instead: one lane per invocation, host and device tracks\n"
             "  -o, --output F  the trace to write ('-' for stdout); never one of the inputs\n"
             "  -h, --help      this text\n\n"
             "exit status: 0 written, 1 nothing to draw, 2 usage error, unreadable input or failed write\n");
@@ -46,11 +47,13 @@ int hbg_cmd_timeline(int argc, char **argv)
 {
     static const struct option opts[] = {{"records", required_argument, NULL, 'r'},
                                          {"output", required_argument, NULL, 'o'},
+                                         {"per-invocation", no_argument, NULL, 'p'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *rpath[MAX_RECORDS_FILES];
     size_t nr = 0;
     const char *out = NULL;
+    bool per_inv = false;
     optind = 1;
     opterr = 0;
     int c;
@@ -64,6 +67,7 @@ int hbg_cmd_timeline(int argc, char **argv)
             rpath[nr++] = optarg;
             break;
         case 'o': out = optarg; break;
+        case 'p': per_inv = true; break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "hbg timeline: unknown or incomplete option '%s' (see hbg timeline --help)\n",
@@ -77,6 +81,10 @@ int hbg_cmd_timeline(int argc, char **argv)
     }
     if (!out) {
         fprintf(stderr, "hbg timeline: -o OUT.json is required (see hbg timeline --help)\n");
+        return 2;
+    }
+    if (per_inv && nr) {
+        fprintf(stderr, "hbg timeline: --per-invocation draws spans only; --records does not apply to it\n");
         return 2;
     }
     const char *path = argv[optind];
@@ -128,7 +136,7 @@ int hbg_cmd_timeline(int argc, char **argv)
     size_t nrec_lines = 0;
     for (size_t i = 0; i < nr; i++)
         nrec_lines += recs[i].nline;
-    if (L.nspan == 0 && L.npass == 0 && nrec_lines == 0) {
+    if (L.nspan == 0 && (per_inv || (L.npass == 0 && nrec_lines == 0))) {
         for (size_t i = 0; i < L.warn.n; i++)
             fprintf(stderr, "hbg timeline: warning: %s\n", L.warn.msg[i]);
         for (size_t i = 0; i < warn.n; i++)
@@ -152,7 +160,7 @@ int hbg_cmd_timeline(int argc, char **argv)
         goto done;
     }
     tl_report rep;
-    hbg_status st = tl_write(&L, recs, nr, of.f, &rep, &warn);
+    hbg_status st = per_inv ? tl_write_per_invocation(&L, of.f, &rep, &warn) : tl_write(&L, recs, nr, of.f, &rep, &warn);
     bool written = hbg_outfile_close(&of, st == HBG_OK) == 0;
     for (size_t i = 0; i < L.warn.n; i++)
         fprintf(stderr, "hbg timeline: warning: %s\n", L.warn.msg[i]);

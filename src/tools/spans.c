@@ -14,7 +14,7 @@
 /* The scheduler's per-task spans (node, network1..3) and external producers'
  * (ext.) carry no run identity in inv: grouping them by it would forge
  * invocations. */
-static bool foreign(lx_slice name)
+bool sp_foreign(lx_slice name)
 {
     static const char *const heads[] = {"node", "network1", "network2", "network3", "ext"};
     const char *dot = memchr(name.p, '.', name.n);
@@ -102,7 +102,7 @@ static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
     for (size_t i = 0; i < L->nspan; i++) {
         const ps_span *s = &L->span[i];
         of[i] = UINT32_MAX;
-        if (foreign(s->name)) {
+        if (sp_foreign(s->name)) {
             S->nforeign++;
             continue;
         }

@@ -25,6 +25,10 @@
 #include "tools/phstats.h"
 #include "tools/records.h"
 
+/* A span of the per-task scheduler family (node, network1..3) or of an
+ * external producer (ext.): no run identity in its inv. */
+bool sp_foreign(lx_slice name);
+
 typedef struct sp_inv {
     uint64_t pid, inv;
     lx_slice hid;           /* of its root span, else of its first span */

@@ -9,6 +9,8 @@
 #include <time.h>
 
 #include "tools/jw.h"
+#include "tools/nodespans.h"
+#include "tools/spans.h"
 #include "tools/vec.h"
 
 typedef struct proc {
@@ -70,11 +72,12 @@ typedef struct tl {
     size_t ndl, capdl;
     size_t dev_unplaced;
     const ps_anchor **anc;  /* every anchor, by pid, then in log order */
+    ns_result ns;           /* the scheduler's node.* spans: submit -> dispatch, thread roles */
     slotlane *sl;           /* runs moved to a pipeline-slot lane, by (pid, inv) */
     size_t nsl;
     size_t before_anchor;   /* host events before their process's first anchor */
     uint64_t utc_sec;       /* the last second formatted, and its text */
-    char utc_text[64]; /* room for any int fields gmtime_r can give */
+    char utc_text[64];      /* "YYYY-MM-DDTHH:MM:SS": 19 bytes; room for any int the compiler imagines */
     bool utc_valid;
     thr *thr;
     size_t nthr, capthr;
@@ -364,11 +367,10 @@ static size_t decode_name(tl *t, lx_slice s)
     return lx_decode_name(s, t->nbuf);
 }
 
-static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char *name)
+void tl_meta(jw *w, bool *first, const char *what, uint64_t pid, uint64_t tid, const char *name)
 {
-    jw *w = &t->w;
-    jw_lit(w, t->first ? "\n{\"name\":\"" : ",\n{\"name\":\"");
-    t->first = false;
+    jw_lit(w, *first ? "\n{\"name\":\"" : ",\n{\"name\":\"");
+    *first = false;
     jw_lit(w, what);
     JW_LIT(w, "\",\"ph\":\"M\",\"pid\":");
     jw_u64(w, pid);
@@ -377,6 +379,11 @@ static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char
     JW_LIT(w, ",\"args\":{\"name\":");
     jw_str(w, name, strlen(name));
     JW_LIT(w, "}}");
+}
+
+static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char *name)
+{
+    tl_meta(&t->w, &t->first, what, pid, tid, name);
     t->rep->events++;
     t->rep->lane_names++;
 }
@@ -488,7 +495,7 @@ static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
     uint64_t maxtid = 0;
     for (size_t i = 0; i < L->nspan; i++) {
         const ps_span *s = &L->span[i];
-        n += !s->dev && s->depth == 0;
+        n += !s->dev && s->depth == 0 && !sp_foreign(s->name);
         if (!s->dev && s->tid > maxtid)
             maxtid = s->tid;
     }
@@ -510,7 +517,7 @@ static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
     n = 0;
     for (size_t i = 0; i < L->nspan; i++) {
         const ps_span *s = &L->span[i];
-        if (!s->dev && s->depth == 0)
+        if (!s->dev && s->depth == 0 && !sp_foreign(s->name))
             rk[n++] = (rootkey){s->pid, s->tid, s->ts, s->ts + s->dur < s->ts ? UINT64_MAX : s->ts + s->dur, s->inv};
     }
     qsort(rk, n, sizeof *rk, cmp_root);
@@ -642,7 +649,7 @@ static void emit_spans(tl *t)
     }
 }
 
-static void flow_end(tl *t, char ph, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts);
+static void flow_end(tl *t, const char *name, char ph, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts);
 
 /* A host span's place in (pid, inv, depth, ts) order, for finding parents. */
 typedef struct skey {
@@ -711,8 +718,8 @@ static void emit_span_handoffs(tl *t)
          * together (an arrow binds to the slice around its time) */
         uint64_t at = c->ts == p->ts && p->dur > 1 ? c->ts + 1 : c->ts;
         uint64_t id = ++t->flow_id;
-        flow_end(t, 's', id, c->pid, lane_of(t, p->pid, p->tid, p->inv), at);
-        flow_end(t, 'f', id, c->pid, lane_of(t, c->pid, c->tid, c->inv), c->ts + c->dur / 2);
+        flow_end(t, "handoff", 's', id, c->pid, lane_of(t, p->pid, p->tid, p->inv), at);
+        flow_end(t, "handoff", 'f', id, c->pid, lane_of(t, c->pid, c->tid, c->inv), c->ts + c->dur / 2);
         t->rep->flows++;
     }
     free(ix);
@@ -749,6 +756,21 @@ static void note_record_segments(tl *t, const rc_file *recs, size_t nrecs)
                 if (seg[f->rec[ln->first + k].phase] >= 0)
                     t->rec_segs[p - L->pass] |= 1u << seg[f->rec[ln->first + k].phase];
         }
+    }
+}
+
+/* The scheduler's hand-offs: an arrow from each node.submit to the
+ * node.dispatch of the task it submitted, as the original tool draws them;
+ * each end in the middle of its slice, so it binds to that slice. */
+static void emit_node_flows(tl *t)
+{
+    ps_log *L = t->L;
+    for (size_t i = 0; i < t->ns.nflow; i++) {
+        const ps_span *a = &L->span[t->ns.flow[i].submit], *b = &L->span[t->ns.flow[i].dispatch];
+        uint64_t id = ++t->flow_id;
+        flow_end(t, "task dispatch", 's', id, a->pid, lane_of(t, a->pid, a->tid, a->inv), a->ts + a->dur / 2);
+        flow_end(t, "task dispatch", 'f', id, b->pid, lane_of(t, b->pid, b->tid, b->inv), b->ts + b->dur / 2);
+        t->rep->flows++;
     }
 }
 
@@ -795,9 +817,11 @@ static void emit_passes(tl *t)
 /* One end of a flow arrow: "s" leaves the slice around ts on (pid, tid),
  * "f" arrives in the slice around ts ("bp":"e": the enclosing slice, not
  * the next one to start). */
-static void flow_end(tl *t, char ph, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts)
+static void flow_end(tl *t, const char *name, char ph, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts)
 {
-    JW_LIT(&t->w, ",\n{\"name\":\"handoff\",\"cat\":\"flow\",\"ph\":\"");
+    JW_LIT(&t->w, ",\n{\"name\":\"");
+    jw_lit(&t->w, name);
+    JW_LIT(&t->w, "\",\"cat\":\"flow\",\"ph\":\"");
     char c[2] = {ph, 0};
     jw_lit(&t->w, c);
     if (ph == 'f')
@@ -861,8 +885,8 @@ static void emit_handoffs(tl *t, const rc_file *f, const rc_line *ln)
         if (a->tid == b->tid || a->end > b->start)
             continue;
         uint64_t id = ++t->flow_id;
-        flow_end(t, 's', id, ln->pid, lane_of(t, ln->pid, a->tid, ln->inv), mid(a));
-        flow_end(t, 'f', id, ln->pid, lane_of(t, ln->pid, b->tid, ln->inv), mid(b));
+        flow_end(t, "handoff", 's', id, ln->pid, lane_of(t, ln->pid, a->tid, ln->inv), mid(a));
+        flow_end(t, "handoff", 'f', id, ln->pid, lane_of(t, ln->pid, b->tid, ln->inv), mid(b));
         t->rep->flows++;
     }
 }
@@ -1021,6 +1045,8 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
 
     place_device_spans(&t);
     split_pipelined(&t, recs, nrecs);
+    if (ns_analyse(L, &t.ns) != HBG_OK)
+        t.oom = true;
     JW_LIT(&t.w, "{\"traceEvents\":[");
     emit_spans(&t);
     if (t.dev_unplaced)
@@ -1028,6 +1054,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
                      "(their ts is on the device clock, which the host axis does not share)",
                L->path, t.dev_unplaced);
     emit_span_handoffs(&t);
+    emit_node_flows(&t);
     note_record_segments(&t, recs, nrecs);
     emit_passes(&t);
     for (size_t r = 0; r < nrecs; r++) {
@@ -1066,9 +1093,10 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     }
     free(by_pid);
     for (size_t i = 0; i < t.nthr; i++) {
+        const ns_role *role = t.thr[i].slot ? NULL : ns_role_of(&t.ns, t.thr[i].pid, t.thr[i].tid);
         if (t.thr[i].slot)
             snprintf(name, sizeof name, "pipeline slot %u (tid %" PRIu64 ")", t.thr[i].slot, t.thr[i].real_tid);
-        else
+        else if (!role || !ns_lane_name(role, name, sizeof name))
             snprintf(name, sizeof name, "tid %" PRIu64, t.thr[i].tid);
         meta(&t, "thread_name", t.thr[i].pid, t.thr[i].tid, name);
     }
@@ -1121,6 +1149,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.dl);
     free(t.anc);
     free(t.sl);
+    ns_free(&t.ns);
     free(t.hk);
     free(t.hv);
     if (t.oom)

@@ -40,4 +40,14 @@ typedef struct tl_report {
  * warn. Returns HBG_E_NOMEM, HBG_E_IO (a write failed) or HBG_OK. */
 hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_report *rep, dg_list *warn);
 
+/* One metadata event ("process_name", "thread_name") naming lane (pid,
+ * tid); *first: no event written yet (no comma before it). */
+struct jw;
+void tl_meta(struct jw *w, bool *first, const char *what, uint64_t pid, uint64_t tid, const char *name);
+
+/* The per-invocation view (--per-invocation): one synthetic process lane
+ * per (pid, inv), its host spans on track 0 and its device-clock spans on
+ * track 1, placed at the start of its runner_run. Spans only. */
+hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list *warn);
+
 #endif

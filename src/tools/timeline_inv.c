@@ -1,0 +1,138 @@
+/* hbg timeline --per-invocation: the original tool's other view. One
+ * synthetic process lane per invocation ("decode inv=3 (pid 5100, rank
+ * 0)"), its host spans on a "host" track and its device-clock spans on a
+ * "device" track, each of those placed at the start of the invocation's
+ * runner_run (the device clock is not the host's; drawn at their own ts
+ * they would stretch the axis from 0). Each invocation its own lane, so
+ * pipelined runs never overlap on one. */
+#include "tools/timeline.h"
+#include "tools/jw.h"
+#include "tools/spans.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The start of x's runner_run and its smallest device ts; false when it
+ * has no runner_run. */
+static bool device_place(const sp_set *S, const sp_inv *x, uint64_t *host, uint64_t *base)
+{
+    bool found = false;
+    *base = UINT64_MAX;
+    for (size_t k = 0; k < x->n; k++) {
+        const ps_span *s = &S->L->span[S->idx[x->first + k]];
+        if (s->dev && s->ts < *base)
+            *base = s->ts;
+        if (!s->dev && !found && s->depth == 1 && lx_slice_eq(s->name, "chip.run.runner_run")) {
+            found = true;
+            *host = s->ts;
+        }
+    }
+    return found;
+}
+
+static void span_event(jw *w, const ps_span *s, char *nbuf, uint64_t lane, uint64_t track, uint64_t ts,
+                       tl_report *rep)
+{
+    size_t nl = lx_decode_name(s->name, nbuf);
+    JW_LIT(w, ",\n{\"name\":");
+    jw_str(w, nbuf, nl);
+    jw_lit(w, s->dev ? ",\"cat\":\"device\",\"ph\":\"X\",\"pid\":" : ",\"cat\":\"span\",\"ph\":\"X\",\"pid\":");
+    jw_u64(w, lane);
+    JW_LIT(w, ",\"tid\":");
+    jw_u64(w, track);
+    JW_LIT(w, ",\"ts\":");
+    jw_us(w, ts);
+    JW_LIT(w, ",\"dur\":");
+    jw_us(w, s->dur);
+    JW_LIT(w, ",\"args\":{\"inv\":");
+    jw_u64(w, s->inv);
+    JW_LIT(w, ",\"pid\":");
+    jw_u64(w, s->pid);
+    JW_LIT(w, ",\"depth\":");
+    jw_u64(w, s->depth);
+    if (s->dev) {
+        JW_LIT(w, ",\"clock\":\"device\",\"device_ts_ns\":");
+        jw_u64str(w, s->ts);
+    }
+    JW_LIT(w, "}}");
+    rep->events++;
+    if (s->dev)
+        rep->device_spans++;
+    else
+        rep->spans++;
+}
+
+hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list *warn)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->torn = L->ntorn;
+    sp_set S;
+    if (sp_build(&S, L) != HBG_OK)
+        return HBG_E_NOMEM;
+    for (size_t i = 0; i < S.warn.n; i++)
+        dg_add(warn, "%s", S.warn.msg[i]);
+    size_t maxname = 1;
+    for (size_t i = 0; i < L->nspan; i++)
+        if (L->span[i].name.n > maxname)
+            maxname = L->span[i].name.n;
+    char *nbuf = malloc(maxname + 1);
+    jw w;
+    if (!nbuf || !jw_init(&w, out)) {
+        free(nbuf);
+        sp_free(&S);
+        return HBG_E_NOMEM;
+    }
+    bool first = true;
+    size_t unplaced = 0;
+    char name[256];
+    JW_LIT(&w, "{\"traceEvents\":[");
+    for (size_t i = 0; i < S.ninv; i++) {
+        const sp_inv *x = &S.inv[i];
+        const sp_callable *c = &S.call[x->callable];
+        uint64_t lane = i + 1;
+        snprintf(name, sizeof name, "%s inv=%" PRIu64 " (pid %" PRIu64 ", rank %u)",
+                 c->label[0] ? c->label : "callable", x->inv, x->pid, x->rank);
+        tl_meta(&w, &first, "process_name", lane, 0, name);
+        tl_meta(&w, &first, "thread_name", lane, 0, "host");
+        uint64_t host = 0, base = 0;
+        bool placed = device_place(&S, x, &host, &base);
+        /* device spans run at once (orch beside sched): a track per name */
+        lx_slice dnames[8];
+        size_t nd = 0;
+        for (size_t k = 0; k < x->n; k++) {
+            const ps_span *s = &L->span[S.idx[x->first + k]];
+            if (s->dev && !placed) {
+                unplaced++;
+                continue;
+            }
+            uint64_t ts = s->ts, track = 0;
+            if (s->dev) {
+                ts = host + (s->ts - base) < host ? UINT64_MAX : host + (s->ts - base);
+                while (track < nd && !(dnames[track].n == s->name.n && !memcmp(dnames[track].p, s->name.p, s->name.n)))
+                    track++;
+                if (track == nd && nd < 8) {
+                    dnames[nd++] = s->name;
+                    size_t nl = lx_decode_name(s->name, nbuf);
+                    snprintf(name, sizeof name, "device (clk=dev): %.*s", (int)(nl < 200 ? nl : 200), nbuf);
+                    tl_meta(&w, &first, "thread_name", lane, nd, name);
+                }
+                track = track < nd ? track + 1 : nd;
+            }
+            span_event(&w, s, nbuf, lane, track, ts, rep);
+        }
+    }
+    if (unplaced)
+        dg_add(warn, "%s: %zu device-clock spans have no chip.run.runner_run span in their invocation; not drawn",
+               L->path, unplaced);
+    JW_LIT(&w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline --per-invocation\","
+               "\"log\":");
+    jw_str(&w, L->path, strlen(L->path));
+    JW_LIT(&w, "}}\n");
+    bool ok = jw_flush(&w);
+    jw_free(&w);
+    free(nbuf);
+    sp_free(&S);
+    return ok ? HBG_OK : HBG_E_IO;
+}
