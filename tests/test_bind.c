@@ -186,6 +186,41 @@ static void device_refusal_is_named(void **state)
     rig_close(&r);
 }
 
+/* A kernel that fails every call, and a program of one task running it. */
+#define FAILING_KERNEL 900
+static int failing_kernel(const hbg_kernel_args *a)
+{
+    (void)a;
+    return 1;
+}
+
+static hbg_status failing_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = FAILING_KERNEL, .core = HBG_CORE_AIV, .blocks = 1};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+/* A pass that binds and then fails on the device names no segment: its
+ * failed_segment is HBG_PH_NONE, apart from every phase name. */
+static void device_failure_names_no_segment(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    assert_int_equal(hbg_kernel_register(r.kt, FAILING_KERNEL, "fails", failing_kernel), HBG_OK);
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+    assert_int_equal(rep.failed_segment, HBG_PH_NONE);
+    hbg_program bad = r.prog;
+    bad.orch = failing_orch;
+    assert_int_equal(hbg_runtime_run(r.rt, &bad, false, &rep), HBG_E_KERNEL);
+    assert_true(rep.device_ran);
+    assert_int_equal(rep.failed_segment, HBG_PH_NONE);
+    assert_string_equal(hbg_phase_name(rep.failed_segment), "none");
+    rig_close(&r);
+}
+
 static void skip_device_binds_fully(void **state)
 {
     (void)state;
@@ -274,6 +309,7 @@ int main(void)
         cmocka_unit_test(poisoned_mirror_still_golden),
         cmocka_unit_test(failed_pass_leaves_runtime_usable),
         cmocka_unit_test(device_refusal_is_named),
+        cmocka_unit_test(device_failure_names_no_segment),
         cmocka_unit_test(skip_device_binds_fully),
         cmocka_unit_test(kept_definitions_record_once),
         cmocka_unit_test(eager_matches_serial_image),

@@ -65,7 +65,8 @@ typedef struct hbg_runtime_config {
 typedef struct hbg_pass_report {
     uint64_t inv;                     /* this process's invocation number */
     hbg_status status;                /* of the whole chip.run */
-    hbg_phase failed_segment;         /* when status comes from bind */
+    hbg_phase failed_segment;         /* the bind segment that failed; HBG_PH_NONE when
+                                         none did (success, or a failed device run) */
     hbg_bind_trace trace;             /* every segment that ran, with attrs */
     uint32_t tasks;
     uint64_t heap_used;

@@ -77,11 +77,16 @@ typedef enum hbg_phase {
     /* orchestrator operation kinds */
     HBG_OP_SUBMIT_TASK = HBG_SEGMENT_COUNT, HBG_OP_ALLOC_TENSORS, HBG_OP_RECORD_NODE,
     HBG_OP_GRAPH_SUBMIT, HBG_OP_BUILD_DEFINITION,
-    HBG_PHASE_COUNT
+    HBG_PHASE_COUNT,
+    /* No phase at all: a pass report's failed_segment when no bind segment
+     * failed (the pass succeeded, or the device run failed). Apart from
+     * every segment and operation, so it never reads as one. */
+    HBG_PH_NONE = 0xff
 } hbg_phase;
 #define HBG_OP_COUNT (HBG_PHASE_COUNT - HBG_SEGMENT_COUNT)
 
-const char *hbg_phase_name(hbg_phase p); /* "args", ..., "build_definition" */
+/* "args", ..., "build_definition"; "none" for HBG_PH_NONE. */
+const char *hbg_phase_name(hbg_phase p);
 
 #define HBG_MAX_ATTRS 6
 typedef struct hbg_attr { const char *key; uint64_t value; } hbg_attr;

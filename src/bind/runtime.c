@@ -87,7 +87,7 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
     rep->inv = atomic_fetch_add(&g_inv, 1) + 1;
     rep->trace.pid = (uint32_t)getpid();
     rep->trace.inv = rep->inv;
-    rep->failed_segment = HBG_SEGMENT_COUNT;
+    rep->failed_segment = HBG_PH_NONE;
     uint64_t hid = hbg_hash64(p->name ? p->name : "", p->name ? strlen(p->name) : 0);
     hbg_recpool *rec = rt->cfg.records;
     if (rec)
