@@ -221,6 +221,25 @@ static void device_failure_names_no_segment(void **state)
     rig_close(&r);
 }
 
+/* A caller tensor is staged and/or read back; it is never allocated. */
+static void caller_tensor_cannot_be_allocated(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    hbg_pass_report rep;
+    static const hbg_dir bad[] = {HBG_OUT_ALLOC, HBG_NO_DEP};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r.prog.args[2].dir = bad[i];
+        assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_E_INVAL);
+        assert_int_equal(rep.failed_segment, HBG_PH_ARGS);
+    }
+    r.prog.args[2].dir = HBG_OUT;
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+    golden(&r);
+    rig_close(&r);
+}
+
 static void skip_device_binds_fully(void **state)
 {
     (void)state;
@@ -310,6 +329,7 @@ int main(void)
         cmocka_unit_test(failed_pass_leaves_runtime_usable),
         cmocka_unit_test(device_refusal_is_named),
         cmocka_unit_test(device_failure_names_no_segment),
+        cmocka_unit_test(caller_tensor_cannot_be_allocated),
         cmocka_unit_test(skip_device_binds_fully),
         cmocka_unit_test(kept_definitions_record_once),
         cmocka_unit_test(eager_matches_serial_image),

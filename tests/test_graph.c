@@ -24,7 +24,7 @@ static hbg_status layer_body(hbg_orch *o, void *vctx, const hbg_boundary *b)
     body_ctx *c = vctx;
     uint32_t shape[2] = {1, H};
     hbg_tensor tmp = hbg_tensor_desc(HBG_F32, 2, shape);
-    hbg_arg a0[] = {{b->args[0].t, HBG_IN}, {b->args[1].t, HBG_IN}, {&tmp, HBG_OUT}};
+    hbg_arg a0[] = {{b->args[0].t, HBG_IN}, {b->args[1].t, HBG_IN}, {&tmp, HBG_OUT_ALLOC}};
     hbg_task mm = {.kernel_aic = c->k_mm, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_AIC, .blocks = 2,
                    .ntensors = 3, .args = a0};
     hbg_task_id n0, n1, n2, n3, n4;
@@ -35,7 +35,7 @@ static hbg_status layer_body(hbg_orch *o, void *vctx, const hbg_boundary *b)
     /* half of the scratch, as a view */
     uint32_t half[2] = {1, H / 2};
     hbg_tensor sv = hbg_tensor_view(b->args[3].t, b->args[3].t->offset + H / 2, 2, half, NULL);
-    hbg_arg a2[] = {{&tmp, HBG_IN}, {&acc, HBG_OUT_EXISTING}, {&sv, HBG_INOUT}};
+    hbg_arg a2[] = {{&tmp, HBG_IN}, {&acc, HBG_OUT}, {&sv, HBG_INOUT}};
     hbg_task v = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 2, .core = HBG_CORE_AIV, .blocks = 1,
                   .ntensors = 3, .args = a2};
     hbg_submit_task(o, &v, &n2);
@@ -305,6 +305,39 @@ static void capture_errors(void **state)
     hbg_orch_destroy(o);
 }
 
+/* A body that allocates into a tensor the boundary already names. */
+static hbg_status alloc_into_boundary(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_arg a[] = {{b->args[0].t, HBG_OUT_ALLOC}};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 2, .core = HBG_CORE_AIV, .blocks = 1,
+                  .ntensors = 1, .args = a};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static hbg_status alloc_tensors_into_boundary(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_tensor *ts[] = {b->args[0].t};
+    return hbg_alloc_tensors(o, 1, ts, NULL);
+}
+
+static void body_alloc_into_buffer_refused(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_graph(o, 7, alloc_into_boundary, NULL, &m.b[0], 0, &id), HBG_E_ARG_HAS_BUFFER);
+    assert_int_equal(hbg_submit_graph(o, 8, alloc_tensors_into_boundary, NULL, &m.b[0], 0, &id),
+                     HBG_E_ARG_HAS_BUFFER);
+    assert_int_equal(m.hid[0].addr, 0x10000);
+    assert_int_equal(hbg_orch_def_count(o), 0);
+    assert_int_equal(hbg_orch_task_count(o), 0);
+    hbg_orch_destroy(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +346,7 @@ int main(void)
         cmocka_unit_test(kept_definitions_skip_recording),
         cmocka_unit_test(boundary_mismatch_detected),
         cmocka_unit_test(capture_errors),
+        cmocka_unit_test(body_alloc_into_buffer_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

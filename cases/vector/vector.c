@@ -134,7 +134,7 @@ static hbg_status axpb_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
     (void)ctx;
     hbg_tensor *u = b->args[0].t;
     hbg_tensor tmp = hbg_tensor_desc(HBG_F32, 1, u->shape);
-    hbg_arg a1[] = {{u, HBG_IN}, {&tmp, HBG_OUT}};
+    hbg_arg a1[] = {{u, HBG_IN}, {&tmp, HBG_OUT_ALLOC}};
     int16_t slot0[] = {0}, slot1[] = {1};
     uint64_t zero = 0;
     hbg_task mul = {.kernel_aic = K_AXPB_MUL, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_AIC, .blocks = 1,
@@ -160,15 +160,15 @@ static hbg_status vec_orch(hbg_orch *o, void *ctx)
     hbg_task_id id, p1, p2, counted;
     hbg_alloc_tensors(o, 3, ts, &id);
 
-    hbg_arg as[] = {{&x, HBG_IN}, {&t, HBG_OUT_EXISTING}};
+    hbg_arg as[] = {{&x, HBG_IN}, {&t, HBG_OUT}};
     hbg_task scale = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = K_SCALE, .core = HBG_CORE_AIV, .blocks = 4,
                       .ntensors = 2, .args = as};
     hbg_submit_task(o, &scale, &id);
-    hbg_arg aa[] = {{&t, HBG_IN}, {&y, HBG_IN}, {&u, HBG_OUT_EXISTING}};
+    hbg_arg aa[] = {{&t, HBG_IN}, {&y, HBG_IN}, {&u, HBG_OUT}};
     hbg_task add = {.kernel_aic = K_ADD, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_AIC, .blocks = 2,
                     .ntensors = 3, .args = aa};
     hbg_submit_task(o, &add, &id);
-    hbg_arg ac[] = {{&u, HBG_IN}, {&flag, HBG_OUT_EXISTING}};
+    hbg_arg ac[] = {{&u, HBG_IN}, {&flag, HBG_OUT}};
     hbg_task count = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = K_COUNT, .core = HBG_CORE_AIV, .blocks = 1,
                       .ntensors = 2, .args = ac};
     hbg_submit_task(o, &count, &counted);
@@ -183,7 +183,7 @@ static hbg_status vec_orch(hbg_orch *o, void *ctx)
         hbg_submit_graph(o, 0xa8b0, axpb_body, NULL, &b, 0, &id);
     }
 
-    hbg_arg af[] = {{&u, HBG_IN}, {&out, HBG_OUT_EXISTING}};
+    hbg_arg af[] = {{&u, HBG_IN}, {&out, HBG_OUT}};
     hbg_task fold = {.kernel_aic = K_FOLD_AIC, .kernel_aiv = K_FOLD_AIV, .core = HBG_CORE_MIX, .blocks = 2,
                      .ntensors = 2, .args = af};
     hbg_submit_task(o, &fold, &id);

@@ -24,7 +24,7 @@ extern "C" {
 
 typedef struct hbg_boundary {
     uint32_t ntensors;
-    const hbg_arg *args; /* dir: HBG_IN, HBG_INOUT or HBG_OUT_EXISTING */
+    const hbg_arg *args; /* dir: HBG_IN, HBG_INOUT or HBG_OUT */
     uint32_t nscalars;
     const uint64_t *scalars;
     uint32_t ndeps;          /* explicit deps of the outer task (MANUAL scopes) */
@@ -50,7 +50,7 @@ typedef struct hbg_def_info {
     uint32_t nodes;
     uint32_t by_kind[5];  /* indexed by hbg_node_kind */
     uint32_t boundary_tensors;
-    uint32_t boundary_in, boundary_inout, boundary_out_existing;
+    uint32_t boundary_in, boundary_inout, boundary_out;
     uint32_t boundary_scalars;
     uint32_t predicated;  /* nodes carrying a dispatch predicate */
     uint64_t image_bytes;

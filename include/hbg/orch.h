@@ -44,16 +44,31 @@ typedef enum hbg_core {
 
 #define HBG_KERNEL_NONE 0xffffu
 
+/* Directions. Each name means one thing wherever it appears: on a task's
+ * tensor argument, a Graph boundary slot, or a caller tensor
+ * (hbg_host_tensor.dir, which takes HBG_IN, HBG_OUT and HBG_INOUT only).
+ * Only HBG_OUT_ALLOC makes a buffer; every other direction uses the buffer
+ * its tensor already names, so a caller's output tensor passed to a task as
+ * HBG_OUT is written in place. */
 typedef enum hbg_dir {
-    HBG_IN = 0,           /* read; depends on earlier overlapping writers */
-    HBG_OUT = 1,          /* written; buffer allocated by the runtime from the GM heap */
-    HBG_INOUT = 2,        /* read and written in place */
-    HBG_OUT_EXISTING = 3, /* written into a buffer the caller owns; no read dependency */
-    HBG_NO_DEP = 4        /* passed through; no dependency tracking at all */
+    HBG_IN = 0,        /* read; depends on earlier overlapping writers
+                          (caller tensor: staged to the device before the run) */
+    HBG_OUT_ALLOC = 1, /* task argument only: the runtime allocates the buffer
+                          from the GM heap and fills t->addr / nbytes / creator;
+                          the tensor must arrive without one (addr 0), else
+                          HBG_E_ARG_HAS_BUFFER */
+    HBG_INOUT = 2,     /* read and written in place (caller tensor: staged,
+                          and read back after the run) */
+    HBG_OUT = 3,       /* written into the buffer the tensor names; no read
+                          dependency (caller tensor: read back after the run) */
+    HBG_NO_DEP = 4     /* task argument only: passed through, never tracked */
 } hbg_dir;
 
-/* One tensor argument. For HBG_OUT the runtime fills t->addr, t->nbytes and
- * t->creator from the GM heap (so `t` must point at writable storage). */
+/* One tensor argument. Every direction but HBG_OUT_ALLOC needs a tensor
+ * that names a buffer (addr != 0), else HBG_E_ARG_NO_BUFFER. For
+ * HBG_OUT_ALLOC `t` must point at writable storage, which the runtime
+ * fills in; a tensor reused across passes is reset to its description
+ * (hbg_tensor_desc) before each pass's submit. */
 typedef struct hbg_arg {
     hbg_tensor *t;
     uint8_t dir; /* an hbg_dir */
@@ -102,7 +117,8 @@ hbg_status hbg_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps
 
 /* A kernel-less task that completes on the host and returns `n` tensors
  * carved from the GM heap. On entry each *ts[i] describes dtype and shape
- * (see hbg_tensor_desc); on return addr / nbytes / creator are filled. */
+ * and names no buffer (see hbg_tensor_desc; addr != 0 is
+ * HBG_E_ARG_HAS_BUFFER); on return addr / nbytes / creator are filled. */
 hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id);
 
 typedef enum hbg_scope_mode {

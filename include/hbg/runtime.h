@@ -31,7 +31,9 @@ typedef struct hbg_host_tensor {
     const char *name;
     void *host;         /* caller memory, `layout.nbytes` bytes */
     hbg_tensor layout;  /* dtype / shape / strides / nbytes; addr ignored */
-    uint8_t dir;        /* HBG_IN (staged), HBG_OUT (read back), HBG_INOUT (both) */
+    uint8_t dir;        /* HBG_IN (staged), HBG_OUT (read back), HBG_INOUT (both);
+                           the orchestration passes it to tasks with the same
+                           name: HBG_OUT writes into this buffer */
     bool persistent;    /* an IN staged once and kept on the device while its
                            host pointer and size stay the same (weights) */
 } hbg_host_tensor;

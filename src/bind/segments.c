@@ -61,7 +61,7 @@ static hbg_status seg_args(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
         const hbg_host_tensor *a = &p->args[i];
         hbg_argbuf *ab = &rt->argbufs[i];
         uint64_t n = a->layout.nbytes;
-        if (!a->host || n == 0 || a->dir > HBG_INOUT || a->dir == HBG_OUT_EXISTING) {
+        if (!a->host || n == 0 || (a->dir != HBG_IN && a->dir != HBG_OUT && a->dir != HBG_INOUT)) {
             st = HBG_E_INVAL;
             break;
         }

@@ -108,7 +108,7 @@ static hbg_status check_boundary(const hbg_boundary *b)
  * inside its buffer (kept in *r for inference). */
 static bool slot_ok(const hbg_arg *a, hbg_range *r)
 {
-    return a->t && (a->dir == HBG_IN || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING) &&
+    return a->t && (a->dir == HBG_IN || a->dir == HBG_INOUT || a->dir == HBG_OUT) &&
            hbg_tensor_byte_range(a->t, &r->lo, &r->hi) && r->hi <= a->t->nbytes;
 }
 
@@ -119,7 +119,7 @@ static bool slot_ok(const hbg_arg *a, hbg_range *r)
 typedef struct bscan {
     hbg_range rng[HBG_MAX_BOUNDARY_TENSORS];
     uint16_t reads[HBG_MAX_BOUNDARY_TENSORS];  /* slots on a buffer the pass may have written */
-    uint16_t writes[HBG_MAX_BOUNDARY_TENSORS]; /* INOUT and OUT_EXISTING slots */
+    uint16_t writes[HBG_MAX_BOUNDARY_TENSORS]; /* INOUT and OUT slots */
     uint32_t nreads, nwrites;
 } bscan;
 
@@ -307,7 +307,7 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
         uint8_t d = b->args[k].dir;
         in->boundary_in += d == HBG_IN;
         in->boundary_inout += d == HBG_INOUT;
-        in->boundary_out_existing += d == HBG_OUT_EXISTING;
+        in->boundary_out += d == HBG_OUT;
     }
     in->image_bytes = h.bytes;
     in->heap_bytes = h.heap_bytes;

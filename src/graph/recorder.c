@@ -157,7 +157,7 @@ static hbg_status record_write(hbg_recorder *r, uint32_t self, const hbg_tensor 
 {
     hbg_tensor *v = &r->views[r->nviews++];
     *v = *t;
-    return hbg_tmap_write(&r->map, v, lo, hi, self, dir == HBG_INOUT || dir == HBG_OUT_EXISTING);
+    return hbg_tmap_write(&r->map, v, lo, hi, self, dir == HBG_INOUT || dir == HBG_OUT);
 }
 
 static hbg_def_node *new_node(hbg_recorder *r, uint8_t kind)
@@ -240,7 +240,7 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
             hbg_def_targ *g = &r->targs[r->ntarg];
             memset(g, 0, sizeof *g);
             g->dir = a->dir;
-            if (a->dir == HBG_OUT) {
+            if (a->dir == HBG_OUT_ALLOC) {
                 if (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
                     st = HBG_E_INVAL;
                     break;
@@ -271,12 +271,14 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
         }
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             const hbg_arg *a = &t->args[i];
-            if (a->dir == HBG_OUT || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING)
+            if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
                 st = record_write(r, self, a->t, rng[i].lo, rng[i].hi, a->dir);
         }
     }
-    if (st)
+    if (st) {
         rollback(r, m);
+        hbg_orch_release_allocs(t->args, dummy ? 0 : t->ntensors);
+    }
 out:
     return end_node(o, st, id, t0);
 }
@@ -298,9 +300,13 @@ hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_
             st = HBG_E_INVAL;
             break;
         }
+        if (ts[i]->addr) {
+            st = HBG_E_ARG_HAS_BUFFER;
+            break;
+        }
         hbg_def_targ *g = &r->targs[r->ntarg];
         memset(g, 0, sizeof *g);
-        g->dir = HBG_OUT;
+        g->dir = HBG_OUT_ALLOC;
         if ((st = own_out(r, o->cfg.heap_bytes, ts[i], hi, g)))
             break;
         r->ntarg++;
@@ -308,8 +314,13 @@ hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_
          * complete when its replay starts (see hbg_alloc_tensors). */
     }
     node->targ_cnt = n;
-    if (st)
+    if (st) {
+        /* The tensors before the failing one were given recording
+         * addresses; like the buffers, those are taken back. */
+        for (uint32_t i = 0; i < r->ntarg - m.ntarg; i++)
+            ts[i]->addr = 0;
         rollback(r, m);
+    }
 out:
     return end_node(o, st, id, t0);
 }

@@ -158,7 +158,7 @@ hbg_status hbg_orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t,
 {
     /* An in-place write that covers an earlier write makes it unreachable:
      * later readers need only the newer writer, which already follows it. */
-    return hbg_tmap_write(&o->map, t, lo, hi, task, dir == HBG_INOUT || dir == HBG_OUT_EXISTING);
+    return hbg_tmap_write(&o->map, t, lo, hi, task, dir == HBG_INOUT || dir == HBG_OUT);
 }
 
 static bool core_ok(const hbg_task *t)
@@ -185,8 +185,14 @@ hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dum
             const hbg_arg *a = &t->args[i];
             if (!a->t || a->dir > HBG_NO_DEP)
                 return HBG_E_INVAL;
+            /* Only an allocating argument may (and must) arrive without a
+             * buffer: a caller's buffer passed for allocation would be
+             * silently replaced, a description passed for writing would be
+             * written at address 0. */
+            if ((a->dir == HBG_OUT_ALLOC) != (a->t->addr == 0))
+                return a->t->addr ? HBG_E_ARG_HAS_BUFFER : HBG_E_ARG_NO_BUFFER;
             /* The range is computed once here and reused by inference. */
-            if (a->dir != HBG_OUT &&
+            if (a->dir != HBG_OUT_ALLOC &&
                 (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi) || rng[i].hi > a->t->nbytes))
                 return HBG_E_INVAL;
         }
@@ -250,9 +256,8 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         bool infer = o->manual_depth == 0;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             hbg_arg *a = &t->args[i];
-            if (a->dir == HBG_OUT) {
+            if (a->dir == HBG_OUT_ALLOC) {
                 uint64_t addr;
-                a->t->addr = 0;
                 if (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
                     st = HBG_E_INVAL;
                     break;
@@ -284,20 +289,21 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         uint32_t nw = 0;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             uint8_t dir = t->args[i].dir;
-            if (dir == HBG_OUT || dir == HBG_INOUT || dir == HBG_OUT_EXISTING)
+            if (dir == HBG_OUT_ALLOC || dir == HBG_INOUT || dir == HBG_OUT)
                 waddr[nw++] = o->img.tensors[d->tensor_off + i].addr;
         }
         if (!st && !hbg_tmap_fits(&o->map, waddr, nw))
             st = HBG_E_POOL_EXHAUSTED;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             const hbg_arg *a = &t->args[i];
-            if (a->dir == HBG_OUT || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING)
+            if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
                 st = hbg_orch_task_writes(o, tid, &o->img.tensors[d->tensor_off + i], rng[i].lo, rng[i].hi, a->dir);
         }
     }
     if (st) {
         hbg__image_rollback(&o->img, m0);
         o->heap_used = h0;
+        hbg_orch_release_allocs(t->args, dummy ? 0 : t->ntensors);
         return st;
     }
     /* After the first failure an eager run only records: later kernels
@@ -369,12 +375,16 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
     uint64_t t0 = hbg_op_begin(o);
     hbg__image_mark m0 = hbg__image_mark_now(&o->img);
     uint64_t h0 = o->heap_used;
-    uint32_t tid;
+    uint32_t tid, n_alloc = 0;
     hbg_status st = hbg_orch_new_task(o, HBG_TASK_ALLOC, &tid);
     for (uint32_t i = 0; i < n && !st; i++) {
         uint64_t addr, lo, hi;
         if (!ts[i] || !hbg_tensor_byte_range(ts[i], &lo, &hi)) {
             st = HBG_E_INVAL;
+            break;
+        }
+        if (ts[i]->addr) {
+            st = HBG_E_ARG_HAS_BUFFER;
             break;
         }
         st = hbg_orch_heap_alloc(o, hi, &addr);
@@ -383,6 +393,7 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
         ts[i]->addr = addr;
         ts[i]->nbytes = hi;
         ts[i]->creator = tid + 1;
+        n_alloc++;
         o->img.tensors[o->img.ntensor++] = *ts[i];
     }
     /* The buffers are not registered with their creator: an alloc task is
@@ -392,6 +403,9 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
     if (st) {
         hbg__image_rollback(&o->img, m0);
         o->heap_used = h0;
+        /* They named no buffer on entry, and name none again. */
+        for (uint32_t i = 0; i < n_alloc; i++)
+            ts[i]->addr = 0, ts[i]->creator = 0;
     } else {
         o->img.tasks[tid].tensor_cnt = n;
         *id = tid;

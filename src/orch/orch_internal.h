@@ -147,6 +147,15 @@ typedef struct hbg_range {
 /* Checks a task before anything is written; fills rng[i] for every non-OUT
  * argument and rng[HBG_MAX_TASK_TENSORS] for the predicate tensor. */
 hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dummy, hbg_range *rng);
+/* A task or node refused after it passed validation gives back the buffers
+ * it allocated: its HBG_OUT_ALLOC tensors, which named no buffer on entry,
+ * name none again, so the same submit can be offered anew. */
+static inline void hbg_orch_release_allocs(const hbg_arg *args, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (args[i].dir == HBG_OUT_ALLOC)
+            args[i].t->addr = 0, args[i].t->creator = 0;
+}
 /* Starts a new task in the window; the caller fills the rest. */
 hbg_status hbg_orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id);
 
