@@ -216,16 +216,23 @@ static void hash_stable_and_sensitive(void **state)
     hbg_orch_destroy(o);
 }
 
+/* An orchestrator that keeps Definitions across passes, before its first. */
+static hbg_orch *kept_orch(void)
+{
+    hbg_orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
+                           .keep_definitions = true};
+    hbg_orch *o;
+    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+    return o;
+}
+
 static void kept_definitions_skip_recording(void **state)
 {
     (void)state;
     model m;
     make_model(&m);
     body_ctx c = {.k_mm = 1};
-    hbg_orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
-                           .keep_definitions = true};
-    hbg_orch *o;
-    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+    hbg_orch *o = kept_orch();
     hbg_task_id ids[LAYERS];
     for (int pass = 0; pass < 3; pass++) {
         hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
@@ -305,6 +312,59 @@ static void capture_errors(void **state)
     hbg_orch_destroy(o);
 }
 
+static hbg_status other_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    return layer_body(o, ctx, b);
+}
+
+/* A key names one body: another function under it is refused, in the pass
+ * that recorded it and (kept Definitions) in later ones. */
+static void key_names_one_body(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    body_ctx c = {.k_mm = 1};
+    hbg_orch *o = kept_orch();
+    hbg_task_id id;
+    for (int pass = 0; pass < 2; pass++) {
+        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_OK);
+        uint32_t before = hbg_orch_task_count(o);
+        assert_int_equal(hbg_submit_graph(o, 42, other_body, &c, &m.b[1], 0, &id), HBG_E_GRAPH_KEY_REUSED);
+        assert_int_equal(id, HBG_TASK_NONE);
+        assert_int_equal(hbg_orch_task_count(o), before);
+        assert_int_equal(hbg_orch_end_pass(o), HBG_E_GRAPH_KEY_REUSED);
+    }
+    assert_string_equal(hbg_status_name(HBG_E_GRAPH_KEY_REUSED), "HBG_E_GRAPH_KEY_REUSED");
+    assert_string_equal(hbg_strerror(HBG_E_GRAPH_KEY_REUSED), "graph key already names another body");
+    hbg_orch_destroy(o);
+}
+
+/* One function whose content depends on its ctx: only the caller can ask
+ * for the content to be checked, and then a change is refused. */
+static void check_body_compares_content(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    body_ctx c = {.k_mm = 1};
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], HBG_GRAPH_CHECK_BODY, &id), HBG_OK);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[1], HBG_GRAPH_CHECK_BODY, &id), HBG_OK);
+    assert_int_equal(o->img.nreplay, 2);
+    c.k_mm = 9;
+    uint32_t before = hbg_orch_task_count(o);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[2], HBG_GRAPH_CHECK_BODY, &id),
+                     HBG_E_GRAPH_KEY_REUSED);
+    assert_int_equal(hbg_orch_task_count(o), before);
+    /* unasked, the first body is replayed */
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[2], 0, &id), HBG_OK);
+    assert_int_equal(hbg_orch_def_count(o), 1);
+    hbg_orch_destroy(o);
+}
+
 /* A body that allocates into a tensor the boundary already names. */
 static hbg_status alloc_into_boundary(hbg_orch *o, void *ctx, const hbg_boundary *b)
 {
@@ -347,6 +407,8 @@ int main(void)
         cmocka_unit_test(boundary_mismatch_detected),
         cmocka_unit_test(capture_errors),
         cmocka_unit_test(body_alloc_into_buffer_refused),
+        cmocka_unit_test(key_names_one_body),
+        cmocka_unit_test(check_body_compares_content),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

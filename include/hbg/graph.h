@@ -34,10 +34,18 @@ typedef struct hbg_boundary {
 /* The body sees the boundary of the call that runs it. */
 typedef hbg_status (*hbg_graph_body)(hbg_orch *o, void *ctx, const hbg_boundary *b);
 
+/* A key names one body: a call under a key already recorded with another
+ * body function is HBG_E_GRAPH_KEY_REUSED, never a replay of the first. */
 enum {
     /* On a boundary mismatch, run the body as ordinary tasks and log a
      * warning instead of failing with HBG_E_BOUNDARY_MISMATCH. */
-    HBG_GRAPH_FALLBACK = 1u << 0
+    HBG_GRAPH_FALLBACK = 1u << 0,
+    /* Under a key already recorded, record the body again and compare what
+     * it submits with the Definition: a body whose content differs (other
+     * kernels, scalars, tensors or edges; e.g. one function behind one key
+     * whose ctx changed) is HBG_E_GRAPH_KEY_REUSED. Costs one recording
+     * per call: a check for tests and debugging, not for measured runs. */
+    HBG_GRAPH_CHECK_BODY = 1u << 1
 };
 
 hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,

@@ -317,13 +317,30 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
     return HBG_OK;
 }
 
-/* `alias` comes from the hbg_boundary_index() of this call, whose table the
- * recorder's classification reads too. */
-static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
-                         const uint16_t *alias, hbg_def_entry **out)
+/* What a recorded body submitted, as one hash over the recorder's arrays:
+ * everything in them is relative to the replay, so the same body on a
+ * matching boundary hashes the same. */
+static uint64_t body_hash(const hbg_recorder *r)
 {
-    struct hbg__graph *g = o->graph;
-    hbg_recorder *r = &g->rec;
+    const struct {
+        const void *p;
+        size_t n;
+    } parts[] = {
+        {r->nodes, (size_t)r->nnodes * sizeof *r->nodes}, {r->fanins, (size_t)r->nfanin * sizeof *r->fanins},
+        {r->targs, (size_t)r->ntarg * sizeof *r->targs},  {r->sargs, (size_t)r->nsarg * sizeof *r->sargs},
+        {r->preds, (size_t)r->npred * sizeof *r->preds},
+    };
+    uint64_t h[sizeof parts / sizeof parts[0]];
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        h[i] = hbg_hash64(parts[i].p, parts[i].n);
+    return hbg_hash64(h, sizeof h);
+}
+
+/* Runs the body in recording mode: its submits fill the recorder. The
+ * first failure inside it is the status. */
+static hbg_status capture(hbg_orch *o, hbg_graph_body body, void *ctx, const hbg_boundary *b)
+{
+    hbg_recorder *r = &o->graph->rec;
     o->capturing = true;
     o->body = b;
     r->b = b;
@@ -343,6 +360,16 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
     if (!st)
         st = o->err;
     o->err = err0 ? err0 : o->err;
+    return st;
+}
+
+/* `alias` comes from the hbg_boundary_index() of this call, whose table the
+ * recorder's classification reads too. */
+static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
+                         const uint16_t *alias, hbg_def_entry **out)
+{
+    struct hbg__graph *g = o->graph;
+    hbg_status st = capture(o, body, ctx, b);
     if (st)
         return st;
     hbg_def_entry *e = find_def(g, key);
@@ -354,6 +381,8 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
     st = build_definition(o, e, key, b, alias);
     if (st)
         return st;
+    e->body = body;
+    e->body_hash = body_hash(&g->rec);
     *out = e;
     return HBG_OK;
 }
@@ -371,6 +400,20 @@ static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const 
     if (!st)
         st = o->err;
     o->err = err0 ? err0 : o->err;
+    return st;
+}
+
+/* HBG_GRAPH_CHECK_BODY: the body recorded again on this call's boundary
+ * must submit what the Definition holds. The boundary image the match
+ * wrote stays where it is: recording touches the recorder alone. */
+static hbg_status check_body(hbg_orch *o, const hbg_def_entry *e, hbg_graph_body body, void *ctx,
+                             const hbg_boundary *b)
+{
+    uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
+    hbg_boundary_index(&o->graph->rec, b, alias);
+    hbg_status st = capture(o, body, ctx, b);
+    if (!st && body_hash(&o->graph->rec) != e->body_hash)
+        st = HBG_E_GRAPH_KEY_REUSED;
     return st;
 }
 
@@ -467,6 +510,10 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     hbg_def_entry *e = find_def(o->graph, key);
     if (e && !(e->pass == o->pass || o->cfg.keep_definitions))
         e = NULL; /* recorded by an earlier pass: record again */
+    if (e && e->body != body) {
+        st = HBG_E_GRAPH_KEY_REUSED;
+        goto out;
+    }
     if (e) {
         st = match_boundary(o, b, &e->sig, &sc);
         if (st == HBG_E_BOUNDARY_MISMATCH && (flags & HBG_GRAPH_FALLBACK)) {
@@ -474,6 +521,8 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
             st = run_inline(o, body, ctx, b);
             goto out;
         }
+        if (!st && (flags & HBG_GRAPH_CHECK_BODY))
+            st = check_body(o, e, body, ctx, b);
         if (st)
             goto out;
         e->pass = o->pass;

@@ -32,6 +32,7 @@ static const struct {
                                                       "(write into it with HBG_OUT)"},
     [HBG_E_ARG_NO_BUFFER] = {"HBG_E_ARG_NO_BUFFER", "a tensor argument names no buffer (addr 0; allocate it with "
                                                     "HBG_OUT_ALLOC or hbg_alloc_tensors)"},
+    [HBG_E_GRAPH_KEY_REUSED] = {"HBG_E_GRAPH_KEY_REUSED", "graph key already names another body"},
 };
 
 _Static_assert(sizeof table / sizeof table[0] == HBG_STATUS_COUNT, "every hbg_status needs a text");
