@@ -24,7 +24,7 @@ typedef struct rig {
     hbg_case_env env;
 } rig;
 
-static void rig_open(rig *r, const char *name, uint64_t mem_limit, bool keep)
+static void rig_open_log(rig *r, const char *name, uint64_t mem_limit, bool keep, hbg_log *log)
 {
     memset(r, 0, sizeof *r);
     hbg_sim_config sc = {.mem_limit = mem_limit};
@@ -35,8 +35,13 @@ static void rig_open(rig *r, const char *name, uint64_t mem_limit, bool keep)
     r->env = (hbg_case_env){.nranks = 1, .tile_unit = 256};
     assert_int_equal(r->c->setup(&r->env, r->kt, &r->prog, &r->state), HBG_OK);
     hbg_runtime_config rc = {.device = r->dev, .kernels = r->kt, .heap_bytes = r->c->heap_bytes,
-                             .keep_definitions = keep, .records_fd = -1, .nranks = 1};
+                             .keep_definitions = keep, .log = log, .records_fd = -1, .nranks = 1};
     assert_int_equal(hbg_runtime_create(&rc, &r->rt), HBG_OK);
+}
+
+static void rig_open(rig *r, const char *name, uint64_t mem_limit, bool keep)
+{
+    rig_open_log(r, name, mem_limit, keep, NULL);
 }
 
 static void rig_close(rig *r)
@@ -148,9 +153,14 @@ static void failed_pass_leaves_runtime_usable(void **state)
 {
     (void)state;
     rig r;
-    rig_open(&r, "vector", 0, false);
+    FILE *logf = tmpfile();
+    assert_non_null(logf);
+    hbg_log *log;
+    assert_int_equal(hbg_log_open(fileno(logf), HBG_LOG_WARN, &log), HBG_OK);
+    rig_open_log(&r, "vector", 0, false, log);
     hbg_pass_report rep;
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+    assert_string_equal(rep.error, "");
 
     uint32_t too_much = (uint32_t)r.c->heap_bytes + 1;
     hbg_program bad = r.prog;
@@ -158,6 +168,20 @@ static void failed_pass_leaves_runtime_usable(void **state)
     bad.ctx = &too_much;
     assert_int_equal(hbg_runtime_run(r.rt, &bad, false, &rep), HBG_E_HEAP_EXHAUSTED);
     assert_int_equal(rep.failed_segment, HBG_PH_HOST_ORCH);
+    /* the report says why, and so does one ERROR line of the log */
+    char want[256];
+    snprintf(want, sizeof want, "task 0 arg 0: GM heap exhausted: %u bytes requested, %llu free of %llu", too_much,
+             (unsigned long long)r.c->heap_bytes, (unsigned long long)r.c->heap_bytes);
+    assert_string_equal(rep.error, want);
+    char line[1024] = "";
+    rewind(logf);
+    assert_non_null(fgets(line, sizeof line, logf));
+    char tail[512];
+    snprintf(tail, sizeof tail, "chip.run of vector failed (HBG_E_HEAP_EXHAUSTED): %s pid=%u inv=%llu\n", want,
+             rep.trace.pid, (unsigned long long)rep.inv);
+    assert_non_null(strstr(line, "[ERROR] hbg_runtime_run: [runtime.c:"));
+    assert_string_equal(line + strlen(line) - strlen(tail), tail);
+    assert_null(fgets(line, sizeof line, logf));
     /* the segments that ran are reported; nothing was shipped */
     assert_int_equal(rep.trace.nran, 6);
     assert_int_equal(rep.trace.order[5], HBG_PH_HOST_ORCH);
@@ -168,8 +192,11 @@ static void failed_pass_leaves_runtime_usable(void **state)
 
     memset(r.prog.args[2].host, 0, r.prog.args[2].layout.nbytes);
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+    assert_string_equal(rep.error, "");
     golden(&r);
     rig_close(&r);
+    hbg_log_close(log);
+    fclose(logf);
 }
 
 static void device_refusal_is_named(void **state)
@@ -181,6 +208,7 @@ static void device_refusal_is_named(void **state)
     hbg_pass_report rep;
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_E_DEVICE_ALLOC);
     assert_int_equal(rep.failed_segment, HBG_PH_STATIC_ARENA);
+    assert_string_equal(rep.error, "static_arena: device allocation refused");
     assert_int_equal(rep.trace.nran, 3);
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_E_DEVICE_ALLOC);
     rig_close(&r);
@@ -218,6 +246,8 @@ static void device_failure_names_no_segment(void **state)
     assert_true(rep.device_ran);
     assert_int_equal(rep.failed_segment, HBG_PH_NONE);
     assert_string_equal(hbg_phase_name(rep.failed_segment), "none");
+    assert_true(strncmp(rep.error, "device run: ", 12) == 0);
+    assert_string_equal(rep.error + 12, hbg_device_last_error());
     rig_close(&r);
 }
 

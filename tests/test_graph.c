@@ -365,6 +365,69 @@ static void check_body_compares_content(void **state)
     hbg_orch_destroy(o);
 }
 
+/* Records key 42 in a fresh pass, then offers boundary `b`: the mismatch
+ * message names the slot and what differs. */
+static void expect_mismatch(hbg_orch *o, model *m, const hbg_boundary *b, const char *msg)
+{
+    body_ctx c = {.k_mm = 1};
+    hbg_task_id id;
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m->b[0], 0, &id), HBG_OK);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, b, 0, &id), HBG_E_BOUNDARY_MISMATCH);
+    assert_string_equal(hbg_orch_last_error(o), msg);
+}
+
+static void errors_name_slot_node_and_key(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_tensor wide = fx_buf(0x10000, 1, 2 * H);
+    hbg_arg args[4];
+    hbg_boundary b = m.b[1];
+    b.args = args;
+    memcpy(args, m.args[1], sizeof args);
+    args[0].t = &wide;
+    expect_mismatch(o, &m, &b, "task 1 (graph key 0x2a) slot 0: shape[1] is 16, the Definition's 8");
+    memcpy(args, m.args[1], sizeof args);
+    args[3].dir = HBG_IN;
+    expect_mismatch(o, &m, &b, "task 1 (graph key 0x2a) slot 3: direction HBG_IN, the Definition's HBG_INOUT");
+    memcpy(args, m.args[1], sizeof args);
+    args[2].t = args[0].t;
+    expect_mismatch(o, &m, &b,
+                    "task 1 (graph key 0x2a) slot 2: shares slot 0's buffer, where the Definition's shares no "
+                    "other slot's");
+    memcpy(args, m.args[1], sizeof args);
+    b.nscalars = 0;
+    expect_mismatch(o, &m, &b, "task 1 (graph key 0x2a): 4 tensors and 0 scalars, the Definition's 4 and 1");
+
+    /* a body's own failure names its node and argument */
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_tensor stray = fx_buf(0x900000, 1, H);
+    body_ctx c = {.k_mm = 1, .stray = &stray};
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_E_GRAPH_CAPTURE);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "graph key 0x2a node 3 arg 0: the tensor is neither a boundary tensor, a view inside one, "
+                        "nor a node's output");
+    /* a key with another body */
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    c.stray = NULL;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_OK);
+    assert_int_equal(hbg_submit_graph(o, 42, other_body, &c, &m.b[1], 0, &id), HBG_E_GRAPH_KEY_REUSED);
+    assert_string_equal(hbg_orch_last_error(o), "task 1 (graph key 0x2a): the key was recorded with another body "
+                                                "function");
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], HBG_GRAPH_CHECK_BODY, &id), HBG_OK);
+    c.k_mm = 5;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[1], HBG_GRAPH_CHECK_BODY, &id),
+                     HBG_E_GRAPH_KEY_REUSED);
+    assert_string_equal(hbg_orch_last_error(o), "task 1 (graph key 0x2a): the body submitted other content than "
+                                                "the Definition holds (HBG_GRAPH_CHECK_BODY)");
+    hbg_orch_destroy(o);
+}
+
 /* A body that allocates into a tensor the boundary already names. */
 static hbg_status alloc_into_boundary(hbg_orch *o, void *ctx, const hbg_boundary *b)
 {
@@ -409,6 +472,7 @@ int main(void)
         cmocka_unit_test(body_alloc_into_buffer_refused),
         cmocka_unit_test(key_names_one_body),
         cmocka_unit_test(check_body_compares_content),
+        cmocka_unit_test(errors_name_slot_node_and_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

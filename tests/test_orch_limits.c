@@ -204,6 +204,65 @@ static void allocated_tensor_reused(void **state)
     hbg_orch_destroy(o);
 }
 
+/* hbg_orch_last_error names the task, the argument and the reason of the
+ * pass's first failure; later failures do not overwrite it. */
+static void errors_say_what_was_wrong(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 8192);
+    assert_string_equal(hbg_orch_last_error(o), "");
+    hbg_task_id id;
+    for (int i = 0; i < 12; i++)
+        assert_int_equal(hbg_submit_dummy(o, 0, NULL, &id), HBG_OK);
+    hbg_tensor ok = fx_buf(0x1000, 4, 4);
+    uint32_t n = 1024;
+    hbg_tensor big = hbg_tensor_at(0x2000, HBG_F32, 1, &n);
+    big.nbytes = 1024;
+    hbg_arg a[] = {{&ok, HBG_IN}, {&ok, HBG_IN}, {&ok, HBG_IN}, {&big, HBG_IN}};
+    assert_int_equal(fx_task(o, 4, a, &id), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "task 12 arg 3: view [0, 4096) outside its 1024-byte buffer");
+    /* the first failure stays the one reported */
+    hbg_arg wrong[] = {{&ok, HBG_OUT_ALLOC}};
+    assert_int_equal(fx_task(o, 1, wrong, &id), HBG_E_ARG_HAS_BUFFER);
+    assert_string_equal(hbg_orch_last_error(o), "task 12 arg 3: view [0, 4096) outside its 1024-byte buffer");
+
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_string_equal(hbg_orch_last_error(o), "");
+    assert_int_equal(fx_task(o, 1, wrong, &id), HBG_E_ARG_HAS_BUFFER);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 0 arg 0: a tensor to allocate already names buffer 0x1000 (write into it with HBG_OUT)");
+
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    uint32_t n7 = 1792, n4 = 1024;
+    hbg_tensor t7 = hbg_tensor_desc(HBG_F32, 1, &n7), t4 = hbg_tensor_desc(HBG_F32, 1, &n4);
+    hbg_tensor *ts[] = {&t7};
+    assert_int_equal(hbg_alloc_tensors(o, 1, ts, &id), HBG_OK);
+    hbg_arg more[] = {{&ok, HBG_IN}, {&t4, HBG_OUT_ALLOC}};
+    assert_int_equal(fx_task(o, 2, more, &id), HBG_E_HEAP_EXHAUSTED);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 1 arg 1: GM heap exhausted: 4096 bytes requested, 1024 free of 8192");
+
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_tensor d = hbg_tensor_desc(HBG_F32, 1, &n4);
+    hbg_arg none[] = {{&d, HBG_OUT}};
+    assert_int_equal(fx_task(o, 1, none, &id), HBG_E_ARG_NO_BUFFER);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 0 arg 0: the tensor names no buffer (addr 0; allocate it with HBG_OUT_ALLOC)");
+
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_task_id late = 5;
+    assert_int_equal(hbg_submit_dummy(o, 1, &late, &id), HBG_E_BAD_DEP);
+    assert_string_equal(hbg_orch_last_error(o), "task 0: dep 0 names 0x5, which is no earlier task (0 so far)");
+
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_AIV, .blocks = 1};
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 0: core AIV needs kernel_aiv (kernel_aic 65535, kernel_aiv 65535; HBG_KERNEL_NONE is "
+                        "65535)");
+    hbg_orch_destroy(o);
+}
+
 static hbg_status empty_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
 {
     (void)o, (void)ctx, (void)b;
@@ -299,6 +358,7 @@ int main(void)
         cmocka_unit_test(alloc_needs_no_buffer),
         cmocka_unit_test(write_needs_a_buffer),
         cmocka_unit_test(allocated_tensor_reused),
+        cmocka_unit_test(errors_say_what_was_wrong),
         cmocka_unit_test(boundary_too_wide),
         cmocka_unit_test(invalid_arguments),
         cmocka_unit_test(tensor_map_full_takes_nothing),

@@ -134,6 +134,16 @@ hbg_status hbg_scope_end(hbg_orch *o);
  * orchestration function submit a whole program and check once. */
 hbg_status hbg_orch_error(const hbg_orch *o);
 
+/* That first error in words, naming the task (the id it would have had),
+ * the argument or boundary slot and the reason, e.g.
+ *   "task 12 arg 3: view [0, 4096) outside its 1024-byte buffer"
+ *   "task 40 (graph key 0x2a) slot 2: shape[1] is 16, the Definition's 8"
+ *   "task 3 arg 0: GM heap exhausted: 4096 bytes requested, 1024 free of 8192"
+ * "" when the pass has no error. The submit path only stores the facts;
+ * this call formats them, into storage the orchestrator owns that stays
+ * valid until the next call to it or the next pass. */
+const char *hbg_orch_last_error(const hbg_orch *o);
+
 /* Counts of this pass so far (host tasks in the window, GM bytes used). */
 uint32_t hbg_orch_task_count(const hbg_orch *o);
 uint64_t hbg_orch_heap_used(const hbg_orch *o);

@@ -63,10 +63,17 @@ typedef struct hbg_runtime_config {
     uint32_t rank, nranks;
 } hbg_runtime_config;
 
+#define HBG_PASS_ERROR_MAX 256
+
 /* What one pass did: the numbers behind its `bind phase=` lines. */
 typedef struct hbg_pass_report {
     uint64_t inv;                     /* this process's invocation number */
     hbg_status status;                /* of the whole chip.run */
+    char error[HBG_PASS_ERROR_MAX];   /* why it failed, in words ("" when it did
+                                         not): hbg_orch_last_error() for a failed
+                                         orchestration, "SEGMENT: ..." for another
+                                         bind segment, "device run: ..." for the
+                                         device; the log gets it as one ERROR line */
     hbg_phase failed_segment;         /* the bind segment that failed; HBG_PH_NONE when
                                          none did (success, or a failed device run) */
     hbg_bind_trace trace;             /* every segment that ran, with attrs */

@@ -64,6 +64,7 @@ typedef struct hbg_btab_ent {
 /* The node builder used while a Graph body is being recorded. */
 typedef struct hbg_recorder {
     const hbg_boundary *b;
+    uint64_t key;                       /* of the body being recorded */
     uint64_t heap_used;                 /* recording-local GM block */
     uint32_t nnodes, nfanin, ntarg, nsarg, npred;
     hbg_def_node *nodes;                /* HBG_MAX_DEF_NODES */
