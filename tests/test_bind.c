@@ -44,6 +44,29 @@ static void rig_open(rig *r, const char *name, uint64_t mem_limit, bool keep)
     rig_open_log(r, name, mem_limit, keep, NULL);
 }
 
+/* A log at WARN into a temporary file, to read back what a pass wrote. */
+static hbg_log *warn_log(FILE **f)
+{
+    *f = tmpfile();
+    assert_non_null(*f);
+    hbg_log *log;
+    assert_int_equal(hbg_log_open(fileno(*f), HBG_LOG_WARN, &log), HBG_OK);
+    return log;
+}
+
+/* The log holds exactly one record, which starts its message with `head`
+ * and ends with `tail`. */
+static void expect_one_record(FILE *f, const char *head, const char *tail)
+{
+    char line[1024] = "";
+    rewind(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_non_null(strstr(line, head));
+    assert_true(strlen(line) >= strlen(tail));
+    assert_string_equal(line + strlen(line) - strlen(tail), tail);
+    assert_null(fgets(line, sizeof line, f));
+}
+
 static void rig_close(rig *r)
 {
     r->c->teardown(r->state);
@@ -153,10 +176,8 @@ static void failed_pass_leaves_runtime_usable(void **state)
 {
     (void)state;
     rig r;
-    FILE *logf = tmpfile();
-    assert_non_null(logf);
-    hbg_log *log;
-    assert_int_equal(hbg_log_open(fileno(logf), HBG_LOG_WARN, &log), HBG_OK);
+    FILE *logf;
+    hbg_log *log = warn_log(&logf);
     rig_open_log(&r, "vector", 0, false, log);
     hbg_pass_report rep;
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
@@ -173,15 +194,10 @@ static void failed_pass_leaves_runtime_usable(void **state)
     snprintf(want, sizeof want, "task 0 arg 0: GM heap exhausted: %u bytes requested, %llu free of %llu", too_much,
              (unsigned long long)r.c->heap_bytes, (unsigned long long)r.c->heap_bytes);
     assert_string_equal(rep.error, want);
-    char line[1024] = "";
-    rewind(logf);
-    assert_non_null(fgets(line, sizeof line, logf));
     char tail[512];
     snprintf(tail, sizeof tail, "chip.run of vector failed (HBG_E_HEAP_EXHAUSTED): %s pid=%u inv=%llu\n", want,
              rep.trace.pid, (unsigned long long)rep.inv);
-    assert_non_null(strstr(line, "[ERROR] hbg_runtime_run: [runtime.c:"));
-    assert_string_equal(line + strlen(line) - strlen(tail), tail);
-    assert_null(fgets(line, sizeof line, logf));
+    expect_one_record(logf, "[ERROR] hbg_runtime_run: [runtime.c:", tail);
     /* the segments that ran are reported; nothing was shipped */
     assert_int_equal(rep.trace.nran, 6);
     assert_int_equal(rep.trace.order[5], HBG_PH_HOST_ORCH);
@@ -268,6 +284,60 @@ static void caller_tensor_cannot_be_allocated(void **state)
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
     golden(&r);
     rig_close(&r);
+}
+
+/* Two Graph calls under one key whose boundaries differ in shape; the
+ * second falls back to ordinary tasks. */
+static hbg_status barrier_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx, (void)b;
+    return hbg_submit_dummy(o, 0, NULL, NULL);
+}
+
+static hbg_status fallback_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_tensor x = *hbg_orch_arg(o, 0);
+    uint32_t half = x.shape[0] / 2;
+    hbg_tensor h = hbg_tensor_view(&x, 0, 1, &half, NULL);
+    hbg_arg a0[] = {{&x, HBG_IN}}, a1[] = {{&h, HBG_IN}};
+    hbg_boundary b0 = {.ntensors = 1, .args = a0}, b1 = {.ntensors = 1, .args = a1};
+    hbg_submit_graph(o, 7, barrier_body, NULL, &b0, HBG_GRAPH_FALLBACK, NULL);
+    hbg_submit_graph(o, 7, barrier_body, NULL, &b1, HBG_GRAPH_FALLBACK, NULL);
+    hbg_submit_graph(o, 7, barrier_body, NULL, &b1, HBG_GRAPH_FALLBACK, NULL);
+    return hbg_orch_error(o);
+}
+
+/* HBG_GRAPH_FALLBACK is counted in the report and warned about once,
+ * after the pass, naming the first mismatch. */
+static void fallback_is_counted_and_logged(void **state)
+{
+    (void)state;
+    rig r;
+    FILE *logf;
+    hbg_log *log = warn_log(&logf);
+    rig_open_log(&r, "vector", 0, false, log);
+    hbg_program p = r.prog;
+    p.orch = fallback_orch;
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &p, true, &rep), HBG_OK);
+    assert_int_equal(rep.fallbacks, 2);
+    assert_int_equal(rep.replays, 1);
+    assert_int_equal(rep.tasks, 3);
+    char line[1024], tail[512];
+    snprintf(tail, sizeof tail,
+             "chip.run of vector: 2 Graph call(s) ran as ordinary tasks (HBG_GRAPH_FALLBACK); the first: task 1 "
+             "(graph key 0x7) slot 0: shape[0] is %u, the Definition's %u pid=%u inv=%llu\n",
+             r.prog.args[0].layout.shape[0] / 2, r.prog.args[0].layout.shape[0], rep.trace.pid,
+             (unsigned long long)rep.inv);
+    expect_one_record(logf, "[WARN] warn_fallbacks: [runtime.c:", tail);
+    /* a pass without fallbacks counts none and says nothing */
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, true, &rep), HBG_OK);
+    assert_int_equal(rep.fallbacks, 0);
+    assert_null(fgets(line, sizeof line, logf));
+    rig_close(&r);
+    hbg_log_close(log);
+    fclose(logf);
 }
 
 static void skip_device_binds_fully(void **state)
@@ -360,6 +430,7 @@ int main(void)
         cmocka_unit_test(device_refusal_is_named),
         cmocka_unit_test(device_failure_names_no_segment),
         cmocka_unit_test(caller_tensor_cannot_be_allocated),
+        cmocka_unit_test(fallback_is_counted_and_logged),
         cmocka_unit_test(skip_device_binds_fully),
         cmocka_unit_test(kept_definitions_record_once),
         cmocka_unit_test(eager_matches_serial_image),

@@ -37,8 +37,10 @@ typedef hbg_status (*hbg_graph_body)(hbg_orch *o, void *ctx, const hbg_boundary 
 /* A key names one body: a call under a key already recorded with another
  * body function is HBG_E_GRAPH_KEY_REUSED, never a replay of the first. */
 enum {
-    /* On a boundary mismatch, run the body as ordinary tasks and log a
-     * warning instead of failing with HBG_E_BOUNDARY_MISMATCH. */
+    /* On a boundary mismatch, run the body as ordinary tasks instead of
+     * failing with HBG_E_BOUNDARY_MISMATCH. The pass report counts such
+     * calls (hbg_pass_report.fallbacks) and, after the pass, the runtime
+     * logs one WARN record naming the count and the first mismatch. */
     HBG_GRAPH_FALLBACK = 1u << 0,
     /* Under a key already recorded, record the body again and compare what
      * it submits with the Definition: a body whose content differs (other

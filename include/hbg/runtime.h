@@ -80,6 +80,8 @@ typedef struct hbg_pass_report {
     uint32_t tasks;
     uint64_t heap_used;
     uint32_t defs_uploaded, replays;
+    uint32_t fallbacks;               /* Graph calls run as ordinary tasks
+                                         (HBG_GRAPH_FALLBACK on a mismatch) */
     uint64_t shipped_bytes;           /* the single arena H2D */
     uint64_t control_plane_ns;        /* host_orch + graph_upload + arena_h2d */
     bool device_ran;

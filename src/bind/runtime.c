@@ -80,6 +80,11 @@ static void span(const hbg_runtime *rt, const hbg_pass_report *rep, uint64_t hid
     hbg_log_span(rt->cfg.log, &s);
 }
 
+static const char *prog_name(const hbg_program *p)
+{
+    return p->name ? p->name : "(unnamed)";
+}
+
 /* rep->error for a pass that failed with `st`, from the facts the pass
  * kept; called after the pass, never inside it. */
 static void pass_error(const hbg_runtime *rt, hbg_pass_report *rep, hbg_status st, bool device)
@@ -93,6 +98,17 @@ static void pass_error(const hbg_runtime *rt, hbg_pass_report *rep, hbg_status s
         snprintf(rep->error, sizeof rep->error, "%s: %s", hbg_phase_name(rep->failed_segment), hbg_strerror(st));
     else
         snprintf(rep->error, sizeof rep->error, "%s", hbg_strerror(st));
+}
+
+/* The warning HBG_GRAPH_FALLBACK promises, once per pass, after it. */
+static void warn_fallbacks(const hbg_runtime *rt, const hbg_program *p, const hbg_pass_report *rep)
+{
+    char first[HBG_PASS_ERROR_MAX];
+    hbg__fault_format(&rt->orch->graph->first_fallback, first, sizeof first);
+    HBG_LOG(rt->cfg.log, HBG_LOG_WARN,
+            "chip.run of %s: %u Graph call(s) ran as ordinary tasks (HBG_GRAPH_FALLBACK); the first: %s pid=%u "
+            "inv=%llu",
+            prog_name(p), rep->fallbacks, first, rep->trace.pid, (unsigned long long)rep->inv);
 }
 
 hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep)
@@ -116,6 +132,8 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
     /* From here on the pass is over: formatting is allowed. */
     if (st)
         pass_error(rt, rep, st, false);
+    if (rep->fallbacks)
+        warn_fallbacks(rt, p, rep);
     uint64_t dropped = 0;
     if (rec) {
         dropped = hbg_recpool_dropped(rec);
@@ -151,7 +169,7 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
     span(rt, rep, hid, 0, "chip.run", t_run, hbg_mono_ns() - t_run, false);
     if (st)
         HBG_LOG(rt->cfg.log, HBG_LOG_ERROR, "chip.run of %s failed (%s): %s pid=%u inv=%llu",
-                p->name ? p->name : "(unnamed)", hbg_status_name(st), rep->error, rep->trace.pid,
+                prog_name(p), hbg_status_name(st), rep->error, rep->trace.pid,
                 (unsigned long long)rep->inv);
     rep->status = st;
     return st;

@@ -181,6 +181,7 @@ static hbg_status seg_host_orch(hbg_runtime *rt, const hbg_program *p, seg_clock
     rep->tasks = o->img.ntasks;
     rep->heap_used = o->heap_used;
     rep->replays = o->img.nreplay;
+    rep->fallbacks = o->graph->fallbacks;
     seg_attr(c, "tasks", o->img.ntasks);
     seg_attr(c, "heap_used", o->heap_used);
     seg_end(c, o->img.ntasks);

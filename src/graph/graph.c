@@ -585,8 +585,13 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     if (e) {
         st = match_boundary(o, b, &e->sig, &sc);
         if (st == HBG_E_BOUNDARY_MISMATCH && (flags & HBG_GRAPH_FALLBACK)) {
+            /* Kept, not formatted: the warning is written after the pass. */
+            if (o->graph->fallbacks++ == 0) {
+                hbg__why_at(o, HBG_AT_GRAPH, o->img.ntasks, key);
+                o->graph->first_fallback = o->why;
+                o->graph->first_fallback.st = st;
+            }
             hbg__why_clear(o);
-            o->graph->fallbacks++;
             st = run_inline(o, body, ctx, b);
             goto out;
         }

@@ -95,6 +95,7 @@ struct hbg__graph {
     uint64_t def_pool_used, def_pool_cap;
     uint32_t defs_built;       /* this pass */
     uint32_t fallbacks;        /* this pass: bodies run as ordinary tasks */
+    hbg__fault first_fallback; /* the mismatch behind the first of them */
 };
 
 /* An orchestrator with Graphs: hbg_orch_create() plus this layer. */

@@ -124,15 +124,12 @@ static void reason(msgbuf *m, const hbg__fault *f)
     }
 }
 
-const char *hbg_orch_last_error(const hbg_orch *o)
+void hbg__fault_format(const hbg__fault *f, char *buf, size_t cap)
 {
-    if (!o)
-        return "no orchestrator";
-    const hbg__fault *f = &o->fault;
-    msgbuf m = {o->msg, 0, HBG_ORCH_MSG_MAX};
-    o->msg[0] = 0;
-    if (o->err == HBG_OK)
-        return o->msg;
+    msgbuf m = {buf, 0, cap};
+    if (!cap)
+        return;
+    buf[0] = 0;
     switch (f->where) {
     case HBG_AT_GRAPH: put(&m, "task %u (graph key 0x%llx)", f->task, (unsigned long long)f->key); break;
     case HBG_AT_NODE: put(&m, "graph key 0x%llx node %u", (unsigned long long)f->key, f->task); break;
@@ -142,5 +139,14 @@ const char *hbg_orch_last_error(const hbg_orch *o)
         put(&m, f->where == HBG_AT_GRAPH ? " slot %d" : " arg %d", f->arg);
     put(&m, ": ");
     reason(&m, f);
+}
+
+const char *hbg_orch_last_error(const hbg_orch *o)
+{
+    if (!o)
+        return "no orchestrator";
+    o->msg[0] = 0;
+    if (o->err != HBG_OK)
+        hbg__fault_format(&o->fault, o->msg, HBG_ORCH_MSG_MAX);
     return o->msg;
 }

@@ -215,6 +215,8 @@ static inline void hbg__why_at(hbg_orch *o, hbg__where where, uint32_t task, uin
     o->why.task = task;
     o->why.key = key;
 }
+/* The facts in words, as hbg_orch_last_error gives them (cold). */
+void hbg__fault_format(const hbg__fault *f, char *buf, size_t cap);
 /* Keeps `st` (and the facts noted for it) when it is the pass's first
  * failure; forgets the noted facts either way. Returns st. */
 hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st);
