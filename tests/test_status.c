@@ -30,6 +30,9 @@ static void buffer_statuses(void **state)
     assert_int_equal(HBG_E_ARG_HAS_BUFFER, 23);
     assert_int_equal(HBG_E_ARG_NO_BUFFER, 24);
     assert_int_equal(HBG_E_GRAPH_KEY_REUSED, 25);
+    assert_int_equal(HBG_E_BAD_ENV, 26);
+    assert_string_equal(hbg_status_name(HBG_E_BAD_ENV), "HBG_E_BAD_ENV");
+    assert_string_equal(hbg_strerror(HBG_E_BAD_ENV), "an environment switch has a value it does not take");
     assert_string_equal(hbg_status_name(HBG_E_ARG_HAS_BUFFER), "HBG_E_ARG_HAS_BUFFER");
     assert_string_equal(hbg_strerror(HBG_E_ARG_HAS_BUFFER),
                         "a tensor the runtime is to allocate already names a buffer (write into it with HBG_OUT)");

@@ -37,6 +37,7 @@ typedef enum hbg_status {
     HBG_E_ARG_HAS_BUFFER,     /* an HBG_OUT_ALLOC (or alloc_tensors) tensor already names a buffer */
     HBG_E_ARG_NO_BUFFER,      /* a tensor argument other than HBG_OUT_ALLOC names no buffer (addr 0) */
     HBG_E_GRAPH_KEY_REUSED,   /* a Graph key recorded with one body is used with another */
+    HBG_E_BAD_ENV,            /* an environment switch has a value it does not take */
     HBG_STATUS_COUNT
 } hbg_status;
 

@@ -33,6 +33,7 @@ static const struct {
     [HBG_E_ARG_NO_BUFFER] = {"HBG_E_ARG_NO_BUFFER", "a tensor argument names no buffer (addr 0; allocate it with "
                                                     "HBG_OUT_ALLOC or hbg_alloc_tensors)"},
     [HBG_E_GRAPH_KEY_REUSED] = {"HBG_E_GRAPH_KEY_REUSED", "graph key already names another body"},
+    [HBG_E_BAD_ENV] = {"HBG_E_BAD_ENV", "an environment switch has a value it does not take"},
 };
 
 _Static_assert(sizeof table / sizeof table[0] == HBG_STATUS_COUNT, "every hbg_status needs a text");
