@@ -267,6 +267,35 @@ static void device_failure_names_no_segment(void **state)
     rig_close(&r);
 }
 
+/* The natural mistake: the caller's output tensor passed to a task as the
+ * allocating direction. It is refused, not written to a fresh buffer. */
+static hbg_status alloc_into_caller_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_arg a[] = {{hbg_orch_arg(o, 0), HBG_IN}, {hbg_orch_arg(o, 2), HBG_OUT_ALLOC}};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = FAILING_KERNEL, .core = HBG_CORE_AIV,
+                  .ntensors = 2, .args = a};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static void caller_output_not_reallocated(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    hbg_program p = r.prog;
+    p.orch = alloc_into_caller_orch;
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &p, false, &rep), HBG_E_ARG_HAS_BUFFER);
+    assert_int_equal(rep.failed_segment, HBG_PH_HOST_ORCH);
+    char want[160];
+    snprintf(want, sizeof want,
+             "task 0 arg 1: a tensor to allocate already names buffer 0x%llx (write into it with HBG_OUT)",
+             (unsigned long long)r.rt->argbufs[2].dev);
+    assert_string_equal(rep.error, want);
+    rig_close(&r);
+}
+
 /* A caller tensor is staged and/or read back; it is never allocated. */
 static void caller_tensor_cannot_be_allocated(void **state)
 {
@@ -297,10 +326,10 @@ static hbg_status barrier_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
 static hbg_status fallback_orch(hbg_orch *o, void *ctx)
 {
     (void)ctx;
-    hbg_tensor x = *hbg_orch_arg(o, 0);
-    uint32_t half = x.shape[0] / 2;
-    hbg_tensor h = hbg_tensor_view(&x, 0, 1, &half, NULL);
-    hbg_arg a0[] = {{&x, HBG_IN}}, a1[] = {{&h, HBG_IN}};
+    hbg_tensor *x = hbg_orch_arg(o, 0);
+    uint32_t half = x->shape[0] / 2;
+    hbg_tensor h = hbg_tensor_view(x, 0, 1, &half, NULL);
+    hbg_arg a0[] = {{x, HBG_IN}}, a1[] = {{&h, HBG_IN}};
     hbg_boundary b0 = {.ntensors = 1, .args = a0}, b1 = {.ntensors = 1, .args = a1};
     hbg_submit_graph(o, 7, barrier_body, NULL, &b0, HBG_GRAPH_FALLBACK, NULL);
     hbg_submit_graph(o, 7, barrier_body, NULL, &b1, HBG_GRAPH_FALLBACK, NULL);
@@ -430,6 +459,7 @@ int main(void)
         cmocka_unit_test(device_refusal_is_named),
         cmocka_unit_test(device_failure_names_no_segment),
         cmocka_unit_test(caller_tensor_cannot_be_allocated),
+        cmocka_unit_test(caller_output_not_reallocated),
         cmocka_unit_test(fallback_is_counted_and_logged),
         cmocka_unit_test(skip_device_binds_fully),
         cmocka_unit_test(kept_definitions_record_once),

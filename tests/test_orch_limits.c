@@ -289,15 +289,51 @@ static void boundary_too_wide(void **state)
     hbg_orch_destroy(o);
 }
 
+/* A zero-initialised task is one block of AIC kernel 0; blocks = 0 means
+ * 1, inside a Graph body too. */
+static hbg_status zero_task_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx, (void)b;
+    hbg_task t = {0};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static void zero_task_is_valid(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_task t = {0};
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_OK);
+    const hbg_img_task *d = &o->img.tasks[id];
+    assert_int_equal(d->blocks, 1);
+    assert_int_equal(d->core, HBG_CORE_AIC);
+    assert_int_equal(d->kernel_aic, 0);
+    assert_int_equal(d->tensor_cnt, 0);
+    t = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 3, .core = HBG_CORE_AIV};
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_OK);
+    assert_int_equal(o->img.tasks[id].blocks, 1);
+    hbg_boundary b = {0};
+    assert_int_equal(hbg_submit_graph(o, 5, zero_task_body, NULL, &b, 0, &id), HBG_OK);
+    const hbg_def_header *h = hbg_def_image(o, 0);
+    const hbg_def_node *n = (const hbg_def_node *)(const void *)((const unsigned char *)h + h->off_nodes);
+    assert_int_equal(h->nnodes, 1);
+    assert_int_equal(n->blocks, 1);
+    /* the one zero that has no meaning is a core without its kernel */
+    t = (hbg_task){.kernel_aic = 0, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_MIX};
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "task 3: core MIX needs both kernels (kernel_aic 0, kernel_aiv "
+                                                "65535; HBG_KERNEL_NONE is 65535)");
+    hbg_orch_destroy(o);
+}
+
 static void invalid_arguments(void **state)
 {
     (void)state;
     hbg_orch *o = fx_orch(64, 1 << 20);
     hbg_task_id id;
-    /* An AIC task without an AIC kernel, zero blocks, a view past its buffer. */
+    /* An AIC task without an AIC kernel, a view past its buffer. */
     hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIC, .blocks = 1};
-    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
-    t.core = HBG_CORE_AIV, t.blocks = 0;
     assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
     hbg_tensor buf = fx_buf(0x1000, 4, 4);
     hbg_tensor past = fx_tile(&buf, 3, 0, 2, 4);
@@ -359,6 +395,7 @@ int main(void)
         cmocka_unit_test(write_needs_a_buffer),
         cmocka_unit_test(allocated_tensor_reused),
         cmocka_unit_test(errors_say_what_was_wrong),
+        cmocka_unit_test(zero_task_is_valid),
         cmocka_unit_test(boundary_too_wide),
         cmocka_unit_test(invalid_arguments),
         cmocka_unit_test(tensor_map_full_takes_nothing),

@@ -11,6 +11,7 @@
 #define HBG_ORCH_H
 
 #include <stdint.h>
+#include <string.h>
 #include "hbg/status.h"
 #include "hbg/tensor.h"
 
@@ -90,15 +91,23 @@ typedef struct hbg_pred {
     uint8_t elem_size;
 } hbg_pred;
 
-/* A task. Unused kernel slots are HBG_KERNEL_NONE. `scalar_slots`, when not
- * NULL, marks each scalar as static (-1) or as boundary scalar k of the
- * enclosing Graph (k >= 0); in a replay the scalar is then rebound. */
+/* A task. `core` picks the kernel slots that run: kernel_aic for
+ * HBG_CORE_AIC, kernel_aiv for HBG_CORE_AIV, both for HBG_CORE_MIX; a slot
+ * the core does not use is ignored (HBG_KERNEL_NONE by convention), and a
+ * slot it uses must name a kernel (not HBG_KERNEL_NONE), else HBG_E_INVAL
+ * with hbg_orch_last_error naming the core and both slots. `scalar_slots`,
+ * when not NULL, marks each scalar as static (-1) or as boundary scalar k
+ * of the enclosing Graph (k >= 0); in a replay the scalar is then rebound.
+ *
+ * A zero-initialised task is valid: one block of AIC kernel 0, no tensors,
+ * scalars, deps or predicate. `blocks = 0` means 1, and every count of 0
+ * may come with a NULL pointer. */
 typedef struct hbg_task {
     uint16_t kernel_aic;
     uint16_t kernel_aiv;
     uint8_t core;       /* an hbg_core */
     uint8_t sync_start; /* all blocks start together (MIX attention) */
-    uint32_t blocks;    /* SPMD block count, >= 1 */
+    uint32_t blocks;    /* SPMD block count; 0 means 1 */
     uint32_t ntensors;
     hbg_arg *args;
     uint32_t nscalars;
@@ -108,6 +117,23 @@ typedef struct hbg_task {
     const hbg_task_id *deps;
     const hbg_pred *pred; /* NULL: always run */
 } hbg_task;
+
+/* Float scalars without bit-casting by hand: a task scalar is 64 bits, a
+ * float travels in its low 32 (the high 32 zero), a double in all 64. A
+ * kernel reads them back with hbg_kernel_f32 / hbg_kernel_f64 (kernel.h). */
+static inline uint64_t hbg_scalar_f32(float x)
+{
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return bits;
+}
+
+static inline uint64_t hbg_scalar_f64(double x)
+{
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return bits;
+}
 
 hbg_status hbg_submit_task(hbg_orch *o, const hbg_task *t, hbg_task_id *id);
 
@@ -148,9 +174,17 @@ const char *hbg_orch_last_error(const hbg_orch *o);
 uint32_t hbg_orch_task_count(const hbg_orch *o);
 uint64_t hbg_orch_heap_used(const hbg_orch *o);
 
-/* Caller tensors bound to this pass (see hbg_program in runtime.h). */
+/* Caller tensors bound to this pass (see hbg_program in runtime.h), NULL
+ * past the last. The pointer is what hbg_arg.t takes: pass it straight to
+ * a task or a Graph boundary, no copy needed. It points at the pass's own
+ * description of the staged buffer (device address, layout), which the
+ * runtime rebuilds from the program at the start of every pass and never
+ * writes during one: the only argument that writes its tensor,
+ * HBG_OUT_ALLOC, is refused for a tensor that names a buffer. A change the
+ * orchestration makes to it (say, a narrower shape) lasts until the pass
+ * ends; for a view, build one with hbg_tensor_view instead. */
 uint32_t hbg_orch_nargs(const hbg_orch *o);
-const hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i);
+hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i);
 
 /* Per-rank facts the orchestration may need. */
 uint32_t hbg_orch_rank(const hbg_orch *o);

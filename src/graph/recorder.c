@@ -238,7 +238,7 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
         n->sync_start = t->sync_start;
         n->kernel_aic = t->kernel_aic;
         n->kernel_aiv = t->kernel_aiv;
-        n->blocks = t->blocks;
+        n->blocks = t->blocks ? t->blocks : 1;
         for (uint32_t i = 0; i < t->nscalars; i++) {
             int16_t slot = t->scalar_slots ? t->scalar_slots[i] : -1;
             r->sargs[r->nsarg++] = (hbg_def_sarg){.slot = slot, .pad = 0, .value = slot >= 0 ? 0 : t->scalars[i]};

@@ -54,7 +54,7 @@ void hbg_orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records)
     o->recpool = records;
 }
 
-void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, const hbg_tensor *args, uint32_t nargs)
+void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs)
 {
     o->pass++;
     o->in_pass = true;
@@ -245,7 +245,7 @@ hbg_status hbg_orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, hb
             hbg__why(o, HBG_WHY_CORE, -1, t->core, t->kernel_aic, t->kernel_aiv);
             return HBG_E_INVAL;
         }
-        if (t->blocks == 0 || (t->ntensors && !t->args) || (t->nscalars && !t->scalars))
+        if ((t->ntensors && !t->args) || (t->nscalars && !t->scalars))
             return HBG_E_INVAL;
         for (uint32_t i = 0; i < t->ntensors; i++) {
             hbg_status st = check_arg(o, &t->args[i], (int32_t)i, &rng[i]);
@@ -306,7 +306,7 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         d->sync_start = t->sync_start;
         d->kernel_aic = t->kernel_aic;
         d->kernel_aiv = t->kernel_aiv;
-        d->blocks = t->blocks;
+        d->blocks = t->blocks ? t->blocks : 1;
         d->tensor_cnt = t->ntensors;
         d->scalar_cnt = t->nscalars;
         for (uint32_t i = 0; i < t->nscalars; i++) {
@@ -520,6 +520,6 @@ hbg_status hbg_orch_error(const hbg_orch *o) { return o ? o->err : HBG_E_INVAL; 
 uint32_t hbg_orch_task_count(const hbg_orch *o) { return o->img.ntasks; }
 uint64_t hbg_orch_heap_used(const hbg_orch *o) { return o->heap_used; }
 uint32_t hbg_orch_nargs(const hbg_orch *o) { return o->nargs; }
-const hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i) { return i < o->nargs ? &o->args[i] : NULL; }
+hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i) { return i < o->nargs ? &o->args[i] : NULL; }
 uint32_t hbg_orch_rank(const hbg_orch *o) { return o->cfg.rank; }
 uint32_t hbg_orch_nranks(const hbg_orch *o) { return o->cfg.nranks; }

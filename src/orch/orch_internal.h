@@ -126,7 +126,7 @@ struct hbg_orch {
     hbg__fault why;            /* facts of the failure being returned now */
     char *msg;                 /* hbg_orch_last_error's text, HBG_ORCH_MSG_MAX bytes */
     uint64_t heap_used;
-    const hbg_tensor *args;    /* caller tensors of this pass */
+    hbg_tensor *args;          /* caller tensors of this pass (hbg_orch_arg) */
     uint32_t nargs;
 
     /* the task image's host mirror */
@@ -180,7 +180,7 @@ void hbg_orch_destroy(hbg_orch *o);
 
 /* Starts a pass: empties the window and the tensor map, and lets the
  * extension start its pass. `heap_base` may move between passes. */
-void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, const hbg_tensor *args, uint32_t nargs);
+void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs);
 /* Ends it; returns the pass's first error. */
 hbg_status hbg_orch_end_pass(hbg_orch *o);
 
