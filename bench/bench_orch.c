@@ -47,7 +47,7 @@ static void submit_rows(hbg_orch *o, hbg_tensor *a, hbg_tensor *b, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         hbg_tensor ra = hbg_tensor_view(a, (uint64_t)i * 64, 2, shape, NULL);
         hbg_tensor rb = hbg_tensor_view(b, (uint64_t)i * 64, 2, shape, NULL);
-        hbg_arg args[] = {{&ra, HBG_IN}, {&rb, HBG_OUT_EXISTING}};
+        hbg_arg args[] = {{&ra, HBG_IN}, {&rb, HBG_OUT}};
         hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1,
                       .ntensors = 2, .args = args};
         hbg_task_id id;

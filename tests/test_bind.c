@@ -24,7 +24,7 @@ typedef struct rig {
     hbg_case_env env;
 } rig;
 
-static void rig_open(rig *r, const char *name, uint64_t mem_limit, bool keep)
+static void rig_open_log(rig *r, const char *name, uint64_t mem_limit, bool keep, hbg_log *log)
 {
     memset(r, 0, sizeof *r);
     hbg_sim_config sc = {.mem_limit = mem_limit};
@@ -35,8 +35,36 @@ static void rig_open(rig *r, const char *name, uint64_t mem_limit, bool keep)
     r->env = (hbg_case_env){.nranks = 1, .tile_unit = 256};
     assert_int_equal(r->c->setup(&r->env, r->kt, &r->prog, &r->state), HBG_OK);
     hbg_runtime_config rc = {.device = r->dev, .kernels = r->kt, .heap_bytes = r->c->heap_bytes,
-                             .keep_definitions = keep, .records_fd = -1, .nranks = 1};
+                             .keep_definitions = keep, .log = log, .records_fd = -1, .nranks = 1};
     assert_int_equal(hbg_runtime_create(&rc, &r->rt), HBG_OK);
+}
+
+static void rig_open(rig *r, const char *name, uint64_t mem_limit, bool keep)
+{
+    rig_open_log(r, name, mem_limit, keep, NULL);
+}
+
+/* A log at WARN into a temporary file, to read back what a pass wrote. */
+static hbg_log *warn_log(FILE **f)
+{
+    *f = tmpfile();
+    assert_non_null(*f);
+    hbg_log *log;
+    assert_int_equal(hbg_log_open(fileno(*f), HBG_LOG_WARN, &log), HBG_OK);
+    return log;
+}
+
+/* The log holds exactly one record, which starts its message with `head`
+ * and ends with `tail`. */
+static void expect_one_record(FILE *f, const char *head, const char *tail)
+{
+    char line[1024] = "";
+    rewind(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_non_null(strstr(line, head));
+    assert_true(strlen(line) >= strlen(tail));
+    assert_string_equal(line + strlen(line) - strlen(tail), tail);
+    assert_null(fgets(line, sizeof line, f));
 }
 
 static void rig_close(rig *r)
@@ -148,9 +176,12 @@ static void failed_pass_leaves_runtime_usable(void **state)
 {
     (void)state;
     rig r;
-    rig_open(&r, "vector", 0, false);
+    FILE *logf;
+    hbg_log *log = warn_log(&logf);
+    rig_open_log(&r, "vector", 0, false, log);
     hbg_pass_report rep;
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+    assert_string_equal(rep.error, "");
 
     uint32_t too_much = (uint32_t)r.c->heap_bytes + 1;
     hbg_program bad = r.prog;
@@ -158,6 +189,15 @@ static void failed_pass_leaves_runtime_usable(void **state)
     bad.ctx = &too_much;
     assert_int_equal(hbg_runtime_run(r.rt, &bad, false, &rep), HBG_E_HEAP_EXHAUSTED);
     assert_int_equal(rep.failed_segment, HBG_PH_HOST_ORCH);
+    /* the report says why, and so does one ERROR line of the log */
+    char want[256];
+    snprintf(want, sizeof want, "task 0 arg 0: GM heap exhausted: %u bytes requested, %llu free of %llu", too_much,
+             (unsigned long long)r.c->heap_bytes, (unsigned long long)r.c->heap_bytes);
+    assert_string_equal(rep.error, want);
+    char tail[512];
+    snprintf(tail, sizeof tail, "chip.run of vector failed (HBG_E_HEAP_EXHAUSTED): %s pid=%u inv=%llu\n", want,
+             rep.trace.pid, (unsigned long long)rep.inv);
+    expect_one_record(logf, "[ERROR] hbg_runtime_run: [runtime.c:", tail);
     /* the segments that ran are reported; nothing was shipped */
     assert_int_equal(rep.trace.nran, 6);
     assert_int_equal(rep.trace.order[5], HBG_PH_HOST_ORCH);
@@ -168,8 +208,11 @@ static void failed_pass_leaves_runtime_usable(void **state)
 
     memset(r.prog.args[2].host, 0, r.prog.args[2].layout.nbytes);
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+    assert_string_equal(rep.error, "");
     golden(&r);
     rig_close(&r);
+    hbg_log_close(log);
+    fclose(logf);
 }
 
 static void device_refusal_is_named(void **state)
@@ -181,9 +224,149 @@ static void device_refusal_is_named(void **state)
     hbg_pass_report rep;
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_E_DEVICE_ALLOC);
     assert_int_equal(rep.failed_segment, HBG_PH_STATIC_ARENA);
+    assert_string_equal(rep.error, "static_arena: device allocation refused");
     assert_int_equal(rep.trace.nran, 3);
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_E_DEVICE_ALLOC);
     rig_close(&r);
+}
+
+/* A kernel that fails every call, and a program of one task running it. */
+#define FAILING_KERNEL 900
+static int failing_kernel(const hbg_kernel_args *a)
+{
+    (void)a;
+    return 1;
+}
+
+static hbg_status failing_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = FAILING_KERNEL, .core = HBG_CORE_AIV, .blocks = 1};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+/* A pass that binds and then fails on the device names no segment: its
+ * failed_segment is HBG_PH_NONE, apart from every phase name. */
+static void device_failure_names_no_segment(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    assert_int_equal(hbg_kernel_register(r.kt, FAILING_KERNEL, "fails", failing_kernel), HBG_OK);
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+    assert_int_equal(rep.failed_segment, HBG_PH_NONE);
+    hbg_program bad = r.prog;
+    bad.orch = failing_orch;
+    assert_int_equal(hbg_runtime_run(r.rt, &bad, false, &rep), HBG_E_KERNEL);
+    assert_true(rep.device_ran);
+    assert_int_equal(rep.failed_segment, HBG_PH_NONE);
+    assert_string_equal(hbg_phase_name(rep.failed_segment), "none");
+    assert_true(strncmp(rep.error, "device run: ", 12) == 0);
+    assert_string_equal(rep.error + 12, hbg_device_last_error());
+    rig_close(&r);
+}
+
+/* The natural mistake: the caller's output tensor passed to a task as the
+ * allocating direction. It is refused, not written to a fresh buffer. */
+static hbg_status alloc_into_caller_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_arg a[] = {{hbg_orch_arg(o, 0), HBG_IN}, {hbg_orch_arg(o, 2), HBG_OUT_ALLOC}};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = FAILING_KERNEL, .core = HBG_CORE_AIV,
+                  .ntensors = 2, .args = a};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static void caller_output_not_reallocated(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    hbg_program p = r.prog;
+    p.orch = alloc_into_caller_orch;
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &p, false, &rep), HBG_E_ARG_HAS_BUFFER);
+    assert_int_equal(rep.failed_segment, HBG_PH_HOST_ORCH);
+    char want[160];
+    snprintf(want, sizeof want,
+             "task 0 arg 1: a tensor to allocate already names buffer 0x%llx (write into it with HBG_OUT)",
+             (unsigned long long)r.rt->argbufs[2].dev);
+    assert_string_equal(rep.error, want);
+    rig_close(&r);
+}
+
+/* A caller tensor is staged and/or read back; it is never allocated. */
+static void caller_tensor_cannot_be_allocated(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    hbg_pass_report rep;
+    static const hbg_dir bad[] = {HBG_OUT_ALLOC, HBG_NO_DEP};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r.prog.args[2].dir = bad[i];
+        assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_E_INVAL);
+        assert_int_equal(rep.failed_segment, HBG_PH_ARGS);
+    }
+    r.prog.args[2].dir = HBG_OUT;
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+    golden(&r);
+    rig_close(&r);
+}
+
+/* Two Graph calls under one key whose boundaries differ in shape; the
+ * second falls back to ordinary tasks. */
+static hbg_status barrier_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx, (void)b;
+    return hbg_submit_dummy(o, 0, NULL, NULL);
+}
+
+static hbg_status fallback_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_tensor *x = hbg_orch_arg(o, 0);
+    uint32_t half = x->shape[0] / 2;
+    hbg_tensor h = hbg_tensor_view(x, 0, 1, &half, NULL);
+    hbg_arg a0[] = {{x, HBG_IN}}, a1[] = {{&h, HBG_IN}};
+    hbg_boundary b0 = {.ntensors = 1, .args = a0}, b1 = {.ntensors = 1, .args = a1};
+    hbg_submit_graph(o, 7, barrier_body, NULL, &b0, HBG_GRAPH_FALLBACK, NULL);
+    hbg_submit_graph(o, 7, barrier_body, NULL, &b1, HBG_GRAPH_FALLBACK, NULL);
+    hbg_submit_graph(o, 7, barrier_body, NULL, &b1, HBG_GRAPH_FALLBACK, NULL);
+    return hbg_orch_error(o);
+}
+
+/* HBG_GRAPH_FALLBACK is counted in the report and warned about once,
+ * after the pass, naming the first mismatch. */
+static void fallback_is_counted_and_logged(void **state)
+{
+    (void)state;
+    rig r;
+    FILE *logf;
+    hbg_log *log = warn_log(&logf);
+    rig_open_log(&r, "vector", 0, false, log);
+    hbg_program p = r.prog;
+    p.orch = fallback_orch;
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &p, true, &rep), HBG_OK);
+    assert_int_equal(rep.fallbacks, 2);
+    assert_int_equal(rep.replays, 1);
+    assert_int_equal(rep.tasks, 3);
+    char line[1024], tail[512];
+    snprintf(tail, sizeof tail,
+             "chip.run of vector: 2 Graph call(s) ran as ordinary tasks (HBG_GRAPH_FALLBACK); the first: task 1 "
+             "(graph key 0x7) slot 0: shape[0] is %u, the Definition's %u pid=%u inv=%llu\n",
+             r.prog.args[0].layout.shape[0] / 2, r.prog.args[0].layout.shape[0], rep.trace.pid,
+             (unsigned long long)rep.inv);
+    expect_one_record(logf, "[WARN] warn_fallbacks: [runtime.c:", tail);
+    /* a pass without fallbacks counts none and says nothing */
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, true, &rep), HBG_OK);
+    assert_int_equal(rep.fallbacks, 0);
+    assert_null(fgets(line, sizeof line, logf));
+    rig_close(&r);
+    hbg_log_close(log);
+    fclose(logf);
 }
 
 static void skip_device_binds_fully(void **state)
@@ -274,6 +457,10 @@ int main(void)
         cmocka_unit_test(poisoned_mirror_still_golden),
         cmocka_unit_test(failed_pass_leaves_runtime_usable),
         cmocka_unit_test(device_refusal_is_named),
+        cmocka_unit_test(device_failure_names_no_segment),
+        cmocka_unit_test(caller_tensor_cannot_be_allocated),
+        cmocka_unit_test(caller_output_not_reallocated),
+        cmocka_unit_test(fallback_is_counted_and_logged),
         cmocka_unit_test(skip_device_binds_fully),
         cmocka_unit_test(kept_definitions_record_once),
         cmocka_unit_test(eager_matches_serial_image),

@@ -147,7 +147,7 @@ static void check_rank_counts(uint32_t rank)
         assert_int_equal(in.boundary_tensors, 118);
         assert_int_equal(in.boundary_in, 113);
         assert_int_equal(in.boundary_inout, 5);
-        assert_int_equal(in.boundary_out_existing, 0);
+        assert_int_equal(in.boundary_out, 0);
         assert_int_equal(in.boundary_scalars, 31);
         assert_int_equal(in.predicated, 384);
         const hbg_def_header *h = o->graph->defs[0].img;

@@ -188,7 +188,7 @@ static void host_program_counts(void **unused)
     assert_int_equal(in.boundary_tensors, 26);
     assert_int_equal(in.boundary_in, 18);
     assert_int_equal(in.boundary_inout, 8);
-    assert_int_equal(in.boundary_out_existing, 0);
+    assert_int_equal(in.boundary_out, 0);
     assert_int_equal(in.boundary_scalars, 0);
     assert_int_equal(in.predicated, 0);
     assert_int_equal(in.heap_bytes, 0); /* temporaries come from the scratch tensors */

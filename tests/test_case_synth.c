@@ -116,7 +116,7 @@ static void check_counts(uint32_t N, uint32_t M, uint32_t R, uint32_t B, uint32_
             assert_int_equal(di.by_kind[HBG_NODE_AIC], M);
             assert_int_equal(di.boundary_tensors, B);
             assert_int_equal(di.boundary_in, B - 1);
-            assert_int_equal(di.boundary_out_existing, 1);
+            assert_int_equal(di.boundary_out, 1);
             assert_int_equal(di.boundary_scalars, 0);
             assert_int_equal(di.heap_bytes, (uint64_t)(M - 1) * 64);
         }

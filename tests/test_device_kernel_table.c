@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "hbg/kernel.h"
+#include "hbg/orch.h"
 
 static int k_one(const hbg_kernel_args *a)
 {
@@ -80,12 +81,31 @@ static void register_a_table(void **state)
     hbg_kernel_table_destroy(kt);
 }
 
+/* Float and double scalars: written by hbg_scalar_f32 / _f64, read back
+ * by the kernel with hbg_kernel_f32 / _f64, bit for bit. */
+static void float_scalars(void **state)
+{
+    (void)state;
+    assert_true(hbg_scalar_f32(1.0f) == 0x3f800000u);
+    assert_true(hbg_scalar_f32(-2.5f) == 0xc0200000u); /* high 32 bits zero */
+    assert_true(hbg_scalar_f64(1.0) == 0x3ff0000000000000ull);
+    uint64_t sc[] = {hbg_scalar_f32(0.1f), hbg_scalar_f64(-1e300), hbg_scalar_f32(-0.0f)};
+    hbg_kernel_args a = {.nscalars = 3, .scalars = sc};
+    assert_true(hbg_kernel_f32(&a, 0) == 0.1f);
+    assert_true(hbg_kernel_f64(&a, 1) == -1e300);
+    assert_true(hbg_kernel_f32(&a, 2) == 0.0f && signbit(hbg_kernel_f32(&a, 2)));
+    /* an index past the scalars reads as NaN, not past the array */
+    assert_true(isnan(hbg_kernel_f32(&a, 3)));
+    assert_true(isnan(hbg_kernel_f64(&a, 3)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(register_and_look_up),
         cmocka_unit_test(refusals),
         cmocka_unit_test(register_a_table),
+        cmocka_unit_test(float_scalars),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

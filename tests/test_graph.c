@@ -24,7 +24,7 @@ static hbg_status layer_body(hbg_orch *o, void *vctx, const hbg_boundary *b)
     body_ctx *c = vctx;
     uint32_t shape[2] = {1, H};
     hbg_tensor tmp = hbg_tensor_desc(HBG_F32, 2, shape);
-    hbg_arg a0[] = {{b->args[0].t, HBG_IN}, {b->args[1].t, HBG_IN}, {&tmp, HBG_OUT}};
+    hbg_arg a0[] = {{b->args[0].t, HBG_IN}, {b->args[1].t, HBG_IN}, {&tmp, HBG_OUT_ALLOC}};
     hbg_task mm = {.kernel_aic = c->k_mm, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_AIC, .blocks = 2,
                    .ntensors = 3, .args = a0};
     hbg_task_id n0, n1, n2, n3, n4;
@@ -35,7 +35,7 @@ static hbg_status layer_body(hbg_orch *o, void *vctx, const hbg_boundary *b)
     /* half of the scratch, as a view */
     uint32_t half[2] = {1, H / 2};
     hbg_tensor sv = hbg_tensor_view(b->args[3].t, b->args[3].t->offset + H / 2, 2, half, NULL);
-    hbg_arg a2[] = {{&tmp, HBG_IN}, {&acc, HBG_OUT_EXISTING}, {&sv, HBG_INOUT}};
+    hbg_arg a2[] = {{&tmp, HBG_IN}, {&acc, HBG_OUT}, {&sv, HBG_INOUT}};
     hbg_task v = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 2, .core = HBG_CORE_AIV, .blocks = 1,
                   .ntensors = 3, .args = a2};
     hbg_submit_task(o, &v, &n2);
@@ -216,16 +216,23 @@ static void hash_stable_and_sensitive(void **state)
     hbg_orch_destroy(o);
 }
 
+/* An orchestrator that keeps Definitions across passes, before its first. */
+static hbg_orch *kept_orch(void)
+{
+    hbg_orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
+                           .keep_definitions = true};
+    hbg_orch *o;
+    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+    return o;
+}
+
 static void kept_definitions_skip_recording(void **state)
 {
     (void)state;
     model m;
     make_model(&m);
     body_ctx c = {.k_mm = 1};
-    hbg_orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
-                           .keep_definitions = true};
-    hbg_orch *o;
-    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+    hbg_orch *o = kept_orch();
     hbg_task_id ids[LAYERS];
     for (int pass = 0; pass < 3; pass++) {
         hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
@@ -305,6 +312,155 @@ static void capture_errors(void **state)
     hbg_orch_destroy(o);
 }
 
+static hbg_status other_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    return layer_body(o, ctx, b);
+}
+
+/* A key names one body: another function under it is refused, in the pass
+ * that recorded it and (kept Definitions) in later ones. */
+static void key_names_one_body(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    body_ctx c = {.k_mm = 1};
+    hbg_orch *o = kept_orch();
+    hbg_task_id id;
+    for (int pass = 0; pass < 2; pass++) {
+        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_OK);
+        uint32_t before = hbg_orch_task_count(o);
+        assert_int_equal(hbg_submit_graph(o, 42, other_body, &c, &m.b[1], 0, &id), HBG_E_GRAPH_KEY_REUSED);
+        assert_int_equal(id, HBG_TASK_NONE);
+        assert_int_equal(hbg_orch_task_count(o), before);
+        assert_int_equal(hbg_orch_end_pass(o), HBG_E_GRAPH_KEY_REUSED);
+    }
+    assert_string_equal(hbg_status_name(HBG_E_GRAPH_KEY_REUSED), "HBG_E_GRAPH_KEY_REUSED");
+    assert_string_equal(hbg_strerror(HBG_E_GRAPH_KEY_REUSED), "graph key already names another body");
+    hbg_orch_destroy(o);
+}
+
+/* One function whose content depends on its ctx: only the caller can ask
+ * for the content to be checked, and then a change is refused. */
+static void check_body_compares_content(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    body_ctx c = {.k_mm = 1};
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], HBG_GRAPH_CHECK_BODY, &id), HBG_OK);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[1], HBG_GRAPH_CHECK_BODY, &id), HBG_OK);
+    assert_int_equal(o->img.nreplay, 2);
+    c.k_mm = 9;
+    uint32_t before = hbg_orch_task_count(o);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[2], HBG_GRAPH_CHECK_BODY, &id),
+                     HBG_E_GRAPH_KEY_REUSED);
+    assert_int_equal(hbg_orch_task_count(o), before);
+    /* unasked, the first body is replayed */
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[2], 0, &id), HBG_OK);
+    assert_int_equal(hbg_orch_def_count(o), 1);
+    hbg_orch_destroy(o);
+}
+
+/* Records key 42 in a fresh pass, then offers boundary `b`: the mismatch
+ * message names the slot and what differs. */
+static void expect_mismatch(hbg_orch *o, model *m, const hbg_boundary *b, const char *msg)
+{
+    body_ctx c = {.k_mm = 1};
+    hbg_task_id id;
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m->b[0], 0, &id), HBG_OK);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, b, 0, &id), HBG_E_BOUNDARY_MISMATCH);
+    assert_string_equal(hbg_orch_last_error(o), msg);
+}
+
+static void errors_name_slot_node_and_key(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_tensor wide = fx_buf(0x10000, 1, 2 * H);
+    hbg_arg args[4];
+    hbg_boundary b = m.b[1];
+    b.args = args;
+    memcpy(args, m.args[1], sizeof args);
+    args[0].t = &wide;
+    expect_mismatch(o, &m, &b, "task 1 (graph key 0x2a) slot 0: shape[1] is 16, the Definition's 8");
+    memcpy(args, m.args[1], sizeof args);
+    args[3].dir = HBG_IN;
+    expect_mismatch(o, &m, &b, "task 1 (graph key 0x2a) slot 3: direction HBG_IN, the Definition's HBG_INOUT");
+    memcpy(args, m.args[1], sizeof args);
+    args[2].t = args[0].t;
+    expect_mismatch(o, &m, &b,
+                    "task 1 (graph key 0x2a) slot 2: shares slot 0's buffer, where the Definition's shares no "
+                    "other slot's");
+    memcpy(args, m.args[1], sizeof args);
+    b.nscalars = 0;
+    expect_mismatch(o, &m, &b, "task 1 (graph key 0x2a): 4 tensors and 0 scalars, the Definition's 4 and 1");
+
+    /* a body's own failure names its node and argument */
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_tensor stray = fx_buf(0x900000, 1, H);
+    body_ctx c = {.k_mm = 1, .stray = &stray};
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_E_GRAPH_CAPTURE);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "graph key 0x2a node 3 arg 0: the tensor is neither a boundary tensor, a view inside one, "
+                        "nor a node's output");
+    /* a key with another body */
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    c.stray = NULL;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_OK);
+    assert_int_equal(hbg_submit_graph(o, 42, other_body, &c, &m.b[1], 0, &id), HBG_E_GRAPH_KEY_REUSED);
+    assert_string_equal(hbg_orch_last_error(o), "task 1 (graph key 0x2a): the key was recorded with another body "
+                                                "function");
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], HBG_GRAPH_CHECK_BODY, &id), HBG_OK);
+    c.k_mm = 5;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[1], HBG_GRAPH_CHECK_BODY, &id),
+                     HBG_E_GRAPH_KEY_REUSED);
+    assert_string_equal(hbg_orch_last_error(o), "task 1 (graph key 0x2a): the body submitted other content than "
+                                                "the Definition holds (HBG_GRAPH_CHECK_BODY)");
+    hbg_orch_destroy(o);
+}
+
+/* A body that allocates into a tensor the boundary already names. */
+static hbg_status alloc_into_boundary(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_arg a[] = {{b->args[0].t, HBG_OUT_ALLOC}};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 2, .core = HBG_CORE_AIV, .blocks = 1,
+                  .ntensors = 1, .args = a};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static hbg_status alloc_tensors_into_boundary(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_tensor *ts[] = {b->args[0].t};
+    return hbg_alloc_tensors(o, 1, ts, NULL);
+}
+
+static void body_alloc_into_buffer_refused(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_graph(o, 7, alloc_into_boundary, NULL, &m.b[0], 0, &id), HBG_E_ARG_HAS_BUFFER);
+    assert_int_equal(hbg_submit_graph(o, 8, alloc_tensors_into_boundary, NULL, &m.b[0], 0, &id),
+                     HBG_E_ARG_HAS_BUFFER);
+    assert_int_equal(m.hid[0].addr, 0x10000);
+    assert_int_equal(hbg_orch_def_count(o), 0);
+    assert_int_equal(hbg_orch_task_count(o), 0);
+    hbg_orch_destroy(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +469,10 @@ int main(void)
         cmocka_unit_test(kept_definitions_skip_recording),
         cmocka_unit_test(boundary_mismatch_detected),
         cmocka_unit_test(capture_errors),
+        cmocka_unit_test(body_alloc_into_buffer_refused),
+        cmocka_unit_test(key_names_one_body),
+        cmocka_unit_test(check_body_compares_content),
+        cmocka_unit_test(errors_name_slot_node_and_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -82,7 +82,7 @@ static void damage(hbg_tensor *t, hbg_arg *a)
 static bool ref_slot_ok(const hbg_arg *a)
 {
     uint64_t lo, hi;
-    return a->t && (a->dir == HBG_IN || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING) &&
+    return a->t && (a->dir == HBG_IN || a->dir == HBG_INOUT || a->dir == HBG_OUT) &&
            hbg_tensor_byte_range(a->t, &lo, &hi) && hi <= a->t->nbytes;
 }
 
@@ -148,7 +148,7 @@ static void replay_matches_reference(void **state)
         uint32_t n = key % 4 == 0 ? HBG_MAX_BOUNDARY_TENSORS : 1 + rnd(HBG_MAX_BOUNDARY_TENSORS);
         for (uint32_t k = 0; k < n; k++) {
             rec_t[k] = random_view();
-            static const hbg_dir dirs[] = {HBG_IN, HBG_IN, HBG_INOUT, HBG_OUT_EXISTING};
+            static const hbg_dir dirs[] = {HBG_IN, HBG_IN, HBG_INOUT, HBG_OUT};
             rec_a[k] = (hbg_arg){&rec_t[k], dirs[rnd(4)]};
         }
         hbg_boundary b = {.ntensors = n, .args = rec_a};
@@ -172,7 +172,7 @@ static void replay_matches_reference(void **state)
                     continue;
                 hbg_tensor w = {.addr = buf_addr(i), .nbytes = BUF_BYTES,
                                 .dtype = HBG_U8, .ndim = 1, .shape = {BUF_BYTES}, .strides = {1}};
-                hbg_arg wa = {&w, HBG_OUT_EXISTING};
+                hbg_arg wa = {&w, HBG_OUT};
                 assert_int_equal(fx_task(o, 1, &wa, &writer[i]), HBG_OK);
             }
             uint32_t ntask = o->img.ntasks, nbt = o->img.nbtensor, nfanin = o->img.nfanin;

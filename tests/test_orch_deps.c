@@ -16,7 +16,7 @@ static void disjoint_views_no_edge(void **state)
      * elements: the per-dimension test must see them as disjoint. */
     hbg_tensor left = fx_tile(&buf, 0, 0, 8, 4), right = fx_tile(&buf, 0, 4, 8, 4);
     hbg_task_id w, r;
-    hbg_arg wa[] = {{&left, HBG_OUT_EXISTING}};
+    hbg_arg wa[] = {{&left, HBG_OUT}};
     assert_int_equal(fx_task(o, 1, wa, &w), HBG_OK);
     hbg_arg ra[] = {{&right, HBG_IN}};
     assert_int_equal(fx_task(o, 1, ra, &r), HBG_OK);
@@ -24,7 +24,7 @@ static void disjoint_views_no_edge(void **state)
     assert_int_equal(fx_fanin_count(o, r), 0);
     /* Disjoint rows, also disjoint in bytes. */
     hbg_tensor top = fx_tile(&buf, 0, 0, 4, 8), bottom = fx_tile(&buf, 4, 0, 4, 8);
-    hbg_arg wb[] = {{&top, HBG_OUT_EXISTING}};
+    hbg_arg wb[] = {{&top, HBG_OUT}};
     hbg_arg rb[] = {{&bottom, HBG_IN}};
     hbg_task_id w2, r2;
     assert_int_equal(fx_task(o, 1, wb, &w2), HBG_OK);
@@ -46,7 +46,7 @@ static void overlapping_views_edge(void **state)
     hbg_tensor buf = fx_buf(0x1000, 8, 8);
     hbg_tensor a = fx_tile(&buf, 0, 0, 4, 4), b = fx_tile(&buf, 3, 3, 2, 2);
     hbg_task_id w, r, rw;
-    hbg_arg wa[] = {{&a, HBG_OUT_EXISTING}};
+    hbg_arg wa[] = {{&a, HBG_OUT}};
     hbg_arg ra[] = {{&b, HBG_IN}};
     assert_int_equal(fx_task(o, 1, wa, &w), HBG_OK);
     assert_int_equal(fx_task(o, 1, ra, &r), HBG_OK);
@@ -73,10 +73,10 @@ static void covering_inout_retires(void **state)
     hbg_tensor buf = fx_buf(0x1000, 8, 8);
     hbg_tensor q = fx_tile(&buf, 0, 0, 4, 4);
     hbg_task_id w1, w2, cover, r, partial, r2;
-    hbg_arg a1[] = {{&q, HBG_OUT_EXISTING}};
+    hbg_arg a1[] = {{&q, HBG_OUT}};
     assert_int_equal(fx_task(o, 1, a1, &w1), HBG_OK);
     hbg_tensor q2 = fx_tile(&buf, 4, 4, 4, 4);
-    hbg_arg a2[] = {{&q2, HBG_OUT_EXISTING}};
+    hbg_arg a2[] = {{&q2, HBG_OUT}};
     assert_int_equal(fx_task(o, 1, a2, &w2), HBG_OK);
     hbg_arg ac[] = {{&buf, HBG_INOUT}};
     assert_int_equal(fx_task(o, 1, ac, &cover), HBG_OK);
@@ -106,7 +106,7 @@ static void manual_scope_explicit_only(void **state)
     hbg_orch *o = fx_orch(64, 1 << 20);
     hbg_tensor buf = fx_buf(0x1000, 4, 4);
     hbg_task_id w, m1, m2, after;
-    hbg_arg wa[] = {{&buf, HBG_OUT_EXISTING}};
+    hbg_arg wa[] = {{&buf, HBG_OUT}};
     assert_int_equal(fx_task(o, 1, wa, &w), HBG_OK);
     assert_int_equal(hbg_scope_begin(o, HBG_SCOPE_MANUAL), HBG_OK);
     hbg_arg ra[] = {{&buf, HBG_INOUT}};
@@ -136,7 +136,7 @@ static void creator_edges(void **state)
     hbg_orch *o = fx_orch(64, 1 << 20);
     uint32_t shape[1] = {16};
     hbg_tensor out = hbg_tensor_desc(HBG_F32, 1, shape);
-    hbg_arg oa[] = {{&out, HBG_OUT}};
+    hbg_arg oa[] = {{&out, HBG_OUT_ALLOC}};
     hbg_task_id prod, cons, alloc, cons2;
     assert_int_equal(fx_task(o, 1, oa, &prod), HBG_OK);
     assert_true(out.addr >= FAKE_HEAP_BASE);
@@ -160,7 +160,7 @@ static void creator_edges(void **state)
     assert_int_equal(fx_fanin_count(o, cons2), 0);
     assert_int_equal(o->img.tasks[alloc].kind, HBG_TASK_ALLOC);
     hbg_task_id w, r;
-    hbg_arg wb[] = {{&b, HBG_OUT_EXISTING}};
+    hbg_arg wb[] = {{&b, HBG_OUT}};
     assert_int_equal(fx_task(o, 1, wb, &w), HBG_OK);
     assert_int_equal(fx_task(o, 1, ib, &r), HBG_OK);
     assert_true(fx_has_edge(o, w, r));
@@ -174,7 +174,7 @@ static void fanins_deduplicated(void **state)
     hbg_tensor buf = fx_buf(0x1000, 4, 4);
     hbg_tensor r0 = fx_tile(&buf, 0, 0, 1, 4), r1 = fx_tile(&buf, 1, 0, 1, 4);
     hbg_task_id w, c;
-    hbg_arg wa[] = {{&r0, HBG_OUT_EXISTING}, {&r1, HBG_OUT_EXISTING}};
+    hbg_arg wa[] = {{&r0, HBG_OUT}, {&r1, HBG_OUT}};
     assert_int_equal(fx_task(o, 2, wa, &w), HBG_OK);
     /* Three reads of regions the same task wrote, plus the same explicit
      * dep twice: one fanin. */

@@ -78,7 +78,7 @@ static void too_many_fanins(void **state)
     hbg_tensor buf = fx_buf(0x1000, 129, 4);
     for (uint32_t r = 0; r < 129; r++) {
         hbg_tensor row = fx_tile(&buf, r, 0, 1, 4);
-        hbg_arg a[] = {{&row, HBG_OUT_EXISTING}};
+        hbg_arg a[] = {{&row, HBG_OUT}};
         assert_int_equal(fx_task(o, 1, a, &id), HBG_OK);
     }
     uint32_t before = hbg_orch_task_count(o);
@@ -121,11 +121,145 @@ static void heap_exhausted(void **state)
     assert_int_equal(hbg_orch_task_count(o), 0);
     assert_int_equal(hbg_alloc_tensors(o, 1, ts, &id), HBG_OK);
     assert_int_equal(hbg_orch_heap_used(o), 800);
-    hbg_arg oa[] = {{&b, HBG_OUT}};
+    hbg_arg oa[] = {{&b, HBG_OUT_ALLOC}};
     assert_int_equal(fx_task(o, 1, oa, &id), HBG_E_HEAP_EXHAUSTED);
     assert_int_equal(hbg_orch_heap_used(o), 800);
     assert_non_null(strstr(hbg_strerror(HBG_E_HEAP_EXHAUSTED), "heap"));
     still_usable(o);
+    hbg_orch_destroy(o);
+}
+
+/* HBG_OUT_ALLOC makes a buffer; every other direction uses the one the
+ * tensor names. Mixing them up is a named status, not a silent copy. */
+static void alloc_needs_no_buffer(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_tensor caller = fx_buf(0x5000, 4, 4);
+    hbg_arg wrong[] = {{&caller, HBG_OUT_ALLOC}};
+    hbg_task_id id;
+    assert_int_equal(fx_task(o, 1, wrong, &id), HBG_E_ARG_HAS_BUFFER);
+    assert_string_equal(hbg_strerror(HBG_E_ARG_HAS_BUFFER),
+                        "a tensor the runtime is to allocate already names a buffer (write into it with HBG_OUT)");
+    /* the caller's tensor is untouched, nothing was carved */
+    assert_int_equal(caller.addr, 0x5000);
+    assert_int_equal(hbg_orch_heap_used(o), 0);
+    /* HBG_OUT writes into the caller's buffer itself */
+    hbg_arg right[] = {{&caller, HBG_OUT}};
+    assert_int_equal(fx_task(o, 1, right, &id), HBG_OK);
+    assert_int_equal(o->img.tensors[o->img.tasks[id].tensor_off].addr, 0x5000);
+    assert_int_equal(hbg_orch_heap_used(o), 0);
+    /* alloc_tensors follows the same rule */
+    hbg_tensor *ts[] = {&caller};
+    assert_int_equal(hbg_alloc_tensors(o, 1, ts, &id), HBG_E_ARG_HAS_BUFFER);
+    assert_int_equal(caller.addr, 0x5000);
+    still_usable(o);
+    hbg_orch_destroy(o);
+}
+
+static void write_needs_a_buffer(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    uint32_t shape[1] = {16};
+    hbg_tensor d = hbg_tensor_desc(HBG_F32, 1, shape);
+    hbg_task_id id;
+    static const hbg_dir dirs[] = {HBG_IN, HBG_OUT, HBG_INOUT, HBG_NO_DEP};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        hbg_arg a[] = {{&d, dirs[i]}};
+        assert_int_equal(fx_task(o, 1, a, &id), HBG_E_ARG_NO_BUFFER);
+    }
+    assert_string_equal(hbg_strerror(HBG_E_ARG_NO_BUFFER),
+                        "a tensor argument names no buffer (addr 0; allocate it with HBG_OUT_ALLOC or "
+                        "hbg_alloc_tensors)");
+    assert_int_equal(hbg_orch_task_count(o), 0);
+    hbg_orch_destroy(o);
+}
+
+/* A tensor struct reused for a second allocation is refused until it is
+ * reset to its description; a refused task hands its allocations back. */
+static void allocated_tensor_reused(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1024);
+    uint32_t shape[1] = {64};
+    hbg_tensor desc = hbg_tensor_desc(HBG_F32, 1, shape), t = desc;
+    hbg_arg a[] = {{&t, HBG_OUT_ALLOC}};
+    hbg_task_id id;
+    assert_int_equal(fx_task(o, 1, a, &id), HBG_OK);
+    assert_int_equal(t.addr, FAKE_HEAP_BASE);
+    assert_int_equal(fx_task(o, 1, a, &id), HBG_E_ARG_HAS_BUFFER);
+    t = desc;
+    assert_int_equal(fx_task(o, 1, a, &id), HBG_OK);
+    assert_int_equal(t.addr, FAKE_HEAP_BASE + 256);
+    /* two more 256-byte buffers fit, three do not: the first two are
+     * handed back and name no buffer again */
+    hbg_tensor x = desc, y = desc, z = desc;
+    hbg_arg three[] = {{&x, HBG_OUT_ALLOC}, {&y, HBG_OUT_ALLOC}, {&z, HBG_OUT_ALLOC}};
+    assert_int_equal(fx_task(o, 3, three, &id), HBG_E_HEAP_EXHAUSTED);
+    assert_int_equal(x.addr, 0);
+    assert_int_equal(y.addr, 0);
+    assert_int_equal(z.addr, 0);
+    assert_int_equal(fx_task(o, 2, three, &id), HBG_OK);
+    hbg_orch_destroy(o);
+}
+
+/* hbg_orch_last_error names the task, the argument and the reason of the
+ * pass's first failure; later failures do not overwrite it. */
+static void errors_say_what_was_wrong(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 8192);
+    assert_string_equal(hbg_orch_last_error(o), "");
+    hbg_task_id id;
+    for (int i = 0; i < 12; i++)
+        assert_int_equal(hbg_submit_dummy(o, 0, NULL, &id), HBG_OK);
+    hbg_tensor ok = fx_buf(0x1000, 4, 4);
+    uint32_t n = 1024;
+    hbg_tensor big = hbg_tensor_at(0x2000, HBG_F32, 1, &n);
+    big.nbytes = 1024;
+    hbg_arg a[] = {{&ok, HBG_IN}, {&ok, HBG_IN}, {&ok, HBG_IN}, {&big, HBG_IN}};
+    assert_int_equal(fx_task(o, 4, a, &id), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "task 12 arg 3: view [0, 4096) outside its 1024-byte buffer");
+    /* the first failure stays the one reported */
+    hbg_arg wrong[] = {{&ok, HBG_OUT_ALLOC}};
+    assert_int_equal(fx_task(o, 1, wrong, &id), HBG_E_ARG_HAS_BUFFER);
+    assert_string_equal(hbg_orch_last_error(o), "task 12 arg 3: view [0, 4096) outside its 1024-byte buffer");
+
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_string_equal(hbg_orch_last_error(o), "");
+    assert_int_equal(fx_task(o, 1, wrong, &id), HBG_E_ARG_HAS_BUFFER);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 0 arg 0: a tensor to allocate already names buffer 0x1000 (write into it with HBG_OUT)");
+
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    uint32_t n7 = 1792, n4 = 1024;
+    hbg_tensor t7 = hbg_tensor_desc(HBG_F32, 1, &n7), t4 = hbg_tensor_desc(HBG_F32, 1, &n4);
+    hbg_tensor *ts[] = {&t7};
+    assert_int_equal(hbg_alloc_tensors(o, 1, ts, &id), HBG_OK);
+    hbg_arg more[] = {{&ok, HBG_IN}, {&t4, HBG_OUT_ALLOC}};
+    assert_int_equal(fx_task(o, 2, more, &id), HBG_E_HEAP_EXHAUSTED);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 1 arg 1: GM heap exhausted: 4096 bytes requested, 1024 free of 8192");
+
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_tensor d = hbg_tensor_desc(HBG_F32, 1, &n4);
+    hbg_arg none[] = {{&d, HBG_OUT}};
+    assert_int_equal(fx_task(o, 1, none, &id), HBG_E_ARG_NO_BUFFER);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 0 arg 0: the tensor names no buffer (addr 0; allocate it with HBG_OUT_ALLOC)");
+
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_task_id late = 5;
+    assert_int_equal(hbg_submit_dummy(o, 1, &late, &id), HBG_E_BAD_DEP);
+    assert_string_equal(hbg_orch_last_error(o), "task 0: dep 0 names 0x5, which is no earlier task (0 so far)");
+
+    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_AIV, .blocks = 1};
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 0: core AIV needs kernel_aiv (kernel_aic 65535, kernel_aiv 65535; HBG_KERNEL_NONE is "
+                        "65535)");
     hbg_orch_destroy(o);
 }
 
@@ -155,15 +289,51 @@ static void boundary_too_wide(void **state)
     hbg_orch_destroy(o);
 }
 
+/* A zero-initialised task is one block of AIC kernel 0; blocks = 0 means
+ * 1, inside a Graph body too. */
+static hbg_status zero_task_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx, (void)b;
+    hbg_task t = {0};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static void zero_task_is_valid(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_task t = {0};
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_OK);
+    const hbg_img_task *d = &o->img.tasks[id];
+    assert_int_equal(d->blocks, 1);
+    assert_int_equal(d->core, HBG_CORE_AIC);
+    assert_int_equal(d->kernel_aic, 0);
+    assert_int_equal(d->tensor_cnt, 0);
+    t = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 3, .core = HBG_CORE_AIV};
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_OK);
+    assert_int_equal(o->img.tasks[id].blocks, 1);
+    hbg_boundary b = {0};
+    assert_int_equal(hbg_submit_graph(o, 5, zero_task_body, NULL, &b, 0, &id), HBG_OK);
+    const hbg_def_header *h = hbg_def_image(o, 0);
+    const hbg_def_node *n = (const hbg_def_node *)(const void *)((const unsigned char *)h + h->off_nodes);
+    assert_int_equal(h->nnodes, 1);
+    assert_int_equal(n->blocks, 1);
+    /* the one zero that has no meaning is a core without its kernel */
+    t = (hbg_task){.kernel_aic = 0, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_MIX};
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "task 3: core MIX needs both kernels (kernel_aic 0, kernel_aiv "
+                                                "65535; HBG_KERNEL_NONE is 65535)");
+    hbg_orch_destroy(o);
+}
+
 static void invalid_arguments(void **state)
 {
     (void)state;
     hbg_orch *o = fx_orch(64, 1 << 20);
     hbg_task_id id;
-    /* An AIC task without an AIC kernel, zero blocks, a view past its buffer. */
+    /* An AIC task without an AIC kernel, a view past its buffer. */
     hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIC, .blocks = 1};
-    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
-    t.core = HBG_CORE_AIV, t.blocks = 0;
     assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
     hbg_tensor buf = fx_buf(0x1000, 4, 4);
     hbg_tensor past = fx_tile(&buf, 3, 0, 2, 4);
@@ -190,13 +360,13 @@ static void tensor_map_full_takes_nothing(void **state)
     hbg_arg args[14];
     for (int i = 0; i < 14; i++) {
         x[i] = fx_buf(0x100000 + (uint64_t)i * 0x10000, 4, 4);
-        args[i] = (hbg_arg){&x[i], HBG_OUT_EXISTING};
+        args[i] = (hbg_arg){&x[i], HBG_OUT};
     }
     hbg_task_id a, b, c, d;
     assert_int_equal(fx_task(o, 14, args, &a), HBG_OK);
     for (int i = 0; i < 3; i++) {
         y[i] = fx_buf(0x200000 + (uint64_t)i * 0x10000, 4, 4);
-        args[i] = (hbg_arg){&y[i], HBG_OUT_EXISTING};
+        args[i] = (hbg_arg){&y[i], HBG_OUT};
     }
     uint32_t entries = o->map.nentries, bufs = o->map.nbufs;
     assert_int_equal(fx_task(o, 3, args, &b), HBG_E_POOL_EXHAUSTED);
@@ -221,6 +391,11 @@ int main(void)
         cmocka_unit_test(too_many_fanins),
         cmocka_unit_test(window_full),
         cmocka_unit_test(heap_exhausted),
+        cmocka_unit_test(alloc_needs_no_buffer),
+        cmocka_unit_test(write_needs_a_buffer),
+        cmocka_unit_test(allocated_tensor_reused),
+        cmocka_unit_test(errors_say_what_was_wrong),
+        cmocka_unit_test(zero_task_is_valid),
         cmocka_unit_test(boundary_too_wide),
         cmocka_unit_test(invalid_arguments),
         cmocka_unit_test(tensor_map_full_takes_nothing),

@@ -222,6 +222,7 @@ static void phase_names(void **state)
     for (int p = 0; p < HBG_PHASE_COUNT; p++)
         assert_string_equal(hbg_phase_name((hbg_phase)p), want[p]);
     assert_string_equal(hbg_phase_name(HBG_PHASE_COUNT), "unknown");
+    assert_string_equal(hbg_phase_name(HBG_PH_NONE), "none");
     assert_int_equal(HBG_OP_COUNT, 5);
 }
 

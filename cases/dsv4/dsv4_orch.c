@@ -58,7 +58,7 @@ static hbg_task_id sub(bx *x, uint16_t kaic, uint16_t kaiv, uint8_t core, uint32
         for (uint32_t i = 0; i < nio; i++)
             args[k++] = (hbg_arg){io[i], HBG_INOUT};
         for (uint32_t i = 0; i < nout; i++)
-            args[k++] = (hbg_arg){out[i], HBG_OUT_EXISTING};
+            args[k++] = (hbg_arg){out[i], HBG_OUT};
     }
     uint64_t sc[4];
     int16_t sl[4];
@@ -407,14 +407,14 @@ static hbg_status pair_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
     hbg_alloc_tensors(o, 3, sp, &id);
 
     bx x = {.o = o, .s = s, .layer = b->scalars[S_LAYER_CSA], .lslot = S_LAYER_CSA};
-    attn_io a = {.in = B[B_H_IN], .out = &st[0], .out_dir = HBG_OUT_EXISTING,
+    attn_io a = {.in = B[B_H_IN], .out = &st[0], .out_dir = HBG_OUT,
                  .cache = {B[B_CSA_KV], B[B_CSA_IDX]}, .rope_cos = B[B_ROPE_COS], .rope_sin = B[B_ROPE_SIN],
                  .pos = B[B_POS], .cache_len = b->scalars[S_CACHE_LEN], .cache_slot = S_CACHE_LEN};
     attn_weights(&a, B + B_CSA, DSV4_LANES, DSV4_NX);
     attention(&x, &CSA, &a, NULL);
     if (hbg_orch_error(o))
         return HBG_OK;
-    moe_io m = {.in = &st[0], .out = &st[1], .out_dir = HBG_OUT_EXISTING, .w = B + B_M1, .load = B[B_LOAD],
+    moe_io m = {.in = &st[0], .out = &st[1], .out_dir = HBG_OUT, .w = B + B_M1, .load = B[B_LOAD],
                 .epoch = b->scalars[S_EPOCH_M1], .eslot = S_EPOCH_M1, .flip = s->fault == DSV4_FAULT_FLIP_PRED};
     moe(&x, &m, NULL, NULL);
     if (hbg_orch_error(o))
@@ -422,7 +422,7 @@ static hbg_status pair_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
 
     x.layer = b->scalars[S_LAYER_HCA];
     x.lslot = S_LAYER_HCA;
-    attn_io h = {.in = &st[1], .out = &st[2], .out_dir = HBG_OUT_EXISTING, .cache = {B[B_HCA_KV]},
+    attn_io h = {.in = &st[1], .out = &st[2], .out_dir = HBG_OUT, .cache = {B[B_HCA_KV]},
                  .rope_cos = B[B_ROPE_COS], .rope_sin = B[B_ROPE_SIN], .pos = B[B_POS],
                  .cache_len = b->scalars[S_CACHE_LEN], .cache_slot = S_CACHE_LEN};
     attn_weights(&h, B + B_HCA, HCA.pre, HCA.nx);
@@ -471,7 +471,7 @@ static void outside_attention(bx *x, const attn_shape *sh, const hbg_tensor *arg
     fill(s, args, B_ROPE_COS, 3, 0, g);
     for (int i = 0; i < 30; i++)
         wp[i] = &w[i];
-    attn_io a = {.in = in, .out_dir = HBG_OUT_EXISTING, .rope_cos = &g[0], .rope_sin = &g[1], .pos = &g[2],
+    attn_io a = {.in = in, .out_dir = HBG_OUT, .rope_cos = &g[0], .rope_sin = &g[1], .pos = &g[2],
                  .cache_len = DSV4_CACHE, .cache_slot = -1, .early_read = early};
     attn_weights(&a, wp, DSV4_LANES, DSV4_NX);
     if (sh == &SWA) {
@@ -495,7 +495,7 @@ static void outside_moe(bx *x, const hbg_tensor *args, uint32_t layer, hbg_tenso
     fill(s, args, B_M1, BM_COUNT, layer, w);
     for (int i = 0; i < BM_COUNT; i++)
         wp[i] = &w[i];
-    moe_io m = {.in = in, .out_dir = HBG_OUT_EXISTING, .w = wp, .load = load, .tokens = tokens,
+    moe_io m = {.in = in, .out_dir = HBG_OUT, .w = wp, .load = load, .tokens = tokens,
                 .epoch = s->epoch++, .eslot = -1, .hash = hash, .tail = final != NULL};
     x->layer = layer;
     x->lslot = -1;

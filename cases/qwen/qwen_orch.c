@@ -148,17 +148,17 @@ static hbg_status qwen_layer(hbg_orch *o, void *vctx, const hbg_boundary *bd)
     hbg_scope_begin(o, HBG_SCOPE_MANUAL);
     hbg_task_id b1 = HBG_TASK_NONE, b2 = HBG_TASK_NONE;
     hbg_submit_dummy(o, 0, NULL, &b1);
-    hbg_arg a_as[] = {{&attn, HBG_OUT_EXISTING}};
+    hbg_arg a_as[] = {{&attn, HBG_OUT}};
     hbg_task_id attn_seed = sub(o, AIV(QK_ZERO), 1, a_as, 1, NULL, 0, NULL, 0);
-    hbg_arg a_qs[] = {{&q_acc, HBG_OUT_EXISTING}};
+    hbg_arg a_qs[] = {{&q_acc, HBG_OUT}};
     hbg_task_id q_seed = sub(o, AIV(QK_ZERO), 1, a_qs, 1, NULL, 0, NULL, 0);
-    hbg_arg a_rr[] = {{T[QB_HID], HBG_IN}, {&rin, HBG_OUT_EXISTING}};
+    hbg_arg a_rr[] = {{T[QB_HID], HBG_IN}, {&rin, HBG_OUT}};
     hbg_task_id rms = sub(o, AIV(QK_RMS_RECIP), 1, a_rr, 2, NULL, 0, &b1, 1);
     hbg_task_id qp = matmul(o, &(mm){.a = T[QB_NRM], .w = T[QB_WQ], .c = &q_acc, .cdir = HBG_INOUT, .blocks = 50,
                                      .tiles = 10, .splits = 5, .mode = QMM_ATOMIC, .deps = &q_seed, .ndeps = 1});
-    hbg_arg a_ks[] = {{&k_acc, HBG_OUT_EXISTING}, {&v_acc, HBG_OUT_EXISTING}};
+    hbg_arg a_ks[] = {{&k_acc, HBG_OUT}, {&v_acc, HBG_OUT}};
     hbg_task_id kv_seed = sub(o, AIV(QK_ZERO), 1, a_ks, 2, NULL, 0, &b1, 1);
-    hbg_arg a_ms[] = {{&gate, HBG_OUT_EXISTING}, {&up, HBG_OUT_EXISTING}};
+    hbg_arg a_ms[] = {{&gate, HBG_OUT}, {&up, HBG_OUT}};
     hbg_task_id mlp_seed = sub(o, AIV(QK_ZERO), 1, a_ms, 2, NULL, 0, &b1, 1);
     hbg_task_id kp = matmul(o, &(mm){.a = T[QB_NRM], .w = T[QB_WK], .c = &k_acc, .cdir = HBG_INOUT, .blocks = 10,
                                      .tiles = 2, .splits = 5, .mode = QMM_ATOMIC, .deps = &kv_seed, .ndeps = 1});
@@ -185,10 +185,10 @@ static hbg_status qwen_layer(hbg_orch *o, void *vctx, const hbg_boundary *bd)
         hbg_tensor A = V2(&attn, (uint64_t)s * u, B, u, Q);
         hbg_tensor W = V2(T[QB_WO], (uint64_t)s * u * H + (uint64_t)t * w, u, w, H);
         hbg_tensor C = V2(s32, c->off_op + (uint64_t)s * B * H + (uint64_t)t * w, B, w, H);
-        op[e] = matmul(o, &(mm){.a = &A, .w = &W, .c = &C, .cdir = HBG_OUT_EXISTING, .blocks = 1, .tiles = 1,
+        op[e] = matmul(o, &(mm){.a = &A, .w = &W, .c = &C, .cdir = HBG_OUT, .blocks = 1, .tiles = 1,
                                 .splits = 1, .mode = QMM_STORE, .deps = &b2, .ndeps = 1});
     }
-    op[OP_NODES] = matmul(o, &(mm){.a = &attn, .w = T[QB_WO], .c = &op_all, .cdir = HBG_OUT_EXISTING,
+    op[OP_NODES] = matmul(o, &(mm){.a = &attn, .w = T[QB_WO], .c = &op_all, .cdir = HBG_OUT,
                                    .blocks = OP_TILES * OP_SPLITS - OP_NODES, .e0 = OP_NODES, .tiles = OP_TILES,
                                    .splits = OP_SPLITS, .mode = QMM_STORE, .deps = &att, .ndeps = 1});
     const hbg_task_id ops = op[OP_NODES];
@@ -208,10 +208,10 @@ static hbg_status qwen_layer(hbg_orch *o, void *vctx, const hbg_boundary *bd)
         hbg_tensor g = V1(T[QB_POST_NORM], (uint64_t)s * u, u);
         hbg_tensor hm = V2(s32, c->off_hmid + (uint64_t)s * u, B, u, H);
         hbg_tensor xg = V2(s16, c->off_xg + (uint64_t)s * u, B, u, H);
-        hbg_arg a[] = {{&hid, HBG_IN}, {&opv, HBG_IN}, {&g, HBG_IN}, {&hm, HBG_OUT_EXISTING}, {&xg, HBG_OUT_EXISTING}};
+        hbg_arg a[] = {{&hid, HBG_IN}, {&opv, HBG_IN}, {&g, HBG_IN}, {&hm, HBG_OUT}, {&xg, HBG_OUT}};
         cast[s] = sub(o, AIV(QK_CAST), 1, a, N(a), NULL, 0, deps, nd);
     }
-    hbg_arg a_red[] = {{T[QB_HID], HBG_IN}, {&op_all, HBG_IN}, {&rpost, HBG_OUT_EXISTING}};
+    hbg_arg a_red[] = {{T[QB_HID], HBG_IN}, {&op_all, HBG_IN}, {&rpost, HBG_OUT}};
     hbg_task_id red = sub(o, AIV(QK_RED), 1, a_red, N(a_red), NULL, 0, op, OP_NODES + 1);
 
     hbg_task_id gl[GU_SPLITS], ul[GU_SPLITS];
@@ -260,7 +260,7 @@ static hbg_status qwen_layer(hbg_orch *o, void *vctx, const hbg_boundary *bd)
         hbg_tensor g = V2(s32, c->off_gate + (uint64_t)n * u, B, u, I);
         hbg_tensor up_t = V2(s32, c->off_up + (uint64_t)n * u, B, u, I);
         hbg_tensor h = V2(s16, c->off_hact + (uint64_t)n * u, B, u, I);
-        hbg_arg a[] = {{&g, HBG_IN}, {&up_t, HBG_IN}, {&rpost, HBG_IN}, {&h, HBG_OUT_EXISTING}};
+        hbg_arg a[] = {{&g, HBG_IN}, {&up_t, HBG_IN}, {&rpost, HBG_IN}, {&h, HBG_OUT}};
         silu[n] = sub(o, AIV(QK_SILU), 1, a, N(a), NULL, 0, deps, nd);
     }
     /* Down-proj output tile n, K-split k into plane k; plane 0 also carries
@@ -271,7 +271,7 @@ static hbg_status qwen_layer(hbg_orch *o, void *vctx, const hbg_boundary *bd)
             hbg_tensor W = V2(T[QB_WDOWN], (uint64_t)k * u * H + (uint64_t)n * u, u, u, H);
             hbg_tensor C = V2(s32, c->off_dp + (uint64_t)k * B * H + (uint64_t)n * u, B, u, H);
             hbg_tensor R = V2(s32, c->off_hmid + (uint64_t)n * u, B, u, H);
-            matmul(o, &(mm){.a = &A, .w = &W, .c = &C, .r = k == 0 ? &R : NULL, .cdir = HBG_OUT_EXISTING,
+            matmul(o, &(mm){.a = &A, .w = &W, .c = &C, .r = k == 0 ? &R : NULL, .cdir = HBG_OUT,
                             .blocks = 1, .tiles = 1, .splits = 1, .mode = k == 0 ? QMM_RESIDUAL : QMM_STORE,
                             .deps = &silu[k], .ndeps = 1});
         }
@@ -280,8 +280,8 @@ static hbg_status qwen_layer(hbg_orch *o, void *vctx, const hbg_boundary *bd)
     /* Outside the MANUAL scope: its 85 fanins are inferred from the planes. */
     hbg_arg a_dcr[] = {{&dp_all, HBG_IN},
                        {T[QB_IN_NORM_NEXT], HBG_IN},
-                       {T[QB_HID_NEXT], HBG_OUT_EXISTING},
-                       {T[QB_NRM_NEXT], HBG_OUT_EXISTING}};
+                       {T[QB_HID_NEXT], HBG_OUT},
+                       {T[QB_NRM_NEXT], HBG_OUT}};
     sub(o, AIV(QK_DCR), 5, a_dcr, N(a_dcr), NULL, 0, NULL, 0);
     return HBG_OK;
 }
@@ -417,20 +417,20 @@ hbg_status qwen_ctx_create(const qwen_dims *d, qwen_ctx **out)
     /* The prologue and epilogue tasks. */
     c->tiling_sc[0] = QWEN_PAGE;
     c->a_tiling[0] = (hbg_arg){&c->caller[QA_SEQLENS], HBG_IN};
-    c->a_tiling[1] = (hbg_arg){&c->meta, HBG_OUT_EXISTING};
+    c->a_tiling[1] = (hbg_arg){&c->meta, HBG_OUT};
     c->t_tiling = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = QK_TILING, .core = HBG_CORE_AIV,
                              .blocks = 1, .ntensors = 2, .args = c->a_tiling, .nscalars = 1, .scalars = c->tiling_sc};
     c->a_copy_in[0] = (hbg_arg){&c->caller[QA_X], HBG_IN};
-    c->a_copy_in[1] = (hbg_arg){&c->hid0, HBG_OUT_EXISTING};
+    c->a_copy_in[1] = (hbg_arg){&c->hid0, HBG_OUT};
     c->t_copy_in = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = QK_COPY, .core = HBG_CORE_AIV,
                               .blocks = 1, .ntensors = 2, .args = c->a_copy_in};
     c->a_norm[0] = (hbg_arg){&c->hid0, HBG_IN};
     c->a_norm[1] = (hbg_arg){&c->in_norm0, HBG_IN};
-    c->a_norm[2] = (hbg_arg){&c->nrm0, HBG_OUT_EXISTING};
+    c->a_norm[2] = (hbg_arg){&c->nrm0, HBG_OUT};
     c->t_norm = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = QK_SCALE_COLS, .core = HBG_CORE_AIV,
                            .blocks = 5, .ntensors = 3, .args = c->a_norm};
     c->a_copy_out[0] = (hbg_arg){&c->hid[(L - 1) % 2], HBG_IN};
-    c->a_copy_out[1] = (hbg_arg){&c->caller[QA_OUT], HBG_OUT_EXISTING};
+    c->a_copy_out[1] = (hbg_arg){&c->caller[QA_OUT], HBG_OUT};
     c->t_copy_out = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = QK_COPY, .core = HBG_CORE_AIV,
                                .blocks = 1, .ntensors = 2, .args = c->a_copy_out};
 

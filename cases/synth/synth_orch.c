@@ -40,7 +40,7 @@ static hbg_status outer_task(hbg_orch *o, syn_state *s, const hbg_tensor *in, ui
     hbg_arg a[SYN_MAX_FANIN + 4];
     uint32_t nr = 0, na = 0;
     s->row[i] = row_view(&s->chunk[c], r, 1);
-    a[na++] = (hbg_arg){&s->row[i], HBG_OUT_EXISTING};
+    a[na++] = (hbg_arg){&s->row[i], HBG_OUT};
     rd[nr++] = row_view(in, i % SYN_IN_ROWS, 1);
     for (uint32_t f = 1; f <= s->p.fanin && f <= i; f++) {
         uint32_t j = i - f, first = j % SYN_CHUNK_ROWS ? j - 1 : j;
@@ -55,7 +55,7 @@ static hbg_status outer_task(hbg_orch *o, syn_state *s, const hbg_tensor *in, ui
         a[na++] = (hbg_arg){&rd[k], HBG_IN};
     uint64_t copies = i + 1 == s->p.tasks;
     if (copies)
-        a[na++] = (hbg_arg){&s->outrow[s->p.replays], HBG_OUT_EXISTING};
+        a[na++] = (hbg_arg){&s->outrow[s->p.replays], HBG_OUT};
     uint64_t sc[2] = {i, copies};
     hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = SYN_K_ROW_AIV, .core = HBG_CORE_AIV, .blocks = 1,
                   .ntensors = na, .args = a, .nscalars = 2, .scalars = sc};
@@ -74,9 +74,9 @@ static hbg_status body(hbg_orch *o, void *ctx, const hbg_boundary *b)
         uint32_t na = 0;
         if (m + 1 < s->p.nodes) {
             s->tmp[m] = hbg_tensor_desc(HBG_U32, 2, row_shape);
-            a[na++] = (hbg_arg){&s->tmp[m], HBG_OUT};
+            a[na++] = (hbg_arg){&s->tmp[m], HBG_OUT_ALLOC};
         } else {
-            a[na++] = (hbg_arg){b->args[0].t, HBG_OUT_EXISTING};
+            a[na++] = (hbg_arg){b->args[0].t, HBG_OUT};
         }
         for (uint32_t f = 1; f <= s->p.fanin && f <= m; f++)
             a[na++] = (hbg_arg){&s->tmp[m - f], HBG_IN};
@@ -103,7 +103,7 @@ static hbg_status replay(hbg_orch *o, syn_state *s, uint32_t k)
         cnt = SYN_CHUNK_ROWS;
     hbg_tensor bv[HBG_MAX_BOUNDARY_TENSORS];
     hbg_arg b[HBG_MAX_BOUNDARY_TENSORS];
-    b[0] = (hbg_arg){&s->outrow[k], HBG_OUT_EXISTING};
+    b[0] = (hbg_arg){&s->outrow[k], HBG_OUT};
     for (uint32_t v = 1; v < s->p.boundary; v++) {
         uint32_t j = off + (v - 1) / 2;
         if (j > cnt - rows)

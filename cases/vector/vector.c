@@ -63,26 +63,11 @@ static int k_count(const hbg_kernel_args *a)
     return 0;
 }
 
-static float scalar_f(uint64_t s)
-{
-    float f;
-    uint32_t bits = (uint32_t)s;
-    memcpy(&f, &bits, sizeof f);
-    return f;
-}
-
-static uint64_t f_scalar(float f)
-{
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    return bits;
-}
-
 static int k_axpb_mul(const hbg_kernel_args *a)
 {
     const float *u = hbg_kernel_ptr(&a->tensors[0]);
     float *tmp = hbg_kernel_ptr(&a->tensors[1]);
-    float s = scalar_f(a->scalars[0]);
+    float s = hbg_kernel_f32(a, 0);
     for (uint32_t i = 0; i < a->tensors[0].shape[0]; i++)
         tmp[i] = u[i] * s;
     return 0;
@@ -92,7 +77,7 @@ static int k_axpb_add(const hbg_kernel_args *a)
 {
     const float *tmp = hbg_kernel_ptr(&a->tensors[0]);
     float *u = hbg_kernel_ptr(&a->tensors[1]);
-    float b = scalar_f(a->scalars[0]);
+    float b = hbg_kernel_f32(a, 0);
     for (uint32_t i = 0; i < a->tensors[0].shape[0]; i++)
         u[i] = tmp[i] + b;
     return 0;
@@ -134,7 +119,7 @@ static hbg_status axpb_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
     (void)ctx;
     hbg_tensor *u = b->args[0].t;
     hbg_tensor tmp = hbg_tensor_desc(HBG_F32, 1, u->shape);
-    hbg_arg a1[] = {{u, HBG_IN}, {&tmp, HBG_OUT}};
+    hbg_arg a1[] = {{u, HBG_IN}, {&tmp, HBG_OUT_ALLOC}};
     int16_t slot0[] = {0}, slot1[] = {1};
     uint64_t zero = 0;
     hbg_task mul = {.kernel_aic = K_AXPB_MUL, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_AIC, .blocks = 1,
@@ -151,31 +136,33 @@ static hbg_status axpb_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
 static hbg_status vec_orch(hbg_orch *o, void *ctx)
 {
     (void)ctx;
-    hbg_tensor x = *hbg_orch_arg(o, 0), y = *hbg_orch_arg(o, 1), out = *hbg_orch_arg(o, 2),
-               stats = *hbg_orch_arg(o, 3);
-    uint32_t n = x.shape[0], one = 1;
+    /* The caller tensors go to tasks as they are: hbg_orch_arg gives what
+     * hbg_arg takes. */
+    hbg_tensor *x = hbg_orch_arg(o, 0), *y = hbg_orch_arg(o, 1), *out = hbg_orch_arg(o, 2),
+               *stats = hbg_orch_arg(o, 3);
+    uint32_t n = x->shape[0], one = 1;
     hbg_tensor t = hbg_tensor_desc(HBG_F32, 1, &n), u = hbg_tensor_desc(HBG_F32, 1, &n),
                flag = hbg_tensor_desc(HBG_U32, 1, &one);
     hbg_tensor *ts[] = {&t, &u, &flag};
     hbg_task_id id, p1, p2, counted;
     hbg_alloc_tensors(o, 3, ts, &id);
 
-    hbg_arg as[] = {{&x, HBG_IN}, {&t, HBG_OUT_EXISTING}};
+    hbg_arg as[] = {{x, HBG_IN}, {&t, HBG_OUT}};
     hbg_task scale = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = K_SCALE, .core = HBG_CORE_AIV, .blocks = 4,
                       .ntensors = 2, .args = as};
     hbg_submit_task(o, &scale, &id);
-    hbg_arg aa[] = {{&t, HBG_IN}, {&y, HBG_IN}, {&u, HBG_OUT_EXISTING}};
+    hbg_arg aa[] = {{&t, HBG_IN}, {y, HBG_IN}, {&u, HBG_OUT}};
     hbg_task add = {.kernel_aic = K_ADD, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_AIC, .blocks = 2,
                     .ntensors = 3, .args = aa};
     hbg_submit_task(o, &add, &id);
-    hbg_arg ac[] = {{&u, HBG_IN}, {&flag, HBG_OUT_EXISTING}};
+    hbg_arg ac[] = {{&u, HBG_IN}, {&flag, HBG_OUT}};
     hbg_task count = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = K_COUNT, .core = HBG_CORE_AIV, .blocks = 1,
                       .ntensors = 2, .args = ac};
     hbg_submit_task(o, &count, &counted);
 
     for (int k = 0; k < REPLAYS; k++) {
         hbg_arg ba[] = {{&u, HBG_INOUT}};
-        uint64_t sc[] = {f_scalar(axpb_s[k]), f_scalar(axpb_b[k])};
+        uint64_t sc[] = {hbg_scalar_f32(axpb_s[k]), hbg_scalar_f32(axpb_b[k])};
         /* The tensor map tracks writers, not readers: the first in-place
          * update must wait for `count` to have read u, explicitly. */
         hbg_boundary b = {.ntensors = 1, .args = ba, .nscalars = 2, .scalars = sc,
@@ -183,12 +170,12 @@ static hbg_status vec_orch(hbg_orch *o, void *ctx)
         hbg_submit_graph(o, 0xa8b0, axpb_body, NULL, &b, 0, &id);
     }
 
-    hbg_arg af[] = {{&u, HBG_IN}, {&out, HBG_OUT_EXISTING}};
+    hbg_arg af[] = {{&u, HBG_IN}, {out, HBG_OUT}};
     hbg_task fold = {.kernel_aic = K_FOLD_AIC, .kernel_aiv = K_FOLD_AIV, .core = HBG_CORE_MIX, .blocks = 2,
                      .ntensors = 2, .args = af};
     hbg_submit_task(o, &fold, &id);
 
-    hbg_arg ap[] = {{&stats, HBG_INOUT}};
+    hbg_arg ap[] = {{stats, HBG_INOUT}};
     uint64_t s1[] = {0, 7}, s2[] = {1, 9};
     hbg_pred yes = {.t = &flag, .byte_offset = 0, .value = 0, .op = HBG_CMP_NE, .elem_size = 4};
     hbg_pred no = {.t = &flag, .byte_offset = 0, .value = 0, .op = HBG_CMP_EQ, .elem_size = 4};

@@ -24,7 +24,7 @@ extern "C" {
 
 typedef struct hbg_boundary {
     uint32_t ntensors;
-    const hbg_arg *args; /* dir: HBG_IN, HBG_INOUT or HBG_OUT_EXISTING */
+    const hbg_arg *args; /* dir: HBG_IN, HBG_INOUT or HBG_OUT */
     uint32_t nscalars;
     const uint64_t *scalars;
     uint32_t ndeps;          /* explicit deps of the outer task (MANUAL scopes) */
@@ -34,10 +34,20 @@ typedef struct hbg_boundary {
 /* The body sees the boundary of the call that runs it. */
 typedef hbg_status (*hbg_graph_body)(hbg_orch *o, void *ctx, const hbg_boundary *b);
 
+/* A key names one body: a call under a key already recorded with another
+ * body function is HBG_E_GRAPH_KEY_REUSED, never a replay of the first. */
 enum {
-    /* On a boundary mismatch, run the body as ordinary tasks and log a
-     * warning instead of failing with HBG_E_BOUNDARY_MISMATCH. */
-    HBG_GRAPH_FALLBACK = 1u << 0
+    /* On a boundary mismatch, run the body as ordinary tasks instead of
+     * failing with HBG_E_BOUNDARY_MISMATCH. The pass report counts such
+     * calls (hbg_pass_report.fallbacks) and, after the pass, the runtime
+     * logs one WARN record naming the count and the first mismatch. */
+    HBG_GRAPH_FALLBACK = 1u << 0,
+    /* Under a key already recorded, record the body again and compare what
+     * it submits with the Definition: a body whose content differs (other
+     * kernels, scalars, tensors or edges; e.g. one function behind one key
+     * whose ctx changed) is HBG_E_GRAPH_KEY_REUSED. Costs one recording
+     * per call: a check for tests and debugging, not for measured runs. */
+    HBG_GRAPH_CHECK_BODY = 1u << 1
 };
 
 hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
@@ -50,7 +60,7 @@ typedef struct hbg_def_info {
     uint32_t nodes;
     uint32_t by_kind[5];  /* indexed by hbg_node_kind */
     uint32_t boundary_tensors;
-    uint32_t boundary_in, boundary_inout, boundary_out_existing;
+    uint32_t boundary_in, boundary_inout, boundary_out;
     uint32_t boundary_scalars;
     uint32_t predicated;  /* nodes carrying a dispatch predicate */
     uint64_t image_bytes;

@@ -9,8 +9,10 @@
 #ifndef HBG_KERNEL_H
 #define HBG_KERNEL_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "hbg/status.h"
 #include "hbg/tensor.h"
 
@@ -52,6 +54,28 @@ typedef struct hbg_kernel_def {
 hbg_status hbg_kernel_register_all(hbg_kernel_table *kt, const hbg_kernel_def *defs, size_t n);
 hbg_kernel_fn hbg_kernel_lookup(const hbg_kernel_table *kt, uint16_t id);
 const char *hbg_kernel_name(const hbg_kernel_table *kt, uint16_t id);
+
+/* Scalar i of the call as the float / double hbg_scalar_f32 / hbg_scalar_f64
+ * (orch.h) wrote; NaN when i is not below a->nscalars, so a wrong index
+ * shows in the results instead of reading past the array. */
+static inline float hbg_kernel_f32(const hbg_kernel_args *a, uint32_t i)
+{
+    if (i >= a->nscalars)
+        return NAN;
+    uint32_t bits = (uint32_t)a->scalars[i];
+    float x;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
+static inline double hbg_kernel_f64(const hbg_kernel_args *a, uint32_t i)
+{
+    if (i >= a->nscalars)
+        return (double)NAN;
+    double x;
+    memcpy(&x, &a->scalars[i], sizeof x);
+    return x;
+}
 
 /* Pointer to element 0 of a resolved tensor's view (sim backend). */
 static inline void *hbg_kernel_ptr(const hbg_tensor *t)

@@ -11,6 +11,7 @@
 #define HBG_ORCH_H
 
 #include <stdint.h>
+#include <string.h>
 #include "hbg/status.h"
 #include "hbg/tensor.h"
 
@@ -44,16 +45,31 @@ typedef enum hbg_core {
 
 #define HBG_KERNEL_NONE 0xffffu
 
+/* Directions. Each name means one thing wherever it appears: on a task's
+ * tensor argument, a Graph boundary slot, or a caller tensor
+ * (hbg_host_tensor.dir, which takes HBG_IN, HBG_OUT and HBG_INOUT only).
+ * Only HBG_OUT_ALLOC makes a buffer; every other direction uses the buffer
+ * its tensor already names, so a caller's output tensor passed to a task as
+ * HBG_OUT is written in place. */
 typedef enum hbg_dir {
-    HBG_IN = 0,           /* read; depends on earlier overlapping writers */
-    HBG_OUT = 1,          /* written; buffer allocated by the runtime from the GM heap */
-    HBG_INOUT = 2,        /* read and written in place */
-    HBG_OUT_EXISTING = 3, /* written into a buffer the caller owns; no read dependency */
-    HBG_NO_DEP = 4        /* passed through; no dependency tracking at all */
+    HBG_IN = 0,        /* read; depends on earlier overlapping writers
+                          (caller tensor: staged to the device before the run) */
+    HBG_OUT_ALLOC = 1, /* task argument only: the runtime allocates the buffer
+                          from the GM heap and fills t->addr / nbytes / creator;
+                          the tensor must arrive without one (addr 0), else
+                          HBG_E_ARG_HAS_BUFFER */
+    HBG_INOUT = 2,     /* read and written in place (caller tensor: staged,
+                          and read back after the run) */
+    HBG_OUT = 3,       /* written into the buffer the tensor names; no read
+                          dependency (caller tensor: read back after the run) */
+    HBG_NO_DEP = 4     /* task argument only: passed through, never tracked */
 } hbg_dir;
 
-/* One tensor argument. For HBG_OUT the runtime fills t->addr, t->nbytes and
- * t->creator from the GM heap (so `t` must point at writable storage). */
+/* One tensor argument. Every direction but HBG_OUT_ALLOC needs a tensor
+ * that names a buffer (addr != 0), else HBG_E_ARG_NO_BUFFER. For
+ * HBG_OUT_ALLOC `t` must point at writable storage, which the runtime
+ * fills in; a tensor reused across passes is reset to its description
+ * (hbg_tensor_desc) before each pass's submit. */
 typedef struct hbg_arg {
     hbg_tensor *t;
     uint8_t dir; /* an hbg_dir */
@@ -75,15 +91,23 @@ typedef struct hbg_pred {
     uint8_t elem_size;
 } hbg_pred;
 
-/* A task. Unused kernel slots are HBG_KERNEL_NONE. `scalar_slots`, when not
- * NULL, marks each scalar as static (-1) or as boundary scalar k of the
- * enclosing Graph (k >= 0); in a replay the scalar is then rebound. */
+/* A task. `core` picks the kernel slots that run: kernel_aic for
+ * HBG_CORE_AIC, kernel_aiv for HBG_CORE_AIV, both for HBG_CORE_MIX; a slot
+ * the core does not use is ignored (HBG_KERNEL_NONE by convention), and a
+ * slot it uses must name a kernel (not HBG_KERNEL_NONE), else HBG_E_INVAL
+ * with hbg_orch_last_error naming the core and both slots. `scalar_slots`,
+ * when not NULL, marks each scalar as static (-1) or as boundary scalar k
+ * of the enclosing Graph (k >= 0); in a replay the scalar is then rebound.
+ *
+ * A zero-initialised task is valid: one block of AIC kernel 0, no tensors,
+ * scalars, deps or predicate. `blocks = 0` means 1, and every count of 0
+ * may come with a NULL pointer. */
 typedef struct hbg_task {
     uint16_t kernel_aic;
     uint16_t kernel_aiv;
     uint8_t core;       /* an hbg_core */
     uint8_t sync_start; /* all blocks start together (MIX attention) */
-    uint32_t blocks;    /* SPMD block count, >= 1 */
+    uint32_t blocks;    /* SPMD block count; 0 means 1 */
     uint32_t ntensors;
     hbg_arg *args;
     uint32_t nscalars;
@@ -94,6 +118,23 @@ typedef struct hbg_task {
     const hbg_pred *pred; /* NULL: always run */
 } hbg_task;
 
+/* Float scalars without bit-casting by hand: a task scalar is 64 bits, a
+ * float travels in its low 32 (the high 32 zero), a double in all 64. A
+ * kernel reads them back with hbg_kernel_f32 / hbg_kernel_f64 (kernel.h). */
+static inline uint64_t hbg_scalar_f32(float x)
+{
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return bits;
+}
+
+static inline uint64_t hbg_scalar_f64(double x)
+{
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return bits;
+}
+
 hbg_status hbg_submit_task(hbg_orch *o, const hbg_task *t, hbg_task_id *id);
 
 /* A task with no kernel: it exists for ordering (a barrier). */
@@ -102,7 +143,8 @@ hbg_status hbg_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps
 
 /* A kernel-less task that completes on the host and returns `n` tensors
  * carved from the GM heap. On entry each *ts[i] describes dtype and shape
- * (see hbg_tensor_desc); on return addr / nbytes / creator are filled. */
+ * and names no buffer (see hbg_tensor_desc; addr != 0 is
+ * HBG_E_ARG_HAS_BUFFER); on return addr / nbytes / creator are filled. */
 hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id);
 
 typedef enum hbg_scope_mode {
@@ -118,13 +160,31 @@ hbg_status hbg_scope_end(hbg_orch *o);
  * orchestration function submit a whole program and check once. */
 hbg_status hbg_orch_error(const hbg_orch *o);
 
+/* That first error in words, naming the task (the id it would have had),
+ * the argument or boundary slot and the reason, e.g.
+ *   "task 12 arg 3: view [0, 4096) outside its 1024-byte buffer"
+ *   "task 40 (graph key 0x2a) slot 2: shape[1] is 16, the Definition's 8"
+ *   "task 3 arg 0: GM heap exhausted: 4096 bytes requested, 1024 free of 8192"
+ * "" when the pass has no error. The submit path only stores the facts;
+ * this call formats them, into storage the orchestrator owns that stays
+ * valid until the next call to it or the next pass. */
+const char *hbg_orch_last_error(const hbg_orch *o);
+
 /* Counts of this pass so far (host tasks in the window, GM bytes used). */
 uint32_t hbg_orch_task_count(const hbg_orch *o);
 uint64_t hbg_orch_heap_used(const hbg_orch *o);
 
-/* Caller tensors bound to this pass (see hbg_program in runtime.h). */
+/* Caller tensors bound to this pass (see hbg_program in runtime.h), NULL
+ * past the last. The pointer is what hbg_arg.t takes: pass it straight to
+ * a task or a Graph boundary, no copy needed. It points at the pass's own
+ * description of the staged buffer (device address, layout), which the
+ * runtime rebuilds from the program at the start of every pass and never
+ * writes during one: the only argument that writes its tensor,
+ * HBG_OUT_ALLOC, is refused for a tensor that names a buffer. A change the
+ * orchestration makes to it (say, a narrower shape) lasts until the pass
+ * ends; for a view, build one with hbg_tensor_view instead. */
 uint32_t hbg_orch_nargs(const hbg_orch *o);
-const hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i);
+hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i);
 
 /* Per-rank facts the orchestration may need. */
 uint32_t hbg_orch_rank(const hbg_orch *o);

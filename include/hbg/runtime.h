@@ -31,7 +31,9 @@ typedef struct hbg_host_tensor {
     const char *name;
     void *host;         /* caller memory, `layout.nbytes` bytes */
     hbg_tensor layout;  /* dtype / shape / strides / nbytes; addr ignored */
-    uint8_t dir;        /* HBG_IN (staged), HBG_OUT (read back), HBG_INOUT (both) */
+    uint8_t dir;        /* HBG_IN (staged), HBG_OUT (read back), HBG_INOUT (both);
+                           the orchestration passes it to tasks with the same
+                           name: HBG_OUT writes into this buffer */
     bool persistent;    /* an IN staged once and kept on the device while its
                            host pointer and size stay the same (weights) */
 } hbg_host_tensor;
@@ -57,19 +59,63 @@ typedef struct hbg_runtime_config {
     hbg_log *log;                     /* spans and breakdown lines; NULL: none */
     bool breakdown;                   /* emit `bind phase=` / `host-orch phase=` */
     hbg_recpool *records;             /* arm per-op records each pass; NULL: off */
-    int records_fd;                   /* host_phase_records.jsonl (when records) */
+    int records_fd;                   /* host_phase_records.jsonl (when records);
+                                         -1: kept in the pool, not written */
     uint32_t rank, nranks;
+    /* Filled by hbg_runtime_config_from_env for the caller, who passes
+     * them on: skip_device to hbg_runtime_run, log_level to hbg_log_open. */
+    bool skip_device;
+    hbg_level log_level;
+    /* The record pool hbg_runtime_config_from_env creates: record_threads
+     * buffers (threads that record; 0: HBG_DEFAULT_RECORD_THREADS) of
+     * records_per_thread records (0: HBG_DEFAULT_RECORDS_PER_THREAD). */
+    uint32_t record_threads, records_per_thread;
 } hbg_runtime_config;
+
+/* The default record pool: 4 x 65536 records. A record takes 200 bytes
+ * (32 stored, 8 for sorting, 160 of jsonl line room), so the default pool
+ * is 50 MiB, all taken when it is created. */
+#define HBG_DEFAULT_RECORD_THREADS 4u
+#define HBG_DEFAULT_RECORDS_PER_THREAD 65536u
+
+/* Reads the environment switches into `cfg` (docs/log-format.md, "Switch
+ * values"; hbg's name wins over the original's when both are set):
+ *   HBG_BIND_BREAKDOWN      / SIMPLER_HBG_BIND_BREAKDOWN_ENABLE     -> breakdown
+ *   HBG_HOST_PHASE_RECORDS  / SIMPLER_HBG_HOST_PHASE_RECORDS_ENABLE -> records
+ *   HBG_SKIP_DEVICE_RUN     / SIMPLER_SKIP_DEVICE_RUN               -> skip_device
+ *   HBG_LOG_LEVEL           / SIMPLER_LOG_LEVEL                     -> log_level
+ * An unset switch leaves the field as it was, except log_level, which is
+ * then HBG_LOG_TIMING. Records on with no pool in cfg->records creates one
+ * of record_threads x records_per_thread records; it is the caller's, to
+ * hbg_recpool_destroy after the runtime. Records off sets cfg->records to
+ * NULL (a pool the caller made stays the caller's). The caller still sets
+ * records_fd.
+ *
+ * A value a switch does not take is HBG_E_BAD_ENV, with cfg untouched and
+ * `msg` (when not NULL; `cap` bytes) naming the variable, e.g.
+ *   "HBG_BIND_BREAKDOWN=maybe is not a switch value (expected
+ *    1/true/on/yes or 0/false/off/no/empty)". */
+hbg_status hbg_runtime_config_from_env(hbg_runtime_config *cfg, char *msg, size_t cap);
+
+#define HBG_PASS_ERROR_MAX 256
 
 /* What one pass did: the numbers behind its `bind phase=` lines. */
 typedef struct hbg_pass_report {
     uint64_t inv;                     /* this process's invocation number */
     hbg_status status;                /* of the whole chip.run */
-    hbg_phase failed_segment;         /* when status comes from bind */
+    char error[HBG_PASS_ERROR_MAX];   /* why it failed, in words ("" when it did
+                                         not): hbg_orch_last_error() for a failed
+                                         orchestration, "SEGMENT: ..." for another
+                                         bind segment, "device run: ..." for the
+                                         device; the log gets it as one ERROR line */
+    hbg_phase failed_segment;         /* the bind segment that failed; HBG_PH_NONE when
+                                         none did (success, or a failed device run) */
     hbg_bind_trace trace;             /* every segment that ran, with attrs */
     uint32_t tasks;
     uint64_t heap_used;
     uint32_t defs_uploaded, replays;
+    uint32_t fallbacks;               /* Graph calls run as ordinary tasks
+                                         (HBG_GRAPH_FALLBACK on a mismatch) */
     uint64_t shipped_bytes;           /* the single arena H2D */
     uint64_t control_plane_ns;        /* host_orch + graph_upload + arena_h2d */
     bool device_ran;

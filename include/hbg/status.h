@@ -34,6 +34,10 @@ typedef enum hbg_status {
     HBG_E_STATE,              /* the call is not valid in the object's state */
     HBG_E_IO,                 /* a file or pipe operation failed (errno kept) */
     HBG_E_PARSE,              /* an input file does not follow its grammar */
+    HBG_E_ARG_HAS_BUFFER,     /* an HBG_OUT_ALLOC (or alloc_tensors) tensor already names a buffer */
+    HBG_E_ARG_NO_BUFFER,      /* a tensor argument other than HBG_OUT_ALLOC names no buffer (addr 0) */
+    HBG_E_GRAPH_KEY_REUSED,   /* a Graph key recorded with one body is used with another */
+    HBG_E_BAD_ENV,            /* an environment switch has a value it does not take */
     HBG_STATUS_COUNT
 } hbg_status;
 

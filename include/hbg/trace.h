@@ -71,6 +71,36 @@ typedef struct hbg_span {
 } hbg_span;
 void hbg_log_span(hbg_log *lg, const hbg_span *s);
 
+/* --- the stamp ------------------------------------------------------- */
+
+/* What a log was measured with, for its first line. hbg compare (and hbg
+ * ab) accept two logs as the same ruler only when their stamps agree in
+ * everything but the commit, so a program of one's own that writes its log
+ * with this line can be compared like `hbg run`'s. */
+typedef struct hbg_stamp {
+    const char *commit;    /* the build measured: one word, no control bytes
+                              (a git commit; "<commit>-dirty" for a changed tree) */
+    bool breakdown, records, skip_device; /* the switches in effect */
+    hbg_level level;                      /* the log's threshold */
+    const char *command;   /* the command as run, words separated by spaces
+                              (artifact paths left out: they differ run to run);
+                              control bytes are written as spaces */
+} hbg_stamp;
+
+/* Formats the stamp line, without its newline:
+ *   [stamp] <commit> env HBG_BIND_BREAKDOWN=<0|1> HBG_HOST_PHASE_RECORDS=<0|1>
+ *           HBG_SKIP_DEVICE_RUN=<0|1> HBG_LOG_LEVEL=<level> <command>
+ * (one line; every switch written resolved, so two stamps differ exactly
+ * where two runs' conditions do). HBG_E_INVAL for a missing or empty
+ * commit, a commit with a space or control byte, a missing command, or a
+ * line that does not fit `cap` bytes (NUL included). */
+hbg_status hbg_stamp_format(const hbg_stamp *s, char *buf, size_t cap);
+
+/* Writes the stamp line to `fd` (the log's first line) with one write(2).
+ * HBG_E_INVAL as hbg_stamp_format, also for a line longer than a record
+ * (PIPE_BUF bytes); HBG_E_IO when the write fails or is short (errno kept). */
+hbg_status hbg_log_stamp(int fd, const hbg_stamp *s);
+
 /* --- bind phases ------------------------------------------------------ */
 
 typedef enum hbg_phase {
@@ -82,11 +112,16 @@ typedef enum hbg_phase {
     /* orchestrator operation kinds */
     HBG_OP_SUBMIT_TASK = HBG_SEGMENT_COUNT, HBG_OP_ALLOC_TENSORS, HBG_OP_RECORD_NODE,
     HBG_OP_GRAPH_SUBMIT, HBG_OP_BUILD_DEFINITION,
-    HBG_PHASE_COUNT
+    HBG_PHASE_COUNT,
+    /* No phase at all: a pass report's failed_segment when no bind segment
+     * failed (the pass succeeded, or the device run failed). Apart from
+     * every segment and operation, so it never reads as one. */
+    HBG_PH_NONE = 0xff
 } hbg_phase;
 #define HBG_OP_COUNT (HBG_PHASE_COUNT - HBG_SEGMENT_COUNT)
 
-const char *hbg_phase_name(hbg_phase p); /* "args", ..., "build_definition" */
+/* "args", ..., "build_definition"; "none" for HBG_PH_NONE. */
+const char *hbg_phase_name(hbg_phase p);
 
 #define HBG_MAX_ATTRS 6
 typedef struct hbg_attr { const char *key; uint64_t value; } hbg_attr;

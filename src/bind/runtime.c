@@ -5,6 +5,7 @@
  * numbers the pass stored: spans, the breakdown burst, the records line.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -79,6 +80,37 @@ static void span(const hbg_runtime *rt, const hbg_pass_report *rep, uint64_t hid
     hbg_log_span(rt->cfg.log, &s);
 }
 
+static const char *prog_name(const hbg_program *p)
+{
+    return p->name ? p->name : "(unnamed)";
+}
+
+/* rep->error for a pass that failed with `st`, from the facts the pass
+ * kept; called after the pass, never inside it. */
+static void pass_error(const hbg_runtime *rt, hbg_pass_report *rep, hbg_status st, bool device)
+{
+    const char *dev = device ? hbg_device_last_error() : NULL;
+    if (device)
+        snprintf(rep->error, sizeof rep->error, "device run: %s", dev && *dev ? dev : hbg_strerror(st));
+    else if (rep->failed_segment == HBG_PH_HOST_ORCH && hbg_orch_error(rt->orch))
+        snprintf(rep->error, sizeof rep->error, "%s", hbg_orch_last_error(rt->orch));
+    else if (rep->failed_segment != HBG_PH_NONE)
+        snprintf(rep->error, sizeof rep->error, "%s: %s", hbg_phase_name(rep->failed_segment), hbg_strerror(st));
+    else
+        snprintf(rep->error, sizeof rep->error, "%s", hbg_strerror(st));
+}
+
+/* The warning HBG_GRAPH_FALLBACK promises, once per pass, after it. */
+static void warn_fallbacks(const hbg_runtime *rt, const hbg_program *p, const hbg_pass_report *rep)
+{
+    char first[HBG_PASS_ERROR_MAX];
+    hbg__fault_format(&rt->orch->graph->first_fallback, first, sizeof first);
+    HBG_LOG(rt->cfg.log, HBG_LOG_WARN,
+            "chip.run of %s: %u Graph call(s) ran as ordinary tasks (HBG_GRAPH_FALLBACK); the first: %s pid=%u "
+            "inv=%llu",
+            prog_name(p), rep->fallbacks, first, rep->trace.pid, (unsigned long long)rep->inv);
+}
+
 hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep)
 {
     if (!rt || !p || !rep)
@@ -87,7 +119,7 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
     rep->inv = atomic_fetch_add(&g_inv, 1) + 1;
     rep->trace.pid = (uint32_t)getpid();
     rep->trace.inv = rep->inv;
-    rep->failed_segment = HBG_SEGMENT_COUNT;
+    rep->failed_segment = HBG_PH_NONE;
     uint64_t hid = hbg_hash64(p->name ? p->name : "", p->name ? strlen(p->name) : 0);
     hbg_recpool *rec = rt->cfg.records;
     if (rec)
@@ -98,14 +130,20 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
     uint64_t t_bound = hbg_mono_ns();
 
     /* From here on the pass is over: formatting is allowed. */
+    if (st)
+        pass_error(rt, rep, st, false);
+    if (rep->fallbacks)
+        warn_fallbacks(rt, p, rep);
     uint64_t dropped = 0;
     if (rec) {
         dropped = hbg_recpool_dropped(rec);
         hbg_recpool_disarm(rec);
         if (rt->cfg.records_fd >= 0) {
             hbg_status wst = hbg_recpool_write_jsonl(rec, rt->cfg.records_fd);
-            if (wst && !st)
+            if (wst && !st) {
                 st = wst;
+                snprintf(rep->error, sizeof rep->error, "host_phase_records.jsonl: %s", hbg_strerror(wst));
+            }
         }
     }
     for (int k = 0; k < HBG_OP_COUNT; k++)
@@ -123,10 +161,16 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
         uint64_t t0 = hbg_mono_ns();
         st = hbg_runner_run(rt, rep);
         uint64_t t1 = hbg_mono_ns();
+        if (st)
+            pass_error(rt, rep, st, true);
         span(rt, rep, hid, 2, "chip.run.runner_run.device_wall", 0, rep->run.device_wall_ns, true);
         span(rt, rep, hid, 1, "chip.run.runner_run", t0, t1 - t0, false);
     }
     span(rt, rep, hid, 0, "chip.run", t_run, hbg_mono_ns() - t_run, false);
+    if (st)
+        HBG_LOG(rt->cfg.log, HBG_LOG_ERROR, "chip.run of %s failed (%s): %s pid=%u inv=%llu",
+                prog_name(p), hbg_status_name(st), rep->error, rep->trace.pid,
+                (unsigned long long)rep->inv);
     rep->status = st;
     return st;
 }

@@ -61,7 +61,7 @@ static hbg_status seg_args(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
         const hbg_host_tensor *a = &p->args[i];
         hbg_argbuf *ab = &rt->argbufs[i];
         uint64_t n = a->layout.nbytes;
-        if (!a->host || n == 0 || a->dir > HBG_INOUT || a->dir == HBG_OUT_EXISTING) {
+        if (!a->host || n == 0 || (a->dir != HBG_IN && a->dir != HBG_OUT && a->dir != HBG_INOUT)) {
             st = HBG_E_INVAL;
             break;
         }
@@ -181,6 +181,7 @@ static hbg_status seg_host_orch(hbg_runtime *rt, const hbg_program *p, seg_clock
     rep->tasks = o->img.ntasks;
     rep->heap_used = o->heap_used;
     rep->replays = o->img.nreplay;
+    rep->fallbacks = o->graph->fallbacks;
     seg_attr(c, "tasks", o->img.ntasks);
     seg_attr(c, "heap_used", o->heap_used);
     seg_end(c, o->img.ntasks);

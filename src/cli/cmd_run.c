@@ -301,23 +301,12 @@ static int open_log(const run_opts *o, int *fd)
             fprintf(stderr, "hbg run: cannot create %s: %s\n", o->log_path, strerror(errno));
         return 1;
     }
-    char level[16];
-    const char *ln = hbg_level_name(o->level);
-    size_t i = 0;
-    for (; ln[i] && i + 1 < sizeof level; i++)
-        level[i] = (char)(ln[i] >= 'A' && ln[i] <= 'Z' ? ln[i] - 'A' + 'a' : ln[i]);
-    level[i] = 0;
-    /* Every switch is written with its resolved value, set or not, so two
-     * stamps differ exactly where the two runs' conditions differ. */
-    char stamp[4096];
-    int len = snprintf(stamp, sizeof stamp,
-                       "[stamp] %s env HBG_BIND_BREAKDOWN=%d HBG_HOST_PHASE_RECORDS=%d HBG_SKIP_DEVICE_RUN=%d "
-                       "HBG_LOG_LEVEL=%s %s\n",
-                       hbg_build_commit(), o->breakdown, o->records, o->skip_device, level, o->stamp_cmd);
-    if (len >= (int)sizeof stamp)
-        len = (int)sizeof stamp - 1, stamp[len - 1] = '\n';
-    if (write(*fd, stamp, (size_t)len) != len) {
-        fprintf(stderr, "hbg run: cannot write %s: %s\n", o->log_path, strerror(errno));
+    hbg_stamp stamp = {.commit = hbg_build_commit(), .breakdown = o->breakdown, .records = o->records,
+                       .skip_device = o->skip_device, .level = o->level, .command = o->stamp_cmd};
+    hbg_status sst = hbg_log_stamp(*fd, &stamp);
+    if (sst) {
+        fprintf(stderr, "hbg run: cannot write %s: %s\n", o->log_path,
+                sst == HBG_E_IO ? strerror(errno) : hbg_strerror(sst));
         close(*fd);
         return 1;
     }

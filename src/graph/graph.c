@@ -92,12 +92,18 @@ static hbg_def_entry *find_def(struct hbg__graph *g, uint64_t key)
 }
 
 /* Limits that do not need a look at each slot. */
-static hbg_status check_boundary(const hbg_boundary *b)
+static hbg_status check_boundary(hbg_orch *o, const hbg_boundary *b)
 {
     if (!b)
         return HBG_E_INVAL;
-    if (b->ntensors > HBG_MAX_BOUNDARY_TENSORS || b->nscalars > HBG_MAX_BOUNDARY_SCALARS)
+    if (b->ntensors > HBG_MAX_BOUNDARY_TENSORS) {
+        hbg__why(o, HBG_WHY_TOO_MANY, -1, b->ntensors, HBG_MAX_BOUNDARY_TENSORS, HBG_COUNT_BTENSORS);
         return HBG_E_BOUNDARY_TOO_WIDE;
+    }
+    if (b->nscalars > HBG_MAX_BOUNDARY_SCALARS) {
+        hbg__why(o, HBG_WHY_TOO_MANY, -1, b->nscalars, HBG_MAX_BOUNDARY_SCALARS, HBG_COUNT_BSCALARS);
+        return HBG_E_BOUNDARY_TOO_WIDE;
+    }
     if ((b->ntensors && !b->args) || (b->nscalars && !b->scalars) || (b->ndeps && !b->deps) ||
         b->ndeps > HBG_MAX_FANINS)
         return HBG_E_INVAL;
@@ -105,11 +111,18 @@ static hbg_status check_boundary(const hbg_boundary *b)
 }
 
 /* A slot's own validity: a tensor, a boundary direction, a byte range
- * inside its buffer (kept in *r for inference). */
-static bool slot_ok(const hbg_arg *a, hbg_range *r)
+ * inside its buffer (kept in *r for inference). Notes what is wrong. */
+static bool slot_ok(hbg_orch *o, const hbg_arg *a, uint32_t k, hbg_range *r)
 {
-    return a->t && (a->dir == HBG_IN || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING) &&
-           hbg_tensor_byte_range(a->t, &r->lo, &r->hi) && r->hi <= a->t->nbytes;
+    if (!a->t) {
+        hbg__why(o, HBG_WHY_NULL_TENSOR, (int32_t)k, 0, 0, 0);
+        return false;
+    }
+    if (a->dir != HBG_IN && a->dir != HBG_INOUT && a->dir != HBG_OUT) {
+        hbg__why(o, HBG_WHY_DIR, (int32_t)k, a->dir, 0, 0);
+        return false;
+    }
+    return hbg_orch_check_view(o, a->t, (int32_t)k, r) == HBG_OK;
 }
 
 /* What the outer task needs from a boundary that passed its scan. The
@@ -119,7 +132,7 @@ static bool slot_ok(const hbg_arg *a, hbg_range *r)
 typedef struct bscan {
     hbg_range rng[HBG_MAX_BOUNDARY_TENSORS];
     uint16_t reads[HBG_MAX_BOUNDARY_TENSORS];  /* slots on a buffer the pass may have written */
-    uint16_t writes[HBG_MAX_BOUNDARY_TENSORS]; /* INOUT and OUT_EXISTING slots */
+    uint16_t writes[HBG_MAX_BOUNDARY_TENSORS]; /* INOUT and OUT slots */
     uint32_t nreads, nwrites;
 } bscan;
 
@@ -146,6 +159,27 @@ static bool layout_matches(const hbg_bslot *p, const hbg_tensor *t)
     return true;
 }
 
+/* Slot k does not match its signature: notes the first thing that differs
+ * (cold: a mismatch ends the call). */
+static void note_mismatch(hbg_orch *o, uint32_t k, const hbg_arg *a, const hbg_bslot *p)
+{
+    const hbg_tensor *t = a->t;
+    int32_t s = (int32_t)k;
+    if (a->dir != p->dir)
+        return hbg__why(o, HBG_WHY_B_DIR, s, a->dir, p->dir, 0);
+    if (t->dtype != p->dtype)
+        return hbg__why(o, HBG_WHY_B_DTYPE, s, t->dtype, p->dtype, 0);
+    if (t->ndim != p->ndim)
+        return hbg__why(o, HBG_WHY_B_NDIM, s, t->ndim, p->ndim, 0);
+    /* The shape first: a different stride usually follows from it. */
+    for (unsigned d = 0; d < p->ndim; d++)
+        if (t->shape[d] != p->shape[d])
+            return hbg__why(o, HBG_WHY_B_SHAPE, s, t->shape[d], p->shape[d], d);
+    for (unsigned d = 0; d < p->ndim; d++)
+        if (t->strides[d] != p->strides[d])
+            return hbg__why(o, HBG_WHY_B_STRIDE, s, t->strides[d], p->strides[d], d);
+}
+
 /* A replay's one pass over its boundary against the Definition's
  * signature. The statuses are those of checking every slot in order for
  * validity and then for its part of the signature; a slot that matches its
@@ -155,8 +189,11 @@ static bool layout_matches(const hbg_bslot *p, const hbg_tensor *t)
  * it is a head, shares no earlier head's buffer. */
 static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg_bsig *s, bscan *sc)
 {
-    if (s->nbt != b->ntensors || s->nbs != b->nscalars)
+    if (s->nbt != b->ntensors || s->nbs != b->nscalars) {
+        hbg__why(o, HBG_WHY_B_COUNT, -1, b->ntensors, b->nscalars, s->nbt);
+        o->why.n[3] = s->nbs;
         return HBG_E_BOUNDARY_MISMATCH;
+    }
     hbg_recorder *r = &o->graph->rec;
     const hbg_img_btensor *img = o->img.btensors + o->img.nbtensor;
     hbg_btab_begin(r);
@@ -165,24 +202,38 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg_b
         const hbg_arg *a = &b->args[k];
         const hbg_tensor *t = a->t;
         const hbg_bslot *p = &s->slot[k];
-        if (!t)
+        if (!t) {
+            hbg__why(o, HBG_WHY_NULL_TENSOR, (int32_t)k, 0, 0, 0);
             return HBG_E_INVAL;
-        if (a->dir != p->dir || !layout_matches(p, t))
-            return slot_ok(a, &sc->rng[k]) ? HBG_E_BOUNDARY_MISMATCH : HBG_E_INVAL;
+        }
+        if (a->dir != p->dir || !layout_matches(p, t)) {
+            if (!slot_ok(o, a, k, &sc->rng[k]))
+                return HBG_E_INVAL;
+            note_mismatch(o, k, a, p);
+            return HBG_E_BOUNDARY_MISMATCH;
+        }
         uint64_t last, lo, hi;
         if (!p->esize || __builtin_add_overflow(t->offset, p->extent, &last) ||
             __builtin_mul_overflow(t->offset, (uint64_t)p->esize, &lo) || __builtin_add_overflow(last, 1, &last) ||
-            __builtin_mul_overflow(last, (uint64_t)p->esize, &hi) || hi > t->nbytes)
+            __builtin_mul_overflow(last, (uint64_t)p->esize, &hi) || hi > t->nbytes) {
+            hbg_range rk;
+            hbg_orch_check_view(o, t, (int32_t)k, &rk); /* notes the reason */
             return HBG_E_INVAL;
+        }
         if (p->alias != k) {
-            if (img[p->alias].addr != t->addr)
+            if (img[p->alias].addr != t->addr) {
+                hbg__why(o, HBG_WHY_B_ALIAS, (int32_t)k, -1, p->alias, 0);
                 return HBG_E_BOUNDARY_MISMATCH;
+            }
         } else {
             hbg_btab_ent *x = hbg_btab_probe(r, t->addr);
-            if (x->stamp == r->bstamp)
+            if (x->stamp == r->bstamp) {
+                hbg__why(o, HBG_WHY_B_ALIAS, (int32_t)k, x->slot, -1, 0);
                 return HBG_E_BOUNDARY_MISMATCH;
+            }
             x->stamp = r->bstamp;
             x->addr = t->addr;
+            x->slot = (uint16_t)k;
         }
         sc->rng[k] = (hbg_range){lo, hi};
         note_slot(o, sc, k, a);
@@ -307,7 +358,7 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
         uint8_t d = b->args[k].dir;
         in->boundary_in += d == HBG_IN;
         in->boundary_inout += d == HBG_INOUT;
-        in->boundary_out_existing += d == HBG_OUT_EXISTING;
+        in->boundary_out += d == HBG_OUT;
     }
     in->image_bytes = h.bytes;
     in->heap_bytes = h.heap_bytes;
@@ -317,13 +368,31 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
     return HBG_OK;
 }
 
-/* `alias` comes from the hbg_boundary_index() of this call, whose table the
- * recorder's classification reads too. */
-static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
-                         const uint16_t *alias, hbg_def_entry **out)
+/* What a recorded body submitted, as one hash over the recorder's arrays:
+ * everything in them is relative to the replay, so the same body on a
+ * matching boundary hashes the same. */
+static uint64_t body_hash(const hbg_recorder *r)
 {
-    struct hbg__graph *g = o->graph;
-    hbg_recorder *r = &g->rec;
+    const struct {
+        const void *p;
+        size_t n;
+    } parts[] = {
+        {r->nodes, (size_t)r->nnodes * sizeof *r->nodes}, {r->fanins, (size_t)r->nfanin * sizeof *r->fanins},
+        {r->targs, (size_t)r->ntarg * sizeof *r->targs},  {r->sargs, (size_t)r->nsarg * sizeof *r->sargs},
+        {r->preds, (size_t)r->npred * sizeof *r->preds},
+    };
+    uint64_t h[sizeof parts / sizeof parts[0]];
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        h[i] = hbg_hash64(parts[i].p, parts[i].n);
+    return hbg_hash64(h, sizeof h);
+}
+
+/* Runs the body in recording mode: its submits fill the recorder. The
+ * first failure inside it is the status. */
+static hbg_status capture(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b)
+{
+    hbg_recorder *r = &o->graph->rec;
+    r->key = key;
     o->capturing = true;
     o->body = b;
     r->b = b;
@@ -331,8 +400,7 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
     r->nnodes = r->nfanin = r->ntarg = r->nsarg = r->npred = r->nviews = 0;
     hbg_tmap_reset(&r->map);
     uint32_t depth0 = o->scope_depth;
-    hbg_status err0 = o->err;
-    o->err = HBG_OK;
+    hbg__err_state e0 = hbg__err_take(o);
     hbg_status st = body(o, ctx, b);
     o->capturing = false;
     o->body = NULL;
@@ -342,7 +410,17 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
      * the first failure inside it is the one worth reporting. */
     if (!st)
         st = o->err;
-    o->err = err0 ? err0 : o->err;
+    hbg__err_restore(o, e0);
+    return st;
+}
+
+/* `alias` comes from the hbg_boundary_index() of this call, whose table the
+ * recorder's classification reads too. */
+static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
+                         const uint16_t *alias, hbg_def_entry **out)
+{
+    struct hbg__graph *g = o->graph;
+    hbg_status st = capture(o, key, body, ctx, b);
     if (st)
         return st;
     hbg_def_entry *e = find_def(g, key);
@@ -354,6 +432,8 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
     st = build_definition(o, e, key, b, alias);
     if (st)
         return st;
+    e->body = body;
+    e->body_hash = body_hash(&g->rec);
     *out = e;
     return HBG_OK;
 }
@@ -363,14 +443,29 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
 static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const hbg_boundary *b)
 {
     const hbg_boundary *saved = o->body;
-    hbg_status err0 = o->err;
-    o->err = HBG_OK;
+    hbg__err_state e0 = hbg__err_take(o);
     o->body = b;
     hbg_status st = body(o, ctx, b);
     o->body = saved;
     if (!st)
         st = o->err;
-    o->err = err0 ? err0 : o->err;
+    hbg__err_restore(o, e0);
+    return st;
+}
+
+/* HBG_GRAPH_CHECK_BODY: the body recorded again on this call's boundary
+ * must submit what the Definition holds. The boundary image the match
+ * wrote stays where it is: recording touches the recorder alone. */
+static hbg_status check_body(hbg_orch *o, const hbg_def_entry *e, hbg_graph_body body, void *ctx,
+                             const hbg_boundary *b)
+{
+    uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
+    hbg_boundary_index(&o->graph->rec, b, alias);
+    hbg_status st = capture(o, e->key, body, ctx, b);
+    if (!st && body_hash(&o->graph->rec) != e->body_hash) {
+        hbg__why(o, HBG_WHY_KEY_CONTENT, -1, 0, 0, 0);
+        st = HBG_E_GRAPH_KEY_REUSED;
+    }
     return st;
 }
 
@@ -379,8 +474,10 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, c
                          hbg_task_id *id)
 {
     for (uint32_t i = 0; i < b->ndeps; i++)
-        if (b->deps[i] >= o->img.ntasks)
+        if (b->deps[i] >= o->img.ntasks) {
+            hbg__why(o, HBG_WHY_DEP, -1, i, b->deps[i], o->img.ntasks);
             return HBG_E_BAD_DEP;
+        }
     uint32_t n0 = o->img.ntasks, f0 = o->img.nfanin, t0 = o->img.ntensor;
     uint64_t h0 = o->heap_used;
     uint64_t heap_base = 0;
@@ -437,6 +534,15 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, c
     return HBG_OK;
 }
 
+/* A failure of the call itself (not of its body, which says where it
+ * failed) is the outer task's. */
+static hbg_status graph_fail(hbg_orch *o, uint64_t key, hbg_status st)
+{
+    if (st && !o->why.located)
+        hbg__why_at(o, HBG_AT_GRAPH, o->img.ntasks, key);
+    return hbg_orch_fail(o, st);
+}
+
 hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
                             const hbg_boundary *b, uint32_t flags, hbg_task_id *id)
 {
@@ -449,38 +555,55 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     if (!o->in_pass)
         return HBG_E_STATE;
     /* A Graph inside a Graph body would need nested Definitions. */
-    if (o->capturing || o->body)
-        return hbg_orch_fail(o, HBG_E_GRAPH_CAPTURE);
-    hbg_status st = check_boundary(b);
+    if (o->capturing || o->body) {
+        hbg__why(o, HBG_WHY_NESTED, -1, 0, 0, 0);
+        return graph_fail(o, key, HBG_E_GRAPH_CAPTURE);
+    }
+    hbg_status st = check_boundary(o, b);
     if (st)
-        return hbg_orch_fail(o, st);
+        return graph_fail(o, key, st);
     /* The boundary image is written during the scan, before the outer task
      * exists: a free task guarantees its room (the image pool holds a full
      * boundary for every task of the window). */
-    if (!o->cfg.eager && o->img.ntasks >= o->window)
-        return hbg_orch_fail(o, HBG_E_WINDOW_FULL);
+    if (!o->cfg.eager && o->img.ntasks >= o->window) {
+        hbg__why(o, HBG_WHY_WINDOW, -1, o->window, 0, 0);
+        return graph_fail(o, key, HBG_E_WINDOW_FULL);
+    }
     if (o->cfg.eager)
-        return hbg_orch_fail(o, run_inline(o, body, ctx, b));
+        return graph_fail(o, key, run_inline(o, body, ctx, b));
 
     uint64_t t0 = hbg_op_begin(o);
     bscan sc;
     hbg_def_entry *e = find_def(o->graph, key);
     if (e && !(e->pass == o->pass || o->cfg.keep_definitions))
         e = NULL; /* recorded by an earlier pass: record again */
+    if (e && e->body != body) {
+        hbg__why(o, HBG_WHY_KEY_BODY, -1, 0, 0, 0);
+        st = HBG_E_GRAPH_KEY_REUSED;
+        goto out;
+    }
     if (e) {
         st = match_boundary(o, b, &e->sig, &sc);
         if (st == HBG_E_BOUNDARY_MISMATCH && (flags & HBG_GRAPH_FALLBACK)) {
-            o->graph->fallbacks++;
+            /* Kept, not formatted: the warning is written after the pass. */
+            if (o->graph->fallbacks++ == 0) {
+                hbg__why_at(o, HBG_AT_GRAPH, o->img.ntasks, key);
+                o->graph->first_fallback = o->why;
+                o->graph->first_fallback.st = st;
+            }
+            hbg__why_clear(o);
             st = run_inline(o, body, ctx, b);
             goto out;
         }
+        if (!st && (flags & HBG_GRAPH_CHECK_BODY))
+            st = check_body(o, e, body, ctx, b);
         if (st)
             goto out;
         e->pass = o->pass;
     } else {
         uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
         for (uint32_t k = 0; k < b->ntensors && !st; k++)
-            if (!slot_ok(&b->args[k], &sc.rng[k]))
+            if (!slot_ok(o, &b->args[k], k, &sc.rng[k]))
                 st = HBG_E_INVAL;
         if (st)
             goto out;
@@ -496,7 +619,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
 out:
     if (o->timing)
         hbg_op_end(o, HBG_OP_GRAPH_SUBMIT, t0, *id == HBG_TASK_NONE ? 0 : *id);
-    return hbg_orch_fail(o, st);
+    return graph_fail(o, key, st);
 }
 
 uint32_t hbg_orch_def_count(const hbg_orch *o)

@@ -41,6 +41,8 @@ typedef struct hbg_bsig {
 
 typedef struct hbg_def_entry {
     uint64_t key;
+    hbg_graph_body body;      /* the body the key names (one key, one body) */
+    uint64_t body_hash;       /* of the recorder's arrays: what the body submitted */
     uint64_t pass;            /* pass that recorded it (or kept it) */
     const hbg_def_header *img;/* inside the def pool */
     hbg_bsig sig;
@@ -62,6 +64,7 @@ typedef struct hbg_btab_ent {
 /* The node builder used while a Graph body is being recorded. */
 typedef struct hbg_recorder {
     const hbg_boundary *b;
+    uint64_t key;                       /* of the body being recorded */
     uint64_t heap_used;                 /* recording-local GM block */
     uint32_t nnodes, nfanin, ntarg, nsarg, npred;
     hbg_def_node *nodes;                /* HBG_MAX_DEF_NODES */
@@ -92,6 +95,7 @@ struct hbg__graph {
     uint64_t def_pool_used, def_pool_cap;
     uint32_t defs_built;       /* this pass */
     uint32_t fallbacks;        /* this pass: bodies run as ordinary tasks */
+    hbg__fault first_fallback; /* the mismatch behind the first of them */
 };
 
 /* An orchestrator with Graphs: hbg_orch_create() plus this layer. */

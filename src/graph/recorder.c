@@ -66,11 +66,15 @@ static hbg_tensor layout_of(const hbg_tensor *t, bool keep_offset_size)
     return l;
 }
 
-static hbg_status rec_alloc(hbg_recorder *r, uint64_t heap_cap, uint64_t bytes, uint64_t *off)
+static hbg_status rec_alloc(hbg_orch *o, hbg_recorder *r, uint64_t bytes, uint64_t *off)
 {
+    uint64_t heap_cap = o->cfg.heap_bytes;
     uint64_t at = (r->heap_used + HBG_HEAP_ALIGN - 1) & ~(uint64_t)(HBG_HEAP_ALIGN - 1);
-    if (bytes > heap_cap || at > heap_cap - bytes)
+    if (bytes > heap_cap || at > heap_cap - bytes) {
+        hbg__why(o, HBG_WHY_HEAP, o->why.arg, (int64_t)bytes, (int64_t)(at < heap_cap ? heap_cap - at : 0),
+                 (int64_t)heap_cap);
         return HBG_E_HEAP_EXHAUSTED;
+    }
     r->heap_used = at + bytes;
     *off = at;
     return HBG_OK;
@@ -78,10 +82,12 @@ static hbg_status rec_alloc(hbg_recorder *r, uint64_t heap_cap, uint64_t bytes, 
 
 /* A buffer the node itself creates: `bytes` of the replay's GM block,
  * handed to the body at its recording address. */
-static hbg_status own_out(hbg_recorder *r, uint64_t heap_cap, hbg_tensor *t, uint64_t bytes, hbg_def_targ *g)
+static hbg_status own_out(hbg_orch *o, hbg_recorder *r, int32_t i, hbg_tensor *t, uint64_t bytes,
+                          hbg_def_targ *g)
 {
     uint64_t off;
-    hbg_status st = rec_alloc(r, heap_cap, bytes, &off);
+    o->why.arg = i;
+    hbg_status st = rec_alloc(o, r, bytes, &off);
     if (st)
         return st;
     t->addr = HBG_REC_BASE + off;
@@ -157,7 +163,7 @@ static hbg_status record_write(hbg_recorder *r, uint32_t self, const hbg_tensor 
 {
     hbg_tensor *v = &r->views[r->nviews++];
     *v = *t;
-    return hbg_tmap_write(&r->map, v, lo, hi, self, dir == HBG_INOUT || dir == HBG_OUT_EXISTING);
+    return hbg_tmap_write(&r->map, v, lo, hi, self, dir == HBG_INOUT || dir == HBG_OUT);
 }
 
 static hbg_def_node *new_node(hbg_recorder *r, uint8_t kind)
@@ -200,6 +206,8 @@ static hbg_status end_node(hbg_orch *o, hbg_status st, hbg_task_id *id, uint64_t
     hbg_recorder *r = &o->graph->rec;
     if (!st)
         *id = HBG_NODE_ID_BIT | r->nnodes++;
+    else
+        hbg__why_at(o, HBG_AT_NODE, r->nnodes, r->key);
     if (o->timing)
         hbg_op_end(o, HBG_OP_RECORD_NODE, t0, r->nnodes);
     return st;
@@ -212,8 +220,10 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
     hbg_range rng[HBG_MAX_TASK_TENSORS + 1];
     hbg_status st = hbg_orch_validate_task(o, t, dummy, rng);
     for (uint32_t i = 0; i < t->ndeps && !st; i++)
-        if (!(t->deps[i] & HBG_NODE_ID_BIT) || (t->deps[i] & ~HBG_NODE_ID_BIT) >= r->nnodes)
+        if (!(t->deps[i] & HBG_NODE_ID_BIT) || (t->deps[i] & ~HBG_NODE_ID_BIT) >= r->nnodes) {
+            hbg__why(o, HBG_WHY_DEP, -1, i, t->deps[i], r->nnodes);
             st = HBG_E_BAD_DEP;
+        }
     hbg_def_node *n = st ? NULL : new_node(r, dummy ? HBG_TASK_DUMMY : HBG_TASK_KERNEL);
     if (!st && !n)
         st = HBG_E_POOL_EXHAUSTED;
@@ -228,7 +238,7 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
         n->sync_start = t->sync_start;
         n->kernel_aic = t->kernel_aic;
         n->kernel_aiv = t->kernel_aiv;
-        n->blocks = t->blocks;
+        n->blocks = t->blocks ? t->blocks : 1;
         for (uint32_t i = 0; i < t->nscalars; i++) {
             int16_t slot = t->scalar_slots ? t->scalar_slots[i] : -1;
             r->sargs[r->nsarg++] = (hbg_def_sarg){.slot = slot, .pad = 0, .value = slot >= 0 ? 0 : t->scalars[i]};
@@ -240,15 +250,18 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
             hbg_def_targ *g = &r->targs[r->ntarg];
             memset(g, 0, sizeof *g);
             g->dir = a->dir;
-            if (a->dir == HBG_OUT) {
+            if (a->dir == HBG_OUT_ALLOC) {
                 if (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
+                    hbg__why(o, HBG_WHY_BAD_VIEW, (int32_t)i, a->t->dtype, a->t->ndim, 0);
                     st = HBG_E_INVAL;
                     break;
                 }
-                if ((st = own_out(r, o->cfg.heap_bytes, a->t, rng[i].hi, g)))
+                if ((st = own_out(o, r, (int32_t)i, a->t, rng[i].hi, g)))
                     break;
             } else {
                 st = classify(r, a->t, rng[i].lo, rng[i].hi, g);
+                if (st)
+                    hbg__why(o, HBG_WHY_CAPTURE, (int32_t)i, 0, 0, 0);
                 if (!st && infer && a->dir != HBG_NO_DEP)
                     st = infer_read(r, n, self, a->t, rng[i].lo, rng[i].hi);
             }
@@ -271,12 +284,14 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
         }
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             const hbg_arg *a = &t->args[i];
-            if (a->dir == HBG_OUT || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING)
+            if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
                 st = record_write(r, self, a->t, rng[i].lo, rng[i].hi, a->dir);
         }
     }
-    if (st)
+    if (st) {
         rollback(r, m);
+        hbg_orch_release_allocs(t->args, dummy ? 0 : t->ntensors);
+    }
 out:
     return end_node(o, st, id, t0);
 }
@@ -294,22 +309,25 @@ hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_
     rec_mark m = mark(r);
     for (uint32_t i = 0; i < n && !st; i++) {
         uint64_t lo, hi;
-        if (!ts[i] || !hbg_tensor_byte_range(ts[i], &lo, &hi)) {
-            st = HBG_E_INVAL;
+        if ((st = hbg_orch_check_alloc(o, ts[i], (int32_t)i, &lo, &hi)))
             break;
-        }
         hbg_def_targ *g = &r->targs[r->ntarg];
         memset(g, 0, sizeof *g);
-        g->dir = HBG_OUT;
-        if ((st = own_out(r, o->cfg.heap_bytes, ts[i], hi, g)))
+        g->dir = HBG_OUT_ALLOC;
+        if ((st = own_out(o, r, (int32_t)i, ts[i], hi, g)))
             break;
         r->ntarg++;
         /* Not registered as written, as outside a Graph: an alloc node is
          * complete when its replay starts (see hbg_alloc_tensors). */
     }
     node->targ_cnt = n;
-    if (st)
+    if (st) {
+        /* The tensors before the failing one were given recording
+         * addresses; like the buffers, those are taken back. */
+        for (uint32_t i = 0; i < r->ntarg - m.ntarg; i++)
+            ts[i]->addr = 0;
         rollback(r, m);
+    }
 out:
     return end_node(o, st, id, t0);
 }

@@ -23,6 +23,7 @@ hbg_status hbg_orch_create(const hbg_orch_config *cfg, hbg_orch **out)
     if (o->cfg.nranks == 0)
         o->cfg.nranks = 1;
     bool ok = hbg__image_create(&o->img, o->window) == HBG_OK;
+    ok = ok && (o->msg = calloc(1, HBG_ORCH_MSG_MAX)) != NULL;
     ok = ok && (o->task_stamp = hbg__reserve(o->window * sizeof *o->task_stamp)) != NULL;
     /* A task touches at most 32 tensors plus a predicate word. */
     ok = ok && hbg_tmap_init(&o->map, o->window * 4u, o->window * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
@@ -43,6 +44,7 @@ void hbg_orch_destroy(hbg_orch *o)
     hbg__image_destroy(&o->img);
     hbg__unreserve(o->task_stamp, o->window * sizeof *o->task_stamp);
     hbg_tmap_free(&o->map);
+    free(o->msg);
     free(o);
 }
 
@@ -52,11 +54,13 @@ void hbg_orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records)
     o->recpool = records;
 }
 
-void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, const hbg_tensor *args, uint32_t nargs)
+void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs)
 {
     o->pass++;
     o->in_pass = true;
     o->err = HBG_OK;
+    memset(&o->fault, 0, sizeof o->fault);
+    hbg__why_clear(o);
     o->cfg.heap_base = heap_base;
     o->heap_used = 0;
     o->args = args;
@@ -83,8 +87,18 @@ hbg_status hbg_orch_end_pass(hbg_orch *o)
 
 hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st)
 {
-    if (st && o->err == HBG_OK)
+    if (!st)
+        return st;
+    if (o->err == HBG_OK) {
         o->err = st;
+        o->fault = o->why;
+        o->fault.st = st;
+        if (!o->fault.located)
+            o->fault.where = HBG_AT_TASK, o->fault.task = o->img.ntasks;
+        if (o->fault.why == HBG_WHY_NONE)
+            o->fault.arg = -1; /* an index noted for a step that then succeeded */
+    }
+    hbg__why_clear(o);
     return st;
 }
 
@@ -104,8 +118,11 @@ void hbg_op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail)
 hbg_status hbg_orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr)
 {
     uint64_t at = (o->heap_used + HBG_HEAP_ALIGN - 1) & ~(uint64_t)(HBG_HEAP_ALIGN - 1);
-    if (bytes > o->cfg.heap_bytes || at > o->cfg.heap_bytes - bytes)
+    if (bytes > o->cfg.heap_bytes || at > o->cfg.heap_bytes - bytes) {
+        uint64_t cap = o->cfg.heap_bytes;
+        hbg__why(o, HBG_WHY_HEAP, o->why.arg, (int64_t)bytes, (int64_t)(at < cap ? cap - at : 0), (int64_t)cap);
         return HBG_E_HEAP_EXHAUSTED;
+    }
     o->heap_used = at + bytes;
     *addr = o->cfg.heap_base + at;
     return HBG_OK;
@@ -113,8 +130,10 @@ hbg_status hbg_orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr)
 
 hbg_status hbg_orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id)
 {
-    if (o->img.ntasks >= o->window)
+    if (o->img.ntasks >= o->window) {
+        hbg__why(o, HBG_WHY_WINDOW, -1, o->window, 0, 0);
         return HBG_E_WINDOW_FULL;
+    }
     uint32_t i = o->img.ntasks++;
     hbg_img_task *t = &o->img.tasks[i];
     memset(t, 0, sizeof *t);
@@ -158,7 +177,45 @@ hbg_status hbg_orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t,
 {
     /* An in-place write that covers an earlier write makes it unreachable:
      * later readers need only the newer writer, which already follows it. */
-    return hbg_tmap_write(&o->map, t, lo, hi, task, dir == HBG_INOUT || dir == HBG_OUT_EXISTING);
+    return hbg_tmap_write(&o->map, t, lo, hi, task, dir == HBG_INOUT || dir == HBG_OUT);
+}
+
+/* One tensor argument: present, a known direction, a buffer exactly when
+ * it is not to be allocated, and (unless allocated) a view inside it. The
+ * range is computed once here and reused by inference. */
+static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg_range *r)
+{
+    if (!a->t) {
+        hbg__why(o, HBG_WHY_NULL_TENSOR, i, 0, 0, 0);
+        return HBG_E_INVAL;
+    }
+    if (a->dir > HBG_NO_DEP) {
+        hbg__why(o, HBG_WHY_DIR, i, a->dir, 0, 0);
+        return HBG_E_INVAL;
+    }
+    /* Only an allocating argument may (and must) arrive without a buffer:
+     * a caller's buffer passed for allocation would be silently replaced,
+     * a description passed for writing would be written at address 0. */
+    if ((a->dir == HBG_OUT_ALLOC) != (a->t->addr == 0)) {
+        hbg__why(o, a->t->addr ? HBG_WHY_HAS_BUFFER : HBG_WHY_NO_BUFFER, i, (int64_t)a->t->addr, 0, 0);
+        return a->t->addr ? HBG_E_ARG_HAS_BUFFER : HBG_E_ARG_NO_BUFFER;
+    }
+    if (a->dir == HBG_OUT_ALLOC)
+        return HBG_OK;
+    return hbg_orch_check_view(o, a->t, i, r);
+}
+
+hbg_status hbg_orch_check_view(hbg_orch *o, const hbg_tensor *t, int32_t i, hbg_range *r)
+{
+    if (!hbg_tensor_byte_range(t, &r->lo, &r->hi)) {
+        hbg__why(o, HBG_WHY_BAD_VIEW, i, t->dtype, t->ndim, 0);
+        return HBG_E_INVAL;
+    }
+    if (r->hi > t->nbytes) {
+        hbg__why(o, HBG_WHY_VIEW_OUTSIDE, i, (int64_t)r->lo, (int64_t)r->hi, (int64_t)t->nbytes);
+        return HBG_E_INVAL;
+    }
+    return HBG_OK;
 }
 
 static bool core_ok(const hbg_task *t)
@@ -171,24 +228,29 @@ static bool core_ok(const hbg_task *t)
     }
 }
 
-/* Checks everything a submit can check before touching the mirror. */
-hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dummy, hbg_range *rng)
+/* Checks everything a submit can check before touching the mirror; notes
+ * the facts of what it refuses. */
+hbg_status hbg_orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_range *rng)
 {
     if (!dummy) {
-        if (t->ntensors > HBG_MAX_TASK_TENSORS)
+        if (t->ntensors > HBG_MAX_TASK_TENSORS) {
+            hbg__why(o, HBG_WHY_TOO_MANY, -1, t->ntensors, HBG_MAX_TASK_TENSORS, HBG_COUNT_TENSORS);
             return HBG_E_TOO_MANY_TENSORS;
-        if (t->nscalars > HBG_MAX_TASK_SCALARS)
+        }
+        if (t->nscalars > HBG_MAX_TASK_SCALARS) {
+            hbg__why(o, HBG_WHY_TOO_MANY, -1, t->nscalars, HBG_MAX_TASK_SCALARS, HBG_COUNT_SCALARS);
             return HBG_E_TOO_MANY_SCALARS;
-        if (!core_ok(t) || t->blocks == 0 || (t->ntensors && !t->args) || (t->nscalars && !t->scalars))
+        }
+        if (!core_ok(t)) {
+            hbg__why(o, HBG_WHY_CORE, -1, t->core, t->kernel_aic, t->kernel_aiv);
+            return HBG_E_INVAL;
+        }
+        if ((t->ntensors && !t->args) || (t->nscalars && !t->scalars))
             return HBG_E_INVAL;
         for (uint32_t i = 0; i < t->ntensors; i++) {
-            const hbg_arg *a = &t->args[i];
-            if (!a->t || a->dir > HBG_NO_DEP)
-                return HBG_E_INVAL;
-            /* The range is computed once here and reused by inference. */
-            if (a->dir != HBG_OUT &&
-                (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi) || rng[i].hi > a->t->nbytes))
-                return HBG_E_INVAL;
+            hbg_status st = check_arg(o, &t->args[i], (int32_t)i, &rng[i]);
+            if (st)
+                return st;
         }
         if (t->scalar_slots) {
             uint32_t nbs = o->body ? o->body->nscalars : 0;
@@ -206,8 +268,10 @@ hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dum
                 return HBG_E_INVAL;
         }
     }
-    if (t->ndeps > HBG_MAX_FANINS)
+    if (t->ndeps > HBG_MAX_FANINS) {
+        hbg__why(o, HBG_WHY_TOO_MANY, -1, t->ndeps, HBG_MAX_FANINS, HBG_COUNT_DEPS);
         return HBG_E_TOO_MANY_FANINS;
+    }
     if (t->ndeps && !t->deps)
         return HBG_E_INVAL;
     return HBG_OK;
@@ -221,8 +285,10 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
     if (st)
         return st;
     for (uint32_t i = 0; i < t->ndeps; i++)
-        if (t->deps[i] >= o->img.ntasks)
+        if (t->deps[i] >= o->img.ntasks) {
+            hbg__why(o, HBG_WHY_DEP, -1, i, t->deps[i], o->img.ntasks);
             return HBG_E_BAD_DEP;
+        }
 
     /* Remember the live lengths so a failure can take the task back. */
     hbg__image_mark m0 = hbg__image_mark_now(&o->img);
@@ -240,7 +306,7 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         d->sync_start = t->sync_start;
         d->kernel_aic = t->kernel_aic;
         d->kernel_aiv = t->kernel_aiv;
-        d->blocks = t->blocks;
+        d->blocks = t->blocks ? t->blocks : 1;
         d->tensor_cnt = t->ntensors;
         d->scalar_cnt = t->nscalars;
         for (uint32_t i = 0; i < t->nscalars; i++) {
@@ -250,13 +316,14 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         bool infer = o->manual_depth == 0;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             hbg_arg *a = &t->args[i];
-            if (a->dir == HBG_OUT) {
+            if (a->dir == HBG_OUT_ALLOC) {
                 uint64_t addr;
-                a->t->addr = 0;
                 if (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
+                    hbg__why(o, HBG_WHY_BAD_VIEW, (int32_t)i, a->t->dtype, a->t->ndim, 0);
                     st = HBG_E_INVAL;
                     break;
                 }
+                o->why.arg = (int32_t)i;
                 st = hbg_orch_heap_alloc(o, rng[i].hi, &addr);
                 if (st)
                     break;
@@ -284,20 +351,21 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         uint32_t nw = 0;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             uint8_t dir = t->args[i].dir;
-            if (dir == HBG_OUT || dir == HBG_INOUT || dir == HBG_OUT_EXISTING)
+            if (dir == HBG_OUT_ALLOC || dir == HBG_INOUT || dir == HBG_OUT)
                 waddr[nw++] = o->img.tensors[d->tensor_off + i].addr;
         }
         if (!st && !hbg_tmap_fits(&o->map, waddr, nw))
             st = HBG_E_POOL_EXHAUSTED;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             const hbg_arg *a = &t->args[i];
-            if (a->dir == HBG_OUT || a->dir == HBG_INOUT || a->dir == HBG_OUT_EXISTING)
+            if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
                 st = hbg_orch_task_writes(o, tid, &o->img.tensors[d->tensor_off + i], rng[i].lo, rng[i].hi, a->dir);
         }
     }
     if (st) {
         hbg__image_rollback(&o->img, m0);
         o->heap_used = h0;
+        hbg_orch_release_allocs(t->args, dummy ? 0 : t->ntensors);
         return st;
     }
     /* After the first failure an eager run only records: later kernels
@@ -306,8 +374,10 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
     if (o->cfg.eager && !dummy && o->err == HBG_OK) {
         st = o->cfg.run_task(o->cfg.run_ctx, tid, &o->img.tasks[tid], o->img.tensors, o->img.scalars,
                              o->img.preds);
-        if (st)
+        if (st) {
+            hbg__why_at(o, HBG_AT_TASK, tid, 0); /* it is in the window: it ran */
             return st;
+        }
     }
     *id = tid;
     return HBG_OK;
@@ -352,6 +422,23 @@ hbg_status hbg_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps
     return hbg_orch_fail(o, st);
 }
 
+hbg_status hbg_orch_check_alloc(hbg_orch *o, const hbg_tensor *t, int32_t i, uint64_t *lo, uint64_t *hi)
+{
+    if (!t) {
+        hbg__why(o, HBG_WHY_NULL_TENSOR, i, 0, 0, 0);
+        return HBG_E_INVAL;
+    }
+    if (!hbg_tensor_byte_range(t, lo, hi)) {
+        hbg__why(o, HBG_WHY_BAD_VIEW, i, t->dtype, t->ndim, 0);
+        return HBG_E_INVAL;
+    }
+    if (t->addr) {
+        hbg__why(o, HBG_WHY_HAS_BUFFER, i, (int64_t)t->addr, 0, 0);
+        return HBG_E_ARG_HAS_BUFFER;
+    }
+    return HBG_OK;
+}
+
 hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
 {
     hbg_task_id dummy_id;
@@ -362,27 +449,29 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
         return HBG_E_INVAL;
     if (!o->in_pass)
         return HBG_E_STATE;
-    if (n > HBG_MAX_ALLOC_TENSORS)
+    if (n > HBG_MAX_ALLOC_TENSORS) {
+        hbg__why(o, HBG_WHY_TOO_MANY, -1, n, HBG_MAX_ALLOC_TENSORS, HBG_COUNT_TENSORS);
         return hbg_orch_fail(o, HBG_E_TOO_MANY_TENSORS);
+    }
     if (o->capturing)
         return hbg_orch_fail(o, o->ext->capture_alloc(o, n, ts, id));
     uint64_t t0 = hbg_op_begin(o);
     hbg__image_mark m0 = hbg__image_mark_now(&o->img);
     uint64_t h0 = o->heap_used;
-    uint32_t tid;
+    uint32_t tid, n_alloc = 0;
     hbg_status st = hbg_orch_new_task(o, HBG_TASK_ALLOC, &tid);
     for (uint32_t i = 0; i < n && !st; i++) {
         uint64_t addr, lo, hi;
-        if (!ts[i] || !hbg_tensor_byte_range(ts[i], &lo, &hi)) {
-            st = HBG_E_INVAL;
+        if ((st = hbg_orch_check_alloc(o, ts[i], (int32_t)i, &lo, &hi)))
             break;
-        }
+        o->why.arg = (int32_t)i;
         st = hbg_orch_heap_alloc(o, hi, &addr);
         if (st)
             break;
         ts[i]->addr = addr;
         ts[i]->nbytes = hi;
         ts[i]->creator = tid + 1;
+        n_alloc++;
         o->img.tensors[o->img.ntensor++] = *ts[i];
     }
     /* The buffers are not registered with their creator: an alloc task is
@@ -392,6 +481,9 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
     if (st) {
         hbg__image_rollback(&o->img, m0);
         o->heap_used = h0;
+        /* They named no buffer on entry, and name none again. */
+        for (uint32_t i = 0; i < n_alloc; i++)
+            ts[i]->addr = 0, ts[i]->creator = 0;
     } else {
         o->img.tasks[tid].tensor_cnt = n;
         *id = tid;
@@ -428,6 +520,6 @@ hbg_status hbg_orch_error(const hbg_orch *o) { return o ? o->err : HBG_E_INVAL; 
 uint32_t hbg_orch_task_count(const hbg_orch *o) { return o->img.ntasks; }
 uint64_t hbg_orch_heap_used(const hbg_orch *o) { return o->heap_used; }
 uint32_t hbg_orch_nargs(const hbg_orch *o) { return o->nargs; }
-const hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i) { return i < o->nargs ? &o->args[i] : NULL; }
+hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i) { return i < o->nargs ? &o->args[i] : NULL; }
 uint32_t hbg_orch_rank(const hbg_orch *o) { return o->cfg.rank; }
 uint32_t hbg_orch_nranks(const hbg_orch *o) { return o->cfg.nranks; }

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "hbg/graph.h"
 #include "hbg/image.h"
@@ -58,6 +59,57 @@ typedef struct hbg__orch_ext {
 
 struct hbg__graph; /* src/graph's state; opaque here */
 
+/* Why a call failed, as facts: the code that finds a failure notes them
+ * (hbg__why) and hbg_orch_fail keeps those of the pass's first failure.
+ * Only hbg_orch_last_error() turns them into text, after the fact, so the
+ * submit path never formats. */
+typedef enum hbg__why_code {
+    HBG_WHY_NONE = 0,     /* nothing noted: the status's own text */
+    HBG_WHY_TOO_MANY,     /* n0 given, n1 the limit; n2: what (hbg__count) */
+    HBG_WHY_CORE,         /* n0 core, n1 kernel_aic, n2 kernel_aiv */
+    HBG_WHY_NULL_TENSOR,
+    HBG_WHY_DIR,          /* n0 the direction */
+    HBG_WHY_HAS_BUFFER,   /* n0 the address */
+    HBG_WHY_NO_BUFFER,
+    HBG_WHY_BAD_VIEW,     /* no byte range: n0 dtype, n1 ndim */
+    HBG_WHY_VIEW_OUTSIDE, /* [n0, n1) of an n2-byte buffer */
+    HBG_WHY_HEAP,         /* n0 requested, n1 free, n2 heap size */
+    HBG_WHY_DEP,          /* dep n0 names n1; n2 tasks / nodes so far */
+    HBG_WHY_WINDOW,       /* n0 the window */
+    HBG_WHY_CAPTURE,      /* a tensor the body cannot express */
+    HBG_WHY_NESTED,       /* a Graph inside a Graph body */
+    HBG_WHY_B_COUNT,      /* tensors n0 / scalars n1 given; n2 / n3 recorded */
+    HBG_WHY_B_DIR,        /* n0 given, n1 recorded */
+    HBG_WHY_B_DTYPE,      /* n0 given, n1 recorded */
+    HBG_WHY_B_NDIM,       /* n0 given, n1 recorded */
+    HBG_WHY_B_SHAPE,      /* dim n2: n0 given, n1 recorded */
+    HBG_WHY_B_STRIDE,     /* dim n2: n0 given, n1 recorded */
+    HBG_WHY_B_ALIAS,      /* shares n0's buffer (n0 = -1: none) where the
+                             recording shared n1's (n1 = -1: none) */
+    HBG_WHY_KEY_BODY,     /* another body function */
+    HBG_WHY_KEY_CONTENT,  /* the same function, other content */
+} hbg__why_code;
+
+typedef enum hbg__count { HBG_COUNT_TENSORS, HBG_COUNT_SCALARS, HBG_COUNT_DEPS, HBG_COUNT_BTENSORS,
+                          HBG_COUNT_BSCALARS } hbg__count;
+
+typedef enum hbg__where {
+    HBG_AT_TASK = 0, /* task `task` of the window (the id it would have had) */
+    HBG_AT_GRAPH,    /* the outer task `task` of a Graph call under `key` */
+    HBG_AT_NODE      /* node `task` of the body recorded under `key` */
+} hbg__where;
+
+typedef struct hbg__fault {
+    hbg_status st;
+    uint8_t why;     /* an hbg__why_code */
+    uint8_t where;   /* an hbg__where */
+    bool located;    /* where / task / key were set by the noting layer */
+    int32_t arg;     /* argument index or boundary slot; -1: none */
+    uint32_t task;
+    uint64_t key;
+    int64_t n[4];
+} hbg__fault;
+
 /* Per-op statistics for the `host-orch phase=` lines. */
 typedef struct hbg_opstat {
     uint64_t total_ns, count, detail_sum;
@@ -71,8 +123,11 @@ struct hbg_orch {
     uint64_t pass;             /* 1-based pass number; 0 before the first */
     bool in_pass;
     hbg_status err;            /* first error of this pass */
+    hbg__fault fault;          /* its facts */
+    hbg__fault why;            /* facts of the failure being returned now */
+    char *msg;                 /* hbg_orch_last_error's text, HBG_ORCH_MSG_MAX bytes */
     uint64_t heap_used;
-    const hbg_tensor *args;    /* caller tensors of this pass */
+    hbg_tensor *args;          /* caller tensors of this pass (hbg_orch_arg) */
     uint32_t nargs;
 
     /* the task image's host mirror */
@@ -126,7 +181,7 @@ void hbg_orch_destroy(hbg_orch *o);
 
 /* Starts a pass: empties the window and the tensor map, and lets the
  * extension start its pass. `heap_base` may move between passes. */
-void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, const hbg_tensor *args, uint32_t nargs);
+void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs);
 /* Ends it; returns the pass's first error. */
 hbg_status hbg_orch_end_pass(hbg_orch *o);
 
@@ -134,7 +189,57 @@ hbg_status hbg_orch_end_pass(hbg_orch *o);
 void hbg_orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records);
 
 /* Internal helpers shared with src/graph. */
+
+#define HBG_ORCH_MSG_MAX 256
+
+/* Notes the facts of a failure about to be returned (argument or slot
+ * `arg`, -1 for none). Failure paths only: a few stores, no text. */
+static inline void hbg__why(hbg_orch *o, hbg__why_code why, int32_t arg, int64_t n0, int64_t n1, int64_t n2)
+{
+    o->why.why = (uint8_t)why;
+    o->why.arg = arg;
+    o->why.n[0] = n0, o->why.n[1] = n1, o->why.n[2] = n2;
+}
+/* Forgets noted facts: a failure that was handled (a Graph falling back)
+ * must not lend them to a later one. */
+static inline void hbg__why_clear(hbg_orch *o)
+{
+    memset(&o->why, 0, sizeof o->why);
+    o->why.arg = -1;
+}
+/* Says where the failure being returned happened (else: the window task
+ * the call would have made). */
+static inline void hbg__why_at(hbg_orch *o, hbg__where where, uint32_t task, uint64_t key)
+{
+    o->why.located = true;
+    o->why.where = (uint8_t)where;
+    o->why.task = task;
+    o->why.key = key;
+}
+/* The facts in words, as hbg_orch_last_error gives them (cold). */
+void hbg__fault_format(const hbg__fault *f, char *buf, size_t cap);
+/* Keeps `st` (and the facts noted for it) when it is the pass's first
+ * failure; forgets the noted facts either way. Returns st. */
 hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st);
+/* The first failure's facts and status, saved around a Graph body that
+ * runs with a clean slate and put back if the pass had failed before. */
+typedef struct hbg__err_state {
+    hbg_status err;
+    hbg__fault fault;
+} hbg__err_state;
+static inline hbg__err_state hbg__err_take(hbg_orch *o)
+{
+    hbg__err_state s = {o->err, o->fault};
+    o->err = HBG_OK;
+    return s;
+}
+static inline void hbg__err_restore(hbg_orch *o, hbg__err_state s)
+{
+    if (s.err) {
+        o->err = s.err;
+        o->fault = s.fault;
+    }
+}
 hbg_status hbg_orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr);
 /* Adds the fanins of an input region and returns through the de-dup. */
 hbg_status hbg_orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi);
@@ -147,7 +252,20 @@ typedef struct hbg_range {
 } hbg_range;
 /* Checks a task before anything is written; fills rng[i] for every non-OUT
  * argument and rng[HBG_MAX_TASK_TENSORS] for the predicate tensor. */
-hbg_status hbg_orch_validate_task(const hbg_orch *o, const hbg_task *t, bool dummy, hbg_range *rng);
+hbg_status hbg_orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_range *rng);
+/* A task or node refused after it passed validation gives back the buffers
+ * it allocated: its HBG_OUT_ALLOC tensors, which named no buffer on entry,
+ * name none again, so the same submit can be offered anew. */
+static inline void hbg_orch_release_allocs(const hbg_arg *args, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (args[i].dir == HBG_OUT_ALLOC)
+            args[i].t->addr = 0, args[i].t->creator = 0;
+}
+/* A view argument (index i) inside its buffer; fills *r. */
+hbg_status hbg_orch_check_view(hbg_orch *o, const hbg_tensor *t, int32_t i, hbg_range *r);
+/* A tensor to allocate (index i): a description without a buffer. */
+hbg_status hbg_orch_check_alloc(hbg_orch *o, const hbg_tensor *t, int32_t i, uint64_t *lo, uint64_t *hi);
 /* Starts a new task in the window; the caller fills the rest. */
 hbg_status hbg_orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id);
 

@@ -23,6 +23,8 @@ static const char *const names[HBG_PHASE_COUNT] = {
 
 const char *hbg_phase_name(hbg_phase p)
 {
+    if (p == HBG_PH_NONE)
+        return "none";
     if ((unsigned)p >= HBG_PHASE_COUNT || !names[p])
         return "unknown";
     return names[p];

@@ -28,6 +28,12 @@ static const struct {
     [HBG_E_STATE] = {"HBG_E_STATE", "call not valid in the current state"},
     [HBG_E_IO] = {"HBG_E_IO", "I/O error"},
     [HBG_E_PARSE] = {"HBG_E_PARSE", "input does not follow its format"},
+    [HBG_E_ARG_HAS_BUFFER] = {"HBG_E_ARG_HAS_BUFFER", "a tensor the runtime is to allocate already names a buffer "
+                                                      "(write into it with HBG_OUT)"},
+    [HBG_E_ARG_NO_BUFFER] = {"HBG_E_ARG_NO_BUFFER", "a tensor argument names no buffer (addr 0; allocate it with "
+                                                    "HBG_OUT_ALLOC or hbg_alloc_tensors)"},
+    [HBG_E_GRAPH_KEY_REUSED] = {"HBG_E_GRAPH_KEY_REUSED", "graph key already names another body"},
+    [HBG_E_BAD_ENV] = {"HBG_E_BAD_ENV", "an environment switch has a value it does not take"},
 };
 
 _Static_assert(sizeof table / sizeof table[0] == HBG_STATUS_COUNT, "every hbg_status needs a text");

@@ -1,0 +1,152 @@
+/* hbg_orch_last_error: the facts of a pass's first failure, in words.
+ *
+ * The code that refuses a call stores numbers (orch_internal.h, hbg__fault)
+ * and never formats; this file alone turns them into text, when a caller
+ * asks, so a pass that fails costs its hot path nothing it did not already
+ * pay.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "orch/orch_internal.h"
+
+typedef struct msgbuf {
+    char *p;
+    size_t n, cap;
+} msgbuf;
+
+static void put(msgbuf *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(msgbuf *m, const char *fmt, ...)
+{
+    if (m->n >= m->cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(m->p + m->n, m->cap - m->n, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        m->n += (size_t)k < m->cap - m->n ? (size_t)k : m->cap - m->n - 1;
+}
+
+static const char *dir_name(int64_t d)
+{
+    static const char *const names[] = {"HBG_IN", "HBG_OUT_ALLOC", "HBG_INOUT", "HBG_OUT", "HBG_NO_DEP"};
+    return d >= 0 && d < (int64_t)(sizeof names / sizeof names[0]) ? names[d] : "unknown";
+}
+
+static const char *core_name(int64_t c)
+{
+    return c == HBG_CORE_AIC ? "AIC" : c == HBG_CORE_AIV ? "AIV" : c == HBG_CORE_MIX ? "MIX" : "unknown";
+}
+
+static const char *count_name(int64_t what)
+{
+    static const char *const names[] = {"tensor arguments", "scalars", "explicit deps", "boundary tensors",
+                                        "boundary scalars"};
+    return what >= 0 && what < (int64_t)(sizeof names / sizeof names[0]) ? names[what] : "items";
+}
+
+static void slot_ref(msgbuf *m, int64_t k)
+{
+    if (k < 0)
+        put(m, "no other slot's");
+    else
+        put(m, "slot %lld's", (long long)k);
+}
+
+/* The reason, after "<where>: ". */
+static void reason(msgbuf *m, const hbg__fault *f)
+{
+    const int64_t *n = f->n;
+    switch (f->why) {
+    case HBG_WHY_TOO_MANY:
+        put(m, "%lld %s, the limit is %lld", (long long)n[0], count_name(n[2]), (long long)n[1]);
+        break;
+    case HBG_WHY_CORE:
+        put(m, "core %s needs %s (kernel_aic %lld, kernel_aiv %lld; HBG_KERNEL_NONE is %u)", core_name(n[0]),
+            n[0] == HBG_CORE_AIC ? "kernel_aic" : n[0] == HBG_CORE_AIV ? "kernel_aiv" : "both kernels",
+            (long long)n[1], (long long)n[2], HBG_KERNEL_NONE);
+        break;
+    case HBG_WHY_NULL_TENSOR: put(m, "no tensor (NULL)"); break;
+    case HBG_WHY_DIR: put(m, "direction %lld is not one this argument takes", (long long)n[0]); break;
+    case HBG_WHY_HAS_BUFFER:
+        put(m, "a tensor to allocate already names buffer 0x%llx (write into it with HBG_OUT)",
+            (unsigned long long)n[0]);
+        break;
+    case HBG_WHY_NO_BUFFER: put(m, "the tensor names no buffer (addr 0; allocate it with HBG_OUT_ALLOC)"); break;
+    case HBG_WHY_BAD_VIEW:
+        put(m, "the view has no byte range (dtype %lld, %lld dims; an empty or negative-stride view?)",
+            (long long)n[0], (long long)n[1]);
+        break;
+    case HBG_WHY_VIEW_OUTSIDE:
+        put(m, "view [%llu, %llu) outside its %llu-byte buffer", (unsigned long long)n[0], (unsigned long long)n[1],
+            (unsigned long long)n[2]);
+        break;
+    case HBG_WHY_HEAP:
+        put(m, "GM heap exhausted: %llu bytes requested, %llu free of %llu", (unsigned long long)n[0],
+            (unsigned long long)n[1], (unsigned long long)n[2]);
+        break;
+    case HBG_WHY_DEP:
+        put(m, "dep %lld names 0x%llx, which is no earlier %s (%lld so far)", (long long)n[0],
+            (unsigned long long)n[1], f->where == HBG_AT_NODE ? "node of this body" : "task", (long long)n[2]);
+        break;
+    case HBG_WHY_WINDOW: put(m, "task window full (%lld tasks)", (long long)n[0]); break;
+    case HBG_WHY_CAPTURE:
+        put(m, "the tensor is neither a boundary tensor, a view inside one, nor a node's output");
+        break;
+    case HBG_WHY_NESTED: put(m, "a Graph inside a Graph body"); break;
+    case HBG_WHY_B_COUNT:
+        put(m, "%lld tensors and %lld scalars, the Definition's %lld and %lld", (long long)n[0], (long long)n[1],
+            (long long)n[2], (long long)n[3]);
+        break;
+    case HBG_WHY_B_DIR: put(m, "direction %s, the Definition's %s", dir_name(n[0]), dir_name(n[1])); break;
+    case HBG_WHY_B_DTYPE:
+        put(m, "dtype %s, the Definition's %s", hbg_dtype_name((hbg_dtype)n[0]), hbg_dtype_name((hbg_dtype)n[1]));
+        break;
+    case HBG_WHY_B_NDIM: put(m, "%lld dims, the Definition's %lld", (long long)n[0], (long long)n[1]); break;
+    case HBG_WHY_B_SHAPE:
+        put(m, "shape[%lld] is %lld, the Definition's %lld", (long long)n[2], (long long)n[0], (long long)n[1]);
+        break;
+    case HBG_WHY_B_STRIDE:
+        put(m, "strides[%lld] is %lld, the Definition's %lld", (long long)n[2], (long long)n[0], (long long)n[1]);
+        break;
+    case HBG_WHY_B_ALIAS:
+        put(m, "shares ");
+        slot_ref(m, n[0]);
+        put(m, " buffer, where the Definition's shares ");
+        slot_ref(m, n[1]);
+        break;
+    case HBG_WHY_KEY_BODY: put(m, "the key was recorded with another body function"); break;
+    case HBG_WHY_KEY_CONTENT:
+        put(m, "the body submitted other content than the Definition holds (HBG_GRAPH_CHECK_BODY)");
+        break;
+    default: put(m, "%s", hbg_strerror(f->st)); break;
+    }
+}
+
+void hbg__fault_format(const hbg__fault *f, char *buf, size_t cap)
+{
+    msgbuf m = {buf, 0, cap};
+    if (!cap)
+        return;
+    buf[0] = 0;
+    switch (f->where) {
+    case HBG_AT_GRAPH: put(&m, "task %u (graph key 0x%llx)", f->task, (unsigned long long)f->key); break;
+    case HBG_AT_NODE: put(&m, "graph key 0x%llx node %u", (unsigned long long)f->key, f->task); break;
+    default: put(&m, "task %u", f->task); break;
+    }
+    if (f->arg >= 0)
+        put(&m, f->where == HBG_AT_GRAPH ? " slot %d" : " arg %d", f->arg);
+    put(&m, ": ");
+    reason(&m, f);
+}
+
+const char *hbg_orch_last_error(const hbg_orch *o)
+{
+    if (!o)
+        return "no orchestrator";
+    o->msg[0] = 0;
+    if (o->err != HBG_OK)
+        hbg__fault_format(&o->fault, o->msg, HBG_ORCH_MSG_MAX);
+    return o->msg;
+}
