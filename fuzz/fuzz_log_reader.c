@@ -52,6 +52,11 @@ static void use_spans(ps_log *L, FILE *sink)
 
 static void use(ps_log *L, FILE *sink)
 {
+    /* what the commands read from the stamp, and how they explain exclusions */
+    volatile const char *quiet = ps_stamp_quiet_level(L);
+    (void)quiet;
+    char why[256];
+    ps_exclusions(L, why, sizeof why);
     if (L->nused) {
         st_result R;
         st_stat *by_rank = calloc(L->nrank ? L->nrank : 1, sizeof *by_rank);

@@ -2,6 +2,7 @@
  * that Perfetto and chrome://tracing load. Documentation: docs/timeline.md.
  * Exit: 0 written, 1 nothing to draw, 2 usage, unreadable input or a failed
  * write. Every anomaly is counted on stderr. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -160,7 +161,9 @@ int hbg_cmd_timeline(int argc, char **argv)
         goto done;
     }
     tl_report rep;
+    errno = 0;
     hbg_status st = per_inv ? tl_write_per_invocation(&L, of.f, &rep, &warn) : tl_write(&L, recs, nr, of.f, &rep, &warn);
+    int werr = errno ? errno : EIO; /* the failed write's, before anything else can set it */
     bool written = hbg_outfile_close(&of, st == HBG_OK) == 0;
     for (size_t i = 0; i < L.warn.n; i++)
         fprintf(stderr, "hbg timeline: warning: %s\n", L.warn.msg[i]);
@@ -169,7 +172,8 @@ int hbg_cmd_timeline(int argc, char **argv)
     if (L.warn.suppressed + warn.suppressed)
         fprintf(stderr, "hbg timeline: warning: %zu more warnings not shown\n", L.warn.suppressed + warn.suppressed);
     if (st != HBG_OK) {
-        fprintf(stderr, "hbg timeline: cannot write %s: %s\n", out, st == HBG_E_NOMEM ? "out of memory" : "write failed");
+        fprintf(stderr, "hbg timeline: cannot write %s: %s\n", strcmp(out, "-") ? out : "standard output",
+                st == HBG_E_NOMEM ? "out of memory" : strerror(werr));
         rc = 2;
         goto done;
     }

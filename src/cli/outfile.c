@@ -42,6 +42,11 @@ int hbg_outfile_close(hbg_outfile *o, bool ok)
 {
     int e = 0;
     if (o->f == stdout) {
+        /* a failed output's caller has said why already */
+        if (!ok) {
+            fflush(stdout);
+            return -1;
+        }
         if (hbg_stdout_flush(o->cmd) != 0)
             return -1;
     } else if (o->f) {

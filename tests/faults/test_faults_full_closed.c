@@ -10,10 +10,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <cmocka.h>
 
 #include "support/fault_support.h"
 #include "support/tools_support.h"
+
+/* Entries of a folder other than . and .. */
+static int dir_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
 
 static void a_log_on_a_full_disk_fails_the_run(void **state)
 {
@@ -60,6 +73,30 @@ static void phases_on_a_full_stdout_is_a_failed_write(void **state)
     free(err);
 }
 
+/* A trace that cannot be written whole is not left behind under its name. */
+static void a_trace_on_a_full_disk_is_not_left_half_written(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("tfull");
+    char *out = fs_path(dir, "t.json");
+    const char *args[] = {"timeline", ts_fixture("hbg-run-vector-timeline.log"), "-o", out, NULL};
+    fs_spec spec = {.args = args, .fsize = 4096};
+    char *err = NULL;
+    assert_int_equal(fs_run(&spec, 60, NULL, &err), 2);
+    char want[600];
+    snprintf(want, sizeof want, "hbg timeline: cannot write %s: File too large\n", out);
+    fs_expect(err, want);
+    assert_int_equal(dir_entries(dir), 0);
+    const char *sargs[] = {"timeline", ts_fixture("hbg-run-vector-timeline.log"), "-o", "-", NULL};
+    fs_spec sspec = {.args = sargs, .out = FS_OUT_FULL};
+    free(err);
+    assert_int_equal(fs_run(&sspec, 60, NULL, &err), 2);
+    fs_expect(err, "hbg timeline: cannot write standard output: No space left on device\n");
+    free(err);
+    free(out);
+    fs_rmdir(dir);
+}
+
 /* With fd 1 closed the log must not become fd 1: the table would land in it. */
 static void a_closed_stdout_is_reported_and_the_log_stays_clean(void **state)
 {
@@ -88,6 +125,7 @@ int main(void)
         cmocka_unit_test(a_log_on_a_full_disk_fails_the_run),
         cmocka_unit_test(run_results_on_a_full_stdout_fail_the_run),
         cmocka_unit_test(phases_on_a_full_stdout_is_a_failed_write),
+        cmocka_unit_test(a_trace_on_a_full_disk_is_not_left_half_written),
         cmocka_unit_test(a_closed_stdout_is_reported_and_the_log_stays_clean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
