@@ -31,9 +31,9 @@ static void note(stat3 *s, double v, int pass)
 
 static hbg_orch *make(uint32_t window)
 {
-    hbg_orch_config cfg = {.task_window = window, .heap_base = HEAP_BASE, .heap_bytes = 1ull << 30};
+    hbg__orch_config cfg = {.task_window = window, .heap_base = HEAP_BASE, .heap_bytes = 1ull << 30};
     hbg_orch *o;
-    if (hbg_graph_orch_create(&cfg, &o)) {
+    if (hbg__graph_orch_create(&cfg, &o)) {
         fprintf(stderr, "bench_orch: cannot create the orchestrator\n");
         exit(1);
     }
@@ -97,16 +97,16 @@ int main(int argc, char **argv)
     hbg_orch *o = make(16384);
     stat3 submit = {0}, record = {0}, replay = {0};
     for (int p = 0; p < passes; p++) {
-        hbg_orch_begin_pass(o, HEAP_BASE, NULL, 0);
+        hbg__orch_begin_pass(o, HEAP_BASE, NULL, 0);
         uint64_t t0 = hbg_mono_ns();
         submit_rows(o, &a, &b, NTASK);
         uint64_t t1 = hbg_mono_ns();
-        if (hbg_orch_end_pass(o)) {
+        if (hbg__orch_end_pass(o)) {
             fprintf(stderr, "bench_orch: submit pass failed: %s\n", hbg_strerror(hbg_orch_error(o)));
             return 1;
         }
         /* record_node: one recording of NNODE nodes (the first call) */
-        hbg_orch_begin_pass(o, HEAP_BASE, NULL, 0);
+        hbg__orch_begin_pass(o, HEAP_BASE, NULL, 0);
         body_ctx c = {NNODE};
         hbg_task_id id;
         uint64_t t2 = hbg_mono_ns();
@@ -116,7 +116,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < NREPLAY; r++)
             hbg_submit_graph(o, 1, wide_body, &c, &bnd, 0, &id);
         uint64_t t4 = hbg_mono_ns();
-        if (hbg_orch_end_pass(o)) {
+        if (hbg__orch_end_pass(o)) {
             fprintf(stderr, "bench_orch: graph pass failed: %s\n", hbg_strerror(hbg_orch_error(o)));
             return 1;
         }
@@ -133,6 +133,6 @@ int main(int argc, char **argv)
            record.min, record.max);
     printf("  replay, %d-tensor boundary            %8.1f ns  [%.1f .. %.1f]   budget 1000 ns\n", WIDTH,
            replay.min, replay.min, replay.max);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
     return 0;
 }

@@ -151,12 +151,12 @@ static void poisoned_mirror_still_golden(void **state)
     for (int round = 0; round < 2; round++) {
         hbg_pass_report rep;
         memset(&rep, 0, sizeof rep);
-        assert_int_equal(hbg_bind_pass(r.rt, &r.prog, &rep), HBG_OK);
+        assert_int_equal(hbg__bind_pass(r.rt, &r.prog, &rep), HBG_OK);
         /* Nothing the host kept may matter any more: the device must run
          * from what the one copy shipped. */
-        hbg_runtime_poison_host(r.rt, 0xa5);
+        hbg__runtime_poison_host(r.rt, 0xa5);
         memset(r.prog.args[2].host, 0, r.prog.args[2].layout.nbytes);
-        assert_int_equal(hbg_runner_run(r.rt, &rep), HBG_OK);
+        assert_int_equal(hbg__runner_run(r.rt, &rep), HBG_OK);
         golden(&r);
     }
     rig_close(&r);
@@ -204,7 +204,7 @@ static void failed_pass_leaves_runtime_usable(void **state)
     assert_false(rep.device_ran);
     assert_int_equal(rep.shipped_bytes, 0);
     /* the runner refuses to run a pass that did not bind */
-    assert_int_equal(hbg_runner_run(r.rt, &rep), HBG_E_STATE);
+    assert_int_equal(hbg__runner_run(r.rt, &rep), HBG_E_STATE);
 
     memset(r.prog.args[2].host, 0, r.prog.args[2].layout.nbytes);
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
@@ -423,12 +423,12 @@ static void eager_matches_serial_image(void **state)
         args[i] = r.prog.args[i].layout;
         args[i].addr = (uint64_t)(uintptr_t)r.prog.args[i].host;
     }
-    hbg_orch_config oc = {.heap_base = (uint64_t)(uintptr_t)heap, .heap_bytes = r.c->heap_bytes};
+    hbg__orch_config oc = {.heap_base = (uint64_t)(uintptr_t)heap, .heap_bytes = r.c->heap_bytes};
     hbg_orch *o;
-    assert_int_equal(hbg_graph_orch_create(&oc, &o), HBG_OK);
-    hbg_orch_begin_pass(o, oc.heap_base, args, 4);
+    assert_int_equal(hbg__graph_orch_create(&oc, &o), HBG_OK);
+    hbg__orch_begin_pass(o, oc.heap_base, args, 4);
     assert_int_equal(r.prog.orch(o, r.prog.ctx), HBG_OK);
-    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+    assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
     for (uint32_t i = 0; i < o->img.ndeftab; i++)
         o->img.deftab[i].addr = (uint64_t)(uintptr_t)o->graph->defs[o->graph->deftab_entry[i]].img;
     hbg__layout l;
@@ -438,13 +438,13 @@ static void eager_matches_serial_image(void **state)
     hbg__image_pack_subs(&o->img, &l, arena);
     memcpy(arena, &l.h, sizeof l.h);
     hbg_run_stats st;
-    assert_int_equal(hbg_image_run_serial(arena, l.total, r.kt, 0, 1, NULL, &st), HBG_OK);
+    assert_int_equal(hbg__image_run_serial(arena, l.total, r.kt, 0, 1, NULL, &st), HBG_OK);
     assert_memory_equal(r.prog.args[2].host, eager, n * sizeof(float));
     assert_memory_equal(r.prog.args[3].host, eager_stats, sizeof eager_stats);
     assert_int_equal(st.replays, 4);
     golden(&r);
     free(arena);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
     free(heap);
     free(eager);
     rig_close(&r);

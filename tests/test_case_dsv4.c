@@ -85,10 +85,10 @@ static void check_rank_counts(uint32_t rank)
     assert_int_equal(prog.nargs, A_COUNT);
     assert_int_equal(hbg_case_dsv4.heap_bytes, 2ull << 30);
 
-    hbg_orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = hbg_case_dsv4.heap_bytes, .rank = rank,
+    hbg__orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = hbg_case_dsv4.heap_bytes, .rank = rank,
                            .nranks = 2};
     hbg_orch *o;
-    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+    assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
     hbg_tensor args[A_COUNT];
     for (uint32_t i = 0; i < A_COUNT; i++) {
         args[i] = prog.args[i].layout;
@@ -97,9 +97,9 @@ static void check_rank_counts(uint32_t rank)
     }
     uint64_t epochs_seen = 0;
     for (int pass = 0; pass < 2; pass++) {
-        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, args, A_COUNT);
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, args, A_COUNT);
         assert_int_equal(prog.orch(o, prog.ctx), HBG_OK);
-        assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+        assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
 
         /* 1131 = 839 submit_task + 272 alloc_tensors + 20 graph_submit */
         assert_int_equal(hbg_orch_task_count(o), 1131);
@@ -179,7 +179,7 @@ static void check_rank_counts(uint32_t rank)
         assert_true(hbg_orch_heap_used(o) > 0);
         assert_true(hbg_orch_heap_used(o) <= hbg_case_dsv4.heap_bytes);
     }
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
     hbg_case_dsv4.teardown(state);
     hbg_kernel_table_destroy(kt);
 }

@@ -139,14 +139,14 @@ static hbg_orch *bind_once(rig *r, hbg_tensor *args, hbg_orch *reuse)
 {
     hbg_orch *o = reuse;
     if (!o) {
-        hbg_orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = r->c->heap_bytes};
-        assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+        hbg__orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = r->c->heap_bytes};
+        assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
     }
     for (uint32_t i = 0; i < r->prog.nargs; i++) {
         args[i] = r->prog.args[i].layout;
         args[i].addr = 0x1000000000ull * (i + 1);
     }
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, args, r->prog.nargs);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, args, r->prog.nargs);
     assert_int_equal(r->prog.orch(o, r->prog.ctx), HBG_OK);
     return o;
 }
@@ -200,8 +200,8 @@ static void host_program_counts(void **unused)
     }
     /* the output copy waits for the last layer */
     assert_true(fx_has_edge(o, 6 + L - 1, 46));
-    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
-    hbg_orch_destroy(o);
+    assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+    hbg__orch_destroy(o);
     rig_close(&r);
 }
 
@@ -212,7 +212,7 @@ static void layer_nodes_and_fanins(void **unused)
     rig_open(&r, SMALL_U);
     hbg_tensor args[QA_COUNT];
     hbg_orch *o = bind_once(&r, args, NULL);
-    const hbg_def_header *h = hbg_def_image(o, 0);
+    const hbg_def_header *h = hbg__def_image(o, 0);
     const unsigned char *img = (const unsigned char *)h;
     const hbg_def_node *nodes = (const hbg_def_node *)(img + h->off_nodes);
     const uint32_t *fanins = (const uint32_t *)(img + h->off_fanins);
@@ -254,8 +254,8 @@ static void layer_nodes_and_fanins(void **unused)
     }
     /* 3 + 1 + 2 + 6 + 1 + 26 + 1 + 29 + 27 + 20 + 110 + 17*11 + 85 + 85 */
     assert_int_equal(total, 583);
-    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
-    hbg_orch_destroy(o);
+    assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+    hbg__orch_destroy(o);
     rig_close(&r);
 }
 
@@ -271,7 +271,7 @@ static void replay_bindings(void **unused)
     rig_open(&r, SMALL_U);
     hbg_tensor args[QA_COUNT];
     hbg_orch *o = bind_once(&r, args, NULL);
-    const hbg_def_header *h = hbg_def_image(o, 0);
+    const hbg_def_header *h = hbg__def_image(o, 0);
     const hbg_tensor *tm = (const hbg_tensor *)(const void *)((const unsigned char *)h + h->off_btemplates);
     const qwen_dims d = qwen_dims_for(SMALL_U);
 
@@ -321,16 +321,16 @@ static void replay_bindings(void **unused)
             assert_int_equal(bt[QB_HID_NEXT].addr, pp[QB_HID_NEXT].addr);
         }
     }
-    hbg_orch_end_pass(o);
+    hbg__orch_end_pass(o);
 
     /* A second pass records again (one Definition) and hashes the same. */
     uint64_t h1 = h->hash;
     bind_once(&r, args, o);
     assert_int_equal(o->graph->defs_built, 1);
     assert_int_equal(hbg_orch_task_count(o), 47);
-    assert_int_equal(hbg_def_image(o, 0)->hash, h1);
-    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
-    hbg_orch_destroy(o);
+    assert_int_equal(hbg__def_image(o, 0)->hash, h1);
+    assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+    hbg__orch_destroy(o);
     rig_close(&r);
 }
 

@@ -77,20 +77,20 @@ static void check_counts(uint32_t N, uint32_t M, uint32_t R, uint32_t B, uint32_
     assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &state), HBG_OK);
     assert_int_equal(prog.nargs, 2);
     assert_int_equal(prog.args[1].layout.nbytes, (uint64_t)(R + 1) * 16);
-    hbg_orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = pools.heap_bytes,
+    hbg__orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = pools.heap_bytes,
                            .task_window = pools.task_window, .nranks = 1};
     hbg_orch *o;
-    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
-    hbg_orch_set_timing(o, true, NULL);
+    assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
+    hbg__orch_set_timing(o, true, NULL);
     hbg_tensor args[2];
     for (uint32_t i = 0; i < 2; i++) {
         args[i] = prog.args[i].layout;
         args[i].addr = 0x4000000000ull + (uint64_t)i * (1ull << 30);
     }
     for (int pass = 0; pass < 2; pass++) {
-        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, args, 2);
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, args, 2);
         assert_int_equal(prog.orch(o, prog.ctx), HBG_OK);
-        assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+        assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
         assert_int_equal(hbg_orch_task_count(o), N + R + allocs);
         uint32_t kernel = 0, alloc = 0, rep = 0;
         for (uint32_t i = 0; i < hbg_orch_task_count(o); i++) {
@@ -123,7 +123,7 @@ static void check_counts(uint32_t N, uint32_t M, uint32_t R, uint32_t B, uint32_
         /* everything the pass carved fits the heap the case asked for */
         assert_true(hbg_orch_heap_used(o) <= pools.heap_bytes);
     }
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
     hbg_case_synth.teardown(state);
     hbg_kernel_table_destroy(kt);
 }
@@ -152,15 +152,15 @@ static void test_overlapping_views(void **state)
     hbg_program prog;
     void *st;
     assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &st), HBG_OK);
-    hbg_orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = pools.heap_bytes,
+    hbg__orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = pools.heap_bytes,
                            .task_window = pools.task_window, .nranks = 1};
     hbg_orch *o;
-    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+    assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
     hbg_tensor args[2] = {prog.args[0].layout, prog.args[1].layout};
     args[0].addr = 0x4000000000ull, args[1].addr = 0x5000000000ull;
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, args, 2);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, args, 2);
     assert_int_equal(prog.orch(o, prog.ctx), HBG_OK);
-    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+    assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
     /* task 0 is the alloc; outer task i is task i + 1 */
     assert_int_equal(fx_fanin_count(o, 1), 0);
     assert_int_equal(fx_fanin_count(o, 2), 1); /* reads row 0 */
@@ -173,7 +173,7 @@ static void test_overlapping_views(void **state)
     assert_int_equal(fx_fanin_count(o, 129), 64 + 3);
     /* task 129: rows 128 (the buffer's first row, alone) and 126..127 */
     assert_int_equal(fx_fanin_count(o, 130), 3);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
     hbg_case_synth.teardown(st);
     hbg_kernel_table_destroy(kt);
 }

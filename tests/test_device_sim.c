@@ -166,7 +166,7 @@ static hbg_status w_run(world *w, const void *arena, uint64_t bytes, uint64_t *a
         *at = a;
     if (w->dev)
         return w->dev->ops->run(w->dev, a, bytes, w->kt, st);
-    return hbg_image_run_serial((void *)(uintptr_t)a, bytes, w->kt, 0, 1, NULL, st);
+    return hbg__image_run_serial((void *)(uintptr_t)a, bytes, w->kt, 0, 1, NULL, st);
 }
 
 static void w_release(world *w)
@@ -515,7 +515,7 @@ static hbg_status run_failing(world *w, uint8_t core, uint16_t aic, uint16_t aiv
     ib_free(b);
     hbg_status st = w_run(w, arena, bytes, &at, NULL);
     char msg[256];
-    snprintf(msg, sizeof msg, "%s", hbg_exec_last_error());
+    snprintf(msg, sizeof msg, "%s", hbg__exec_last_error());
     w_get(w, flags, at + ((const hbg_img_header *)arena)->sec[HBG_SEC_FLAGS].off, 12);
     free(arena);
     w_get(w, bc[0], B, N * 4);
@@ -525,7 +525,7 @@ static hbg_status run_failing(world *w, uint8_t core, uint16_t aic, uint16_t aiv
     if (core == HBG_CORE_MIX && aic == K_FAIL) /* the AIV part never ran */
         for (int i = 0; i < N; i++)
             assert_int_equal(m[i], 0);
-    hbg_exec_set_error("%s", msg);
+    hbg__exec_set_error("%s", msg);
     return st;
 }
 
@@ -550,17 +550,17 @@ static void failing_kernels(void **state)
         world *w = &worlds[wi];
         uint32_t flags[3], bc[2][N];
         assert_int_equal(run_failing(w, HBG_CORE_AIV, 0, K_FAIL, flags, bc), HBG_E_KERNEL);
-        assert_string_equal(hbg_exec_last_error(), "task 1: kernel 7 (fail) block 0/1 on AIV returned 5 (HBG_E_KERNEL)");
+        assert_string_equal(hbg__exec_last_error(), "task 1: kernel 7 (fail) block 0/1 on AIV returned 5 (HBG_E_KERNEL)");
         check_failed(flags, bc);
         assert_int_equal(run_failing(w, HBG_CORE_AIC, K_TIMEOUT, 0, flags, bc), HBG_E_PEER_TIMEOUT);
-        assert_string_equal(hbg_exec_last_error(),
+        assert_string_equal(hbg__exec_last_error(),
                             "task 1: kernel 8 (timeout) block 0/1 on AIC returned -18 (HBG_E_PEER_TIMEOUT)");
         check_failed(flags, bc);
         assert_int_equal(run_failing(w, HBG_CORE_MIX, K_FAIL, 1, flags, bc), HBG_E_KERNEL);
         check_failed(flags, bc);
         /* A kernel id nobody registered: refused before anything runs. */
         assert_int_equal(run_failing(w, HBG_CORE_AIV, 0, 99, flags, bc), HBG_E_KERNEL);
-        assert_string_equal(hbg_exec_last_error(), "image: task 1: kernel_aiv 99 is not registered");
+        assert_string_equal(hbg__exec_last_error(), "image: task 1: kernel_aiv 99 is not registered");
         assert_int_equal(flags[0], 0);
         /* The device still runs the next image. */
         outputs o;
@@ -710,7 +710,7 @@ static void malformed_images(void **state)
             hbg_status st = run_corrupt(w, cases[i].c, NULL);
             if (st != cases[i].st)
                 fail_msg("%s executor, case %zu: %s (%s)", wi ? "sim" : "serial", i, hbg_status_name(st),
-                         hbg_exec_last_error());
+                         hbg__exec_last_error());
             if (cases[i].msg)
                 assert_string_equal(hbg_device_last_error(), cases[i].msg);
         }
@@ -719,8 +719,8 @@ static void malformed_images(void **state)
     }
     /* Only the sim knows what device memory is: a Definition outside it. */
     assert_int_equal(run_corrupt(&worlds[1], C_DEF_OUTSIDE, NULL), HBG_E_DEVICE);
-    assert_prefix(hbg_exec_last_error(), "image: deftab[0]: [0x1000, +");
-    assert_non_null(strstr(hbg_exec_last_error(), ") is not device memory"));
+    assert_prefix(hbg__exec_last_error(), "image: deftab[0]: [0x1000, +");
+    assert_non_null(strstr(hbg__exec_last_error(), ") is not device memory"));
     assert_int_equal(run_corrupt(&worlds[1], C_NONE, NULL), HBG_OK);
     hbg_device_close(d);
     hbg_kernel_table_destroy(kt);
@@ -814,8 +814,8 @@ static void memory_limits(void **state)
 
     assert_int_equal(hbg_device_h2d(d, c + 3840, buf, 256), HBG_OK);
     assert_int_equal(hbg_device_h2d(d, c + 3841, buf, 256), HBG_E_INVAL);
-    assert_prefix(hbg_exec_last_error(), "sim: h2d of 256 bytes at 0x");
-    assert_non_null(strstr(hbg_exec_last_error(), ": not inside one device allocation"));
+    assert_prefix(hbg__exec_last_error(), "sim: h2d of 256 bytes at 0x");
+    assert_non_null(strstr(hbg__exec_last_error(), ": not inside one device allocation"));
     assert_int_equal(hbg_device_d2h(d, buf, c + 4000, 200), HBG_E_INVAL);
     assert_int_equal(hbg_device_d2h(d, buf, 12345, 1), HBG_E_INVAL);
     assert_int_equal(hbg_device_d2h(d, buf, c + 3840, 256), HBG_OK);

@@ -85,7 +85,7 @@ static hbg_task_id run_layers(hbg_orch *o, model *m, body_ctx *c, hbg_task_id *i
 static const hbg_def_header *only_def(const hbg_orch *o)
 {
     assert_int_equal(o->img.ndeftab, 1);
-    return hbg_def_image(o, 0);
+    return hbg__def_image(o, 0);
 }
 
 static void record_once_replay_forty(void **state)
@@ -174,16 +174,16 @@ static void record_once_replay_forty(void **state)
     assert_int_equal(fanins[nodes[3].fanin_off], 2);
     assert_int_equal(nodes[4].fanin_cnt, 1);
     assert_int_equal(nodes[0].fanin_cnt, 0);
-    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
-    hbg_orch_destroy(o);
+    assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+    hbg__orch_destroy(o);
 }
 
 static uint64_t hash_of_pass(hbg_orch *o, model *m, body_ctx *c)
 {
     hbg_task_id ids[LAYERS];
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     run_layers(o, m, c, ids);
-    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+    assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
     return only_def(o)->hash;
 }
 
@@ -194,7 +194,7 @@ static void hash_stable_and_sensitive(void **state)
     make_model(&m);
     body_ctx c = {.k_mm = 1};
     hbg_orch *o = fx_orch(256, 1 << 20);
-    hbg_orch_end_pass(o);
+    hbg__orch_end_pass(o);
     uint64_t h1 = hash_of_pass(o, &m, &c);
     /* A second recording (pass 2 re-records) hashes identically, even with
      * the GM heap at another address. */
@@ -209,20 +209,20 @@ static void hash_stable_and_sensitive(void **state)
     assert_true(h->bytes <= sizeof buf);
     memcpy(buf, h, h->bytes);
     memset(buf + offsetof(hbg_def_header, hash), 0, 8);
-    assert_true(hbg_hash64(buf, h->bytes) == h->hash);
+    assert_true(hbg__hash64(buf, h->bytes) == h->hash);
     c.k_mm = 9;
     uint64_t h3 = hash_of_pass(o, &m, &c);
     assert_true(h3 != h1);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* An orchestrator that keeps Definitions across passes, before its first. */
 static hbg_orch *kept_orch(void)
 {
-    hbg_orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
+    hbg__orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
                            .keep_definitions = true};
     hbg_orch *o;
-    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+    assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
     return o;
 }
 
@@ -235,14 +235,14 @@ static void kept_definitions_skip_recording(void **state)
     hbg_orch *o = kept_orch();
     hbg_task_id ids[LAYERS];
     for (int pass = 0; pass < 3; pass++) {
-        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
         run_layers(o, &m, &c, ids);
-        assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+        assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
         assert_int_equal(o->graph->defs_built, pass == 0 ? 1 : 0);
         assert_int_equal(o->img.nreplay, LAYERS);
         assert_int_equal(hbg_orch_def_count(o), 1);
     }
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void boundary_mismatch_detected(void **state)
@@ -290,7 +290,7 @@ static void boundary_mismatch_detected(void **state)
     const hbg_img_task *add = &o->img.tasks[before + 3];
     assert_int_equal(o->img.scalars[add->scalar_off], 1);
     assert_int_equal(o->img.scalars[add->scalar_off + 1], 77);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void capture_errors(void **state)
@@ -309,7 +309,7 @@ static void capture_errors(void **state)
     c.stray = NULL;
     assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_OK);
     assert_int_equal(hbg_orch_def_count(o), 1);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static hbg_status other_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
@@ -328,17 +328,17 @@ static void key_names_one_body(void **state)
     hbg_orch *o = kept_orch();
     hbg_task_id id;
     for (int pass = 0; pass < 2; pass++) {
-        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
         assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_OK);
         uint32_t before = hbg_orch_task_count(o);
         assert_int_equal(hbg_submit_graph(o, 42, other_body, &c, &m.b[1], 0, &id), HBG_E_GRAPH_KEY_REUSED);
         assert_int_equal(id, HBG_TASK_NONE);
         assert_int_equal(hbg_orch_task_count(o), before);
-        assert_int_equal(hbg_orch_end_pass(o), HBG_E_GRAPH_KEY_REUSED);
+        assert_int_equal(hbg__orch_end_pass(o), HBG_E_GRAPH_KEY_REUSED);
     }
     assert_string_equal(hbg_status_name(HBG_E_GRAPH_KEY_REUSED), "HBG_E_GRAPH_KEY_REUSED");
     assert_string_equal(hbg_strerror(HBG_E_GRAPH_KEY_REUSED), "graph key already names another body");
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* One function whose content depends on its ctx: only the caller can ask
@@ -362,7 +362,7 @@ static void check_body_compares_content(void **state)
     /* unasked, the first body is replayed */
     assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[2], 0, &id), HBG_OK);
     assert_int_equal(hbg_orch_def_count(o), 1);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* Records key 42 in a fresh pass, then offers boundary `b`: the mismatch
@@ -371,7 +371,7 @@ static void expect_mismatch(hbg_orch *o, model *m, const hbg_boundary *b, const 
 {
     body_ctx c = {.k_mm = 1};
     hbg_task_id id;
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m->b[0], 0, &id), HBG_OK);
     assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, b, 0, &id), HBG_E_BOUNDARY_MISMATCH);
     assert_string_equal(hbg_orch_last_error(o), msg);
@@ -403,7 +403,7 @@ static void errors_name_slot_node_and_key(void **state)
     expect_mismatch(o, &m, &b, "task 1 (graph key 0x2a): 4 tensors and 0 scalars, the Definition's 4 and 1");
 
     /* a body's own failure names its node and argument */
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     hbg_tensor stray = fx_buf(0x900000, 1, H);
     body_ctx c = {.k_mm = 1, .stray = &stray};
     hbg_task_id id;
@@ -412,20 +412,20 @@ static void errors_name_slot_node_and_key(void **state)
                         "graph key 0x2a node 3 arg 0: the tensor is neither a boundary tensor, a view inside one, "
                         "nor a node's output");
     /* a key with another body */
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     c.stray = NULL;
     assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_OK);
     assert_int_equal(hbg_submit_graph(o, 42, other_body, &c, &m.b[1], 0, &id), HBG_E_GRAPH_KEY_REUSED);
     assert_string_equal(hbg_orch_last_error(o), "task 1 (graph key 0x2a): the key was recorded with another body "
                                                 "function");
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], HBG_GRAPH_CHECK_BODY, &id), HBG_OK);
     c.k_mm = 5;
     assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[1], HBG_GRAPH_CHECK_BODY, &id),
                      HBG_E_GRAPH_KEY_REUSED);
     assert_string_equal(hbg_orch_last_error(o), "task 1 (graph key 0x2a): the body submitted other content than "
                                                 "the Definition holds (HBG_GRAPH_CHECK_BODY)");
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* A body that allocates into a tensor the boundary already names. */
@@ -458,7 +458,7 @@ static void body_alloc_into_buffer_refused(void **state)
     assert_int_equal(m.hid[0].addr, 0x10000);
     assert_int_equal(hbg_orch_def_count(o), 0);
     assert_int_equal(hbg_orch_task_count(o), 0);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 int main(void)

@@ -137,10 +137,10 @@ static void check_fanins(const hbg_orch *o, uint32_t task, const hbg_arg *args, 
 static void replay_matches_reference(void **state)
 {
     (void)state;
-    hbg_orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
+    hbg__orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
                            .keep_definitions = true};
     hbg_orch *o;
-    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+    assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
     static hbg_tensor rec_t[HBG_MAX_BOUNDARY_TENSORS], t[HBG_MAX_BOUNDARY_TENSORS];
     static hbg_arg rec_a[HBG_MAX_BOUNDARY_TENSORS], a[HBG_MAX_BOUNDARY_TENSORS];
     uint32_t outcomes[3] = {0};
@@ -152,9 +152,9 @@ static void replay_matches_reference(void **state)
             rec_a[k] = (hbg_arg){&rec_t[k], dirs[rnd(4)]};
         }
         hbg_boundary b = {.ntensors = n, .args = rec_a};
-        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
         assert_int_equal(hbg_submit_graph(o, key, one_dummy, NULL, &b, 0, NULL), HBG_OK);
-        assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
+        assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
 
         for (int v = 0; v < 25; v++) {
             memcpy(t, rec_t, n * sizeof *t);
@@ -164,7 +164,7 @@ static void replay_matches_reference(void **state)
                 uint32_t k = rnd(n);
                 damage(&t[k], &a[k]);
             }
-            hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+            hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
             uint32_t writer[NBUF];
             for (uint32_t i = 0; i < NBUF; i++) {
                 writer[i] = HBG_TASK_NONE;
@@ -180,7 +180,7 @@ static void replay_matches_reference(void **state)
             hbg_boundary bv = {.ntensors = n, .args = a};
             hbg_task_id id;
             assert_int_equal(hbg_submit_graph(o, key, one_dummy, NULL, &bv, 0, &id), want);
-            hbg_orch_end_pass(o);
+            hbg__orch_end_pass(o);
             outcomes[want == HBG_OK ? 0 : want == HBG_E_INVAL ? 1 : 2]++;
             if (want != HBG_OK) {
                 assert_int_equal(o->img.ntasks, ntask);
@@ -200,7 +200,7 @@ static void replay_matches_reference(void **state)
     /* every outcome was exercised */
     for (int i = 0; i < 3; i++)
         assert_true(outcomes[i] > 20);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static hbg_status empty_first_dim(hbg_orch *o, void *ctx, const hbg_boundary *b)
@@ -224,7 +224,7 @@ static void template_without_range(void **state)
     assert_int_equal(hbg_submit_graph(o, 7, empty_first_dim, NULL, &b, 0, NULL), HBG_E_INVAL);
     x.shape[0] = 4;
     assert_int_equal(hbg_submit_graph(o, 7, empty_first_dim, NULL, &b, 0, NULL), HBG_E_BOUNDARY_MISMATCH);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 typedef struct two_views {
@@ -251,14 +251,14 @@ static void aliased_slots_recorded(void **state)
     hbg_boundary b = {.ntensors = 4, .args = a};
     two_views v = {.exact = s3, .inner = fx_tile(&x, 2, 4, 1, 4)};
     assert_int_equal(hbg_submit_graph(o, 7, use_views, &v, &b, 0, NULL), HBG_OK);
-    const hbg_def_header *h = hbg_def_image(o, 0);
+    const hbg_def_header *h = hbg__def_image(o, 0);
     const hbg_def_targ *g = (const hbg_def_targ *)((const unsigned char *)h + h->off_targs);
     assert_int_equal(g[0].cls, HBG_TARG_BOUNDARY);
     assert_int_equal(g[0].ref, 3);
     assert_int_equal(g[1].cls, HBG_TARG_BVIEW);
     assert_int_equal(g[1].ref, 2);
     assert_int_equal(g[1].delta, 4);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* A missing tensor is an invalid boundary, on the recording call too. */
@@ -271,7 +271,7 @@ static void missing_tensor(void **state)
     hbg_boundary b = {.ntensors = 2, .args = a};
     assert_int_equal(hbg_submit_graph(o, 7, one_dummy, NULL, &b, 0, NULL), HBG_E_INVAL);
     assert_int_equal(hbg_orch_def_count(o), 0);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* Entries left from 2^32 boundaries ago must not read as current when the
@@ -286,12 +286,12 @@ static void stamp_wraps(void **state)
     assert_int_equal(hbg_submit_graph(o, 7, one_dummy, NULL, &b, 0, NULL), HBG_OK);
     o->graph->rec.bstamp = UINT32_MAX;
     for (uint32_t i = 0; i < HBG_BTAB_SIZE; i += 2)
-        o->graph->rec.btab[i] = (hbg_btab_ent){.addr = x.addr, .stamp = 1};
+        o->graph->rec.btab[i] = (hbg__btab_ent){.addr = x.addr, .stamp = 1};
     assert_int_equal(hbg_submit_graph(o, 7, one_dummy, NULL, &b, 0, NULL), HBG_OK);
     assert_int_equal(o->graph->rec.bstamp, 1);
     y.addr = x.addr;
     assert_int_equal(hbg_submit_graph(o, 7, one_dummy, NULL, &b, 0, NULL), HBG_E_BOUNDARY_MISMATCH);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* Replays of a wide boundary fill the pools sized per task: the boundary
@@ -302,9 +302,9 @@ static void wide_replays_exhaust_pools(void **state)
 {
     (void)state;
     enum { WINDOW = 8 };
-    hbg_orch_config cfg = {.task_window = WINDOW, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20};
+    hbg__orch_config cfg = {.task_window = WINDOW, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20};
     hbg_orch *o;
-    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
+    assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
     static hbg_tensor t[HBG_MAX_BOUNDARY_TENSORS];
     static hbg_arg a[HBG_MAX_BOUNDARY_TENSORS];
     for (int pass = 0; pass < 2; pass++) {
@@ -319,7 +319,7 @@ static void wide_replays_exhaust_pools(void **state)
             a[k] = (hbg_arg){&t[k], pass ? HBG_INOUT : HBG_IN};
         }
         hbg_boundary b = {.ntensors = HBG_MAX_BOUNDARY_TENSORS, .args = a};
-        hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
         hbg_status st = HBG_OK;
         uint32_t ok = 0;
         while (st == HBG_OK && ok < 4 * WINDOW) {
@@ -345,9 +345,9 @@ static void wide_replays_exhaust_pools(void **state)
             assert_int_equal(ok, 2);
             assert_true(o->img.ntasks < WINDOW);
         }
-        hbg_orch_end_pass(o);
+        hbg__orch_end_pass(o);
     }
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 int main(void)

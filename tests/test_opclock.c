@@ -18,16 +18,16 @@ static void sleep_ms(long ms)
 static void converted_times_track_the_monotonic_clock(void **state)
 {
     (void)state;
-    hbg_opclock c;
-    hbg_opclock_init(&c);
-    hbg_opclock_pass(&c);
+    hbg__opclock c;
+    hbg__opclock_init(&c);
+    hbg__opclock_pass(&c);
     /* first pass: no rate yet, plain monotonic nanoseconds */
     assert_false(c.tsc);
-    uint64_t m = hbg_mono_ns(), t = hbg_opclock_now(&c);
-    assert_true(hbg_opclock_ns(&c, t) >= m);
+    uint64_t m = hbg_mono_ns(), t = hbg__opclock_now(&c);
+    assert_true(hbg__opclock_ns(&c, t) >= m);
     sleep_ms(5);
     for (int pass = 0; pass < 3; pass++) {
-        hbg_opclock_pass(&c);
+        hbg__opclock_pass(&c);
         if (c.invariant)
             assert_true(c.tsc);
         sleep_ms(2);
@@ -38,7 +38,7 @@ static void converted_times_track_the_monotonic_clock(void **state)
         uint64_t best = UINT64_MAX;
         for (int k = 0; k < 64 && best > 20000; k++) {
             uint64_t before = hbg_mono_ns();
-            uint64_t ns = hbg_opclock_ns(&c, hbg_opclock_now(&c));
+            uint64_t ns = hbg__opclock_ns(&c, hbg__opclock_now(&c));
             uint64_t after = hbg_mono_ns();
             uint64_t off = ns < before ? before - ns : ns > after ? ns - after : 0;
             if (off < best)

@@ -36,7 +36,7 @@ static void disjoint_views_no_edge(void **state)
     hbg_task_id r3;
     assert_int_equal(fx_task(o, 1, ro, &r3), HBG_OK);
     assert_int_equal(fx_fanin_count(o, r3), 0);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void overlapping_views_edge(void **state)
@@ -63,7 +63,7 @@ static void overlapping_views_edge(void **state)
     hbg_task_id rt;
     assert_int_equal(fx_task(o, 1, ta, &rt), HBG_OK);
     assert_true(fx_has_edge(o, w, rt));
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void covering_inout_retires(void **state)
@@ -97,7 +97,7 @@ static void covering_inout_retires(void **state)
     assert_true(fx_has_edge(o, cover, r2));
     assert_true(fx_has_edge(o, partial, r2));
     assert_int_equal(fx_fanin_count(o, r2), 2);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void manual_scope_explicit_only(void **state)
@@ -127,7 +127,7 @@ static void manual_scope_explicit_only(void **state)
     assert_true(fx_has_edge(o, m2, after));
     assert_int_equal(fx_fanin_count(o, after), 1);
     assert_int_equal(hbg_scope_end(o), HBG_E_SCOPE);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void creator_edges(void **state)
@@ -164,7 +164,7 @@ static void creator_edges(void **state)
     assert_int_equal(fx_task(o, 1, wb, &w), HBG_OK);
     assert_int_equal(fx_task(o, 1, ib, &r), HBG_OK);
     assert_true(fx_has_edge(o, w, r));
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void fanins_deduplicated(void **state)
@@ -185,7 +185,7 @@ static void fanins_deduplicated(void **state)
     assert_int_equal(hbg_submit_task(o, &t, &c), HBG_OK);
     assert_int_equal(fx_fanin_count(o, c), 1);
     assert_true(fx_has_edge(o, w, c));
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void bad_dep_rejected(void **state)
@@ -197,7 +197,7 @@ static void bad_dep_rejected(void **state)
     assert_int_equal(id, HBG_TASK_NONE);
     assert_int_equal(hbg_orch_task_count(o), 0);
     assert_int_equal(hbg_orch_error(o), HBG_E_BAD_DEP);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 int main(void)

@@ -46,7 +46,7 @@ static void too_many_tensors(void **state)
     assert_non_null(strstr(hbg_strerror(HBG_E_TOO_MANY_TENSORS), "32"));
     assert_int_equal(hbg_orch_error(o), HBG_E_TOO_MANY_TENSORS);
     still_usable(o);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void too_many_scalars(void **state)
@@ -61,7 +61,7 @@ static void too_many_scalars(void **state)
     t.nscalars = 16;
     assert_int_equal(hbg_submit_task(o, &t, &id), HBG_OK);
     assert_non_null(strstr(hbg_strerror(HBG_E_TOO_MANY_SCALARS), "16"));
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void too_many_fanins(void **state)
@@ -87,7 +87,7 @@ static void too_many_fanins(void **state)
     assert_int_equal(hbg_orch_task_count(o), before);
     assert_non_null(strstr(hbg_strerror(HBG_E_TOO_MANY_FANINS), "128"));
     still_usable(o);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void window_full(void **state)
@@ -100,12 +100,12 @@ static void window_full(void **state)
     assert_int_equal(hbg_submit_dummy(o, 0, NULL, &id), HBG_E_WINDOW_FULL);
     assert_int_equal(hbg_orch_task_count(o), 4);
     assert_string_equal(hbg_strerror(HBG_E_WINDOW_FULL), "task window full");
-    assert_int_equal(hbg_orch_end_pass(o), HBG_E_WINDOW_FULL);
+    assert_int_equal(hbg__orch_end_pass(o), HBG_E_WINDOW_FULL);
     /* The next pass starts clean. */
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     assert_int_equal(hbg_submit_dummy(o, 0, NULL, &id), HBG_OK);
-    assert_int_equal(hbg_orch_end_pass(o), HBG_OK);
-    hbg_orch_destroy(o);
+    assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+    hbg__orch_destroy(o);
 }
 
 static void heap_exhausted(void **state)
@@ -126,7 +126,7 @@ static void heap_exhausted(void **state)
     assert_int_equal(hbg_orch_heap_used(o), 800);
     assert_non_null(strstr(hbg_strerror(HBG_E_HEAP_EXHAUSTED), "heap"));
     still_usable(o);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* HBG_OUT_ALLOC makes a buffer; every other direction uses the one the
@@ -154,7 +154,7 @@ static void alloc_needs_no_buffer(void **state)
     assert_int_equal(hbg_alloc_tensors(o, 1, ts, &id), HBG_E_ARG_HAS_BUFFER);
     assert_int_equal(caller.addr, 0x5000);
     still_usable(o);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void write_needs_a_buffer(void **state)
@@ -173,7 +173,7 @@ static void write_needs_a_buffer(void **state)
                         "a tensor argument names no buffer (addr 0; allocate it with HBG_OUT_ALLOC or "
                         "hbg_alloc_tensors)");
     assert_int_equal(hbg_orch_task_count(o), 0);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* A tensor struct reused for a second allocation is refused until it is
@@ -201,7 +201,7 @@ static void allocated_tensor_reused(void **state)
     assert_int_equal(y.addr, 0);
     assert_int_equal(z.addr, 0);
     assert_int_equal(fx_task(o, 2, three, &id), HBG_OK);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* hbg_orch_last_error names the task, the argument and the reason of the
@@ -226,13 +226,13 @@ static void errors_say_what_was_wrong(void **state)
     assert_int_equal(fx_task(o, 1, wrong, &id), HBG_E_ARG_HAS_BUFFER);
     assert_string_equal(hbg_orch_last_error(o), "task 12 arg 3: view [0, 4096) outside its 1024-byte buffer");
 
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     assert_string_equal(hbg_orch_last_error(o), "");
     assert_int_equal(fx_task(o, 1, wrong, &id), HBG_E_ARG_HAS_BUFFER);
     assert_string_equal(hbg_orch_last_error(o),
                         "task 0 arg 0: a tensor to allocate already names buffer 0x1000 (write into it with HBG_OUT)");
 
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     uint32_t n7 = 1792, n4 = 1024;
     hbg_tensor t7 = hbg_tensor_desc(HBG_F32, 1, &n7), t4 = hbg_tensor_desc(HBG_F32, 1, &n4);
     hbg_tensor *ts[] = {&t7};
@@ -242,25 +242,25 @@ static void errors_say_what_was_wrong(void **state)
     assert_string_equal(hbg_orch_last_error(o),
                         "task 1 arg 1: GM heap exhausted: 4096 bytes requested, 1024 free of 8192");
 
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     hbg_tensor d = hbg_tensor_desc(HBG_F32, 1, &n4);
     hbg_arg none[] = {{&d, HBG_OUT}};
     assert_int_equal(fx_task(o, 1, none, &id), HBG_E_ARG_NO_BUFFER);
     assert_string_equal(hbg_orch_last_error(o),
                         "task 0 arg 0: the tensor names no buffer (addr 0; allocate it with HBG_OUT_ALLOC)");
 
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     hbg_task_id late = 5;
     assert_int_equal(hbg_submit_dummy(o, 1, &late, &id), HBG_E_BAD_DEP);
     assert_string_equal(hbg_orch_last_error(o), "task 0: dep 0 names 0x5, which is no earlier task (0 so far)");
 
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = HBG_KERNEL_NONE, .core = HBG_CORE_AIV, .blocks = 1};
     assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
     assert_string_equal(hbg_orch_last_error(o),
                         "task 0: core AIV needs kernel_aiv (kernel_aic 65535, kernel_aiv 65535; HBG_KERNEL_NONE is "
                         "65535)");
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static hbg_status empty_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
@@ -286,7 +286,7 @@ static void boundary_too_wide(void **state)
     b.nscalars = 64;
     assert_int_equal(hbg_submit_graph(o, 1, empty_body, NULL, &b, 0, &id), HBG_OK);
     assert_non_null(strstr(hbg_strerror(HBG_E_BOUNDARY_TOO_WIDE), "128"));
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* A zero-initialised task is one block of AIC kernel 0; blocks = 0 means
@@ -315,7 +315,7 @@ static void zero_task_is_valid(void **state)
     assert_int_equal(o->img.tasks[id].blocks, 1);
     hbg_boundary b = {0};
     assert_int_equal(hbg_submit_graph(o, 5, zero_task_body, NULL, &b, 0, &id), HBG_OK);
-    const hbg_def_header *h = hbg_def_image(o, 0);
+    const hbg_def_header *h = hbg__def_image(o, 0);
     const hbg_def_node *n = (const hbg_def_node *)(const void *)((const unsigned char *)h + h->off_nodes);
     assert_int_equal(h->nnodes, 1);
     assert_int_equal(n->blocks, 1);
@@ -324,7 +324,7 @@ static void zero_task_is_valid(void **state)
     assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_INVAL);
     assert_string_equal(hbg_orch_last_error(o), "task 3: core MIX needs both kernels (kernel_aic 0, kernel_aiv "
                                                 "65535; HBG_KERNEL_NONE is 65535)");
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 static void invalid_arguments(void **state)
@@ -346,7 +346,7 @@ static void invalid_arguments(void **state)
     p.byte_offset = 60;
     assert_int_equal(hbg_submit_task(o, &t, &id), HBG_OK);
     assert_int_equal(hbg_orch_task_count(o), 1);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 /* A task whose writes do not all fit in the tensor map is refused before
@@ -379,7 +379,7 @@ static void tensor_map_full_takes_nothing(void **state)
     args[0] = (hbg_arg){&y[0], HBG_IN};
     assert_int_equal(fx_task(o, 1, args, &d), HBG_OK);
     assert_int_equal(fx_fanin_count(o, d), 0);
-    hbg_orch_destroy(o);
+    hbg__orch_destroy(o);
 }
 
 int main(void)

@@ -57,11 +57,11 @@ static hbg_tensor random_view(uint64_t *s, uint64_t addr)
 static void random_against_reference(void **state)
 {
     (void)state;
-    hbg_tmap m;
-    assert_int_equal(hbg_tmap_init(&m, 64, OPS), HBG_OK);
+    hbg__tmap m;
+    assert_int_equal(hbg__tmap_init(&m, 64, OPS), HBG_OK);
     uint64_t seed = 0x9e3779b97f4a7c15ull;
     for (int round = 0; round < 3; round++) {
-        hbg_tmap_reset(&m);
+        hbg__tmap_reset(&m);
         nref = 0;
         for (uint32_t op = 0; op < OPS; op++) {
             uint64_t addr = 0x100000ull * (1 + rnd(&seed) % NBUF);
@@ -70,33 +70,33 @@ static void random_against_reference(void **state)
             assert_true(hbg_tensor_byte_range(&v, &lo, &hi));
             memset(got, 0, sizeof got);
             memset(want, 0, sizeof want);
-            assert_int_equal(hbg_tmap_readers_deps(&m, &v, lo, hi, mark, NULL), HBG_OK);
+            assert_int_equal(hbg__tmap_readers_deps(&m, &v, lo, hi, mark, NULL), HBG_OK);
             for (uint32_t i = 0; i < nref; i++)
                 if (ref[i].live && ref[i].view.addr == addr &&
-                    hbg_views_overlap(&v, lo, hi, &ref[i].view, ref[i].lo, ref[i].hi))
+                    hbg__views_overlap(&v, lo, hi, &ref[i].view, ref[i].lo, ref[i].hi))
                     want[ref[i].writer] = 1;
             assert_memory_equal(got, want, op + 1);
             if (rnd(&seed) % 3 == 0)
                 continue; /* a read only */
             bool retire = rnd(&seed) % 2;
             views[op] = v;
-            assert_int_equal(hbg_tmap_write(&m, &views[op], lo, hi, op, retire), HBG_OK);
+            assert_int_equal(hbg__tmap_write(&m, &views[op], lo, hi, op, retire), HBG_OK);
             if (retire)
                 for (uint32_t i = 0; i < nref; i++)
                     if (ref[i].live && ref[i].view.addr == addr &&
-                        hbg_view_covers(&v, lo, hi, &ref[i].view, ref[i].lo, ref[i].hi))
+                        hbg__view_covers(&v, lo, hi, &ref[i].view, ref[i].lo, ref[i].hi))
                         ref[i].live = false;
             ref[nref++] = (ref_entry){v, lo, hi, op, true};
         }
     }
-    hbg_tmap_free(&m);
+    hbg__tmap_free(&m);
 }
 
 static void pool_exhaustion_is_named(void **state)
 {
     (void)state;
-    hbg_tmap m;
-    assert_int_equal(hbg_tmap_init(&m, 4, 8), HBG_OK);
+    hbg__tmap m;
+    assert_int_equal(hbg__tmap_init(&m, 4, 8), HBG_OK);
     uint32_t shape[1] = {1024};
     hbg_tensor b = hbg_tensor_at(0x1000, HBG_F32, 1, shape);
     hbg_status st = HBG_OK;
@@ -107,12 +107,12 @@ static void pool_exhaustion_is_named(void **state)
         v[i] = hbg_tensor_view(&b, (uint64_t)i * 8, 1, one, NULL);
         uint64_t lo, hi;
         hbg_tensor_byte_range(&v[i], &lo, &hi);
-        st = hbg_tmap_write(&m, &v[i], lo, hi, (uint32_t)i, false);
+        st = hbg__tmap_write(&m, &v[i], lo, hi, (uint32_t)i, false);
     }
     assert_int_equal(st, HBG_E_POOL_EXHAUSTED);
     assert_int_equal(i, 9);
-    hbg_tmap_reset(&m);
-    hbg_tmap_free(&m);
+    hbg__tmap_reset(&m);
+    hbg__tmap_free(&m);
 }
 
 int main(void)

@@ -12,23 +12,23 @@
 #define HBG_ARENA_INITIAL (1ull << 20)
 
 /* A caller tensor's device buffer, kept across passes. */
-typedef struct hbg_argbuf {
+typedef struct hbg__argbuf {
     uint64_t dev;          /* device address, 0 if none */
     uint64_t cap;          /* bytes reserved */
     const void *staged_from; /* host pointer of the last persistent staging */
     uint64_t staged_bytes;
-} hbg_argbuf;
+} hbg__argbuf;
 
 /* A Definition image on the device, keyed by its content hash. */
-typedef struct hbg_devdef {
+typedef struct hbg__devdef {
     uint64_t hash, bytes, dev;
-} hbg_devdef;
+} hbg__devdef;
 
 /* A host view opened in `args`: where an output is read back to. */
-typedef struct hbg_hostview {
+typedef struct hbg__hostview {
     void *host;
     uint64_t dev, bytes;
-} hbg_hostview;
+} hbg__hostview;
 
 struct hbg_runtime {
     hbg_runtime_config cfg;
@@ -41,12 +41,12 @@ struct hbg_runtime {
     uint64_t arena_dev, arena_cap;
     unsigned char *staging;      /* host side of the arena, arena_cap bytes */
 
-    hbg_argbuf argbufs[HBG_MAX_PROGRAM_ARGS];
+    hbg__argbuf argbufs[HBG_MAX_PROGRAM_ARGS];
     hbg_tensor devargs[HBG_MAX_PROGRAM_ARGS];
-    hbg_hostview views[HBG_MAX_PROGRAM_ARGS];
+    hbg__hostview views[HBG_MAX_PROGRAM_ARGS];
     uint32_t nviews;
 
-    hbg_devdef devdefs[HBG_DEVTABLE_CAP];
+    hbg__devdef devdefs[HBG_DEVTABLE_CAP];
     uint32_t ndevdefs;
 
     hbg__layout layout;
@@ -55,12 +55,12 @@ struct hbg_runtime {
 
 /* One bind pass: the ten segments. Fills rep->trace for the segments that
  * ran; on failure names the segment. */
-hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report *rep);
+hbg_status hbg__bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report *rep);
 /* The device run of the bound image, then outputs read back. */
-hbg_status hbg_runner_run(hbg_runtime *rt, hbg_pass_report *rep);
+hbg_status hbg__runner_run(hbg_runtime *rt, hbg_pass_report *rep);
 
 /* Overwrites every host-side copy of the image (mirror and staging) with a
  * poison pattern: a run that still succeeds read only the device. */
-void hbg_runtime_poison_host(hbg_runtime *rt, unsigned char pattern);
+void hbg__runtime_poison_host(hbg_runtime *rt, unsigned char pattern);
 
 #endif

@@ -7,7 +7,7 @@
  *
  * It lives with the bind pipeline, not the orchestrator: running a kernel is
  * the device layer's business (device/exec.h), and the orchestrator only
- * calls back through hbg_orch_config.run_task.
+ * calls back through hbg__orch_config.run_task.
  */
 #include <sys/mman.h>
 
@@ -25,11 +25,11 @@ static hbg_status run_task(void *ctx, uint32_t task, const hbg_img_task *t, cons
                            const uint64_t *scalars, const hbg_img_pred *preds)
 {
     const eager_ctx *e = ctx;
-    if (t->kind != HBG_TASK_KERNEL || (t->has_pred && !hbg_exec_pred_holds(&preds[t->pred])))
+    if (t->kind != HBG_TASK_KERNEL || (t->has_pred && !hbg__exec_pred_holds(&preds[t->pred])))
         return HBG_OK;
     /* The same call the device executors make, so a kernel sees the same
      * arguments and its return value maps to the same status. */
-    hbg_exec_call c = {
+    hbg__exec_call c = {
         .core = t->core,
         .kernel_aic = t->kernel_aic,
         .kernel_aiv = t->kernel_aiv,
@@ -46,9 +46,9 @@ static hbg_status run_task(void *ctx, uint32_t task, const hbg_img_task *t, cons
     for (uint32_t b = 0; b < t->blocks; b++) {
         hbg_status st = HBG_OK;
         if (t->core == HBG_CORE_AIC || t->core == HBG_CORE_MIX)
-            st = hbg_exec_invoke(e->kernels, &c, b, HBG_CORE_AIC, task, HBG_EXEC_NO_NODE);
+            st = hbg__exec_invoke(e->kernels, &c, b, HBG_CORE_AIC, task, HBG_EXEC_NO_NODE);
         if (!st && (t->core == HBG_CORE_AIV || t->core == HBG_CORE_MIX))
-            st = hbg_exec_invoke(e->kernels, &c, b, HBG_CORE_AIV, task, HBG_EXEC_NO_NODE);
+            st = hbg__exec_invoke(e->kernels, &c, b, HBG_CORE_AIV, task, HBG_EXEC_NO_NODE);
         if (st)
             return st;
     }
@@ -78,18 +78,18 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
         args[i].creator = 0;
     }
     eager_ctx ec = {.kernels = kt, .services = services, .rank = rank, .nranks = nranks ? nranks : 1};
-    hbg_orch_config cfg = {.heap_base = (uint64_t)(uintptr_t)heap, .heap_bytes = heap_bytes, .eager = true,
+    hbg__orch_config cfg = {.heap_base = (uint64_t)(uintptr_t)heap, .heap_bytes = heap_bytes, .eager = true,
                            .task_window = task_window,
                            .run_task = run_task, .run_ctx = &ec, .rank = rank, .nranks = nranks};
     hbg_orch *o;
-    hbg_status st = hbg_graph_orch_create(&cfg, &o);
+    hbg_status st = hbg__graph_orch_create(&cfg, &o);
     if (!st) {
-        hbg_orch_begin_pass(o, cfg.heap_base, args, p->nargs);
+        hbg__orch_begin_pass(o, cfg.heap_base, args, p->nargs);
         hbg_status ost = p->orch(o, p->ctx);
-        st = hbg_orch_end_pass(o);
+        st = hbg__orch_end_pass(o);
         if (!st)
             st = ost;
-        hbg_orch_destroy(o);
+        hbg__orch_destroy(o);
     }
     munmap(heap, heap_bytes);
     return st;

@@ -32,19 +32,19 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
         rt->cfg.nranks = 1;
     rt->dev = cfg->device;
     rt->heap_bytes = cfg->heap_bytes ? cfg->heap_bytes : HBG_DEFAULT_HEAP_BYTES;
-    hbg_orch_config oc = {
+    hbg__orch_config oc = {
         .task_window = cfg->task_window,
         .heap_bytes = rt->heap_bytes,
         .keep_definitions = cfg->keep_definitions,
         .rank = rt->cfg.rank,
         .nranks = rt->cfg.nranks,
     };
-    hbg_status st = hbg_graph_orch_create(&oc, &rt->orch);
+    hbg_status st = hbg__graph_orch_create(&oc, &rt->orch);
     if (st) {
         free(rt);
         return st;
     }
-    hbg_orch_set_timing(rt->orch, cfg->breakdown, cfg->records);
+    hbg__orch_set_timing(rt->orch, cfg->breakdown, cfg->records);
     *out = rt;
     return HBG_OK;
 }
@@ -63,7 +63,7 @@ void hbg_runtime_destroy(hbg_runtime *rt)
     if (rt->arena_dev)
         hbg_device_free(rt->dev, rt->arena_dev);
     free(rt->staging);
-    hbg_orch_destroy(rt->orch);
+    hbg__orch_destroy(rt->orch);
     free(rt);
 }
 
@@ -120,13 +120,13 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
     rep->trace.pid = (uint32_t)getpid();
     rep->trace.inv = rep->inv;
     rep->failed_segment = HBG_PH_NONE;
-    uint64_t hid = hbg_hash64(p->name ? p->name : "", p->name ? strlen(p->name) : 0);
+    uint64_t hid = hbg__hash64(p->name ? p->name : "", p->name ? strlen(p->name) : 0);
     hbg_recpool *rec = rt->cfg.records;
     if (rec)
         hbg_recpool_arm(rec, rep->trace.pid, rep->inv);
 
     uint64_t t_run = hbg_mono_ns();
-    hbg_status st = hbg_bind_pass(rt, p, rep);
+    hbg_status st = hbg__bind_pass(rt, p, rep);
     uint64_t t_bound = hbg_mono_ns();
 
     /* From here on the pass is over: formatting is allowed. */
@@ -159,7 +159,7 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
 
     if (!st && !skip_device) {
         uint64_t t0 = hbg_mono_ns();
-        st = hbg_runner_run(rt, rep);
+        st = hbg__runner_run(rt, rep);
         uint64_t t1 = hbg_mono_ns();
         if (st)
             pass_error(rt, rep, st, true);
@@ -175,7 +175,7 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
     return st;
 }
 
-void hbg_runtime_poison_host(hbg_runtime *rt, unsigned char pattern)
+void hbg__runtime_poison_host(hbg_runtime *rt, unsigned char pattern)
 {
     hbg_orch *o = rt->orch;
     hbg__image_poison(&o->img, pattern);

@@ -59,7 +59,7 @@ static hbg_status seg_args(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
         st = HBG_E_INVAL;
     for (uint32_t i = 0; i < p->nargs && !st; i++) {
         const hbg_host_tensor *a = &p->args[i];
-        hbg_argbuf *ab = &rt->argbufs[i];
+        hbg__argbuf *ab = &rt->argbufs[i];
         uint64_t n = a->layout.nbytes;
         if (!a->host || n == 0 || (a->dir != HBG_IN && a->dir != HBG_OUT && a->dir != HBG_INOUT)) {
             st = HBG_E_INVAL;
@@ -89,7 +89,7 @@ static hbg_status seg_args(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
             }
         }
         if (a->dir != HBG_IN)
-            rt->views[rt->nviews++] = (hbg_hostview){a->host, ab->dev, n};
+            rt->views[rt->nviews++] = (hbg__hostview){a->host, ab->dev, n};
         rt->devargs[i] = a->layout;
         rt->devargs[i].addr = ab->dev;
         rt->devargs[i].nbytes = n;
@@ -154,7 +154,7 @@ static hbg_status seg_static_arena(hbg_runtime *rt, seg_clock *c)
 /* gm_heap: this pass's heap is the whole committed region, empty. */
 static void seg_gm_heap(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
 {
-    hbg_orch_begin_pass(rt->orch, rt->heap_dev, rt->devargs, p->nargs);
+    hbg__orch_begin_pass(rt->orch, rt->heap_dev, rt->devargs, p->nargs);
     seg_end(c, 0);
 }
 
@@ -175,7 +175,7 @@ static hbg_status seg_host_orch(hbg_runtime *rt, const hbg_program *p, seg_clock
 {
     hbg_orch *o = rt->orch;
     hbg_status ost = p->orch ? p->orch(o, p->ctx) : HBG_E_INVAL;
-    hbg_status st = hbg_orch_end_pass(o);
+    hbg_status st = hbg__orch_end_pass(o);
     if (!st)
         st = ost;
     rep->tasks = o->img.ntasks;
@@ -195,7 +195,7 @@ static hbg_status seg_host_orch(hbg_runtime *rt, const hbg_program *p, seg_clock
 
 /* The device copy of a Definition image, uploading it the first time its
  * content is seen; *fresh says whether it went up now. */
-static hbg_status devdef_for(hbg_runtime *rt, uint32_t i, const hbg_devdef **out, bool *fresh)
+static hbg_status devdef_for(hbg_runtime *rt, uint32_t i, const hbg__devdef **out, bool *fresh)
 {
     const hbg_img_def *d = &rt->orch->img.deftab[i];
     *fresh = false;
@@ -206,13 +206,13 @@ static hbg_status devdef_for(hbg_runtime *rt, uint32_t i, const hbg_devdef **out
         }
     if (rt->ndevdefs >= HBG_DEVTABLE_CAP)
         return HBG_E_DEF_POOL_FULL;
-    hbg_devdef *nd = &rt->devdefs[rt->ndevdefs];
+    hbg__devdef *nd = &rt->devdefs[rt->ndevdefs];
     nd->hash = d->hash;
     nd->bytes = d->bytes;
     nd->dev = 0;
     hbg_status st = hbg_device_alloc(rt->dev, d->bytes, &nd->dev);
     if (!st)
-        st = hbg_device_h2d(rt->dev, nd->dev, hbg_def_image(rt->orch, i), d->bytes);
+        st = hbg_device_h2d(rt->dev, nd->dev, hbg__def_image(rt->orch, i), d->bytes);
     if (st) {
         if (nd->dev)
             hbg_device_free(rt->dev, nd->dev);
@@ -233,7 +233,7 @@ static hbg_status seg_graph_upload(hbg_runtime *rt, seg_clock *c, hbg_pass_repor
     uint32_t up = 0;
     uint64_t up_bytes = 0;
     for (uint32_t i = 0; i < im->ndeftab && !st; i++) {
-        const hbg_devdef *have;
+        const hbg__devdef *have;
         bool fresh;
         if ((st = devdef_for(rt, i, &have, &fresh)))
             break;
@@ -291,7 +291,7 @@ static hbg_status seg_arena_h2d(hbg_runtime *rt, seg_clock *c)
     return st;
 }
 
-hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report *rep)
+hbg_status hbg__bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report *rep)
 {
     seg_clock c = {.bt = &rep->trace, .rec = rt->cfg.records};
     hbg_status st;
@@ -330,12 +330,12 @@ hbg_status hbg_bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report 
 
 fail:
     if (rt->orch->in_pass)
-        hbg_orch_end_pass(rt->orch);
+        hbg__orch_end_pass(rt->orch);
     rep->failed_segment = c.cur;
     return st;
 }
 
-hbg_status hbg_runner_run(hbg_runtime *rt, hbg_pass_report *rep)
+hbg_status hbg__runner_run(hbg_runtime *rt, hbg_pass_report *rep)
 {
     if (!rt->bound)
         return HBG_E_STATE;

@@ -16,7 +16,7 @@
 
 static _Thread_local char last_error[256];
 
-const char *hbg_exec_last_error(void)
+const char *hbg__exec_last_error(void)
 {
     return last_error;
 }
@@ -26,7 +26,7 @@ const char *hbg_device_last_error(void)
     return last_error;
 }
 
-void hbg_exec_set_error(const char *fmt, ...)
+void hbg__exec_set_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -34,7 +34,7 @@ void hbg_exec_set_error(const char *fmt, ...)
     va_end(ap);
 }
 
-#define FAIL(...) (hbg_exec_set_error(__VA_ARGS__), HBG_E_DEVICE)
+#define FAIL(...) (hbg__exec_set_error(__VA_ARGS__), HBG_E_DEVICE)
 
 /* [off, off + count*elem) inside [0, limit), without overflow. */
 static bool range_ok(uint64_t off, uint64_t count, uint64_t elem, uint64_t limit)
@@ -79,11 +79,11 @@ static hbg_status check_kernels(const hbg_kernel_table *kt, uint8_t core, uint16
     if (core > HBG_CORE_MIX)
         return FAIL("image: %s: core %u is not AIC (0), AIV (1) or MIX (2)", where, core);
     if (core != HBG_CORE_AIV && !hbg_kernel_lookup(kt, aic)) {
-        hbg_exec_set_error("image: %s: kernel_aic %u is not registered", where, aic);
+        hbg__exec_set_error("image: %s: kernel_aic %u is not registered", where, aic);
         return HBG_E_KERNEL;
     }
     if (core != HBG_CORE_AIC && !hbg_kernel_lookup(kt, aiv)) {
-        hbg_exec_set_error("image: %s: kernel_aiv %u is not registered", where, aiv);
+        hbg__exec_set_error("image: %s: kernel_aiv %u is not registered", where, aiv);
         return HBG_E_KERNEL;
     }
     return HBG_OK;
@@ -112,8 +112,8 @@ static hbg_status check_targ(const hbg_def_header *h, const hbg_def_targ *t, uin
     }
 }
 
-static hbg_status open_def(hbg_exec_def *d, const hbg_img_def *e, uint32_t di, const hbg_kernel_table *kt,
-                           hbg_exec_mem_fn mem, void *mem_ctx)
+static hbg_status open_def(hbg__exec_def *d, const hbg_img_def *e, uint32_t di, const hbg_kernel_table *kt,
+                           hbg__exec_mem_fn mem, void *mem_ctx)
 {
     if (e->bytes < sizeof(hbg_def_header))
         return FAIL("image: deftab[%u]: %llu bytes cannot hold a Definition header (%zu)", di,
@@ -253,7 +253,7 @@ static hbg_status check_header(const hbg_img_header *h, uint64_t bytes)
     return HBG_OK;
 }
 
-static hbg_status check_preds(const hbg_exec_image *im, uint32_t n, hbg_exec_mem_fn mem, void *mem_ctx)
+static hbg_status check_preds(const hbg__exec_image *im, uint32_t n, hbg__exec_mem_fn mem, void *mem_ctx)
 {
     for (uint32_t i = 0; i < n; i++) {
         const hbg_img_pred *p = &im->preds[i];
@@ -267,7 +267,7 @@ static hbg_status check_preds(const hbg_exec_image *im, uint32_t n, hbg_exec_mem
 }
 
 /* A REPLAY task's replay record against its Definition (already opened). */
-static hbg_status check_replay(hbg_exec_image *im, uint32_t t, const hbg_img_task *k, hbg_exec_mem_fn mem,
+static hbg_status check_replay(hbg__exec_image *im, uint32_t t, const hbg_img_task *k, hbg__exec_mem_fn mem,
                                void *mem_ctx)
 {
     const hbg_img_section *S = im->h->sec;
@@ -297,7 +297,7 @@ static hbg_status check_replay(hbg_exec_image *im, uint32_t t, const hbg_img_tas
 /* One task of the image: its kind, its slices of the pools, its fanins
  * (each naming a task), and what its kind needs beyond that. The same
  * checks as open_def() makes of a Definition's nodes. */
-static hbg_status check_task(hbg_exec_image *im, uint32_t t, const hbg_kernel_table *kt, hbg_exec_mem_fn mem,
+static hbg_status check_task(hbg__exec_image *im, uint32_t t, const hbg_kernel_table *kt, hbg__exec_mem_fn mem,
                              void *mem_ctx)
 {
     const hbg_img_section *S = im->h->sec;
@@ -329,13 +329,13 @@ static hbg_status check_task(hbg_exec_image *im, uint32_t t, const hbg_kernel_ta
     return HBG_OK;
 }
 
-hbg_status hbg_exec_open(hbg_exec_image *im, void *arena, uint64_t bytes, const hbg_kernel_table *kt,
-                         hbg_exec_mem_fn mem, void *mem_ctx)
+hbg_status hbg__exec_open(hbg__exec_image *im, void *arena, uint64_t bytes, const hbg_kernel_table *kt,
+                         hbg__exec_mem_fn mem, void *mem_ctx)
 {
     memset(im, 0, sizeof *im);
     last_error[0] = 0;
     if (!arena || !kt) {
-        hbg_exec_set_error("image: no arena or no kernel table");
+        hbg__exec_set_error("image: no arena or no kernel table");
         return HBG_E_INVAL;
     }
     if ((uintptr_t)arena % alignof(hbg_img_header))
@@ -369,7 +369,7 @@ hbg_status hbg_exec_open(hbg_exec_image *im, void *arena, uint64_t bytes, const 
     if (im->ndefs) {
         im->defs = calloc(im->ndefs, sizeof *im->defs);
         if (!im->defs) {
-            hbg_exec_set_error("image: no memory for %u definition views", im->ndefs);
+            hbg__exec_set_error("image: no memory for %u definition views", im->ndefs);
             return HBG_E_NOMEM;
         }
     }
@@ -378,11 +378,11 @@ hbg_status hbg_exec_open(hbg_exec_image *im, void *arena, uint64_t bytes, const 
     for (uint32_t t = 0; t < im->ntasks && !st; t++)
         st = check_task(im, t, kt, mem, mem_ctx);
     if (st)
-        hbg_exec_close(im);
+        hbg__exec_close(im);
     return st;
 }
 
-void hbg_exec_close(hbg_exec_image *im)
+void hbg__exec_close(hbg__exec_image *im)
 {
     free(im->defs);
     im->defs = NULL;
@@ -390,7 +390,7 @@ void hbg_exec_close(hbg_exec_image *im)
 }
 
 /* Both hbg_img_task and hbg_def_node keep fanin_off, fanin_cnt adjacent. */
-static hbg_status build_dag(hbg_exec_dag *g, uint32_t n, const void *items, size_t stride, size_t fanin_field,
+static hbg_status build_dag(hbg__exec_dag *g, uint32_t n, const void *items, size_t stride, size_t fanin_field,
                             const uint32_t *fanins)
 {
     memset(g, 0, sizeof *g);
@@ -425,24 +425,24 @@ static hbg_status build_dag(hbg_exec_dag *g, uint32_t n, const void *items, size
     free(fill);
     return HBG_OK;
 nomem:
-    hbg_exec_dag_free(g);
-    hbg_exec_set_error("device: no memory for the successor lists of %u items", n);
+    hbg__exec_dag_free(g);
+    hbg__exec_set_error("device: no memory for the successor lists of %u items", n);
     return HBG_E_NOMEM;
 }
 
-hbg_status hbg_exec_dag_tasks(const hbg_exec_image *im, hbg_exec_dag *g)
+hbg_status hbg__exec_dag_tasks(const hbg__exec_image *im, hbg__exec_dag *g)
 {
     return build_dag(g, im->ntasks, im->tasks, sizeof(hbg_img_task), offsetof(hbg_img_task, fanin_off),
                      im->fanins);
 }
 
-hbg_status hbg_exec_dag_def(const hbg_exec_def *d, hbg_exec_dag *g)
+hbg_status hbg__exec_dag_def(const hbg__exec_def *d, hbg__exec_dag *g)
 {
     return build_dag(g, d->h->nnodes, d->nodes, sizeof(hbg_def_node), offsetof(hbg_def_node, fanin_off),
                      d->fanins);
 }
 
-void hbg_exec_dag_free(hbg_exec_dag *g)
+void hbg__exec_dag_free(hbg__exec_dag *g)
 {
     free(g->off);
     free(g->out);
@@ -450,7 +450,7 @@ void hbg_exec_dag_free(hbg_exec_dag *g)
     memset(g, 0, sizeof *g);
 }
 
-static void call_common(hbg_exec_call *c, uint8_t core, uint16_t aic, uint16_t aiv, uint32_t blocks,
+static void call_common(hbg__exec_call *c, uint8_t core, uint16_t aic, uint16_t aiv, uint32_t blocks,
                         uint32_t rank, uint32_t nranks, void *services)
 {
     c->core = core;
@@ -465,8 +465,8 @@ static void call_common(hbg_exec_call *c, uint8_t core, uint16_t aic, uint16_t a
     c->args.services = services;
 }
 
-void hbg_exec_task_call(const hbg_exec_image *im, uint32_t task, uint32_t rank, uint32_t nranks, void *services,
-                        hbg_exec_call *c)
+void hbg__exec_task_call(const hbg__exec_image *im, uint32_t task, uint32_t rank, uint32_t nranks, void *services,
+                        hbg__exec_call *c)
 {
     const hbg_img_task *t = &im->tasks[task];
     call_common(c, t->core, t->kernel_aic, t->kernel_aiv, t->blocks, rank, nranks, services);
@@ -478,7 +478,7 @@ void hbg_exec_task_call(const hbg_exec_image *im, uint32_t task, uint32_t rank, 
 
 /* A Definition tensor as this replay sees it. *base_nbytes is the size of
  * the buffer the tensor points into (for bounds of predicate words). */
-static hbg_status resolve_targ(const hbg_exec_image *im, const hbg_img_replay *r, const hbg_exec_def *d,
+static hbg_status resolve_targ(const hbg__exec_image *im, const hbg_img_replay *r, const hbg__exec_def *d,
                                const hbg_def_targ *ta, hbg_tensor *out)
 {
     const hbg_img_btensor *bt;
@@ -507,11 +507,11 @@ static hbg_status resolve_targ(const hbg_exec_image *im, const hbg_img_replay *r
     }
 }
 
-hbg_status hbg_exec_node_call(const hbg_exec_image *im, uint32_t replay, uint32_t node, uint32_t rank,
-                              uint32_t nranks, void *services, hbg_exec_call *c)
+hbg_status hbg__exec_node_call(const hbg__exec_image *im, uint32_t replay, uint32_t node, uint32_t rank,
+                              uint32_t nranks, void *services, hbg__exec_call *c)
 {
     const hbg_img_replay *r = &im->replays[replay];
-    const hbg_exec_def *d = &im->defs[r->def];
+    const hbg__exec_def *d = &im->defs[r->def];
     const hbg_def_node *n = &d->nodes[node];
     call_common(c, n->core, n->kernel_aic, n->kernel_aiv, n->blocks, rank, nranks, services);
     for (uint32_t i = 0; i < n->targ_cnt; i++) {
@@ -553,21 +553,21 @@ static bool compare(uint64_t w, uint8_t op, uint64_t v)
     }
 }
 
-bool hbg_exec_pred_holds(const hbg_img_pred *p)
+bool hbg__exec_pred_holds(const hbg_img_pred *p)
 {
     return compare(read_word(p->addr, p->elem_size), p->op, p->value);
 }
 
-bool hbg_exec_task_pred(const hbg_exec_image *im, uint32_t task)
+bool hbg__exec_task_pred(const hbg__exec_image *im, uint32_t task)
 {
-    return hbg_exec_pred_holds(&im->preds[im->tasks[task].pred]);
+    return hbg__exec_pred_holds(&im->preds[im->tasks[task].pred]);
 }
 
-hbg_status hbg_exec_node_pred(const hbg_exec_image *im, hbg_exec_mem_fn mem, void *mem_ctx, uint32_t replay,
+hbg_status hbg__exec_node_pred(const hbg__exec_image *im, hbg__exec_mem_fn mem, void *mem_ctx, uint32_t replay,
                               uint32_t node, bool *run)
 {
     const hbg_img_replay *r = &im->replays[replay];
-    const hbg_exec_def *d = &im->defs[r->def];
+    const hbg__exec_def *d = &im->defs[r->def];
     const hbg_def_pred *p = &d->preds[d->nodes[node].pred];
     hbg_tensor t;
     hbg_status st = resolve_targ(im, r, d, &p->where, &t);
@@ -584,7 +584,7 @@ hbg_status hbg_exec_node_pred(const hbg_exec_image *im, hbg_exec_mem_fn mem, voi
     return HBG_OK;
 }
 
-hbg_status hbg_exec_invoke(const hbg_kernel_table *kt, const hbg_exec_call *c, uint32_t block, uint8_t core,
+hbg_status hbg__exec_invoke(const hbg_kernel_table *kt, const hbg__exec_call *c, uint32_t block, uint8_t core,
                            uint32_t task, uint32_t node)
 {
     uint16_t id = core == HBG_CORE_AIC ? c->kernel_aic : c->kernel_aiv;
@@ -595,7 +595,7 @@ hbg_status hbg_exec_invoke(const hbg_kernel_table *kt, const hbg_exec_call *c, u
             snprintf(where, sizeof where, "task %u", task);
         else
             snprintf(where, sizeof where, "task %u node %u", task, node);
-        hbg_exec_set_error("%s: kernel %u is not registered", where, id);
+        hbg__exec_set_error("%s: kernel %u is not registered", where, id);
         return HBG_E_KERNEL;
     }
     hbg_kernel_args a = c->args;
@@ -609,7 +609,7 @@ hbg_status hbg_exec_invoke(const hbg_kernel_table *kt, const hbg_exec_call *c, u
         snprintf(where, sizeof where, "task %u", task);
     else
         snprintf(where, sizeof where, "task %u node %u", task, node);
-    hbg_exec_set_error("%s: kernel %u (%s) block %u/%u on %s returned %d (%s)", where, id,
+    hbg__exec_set_error("%s: kernel %u (%s) block %u/%u on %s returned %d (%s)", where, id,
                        hbg_kernel_name(kt, id), block, c->blocks, core == HBG_CORE_AIC ? "AIC" : "AIV", rc,
                        hbg_status_name(st));
     return st;

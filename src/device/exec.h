@@ -32,9 +32,9 @@
 /* True when [addr, addr+n) is device memory the executor itself may read
  * (predicate words, Definition images, replay heap blocks). NULL trusts every
  * address: the serial executor runs images that live in host memory. */
-typedef bool (*hbg_exec_mem_fn)(void *ctx, uint64_t addr, uint64_t n);
+typedef bool (*hbg__exec_mem_fn)(void *ctx, uint64_t addr, uint64_t n);
 
-typedef struct hbg_exec_def {
+typedef struct hbg__exec_def {
     const hbg_def_header *h;
     const hbg_def_node *nodes;
     const uint32_t *fanins;
@@ -42,10 +42,10 @@ typedef struct hbg_exec_def {
     const hbg_def_sarg *sargs;
     const hbg_def_pred *preds;
     const hbg_tensor *btemplates;
-} hbg_exec_def;
+} hbg__exec_def;
 
 /* A validated arena: typed views of every section. */
-typedef struct hbg_exec_image {
+typedef struct hbg__exec_image {
     const hbg_img_header *h;
     const hbg_img_task *tasks;
     uint32_t ntasks;
@@ -58,58 +58,58 @@ typedef struct hbg_exec_image {
     const hbg_img_btensor *btensors;
     const uint64_t *bscalars;
     uint32_t ndefs;
-    hbg_exec_def *defs;    /* one per deftab entry */
+    hbg__exec_def *defs;    /* one per deftab entry */
     uint32_t nreplay_tasks;
     uint64_t replay_nodes; /* nodes over all REPLAY tasks: sizes run scratch */
-} hbg_exec_image;
+} hbg__exec_image;
 
 /* Validates `arena` and fills `im`. HBG_E_DEVICE for a malformed image,
  * HBG_E_KERNEL when a kernel task names an unregistered kernel; the reason
- * is in hbg_exec_last_error(). Release with hbg_exec_close. */
-hbg_status hbg_exec_open(hbg_exec_image *im, void *arena, uint64_t bytes,
-                         const hbg_kernel_table *kt, hbg_exec_mem_fn mem, void *mem_ctx);
-void hbg_exec_close(hbg_exec_image *im);
+ * is in hbg__exec_last_error(). Release with hbg__exec_close. */
+hbg_status hbg__exec_open(hbg__exec_image *im, void *arena, uint64_t bytes,
+                         const hbg_kernel_table *kt, hbg__exec_mem_fn mem, void *mem_ctx);
+void hbg__exec_close(hbg__exec_image *im);
 
 /* Successor lists (CSR) and initial pending counts of a task list or of a
  * Definition's nodes; a duplicated fanin counts twice on both sides, so the
  * counts still reach zero exactly once. */
-typedef struct hbg_exec_dag {
+typedef struct hbg__exec_dag {
     uint32_t n;
     uint32_t *off; /* n+1 */
     uint32_t *out;
     uint32_t *npred; /* n */
-} hbg_exec_dag;
+} hbg__exec_dag;
 
-hbg_status hbg_exec_dag_tasks(const hbg_exec_image *im, hbg_exec_dag *g);
-hbg_status hbg_exec_dag_def(const hbg_exec_def *d, hbg_exec_dag *g);
-void hbg_exec_dag_free(hbg_exec_dag *g);
+hbg_status hbg__exec_dag_tasks(const hbg__exec_image *im, hbg__exec_dag *g);
+hbg_status hbg__exec_dag_def(const hbg__exec_def *d, hbg__exec_dag *g);
+void hbg__exec_dag_free(hbg__exec_dag *g);
 
 /* One kernel task or node, resolved. `args.tensors` may point into `tbuf`,
  * so a call is not movable once filled. */
-typedef struct hbg_exec_call {
+typedef struct hbg__exec_call {
     uint8_t core; /* hbg_core */
     uint16_t kernel_aic, kernel_aiv;
     uint32_t blocks;
     hbg_kernel_args args;
     hbg_tensor tbuf[HBG_MAX_TASK_TENSORS];
     uint64_t sbuf[HBG_MAX_TASK_SCALARS];
-} hbg_exec_call;
+} hbg__exec_call;
 
 /* Top-level task: tensors and scalars are read in place from the arena. */
-void hbg_exec_task_call(const hbg_exec_image *im, uint32_t task, uint32_t rank, uint32_t nranks,
-                        void *services, hbg_exec_call *c);
+void hbg__exec_task_call(const hbg__exec_image *im, uint32_t task, uint32_t rank, uint32_t nranks,
+                        void *services, hbg__exec_call *c);
 /* Node `node` of the Definition replayed by replays[replay]. */
-hbg_status hbg_exec_node_call(const hbg_exec_image *im, uint32_t replay, uint32_t node, uint32_t rank,
-                              uint32_t nranks, void *services, hbg_exec_call *c);
+hbg_status hbg__exec_node_call(const hbg__exec_image *im, uint32_t replay, uint32_t node, uint32_t rank,
+                              uint32_t nranks, void *services, hbg__exec_call *c);
 
 /* Dispatch predicates: whether the task/node runs. A top-level word was
- * checked by hbg_exec_open; a node's depends on the replay, so it is checked
+ * checked by hbg__exec_open; a node's depends on the replay, so it is checked
  * here (HBG_E_DEVICE when it leaves its buffer or device memory). */
-bool hbg_exec_task_pred(const hbg_exec_image *im, uint32_t task);
+bool hbg__exec_task_pred(const hbg__exec_image *im, uint32_t task);
 /* Whether a resolved predicate holds: the word at p->addr compared with
  * p->value (also the eager executor's test). */
-bool hbg_exec_pred_holds(const hbg_img_pred *p);
-hbg_status hbg_exec_node_pred(const hbg_exec_image *im, hbg_exec_mem_fn mem, void *mem_ctx,
+bool hbg__exec_pred_holds(const hbg_img_pred *p);
+hbg_status hbg__exec_node_pred(const hbg__exec_image *im, hbg__exec_mem_fn mem, void *mem_ctx,
                               uint32_t replay, uint32_t node, bool *run);
 
 #define HBG_EXEC_NO_NODE UINT32_MAX
@@ -117,19 +117,19 @@ hbg_status hbg_exec_node_pred(const hbg_exec_image *im, hbg_exec_mem_fn mem, voi
 /* Runs block `block` of the `core` part (AIC or AIV) of a call. Maps the
  * kernel's return value to a status and records the reason on failure,
  * naming `task` (and `node` of its Definition unless HBG_EXEC_NO_NODE). */
-hbg_status hbg_exec_invoke(const hbg_kernel_table *kt, const hbg_exec_call *c, uint32_t block,
+hbg_status hbg__exec_invoke(const hbg_kernel_table *kt, const hbg__exec_call *c, uint32_t block,
                            uint8_t core, uint32_t task, uint32_t node);
 
 /* The reason for the last failure of an executor call on this thread. */
-const char *hbg_exec_last_error(void);
-void hbg_exec_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+const char *hbg__exec_last_error(void);
+void hbg__exec_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The reference executor: runs every task on the calling thread in a
  * dependency-respecting order (Kahn over tasks; a Definition's nodes in
  * index order, which validation guarantees is topological). Blocks run in
  * order; a MIX block runs its AIC part then its AIV part. Writes flags[] in
  * the arena, so `arena` is writable. */
-hbg_status hbg_image_run_serial(void *arena, uint64_t bytes, const hbg_kernel_table *kt, uint32_t rank,
+hbg_status hbg__image_run_serial(void *arena, uint64_t bytes, const hbg_kernel_table *kt, uint32_t rank,
                                 uint32_t nranks, void *services, hbg_run_stats *st);
 
 #endif

@@ -12,26 +12,26 @@
 #include "device/exec.h"
 
 typedef struct serial_run {
-    const hbg_exec_image *im;
+    const hbg__exec_image *im;
     const hbg_kernel_table *kt;
     uint32_t rank, nranks;
     void *services;
     hbg_run_stats *st;
-    hbg_exec_call call;
+    hbg__exec_call call;
 } serial_run;
 
 static hbg_status run_blocks(serial_run *r, uint32_t task, uint32_t node)
 {
-    hbg_exec_call *c = &r->call;
+    hbg__exec_call *c = &r->call;
     for (uint32_t b = 0; b < c->blocks; b++) {
         hbg_status s;
         if (c->core == HBG_CORE_MIX) {
             /* The AIC part of a block happens-before its AIV part. */
-            s = hbg_exec_invoke(r->kt, c, b, HBG_CORE_AIC, task, node);
+            s = hbg__exec_invoke(r->kt, c, b, HBG_CORE_AIC, task, node);
             if (!s)
-                s = hbg_exec_invoke(r->kt, c, b, HBG_CORE_AIV, task, node);
+                s = hbg__exec_invoke(r->kt, c, b, HBG_CORE_AIV, task, node);
         } else {
-            s = hbg_exec_invoke(r->kt, c, b, c->core, task, node);
+            s = hbg__exec_invoke(r->kt, c, b, c->core, task, node);
         }
         if (s)
             return s;
@@ -43,13 +43,13 @@ static hbg_status run_blocks(serial_run *r, uint32_t task, uint32_t node)
 static hbg_status run_replay(serial_run *r, uint32_t task)
 {
     uint32_t rp = r->im->tasks[task].replay;
-    const hbg_exec_def *d = &r->im->defs[r->im->replays[rp].def];
+    const hbg__exec_def *d = &r->im->defs[r->im->replays[rp].def];
     r->st->replays++;
     for (uint32_t n = 0; n < d->h->nnodes; n++) {
         const hbg_def_node *nd = &d->nodes[n];
         if (nd->has_pred) {
             bool go;
-            hbg_status s = hbg_exec_node_pred(r->im, NULL, NULL, rp, n, &go);
+            hbg_status s = hbg__exec_node_pred(r->im, NULL, NULL, rp, n, &go);
             if (s)
                 return s;
             if (!go) {
@@ -59,7 +59,7 @@ static hbg_status run_replay(serial_run *r, uint32_t task)
         }
         if (nd->kind != HBG_TASK_KERNEL)
             continue;
-        hbg_status s = hbg_exec_node_call(r->im, rp, n, r->rank, r->nranks, r->services, &r->call);
+        hbg_status s = hbg__exec_node_call(r->im, rp, n, r->rank, r->nranks, r->services, &r->call);
         if (!s)
             s = run_blocks(r, task, n);
         if (s)
@@ -71,13 +71,13 @@ static hbg_status run_replay(serial_run *r, uint32_t task)
 static hbg_status run_task(serial_run *r, uint32_t t)
 {
     const hbg_img_task *k = &r->im->tasks[t];
-    if (k->has_pred && !hbg_exec_task_pred(r->im, t)) {
+    if (k->has_pred && !hbg__exec_task_pred(r->im, t)) {
         r->st->tasks_skipped++;
         return HBG_OK;
     }
     switch (k->kind) {
     case HBG_TASK_KERNEL:
-        hbg_exec_task_call(r->im, t, r->rank, r->nranks, r->services, &r->call);
+        hbg__exec_task_call(r->im, t, r->rank, r->nranks, r->services, &r->call);
         return run_blocks(r, t, HBG_EXEC_NO_NODE);
     case HBG_TASK_REPLAY:
         return run_replay(r, t);
@@ -93,7 +93,7 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-hbg_status hbg_image_run_serial(void *arena, uint64_t bytes, const hbg_kernel_table *kt, uint32_t rank,
+hbg_status hbg__image_run_serial(void *arena, uint64_t bytes, const hbg_kernel_table *kt, uint32_t rank,
                                 uint32_t nranks, void *services, hbg_run_stats *st)
 {
     hbg_run_stats local;
@@ -102,20 +102,20 @@ hbg_status hbg_image_run_serial(void *arena, uint64_t bytes, const hbg_kernel_ta
     memset(st, 0, sizeof *st);
     uint64_t t0 = now_ns();
 
-    hbg_exec_image im;
-    hbg_status s = hbg_exec_open(&im, arena, bytes, kt, NULL, NULL);
+    hbg__exec_image im;
+    hbg_status s = hbg__exec_open(&im, arena, bytes, kt, NULL, NULL);
     if (s)
         goto out;
-    hbg_exec_dag g;
-    s = hbg_exec_dag_tasks(&im, &g);
+    hbg__exec_dag g;
+    s = hbg__exec_dag_tasks(&im, &g);
     if (s) {
-        hbg_exec_close(&im);
+        hbg__exec_close(&im);
         goto out;
     }
     serial_run *r = malloc(sizeof *r);
     uint32_t *queue = malloc((im.ntasks ? im.ntasks : 1) * sizeof *queue);
     if (!r || !queue) {
-        hbg_exec_set_error("device: no memory for the serial run of %u tasks", im.ntasks);
+        hbg__exec_set_error("device: no memory for the serial run of %u tasks", im.ntasks);
         s = HBG_E_NOMEM;
     } else {
         *r = (serial_run){.im = &im, .kt = kt, .rank = rank, .nranks = nranks, .services = services, .st = st};
@@ -134,15 +134,15 @@ hbg_status hbg_image_run_serial(void *arena, uint64_t bytes, const hbg_kernel_ta
                     queue[tail++] = g.out[e];
         }
         if (!s && head < im.ntasks) {
-            hbg_exec_set_error("device: deadlock: %u of %u tasks never became ready (a fanin cycle)",
+            hbg__exec_set_error("device: deadlock: %u of %u tasks never became ready (a fanin cycle)",
                                im.ntasks - head, im.ntasks);
             s = HBG_E_DEVICE;
         }
     }
     free(queue);
     free(r);
-    hbg_exec_dag_free(&g);
-    hbg_exec_close(&im);
+    hbg__exec_dag_free(&g);
+    hbg__exec_close(&im);
 out:
     st->device_wall_ns = now_ns() - t0;
     return s;

@@ -41,7 +41,7 @@ typedef struct job {
     item it;
     uint32_t task, node; /* for messages */
     uint32_t next_block, blocks_done;
-    hbg_exec_call call;
+    hbg__exec_call call;
 } job;
 
 typedef struct sim sim;
@@ -60,7 +60,7 @@ typedef struct core {
 /* One expanded replay: per-node pending counts over the Definition's DAG. */
 typedef struct inst {
     uint32_t task, replay, nnodes, done;
-    const hbg_exec_dag *dag;
+    const hbg__exec_dag *dag;
     uint32_t *pending;
 } inst;
 
@@ -87,10 +87,10 @@ struct sim {
     bool active, finished;
     hbg_status status;
     char msg[256];
-    const hbg_exec_image *im;
+    const hbg__exec_image *im;
     const hbg_kernel_table *kt;
-    hbg_exec_dag tdag;
-    hbg_exec_dag *ddag; /* one per deftab entry */
+    hbg__exec_dag tdag;
+    hbg__exec_dag *ddag; /* one per deftab entry */
     inst *insts;
     uint32_t ninst;
     uint32_t *pend_pool;
@@ -113,7 +113,7 @@ static void fail(sim *s, hbg_status st)
 {
     if (s->status == HBG_OK) {
         s->status = st;
-        snprintf(s->msg, sizeof s->msg, "%s", hbg_exec_last_error());
+        snprintf(s->msg, sizeof s->msg, "%s", hbg__exec_last_error());
     }
 }
 
@@ -139,14 +139,14 @@ static void complete(sim *s, item it)
         uint32_t t = it.idx;
         s->im->flags[t] = 1;
         s->tasks_done++;
-        const hbg_exec_dag *g = &s->tdag;
+        const hbg__exec_dag *g = &s->tdag;
         for (uint32_t e = g->off[t]; e < g->off[t + 1]; e++)
             if (--g->npred[g->out[e]] == 0)
                 push_ready(s, (item){NO_INST, g->out[e]});
         return;
     }
     inst *x = &s->insts[it.inst];
-    const hbg_exec_dag *g = x->dag;
+    const hbg__exec_dag *g = x->dag;
     x->done++;
     for (uint32_t e = g->off[it.idx]; e < g->off[it.idx + 1]; e++)
         if (--x->pending[g->out[e]] == 0)
@@ -161,7 +161,7 @@ static job *new_job(sim *s)
     if (j) {
         s->free_jobs = j->next;
     } else if (!(j = malloc(sizeof *j))) {
-        hbg_exec_set_error("sim: no memory for a job");
+        hbg__exec_set_error("sim: no memory for a job");
         fail(s, HBG_E_NOMEM);
         return NULL;
     }
@@ -188,7 +188,7 @@ static void enqueue(sim *s, job *j)
 
 static void start_replay(sim *s, uint32_t t)
 {
-    const hbg_exec_image *im = s->im;
+    const hbg__exec_image *im = s->im;
     uint32_t rp = im->tasks[t].replay;
     uint32_t def = im->replays[rp].def;
     uint32_t xi = s->ninst++;
@@ -216,7 +216,7 @@ static void start_replay(sim *s, uint32_t t)
  * ALLOC) or queue its kernel call. */
 static void dispatch(sim *s, item it)
 {
-    const hbg_exec_image *im = s->im;
+    const hbg__exec_image *im = s->im;
     const bool task = it.inst == NO_INST;
     const inst *x = task ? NULL : &s->insts[it.inst];
     hbg_status st = HBG_OK;
@@ -225,12 +225,12 @@ static void dispatch(sim *s, item it)
     if (task) {
         const hbg_img_task *k = &im->tasks[it.idx];
         kind = k->kind;
-        go = !k->has_pred || hbg_exec_task_pred(im, it.idx);
+        go = !k->has_pred || hbg__exec_task_pred(im, it.idx);
     } else {
         const hbg_def_node *nd = &im->defs[im->replays[x->replay].def].nodes[it.idx];
         kind = nd->kind;
         if (nd->has_pred)
-            st = hbg_exec_node_pred(im, mem_check, &s->mem, x->replay, it.idx, &go);
+            st = hbg__exec_node_pred(im, mem_check, &s->mem, x->replay, it.idx, &go);
     }
     if (st) {
         fail(s, st);
@@ -256,9 +256,9 @@ static void dispatch(sim *s, item it)
     j->task = task ? it.idx : x->task;
     j->node = task ? HBG_EXEC_NO_NODE : it.idx;
     if (task)
-        hbg_exec_task_call(im, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
+        hbg__exec_task_call(im, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
     else
-        st = hbg_exec_node_call(im, x->replay, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
+        st = hbg__exec_node_call(im, x->replay, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
     if (st) {
         free_job(s, j);
         fail(s, st);
@@ -337,7 +337,7 @@ static void sched_step(sim *s)
     } else if (s->tasks_done == s->im->ntasks) {
         finish(s);
     } else if (s->in_flight == 0 && s->rhead == s->rtail && s->dhead == s->dtail) {
-        hbg_exec_set_error("device: deadlock: %u of %u tasks never became ready (a fanin cycle)",
+        hbg__exec_set_error("device: deadlock: %u of %u tasks never became ready (a fanin cycle)",
                            s->im->ntasks - s->tasks_done, s->im->ntasks);
         fail(s, HBG_E_DEVICE);
         finish(s);
@@ -390,7 +390,7 @@ static void *core_main(void *p)
          * dropped: the run is over, only running calls may finish. */
         bool run = s->status == HBG_OK;
         pthread_mutex_unlock(&s->m);
-        hbg_status st = run ? hbg_exec_invoke(s->kt, &j->call, block, part, j->task, j->node) : HBG_OK;
+        hbg_status st = run ? hbg__exec_invoke(s->kt, &j->call, block, part, j->task, j->node) : HBG_OK;
         pthread_mutex_lock(&s->m);
         if (st)
             fail(s, st);
@@ -423,9 +423,9 @@ static uint64_t now_ns(void)
 }
 
 /* Device-side scratch for one run, sized from the validated image. */
-static hbg_status setup_run(sim *s, const hbg_exec_image *im)
+static hbg_status setup_run(sim *s, const hbg__exec_image *im)
 {
-    hbg_status st = hbg_exec_dag_tasks(im, &s->tdag);
+    hbg_status st = hbg__exec_dag_tasks(im, &s->tdag);
     if (st)
         return st;
     uint64_t items = (uint64_t)im->ntasks + im->replay_nodes;
@@ -435,11 +435,11 @@ static hbg_status setup_run(sim *s, const hbg_exec_image *im)
     s->ready = malloc((items ? items : 1) * sizeof *s->ready);
     s->done = malloc((items ? items : 1) * sizeof *s->done);
     if (!s->ddag || !s->insts || !s->pend_pool || !s->ready || !s->done) {
-        hbg_exec_set_error("sim: no memory for the run state of %llu tasks and nodes", (unsigned long long)items);
+        hbg__exec_set_error("sim: no memory for the run state of %llu tasks and nodes", (unsigned long long)items);
         return HBG_E_NOMEM;
     }
     for (uint32_t d = 0; d < im->ndefs; d++)
-        if ((st = hbg_exec_dag_def(&im->defs[d], &s->ddag[d])))
+        if ((st = hbg__exec_dag_def(&im->defs[d], &s->ddag[d])))
             return st;
     for (uint32_t t = 0; t < im->ntasks; t++)
         if (s->tdag.npred[t] == 0)
@@ -447,12 +447,12 @@ static hbg_status setup_run(sim *s, const hbg_exec_image *im)
     return HBG_OK;
 }
 
-static void teardown_run(sim *s, const hbg_exec_image *im)
+static void teardown_run(sim *s, const hbg__exec_image *im)
 {
-    hbg_exec_dag_free(&s->tdag);
+    hbg__exec_dag_free(&s->tdag);
     if (s->ddag)
         for (uint32_t d = 0; d < im->ndefs; d++)
-            hbg_exec_dag_free(&s->ddag[d]);
+            hbg__exec_dag_free(&s->ddag[d]);
     free(s->ddag);
     free(s->insts);
     free(s->pend_pool);
@@ -482,16 +482,16 @@ static hbg_status sim_run(hbg_device *d, uint64_t arena, uint64_t bytes, const h
     pthread_mutex_lock(&s->run_lock);
     uint64_t t0 = now_ns();
     hbg_run_stats rs = {0};
-    hbg_exec_image im;
+    hbg__exec_image im;
     hbg_status st;
     if (!sim_mem_contains(&s->mem, arena, bytes)) {
-        hbg_exec_set_error("sim: arena [0x%llx, +%llu) is not inside one device allocation",
+        hbg__exec_set_error("sim: arena [0x%llx, +%llu) is not inside one device allocation",
                            (unsigned long long)arena, (unsigned long long)bytes);
         memset(&im, 0, sizeof im);
         st = HBG_E_INVAL;
         goto out;
     }
-    st = hbg_exec_open(&im, (void *)(uintptr_t)arena, bytes, kt, mem_check, &s->mem);
+    st = hbg__exec_open(&im, (void *)(uintptr_t)arena, bytes, kt, mem_check, &s->mem);
     if (st)
         goto out;
 
@@ -513,11 +513,11 @@ static hbg_status sim_run(hbg_device *d, uint64_t arena, uint64_t bytes, const h
         rs = s->stats;
         st = s->status;
         if (st)
-            hbg_exec_set_error("%s", s->msg);
+            hbg__exec_set_error("%s", s->msg);
     }
     teardown_run(s, &im);
     pthread_mutex_unlock(&s->m);
-    hbg_exec_close(&im);
+    hbg__exec_close(&im);
 out:
     if (stats) {
         *stats = rs;
@@ -540,7 +540,7 @@ static void sim_free(hbg_device *d, uint64_t addr)
 static hbg_status check_range(sim *s, uint64_t addr, const void *host, uint64_t n, const char *op)
 {
     if (!host || !sim_mem_contains(&s->mem, addr, n)) {
-        hbg_exec_set_error("sim: %s of %llu bytes at 0x%llx: not inside one device allocation", op,
+        hbg__exec_set_error("sim: %s of %llu bytes at 0x%llx: not inside one device allocation", op,
                            (unsigned long long)n, (unsigned long long)addr);
         return HBG_E_INVAL;
     }
@@ -623,7 +623,7 @@ hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
         cfg = &defaults;
     uint32_t nranks = cfg->nranks ? cfg->nranks : 1;
     if (cfg->rank >= nranks) {
-        hbg_exec_set_error("sim: rank %u is not below nranks %u", cfg->rank, nranks);
+        hbg__exec_set_error("sim: rank %u is not below nranks %u", cfg->rank, nranks);
         return HBG_E_INVAL;
     }
     sim *s = calloc(1, sizeof *s);
@@ -660,7 +660,7 @@ hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
     }
     for (unsigned i = 0; i < n; i++) {
         if (pthread_create(&s->cores[i].th, NULL, core_main, &s->cores[i])) {
-            hbg_exec_set_error("sim: cannot start core thread %u", i);
+            hbg__exec_set_error("sim: cannot start core thread %u", i);
             sim_destroy(&s->dev);
             return HBG_E_NOMEM;
         }
@@ -668,7 +668,7 @@ hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
     }
     for (unsigned i = 0; i < s->nsched; i++) {
         if (pthread_create(&s->scheds[i], NULL, sched_main, s)) {
-            hbg_exec_set_error("sim: cannot start scheduler thread %u", i);
+            hbg__exec_set_error("sim: cannot start scheduler thread %u", i);
             sim_destroy(&s->dev);
             return HBG_E_NOMEM;
         }

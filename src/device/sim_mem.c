@@ -39,13 +39,13 @@ static size_t upper(const sim_mem *m, uint64_t a)
 hbg_status sim_mem_alloc(sim_mem *m, uint64_t bytes, uint64_t *addr)
 {
     if (!addr || bytes == 0 || bytes > SIZE_MAX / 2) {
-        hbg_exec_set_error("sim: cannot allocate %llu bytes of device memory", (unsigned long long)bytes);
+        hbg__exec_set_error("sim: cannot allocate %llu bytes of device memory", (unsigned long long)bytes);
         return HBG_E_INVAL;
     }
     pthread_mutex_lock(&m->lock);
     hbg_status st = HBG_OK;
     if (m->limit && (bytes > m->limit || m->reserved > m->limit - bytes)) {
-        hbg_exec_set_error("sim: allocating %llu bytes would exceed the device memory limit (%llu of %llu in use)",
+        hbg__exec_set_error("sim: allocating %llu bytes would exceed the device memory limit (%llu of %llu in use)",
                            (unsigned long long)bytes, (unsigned long long)m->reserved,
                            (unsigned long long)m->limit);
         st = HBG_E_DEVICE_ALLOC;
@@ -55,7 +55,7 @@ hbg_status sim_mem_alloc(sim_mem *m, uint64_t bytes, uint64_t *addr)
         size_t cap = m->cap ? m->cap * 2 : 16;
         sim_region *r = realloc(m->r, cap * sizeof *r);
         if (!r) {
-            hbg_exec_set_error("sim: no memory to track %zu allocations", cap);
+            hbg__exec_set_error("sim: no memory to track %zu allocations", cap);
             st = HBG_E_NOMEM;
             goto out;
         }
@@ -64,7 +64,7 @@ hbg_status sim_mem_alloc(sim_mem *m, uint64_t bytes, uint64_t *addr)
     }
     void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
-        hbg_exec_set_error("sim: the host refused to map %llu bytes of device memory", (unsigned long long)bytes);
+        hbg__exec_set_error("sim: the host refused to map %llu bytes of device memory", (unsigned long long)bytes);
         st = HBG_E_DEVICE_ALLOC;
         goto out;
     }

@@ -44,7 +44,7 @@ static void graph_destroy(hbg_orch *o)
     REC_ARRAYS(FREE)
 #undef FREE
     hbg__unreserve(g->def_pool, g->def_pool_cap);
-    hbg_tmap_free(&g->rec.map);
+    hbg__tmap_free(&g->rec.map);
     free(g);
     o->graph = NULL;
 }
@@ -52,14 +52,14 @@ static void graph_destroy(hbg_orch *o)
 static const hbg__orch_ext graph_ext = {
     .begin_pass = graph_begin_pass,
     .destroy = graph_destroy,
-    .capture_task = hbg_record_task,
-    .capture_alloc = hbg_record_alloc,
+    .capture_task = hbg__record_task,
+    .capture_alloc = hbg__record_alloc,
 };
 
-hbg_status hbg_graph_orch_create(const hbg_orch_config *cfg, hbg_orch **out)
+hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)
 {
     hbg_orch *o;
-    hbg_status st = hbg_orch_create(cfg, &o);
+    hbg_status st = hbg__orch_create(cfg, &o);
     if (st)
         return st;
     struct hbg__graph *g = calloc(1, sizeof *g);
@@ -73,17 +73,17 @@ hbg_status hbg_graph_orch_create(const hbg_orch_config *cfg, hbg_orch **out)
         g->def_pool_cap = cfg->def_pool_bytes ? cfg->def_pool_bytes : (64ull << 20);
         ok = (g->def_pool = hbg__reserve(g->def_pool_cap)) != NULL;
     }
-    ok = ok && hbg_tmap_init(&g->rec.map, HBG_MAX_DEF_NODES * 2u,
+    ok = ok && hbg__tmap_init(&g->rec.map, HBG_MAX_DEF_NODES * 2u,
                              HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
     if (!ok) {
-        hbg_orch_destroy(o);
+        hbg__orch_destroy(o);
         return HBG_E_NOMEM;
     }
     *out = o;
     return HBG_OK;
 }
 
-static hbg_def_entry *find_def(struct hbg__graph *g, uint64_t key)
+static hbg__def_entry *find_def(struct hbg__graph *g, uint64_t key)
 {
     for (uint32_t i = 0; i < g->ndefs; i++)
         if (g->defs[i].key == key)
@@ -112,7 +112,7 @@ static hbg_status check_boundary(hbg_orch *o, const hbg_boundary *b)
 
 /* A slot's own validity: a tensor, a boundary direction, a byte range
  * inside its buffer (kept in *r for inference). Notes what is wrong. */
-static bool slot_ok(hbg_orch *o, const hbg_arg *a, uint32_t k, hbg_range *r)
+static bool slot_ok(hbg_orch *o, const hbg_arg *a, uint32_t k, hbg__range *r)
 {
     if (!a->t) {
         hbg__why(o, HBG_WHY_NULL_TENSOR, (int32_t)k, 0, 0, 0);
@@ -122,7 +122,7 @@ static bool slot_ok(hbg_orch *o, const hbg_arg *a, uint32_t k, hbg_range *r)
         hbg__why(o, HBG_WHY_DIR, (int32_t)k, a->dir, 0, 0);
         return false;
     }
-    return hbg_orch_check_view(o, a->t, (int32_t)k, r) == HBG_OK;
+    return hbg__orch_check_view(o, a->t, (int32_t)k, r) == HBG_OK;
 }
 
 /* What the outer task needs from a boundary that passed its scan. The
@@ -130,7 +130,7 @@ static bool slot_ok(hbg_orch *o, const hbg_arg *a, uint32_t k, hbg_range *r)
  * replay() makes it live only once the outer task exists, so a boundary
  * that fails leaves nothing behind. */
 typedef struct bscan {
-    hbg_range rng[HBG_MAX_BOUNDARY_TENSORS];
+    hbg__range rng[HBG_MAX_BOUNDARY_TENSORS];
     uint16_t reads[HBG_MAX_BOUNDARY_TENSORS];  /* slots on a buffer the pass may have written */
     uint16_t writes[HBG_MAX_BOUNDARY_TENSORS]; /* INOUT and OUT slots */
     uint32_t nreads, nwrites;
@@ -142,14 +142,14 @@ typedef struct bscan {
 static inline void note_slot(hbg_orch *o, bscan *sc, uint32_t k, const hbg_arg *a)
 {
     const hbg_tensor *t = a->t;
-    if (hbg_tmap_may_hold(&o->map, t->addr))
+    if (hbg__tmap_may_hold(&o->map, t->addr))
         sc->reads[sc->nreads++] = (uint16_t)k;
     if (a->dir != HBG_IN)
         sc->writes[sc->nwrites++] = (uint16_t)k;
     o->img.btensors[o->img.nbtensor + k] = (hbg_img_btensor){t->addr, t->nbytes, t->offset};
 }
 
-static bool layout_matches(const hbg_bslot *p, const hbg_tensor *t)
+static bool layout_matches(const hbg__bslot *p, const hbg_tensor *t)
 {
     if (t->ndim != p->ndim || t->dtype != p->dtype)
         return false;
@@ -161,7 +161,7 @@ static bool layout_matches(const hbg_bslot *p, const hbg_tensor *t)
 
 /* Slot k does not match its signature: notes the first thing that differs
  * (cold: a mismatch ends the call). */
-static void note_mismatch(hbg_orch *o, uint32_t k, const hbg_arg *a, const hbg_bslot *p)
+static void note_mismatch(hbg_orch *o, uint32_t k, const hbg_arg *a, const hbg__bslot *p)
 {
     const hbg_tensor *t = a->t;
     int32_t s = (int32_t)k;
@@ -187,21 +187,21 @@ static void note_mismatch(hbg_orch *o, uint32_t k, const hbg_arg *a, const hbg_b
  * than rebuilt: given that the earlier slots matched, slot k aliases as
  * recorded exactly when it shares the buffer of its recorded head, or, if
  * it is a head, shares no earlier head's buffer. */
-static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg_bsig *s, bscan *sc)
+static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg__bsig *s, bscan *sc)
 {
     if (s->nbt != b->ntensors || s->nbs != b->nscalars) {
         hbg__why(o, HBG_WHY_B_COUNT, -1, b->ntensors, b->nscalars, s->nbt);
         o->why.n[3] = s->nbs;
         return HBG_E_BOUNDARY_MISMATCH;
     }
-    hbg_recorder *r = &o->graph->rec;
+    hbg__recorder *r = &o->graph->rec;
     const hbg_img_btensor *img = o->img.btensors + o->img.nbtensor;
-    hbg_btab_begin(r);
+    hbg__btab_begin(r);
     sc->nreads = sc->nwrites = 0;
     for (uint32_t k = 0; k < b->ntensors; k++) {
         const hbg_arg *a = &b->args[k];
         const hbg_tensor *t = a->t;
-        const hbg_bslot *p = &s->slot[k];
+        const hbg__bslot *p = &s->slot[k];
         if (!t) {
             hbg__why(o, HBG_WHY_NULL_TENSOR, (int32_t)k, 0, 0, 0);
             return HBG_E_INVAL;
@@ -216,8 +216,8 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg_b
         if (!p->esize || __builtin_add_overflow(t->offset, p->extent, &last) ||
             __builtin_mul_overflow(t->offset, (uint64_t)p->esize, &lo) || __builtin_add_overflow(last, 1, &last) ||
             __builtin_mul_overflow(last, (uint64_t)p->esize, &hi) || hi > t->nbytes) {
-            hbg_range rk;
-            hbg_orch_check_view(o, t, (int32_t)k, &rk); /* notes the reason */
+            hbg__range rk;
+            hbg__orch_check_view(o, t, (int32_t)k, &rk); /* notes the reason */
             return HBG_E_INVAL;
         }
         if (p->alias != k) {
@@ -226,7 +226,7 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg_b
                 return HBG_E_BOUNDARY_MISMATCH;
             }
         } else {
-            hbg_btab_ent *x = hbg_btab_probe(r, t->addr);
+            hbg__btab_ent *x = hbg__btab_probe(r, t->addr);
             if (x->stamp == r->bstamp) {
                 hbg__why(o, HBG_WHY_B_ALIAS, (int32_t)k, x->slot, -1, 0);
                 return HBG_E_BOUNDARY_MISMATCH;
@@ -235,7 +235,7 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg_b
             x->addr = t->addr;
             x->slot = (uint16_t)k;
         }
-        sc->rng[k] = (hbg_range){lo, hi};
+        sc->rng[k] = (hbg__range){lo, hi};
         note_slot(o, sc, k, a);
     }
     return HBG_OK;
@@ -253,11 +253,11 @@ static void *pool_take(struct hbg__graph *g, uint64_t bytes)
 #define ALIGN8(x) (((x) + 7) & ~(uint64_t)7)
 
 /* Packs the recorder's arrays into one relocatable image and hashes it. */
-static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, const hbg_boundary *b,
+static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key, const hbg_boundary *b,
                                    const uint16_t *alias)
 {
-    uint64_t t0 = hbg_op_begin(o);
-    const hbg_recorder *r = &o->graph->rec;
+    uint64_t t0 = hbg__op_begin(o);
+    const hbg__recorder *r = &o->graph->rec;
     hbg_def_header h;
     memset(&h, 0, sizeof h);
     h.magic = HBG_DEF_MAGIC;
@@ -312,7 +312,7 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
         for (unsigned d = 0; d < t->ndim && d < HBG_MAX_DIMS; d++)
             l.shape[d] = t->shape[d], l.strides[d] = t->strides[d];
         tm[k] = l;
-        hbg_bslot *p = &e->sig.slot[k];
+        hbg__bslot *p = &e->sig.slot[k];
         memset(p, 0, sizeof *p);
         memcpy(p->shape, l.shape, sizeof p->shape);
         memcpy(p->strides, l.strides, sizeof p->strides);
@@ -330,7 +330,7 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
         }
     }
     memcpy(img, &h, sizeof h);
-    uint64_t hash = hbg_hash64(img, h.bytes);
+    uint64_t hash = hbg__hash64(img, h.bytes);
     memcpy(img + offsetof(hbg_def_header, hash), &hash, sizeof hash);
 
     e->key = key;
@@ -364,14 +364,14 @@ static hbg_status build_definition(hbg_orch *o, hbg_def_entry *e, uint64_t key, 
     in->heap_bytes = h.heap_bytes;
     o->graph->defs_built++;
     if (o->timing)
-        hbg_op_end(o, HBG_OP_BUILD_DEFINITION, t0, r->nnodes);
+        hbg__op_end(o, HBG_OP_BUILD_DEFINITION, t0, r->nnodes);
     return HBG_OK;
 }
 
 /* What a recorded body submitted, as one hash over the recorder's arrays:
  * everything in them is relative to the replay, so the same body on a
  * matching boundary hashes the same. */
-static uint64_t body_hash(const hbg_recorder *r)
+static uint64_t body_hash(const hbg__recorder *r)
 {
     const struct {
         const void *p;
@@ -383,22 +383,22 @@ static uint64_t body_hash(const hbg_recorder *r)
     };
     uint64_t h[sizeof parts / sizeof parts[0]];
     for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        h[i] = hbg_hash64(parts[i].p, parts[i].n);
-    return hbg_hash64(h, sizeof h);
+        h[i] = hbg__hash64(parts[i].p, parts[i].n);
+    return hbg__hash64(h, sizeof h);
 }
 
 /* Runs the body in recording mode: its submits fill the recorder. The
  * first failure inside it is the status. */
 static hbg_status capture(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b)
 {
-    hbg_recorder *r = &o->graph->rec;
+    hbg__recorder *r = &o->graph->rec;
     r->key = key;
     o->capturing = true;
     o->body = b;
     r->b = b;
     r->heap_used = 0;
     r->nnodes = r->nfanin = r->ntarg = r->nsarg = r->npred = r->nviews = 0;
-    hbg_tmap_reset(&r->map);
+    hbg__tmap_reset(&r->map);
     uint32_t depth0 = o->scope_depth;
     hbg__err_state e0 = hbg__err_take(o);
     hbg_status st = body(o, ctx, b);
@@ -414,16 +414,16 @@ static hbg_status capture(hbg_orch *o, uint64_t key, hbg_graph_body body, void *
     return st;
 }
 
-/* `alias` comes from the hbg_boundary_index() of this call, whose table the
+/* `alias` comes from the hbg__boundary_index() of this call, whose table the
  * recorder's classification reads too. */
 static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
-                         const uint16_t *alias, hbg_def_entry **out)
+                         const uint16_t *alias, hbg__def_entry **out)
 {
     struct hbg__graph *g = o->graph;
     hbg_status st = capture(o, key, body, ctx, b);
     if (st)
         return st;
-    hbg_def_entry *e = find_def(g, key);
+    hbg__def_entry *e = find_def(g, key);
     if (!e) {
         if (g->ndefs >= HBG_DEF_CACHE_CAP)
             return HBG_E_DEF_POOL_FULL;
@@ -456,11 +456,11 @@ static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const 
 /* HBG_GRAPH_CHECK_BODY: the body recorded again on this call's boundary
  * must submit what the Definition holds. The boundary image the match
  * wrote stays where it is: recording touches the recorder alone. */
-static hbg_status check_body(hbg_orch *o, const hbg_def_entry *e, hbg_graph_body body, void *ctx,
+static hbg_status check_body(hbg_orch *o, const hbg__def_entry *e, hbg_graph_body body, void *ctx,
                              const hbg_boundary *b)
 {
     uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
-    hbg_boundary_index(&o->graph->rec, b, alias);
+    hbg__boundary_index(&o->graph->rec, b, alias);
     hbg_status st = capture(o, e->key, body, ctx, b);
     if (!st && body_hash(&o->graph->rec) != e->body_hash) {
         hbg__why(o, HBG_WHY_KEY_CONTENT, -1, 0, 0, 0);
@@ -470,7 +470,7 @@ static hbg_status check_body(hbg_orch *o, const hbg_def_entry *e, hbg_graph_body
 }
 
 /* The outer task and boundary image of one replay. */
-static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, const bscan *sc,
+static hbg_status replay(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, const bscan *sc,
                          hbg_task_id *id)
 {
     for (uint32_t i = 0; i < b->ndeps; i++)
@@ -482,15 +482,15 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, c
     uint64_t h0 = o->heap_used;
     uint64_t heap_base = 0;
     uint32_t tid;
-    hbg_status st = hbg_orch_heap_alloc(o, e->img->heap_bytes, &heap_base);
+    hbg_status st = hbg__orch_heap_alloc(o, e->img->heap_bytes, &heap_base);
     if (!st)
-        st = hbg_orch_new_task(o, HBG_TASK_REPLAY, &tid);
+        st = hbg__orch_new_task(o, HBG_TASK_REPLAY, &tid);
     for (uint32_t i = 0; i < b->ndeps && !st; i++)
-        st = hbg_orch_add_fanin(o, tid, b->deps[i]);
+        st = hbg__orch_add_fanin(o, tid, b->deps[i]);
     bool infer = o->manual_depth == 0;
     for (uint32_t i = 0; i < sc->nreads && !st && infer; i++) {
         uint32_t k = sc->reads[i];
-        st = hbg_orch_task_reads(o, tid, b->args[k].t, sc->rng[k].lo, sc->rng[k].hi);
+        st = hbg__orch_task_reads(o, tid, b->args[k].t, sc->rng[k].lo, sc->rng[k].hi);
     }
     /* Only written slots need a stable copy: the tensor map points at it.
      * The copies are sized at HBG_MAX_TASK_TENSORS a task, and a replay may
@@ -499,12 +499,12 @@ static hbg_status replay(hbg_orch *o, hbg_def_entry *e, const hbg_boundary *b, c
     for (uint32_t i = 0; i < sc->nwrites; i++)
         waddr[i] = b->args[sc->writes[i]].t->addr;
     if (!st && (o->img.ntensor + sc->nwrites > (size_t)o->window * HBG_MAX_TASK_TENSORS ||
-                !hbg_tmap_fits(&o->map, waddr, sc->nwrites)))
+                !hbg__tmap_fits(&o->map, waddr, sc->nwrites)))
         st = HBG_E_POOL_EXHAUSTED;
     for (uint32_t i = 0; i < sc->nwrites && !st; i++) {
         uint32_t k = sc->writes[i];
         o->img.tensors[o->img.ntensor] = *b->args[k].t;
-        st = hbg_orch_task_writes(o, tid, &o->img.tensors[o->img.ntensor++], sc->rng[k].lo, sc->rng[k].hi,
+        st = hbg__orch_task_writes(o, tid, &o->img.tensors[o->img.ntensor++], sc->rng[k].lo, sc->rng[k].hi,
                                   b->args[k].dir);
     }
     if (st) {
@@ -540,7 +540,7 @@ static hbg_status graph_fail(hbg_orch *o, uint64_t key, hbg_status st)
 {
     if (st && !o->why.located)
         hbg__why_at(o, HBG_AT_GRAPH, o->img.ntasks, key);
-    return hbg_orch_fail(o, st);
+    return hbg__orch_fail(o, st);
 }
 
 hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
@@ -572,9 +572,9 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     if (o->cfg.eager)
         return graph_fail(o, key, run_inline(o, body, ctx, b));
 
-    uint64_t t0 = hbg_op_begin(o);
+    uint64_t t0 = hbg__op_begin(o);
     bscan sc;
-    hbg_def_entry *e = find_def(o->graph, key);
+    hbg__def_entry *e = find_def(o->graph, key);
     if (e && !(e->pass == o->pass || o->cfg.keep_definitions))
         e = NULL; /* recorded by an earlier pass: record again */
     if (e && e->body != body) {
@@ -607,7 +607,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
                 st = HBG_E_INVAL;
         if (st)
             goto out;
-        hbg_boundary_index(&o->graph->rec, b, alias);
+        hbg__boundary_index(&o->graph->rec, b, alias);
         if ((st = record(o, key, body, ctx, b, alias, &e)))
             goto out;
         /* The rest of the scan sees the boundary as the body left it. */
@@ -618,7 +618,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     st = replay(o, e, b, &sc, id);
 out:
     if (o->timing)
-        hbg_op_end(o, HBG_OP_GRAPH_SUBMIT, t0, *id == HBG_TASK_NONE ? 0 : *id);
+        hbg__op_end(o, HBG_OP_GRAPH_SUBMIT, t0, *id == HBG_TASK_NONE ? 0 : *id);
     return graph_fail(o, key, st);
 }
 

@@ -24,45 +24,45 @@
  * differs from the recording only in addr, nbytes and offset, so the extent
  * is kept here and its byte range costs a few checked operations instead
  * of a walk over the dimensions. */
-typedef struct hbg_bslot {
+typedef struct hbg__bslot {
     int64_t strides[HBG_MAX_DIMS];
     uint64_t extent;          /* sum of (shape[d] - 1) * strides[d], in elements */
     uint32_t shape[HBG_MAX_DIMS];
     uint8_t ndim, dtype, dir;
     uint8_t esize;            /* 0: the layout has no valid byte range */
     uint16_t alias;           /* first slot on the same buffer, or self */
-} hbg_bslot;
+} hbg__bslot;
 
 /* The signature a replay's boundary must match. */
-typedef struct hbg_bsig {
+typedef struct hbg__bsig {
     uint32_t nbt, nbs;
-    hbg_bslot slot[HBG_MAX_BOUNDARY_TENSORS];
-} hbg_bsig;
+    hbg__bslot slot[HBG_MAX_BOUNDARY_TENSORS];
+} hbg__bsig;
 
-typedef struct hbg_def_entry {
+typedef struct hbg__def_entry {
     uint64_t key;
     hbg_graph_body body;      /* the body the key names (one key, one body) */
     uint64_t body_hash;       /* of the recorder's arrays: what the body submitted */
     uint64_t pass;            /* pass that recorded it (or kept it) */
     const hbg_def_header *img;/* inside the def pool */
-    hbg_bsig sig;
+    hbg__bsig sig;
     uint32_t deftab_stamp_pass; /* deftab index valid when == current pass */
     uint32_t deftab_index;
     hbg_def_info info;
-} hbg_def_entry;
+} hbg__def_entry;
 
 /* An entry of the boundary address table. Entries whose stamp is not the
  * table's current one are empty, so starting a new boundary clears nothing. */
-typedef struct hbg_btab_ent {
+typedef struct hbg__btab_ent {
     uint64_t addr;
     uint32_t stamp;
     uint16_t slot, last;      /* first and last boundary slot on the buffer */
-} hbg_btab_ent;
+} hbg__btab_ent;
 
 #define HBG_BTAB_SIZE (2 * HBG_MAX_BOUNDARY_TENSORS) /* power of two, under half full */
 
 /* The node builder used while a Graph body is being recorded. */
-typedef struct hbg_recorder {
+typedef struct hbg__recorder {
     const hbg_boundary *b;
     uint64_t key;                       /* of the body being recorded */
     uint64_t heap_used;                 /* recording-local GM block */
@@ -76,19 +76,19 @@ typedef struct hbg_recorder {
     uint64_t *node_stamp;               /* fanin de-duplication */
     uint64_t stamp_node;
     uint32_t nviews;
-    hbg_tmap map;                       /* writers inside the body, by node id */
+    hbg__tmap map;                       /* writers inside the body, by node id */
     /* boundary buffer lookup: addr -> first slot, chained through bnext;
      * replays use the table alone, to find buffers their signature says
      * are distinct but are not */
-    hbg_btab_ent btab[HBG_BTAB_SIZE];
+    hbg__btab_ent btab[HBG_BTAB_SIZE];
     uint16_t bnext[HBG_MAX_BOUNDARY_TENSORS];
     uint32_t bstamp;
-} hbg_recorder;
+} hbg__recorder;
 
 /* The Graph layer's state, one per orchestrator. */
 struct hbg__graph {
-    hbg_recorder rec;
-    hbg_def_entry defs[HBG_DEF_CACHE_CAP];
+    hbg__recorder rec;
+    hbg__def_entry defs[HBG_DEF_CACHE_CAP];
     uint32_t ndefs;
     uint32_t deftab_entry[HBG_DEF_CACHE_CAP]; /* def table index -> cache index, this pass */
     unsigned char *def_pool;
@@ -98,21 +98,21 @@ struct hbg__graph {
     hbg__fault first_fallback; /* the mismatch behind the first of them */
 };
 
-/* An orchestrator with Graphs: hbg_orch_create() plus this layer. */
-hbg_status hbg_graph_orch_create(const hbg_orch_config *cfg, hbg_orch **out);
+/* An orchestrator with Graphs: hbg__orch_create() plus this layer. */
+hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out);
 
 /* Submits made while a body records (recorder.c). */
-hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id);
-hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id);
+hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id);
+hbg_status hbg__record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id);
 
 /* Indexes a boundary by buffer address; fills alias[k] with the first slot
  * on the same buffer (k itself when none). Linear in the boundary width. */
-void hbg_boundary_index(hbg_recorder *r, const hbg_boundary *b, uint16_t *alias);
+void hbg__boundary_index(hbg__recorder *r, const hbg_boundary *b, uint16_t *alias);
 
 /* Empties the boundary address table for a new boundary. Only when the
  * stamp wraps are the entries cleared, so an old entry never reads as
  * current. */
-static inline void hbg_btab_begin(hbg_recorder *r)
+static inline void hbg__btab_begin(hbg__recorder *r)
 {
     if (++r->bstamp == 0) {
         memset(r->btab, 0, sizeof r->btab);
@@ -123,7 +123,7 @@ static inline void hbg_btab_begin(hbg_recorder *r)
 /* The entry holding `addr`, or the empty one where it belongs (its stamp is
  * then not current). A boundary fills under half the table, so the probe
  * always ends. */
-static inline hbg_btab_ent *hbg_btab_probe(hbg_recorder *r, uint64_t addr)
+static inline hbg__btab_ent *hbg__btab_probe(hbg__recorder *r, uint64_t addr)
 {
     uint64_t h = addr ^ addr >> 29;
     h *= 0xbf58476d1ce4e5b9ull;
@@ -135,7 +135,7 @@ static inline hbg_btab_ent *hbg_btab_probe(hbg_recorder *r, uint64_t addr)
 
 /* The Definition image behind a def table entry of this pass, for
  * graph_upload. */
-static inline const hbg_def_header *hbg_def_image(const hbg_orch *o, uint32_t deftab_index)
+static inline const hbg_def_header *hbg__def_image(const hbg_orch *o, uint32_t deftab_index)
 {
     return o->graph->defs[o->graph->deftab_entry[deftab_index]].img;
 }

@@ -13,14 +13,14 @@
 #include "graph/graph_internal.h"
 
 /* Slot chain of boundary tensors sharing a buffer. */
-void hbg_boundary_index(hbg_recorder *r, const hbg_boundary *b, uint16_t *alias)
+void hbg__boundary_index(hbg__recorder *r, const hbg_boundary *b, uint16_t *alias)
 {
-    hbg_btab_begin(r);
+    hbg__btab_begin(r);
     for (uint32_t k = 0; k < b->ntensors; k++) {
-        hbg_btab_ent *x = hbg_btab_probe(r, b->args[k].t->addr);
+        hbg__btab_ent *x = hbg__btab_probe(r, b->args[k].t->addr);
         r->bnext[k] = 0xffff;
         if (x->stamp != r->bstamp) {
-            *x = (hbg_btab_ent){.addr = b->args[k].t->addr, .stamp = r->bstamp, .slot = (uint16_t)k,
+            *x = (hbg__btab_ent){.addr = b->args[k].t->addr, .stamp = r->bstamp, .slot = (uint16_t)k,
                                 .last = (uint16_t)k};
             alias[k] = (uint16_t)k;
         } else {
@@ -32,9 +32,9 @@ void hbg_boundary_index(hbg_recorder *r, const hbg_boundary *b, uint16_t *alias)
     }
 }
 
-static int boundary_head(hbg_recorder *r, uint64_t addr)
+static int boundary_head(hbg__recorder *r, uint64_t addr)
 {
-    const hbg_btab_ent *x = hbg_btab_probe(r, addr);
+    const hbg__btab_ent *x = hbg__btab_probe(r, addr);
     return x->stamp == r->bstamp ? x->slot : -1;
 }
 
@@ -66,7 +66,7 @@ static hbg_tensor layout_of(const hbg_tensor *t, bool keep_offset_size)
     return l;
 }
 
-static hbg_status rec_alloc(hbg_orch *o, hbg_recorder *r, uint64_t bytes, uint64_t *off)
+static hbg_status rec_alloc(hbg_orch *o, hbg__recorder *r, uint64_t bytes, uint64_t *off)
 {
     uint64_t heap_cap = o->cfg.heap_bytes;
     uint64_t at = (r->heap_used + HBG_HEAP_ALIGN - 1) & ~(uint64_t)(HBG_HEAP_ALIGN - 1);
@@ -82,7 +82,7 @@ static hbg_status rec_alloc(hbg_orch *o, hbg_recorder *r, uint64_t bytes, uint64
 
 /* A buffer the node itself creates: `bytes` of the replay's GM block,
  * handed to the body at its recording address. */
-static hbg_status own_out(hbg_orch *o, hbg_recorder *r, int32_t i, hbg_tensor *t, uint64_t bytes,
+static hbg_status own_out(hbg_orch *o, hbg__recorder *r, int32_t i, hbg_tensor *t, uint64_t bytes,
                           hbg_def_targ *g)
 {
     uint64_t off;
@@ -100,7 +100,7 @@ static hbg_status own_out(hbg_orch *o, hbg_recorder *r, int32_t i, hbg_tensor *t
 }
 
 /* Expresses `t` relative to the replay. */
-static hbg_status classify(hbg_recorder *r, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                            hbg_def_targ *out)
 {
     if (t->addr >= HBG_REC_BASE && t->addr - HBG_REC_BASE < r->heap_used) {
@@ -134,13 +134,13 @@ static hbg_status classify(hbg_recorder *r, const hbg_tensor *t, uint64_t lo, ui
     return HBG_OK;
 }
 
-static hbg_status node_fanin(hbg_recorder *r, hbg_def_node *n, uint32_t from)
+static hbg_status node_fanin(hbg__recorder *r, hbg_def_node *n, uint32_t from)
 {
     return hbg__fanin_add(r->node_stamp, r->stamp_node, r->fanins, &r->nfanin, &n->fanin_cnt, from);
 }
 
 typedef struct visit_ctx {
-    hbg_recorder *r;
+    hbg__recorder *r;
     hbg_def_node *n;
     uint32_t self;
 } visit_ctx;
@@ -151,22 +151,22 @@ static hbg_status visit(void *ctx, uint32_t writer)
     return writer == c->self ? HBG_OK : node_fanin(c->r, c->n, writer);
 }
 
-static hbg_status infer_read(hbg_recorder *r, hbg_def_node *n, uint32_t self, const hbg_tensor *t,
+static hbg_status infer_read(hbg__recorder *r, hbg_def_node *n, uint32_t self, const hbg_tensor *t,
                              uint64_t lo, uint64_t hi)
 {
     visit_ctx c = {r, n, self};
-    return hbg_tmap_readers_deps(&r->map, t, lo, hi, visit, &c);
+    return hbg__tmap_readers_deps(&r->map, t, lo, hi, visit, &c);
 }
 
-static hbg_status record_write(hbg_recorder *r, uint32_t self, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+static hbg_status record_write(hbg__recorder *r, uint32_t self, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                                uint8_t dir)
 {
     hbg_tensor *v = &r->views[r->nviews++];
     *v = *t;
-    return hbg_tmap_write(&r->map, v, lo, hi, self, dir == HBG_INOUT || dir == HBG_OUT);
+    return hbg__tmap_write(&r->map, v, lo, hi, self, dir == HBG_INOUT || dir == HBG_OUT);
 }
 
-static hbg_def_node *new_node(hbg_recorder *r, uint8_t kind)
+static hbg_def_node *new_node(hbg__recorder *r, uint8_t kind)
 {
     if (r->nnodes >= HBG_MAX_DEF_NODES)
         return NULL;
@@ -187,12 +187,12 @@ typedef struct rec_mark {
     uint64_t heap_used;
 } rec_mark;
 
-static rec_mark mark(const hbg_recorder *r)
+static rec_mark mark(const hbg__recorder *r)
 {
     return (rec_mark){r->nfanin, r->ntarg, r->nsarg, r->npred, r->nviews, r->heap_used};
 }
 
-static void rollback(hbg_recorder *r, rec_mark m)
+static void rollback(hbg__recorder *r, rec_mark m)
 {
     r->nfanin = m.nfanin, r->ntarg = m.ntarg, r->nsarg = m.nsarg, r->npred = m.npred;
     r->nviews = m.nviews, r->heap_used = m.heap_used;
@@ -203,22 +203,22 @@ static void rollback(hbg_recorder *r, rec_mark m)
  * way the operation is timed. */
 static hbg_status end_node(hbg_orch *o, hbg_status st, hbg_task_id *id, uint64_t t0)
 {
-    hbg_recorder *r = &o->graph->rec;
+    hbg__recorder *r = &o->graph->rec;
     if (!st)
         *id = HBG_NODE_ID_BIT | r->nnodes++;
     else
         hbg__why_at(o, HBG_AT_NODE, r->nnodes, r->key);
     if (o->timing)
-        hbg_op_end(o, HBG_OP_RECORD_NODE, t0, r->nnodes);
+        hbg__op_end(o, HBG_OP_RECORD_NODE, t0, r->nnodes);
     return st;
 }
 
-hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
+hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
 {
-    hbg_recorder *r = &o->graph->rec;
-    uint64_t t0 = hbg_op_begin(o);
-    hbg_range rng[HBG_MAX_TASK_TENSORS + 1];
-    hbg_status st = hbg_orch_validate_task(o, t, dummy, rng);
+    hbg__recorder *r = &o->graph->rec;
+    uint64_t t0 = hbg__op_begin(o);
+    hbg__range rng[HBG_MAX_TASK_TENSORS + 1];
+    hbg_status st = hbg__orch_validate_task(o, t, dummy, rng);
     for (uint32_t i = 0; i < t->ndeps && !st; i++)
         if (!(t->deps[i] & HBG_NODE_ID_BIT) || (t->deps[i] & ~HBG_NODE_ID_BIT) >= r->nnodes) {
             hbg__why(o, HBG_WHY_DEP, -1, i, t->deps[i], r->nnodes);
@@ -271,7 +271,7 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
         if (t->pred && !st) {
             hbg_def_pred *p = &r->preds[r->npred];
             memset(p, 0, sizeof *p);
-            const hbg_range *pr = &rng[HBG_MAX_TASK_TENSORS];
+            const hbg__range *pr = &rng[HBG_MAX_TASK_TENSORS];
             st = classify(r, t->pred->t, pr->lo, pr->hi, &p->where);
             if (!st && infer)
                 st = infer_read(r, n, self, t->pred->t, pr->lo, pr->hi);
@@ -290,16 +290,16 @@ hbg_status hbg_record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_
     }
     if (st) {
         rollback(r, m);
-        hbg_orch_release_allocs(t->args, dummy ? 0 : t->ntensors);
+        hbg__orch_release_allocs(t->args, dummy ? 0 : t->ntensors);
     }
 out:
     return end_node(o, st, id, t0);
 }
 
-hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
+hbg_status hbg__record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
 {
-    hbg_recorder *r = &o->graph->rec;
-    uint64_t t0 = hbg_op_begin(o);
+    hbg__recorder *r = &o->graph->rec;
+    uint64_t t0 = hbg__op_begin(o);
     hbg_status st = HBG_OK;
     hbg_def_node *node = new_node(r, HBG_TASK_ALLOC);
     if (!node) {
@@ -309,7 +309,7 @@ hbg_status hbg_record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_
     rec_mark m = mark(r);
     for (uint32_t i = 0; i < n && !st; i++) {
         uint64_t lo, hi;
-        if ((st = hbg_orch_check_alloc(o, ts[i], (int32_t)i, &lo, &hi)))
+        if ((st = hbg__orch_check_alloc(o, ts[i], (int32_t)i, &lo, &hi)))
             break;
         hbg_def_targ *g = &r->targs[r->ntarg];
         memset(g, 0, sizeof *g);

@@ -5,9 +5,9 @@
 #include <cpuid.h>
 #endif
 
-void hbg_opclock_init(hbg_opclock *c)
+void hbg__opclock_init(hbg__opclock *c)
 {
-    *c = (hbg_opclock){0};
+    *c = (hbg__opclock){0};
 #if HBG_HAVE_TSC
     unsigned a, b, cx, d;
     /* CPUID 0x80000007, EDX bit 8: invariant TSC. */
@@ -16,7 +16,7 @@ void hbg_opclock_init(hbg_opclock *c)
 #endif
 }
 
-void hbg_opclock_pass(hbg_opclock *c)
+void hbg__opclock_pass(hbg__opclock *c)
 {
 #if HBG_HAVE_TSC
     if (c->invariant) {

@@ -23,19 +23,19 @@
 #define HBG_HAVE_TSC 0
 #endif
 
-typedef struct hbg_opclock {
+typedef struct hbg__opclock {
     bool invariant;     /* the TSC ticks at a constant rate in every state */
     bool tsc;           /* this pass reads the TSC */
     double ns_per_tick;
     uint64_t mono0, tick0;        /* this pass's anchor */
     uint64_t cal_mono, cal_tick;  /* the first anchor: the rate's base */
-} hbg_opclock;
+} hbg__opclock;
 
-void hbg_opclock_init(hbg_opclock *c);
+void hbg__opclock_init(hbg__opclock *c);
 /* Anchors a pass (and refines the rate). Call outside the timed region. */
-void hbg_opclock_pass(hbg_opclock *c);
+void hbg__opclock_pass(hbg__opclock *c);
 
-static inline uint64_t hbg_opclock_now(const hbg_opclock *c)
+static inline uint64_t hbg__opclock_now(const hbg__opclock *c)
 {
 #if HBG_HAVE_TSC
     if (c->tsc)
@@ -44,7 +44,7 @@ static inline uint64_t hbg_opclock_now(const hbg_opclock *c)
     return hbg_mono_ns();
 }
 
-static inline uint64_t hbg_opclock_ns(const hbg_opclock *c, uint64_t t)
+static inline uint64_t hbg__opclock_ns(const hbg__opclock *c, uint64_t t)
 {
     if (!c->tsc)
         return t;

@@ -11,14 +11,14 @@
 
 #include "orch/orch_internal.h"
 
-hbg_status hbg_orch_create(const hbg_orch_config *cfg, hbg_orch **out)
+hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
 {
     *out = NULL;
     hbg_orch *o = calloc(1, sizeof *o);
     if (!o)
         return HBG_E_NOMEM;
     o->cfg = *cfg;
-    hbg_opclock_init(&o->clock);
+    hbg__opclock_init(&o->clock);
     o->window = cfg->task_window ? cfg->task_window : HBG_DEFAULT_TASK_WINDOW;
     if (o->cfg.nranks == 0)
         o->cfg.nranks = 1;
@@ -26,16 +26,16 @@ hbg_status hbg_orch_create(const hbg_orch_config *cfg, hbg_orch **out)
     ok = ok && (o->msg = calloc(1, HBG_ORCH_MSG_MAX)) != NULL;
     ok = ok && (o->task_stamp = hbg__reserve(o->window * sizeof *o->task_stamp)) != NULL;
     /* A task touches at most 32 tensors plus a predicate word. */
-    ok = ok && hbg_tmap_init(&o->map, o->window * 4u, o->window * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
+    ok = ok && hbg__tmap_init(&o->map, o->window * 4u, o->window * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
     if (!ok) {
-        hbg_orch_destroy(o);
+        hbg__orch_destroy(o);
         return HBG_E_NOMEM;
     }
     *out = o;
     return HBG_OK;
 }
 
-void hbg_orch_destroy(hbg_orch *o)
+void hbg__orch_destroy(hbg_orch *o)
 {
     if (!o)
         return;
@@ -43,18 +43,18 @@ void hbg_orch_destroy(hbg_orch *o)
         o->ext->destroy(o);
     hbg__image_destroy(&o->img);
     hbg__unreserve(o->task_stamp, o->window * sizeof *o->task_stamp);
-    hbg_tmap_free(&o->map);
+    hbg__tmap_free(&o->map);
     free(o->msg);
     free(o);
 }
 
-void hbg_orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records)
+void hbg__orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records)
 {
     o->timing = on || records != NULL;
     o->recpool = records;
 }
 
-void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs)
+void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs)
 {
     o->pass++;
     o->in_pass = true;
@@ -71,13 +71,13 @@ void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint
     o->capturing = false;
     memset(o->ops, 0, sizeof o->ops);
     if (o->timing)
-        hbg_opclock_pass(&o->clock);
-    hbg_tmap_reset(&o->map);
+        hbg__opclock_pass(&o->clock);
+    hbg__tmap_reset(&o->map);
     if (o->ext && o->ext->begin_pass)
         o->ext->begin_pass(o);
 }
 
-hbg_status hbg_orch_end_pass(hbg_orch *o)
+hbg_status hbg__orch_end_pass(hbg_orch *o)
 {
     if (o->in_pass && o->err == HBG_OK && (o->scope_depth != 0 || o->capturing))
         o->err = HBG_E_SCOPE;
@@ -85,7 +85,7 @@ hbg_status hbg_orch_end_pass(hbg_orch *o)
     return o->err;
 }
 
-hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st)
+hbg_status hbg__orch_fail(hbg_orch *o, hbg_status st)
 {
     if (!st)
         return st;
@@ -102,12 +102,12 @@ hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st)
     return st;
 }
 
-void hbg_op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail)
+void hbg__op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail)
 {
-    uint64_t t1 = hbg_opclock_now(&o->clock);
-    t0 = hbg_opclock_ns(&o->clock, t0);
-    t1 = hbg_opclock_ns(&o->clock, t1);
-    hbg_opstat *s = &o->ops[op - HBG_SEGMENT_COUNT];
+    uint64_t t1 = hbg__opclock_now(&o->clock);
+    t0 = hbg__opclock_ns(&o->clock, t0);
+    t1 = hbg__opclock_ns(&o->clock, t1);
+    hbg__opstat *s = &o->ops[op - HBG_SEGMENT_COUNT];
     s->total_ns += t1 - t0;
     s->count++;
     s->detail_sum += detail;
@@ -115,7 +115,7 @@ void hbg_op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail)
         hbg_rec(o->recpool, op, t0, t1, detail);
 }
 
-hbg_status hbg_orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr)
+hbg_status hbg__orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr)
 {
     uint64_t at = (o->heap_used + HBG_HEAP_ALIGN - 1) & ~(uint64_t)(HBG_HEAP_ALIGN - 1);
     if (bytes > o->cfg.heap_bytes || at > o->cfg.heap_bytes - bytes) {
@@ -128,7 +128,7 @@ hbg_status hbg_orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr)
     return HBG_OK;
 }
 
-hbg_status hbg_orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id)
+hbg_status hbg__orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id)
 {
     if (o->img.ntasks >= o->window) {
         hbg__why(o, HBG_WHY_WINDOW, -1, o->window, 0, 0);
@@ -149,7 +149,7 @@ hbg_status hbg_orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id)
     return HBG_OK;
 }
 
-hbg_status hbg_orch_add_fanin(hbg_orch *o, uint32_t task, uint32_t pred)
+hbg_status hbg__orch_add_fanin(hbg_orch *o, uint32_t task, uint32_t pred)
 {
     return hbg__fanin_add(o->task_stamp, o->stamp, o->img.fanins, &o->img.nfanin, &o->img.tasks[task].fanin_cnt,
                           pred);
@@ -163,27 +163,27 @@ typedef struct fanin_ctx {
 static hbg_status visit_writer(void *ctx, uint32_t writer)
 {
     fanin_ctx *c = ctx;
-    return writer == c->task ? HBG_OK : hbg_orch_add_fanin(c->o, c->task, writer);
+    return writer == c->task ? HBG_OK : hbg__orch_add_fanin(c->o, c->task, writer);
 }
 
-hbg_status hbg_orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi)
+hbg_status hbg__orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi)
 {
     fanin_ctx c = {o, task};
-    return hbg_tmap_readers_deps(&o->map, t, lo, hi, visit_writer, &c);
+    return hbg__tmap_readers_deps(&o->map, t, lo, hi, visit_writer, &c);
 }
 
-hbg_status hbg_orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+hbg_status hbg__orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                                 uint8_t dir)
 {
     /* An in-place write that covers an earlier write makes it unreachable:
      * later readers need only the newer writer, which already follows it. */
-    return hbg_tmap_write(&o->map, t, lo, hi, task, dir == HBG_INOUT || dir == HBG_OUT);
+    return hbg__tmap_write(&o->map, t, lo, hi, task, dir == HBG_INOUT || dir == HBG_OUT);
 }
 
 /* One tensor argument: present, a known direction, a buffer exactly when
  * it is not to be allocated, and (unless allocated) a view inside it. The
  * range is computed once here and reused by inference. */
-static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg_range *r)
+static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg__range *r)
 {
     if (!a->t) {
         hbg__why(o, HBG_WHY_NULL_TENSOR, i, 0, 0, 0);
@@ -202,10 +202,10 @@ static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg_range 
     }
     if (a->dir == HBG_OUT_ALLOC)
         return HBG_OK;
-    return hbg_orch_check_view(o, a->t, i, r);
+    return hbg__orch_check_view(o, a->t, i, r);
 }
 
-hbg_status hbg_orch_check_view(hbg_orch *o, const hbg_tensor *t, int32_t i, hbg_range *r)
+hbg_status hbg__orch_check_view(hbg_orch *o, const hbg_tensor *t, int32_t i, hbg__range *r)
 {
     if (!hbg_tensor_byte_range(t, &r->lo, &r->hi)) {
         hbg__why(o, HBG_WHY_BAD_VIEW, i, t->dtype, t->ndim, 0);
@@ -230,7 +230,7 @@ static bool core_ok(const hbg_task *t)
 
 /* Checks everything a submit can check before touching the mirror; notes
  * the facts of what it refuses. */
-hbg_status hbg_orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_range *rng)
+hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg__range *rng)
 {
     if (!dummy) {
         if (t->ntensors > HBG_MAX_TASK_TENSORS) {
@@ -261,7 +261,7 @@ hbg_status hbg_orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, hb
         if (t->pred) {
             const hbg_pred *p = t->pred;
             unsigned es = p->elem_size;
-            hbg_range *pr = &rng[HBG_MAX_TASK_TENSORS];
+            hbg__range *pr = &rng[HBG_MAX_TASK_TENSORS];
             if (!p->t || (es != 1 && es != 2 && es != 4 && es != 8) || p->op > HBG_CMP_GE ||
                 p->byte_offset > p->t->nbytes || es > p->t->nbytes - p->byte_offset ||
                 !hbg_tensor_byte_range(p->t, &pr->lo, &pr->hi))
@@ -280,8 +280,8 @@ hbg_status hbg_orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, hb
 /* The common body of submit_task and submit_dummy outside recording. */
 static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
 {
-    hbg_range rng[HBG_MAX_TASK_TENSORS + 1];
-    hbg_status st = hbg_orch_validate_task(o, t, dummy, rng);
+    hbg__range rng[HBG_MAX_TASK_TENSORS + 1];
+    hbg_status st = hbg__orch_validate_task(o, t, dummy, rng);
     if (st)
         return st;
     for (uint32_t i = 0; i < t->ndeps; i++)
@@ -294,12 +294,12 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
     hbg__image_mark m0 = hbg__image_mark_now(&o->img);
     uint64_t h0 = o->heap_used;
     uint32_t tid;
-    st = hbg_orch_new_task(o, dummy ? HBG_TASK_DUMMY : HBG_TASK_KERNEL, &tid);
+    st = hbg__orch_new_task(o, dummy ? HBG_TASK_DUMMY : HBG_TASK_KERNEL, &tid);
     if (st)
         return st;
     hbg_img_task *d = &o->img.tasks[tid];
     for (uint32_t i = 0; i < t->ndeps && !st; i++)
-        st = hbg_orch_add_fanin(o, tid, t->deps[i]);
+        st = hbg__orch_add_fanin(o, tid, t->deps[i]);
 
     if (!dummy && !st) {
         d->core = t->core;
@@ -324,20 +324,20 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
                     break;
                 }
                 o->why.arg = (int32_t)i;
-                st = hbg_orch_heap_alloc(o, rng[i].hi, &addr);
+                st = hbg__orch_heap_alloc(o, rng[i].hi, &addr);
                 if (st)
                     break;
                 a->t->addr = addr;
                 a->t->nbytes = rng[i].hi;
                 a->t->creator = tid + 1;
             } else if (infer && a->dir != HBG_NO_DEP) {
-                st = hbg_orch_task_reads(o, tid, a->t, rng[i].lo, rng[i].hi);
+                st = hbg__orch_task_reads(o, tid, a->t, rng[i].lo, rng[i].hi);
             }
             o->img.tensors[o->img.ntensor++] = *a->t;
         }
         if (t->pred && !st) {
             if (infer)
-                st = hbg_orch_task_reads(o, tid, t->pred->t, rng[HBG_MAX_TASK_TENSORS].lo,
+                st = hbg__orch_task_reads(o, tid, t->pred->t, rng[HBG_MAX_TASK_TENSORS].lo,
                                          rng[HBG_MAX_TASK_TENSORS].hi);
             d->has_pred = 1;
             d->pred = o->img.npred;
@@ -354,18 +354,18 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
             if (dir == HBG_OUT_ALLOC || dir == HBG_INOUT || dir == HBG_OUT)
                 waddr[nw++] = o->img.tensors[d->tensor_off + i].addr;
         }
-        if (!st && !hbg_tmap_fits(&o->map, waddr, nw))
+        if (!st && !hbg__tmap_fits(&o->map, waddr, nw))
             st = HBG_E_POOL_EXHAUSTED;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             const hbg_arg *a = &t->args[i];
             if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
-                st = hbg_orch_task_writes(o, tid, &o->img.tensors[d->tensor_off + i], rng[i].lo, rng[i].hi, a->dir);
+                st = hbg__orch_task_writes(o, tid, &o->img.tensors[d->tensor_off + i], rng[i].lo, rng[i].hi, a->dir);
         }
     }
     if (st) {
         hbg__image_rollback(&o->img, m0);
         o->heap_used = h0;
-        hbg_orch_release_allocs(t->args, dummy ? 0 : t->ntensors);
+        hbg__orch_release_allocs(t->args, dummy ? 0 : t->ntensors);
         return st;
     }
     /* After the first failure an eager run only records: later kernels
@@ -394,12 +394,12 @@ hbg_status hbg_submit_task(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
     if (!o->in_pass)
         return HBG_E_STATE;
     if (o->capturing)
-        return hbg_orch_fail(o, o->ext->capture_task(o, t, false, id));
-    uint64_t t0 = hbg_op_begin(o);
+        return hbg__orch_fail(o, o->ext->capture_task(o, t, false, id));
+    uint64_t t0 = hbg__op_begin(o);
     hbg_status st = submit(o, t, false, id);
     if (o->timing)
-        hbg_op_end(o, HBG_OP_SUBMIT_TASK, t0, *id == HBG_TASK_NONE ? 0 : *id);
-    return hbg_orch_fail(o, st);
+        hbg__op_end(o, HBG_OP_SUBMIT_TASK, t0, *id == HBG_TASK_NONE ? 0 : *id);
+    return hbg__orch_fail(o, st);
 }
 
 hbg_status hbg_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps, hbg_task_id *id)
@@ -414,15 +414,15 @@ hbg_status hbg_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps
         return HBG_E_STATE;
     hbg_task t = {.ndeps = ndeps, .deps = deps};
     if (o->capturing)
-        return hbg_orch_fail(o, o->ext->capture_task(o, &t, true, id));
-    uint64_t t0 = hbg_op_begin(o);
+        return hbg__orch_fail(o, o->ext->capture_task(o, &t, true, id));
+    uint64_t t0 = hbg__op_begin(o);
     hbg_status st = submit(o, &t, true, id);
     if (o->timing)
-        hbg_op_end(o, HBG_OP_SUBMIT_TASK, t0, *id == HBG_TASK_NONE ? 0 : *id);
-    return hbg_orch_fail(o, st);
+        hbg__op_end(o, HBG_OP_SUBMIT_TASK, t0, *id == HBG_TASK_NONE ? 0 : *id);
+    return hbg__orch_fail(o, st);
 }
 
-hbg_status hbg_orch_check_alloc(hbg_orch *o, const hbg_tensor *t, int32_t i, uint64_t *lo, uint64_t *hi)
+hbg_status hbg__orch_check_alloc(hbg_orch *o, const hbg_tensor *t, int32_t i, uint64_t *lo, uint64_t *hi)
 {
     if (!t) {
         hbg__why(o, HBG_WHY_NULL_TENSOR, i, 0, 0, 0);
@@ -451,21 +451,21 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
         return HBG_E_STATE;
     if (n > HBG_MAX_ALLOC_TENSORS) {
         hbg__why(o, HBG_WHY_TOO_MANY, -1, n, HBG_MAX_ALLOC_TENSORS, HBG_COUNT_TENSORS);
-        return hbg_orch_fail(o, HBG_E_TOO_MANY_TENSORS);
+        return hbg__orch_fail(o, HBG_E_TOO_MANY_TENSORS);
     }
     if (o->capturing)
-        return hbg_orch_fail(o, o->ext->capture_alloc(o, n, ts, id));
-    uint64_t t0 = hbg_op_begin(o);
+        return hbg__orch_fail(o, o->ext->capture_alloc(o, n, ts, id));
+    uint64_t t0 = hbg__op_begin(o);
     hbg__image_mark m0 = hbg__image_mark_now(&o->img);
     uint64_t h0 = o->heap_used;
     uint32_t tid, n_alloc = 0;
-    hbg_status st = hbg_orch_new_task(o, HBG_TASK_ALLOC, &tid);
+    hbg_status st = hbg__orch_new_task(o, HBG_TASK_ALLOC, &tid);
     for (uint32_t i = 0; i < n && !st; i++) {
         uint64_t addr, lo, hi;
-        if ((st = hbg_orch_check_alloc(o, ts[i], (int32_t)i, &lo, &hi)))
+        if ((st = hbg__orch_check_alloc(o, ts[i], (int32_t)i, &lo, &hi)))
             break;
         o->why.arg = (int32_t)i;
-        st = hbg_orch_heap_alloc(o, hi, &addr);
+        st = hbg__orch_heap_alloc(o, hi, &addr);
         if (st)
             break;
         ts[i]->addr = addr;
@@ -489,8 +489,8 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
         *id = tid;
     }
     if (o->timing)
-        hbg_op_end(o, HBG_OP_ALLOC_TENSORS, t0, st ? 0 : tid);
-    return hbg_orch_fail(o, st);
+        hbg__op_end(o, HBG_OP_ALLOC_TENSORS, t0, st ? 0 : tid);
+    return hbg__orch_fail(o, st);
 }
 
 hbg_status hbg_scope_begin(hbg_orch *o, hbg_scope_mode mode)
@@ -498,7 +498,7 @@ hbg_status hbg_scope_begin(hbg_orch *o, hbg_scope_mode mode)
     if (!o || (mode != HBG_SCOPE_AUTO && mode != HBG_SCOPE_MANUAL))
         return HBG_E_INVAL;
     if (o->scope_depth >= HBG_MAX_SCOPE_DEPTH || (mode == HBG_SCOPE_AUTO && o->manual_depth > 0))
-        return hbg_orch_fail(o, HBG_E_SCOPE);
+        return hbg__orch_fail(o, HBG_E_SCOPE);
     o->scope_mode[o->scope_depth++] = (uint8_t)mode;
     if (mode == HBG_SCOPE_MANUAL)
         o->manual_depth++;
@@ -510,7 +510,7 @@ hbg_status hbg_scope_end(hbg_orch *o)
     if (!o)
         return HBG_E_INVAL;
     if (o->scope_depth == 0)
-        return hbg_orch_fail(o, HBG_E_SCOPE);
+        return hbg__orch_fail(o, HBG_E_SCOPE);
     if (o->scope_mode[--o->scope_depth] == HBG_SCOPE_MANUAL)
         o->manual_depth--;
     return HBG_OK;

@@ -4,8 +4,8 @@
  * One hbg_orch lives as long as its runtime. Everything it will ever need
  * is allocated at creation: the host mirror of the task image (src/image)
  * and the tensor map; src/graph adds its recorder and Definition cache. A
- * pass resets counters and generations; no call between hbg_orch_begin_pass() and
- * hbg_orch_end_pass() allocates, locks or formats.
+ * pass resets counters and generations; no call between hbg__orch_begin_pass() and
+ * hbg__orch_end_pass() allocates, locks or formats.
  */
 #ifndef HBG_ORCH_INTERNAL_H
 #define HBG_ORCH_INTERNAL_H
@@ -33,7 +33,7 @@ typedef hbg_status (*hbg__task_runner)(void *ctx, uint32_t task, const hbg_img_t
                                        const hbg_tensor *tensors, const uint64_t *scalars,
                                        const hbg_img_pred *preds);
 
-typedef struct hbg_orch_config {
+typedef struct hbg__orch_config {
     uint32_t task_window;     /* 0: HBG_DEFAULT_TASK_WINDOW */
     uint64_t heap_base;       /* device (or host, when eager) address of the GM heap */
     uint64_t heap_bytes;
@@ -44,7 +44,7 @@ typedef struct hbg_orch_config {
     /* read by src/graph only */
     bool keep_definitions;    /* reuse a Definition across passes when key and signature match */
     uint64_t def_pool_bytes;  /* 0: 64 MiB */
-} hbg_orch_config;
+} hbg__orch_config;
 
 /* What a layer above the orchestrator adds to it (src/graph installs one):
  * a Graph body being recorded turns submits into Definition nodes, and the
@@ -60,7 +60,7 @@ typedef struct hbg__orch_ext {
 struct hbg__graph; /* src/graph's state; opaque here */
 
 /* Why a call failed, as facts: the code that finds a failure notes them
- * (hbg__why) and hbg_orch_fail keeps those of the pass's first failure.
+ * (hbg__why) and hbg__orch_fail keeps those of the pass's first failure.
  * Only hbg_orch_last_error() turns them into text, after the fact, so the
  * submit path never formats. */
 typedef enum hbg__why_code {
@@ -111,12 +111,12 @@ typedef struct hbg__fault {
 } hbg__fault;
 
 /* Per-op statistics for the `host-orch phase=` lines. */
-typedef struct hbg_opstat {
+typedef struct hbg__opstat {
     uint64_t total_ns, count, detail_sum;
-} hbg_opstat;
+} hbg__opstat;
 
 struct hbg_orch {
-    hbg_orch_config cfg;
+    hbg__orch_config cfg;
     uint32_t window;
 
     /* the pass */
@@ -136,7 +136,7 @@ struct hbg_orch {
     uint64_t stamp;
 
     /* dependency inference */
-    hbg_tmap map;
+    hbg__tmap map;
     uint8_t scope_mode[HBG_MAX_SCOPE_DEPTH];
     uint32_t scope_depth;
     uint32_t manual_depth;     /* number of MANUAL scopes open */
@@ -150,9 +150,9 @@ struct hbg_orch {
 
     /* instrumentation (off: zero cost beyond one branch) */
     bool timing;
-    hbg_opclock clock;
+    hbg__opclock clock;
     hbg_recpool *recpool;
-    hbg_opstat ops[HBG_OP_COUNT];
+    hbg__opstat ops[HBG_OP_COUNT];
 };
 
 /* Appends `from` to the fanin list of the task or node being built (its
@@ -173,20 +173,20 @@ static inline hbg_status hbg__fanin_add(uint64_t *stamp, uint64_t cur, uint32_t 
     return HBG_OK;
 }
 
-/* A bare orchestrator: tasks only. src/graph's hbg__graph_create() makes
+/* A bare orchestrator: tasks only. src/graph's hbg__graph_orch_create() makes
  * one with Graphs. */
-hbg_status hbg_orch_create(const hbg_orch_config *cfg, hbg_orch **out);
+hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out);
 /* Destroys the orchestrator and whatever its extension holds. */
-void hbg_orch_destroy(hbg_orch *o);
+void hbg__orch_destroy(hbg_orch *o);
 
 /* Starts a pass: empties the window and the tensor map, and lets the
  * extension start its pass. `heap_base` may move between passes. */
-void hbg_orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs);
+void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs);
 /* Ends it; returns the pass's first error. */
-hbg_status hbg_orch_end_pass(hbg_orch *o);
+hbg_status hbg__orch_end_pass(hbg_orch *o);
 
 /* Instrumentation switches for the next passes. */
-void hbg_orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records);
+void hbg__orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records);
 
 /* Internal helpers shared with src/graph. */
 
@@ -220,7 +220,7 @@ static inline void hbg__why_at(hbg_orch *o, hbg__where where, uint32_t task, uin
 void hbg__fault_format(const hbg__fault *f, char *buf, size_t cap);
 /* Keeps `st` (and the facts noted for it) when it is the pass's first
  * failure; forgets the noted facts either way. Returns st. */
-hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st);
+hbg_status hbg__orch_fail(hbg_orch *o, hbg_status st);
 /* The first failure's facts and status, saved around a Graph body that
  * runs with a clean slate and put back if the pass had failed before. */
 typedef struct hbg__err_state {
@@ -240,40 +240,40 @@ static inline void hbg__err_restore(hbg_orch *o, hbg__err_state s)
         o->fault = s.fault;
     }
 }
-hbg_status hbg_orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr);
+hbg_status hbg__orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr);
 /* Adds the fanins of an input region and returns through the de-dup. */
-hbg_status hbg_orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi);
-hbg_status hbg_orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+hbg_status hbg__orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi);
+hbg_status hbg__orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                                 uint8_t dir);
-hbg_status hbg_orch_add_fanin(hbg_orch *o, uint32_t task, uint32_t pred);
+hbg_status hbg__orch_add_fanin(hbg_orch *o, uint32_t task, uint32_t pred);
 /* A view's byte range, computed once per argument and reused. */
-typedef struct hbg_range {
+typedef struct hbg__range {
     uint64_t lo, hi;
-} hbg_range;
+} hbg__range;
 /* Checks a task before anything is written; fills rng[i] for every non-OUT
  * argument and rng[HBG_MAX_TASK_TENSORS] for the predicate tensor. */
-hbg_status hbg_orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_range *rng);
+hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg__range *rng);
 /* A task or node refused after it passed validation gives back the buffers
  * it allocated: its HBG_OUT_ALLOC tensors, which named no buffer on entry,
  * name none again, so the same submit can be offered anew. */
-static inline void hbg_orch_release_allocs(const hbg_arg *args, uint32_t n)
+static inline void hbg__orch_release_allocs(const hbg_arg *args, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
         if (args[i].dir == HBG_OUT_ALLOC)
             args[i].t->addr = 0, args[i].t->creator = 0;
 }
 /* A view argument (index i) inside its buffer; fills *r. */
-hbg_status hbg_orch_check_view(hbg_orch *o, const hbg_tensor *t, int32_t i, hbg_range *r);
+hbg_status hbg__orch_check_view(hbg_orch *o, const hbg_tensor *t, int32_t i, hbg__range *r);
 /* A tensor to allocate (index i): a description without a buffer. */
-hbg_status hbg_orch_check_alloc(hbg_orch *o, const hbg_tensor *t, int32_t i, uint64_t *lo, uint64_t *hi);
+hbg_status hbg__orch_check_alloc(hbg_orch *o, const hbg_tensor *t, int32_t i, uint64_t *lo, uint64_t *hi);
 /* Starts a new task in the window; the caller fills the rest. */
-hbg_status hbg_orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id);
+hbg_status hbg__orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id);
 
-static inline uint64_t hbg_op_begin(hbg_orch *o)
+static inline uint64_t hbg__op_begin(hbg_orch *o)
 {
-    return o->timing ? hbg_opclock_now(&o->clock) : 0;
+    return o->timing ? hbg__opclock_now(&o->clock) : 0;
 }
-void hbg_op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail);
+void hbg__op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail);
 
 
 #endif

@@ -20,7 +20,7 @@ static uint32_t pow2_at_least(uint32_t n)
     X(entries, (size_t)(m->cap_entries ? m->cap_entries : 1))                      \
     X(links, (size_t)(m->cap_entries ? m->cap_entries : 1) * HBG_TMAP_NARROW)
 
-hbg_status hbg_tmap_init(hbg_tmap *m, uint32_t buffers, uint32_t entries)
+hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
 {
     memset(m, 0, sizeof *m);
     m->buf_mask = pow2_at_least(buffers * 2u) - 1;
@@ -36,7 +36,7 @@ hbg_status hbg_tmap_init(hbg_tmap *m, uint32_t buffers, uint32_t entries)
     TMAP_ARRAYS(RESERVE)
 #undef RESERVE
     if (!ok) {
-        hbg_tmap_free(m);
+        hbg__tmap_free(m);
         return HBG_E_NOMEM;
     }
     /* The buffer table is hashed: a pass touches it all over, so it is
@@ -46,7 +46,7 @@ hbg_status hbg_tmap_init(hbg_tmap *m, uint32_t buffers, uint32_t entries)
     return HBG_OK;
 }
 
-void hbg_tmap_free(hbg_tmap *m)
+void hbg__tmap_free(hbg__tmap *m)
 {
 #define UNRESERVE(name, n) hbg__unreserve(m->name, (n) * sizeof *m->name);
     TMAP_ARRAYS(UNRESERVE)
@@ -54,7 +54,7 @@ void hbg_tmap_free(hbg_tmap *m)
     memset(m, 0, sizeof *m);
 }
 
-void hbg_tmap_reset(hbg_tmap *m)
+void hbg__tmap_reset(hbg__tmap *m)
 {
     /* A slot whose generation is not current reads as empty, so a reset is
      * one increment; only when the counter wraps are the tables cleared. */
@@ -84,16 +84,16 @@ static unsigned ceil_log2(uint64_t v)
 
 /* The buffer record of `addr`; with `t`, claimed if absent. NULL when absent
  * (or when the table is full). */
-static hbg_tmap_buf *find_buf(hbg_tmap *m, uint64_t addr, const hbg_tensor *t, uint64_t hi)
+static hbg__tmap_buf *find_buf(hbg__tmap *m, uint64_t addr, const hbg_tensor *t, uint64_t hi)
 {
     uint32_t i = mix64(addr) & m->buf_mask;
     for (;; i = (i + 1) & m->buf_mask) {
-        hbg_tmap_buf *b = &m->bufs[i];
+        hbg__tmap_buf *b = &m->bufs[i];
         if (b->gen != m->gen) {
             /* Keep the load under one half so probe chains stay short. */
             if (!t || (m->nbufs + 1) * 2 > m->buf_mask + 1)
                 return NULL;
-            uint32_t f = hbg_tmap_filter_bit(addr);
+            uint32_t f = hbg__tmap_filter_bit(addr);
             m->filter[f >> 6] |= 1ull << (f & 63);
             uint64_t size = t->nbytes > hi ? t->nbytes : hi;
             unsigned l = ceil_log2(size);
@@ -137,7 +137,7 @@ static bool same_layout(const hbg_tensor *a, const hbg_tensor *b)
     return true;
 }
 
-bool hbg_views_overlap(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
+bool hbg__views_overlap(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
                        const hbg_tensor *b, uint64_t blo, uint64_t bhi)
 {
     if (alo >= bhi || blo >= ahi)
@@ -161,7 +161,7 @@ bool hbg_views_overlap(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
     return true;
 }
 
-bool hbg_view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
+bool hbg__view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
                      const hbg_tensor *b, uint64_t blo, uint64_t bhi)
 {
     if (alo > blo || ahi < bhi)
@@ -184,15 +184,15 @@ bool hbg_view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
 
 /* Calls fn for every live entry that may overlap [lo, hi) (some more than
  * once), unlinking dead entries met on the way. */
-typedef hbg_status (*entry_fn)(hbg_tmap *m, hbg_tmap_entry *e, void *ctx);
+typedef hbg_status (*entry_fn)(hbg__tmap *m, hbg__tmap_entry *e, void *ctx);
 
-static hbg_status walk(hbg_tmap *m, hbg_tmap_buf *b, uint64_t lo, uint64_t hi, entry_fn fn, void *ctx)
+static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi, entry_fn fn, void *ctx)
 {
     uint64_t b0 = lo >> b->shift, b1 = (hi - 1) >> b->shift;
     hbg_status st;
     if (b1 - b0 >= HBG_TMAP_PROBE_MAX) {
         for (uint32_t *l = &b->all; *l != TMAP_NIL;) {
-            hbg_tmap_entry *e = &m->entries[*l];
+            hbg__tmap_entry *e = &m->entries[*l];
             if (e->dead) {
                 *l = e->next_all;
                 continue;
@@ -204,7 +204,7 @@ static hbg_status walk(hbg_tmap *m, hbg_tmap_buf *b, uint64_t lo, uint64_t hi, e
         return HBG_OK;
     }
     for (uint32_t *l = &b->wide; *l != TMAP_NIL;) {
-        hbg_tmap_entry *e = &m->entries[*l];
+        hbg__tmap_entry *e = &m->entries[*l];
         if (e->dead) {
             *l = e->next_wide;
             continue;
@@ -220,8 +220,8 @@ static hbg_status walk(hbg_tmap *m, hbg_tmap_buf *b, uint64_t lo, uint64_t hi, e
         b1 = HBG_TMAP_NBUCKETS - 1;
     for (uint64_t k = b0; k <= b1; k++) {
         for (uint32_t *l = &heads[k]; *l != TMAP_NIL;) {
-            hbg_tmap_link *ln = &m->links[*l];
-            hbg_tmap_entry *e = &m->entries[ln->entry];
+            hbg__tmap_link *ln = &m->links[*l];
+            hbg__tmap_entry *e = &m->entries[ln->entry];
             if (e->dead) {
                 *l = ln->next;
                 continue;
@@ -237,45 +237,45 @@ static hbg_status walk(hbg_tmap *m, hbg_tmap_buf *b, uint64_t lo, uint64_t hi, e
 typedef struct query {
     const hbg_tensor *t;
     uint64_t lo, hi;
-    hbg_tmap_visit add;
+    hbg__tmap_visit add;
     void *ctx;
 } query;
 
-static hbg_status visit_overlap(hbg_tmap *m, hbg_tmap_entry *e, void *vq)
+static hbg_status visit_overlap(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
 {
     (void)m;
     query *q = vq;
-    if (!hbg_views_overlap(q->t, q->lo, q->hi, e->view, e->lo, e->hi))
+    if (!hbg__views_overlap(q->t, q->lo, q->hi, e->view, e->lo, e->hi))
         return HBG_OK;
     return q->add(q->ctx, e->writer);
 }
 
-static hbg_status retire_covered(hbg_tmap *m, hbg_tmap_entry *e, void *vq)
+static hbg_status retire_covered(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
 {
     (void)m;
     query *q = vq;
-    if (hbg_view_covers(q->t, q->lo, q->hi, e->view, e->lo, e->hi))
+    if (hbg__view_covers(q->t, q->lo, q->hi, e->view, e->lo, e->hi))
         e->dead = 1;
     return HBG_OK;
 }
 
-hbg_status hbg_tmap_readers_deps(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
-                                 hbg_tmap_visit add, void *ctx)
+hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                                 hbg__tmap_visit add, void *ctx)
 {
-    if (!hbg_tmap_may_hold(m, t->addr))
+    if (!hbg__tmap_may_hold(m, t->addr))
         return HBG_OK;
-    hbg_tmap_buf *b = find_buf(m, t->addr, NULL, hi);
+    hbg__tmap_buf *b = find_buf(m, t->addr, NULL, hi);
     if (!b || hi <= lo)
         return HBG_OK;
     query q = {t, lo, hi, add, ctx};
     return walk(m, b, lo, hi, visit_overlap, &q);
 }
 
-bool hbg_tmap_fits_slow(const hbg_tmap *m, const uint64_t *addr, uint32_t n)
+bool hbg__tmap_fits_slow(const hbg__tmap *m, const uint64_t *addr, uint32_t n)
 {
     uint32_t fresh = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (find_buf((hbg_tmap *)m, addr[i], NULL, 0))
+        if (find_buf((hbg__tmap *)m, addr[i], NULL, 0))
             continue;
         bool seen = false;
         for (uint32_t j = 0; j < i && !seen; j++)
@@ -285,12 +285,12 @@ bool hbg_tmap_fits_slow(const hbg_tmap *m, const uint64_t *addr, uint32_t n)
     return ((uint64_t)m->nbufs + fresh) * 2 <= (uint64_t)m->buf_mask + 1;
 }
 
-hbg_status hbg_tmap_write(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                           uint32_t writer, bool retire)
 {
     if (hi <= lo)
         return HBG_OK;
-    hbg_tmap_buf *b = find_buf(m, t->addr, t, hi);
+    hbg__tmap_buf *b = find_buf(m, t->addr, t, hi);
     if (!b)
         return HBG_E_POOL_EXHAUSTED;
     uint64_t b0 = lo >> b->shift, b1 = (hi - 1) >> b->shift;
@@ -310,8 +310,8 @@ hbg_status hbg_tmap_write(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_
         walk(m, b, lo, hi, retire_covered, &q);
     }
     uint32_t ei = m->nentries++;
-    hbg_tmap_entry *e = &m->entries[ei];
-    *e = (hbg_tmap_entry){.lo = lo, .hi = hi, .view = t, .writer = writer, .next_all = b->all,
+    hbg__tmap_entry *e = &m->entries[ei];
+    *e = (hbg__tmap_entry){.lo = lo, .hi = hi, .view = t, .writer = writer, .next_all = b->all,
                           .next_wide = TMAP_NIL, .dead = 0};
     b->all = ei;
     if (!narrow) {
@@ -321,7 +321,7 @@ hbg_status hbg_tmap_write(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_
     }
     uint32_t *heads = m->blocks + (size_t)b->block * HBG_TMAP_NBUCKETS;
     for (uint64_t k = b0; k <= b1; k++) {
-        m->links[m->nlinks] = (hbg_tmap_link){.entry = ei, .next = heads[k]};
+        m->links[m->nlinks] = (hbg__tmap_link){.entry = ei, .next = heads[k]};
         heads[k] = m->nlinks++;
     }
     return HBG_OK;

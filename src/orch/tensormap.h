@@ -29,60 +29,60 @@
 #define HBG_TMAP_NARROW 4         /* a writer touching more buckets goes wide */
 #define HBG_TMAP_PROBE_MAX 32     /* a query touching more walks the full list */
 
-typedef struct hbg_tmap_buf {
+typedef struct hbg__tmap_buf {
     uint64_t addr;
     uint32_t gen;
     uint8_t shift;       /* bucket = byte offset >> shift */
     uint32_t all, wide;  /* entry lists (TMAP_NIL-terminated) */
     uint32_t block;      /* bucket heads, or TMAP_NIL before a narrow write */
-} hbg_tmap_buf;
+} hbg__tmap_buf;
 
 #define HBG_TMAP_NBUCKETS (1u << HBG_TMAP_BUCKETS_LOG2)
 
-typedef struct hbg_tmap_entry {
+typedef struct hbg__tmap_entry {
     uint64_t lo, hi;          /* byte range relative to the buffer start */
     const hbg_tensor *view;   /* the writer's view (stable for the pass) */
     uint32_t writer;          /* task or node id */
     uint32_t next_all, next_wide;
     uint32_t dead;
-} hbg_tmap_entry;
+} hbg__tmap_entry;
 
-typedef struct hbg_tmap_link {
+typedef struct hbg__tmap_link {
     uint32_t entry, next;
-} hbg_tmap_link;
+} hbg__tmap_link;
 
 #define HBG_TMAP_FILTER_BITS (1u << 16)
 
-typedef struct hbg_tmap {
+typedef struct hbg__tmap {
     /* One bit per hash of a written buffer's address: most reads are of
      * buffers nothing in the pass wrote (weights, inputs), and a clear bit
      * in this 8 KB, cache-resident filter answers them without probing the
      * much larger buffer table. */
     uint64_t filter[HBG_TMAP_FILTER_BITS / 64];
-    hbg_tmap_buf *bufs;
+    hbg__tmap_buf *bufs;
     uint32_t buf_mask, nbufs;
     uint32_t *blocks;    /* cap_blocks x HBG_TMAP_NBUCKETS link heads */
     uint32_t nblocks, cap_blocks;
     uint32_t gen;
-    hbg_tmap_entry *entries;
+    hbg__tmap_entry *entries;
     uint32_t nentries, cap_entries;
-    hbg_tmap_link *links;
+    hbg__tmap_link *links;
     uint32_t nlinks, cap_links;
-} hbg_tmap;
+} hbg__tmap;
 
 #define TMAP_NIL 0xffffffffu
 
 /* False when nothing in the pass wrote the buffer at `addr`. Inline so a
  * caller looking at many buffers (a replay's boundary) pays a load and a
  * test for each unwritten one. */
-static inline uint32_t hbg_tmap_filter_bit(uint64_t addr)
+static inline uint32_t hbg__tmap_filter_bit(uint64_t addr)
 {
     return (uint32_t)(addr >> 6 ^ addr >> 22) & (HBG_TMAP_FILTER_BITS - 1);
 }
 
-static inline bool hbg_tmap_may_hold(const hbg_tmap *m, uint64_t addr)
+static inline bool hbg__tmap_may_hold(const hbg__tmap *m, uint64_t addr)
 {
-    uint32_t f = hbg_tmap_filter_bit(addr);
+    uint32_t f = hbg__tmap_filter_bit(addr);
     return m->filter[f >> 6] >> (f & 63) & 1;
 }
 
@@ -92,42 +92,42 @@ static inline bool hbg_tmap_may_hold(const hbg_tmap *m, uint64_t addr)
  * would leave entries naming a task id the next task gets). The common case
  * is decided without looking at addr; near a full buffer table the
  * buffers not yet in it are counted. */
-bool hbg_tmap_fits_slow(const hbg_tmap *m, const uint64_t *addr, uint32_t n);
-static inline bool hbg_tmap_fits(const hbg_tmap *m, const uint64_t *addr, uint32_t n)
+bool hbg__tmap_fits_slow(const hbg__tmap *m, const uint64_t *addr, uint32_t n);
+static inline bool hbg__tmap_fits(const hbg__tmap *m, const uint64_t *addr, uint32_t n)
 {
     if ((uint64_t)m->nentries + n > m->cap_entries ||
         (uint64_t)m->nlinks + (uint64_t)n * HBG_TMAP_NARROW > m->cap_links)
         return false;
     if (((uint64_t)m->nbufs + n) * 2 <= (uint64_t)m->buf_mask + 1)
         return true;
-    return hbg_tmap_fits_slow(m, addr, n);
+    return hbg__tmap_fits_slow(m, addr, n);
 }
 
-hbg_status hbg_tmap_init(hbg_tmap *m, uint32_t buffers, uint32_t entries);
-void hbg_tmap_free(hbg_tmap *m);
-void hbg_tmap_reset(hbg_tmap *m);
+hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries);
+void hbg__tmap_free(hbg__tmap *m);
+void hbg__tmap_reset(hbg__tmap *m);
 
 /* True when two views of the same buffer can touch a common element. The
  * byte ranges decide unless both views share one nested stride layout, in
  * which case the per-dimension boxes decide (disjoint tiles of one matrix
  * interleave in bytes but not in elements). */
-bool hbg_views_overlap(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
+bool hbg__views_overlap(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
                        const hbg_tensor *b, uint64_t blo, uint64_t bhi);
 
 /* True when view `a` covers every element that `b` can touch. */
-bool hbg_view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
+bool hbg__view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
                      const hbg_tensor *b, uint64_t blo, uint64_t bhi);
 
 /* Calls add(ctx, writer) for every live writer overlapping `t` [lo, hi)
  * (a writer may be reported more than once; callers de-duplicate).
  * Returns the first non-OK status add() returned. */
-typedef hbg_status (*hbg_tmap_visit)(void *ctx, uint32_t writer);
-hbg_status hbg_tmap_readers_deps(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
-                                 hbg_tmap_visit add, void *ctx);
+typedef hbg_status (*hbg__tmap_visit)(void *ctx, uint32_t writer);
+hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                                 hbg__tmap_visit add, void *ctx);
 
 /* Registers `writer` as the latest writer of t's region. With `retire`,
  * live writers whose regions t fully covers are dropped first. */
-hbg_status hbg_tmap_write(hbg_tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                           uint32_t writer, bool retire);
 
 #endif

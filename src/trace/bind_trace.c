@@ -52,7 +52,7 @@ static void op_line(hbg_log *lg, uint64_t mono, const hbg_bind_trace *bt, unsign
  * (the original runtime's tools match on it). */
 static void bind_trace_end(hbg_log *lg, const hbg_bind_trace *bt)
 {
-    hbg_log_anchor(lg);
+    hbg__log_anchor(lg);
     uint64_t mono = hbg_mono_ns();
     uint32_t seen = 0;
     bool h2d = false;

@@ -129,7 +129,7 @@ static void write_anchor(hbg_log *lg, uint32_t pid)
     hbg__line_emit(lg, &r);
 }
 
-void hbg_log_anchor(hbg_log *lg)
+void hbg__log_anchor(hbg_log *lg)
 {
     if (!hbg_log_enabled(lg, HBG_LOG_TIMING))
         return;
@@ -158,7 +158,7 @@ void hbg_log_printf(hbg_log *lg, hbg_level l, const char *func, const char *file
 {
     if (!hbg_log_enabled(lg, l))
         return;
-    hbg_log_anchor(lg);
+    hbg__log_anchor(lg);
     const char *base = file ? strrchr(file, '/') : NULL;
     base = base ? base + 1 : (file ? file : "?");
     hbg__linebuf r;
@@ -175,7 +175,7 @@ void hbg_log_record(hbg_log *lg, hbg_level l, const char *func, const char *msg)
 {
     if (!hbg_log_enabled(lg, l))
         return;
-    hbg_log_anchor(lg);
+    hbg__log_anchor(lg);
     hbg__linebuf r;
     hbg__line_init(&r, hbg_mono_ns(), l, func);
     hbg__line_puts(&r, msg ? msg : "");

@@ -41,7 +41,7 @@ static void put_name(hbg__linebuf *r, const char *name)
  * shows. */
 static void emit_host_span(hbg_log *lg, const hbg_span *s)
 {
-    hbg_log_anchor(lg);
+    hbg__log_anchor(lg);
     hbg__linebuf r;
     hbg__line_init(&r, hbg_mono_ns(), HBG_LOG_TIMING, __func__);
     hbg__line_printf(&r, "[STRACE] v=1 pid=%" PRIu32 " tid=%" PRIu32 " inv=%" PRIu64 " hid=%016" PRIx64

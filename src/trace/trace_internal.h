@@ -33,7 +33,7 @@ void hbg__line_vprintf(hbg__linebuf *r, const char *fmt, va_list ap);
 
 /* Ensures this process's clock anchor is in `lg` (when TIMING records can
  * be), so callers do this before reading the mono_ns their records carry. */
-void hbg_log_anchor(hbg_log *lg);
+void hbg__log_anchor(hbg_log *lg);
 
 /* Ends the record (truncation mark, newline) and writes it with one write(2). */
 void hbg__line_emit(hbg_log *lg, hbg__linebuf *r);

@@ -27,7 +27,7 @@ static inline uint64_t load64(const unsigned char *p)
     return v;
 }
 
-uint64_t hbg_hash64(const void *data, size_t n)
+uint64_t hbg__hash64(const void *data, size_t n)
 {
     const unsigned char *p = data;
     uint64_t a = 0x60ea27eeadc0b5d6ull, b = 0xc2b2ae3d27d4eb4full, c = 0x165667b19e3779f9ull,

@@ -3,5 +3,5 @@
 #define HBG_UTIL_HASH_H
 #include <stddef.h>
 #include <stdint.h>
-uint64_t hbg_hash64(const void *data, size_t n);
+uint64_t hbg__hash64(const void *data, size_t n);
 #endif

@@ -7,10 +7,10 @@
 
 hbg_orch *fx_orch(uint32_t window, uint64_t heap)
 {
-    hbg_orch_config cfg = {.task_window = window, .heap_base = FAKE_HEAP_BASE, .heap_bytes = heap};
+    hbg__orch_config cfg = {.task_window = window, .heap_base = FAKE_HEAP_BASE, .heap_bytes = heap};
     hbg_orch *o = NULL;
-    assert_int_equal(hbg_graph_orch_create(&cfg, &o), HBG_OK);
-    hbg_orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     return o;
 }
 
