@@ -48,82 +48,10 @@ const char *ps_label(const ps_pass *p, char *out, size_t n)
     return out;
 }
 
-/* --- (pid, inv) -> pass ----------------------------------------------- */
-
-static size_t hash2(uint64_t a, uint64_t b)
-{
-    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
-    return (size_t)(h ^ (h >> 29));
-}
-
-static bool map_grow(ps_map *m)
-{
-    size_t nc = m->cap ? m->cap * 2 : 256;
-    hm_block nb;
-    if (hm_alloc(&nb, nc * (2 * sizeof(uint64_t) + sizeof(uint32_t))) != 0)
-        return false;
-    uint64_t *nk = nb.p;
-    uint32_t *nv = (uint32_t *)(nk + 2 * nc);
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->val[i])
-            continue;
-        size_t j = hash2(m->key[2 * i], m->key[2 * i + 1]) & (nc - 1);
-        while (nv[j])
-            j = (j + 1) & (nc - 1);
-        nk[2 * j] = m->key[2 * i];
-        nk[2 * j + 1] = m->key[2 * i + 1];
-        nv[j] = m->val[i];
-    }
-    hm_free(&m->mem);
-    m->mem = nb;
-    m->key = nk;
-    m->val = nv;
-    m->cap = nc;
-    return true;
-}
-
-static void map_free(ps_map *m)
-{
-    hm_free(&m->mem);
-    m->key = NULL;
-    m->val = NULL;
-    m->cap = m->n = 0;
-}
-
-/* Slot of (a, b): its value is 0 when absent. */
-static uint32_t *map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert)
-{
-    if (insert && (m->n + 1) * 2 > m->cap && !map_grow(m))
-        return NULL;
-    if (!m->cap)
-        return NULL;
-    size_t j = hash2(a, b) & (m->cap - 1);
-    while (m->val[j]) {
-        if (m->key[2 * j] == a && m->key[2 * j + 1] == b)
-            return &m->val[j];
-        j = (j + 1) & (m->cap - 1);
-    }
-    if (!insert)
-        return NULL;
-    m->key[2 * j] = a;
-    m->key[2 * j + 1] = b;
-    return &m->val[j];
-}
-
-uint32_t *ps_map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert)
-{
-    return map_slot(m, a, b, insert);
-}
-
-void ps_map_free(ps_map *m)
-{
-    map_free(m);
-}
-
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv)
 {
-    uint32_t *s = map_slot((ps_map *)&L->map, pid, inv, false);
-    return s && *s ? &L->pass[*s - 1] : NULL;
+    uint32_t v = hmap_get2(&L->map, pid, inv);
+    return v ? &L->pass[v - 1] : NULL;
 }
 
 /* --- passes ------------------------------------------------------------ */
@@ -215,8 +143,9 @@ static ps_pass *open_pass(ps_log *L, bool has_thread, uint64_t thread)
     /* a burst's lines usually follow each other: remember the last one */
     if (L->last_open && L->last_open_ht == has_thread && L->last_open_th == thread)
         return L->last_open == NO_OPEN ? NULL : &L->pass[L->last_open - 1];
-    uint32_t *s = map_slot(&L->omap, thread, has_thread ? 1 : 2, false);
-    uint32_t v = s && *s ? *s : NO_OPEN;
+    uint32_t v = hmap_get2(&L->omap, thread, has_thread ? 1 : 2);
+    if (!v)
+        v = NO_OPEN;
     L->last_open = v;
     L->last_open_ht = has_thread;
     L->last_open_th = thread;
@@ -225,13 +154,11 @@ static ps_pass *open_pass(ps_log *L, bool has_thread, uint64_t thread)
 
 static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
 {
-    uint32_t *s = map_slot(&L->omap, thread, has_thread ? 1 : 2, true);
+    uint32_t *s = hmap_put2(&L->omap, thread, has_thread ? 1 : 2);
     if (!s) {
         L->oom = true;
         return;
     }
-    if (!*s)
-        L->omap.n++;
     *s = val;
     L->last_open = val;
     L->last_open_ht = has_thread;
@@ -239,14 +166,6 @@ static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
 }
 
 #define TEXTBLK ((size_t)4 << 20)
-
-/* Text the caller needs after the scan: in the whole-buffer reader it is
- * the log itself; in the piecewise reader a copy. */
-struct ps_intern {
-    uint64_t h;
-    const char *p;
-    size_t n;
-};
 
 /* Eight bytes per step: every span and segment of a timeline is hashed, and
  * a byte-at-a-time hash was a visible part of the run. */
@@ -268,49 +187,20 @@ static uint64_t text_hash(const char *p, size_t n)
     }
     h *= 0xc2b2ae3d27d4eb4full;
     h ^= h >> 29;
-    return h | 1; /* 0 marks an empty slot */
+    return h;
 }
 
-static const char *copy_text(ps_log *L, const char *p, size_t n);
+typedef struct text_key {
+    const ps_log *L;
+    const char *p;
+    size_t n;
+} text_key;
 
-/* A copy of p, shared with an earlier identical text when there is one. */
-static const char *keep_text(ps_log *L, const char *p, size_t n)
+/* The key's words are the text's hash and length; this compares the rest. */
+static bool same_text(void *ctx, uint32_t val)
 {
-    if (L->buf)
-        return p;
-    if ((L->ninterned + 1) * 2 > L->capintern) {
-        size_t nc = L->capintern ? L->capintern * 2 : 1024;
-        struct ps_intern *nt = calloc(nc, sizeof *nt);
-        if (!nt) {
-            L->oom = true;
-            return NULL;
-        }
-        for (size_t i = 0; i < L->capintern; i++)
-            if (L->intern[i].h) {
-                size_t j = L->intern[i].h & (nc - 1);
-                while (nt[j].h)
-                    j = (j + 1) & (nc - 1);
-                nt[j] = L->intern[i];
-            }
-        free(L->intern);
-        L->intern = nt;
-        L->capintern = nc;
-    }
-    uint64_t h = text_hash(p, n);
-    size_t j = h & (L->capintern - 1);
-    while (L->intern[j].h) {
-        if (L->intern[j].h == h && L->intern[j].n == n && memcmp(L->intern[j].p, p, n) == 0)
-            return L->intern[j].p;
-        j = (j + 1) & (L->capintern - 1);
-    }
-    const char *c = copy_text(L, p, n);
-    if (!c)
-        return NULL;
-    L->intern[j].h = h;
-    L->intern[j].p = c;
-    L->intern[j].n = n;
-    L->ninterned++;
-    return c;
+    const text_key *k = ctx;
+    return memcmp(k->L->itext[val - 1], k->p, k->n) == 0;
 }
 
 static const char *copy_text(ps_log *L, const char *p, size_t n)
@@ -333,6 +223,28 @@ static const char *copy_text(ps_log *L, const char *p, size_t n)
     return d;
 }
 
+/* A copy of p, shared with an earlier identical text when there is one. */
+static const char *keep_text(ps_log *L, const char *p, size_t n)
+{
+    if (L->buf)
+        return p;
+    const uint64_t key[2] = {text_hash(p, n), n};
+    text_key k = {L, p, n};
+    uint32_t *s = hmap_put_eq(&L->intern, key, same_text, &k);
+    if (!s || (!*s && !vec_grow((void **)&L->itext, &L->capitext, L->nitext + 1, sizeof *L->itext))) {
+        L->oom = true;
+        return NULL;
+    }
+    if (*s)
+        return L->itext[*s - 1];
+    const char *c = copy_text(L, p, n);
+    if (!c)
+        return NULL;
+    L->itext[L->nitext++] = c;
+    *s = (uint32_t)L->nitext;
+    return c;
+}
+
 static lx_slice keep_slice(ps_log *L, lx_slice s)
 {
     lx_slice o = {s.n ? keep_text(L, s.p, s.n) : s.p, s.n};
@@ -344,22 +256,18 @@ static lx_slice keep_slice(ps_log *L, lx_slice s)
 /* The side-table entry of segment id (>= PS_INLINE) of pass p. */
 static ps_xseg *side_seg(ps_log *L, const ps_pass *p, int id, bool insert)
 {
-    uint32_t *s = map_slot(&L->xmap, (uint64_t)(p - L->pass), (uint64_t)id, insert);
-    if (!s) {
-        if (insert)
-            L->oom = true;
+    uint64_t ix = (uint64_t)(p - L->pass);
+    if (!insert) {
+        uint32_t v = hmap_get2(&L->xmap, ix, (uint64_t)id);
+        return v ? &L->xseg[v - 1] : NULL;
+    }
+    uint32_t *s = hmap_put2(&L->xmap, ix, (uint64_t)id);
+    if (!s || (!*s && !vec_grow((void **)&L->xseg, &L->capxseg, L->nxseg + 1, sizeof *L->xseg))) {
+        L->oom = true;
         return NULL;
     }
-    if (!*s) {
-        if (!insert)
-            return NULL;
-        if (!vec_grow((void **)&L->xseg, &L->capxseg, L->nxseg + 1, sizeof *L->xseg)) {
-            L->oom = true;
-            return NULL;
-        }
-        L->xmap.n++;
+    if (!*s)
         *s = (uint32_t)++L->nxseg;
-    }
     return &L->xseg[*s - 1];
 }
 
@@ -441,28 +349,25 @@ static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, b
     /* consecutive lines nearly always belong to the pass of the line before */
     if (L->last_pass && L->last_pid == pid && L->last_inv == inv)
         return &L->pass[L->last_pass - 1];
-    uint32_t *s = map_slot(&L->map, pid, inv, create);
-    if (!s) {
-        if (create)
-            L->oom = true;
-        return NULL;
-    }
-    if (!*s) {
+    uint32_t *s = create ? hmap_put2(&L->map, pid, inv) : NULL;
+    uint32_t v = create ? (s ? *s : 0) : hmap_get2(&L->map, pid, inv);
+    if (!v) {
         if (!create)
             return NULL;
-        ps_pass *p = new_pass(L, line);
-        if (!p)
+        ps_pass *p = s ? new_pass(L, line) : NULL;
+        if (!p) {
+            L->oom = true;
             return NULL;
-        L->map.n++;
-        *s = (uint32_t)L->npass;
+        }
+        *s = v = (uint32_t)L->npass;
         p->pid = pid;
         p->inv = inv;
         p->has_pid = p->has_inv = p->keyed = true;
     }
-    L->last_pass = *s;
+    L->last_pass = v;
     L->last_pid = pid;
     L->last_inv = inv;
-    return &L->pass[*s - 1];
+    return &L->pass[v - 1];
 }
 
 /* The pass a bind line of segment id belongs to, made when it is the
@@ -638,7 +543,7 @@ static void on_span(ps_log *L, const lx_rec *r)
         return;
     size_t idx = (size_t)(p - L->pass);
     set_open(L, ht, th, NO_OPEN);
-    uint32_t *s = map_slot(&L->map, r->pid, r->inv, true);
+    uint32_t *s = hmap_put2(&L->map, r->pid, r->inv);
     if (!s) {
         L->oom = true;
         return;
@@ -647,7 +552,6 @@ static void on_span(ps_log *L, const lx_rec *r)
     p->has_span = true;
     if (*s)
         return; /* (pid, inv) already named another pass: leave this one unnamed */
-    L->map.n++;
     *s = (uint32_t)(idx + 1);
     p->pid = r->pid;
     p->inv = r->inv;
@@ -724,7 +628,7 @@ static void sink_bad(void *ctx, const lx_rec *r, const char *msg)
 
 static int rank_of(ps_log *L, const ps_pass *p)
 {
-    uint32_t *s = map_slot(&L->rmap, p->has_pid ? p->pid : p->thread, p->has_pid ? 1 : 2, true);
+    uint32_t *s = hmap_put2(&L->rmap, p->has_pid ? p->pid : p->thread, p->has_pid ? 1 : 2);
     if (!s) {
         L->oom = true;
         return -1;
@@ -742,7 +646,6 @@ static int rank_of(ps_log *L, const ps_pass *p)
     k->pid = p->has_pid ? p->pid : 0;
     k->thread = p->thread;
     k->npasses = 0;
-    L->rmap.n++;
     *s = (uint32_t)(L->nrank + 1);
     return (int)L->nrank++;
 }
@@ -753,39 +656,36 @@ static int rank_of(ps_log *L, const ps_pass *p)
 static bool inherit_pids(ps_log *L)
 {
     for (int dir = 0; dir < 2; dir++) {
-        ps_map m = {0};
+        hmap m;
+        hmap_init(&m, 1);
         for (size_t k = 0; k < L->npass; k++) {
             size_t i = dir == 0 ? k : L->npass - 1 - k;
             ps_pass *p = &L->pass[i];
             if (!p->has_thread)
                 continue;
             if (p->has_inv) {
-                uint32_t *s = map_slot(&m, p->thread, 0, true);
+                uint32_t *s = hmap_put(&m, &p->thread);
                 if (!s) {
-                    map_free(&m);
+                    hmap_free(&m);
                     return false;
                 }
-                if (!*s)
-                    m.n++;
                 *s = (uint32_t)(i + 1);
             } else if (!p->has_pid) {
-                uint32_t *s = map_slot(&m, p->thread, 0, false);
-                if (s && *s) {
-                    p->pid = L->pass[*s - 1].pid; /* for its rank only: its inv stays unknown */
+                uint32_t v = hmap_get(&m, &p->thread);
+                if (v) {
+                    p->pid = L->pass[v - 1].pid; /* for its rank only: its inv stays unknown */
                     p->has_pid = true;
                 }
             }
         }
-        map_free(&m);
+        hmap_free(&m);
     }
     return true;
 }
 
-/* How many candidate passes have each segment set, and the first of them:
- * the sets of one log are few, so a small open-addressed table. */
+/* How many candidate passes have each segment set. */
 typedef struct mask_count {
     uint32_t mask;
-    uint32_t first;          /* pass index + 1; 0 = empty slot */
     size_t n;
 } mask_count;
 
@@ -847,13 +747,11 @@ static void finish(ps_log *L)
         p->cold = L->rank[rk].npasses == 0;
         L->rank[rk].npasses++;
     }
-    size_t capm = 16, nmask = 0;
-    mask_count *mc = calloc(capm, sizeof *mc);
-    if (!mc) {
-        free(last);
-        L->oom = true;
-        return;
-    }
+    /* the sets of one log are few: mc[] in order of first appearance */
+    hmap sets;
+    hmap_init(&sets, 1);
+    mask_count *mc = NULL;
+    size_t capm = 0, nmask = 0;
     /* A pass without its closing segment: truncated when it is its rank's
      * last and nothing after its segments arrived; otherwise incomplete.
      * The segment set most of the other passes share is the reference; the
@@ -869,48 +767,31 @@ static void finish(ps_log *L)
         /* an ignored line's pass still shows which segments it emitted */
         if ((p->defects & ~PS_D_IGNORED) || (p->cold && !L->opt.keep_first))
             continue;
-        uint32_t emitted = p->present | p->ignored_segs;
-        if ((nmask + 1) * 2 > capm) {
-            mask_count *nm = calloc(capm * 2, sizeof *nm);
-            if (!nm) {
-                free(mc);
-                free(last);
-                L->oom = true;
-                return;
-            }
-            for (size_t j = 0; j < capm; j++)
-                if (mc[j].first) {
-                    size_t h = (mc[j].mask * 0x9e3779b1u) & (capm * 2 - 1);
-                    while (nm[h].first)
-                        h = (h + 1) & (capm * 2 - 1);
-                    nm[h] = mc[j];
-                }
+        const uint64_t emitted = p->present | p->ignored_segs;
+        uint32_t *s = hmap_put(&sets, &emitted);
+        if (!s || (!*s && !vec_grow((void **)&mc, &capm, nmask + 1, sizeof *mc))) {
+            hmap_free(&sets);
             free(mc);
-            mc = nm;
-            capm *= 2;
+            free(last);
+            L->oom = true;
+            return;
         }
-        size_t h = (emitted * 0x9e3779b1u) & (capm - 1);
-        while (mc[h].first && mc[h].mask != emitted)
-            h = (h + 1) & (capm - 1);
-        if (!mc[h].first) {
-            mc[h].mask = emitted;
-            mc[h].first = (uint32_t)(i + 1);
-            nmask++;
+        if (!*s) {
+            mc[nmask] = (mask_count){(uint32_t)emitted, 0};
+            *s = (uint32_t)++nmask;
         }
-        mc[h].n++;
+        mc[*s - 1].n++;
     }
+    hmap_free(&sets);
     free(last);
-    uint32_t ref = 0, ref_ix = UINT32_MAX;
+    /* in order of first appearance, so the earliest set wins a tie */
+    uint32_t ref = 0;
     size_t best = 0;
-    for (size_t j = 0; j < capm; j++) {
-        if (!mc[j].first)
-            continue;
-        if (mc[j].n > best || (mc[j].n == best && mc[j].first - 1 < ref_ix)) {
+    for (size_t j = 0; j < nmask; j++)
+        if (mc[j].n > best) {
             best = mc[j].n;
             ref = mc[j].mask;
-            ref_ix = mc[j].first - 1;
         }
-    }
     free(mc);
     char label[64], miss[512], extra[512];
     for (size_t i = 0; i < L->npass; i++) {
@@ -967,6 +848,11 @@ static void init(ps_log *L, const char *path, const ps_options *opt)
     if (opt)
         L->opt = *opt;
     dg_init(&L->warn, 1000);
+    hmap_init(&L->map, 2);
+    hmap_init(&L->omap, 2);
+    hmap_init(&L->rmap, 2);
+    hmap_init(&L->xmap, 2);
+    hmap_init(&L->intern, 2);
     for (int i = 0; i < PS_NKNOWN; i++) {
         strcpy(L->segname[i], known_seg_name(i));
         L->seglen[i] = (uint8_t)strlen(L->segname[i]);
@@ -1026,16 +912,17 @@ void ps_free(ps_log *L)
 {
     hm_free(&L->passmem);
     hm_free(&L->segxmem);
-    map_free(&L->xmap);
+    hmap_free(&L->xmap);
     free(L->xseg);
-    map_free(&L->map);
-    map_free(&L->omap);
-    map_free(&L->rmap);
+    hmap_free(&L->map);
+    hmap_free(&L->omap);
+    hmap_free(&L->rmap);
     hm_free(&L->spanmem);
     for (size_t i = 0; i < L->ntextblk; i++)
         hm_free(&L->textblk[i]);
     free(L->textblk);
-    free(L->intern);
+    hmap_free(&L->intern);
+    free(L->itext);
     free(L->anchor);
     free(L->rank);
     free((char *)L->stamp.p);

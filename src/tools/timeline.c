@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/hmap.h"
 #include "tools/jw.h"
 #include "tools/vec.h"
 
@@ -78,10 +79,7 @@ typedef struct tl {
     bool utc_valid;
     thr *thr;
     size_t nthr, capthr;
-    /* (kind, a, b) -> index + 1, for processes (kind 0) and threads (kind 1) */
-    uint64_t *hk;
-    uint32_t *hv;
-    size_t hcap, hn;
+    hmap h;                 /* (kind, a, b) -> index + 1, for processes (kind 0) and threads (kind 1) */
     bool first;
     char *nbuf;
     size_t nbufcap;
@@ -93,67 +91,14 @@ typedef struct tl {
     bool oom;
 } tl;
 
-static size_t hh(uint64_t k, uint64_t a, uint64_t b)
-{
-    uint64_t h = (a + k * 0x51afd7ed558ccd1dull) * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full;
-    return (size_t)(h ^ (h >> 31));
-}
-
-static bool h_grow(tl *t)
-{
-    size_t nc = t->hcap ? t->hcap * 2 : 64;
-    uint64_t *nk = calloc(nc * 3, sizeof *nk);
-    uint32_t *nv = calloc(nc, sizeof *nv);
-    if (!nk || !nv) {
-        free(nk);
-        free(nv);
-        t->oom = true;
-        return false;
-    }
-    for (size_t i = 0; i < t->hcap; i++) {
-        if (!t->hv[i])
-            continue;
-        size_t j = hh(t->hk[3 * i], t->hk[3 * i + 1], t->hk[3 * i + 2]) & (nc - 1);
-        while (nv[j])
-            j = (j + 1) & (nc - 1);
-        memcpy(&nk[3 * j], &t->hk[3 * i], 3 * sizeof *nk);
-        nv[j] = t->hv[i];
-    }
-    free(t->hk);
-    free(t->hv);
-    t->hk = nk;
-    t->hv = nv;
-    t->hcap = nc;
-    return true;
-}
-
-/* The slot of (k, a, b); *slot == 0 when absent. NULL on out of memory. */
-static uint32_t *h_slot(tl *t, uint64_t k, uint64_t a, uint64_t b)
-{
-    if ((t->hn + 1) * 2 > t->hcap && !h_grow(t))
-        return NULL;
-    size_t j = hh(k, a, b) & (t->hcap - 1);
-    while (t->hv[j]) {
-        if (t->hk[3 * j] == k && t->hk[3 * j + 1] == a && t->hk[3 * j + 2] == b)
-            return &t->hv[j];
-        j = (j + 1) & (t->hcap - 1);
-    }
-    t->hk[3 * j] = k;
-    t->hk[3 * j + 1] = a;
-    t->hk[3 * j + 2] = b;
-    return &t->hv[j];
-}
-
 static proc *find_proc(tl *t, uint64_t pid, bool add)
 {
-    uint32_t *s = h_slot(t, 0, pid, 0);
-    if (!s)
-        return NULL;
-    if (*s)
-        return &t->proc[*s - 1];
-    if (!add)
-        return NULL; /* the empty slot stays empty: hn is not counted */
-    if (!vec_grow((void **)&t->proc, &t->capproc, t->nproc + 1, sizeof *t->proc)) {
+    const uint64_t key[3] = {0, pid, 0};
+    uint32_t v = hmap_get(&t->h, key);
+    if (v || !add)
+        return v ? &t->proc[v - 1] : NULL;
+    uint32_t *s = hmap_put(&t->h, key);
+    if (!s || !vec_grow((void **)&t->proc, &t->capproc, t->nproc + 1, sizeof *t->proc)) {
         t->oom = true;
         return NULL;
     }
@@ -161,16 +106,16 @@ static proc *find_proc(tl *t, uint64_t pid, bool add)
     memset(p, 0, sizeof *p);
     p->pid = pid;
     *s = (uint32_t)t->nproc;
-    t->hn++;
     return p;
 }
 
 static void add_thr(tl *t, uint64_t pid, uint64_t tid)
 {
-    uint32_t *s = h_slot(t, 1, pid, tid);
-    if (!s || *s)
+    const uint64_t key[3] = {1, pid, tid};
+    uint32_t *s = hmap_put(&t->h, key);
+    if (s && *s)
         return;
-    if (!vec_grow((void **)&t->thr, &t->capthr, t->nthr + 1, sizeof *t->thr)) {
+    if (!s || !vec_grow((void **)&t->thr, &t->capthr, t->nthr + 1, sizeof *t->thr)) {
         t->oom = true;
         return;
     }
@@ -180,7 +125,6 @@ static void add_thr(tl *t, uint64_t pid, uint64_t tid)
     t->thr[t->nthr].slot = 0;
     t->nthr++;
     *s = (uint32_t)t->nthr;
-    t->hn++;
 }
 
 static int cmp_bs(const void *a, const void *b)
@@ -955,6 +899,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
 {
     tl t;
     memset(&t, 0, sizeof t);
+    hmap_init(&t.h, 3);
     memset(rep, 0, sizeof *rep);
     t.L = L;
     t.rep = rep;
@@ -1004,8 +949,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         free(t.bs);
         free(t.proc);
         free(t.thr);
-        free(t.hk);
-        free(t.hv);
+        hmap_free(&t.h);
         return HBG_E_NOMEM;
     }
     t.nbs = 0;
@@ -1116,8 +1060,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.dl);
     free(t.anc);
     free(t.sl);
-    free(t.hk);
-    free(t.hv);
+    hmap_free(&t.h);
     if (t.oom)
         return HBG_E_NOMEM;
     return ok ? HBG_OK : HBG_E_IO;
