@@ -3,7 +3,7 @@
 #include "hbg/trace.h"
 #include "tools/hugemem.h"
 #include "tools/linereader.h"
-#include "tools/vec.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -66,7 +66,8 @@ static ps_pass *new_pass(ps_log *L, size_t line)
         size_t nc = L->cap ? L->cap * 2 : 256;
         if (!L->cap && L->size_hint / 33 + 16 > nc)
             nc = L->size_hint / 33 + 16;
-        /* a reservation the system refuses falls back to growing by doubling */
+        /* a reservation the system refuses falls back to growing by doubling
+         * (not vec_grow: the array lives on huge pages, see hugemem.h) */
         if (hm_alloc(&nb, nc * sizeof(ps_pass)) != 0 &&
             (nc == (L->cap ? L->cap * 2 : 256) || hm_alloc(&nb, (L->cap ? L->cap * 2 : 256) * sizeof(ps_pass)) != 0)) {
             L->oom = true;
@@ -493,7 +494,8 @@ static void on_orch(ps_log *L, const lx_rec *r)
 static void keep_span(ps_log *L, const lx_rec *r)
 {
     if (L->nspan == L->capspan) {
-        /* sized for the worst case (a span line has 60 bytes at least) */
+        /* sized for the worst case (a span line has 60 bytes at least); on
+         * huge pages, so not vec_grow */
         size_t nc0 = L->capspan ? L->capspan * 2 : 256, nc = nc0;
         if (!L->capspan && L->size_hint / 60 + 16 > nc)
             nc = L->size_hint / 60 + 16;
@@ -635,12 +637,10 @@ static int rank_of(ps_log *L, const ps_pass *p)
     }
     if (*s)
         return (int)(*s - 1);
-    ps_rank *nr = realloc(L->rank, (L->nrank + 1) * sizeof *nr);
-    if (!nr) {
+    if (!vec_grow((void **)&L->rank, &L->caprank, L->nrank + 1, sizeof *L->rank)) {
         L->oom = true;
         return -1;
     }
-    L->rank = nr;
     ps_rank *k = &L->rank[L->nrank];
     k->has_pid = p->has_pid;
     k->pid = p->has_pid ? p->pid : 0;
@@ -731,16 +731,10 @@ static void finish(ps_log *L)
             free(last);
             return;
         }
-        if ((size_t)rk >= caplast) {
-            size_t nc = caplast ? caplast * 2 : 16;
-            size_t *nl = realloc(last, nc * sizeof *nl);
-            if (!nl) {
-                free(last);
-                L->oom = true;
-                return;
-            }
-            last = nl;
-            caplast = nc;
+        if (!vec_grow((void **)&last, &caplast, (size_t)rk + 1, sizeof *last)) {
+            free(last);
+            L->oom = true;
+            return;
         }
         last[rk] = i;
         p->rank = rk;

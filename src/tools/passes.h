@@ -197,7 +197,7 @@ typedef struct ps_log {
     size_t nanchor, capanchor;
 
     ps_rank *rank;
-    size_t nrank;
+    size_t nrank, caprank;
     size_t ncold, nwarm, nused;
 
     dg_list warn;

@@ -3,7 +3,7 @@
  * pass's host_orch no operation record covers (time the orchestration
  * spent outside every instrumented operation). */
 #include "tools/spans.h"
-#include "tools/vec.h"
+#include "util/vec.h"
 
 #include <inttypes.h>
 #include <stdio.h>

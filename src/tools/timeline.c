@@ -10,7 +10,7 @@
 
 #include "tools/hmap.h"
 #include "tools/jw.h"
-#include "tools/vec.h"
+#include "util/vec.h"
 
 typedef struct proc {
     uint64_t pid;
@@ -296,14 +296,9 @@ static void arg_attrs(tl *t, const char *p, size_t n)
 /* Span names percent-encode bytes outside !..~ and % [ ] =. */
 static size_t decode_name(tl *t, lx_slice s)
 {
-    if (t->nbufcap < s.n + 1) {
-        char *nb = realloc(t->nbuf, s.n + 1);
-        if (!nb) {
-            t->oom = true;
-            return 0;
-        }
-        t->nbuf = nb;
-        t->nbufcap = s.n + 1;
+    if (!vec_grow((void **)&t->nbuf, &t->nbufcap, s.n + 1, 1)) {
+        t->oom = true;
+        return 0;
     }
     return lx_decode_name(s, t->nbuf);
 }
