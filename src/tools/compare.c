@@ -52,7 +52,7 @@ static int seg_by_name(const ps_log *L, const char *name)
     return -1;
 }
 
-/* The segments of the used passes (they all share one set: passes.c
+/* The segments of the used passes (they all share one set: passes_defects.c
  * excludes a pass whose set differs from the reference). */
 static uint32_t used_set(const st_result *R)
 {

@@ -1,5 +1,6 @@
 /* Grouping bind-phase lines into passes; see passes.h for the rules. */
 #include "tools/passes.h"
+#include "tools/passes_internal.h"
 #include "hbg/trace.h"
 #include "tools/hugemem.h"
 #include "tools/linereader.h"
@@ -50,7 +51,7 @@ const char *ps_label(const ps_pass *p, char *out, size_t n)
 
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv)
 {
-    uint32_t v = hmap_get2(&L->map, pid, inv);
+    uint32_t v = hmap_get2(&L->ix->map, pid, inv);
     return v ? &L->pass[v - 1] : NULL;
 }
 
@@ -141,29 +142,31 @@ static int op_id(lx_slice name)
 
 static ps_pass *open_pass(ps_log *L, bool has_thread, uint64_t thread)
 {
+    ps_index *X = L->ix;
     /* a burst's lines usually follow each other: remember the last one */
-    if (L->last_open && L->last_open_ht == has_thread && L->last_open_th == thread)
-        return L->last_open == NO_OPEN ? NULL : &L->pass[L->last_open - 1];
-    uint32_t v = hmap_get2(&L->omap, thread, has_thread ? 1 : 2);
+    if (X->last_open && X->last_open_ht == has_thread && X->last_open_th == thread)
+        return X->last_open == NO_OPEN ? NULL : &L->pass[X->last_open - 1];
+    uint32_t v = hmap_get2(&X->omap, thread, has_thread ? 1 : 2);
     if (!v)
         v = NO_OPEN;
-    L->last_open = v;
-    L->last_open_ht = has_thread;
-    L->last_open_th = thread;
+    X->last_open = v;
+    X->last_open_ht = has_thread;
+    X->last_open_th = thread;
     return v == NO_OPEN ? NULL : &L->pass[v - 1];
 }
 
 static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
 {
-    uint32_t *s = hmap_put2(&L->omap, thread, has_thread ? 1 : 2);
+    ps_index *X = L->ix;
+    uint32_t *s = hmap_put2(&X->omap, thread, has_thread ? 1 : 2);
     if (!s) {
         L->oom = true;
         return;
     }
     *s = val;
-    L->last_open = val;
-    L->last_open_ht = has_thread;
-    L->last_open_th = thread;
+    X->last_open = val;
+    X->last_open_ht = has_thread;
+    X->last_open_th = thread;
 }
 
 #define TEXTBLK ((size_t)4 << 20)
@@ -201,7 +204,7 @@ typedef struct text_key {
 static bool same_text(void *ctx, uint32_t val)
 {
     const text_key *k = ctx;
-    return memcmp(k->L->itext[val - 1], k->p, k->n) == 0;
+    return memcmp(k->L->ix->itext[val - 1], k->p, k->n) == 0;
 }
 
 static const char *copy_text(ps_log *L, const char *p, size_t n)
@@ -227,22 +230,23 @@ static const char *copy_text(ps_log *L, const char *p, size_t n)
 /* A copy of p, shared with an earlier identical text when there is one. */
 static const char *keep_text(ps_log *L, const char *p, size_t n)
 {
+    ps_index *X = L->ix;
     if (L->buf)
         return p;
     const uint64_t key[2] = {text_hash(p, n), n};
     text_key k = {L, p, n};
-    uint32_t *s = hmap_put_eq(&L->intern, key, same_text, &k);
-    if (!s || (!*s && !vec_grow((void **)&L->itext, &L->capitext, L->nitext + 1, sizeof *L->itext))) {
+    uint32_t *s = hmap_put_eq(&X->intern, key, same_text, &k);
+    if (!s || (!*s && !vec_grow((void **)&X->itext, &X->capitext, X->nitext + 1, sizeof *X->itext))) {
         L->oom = true;
         return NULL;
     }
     if (*s)
-        return L->itext[*s - 1];
+        return X->itext[*s - 1];
     const char *c = copy_text(L, p, n);
     if (!c)
         return NULL;
-    L->itext[L->nitext++] = c;
-    *s = (uint32_t)L->nitext;
+    X->itext[X->nitext++] = c;
+    *s = (uint32_t)X->nitext;
     return c;
 }
 
@@ -257,19 +261,20 @@ static lx_slice keep_slice(ps_log *L, lx_slice s)
 /* The side-table entry of segment id (>= PS_INLINE) of pass p. */
 static ps_xseg *side_seg(ps_log *L, const ps_pass *p, int id, bool insert)
 {
-    uint64_t ix = (uint64_t)(p - L->pass);
+    ps_index *X = L->ix;
+    uint64_t i = (uint64_t)(p - L->pass);
     if (!insert) {
-        uint32_t v = hmap_get2(&L->xmap, ix, (uint64_t)id);
-        return v ? &L->xseg[v - 1] : NULL;
+        uint32_t v = hmap_get2(&X->xmap, i, (uint64_t)id);
+        return v ? &X->xseg[v - 1] : NULL;
     }
-    uint32_t *s = hmap_put2(&L->xmap, ix, (uint64_t)id);
-    if (!s || (!*s && !vec_grow((void **)&L->xseg, &L->capxseg, L->nxseg + 1, sizeof *L->xseg))) {
+    uint32_t *s = hmap_put2(&X->xmap, i, (uint64_t)id);
+    if (!s || (!*s && !vec_grow((void **)&X->xseg, &X->capxseg, X->nxseg + 1, sizeof *X->xseg))) {
         L->oom = true;
         return NULL;
     }
     if (!*s)
-        *s = (uint32_t)++L->nxseg;
-    return &L->xseg[*s - 1];
+        *s = (uint32_t)++X->nxseg;
+    return &X->xseg[*s - 1];
 }
 
 ps_seg ps_get_side(const ps_log *L, const ps_pass *p, int id)
@@ -347,11 +352,12 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
 
 static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, bool create)
 {
+    ps_index *X = L->ix;
     /* consecutive lines nearly always belong to the pass of the line before */
-    if (L->last_pass && L->last_pid == pid && L->last_inv == inv)
-        return &L->pass[L->last_pass - 1];
-    uint32_t *s = create ? hmap_put2(&L->map, pid, inv) : NULL;
-    uint32_t v = create ? (s ? *s : 0) : hmap_get2(&L->map, pid, inv);
+    if (X->last_pass && X->last_pid == pid && X->last_inv == inv)
+        return &L->pass[X->last_pass - 1];
+    uint32_t *s = create ? hmap_put2(&X->map, pid, inv) : NULL;
+    uint32_t v = create ? (s ? *s : 0) : hmap_get2(&X->map, pid, inv);
     if (!v) {
         if (!create)
             return NULL;
@@ -365,9 +371,9 @@ static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, b
         p->inv = inv;
         p->has_pid = p->has_inv = p->keyed = true;
     }
-    L->last_pass = v;
-    L->last_pid = pid;
-    L->last_inv = inv;
+    X->last_pass = v;
+    X->last_pid = pid;
+    X->last_inv = inv;
     return &L->pass[v - 1];
 }
 
@@ -379,11 +385,11 @@ static ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
     if (r->has_pid) {
         p = keyed_pass(L, r->pid, r->inv, r->line, true);
         if (p && !p->has_thread)
-            p->has_thread = lx_thread(r, &L->thc, &p->thread);
+            p->has_thread = lx_thread(r, &L->ix->thc, &p->thread);
         return p;
     }
     uint64_t th;
-    bool ht = lx_thread(r, &L->thc, &th);
+    bool ht = lx_thread(r, &L->ix->thc, &th);
     p = open_pass(L, ht, th);
     /* A burst is over once its host-orch lines began, or when its first
      * segment comes round again (an ignored line's segment counts). */
@@ -430,7 +436,7 @@ static void charge_bad_line(ps_log *L, const lx_rec *r)
         p = keyed_pass(L, r->pid, r->inv, r->line, false);
     } else {
         uint64_t th;
-        bool ht = lx_thread(r, &L->thc, &th);
+        bool ht = lx_thread(r, &L->ix->thc, &th);
         p = open_pass(L, ht, th);
     }
     if (!p)
@@ -454,7 +460,7 @@ static void on_orch(ps_log *L, const lx_rec *r)
         p = keyed_pass(L, r->pid, r->inv, r->line, false);
     } else {
         uint64_t th;
-        bool ht = lx_thread(r, &L->thc, &th);
+        bool ht = lx_thread(r, &L->ix->thc, &th);
         p = open_pass(L, ht, th);
     }
     if (!p) {
@@ -539,13 +545,13 @@ static void on_span(ps_log *L, const lx_rec *r)
         return;
     }
     uint64_t th;
-    bool ht = lx_thread(r, &L->thc, &th);
+    bool ht = lx_thread(r, &L->ix->thc, &th);
     p = open_pass(L, ht, th);
     if (!p)
         return;
     size_t idx = (size_t)(p - L->pass);
     set_open(L, ht, th, NO_OPEN);
-    uint32_t *s = hmap_put2(&L->map, r->pid, r->inv);
+    uint32_t *s = hmap_put2(&L->ix->map, r->pid, r->inv);
     if (!s) {
         L->oom = true;
         return;
@@ -626,244 +632,41 @@ static void sink_bad(void *ctx, const lx_rec *r, const char *msg)
         charge_bad_line(L, r);
 }
 
-/* --- after the scan ---------------------------------------------------- */
-
-static int rank_of(ps_log *L, const ps_pass *p)
-{
-    uint32_t *s = hmap_put2(&L->rmap, p->has_pid ? p->pid : p->thread, p->has_pid ? 1 : 2);
-    if (!s) {
-        L->oom = true;
-        return -1;
-    }
-    if (*s)
-        return (int)(*s - 1);
-    if (!vec_grow((void **)&L->rank, &L->caprank, L->nrank + 1, sizeof *L->rank)) {
-        L->oom = true;
-        return -1;
-    }
-    ps_rank *k = &L->rank[L->nrank];
-    k->has_pid = p->has_pid;
-    k->pid = p->has_pid ? p->pid : 0;
-    k->thread = p->thread;
-    k->npasses = 0;
-    *s = (uint32_t)(L->nrank + 1);
-    return (int)L->nrank++;
-}
-
-/* A pass whose bind lines carry no pid and whose span is missing belongs to
- * the process that wrote the other passes of its thread: the nearest named
- * pass before it, else after it. Two sweeps, one map of thread -> pass. */
-static bool inherit_pids(ps_log *L)
-{
-    for (int dir = 0; dir < 2; dir++) {
-        hmap m;
-        hmap_init(&m, 1);
-        for (size_t k = 0; k < L->npass; k++) {
-            size_t i = dir == 0 ? k : L->npass - 1 - k;
-            ps_pass *p = &L->pass[i];
-            if (!p->has_thread)
-                continue;
-            if (p->has_inv) {
-                uint32_t *s = hmap_put(&m, &p->thread);
-                if (!s) {
-                    hmap_free(&m);
-                    return false;
-                }
-                *s = (uint32_t)(i + 1);
-            } else if (!p->has_pid) {
-                uint32_t v = hmap_get(&m, &p->thread);
-                if (v) {
-                    p->pid = L->pass[v - 1].pid; /* for its rank only: its inv stays unknown */
-                    p->has_pid = true;
-                }
-            }
-        }
-        hmap_free(&m);
-    }
-    return true;
-}
-
-/* How many candidate passes have each segment set. */
-typedef struct mask_count {
-    uint32_t mask;
-    size_t n;
-} mask_count;
-
-void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
-{
-    size_t k = 0;
-    out[0] = 0;
-    for (int i = 0; i < L->nseg && k + 1 < n; i++)
-        if (mask & (1u << i)) {
-            int w = snprintf(out + k, n - k, "%s%s", k ? ", " : "", L->segname[i]);
-            if (w < 0)
-                break;
-            k += (size_t)w;
-            if (k >= n)
-                k = n - 1;
-        }
-}
-
-static void finish(ps_log *L)
-{
-    /* Three walks over the passes in all: the array is large and each walk
-     * costs a cache miss per pass. */
-    bool unnamed = false;
-    for (size_t i = 0; i < L->npass && !unnamed; i++)
-        unnamed = !L->pass[i].has_pid;
-    if (unnamed && !inherit_pids(L)) {
-        L->oom = true;
-        return;
-    }
-    size_t *last = NULL;
-    size_t caplast = 0;
-    /* the rank of the pass before, for the common run of one rank's passes */
-    uint64_t ka = 0, kb = 0;
-    int krk = -1;
-    for (size_t i = 0; i < L->npass; i++) {
-        ps_pass *p = &L->pass[i];
-        uint64_t a = p->has_pid ? p->pid : p->thread, b = p->has_pid ? 1 : 2;
-        int rk = krk >= 0 && a == ka && b == kb ? krk : rank_of(L, p);
-        ka = a;
-        kb = b;
-        krk = rk;
-        if (rk < 0) {
-            free(last);
-            return;
-        }
-        if (!vec_grow((void **)&last, &caplast, (size_t)rk + 1, sizeof *last)) {
-            free(last);
-            L->oom = true;
-            return;
-        }
-        last[rk] = i;
-        p->rank = rk;
-        p->cold = L->rank[rk].npasses == 0;
-        L->rank[rk].npasses++;
-    }
-    /* the sets of one log are few: mc[] in order of first appearance */
-    hmap sets;
-    hmap_init(&sets, 1);
-    mask_count *mc = NULL;
-    size_t capm = 0, nmask = 0;
-    /* A pass without its closing segment: truncated when it is its rank's
-     * last and nothing after its segments arrived; otherwise incomplete.
-     * The segment set most of the other passes share is the reference; the
-     * set of the earliest pass wins a tie. */
-    for (size_t i = 0; i < L->npass; i++) {
-        ps_pass *p = &L->pass[i];
-        if (!(p->present & (1u << PS_CLOSE))) {
-            if (last[p->rank] == i && !p->has_orch && !p->has_span)
-                p->defects |= PS_D_TRUNCATED;
-            else
-                p->defects |= PS_D_MISSING_CLOSE;
-        }
-        /* an ignored line's pass still shows which segments it emitted */
-        if ((p->defects & ~PS_D_IGNORED) || (p->cold && !L->opt.keep_first))
-            continue;
-        const uint64_t emitted = p->present | p->ignored_segs;
-        uint32_t *s = hmap_put(&sets, &emitted);
-        if (!s || (!*s && !vec_grow((void **)&mc, &capm, nmask + 1, sizeof *mc))) {
-            hmap_free(&sets);
-            free(mc);
-            free(last);
-            L->oom = true;
-            return;
-        }
-        if (!*s) {
-            mc[nmask] = (mask_count){(uint32_t)emitted, 0};
-            *s = (uint32_t)++nmask;
-        }
-        mc[*s - 1].n++;
-    }
-    hmap_free(&sets);
-    free(last);
-    /* in order of first appearance, so the earliest set wins a tie */
-    uint32_t ref = 0;
-    size_t best = 0;
-    for (size_t j = 0; j < nmask; j++)
-        if (mc[j].n > best) {
-            best = mc[j].n;
-            ref = mc[j].mask;
-        }
-    free(mc);
-    char label[64], miss[512], extra[512];
-    for (size_t i = 0; i < L->npass; i++) {
-        ps_pass *p = &L->pass[i];
-        if (!p->defects && (!p->cold || L->opt.keep_first) && p->present != ref)
-            p->defects |= PS_D_SETDIFF;
-        ps_label(p, label, sizeof label);
-        if (p->defects & PS_D_TRUNCATED)
-            dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass excluded",
-                   L->path, p->first_line, label);
-        if (p->defects & PS_D_MISSING_CLOSE)
-            dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); excluded", L->path,
-                   p->first_line, label);
-        if (p->defects & PS_D_DUPLICATE) {
-            size_t l1 = p->dup_first_line;
-            size_t l2 = p->dup_line;
-            if (p->dup_seg >= 0)
-                dg_add(&L->warn, "%s:%zu: segment %s appears twice in pass %s (first at line %zu); excluded",
-                       L->path, l2, L->segname[p->dup_seg], label, l1);
-            else
-                dg_add(&L->warn, "%s:%zu: host-orch %s appears twice in pass %s (first at line %zu); excluded",
-                       L->path, l2, ps_op_name(-1 - p->dup_seg), label, l1);
-        }
-        if (p->defects & PS_D_DROPPED)
-            dg_add(&L->warn,
-                   "%s:%zu: host-orch %s dropped=%" PRIu64
-                   " in pass %s (the per-op record pool overflowed); excluded",
-                   L->path, (size_t)p->drop_line, ps_op_name(p->drop_op), p->drop_count, label);
-        /* a truncated pass's cut last line is the truncation itself */
-        if ((p->defects & (PS_D_IGNORED | PS_D_TRUNCATED)) == PS_D_IGNORED)
-            dg_add(&L->warn, "%s:%zu: pass %s has a malformed line that was ignored (line %" PRIu32
-                   "); excluded", L->path, p->first_line, label, p->ignored_line);
-        if (p->defects & PS_D_SETDIFF) {
-            ps_seg_list(L, ref & ~p->present, miss, sizeof miss);
-            ps_seg_list(L, p->present & ~ref, extra, sizeof extra);
-            dg_add(&L->warn, "%s:%zu: pass %s has other segments than the other %zu passes (missing: %s; extra: %s); excluded",
-                   L->path, p->first_line, label, best, miss[0] ? miss : "none",
-                   extra[0] ? extra : "none");
-        }
-        if (p->cold)
-            L->ncold++;
-        else
-            L->nwarm++;
-        p->used = !p->defects && (!p->cold || L->opt.keep_first);
-        if (p->used)
-            L->nused++;
-    }
-}
-
-static void init(ps_log *L, const char *path, const ps_options *opt)
+/* false when out of memory (L is then safe to ps_free) */
+static bool init(ps_log *L, const char *path, const ps_options *opt)
 {
     memset(L, 0, sizeof *L);
     L->path = path;
     if (opt)
         L->opt = *opt;
     dg_init(&L->warn, 1000);
-    hmap_init(&L->map, 2);
-    hmap_init(&L->omap, 2);
-    hmap_init(&L->rmap, 2);
-    hmap_init(&L->xmap, 2);
-    hmap_init(&L->intern, 2);
     for (int i = 0; i < PS_NKNOWN; i++) {
         strcpy(L->segname[i], known_seg_name(i));
         L->seglen[i] = (uint8_t)strlen(L->segname[i]);
     }
     L->nseg = PS_NKNOWN;
+    ps_index *X = L->ix = calloc(1, sizeof *L->ix);
+    if (!X)
+        return false;
+    hmap_init(&X->map, 2);
+    hmap_init(&X->omap, 2);
+    hmap_init(&X->rmap, 2);
+    hmap_init(&X->xmap, 2);
+    hmap_init(&X->intern, 2);
+    return true;
 }
 
 hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, const ps_options *opt)
 {
-    init(L, path, opt);
+    if (!init(L, path, opt))
+        return HBG_E_NOMEM;
     L->buf = buf;
     L->len = len;
     L->size_hint = len;
     lx_sink sink = {L, sink_rec, sink_bad};
     lx_scan(buf, len, &sink);
     if (!L->oom)
-        finish(L);
+        ps_analyse(L);
     return L->oom ? HBG_E_NOMEM : HBG_OK;
 }
 
@@ -882,7 +685,10 @@ static bool on_piece(void *ctx, const char *p, size_t n)
 
 hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt, char *err, size_t errlen)
 {
-    init(L, path, opt);
+    if (!init(L, path, opt)) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return HBG_E_NOMEM;
+    }
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
         L->size_hint = (size_t)sb.st_size;
@@ -894,7 +700,7 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
         return HBG_E_IO;
     }
     if (!e && !L->oom)
-        finish(L);
+        ps_analyse(L);
     if (e || L->oom) {
         snprintf(err, errlen, "%s: out of memory", path);
         return HBG_E_NOMEM;
@@ -906,39 +712,24 @@ void ps_free(ps_log *L)
 {
     hm_free(&L->passmem);
     hm_free(&L->segxmem);
-    hmap_free(&L->xmap);
-    free(L->xseg);
-    hmap_free(&L->map);
-    hmap_free(&L->omap);
-    hmap_free(&L->rmap);
+    ps_index *X = L->ix;
+    if (X) {
+        hmap_free(&X->xmap);
+        free(X->xseg);
+        hmap_free(&X->map);
+        hmap_free(&X->omap);
+        hmap_free(&X->rmap);
+        hmap_free(&X->intern);
+        free(X->itext);
+        free(X);
+    }
     hm_free(&L->spanmem);
     for (size_t i = 0; i < L->ntextblk; i++)
         hm_free(&L->textblk[i]);
     free(L->textblk);
-    hmap_free(&L->intern);
-    free(L->itext);
     free(L->anchor);
     free(L->rank);
     free((char *)L->stamp.p);
     dg_free(&L->warn);
     memset(L, 0, sizeof *L);
-}
-
-void ps_exclusions(const ps_log *L, char *out, size_t n)
-{
-    static const char *const why[] = {"without arena_h2d", "truncated", "with a segment twice",
-                                      "with dropped records", "with other segments", "with an ignored line"};
-    size_t count[6] = {0};
-    for (size_t i = 0; i < L->npass; i++) {
-        const ps_pass *p = &L->pass[i];
-        if (p->used || (p->cold && !L->opt.keep_first))
-            continue;
-        for (int d = 0; d < 6; d++)
-            count[d] += (p->defects >> d) & 1;
-    }
-    size_t k = 0;
-    out[0] = 0;
-    for (int d = 0; d < 6 && k < n; d++)
-        if (count[d])
-            k += (size_t)snprintf(out + k, n - k, "%s%zu %s", k ? ", " : "", count[d], why[d]);
 }

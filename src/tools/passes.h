@@ -19,7 +19,6 @@
 #include <stdint.h>
 #include "hbg/status.h"
 #include "tools/diag.h"
-#include "tools/hmap.h"
 #include "tools/hugemem.h"
 #include "tools/loglex.h"
 #include "tools/text.h"
@@ -109,12 +108,6 @@ typedef struct ps_pass {
     uint32_t line[PS_INLINE];
 } ps_pass;
 
-/* A segment of the side table. */
-typedef struct ps_xseg {
-    uint64_t dur, bytes;
-    uint32_t line;
-} ps_xseg;
-
 typedef struct ps_span {
     uint64_t pid, tid, inv, ts, dur;
     uint32_t depth, line;
@@ -158,19 +151,8 @@ typedef struct ps_log {
     hm_block passmem;       /* where pass[] lives */
     ps_segx *segx;          /* keep_spans: PS_MAXSEG per pass of pass[] */
     hm_block segxmem;
-    hmap xmap;              /* (pass, segment id) -> xseg[], for ids from PS_INLINE */
-    ps_xseg *xseg;
-    size_t nxseg, capxseg;
     size_t size_hint;       /* the file's size, when known: sizes pass[] once */
-    hmap map;               /* (pid, inv) -> pass */
-    uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
-    uint64_t last_pid, last_inv;
-    hmap omap;              /* (thread, 1 | 2 without thread) -> the thread's open burst */
-    uint32_t last_open;     /* the last omap answer (0: none cached) ... */
-    bool last_open_ht;      /* ... for this thread */
-    uint64_t last_open_th;
-    hmap rmap;              /* (pid, 1 | thread, 2) -> rank */
-    lx_thread_cache thc;
+    struct ps_index *ix;    /* the reader's tables and caches (passes_internal.h) */
 
     bool has_stamp;
     lx_slice stamp;         /* owned copy */
@@ -188,11 +170,6 @@ typedef struct ps_log {
      * read in pieces: blocks that never move */
     hm_block *textblk;
     size_t ntextblk, captextblk, textused;
-    /* the same text is kept once: span names, hids and a segment's
-     * attributes repeat pass after pass */
-    hmap intern;            /* (hash, length) -> itext[] */
-    const char **itext;
-    size_t nitext, capitext;
     ps_anchor *anchor;
     size_t nanchor, capanchor;
 

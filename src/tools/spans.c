@@ -1,6 +1,7 @@
 /* Spans into invocations, ranks and callables; the statistics and wall
  * clock the views share. The views themselves: spans_views.c. */
 #include "tools/spans.h"
+#include "tools/hmap.h"
 #include "util/vec.h"
 
 #include <inttypes.h>
