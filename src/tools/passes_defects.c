@@ -86,17 +86,11 @@ void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
         }
 }
 
-void ps_analyse(ps_log *L)
+/* Each pass's rank and whether it is its rank's first (cold) pass. last[]
+ * gets the index of each rank's last pass (the caller frees it); false
+ * when out of memory (L->oom set). */
+static bool assign_ranks(ps_log *L, size_t **lastp)
 {
-    /* Three walks over the passes in all: the array is large and each walk
-     * costs a cache miss per pass. */
-    bool unnamed = false;
-    for (size_t i = 0; i < L->npass && !unnamed; i++)
-        unnamed = !L->pass[i].has_pid;
-    if (unnamed && !inherit_pids(L)) {
-        L->oom = true;
-        return;
-    }
     size_t *last = NULL;
     size_t caplast = 0;
     /* the rank of the pass before, for the common run of one rank's passes */
@@ -111,27 +105,34 @@ void ps_analyse(ps_log *L)
         krk = rk;
         if (rk < 0) {
             free(last);
-            return;
+            return false;
         }
         if (!vec_grow((void **)&last, &caplast, (size_t)rk + 1, sizeof *last)) {
             free(last);
             L->oom = true;
-            return;
+            return false;
         }
         last[rk] = i;
         p->rank = rk;
         p->cold = L->rank[rk].npasses == 0;
         L->rank[rk].npasses++;
     }
+    *lastp = last;
+    return true;
+}
+
+/* A pass without its closing segment: truncated when it is its rank's
+ * last and nothing after its segments arrived; otherwise incomplete.
+ * The segment set most of the other candidate passes share is the
+ * reference (*ref, shared by *best passes); the set of the earliest pass
+ * wins a tie. False when out of memory (L->oom set). */
+static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *best)
+{
     /* the sets of one log are few: mc[] in order of first appearance */
     hmap sets;
     hmap_init(&sets, 1);
     mask_count *mc = NULL;
     size_t capm = 0, nmask = 0;
-    /* A pass without its closing segment: truncated when it is its rank's
-     * last and nothing after its segments arrived; otherwise incomplete.
-     * The segment set most of the other passes share is the reference; the
-     * set of the earliest pass wins a tie. */
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
         if (!(p->present & (1u << PS_CLOSE))) {
@@ -148,9 +149,8 @@ void ps_analyse(ps_log *L)
         if (!s || (!*s && !vec_grow((void **)&mc, &capm, nmask + 1, sizeof *mc))) {
             hmap_free(&sets);
             free(mc);
-            free(last);
             L->oom = true;
-            return;
+            return false;
         }
         if (!*s) {
             mc[nmask] = (mask_count){(uint32_t)emitted, 0};
@@ -159,54 +159,82 @@ void ps_analyse(ps_log *L)
         mc[*s - 1].n++;
     }
     hmap_free(&sets);
-    free(last);
     /* in order of first appearance, so the earliest set wins a tie */
-    uint32_t ref = 0;
-    size_t best = 0;
+    *ref = 0;
+    *best = 0;
     for (size_t j = 0; j < nmask; j++)
-        if (mc[j].n > best) {
-            best = mc[j].n;
-            ref = mc[j].mask;
+        if (mc[j].n > *best) {
+            *best = mc[j].n;
+            *ref = mc[j].mask;
         }
     free(mc);
+    return true;
+}
+
+/* The warnings of pass p's defects, one line each. */
+static void warn_defects(ps_log *L, const ps_pass *p, uint32_t ref, size_t best)
+{
     char label[64], miss[512], extra[512];
+    ps_label(p, label, sizeof label);
+    if (p->defects & PS_D_TRUNCATED)
+        dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass excluded",
+               L->path, p->first_line, label);
+    if (p->defects & PS_D_MISSING_CLOSE)
+        dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); excluded", L->path,
+               p->first_line, label);
+    if (p->defects & PS_D_DUPLICATE) {
+        size_t l1 = p->dup_first_line;
+        size_t l2 = p->dup_line;
+        if (p->dup_seg >= 0)
+            dg_add(&L->warn, "%s:%zu: segment %s appears twice in pass %s (first at line %zu); excluded",
+                   L->path, l2, L->segname[p->dup_seg], label, l1);
+        else
+            dg_add(&L->warn, "%s:%zu: host-orch %s appears twice in pass %s (first at line %zu); excluded",
+                   L->path, l2, ps_op_name(-1 - p->dup_seg), label, l1);
+    }
+    if (p->defects & PS_D_DROPPED)
+        dg_add(&L->warn,
+               "%s:%zu: host-orch %s dropped=%" PRIu64
+               " in pass %s (the per-op record pool overflowed); excluded",
+               L->path, (size_t)p->drop_line, ps_op_name(p->drop_op), p->drop_count, label);
+    /* a truncated pass's cut last line is the truncation itself */
+    if ((p->defects & (PS_D_IGNORED | PS_D_TRUNCATED)) == PS_D_IGNORED)
+        dg_add(&L->warn, "%s:%zu: pass %s has a malformed line that was ignored (line %" PRIu32
+               "); excluded", L->path, p->first_line, label, p->ignored_line);
+    if (p->defects & PS_D_SETDIFF) {
+        ps_seg_list(L, ref & ~p->present, miss, sizeof miss);
+        ps_seg_list(L, p->present & ~ref, extra, sizeof extra);
+        dg_add(&L->warn, "%s:%zu: pass %s has other segments than the other %zu passes (missing: %s; extra: %s); excluded",
+               L->path, p->first_line, label, best, miss[0] ? miss : "none",
+               extra[0] ? extra : "none");
+    }
+}
+
+void ps_analyse(ps_log *L)
+{
+    /* Three walks over the passes in all: the array is large and each walk
+     * costs a cache miss per pass. */
+    bool unnamed = false;
+    for (size_t i = 0; i < L->npass && !unnamed; i++)
+        unnamed = !L->pass[i].has_pid;
+    if (unnamed && !inherit_pids(L)) {
+        L->oom = true;
+        return;
+    }
+    size_t *last = NULL;
+    if (!assign_ranks(L, &last))
+        return;
+    uint32_t ref;
+    size_t best;
+    bool ok = reference_set(L, last, &ref, &best);
+    free(last);
+    if (!ok)
+        return;
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
         if (!p->defects && (!p->cold || L->opt.keep_first) && p->present != ref)
             p->defects |= PS_D_SETDIFF;
-        ps_label(p, label, sizeof label);
-        if (p->defects & PS_D_TRUNCATED)
-            dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass excluded",
-                   L->path, p->first_line, label);
-        if (p->defects & PS_D_MISSING_CLOSE)
-            dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); excluded", L->path,
-                   p->first_line, label);
-        if (p->defects & PS_D_DUPLICATE) {
-            size_t l1 = p->dup_first_line;
-            size_t l2 = p->dup_line;
-            if (p->dup_seg >= 0)
-                dg_add(&L->warn, "%s:%zu: segment %s appears twice in pass %s (first at line %zu); excluded",
-                       L->path, l2, L->segname[p->dup_seg], label, l1);
-            else
-                dg_add(&L->warn, "%s:%zu: host-orch %s appears twice in pass %s (first at line %zu); excluded",
-                       L->path, l2, ps_op_name(-1 - p->dup_seg), label, l1);
-        }
-        if (p->defects & PS_D_DROPPED)
-            dg_add(&L->warn,
-                   "%s:%zu: host-orch %s dropped=%" PRIu64
-                   " in pass %s (the per-op record pool overflowed); excluded",
-                   L->path, (size_t)p->drop_line, ps_op_name(p->drop_op), p->drop_count, label);
-        /* a truncated pass's cut last line is the truncation itself */
-        if ((p->defects & (PS_D_IGNORED | PS_D_TRUNCATED)) == PS_D_IGNORED)
-            dg_add(&L->warn, "%s:%zu: pass %s has a malformed line that was ignored (line %" PRIu32
-                   "); excluded", L->path, p->first_line, label, p->ignored_line);
-        if (p->defects & PS_D_SETDIFF) {
-            ps_seg_list(L, ref & ~p->present, miss, sizeof miss);
-            ps_seg_list(L, p->present & ~ref, extra, sizeof extra);
-            dg_add(&L->warn, "%s:%zu: pass %s has other segments than the other %zu passes (missing: %s; extra: %s); excluded",
-                   L->path, p->first_line, label, best, miss[0] ? miss : "none",
-                   extra[0] ? extra : "none");
-        }
+        warn_defects(L, p, ref, best);
         if (p->cold)
             L->ncold++;
         else
