@@ -75,7 +75,7 @@ typedef struct tl {
     size_t nsl;
     size_t before_anchor;   /* host events before their process's first anchor */
     uint64_t utc_sec;       /* the last second formatted, and its text */
-    char utc_text[24];
+    char utc_text[72];      /* room for six ints of any size: the Debug build checks snprintf's worst case */
     bool utc_valid;
     thr *thr;
     size_t nthr, capthr;
