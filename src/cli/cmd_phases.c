@@ -98,7 +98,7 @@ static void print_warnings(const ps_log *L)
         fprintf(stderr, "hbg phases: warning: %zu more warnings not shown\n", L->warn.suppressed);
 }
 
-static void fig_table(FILE *f, const char *name, const st_fig *g)
+static void fig_table(FILE *f, const char *name, const phs_fig *g)
 {
     if (!g->n)
         return;
@@ -108,11 +108,11 @@ static void fig_table(FILE *f, const char *name, const st_fig *g)
         fprintf(f, "  %-34s %" PRIu64 "\n", name, g->value);
 }
 
-static void stat_row(FILE *f, const char *name, bool cp, const st_stat *s)
+static void stat_row(FILE *f, const char *name, bool cp, const phs_stat *s)
 {
     char med[32];
     fprintf(f, "%-18s %1s %15" PRIu64 " %17s %15" PRIu64 " %5zu\n", name, cp ? "*" : "", s->min,
-            st_med_str(s->med, med, sizeof med), s->max, s->n);
+            phs_med_str(s->med, med, sizeof med), s->max, s->n);
 }
 
 static size_t retired_passes(const ps_log *L, int seg)
@@ -124,7 +124,7 @@ static size_t retired_passes(const ps_log *L, int seg)
     return n;
 }
 
-static void out_table(ps_log *L, const st_result *R, const st_stat *by_rank)
+static void out_table(ps_log *L, const phs_result *R, const phs_stat *by_rank)
 {
     FILE *f = stdout;
     fprintf(f, "log     %s\n", L->path);
@@ -189,13 +189,13 @@ static void out_table(ps_log *L, const st_result *R, const st_stat *by_rank)
         fprintf(f, "\n%zu warning%s (on stderr)\n", L->warn.n + L->warn.suppressed, L->warn.n == 1 ? "" : "s");
 }
 
-static void json_stat(jw *w, const st_stat *s)
+static void json_stat(jw *w, const phs_stat *s)
 {
     char med[32];
     jw_lit(w, "{\"min_ns\": ");
     jw_u64(w, s->min);
     jw_lit(w, ", \"median_ns\": ");
-    jw_lit(w, st_med_str(s->med, med, sizeof med));
+    jw_lit(w, phs_med_str(s->med, med, sizeof med));
     jw_lit(w, ", \"max_ns\": ");
     jw_u64(w, s->max);
     jw_lit(w, ", \"n\": ");
@@ -203,7 +203,7 @@ static void json_stat(jw *w, const st_stat *s)
     jw_lit(w, "}");
 }
 
-static void json_fig(jw *w, const st_fig *g)
+static void json_fig(jw *w, const phs_fig *g)
 {
     if (!g->varies) {
         jw_u64(w, g->value);
@@ -216,7 +216,7 @@ static void json_fig(jw *w, const st_fig *g)
     jw_lit(w, "}");
 }
 
-static void out_json(ps_log *L, const st_result *R, const st_stat *by_rank)
+static void out_json(ps_log *L, const phs_result *R, const phs_stat *by_rank)
 {
     jw w;
     if (!jw_init(&w, stdout))
@@ -320,17 +320,17 @@ static void out_json(ps_log *L, const st_result *R, const st_stat *by_rank)
     jw_free(&w);
 }
 
-static void out_csv(ps_log *L, const st_result *R)
+static void out_csv(ps_log *L, const phs_result *R)
 {
     char med[32];
     printf("segment,control_plane,min_ns,median_ns,max_ns,n\n");
     for (int r = 0; r < R->nrow; r++) {
         int s = R->row_seg[r];
-        const st_stat *x = &R->row[r];
+        const phs_stat *x = &R->row[r];
         printf("%s,%d,%" PRIu64 ",%s,%" PRIu64 ",%zu\n", L->segname[s], (int)((PS_CONTROL_MASK >> s) & 1), x->min,
-               st_med_str(x->med, med, sizeof med), x->max, x->n);
+               phs_med_str(x->med, med, sizeof med), x->max, x->n);
     }
-    printf("total,1,%" PRIu64 ",%s,%" PRIu64 ",%zu\n", R->total.min, st_med_str(R->total.med, med, sizeof med),
+    printf("total,1,%" PRIu64 ",%s,%" PRIu64 ",%zu\n", R->total.min, phs_med_str(R->total.med, med, sizeof med),
            R->total.max, R->total.n);
 }
 
@@ -343,7 +343,7 @@ int hbg_cmd_phases(int argc, char **argv)
     unsigned long rounds = 0, ranks = 0;
     int fmt = FMT_TABLE;
     ps_options po = {.keep_first = false};
-    st_stat *by_rank = NULL;
+    phs_stat *by_rank = NULL;
     optind = 1;
     opterr = 0;
     int c;
@@ -439,10 +439,10 @@ int hbg_cmd_phases(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    st_result R;
+    phs_result R;
     /* per-rank totals when there is more than one rank to tell apart */
     by_rank = L.nrank > 1 ? calloc(L.nrank, sizeof *by_rank) : NULL;
-    hbg_status st = L.nrank > 1 && !by_rank ? HBG_E_NOMEM : st_compute(&L, &R, by_rank);
+    hbg_status st = L.nrank > 1 && !by_rank ? HBG_E_NOMEM : phs_compute(&L, &R, by_rank);
     if (st == HBG_E_PARSE) {
         print_warnings(&L);
         fprintf(stderr, "hbg phases: %s:%zu: the control-plane sum of this pass passes 64 bits; refusing\n", path,

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *st_med_str(st_med m, char *buf, size_t n)
+char *phs_med_str(phs_med m, char *buf, size_t n)
 {
     snprintf(buf, n, "%" PRIu64 "%s", m.whole, m.half ? ".5" : "");
     return buf;
@@ -55,7 +55,7 @@ char *st_med_str(st_med m, char *buf, size_t n)
         }                                                                                  \
     }                                                                                      \
                                                                                            \
-    static void stat_of##S(T *v, size_t n, st_stat *s)                                     \
+    static void stat_of##S(T *v, size_t n, phs_stat *s)                                     \
     {                                                                                      \
         memset(s, 0, sizeof *s);                                                           \
         s->n = n;                                                                          \
@@ -87,7 +87,7 @@ char *st_med_str(st_med m, char *buf, size_t n)
 ORDER_STATS(uint64_t, 64)
 ORDER_STATS(uint32_t, 32)
 
-static void fig_add(st_fig *f, uint64_t v, size_t line, size_t *first_line, size_t *other_line, uint64_t *other)
+static void fig_add(phs_fig *f, uint64_t v, size_t line, size_t *first_line, size_t *other_line, uint64_t *other)
 {
     if (f->n == 0) {
         f->value = f->min = f->max = v;
@@ -109,7 +109,7 @@ typedef struct fig_ctx {
     uint64_t other;
 } fig_ctx;
 
-static void warn_fig(ps_log *L, const st_fig *f, const fig_ctx *c, const char *what)
+static void warn_fig(ps_log *L, const phs_fig *f, const fig_ctx *c, const char *what)
 {
     if (!f->varies)
         return;
@@ -119,19 +119,19 @@ static void warn_fig(ps_log *L, const st_fig *f, const fig_ctx *c, const char *w
            L->path, what, f->value, l1, c->other, l2, f->min, f->max);
 }
 
-void st_stat_of(uint64_t *v, size_t n, st_stat *s)
+void phs_stat_of(uint64_t *v, size_t n, phs_stat *s)
 {
     stat_of64(v, n, s);
 }
 
-size_t st_values(const ps_log *L, int seg, uint64_t *out)
+size_t phs_values(const ps_log *L, int seg, uint64_t *out)
 {
     size_t k = 0;
     for (size_t i = 0; i < L->npass; i++) {
         const ps_pass *p = &L->pass[i];
         if (!p->used)
             continue;
-        if (seg != ST_TOTAL) {
+        if (seg != PHS_TOTAL) {
             if (p->present & (1u << seg))
                 out[k++] = ps_get(L, p, seg).dur;
             continue;
@@ -191,7 +191,7 @@ static hbg_status columns_alloc(const ps_log *L, bool by_rank, columns *C)
 
 /* One used pass into the columns and the figures; false when its
  * control-plane sum passes 64 bits (R->overflow set). */
-static bool add_pass(const ps_log *L, const ps_pass *p, st_result *R, columns *C, fig_ctxs *F, size_t k)
+static bool add_pass(const ps_log *L, const ps_pass *p, phs_result *R, columns *C, fig_ctxs *F, size_t k)
 {
     uint64_t sum = 0;
     for (int s = 0; s < L->nseg; s++) {
@@ -229,7 +229,7 @@ static bool add_pass(const ps_log *L, const ps_pass *p, st_result *R, columns *C
 
 /* The k sums grouped by rank (a counting sort), each rank's statistics;
  * before stat_of64 reorders tot. */
-static hbg_status rank_stats(const ps_log *L, columns *C, size_t k, st_stat *by_rank)
+static hbg_status rank_stats(const ps_log *L, columns *C, size_t k, phs_stat *by_rank)
 {
     size_t *at = calloc(L->nrank + 1, sizeof *at);
     if (!at)
@@ -249,7 +249,7 @@ static hbg_status rank_stats(const ps_log *L, columns *C, size_t k, st_stat *by_
     return HBG_OK;
 }
 
-static void warn_figs(ps_log *L, const st_result *R, const fig_ctxs *F)
+static void warn_figs(ps_log *L, const phs_result *R, const fig_ctxs *F)
 {
     char what[128];
     warn_fig(L, &R->heap_used, &F->heap, "heap_used");
@@ -264,7 +264,7 @@ static void warn_figs(ps_log *L, const st_result *R, const fig_ctxs *F)
     }
 }
 
-hbg_status st_compute(ps_log *L, st_result *R, st_stat *by_rank)
+hbg_status phs_compute(ps_log *L, phs_result *R, phs_stat *by_rank)
 {
     memset(R, 0, sizeof *R);
     columns C;
