@@ -334,38 +334,46 @@ static void out_csv(ps_log *L, const phs_result *R)
            R->total.max, R->total.n);
 }
 
-int hbg_cmd_phases(int argc, char **argv)
+/* The command line. */
+typedef struct phases_args {
+    unsigned long rounds, ranks;    /* 0: not checked */
+    int fmt;
+    ps_options po;
+    const char *log;
+} phases_args;
+
+/* Returns -1 to go on, else the exit status (help printed, or a usage
+ * error said). */
+static int parse_args(int argc, char **argv, phases_args *a)
 {
     static const struct option opts[] = {
         {"rounds", required_argument, NULL, 'r'}, {"ranks", required_argument, NULL, 'k'},
         {"keep-first", no_argument, NULL, 'f'},   {"format", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    unsigned long rounds = 0, ranks = 0;
-    int fmt = FMT_TABLE;
-    ps_options po = {.keep_first = false};
-    phs_stat *by_rank = NULL;
+    memset(a, 0, sizeof *a);
+    a->fmt = FMT_TABLE;
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'r':
-            if (!parse_count(optarg, &rounds)) {
+            if (!parse_count(optarg, &a->rounds)) {
                 fprintf(stderr, "hbg phases: --rounds expects a positive integer, got '%s'\n", optarg);
                 return 2;
             }
             break;
         case 'k':
-            if (!parse_count(optarg, &ranks)) {
+            if (!parse_count(optarg, &a->ranks)) {
                 fprintf(stderr, "hbg phases: --ranks expects a positive integer, got '%s'\n", optarg);
                 return 2;
             }
             break;
-        case 'f': po.keep_first = true; break;
+        case 'f': a->po.keep_first = true; break;
         case 'F':
-            if (!strcmp(optarg, "table")) fmt = FMT_TABLE;
-            else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
-            else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
+            if (!strcmp(optarg, "table")) a->fmt = FMT_TABLE;
+            else if (!strcmp(optarg, "json")) a->fmt = FMT_JSON;
+            else if (!strcmp(optarg, "csv")) a->fmt = FMT_CSV;
             else {
                 fprintf(stderr, "hbg phases: --format expects table, json or csv, got '%s'\n", optarg);
                 return 2;
@@ -382,9 +390,23 @@ int hbg_cmd_phases(int argc, char **argv)
         fprintf(stderr, "hbg phases: expected exactly one LOG (see hbg phases --help)\n");
         return 2;
     }
+    a->log = argv[optind];
+    return -1;
+}
+
+int hbg_cmd_phases(int argc, char **argv)
+{
+    phases_args a;
+    int prc = parse_args(argc, argv, &a);
+    if (prc >= 0)
+        return prc;
+    unsigned long rounds = a.rounds, ranks = a.ranks;
+    int fmt = a.fmt;
+    ps_options po = a.po;
+    phs_stat *by_rank = NULL;
     const char *path;
     char err[512];
-    int fd = tx_open_log(argv[optind], &path, err, sizeof err);
+    int fd = tx_open_log(a.log, &path, err, sizeof err);
     if (fd < 0) {
         fprintf(stderr, "hbg phases: %s\n", err);
         return 2;
