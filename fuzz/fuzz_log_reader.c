@@ -58,10 +58,10 @@ static void use(ps_log *L, FILE *sink)
     char why[256];
     ps_exclusions(L, why, sizeof why);
     if (L->nused) {
-        st_result R;
-        st_stat *by_rank = calloc(L->nrank ? L->nrank : 1, sizeof *by_rank);
+        phs_result R;
+        phs_stat *by_rank = calloc(L->nrank ? L->nrank : 1, sizeof *by_rank);
         if (by_rank)
-            st_compute(L, &R, by_rank);
+            phs_compute(L, &R, by_rank);
         free(by_rank);
     }
     if (sink) {

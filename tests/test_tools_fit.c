@@ -139,8 +139,8 @@ static int fit_logs(const logs *L, bool relative, fit_data *d, fit_result *R, ch
         ps_log P;
         ps_options po = {0};
         assert_int_equal(ps_read(&P, L->path[i], buf, len, &po), HBG_OK);
-        st_result S;
-        assert_int_equal(st_compute(&P, &S, NULL), HBG_OK);
+        phs_result S;
+        assert_int_equal(phs_compute(&P, &S, NULL), HBG_OK);
         assert_int_equal(fit_add_log(d, &P, (uint32_t)i), HBG_OK);
         ps_free(&P);
         free(buf);

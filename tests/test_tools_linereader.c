@@ -119,17 +119,17 @@ static void test_fixtures_any_read_size(void **st)
         assert_non_null(buf);
         ps_options o = {.keep_spans = true};
         ps_log A;
-        st_result RA;
+        phs_result RA;
         assert_int_equal(ps_read(&A, names[f], buf, len, &o), HBG_OK);
         if (A.nused)
-            assert_int_equal(st_compute(&A, &RA, NULL), HBG_OK);
+            assert_int_equal(phs_compute(&A, &RA, NULL), HBG_OK);
         for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
             int fd = open(ts_fixture(names[f]), O_RDONLY);
             assert_true(fd >= 0);
             ps_options ob = o;
             ob.chunk = chunks[c];
             ps_log B;
-            st_result RB;
+            phs_result RB;
             char err[256];
             assert_int_equal(ps_read_fd(&B, names[f], fd, &ob, err, sizeof err), HBG_OK);
             close(fd);
@@ -147,7 +147,7 @@ static void test_fixtures_any_read_size(void **st)
                 assert_memory_equal(B.span[i].name.p, A.span[i].name.p, A.span[i].name.n);
             }
             if (A.nused) {
-                assert_int_equal(st_compute(&B, &RB, NULL), HBG_OK);
+                assert_int_equal(phs_compute(&B, &RB, NULL), HBG_OK);
                 assert_int_equal(RB.nrow, RA.nrow);
                 assert_memory_equal(RB.row, RA.row, sizeof RA.row);
                 assert_memory_equal(&RB.total, &RA.total, sizeof RA.total);

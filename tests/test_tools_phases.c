@@ -16,7 +16,7 @@ typedef struct fx {
     char *buf;
     size_t len;
     ps_log L;
-    st_result R;
+    phs_result R;
     hbg_status st;
 } fx;
 
@@ -28,7 +28,7 @@ static fx *load(const char *name, bool keep_first)
     assert_non_null(f->buf);
     ps_options o = {.keep_first = keep_first};
     assert_int_equal(ps_read(&f->L, name, f->buf, f->len, &o), HBG_OK);
-    f->st = f->L.nused ? st_compute(&f->L, &f->R, NULL) : HBG_OK;
+    f->st = f->L.nused ? phs_compute(&f->L, &f->R, NULL) : HBG_OK;
     return f;
 }
 
@@ -39,7 +39,7 @@ static void drop(fx *f)
     free(f);
 }
 
-static const st_stat *row(fx *f, const char *seg)
+static const phs_stat *row(fx *f, const char *seg)
 {
     for (int r = 0; r < f->R.nrow; r++)
         if (!strcmp(f->L.segname[f->R.row_seg[r]], seg))
@@ -47,7 +47,7 @@ static const st_stat *row(fx *f, const char *seg)
     return NULL;
 }
 
-static void check(const st_stat *s, uint64_t mn, uint64_t med, int half, uint64_t mx, size_t n)
+static void check(const phs_stat *s, uint64_t mn, uint64_t med, int half, uint64_t mx, size_t n)
 {
     assert_non_null(s);
     assert_int_equal(s->min, mn);
@@ -118,7 +118,7 @@ static void test_wide_durations(void **st)
     ps_options o = {.keep_first = false};
     assert_int_equal(ps_read(&f->L, "wide.log", f->buf, f->len, &o), HBG_OK);
     assert_int_equal(f->L.max_dur, 4294967296ull);
-    assert_int_equal(st_compute(&f->L, &f->R, NULL), HBG_OK);
+    assert_int_equal(phs_compute(&f->L, &f->R, NULL), HBG_OK);
     check(row(f, "args"), 20000, 20001, 0, 4294967296ull, 3);
     check(row(f, "host_orch"), 1000, 2000, 0, 3000, 3);
     check(&f->R.total, 1600, 2705, 0, 3810, 3);
@@ -170,9 +170,9 @@ static void test_original_two_ranks_interleaved(void **st)
     assert_int_equal(f->L.warn.n, 0);
     /* each rank's own total: pid 4001's passes sum to 1340 and 1542, 4002's
      * to 1444 and 1650 (the pooled median is (1444 + 1542) / 2) */
-    st_stat by_rank[2];
-    st_result R2;
-    assert_int_equal(st_compute(&f->L, &R2, by_rank), HBG_OK);
+    phs_stat by_rank[2];
+    phs_result R2;
+    assert_int_equal(phs_compute(&f->L, &R2, by_rank), HBG_OK);
     check(&by_rank[0], 1340, 1441, 0, 1542, 2);
     check(&by_rank[1], 1444, 1547, 0, 1650, 2);
     check(&R2.total, 1340, 1493, 0, 1650, 4);

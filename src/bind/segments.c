@@ -104,6 +104,9 @@ static hbg_status seg_args(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
 
 static hbg_status grow_arena(hbg_runtime *rt, uint64_t need)
 {
+    /* not vec_grow: the staging buffer's capacity is the device arena's
+     * size too (allocated below, logged as bytes=), a uint64_t from
+     * HBG_ARENA_INITIAL */
     uint64_t cap = rt->arena_cap ? rt->arena_cap : HBG_ARENA_INITIAL;
     while (cap < need)
         cap *= 2;

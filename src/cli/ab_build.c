@@ -1,5 +1,6 @@
 /* hbg ab: child processes, revision worktrees, builds. See ab_build.h. */
 #include "cli/ab_build.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,16 +20,8 @@
 
 bool ab_buf_add(ab_buf *b, const void *s, size_t n)
 {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return false;
-        b->p = p;
-        b->cap = cap;
-    }
+    if (n > SIZE_MAX - 1 - b->n || !vec_grow((void **)&b->p, &b->cap, b->n + n + 1, 1))
+        return false;
     if (n)
         memcpy(b->p + b->n, s, n);
     b->n += n;

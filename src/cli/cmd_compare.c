@@ -189,7 +189,7 @@ static int parse_args(int argc, char **argv, cmp_args *a)
 
 /* --- numbers ---------------------------------------------------------------- */
 
-static int64_t med2(st_med m)
+static int64_t med2(phs_med m)
 {
     return (int64_t)(2 * m.whole + (m.half ? 1 : 0));
 }

@@ -69,7 +69,7 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
         return 2;
     }
     print_warnings(&L.warn);
-    st_result R;
+    phs_result R;
     if (L.stamp_conflict) {
         fprintf(stderr,
                 "hbg fit: %s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes two "
@@ -82,7 +82,7 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
                 "(the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
                 *name);
         rc = 2;
-    } else if (L.nused && st_compute(&L, &R, NULL) != HBG_OK) {
+    } else if (L.nused && phs_compute(&L, &R, NULL) != HBG_OK) {
         fprintf(stderr, "hbg fit: %s: a control-plane sum passes 64 bits (or out of memory); refusing it\n", *name);
         rc = 2;
     } else if ((min_only ? fit_add_log_min(d, &L, index) : fit_add_log(d, &L, index)) != HBG_OK) {

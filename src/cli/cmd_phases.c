@@ -98,7 +98,7 @@ static void print_warnings(const ps_log *L)
         fprintf(stderr, "hbg phases: warning: %zu more warnings not shown\n", L->warn.suppressed);
 }
 
-static void fig_table(FILE *f, const char *name, const st_fig *g)
+static void fig_table(FILE *f, const char *name, const phs_fig *g)
 {
     if (!g->n)
         return;
@@ -108,11 +108,11 @@ static void fig_table(FILE *f, const char *name, const st_fig *g)
         fprintf(f, "  %-34s %" PRIu64 "\n", name, g->value);
 }
 
-static void stat_row(FILE *f, const char *name, bool cp, const st_stat *s)
+static void stat_row(FILE *f, const char *name, bool cp, const phs_stat *s)
 {
     char med[32];
     fprintf(f, "%-18s %1s %15" PRIu64 " %17s %15" PRIu64 " %5zu\n", name, cp ? "*" : "", s->min,
-            st_med_str(s->med, med, sizeof med), s->max, s->n);
+            phs_med_str(s->med, med, sizeof med), s->max, s->n);
 }
 
 static size_t retired_passes(const ps_log *L, int seg)
@@ -124,7 +124,7 @@ static size_t retired_passes(const ps_log *L, int seg)
     return n;
 }
 
-static void out_table(ps_log *L, const st_result *R, const st_stat *by_rank)
+static void out_table(ps_log *L, const phs_result *R, const phs_stat *by_rank)
 {
     FILE *f = stdout;
     fprintf(f, "log     %s\n", L->path);
@@ -189,13 +189,13 @@ static void out_table(ps_log *L, const st_result *R, const st_stat *by_rank)
         fprintf(f, "\n%zu warning%s (on stderr)\n", L->warn.n + L->warn.suppressed, L->warn.n == 1 ? "" : "s");
 }
 
-static void json_stat(jw *w, const st_stat *s)
+static void json_stat(jw *w, const phs_stat *s)
 {
     char med[32];
     jw_lit(w, "{\"min_ns\": ");
     jw_u64(w, s->min);
     jw_lit(w, ", \"median_ns\": ");
-    jw_lit(w, st_med_str(s->med, med, sizeof med));
+    jw_lit(w, phs_med_str(s->med, med, sizeof med));
     jw_lit(w, ", \"max_ns\": ");
     jw_u64(w, s->max);
     jw_lit(w, ", \"n\": ");
@@ -203,7 +203,7 @@ static void json_stat(jw *w, const st_stat *s)
     jw_lit(w, "}");
 }
 
-static void json_fig(jw *w, const st_fig *g)
+static void json_fig(jw *w, const phs_fig *g)
 {
     if (!g->varies) {
         jw_u64(w, g->value);
@@ -216,7 +216,7 @@ static void json_fig(jw *w, const st_fig *g)
     jw_lit(w, "}");
 }
 
-static void out_json(ps_log *L, const st_result *R, const st_stat *by_rank)
+static void out_json(ps_log *L, const phs_result *R, const phs_stat *by_rank)
 {
     jw w;
     if (!jw_init(&w, stdout))
@@ -320,52 +320,60 @@ static void out_json(ps_log *L, const st_result *R, const st_stat *by_rank)
     jw_free(&w);
 }
 
-static void out_csv(ps_log *L, const st_result *R)
+static void out_csv(ps_log *L, const phs_result *R)
 {
     char med[32];
     printf("segment,control_plane,min_ns,median_ns,max_ns,n\n");
     for (int r = 0; r < R->nrow; r++) {
         int s = R->row_seg[r];
-        const st_stat *x = &R->row[r];
+        const phs_stat *x = &R->row[r];
         printf("%s,%d,%" PRIu64 ",%s,%" PRIu64 ",%zu\n", L->segname[s], (int)((PS_CONTROL_MASK >> s) & 1), x->min,
-               st_med_str(x->med, med, sizeof med), x->max, x->n);
+               phs_med_str(x->med, med, sizeof med), x->max, x->n);
     }
-    printf("total,1,%" PRIu64 ",%s,%" PRIu64 ",%zu\n", R->total.min, st_med_str(R->total.med, med, sizeof med),
+    printf("total,1,%" PRIu64 ",%s,%" PRIu64 ",%zu\n", R->total.min, phs_med_str(R->total.med, med, sizeof med),
            R->total.max, R->total.n);
 }
 
-int hbg_cmd_phases(int argc, char **argv)
+/* The command line. */
+typedef struct phases_args {
+    unsigned long rounds, ranks;    /* 0: not checked */
+    int fmt;
+    ps_options po;
+    const char *log;
+} phases_args;
+
+/* Returns -1 to go on, else the exit status (help printed, or a usage
+ * error said). */
+static int parse_args(int argc, char **argv, phases_args *a)
 {
     static const struct option opts[] = {
         {"rounds", required_argument, NULL, 'r'}, {"ranks", required_argument, NULL, 'k'},
         {"keep-first", no_argument, NULL, 'f'},   {"format", required_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-    unsigned long rounds = 0, ranks = 0;
-    int fmt = FMT_TABLE;
-    ps_options po = {.keep_first = false};
-    st_stat *by_rank = NULL;
+    memset(a, 0, sizeof *a);
+    a->fmt = FMT_TABLE;
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'r':
-            if (!parse_count(optarg, &rounds)) {
+            if (!parse_count(optarg, &a->rounds)) {
                 fprintf(stderr, "hbg phases: --rounds expects a positive integer, got '%s'\n", optarg);
                 return 2;
             }
             break;
         case 'k':
-            if (!parse_count(optarg, &ranks)) {
+            if (!parse_count(optarg, &a->ranks)) {
                 fprintf(stderr, "hbg phases: --ranks expects a positive integer, got '%s'\n", optarg);
                 return 2;
             }
             break;
-        case 'f': po.keep_first = true; break;
+        case 'f': a->po.keep_first = true; break;
         case 'F':
-            if (!strcmp(optarg, "table")) fmt = FMT_TABLE;
-            else if (!strcmp(optarg, "json")) fmt = FMT_JSON;
-            else if (!strcmp(optarg, "csv")) fmt = FMT_CSV;
+            if (!strcmp(optarg, "table")) a->fmt = FMT_TABLE;
+            else if (!strcmp(optarg, "json")) a->fmt = FMT_JSON;
+            else if (!strcmp(optarg, "csv")) a->fmt = FMT_CSV;
             else {
                 fprintf(stderr, "hbg phases: --format expects table, json or csv, got '%s'\n", optarg);
                 return 2;
@@ -382,9 +390,23 @@ int hbg_cmd_phases(int argc, char **argv)
         fprintf(stderr, "hbg phases: expected exactly one LOG (see hbg phases --help)\n");
         return 2;
     }
+    a->log = argv[optind];
+    return -1;
+}
+
+int hbg_cmd_phases(int argc, char **argv)
+{
+    phases_args a;
+    int prc = parse_args(argc, argv, &a);
+    if (prc >= 0)
+        return prc;
+    unsigned long rounds = a.rounds, ranks = a.ranks;
+    int fmt = a.fmt;
+    ps_options po = a.po;
+    phs_stat *by_rank = NULL;
     const char *path;
     char err[512];
-    int fd = tx_open_log(argv[optind], &path, err, sizeof err);
+    int fd = tx_open_log(a.log, &path, err, sizeof err);
     if (fd < 0) {
         fprintf(stderr, "hbg phases: %s\n", err);
         return 2;
@@ -445,10 +467,10 @@ int hbg_cmd_phases(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    st_result R;
+    phs_result R;
     /* per-rank totals when there is more than one rank to tell apart */
     by_rank = L.nrank > 1 ? calloc(L.nrank, sizeof *by_rank) : NULL;
-    hbg_status st = L.nrank > 1 && !by_rank ? HBG_E_NOMEM : st_compute(&L, &R, by_rank);
+    hbg_status st = L.nrank > 1 && !by_rank ? HBG_E_NOMEM : phs_compute(&L, &R, by_rank);
     if (st == HBG_E_PARSE) {
         print_warnings(&L);
         fprintf(stderr, "hbg phases: %s:%zu: the control-plane sum of this pass passes 64 bits; refusing\n", path,

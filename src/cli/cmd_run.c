@@ -149,7 +149,33 @@ static int check_case_fit(const run_opts *o)
     return 0;
 }
 
-static int parse(int argc, char **argv, run_opts *o)
+/* The stamp's command, taken before getopt permutes argv: every argument
+ * but the artifact paths, which differ between otherwise identical runs
+ * (the log name carries the commit and the repetition). */
+static void stamp_command(int argc, char **argv, run_opts *o)
+{
+    size_t n = (size_t)snprintf(o->stamp_cmd, sizeof o->stamp_cmd, "hbg");
+    for (int i = 0; i < argc && n < sizeof o->stamp_cmd; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-o") || !strcmp(a, "--log") || !strcmp(a, "--out-dir")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(a, "--log=", 6) || !strncmp(a, "--out-dir=", 10) || (!strncmp(a, "-o", 2) && a[2]))
+            continue;
+        n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " %s", a);
+    }
+}
+
+/* What the command line set explicitly: it wins over the environment. */
+typedef struct explicit_opts {
+    bool skip_device, level;
+    hbg_level level_value;
+    case_opts co;       /* the cases' own options, applied once the case is known */
+} explicit_opts;
+
+/* The options, into o and x; 1 to go on, else parse's return value. */
+static int parse_options(int argc, char **argv, run_opts *o, explicit_opts *x)
 {
     enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_LEVEL, O_TILE, O_LIST,
            O_RECCAP, O_PEER, O_TLIMIT, O_CASE };
@@ -170,32 +196,11 @@ static int parse(int argc, char **argv, run_opts *o)
         {"list", no_argument, NULL, O_LIST},
         {"help", no_argument, NULL, 'h'},
     };
+    memset(x, 0, sizeof *x);
+    x->level_value = HBG_LOG_TIMING;
     struct option opts[sizeof base / sizeof base[0] + CASE_OPTS_MAX + 1];
     memcpy(opts, base, sizeof base);
-    case_opts co;
-    case_opts_table(&co, opts, (int)(sizeof base / sizeof base[0]), (int)(sizeof opts / sizeof opts[0]), O_CASE);
-    memset(o, 0, sizeof *o);
-    o->rounds = 1;
-    o->out_dir = "outputs";
-    o->level = HBG_LOG_TIMING;
-    o->records_per_thread = 65536;
-    o->peer_timeout_s = 30;
-    /* The stamp's command, taken before getopt permutes argv: every
-     * argument but the artifact paths, which differ between otherwise
-     * identical runs (the log name carries the commit and the repetition). */
-    size_t n = (size_t)snprintf(o->stamp_cmd, sizeof o->stamp_cmd, "hbg");
-    for (int i = 0; i < argc && n < sizeof o->stamp_cmd; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-o") || !strcmp(a, "--log") || !strcmp(a, "--out-dir")) {
-            i++;
-            continue;
-        }
-        if (!strncmp(a, "--log=", 6) || !strncmp(a, "--out-dir=", 10) || (!strncmp(a, "-o", 2) && a[2]))
-            continue;
-        n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " %s", a);
-    }
-    bool skipdev_flag = false, level_flag = false;
-    hbg_level level_opt = HBG_LOG_TIMING;
+    case_opts_table(&x->co, opts, (int)(sizeof base / sizeof base[0]), (int)(sizeof opts / sizeof opts[0]), O_CASE);
     optind = 1;
     opterr = 0;
     int ch;
@@ -216,13 +221,13 @@ static int parse(int argc, char **argv, run_opts *o)
                 return fail_usage("--mode expects 'numbers' or 'timeline', got '%s'", optarg);
             o->mode = optarg;
             break;
-        case O_SKIPDEV: skipdev_flag = true; break;
+        case O_SKIPDEV: x->skip_device = true; break;
         case O_SKIPGOLD: o->skip_golden = true; break;
         case O_KEEP: o->keep_defs = true; break;
         case O_LEVEL:
-            if (hbg_level_parse(optarg, &level_opt))
+            if (hbg_level_parse(optarg, &x->level_value))
                 return fail_usage("--log-level expects debug|info|timing|warn|error|off, got '%s'", optarg);
-            level_flag = true;
+            x->level = true;
             break;
         case O_TILE:
             /* the case decides the range, once it is known */
@@ -244,26 +249,18 @@ static int parse(int argc, char **argv, run_opts *o)
         case O_LIST: o->list = true; break;
         case 'h': usage(stdout); return 0;
         default:
-            if (case_opts_take(&co, ch, optarg))
+            if (case_opts_take(&x->co, ch, optarg))
                 break;
             return fail_usage("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (o->list)
-        return -1;
-    if (optind >= argc)
-        return fail_usage("%s", "missing CASE");
-    if (optind + 1 < argc)
-        return fail_usage("unexpected argument '%s'", argv[optind + 1]);
-    o->c = hbg_case_find(argv[optind]);
-    if (!o->c)
-        return fail_usage("unknown case '%s'; `hbg run --list` names them", argv[optind]);
-    if (!o->ranks)
-        o->ranks = o->c->default_ranks;
-    if (check_case_fit(o) || case_opts_apply(&co, o->c, &o->env, &o->pools, stderr))
-        return 2;
+    return 1;
+}
 
-    /* presets, then the environment, then explicit options */
+/* Presets, then the environment, then explicit options; 1, or 2 after
+ * saying what in the environment is wrong. */
+static int apply_switches(run_opts *o, const explicit_opts *x)
+{
     if (o->mode) {
         o->breakdown = true;
         o->skip_device = true;
@@ -278,12 +275,40 @@ static int parse(int argc, char **argv, run_opts *o)
                 which, getenv(which));
         return 2;
     }
-    if (skipdev_flag)
+    if (x->skip_device)
         o->skip_device = true;
-    if (level_flag)
-        o->level = level_opt;
-
+    if (x->level)
+        o->level = x->level_value;
     return 1;
+}
+
+static int parse(int argc, char **argv, run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->rounds = 1;
+    o->out_dir = "outputs";
+    o->level = HBG_LOG_TIMING;
+    o->records_per_thread = 65536;
+    o->peer_timeout_s = 30;
+    stamp_command(argc, argv, o);
+    explicit_opts x;
+    int rc = parse_options(argc, argv, o, &x);
+    if (rc != 1)
+        return rc;
+    if (o->list)
+        return -1;
+    if (optind >= argc)
+        return fail_usage("%s", "missing CASE");
+    if (optind + 1 < argc)
+        return fail_usage("unexpected argument '%s'", argv[optind + 1]);
+    o->c = hbg_case_find(argv[optind]);
+    if (!o->c)
+        return fail_usage("unknown case '%s'; `hbg run --list` names them", argv[optind]);
+    if (!o->ranks)
+        o->ranks = o->c->default_ranks;
+    if (check_case_fit(o) || case_opts_apply(&x.co, o->c, &o->env, &o->pools, stderr))
+        return 2;
+    return apply_switches(o, &x);
 }
 
 static int open_log(const run_opts *o, int *fd)

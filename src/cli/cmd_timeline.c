@@ -44,31 +44,41 @@ static void count(const char *what, size_t n)
         fprintf(stderr, "hbg timeline: %s: %zu\n", what, n);
 }
 
-int hbg_cmd_timeline(int argc, char **argv)
+/* The command line. */
+typedef struct tl_args {
+    const char *rpath[MAX_RECORDS_FILES];
+    size_t nr;
+    const char *out;
+    const char *path;
+    bool per_inv;       /* --per-invocation */
+} tl_args;
+
+/* Returns -1 to go on, else the exit status (help printed, or a usage
+ * error said). */
+static int parse_args(int argc, char **argv, tl_args *a)
 {
     static const struct option opts[] = {{"records", required_argument, NULL, 'r'},
                                          {"output", required_argument, NULL, 'o'},
                                          {"per-invocation", no_argument, NULL, 'p'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *rpath[MAX_RECORDS_FILES];
-    size_t nr = 0;
-    const char *out = NULL;
-    bool per_inv = false;
+    a->nr = 0;
+    a->out = NULL;
+    a->per_inv = false;
     optind = 1;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
         switch (c) {
         case 'r':
-            if (nr == MAX_RECORDS_FILES) {
+            if (a->nr == MAX_RECORDS_FILES) {
                 fprintf(stderr, "hbg timeline: at most %d --records files\n", MAX_RECORDS_FILES);
                 return 2;
             }
-            rpath[nr++] = optarg;
+            a->rpath[a->nr++] = optarg;
             break;
-        case 'o': out = optarg; break;
-        case 'p': per_inv = true; break;
+        case 'o': a->out = optarg; break;
+        case 'p': a->per_inv = true; break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "hbg timeline: unknown or incomplete option '%s' (see hbg timeline --help)\n",
@@ -80,23 +90,110 @@ int hbg_cmd_timeline(int argc, char **argv)
         fprintf(stderr, "hbg timeline: expected exactly one LOG (see hbg timeline --help)\n");
         return 2;
     }
-    if (!out) {
+    if (!a->out) {
         fprintf(stderr, "hbg timeline: -o OUT.json is required (see hbg timeline --help)\n");
         return 2;
     }
-    if (per_inv && nr) {
+    if (a->per_inv && a->nr) {
         fprintf(stderr, "hbg timeline: --per-invocation draws spans only; --records does not apply to it\n");
         return 2;
     }
-    const char *path = argv[optind];
+    a->path = argv[optind];
     /* writing over an input would destroy it (and read half a trace) */
     const char *inputs[MAX_RECORDS_FILES + 1];
-    inputs[0] = path;
-    memcpy(inputs + 1, rpath, nr * sizeof *rpath);
-    if (hbg_outfile_not_input("hbg timeline", out, inputs, nr + 1) != 0)
+    inputs[0] = a->path;
+    memcpy(inputs + 1, a->rpath, a->nr * sizeof *a->rpath);
+    if (hbg_outfile_not_input("hbg timeline", a->out, inputs, a->nr + 1) != 0)
         return 2;
+    return -1;
+}
+
+static void print_warnings(const ps_log *L, const dg_list *warn, bool more)
+{
+    for (size_t i = 0; i < L->warn.n; i++)
+        fprintf(stderr, "hbg timeline: warning: %s\n", L->warn.msg[i]);
+    for (size_t i = 0; i < warn->n; i++)
+        fprintf(stderr, "hbg timeline: warning: %s\n", warn->msg[i]);
+    if (more && L->warn.suppressed + warn->suppressed)
+        fprintf(stderr, "hbg timeline: warning: %zu more warnings not shown\n", L->warn.suppressed + warn->suppressed);
+}
+
+/* Why a log without spans, passes or records draws nothing, and what to
+ * run: the level its stamp shows when that level writes no TIMING lines,
+ * else the breakdown switch. */
+static void nothing_to_draw(const ps_log *L, const char *path)
+{
+    const char *quiet = ps_stamp_quiet_level(L);
+    if (quiet)
+        fprintf(stderr,
+                "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines: its stamp "
+                "shows HBG_LOG_LEVEL=%s, which writes no TIMING records; run at --log-level timing\n",
+                path, quiet);
+    else
+        fprintf(stderr,
+                "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines (run with "
+                "HBG_BIND_BREAKDOWN=1; the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
+                path);
+}
+
+/* The summary of a written trace, and every anomaly counted. */
+static void print_report(const char *out, const tl_report *rep)
+{
+    fprintf(stderr,
+            "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu host_orch "
+            "copies on other threads, %zu records, %zu hand-off arrows of 2 events, %zu lane names)\n",
+            out, rep->events, rep->spans, rep->device_spans, rep->segments, rep->orch_copies, rep->records,
+            rep->flows, rep->lane_names);
+    count("torn [STRACE] records (not drawn)", rep->torn);
+    count("records lines whose (pid, inv) has no chip.run.bind span (not drawn)", rep->rec_nobind);
+    count("records outside their bind span (drawn, marked outside_bind_span)", rep->rec_outside_bind);
+    count("records inside the bind span but outside host_orch (drawn, marked outside_host_orch)",
+          rep->rec_outside_orch);
+    if (rep->rec_dropped_lines)
+        fprintf(stderr, "hbg timeline: records lines with dropped > 0: %zu (%" PRIu64 " records refused by the pool)\n",
+                rep->rec_dropped_lines, rep->rec_dropped);
+    count("records lines not in the schema (skipped)", rep->rec_bad_lines);
+    count("bind passes without a chip.run.bind span", rep->pass_nospan);
+    count("bind passes without pid/inv (not drawn)", rep->pass_unplaced);
+    count("processes without a clock anchor (no wall_ns)", rep->pids_no_anchor);
+}
+
+/* The trace, written through the atomic output file (a failed write
+ * leaves no half trace under OUT); the warnings after it. Returns the
+ * exit status. */
+static int write_trace(ps_log *L, const rc_file *recs, size_t nr, bool per_inv, const char *out, dg_list *warn)
+{
+    hbg_outfile of;
+    if (hbg_outfile_open(&of, "hbg timeline", out) != 0)
+        return 2;
+    tl_report rep;
+    errno = 0;
+    hbg_status st = per_inv ? tl_write_per_invocation(L, of.f, &rep, warn) : tl_write(L, recs, nr, of.f, &rep, warn);
+    int werr = errno ? errno : EIO; /* the failed write's, before anything else can set it */
+    bool written = hbg_outfile_close(&of, st == HBG_OK) == 0;
+    print_warnings(L, warn, true);
+    if (st != HBG_OK) {
+        fprintf(stderr, "hbg timeline: cannot write %s: %s\n", strcmp(out, "-") ? out : "standard output",
+                st == HBG_E_NOMEM ? "out of memory" : strerror(werr));
+        return 2;
+    }
+    if (!written)
+        return 2;
+    print_report(out, &rep);
+    return 0;
+}
+
+int hbg_cmd_timeline(int argc, char **argv)
+{
+    tl_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    rc = 0;
+    const char *path = a.path;
+    size_t nr = a.nr;
+    const char *const *rpath = a.rpath;
     char err[512];
-    int rc = 0;
     tx_file rf[MAX_RECORDS_FILES];
     rc_file recs[MAX_RECORDS_FILES];
     size_t nloaded = 0, nparsed = 0;
@@ -104,7 +201,6 @@ int hbg_cmd_timeline(int argc, char **argv)
     bool have_log = false;
     dg_list warn;
     dg_init(&warn, 1000);
-    hbg_outfile of;
 
     int lfd = tx_open_log(path, &path, err, sizeof err);
     if (lfd < 0) {
@@ -137,67 +233,13 @@ int hbg_cmd_timeline(int argc, char **argv)
     size_t nrec_lines = 0;
     for (size_t i = 0; i < nr; i++)
         nrec_lines += recs[i].nline;
-    if (L.nspan == 0 && (per_inv || (L.npass == 0 && nrec_lines == 0))) {
-        for (size_t i = 0; i < L.warn.n; i++)
-            fprintf(stderr, "hbg timeline: warning: %s\n", L.warn.msg[i]);
-        for (size_t i = 0; i < warn.n; i++)
-            fprintf(stderr, "hbg timeline: warning: %s\n", warn.msg[i]);
-        const char *quiet = ps_stamp_quiet_level(&L);
-        if (quiet)
-            fprintf(stderr,
-                    "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines: its stamp "
-                    "shows HBG_LOG_LEVEL=%s, which writes no TIMING records; run at --log-level timing\n",
-                    path, quiet);
-        else
-            fprintf(stderr,
-                    "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines (run with "
-                    "HBG_BIND_BREAKDOWN=1; the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
-                    path);
+    if (L.nspan == 0 && (a.per_inv || (L.npass == 0 && nrec_lines == 0))) {
+        print_warnings(&L, &warn, false);
+        nothing_to_draw(&L, path);
         rc = 1;
         goto done;
     }
-    if (hbg_outfile_open(&of, "hbg timeline", out) != 0) {
-        rc = 2;
-        goto done;
-    }
-    tl_report rep;
-    errno = 0;
-    hbg_status st = per_inv ? tl_write_per_invocation(&L, of.f, &rep, &warn) : tl_write(&L, recs, nr, of.f, &rep, &warn);
-    int werr = errno ? errno : EIO; /* the failed write's, before anything else can set it */
-    bool written = hbg_outfile_close(&of, st == HBG_OK) == 0;
-    for (size_t i = 0; i < L.warn.n; i++)
-        fprintf(stderr, "hbg timeline: warning: %s\n", L.warn.msg[i]);
-    for (size_t i = 0; i < warn.n; i++)
-        fprintf(stderr, "hbg timeline: warning: %s\n", warn.msg[i]);
-    if (L.warn.suppressed + warn.suppressed)
-        fprintf(stderr, "hbg timeline: warning: %zu more warnings not shown\n", L.warn.suppressed + warn.suppressed);
-    if (st != HBG_OK) {
-        fprintf(stderr, "hbg timeline: cannot write %s: %s\n", strcmp(out, "-") ? out : "standard output",
-                st == HBG_E_NOMEM ? "out of memory" : strerror(werr));
-        rc = 2;
-        goto done;
-    }
-    if (!written) {
-        rc = 2;
-        goto done;
-    }
-    fprintf(stderr,
-            "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu host_orch "
-            "copies on other threads, %zu records, %zu hand-off arrows of 2 events, %zu lane names)\n",
-            out, rep.events, rep.spans, rep.device_spans, rep.segments, rep.orch_copies, rep.records, rep.flows,
-            rep.lane_names);
-    count("torn [STRACE] records (not drawn)", rep.torn);
-    count("records lines whose (pid, inv) has no chip.run.bind span (not drawn)", rep.rec_nobind);
-    count("records outside their bind span (drawn, marked outside_bind_span)", rep.rec_outside_bind);
-    count("records inside the bind span but outside host_orch (drawn, marked outside_host_orch)",
-          rep.rec_outside_orch);
-    if (rep.rec_dropped_lines)
-        fprintf(stderr, "hbg timeline: records lines with dropped > 0: %zu (%" PRIu64 " records refused by the pool)\n",
-                rep.rec_dropped_lines, rep.rec_dropped);
-    count("records lines not in the schema (skipped)", rep.rec_bad_lines);
-    count("bind passes without a chip.run.bind span", rep.pass_nospan);
-    count("bind passes without pid/inv (not drawn)", rep.pass_unplaced);
-    count("processes without a clock anchor (no wall_ns)", rep.pids_no_anchor);
+    rc = write_trace(&L, recs, nr, a.per_inv, a.out, &warn);
 done:
     for (size_t i = 0; i < nparsed; i++)
         rc_free(&recs[i]);

@@ -526,7 +526,7 @@ static void ops_out(const so_ctx *o, jw *w)
         printf("kind,count,min_ns,median_ns,p99_ns,max_ns\n");
         for (int k = 0; k < p->nkind; k++)
             printf("%s,%zu,%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 "\n", p->kind[k].name, p->kind[k].count,
-                   p->kind[k].min, st_med_str(p->kind[k].med, med, sizeof med), p->kind[k].p99, p->kind[k].max);
+                   p->kind[k].min, phs_med_str(p->kind[k].med, med, sizeof med), p->kind[k].p99, p->kind[k].max);
         return;
     }
     if (o->fmt == SO_TABLE) {
@@ -535,7 +535,7 @@ static void ops_out(const so_ctx *o, jw *w)
         printf("%-20s %9s %15s %17s %15s %15s\n", "kind", "count", "min_ns", "median_ns", "p99_ns", "max_ns");
         for (int k = 0; k < p->nkind; k++)
             printf("%-20s %9zu %15" PRIu64 " %17s %15" PRIu64 " %15" PRIu64 "\n", p->kind[k].name, p->kind[k].count,
-                   p->kind[k].min, st_med_str(p->kind[k].med, med, sizeof med), p->kind[k].p99, p->kind[k].max);
+                   p->kind[k].min, phs_med_str(p->kind[k].med, med, sizeof med), p->kind[k].p99, p->kind[k].max);
         if (p->passes)
             printf("host_orch not covered by any operation record: %" PRIu64 " of %" PRIu64 " ns (%.1f%%)\n",
                    p->uncovered_ns, p->orch_ns, 100.0 * share);
@@ -565,7 +565,7 @@ static void ops_out(const so_ctx *o, jw *w)
         jw_lit(w, ", \"min_ns\": ");
         jw_u64(w, p->kind[k].min);
         jw_lit(w, ", \"median_ns\": ");
-        jw_lit(w, st_med_str(p->kind[k].med, med, sizeof med));
+        jw_lit(w, phs_med_str(p->kind[k].med, med, sizeof med));
         jw_lit(w, ", \"p99_ns\": ");
         jw_u64(w, p->kind[k].p99);
         jw_lit(w, ", \"max_ns\": ");

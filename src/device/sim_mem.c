@@ -5,6 +5,7 @@
 
 #include "device/exec.h"
 #include "device/sim_mem.h"
+#include "util/vec.h"
 
 void sim_mem_init(sim_mem *m, uint64_t limit)
 {
@@ -51,16 +52,10 @@ hbg_status sim_mem_alloc(sim_mem *m, uint64_t bytes, uint64_t *addr)
         st = HBG_E_DEVICE_ALLOC;
         goto out;
     }
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 16;
-        sim_region *r = realloc(m->r, cap * sizeof *r);
-        if (!r) {
-            hbg__exec_set_error("sim: no memory to track %zu allocations", cap);
-            st = HBG_E_NOMEM;
-            goto out;
-        }
-        m->r = r;
-        m->cap = cap;
+    if (!vec_grow((void **)&m->r, &m->cap, m->n + 1, sizeof *m->r)) {
+        hbg__exec_set_error("sim: no memory to track %zu allocations", m->n + 1);
+        st = HBG_E_NOMEM;
+        goto out;
     }
     void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {

@@ -52,9 +52,9 @@ static int seg_by_name(const ps_log *L, const char *name)
     return -1;
 }
 
-/* The segments of the used passes (they all share one set: passes.c
+/* The segments of the used passes (they all share one set: passes_defects.c
  * excludes a pass whose set differs from the reference). */
-static uint32_t used_set(const st_result *R)
+static uint32_t used_set(const phs_result *R)
 {
     uint32_t m = 0;
     for (int r = 0; r < R->nrow; r++)
@@ -103,7 +103,7 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
     if (L->max_dur >= (1ull << 62))
         return refuse(err, n, "%s: a dur_ns of %" PRIu64 " ns (past 2^62, 146 years) is no measurement; refusing",
                       g->path, L->max_dur);
-    st = st_compute(L, &g->R, NULL);
+    st = phs_compute(L, &g->R, NULL);
     if (st == HBG_E_PARSE)
         return refuse(err, n, "%s:%zu: the control-plane sum of this pass passes 64 bits", g->path,
                       g->R.overflow_line);
@@ -121,8 +121,8 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
     g->ctl = malloc(L->nused * sizeof *g->ctl);
     if (!g->sums || !g->ctl)
         return HBG_E_NOMEM;
-    g->nsums = st_values(L, ST_TOTAL, g->sums);
-    g->nctl = st_values(L, cs, g->ctl);
+    g->nsums = phs_values(L, PHS_TOTAL, g->sums);
+    g->nctl = phs_values(L, cs, g->ctl);
     if (L->has_stamp) {
         size_t b = 0, k;
         while (b < L->stamp.n && (L->stamp.p[b] == ' ' || L->stamp.p[b] == '\t'))
@@ -330,11 +330,11 @@ static void fill_rows(cp_rep *r, const char *control)
         int s = b->R.row_seg[i];
         const char *name = b->L.segname[s];
         int ms = seg_by_name(&m->L, name);
-        const st_stat *y = NULL;
+        const phs_stat *y = NULL;
         for (int j = 0; j < m->R.nrow; j++)
             if (m->R.row_seg[j] == ms)
                 y = &m->R.row[j];
-        const st_stat *x = &b->R.row[i];
+        const phs_stat *x = &b->R.row[i];
         if (!y)
             continue;   /* refused before: the sets agree */
         r->row[r->nrow++] = (cp_row){name, (PS_CONTROL_MASK >> s) & 1, strcmp(name, control) == 0, x->min, y->min,
@@ -355,14 +355,14 @@ static int sgn64(int64_t v)
 }
 
 /* twice a median, so that halves stay exact */
-static int64_t med2(st_med m)
+static int64_t med2(phs_med m)
 {
     return (int64_t)(2 * m.whole + (m.half ? 1 : 0));
 }
 
 /* --- flags ---------------------------------------------------------------- */
 
-static void fig_text(const st_fig *f, char *out, size_t n)
+static void fig_text(const phs_fig *f, char *out, size_t n)
 {
     if (!f->n)
         snprintf(out, n, "absent");
@@ -379,7 +379,7 @@ typedef struct exact_diff {
     char reps[128];
 } exact_diff;
 
-static void note_exact(exact_diff *d, size_t *nd, size_t cap, const char *name, const st_fig *fb, const st_fig *fm,
+static void note_exact(exact_diff *d, size_t *nd, size_t cap, const char *name, const phs_fig *fb, const phs_fig *fm,
                        size_t rep)
 {
     char vb[64], vm[64], what[256];
@@ -416,7 +416,7 @@ static void exact_flags(cp_result *R)
         note_exact(d, &nd, CAP, "tasks", &b->R.tasks, &m->R.tasks, i + 1);
         for (int s = 0; s < b->L.nseg; s++) {
             int ms = seg_by_name(&m->L, b->L.segname[s]);
-            static const st_fig none;
+            static const phs_fig none;
             snprintf(name, sizeof name, "bytes= of %s", b->L.segname[s]);
             note_exact(d, &nd, CAP, name, &b->R.bytes[s], ms < 0 ? &none : &m->R.bytes[ms], i + 1);
         }
@@ -735,9 +735,9 @@ hbg_status cp_run(cp_result *R, const char *const *base, const char *const *meas
     if (!tmp)
         return HBG_E_NOMEM;
     memcpy(tmp, R->all_base, R->nbase * sizeof *tmp);
-    st_stat_of(tmp, R->nbase, &R->base_tot);
+    phs_stat_of(tmp, R->nbase, &R->base_tot);
     memcpy(tmp, R->all_measure, R->nmeasure * sizeof *tmp);
-    st_stat_of(tmp, R->nmeasure, &R->measure_tot);
+    phs_stat_of(tmp, R->nmeasure, &R->measure_tot);
     free(tmp);
     decide(R);
     verdict_line(R);

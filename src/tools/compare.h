@@ -58,7 +58,7 @@ typedef struct cp_log {
     const char *path;       /* as named in messages ("<stdin>" for -) */
     ps_log L;
     bool loaded;
-    st_result R;
+    phs_result R;
     uint64_t *sums;         /* each used pass's control-plane sum, pass order */
     size_t nsums;
     uint64_t *ctl;          /* each used pass's control-segment dur_ns */
@@ -72,7 +72,7 @@ typedef struct cp_row {
     bool control_plane;     /* summed into the total (or the total itself) */
     bool control;           /* the control segment */
     uint64_t bmin, mmin, bmax, mmax;
-    st_med bmed, mmed;
+    phs_med bmed, mmed;
 } cp_row;
 
 typedef struct cp_rep {
@@ -95,7 +95,7 @@ typedef struct cp_result {
     uint64_t *all_base, *all_measure;   /* every used pass's sum, by arm */
     size_t nbase, nmeasure;
     uint64_t base_min, measure_min;
-    st_stat base_tot, measure_tot;      /* over all passes of each arm */
+    phs_stat base_tot, measure_tot;      /* over all passes of each arm */
     as_mwu mwu;                 /* the arms' per-pass sums */
     as_shift hl;                /* measure - base, 95 % interval */
     int direction;              /* +1 slower, -1 faster, 0 none */

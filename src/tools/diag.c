@@ -1,6 +1,7 @@
 /* Messages are formatted once, when found; a pathological input that would
  * produce millions of them is capped so memory stays bounded. */
 #include "tools/diag.h"
+#include "util/vec.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,15 +21,9 @@ void dg_add(dg_list *d, const char *fmt, ...)
         d->suppressed++;
         return;
     }
-    if (d->n == d->cap) {
-        size_t nc = d->cap ? d->cap * 2 : 16;
-        char **nm = realloc(d->msg, nc * sizeof *nm);
-        if (!nm) {
-            d->suppressed++;
-            return;
-        }
-        d->msg = nm;
-        d->cap = nc;
+    if (!vec_grow((void **)&d->msg, &d->cap, d->n + 1, sizeof *d->msg)) {
+        d->suppressed++;
+        return;
     }
     va_list ap;
     va_start(ap, fmt);

@@ -3,6 +3,7 @@
  * more fresh memory (which on a virtual machine costs more than it saves). */
 #include "tools/linereader.h"
 #include "tools/hugemem.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -95,19 +96,8 @@ typedef struct carry {
 
 static bool carry_add(carry *c, const char *p, size_t n)
 {
-    if (c->n + n > c->cap) {
-        size_t nc = c->cap ? c->cap : 4096;
-        while (nc < c->n + n) {
-            if (nc > SIZE_MAX / 2)
-                return false;
-            nc *= 2;
-        }
-        char *np = realloc(c->p, nc);
-        if (!np)
-            return false;
-        c->p = np;
-        c->cap = nc;
-    }
+    if (n > SIZE_MAX - c->n || !vec_grow((void **)&c->p, &c->cap, c->n + n, 1))
+        return false;
     memcpy(c->p + c->n, p, n);
     c->n += n;
     return true;

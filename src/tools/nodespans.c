@@ -2,7 +2,7 @@
  * (nodespans.h). */
 #include "tools/nodespans.h"
 #include "tools/spans.h"
-#include "tools/vec.h"
+#include "util/vec.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,9 +1,10 @@
 /* Grouping bind-phase lines into passes; see passes.h for the rules. */
 #include "tools/passes.h"
+#include "tools/passes_internal.h"
 #include "hbg/trace.h"
 #include "tools/hugemem.h"
 #include "tools/linereader.h"
-#include "tools/vec.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -48,82 +49,10 @@ const char *ps_label(const ps_pass *p, char *out, size_t n)
     return out;
 }
 
-/* --- (pid, inv) -> pass ----------------------------------------------- */
-
-static size_t hash2(uint64_t a, uint64_t b)
-{
-    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
-    return (size_t)(h ^ (h >> 29));
-}
-
-static bool map_grow(ps_map *m)
-{
-    size_t nc = m->cap ? m->cap * 2 : 256;
-    hm_block nb;
-    if (hm_alloc(&nb, nc * (2 * sizeof(uint64_t) + sizeof(uint32_t))) != 0)
-        return false;
-    uint64_t *nk = nb.p;
-    uint32_t *nv = (uint32_t *)(nk + 2 * nc);
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->val[i])
-            continue;
-        size_t j = hash2(m->key[2 * i], m->key[2 * i + 1]) & (nc - 1);
-        while (nv[j])
-            j = (j + 1) & (nc - 1);
-        nk[2 * j] = m->key[2 * i];
-        nk[2 * j + 1] = m->key[2 * i + 1];
-        nv[j] = m->val[i];
-    }
-    hm_free(&m->mem);
-    m->mem = nb;
-    m->key = nk;
-    m->val = nv;
-    m->cap = nc;
-    return true;
-}
-
-static void map_free(ps_map *m)
-{
-    hm_free(&m->mem);
-    m->key = NULL;
-    m->val = NULL;
-    m->cap = m->n = 0;
-}
-
-/* Slot of (a, b): its value is 0 when absent. */
-static uint32_t *map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert)
-{
-    if (insert && (m->n + 1) * 2 > m->cap && !map_grow(m))
-        return NULL;
-    if (!m->cap)
-        return NULL;
-    size_t j = hash2(a, b) & (m->cap - 1);
-    while (m->val[j]) {
-        if (m->key[2 * j] == a && m->key[2 * j + 1] == b)
-            return &m->val[j];
-        j = (j + 1) & (m->cap - 1);
-    }
-    if (!insert)
-        return NULL;
-    m->key[2 * j] = a;
-    m->key[2 * j + 1] = b;
-    return &m->val[j];
-}
-
-uint32_t *ps_map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert)
-{
-    return map_slot(m, a, b, insert);
-}
-
-void ps_map_free(ps_map *m)
-{
-    map_free(m);
-}
-
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv)
 {
-    uint32_t *s = map_slot((ps_map *)&L->map, pid, inv, false);
-    return s && *s ? &L->pass[*s - 1] : NULL;
+    uint32_t v = hmap_get2(&L->ix->map, pid, inv);
+    return v ? &L->pass[v - 1] : NULL;
 }
 
 /* --- passes ------------------------------------------------------------ */
@@ -138,7 +67,8 @@ static ps_pass *new_pass(ps_log *L, size_t line)
         size_t nc = L->cap ? L->cap * 2 : 256;
         if (!L->cap && L->size_hint / 33 + 16 > nc)
             nc = L->size_hint / 33 + 16;
-        /* a reservation the system refuses falls back to growing by doubling */
+        /* a reservation the system refuses falls back to growing by doubling
+         * (not vec_grow: the array lives on huge pages, see hugemem.h) */
         if (hm_alloc(&nb, nc * sizeof(ps_pass)) != 0 &&
             (nc == (L->cap ? L->cap * 2 : 256) || hm_alloc(&nb, (L->cap ? L->cap * 2 : 256) * sizeof(ps_pass)) != 0)) {
             L->oom = true;
@@ -212,41 +142,34 @@ static int op_id(lx_slice name)
 
 static ps_pass *open_pass(ps_log *L, bool has_thread, uint64_t thread)
 {
+    ps_index *X = L->ix;
     /* a burst's lines usually follow each other: remember the last one */
-    if (L->last_open && L->last_open_ht == has_thread && L->last_open_th == thread)
-        return L->last_open == NO_OPEN ? NULL : &L->pass[L->last_open - 1];
-    uint32_t *s = map_slot(&L->omap, thread, has_thread ? 1 : 2, false);
-    uint32_t v = s && *s ? *s : NO_OPEN;
-    L->last_open = v;
-    L->last_open_ht = has_thread;
-    L->last_open_th = thread;
+    if (X->last_open && X->last_open_ht == has_thread && X->last_open_th == thread)
+        return X->last_open == NO_OPEN ? NULL : &L->pass[X->last_open - 1];
+    uint32_t v = hmap_get2(&X->omap, thread, has_thread ? 1 : 2);
+    if (!v)
+        v = NO_OPEN;
+    X->last_open = v;
+    X->last_open_ht = has_thread;
+    X->last_open_th = thread;
     return v == NO_OPEN ? NULL : &L->pass[v - 1];
 }
 
 static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
 {
-    uint32_t *s = map_slot(&L->omap, thread, has_thread ? 1 : 2, true);
+    ps_index *X = L->ix;
+    uint32_t *s = hmap_put2(&X->omap, thread, has_thread ? 1 : 2);
     if (!s) {
         L->oom = true;
         return;
     }
-    if (!*s)
-        L->omap.n++;
     *s = val;
-    L->last_open = val;
-    L->last_open_ht = has_thread;
-    L->last_open_th = thread;
+    X->last_open = val;
+    X->last_open_ht = has_thread;
+    X->last_open_th = thread;
 }
 
 #define TEXTBLK ((size_t)4 << 20)
-
-/* Text the caller needs after the scan: in the whole-buffer reader it is
- * the log itself; in the piecewise reader a copy. */
-struct ps_intern {
-    uint64_t h;
-    const char *p;
-    size_t n;
-};
 
 /* Eight bytes per step: every span and segment of a timeline is hashed, and
  * a byte-at-a-time hash was a visible part of the run. */
@@ -268,49 +191,20 @@ static uint64_t text_hash(const char *p, size_t n)
     }
     h *= 0xc2b2ae3d27d4eb4full;
     h ^= h >> 29;
-    return h | 1; /* 0 marks an empty slot */
+    return h;
 }
 
-static const char *copy_text(ps_log *L, const char *p, size_t n);
+typedef struct text_key {
+    const ps_log *L;
+    const char *p;
+    size_t n;
+} text_key;
 
-/* A copy of p, shared with an earlier identical text when there is one. */
-static const char *keep_text(ps_log *L, const char *p, size_t n)
+/* The key's words are the text's hash and length; this compares the rest. */
+static bool same_text(void *ctx, uint32_t val)
 {
-    if (L->buf)
-        return p;
-    if ((L->ninterned + 1) * 2 > L->capintern) {
-        size_t nc = L->capintern ? L->capintern * 2 : 1024;
-        struct ps_intern *nt = calloc(nc, sizeof *nt);
-        if (!nt) {
-            L->oom = true;
-            return NULL;
-        }
-        for (size_t i = 0; i < L->capintern; i++)
-            if (L->intern[i].h) {
-                size_t j = L->intern[i].h & (nc - 1);
-                while (nt[j].h)
-                    j = (j + 1) & (nc - 1);
-                nt[j] = L->intern[i];
-            }
-        free(L->intern);
-        L->intern = nt;
-        L->capintern = nc;
-    }
-    uint64_t h = text_hash(p, n);
-    size_t j = h & (L->capintern - 1);
-    while (L->intern[j].h) {
-        if (L->intern[j].h == h && L->intern[j].n == n && memcmp(L->intern[j].p, p, n) == 0)
-            return L->intern[j].p;
-        j = (j + 1) & (L->capintern - 1);
-    }
-    const char *c = copy_text(L, p, n);
-    if (!c)
-        return NULL;
-    L->intern[j].h = h;
-    L->intern[j].p = c;
-    L->intern[j].n = n;
-    L->ninterned++;
-    return c;
+    const text_key *k = ctx;
+    return memcmp(k->L->ix->itext[val - 1], k->p, k->n) == 0;
 }
 
 static const char *copy_text(ps_log *L, const char *p, size_t n)
@@ -333,6 +227,29 @@ static const char *copy_text(ps_log *L, const char *p, size_t n)
     return d;
 }
 
+/* A copy of p, shared with an earlier identical text when there is one. */
+static const char *keep_text(ps_log *L, const char *p, size_t n)
+{
+    ps_index *X = L->ix;
+    if (L->buf)
+        return p;
+    const uint64_t key[2] = {text_hash(p, n), n};
+    text_key k = {L, p, n};
+    uint32_t *s = hmap_put_eq(&X->intern, key, same_text, &k);
+    if (!s || (!*s && !vec_grow((void **)&X->itext, &X->capitext, X->nitext + 1, sizeof *X->itext))) {
+        L->oom = true;
+        return NULL;
+    }
+    if (*s)
+        return X->itext[*s - 1];
+    const char *c = copy_text(L, p, n);
+    if (!c)
+        return NULL;
+    X->itext[X->nitext++] = c;
+    *s = (uint32_t)X->nitext;
+    return c;
+}
+
 static lx_slice keep_slice(ps_log *L, lx_slice s)
 {
     lx_slice o = {s.n ? keep_text(L, s.p, s.n) : s.p, s.n};
@@ -344,23 +261,20 @@ static lx_slice keep_slice(ps_log *L, lx_slice s)
 /* The side-table entry of segment id (>= PS_INLINE) of pass p. */
 static ps_xseg *side_seg(ps_log *L, const ps_pass *p, int id, bool insert)
 {
-    uint32_t *s = map_slot(&L->xmap, (uint64_t)(p - L->pass), (uint64_t)id, insert);
-    if (!s) {
-        if (insert)
-            L->oom = true;
+    ps_index *X = L->ix;
+    uint64_t i = (uint64_t)(p - L->pass);
+    if (!insert) {
+        uint32_t v = hmap_get2(&X->xmap, i, (uint64_t)id);
+        return v ? &X->xseg[v - 1] : NULL;
+    }
+    uint32_t *s = hmap_put2(&X->xmap, i, (uint64_t)id);
+    if (!s || (!*s && !vec_grow((void **)&X->xseg, &X->capxseg, X->nxseg + 1, sizeof *X->xseg))) {
+        L->oom = true;
         return NULL;
     }
-    if (!*s) {
-        if (!insert)
-            return NULL;
-        if (!vec_grow((void **)&L->xseg, &L->capxseg, L->nxseg + 1, sizeof *L->xseg)) {
-            L->oom = true;
-            return NULL;
-        }
-        L->xmap.n++;
-        *s = (uint32_t)++L->nxseg;
-    }
-    return &L->xseg[*s - 1];
+    if (!*s)
+        *s = (uint32_t)++X->nxseg;
+    return &X->xseg[*s - 1];
 }
 
 ps_seg ps_get_side(const ps_log *L, const ps_pass *p, int id)
@@ -441,31 +355,29 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
 
 static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, bool create)
 {
+    ps_index *X = L->ix;
     /* consecutive lines nearly always belong to the pass of the line before */
-    if (L->last_pass && L->last_pid == pid && L->last_inv == inv)
-        return &L->pass[L->last_pass - 1];
-    uint32_t *s = map_slot(&L->map, pid, inv, create);
-    if (!s) {
-        if (create)
-            L->oom = true;
-        return NULL;
-    }
-    if (!*s) {
+    if (X->last_pass && X->last_pid == pid && X->last_inv == inv)
+        return &L->pass[X->last_pass - 1];
+    uint32_t *s = create ? hmap_put2(&X->map, pid, inv) : NULL;
+    uint32_t v = create ? (s ? *s : 0) : hmap_get2(&X->map, pid, inv);
+    if (!v) {
         if (!create)
             return NULL;
-        ps_pass *p = new_pass(L, line);
-        if (!p)
+        ps_pass *p = s ? new_pass(L, line) : NULL;
+        if (!p) {
+            L->oom = true;
             return NULL;
-        L->map.n++;
-        *s = (uint32_t)L->npass;
+        }
+        *s = v = (uint32_t)L->npass;
         p->pid = pid;
         p->inv = inv;
         p->has_pid = p->has_inv = p->keyed = true;
     }
-    L->last_pass = *s;
-    L->last_pid = pid;
-    L->last_inv = inv;
-    return &L->pass[*s - 1];
+    X->last_pass = v;
+    X->last_pid = pid;
+    X->last_inv = inv;
+    return &L->pass[v - 1];
 }
 
 /* The pass a bind line of segment id belongs to, made when it is the
@@ -476,11 +388,11 @@ static ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
     if (r->has_pid) {
         p = keyed_pass(L, r->pid, r->inv, r->line, true);
         if (p && !p->has_thread)
-            p->has_thread = lx_thread(r, &L->thc, &p->thread);
+            p->has_thread = lx_thread(r, &L->ix->thc, &p->thread);
         return p;
     }
     uint64_t th;
-    bool ht = lx_thread(r, &L->thc, &th);
+    bool ht = lx_thread(r, &L->ix->thc, &th);
     p = open_pass(L, ht, th);
     /* A burst is over once its host-orch lines began, or when its first
      * segment comes round again (an ignored line's segment counts). */
@@ -527,7 +439,7 @@ static void charge_bad_line(ps_log *L, const lx_rec *r)
         p = keyed_pass(L, r->pid, r->inv, r->line, false);
     } else {
         uint64_t th;
-        bool ht = lx_thread(r, &L->thc, &th);
+        bool ht = lx_thread(r, &L->ix->thc, &th);
         p = open_pass(L, ht, th);
     }
     if (!p)
@@ -551,7 +463,7 @@ static void on_orch(ps_log *L, const lx_rec *r)
         p = keyed_pass(L, r->pid, r->inv, r->line, false);
     } else {
         uint64_t th;
-        bool ht = lx_thread(r, &L->thc, &th);
+        bool ht = lx_thread(r, &L->ix->thc, &th);
         p = open_pass(L, ht, th);
     }
     if (!p) {
@@ -591,7 +503,8 @@ static void on_orch(ps_log *L, const lx_rec *r)
 static void keep_span(ps_log *L, const lx_rec *r)
 {
     if (L->nspan == L->capspan) {
-        /* sized for the worst case (a span line has 60 bytes at least) */
+        /* sized for the worst case (a span line has 60 bytes at least); on
+         * huge pages, so not vec_grow */
         size_t nc0 = L->capspan ? L->capspan * 2 : 256, nc = nc0;
         if (!L->capspan && L->size_hint / 60 + 16 > nc)
             nc = L->size_hint / 60 + 16;
@@ -635,13 +548,13 @@ static void on_span(ps_log *L, const lx_rec *r)
         return;
     }
     uint64_t th;
-    bool ht = lx_thread(r, &L->thc, &th);
+    bool ht = lx_thread(r, &L->ix->thc, &th);
     p = open_pass(L, ht, th);
     if (!p)
         return;
     size_t idx = (size_t)(p - L->pass);
     set_open(L, ht, th, NO_OPEN);
-    uint32_t *s = map_slot(&L->map, r->pid, r->inv, true);
+    uint32_t *s = hmap_put2(&L->ix->map, r->pid, r->inv);
     if (!s) {
         L->oom = true;
         return;
@@ -650,7 +563,6 @@ static void on_span(ps_log *L, const lx_rec *r)
     p->has_span = true;
     if (*s)
         return; /* (pid, inv) already named another pass: leave this one unnamed */
-    L->map.n++;
     *s = (uint32_t)(idx + 1);
     p->pid = r->pid;
     p->inv = r->inv;
@@ -661,7 +573,7 @@ static void on_span(ps_log *L, const lx_rec *r)
  * means two runs were put into one file, and their passes are pooled. */
 static void note_anchor(ps_log *L, const lx_rec *r)
 {
-    uint32_t *s = map_slot(&L->amap, r->pid, 0, true);
+    uint32_t *s = hmap_put2(&L->ix->amap, r->pid, 0);
     if (!s) {
         L->oom = true;
         return;
@@ -674,7 +586,6 @@ static void note_anchor(ps_log *L, const lx_rec *r)
         return;
     }
     *s = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
-    L->amap.n++;
 }
 
 static void on_anchor(ps_log *L, const lx_rec *r)
@@ -751,247 +662,8 @@ static void sink_bad(void *ctx, const lx_rec *r, const char *msg)
         charge_bad_line(L, r);
 }
 
-/* --- after the scan ---------------------------------------------------- */
-
-static int rank_of(ps_log *L, const ps_pass *p)
-{
-    uint32_t *s = map_slot(&L->rmap, p->has_pid ? p->pid : p->thread, p->has_pid ? 1 : 2, true);
-    if (!s) {
-        L->oom = true;
-        return -1;
-    }
-    if (*s)
-        return (int)(*s - 1);
-    /* grown geometrically: a log of many short-lived processes has a rank
-     * per pid, and one realloc per rank would copy the table each time */
-    if (!vec_grow((void **)&L->rank, &L->caprank, L->nrank + 1, sizeof *L->rank)) {
-        L->oom = true;
-        return -1;
-    }
-    ps_rank *k = &L->rank[L->nrank];
-    k->has_pid = p->has_pid;
-    k->pid = p->has_pid ? p->pid : 0;
-    k->thread = p->thread;
-    k->npasses = 0;
-    L->rmap.n++;
-    *s = (uint32_t)(L->nrank + 1);
-    return (int)L->nrank++;
-}
-
-/* A pass whose bind lines carry no pid and whose span is missing belongs to
- * the process that wrote the other passes of its thread: the nearest named
- * pass before it, else after it. Two sweeps, one map of thread -> pass. */
-static bool inherit_pids(ps_log *L)
-{
-    for (int dir = 0; dir < 2; dir++) {
-        ps_map m = {0};
-        for (size_t k = 0; k < L->npass; k++) {
-            size_t i = dir == 0 ? k : L->npass - 1 - k;
-            ps_pass *p = &L->pass[i];
-            if (!p->has_thread)
-                continue;
-            if (p->has_inv) {
-                uint32_t *s = map_slot(&m, p->thread, 0, true);
-                if (!s) {
-                    map_free(&m);
-                    return false;
-                }
-                if (!*s)
-                    m.n++;
-                *s = (uint32_t)(i + 1);
-            } else if (!p->has_pid) {
-                uint32_t *s = map_slot(&m, p->thread, 0, false);
-                if (s && *s) {
-                    p->pid = L->pass[*s - 1].pid; /* for its rank only: its inv stays unknown */
-                    p->has_pid = true;
-                }
-            }
-        }
-        map_free(&m);
-    }
-    return true;
-}
-
-/* How many candidate passes have each segment set, and the first of them:
- * the sets of one log are few, so a small open-addressed table. */
-typedef struct mask_count {
-    uint32_t mask;
-    uint32_t first;          /* pass index + 1; 0 = empty slot */
-    size_t n;
-} mask_count;
-
-void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
-{
-    size_t k = 0;
-    out[0] = 0;
-    for (int i = 0; i < L->nseg && k + 1 < n; i++)
-        if (mask & (1u << i)) {
-            int w = snprintf(out + k, n - k, "%s%s", k ? ", " : "", L->segname[i]);
-            if (w < 0)
-                break;
-            k += (size_t)w;
-            if (k >= n)
-                k = n - 1;
-        }
-}
-
-static void finish(ps_log *L)
-{
-    /* Three walks over the passes in all: the array is large and each walk
-     * costs a cache miss per pass. */
-    bool unnamed = false;
-    for (size_t i = 0; i < L->npass && !unnamed; i++)
-        unnamed = !L->pass[i].has_pid;
-    if (unnamed && !inherit_pids(L)) {
-        L->oom = true;
-        return;
-    }
-    size_t *last = NULL;
-    size_t caplast = 0;
-    /* the rank of the pass before, for the common run of one rank's passes */
-    uint64_t ka = 0, kb = 0;
-    int krk = -1;
-    for (size_t i = 0; i < L->npass; i++) {
-        ps_pass *p = &L->pass[i];
-        uint64_t a = p->has_pid ? p->pid : p->thread, b = p->has_pid ? 1 : 2;
-        int rk = krk >= 0 && a == ka && b == kb ? krk : rank_of(L, p);
-        ka = a;
-        kb = b;
-        krk = rk;
-        if (rk < 0) {
-            free(last);
-            return;
-        }
-        if ((size_t)rk >= caplast) {
-            size_t nc = caplast ? caplast * 2 : 16;
-            size_t *nl = realloc(last, nc * sizeof *nl);
-            if (!nl) {
-                free(last);
-                L->oom = true;
-                return;
-            }
-            last = nl;
-            caplast = nc;
-        }
-        last[rk] = i;
-        p->rank = rk;
-        p->cold = L->rank[rk].npasses == 0;
-        L->rank[rk].npasses++;
-    }
-    size_t capm = 16, nmask = 0;
-    mask_count *mc = calloc(capm, sizeof *mc);
-    if (!mc) {
-        free(last);
-        L->oom = true;
-        return;
-    }
-    /* A pass without its closing segment: truncated when it is its rank's
-     * last and nothing after its segments arrived; otherwise incomplete.
-     * The segment set most of the other passes share is the reference; the
-     * set of the earliest pass wins a tie. */
-    for (size_t i = 0; i < L->npass; i++) {
-        ps_pass *p = &L->pass[i];
-        if (!(p->present & (1u << PS_CLOSE))) {
-            if (last[p->rank] == i && !p->has_orch && !p->has_span)
-                p->defects |= PS_D_TRUNCATED;
-            else
-                p->defects |= PS_D_MISSING_CLOSE;
-        }
-        /* an ignored line's pass still shows which segments it emitted */
-        if ((p->defects & ~PS_D_IGNORED) || (p->cold && !L->opt.keep_first))
-            continue;
-        uint32_t emitted = p->present | p->ignored_segs;
-        if ((nmask + 1) * 2 > capm) {
-            mask_count *nm = calloc(capm * 2, sizeof *nm);
-            if (!nm) {
-                free(mc);
-                free(last);
-                L->oom = true;
-                return;
-            }
-            for (size_t j = 0; j < capm; j++)
-                if (mc[j].first) {
-                    size_t h = (mc[j].mask * 0x9e3779b1u) & (capm * 2 - 1);
-                    while (nm[h].first)
-                        h = (h + 1) & (capm * 2 - 1);
-                    nm[h] = mc[j];
-                }
-            free(mc);
-            mc = nm;
-            capm *= 2;
-        }
-        size_t h = (emitted * 0x9e3779b1u) & (capm - 1);
-        while (mc[h].first && mc[h].mask != emitted)
-            h = (h + 1) & (capm - 1);
-        if (!mc[h].first) {
-            mc[h].mask = emitted;
-            mc[h].first = (uint32_t)(i + 1);
-            nmask++;
-        }
-        mc[h].n++;
-    }
-    free(last);
-    uint32_t ref = 0, ref_ix = UINT32_MAX;
-    size_t best = 0;
-    for (size_t j = 0; j < capm; j++) {
-        if (!mc[j].first)
-            continue;
-        if (mc[j].n > best || (mc[j].n == best && mc[j].first - 1 < ref_ix)) {
-            best = mc[j].n;
-            ref = mc[j].mask;
-            ref_ix = mc[j].first - 1;
-        }
-    }
-    free(mc);
-    char label[64], miss[512], extra[512];
-    for (size_t i = 0; i < L->npass; i++) {
-        ps_pass *p = &L->pass[i];
-        if (!p->defects && (!p->cold || L->opt.keep_first) && p->present != ref)
-            p->defects |= PS_D_SETDIFF;
-        ps_label(p, label, sizeof label);
-        if (p->defects & PS_D_TRUNCATED)
-            dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass excluded",
-                   L->path, p->first_line, label);
-        if (p->defects & PS_D_MISSING_CLOSE)
-            dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); excluded", L->path,
-                   p->first_line, label);
-        if (p->defects & PS_D_DUPLICATE) {
-            size_t l1 = p->dup_first_line;
-            size_t l2 = p->dup_line;
-            if (p->dup_seg >= 0)
-                dg_add(&L->warn, "%s:%zu: segment %s appears twice in pass %s (first at line %zu); excluded",
-                       L->path, l2, L->segname[p->dup_seg], label, l1);
-            else
-                dg_add(&L->warn, "%s:%zu: host-orch %s appears twice in pass %s (first at line %zu); excluded",
-                       L->path, l2, ps_op_name(-1 - p->dup_seg), label, l1);
-        }
-        if (p->defects & PS_D_DROPPED)
-            dg_add(&L->warn,
-                   "%s:%zu: host-orch %s dropped=%" PRIu64
-                   " in pass %s (the per-op record pool overflowed); excluded",
-                   L->path, (size_t)p->drop_line, ps_op_name(p->drop_op), p->drop_count, label);
-        /* a truncated pass's cut last line is the truncation itself */
-        if ((p->defects & (PS_D_IGNORED | PS_D_TRUNCATED)) == PS_D_IGNORED)
-            dg_add(&L->warn, "%s:%zu: pass %s has a malformed line that was ignored (line %" PRIu32
-                   "); excluded", L->path, p->first_line, label, p->ignored_line);
-        if (p->defects & PS_D_SETDIFF) {
-            ps_seg_list(L, ref & ~p->present, miss, sizeof miss);
-            ps_seg_list(L, p->present & ~ref, extra, sizeof extra);
-            dg_add(&L->warn, "%s:%zu: pass %s has other segments than the other %zu passes (missing: %s; extra: %s); excluded",
-                   L->path, p->first_line, label, best, miss[0] ? miss : "none",
-                   extra[0] ? extra : "none");
-        }
-        if (p->cold)
-            L->ncold++;
-        else
-            L->nwarm++;
-        p->used = !p->defects && (!p->cold || L->opt.keep_first);
-        if (p->used)
-            L->nused++;
-    }
-}
-
-static void init(ps_log *L, const char *path, const ps_options *opt)
+/* false when out of memory (L is then safe to ps_free) */
+static bool init(ps_log *L, const char *path, const ps_options *opt)
 {
     memset(L, 0, sizeof *L);
     L->path = path;
@@ -1003,18 +675,29 @@ static void init(ps_log *L, const char *path, const ps_options *opt)
         L->seglen[i] = (uint8_t)strlen(L->segname[i]);
     }
     L->nseg = PS_NKNOWN;
+    ps_index *X = L->ix = calloc(1, sizeof *L->ix);
+    if (!X)
+        return false;
+    hmap_init(&X->map, 2);
+    hmap_init(&X->omap, 2);
+    hmap_init(&X->rmap, 2);
+    hmap_init(&X->amap, 2);
+    hmap_init(&X->xmap, 2);
+    hmap_init(&X->intern, 2);
+    return true;
 }
 
 hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, const ps_options *opt)
 {
-    init(L, path, opt);
+    if (!init(L, path, opt))
+        return HBG_E_NOMEM;
     L->buf = buf;
     L->len = len;
     L->size_hint = len;
     lx_sink sink = {L, sink_rec, sink_bad};
     lx_scan(buf, len, &sink);
     if (!L->oom)
-        finish(L);
+        ps_analyse(L);
     return L->oom ? HBG_E_NOMEM : HBG_OK;
 }
 
@@ -1033,7 +716,10 @@ static bool on_piece(void *ctx, const char *p, size_t n)
 
 hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt, char *err, size_t errlen)
 {
-    init(L, path, opt);
+    if (!init(L, path, opt)) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return HBG_E_NOMEM;
+    }
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
         L->size_hint = (size_t)sb.st_size;
@@ -1045,7 +731,7 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
         return HBG_E_IO;
     }
     if (!e && !L->oom)
-        finish(L);
+        ps_analyse(L);
     if (e || L->oom) {
         snprintf(err, errlen, "%s: out of memory", path);
         return HBG_E_NOMEM;
@@ -1057,41 +743,27 @@ void ps_free(ps_log *L)
 {
     hm_free(&L->passmem);
     hm_free(&L->segxmem);
-    map_free(&L->xmap);
-    free(L->xseg);
-    map_free(&L->map);
-    map_free(&L->omap);
-    map_free(&L->rmap);
-    map_free(&L->amap);
+    ps_index *X = L->ix;
+    if (X) {
+        hmap_free(&X->xmap);
+        free(X->xseg);
+        hmap_free(&X->map);
+        hmap_free(&X->omap);
+        hmap_free(&X->rmap);
+        hmap_free(&X->amap);
+        hmap_free(&X->intern);
+        free(X->itext);
+        free(X);
+    }
     hm_free(&L->spanmem);
     for (size_t i = 0; i < L->ntextblk; i++)
         hm_free(&L->textblk[i]);
     free(L->textblk);
-    free(L->intern);
     free(L->anchor);
     free(L->rank);
     free((char *)L->stamp.p);
     dg_free(&L->warn);
     memset(L, 0, sizeof *L);
-}
-
-void ps_exclusions(const ps_log *L, char *out, size_t n)
-{
-    static const char *const why[] = {"without arena_h2d", "truncated", "with a segment twice",
-                                      "with dropped records", "with other segments", "with an ignored line"};
-    size_t count[6] = {0};
-    for (size_t i = 0; i < L->npass; i++) {
-        const ps_pass *p = &L->pass[i];
-        if (p->used || (p->cold && !L->opt.keep_first))
-            continue;
-        for (int d = 0; d < 6; d++)
-            count[d] += (p->defects >> d) & 1;
-    }
-    size_t k = 0;
-    out[0] = 0;
-    for (int d = 0; d < 6 && k < n; d++)
-        if (count[d])
-            k += (size_t)snprintf(out + k, n - k, "%s%zu %s", k ? ", " : "", count[d], why[d]);
 }
 
 const char *ps_stamp_quiet_level(const ps_log *L)

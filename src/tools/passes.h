@@ -109,12 +109,6 @@ typedef struct ps_pass {
     uint32_t line[PS_INLINE];
 } ps_pass;
 
-/* A segment of the side table. */
-typedef struct ps_xseg {
-    uint64_t dur, bytes;
-    uint32_t line;
-} ps_xseg;
-
 typedef struct ps_span {
     uint64_t pid, tid, inv, ts, dur;
     uint32_t depth, line;
@@ -139,13 +133,6 @@ typedef struct ps_options {
     size_t chunk;           /* ps_read_fd's read size; 0: LR_CHUNK (tests use tiny ones) */
 } ps_options;
 
-typedef struct ps_map {
-    uint64_t *key;          /* pairs (pid, inv) */
-    uint32_t *val;          /* pass index + 1; 0 = empty */
-    size_t cap, n;
-    hm_block mem;
-} ps_map;
-
 typedef struct ps_log {
     const char *path;
     const char *buf;
@@ -165,21 +152,9 @@ typedef struct ps_log {
     hm_block passmem;       /* where pass[] lives */
     ps_segx *segx;          /* keep_spans: PS_MAXSEG per pass of pass[] */
     hm_block segxmem;
-    ps_map xmap;            /* (pass, segment id) -> xseg[], for ids from PS_INLINE */
-    ps_xseg *xseg;
-    size_t nxseg, capxseg;
     size_t size_hint;       /* the file's size, when known: sizes pass[] once */
-    ps_map map;             /* (pid, inv) -> pass */
-    uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
-    uint64_t last_pid, last_inv;
-    ps_map omap;            /* (thread, 1 | 2 without thread) -> the thread's open burst */
-    uint32_t last_open;     /* the last omap answer (0: none cached) ... */
-    bool last_open_ht;      /* ... for this thread */
-    uint64_t last_open_th;
-    ps_map rmap;            /* (pid, 1 | thread, 2) -> rank */
-    ps_map amap;            /* (pid, 0) -> the line of its clock anchor */
+    struct ps_index *ix;    /* the reader's tables and caches (passes_internal.h) */
     bool stamp_repeated;    /* the same [stamp] line twice: two runs of one command */
-    lx_thread_cache thc;
 
     bool has_stamp;
     lx_slice stamp;         /* owned copy */
@@ -197,10 +172,6 @@ typedef struct ps_log {
      * read in pieces: blocks that never move */
     hm_block *textblk;
     size_t ntextblk, captextblk, textused;
-    /* the same text is kept once: span names, hids and a segment's
-     * attributes repeat pass after pass */
-    struct ps_intern *intern;
-    size_t ninterned, capintern;
     ps_anchor *anchor;
     size_t nanchor, capanchor;
 
@@ -259,14 +230,6 @@ const char *ps_stamp_quiet_level(const ps_log *L);
 /* Why the warm passes that are not used were excluded, one count per
  * defect: "3 with an ignored line, 1 without arena_h2d". */
 void ps_exclusions(const ps_log *L, char *out, size_t n);
-/* The (u64, u64) -> u32 table the passes are found by, for other tools
- * to key their own things: the slot of (a, b), whose value is 0 when
- * absent. With insert an absent key gets a slot (the caller counts it in
- * m->n when it sets the value); NULL when out of memory, or when absent
- * and not inserting. */
-uint32_t *ps_map_slot(ps_map *m, uint64_t a, uint64_t b, bool insert);
-void ps_map_free(ps_map *m);
-
 /* The pass of (pid, inv), or NULL. */
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv);
 

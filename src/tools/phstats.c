@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-char *st_med_str(st_med m, char *buf, size_t n)
+char *phs_med_str(phs_med m, char *buf, size_t n)
 {
     snprintf(buf, n, "%" PRIu64 "%s", m.whole, m.half ? ".5" : "");
     return buf;
@@ -55,7 +55,7 @@ char *st_med_str(st_med m, char *buf, size_t n)
         }                                                                                  \
     }                                                                                      \
                                                                                            \
-    static void stat_of##S(T *v, size_t n, st_stat *s)                                     \
+    static void stat_of##S(T *v, size_t n, phs_stat *s)                                     \
     {                                                                                      \
         memset(s, 0, sizeof *s);                                                           \
         s->n = n;                                                                          \
@@ -87,7 +87,7 @@ char *st_med_str(st_med m, char *buf, size_t n)
 ORDER_STATS(uint64_t, 64)
 ORDER_STATS(uint32_t, 32)
 
-static void fig_add(st_fig *f, uint64_t v, size_t line, size_t *first_line, size_t *other_line, uint64_t *other)
+static void fig_add(phs_fig *f, uint64_t v, size_t line, size_t *first_line, size_t *other_line, uint64_t *other)
 {
     if (f->n == 0) {
         f->value = f->min = f->max = v;
@@ -109,7 +109,7 @@ typedef struct fig_ctx {
     uint64_t other;
 } fig_ctx;
 
-static void warn_fig(ps_log *L, const st_fig *f, const fig_ctx *c, const char *what)
+static void warn_fig(ps_log *L, const phs_fig *f, const fig_ctx *c, const char *what)
 {
     if (!f->varies)
         return;
@@ -119,19 +119,19 @@ static void warn_fig(ps_log *L, const st_fig *f, const fig_ctx *c, const char *w
            L->path, what, f->value, l1, c->other, l2, f->min, f->max);
 }
 
-void st_stat_of(uint64_t *v, size_t n, st_stat *s)
+void phs_stat_of(uint64_t *v, size_t n, phs_stat *s)
 {
     stat_of64(v, n, s);
 }
 
-size_t st_values(const ps_log *L, int seg, uint64_t *out)
+size_t phs_values(const ps_log *L, int seg, uint64_t *out)
 {
     size_t k = 0;
     for (size_t i = 0; i < L->npass; i++) {
         const ps_pass *p = &L->pass[i];
         if (!p->used)
             continue;
-        if (seg != ST_TOTAL) {
+        if (seg != PHS_TOTAL) {
             if (p->present & (1u << seg))
                 out[k++] = ps_get(L, p, seg).dur;
             continue;
@@ -145,118 +145,162 @@ size_t st_values(const ps_log *L, int seg, uint64_t *out)
     return k;
 }
 
-hbg_status st_compute(ps_log *L, st_result *R, st_stat *by_rank)
+/* The duration columns of the used passes, one per segment the log has,
+ * and the control-plane sums, in one block. One walk over the passes fills
+ * them all: the pass array is large, and walking it once per segment costs
+ * more than the rest. */
+typedef struct columns {
+    hm_block mem;
+    size_t n;               /* rows: the used passes (1 at least) */
+    size_t cix[PS_MAXSEG];  /* each segment's column */
+    bool narrow;            /* every duration fits 32 bits: col32 */
+    bool by_rank;           /* rk[] and rsum[] have room */
+    uint64_t *tot, *rsum, *col;
+    uint32_t *rk, *col32;
+    size_t cnt[PS_MAXSEG + 1];
+} columns;
+
+/* The line context of each figure's warning. */
+typedef struct fig_ctxs {
+    fig_ctx heap, tasks, bytes[PS_MAXSEG], op[PS_NOPS];
+} fig_ctxs;
+
+static hbg_status columns_alloc(const ps_log *L, bool by_rank, columns *C)
 {
-    memset(R, 0, sizeof *R);
-    size_t n = L->nused ? L->nused : 1;
-    /* One walk over the passes fills a column per segment: the pass array
-     * is large, and walking it once per segment costs more than the rest. */
+    memset(C, 0, sizeof *C);
+    size_t n = C->n = L->nused ? L->nused : 1;
     /* columns for the segments the log has only: fresh memory is dear */
-    size_t cix[PS_MAXSEG], ncol = 0;
+    size_t ncol = 0;
     for (int s = 0; s < L->nseg; s++)
-        cix[s] = (L->seen >> s) & 1 ? ncol++ : 0;
-    bool narrow = L->max_dur <= UINT32_MAX;
-    size_t width = narrow ? sizeof(uint32_t) : sizeof(uint64_t);
-    hm_block colmem;
+        C->cix[s] = (L->seen >> s) & 1 ? ncol++ : 0;
+    C->narrow = L->max_dur <= UINT32_MAX;
+    C->by_rank = by_rank;
+    size_t width = C->narrow ? sizeof(uint32_t) : sizeof(uint64_t);
     /* with by_rank: each sum's rank, and room to sort the sums by it */
     size_t extra = by_rank ? n * (sizeof(uint32_t) + sizeof(uint64_t)) : 0;
-    if (hm_alloc(&colmem, n * sizeof(uint64_t) + ncol * n * width + extra) != 0)
+    if (hm_alloc(&C->mem, n * sizeof(uint64_t) + ncol * n * width + extra) != 0)
         return HBG_E_NOMEM;
     /* the 64-bit arrays first: the 32-bit ones after them stay aligned */
-    uint64_t *tot = colmem.p;
-    uint64_t *rsum = tot + n;
-    uint64_t *col = by_rank ? rsum + n : rsum;
-    uint32_t *rk = (uint32_t *)(void *)((char *)col + ncol * n * width);
-    uint32_t *col32 = (uint32_t *)(void *)col;
-    size_t cnt[PS_MAXSEG + 1] = {0};
+    C->tot = C->mem.p;
+    C->rsum = C->tot + n;
+    C->col = by_rank ? C->rsum + n : C->rsum;
+    C->rk = (uint32_t *)(void *)((char *)C->col + ncol * n * width);
+    C->col32 = (uint32_t *)(void *)C->col;
+    return HBG_OK;
+}
+
+/* One used pass into the columns and the figures; false when its
+ * control-plane sum passes 64 bits (R->overflow set). */
+static bool add_pass(const ps_log *L, const ps_pass *p, phs_result *R, columns *C, fig_ctxs *F, size_t k)
+{
+    uint64_t sum = 0;
+    for (int s = 0; s < L->nseg; s++) {
+        if (!(p->present & (1u << s)))
+            continue;
+        ps_seg g = ps_get(L, p, s);
+        if (C->narrow)
+            C->col32[C->cix[s] * C->n + C->cnt[s]++] = (uint32_t)g.dur;
+        else
+            C->col[C->cix[s] * C->n + C->cnt[s]++] = g.dur;
+        if (((PS_CONTROL_MASK >> s) & 1) && __builtin_add_overflow(sum, g.dur, &sum)) {
+            R->overflow = true;
+            R->overflow_line = p->first_line;
+            return false;
+        }
+        if (g.has_bytes)
+            fig_add(&R->bytes[s], g.bytes, g.line, &F->bytes[s].first_line, &F->bytes[s].other_line,
+                    &F->bytes[s].other);
+    }
+    if (C->by_rank)
+        C->rk[k] = (uint32_t)p->rank;
+    C->tot[k] = sum;
+    if (p->has_heap_used)
+        fig_add(&R->heap_used, p->heap_used, p->line[PS_HOST_ORCH], &F->heap.first_line, &F->heap.other_line,
+                &F->heap.other);
+    if (p->has_tasks)
+        fig_add(&R->tasks, p->tasks, p->line[PS_HOST_ORCH], &F->tasks.first_line, &F->tasks.other_line,
+                &F->tasks.other);
+    for (int o = 0; o < PS_NOPS; o++)
+        if (p->ops_present & (1u << o))
+            fig_add(&R->op_count[o], p->op_count[o], p->op_line[o], &F->op[o].first_line, &F->op[o].other_line,
+                    &F->op[o].other);
+    return true;
+}
+
+/* The k sums grouped by rank (a counting sort), each rank's statistics;
+ * before stat_of64 reorders tot. */
+static hbg_status rank_stats(const ps_log *L, columns *C, size_t k, phs_stat *by_rank)
+{
+    size_t *at = calloc(L->nrank + 1, sizeof *at);
+    if (!at)
+        return HBG_E_NOMEM;
+    for (size_t i = 0; i < k; i++)
+        at[C->rk[i] + 1]++;
+    for (size_t r = 0; r < L->nrank; r++)
+        at[r + 1] += at[r];
+    for (size_t i = 0; i < k; i++)
+        C->rsum[at[C->rk[i]]++] = C->tot[i];
+    /* at[r] is now where rank r + 1 begins */
+    for (size_t r = 0; r < L->nrank; r++) {
+        size_t b = r ? at[r - 1] : 0;
+        stat_of64(C->rsum + b, at[r] - b, &by_rank[r]);
+    }
+    free(at);
+    return HBG_OK;
+}
+
+static void warn_figs(ps_log *L, const phs_result *R, const fig_ctxs *F)
+{
+    char what[128];
+    warn_fig(L, &R->heap_used, &F->heap, "heap_used");
+    warn_fig(L, &R->tasks, &F->tasks, "tasks");
+    for (int s = 0; s < L->nseg; s++) {
+        snprintf(what, sizeof what, "bytes= of %s", L->segname[s]);
+        warn_fig(L, &R->bytes[s], &F->bytes[s], what);
+    }
+    for (int o = 0; o < PS_NOPS; o++) {
+        snprintf(what, sizeof what, "host-orch %s count", ps_op_name(o));
+        warn_fig(L, &R->op_count[o], &F->op[o], what);
+    }
+}
+
+hbg_status phs_compute(ps_log *L, phs_result *R, phs_stat *by_rank)
+{
+    memset(R, 0, sizeof *R);
+    columns C;
+    if (columns_alloc(L, by_rank != NULL, &C) != HBG_OK)
+        return HBG_E_NOMEM;
+    fig_ctxs F;
+    memset(&F, 0, sizeof F);
     uint32_t any = 0;
-    fig_ctx c_heap = {0}, c_tasks = {0}, c_bytes[PS_MAXSEG], c_op[PS_NOPS];
-    memset(c_bytes, 0, sizeof c_bytes);
-    memset(c_op, 0, sizeof c_op);
     size_t k = 0;
     for (size_t i = 0; i < L->npass; i++) {
         const ps_pass *p = &L->pass[i];
         if (!p->used)
             continue;
         any |= p->present;
-        uint64_t sum = 0;
-        for (int s = 0; s < L->nseg; s++) {
-            if (!(p->present & (1u << s)))
-                continue;
-            ps_seg g = ps_get(L, p, s);
-            if (narrow)
-                col32[cix[s] * n + cnt[s]++] = (uint32_t)g.dur;
-            else
-                col[cix[s] * n + cnt[s]++] = g.dur;
-            if (((PS_CONTROL_MASK >> s) & 1) && __builtin_add_overflow(sum, g.dur, &sum)) {
-                R->overflow = true;
-                R->overflow_line = p->first_line;
-                hm_free(&colmem);
-                return HBG_E_PARSE;
-            }
-            if (g.has_bytes)
-                fig_add(&R->bytes[s], g.bytes, g.line, &c_bytes[s].first_line, &c_bytes[s].other_line,
-                        &c_bytes[s].other);
+        if (!add_pass(L, p, R, &C, &F, k++)) {
+            hm_free(&C.mem);
+            return HBG_E_PARSE;
         }
-        if (by_rank)
-            rk[k] = (uint32_t)p->rank;
-        tot[k++] = sum;
-        if (p->has_heap_used)
-            fig_add(&R->heap_used, p->heap_used, p->line[PS_HOST_ORCH], &c_heap.first_line, &c_heap.other_line,
-                    &c_heap.other);
-        if (p->has_tasks)
-            fig_add(&R->tasks, p->tasks, p->line[PS_HOST_ORCH], &c_tasks.first_line, &c_tasks.other_line,
-                    &c_tasks.other);
-        for (int o = 0; o < PS_NOPS; o++)
-            if (p->ops_present & (1u << o))
-                fig_add(&R->op_count[o], p->op_count[o], p->op_line[o], &c_op[o].first_line, &c_op[o].other_line,
-                        &c_op[o].other);
     }
     R->control = any & PS_CONTROL_MASK;
     for (int s = 0; s < L->nseg; s++) {
         if (!(any & (1u << s)))
             continue;
         R->row_seg[R->nrow] = s;
-        if (narrow)
-            stat_of32(col32 + cix[s] * n, cnt[s], &R->row[R->nrow]);
+        if (C.narrow)
+            stat_of32(C.col32 + C.cix[s] * C.n, C.cnt[s], &R->row[R->nrow]);
         else
-            stat_of64(col + cix[s] * n, cnt[s], &R->row[R->nrow]);
+            stat_of64(C.col + C.cix[s] * C.n, C.cnt[s], &R->row[R->nrow]);
         R->nrow++;
     }
-    if (by_rank) {
-        /* the sums grouped by rank (a counting sort), before stat_of64
-         * reorders tot */
-        size_t *at = calloc(L->nrank + 1, sizeof *at);
-        if (!at) {
-            hm_free(&colmem);
-            return HBG_E_NOMEM;
-        }
-        for (size_t i = 0; i < k; i++)
-            at[rk[i] + 1]++;
-        for (size_t r = 0; r < L->nrank; r++)
-            at[r + 1] += at[r];
-        for (size_t i = 0; i < k; i++)
-            rsum[at[rk[i]]++] = tot[i];
-        /* at[r] is now where rank r + 1 begins */
-        for (size_t r = 0; r < L->nrank; r++) {
-            size_t b = r ? at[r - 1] : 0;
-            stat_of64(rsum + b, at[r] - b, &by_rank[r]);
-        }
-        free(at);
+    if (by_rank && rank_stats(L, &C, k, by_rank) != HBG_OK) {
+        hm_free(&C.mem);
+        return HBG_E_NOMEM;
     }
-    stat_of64(tot, k, &R->total);
-    hm_free(&colmem);
-
-    char what[128];
-    warn_fig(L, &R->heap_used, &c_heap, "heap_used");
-    warn_fig(L, &R->tasks, &c_tasks, "tasks");
-    for (int s = 0; s < L->nseg; s++) {
-        snprintf(what, sizeof what, "bytes= of %s", L->segname[s]);
-        warn_fig(L, &R->bytes[s], &c_bytes[s], what);
-    }
-    for (int o = 0; o < PS_NOPS; o++) {
-        snprintf(what, sizeof what, "host-orch %s count", ps_op_name(o));
-        warn_fig(L, &R->op_count[o], &c_op[o], what);
-    }
+    stat_of64(C.tot, k, &R->total);
+    hm_free(&C.mem);
+    warn_figs(L, R, &F);
     return HBG_OK;
 }

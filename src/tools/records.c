@@ -1,7 +1,7 @@
 /* The records file is small next to the log (one line per pass), so each
  * line is handed to jansson; only the schema checks are ours. */
 #include "tools/records.h"
-#include "tools/vec.h"
+#include "util/vec.h"
 
 #include <inttypes.h>
 #include <jansson.h>

@@ -1,7 +1,8 @@
 /* Spans into invocations, ranks and callables; the statistics and wall
  * clock the views share. The views themselves: spans_views.c. */
 #include "tools/spans.h"
-#include "tools/vec.h"
+#include "tools/hmap.h"
+#include "util/vec.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -92,13 +93,14 @@ static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
 {
     const ps_log *L = S->L;
     uint32_t *of = malloc((L->nspan ? L->nspan : 1) * sizeof *of);
-    ps_map m = {0};
+    hmap m;
     sp_inv *v = NULL;
     size_t n = 0, cap = 0;
     uint64_t lp = 0, li = 0;
     uint32_t last = 0;
     if (!of)
         return NULL;
+    hmap_init(&m, 2);
     for (size_t i = 0; i < L->nspan; i++) {
         const ps_span *s = &L->span[i];
         of[i] = UINT32_MAX;
@@ -115,11 +117,11 @@ static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
         }
         /* a run's spans mostly follow each other */
         if (!last || s->pid != lp || s->inv != li) {
-            uint32_t *slot = ps_map_slot(&m, s->pid, s->inv, true);
+            uint32_t *slot = hmap_put2(&m, s->pid, s->inv);
             if (!slot || n >= UINT32_MAX - 1 || (!*slot && !vec_grow((void **)&v, &cap, n + 1, sizeof *v))) {
                 free(of);
                 free(v);
-                ps_map_free(&m);
+                hmap_free(&m);
                 return NULL;
             }
             if (!*slot) {
@@ -129,7 +131,6 @@ static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
                 v[n].hid = s->hid;
                 v[n].root = SIZE_MAX;
                 *slot = (uint32_t)++n;
-                m.n++;
             }
             last = *slot;
             lp = s->pid;
@@ -144,7 +145,7 @@ static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
             x->hid = s->hid;
         }
     }
-    ps_map_free(&m);
+    hmap_free(&m);
     *invs = v;
     *ninv = n;
     return of;

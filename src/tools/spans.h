@@ -164,7 +164,7 @@ void sp_overlap_free(sp_overlap *o);
 typedef struct sp_opkind {
     char name[33];
     uint64_t min, p99, max;
-    st_med med;
+    phs_med med;
     size_t count;
 } sp_opkind;
 

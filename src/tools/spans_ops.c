@@ -3,7 +3,7 @@
  * pass's host_orch no operation record covers (time the orchestration
  * spent outside every instrumented operation). */
 #include "tools/spans.h"
-#include "tools/vec.h"
+#include "util/vec.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -112,8 +112,8 @@ static hbg_status tails(sp_ops *o, const rc_file *f, size_t nf)
         qsort(v, m, sizeof *v, cmp_u64);
         if (m)
             o->kind[k].p99 = v[(m * 99 + 99) / 100 - 1];
-        st_stat s;
-        st_stat_of(v, m, &s);
+        phs_stat s;
+        phs_stat_of(v, m, &s);
         o->kind[k].count = m;
         o->kind[k].min = s.min;
         o->kind[k].med = s.med;

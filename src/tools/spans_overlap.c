@@ -1,7 +1,7 @@
 /* --assert-overlap: does the next invocation's preparation overlap the
  * previous one's device work, rank by rank (spans.h)? */
 #include "tools/spans.h"
-#include "tools/vec.h"
+#include "util/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>

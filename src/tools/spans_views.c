@@ -5,7 +5,7 @@
  * occurrences there). tpot keys every span by its name alone; tree keys
  * each span under the node of its parent, found from depth. */
 #include "tools/spans.h"
-#include "tools/vec.h"
+#include "util/vec.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -7,6 +7,7 @@
  * advances, on the generous side: an overestimate wraps a line early, an
  * underestimate clips it. */
 #include "tools/svgplot.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <math.h>
@@ -202,15 +203,9 @@ typedef struct lines {
 
 static int push_line(lines *L, size_t off, size_t len)
 {
-    if (L->n == L->cap) {
-        size_t cap = L->cap ? 2 * L->cap : 4;
-        span *v = realloc(L->v, cap * sizeof *v);
-        if (!v) {
-            errno = ENOMEM;
-            return -1;
-        }
-        L->v = v;
-        L->cap = cap;
+    if (!vec_grow((void **)&L->v, &L->cap, L->n + 1, sizeof *L->v)) {
+        errno = ENOMEM;
+        return -1;
     }
     L->v[L->n++] = (span){off, len};
     return 0;

@@ -1,5 +1,6 @@
 /* Reading a records file whole (read, never mapped), and opening a log to read in pieces. */
 #include "tools/text.h"
+#include "util/vec.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -24,15 +25,10 @@ static hbg_status read_all(int fd, size_t hint, tx_file *f, char *err, size_t er
         return HBG_E_NOMEM;
     }
     for (;;) {
-        if (len == cap) {
-            char *nb = cap > SIZE_MAX / 2 ? NULL : realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                snprintf(err, errlen, "%s: out of memory", f->path);
-                return HBG_E_NOMEM;
-            }
-            buf = nb;
-            cap *= 2;
+        if (!vec_grow((void **)&buf, &cap, len + 1, 1)) {
+            free(buf);
+            snprintf(err, errlen, "%s: out of memory", f->path);
+            return HBG_E_NOMEM;
         }
         ssize_t n = read(fd, buf + len, cap - len);
         if (n < 0) {

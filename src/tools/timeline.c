@@ -8,10 +8,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/hmap.h"
 #include "tools/jw.h"
 #include "tools/nodespans.h"
 #include "tools/spans.h"
-#include "tools/vec.h"
+#include "util/vec.h"
 
 typedef struct proc {
     uint64_t pid;
@@ -77,14 +78,11 @@ typedef struct tl {
     size_t nsl;
     size_t before_anchor;   /* host events before their process's first anchor */
     uint64_t utc_sec;       /* the last second formatted, and its text */
-    char utc_text[64];      /* "YYYY-MM-DDTHH:MM:SS": 19 bytes; room for any int the compiler imagines */
+    char utc_text[72];      /* room for six ints of any size: the Debug build checks snprintf's worst case */
     bool utc_valid;
     thr *thr;
     size_t nthr, capthr;
-    /* (kind, a, b) -> index + 1, for processes (kind 0) and threads (kind 1) */
-    uint64_t *hk;
-    uint32_t *hv;
-    size_t hcap, hn;
+    hmap h;                 /* (kind, a, b) -> index + 1, for processes (kind 0) and threads (kind 1) */
     bool first;
     char *nbuf;
     size_t nbufcap;
@@ -96,67 +94,14 @@ typedef struct tl {
     bool oom;
 } tl;
 
-static size_t hh(uint64_t k, uint64_t a, uint64_t b)
-{
-    uint64_t h = (a + k * 0x51afd7ed558ccd1dull) * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full;
-    return (size_t)(h ^ (h >> 31));
-}
-
-static bool h_grow(tl *t)
-{
-    size_t nc = t->hcap ? t->hcap * 2 : 64;
-    uint64_t *nk = calloc(nc * 3, sizeof *nk);
-    uint32_t *nv = calloc(nc, sizeof *nv);
-    if (!nk || !nv) {
-        free(nk);
-        free(nv);
-        t->oom = true;
-        return false;
-    }
-    for (size_t i = 0; i < t->hcap; i++) {
-        if (!t->hv[i])
-            continue;
-        size_t j = hh(t->hk[3 * i], t->hk[3 * i + 1], t->hk[3 * i + 2]) & (nc - 1);
-        while (nv[j])
-            j = (j + 1) & (nc - 1);
-        memcpy(&nk[3 * j], &t->hk[3 * i], 3 * sizeof *nk);
-        nv[j] = t->hv[i];
-    }
-    free(t->hk);
-    free(t->hv);
-    t->hk = nk;
-    t->hv = nv;
-    t->hcap = nc;
-    return true;
-}
-
-/* The slot of (k, a, b); *slot == 0 when absent. NULL on out of memory. */
-static uint32_t *h_slot(tl *t, uint64_t k, uint64_t a, uint64_t b)
-{
-    if ((t->hn + 1) * 2 > t->hcap && !h_grow(t))
-        return NULL;
-    size_t j = hh(k, a, b) & (t->hcap - 1);
-    while (t->hv[j]) {
-        if (t->hk[3 * j] == k && t->hk[3 * j + 1] == a && t->hk[3 * j + 2] == b)
-            return &t->hv[j];
-        j = (j + 1) & (t->hcap - 1);
-    }
-    t->hk[3 * j] = k;
-    t->hk[3 * j + 1] = a;
-    t->hk[3 * j + 2] = b;
-    return &t->hv[j];
-}
-
 static proc *find_proc(tl *t, uint64_t pid, bool add)
 {
-    uint32_t *s = h_slot(t, 0, pid, 0);
-    if (!s)
-        return NULL;
-    if (*s)
-        return &t->proc[*s - 1];
-    if (!add)
-        return NULL; /* the empty slot stays empty: hn is not counted */
-    if (!vec_grow((void **)&t->proc, &t->capproc, t->nproc + 1, sizeof *t->proc)) {
+    const uint64_t key[3] = {0, pid, 0};
+    uint32_t v = hmap_get(&t->h, key);
+    if (v || !add)
+        return v ? &t->proc[v - 1] : NULL;
+    uint32_t *s = hmap_put(&t->h, key);
+    if (!s || !vec_grow((void **)&t->proc, &t->capproc, t->nproc + 1, sizeof *t->proc)) {
         t->oom = true;
         return NULL;
     }
@@ -164,16 +109,16 @@ static proc *find_proc(tl *t, uint64_t pid, bool add)
     memset(p, 0, sizeof *p);
     p->pid = pid;
     *s = (uint32_t)t->nproc;
-    t->hn++;
     return p;
 }
 
 static void add_thr(tl *t, uint64_t pid, uint64_t tid)
 {
-    uint32_t *s = h_slot(t, 1, pid, tid);
-    if (!s || *s)
+    const uint64_t key[3] = {1, pid, tid};
+    uint32_t *s = hmap_put(&t->h, key);
+    if (s && *s)
         return;
-    if (!vec_grow((void **)&t->thr, &t->capthr, t->nthr + 1, sizeof *t->thr)) {
+    if (!s || !vec_grow((void **)&t->thr, &t->capthr, t->nthr + 1, sizeof *t->thr)) {
         t->oom = true;
         return;
     }
@@ -183,7 +128,6 @@ static void add_thr(tl *t, uint64_t pid, uint64_t tid)
     t->thr[t->nthr].slot = 0;
     t->nthr++;
     *s = (uint32_t)t->nthr;
-    t->hn++;
 }
 
 static int cmp_bs(const void *a, const void *b)
@@ -355,14 +299,9 @@ static void arg_attrs(tl *t, const char *p, size_t n)
 /* Span names percent-encode bytes outside !..~ and % [ ] =. */
 static size_t decode_name(tl *t, lx_slice s)
 {
-    if (t->nbufcap < s.n + 1) {
-        char *nb = realloc(t->nbuf, s.n + 1);
-        if (!nb) {
-            t->oom = true;
-            return 0;
-        }
-        t->nbuf = nb;
-        t->nbufcap = s.n + 1;
+    if (!vec_grow((void **)&t->nbuf, &t->nbufcap, s.n + 1, 1)) {
+        t->oom = true;
+        return 0;
     }
     return lx_decode_name(s, t->nbuf);
 }
@@ -984,6 +923,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
 {
     tl t;
     memset(&t, 0, sizeof t);
+    hmap_init(&t.h, 3);
     memset(rep, 0, sizeof *rep);
     t.L = L;
     t.rep = rep;
@@ -1033,8 +973,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         free(t.bs);
         free(t.proc);
         free(t.thr);
-        free(t.hk);
-        free(t.hv);
+        hmap_free(&t.h);
         return HBG_E_NOMEM;
     }
     t.nbs = 0;
@@ -1150,8 +1089,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.anc);
     free(t.sl);
     ns_free(&t.ns);
-    free(t.hk);
-    free(t.hv);
+    hmap_free(&t.h);
     if (t.oom)
         return HBG_E_NOMEM;
     return ok ? HBG_OK : HBG_E_IO;

@@ -1,0 +1,265 @@
+/* Defect analysis, after the scan: each pass's rank and whether it is its
+ * rank's cold one, the reference segment set most passes share, each
+ * pass's defects with their warnings, and why the excluded passes were
+ * left out. The grouping is in passes.c. */
+#include "tools/passes_internal.h"
+#include "util/vec.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank_of(ps_log *L, const ps_pass *p)
+{
+    uint32_t *s = hmap_put2(&L->ix->rmap, p->has_pid ? p->pid : p->thread, p->has_pid ? 1 : 2);
+    if (!s) {
+        L->oom = true;
+        return -1;
+    }
+    if (*s)
+        return (int)(*s - 1);
+    if (!vec_grow((void **)&L->rank, &L->caprank, L->nrank + 1, sizeof *L->rank)) {
+        L->oom = true;
+        return -1;
+    }
+    ps_rank *k = &L->rank[L->nrank];
+    k->has_pid = p->has_pid;
+    k->pid = p->has_pid ? p->pid : 0;
+    k->thread = p->thread;
+    k->npasses = 0;
+    *s = (uint32_t)(L->nrank + 1);
+    return (int)L->nrank++;
+}
+
+/* A pass whose bind lines carry no pid and whose span is missing belongs to
+ * the process that wrote the other passes of its thread: the nearest named
+ * pass before it, else after it. Two sweeps, one map of thread -> pass. */
+static bool inherit_pids(ps_log *L)
+{
+    for (int dir = 0; dir < 2; dir++) {
+        hmap m;
+        hmap_init(&m, 1);
+        for (size_t k = 0; k < L->npass; k++) {
+            size_t i = dir == 0 ? k : L->npass - 1 - k;
+            ps_pass *p = &L->pass[i];
+            if (!p->has_thread)
+                continue;
+            if (p->has_inv) {
+                uint32_t *s = hmap_put(&m, &p->thread);
+                if (!s) {
+                    hmap_free(&m);
+                    return false;
+                }
+                *s = (uint32_t)(i + 1);
+            } else if (!p->has_pid) {
+                uint32_t v = hmap_get(&m, &p->thread);
+                if (v) {
+                    p->pid = L->pass[v - 1].pid; /* for its rank only: its inv stays unknown */
+                    p->has_pid = true;
+                }
+            }
+        }
+        hmap_free(&m);
+    }
+    return true;
+}
+
+/* How many candidate passes have each segment set. */
+typedef struct mask_count {
+    uint32_t mask;
+    size_t n;
+} mask_count;
+
+void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (int i = 0; i < L->nseg && k + 1 < n; i++)
+        if (mask & (1u << i)) {
+            int w = snprintf(out + k, n - k, "%s%s", k ? ", " : "", L->segname[i]);
+            if (w < 0)
+                break;
+            k += (size_t)w;
+            if (k >= n)
+                k = n - 1;
+        }
+}
+
+/* Each pass's rank and whether it is its rank's first (cold) pass. last[]
+ * gets the index of each rank's last pass (the caller frees it); false
+ * when out of memory (L->oom set). */
+static bool assign_ranks(ps_log *L, size_t **lastp)
+{
+    size_t *last = NULL;
+    size_t caplast = 0;
+    /* the rank of the pass before, for the common run of one rank's passes */
+    uint64_t ka = 0, kb = 0;
+    int krk = -1;
+    for (size_t i = 0; i < L->npass; i++) {
+        ps_pass *p = &L->pass[i];
+        uint64_t a = p->has_pid ? p->pid : p->thread, b = p->has_pid ? 1 : 2;
+        int rk = krk >= 0 && a == ka && b == kb ? krk : rank_of(L, p);
+        ka = a;
+        kb = b;
+        krk = rk;
+        if (rk < 0) {
+            free(last);
+            return false;
+        }
+        if (!vec_grow((void **)&last, &caplast, (size_t)rk + 1, sizeof *last)) {
+            free(last);
+            L->oom = true;
+            return false;
+        }
+        last[rk] = i;
+        p->rank = rk;
+        p->cold = L->rank[rk].npasses == 0;
+        L->rank[rk].npasses++;
+    }
+    *lastp = last;
+    return true;
+}
+
+/* A pass without its closing segment: truncated when it is its rank's
+ * last and nothing after its segments arrived; otherwise incomplete.
+ * The segment set most of the other candidate passes share is the
+ * reference (*ref, shared by *best passes); the set of the earliest pass
+ * wins a tie. False when out of memory (L->oom set). */
+static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *best)
+{
+    /* the sets of one log are few: mc[] in order of first appearance */
+    hmap sets;
+    hmap_init(&sets, 1);
+    mask_count *mc = NULL;
+    size_t capm = 0, nmask = 0;
+    for (size_t i = 0; i < L->npass; i++) {
+        ps_pass *p = &L->pass[i];
+        if (!(p->present & (1u << PS_CLOSE))) {
+            if (last[p->rank] == i && !p->has_orch && !p->has_span)
+                p->defects |= PS_D_TRUNCATED;
+            else
+                p->defects |= PS_D_MISSING_CLOSE;
+        }
+        /* an ignored line's pass still shows which segments it emitted */
+        if ((p->defects & ~PS_D_IGNORED) || (p->cold && !L->opt.keep_first))
+            continue;
+        const uint64_t emitted = p->present | p->ignored_segs;
+        uint32_t *s = hmap_put(&sets, &emitted);
+        if (!s || (!*s && !vec_grow((void **)&mc, &capm, nmask + 1, sizeof *mc))) {
+            hmap_free(&sets);
+            free(mc);
+            L->oom = true;
+            return false;
+        }
+        if (!*s) {
+            mc[nmask] = (mask_count){(uint32_t)emitted, 0};
+            *s = (uint32_t)++nmask;
+        }
+        mc[*s - 1].n++;
+    }
+    hmap_free(&sets);
+    /* in order of first appearance, so the earliest set wins a tie */
+    *ref = 0;
+    *best = 0;
+    for (size_t j = 0; j < nmask; j++)
+        if (mc[j].n > *best) {
+            *best = mc[j].n;
+            *ref = mc[j].mask;
+        }
+    free(mc);
+    return true;
+}
+
+/* The warnings of pass p's defects, one line each. */
+static void warn_defects(ps_log *L, const ps_pass *p, uint32_t ref, size_t best)
+{
+    char label[64], miss[512], extra[512];
+    ps_label(p, label, sizeof label);
+    if (p->defects & PS_D_TRUNCATED)
+        dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass excluded",
+               L->path, p->first_line, label);
+    if (p->defects & PS_D_MISSING_CLOSE)
+        dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); excluded", L->path,
+               p->first_line, label);
+    if (p->defects & PS_D_DUPLICATE) {
+        size_t l1 = p->dup_first_line;
+        size_t l2 = p->dup_line;
+        if (p->dup_seg >= 0)
+            dg_add(&L->warn, "%s:%zu: segment %s appears twice in pass %s (first at line %zu); excluded",
+                   L->path, l2, L->segname[p->dup_seg], label, l1);
+        else
+            dg_add(&L->warn, "%s:%zu: host-orch %s appears twice in pass %s (first at line %zu); excluded",
+                   L->path, l2, ps_op_name(-1 - p->dup_seg), label, l1);
+    }
+    if (p->defects & PS_D_DROPPED)
+        dg_add(&L->warn,
+               "%s:%zu: host-orch %s dropped=%" PRIu64
+               " in pass %s (the per-op record pool overflowed); excluded",
+               L->path, (size_t)p->drop_line, ps_op_name(p->drop_op), p->drop_count, label);
+    /* a truncated pass's cut last line is the truncation itself */
+    if ((p->defects & (PS_D_IGNORED | PS_D_TRUNCATED)) == PS_D_IGNORED)
+        dg_add(&L->warn, "%s:%zu: pass %s has a malformed line that was ignored (line %" PRIu32
+               "); excluded", L->path, p->first_line, label, p->ignored_line);
+    if (p->defects & PS_D_SETDIFF) {
+        ps_seg_list(L, ref & ~p->present, miss, sizeof miss);
+        ps_seg_list(L, p->present & ~ref, extra, sizeof extra);
+        dg_add(&L->warn, "%s:%zu: pass %s has other segments than the other %zu passes (missing: %s; extra: %s); excluded",
+               L->path, p->first_line, label, best, miss[0] ? miss : "none",
+               extra[0] ? extra : "none");
+    }
+}
+
+void ps_analyse(ps_log *L)
+{
+    /* Three walks over the passes in all: the array is large and each walk
+     * costs a cache miss per pass. */
+    bool unnamed = false;
+    for (size_t i = 0; i < L->npass && !unnamed; i++)
+        unnamed = !L->pass[i].has_pid;
+    if (unnamed && !inherit_pids(L)) {
+        L->oom = true;
+        return;
+    }
+    size_t *last = NULL;
+    if (!assign_ranks(L, &last))
+        return;
+    uint32_t ref;
+    size_t best;
+    bool ok = reference_set(L, last, &ref, &best);
+    free(last);
+    if (!ok)
+        return;
+    for (size_t i = 0; i < L->npass; i++) {
+        ps_pass *p = &L->pass[i];
+        if (!p->defects && (!p->cold || L->opt.keep_first) && p->present != ref)
+            p->defects |= PS_D_SETDIFF;
+        warn_defects(L, p, ref, best);
+        if (p->cold)
+            L->ncold++;
+        else
+            L->nwarm++;
+        p->used = !p->defects && (!p->cold || L->opt.keep_first);
+        if (p->used)
+            L->nused++;
+    }
+}
+
+void ps_exclusions(const ps_log *L, char *out, size_t n)
+{
+    static const char *const why[] = {"without arena_h2d", "truncated", "with a segment twice",
+                                      "with dropped records", "with other segments", "with an ignored line"};
+    size_t count[6] = {0};
+    for (size_t i = 0; i < L->npass; i++) {
+        const ps_pass *p = &L->pass[i];
+        if (p->used || (p->cold && !L->opt.keep_first))
+            continue;
+        for (int d = 0; d < 6; d++)
+            count[d] += (p->defects >> d) & 1;
+    }
+    size_t k = 0;
+    out[0] = 0;
+    for (int d = 0; d < 6 && k < n; d++)
+        if (count[d])
+            k += (size_t)snprintf(out + k, n - k, "%s%zu %s", k ? ", " : "", count[d], why[d]);
+}

@@ -1,0 +1,43 @@
+/* What the two halves of the pass reader share and no caller sees: the
+ * tables the lines are grouped by (passes.c) and the ranks are counted
+ * by (passes_defects.c). */
+#ifndef HBG_TOOLS_PASSES_INTERNAL_H
+#define HBG_TOOLS_PASSES_INTERNAL_H
+
+#include "tools/hmap.h"
+#include "tools/passes.h"
+
+/* A segment of the side table. */
+typedef struct ps_xseg {
+    uint64_t dur, bytes;
+    uint32_t line;
+} ps_xseg;
+
+typedef struct ps_index ps_index;
+
+struct ps_index {
+    hmap xmap;              /* (pass, segment id) -> xseg[], for ids from PS_INLINE */
+    ps_xseg *xseg;
+    size_t nxseg, capxseg;
+    hmap map;               /* (pid, inv) -> pass */
+    uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
+    uint64_t last_pid, last_inv;
+    hmap omap;              /* (thread, 1 | 2 without thread) -> the thread's open burst */
+    uint32_t last_open;     /* the last omap answer (0: none cached) ... */
+    bool last_open_ht;      /* ... for this thread */
+    uint64_t last_open_th;
+    hmap rmap;              /* (pid, 1 | thread, 2) -> rank */
+    hmap amap;              /* (pid, 0) -> the line of its clock anchor */
+    lx_thread_cache thc;
+    /* the same text is kept once: span names, hids and a segment's
+     * attributes repeat pass after pass */
+    hmap intern;            /* (hash, length) -> itext[] */
+    const char **itext;
+    size_t nitext, capitext;
+};
+
+/* After the scan: ranks, cold passes, the reference segment set, each
+ * pass's defects and their warnings, and the counts. */
+void ps_analyse(ps_log *L);
+
+#endif
