@@ -1,6 +1,6 @@
 /* `hbg ab` on hbg itself, with the default cmake builds: a throwaway
  * repository of the current source tree (uncommitted work included) as
- * commit A, and commit B with 30 us of busy-waiting at the start of the
+ * commit A, and commit B with 100 us of busy-waiting at the start of the
  * host_orch segment. hbg ab must build both, run qwen interleaved, and
  * find B slower. Labelled "slow" (two Release builds): `ctest -LE slow`
  * skips it. */
@@ -26,7 +26,7 @@
     "        clock_gettime(CLOCK_MONOTONIC, &t0_);\n"                                                \
     "        do\n"                                                                                   \
     "            clock_gettime(CLOCK_MONOTONIC, &t1_);\n"                                            \
-    "        while ((t1_.tv_sec - t0_.tv_sec) * 1000000000L + (t1_.tv_nsec - t0_.tv_nsec) < 30000);\n" \
+    "        while ((t1_.tv_sec - t0_.tv_sec) * 1000000000L + (t1_.tv_nsec - t0_.tv_nsec) < 100000);\n" \
     "    }\n"
 
 /* B: the busy-wait right after the anchor line, which must be there. */
@@ -61,7 +61,7 @@ static char *verdict(const char *out)
 
 static int ab(const char *repo, const char *a, const char *b, const char *out, bool resume, char **so, char **se)
 {
-    const char *args[] = {"ab", a, b, "--case", "qwen", "--reps", "5", "--rounds", "6", "--outputs", out,
+    const char *args[] = {"ab", a, b, "--case", "qwen", "--reps", "5", "--rounds", "12", "--outputs", out,
                           resume ? "--resume" : NULL, NULL};
     return ab_hbg(repo, args, so, se);
 }
@@ -77,7 +77,7 @@ static void assert_logs(const char *out, const char *a, const char *b)
             assert_non_null(log);
             snprintf(want, sizeof want, "[stamp] %s env HBG_BIND_BREAKDOWN=1 HBG_HOST_PHASE_RECORDS=0 "
                                         "HBG_SKIP_DEVICE_RUN=1 HBG_LOG_LEVEL=timing hbg run qwen --mode numbers "
-                                        "--rounds 6\n", c);
+                                        "--rounds 12\n", c);
             assert_true(strncmp(log, want, strlen(want)) == 0);
             free(log);
             snprintf(path, sizeof path, "%s/bind_qwen_numbers_%s_r%d.log.out", out, c, i);
@@ -115,7 +115,7 @@ static void test_ab_finds_the_slower_commit(void **state)
     ab_git(repo, (const char *const[]){"commit", "-q", "-m", "A: the source tree as it is", NULL});
     char *a = ab_git_line(repo, (const char *const[]){"rev-parse", "--short=7", "HEAD", NULL});
     slow_down_host_orch(repo);
-    ab_git(repo, (const char *const[]){"commit", "-q", "-a", "-m", "B: host_orch 30 us longer", NULL});
+    ab_git(repo, (const char *const[]){"commit", "-q", "-a", "-m", "B: host_orch 100 us longer", NULL});
     char *b = ab_git_line(repo, (const char *const[]){"rev-parse", "--short=7", "HEAD", NULL});
 
     /* On a contended machine (a 2-core VM compiling next door) whole runs
