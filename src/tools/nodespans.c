@@ -12,6 +12,9 @@
 /* The value of key= in a span's extra attributes. */
 static bool attr(lx_slice extra, const char *key, lx_slice *val)
 {
+    /* a span without extra attributes has no buffer at all */
+    if (!extra.p || !extra.n)
+        return false;
     size_t kn = strlen(key);
     const char *p = extra.p, *e = extra.p + extra.n;
     while (p < e) {
