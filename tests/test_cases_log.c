@@ -125,8 +125,13 @@ static void dsv4_killed_rank(void **state)
     /* kill rank 1 once both ranks finished a device run */
     const char *argv[] = {"run", "dsv4", "--rounds", "1000", "--peer-timeout", "2", NULL};
     char *out = rs_kill_a_rank(argv, log, outp, "chip.run.runner_run", 2);
-    /* the survivor's wait on its peer ran out, and says so */
-    assert_non_null(strstr(out, "timed out waiting for the peer rank"));
+    /* The survivor's own wait on its peer runs out after --peer-timeout,
+     * and it says so; the run's bound on it is the same figure, counted
+     * from the death. A survivor that entered its wait after the death (a
+     * slow machine: sanitizers, load) meets the run's bound first, and is
+     * killed and named instead. Either way the run ends, saying why. */
+    assert_true(strstr(out, "timed out waiting for the peer rank") ||
+                strstr(out, "still running 2 s after rank 1 failed: killing it"));
     assert_null(strstr(out, "after 0 of 1000 rounds"));
     free(out);
 }
