@@ -19,22 +19,6 @@
 #include "support/run_support.h"
 #include "support/tools_support.h"
 
-static char *dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = ts_tempdir("cases");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    ts_rmtree(dir);
-    dir = NULL;
-    return 0;
-}
 
 static long long num(const char *line, const char *key)
 {
@@ -90,7 +74,7 @@ static void qwen_counts_in_the_log(void **state)
 {
     (void)state;
     char out[16384], log[300], args[600];
-    snprintf(log, sizeof log, "%s/qwen.log", dir);
+    snprintf(log, sizeof log, "%s/qwen.log", rs_dir);
     snprintf(args, sizeof args, "run qwen --mode numbers --rounds 2 -o %s", log);
     assert_int_equal(rs_run("", args, out, sizeof out), 0);
     assert_non_null(strstr(out, "rank 0 (pid "));
@@ -105,7 +89,7 @@ static void dsv4_counts_in_the_log(void **state)
 {
     (void)state;
     char out[16384], log[300], args[600];
-    snprintf(log, sizeof log, "%s/dsv4.log", dir);
+    snprintf(log, sizeof log, "%s/dsv4.log", rs_dir);
     snprintf(args, sizeof args, "run dsv4 --mode numbers --rounds 2 -o %s", log);
     assert_int_equal(rs_run("", args, out, sizeof out), 0);
     assert_non_null(strstr(out, "rank 0 (pid "));
@@ -120,8 +104,8 @@ static void dsv4_killed_rank(void **state)
 {
     (void)state;
     char log[300], outp[300];
-    snprintf(log, sizeof log, "%s/killed.log", dir);
-    snprintf(outp, sizeof outp, "%s/killed.out", dir);
+    snprintf(log, sizeof log, "%s/killed.log", rs_dir);
+    snprintf(outp, sizeof outp, "%s/killed.out", rs_dir);
     /* kill rank 1 once both ranks finished a device run */
     const char *argv[] = {"run", "dsv4", "--rounds", "1000", "--peer-timeout", "2", NULL};
     char *out = rs_kill_a_rank(argv, log, outp, "chip.run.runner_run", 2);
@@ -143,5 +127,5 @@ int main(void)
         cmocka_unit_test(dsv4_counts_in_the_log),
         cmocka_unit_test(dsv4_killed_rank),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, rs_dir_setup, rs_dir_teardown);
 }

@@ -17,22 +17,6 @@
 #include "support/run_support.h"
 #include "support/tools_support.h"
 
-static char *dir;
-
-static int setup(void **state)
-{
-    (void)state;
-    dir = ts_tempdir("run");
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    ts_rmtree(dir);
-    dir = NULL;
-    return 0;
-}
 
 static unsigned long long num(const char *line, const char *key)
 {
@@ -91,7 +75,7 @@ static void three_rounds_parse(void **state)
 {
     (void)state;
     char out[8192], log[300], args[600];
-    snprintf(log, sizeof log, "%s/numbers.log", dir);
+    snprintf(log, sizeof log, "%s/numbers.log", rs_dir);
     snprintf(args, sizeof args, "run vector --rounds 3 -o %s", log);
     assert_int_equal(rs_run("HBG_BIND_BREAKDOWN=1", args, out, sizeof out), 0);
     assert_non_null(strstr(out, "rank 0 (pid "));
@@ -115,13 +99,13 @@ static void skip_device_switch_values(void **state)
 {
     (void)state;
     char out[8192], log[300], args[600];
-    snprintf(log, sizeof log, "%s/skip0.log", dir);
+    snprintf(log, sizeof log, "%s/skip0.log", rs_dir);
     snprintf(args, sizeof args, "run vector --rounds 2 -o %s", log);
     assert_int_equal(rs_run("HBG_BIND_BREAKDOWN=1 SIMPLER_SKIP_DEVICE_RUN=0", args, out, sizeof out), 0);
     assert_non_null(strstr(out, "golden passed"));
     check_log(log, 2, true);
 
-    snprintf(log, sizeof log, "%s/skip1.log", dir);
+    snprintf(log, sizeof log, "%s/skip1.log", rs_dir);
     snprintf(args, sizeof args, "run vector --rounds 2 -o %s", log);
     assert_int_equal(rs_run("HBG_BIND_BREAKDOWN=1 SIMPLER_SKIP_DEVICE_RUN=1", args, out, sizeof out), 0);
     assert_non_null(strstr(out, "golden skipped (device run skipped); device skipped"));
@@ -131,7 +115,7 @@ static void skip_device_switch_values(void **state)
     assert_int_equal(rs_run("HBG_SKIP_DEVICE_RUN=maybe", "run vector", out, sizeof out), 2);
     assert_non_null(strstr(out, "HBG_SKIP_DEVICE_RUN=maybe is not a switch value"));
     /* the breakdown off: no bind phase lines at all */
-    snprintf(log, sizeof log, "%s/off.log", dir);
+    snprintf(log, sizeof log, "%s/off.log", rs_dir);
     snprintf(args, sizeof args, "run vector --rounds 2 -o %s", log);
     assert_int_equal(rs_run("HBG_BIND_BREAKDOWN=off", args, out, sizeof out), 0);
     char *text = rs_slurp(log);
@@ -169,8 +153,8 @@ static void timeline_records(void **state)
 {
     (void)state;
     char out[8192], log[300], args[900];
-    snprintf(log, sizeof log, "%s/timeline.log", dir);
-    snprintf(args, sizeof args, "run vector --mode timeline --rounds 2 -o %s --out-dir %s/out", log, dir);
+    snprintf(log, sizeof log, "%s/timeline.log", rs_dir);
+    snprintf(args, sizeof args, "run vector --mode timeline --rounds 2 -o %s --out-dir %s/out", log, rs_dir);
     assert_int_equal(rs_run("", args, out, sizeof out), 0);
     int n;
     json_t *arr = records_lines(out, &n);
@@ -215,9 +199,9 @@ static void small_pool_drops_but_keeps(void **state)
 {
     (void)state;
     char out[8192], log[300], args[900];
-    snprintf(log, sizeof log, "%s/small.log", dir);
+    snprintf(log, sizeof log, "%s/small.log", rs_dir);
     snprintf(args, sizeof args,
-             "run vector --mode timeline --rounds 1 --records-per-thread 5 -o %s --out-dir %s/small", log, dir);
+             "run vector --mode timeline --rounds 1 --records-per-thread 5 -o %s --out-dir %s/small", log, rs_dir);
     assert_int_equal(rs_run("", args, out, sizeof out), 0);
     int n;
     json_t *arr = records_lines(out, &n);
@@ -282,8 +266,8 @@ static void killed_rank_is_named(void **state)
 {
     (void)state;
     char log[300], outp[300];
-    snprintf(log, sizeof log, "%s/killed.log", dir);
-    snprintf(outp, sizeof outp, "%s/killed.out", dir);
+    snprintf(log, sizeof log, "%s/killed.log", rs_dir);
+    snprintf(outp, sizeof outp, "%s/killed.out", rs_dir);
     const char *argv[] = {"run", "vector", "--ranks", "2", "--rounds", "100000", "--peer-timeout", "1", NULL};
     char *out = rs_kill_a_rank(argv, log, outp, "chip.run", 4);
     assert_non_null(strstr(out, "rank 0 (pid "));
@@ -301,5 +285,5 @@ int main(void)
         cmocka_unit_test(case_limits_are_usage_errors),
         cmocka_unit_test(killed_rank_is_named),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, rs_dir_setup, rs_dir_teardown);
 }

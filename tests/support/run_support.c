@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "support/run_support.h"
+#include "support/tools_support.h"
 
 int rs_run(const char *env, const char *args, char *out, size_t cap)
 {
@@ -115,4 +116,21 @@ void rs_assert_whole_lines(const char *log)
         if (strncmp(line, "[stamp] ", 8) != 0 && strncmp(line, "[mono_ns=", 9) != 0)
             fail_msg("torn or foreign line in %s: %.80s", log, line);
     free(text);
+}
+
+char *rs_dir;
+
+int rs_dir_setup(void **state)
+{
+    (void)state;
+    rs_dir = ts_tempdir("run");
+    return 0;
+}
+
+int rs_dir_teardown(void **state)
+{
+    (void)state;
+    ts_rmtree(rs_dir);
+    rs_dir = NULL;
+    return 0;
 }

@@ -21,6 +21,12 @@ char *rs_slurp(const char *path);
  * (malloc'd) for the caller's own checks. */
 char *rs_kill_a_rank(const char *const *argv, const char *log, const char *outp, const char *span, int spans);
 
+/* A cmocka group set-up and tear-down: rs_dir is a fresh scratch
+ * directory (ts_tempdir) for the group's runs, removed afterwards. */
+extern char *rs_dir;
+int rs_dir_setup(void **state);
+int rs_dir_teardown(void **state);
+
 /* Asserts that every line of the log is a whole record (or the stamp). */
 void rs_assert_whole_lines(const char *log);
 
