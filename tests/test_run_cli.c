@@ -195,6 +195,60 @@ static void timeline_records(void **state)
     assert_non_null(strstr(out, "golden skipped (device run skipped)"));
 }
 
+static bool is_segment(const char *phase)
+{
+    static const char *const seg[] = {"args",         "arena_build", "static_arena",    "gm_heap",   "runtime_init",
+                                      "host_orch",    "graph_upload", "shared_mem",     "host_view_close", "arena_h2d"};
+    for (size_t i = 0; i < sizeof seg / sizeof *seg; i++)
+        if (strcmp(phase, seg[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Every operation record lies inside its pass's host_orch segment record,
+ * on every pass of both ranks: the operations' TSC readings are mapped
+ * between anchors taken inside the segment (an earlier clock put some up
+ * to ~1 us after the segment's end). */
+static void operations_nest_inside_host_orch(void **state)
+{
+    (void)state;
+    static char out[1 << 16];
+    char log[300], args[900];
+    snprintf(log, sizeof log, "%s/nest.log", rs_dir);
+    snprintf(args, sizeof args, "run dsv4 --mode timeline --rounds 150 -o %s --out-dir %s/nest", log, rs_dir);
+    assert_int_equal(rs_run("", args, out, sizeof out), 0);
+    int n;
+    json_t *arr = records_lines(out, &n);
+    assert_int_equal(n, 300);
+    size_t ops = 0;
+    for (int i = 0; i < n; i++) {
+        json_t *recs = json_object_get(json_array_get(arr, (size_t)i), "records");
+        json_int_t lo = -1, hi = -1;
+        for (size_t k = 0; k < json_array_size(recs); k++) {
+            json_t *r = json_array_get(recs, k);
+            if (strcmp(json_string_value(json_object_get(r, "phase")), "host_orch") == 0) {
+                lo = json_integer_value(json_object_get(r, "start_ns"));
+                hi = json_integer_value(json_object_get(r, "end_ns"));
+            }
+        }
+        assert_true(lo > 0 && hi >= lo);
+        for (size_t k = 0; k < json_array_size(recs); k++) {
+            json_t *r = json_array_get(recs, k);
+            if (is_segment(json_string_value(json_object_get(r, "phase"))))
+                continue;
+            json_int_t s = json_integer_value(json_object_get(r, "start_ns"));
+            json_int_t e = json_integer_value(json_object_get(r, "end_ns"));
+            if (s < lo || e > hi || e < s)
+                fail_msg("line %d record %zu (%s) %lld..%lld is outside host_orch %lld..%lld", i + 1, k,
+                         json_string_value(json_object_get(r, "phase")), (long long)s, (long long)e, (long long)lo,
+                         (long long)hi);
+            ops++;
+        }
+    }
+    assert_true(ops > 300 * 100); /* every pass had its operations checked */
+    json_decref(arr);
+}
+
 static void small_pool_drops_but_keeps(void **state)
 {
     (void)state;
@@ -280,6 +334,7 @@ int main(void)
         cmocka_unit_test(three_rounds_parse),
         cmocka_unit_test(skip_device_switch_values),
         cmocka_unit_test(timeline_records),
+        cmocka_unit_test(operations_nest_inside_host_orch),
         cmocka_unit_test(small_pool_drops_but_keeps),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(case_limits_are_usage_errors),

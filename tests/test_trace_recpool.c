@@ -15,6 +15,8 @@
 
 #include "hbg/trace.h"
 #include "support/capture.h"
+#include "trace/recticks.h"
+
 
 static hbg_recpool *make(unsigned threads, unsigned per)
 {
@@ -61,6 +63,52 @@ static void exact_line(void **state)
     s = jsonl(p, NULL);
     assert_string_equal(s, "{\"pid\": 1, \"inv\": 2, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": []}\n");
     free(s);
+    hbg_recpool_destroy(p);
+}
+
+/* Records in ticks are written in ns, mapped between the pass's anchors
+ * and sorted with the ns records; converted once, however often written.
+ * Without a map they cannot be placed and count as dropped. */
+static void tick_records(void **state)
+{
+    (void)state;
+    hbg_recpool *p = make(1, 8);
+    hbg_recpool_arm(p, 9, 1);
+    hbg_rec(p, HBG_PH_HOST_ORCH, 5000, 6000, 3);
+    hbg__rec_ticks(p, HBG_OP_SUBMIT_TASK, 1000, 1400, 1);  /* 5000..5200 */
+    hbg__rec_ticks(p, HBG_OP_GRAPH_SUBMIT, 2998, 3100, 2); /* 5999..6000, clamped */
+    hbg_recpool_disarm(p);
+    hbg__clockmap m = {.ta = 1000, .ma = 5000, .tb = 3000, .mb = 6000};
+    hbg__clockmap_fix(&m);
+    hbg__recpool_set_map(p, &m);
+    unsigned tid = hbg_gettid();
+    char want[1024];
+    snprintf(want, sizeof want,
+             "{\"pid\": 9, \"inv\": 1, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": ["
+             "{\"phase\": \"host_orch\", \"start_ns\": 5000, \"end_ns\": 6000, \"detail\": 3, \"tid\": %u}, "
+             "{\"phase\": \"submit_task\", \"start_ns\": 5000, \"end_ns\": 5200, \"detail\": 1, \"tid\": %u}, "
+             "{\"phase\": \"graph_submit\", \"start_ns\": 5999, \"end_ns\": 6000, \"detail\": 2, \"tid\": %u}]}\n",
+             tid, tid, tid);
+    for (int k = 0; k < 2; k++) {
+        char *s = jsonl(p, NULL);
+        assert_string_equal(s, want);
+        free(s);
+    }
+
+    /* Arming forgets the map: ticks recorded now have none. */
+    hbg_recpool_arm(p, 9, 2);
+    hbg__rec_ticks(p, HBG_OP_SUBMIT_TASK, 1000, 1400, 1);
+    hbg_rec(p, HBG_PH_HOST_ORCH, 5000, 6000, 3);
+    hbg_recpool_disarm(p);
+    for (int k = 0; k < 2; k++) {
+        char *s = jsonl(p, NULL);
+        snprintf(want, sizeof want,
+                 "{\"pid\": 9, \"inv\": 2, \"clock\": \"host_monotonic_ns\", \"dropped\": 1, \"records\": ["
+                 "{\"phase\": \"host_orch\", \"start_ns\": 5000, \"end_ns\": 6000, \"detail\": 3, \"tid\": %u}]}\n",
+                 tid);
+        assert_string_equal(s, want); /* dropped once, not once per write */
+        free(s);
+    }
     hbg_recpool_destroy(p);
 }
 
@@ -301,7 +349,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(exact_line),       cmocka_unit_test(sorted_and_stable), cmocka_unit_test(small_pool_drops),
         cmocka_unit_test(no_free_buffer),   cmocka_unit_test(arming),            cmocka_unit_test(two_pools),
-        cmocka_unit_test(bad_arguments),
+        cmocka_unit_test(bad_arguments),    cmocka_unit_test(tick_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

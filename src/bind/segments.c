@@ -177,6 +177,7 @@ static void seg_runtime_init(hbg_runtime *rt, seg_clock *c)
 static hbg_status seg_host_orch(hbg_runtime *rt, const hbg_program *p, seg_clock *c, hbg_pass_report *rep)
 {
     hbg_orch *o = rt->orch;
+    hbg__orch_open_clock(o); /* after seg_begin: operations nest in host_orch */
     hbg_status ost = p->orch ? p->orch(o, p->ctx) : HBG_E_INVAL;
     hbg_status st = hbg__orch_end_pass(o);
     if (!st)

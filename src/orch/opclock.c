@@ -12,30 +12,37 @@ void hbg__opclock_init(hbg__opclock *c)
     unsigned a, b, cx, d;
     /* CPUID 0x80000007, EDX bit 8: invariant TSC. */
     if (__get_cpuid(0x80000007u, &a, &b, &cx, &d))
-        c->invariant = (d >> 8) & 1;
+        c->tsc = (d >> 8) & 1;
 #endif
 }
 
-void hbg__opclock_pass(hbg__opclock *c)
+/* One anchor: a monotonic read and the TSC at its middle. The TSC is read
+ * on both sides of the monotonic read so the pair is as close as it can be;
+ * the monotonic value itself is the one returned, so a segment timed with
+ * plain monotonic reads around the anchors contains them. */
+static void anchor(uint64_t *tick, uint64_t *mono)
 {
 #if HBG_HAVE_TSC
-    if (c->invariant) {
-        /* Bracket the monotonic read so the pair is as close as it can be. */
-        uint64_t t0 = __rdtsc();
-        uint64_t mono = hbg_mono_ns();
-        uint64_t t1 = __rdtsc();
-        uint64_t tick = t0 + (t1 - t0) / 2;
-        if (!c->cal_tick) {
-            c->cal_mono = mono, c->cal_tick = tick;
-        } else if (mono - c->cal_mono >= 1000000 && tick > c->cal_tick) {
-            /* At least 1 ms between anchors: the rate is good to well
-             * under 0.1 %, and it only gets better pass after pass. */
-            c->ns_per_tick = (double)(mono - c->cal_mono) / (double)(tick - c->cal_tick);
-            c->tsc = true;
-        }
-        c->mono0 = mono, c->tick0 = tick;
-        return;
-    }
+    uint64_t t0 = __rdtsc();
+    *mono = hbg_mono_ns();
+    uint64_t t1 = __rdtsc();
+    *tick = t0 + (t1 - t0) / 2;
+#else
+    *mono = hbg_mono_ns();
+    *tick = *mono;
 #endif
-    c->tsc = false;
+}
+
+void hbg__opclock_open(hbg__opclock *c)
+{
+    if (c->tsc)
+        anchor(&c->map.ta, &c->map.ma);
+}
+
+void hbg__opclock_close(hbg__opclock *c)
+{
+    if (!c->tsc)
+        return;
+    anchor(&c->map.tb, &c->map.mb);
+    hbg__clockmap_fix(&c->map);
 }

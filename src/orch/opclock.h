@@ -3,10 +3,18 @@
  * A pass times every orchestrator operation when the breakdown or records
  * are on: two clock reads per submit. clock_gettime costs ~26 ns on the
  * virtual machines this runs on, a sizable share of a 130 ns submit, so on
- * x86 with an invariant TSC the operations read the TSC (~12 ns) instead and
- * convert to CLOCK_MONOTONIC nanoseconds with a rate measured between the
- * anchors of earlier passes. The first pass, before any rate is known, and
- * every other platform read CLOCK_MONOTONIC directly.
+ * x86 with an invariant TSC the operations read the TSC (~12 ns) instead
+ * and keep the raw ticks: no conversion inside the pass at all.
+ *
+ * The pass is bracketed by two anchors, each a CLOCK_MONOTONIC read paired
+ * with the TSC; when the pass closes, the ticks are mapped to nanoseconds
+ * linearly between them (util/clockmap.h). An earlier version converted
+ * each reading at once with a rate measured over earlier passes and
+ * extrapolated from the pass's opening anchor; rate error and clock slew
+ * then put an operation up to ~1 us past the end of the host_orch segment
+ * that contains it. Interpolating between anchors that lie inside the
+ * segment cannot: every operation maps between them. Other platforms read
+ * CLOCK_MONOTONIC directly and need no map.
  */
 #ifndef HBG_ORCH_OPCLOCK_H
 #define HBG_ORCH_OPCLOCK_H
@@ -15,6 +23,7 @@
 #include <stdint.h>
 
 #include "hbg/trace.h"
+#include "util/clockmap.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -24,16 +33,16 @@
 #endif
 
 typedef struct hbg__opclock {
-    bool invariant;     /* the TSC ticks at a constant rate in every state */
-    bool tsc;           /* this pass reads the TSC */
-    double ns_per_tick;
-    uint64_t mono0, tick0;        /* this pass's anchor */
-    uint64_t cal_mono, cal_tick;  /* the first anchor: the rate's base */
+    bool tsc;          /* readings are TSC ticks (an invariant TSC is present) */
+    hbg__clockmap map; /* this pass's ticks to ns; complete after close */
 } hbg__opclock;
 
 void hbg__opclock_init(hbg__opclock *c);
-/* Anchors a pass (and refines the rate). Call outside the timed region. */
-void hbg__opclock_pass(hbg__opclock *c);
+/* The opening anchor; readings after it belong to this pass. Call where
+ * the timed region starts, outside any operation. */
+void hbg__opclock_open(hbg__opclock *c);
+/* The closing anchor: completes the map of the readings since open. */
+void hbg__opclock_close(hbg__opclock *c);
 
 static inline uint64_t hbg__opclock_now(const hbg__opclock *c)
 {
@@ -44,11 +53,16 @@ static inline uint64_t hbg__opclock_now(const hbg__opclock *c)
     return hbg_mono_ns();
 }
 
+/* A reading of this pass in CLOCK_MONOTONIC ns (after close). */
 static inline uint64_t hbg__opclock_ns(const hbg__opclock *c, uint64_t t)
 {
-    if (!c->tsc)
-        return t;
-    return c->mono0 + (uint64_t)((double)(int64_t)(t - c->tick0) * c->ns_per_tick);
+    return c->tsc ? hbg__clockmap_ns(&c->map, t) : t;
+}
+
+/* A difference of two readings, in ns (after close). */
+static inline uint64_t hbg__opclock_dur(const hbg__opclock *c, uint64_t d)
+{
+    return c->tsc ? hbg__clockmap_dur(&c->map, d) : d;
 }
 
 #endif

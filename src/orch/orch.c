@@ -71,16 +71,35 @@ void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uin
     o->capturing = false;
     memset(o->ops, 0, sizeof o->ops);
     if (o->timing)
-        hbg__opclock_pass(&o->clock);
+        hbg__opclock_open(&o->clock);
     hbg__tmap_reset(&o->map);
     if (o->ext && o->ext->begin_pass)
         o->ext->begin_pass(o);
+}
+
+void hbg__orch_open_clock(hbg_orch *o)
+{
+    if (o->timing)
+        hbg__opclock_open(&o->clock);
+}
+
+/* The pass's operation times, from the clock's readings to nanoseconds:
+ * the totals here, the records when their line is written. */
+static void close_clock(hbg_orch *o)
+{
+    hbg__opclock_close(&o->clock);
+    for (int k = 0; k < HBG_OP_COUNT; k++)
+        o->ops[k].total_ns = hbg__opclock_dur(&o->clock, o->ops[k].total_ns);
+    if (o->recpool && o->clock.tsc)
+        hbg__recpool_set_map(o->recpool, &o->clock.map);
 }
 
 hbg_status hbg__orch_end_pass(hbg_orch *o)
 {
     if (o->in_pass && o->err == HBG_OK && (o->scope_depth != 0 || o->capturing))
         o->err = HBG_E_SCOPE;
+    if (o->in_pass && o->timing)
+        close_clock(o);
     o->in_pass = false;
     return o->err;
 }
@@ -102,17 +121,20 @@ hbg_status hbg__orch_fail(hbg_orch *o, hbg_status st)
     return st;
 }
 
+/* Readings stay in the clock's units until the pass closes (opclock.h). */
 void hbg__op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail)
 {
     uint64_t t1 = hbg__opclock_now(&o->clock);
-    t0 = hbg__opclock_ns(&o->clock, t0);
-    t1 = hbg__opclock_ns(&o->clock, t1);
     hbg__opstat *s = &o->ops[op - HBG_SEGMENT_COUNT];
     s->total_ns += t1 - t0;
     s->count++;
     s->detail_sum += detail;
-    if (o->recpool)
-        hbg_rec(o->recpool, op, t0, t1, detail);
+    if (o->recpool) {
+        if (o->clock.tsc)
+            hbg__rec_ticks(o->recpool, op, t0, t1, detail);
+        else
+            hbg_rec(o->recpool, op, t0, t1, detail);
+    }
 }
 
 hbg_status hbg__orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr)

@@ -22,6 +22,7 @@
 #include "image/image.h"
 #include "orch/opclock.h"
 #include "orch/tensormap.h"
+#include "trace/recticks.h"
 #include "util/reserve.h"
 
 #define HBG_MAX_SCOPE_DEPTH 32
@@ -112,7 +113,8 @@ typedef struct hbg__fault {
 
 /* Per-op statistics for the `host-orch phase=` lines. */
 typedef struct hbg__opstat {
-    uint64_t total_ns, count, detail_sum;
+    uint64_t total_ns; /* in the clock's readings until the pass ends */
+    uint64_t count, detail_sum;
 } hbg__opstat;
 
 struct hbg_orch {
@@ -182,7 +184,12 @@ void hbg__orch_destroy(hbg_orch *o);
 /* Starts a pass: empties the window and the tensor map, and lets the
  * extension start its pass. `heap_base` may move between passes. */
 void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs);
-/* Ends it; returns the pass's first error. */
+/* Re-anchors the operation clock where the timed orchestration starts, so
+ * that every operation's times fall between this point and the end of the
+ * pass (begin_pass anchors too, for callers that time nothing else). */
+void hbg__orch_open_clock(hbg_orch *o);
+/* Ends it, and with it the operation clock's pass; returns the pass's
+ * first error. */
 hbg_status hbg__orch_end_pass(hbg_orch *o);
 
 /* Instrumentation switches for the next passes. */

@@ -30,13 +30,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/recticks.h"
 #include "trace/trace_internal.h"
 
 typedef struct rec {
-    uint64_t start_ns, end_ns, detail;
+    uint64_t start_ns, end_ns, detail; /* times in ticks while phase has REC_TICKS */
     uint32_t tid;
     uint32_t phase;
 } rec;
+
+/* A record whose times are still in the operation clock's ticks; one that
+ * could not be placed (no map) and has been counted as dropped. */
+#define REC_TICKS 0x80000000u
+#define REC_DEAD 0xffffffffu
 
 /* One thread's buffer, alone on its cache line(s) so that recording threads
  * never write the same line. */
@@ -58,6 +64,8 @@ struct hbg_recpool {
     uint64_t inv;
     buf *bufs;
     rec *storage;
+    hbg__clockmap map;             /* ticks to ns for REC_TICKS records */
+    bool have_map;
     uint32_t *order, *scratch;     /* merge-sort index arrays, sized up front */
     char *line;                    /* the jsonl line, sized up front */
     size_t line_cap;
@@ -138,6 +146,7 @@ void hbg_recpool_arm(hbg_recpool *p, uint32_t pid, uint64_t inv)
     }
     atomic_store_explicit(&p->nclaimed, 0, memory_order_relaxed);
     atomic_store_explicit(&p->dropped, 0, memory_order_relaxed);
+    p->have_map = false;
     p->last_gen = atomic_fetch_add_explicit(&next_gen, 1, memory_order_relaxed);
     atomic_store_explicit(&p->gen, p->last_gen, memory_order_release);
 }
@@ -173,7 +182,9 @@ static buf *claim(hbg_recpool *p, uint64_t gen)
     return b;
 }
 
-void hbg_rec(hbg_recpool *p, hbg_phase phase, uint64_t start_ns, uint64_t end_ns, uint64_t detail)
+/* hbg_rec's body; `flag` is REC_TICKS for a record in ticks. */
+static inline void put(hbg_recpool *p, hbg_phase phase, uint32_t flag, uint64_t start_ns, uint64_t end_ns,
+                       uint64_t detail)
 {
     if (!p)
         return;
@@ -199,8 +210,26 @@ void hbg_rec(hbg_recpool *p, hbg_phase phase, uint64_t start_ns, uint64_t end_ns
     r->end_ns = end_ns;
     r->detail = detail;
     r->tid = b->tid;
-    r->phase = (uint32_t)phase;
+    r->phase = (uint32_t)phase | flag;
     atomic_store_explicit(&b->n, n + 1, memory_order_release);
+}
+
+void hbg_rec(hbg_recpool *p, hbg_phase phase, uint64_t start_ns, uint64_t end_ns, uint64_t detail)
+{
+    put(p, phase, 0, start_ns, end_ns, detail);
+}
+
+void hbg__rec_ticks(hbg_recpool *p, hbg_phase phase, uint64_t start, uint64_t end, uint64_t detail)
+{
+    put(p, phase, REC_TICKS, start, end, detail);
+}
+
+void hbg__recpool_set_map(hbg_recpool *p, const hbg__clockmap *map)
+{
+    if (!p)
+        return;
+    p->map = *map;
+    p->have_map = true;
 }
 
 static unsigned claimed(const hbg_recpool *p)
@@ -272,14 +301,32 @@ hbg_status hbg_recpool_write_jsonl(hbg_recpool *p, int fd)
         return HBG_E_INVAL;
     if (!p->last_gen)
         return HBG_E_STATE;
-    /* Gather every buffer's records into index order, then sort. */
+    /* Gather every buffer's records into index order, times in ns, then
+     * sort. A tick record is converted in place, once: its flag goes. */
     uint32_t n = 0;
+    uint64_t unplaced = 0;
     for (unsigned i = 0, c = claimed(p); i < c; i++) {
         uint32_t bn = atomic_load_explicit(&p->bufs[i].n, memory_order_acquire);
         uint32_t base = (uint32_t)(p->bufs[i].recs - p->storage);
-        for (uint32_t j = 0; j < bn; j++)
+        for (uint32_t j = 0; j < bn; j++) {
+            rec *r = &p->storage[base + j];
+            if (r->phase == REC_DEAD)
+                continue;
+            if (r->phase & REC_TICKS) {
+                if (!p->have_map) {
+                    r->phase = REC_DEAD;
+                    unplaced++;
+                    continue;
+                }
+                r->start_ns = hbg__clockmap_ns(&p->map, r->start_ns);
+                r->end_ns = hbg__clockmap_ns(&p->map, r->end_ns);
+                r->phase &= ~REC_TICKS;
+            }
             p->order[n++] = base + j;
+        }
     }
+    if (unplaced)
+        atomic_fetch_add_explicit(&p->dropped, unplaced, memory_order_relaxed);
     const uint32_t *sorted = sort_by_start(p, n);
 
     char *s = p->line;
