@@ -16,7 +16,7 @@ ROUNDS     ?= 6
 FUZZ_SECONDS ?= 60
 OUT        ?= outputs
 
-.PHONY: all deps build run test check test-asan test-tsan fuzz clean
+.PHONY: all deps build run test check test-asan test-tsan fuzz fuzz-merge clean
 
 all: build
 
@@ -49,6 +49,10 @@ fuzz: deps
 	@CC=clang cmake -S . -B $(BUILD)-fuzz -DCMAKE_BUILD_TYPE=Debug -DHBG_FUZZ=ON -DHBG_TESTS=OFF -DHBG_WERROR=ON >/dev/null
 	@cmake --build $(BUILD)-fuzz -j $(JOBS)
 	@./scripts/fuzz.sh $(BUILD)-fuzz $(FUZZ_SECONDS)
+
+# Grows the committed corpora with what `make fuzz` found (then commit them).
+fuzz-merge:
+	@./scripts/fuzz.sh $(BUILD)-fuzz merge
 
 # The whole suite, as CI runs it.
 test: check test-asan test-tsan fuzz

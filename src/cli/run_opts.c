@@ -1,0 +1,276 @@
+/* `hbg run`'s command line (see run_opts.h). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/case_opts.h"
+#include "cli/run_opts.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hbg run CASE [options]\n"
+            "       hbg run --list\n\n"
+            "Binds CASE and runs it on the simulated device, N rounds, one process per rank.\n"
+            "Each round is one bind pass per rank (chip.run), followed by the device run\n"
+            "unless it is skipped. stdout: the per-pass figures, then one result line per rank.\n\n"
+            "options:\n"
+            "  --rounds N            bind passes per rank (default 1)\n"
+            "  -o, --log LOG         write the log to LOG (refuses an existing file); the first\n"
+            "                        line is the stamp. Without -o the log goes to stderr.\n"
+            "  --out-dir DIR         artifacts (host_phase_records.jsonl) under DIR/<case>_<time>_<pid>/\n"
+            "                        (default: outputs)\n"
+            "  --ranks N             rank processes (default: the case's; dsv4 runs on exactly 2)\n"
+            "  --mode numbers        breakdown lines on, device run skipped (the original runtime's numbers mode)\n"
+            "  --mode timeline       breakdown lines and per-op records on, device run skipped\n"
+            "  --skip-device-run     bind fully, then return before the device run\n"
+            "  --skip-golden         do not check the outputs against the golden\n"
+            "  --keep-definitions    reuse Definitions across passes (no re-recording)\n"
+            "  --log-level LEVEL     debug|info|timing|warn|error|off (default timing)\n"
+            "  --tile-unit U         the case's size unit (default: the case's; qwen: a multiple of\n"
+            "                        16 from 16 to 1024, vector: 1 to 524288, dsv4: none)\n"
+            "  --NAME N              a case's own parameter (synth: --tasks N and others;\n"
+            "                        `hbg run --list` names each case's)\n"
+            "  --records-per-thread N  per-op record pool size per thread, 1 to 16777216 (default 65536)\n"
+            "  --peer-timeout S      bound on cross-rank waits, and on how long the other ranks\n"
+            "                        may run on once one has failed or died, in seconds (default 30)\n"
+            "  --time-limit S        kill every rank still running after S seconds (default: none)\n"
+            "  --list                list the cases\n"
+            "  -h, --help            this text\n\n"
+            "Switches (environment; values 0/false/off/no/empty mean off):\n"
+            "  HBG_BIND_BREAKDOWN (SIMPLER_HBG_BIND_BREAKDOWN_ENABLE)      bind phase lines\n"
+            "  HBG_HOST_PHASE_RECORDS (SIMPLER_HBG_HOST_PHASE_RECORDS_ENABLE) per-op records\n"
+            "  HBG_SKIP_DEVICE_RUN (SIMPLER_SKIP_DEVICE_RUN)               skip the device run\n"
+            "  HBG_LOG_LEVEL (SIMPLER_LOG_LEVEL)                           log threshold\n"
+            "Precedence: --mode presets, then the environment, then explicit options.\n\n"
+            "Exit status: 0 every rank succeeded (and its golden passed or was skipped),\n"
+            "1 a rank failed or a write to the log or stdout failed, 2 bad usage.\n");
+}
+
+static int fail_usage(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "hbg run: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see `hbg run --help`)\n");
+    return 2;
+}
+
+static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || !*s || *end || s[0] == '-' || v < lo || v > hi)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* Reads one switch into *on, naming the variable when its value is bad. */
+static bool read_switch(const char *ours, const char *original, bool *on)
+{
+    if (hbg_switch_read(ours, original, on) == HBG_OK)
+        return true;
+    const char *which = hbg_switch_which(ours, original);
+    fprintf(stderr, "hbg run: %s=%s is not a switch value (expected 1/true/on/yes or 0/false/off/no/empty)\n",
+            which, getenv(which));
+    return false;
+}
+
+/* --ranks and --tile-unit against what the case accepts: a value it
+ * cannot take is a usage error naming the allowed values, not a set-up
+ * that fails in every rank (nor a tile unit silently ignored). */
+static int check_case_fit(const run_opts *o)
+{
+    const hbg_case *c = o->c;
+    if (o->ranks < c->min_ranks || o->ranks > c->max_ranks) {
+        if (c->min_ranks == c->max_ranks)
+            fprintf(stderr, "hbg run: %s runs on exactly %u ranks, got --ranks %u (see `hbg run --help`)\n", c->name,
+                    c->min_ranks, o->ranks);
+        else
+            fprintf(stderr, "hbg run: %s runs on %u to %u ranks, got --ranks %u (see `hbg run --help`)\n", c->name,
+                    c->min_ranks, c->max_ranks, o->ranks);
+        return 1;
+    }
+    if (!o->tile_unit)
+        return 0;
+    if (!c->tile_max) {
+        fprintf(stderr, "hbg run: %s has no tile unit (its shapes are fixed); --tile-unit is refused (see `hbg run "
+                        "--help`)\n", c->name);
+        return 1;
+    }
+    if (o->tile_unit < c->tile_min || o->tile_unit > c->tile_max || o->tile_unit % c->tile_step) {
+        if (c->tile_step > 1)
+            fprintf(stderr, "hbg run: %s takes a --tile-unit that is a multiple of %u from %u to %u, got %u (see "
+                            "`hbg run --help`)\n", c->name, c->tile_step, c->tile_min, c->tile_max, o->tile_unit);
+        else
+            fprintf(stderr, "hbg run: %s takes a --tile-unit from %u to %u, got %u (see `hbg run --help`)\n",
+                    c->name, c->tile_min, c->tile_max, o->tile_unit);
+        return 1;
+    }
+    return 0;
+}
+
+/* The stamp's command, taken before getopt permutes argv: every argument
+ * but the artifact paths, which differ between otherwise identical runs
+ * (the log name carries the commit and the repetition). */
+static void stamp_command(int argc, char **argv, run_opts *o)
+{
+    size_t n = (size_t)snprintf(o->stamp_cmd, sizeof o->stamp_cmd, "hbg");
+    for (int i = 0; i < argc && n < sizeof o->stamp_cmd; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-o") || !strcmp(a, "--log") || !strcmp(a, "--out-dir")) {
+            i++;
+            continue;
+        }
+        if (!strncmp(a, "--log=", 6) || !strncmp(a, "--out-dir=", 10) || (!strncmp(a, "-o", 2) && a[2]))
+            continue;
+        n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " %s", a);
+    }
+}
+
+/* What the command line set explicitly: it wins over the environment. */
+typedef struct explicit_opts {
+    bool skip_device, level;
+    hbg_level level_value;
+    case_opts co;       /* the cases' own options, applied once the case is known */
+} explicit_opts;
+
+/* The options, into o and x; 1 to go on, else parse's return value. */
+static int parse_options(int argc, char **argv, run_opts *o, explicit_opts *x)
+{
+    enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_LEVEL, O_TILE, O_LIST,
+           O_RECCAP, O_PEER, O_TLIMIT, O_CASE };
+    static const struct option base[] = {
+        {"rounds", required_argument, NULL, O_ROUNDS},
+        {"log", required_argument, NULL, 'o'},
+        {"out-dir", required_argument, NULL, O_OUTDIR},
+        {"ranks", required_argument, NULL, O_RANKS},
+        {"mode", required_argument, NULL, O_MODE},
+        {"skip-device-run", no_argument, NULL, O_SKIPDEV},
+        {"skip-golden", no_argument, NULL, O_SKIPGOLD},
+        {"keep-definitions", no_argument, NULL, O_KEEP},
+        {"log-level", required_argument, NULL, O_LEVEL},
+        {"tile-unit", required_argument, NULL, O_TILE},
+        {"records-per-thread", required_argument, NULL, O_RECCAP},
+        {"peer-timeout", required_argument, NULL, O_PEER},
+        {"time-limit", required_argument, NULL, O_TLIMIT},
+        {"list", no_argument, NULL, O_LIST},
+        {"help", no_argument, NULL, 'h'},
+    };
+    memset(x, 0, sizeof *x);
+    x->level_value = HBG_LOG_TIMING;
+    struct option opts[sizeof base / sizeof base[0] + CASE_OPTS_MAX + 1];
+    memcpy(opts, base, sizeof base);
+    case_opts_table(&x->co, opts, (int)(sizeof base / sizeof base[0]), (int)(sizeof opts / sizeof opts[0]), O_CASE);
+    optind = 0; /* glibc: a full restart, forgetting a previous scan's state */
+    opterr = 0;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (ch) {
+        case O_ROUNDS:
+            if (!parse_u32(optarg, 1, MAX_ROUNDS, &o->rounds))
+                return fail_usage("--rounds expects an integer from 1 to 100000, got '%s'", optarg);
+            break;
+        case 'o': o->log_path = optarg; break;
+        case O_OUTDIR: o->out_dir = optarg; break;
+        case O_RANKS:
+            if (!parse_u32(optarg, 1, MAX_RANKS, &o->ranks))
+                return fail_usage("--ranks expects an integer from 1 to 8, got '%s'", optarg);
+            break;
+        case O_MODE:
+            if (strcmp(optarg, "numbers") && strcmp(optarg, "timeline"))
+                return fail_usage("--mode expects 'numbers' or 'timeline', got '%s'", optarg);
+            o->mode = optarg;
+            break;
+        case O_SKIPDEV: x->skip_device = true; break;
+        case O_SKIPGOLD: o->skip_golden = true; break;
+        case O_KEEP: o->keep_defs = true; break;
+        case O_LEVEL:
+            if (hbg_level_parse(optarg, &x->level_value))
+                return fail_usage("--log-level expects debug|info|timing|warn|error|off, got '%s'", optarg);
+            x->level = true;
+            break;
+        case O_TILE:
+            /* the case decides the range, once it is known */
+            if (!parse_u32(optarg, 1, UINT32_MAX, &o->tile_unit))
+                return fail_usage("--tile-unit expects a positive integer, got '%s'", optarg);
+            break;
+        case O_RECCAP:
+            if (!parse_u32(optarg, 1, 1u << 24, &o->records_per_thread))
+                return fail_usage("--records-per-thread expects an integer from 1 to 16777216, got '%s'", optarg);
+            break;
+        case O_PEER:
+            if (!parse_u32(optarg, 1, 86400, &o->peer_timeout_s))
+                return fail_usage("--peer-timeout expects seconds from 1 to 86400, got '%s'", optarg);
+            break;
+        case O_TLIMIT:
+            if (!parse_u32(optarg, 1, 864000, &o->time_limit_s))
+                return fail_usage("--time-limit expects seconds from 1 to 864000, got '%s'", optarg);
+            break;
+        case O_LIST: o->list = true; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            if (case_opts_take(&x->co, ch, optarg))
+                break;
+            return fail_usage("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    return 1;
+}
+
+/* Presets, then the environment, then explicit options; 1, or 2 after
+ * saying what in the environment is wrong. */
+static int apply_switches(run_opts *o, const explicit_opts *x)
+{
+    if (o->mode) {
+        o->breakdown = true;
+        o->skip_device = true;
+        o->records = strcmp(o->mode, "timeline") == 0;
+    }
+    if (!read_switch(HBG_SW_BREAKDOWN, &o->breakdown) || !read_switch(HBG_SW_RECORDS, &o->records) ||
+        !read_switch(HBG_SW_SKIP_DEVICE, &o->skip_device))
+        return 2;
+    if (hbg_switch_level(&o->level)) {
+        const char *which = hbg_switch_which(HBG_SW_LOG_LEVEL);
+        fprintf(stderr, "hbg run: %s=%s is not a log level (expected debug|info|timing|warn|error|off)\n",
+                which, getenv(which));
+        return 2;
+    }
+    if (x->skip_device)
+        o->skip_device = true;
+    if (x->level)
+        o->level = x->level_value;
+    return 1;
+}
+
+int run_opts_parse(int argc, char **argv, run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->rounds = 1;
+    o->out_dir = "outputs";
+    o->level = HBG_LOG_TIMING;
+    o->records_per_thread = 65536;
+    o->peer_timeout_s = 30;
+    stamp_command(argc, argv, o);
+    explicit_opts x;
+    int rc = parse_options(argc, argv, o, &x);
+    if (rc != 1)
+        return rc;
+    if (o->list)
+        return RUN_OPTS_LIST;
+    if (optind >= argc)
+        return fail_usage("%s", "missing CASE");
+    if (optind + 1 < argc)
+        return fail_usage("unexpected argument '%s'", argv[optind + 1]);
+    o->c = hbg_case_find(argv[optind]);
+    if (!o->c)
+        return fail_usage("unknown case '%s'; `hbg run --list` names them", argv[optind]);
+    if (!o->ranks)
+        o->ranks = o->c->default_ranks;
+    if (check_case_fit(o) || case_opts_apply(&x.co, o->c, &o->env, &o->pools, stderr))
+        return 2;
+    return apply_switches(o, &x);
+}
