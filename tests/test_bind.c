@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "bind/bind_internal.h"
@@ -382,6 +384,31 @@ static void skip_device_binds_fully(void **state)
     rig_close(&r);
 }
 
+/* A records file that cannot be written fails the pass, naming the file
+ * and the errno (/dev/full: ENOSPC), and the next pass runs again. */
+static void records_write_failure_is_named(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    hbg_runtime_destroy(r.rt);
+    hbg_recpool *pool;
+    assert_int_equal(hbg_recpool_create(1, 64, &pool), HBG_OK);
+    int fd = open("/dev/full", O_WRONLY);
+    assert_true(fd >= 0);
+    hbg_runtime_config rc = {.device = r.dev, .kernels = r.kt, .heap_bytes = r.c->heap_bytes, .records = pool,
+                             .records_fd = fd, .nranks = 1};
+    assert_int_equal(hbg_runtime_create(&rc, &r.rt), HBG_OK);
+    for (int round = 0; round < 2; round++) {
+        hbg_pass_report rep;
+        assert_int_equal(hbg_runtime_run(r.rt, &r.prog, true, &rep), HBG_E_IO);
+        assert_string_equal(rep.error, "cannot write host_phase_records.jsonl: No space left on device");
+    }
+    rig_close(&r);
+    hbg_recpool_destroy(pool);
+    close(fd);
+}
+
 static void kept_definitions_record_once(void **state)
 {
     (void)state;
@@ -462,6 +489,7 @@ int main(void)
         cmocka_unit_test(caller_output_not_reallocated),
         cmocka_unit_test(fallback_is_counted_and_logged),
         cmocka_unit_test(skip_device_binds_fully),
+        cmocka_unit_test(records_write_failure_is_named),
         cmocka_unit_test(kept_definitions_record_once),
         cmocka_unit_test(eager_matches_serial_image),
     };

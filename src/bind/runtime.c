@@ -4,6 +4,7 @@
  * the trace says about it is formatted here, after the pass has ended, from
  * numbers the pass stored: spans, the breakdown burst, the records line.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,9 +141,11 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
         hbg_recpool_disarm(rec);
         if (rt->cfg.records_fd >= 0) {
             hbg_status wst = hbg_recpool_write_jsonl(rec, rt->cfg.records_fd);
+            int werr = errno; /* the failed write's, before anything else can set it */
             if (wst && !st) {
                 st = wst;
-                snprintf(rep->error, sizeof rep->error, "host_phase_records.jsonl: %s", hbg_strerror(wst));
+                snprintf(rep->error, sizeof rep->error, "cannot write host_phase_records.jsonl: %s",
+                         wst == HBG_E_IO ? strerror(werr) : hbg_strerror(wst));
             }
         }
     }
