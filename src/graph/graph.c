@@ -368,23 +368,22 @@ static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key,
     return HBG_OK;
 }
 
-/* What a recorded body submitted, as one hash over the recorder's arrays:
- * everything in them is relative to the replay, so the same body on a
- * matching boundary hashes the same. */
-static uint64_t body_hash(const hbg__recorder *r)
+/* Whether the recorder holds what Definition h was built from: the same
+ * sections, byte for byte. Everything in them is relative to the replay,
+ * so the same body on a matching boundary records the same bytes. The
+ * Definition keeps exact copies, so this costs nothing when recording; only
+ * HBG_GRAPH_CHECK_BODY, which records the body again, pays a compare. */
+static bool same_body(const hbg__recorder *r, const hbg_def_header *h)
 {
-    const struct {
-        const void *p;
-        size_t n;
-    } parts[] = {
-        {r->nodes, (size_t)r->nnodes * sizeof *r->nodes}, {r->fanins, (size_t)r->nfanin * sizeof *r->fanins},
-        {r->targs, (size_t)r->ntarg * sizeof *r->targs},  {r->sargs, (size_t)r->nsarg * sizeof *r->sargs},
-        {r->preds, (size_t)r->npred * sizeof *r->preds},
-    };
-    uint64_t h[sizeof parts / sizeof parts[0]];
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
-        h[i] = hbg__hash64(parts[i].p, parts[i].n);
-    return hbg__hash64(h, sizeof h);
+    if (h->nnodes != r->nnodes || h->nfanin != r->nfanin || h->ntarg != r->ntarg || h->nsarg != r->nsarg ||
+        h->npred != r->npred)
+        return false;
+    const unsigned char *img = (const unsigned char *)h;
+    return !memcmp(img + h->off_nodes, r->nodes, (size_t)r->nnodes * sizeof *r->nodes) &&
+           !memcmp(img + h->off_fanins, r->fanins, (size_t)r->nfanin * sizeof *r->fanins) &&
+           !memcmp(img + h->off_targs, r->targs, (size_t)r->ntarg * sizeof *r->targs) &&
+           !memcmp(img + h->off_sargs, r->sargs, (size_t)r->nsarg * sizeof *r->sargs) &&
+           !memcmp(img + h->off_preds, r->preds, (size_t)r->npred * sizeof *r->preds);
 }
 
 /* Runs the body in recording mode: its submits fill the recorder. The
@@ -433,7 +432,6 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
     if (st)
         return st;
     e->body = body;
-    e->body_hash = body_hash(&g->rec);
     *out = e;
     return HBG_OK;
 }
@@ -462,7 +460,7 @@ static hbg_status check_body(hbg_orch *o, const hbg__def_entry *e, hbg_graph_bod
     uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
     hbg__boundary_index(&o->graph->rec, b, alias);
     hbg_status st = capture(o, e->key, body, ctx, b);
-    if (!st && body_hash(&o->graph->rec) != e->body_hash) {
+    if (!st && !same_body(&o->graph->rec, e->img)) {
         hbg__why(o, HBG_WHY_KEY_CONTENT, -1, 0, 0, 0);
         st = HBG_E_GRAPH_KEY_REUSED;
     }

@@ -42,7 +42,6 @@ typedef struct hbg__bsig {
 typedef struct hbg__def_entry {
     uint64_t key;
     hbg_graph_body body;      /* the body the key names (one key, one body) */
-    uint64_t body_hash;       /* of the recorder's arrays: what the body submitted */
     uint64_t pass;            /* pass that recorded it (or kept it) */
     const hbg_def_header *img;/* inside the def pool */
     hbg__bsig sig;
