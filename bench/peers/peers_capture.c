@@ -87,7 +87,8 @@ static peers_task *new_task(cap *c, uint8_t kind, uint32_t nargs, uint32_t ndeps
     t->ndeps = ndeps;
     t->kernel_aic = t->kernel_aiv = HBG_KERNEL_NONE;
     t->blocks = 1;
-    memcpy(s->deps + s->ndeps, deps, (size_t)ndeps * sizeof *deps);
+    if (ndeps)
+        memcpy(s->deps + s->ndeps, deps, (size_t)ndeps * sizeof *deps);
     s->ndeps += ndeps;
     return t;
 }

@@ -54,7 +54,7 @@ static hbg_status submit_one(hbg_orch *o, const peers_stream *s, uint32_t i)
         return hbg_alloc_tensors(o, t->nargs, tp, &id);
     }
     if (t->kind == PEERS_DUMMY)
-        return hbg_submit_dummy(o, t->ndeps, s->deps + t->dep_off, &id);
+        return hbg_submit_dummy(o, t->ndeps, t->ndeps ? s->deps + t->dep_off : NULL, &id);
     uint32_t n = 0;
     hbg_pred pred, *pp = NULL;
     for (uint32_t k = 0; k < t->nargs; k++) {
@@ -70,8 +70,8 @@ static hbg_status submit_one(hbg_orch *o, const peers_stream *s, uint32_t i)
     }
     hbg_task task = {.kernel_aic = t->kernel_aic, .kernel_aiv = t->kernel_aiv, .core = t->core,
                      .sync_start = t->sync_start, .blocks = t->blocks, .ntensors = n, .args = args,
-                     .nscalars = t->nscalars, .scalars = s->scalars + t->sc_off, .ndeps = t->ndeps,
-                     .deps = s->deps + t->dep_off, .pred = pp};
+                     .nscalars = t->nscalars, .scalars = t->nscalars ? s->scalars + t->sc_off : NULL,
+                     .ndeps = t->ndeps, .deps = t->ndeps ? s->deps + t->dep_off : NULL, .pred = pp};
     return hbg_submit_task(o, &task, &id);
 }
 
