@@ -31,7 +31,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: bench_peers [--check] [--passes N] [--case NAME]...\n"
+            "usage: bench_peers [--check [--fault]] [--passes N] [--case NAME]...\n"
             "\n"
             "Builds the qwen and dsv4 task sets with hbg, StarPU (starpu_task_build +\n"
             "submit, STARPU_R/W/RW on a handle per atom) and OpenMP tasks (depend\n"
@@ -40,6 +40,8 @@ static void usage(FILE *f)
             "\n"
             "  --check      only check that each system's edges agree with the reference\n"
             "               trackers; no timing\n"
+            "  --fault      with --check: StarPU is given the tasks without their explicit\n"
+            "               deps, so its check must fail (a test shows it does)\n"
             "  --passes N   passes per system and case, the first dropped (default 11)\n"
             "  --case NAME  qwen or dsv4 (repeatable; default both)\n"
             "\n"
@@ -209,7 +211,7 @@ static void report(const bcase *b)
 
 int main(int argc, char **argv)
 {
-    bool check = false;
+    bool check = false, fault = false;
     int passes = 11;
     const char *names[2];
     int nnames = 0;
@@ -219,6 +221,8 @@ int main(int argc, char **argv)
             return 0;
         } else if (strcmp(argv[i], "--check") == 0) {
             check = true;
+        } else if (strcmp(argv[i], "--fault") == 0) {
+            fault = true;
         } else if (strcmp(argv[i], "--passes") == 0 && i + 1 < argc) {
             char *end;
             long v = strtol(argv[++i], &end, 10);
@@ -239,6 +243,10 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    if (fault && !check) {
+        fprintf(stderr, "bench_peers: --fault goes with --check only\n");
+        return 2;
+    }
     if (nnames == 0) {
         names[nnames++] = "qwen";
         names[nnames++] = "dsv4";
@@ -251,11 +259,14 @@ int main(int argc, char **argv)
     }
     bcase cases[2];
     int opened = 0, rc = 0;
-    for (; opened < nnames; opened++)
+    for (; opened < nnames; opened++) {
         if (open_case(&cases[opened], names[opened], msg)) {
             rc = 1;
             break;
         }
+        if (fault)
+            peers_starpu_drop_deps(cases[opened].sp);
+    }
     if (!rc)
         printf("edge checks (got, want):\n");
     for (int c = 0; c < opened && !rc; c++)

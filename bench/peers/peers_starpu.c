@@ -22,6 +22,7 @@ struct peers_sp {
     struct starpu_task **task;
     struct starpu_data_descr *descr;
     struct starpu_task **deps;
+    bool no_deps;            /* the fault: explicit deps left out */
 };
 
 static void empty_cpu(void *buffers[], void *arg)
@@ -106,7 +107,7 @@ static int build_all(peers_sp *p)
     const peers_stream *s = p->s;
     for (uint32_t i = 0; i < s->npeer; i++) {
         const peers_acc *acc = s->acc + s->acc_off[i];
-        uint32_t n = s->acc_cnt[i], nd = s->pdep_cnt[i];
+        uint32_t n = s->acc_cnt[i], nd = p->no_deps ? 0 : s->pdep_cnt[i];
         for (uint32_t k = 0; k < n; k++)
             p->descr[k] = (struct starpu_data_descr){.handle = p->h[acc[k].atom], .mode = mode_of[acc[k].mode]};
         for (uint32_t k = 0; k < nd; k++)
@@ -248,4 +249,9 @@ hbg_status peers_starpu_pass(peers_sp *p, uint64_t *ns, uint64_t *edges)
         p->task[i] = NULL;
     }
     return st;
+}
+
+void peers_starpu_drop_deps(peers_sp *p)
+{
+    p->no_deps = true;
 }

@@ -15,6 +15,10 @@ typedef struct peers_sp peers_sp;
 peers_sp *peers_starpu_prepare(const peers_stream *s);
 void peers_starpu_release(peers_sp *p);
 
+/* A fault, to show the edge check fails: the explicit deps are left out
+ * of every task StarPU is given. */
+void peers_starpu_drop_deps(peers_sp *p);
+
 /* Builds and submits every peer task while the workers are paused (*ns:
  * that part), then lets the pass run to completion. With `edges`, counts
  * StarPU's own successor lists before the pass runs. */
