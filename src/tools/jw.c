@@ -1,5 +1,6 @@
 #include "tools/jw.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,6 +103,79 @@ void jw_us(jw *w, uint64_t ns)
         p[k++] = (char)('0' + f % 10);
     }
     w->n += k;
+}
+
+/* The double a reader's decimal parse of jw_us(ns) gives: a correctly
+ * rounded division of two exact doubles is the nearest double to ns/1000,
+ * as a correctly rounded parse of the decimal is. */
+static inline double us_double(uint64_t ns)
+{
+    return (double)ns / 1000.0;
+}
+
+/* d > 0 to 17 significant digits, rounded: every double reads back exactly
+ * from 17. d = mant * 2^-s is expanded exactly in integers (s <= 59 keeps
+ * f * 10 in 64 bits); false when it is not of that form. */
+static bool fmt_sig17(jw *w, double d)
+{
+    int e;
+    uint64_t mant = (uint64_t)ldexp(frexp(d, &e), 53);
+    int s = 53 - e;
+    while (s > 0 && !(mant & 1)) {
+        mant >>= 1;
+        s--;
+    }
+    if (s < 0 || s > 59)
+        return false;
+    uint64_t mask = s ? (1ull << s) - 1 : 0, f = mant & mask;
+    char dig[96];
+    dig[0] = '0'; /* room for a carry out of the integer part */
+    size_t point = 1 + fmt_u64(dig + 1, mant >> s), nd = point;
+    while (f) {
+        f *= 10;
+        dig[nd++] = (char)('0' + (f >> s));
+        f &= mask;
+    }
+    size_t first = 1;
+    while (first < nd - 1 && dig[first] == '0')
+        first++;
+    if (first + 17 < nd) {
+        size_t c = first + 17;
+        bool up = dig[c] >= '5';
+        nd = c;
+        for (size_t j = c - 1; up; j--) {
+            up = dig[j] == '9';
+            dig[j] = up ? '0' : (char)(dig[j] + 1);
+        }
+    }
+    while (nd > point && dig[nd - 1] == '0')
+        nd--;
+    size_t start = dig[0] == '0' ? 1 : 0;
+    char *p = room(w, sizeof dig + 1);
+    size_t k = point - start;
+    memcpy(p, dig + start, k);
+    if (nd > point) {
+        p[k++] = '.';
+        memcpy(p + k, dig + point, nd - point);
+        k += nd - point;
+    }
+    w->n += k;
+    return true;
+}
+
+void jw_dur_us(jw *w, uint64_t ts, uint64_t dur)
+{
+    uint64_t end;
+    /* Below 2^51 ns (26 days of uptime) a microsecond double is within
+     * 0.25 ns of its decimal, so the sum-exact duration still rounds to
+     * dur; above, and where no double sums exactly, the exact decimal. */
+    if (__builtin_add_overflow(ts, dur, &end) || end >= (1ull << 51)) {
+        jw_us(w, dur);
+        return;
+    }
+    double t = us_double(ts), e = us_double(end), d = e - t;
+    if (d == us_double(dur) || t + d != e || !fmt_sig17(w, d))
+        jw_us(w, dur);
 }
 
 static const char hex[] = "0123456789abcdef";
