@@ -1,6 +1,5 @@
 #include "tools/jw.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,53 +112,89 @@ static inline double us_double(uint64_t ns)
     return (double)ns / 1000.0;
 }
 
-/* d > 0 to 17 significant digits, rounded: every double reads back exactly
- * from 17. d = mant * 2^-s is expanded exactly in integers (s <= 59 keeps
- * f * 10 in 64 bits); false when it is not of that form. */
+static const uint64_t pow10_u64[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+
+static int ndigits(uint64_t v)
+{
+    int n = 1;
+    while (n < 20 && v >= pow10_u64[n])
+        n++;
+    return n;
+}
+
+/* d > 0 to 17 significant digits, rounded half up: every double reads back
+ * exactly from 17. d = mant * 2^-s, taken from its bits; its fraction's
+ * first k digits are one 128-bit product (s <= 59 and k <= 20 keep it in
+ * range, and q below 10^19).
+ * False when d is not of that form. */
 static bool fmt_sig17(jw *w, double d)
 {
-    int e;
-    uint64_t mant = (uint64_t)ldexp(frexp(d, &e), 53);
-    int s = 53 - e;
-    while (s > 0 && !(mant & 1)) {
-        mant >>= 1;
-        s--;
-    }
-    if (s < 0 || s > 59)
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    int ex = (int)(bits >> 52 & 0x7ff), s = 1075 - ex;
+    uint64_t mant = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    if (ex == 0 || ex == 0x7ff || s <= 0)
         return false;
-    uint64_t mask = s ? (1ull << s) - 1 : 0, f = mant & mask;
-    char dig[96];
-    dig[0] = '0'; /* room for a carry out of the integer part */
-    size_t point = 1 + fmt_u64(dig + 1, mant >> s), nd = point;
-    while (f) {
-        f *= 10;
-        dig[nd++] = (char)('0' + (f >> s));
-        f &= mask;
+    int tz = __builtin_ctzll(mant);
+    tz = tz < s ? tz : s;
+    mant >>= tz;
+    s -= tz;
+    if (s > 59)
+        return false;
+    uint64_t mask = (1ull << s) - 1, f = mant & mask, ip = mant >> s;
+    int k;
+    if (ip) {
+        k = 17 - ndigits(ip);
+    } else {
+        /* 17 digits from the fraction's first that is not 0 */
+        uint64_t v19 = (uint64_t)(((unsigned __int128)f * pow10_u64[19]) >> s);
+        if (!v19)
+            return false;
+        k = 19 - ndigits(v19) + 17;
+        k = k < 20 ? k : 20; /* a duration of 1 ns has three zeros, so 10^20 at most */
     }
-    size_t first = 1;
-    while (first < nd - 1 && dig[first] == '0')
-        first++;
-    if (first + 17 < nd) {
-        size_t c = first + 17;
-        bool up = dig[c] >= '5';
-        nd = c;
-        for (size_t j = c - 1; up; j--) {
-            up = dig[j] == '9';
-            dig[j] = up ? '0' : (char)(dig[j] + 1);
+    unsigned __int128 p10 = k < 20 ? pow10_u64[k] : (unsigned __int128)pow10_u64[19] * 10;
+    unsigned __int128 x = (unsigned __int128)f * p10;
+    uint64_t q = (uint64_t)(x >> s), r = (uint64_t)x & mask;
+    if (s && r >= 1ull << (s - 1) && ++q == p10) {
+        q = 0;
+        ip++;
+    }
+    char *p = room(w, 48);
+    size_t n = fmt_u64(p, ip);
+    if (q) {
+        while (q % 10 == 0) {
+            q /= 10;
+            k--;
         }
+        char t[24];
+        size_t m = fmt_u64(t, q);
+        p[n++] = '.';
+        memset(p + n, '0', (size_t)k - m);
+        n += (size_t)k - m;
+        memcpy(p + n, t, m);
+        n += m;
     }
-    while (nd > point && dig[nd - 1] == '0')
-        nd--;
-    size_t start = dig[0] == '0' ? 1 : 0;
-    char *p = room(w, sizeof dig + 1);
-    size_t k = point - start;
-    memcpy(p, dig + start, k);
-    if (nd > point) {
-        p[k++] = '.';
-        memcpy(p + k, dig + point, nd - point);
-        k += nd - point;
-    }
-    w->n += k;
+    w->n += n;
     return true;
 }
 
