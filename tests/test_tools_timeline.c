@@ -389,6 +389,27 @@ static void test_nothing_to_draw(void **st)
     assert_null(j);
     assert_true(ts_contains(err, "hbg timeline: nothing to draw: "));
     free(err);
+    /* lines to read but nothing with a place on the trace: bind passes
+     * without pid/inv; per invocation, spans of the node family only.
+     * Such an empty trace is no profile to a viewer: not written, exit 1 */
+    char lp[4096], *pout;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("original-missing-close-nospans.log"));
+    j = run_timeline(lp, NULL, 1, &err);
+    assert_null(j);
+    assert_true(ts_contains(err, "has no pid/inv and no chip.run.bind span; not drawn"));
+    assert_true(ts_contains(err, "hbg timeline: nothing to draw: no span, bind segment or record of "));
+    free(err);
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-original-node.log"));
+    char *o = ts_temp_file("", 0, ".json");
+    unlink(o);
+    const char *pa[] = {"timeline", lp, "--per-invocation", "-o", o, NULL};
+    assert_int_equal(ts_run_cli(pa, &pout, &err), 1);
+    assert_true(ts_contains(err, "carry no run identity and are left out"));
+    assert_true(ts_contains(err, "hbg timeline: nothing to draw: "));
+    assert_int_equal(access(o, F_OK), -1);
+    free(pout);
+    free(err);
+    free(o);
     unlink(p);
     free(p);
     const char *a[] = {"timeline", "x.log", NULL};
