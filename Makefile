@@ -16,12 +16,17 @@ ROUNDS     ?= 6
 FUZZ_SECONDS ?= 60
 OUT        ?= outputs
 
-.PHONY: all deps build run test check test-asan test-tsan fuzz fuzz-merge clean
+.PHONY: all deps speedscope-deps build run test check test-asan test-tsan fuzz fuzz-merge clean
 
 all: build
 
 deps:
 	@./scripts/deps.sh
+
+# node, npm and the pinned modules of the speedscope consumer test
+# (test_tools_speedscope; skipped without them unless HBG_REQUIRE_SPEEDSCOPE=1).
+speedscope-deps: deps
+	@./scripts/deps-speedscope.sh
 
 build: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DHBG_WERROR=ON >/dev/null
@@ -31,10 +36,10 @@ run: build
 	@./scripts/main-job.sh $(BUILD)/hbg $(ROUNDS) $(OUT)
 
 # The plain suite only (fast, for development).
-check: build
+check: build speedscope-deps
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-test-asan: deps
+test-asan: deps speedscope-deps
 	@cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DHBG_SANITIZE=address -DHBG_WERROR=ON >/dev/null
 	@cmake --build $(BUILD)-asan -j $(JOBS)
 	@cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \

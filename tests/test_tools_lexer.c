@@ -38,7 +38,7 @@ static void on_bad(void *ctx, const lx_rec *r, const char *msg)
 static void scan(const char *s, got *g)
 {
     memset(g, 0, sizeof *g);
-    lx_sink sink = {g, on_rec, on_bad};
+    lx_sink sink = {g, on_rec, on_bad, false};
     lx_scan(s, strlen(s), &sink);
 }
 
@@ -102,6 +102,37 @@ static void test_record_after_text_and_two_on_a_line(void **st)
     assert_true(lx_slice_eq(g.rec[2].name, "chip.run.bind"));
     assert_int_equal(g.rec[2].tid, 8);
     assert_int_equal(g.rec[2].dur, 20);
+}
+
+/* spans_only passes over bind-phase and host-orch records, even torn ones,
+ * and still finds the span and the anchor sharing their line, with the
+ * span's own prefix and line. */
+static void test_spans_only(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=1][T0xa][TIMING] f: bind phase=args start_ns=1 dur_ns=2 bytes=3"
+        "[mono_ns=2][T0xb][TIMING] f: host-orch phase=submit_task total_ns=x\n"
+        "[mono_ns=3][T0xc][TIMING] s: [STRACE] v=1 pid=7 tid=8 inv=1 hid=ab depth=1 name=chip.run.bind ts=1 dur=20"
+        "[mono_ns=4][T0xd][TIMING] a: [CLOCK_ANCHOR] v=1 pid=7 mono_ns=5 wall_ns=6\n";
+    got g;
+    memset(&g, 0, sizeof g);
+    lx_sink sink = {&g, on_rec, on_bad, true};
+    lx_scan(text, strlen(text), &sink);
+    assert_int_equal(g.nbad, 0);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.rec[0].kind, LX_SPAN);
+    assert_int_equal(g.rec[0].line, 2);
+    uint64_t th;
+    assert_true(lx_thread(&g.rec[0], NULL, &th));
+    assert_int_equal(th, 0xc);
+    assert_int_equal(g.rec[0].dur, 20);
+    assert_int_equal(g.rec[1].kind, LX_ANCHOR);
+    assert_int_equal(g.rec[1].wall, 6);
+    /* read in full, the same text has both phase records, one of them torn */
+    scan(text, &g);
+    assert_int_equal(g.n, 3);
+    assert_int_equal(g.nbad, 1);
 }
 
 static void test_crlf_and_noise(void **st)
@@ -193,7 +224,7 @@ static void test_binary_and_empty(void **st)
     (void)st;
     got g;
     memset(&g, 0, sizeof g);
-    lx_sink sink = {&g, on_rec, on_bad};
+    lx_sink sink = {&g, on_rec, on_bad, false};
     lx_scan(NULL, 0, &sink);
     lx_scan("", 0, &sink);
     assert_int_equal(g.n + g.nbad, 0);
@@ -214,6 +245,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bind_line_fields),
         cmocka_unit_test(test_record_after_text_and_two_on_a_line),
+        cmocka_unit_test(test_spans_only),
         cmocka_unit_test(test_crlf_and_noise),
         cmocka_unit_test(test_overflow_is_reported),
         cmocka_unit_test(test_malformed_records),

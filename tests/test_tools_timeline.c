@@ -10,10 +10,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "support/tools_support.h"
 #include "tools/records.h"
+
+/* With HBG_TRACE_KEEP=DIR (CTest sets it: test_tools_speedscope imports
+ * what is kept with speedscope), every trace these tests write is kept as
+ * DIR/NN-LOG[-WHAT].json and listed, one name a line, in DIR/traces.txt. */
+static void keep_trace(const char *log, const char *what, const char *text)
+{
+    static unsigned n;
+    const char *dir = getenv("HBG_TRACE_KEEP");
+    if (!dir || !text)
+        return;
+    const char *b = strrchr(log, '/');
+    b = b ? b + 1 : log;
+    int bl = (int)strlen(b);
+    if (bl > 4 && !strcmp(b + bl - 4, ".log"))
+        bl -= 4;
+    char name[512], path[4096];
+    snprintf(name, sizeof name, "%02u-%.*s%s%s.json", ++n, bl, b, what ? "-" : "", what ? what : "");
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+    snprintf(path, sizeof path, "%s/traces.txt", dir);
+    f = fopen(path, "a");
+    assert_non_null(f);
+    assert_true(fprintf(f, "%s\n", name) > 0);
+    assert_int_equal(fclose(f), 0);
+}
 
 static json_t *run_timeline(const char *log, const char *records, int want, char **err)
 {
@@ -31,6 +60,8 @@ static json_t *run_timeline(const char *log, const char *records, int want, char
     free(o);
     if (!s)
         return NULL;
+    if (want == 0)
+        keep_trace(log, records ? "records" : NULL, s);
     json_error_t je;
     json_t *j = json_loads(s, 0, &je);
     if (!j && want == 0)
@@ -151,7 +182,9 @@ static void test_original_with_records(void **st)
     assert_non_null(bind);
     assert_int_equal(json_integer_value(json_object_get(bind, "tid")), 4011);
     assert_true(dnum(json_object_get(bind, "ts")) == 6000000119.294);
-    assert_true(dnum(json_object_get(bind, "dur")) == 51.437);
+    /* 51437 ns, as the microseconds that sum with ts exactly to its end */
+    assert_int_equal(llround(dnum(json_object_get(bind, "dur")) * 1000), 51437);
+    assert_true(6000000119.294 + dnum(json_object_get(bind, "dur")) == 6000000170.731);
     /* wall = 1787400000000000000 + 6000000119294 - (6000000000000 - 50) */
     assert_string_equal(json_string_value(json_object_get(json_object_get(bind, "args"), "wall_ns")),
                         "1787400000000119344");
@@ -356,6 +389,27 @@ static void test_nothing_to_draw(void **st)
     assert_null(j);
     assert_true(ts_contains(err, "hbg timeline: nothing to draw: "));
     free(err);
+    /* lines to read but nothing with a place on the trace: bind passes
+     * without pid/inv; per invocation, spans of the node family only.
+     * Such an empty trace is no profile to a viewer: not written, exit 1 */
+    char lp[4096], *pout;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("original-missing-close-nospans.log"));
+    j = run_timeline(lp, NULL, 1, &err);
+    assert_null(j);
+    assert_true(ts_contains(err, "has no pid/inv and no chip.run.bind span; not drawn"));
+    assert_true(ts_contains(err, "hbg timeline: nothing to draw: no span, bind segment or record of "));
+    free(err);
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-original-node.log"));
+    char *o = ts_temp_file("", 0, ".json");
+    unlink(o);
+    const char *pa[] = {"timeline", lp, "--per-invocation", "-o", o, NULL};
+    assert_int_equal(ts_run_cli(pa, &pout, &err), 1);
+    assert_true(ts_contains(err, "carry no run identity and are left out"));
+    assert_true(ts_contains(err, "hbg timeline: nothing to draw: "));
+    assert_int_equal(access(o, F_OK), -1);
+    free(pout);
+    free(err);
+    free(o);
     unlink(p);
     free(p);
     const char *a[] = {"timeline", "x.log", NULL};
@@ -652,22 +706,102 @@ static void test_pipelined_lanes_nest(void **st)
     }
 }
 
-/* --per-invocation: one lane per invocation, host and device tracks; the
- * device spans at the start of their runner_run; every lane nests. */
-static void test_per_invocation(void **st)
+/* The earliest ts of e's lane (pid, tid): where speedscope puts its zero. */
+static double lane_min(json_t *ev, json_t *e)
+{
+    double m = 1e300;
+    size_t i;
+    json_t *x;
+    json_array_foreach(ev, i, x)
+    {
+        if (!strcmp(json_string_value(json_object_get(x, "ph")), "X") &&
+            json_integer_value(json_object_get(x, "pid")) == json_integer_value(json_object_get(e, "pid")) &&
+            json_integer_value(json_object_get(x, "tid")) == json_integer_value(json_object_get(e, "tid")) &&
+            dnum(json_object_get(x, "ts")) < m)
+            m = dnum(json_object_get(x, "ts"));
+    }
+    return m;
+}
+
+/* speedscope moves each lane to start at 0 and ends a slice at ts + dur,
+ * in doubles: that must land exactly where the slice's end is, or a slice
+ * that ends where the next one starts seems to run a fraction of a ns into
+ * it, and the lane no longer nests. In the fixture, inv 1's chip.run.bind
+ * ends exactly where its chip.run.runner_run starts. */
+static void test_durations_sum_exactly(void **st)
 {
     (void)st;
-    char lp[4096], *out, *err;
-    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-original-pipelined.log"));
-    char *o = ts_temp_file("", 0, ".json");
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("ours-1rank-4pass.log"));
+    char *text = ts_slurp(lp, NULL);
+    assert_non_null(text);
+    unsigned long long bts, bdur, rts, rdur;
+    char *p = strstr(text, " inv=1 hid=8f3a1c2e9d0b4471 depth=1 name=chip.run.bind ts=");
+    assert_non_null(p);
+    assert_int_equal(sscanf(strstr(p, " ts="), " ts=%llu dur=%llu", &bts, &bdur), 2);
+    p = strstr(text, " inv=1 hid=8f3a1c2e9d0b4471 depth=1 name=chip.run.runner_run ts=");
+    assert_non_null(p);
+    assert_int_equal(sscanf(strstr(p, " ts="), " ts=%llu dur=%llu", &rts, &rdur), 2);
+    free(text);
+    assert_true(bts + bdur == rts);
+    json_t *j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents"), *e, *bind = NULL, *rr = NULL;
+    size_t i, n = 0;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "ph")), "X"))
+            continue;
+        double ts = dnum(json_object_get(e, "ts")), dur = dnum(json_object_get(e, "dur")), m = lane_min(ev, e);
+        long long end = llround(ts * 1000) + llround(dur * 1000);
+        assert_true((ts - m) + dur == (double)end / 1000.0 - m);
+        n++;
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (json_integer_value(json_object_get(json_object_get(e, "args"), "inv")) != 1)
+            continue;
+        if (!strcmp(name, "chip.run.bind"))
+            bind = e;
+        if (!strcmp(name, "chip.run.runner_run"))
+            rr = e;
+    }
+    assert_true(n > 20);
+    assert_non_null(bind);
+    assert_non_null(rr);
+    /* rounded to ns, the durations are the log's */
+    assert_int_equal(llround(dnum(json_object_get(bind, "dur")) * 1000), bdur);
+    assert_int_equal(llround(dnum(json_object_get(rr, "dur")) * 1000), rdur);
+    double m = lane_min(ev, bind);
+    assert_true((dnum(json_object_get(bind, "ts")) - m) + dnum(json_object_get(bind, "dur")) ==
+                dnum(json_object_get(rr, "ts")) - m);
+    json_decref(j);
+}
+
+/* --per-invocation: one lane per invocation, host and device tracks; the
+ * device spans at the start of their runner_run; every lane nests. */
+static json_t *run_per_invocation(const char *lp)
+{
+    char *o = ts_temp_file("", 0, ".json"), *out, *err;
     const char *a[] = {"timeline", lp, "--per-invocation", "-o", o, NULL};
     assert_int_equal(ts_run_cli(a, &out, &err), 0);
     free(out);
     free(err);
     char *text = ts_slurp(o, NULL);
+    keep_trace(lp, "per-invocation", text);
     json_t *j = json_loads(text, 0, NULL);
     free(text);
+    unlink(o);
+    free(o);
     assert_non_null(j);
+    return j;
+}
+
+static void test_per_invocation(void **st)
+{
+    (void)st;
+    char lp[4096], *out, *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-original-pipelined.log"));
+    json_t *j = run_per_invocation(lp);
     json_t *ev = json_object_get(j, "traceEvents"), *e;
     assert_int_equal(nesting_errors(ev), 0);
     /* four invocations (the node.* span is not one), four lanes */
@@ -683,13 +817,28 @@ static void test_per_invocation(void **st)
         assert_true(dnum(json_object_get(dw, "ts")) == dnum(json_object_get(rr, "ts")));
     }
     json_decref(j);
-    const char *b[] = {"timeline", lp, "--per-invocation", "--records", lp, "-o", o, NULL};
+    /* two ranks: a lane per invocation (a chip.run root each), and a
+     * device track in each lane that has a device_wall span */
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-ours-2rank.log"));
+    char *text = ts_slurp(lp, NULL);
+    assert_non_null(text);
+    size_t roots = 0, walls = 0;
+    for (char *p = text; (p = strstr(p, " depth=0 name=chip.run ")); p++)
+        roots++;
+    for (char *p = text; (p = strstr(p, " name=chip.run.runner_run.device_wall ")); p++)
+        walls++;
+    free(text);
+    j = run_per_invocation(lp);
+    ev = json_object_get(j, "traceEvents");
+    assert_int_equal(nesting_errors(ev), 0);
+    assert_int_equal(find(ev, "process_name", NULL, -1, 0, NULL), roots);
+    assert_int_equal(find(ev, "chip.run.runner_run.device_wall", "device", -1, 1, NULL), walls);
+    json_decref(j);
+    const char *b[] = {"timeline", lp, "--per-invocation", "--records", lp, "-o", "unused.json", NULL};
     assert_int_equal(ts_run_cli(b, &out, &err), 2);
     assert_true(ts_contains(err, "--per-invocation draws spans only"));
     free(out);
     free(err);
-    unlink(o);
-    free(o);
 }
 
 /* The scheduler's node.* spans: an arrow from each node.submit to the
@@ -813,6 +962,17 @@ static void test_two_rank_device_run(void **st)
 
 int main(void)
 {
+    const char *keep = getenv("HBG_TRACE_KEEP");
+    if (keep) {
+        /* this run's traces only */
+        struct stat sb;
+        if (stat(keep, &sb) == 0)
+            ts_rmtree(strdup(keep));
+        if (mkdir(keep, 0777) != 0) {
+            perror(keep);
+            return 1;
+        }
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_original_with_records),
         cmocka_unit_test(test_torn_span_counted),
@@ -821,6 +981,7 @@ int main(void)
         cmocka_unit_test(test_anchor_in_force),
         cmocka_unit_test(test_pipelined_lanes_nest),
         cmocka_unit_test(test_per_invocation),
+        cmocka_unit_test(test_durations_sum_exactly),
         cmocka_unit_test(test_node_flows_and_roles),
         cmocka_unit_test(test_two_rank_device_run),
         cmocka_unit_test(test_handoffs),

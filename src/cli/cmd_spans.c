@@ -209,7 +209,8 @@ int hbg_cmd_spans(int argc, char **argv)
         close(fd);
         goto done;
     }
-    ps_options po = {.keep_first = true, .keep_spans = true};
+    /* the bind-phase lines matter only to --records (joined to their pass) */
+    ps_options po = {.keep_first = true, .keep_spans = true, .spans_only = a.nr == 0};
     hbg_status rs = ps_read_fd(&L, path, fd, &po, err, sizeof err);
     close(fd);
     have_log = true;

@@ -170,12 +170,23 @@ static int write_trace(ps_log *L, const rc_file *recs, size_t nr, bool per_inv, 
     errno = 0;
     hbg_status st = per_inv ? tl_write_per_invocation(L, of.f, &rep, warn) : tl_write(L, recs, nr, of.f, &rep, warn);
     int werr = errno ? errno : EIO; /* the failed write's, before anything else can set it */
-    bool written = hbg_outfile_close(&of, st == HBG_OK) == 0;
+    /* A trace without one slice is no profile to a viewer (speedscope
+     * refuses it): every span and pass was of a kind that has no place on
+     * it. A file is then not kept. */
+    bool empty = st == HBG_OK && rep.spans + rep.device_spans + rep.segments + rep.records == 0;
+    bool written = hbg_outfile_close(&of, st == HBG_OK && !empty) == 0;
     print_warnings(L, warn, true);
     if (st != HBG_OK) {
         fprintf(stderr, "hbg timeline: cannot write %s: %s\n", strcmp(out, "-") ? out : "standard output",
                 st == HBG_E_NOMEM ? "out of memory" : strerror(werr));
         return 2;
+    }
+    if (empty) {
+        fprintf(stderr,
+                "hbg timeline: nothing to draw: no span, bind segment or record of %s has a place on the trace "
+                "(see the warnings)\n",
+                L->path);
+        return 1;
     }
     if (!written)
         return 2;

@@ -367,10 +367,120 @@ static void cell(const sp_round *r, int k, char *b, size_t n)
         snprintf(b, n, "-");
 }
 
+/* s in a field of w columns, as printf's %-*s (left) or %*s does. */
+static char *pad(char *p, const char *s, size_t n, size_t w, bool left)
+{
+    size_t fill = w > n ? w - n : 0;
+    if (!left) {
+        memset(p, ' ', fill);
+        p += fill;
+    }
+    memcpy(p, s, n);
+    p += n;
+    if (left) {
+        memset(p, ' ', fill);
+        p += fill;
+    }
+    return p;
+}
+
+static size_t u64s(char *b, uint64_t v)
+{
+    char t[24];
+    size_t k = 0, n = 0;
+    do
+        t[k++] = (char)('0' + v % 10);
+    while (v /= 10);
+    while (k)
+        b[n++] = t[--k];
+    return n;
+}
+
+static size_t i64s(char *b, int64_t v)
+{
+    if (v >= 0)
+        return u64s(b, (uint64_t)v);
+    b[0] = '-';
+    return 1 + u64s(b + 1, -(uint64_t)v);
+}
+
+/* sp_utc, its date and time of day formatted once per second: a table
+ * has a row per round, and rounds come many to a second. */
+typedef struct utc_cache {
+    uint64_t sec;
+    bool valid;
+    char head[48];          /* "2026-08-22T12:00:00." */
+    size_t nhead;
+} utc_cache;
+
+static size_t utc_of(utc_cache *c, uint64_t wall, char *out)
+{
+    uint64_t sec = wall / 1000000000u;
+    if (!c->valid || c->sec != sec) {
+        sp_utc(wall, c->head, sizeof c->head);
+        char *dot = strchr(c->head, '.');
+        c->nhead = dot ? (size_t)(dot - c->head) + 1 : 0;
+        c->sec = sec;
+        c->valid = true;
+    }
+    if (!c->nhead) { /* not a date gmtime can give */
+        size_t n = strlen(c->head);
+        memcpy(out, c->head, n);
+        return n;
+    }
+    memcpy(out, c->head, c->nhead);
+    uint32_t ns = (uint32_t)(wall % 1000000000u);
+    for (int i = 8; i >= 0; i--, ns /= 10)
+        out[c->nhead + (size_t)i] = (char)('0' + ns % 10);
+    out[c->nhead + 9] = 'Z';
+    return c->nhead + 10;
+}
+
+/* One row of the rounds table, formatted by hand (a log has tens of
+ * thousands of rounds): "%-5u %-10lu %8lu %-11s", " %15s" per column,
+ * then "  start\n". */
+static void round_row(const sp_inv *x, const sp_round *r, unsigned cols, utc_cache *uc)
+{
+    char row[512], b[64], *p = row;
+    size_t k = u64s(b, x->rank);
+    p = pad(p, b, k, 5, true);
+    *p++ = ' ';
+    k = u64s(b, x->pid);
+    p = pad(p, b, k, 10, true);
+    *p++ = ' ';
+    k = u64s(b, x->inv);
+    p = pad(p, b, k, 8, false);
+    *p++ = ' ';
+    k = u64s(b, r->round);
+    if (r->cold) {
+        memcpy(b + k, " cold", 5);
+        k += 5;
+    }
+    p = pad(p, b, k, 11, true);
+    for (int c = 0; c < SP_NCOL; c++)
+        if (cols & (1u << c)) {
+            *p++ = ' ';
+            k = r->has & (1u << c) ? i64s(b, r->val[c]) : (b[0] = '-', 1);
+            p = pad(p, b, k, 15, false);
+        }
+    *p++ = ' ';
+    *p++ = ' ';
+    if (r->has_wall) {
+        p += utc_of(uc, r->wall, p);
+    } else {
+        static const char none[] = "- (no clock anchor before it)";
+        memcpy(p, none, sizeof none - 1);
+        p += sizeof none - 1;
+    }
+    *p++ = '\n';
+    fwrite(row, 1, (size_t)(p - row), stdout);
+}
+
 static void rounds_table(const so_ctx *o, const sp_callable *cl, const sp_round *r, size_t n, unsigned cols,
                          const sp_stat *sum)
 {
-    char b[64], utc[48];
+    char b[64];
+    utc_cache uc = {0};
     size_t ncold = 0;
     for (size_t i = 0; i < n; i++)
         ncold += r[i].cold;
@@ -382,17 +492,8 @@ static void rounds_table(const so_ctx *o, const sp_callable *cl, const sp_round 
             printf(" %15s", b);
         }
     printf("  start (UTC)\n");
-    for (size_t i = 0; i < n; i++) {
-        const sp_inv *x = &o->S->inv[r[i].inv];
-        snprintf(b, sizeof b, "%u%s", r[i].round, r[i].cold ? " cold" : "");
-        printf("%-5u %-10" PRIu64 " %8" PRIu64 " %-11s", x->rank, x->pid, x->inv, b);
-        for (int k = 0; k < SP_NCOL; k++)
-            if (cols & (1u << k)) {
-                cell(&r[i], k, b, sizeof b);
-                printf(" %15s", b);
-            }
-        printf("  %s\n", r[i].has_wall ? sp_utc(r[i].wall, utc, sizeof utc) : "- (no clock anchor before it)");
-    }
+    for (size_t i = 0; i < n; i++)
+        round_row(&o->S->inv[r[i].inv], &r[i], cols, &uc);
     printf("\nwarm rounds: %zu (%zu cold not counted)\n", n - ncold, ncold);
     printf("%-27s", "statistic");
     for (int k = 0; k < SP_NCOL; k++)

@@ -104,6 +104,115 @@ void jw_us(jw *w, uint64_t ns)
     w->n += k;
 }
 
+/* The double a reader's decimal parse of jw_us(ns) gives: a correctly
+ * rounded division of two exact doubles is the nearest double to ns/1000,
+ * as a correctly rounded parse of the decimal is. */
+static inline double us_double(uint64_t ns)
+{
+    return (double)ns / 1000.0;
+}
+
+static const uint64_t pow10_u64[20] = {1ull,
+                                       10ull,
+                                       100ull,
+                                       1000ull,
+                                       10000ull,
+                                       100000ull,
+                                       1000000ull,
+                                       10000000ull,
+                                       100000000ull,
+                                       1000000000ull,
+                                       10000000000ull,
+                                       100000000000ull,
+                                       1000000000000ull,
+                                       10000000000000ull,
+                                       100000000000000ull,
+                                       1000000000000000ull,
+                                       10000000000000000ull,
+                                       100000000000000000ull,
+                                       1000000000000000000ull,
+                                       10000000000000000000ull};
+
+static int ndigits(uint64_t v)
+{
+    int n = 1;
+    while (n < 20 && v >= pow10_u64[n])
+        n++;
+    return n;
+}
+
+/* d > 0 to 17 significant digits, rounded half up: every double reads back
+ * exactly from 17. d = mant * 2^-s, taken from its bits; its fraction's
+ * first k digits are one 128-bit product (s <= 59 and k <= 20 keep it in
+ * range, and q below 10^19).
+ * False when d is not of that form. */
+static bool fmt_sig17(jw *w, double d)
+{
+    uint64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    int ex = (int)(bits >> 52 & 0x7ff), s = 1075 - ex;
+    uint64_t mant = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    if (ex == 0 || ex == 0x7ff || s <= 0)
+        return false;
+    int tz = __builtin_ctzll(mant);
+    tz = tz < s ? tz : s;
+    mant >>= tz;
+    s -= tz;
+    if (s > 59)
+        return false;
+    uint64_t mask = (1ull << s) - 1, f = mant & mask, ip = mant >> s;
+    int k;
+    if (ip) {
+        k = 17 - ndigits(ip);
+    } else {
+        /* 17 digits from the fraction's first that is not 0 */
+        uint64_t v19 = (uint64_t)(((unsigned __int128)f * pow10_u64[19]) >> s);
+        if (!v19)
+            return false;
+        k = 19 - ndigits(v19) + 17;
+        k = k < 20 ? k : 20; /* a duration of 1 ns has three zeros, so 10^20 at most */
+    }
+    unsigned __int128 p10 = k < 20 ? pow10_u64[k] : (unsigned __int128)pow10_u64[19] * 10;
+    unsigned __int128 x = (unsigned __int128)f * p10;
+    uint64_t q = (uint64_t)(x >> s), r = (uint64_t)x & mask;
+    if (s && r >= 1ull << (s - 1) && ++q == p10) {
+        q = 0;
+        ip++;
+    }
+    char *p = room(w, 48);
+    size_t n = fmt_u64(p, ip);
+    if (q) {
+        while (q % 10 == 0) {
+            q /= 10;
+            k--;
+        }
+        char t[24];
+        size_t m = fmt_u64(t, q);
+        p[n++] = '.';
+        memset(p + n, '0', (size_t)k - m);
+        n += (size_t)k - m;
+        memcpy(p + n, t, m);
+        n += m;
+    }
+    w->n += n;
+    return true;
+}
+
+void jw_dur_us(jw *w, uint64_t ts, uint64_t dur)
+{
+    uint64_t end;
+    /* Below 2^51 ns (26 days of uptime) a microsecond double is within
+     * 0.25 ns of its decimal, so the sum-exact duration still rounds to
+     * dur; above, and where no double sums exactly, the exact decimal. */
+    if (__builtin_add_overflow(ts, dur, &end) || end >= (1ull << 51)) {
+        jw_us(w, dur);
+        return;
+    }
+    double t = us_double(ts), e = us_double(end), d = e - t;
+    if (d == us_double(dur) || t + d != e || !fmt_sig17(w, d))
+        jw_us(w, dur);
+}
+
 static const char hex[] = "0123456789abcdef";
 
 void jw_str(jw *w, const char *s, size_t n)

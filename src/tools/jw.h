@@ -56,6 +56,15 @@ static inline void jw_lit(jw *w, const char *s)
 void jw_u64(jw *w, uint64_t v);
 void jw_u64str(jw *w, uint64_t v);        /* "123": exact where a double is not */
 void jw_us(jw *w, uint64_t ns);           /* ns as microseconds: 5120000000.317 */
+/* The duration of a slice that starts at ts (written by jw_us), as the
+ * microseconds a reader must add to ts's double to land exactly on the
+ * double of ts + dur: 135.77999973297119 from 5000000000.1, not 135.78,
+ * which on a lane moved to start at 5000000000.1 (speedscope's) ends after
+ * 5000000135.88 - 5000000000.1 in doubles. So a slice ends exactly where
+ * the next one starts or its parent ends. Rounded to three decimals it is
+ * dur in microseconds; where those decimals already sum exactly, they are
+ * what is written (jw_us). */
+void jw_dur_us(jw *w, uint64_t ts, uint64_t dur);
 void jw_str(jw *w, const char *s, size_t n);  /* quoted and escaped */
 
 /* Escapes into a caller buffer (for printf users); returns out. */

@@ -525,29 +525,29 @@ static inline bool at_stamp(const char *t, const char *e)
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
-/* The first '=' or '\n' in [p, e), or e: sixteen bytes per step. */
-static inline const char *find_eq_nl(const char *p, const char *e)
+/* The first a or b in [p, e), or e: sixteen bytes per step. */
+static inline const char *find_either(const char *p, const char *e, char a, char b)
 {
-    const __m128i eq = _mm_set1_epi8('='), nl = _mm_set1_epi8('\n');
+    const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b);
     /* the log is read once, front to back: ask for the next lines early */
     __builtin_prefetch(p + 1024);
     while (e - p >= 16) {
         __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, eq), _mm_cmpeq_epi8(x, nl)));
+        unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, va), _mm_cmpeq_epi8(x, vb)));
         if (m)
             return p + __builtin_ctz(m);
         p += 16;
     }
     for (; p < e; p++)
-        if (*p == '=' || *p == '\n')
+        if (*p == a || *p == b)
             return p;
     return e;
 }
 #else
-static inline const char *find_eq_nl(const char *p, const char *e)
+static inline const char *find_either(const char *p, const char *e, char a, char b)
 {
     for (; p < e; p++)
-        if (*p == '=' || *p == '\n')
+        if (*p == a || *p == b)
             return p;
     return e;
 }
@@ -583,88 +583,133 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink)
     lx_scan_at(buf, len, &pos, sink);
 }
 
+/* Where a scan is: its buffer, the buffer's offset and line in the log,
+ * and the "[mono_ns=" prefix seen on the current line, if any. */
+typedef struct scan {
+    const char *buf, *e;
+    size_t base, line;
+    const char *rec;
+    const lx_sink *sink;
+    lx_rec r;
+    char msg[192];
+} scan;
+
+/* Lexes the record of kind whose marker starts at mark; q is the '=' after
+ * the marker's last word ("phase" of "bind phase=", the byte before "v=" of
+ * the others). Returns where the scan goes on. */
+static const char *record(scan *sc, lx_kind kind, const char *mark, const char *q)
+{
+    lx_rec *r = &sc->r;
+    reset(r, kind);
+    /* The record's own prefix: the last one seen on this line. */
+    const char *start = mark;
+    if (sc->rec && sc->rec < mark) {
+        start = sc->rec;
+        r->prefix = sc->rec;
+        r->mark = mark;
+    }
+    r->off = sc->base + (size_t)(start - sc->buf);
+    r->at = start;
+    r->line = sc->line;
+    cur c = {q + 1, sc->e};
+    const char *bad, *p;
+    if (kind == LX_BIND || kind == LX_ORCH)
+        bad = lex_phase(r, &c, sc->msg, sizeof sc->msg);
+    else if (kind == LX_SPAN)
+        bad = lex_span(r, &c, sc->msg, sizeof sc->msg);
+    else
+        bad = lex_anchor(r, &c, sc->msg, sizeof sc->msg);
+    if (bad) {
+        sc->sink->on_bad(sc->sink->ctx, r, bad);
+        p = skip_record(c.p, sc->e);
+    } else {
+        sc->sink->on_rec(sc->sink->ctx, r);
+        p = c.p;
+    }
+    sc->rec = NULL;
+    return p <= q ? q + 1 : p; /* always move on, whatever the record looked like */
+}
+
+static void new_line(scan *sc, const char *q)
+{
+    sc->rec = NULL;
+    sc->line++;
+    if (at_stamp(q + 1, sc->e))
+        emit_stamp(sc->buf, sc->base, sc->line, q + 1, sc->e, sc->sink, &sc->r);
+}
+
+/* Every record: one scan stops at every '=' and every line end; markers are
+ * told by the bytes before an '=', stamps by the bytes after a '\n'. */
+static void scan_all(scan *sc)
+{
+    const char *p = sc->buf, *e = sc->e, *buf = sc->buf;
+    while (p < e) {
+        const char *q = find_either(p, e, '=', '\n');
+        if (q >= e)
+            break;
+        if (*q == '\n') {
+            new_line(sc, q);
+            p = q + 1;
+            continue;
+        }
+        size_t before = (size_t)(q - buf);
+        char c1 = before ? q[-1] : 0;
+        if (c1 == 'e' && before >= 10 && memcmp(q - 10, "bind phase", 10) == 0) {
+            p = record(sc, LX_BIND, q - 10, q);
+        } else if (c1 == 'e' && before >= 15 && memcmp(q - 15, "host-orch phase", 15) == 0) {
+            p = record(sc, LX_ORCH, q - 15, q);
+        } else if (c1 == 'v' && before >= 10 && memcmp(q - 10, "[STRACE] v", 10) == 0) {
+            p = record(sc, LX_SPAN, q - 10, q - 2); /* the tokenizer reads "v=1" itself */
+        } else if (c1 == 'v' && before >= 16 && memcmp(q - 16, "[CLOCK_ANCHOR] v", 16) == 0) {
+            p = record(sc, LX_ANCHOR, q - 16, q - 2);
+        } else {
+            if (c1 == 's' && before >= PREFIX_LEN - 1 && memcmp(q - (PREFIX_LEN - 1), PREFIX, PREFIX_LEN - 1) == 0)
+                sc->rec = q - (PREFIX_LEN - 1);
+            p = q + 1;
+        }
+    }
+}
+
+/* Spans, anchors and stamps only: the scan stops at every '[' and line end
+ * (three or four a line, where a bind line has a dozen '='), and what
+ * follows a '[' tells a marker or a record's prefix. */
+static void scan_spans(scan *sc)
+{
+    const char *p = sc->buf, *e = sc->e;
+    while (p < e) {
+        const char *q = find_either(p, e, '[', '\n');
+        if (q >= e)
+            break;
+        size_t after = (size_t)(e - q);
+        if (*q == '\n') {
+            new_line(sc, q);
+            p = q + 1;
+        } else if (after >= 11 && memcmp(q, "[STRACE] v=", 11) == 0) {
+            p = record(sc, LX_SPAN, q, q + 8);
+        } else if (after >= 17 && memcmp(q, "[CLOCK_ANCHOR] v=", 17) == 0) {
+            p = record(sc, LX_ANCHOR, q, q + 14);
+        } else {
+            if (after >= PREFIX_LEN && memcmp(q, PREFIX, PREFIX_LEN) == 0)
+                sc->rec = q;
+            p = q + 1;
+        }
+    }
+}
+
 void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
 {
     init_cls();
     if (!buf || len == 0)
         return;
-    size_t base = pos->off, line = pos->line;
-    const char *p = buf, *e = buf + len;
-    const char *rec = NULL;   /* the "[mono_ns=" prefix seen on this line, if any */
-    lx_rec r;
-    char msg[192];
-    if (at_stamp(buf, e))
-        emit_stamp(buf, base, line, buf, e, sink, &r);
-    /* One scan stops at every '=' and every line end: markers are told by
-     * the bytes before an '=', stamps by the bytes after a '\n'. */
-    while (p < e) {
-        const char *q = find_eq_nl(p, e);
-        if (q >= e)
-            break;
-        if (*q == '\n') {
-            rec = NULL;
-            line++;
-            if (at_stamp(q + 1, e))
-                emit_stamp(buf, base, line, q + 1, e, sink, &r);
-            p = q + 1;
-            continue;
-        }
-        size_t before = (size_t)(q - buf);
-        lx_kind kind;
-        const char *mark;
-        char c1 = before ? q[-1] : 0;
-        if (c1 == 'e' && before >= 10 && memcmp(q - 10, "bind phase", 10) == 0) {
-            kind = LX_BIND;
-            mark = q - 10;
-        } else if (c1 == 'e' && before >= 15 && memcmp(q - 15, "host-orch phase", 15) == 0) {
-            kind = LX_ORCH;
-            mark = q - 15;
-        } else if (c1 == 'v' && before >= 10 && memcmp(q - 10, "[STRACE] v", 10) == 0) {
-            kind = LX_SPAN;
-            mark = q - 10;
-            q -= 2;   /* the tokenizer reads "v=1" itself */
-        } else if (c1 == 'v' && before >= 16 && memcmp(q - 16, "[CLOCK_ANCHOR] v", 16) == 0) {
-            kind = LX_ANCHOR;
-            mark = q - 16;
-            q -= 2;
-        } else {
-            if (c1 == 's' && before >= PREFIX_LEN - 1 && memcmp(q - (PREFIX_LEN - 1), PREFIX, PREFIX_LEN - 1) == 0)
-                rec = q - (PREFIX_LEN - 1);
-            p = q + 1;
-            continue;
-        }
-        reset(&r, kind);
-        /* The record's own prefix: the last one seen on this line. */
-        const char *start = mark;
-        if (rec && rec < mark) {
-            start = rec;
-            r.prefix = rec;
-            r.mark = mark;
-        }
-        r.off = base + (size_t)(start - buf);
-        r.at = start;
-        r.line = line;
-        cur c = {q + 1, e};
-        const char *bad;
-        if (kind == LX_BIND || kind == LX_ORCH)
-            bad = lex_phase(&r, &c, msg, sizeof msg);
-        else if (kind == LX_SPAN)
-            bad = lex_span(&r, &c, msg, sizeof msg);
-        else
-            bad = lex_anchor(&r, &c, msg, sizeof msg);
-        if (bad) {
-            sink->on_bad(sink->ctx, &r, bad);
-            p = skip_record(c.p, e);
-        } else {
-            sink->on_rec(sink->ctx, &r);
-            p = c.p;
-        }
-        rec = NULL;
-        if (p <= q)
-            p = q + 1; /* always move on, whatever the record looked like */
-    }
-    pos->off = base + len;
-    pos->line = line;
+    scan sc = {.buf = buf, .e = buf + len, .base = pos->off, .line = pos->line, .rec = NULL, .sink = sink};
+    if (at_stamp(buf, sc.e))
+        emit_stamp(buf, sc.base, sc.line, buf, sc.e, sink, &sc.r);
+    if (sink->spans_only)
+        scan_spans(&sc);
+    else
+        scan_all(&sc);
+    pos->off = sc.base + len;
+    pos->line = sc.line;
 }
 
 static int hexval(char c)

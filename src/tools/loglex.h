@@ -65,6 +65,9 @@ typedef struct lx_sink {
      * has_pid and has_inv (a pid= or inv= that is itself bad is not set),
      * so the line can still be charged to its pass. */
     void (*on_bad)(void *ctx, const lx_rec *r, const char *msg);
+    /* Bind-phase and host-orch lines are passed over as plain text: a
+     * reader of spans alone (hbg spans) does not pay for lexing them. */
+    bool spans_only;
 } lx_sink;
 
 void lx_scan(const char *buf, size_t len, const lx_sink *sink);

@@ -694,7 +694,7 @@ hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, con
     L->buf = buf;
     L->len = len;
     L->size_hint = len;
-    lx_sink sink = {L, sink_rec, sink_bad};
+    lx_sink sink = {L, sink_rec, sink_bad, L->opt.spans_only};
     lx_scan(buf, len, &sink);
     if (!L->oom)
         ps_analyse(L);
@@ -723,7 +723,7 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
         L->size_hint = (size_t)sb.st_size;
-    piece_ctx c = {L, {0, 1}, {L, sink_rec, sink_bad}};
+    piece_ctx c = {L, {0, 1}, {L, sink_rec, sink_bad, L->opt.spans_only}};
     int e = lr_read_lines(fd, L->opt.chunk, on_piece, &c);
     L->len = c.pos.off;
     if (e && e != ENOMEM) {

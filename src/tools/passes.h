@@ -131,6 +131,8 @@ typedef struct ps_options {
     bool keep_first;        /* the cold pass of each rank is used too */
     bool keep_spans;        /* store every [STRACE] span, anchor and segment attribute text (timeline) */
     size_t chunk;           /* ps_read_fd's read size; 0: LR_CHUNK (tests use tiny ones) */
+    bool spans_only;        /* spans, anchors and the stamp only: bind-phase and host-orch lines are
+                               not read (no passes, no warnings about them) */
 } ps_options;
 
 typedef struct ps_log {

@@ -189,7 +189,7 @@ static void ev_time(tl *t, uint64_t ts, uint64_t dur)
     JW_LIT(&t->w, ",\"ts\":");
     jw_us(&t->w, ts);
     JW_LIT(&t->w, ",\"dur\":");
-    jw_us(&t->w, dur);
+    jw_dur_us(&t->w, ts, dur);
 }
 
 /* "2026-08-22T12:00:00.000000095Z": the date part is formatted once per

@@ -45,7 +45,7 @@ static void span_event(jw *w, const ps_span *s, char *nbuf, uint64_t lane, uint6
     JW_LIT(w, ",\"ts\":");
     jw_us(w, ts);
     JW_LIT(w, ",\"dur\":");
-    jw_us(w, s->dur);
+    jw_dur_us(w, ts, s->dur);
     JW_LIT(w, ",\"args\":{\"inv\":");
     jw_u64(w, s->inv);
     JW_LIT(w, ",\"pid\":");

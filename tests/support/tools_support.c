@@ -124,23 +124,28 @@ int ts_exec(const char *dir, const char *const *argv, const char *in, char **out
     return pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+int ts_exec_args(const char *const *head, size_t nhead, const char *const *args, const char *in, char **out,
+                 char **err)
+{
+    size_t n = 0;
+    while (args[n])
+        n++;
+    const char **av = calloc(nhead + n + 1, sizeof *av);
+    if (!av)
+        return -1;
+    memcpy(av, head, nhead * sizeof *av);
+    memcpy(av + nhead, args, n * sizeof *av);
+    int rc = ts_exec(NULL, av, in, out, NULL, err);
+    free(av);
+    return rc;
+}
+
 int ts_run_cli_in(const char *const *args, const char *in, char **out, char **err)
 {
     const char *cli = getenv("HBG_CLI");
     if (!cli)
         return -1;
-    size_t n = 0;
-    while (args[n])
-        n++;
-    const char **av = calloc(n + 2, sizeof *av);
-    if (!av)
-        return -1;
-    av[0] = cli;
-    for (size_t i = 0; i < n; i++)
-        av[i + 1] = args[i];
-    int rc = ts_exec(NULL, av, in, out, NULL, err);
-    free(av);
-    return rc;
+    return ts_exec_args(&cli, 1, args, in, out, err);
 }
 
 int ts_contains(const char *hay, const char *needle)

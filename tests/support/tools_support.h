@@ -21,6 +21,10 @@ int ts_run_cli_in(const char *const *args, const char *in, char **out, char **er
  * into *outlen), stderr into *err, either NULL to drop. Returns the exit
  * status (-1 if it did not exit normally). */
 int ts_exec(const char *dir, const char *const *argv, const char *in, char **out, size_t *outlen, char **err);
+/* Runs the nhead words of head followed by args (NULL-terminated), as
+ * ts_exec does (here, stdin from in). */
+int ts_exec_args(const char *const *head, size_t nhead, const char *const *args, const char *in, char **out,
+                 char **err);
 /* A fresh, private directory parent/hbg-TAG-XXXXXX (parent NULL: $TMPDIR,
  * else /tmp); the path is malloc'd. Every test that needs scratch files
  * makes them here and removes them with ts_rmtree. */
