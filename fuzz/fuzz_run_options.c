@@ -44,8 +44,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         a[len] = 0;
         char *eq = strchr(a, '=');
         if ((!strncmp(a, "HBG_", 4) || !strncmp(a, "SIMPLER_", 8)) && eq && nenv < MAX_ENV) {
-            *eq = 0;
-            setenv(a, eq + 1, 1);
+            /* putenv of a string this input owns, not setenv: glibc's
+             * setenv never frees what it copied, and over millions of
+             * inputs that alone would reach the fuzzer's memory limit. */
+            putenv(a);
             env[nenv++] = a;
         } else {
             argv[argc++] = a;
@@ -64,8 +66,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int i = 0; i < argc; i++)
         free(argv[i]);
     for (int i = 0; i < nenv; i++) {
-        unsetenv(env[i]);
-        free(env[i]);
+        char *name = strndup(env[i], (size_t)(strchr(env[i], '=') - env[i]));
+        if (!name)
+            __builtin_trap(); /* the string would stay in the environment */
+        unsetenv(name);
+        free(name);
     }
+    for (int i = 0; i < nenv; i++)
+        free(env[i]); /* out of the environment now, every one */
     return 0;
 }
