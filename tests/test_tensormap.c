@@ -13,7 +13,6 @@
 #include "orch/tensormap.h"
 
 #define OPS 4000
-#define NBUF 3
 
 typedef struct ref_entry {
     hbg_tensor view;
@@ -54,17 +53,18 @@ static hbg_tensor random_view(uint64_t *s, uint64_t addr)
     return hbg_tensor_view(&base, (uint64_t)r0 * 64 + c0, 2, vs, base.strides);
 }
 
-static void random_against_reference(void **state)
+/* nbuf buffers; `buffers` sizes the map (its buffer table grows from
+ * 1024 slots up to twice that). */
+static void against_reference(uint32_t nbuf, uint32_t buffers)
 {
-    (void)state;
     hbg__tmap m;
-    assert_int_equal(hbg__tmap_init(&m, 64, OPS), HBG_OK);
+    assert_int_equal(hbg__tmap_init(&m, buffers, OPS), HBG_OK);
     uint64_t seed = 0x9e3779b97f4a7c15ull;
     for (int round = 0; round < 3; round++) {
         hbg__tmap_reset(&m);
         nref = 0;
         for (uint32_t op = 0; op < OPS; op++) {
-            uint64_t addr = 0x100000ull * (1 + rnd(&seed) % NBUF);
+            uint64_t addr = 0x100000ull * (1 + rnd(&seed) % nbuf);
             hbg_tensor v = random_view(&seed, addr);
             uint64_t lo, hi;
             assert_true(hbg_tensor_byte_range(&v, &lo, &hi));
@@ -87,6 +87,56 @@ static void random_against_reference(void **state)
                         hbg__view_covers(&v, lo, hi, &ref[i].view, ref[i].lo, ref[i].hi))
                         ref[i].live = false;
             ref[nref++] = (ref_entry){v, lo, hi, op, true};
+        }
+    }
+    hbg__tmap_free(&m);
+}
+
+static void random_against_reference(void **state)
+{
+    (void)state;
+    against_reference(3, 64);
+}
+
+/* 700 buffers: the buffer table doubles (1024 -> 2048 slots) in the first
+ * pass while records are live, and the answers stay the reference's. */
+static void a_growing_buffer_table_against_reference(void **state)
+{
+    (void)state;
+    against_reference(700, 4096);
+}
+
+/* The table doubles as buffers arrive, keeps its size across passes, and
+ * at its largest refuses the buffer that would pass half load. */
+static void the_buffer_table_grows_to_its_cap(void **state)
+{
+    (void)state;
+    hbg__tmap m;
+    assert_int_equal(hbg__tmap_init(&m, 2048, 8192), HBG_OK); /* 4096 slots at most */
+    assert_int_equal(m.buf_mask, 1023);
+    assert_int_equal(m.buf_max_mask, 4095);
+    uint32_t shape[1] = {16};
+    static hbg_tensor v[2100];
+    for (int pass = 0; pass < 2; pass++) {
+        hbg__tmap_reset(&m);
+        hbg_status st = HBG_OK;
+        uint32_t i = 0;
+        for (; i < 2100 && !st; i++) {
+            v[i] = hbg_tensor_at(0x40000000ull + (uint64_t)(pass * 4096 + i) * 0x1000, HBG_F32, 1, shape);
+            st = hbg__tmap_write(&m, &v[i], 0, 64, i, true);
+        }
+        /* 2048 buffers fill 4096 slots to half; the 2049th is refused */
+        assert_int_equal(st, HBG_E_POOL_EXHAUSTED);
+        assert_int_equal(i, 2049);
+        assert_int_equal(m.nbufs, 2048);
+        assert_int_equal(m.buf_mask, 4095);
+        for (uint32_t k = 0; k < 2048; k++) {
+            memset(got, 0, sizeof got);
+            assert_int_equal(hbg__tmap_readers_deps(&m, &v[k], 0, 64, mark, NULL), HBG_OK);
+            assert_int_equal(got[k], 1); /* each buffer's writer, after every doubling */
+            got[k] = 0;
+            for (uint32_t j = 0; j < 2100; j++)
+                assert_int_equal(got[j], 0);
         }
     }
     hbg__tmap_free(&m);
@@ -119,6 +169,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_against_reference),
+        cmocka_unit_test(a_growing_buffer_table_against_reference),
+        cmocka_unit_test(the_buffer_table_grows_to_its_cap),
         cmocka_unit_test(pool_exhaustion_is_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

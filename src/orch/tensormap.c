@@ -13,9 +13,13 @@ static uint32_t pow2_at_least(uint32_t n)
     return p;
 }
 
+/* The buffer table's first size, in slots: 32 KB, room for 512 buffers. */
+#define TMAP_FIRST_SLOTS 1024u
+
 /* The table sizes of a map for `buffers` buffers and `entries` writes. */
 #define TMAP_ARRAYS(X)                                                             \
-    X(bufs, (size_t)m->buf_mask + 1)                                               \
+    X(bufs, (size_t)m->buf_max_mask + 1)                                           \
+    X(spare, ((size_t)m->buf_max_mask + 1) / 2)                                    \
     X(blocks, (size_t)m->cap_blocks * HBG_TMAP_NBUCKETS)                           \
     X(entries, (size_t)(m->cap_entries ? m->cap_entries : 1))                      \
     X(links, (size_t)(m->cap_entries ? m->cap_entries : 1) * HBG_TMAP_NARROW)
@@ -23,7 +27,8 @@ static uint32_t pow2_at_least(uint32_t n)
 hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
 {
     memset(m, 0, sizeof *m);
-    m->buf_mask = pow2_at_least(buffers * 2u) - 1;
+    m->buf_max_mask = pow2_at_least(buffers * 2u) - 1;
+    m->buf_mask = m->buf_max_mask < TMAP_FIRST_SLOTS - 1 ? m->buf_max_mask : TMAP_FIRST_SLOTS - 1;
     /* A block per buffer that ever sees a partial write; past the cap such
      * buffers fall back to their wide list (correct, just slower). */
     m->cap_blocks = buffers < 65536 ? buffers : 65536;
@@ -39,8 +44,7 @@ hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
         hbg__tmap_free(m);
         return HBG_E_NOMEM;
     }
-    /* The buffer table is hashed: a pass touches it all over, so it is
-     * committed now. The other arrays fill from the front. */
+    /* The slots in use are hashed all over: committed now, as they grow. */
     hbg__commit(m->bufs, ((size_t)m->buf_mask + 1) * sizeof *m->bufs);
     m->gen = 1;
     return HBG_OK;
@@ -82,17 +86,45 @@ static unsigned ceil_log2(uint64_t v)
     return l;
 }
 
+/* Doubles the buffer table: the pass's live records are set aside, the
+ * old slots emptied, and each record hashed again under the wider mask.
+ * Slots past the old size were never used at this size, so they need no
+ * clearing. Costs O(slots), only in the passes that first reach a size;
+ * the records keep their contents (lists, blocks), so nothing else moves. */
+static void grow_bufs(hbg__tmap *m)
+{
+    uint32_t n = 0, slots = m->buf_mask + 1;
+    for (uint32_t i = 0; i < slots; i++)
+        if (m->bufs[i].gen == m->gen)
+            m->spare[n++] = m->bufs[i];
+    memset(m->bufs, 0, (size_t)slots * sizeof *m->bufs);
+    m->buf_mask = slots * 2 - 1;
+    hbg__commit(m->bufs, ((size_t)m->buf_mask + 1) * sizeof *m->bufs);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t i = mix64(m->spare[k].addr) & m->buf_mask;
+        while (m->bufs[i].gen == m->gen)
+            i = (i + 1) & m->buf_mask;
+        m->bufs[i] = m->spare[k];
+    }
+}
+
 /* The buffer record of `addr`; with `t`, claimed if absent. NULL when absent
- * (or when the table is full). */
+ * (or when the table is full at its largest). */
 static hbg__tmap_buf *find_buf(hbg__tmap *m, uint64_t addr, const hbg_tensor *t, uint64_t hi)
 {
     uint32_t i = mix64(addr) & m->buf_mask;
     for (;; i = (i + 1) & m->buf_mask) {
         hbg__tmap_buf *b = &m->bufs[i];
         if (b->gen != m->gen) {
-            /* Keep the load under one half so probe chains stay short. */
-            if (!t || (m->nbufs + 1) * 2 > m->buf_mask + 1)
+            if (!t)
                 return NULL;
+            /* Keep the load under one half so probe chains stay short. */
+            if ((m->nbufs + 1) * 2 > m->buf_mask + 1) {
+                if (m->buf_mask == m->buf_max_mask)
+                    return NULL;
+                grow_bufs(m);
+                return find_buf(m, addr, t, hi); /* absent still: claims a slot */
+            }
             uint32_t f = hbg__tmap_filter_bit(addr);
             m->filter[f >> 6] |= 1ull << (f & 63);
             uint64_t size = t->nbytes > hi ? t->nbytes : hi;
@@ -282,7 +314,7 @@ bool hbg__tmap_fits_slow(const hbg__tmap *m, const uint64_t *addr, uint32_t n)
             seen = addr[j] == addr[i];
         fresh += !seen;
     }
-    return ((uint64_t)m->nbufs + fresh) * 2 <= (uint64_t)m->buf_mask + 1;
+    return ((uint64_t)m->nbufs + fresh) * 2 <= (uint64_t)m->buf_max_mask + 1;
 }
 
 hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,

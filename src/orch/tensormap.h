@@ -59,8 +59,13 @@ typedef struct hbg__tmap {
      * in this 8 KB, cache-resident filter answers them without probing the
      * much larger buffer table. */
     uint64_t filter[HBG_TMAP_FILTER_BITS / 64];
-    hbg__tmap_buf *bufs;
-    uint32_t buf_mask, nbufs;
+    /* The buffer table, hashed by address, grows by doubling inside a
+     * reservation for the worst case (buf_max_mask + 1 slots): a pass
+     * touches only as many slots as it has buffers, so the table stays in
+     * cache instead of spreading a few thousand buffers over megabytes.
+     * It never shrinks; spare holds the live records while it doubles. */
+    hbg__tmap_buf *bufs, *spare;
+    uint32_t buf_mask, buf_max_mask, nbufs;
     uint32_t *blocks;    /* cap_blocks x HBG_TMAP_NBUCKETS link heads */
     uint32_t nblocks, cap_blocks;
     uint32_t gen;
@@ -98,7 +103,7 @@ static inline bool hbg__tmap_fits(const hbg__tmap *m, const uint64_t *addr, uint
     if ((uint64_t)m->nentries + n > m->cap_entries ||
         (uint64_t)m->nlinks + (uint64_t)n * HBG_TMAP_NARROW > m->cap_links)
         return false;
-    if (((uint64_t)m->nbufs + n) * 2 <= (uint64_t)m->buf_mask + 1)
+    if (((uint64_t)m->nbufs + n) * 2 <= (uint64_t)m->buf_max_mask + 1)
         return true;
     return hbg__tmap_fits_slow(m, addr, n);
 }
