@@ -34,8 +34,8 @@ hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
     m->cap_blocks = buffers < 65536 ? buffers : 65536;
     m->cap_entries = entries;
     m->cap_links = entries * HBG_TMAP_NARROW;
-    /* Reserved, not allocated: the buffer table is hashed at random, and
-     * its first pass touched it page by page (see util/reserve.h). */
+    /* Reserved, not allocated (see util/reserve.h); the buffer table
+     * starts small and doubles as a pass needs (grow_bufs). */
     bool ok = true;
 #define RESERVE(name, n) ok = ok && (m->name = hbg__reserve((n) * sizeof *m->name)) != NULL;
     TMAP_ARRAYS(RESERVE)
@@ -44,7 +44,7 @@ hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
         hbg__tmap_free(m);
         return HBG_E_NOMEM;
     }
-    /* The slots in use are hashed all over: committed now, as they grow. */
+    /* The slots in use are hashed all over: committed now. */
     hbg__commit(m->bufs, ((size_t)m->buf_mask + 1) * sizeof *m->bufs);
     m->gen = 1;
     return HBG_OK;
@@ -99,7 +99,8 @@ static void grow_bufs(hbg__tmap *m)
             m->spare[n++] = m->bufs[i];
     memset(m->bufs, 0, (size_t)slots * sizeof *m->bufs);
     m->buf_mask = slots * 2 - 1;
-    hbg__commit(m->bufs, ((size_t)m->buf_mask + 1) * sizeof *m->bufs);
+    /* No hbg__commit here, on the bind path: up to 8192 slots lie in the
+     * reservation's committed prefix; past it a page faults on first use. */
     for (uint32_t k = 0; k < n; k++) {
         uint32_t i = mix64(m->spare[k].addr) & m->buf_mask;
         while (m->bufs[i].gen == m->gen)

@@ -11,10 +11,11 @@
  * rank's first bind took some 1,840 of them in host_orch alone. Every
  * reservation commits its first HBG_RESERVE_HOT bytes (the arrays fill
  * from the front, and that is what a pass of a few thousand tasks uses);
- * a table hashed at random commits itself whole (hbg__commit). Measured
- * with getrusage around host_orch of a cold pass: dsv4 1,842 faults -> 107,
- * qwen 152 -> 5, for some 8 MB more resident memory per rank (the
- * prefixes and the tensor map's buffer table).
+ * a table hashed at random commits the slots it starts with (hbg__commit)
+ * and grows by doubling as a pass needs, so it touches only what a pass
+ * uses. Measured with getrusage around host_orch of a cold pass: dsv4
+ * 1,842 faults -> 107, qwen 152 -> 5, for a few MB more resident memory
+ * per rank (the prefixes).
  * Transparent huge pages would cut the count, but on a fragmented machine a
  * huge-page fault waits for compaction and made cold passes far slower.
  */
