@@ -13,13 +13,17 @@ static uint32_t pow2_at_least(uint32_t n)
     return p;
 }
 
-/* The buffer table's first size, in slots: 32 KB, room for 512 buffers. */
+/* The buffer table's first size, in slots: 32 KB, room for 512 buffers,
+ * inside the committed prefix of its reservation (util/reserve.h). */
 #define TMAP_FIRST_SLOTS 1024u
 
 /* The table sizes of a map for `buffers` buffers and `entries` writes. */
+/* The buffer table's reservation holds, past its largest size, room for
+ * the half of it that can be live when it doubles (the spare): one
+ * reservation, whose committed prefix is the table's first slots, and
+ * whose spare pages are touched only by a doubling. */
 #define TMAP_ARRAYS(X)                                                             \
-    X(bufs, (size_t)m->buf_max_mask + 1)                                           \
-    X(spare, ((size_t)m->buf_max_mask + 1) / 2)                                    \
+    X(bufs, ((size_t)m->buf_max_mask + 1) / 2 * 3)                                 \
     X(blocks, (size_t)m->cap_blocks * HBG_TMAP_NBUCKETS)                           \
     X(entries, (size_t)(m->cap_entries ? m->cap_entries : 1))                      \
     X(links, (size_t)(m->cap_entries ? m->cap_entries : 1) * HBG_TMAP_NARROW)
@@ -44,8 +48,7 @@ hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
         hbg__tmap_free(m);
         return HBG_E_NOMEM;
     }
-    /* The slots in use are hashed all over: committed now. */
-    hbg__commit(m->bufs, ((size_t)m->buf_mask + 1) * sizeof *m->bufs);
+    m->spare = m->bufs + (size_t)m->buf_max_mask + 1;
     m->gen = 1;
     return HBG_OK;
 }
@@ -99,8 +102,8 @@ static void grow_bufs(hbg__tmap *m)
             m->spare[n++] = m->bufs[i];
     memset(m->bufs, 0, (size_t)slots * sizeof *m->bufs);
     m->buf_mask = slots * 2 - 1;
-    /* No hbg__commit here, on the bind path: up to 8192 slots lie in the
-     * reservation's committed prefix; past it a page faults on first use. */
+    /* Up to 8192 slots lie in the reservation's committed prefix; past it
+     * a page faults on its first use, as the spare's do. */
     for (uint32_t k = 0; k < n; k++) {
         uint32_t i = mix64(m->spare[k].addr) & m->buf_mask;
         while (m->bufs[i].gen == m->gen)

@@ -63,7 +63,8 @@ typedef struct hbg__tmap {
      * reservation for the worst case (buf_max_mask + 1 slots): a pass
      * touches only as many slots as it has buffers, so the table stays in
      * cache instead of spreading a few thousand buffers over megabytes.
-     * It never shrinks; spare holds the live records while it doubles. */
+     * It never shrinks; spare, past the largest size in the same
+     * reservation, holds the live records while it doubles. */
     hbg__tmap_buf *bufs, *spare;
     uint32_t buf_mask, buf_max_mask, nbufs;
     uint32_t *blocks;    /* cap_blocks x HBG_TMAP_NBUCKETS link heads */

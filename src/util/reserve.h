@@ -10,12 +10,12 @@
  * creation instead: a page fault costs a microsecond or more, and a dsv4
  * rank's first bind took some 1,840 of them in host_orch alone. Every
  * reservation commits its first HBG_RESERVE_HOT bytes (the arrays fill
- * from the front, and that is what a pass of a few thousand tasks uses);
- * a table hashed at random commits the slots it starts with (hbg__commit)
- * and grows by doubling as a pass needs, so it touches only what a pass
- * uses. Measured with getrusage around host_orch of a cold pass: dsv4
- * 1,842 faults -> 107, qwen 152 -> 5, for a few MB more resident memory
- * per rank (the prefixes).
+ * from the front, and that is what a pass of a few thousand tasks uses;
+ * the tensor map's hashed buffer table starts inside that prefix and
+ * doubles as a pass needs, so it too touches only what a pass uses).
+ * Measured with getrusage around host_orch of a cold pass: dsv4 1,842
+ * faults -> 107, qwen 152 -> 5, for a few MB more resident memory per
+ * rank (the prefixes).
  * Transparent huge pages would cut the count, but on a fragmented machine a
  * huge-page fault waits for compaction and made cold passes far slower.
  */
@@ -30,8 +30,5 @@
  * bytes committed now and the rest on first touch; NULL when refused. */
 void *hbg__reserve(size_t bytes);
 void hbg__unreserve(void *p, size_t bytes);
-/* Commits the first `bytes` of a reservation now (creation time) rather
- * than on the bind path. */
-void hbg__commit(void *p, size_t bytes);
 
 #endif
