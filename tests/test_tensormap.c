@@ -39,18 +39,26 @@ static uint64_t rnd(uint64_t *s)
     return *s;
 }
 
+/* The matrix shapes buffers take: the 64 x 64 one alone (`mixed` off), or
+ * one of these by address, from a scalar-sized buffer (a few buckets, so
+ * no bucket block) to wide matrices whose column tiles span more fine
+ * buckets than a writer may take and land in the coarse ones. */
+static const uint32_t shapes[][2] = {{64, 64}, {1, 16}, {2, 8}, {16, 512}, {256, 256}, {4, 2048}};
+static bool mixed;
+
 static hbg_tensor random_view(uint64_t *s, uint64_t addr)
 {
-    /* a 64 x 64 f32 matrix; half the time a row range, half a tile */
-    uint32_t shape[2] = {64, 64};
+    /* an R x C f32 matrix; half the time a row range, half a tile */
+    const uint32_t *shape = shapes[mixed ? addr / 0x100000ull % (sizeof shapes / sizeof shapes[0]) : 0];
+    uint32_t R = shape[0], C = shape[1];
     hbg_tensor base = hbg_tensor_at(addr, HBG_F32, 2, shape);
-    uint32_t r0 = (uint32_t)(rnd(s) % 64), c0 = (uint32_t)(rnd(s) % 64);
-    uint32_t nr = 1 + (uint32_t)(rnd(s) % (rnd(s) % 4 == 0 ? 64 - r0 : (r0 < 60 ? 4 : 64 - r0)));
-    uint32_t nc = rnd(s) % 2 ? 64 : 1 + (uint32_t)(rnd(s) % (64 - c0));
-    if (nc == 64)
+    uint32_t r0 = (uint32_t)(rnd(s) % R), c0 = (uint32_t)(rnd(s) % C);
+    uint32_t nr = 1 + (uint32_t)(rnd(s) % (rnd(s) % 4 == 0 || r0 + 4 > R ? R - r0 : 4));
+    uint32_t nc = rnd(s) % 2 ? C : 1 + (uint32_t)(rnd(s) % (C - c0));
+    if (nc == C)
         c0 = 0;
     uint32_t vs[2] = {nr, nc};
-    return hbg_tensor_view(&base, (uint64_t)r0 * 64 + c0, 2, vs, base.strides);
+    return hbg_tensor_view(&base, (uint64_t)r0 * C + c0, 2, vs, base.strides);
 }
 
 /* nbuf buffers; `buffers` sizes the map (its buffer table grows from
@@ -96,6 +104,16 @@ static void random_against_reference(void **state)
 {
     (void)state;
     against_reference(3, 64);
+}
+
+/* Buffers of many shapes: scalar-sized ones, kept to their lists, and
+ * wide matrices whose column tiles use the coarse buckets. */
+static void mixed_shapes_against_reference(void **state)
+{
+    (void)state;
+    mixed = true;
+    against_reference(12, 64);
+    mixed = false;
 }
 
 /* 700 buffers: the buffer table doubles (1024 -> 2048 slots) in the first
@@ -169,6 +187,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(random_against_reference),
+        cmocka_unit_test(mixed_shapes_against_reference),
         cmocka_unit_test(a_growing_buffer_table_against_reference),
         cmocka_unit_test(the_buffer_table_grows_to_its_cap),
         cmocka_unit_test(pool_exhaustion_is_named),

@@ -24,7 +24,7 @@ static uint32_t pow2_at_least(uint32_t n)
  * whose spare pages are touched only by a doubling. */
 #define TMAP_ARRAYS(X)                                                             \
     X(bufs, ((size_t)m->buf_max_mask + 1) / 2 * 3)                                 \
-    X(blocks, (size_t)m->cap_blocks * HBG_TMAP_NBUCKETS)                           \
+    X(blocks, (size_t)m->cap_blocks * HBG_TMAP_BLOCK_HEADS)                        \
     X(entries, (size_t)(m->cap_entries ? m->cap_entries : 1))                      \
     X(links, (size_t)(m->cap_entries ? m->cap_entries : 1) * HBG_TMAP_NARROW)
 
@@ -136,6 +136,10 @@ static hbg__tmap_buf *find_buf(hbg__tmap *m, uint64_t addr, const hbg_tensor *t,
             b->gen = m->gen;
             b->addr = addr;
             b->shift = (uint8_t)(l > HBG_TMAP_BUCKETS_LOG2 + 6 ? l - HBG_TMAP_BUCKETS_LOG2 : 6);
+            /* Buckets only pay in a buffer many writers can share apart;
+             * one of a few buckets (a scalar, a small table) would fill a
+             * whole block of heads to index a handful of writes. */
+            b->small = size > 0 && (size - 1) >> b->shift < HBG_TMAP_NARROW;
             b->all = b->wide = TMAP_NIL;
             b->block = TMAP_NIL;
             m->nbufs++;
@@ -222,6 +226,26 @@ bool hbg__view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
  * once), unlinking dead entries met on the way. */
 typedef hbg_status (*entry_fn)(hbg__tmap *m, hbg__tmap_entry *e, void *ctx);
 
+/* Walks the bucket lists heads[k0..k1]. */
+static hbg_status walk_heads(hbg__tmap *m, uint32_t *heads, uint64_t k0, uint64_t k1, entry_fn fn, void *ctx)
+{
+    hbg_status st;
+    for (uint64_t k = k0; k <= k1; k++) {
+        for (uint32_t *l = &heads[k]; *l != TMAP_NIL;) {
+            hbg__tmap_link *ln = &m->links[*l];
+            hbg__tmap_entry *e = &m->entries[ln->entry];
+            if (e->dead) {
+                *l = ln->next;
+                continue;
+            }
+            if ((st = fn(m, e, ctx)))
+                return st;
+            l = &ln->next;
+        }
+    }
+    return HBG_OK;
+}
+
 static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi, entry_fn fn, void *ctx)
 {
     uint64_t b0 = lo >> b->shift, b1 = (hi - 1) >> b->shift;
@@ -251,23 +275,14 @@ static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi,
     }
     if (b->block == TMAP_NIL || b0 >= HBG_TMAP_NBUCKETS)
         return HBG_OK;
-    uint32_t *heads = m->blocks + (size_t)b->block * HBG_TMAP_NBUCKETS;
+    uint32_t *heads = m->blocks + (size_t)b->block * HBG_TMAP_BLOCK_HEADS;
     if (b1 >= HBG_TMAP_NBUCKETS)
         b1 = HBG_TMAP_NBUCKETS - 1;
-    for (uint64_t k = b0; k <= b1; k++) {
-        for (uint32_t *l = &heads[k]; *l != TMAP_NIL;) {
-            hbg__tmap_link *ln = &m->links[*l];
-            hbg__tmap_entry *e = &m->entries[ln->entry];
-            if (e->dead) {
-                *l = ln->next;
-                continue;
-            }
-            if ((st = fn(m, e, ctx)))
-                return st;
-            l = &ln->next;
-        }
-    }
-    return HBG_OK;
+    /* The coarse heads follow the fine ones. */
+    if ((st = walk_heads(m, heads, b0, b1, fn, ctx)))
+        return st;
+    return walk_heads(m, heads, HBG_TMAP_NBUCKETS + (b0 >> HBG_TMAP_COARSE_LOG2),
+                      HBG_TMAP_NBUCKETS + (b1 >> HBG_TMAP_COARSE_LOG2), fn, ctx);
 }
 
 typedef struct query {
@@ -330,13 +345,25 @@ hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint6
     if (!b)
         return HBG_E_POOL_EXHAUSTED;
     uint64_t b0 = lo >> b->shift, b1 = (hi - 1) >> b->shift;
-    bool narrow = b1 - b0 < HBG_TMAP_NARROW && b1 < HBG_TMAP_NBUCKETS;
-    if (m->nentries >= m->cap_entries || (narrow && m->nlinks + (b1 - b0 + 1) > m->cap_links))
+    /* Fine buckets [k0, k1] when they are a few, else coarse ones when
+     * those are, else the wide list (k0 > k1). */
+    uint64_t k0 = b0, k1 = b1;
+    if (b1 >= HBG_TMAP_NBUCKETS || b->small) {
+        k0 = 1, k1 = 0;
+    } else if (b1 - b0 >= HBG_TMAP_NARROW) {
+        k0 = HBG_TMAP_NBUCKETS + (b0 >> HBG_TMAP_COARSE_LOG2);
+        k1 = HBG_TMAP_NBUCKETS + (b1 >> HBG_TMAP_COARSE_LOG2);
+        if (k1 - k0 >= HBG_TMAP_NARROW)
+            k0 = 1, k1 = 0;
+    }
+    bool narrow = k0 <= k1;
+    if (m->nentries >= m->cap_entries || (narrow && m->nlinks + (k1 - k0 + 1) > m->cap_links))
         return HBG_E_POOL_EXHAUSTED;
     if (narrow && b->block == TMAP_NIL) {
         if (m->nblocks < m->cap_blocks) {
             b->block = m->nblocks++;
-            memset(m->blocks + (size_t)b->block * HBG_TMAP_NBUCKETS, 0xff, HBG_TMAP_NBUCKETS * sizeof *m->blocks);
+            memset(m->blocks + (size_t)b->block * HBG_TMAP_BLOCK_HEADS, 0xff,
+                   HBG_TMAP_BLOCK_HEADS * sizeof *m->blocks);
         } else {
             narrow = false;
         }
@@ -355,8 +382,8 @@ hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint6
         b->wide = ei;
         return HBG_OK;
     }
-    uint32_t *heads = m->blocks + (size_t)b->block * HBG_TMAP_NBUCKETS;
-    for (uint64_t k = b0; k <= b1; k++) {
+    uint32_t *heads = m->blocks + (size_t)b->block * HBG_TMAP_BLOCK_HEADS;
+    for (uint64_t k = k0; k <= k1; k++) {
         m->links[m->nlinks] = (hbg__tmap_link){.entry = ei, .next = heads[k]};
         heads[k] = m->nlinks++;
     }

@@ -6,11 +6,17 @@
  * Workloads carve hundreds of tiles out of one scratch buffer, so a plain
  * per-buffer list would make every submit scan every tile (quadratic in
  * the tiles). Instead a buffer that receives a partial write gets a block
- * of 256 bucket heads, one per 1/256 of the buffer: a writer narrower than
- * a few buckets is linked into the buckets it touches, a wider one into the
- * buffer's wide list, and every writer into the buffer's full list. A narrow
- * query walks its buckets and the wide list; a broad one walks the full
- * list. Bucket heads are a plain array, not a hash, so a probe is one load.
+ * of bucket heads at two resolutions: 256 fine buckets, one per 1/256 of
+ * the buffer, and 16 coarse ones, one per 16 fine. A writer is linked into
+ * the fine buckets it touches when they are a few, else into the coarse
+ * ones when those are a few, else into the buffer's wide list; every
+ * writer also goes into the buffer's full list. A narrow query walks its
+ * fine buckets, its coarse buckets and the wide list; a broad one walks
+ * the full list. The coarse level is for the column tiles of a row-major
+ * matrix: each spans its rows' bytes, too many fine buckets, yet only a
+ * sixteenth of the buffer, so without it every tile would land on the
+ * wide list and each write would walk all its siblings. Bucket heads are a
+ * plain array, not a hash, so a probe is one load.
  * Retired writers are marked dead and unlinked lazily by whichever walk
  * meets them first.
  *
@@ -33,11 +39,16 @@ typedef struct hbg__tmap_buf {
     uint64_t addr;
     uint32_t gen;
     uint8_t shift;       /* bucket = byte offset >> shift */
+    uint8_t small;       /* spans a few buckets at most: no block, lists only */
     uint32_t all, wide;  /* entry lists (TMAP_NIL-terminated) */
     uint32_t block;      /* bucket heads, or TMAP_NIL before a narrow write */
 } hbg__tmap_buf;
 
 #define HBG_TMAP_NBUCKETS (1u << HBG_TMAP_BUCKETS_LOG2)
+#define HBG_TMAP_COARSE_LOG2 4    /* a coarse bucket spans 16 fine ones */
+#define HBG_TMAP_NCOARSE (HBG_TMAP_NBUCKETS >> HBG_TMAP_COARSE_LOG2)
+/* A block: the fine heads, then the coarse ones. */
+#define HBG_TMAP_BLOCK_HEADS (HBG_TMAP_NBUCKETS + HBG_TMAP_NCOARSE)
 
 typedef struct hbg__tmap_entry {
     uint64_t lo, hi;          /* byte range relative to the buffer start */
@@ -67,7 +78,7 @@ typedef struct hbg__tmap {
      * reservation, holds the live records while it doubles. */
     hbg__tmap_buf *bufs, *spare;
     uint32_t buf_mask, buf_max_mask, nbufs;
-    uint32_t *blocks;    /* cap_blocks x HBG_TMAP_NBUCKETS link heads */
+    uint32_t *blocks;    /* cap_blocks x HBG_TMAP_BLOCK_HEADS link heads */
     uint32_t nblocks, cap_blocks;
     uint32_t gen;
     hbg__tmap_entry *entries;
