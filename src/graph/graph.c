@@ -388,13 +388,15 @@ static bool same_body(const hbg__recorder *r, const hbg_def_header *h)
 
 /* Runs the body in recording mode: its submits fill the recorder. The
  * first failure inside it is the status. */
-static hbg_status capture(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b)
+static hbg_status capture(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
+                          const hbg__range *brng)
 {
     hbg__recorder *r = &o->graph->rec;
     r->key = key;
     o->capturing = true;
     o->body = b;
     r->b = b;
+    r->brng = brng;
     r->heap_used = 0;
     r->nnodes = r->nfanin = r->ntarg = r->nsarg = r->npred = r->nviews = 0;
     hbg__tmap_reset(&r->map);
@@ -416,10 +418,10 @@ static hbg_status capture(hbg_orch *o, uint64_t key, hbg_graph_body body, void *
 /* `alias` comes from the hbg__boundary_index() of this call, whose table the
  * recorder's classification reads too. */
 static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
-                         const uint16_t *alias, hbg__def_entry **out)
+                         const hbg__range *brng, const uint16_t *alias, hbg__def_entry **out)
 {
     struct hbg__graph *g = o->graph;
-    hbg_status st = capture(o, key, body, ctx, b);
+    hbg_status st = capture(o, key, body, ctx, b, brng);
     if (st)
         return st;
     hbg__def_entry *e = find_def(g, key);
@@ -455,11 +457,11 @@ static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const 
  * must submit what the Definition holds. The boundary image the match
  * wrote stays where it is: recording touches the recorder alone. */
 static hbg_status check_body(hbg_orch *o, const hbg__def_entry *e, hbg_graph_body body, void *ctx,
-                             const hbg_boundary *b)
+                             const hbg_boundary *b, const hbg__range *brng)
 {
     uint16_t alias[HBG_MAX_BOUNDARY_TENSORS];
     hbg__boundary_index(&o->graph->rec, b, alias);
-    hbg_status st = capture(o, e->key, body, ctx, b);
+    hbg_status st = capture(o, e->key, body, ctx, b, brng);
     if (!st && !same_body(&o->graph->rec, e->img)) {
         hbg__why(o, HBG_WHY_KEY_CONTENT, -1, 0, 0, 0);
         st = HBG_E_GRAPH_KEY_REUSED;
@@ -594,7 +596,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
             goto out;
         }
         if (!st && (flags & HBG_GRAPH_CHECK_BODY))
-            st = check_body(o, e, body, ctx, b);
+            st = check_body(o, e, body, ctx, b, sc.rng);
         if (st)
             goto out;
         e->pass = o->pass;
@@ -606,7 +608,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         if (st)
             goto out;
         hbg__boundary_index(&o->graph->rec, b, alias);
-        if ((st = record(o, key, body, ctx, b, alias, &e)))
+        if ((st = record(o, key, body, ctx, b, sc.rng, alias, &e)))
             goto out;
         /* The rest of the scan sees the boundary as the body left it. */
         sc.nreads = sc.nwrites = 0;

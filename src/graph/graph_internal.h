@@ -63,6 +63,7 @@ typedef struct hbg__btab_ent {
 /* The node builder used while a Graph body is being recorded. */
 typedef struct hbg__recorder {
     const hbg_boundary *b;
+    const hbg__range *brng;             /* b's slots' byte ranges, from the call's scan */
     uint64_t key;                       /* of the body being recorded */
     uint64_t heap_used;                 /* recording-local GM block */
     uint32_t nnodes, nfanin, ntarg, nsarg, npred;

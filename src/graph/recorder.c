@@ -121,8 +121,8 @@ static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, u
             out->layout = layout_of(t, false);
             return HBG_OK;
         }
-        uint64_t blo, bhi;
-        if (view < 0 && bt->dtype == t->dtype && hbg_tensor_byte_range(bt, &blo, &bhi) && lo >= blo && hi <= bhi)
+        /* The slot's range was computed (and checked) by the call's scan. */
+        if (view < 0 && bt->dtype == t->dtype && lo >= r->brng[j].lo && hi <= r->brng[j].hi)
             view = j;
     }
     if (view < 0)
