@@ -61,6 +61,40 @@ static hbg_tensor random_view(uint64_t *s, uint64_t addr)
     return hbg_tensor_view(&base, (uint64_t)r0 * C + c0, 2, vs, base.strides);
 }
 
+/* The overlap and cover predicates on known views of a 64 x 64 f32
+ * matrix, exact: the reference above is built on them. */
+static void overlap_and_cover_on_known_views(void **state)
+{
+    (void)state;
+    uint32_t shape[2] = {64, 64};
+    hbg_tensor m = hbg_tensor_at(0x100000, HBG_F32, 2, shape);
+    uint32_t half[2] = {64, 32}, rows[2] = {8, 64}, tile[2] = {8, 32}, wide[2] = {2, 96};
+    hbg_tensor left = hbg_tensor_view(&m, 0, 2, half, m.strides);
+    hbg_tensor right = hbg_tensor_view(&m, 32, 2, half, m.strides);
+    hbg_tensor band = hbg_tensor_view(&m, 8 * 64, 2, rows, m.strides);
+    hbg_tensor tl = hbg_tensor_view(&m, 8 * 64, 2, tile, m.strides);
+    hbg_tensor tr = hbg_tensor_view(&m, 8 * 64 + 32, 2, tile, m.strides);
+    /* 96 columns in a 64-wide stride: runs past its row, not a box */
+    hbg_tensor past = hbg_tensor_view(&m, 8 * 64 + 16, 2, wide, m.strides);
+    hbg_tensor *v[] = {&left, &right, &band, &tl, &tr, &past};
+    uint64_t lo[6], hi[6];
+    for (int i = 0; i < 6; i++)
+        assert_true(hbg_tensor_byte_range(v[i], &lo[i], &hi[i]));
+    static const bool overlap[6][6] = {
+        {1, 0, 1, 1, 0, 1}, {0, 1, 1, 0, 1, 1}, {1, 1, 1, 1, 1, 1},
+        {1, 0, 1, 1, 0, 1}, {0, 1, 1, 0, 1, 1}, {1, 1, 1, 1, 1, 1},
+    };
+    static const bool covers[6][6] = {
+        {1, 0, 0, 1, 0, 0}, {0, 1, 0, 0, 1, 0}, {0, 0, 1, 1, 1, 1},
+        {0, 0, 0, 1, 0, 0}, {0, 0, 0, 0, 1, 0}, {0, 0, 0, 0, 0, 1},
+    };
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) {
+            assert_int_equal(hbg__views_overlap(v[i], lo[i], hi[i], v[j], lo[j], hi[j]), overlap[i][j]);
+            assert_int_equal(hbg__view_covers(v[i], lo[i], hi[i], v[j], lo[j], hi[j]), covers[i][j]);
+        }
+}
+
 /* nbuf buffers; `buffers` sizes the map (its buffer table grows from
  * 1024 slots up to twice that). */
 static void against_reference(uint32_t nbuf, uint32_t buffers)
@@ -186,6 +220,7 @@ static void pool_exhaustion_is_named(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(overlap_and_cover_on_known_views),
         cmocka_unit_test(random_against_reference),
         cmocka_unit_test(mixed_shapes_against_reference),
         cmocka_unit_test(a_growing_buffer_table_against_reference),

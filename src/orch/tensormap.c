@@ -26,6 +26,7 @@ static uint32_t pow2_at_least(uint32_t n)
     X(bufs, ((size_t)m->buf_max_mask + 1) / 2 * 3)                                 \
     X(blocks, (size_t)m->cap_blocks * HBG_TMAP_BLOCK_HEADS)                        \
     X(entries, (size_t)(m->cap_entries ? m->cap_entries : 1))                      \
+    X(boxes, (size_t)(m->cap_entries ? m->cap_entries : 1))                        \
     X(links, (size_t)(m->cap_entries ? m->cap_entries : 1) * HBG_TMAP_NARROW)
 
 hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
@@ -151,20 +152,44 @@ static hbg__tmap_buf *find_buf(hbg__tmap *m, uint64_t addr, const hbg_tensor *t,
 }
 
 /* Per-dimension element boxes, available when the strides are positive and
- * each divides the one before it (a row-major layout, possibly padded). */
-static bool box_of(const hbg_tensor *t, uint64_t start[HBG_MAX_DIMS])
+ * each divides the one before it (a row-major layout, possibly padded).
+ * A unit stride, the usual innermost one, needs no division. */
+static void box_make(const hbg_tensor *t, hbg__tmap_box *bx)
 {
+    bx->ok = 0;
+    bx->valid = 0;
     uint64_t rem = t->offset;
     for (unsigned d = 0; d < t->ndim; d++) {
         if (t->strides[d] <= 0)
-            return false;
+            return;
         uint64_t s = (uint64_t)t->strides[d];
-        if (d + 1 < t->ndim && (t->strides[d + 1] <= 0 || s % (uint64_t)t->strides[d + 1] != 0))
-            return false;
-        start[d] = rem / s;
-        rem %= s;
+        if (d + 1 < t->ndim) {
+            int64_t next = t->strides[d + 1];
+            if (next <= 0 || (next != 1 && s % (uint64_t)next != 0))
+                return;
+        }
+        if (s == 1) {
+            bx->start[d] = rem;
+            rem = 0;
+        } else {
+            bx->start[d] = rem / s;
+            rem %= s;
+        }
     }
-    return rem == 0;
+    if (rem)
+        return;
+    bx->ok = 1;
+    /* The outermost dimension may run past the stride pattern; the
+     * remaining ones must stay inside their stride to be a box. */
+    bx->valid = t->ndim;
+    for (unsigned d = 1; d < t->ndim; d++) {
+        uint64_t inner = (uint64_t)t->strides[d];
+        uint64_t span = inner == 1 ? (uint64_t)t->strides[d - 1] : (uint64_t)t->strides[d - 1] / inner;
+        if (bx->start[d] + t->shape[d] > span) {
+            bx->valid = (uint8_t)d;
+            break;
+        }
+    }
 }
 
 static bool same_layout(const hbg_tensor *a, const hbg_tensor *b)
@@ -177,6 +202,42 @@ static bool same_layout(const hbg_tensor *a, const hbg_tensor *b)
     return true;
 }
 
+/* The box test of two views with the same layout whose byte ranges meet.
+ * Dimension by dimension, outermost first: one where the boxes are apart
+ * proves them disjoint, unless an earlier one was past its stride. */
+static bool boxes_overlap(const hbg_tensor *a, const hbg__tmap_box *xa, const hbg_tensor *b,
+                          const hbg__tmap_box *xb)
+{
+    if (!xa->ok || !xb->ok)
+        return true;
+    unsigned lim = xa->valid < xb->valid ? xa->valid : xb->valid;
+    for (unsigned d = 0; d < a->ndim; d++) {
+        if (d > 0 && d >= lim)
+            return true;
+        if (xa->start[d] >= xb->start[d] + b->shape[d] || xb->start[d] >= xa->start[d] + a->shape[d])
+            return false;
+    }
+    return true;
+}
+
+static bool box_covers(const hbg_tensor *a, const hbg__tmap_box *xa, const hbg_tensor *b,
+                       const hbg__tmap_box *xb)
+{
+    if (!xa->ok || !xb->ok)
+        return false;
+    for (unsigned d = 0; d < a->ndim; d++)
+        if (xa->start[d] > xb->start[d] || xa->start[d] + a->shape[d] < xb->start[d] + b->shape[d])
+            return false;
+    return true;
+}
+
+/* A contiguous view covers everything in its byte range. */
+static bool contiguous(const hbg_tensor *a, uint64_t alo, uint64_t ahi)
+{
+    uint64_t esz = hbg_dtype_size((hbg_dtype)a->dtype);
+    return esz && ahi - alo == hbg_tensor_numel(a) * esz;
+}
+
 bool hbg__views_overlap(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
                        const hbg_tensor *b, uint64_t blo, uint64_t bhi)
 {
@@ -184,21 +245,10 @@ bool hbg__views_overlap(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
         return false;
     if (!same_layout(a, b))
         return true;
-    uint64_t sa[HBG_MAX_DIMS], sb[HBG_MAX_DIMS];
-    if (!box_of(a, sa) || !box_of(b, sb))
-        return true;
-    for (unsigned d = 0; d < a->ndim; d++) {
-        /* The outermost dimension may run past the stride pattern; the
-         * remaining ones must stay inside their stride to be a box. */
-        if (d > 0) {
-            uint64_t span = (uint64_t)a->strides[d - 1] / (uint64_t)a->strides[d];
-            if (sa[d] + a->shape[d] > span || sb[d] + b->shape[d] > span)
-                return true;
-        }
-        if (sa[d] >= sb[d] + b->shape[d] || sb[d] >= sa[d] + a->shape[d])
-            return false;
-    }
-    return true;
+    hbg__tmap_box xa, xb;
+    box_make(a, &xa);
+    box_make(b, &xb);
+    return boxes_overlap(a, &xa, b, &xb);
 }
 
 bool hbg__view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
@@ -206,21 +256,15 @@ bool hbg__view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
 {
     if (alo > blo || ahi < bhi)
         return false;
-    /* A contiguous view covers everything in its byte range. */
-    uint64_t esz = hbg_dtype_size((hbg_dtype)a->dtype);
-    if (esz && ahi - alo == hbg_tensor_numel(a) * esz)
+    if (contiguous(a, alo, ahi))
         return true;
     if (!same_layout(a, b))
         return false;
-    uint64_t sa[HBG_MAX_DIMS], sb[HBG_MAX_DIMS];
-    if (!box_of(a, sa) || !box_of(b, sb))
-        return false;
-    for (unsigned d = 0; d < a->ndim; d++)
-        if (sa[d] > sb[d] || sa[d] + a->shape[d] < sb[d] + b->shape[d])
-            return false;
-    return true;
+    hbg__tmap_box xa, xb;
+    box_make(a, &xa);
+    box_make(b, &xb);
+    return box_covers(a, &xa, b, &xb);
 }
-
 
 /* Calls fn for every live entry that may overlap [lo, hi) (some more than
  * once), unlinking dead entries met on the way. */
@@ -290,22 +334,49 @@ typedef struct query {
     uint64_t lo, hi;
     hbg__tmap_visit add;
     void *ctx;
+    bool boxed;        /* box is computed */
+    hbg__tmap_box box;
 } query;
 
+/* The boxes of the query and of entry e, each computed once. */
+static inline const hbg__tmap_box *query_box(query *q)
+{
+    if (!q->boxed) {
+        box_make(q->t, &q->box);
+        q->boxed = true;
+    }
+    return &q->box;
+}
+
+static inline const hbg__tmap_box *entry_box(hbg__tmap *m, hbg__tmap_entry *e)
+{
+    hbg__tmap_box *x = &m->boxes[e - m->entries];
+    if (!e->boxed) {
+        box_make(e->view, x);
+        e->boxed = 1;
+    }
+    return x;
+}
+
+/* hbg__views_overlap, with the boxes kept. */
 static hbg_status visit_overlap(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
 {
-    (void)m;
     query *q = vq;
-    if (!hbg__views_overlap(q->t, q->lo, q->hi, e->view, e->lo, e->hi))
+    if (q->lo >= e->hi || e->lo >= q->hi)
+        return HBG_OK;
+    if (same_layout(q->t, e->view) && !boxes_overlap(q->t, query_box(q), e->view, entry_box(m, e)))
         return HBG_OK;
     return q->add(q->ctx, e->writer);
 }
 
+/* hbg__view_covers, with the boxes kept. */
 static hbg_status retire_covered(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
 {
-    (void)m;
     query *q = vq;
-    if (hbg__view_covers(q->t, q->lo, q->hi, e->view, e->lo, e->hi))
+    if (q->lo > e->lo || q->hi < e->hi)
+        return HBG_OK;
+    if (contiguous(q->t, q->lo, q->hi) ||
+        (same_layout(q->t, e->view) && box_covers(q->t, query_box(q), e->view, entry_box(m, e))))
         e->dead = 1;
     return HBG_OK;
 }
@@ -318,7 +389,7 @@ hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo
     hbg__tmap_buf *b = find_buf(m, t->addr, NULL, hi);
     if (!b || hi <= lo)
         return HBG_OK;
-    query q = {t, lo, hi, add, ctx};
+    query q = {t, lo, hi, add, ctx, false, {{0}, 0, 0}};
     return walk(m, b, lo, hi, visit_overlap, &q);
 }
 
@@ -369,13 +440,13 @@ hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint6
         }
     }
     if (retire) {
-        query q = {t, lo, hi, NULL, NULL};
+        query q = {t, lo, hi, NULL, NULL, false, {{0}, 0, 0}};
         walk(m, b, lo, hi, retire_covered, &q);
     }
     uint32_t ei = m->nentries++;
     hbg__tmap_entry *e = &m->entries[ei];
     *e = (hbg__tmap_entry){.lo = lo, .hi = hi, .view = t, .writer = writer, .next_all = b->all,
-                          .next_wide = TMAP_NIL, .dead = 0};
+                          .next_wide = TMAP_NIL, .dead = 0, .boxed = 0};
     b->all = ei;
     if (!narrow) {
         e->next_wide = b->wide;

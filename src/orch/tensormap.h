@@ -55,8 +55,18 @@ typedef struct hbg__tmap_entry {
     const hbg_tensor *view;   /* the writer's view (stable for the pass) */
     uint32_t writer;          /* task or node id */
     uint32_t next_all, next_wide;
-    uint32_t dead;
+    uint8_t dead;
+    uint8_t boxed;            /* its hbg__tmap_box is computed */
 } hbg__tmap_entry;
+/* A view's element box (see hbg__views_overlap): the start of each
+ * dimension, whether the strides allow one (ok), and the first dimension
+ * past 0 that runs out of its stride (ndim when none). Computed at most
+ * once per entry, on the first comparison that needs it: each is a few
+ * 64-bit divisions, and one entry meets many queries. */
+typedef struct hbg__tmap_box {
+    uint64_t start[HBG_MAX_DIMS];
+    uint8_t ok, valid;
+} hbg__tmap_box;
 
 typedef struct hbg__tmap_link {
     uint32_t entry, next;
@@ -82,6 +92,7 @@ typedef struct hbg__tmap {
     uint32_t nblocks, cap_blocks;
     uint32_t gen;
     hbg__tmap_entry *entries;
+    hbg__tmap_box *boxes;  /* one per entry, filled when first needed */
     uint32_t nentries, cap_entries;
     hbg__tmap_link *links;
     uint32_t nlinks, cap_links;
