@@ -209,10 +209,36 @@ static void hash_stable_and_sensitive(void **state)
     assert_true(h->bytes <= sizeof buf);
     memcpy(buf, h, h->bytes);
     memset(buf + offsetof(hbg_def_header, hash), 0, 8);
-    assert_true(hbg__hash64(buf, h->bytes) == h->hash);
+    assert_true(hbg__image_hash(buf, h->bytes) == h->hash);
+    /* XXH3-64 of this model's image: it moves exactly when the image's
+     * bytes (or the hash) do. */
+    assert_int_equal(h->bytes, 1824);
+    assert_true(h1 == 0xa53efee470f18796ull);
     c.k_mm = 9;
     uint64_t h3 = hash_of_pass(o, &m, &c);
     assert_true(h3 != h1);
+    hbg__orch_destroy(o);
+}
+
+/* A Definition the pool has no room for is not listed: no entry may point
+ * at an image that was never written. */
+static void pool_full_lists_nothing(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    body_ctx c = {.k_mm = 1};
+    /* The image is 1824 bytes (hash_stable_and_sensitive). */
+    hbg__orch_config cfg = {
+        .task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20, .def_pool_bytes = 1024};
+    hbg_orch *o = NULL;
+    assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_E_DEF_POOL_FULL);
+    assert_int_equal(hbg_orch_def_count(o), 0);
+    hbg_def_info in;
+    assert_int_equal(hbg_orch_def_info(o, 0, &in), HBG_E_INVAL);
     hbg__orch_destroy(o);
 }
 
@@ -466,6 +492,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(record_once_replay_forty),
         cmocka_unit_test(hash_stable_and_sensitive),
+        cmocka_unit_test(pool_full_lists_nothing),
         cmocka_unit_test(kept_definitions_skip_recording),
         cmocka_unit_test(boundary_mismatch_detected),
         cmocka_unit_test(capture_errors),

@@ -325,43 +325,20 @@ static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key,
          * the offset arithmetic does not overflow. */
         uint64_t lo, hi;
         if (hbg_tensor_byte_range(&l, &lo, &hi)) {
+            /* hi is (extent + 1) * esize, and every element size is a
+             * power of two: a shift, not a division. */
             p->esize = (uint8_t)hbg_dtype_size((hbg_dtype)l.dtype);
-            p->extent = hi / p->esize - 1;
+            p->extent = (hi >> __builtin_ctz(p->esize)) - 1;
         }
     }
     memcpy(img, &h, sizeof h);
-    uint64_t hash = hbg__hash64(img, h.bytes);
+    uint64_t hash = hbg__image_hash(img, h.bytes);
     memcpy(img + offsetof(hbg_def_header, hash), &hash, sizeof hash);
 
     e->key = key;
     e->pass = o->pass;
     e->img = (const hbg_def_header *)(void *)img;
     e->deftab_stamp_pass = 0;
-    hbg_def_info *in = &e->info;
-    memset(in, 0, sizeof *in);
-    in->key = key;
-    in->hash = hash;
-    in->nodes = r->nnodes;
-    for (uint32_t i = 0; i < r->nnodes; i++) {
-        const hbg_def_node *n = &r->nodes[i];
-        int kind = n->kind == HBG_TASK_DUMMY ? HBG_NODE_DUMMY
-                 : n->kind == HBG_TASK_ALLOC ? HBG_NODE_ALLOC
-                 : n->core == HBG_CORE_AIC   ? HBG_NODE_AIC
-                 : n->core == HBG_CORE_AIV   ? HBG_NODE_AIV
-                                             : HBG_NODE_MIX;
-        in->by_kind[kind]++;
-        in->predicated += n->has_pred;
-    }
-    in->boundary_tensors = b->ntensors;
-    in->boundary_scalars = b->nscalars;
-    for (uint32_t k = 0; k < b->ntensors; k++) {
-        uint8_t d = b->args[k].dir;
-        in->boundary_in += d == HBG_IN;
-        in->boundary_inout += d == HBG_INOUT;
-        in->boundary_out += d == HBG_OUT;
-    }
-    in->image_bytes = h.bytes;
-    in->heap_bytes = h.heap_bytes;
     o->graph->defs_built++;
     if (o->timing)
         hbg__op_end(o, HBG_OP_BUILD_DEFINITION, t0, r->nnodes);
@@ -425,14 +402,20 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
     if (st)
         return st;
     hbg__def_entry *e = find_def(g, key);
-    if (!e) {
+    bool fresh = !e;
+    if (fresh) {
         if (g->ndefs >= HBG_DEF_CACHE_CAP)
             return HBG_E_DEF_POOL_FULL;
         e = &g->defs[g->ndefs++];
     }
     st = build_definition(o, e, key, b, alias);
-    if (st)
+    if (st) {
+        /* Listed, an entry that was never built would hand
+         * hbg_orch_def_info an earlier pass's image. */
+        if (fresh)
+            g->ndefs--;
         return st;
+    }
     e->body = body;
     *out = e;
     return HBG_OK;
@@ -627,10 +610,39 @@ uint32_t hbg_orch_def_count(const hbg_orch *o)
     return o && o->graph ? o->graph->ndefs : 0;
 }
 
+/* Read from the image and the signature, which stay as built until the
+ * next pass starts: tests and tools ask, the bind path never does. */
 hbg_status hbg_orch_def_info(const hbg_orch *o, uint32_t i, hbg_def_info *out)
 {
     if (!o || !out || !o->graph || i >= o->graph->ndefs)
         return HBG_E_INVAL;
-    *out = o->graph->defs[i].info;
+    const hbg__def_entry *e = &o->graph->defs[i];
+    const hbg_def_header *h = e->img;
+    const hbg_def_node *nodes = (const hbg_def_node *)(const void *)((const unsigned char *)h + h->off_nodes);
+    hbg_def_info *in = out;
+    memset(in, 0, sizeof *in);
+    in->key = e->key;
+    in->hash = h->hash;
+    in->nodes = h->nnodes;
+    for (uint32_t k = 0; k < h->nnodes; k++) {
+        const hbg_def_node *n = &nodes[k];
+        int kind = n->kind == HBG_TASK_DUMMY ? HBG_NODE_DUMMY
+                 : n->kind == HBG_TASK_ALLOC ? HBG_NODE_ALLOC
+                 : n->core == HBG_CORE_AIC   ? HBG_NODE_AIC
+                 : n->core == HBG_CORE_AIV   ? HBG_NODE_AIV
+                                             : HBG_NODE_MIX;
+        in->by_kind[kind]++;
+        in->predicated += n->has_pred;
+    }
+    in->boundary_tensors = h->nbt;
+    in->boundary_scalars = h->nbs;
+    for (uint32_t k = 0; k < h->nbt; k++) {
+        uint8_t d = e->sig.slot[k].dir;
+        in->boundary_in += d == HBG_IN;
+        in->boundary_inout += d == HBG_INOUT;
+        in->boundary_out += d == HBG_OUT;
+    }
+    in->image_bytes = h->bytes;
+    in->heap_bytes = h->heap_bytes;
     return HBG_OK;
 }

@@ -47,7 +47,6 @@ typedef struct hbg__def_entry {
     hbg__bsig sig;
     uint32_t deftab_stamp_pass; /* deftab index valid when == current pass */
     uint32_t deftab_index;
-    hbg_def_info info;
 } hbg__def_entry;
 
 /* An entry of the boundary address table. Entries whose stamp is not the

@@ -1,7 +1,10 @@
-/* A 64-bit content hash (not cryptographic), 8 bytes per step. */
+/* 64-bit content hashes (not cryptographic). */
 #ifndef HBG_UTIL_HASH_H
 #define HBG_UTIL_HASH_H
 #include <stddef.h>
 #include <stdint.h>
+/* Short texts: a callable's name, logged as its hid. */
 uint64_t hbg__hash64(const void *data, size_t n);
+/* A Definition image: XXH3-64 (seed 0, the default secret). */
+uint64_t hbg__image_hash(const void *data, size_t n);
 #endif
