@@ -240,6 +240,73 @@ static void test_binary_and_empty(void **st)
     assert_true(g.nbad >= 1);
 }
 
+/* Numbers and keys of every length, at every distance from the end of
+ * the text: the tokenizer reads eight bytes at a time where there are
+ * eight, and bytewise near the end. */
+static void scan_n(const char *s, size_t n, got *g)
+{
+    memset(g, 0, sizeof *g);
+    lx_sink sink = {g, on_rec, on_bad, false};
+    lx_scan(s, n, &sink);
+}
+
+static void test_lengths_and_ends(void **st)
+{
+    (void)st;
+    static const char digits[] = "98765432109876543210";
+    char line[256], want[32];
+    got g;
+    for (int nd = 1; nd <= 20; nd++)
+        for (int pad = 0; pad < 30; pad++) {
+            int n = snprintf(line, sizeof line, "bind phase=args dur_ns=7 pid=1 inv=2 start_ns=%.*s%*s", nd, digits,
+                             pad, "");
+            scan_n(line, (size_t)n, &g);
+            if (nd <= 19) {
+                assert_int_equal(g.nbad, 0);
+                assert_int_equal(g.n, 1);
+                snprintf(want, sizeof want, "%llu", (unsigned long long)g.rec[0].start);
+                assert_int_equal((int)strlen(want), nd);
+                assert_memory_equal(want, digits, (size_t)nd);
+            } else {
+                assert_int_equal(g.n, 0);
+                assert_int_equal(g.nbad, 1);
+                assert_string_equal(g.bad[0], "start_ns= is a number past 64 bits");
+            }
+            /* the same number as an attribute's value, and a digit run
+             * that goes on into text */
+            n = snprintf(line, sizeof line, "bind phase=args start_ns=1 dur_ns=2 k=%.*s k2=%.*sz%*s", nd, digits, nd,
+                         digits, pad, "");
+            scan_n(line, (size_t)n, &g);
+            assert_int_equal(g.n + g.nbad, 1);
+            if (nd <= 19) {
+                assert_int_equal(g.rec[0].nattr, 2);
+                assert_true(g.rec[0].attr[0].is_num);
+                snprintf(want, sizeof want, "%llu", (unsigned long long)g.rec[0].attr[0].num);
+                assert_memory_equal(want, digits, (size_t)nd);
+                assert_int_equal(g.rec[0].attr[1].val.n, (size_t)nd + 1);
+                assert_false(g.rec[0].attr[1].is_num);
+            }
+        }
+    /* keys of every length; a control byte that ends no key stays in it */
+    for (int kl = 1; kl <= 20; kl++)
+        for (int pad = 0; pad < 20; pad++) {
+            int n = snprintf(line, sizeof line, "bind phase=args start_ns=1 dur_ns=2 %.*s=5%*s", kl,
+                             "abcdefgh\001jklmnopqrstu", pad, "");
+            scan_n(line, (size_t)n, &g);
+            assert_int_equal(g.nbad, 0);
+            assert_int_equal(g.n, 1);
+            assert_int_equal(g.rec[0].nattr, 1);
+            assert_int_equal(g.rec[0].attr[0].key.n, (size_t)kl);
+            assert_int_equal(g.rec[0].attr[0].num, 5);
+            /* a key cut by the end of the text, or by a space, is no token */
+            n = snprintf(line, sizeof line, "bind phase=args start_ns=1 dur_ns=2 %.*s%s", kl, "abcdefghijklmnopqrstu",
+                         pad % 2 ? " =5" : "");
+            scan_n(line, (size_t)n, &g);
+            assert_int_equal(g.n, 0);
+            assert_int_equal(g.nbad, 1);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -252,6 +319,7 @@ int main(void)
         cmocka_unit_test(test_stamps_only_at_line_start),
         cmocka_unit_test(test_parse_u64),
         cmocka_unit_test(test_binary_and_empty),
+        cmocka_unit_test(test_lengths_and_ends),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

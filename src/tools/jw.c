@@ -1,38 +1,82 @@
 #include "tools/jw.h"
+#include "tools/bgwrite.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define JW_CAP (1u << 16)
+/* A thread's buffers are larger: each hand-over is a lock and a wake-up. */
+#define JW_BG_CAP ((size_t)512 << 10)
 
 bool jw_init(jw *w, FILE *f)
 {
     w->f = f;
     w->n = 0;
+    w->out = 0;
     w->cap = JW_CAP;
     w->err = false;
+    w->bw = NULL;
     w->buf = malloc(w->cap);
     return w->buf != NULL;
 }
 
+bool jw_background(jw *w)
+{
+    if (w->bw || w->err || fflush(w->f) != 0)
+        return false;
+    bw *b = bw_open(fileno(w->f), JW_BG_CAP);
+    if (!b)
+        return false;
+    char *p = bw_buf(b);
+    memcpy(p, w->buf, w->n);
+    free(w->buf);
+    w->buf = p;
+    w->cap = JW_BG_CAP;
+    w->bw = b;
+    return true;
+}
+
+/* The buffer is full: out with it, and on with an empty one. */
+void jw_spill(jw *w)
+{
+    w->out += w->n;
+    if (w->bw) {
+        w->buf = bw_pass(w->bw, w->n);
+    } else if (w->n && !w->err && fwrite(w->buf, 1, w->n, w->f) != w->n) {
+        w->err = true;
+    }
+    w->n = 0;
+}
+
 bool jw_flush(jw *w)
 {
-    if (w->n && !w->err && fwrite(w->buf, 1, w->n, w->f) != w->n)
-        w->err = true;
-    w->n = 0;
+    jw_spill(w);
+    if (w->bw) {
+        int e = bw_sync(w->bw);
+        if (e) {
+            w->err = true;
+            errno = e;
+        }
+    }
     return !w->err;
 }
 
 void jw_free(jw *w)
 {
-    free(w->buf);
+    if (w->bw) {
+        bw_close(w->bw); /* the buffers are its own */
+        w->bw = NULL;
+    } else {
+        free(w->buf);
+    }
     w->buf = NULL;
 }
 
 static inline char *room(jw *w, size_t need)
 {
     if (w->cap - w->n < need)
-        jw_flush(w);
+        jw_spill(w);
     return w->buf + w->n;
 }
 
@@ -40,7 +84,7 @@ void jw_raw_slow(jw *w, const char *s, size_t n)
 {
     while (n) {
         if (w->n == w->cap)
-            jw_flush(w);
+            jw_spill(w);
         size_t k = w->cap - w->n < n ? w->cap - w->n : n;
         memcpy(w->buf + w->n, s, k);
         w->n += k;
@@ -49,30 +93,9 @@ void jw_raw_slow(jw *w, const char *s, size_t n)
     }
 }
 
-static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                 "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                 "8081828384858687888990919293949596979899";
-
-/* Two digits per division: the trace holds millions of numbers. */
-static inline size_t fmt_u64(char *out, uint64_t v)
+static inline JW_ALWAYS_INLINE size_t fmt_u64(char *out, uint64_t v)
 {
-    char tmp[24];
-    char *p = tmp + sizeof tmp;
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100);
-        v /= 100;
-        p -= 2;
-        memcpy(p, digits2 + 2 * d, 2);
-    }
-    if (v >= 10) {
-        p -= 2;
-        memcpy(p, digits2 + 2 * v, 2);
-    } else {
-        *--p = (char)('0' + v);
-    }
-    size_t k = (size_t)(tmp + sizeof tmp - p);
-    memcpy(out, p, k);
-    return k;
+    return jw_fmt_u64(out, v);
 }
 
 void jw_u64(jw *w, uint64_t v)
@@ -133,12 +156,44 @@ static const uint64_t pow10_u64[20] = {1ull,
                                        1000000000000000000ull,
                                        10000000000000000000ull};
 
-static int ndigits(uint64_t v)
+/* The digit count of v (1 for 0): the bit length gives it to within one
+ * (1233 / 4096 is just above log10(2)); v | 1 has the same count. */
+static inline int ndigits(uint64_t v)
 {
-    int n = 1;
-    while (n < 20 && v >= pow10_u64[n])
-        n++;
-    return n;
+    uint64_t x = v | 1;
+    int t = ((64 - __builtin_clzll(x)) * 1233) >> 12;
+    return t + (x >= pow10_u64[t]);
+}
+
+/* 0 < q < 10^k (k <= 20) as exactly k digits, less its trailing zeros;
+ * returns how many are left. In registers: the zeros are counted from the
+ * digit words, not read back from memory, and no branch depends on them. */
+static inline size_t fmt_frac(char *out, uint64_t q, int k)
+{
+    const uint64_t z = 0x3030303030303030ull;
+    /* a digit word's last digits are its highest bytes; a duration's k
+     * hardly changes from one event to the next, so the branches on it
+     * are foreseen, and only the words k needs are made */
+    if (k <= 8) {
+        uint64_t d0 = jw_digits8((uint32_t)q);
+        jw_store8(out, (d0 | z) >> (8 * (8 - k)));
+        return (size_t)(k - (__builtin_clzll(d0) >> 3));
+    }
+    uint64_t q1 = q / 100000000u;
+    uint64_t d0 = jw_digits8((uint32_t)(q - q1 * 100000000u)); /* the last eight digits */
+    if (k <= 16) {
+        uint64_t d1 = jw_digits8((uint32_t)q1);
+        jw_store8(out, (d1 | z) >> (8 * (16 - k)));
+        jw_store8(out + k - 8, d0 | z);
+        return (size_t)(k - (d0 ? __builtin_clzll(d0) >> 3 : 8 + (__builtin_clzll(d1) >> 3)));
+    }
+    uint64_t q2 = q1 / 100000000u;
+    uint64_t d1 = jw_digits8((uint32_t)(q1 - q2 * 100000000u));
+    uint64_t d2 = jw_digits8((uint32_t)q2);
+    jw_store8(out, (d2 | z) >> (8 * (24 - k)));
+    jw_store8(out + k - 16, d1 | z);
+    jw_store8(out + k - 8, d0 | z);
+    return (size_t)(k - (d0 ? __builtin_clzll(d0) >> 3 : d1 ? 8 + (__builtin_clzll(d1) >> 3) : 16 + (__builtin_clzll(d2) >> 3)));
 }
 
 /* d > 0 to 17 significant digits, rounded half up: every double reads back
@@ -175,24 +230,17 @@ static bool fmt_sig17(jw *w, double d)
     unsigned __int128 p10 = k < 20 ? pow10_u64[k] : (unsigned __int128)pow10_u64[19] * 10;
     unsigned __int128 x = (unsigned __int128)f * p10;
     uint64_t q = (uint64_t)(x >> s), r = (uint64_t)x & mask;
-    if (s && r >= 1ull << (s - 1) && ++q == p10) {
+    /* half up, without a branch: half the values round each way */
+    q += s && r >= 1ull << (s - 1);
+    if (q == p10) {
         q = 0;
         ip++;
     }
-    char *p = room(w, 48);
+    char *p = room(w, 64);
     size_t n = fmt_u64(p, ip);
     if (q) {
-        while (q % 10 == 0) {
-            q /= 10;
-            k--;
-        }
-        char t[24];
-        size_t m = fmt_u64(t, q);
-        p[n++] = '.';
-        memset(p + n, '0', (size_t)k - m);
-        n += (size_t)k - m;
-        memcpy(p + n, t, m);
-        n += m;
+        p[n] = '.';
+        n += 1 + fmt_frac(p + n + 1, q, k);
     }
     w->n += n;
     return true;

@@ -227,12 +227,32 @@ static const char *copy_text(ps_log *L, const char *p, size_t n)
     return d;
 }
 
+static const char *intern_text(ps_log *L, const char *p, size_t n);
+
 /* A copy of p, shared with an earlier identical text when there is one. */
 static const char *keep_text(ps_log *L, const char *p, size_t n)
 {
     ps_index *X = L->ix;
     if (L->buf)
         return p;
+    /* n > 0: the callers keep no empty text */
+    unsigned r = (unsigned)(((uint64_t)n * 0x9E3779B1u ^ (unsigned char)p[0] ^ (unsigned)(unsigned char)p[n / 2] << 8 ^
+                             (unsigned)(unsigned char)p[n - 1] << 16) *
+                            0x9E3779B97F4A7C15ull >> 58);
+    if (X->recent_n[r] == n && memcmp(X->recent[r], p, n) == 0)
+        return X->recent[r];
+    const char *c = intern_text(L, p, n);
+    if (c && n <= UINT32_MAX) {
+        X->recent[r] = c;
+        X->recent_n[r] = (uint32_t)n;
+    }
+    return c;
+}
+
+/* keep_text's copy, found by the text's whole hash or made. */
+static const char *intern_text(ps_log *L, const char *p, size_t n)
+{
+    ps_index *X = L->ix;
     const uint64_t key[2] = {text_hash(p, n), n};
     text_key k = {L, p, n};
     uint32_t *s = hmap_put_eq(&X->intern, key, same_text, &k);

@@ -34,6 +34,10 @@ struct ps_index {
     hmap intern;            /* (hash, length) -> itext[] */
     const char **itext;
     size_t nitext, capitext;
+    /* texts kept lately, by a hash of their length and three bytes: one
+     * compare finds a repeated text without hashing it whole */
+    const char *recent[64];
+    uint32_t recent_n[64];
 };
 
 /* After the scan: ranks, cold passes, the reference segment set, each

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "tools/hmap.h"
+#include "tools/hugemem.h"
 #include "tools/jw.h"
 #include "tools/nodespans.h"
 #include "tools/spans.h"
@@ -58,6 +59,19 @@ typedef struct devplace {
     bool has_host;
 } devplace;
 
+/* A piece of an event that many events repeat (a lane's head, a line's
+ * attributes), as written once, keyed by what it was made from: numbers,
+ * and pointers to text that stays put while the trace is written (the
+ * log's kept text is shared between identical copies, so the same text
+ * is the same pointer). */
+#define FRAG_SLOTS 128
+#define FRAG_MAX 176
+typedef struct frag {
+    uint64_t key[5];        /* all 0: empty */
+    uint32_t n;
+    char text[FRAG_MAX];
+} frag;
+
 typedef struct tl {
     ps_log *L;
     jw w;
@@ -69,6 +83,9 @@ typedef struct tl {
     size_t nbs;
     devplace *dp;           /* sorted by (pid, inv) */
     size_t ndp;
+    hm_block dp_mem, bs_mem; /* dp's and bs's memory */
+    size_t bs_hint[16], dp_hint[16]; /* by pid: where its last run was found in bs, dp */
+    hm_block scratch;       /* sort_runs' room: nspan elements of the largest kind sorted */
     devlane *dl;
     size_t ndl, capdl;
     size_t dev_unplaced;
@@ -80,9 +97,18 @@ typedef struct tl {
     uint64_t utc_sec;       /* the last second formatted, and its text */
     char utc_text[72];      /* room for six ints of any size: the Debug build checks snprintf's worst case */
     bool utc_valid;
+    uint64_t wall_sec;      /* the second of wall_head and wall_mid, 0: none */
+    bool wall_utc;          /* that second has a UTC text (gmtime took it) */
+    size_t wall_nhead, wall_nmid;
+    char wall_head[40];     /* ,"wall_ns":"<the second's digits> */
+    char wall_mid[40];      /* ","utc":"<date>T<time>. */
     thr *thr;
     size_t nthr, capthr;
     hmap h;                 /* (kind, a, b) -> index + 1, for processes (kind 0) and threads (kind 1) */
+    uint64_t last_pid;      /* the last process found, at proc[last_proc - 1] (0: none) */
+    uint32_t last_proc;
+    uint64_t last_thr_pid, last_thr_tid; /* the last thread added (valid when has_last_thr) */
+    bool has_last_thr;
     bool first;
     char *nbuf;
     size_t nbufcap;
@@ -92,12 +118,85 @@ typedef struct tl {
     uint32_t *rec_segs;     /* per pass: segment ids its records time (drawn from them, not the bind line) */
     bool span_multi;        /* some process wrote host spans from more than one thread */
     bool oom;
+    frag *frags;            /* FRAG_SLOTS for event heads, then FRAG_SLOTS for args (NULL: none) */
 } tl;
+
+/* An array of n elements of sz bytes, on huge pages where the kernel has
+ * them: these are hundreds of kilobytes on a large log, and a fault per
+ * 4 KiB page costs about 10 us on these virtual machines (hugemem.h).
+ * NULL when there is no memory. */
+static void *big_array(hm_block *b, size_t n, size_t sz)
+{
+    if (n == 0)
+        n = 1;
+    if (sz && n > SIZE_MAX / sz)
+        return NULL;
+    return hm_alloc(b, n * sz) == 0 ? b->p : NULL;
+}
+
+/* The end of the run in order that starts at i. */
+static size_t run_end(const char *a, size_t i, size_t n, size_t sz, int (*cmp)(const void *, const void *))
+{
+    size_t j = i + 1;
+    while (j < n && cmp(a + (j - 1) * sz, a + j * sz) <= 0)
+        j++;
+    return j;
+}
+
+/* Sorts n elements of sz bytes, stably, as glibc's qsort (a merge sort)
+ * does, so equal keys keep the same order: by merging the runs already in
+ * order, pairwise, until one is left. The arrays sorted here list a few
+ * processes' spans interleaved, each process's nearly in order, so a few
+ * passes do (qsort's n log n compares, and its temporary array's page
+ * faults, cost more). tmp: room for n elements; NULL: qsort. */
+static void sort_runs(void *base, size_t n, size_t sz, int (*cmp)(const void *, const void *), void *tmp)
+{
+    if (!tmp) {
+        qsort(base, n, sz, cmp);
+        return;
+    }
+    if (n < 2)
+        return;
+    char *src = base, *dst = tmp;
+    for (;;) {
+        size_t i = 0, runs = 0;
+        while (i < n) {
+            size_t m = run_end(src, i, n, sz, cmp), e = m < n ? run_end(src, m, n, sz, cmp) : n;
+            /* merge [i, m) and [m, e) into dst: the left one first on ties */
+            size_t l = i, r = m, o = i;
+            while (l < m && r < e) {
+                if (cmp(src + l * sz, src + r * sz) <= 0)
+                    memcpy(dst + o++ * sz, src + l++ * sz, sz);
+                else
+                    memcpy(dst + o++ * sz, src + r++ * sz, sz);
+            }
+            memcpy(dst + o * sz, src + l * sz, (m - l) * sz);
+            o += m - l;
+            memcpy(dst + o * sz, src + r * sz, (e - r) * sz);
+            i = e;
+            runs++;
+        }
+        char *x = src;
+        src = dst;
+        dst = x;
+        if (runs == 1)
+            break;
+    }
+    if (src != (char *)base)
+        memcpy(base, src, n * sz);
+}
 
 static proc *find_proc(tl *t, uint64_t pid, bool add)
 {
+    /* events come in runs of one process: the last answer first */
+    if (t->last_proc && t->last_pid == pid)
+        return &t->proc[t->last_proc - 1];
     const uint64_t key[3] = {0, pid, 0};
     uint32_t v = hmap_get(&t->h, key);
+    if (v) {
+        t->last_pid = pid;
+        t->last_proc = v;
+    }
     if (v || !add)
         return v ? &t->proc[v - 1] : NULL;
     uint32_t *s = hmap_put(&t->h, key);
@@ -114,10 +213,17 @@ static proc *find_proc(tl *t, uint64_t pid, bool add)
 
 static void add_thr(tl *t, uint64_t pid, uint64_t tid)
 {
+    /* lanes come in runs too; a thread once added stays */
+    if (t->has_last_thr && t->last_thr_pid == pid && t->last_thr_tid == tid)
+        return;
     const uint64_t key[3] = {1, pid, tid};
     uint32_t *s = hmap_put(&t->h, key);
-    if (s && *s)
+    if (s && *s) {
+        t->has_last_thr = true;
+        t->last_thr_pid = pid;
+        t->last_thr_tid = tid;
         return;
+    }
     if (!s || !vec_grow((void **)&t->thr, &t->capthr, t->nthr + 1, sizeof *t->thr)) {
         t->oom = true;
         return;
@@ -146,8 +252,22 @@ static int cmp_pid(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+static bool bs_is(const tl *t, size_t i, uint64_t pid, uint64_t inv)
+{
+    return t->bs[i].pid == pid && t->bs[i].inv == inv;
+}
+
 static const ps_span *bind_span(tl *t, uint64_t pid, uint64_t inv)
 {
+    /* A process's runs are asked for in order: the one after its last,
+     * or the last again, before a search (the first of equal keys, as
+     * the search finds). */
+    size_t *h = &t->bs_hint[pid % 16];
+    for (size_t c = *h; c < *h + 2 && c < t->nbs; c++)
+        if (bs_is(t, c, pid, inv) && (c == 0 || !bs_is(t, c - 1, pid, inv))) {
+            *h = c;
+            return &t->L->span[t->bs[c].idx];
+        }
     size_t lo = 0, hi = t->nbs;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -157,8 +277,10 @@ static const ps_span *bind_span(tl *t, uint64_t pid, uint64_t inv)
         else
             hi = mid;
     }
-    if (lo < t->nbs && t->bs[lo].pid == pid && t->bs[lo].inv == inv)
+    if (lo < t->nbs && bs_is(t, lo, pid, inv)) {
+        *h = lo;
         return &t->L->span[t->bs[lo].idx];
+    }
     return NULL;
 }
 
@@ -169,11 +291,68 @@ static uint64_t dev_pid(uint64_t pid)
 
 /* --- event pieces ------------------------------------------------------- */
 
-static void ev_begin(tl *t, const char *name, size_t nlen, const char *cat, uint64_t pid, uint64_t tid)
+/* The slot of key in one of the caches (0: heads, 1: args); NULL when
+ * there is none. */
+static frag *frag_slot(tl *t, int which, const uint64_t key[5])
+{
+    if (!t->frags)
+        return NULL;
+    uint64_t h = key[0] * 0x9E3779B97F4A7C15ull;
+    h = (h ^ key[1] ^ (h >> 29)) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ key[2] ^ (h >> 31)) * 0x94D049BB133111EBull;
+    h = (h ^ key[3] ^ key[4] ^ (h >> 30)) * 0x9E3779B97F4A7C15ull;
+    return &t->frags[(size_t)which * FRAG_SLOTS + (size_t)(h >> 57) % FRAG_SLOTS];
+}
+
+/* Writes f's text when it was made from key: true. Else the caller
+ * writes the piece itself, then offers it to frag_keep. */
+static bool frag_put(tl *t, frag *f, const uint64_t key[5])
+{
+    if (!f || !f->n || memcmp(f->key, key, sizeof f->key) != 0)
+        return false;
+    /* the whole slot: a fixed copy is a few moves, a sized one a call */
+    memcpy(jw_reserve(&t->w, FRAG_MAX), f->text, FRAG_MAX);
+    t->w.n += f->n;
+    return true;
+}
+
+/* What the caller wrote since at becomes f's text for key, if it fits. */
+static void frag_keep(tl *t, frag *f, const uint64_t key[5], uint64_t at)
+{
+    uint64_t n = jw_pos(&t->w) - at;
+    if (!f || n == 0 || n > FRAG_MAX || n > t->w.n)
+        return;
+    memcpy(f->key, key, sizeof f->key);
+    f->n = (uint32_t)n;
+    memcpy(f->text, t->w.buf + t->w.n - n, n);
+}
+
+static size_t decode_name(tl *t, lx_slice s);
+
+/* An event's head: "name":...,"cat":...,"ph":"X","pid":...,"tid":... The
+ * name is the text at id (id_n bytes), percent-decoded first when encoded
+ * (a span's name, as the log writes it). */
+static void ev_begin(tl *t, const char *id, size_t id_n, bool encoded, const char *cat, uint64_t pid, uint64_t tid)
 {
     jw *w = &t->w;
-    jw_lit(w, t->first ? "\n{\"name\":" : ",\n{\"name\":");
+    jw_lit(w, t->first ? "\n{" : ",\n{");
     t->first = false;
+    t->rep->events++;
+    const uint64_t key[5] = {(uint64_t)(uintptr_t)id, (uint64_t)id_n << 1 | encoded, (uint64_t)(uintptr_t)cat, pid, tid};
+    frag *f = frag_slot(t, 0, key);
+    if (frag_put(t, f, key))
+        return;
+    const char *name = id;
+    size_t nlen = id_n;
+    if (encoded) {
+        lx_slice e = {id, id_n};
+        nlen = decode_name(t, e);
+        if (t->oom)
+            return;
+        name = t->nbuf;
+    }
+    uint64_t at = jw_pos(w);
+    JW_LIT(w, "\"name\":");
     jw_str(w, name, nlen);
     JW_LIT(w, ",\"cat\":\"");
     jw_lit(w, cat);
@@ -181,7 +360,7 @@ static void ev_begin(tl *t, const char *name, size_t nlen, const char *cat, uint
     jw_u64(w, pid);
     JW_LIT(w, ",\"tid\":");
     jw_u64(w, tid);
-    t->rep->events++;
+    frag_keep(t, f, key, at);
 }
 
 static void ev_time(tl *t, uint64_t ts, uint64_t dur)
@@ -192,32 +371,88 @@ static void ev_time(tl *t, uint64_t ts, uint64_t dur)
     jw_dur_us(&t->w, ts, dur);
 }
 
-/* "2026-08-22T12:00:00.000000095Z": the date part is formatted once per
- * second, the nanoseconds by hand (a trace has an event per few hundred
- * bytes of log). */
-static void put_utc(tl *t, uint64_t wall)
+/* "2026-08-22T12:00:00": the date and time of second sec, formatted once
+ * per second (a trace has an event per few hundred bytes of log). False
+ * when gmtime cannot take it. */
+static bool utc_second(tl *t, uint64_t sec)
 {
-    uint64_t sec = wall / 1000000000u;
     if (!t->utc_valid || sec != t->utc_sec) {
         time_t ts = (time_t)sec;
         struct tm tm;
         if (!gmtime_r(&ts, &tm))
-            return;
+            return false;
         snprintf(t->utc_text, sizeof t->utc_text, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
         t->utc_sec = sec;
         t->utc_valid = true;
     }
-    char frac[12];
-    uint32_t ns = (uint32_t)(wall % 1000000000u);
+    return true;
+}
+
+/* "2026-08-22T12:00:00.000000095Z": the nanoseconds by hand. */
+static void put_utc(tl *t, uint64_t wall)
+{
+    if (!utc_second(t, wall / 1000000000u))
+        return;
+    char frac[16];
     frac[0] = '.';
-    for (int i = 9; i >= 1; i--, ns /= 10)
-        frac[i] = (char)('0' + ns % 10);
+    jw_fmt9(frac + 1, (uint32_t)(wall % 1000000000u));
     frac[10] = 'Z';
     JW_LIT(&t->w, ",\"utc\":\"");
     jw_raw(&t->w, t->utc_text, 19);
     jw_raw(&t->w, frac, 11);
     JW_LIT(&t->w, "\"");
+}
+
+/* ,"wall_ns":"<wall>","utc":"<its UTC time>": from the second's two texts,
+ * made once per second, and the nine digits of the nanoseconds that both
+ * end with (the decimal of a wall of a second or more is its second's
+ * followed by nine digits). */
+static void put_wall(tl *t, uint64_t wall)
+{
+    uint64_t sec = wall / 1000000000u;
+    if (!sec) {
+        JW_LIT(&t->w, ",\"wall_ns\":");
+        jw_u64str(&t->w, wall);
+        put_utc(t, wall);
+        return;
+    }
+    if (sec != t->wall_sec) {
+        char *h = t->wall_head;
+        memcpy(h, ",\"wall_ns\":\"", 12);
+        t->wall_nhead = 12 + jw_fmt_u64(h + 12, sec);
+        t->wall_utc = utc_second(t, sec);
+        if (t->wall_utc) {
+            memcpy(t->wall_mid, "\",\"utc\":\"", 9);
+            memcpy(t->wall_mid + 9, t->utc_text, 19);
+            t->wall_mid[28] = '.';
+            t->wall_nmid = 29;
+        }
+        t->wall_sec = sec;
+    }
+    /* the nine digits once, stored twice; the second's texts as fixed
+     * copies of their whole buffers (the lengths only move the end) */
+    uint32_t ns = (uint32_t)(wall - sec * 1000000000u), hi = ns / 100000000u;
+    char c0 = (char)('0' + hi);
+    uint64_t d8 = jw_digits8(ns - hi * 100000000u) | 0x3030303030303030ull;
+    char *p = jw_reserve(&t->w, 128), *p0 = p;
+    memcpy(p, t->wall_head, sizeof t->wall_head);
+    p += t->wall_nhead;
+    p[0] = c0;
+    jw_store8(p + 1, d8);
+    p += 9;
+    if (t->wall_utc) {
+        memcpy(p, t->wall_mid, sizeof t->wall_mid);
+        p += t->wall_nmid;
+        p[0] = c0;
+        jw_store8(p + 1, d8);
+        p[9] = 'Z';
+        p[10] = '"';
+        p += 11;
+    } else {
+        *p++ = '"';
+    }
+    t->w.n += (size_t)(p - p0);
 }
 
 /* wall_ns and utc of host time mono of a record at line: from the anchor in
@@ -250,9 +485,7 @@ static void arg_wall(tl *t, const proc *p, size_t line, uint64_t mono)
             return;
         wall = a->wall - (a->mono - mono);
     }
-    JW_LIT(&t->w, ",\"wall_ns\":");
-    jw_u64str(&t->w, wall);
-    put_utc(t, wall);
+    put_wall(t, wall);
 }
 
 /* A value a double holds exactly is a number; a larger one a string. */
@@ -265,7 +498,7 @@ static void put_num(jw *w, uint64_t v)
 }
 
 /* The k=v attribute text of a line, as args members. */
-static void arg_attrs(tl *t, const char *p, size_t n)
+static void write_attrs(tl *t, const char *p, size_t n)
 {
     const char *e = p + n;
     while (p < e) {
@@ -294,6 +527,33 @@ static void arg_attrs(tl *t, const char *p, size_t n)
         else
             jw_str(&t->w, v, vl);
     }
+}
+
+/* The same, from the cache when the line's text was written before. */
+static void arg_attrs(tl *t, const char *p, size_t n)
+{
+    const uint64_t key[5] = {(uint64_t)(uintptr_t)p, n, 0, 1, 0};
+    frag *f = frag_slot(t, 1, key);
+    if (frag_put(t, f, key))
+        return;
+    uint64_t at = jw_pos(&t->w);
+    write_attrs(t, p, n);
+    frag_keep(t, f, key, at);
+}
+
+/* A host span's ,"hid":"...","depth":N (its invocation's, repeated). */
+static void arg_hid_depth(tl *t, lx_slice hid, uint64_t depth)
+{
+    const uint64_t key[5] = {(uint64_t)(uintptr_t)hid.p, hid.n, depth, 2, 0};
+    frag *f = frag_slot(t, 1, key);
+    if (frag_put(t, f, key))
+        return;
+    uint64_t at = jw_pos(&t->w);
+    JW_LIT(&t->w, ",\"hid\":");
+    jw_str(&t->w, hid.p, hid.n);
+    JW_LIT(&t->w, ",\"depth\":");
+    jw_u64(&t->w, depth);
+    frag_keep(t, f, key, at);
 }
 
 /* Span names percent-encode bytes outside !..~ and % [ ] =. */
@@ -349,8 +609,18 @@ static int cmp_dp(const void *a, const void *b)
 
 static devplace *find_dp(tl *t, uint64_t pid, uint64_t inv)
 {
+    /* keys are unique; asked for in order, as bind_span's */
+    size_t *h = &t->dp_hint[pid % 16];
+    for (size_t c = *h; c < *h + 2 && c < t->ndp; c++)
+        if (t->dp[c].pid == pid && t->dp[c].inv == inv) {
+            *h = c;
+            return &t->dp[c];
+        }
     devplace key = {.pid = pid, .inv = inv};
-    return bsearch(&key, t->dp, t->ndp, sizeof *t->dp, cmp_dp);
+    devplace *d = bsearch(&key, t->dp, t->ndp, sizeof *t->dp, cmp_dp);
+    if (d)
+        *h = (size_t)(d - t->dp);
+    return d;
 }
 
 /* Device-clock spans keep their own time base, which the host axis does
@@ -365,7 +635,7 @@ static void place_device_spans(tl *t)
         n += L->span[i].dev;
     if (!n)
         return;
-    t->dp = malloc(n * sizeof *t->dp);
+    t->dp = big_array(&t->dp_mem, n, sizeof *t->dp);
     if (!t->dp) {
         t->oom = true;
         return;
@@ -373,7 +643,7 @@ static void place_device_spans(tl *t)
     for (size_t i = 0; i < L->nspan; i++)
         if (L->span[i].dev)
             t->dp[t->ndp++] = (devplace){L->span[i].pid, L->span[i].inv, 0, UINT64_MAX, false};
-    qsort(t->dp, t->ndp, sizeof *t->dp, cmp_dp);
+    sort_runs(t->dp, t->ndp, sizeof *t->dp, cmp_dp, t->scratch.p);
     size_t k = 0;
     for (size_t i = 0; i < t->ndp; i++)
         if (!k || cmp_dp(&t->dp[k - 1], &t->dp[i]))
@@ -444,12 +714,14 @@ static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
                 maxtid = recs[r].rec[i].tid;
     if (n < 2)
         return;
-    rootkey *rk = malloc(n * sizeof *rk);
-    t->sl = malloc(n * sizeof *t->sl);
+    hm_block rk_mem;
+    rootkey *rk = big_array(&rk_mem, n, sizeof *rk);
+    t->sl = malloc(n * sizeof *t->sl); /* touched only where runs overlap */
     uint64_t *end = NULL;
     size_t capend = 0;
     if (!rk || !t->sl) {
-        free(rk);
+        if (rk)
+            hm_free(&rk_mem);
         t->oom = true;
         return;
     }
@@ -459,7 +731,7 @@ static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
         if (!s->dev && s->depth == 0 && !sp_foreign(s->name))
             rk[n++] = (rootkey){s->pid, s->tid, s->ts, s->ts + s->dur < s->ts ? UINT64_MAX : s->ts + s->dur, s->inv};
     }
-    qsort(rk, n, sizeof *rk, cmp_root);
+    sort_runs(rk, n, sizeof *rk, cmp_root, t->scratch.p);
     uint64_t next = maxtid + 1;
     for (size_t a = 0, b; a < n; a = b) {
         bool overlap = false;
@@ -487,7 +759,7 @@ static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
         }
     }
     free(end);
-    free(rk);
+    hm_free(&rk_mem);
     qsort(t->sl, t->nsl, sizeof *t->sl, cmp_sl);
     for (size_t i = 0; i < t->nsl; i++) {
         add_thr(t, t->sl[i].pid, t->sl[i].tid);
@@ -536,9 +808,6 @@ static void emit_spans(tl *t)
     ps_log *L = t->L;
     for (size_t i = 0; i < L->nspan; i++) {
         const ps_span *s = &L->span[i];
-        size_t nl = decode_name(t, s->name);
-        if (t->oom)
-            return;
         if (s->dev) {
             /* Device clock: on its rank's device lane, at the start of its
              * runner_run plus its offset on the device clock; never mapped
@@ -552,7 +821,7 @@ static void emit_spans(tl *t)
             if (pr)
                 pr->has_dev = true;
             uint64_t lane = dev_lane(t, s->name, slot_of(t, s->pid, s->inv));
-            ev_begin(t, t->nbuf, nl, "device", dev_pid(s->pid), lane);
+            ev_begin(t, s->name.p, s->name.n, true, "device", dev_pid(s->pid), lane);
             uint64_t off = s->ts - d->dev_base;
             ev_time(t, d->host_ts + off < d->host_ts ? UINT64_MAX : d->host_ts + off, s->dur);
             JW_LIT(&t->w, ",\"args\":{\"clock\":\"device\",\"placed\":\"at the start of chip.run.runner_run\","
@@ -565,14 +834,11 @@ static void emit_spans(tl *t)
             t->rep->device_spans++;
         } else {
             uint64_t lane = lane_of(t, s->pid, s->tid, s->inv);
-            ev_begin(t, t->nbuf, nl, "span", s->pid, lane);
+            ev_begin(t, s->name.p, s->name.n, true, "span", s->pid, lane);
             ev_time(t, s->ts, s->dur);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, s->inv);
-            JW_LIT(&t->w, ",\"hid\":");
-            jw_str(&t->w, s->hid.p, s->hid.n);
-            JW_LIT(&t->w, ",\"depth\":");
-            jw_u64(&t->w, s->depth);
+            arg_hid_depth(t, s->hid, s->depth);
             proc *pr = find_proc(t, s->pid, false);
             arg_wall(t, pr, s->line, s->ts);
             if (pr && pr->has_span_tid && pr->span_tid != s->tid)
@@ -739,7 +1005,7 @@ static void emit_passes(tl *t)
             if (!(p->present & (1u << s)) || (from_records & (1u << s)))
                 continue;
             uint64_t start = ps_start(L, p, s);
-            ev_begin(t, L->segname[s], strlen(L->segname[s]), "bind", p->pid, tid);
+            ev_begin(t, L->segname[s], strlen(L->segname[s]), false, "bind", p->pid, tid);
             ev_time(t, start, ps_get(L, p, s).dur);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, p->inv);
@@ -880,7 +1146,7 @@ static void emit_records(tl *t, const rc_file *f)
                     dup |= seen[k] == x->tid;
                 if (!dup && nseen < 16) {
                     seen[nseen++] = x->tid;
-                    ev_begin(t, "host_orch", 9, "bind", ln->pid, x->tid);
+                    ev_begin(t, "host_orch", 9, false, "bind", ln->pid, x->tid);
                     ev_time(t, o0, o1 - o0);
                     JW_LIT(&t->w, ",\"args\":{\"inv\":");
                     jw_u64(&t->w, ln->inv);
@@ -893,7 +1159,7 @@ static void emit_records(tl *t, const rc_file *f)
             uint64_t lane = lane_of(t, ln->pid, x->tid, ln->inv);
             add_thr(t, ln->pid, lane);
             const char *ph = f->phase[x->phase];
-            ev_begin(t, ph, strlen(ph), "op", ln->pid, lane);
+            ev_begin(t, ph, strlen(ph), false, "op", ln->pid, lane);
             ev_time(t, x->start, x->end - x->start);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
             jw_u64(&t->w, ln->inv);
@@ -932,6 +1198,9 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     rep->torn = L->ntorn;
     if (!jw_init(&t.w, out))
         return HBG_E_NOMEM;
+    t.frags = calloc(2 * FRAG_SLOTS, sizeof *t.frags); /* none: every piece written afresh */
+    /* the trace is about as large as the log: its writes overlap the formatting */
+    jw_background(&t.w);
 
     /* processes in order of first appearance: anchors, spans, passes, records */
     for (size_t i = 0; i < L->nanchor; i++) {
@@ -967,10 +1236,19 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     for (size_t i = 0; i < L->nspan; i++)
         if (!L->span[i].dev && L->span[i].depth == 1 && lx_slice_eq(L->span[i].name, "chip.run.bind"))
             t.nbs++;
-    t.bs = malloc((t.nbs ? t.nbs : 1) * sizeof *t.bs);
+    {
+        /* the largest of the arrays sorted below, each at most one per span */
+        size_t big = sizeof(devplace) > sizeof(bspan) ? sizeof(devplace) : sizeof(bspan);
+        big = big > sizeof(rootkey) ? big : sizeof(rootkey);
+        if (!big_array(&t.scratch, L->nspan, big))
+            t.scratch.p = NULL; /* qsort instead */
+    }
+    t.bs = big_array(&t.bs_mem, t.nbs, sizeof *t.bs);
     if (!t.bs || t.oom) {
         jw_free(&t.w);
-        free(t.bs);
+        free(t.frags);
+        hm_free(&t.bs_mem);
+        hm_free(&t.scratch);
         free(t.proc);
         free(t.thr);
         hmap_free(&t.h);
@@ -980,7 +1258,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     for (size_t i = 0; i < L->nspan; i++)
         if (!L->span[i].dev && L->span[i].depth == 1 && lx_slice_eq(L->span[i].name, "chip.run.bind"))
             t.bs[t.nbs++] = (bspan){L->span[i].pid, L->span[i].inv, i};
-    qsort(t.bs, t.nbs, sizeof *t.bs, cmp_bs);
+    sort_runs(t.bs, t.nbs, sizeof *t.bs, cmp_bs, t.scratch.p);
 
     place_device_spans(&t);
     split_pipelined(&t, recs, nrecs);
@@ -1066,10 +1344,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         jw_u64(&t.w, a->line);
         JW_LIT(&t.w, ",\"mono_ns\":");
         jw_u64str(&t.w, a->mono);
-        JW_LIT(&t.w, ",\"wall_ns\":");
-        jw_u64str(&t.w, a->wall);
-        t.utc_valid = false;
-        put_utc(&t, a->wall);
+        put_wall(&t, a->wall);
         JW_LIT(&t.w, "}");
     }
     JW_LIT(&t.w, "]}}\n");
@@ -1078,13 +1353,15 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
                t.before_anchor);
     bool ok = jw_flush(&t.w);
     jw_free(&t.w);
-    free(t.bs);
+    free(t.frags);
+    hm_free(&t.bs_mem);
+    hm_free(&t.scratch);
     free(t.proc);
     free(t.thr);
     free(t.nbuf);
     free(t.order);
     free(t.rec_segs);
-    free(t.dp);
+    hm_free(&t.dp_mem);
     free(t.dl);
     free(t.anc);
     free(t.sl);

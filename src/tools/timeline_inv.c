@@ -84,6 +84,7 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
         sp_free(&S);
         return HBG_E_NOMEM;
     }
+    jw_background(&w);
     bool first = true;
     size_t unplaced = 0;
     char name[256];

@@ -1,0 +1,405 @@
+/* The JSON writer's hand-written numbers, checked against printf: integers
+ * of every length, nanoseconds as microseconds, and the sum-exact
+ * durations against the exact decimal of their double (printf's %.70f)
+ * rounded half up by hand. Then pieces of every length across the
+ * buffer's end, and the writer thread's stream. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/jw.h"
+
+/* A small deterministic generator (splitmix64). */
+static uint64_t rnd(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* A value of a random bit length: short numbers as often as long ones. */
+static uint64_t rnd_len(uint64_t *s)
+{
+    unsigned bits = (unsigned)(rnd(s) % 64) + 1;
+    uint64_t v = rnd(s);
+    return bits == 64 ? v : v & ((1ull << bits) - 1);
+}
+
+static void check_u64(uint64_t v)
+{
+    char got[32], want[32];
+    memset(got, 'x', sizeof got);
+    size_t n = jw_fmt_u64(got, v);
+    int k = snprintf(want, sizeof want, "%" PRIu64, v);
+    assert_int_equal(n, (size_t)k);
+    assert_memory_equal(got, want, n);
+}
+
+static void test_fmt_u64(void **st)
+{
+    (void)st;
+    for (uint64_t v = 0; v < 200000; v++)
+        check_u64(v);
+    uint64_t p = 1;
+    for (int i = 0; i < 20; i++, p *= 10)
+        for (uint64_t d = 0; d < 3; d++) {
+            check_u64(p + d);
+            check_u64(p - 1 - d);
+        }
+    for (int b = 0; b < 64; b++) {
+        check_u64(1ull << b);
+        check_u64((1ull << b) - 1);
+        check_u64((1ull << b) + 1);
+    }
+    check_u64(UINT64_MAX);
+    check_u64(UINT64_MAX - 1);
+    check_u64(10000000000000000000ull);
+    uint64_t s = 1;
+    for (int i = 0; i < 2000000; i++)
+        check_u64(rnd_len(&s));
+    /* exact values */
+    char b[32];
+    assert_int_equal(jw_fmt_u64(b, 0), 1);
+    assert_memory_equal(b, "0", 1);
+    assert_int_equal(jw_fmt_u64(b, 1787400000123456839ull), 19);
+    assert_memory_equal(b, "1787400000123456839", 19);
+    assert_int_equal(jw_fmt_u64(b, 18446744073709551615ull), 20);
+    assert_memory_equal(b, "18446744073709551615", 20);
+}
+
+static void test_fmt_fixed(void **st)
+{
+    (void)st;
+    char got[16], want[16];
+    uint64_t s = 2;
+    for (int i = 0; i < 1000000; i++) {
+        uint32_t v = (uint32_t)(i < 100000 ? (uint64_t)i * 999 % 100000000u : rnd(&s) % 100000000u);
+        jw_fmt8(got, v);
+        snprintf(want, sizeof want, "%08" PRIu32, v);
+        assert_memory_equal(got, want, 8);
+        uint32_t w = (uint32_t)(rnd(&s) % 1000000000u);
+        jw_fmt9(got, w);
+        snprintf(want, sizeof want, "%09" PRIu32, w);
+        assert_memory_equal(got, want, 9);
+    }
+    jw_fmt8(got, 99999999);
+    assert_memory_equal(got, "99999999", 8);
+    jw_fmt9(got, 95);
+    assert_memory_equal(got, "000000095", 9);
+    jw_fmt9(got, 999999999);
+    assert_memory_equal(got, "999999999", 9);
+}
+
+/* A writer into memory: what it wrote, as a string the caller frees. */
+typedef struct mem {
+    FILE *f;
+    char *p;
+    size_t n;
+    jw w;
+} mem;
+
+static void mem_open(mem *m)
+{
+    m->p = NULL;
+    m->n = 0;
+    m->f = open_memstream(&m->p, &m->n);
+    assert_non_null(m->f);
+    assert_true(jw_init(&m->w, m->f));
+}
+
+static char *mem_close(mem *m)
+{
+    assert_true(jw_flush(&m->w));
+    jw_free(&m->w);
+    assert_int_equal(fclose(m->f), 0);
+    return m->p;
+}
+
+static void check_us(uint64_t ns, const char *want)
+{
+    mem m;
+    mem_open(&m);
+    jw_us(&m.w, ns);
+    char *got = mem_close(&m);
+    assert_string_equal(got, want);
+    free(got);
+}
+
+static void test_us(void **st)
+{
+    (void)st;
+    check_us(0, "0");
+    check_us(1, "0.001");
+    check_us(999, "0.999");
+    check_us(1000, "1");
+    check_us(1010, "1.010");
+    check_us(5120000000000ull, "5120000000");
+    check_us(5120004426882ull, "5120004426.882");
+    check_us(UINT64_MAX, "18446744073709551.615");
+    uint64_t s = 3;
+    char want[48];
+    for (int i = 0; i < 20000; i++) {
+        uint64_t ns = rnd_len(&s);
+        if (ns % 1000)
+            snprintf(want, sizeof want, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+        else
+            snprintf(want, sizeof want, "%" PRIu64, ns / 1000);
+        check_us(ns, want);
+    }
+}
+
+/* The exact decimal of d > 0 to 17 significant digits, rounded half up,
+ * with at most 20 after the point; trailing zeros and a bare point
+ * dropped. printf writes a double's exact expansion. */
+static void ref_sig17(double d, char *out)
+{
+    char e[128];
+    snprintf(e, sizeof e, "%.70f", d);
+    char dig[128];
+    size_t nd = 0, nint = 0;
+    for (const char *p = e; *p; p++) {
+        if (*p == '.')
+            nint = nd;
+        else
+            dig[nd++] = *p;
+    }
+    size_t f0 = 0;
+    while (f0 < nd && dig[f0] == '0')
+        f0++;
+    size_t keep = f0 + 17; /* digits kept: up to the 17th significant */
+    if (keep > nint + 20)
+        keep = nint + 20;
+    /* half up: the first digit dropped decides */
+    char r[130];
+    r[0] = '0';
+    memcpy(r + 1, dig, keep);
+    if (dig[keep] >= '5') {
+        size_t i = keep;
+        while (r[i] == '9')
+            r[i--] = '0';
+        r[i]++;
+    }
+    /* r: a leading carry digit, then the kept digits; the point after nint + 1 */
+    size_t a = 0;
+    while (a < nint && r[a] == '0')
+        a++;
+    size_t k = 0;
+    for (size_t i = a; i < nint + 1; i++)
+        out[k++] = r[i];
+    size_t end = keep + 1;
+    while (end > nint + 1 && r[end - 1] == '0')
+        end--;
+    if (end > nint + 1) {
+        out[k++] = '.';
+        for (size_t i = nint + 1; i < end; i++)
+            out[k++] = r[i];
+    }
+    out[k] = 0;
+}
+
+/* What jw_dur_us must write, from its definition. */
+static void ref_dur(uint64_t ts, uint64_t dur, char *out)
+{
+    uint64_t end = ts + dur;
+    bool us = end < ts || end >= (1ull << 51);
+    double t = (double)ts / 1000.0, e = (double)end / 1000.0, d = e - t;
+    if (!us)
+        us = d == (double)dur / 1000.0 || t + d != e || !(d > 0);
+    if (!us) {
+        /* the sum-exact double must have a short binary fraction */
+        double x = d;
+        int s = 0;
+        while (x != floor(x) && s <= 60) {
+            x *= 2;
+            s++;
+        }
+        us = s > 59 || d < 1e-19;
+    }
+    if (us) {
+        if (dur % 1000)
+            sprintf(out, "%" PRIu64 ".%03u", dur / 1000, (unsigned)(dur % 1000));
+        else
+            sprintf(out, "%" PRIu64, dur / 1000);
+    } else {
+        ref_sig17(d, out);
+    }
+}
+
+static void check_dur(uint64_t ts, uint64_t dur)
+{
+    char want[160];
+    ref_dur(ts, dur, want);
+    mem m;
+    mem_open(&m);
+    jw_dur_us(&m.w, ts, dur);
+    char *got = mem_close(&m);
+    if (strcmp(got, want))
+        fail_msg("ts=%" PRIu64 " dur=%" PRIu64 ": wrote %s, want %s", ts, dur, got, want);
+    /* and the sum is exact: a reader's ts + dur is the end's double */
+    double back = strtod(got, NULL);
+    uint64_t end = ts + dur;
+    if (end >= ts && end < (1ull << 51) && strchr(got, '.') && strlen(strchr(got, '.')) > 4)
+        assert_true((double)ts / 1000.0 + back == (double)end / 1000.0);
+    free(got);
+}
+
+static void test_dur_exact_values(void **st)
+{
+    (void)st;
+    char b[160];
+    const struct {
+        uint64_t ts, dur;
+        const char *want;
+    } v[] = {
+        {5000000000100ull, 135780, "135.77999973297119"},
+        {5120000000000ull, 4426881, "4426.8809995651245"},
+        {5120004426882ull, 40016815, "40016.814999580383"},
+        {5120000000000ull, 44443706, "44443.706000328064"},
+        {5120000000000ull, 76909, "76.909000396728516"},
+        {0, 135780, "135.780"}, /* the decimals sum exactly: as jw_us writes them */
+        {5120000000000ull, 0, "0"},
+        {1ull << 51, 1500, "1.500"},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        mem m;
+        mem_open(&m);
+        jw_dur_us(&m.w, v[i].ts, v[i].dur);
+        char *got = mem_close(&m);
+        assert_string_equal(got, v[i].want);
+        free(got);
+        ref_dur(v[i].ts, v[i].dur, b);
+        assert_string_equal(b, v[i].want);
+    }
+}
+
+static void test_dur_against_printf(void **st)
+{
+    (void)st;
+    uint64_t s = 4;
+    for (int i = 0; i < 300000; i++) {
+        uint64_t ts, dur;
+        switch (i % 4) {
+        case 0: /* a process's uptime in ns, as the logs have them */
+            ts = 5000000000000ull + rnd(&s) % 1000000000000ull;
+            dur = rnd(&s) % 100000000ull;
+            break;
+        case 1: /* short slices */
+            ts = rnd(&s) % (1ull << 50);
+            dur = rnd(&s) % 5000;
+            break;
+        case 2: /* any length, near the limit */
+            ts = (1ull << 51) - 1 - rnd(&s) % (1ull << 40);
+            dur = rnd(&s) % (1ull << 40);
+            break;
+        default: /* small times, where the fraction starts with zeros */
+            ts = rnd(&s) % 100000;
+            dur = rnd(&s) % 100000;
+            break;
+        }
+        check_dur(ts, dur);
+    }
+}
+
+/* Pieces of every length written at every distance from the buffer's
+ * end come out whole and in order, through stdio and through the thread. */
+static void pieces(bool background)
+{
+    char *src = malloc(300);
+    assert_non_null(src);
+    for (int i = 0; i < 300; i++)
+        src[i] = (char)('A' + i % 26);
+    size_t total = 0;
+    for (int round = 0; round < 3; round++)
+        for (size_t n = 0; n <= 200; n++)
+            total += n + 20;
+    char *want = malloc(total + 1), *w = want;
+    assert_non_null(want);
+    mem m;
+    mem_open(&m);
+    if (background)
+        assert_false(jw_background(&m.w)); /* a memory stream has no descriptor: it stays in line */
+    for (int round = 0; round < 3; round++)
+        for (size_t n = 0; n <= 200; n++) {
+            jw_raw(&m.w, src + round, n);
+            memcpy(w, src + round, n);
+            w += n;
+            jw_u64(&m.w, 12345678901234567890ull);
+            memcpy(w, "12345678901234567890", 20);
+            w += 20;
+        }
+    *w = 0;
+    char *got = mem_close(&m);
+    assert_string_equal(got, want);
+    free(got);
+    free(want);
+    free(src);
+}
+
+static void test_pieces(void **st)
+{
+    (void)st;
+    pieces(false);
+    pieces(true);
+}
+
+/* The writer thread: megabytes through a file, byte for byte. */
+static void test_background_file(void **st)
+{
+    (void)st;
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    jw w;
+    assert_true(jw_init(&w, f));
+    JW_LIT(&w, "head:");
+    assert_true(jw_background(&w));
+    assert_false(jw_background(&w)); /* once */
+    uint64_t s = 5, sum = 0;
+    for (int i = 0; i < 400000; i++) {
+        uint64_t v = rnd_len(&s);
+        jw_u64(&w, v);
+        JW_LIT(&w, ",");
+        sum += v;
+    }
+    assert_true(jw_flush(&w));
+    JW_LIT(&w, "tail");
+    assert_true(jw_flush(&w));
+    jw_free(&w);
+    rewind(f);
+    char head[6] = {0};
+    assert_int_equal(fread(head, 1, 5, f), 5);
+    assert_string_equal(head, "head:");
+    uint64_t s2 = 5, sum2 = 0;
+    for (int i = 0; i < 400000; i++) {
+        uint64_t v;
+        assert_int_equal(fscanf(f, "%" SCNu64 ",", &v), 1);
+        assert_true(v == rnd_len(&s2));
+        sum2 += v;
+    }
+    char tail[8] = {0};
+    assert_int_equal(fread(tail, 1, 7, f), 4);
+    assert_string_equal(tail, "tail");
+    assert_true(sum == sum2);
+    fclose(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fmt_u64),
+        cmocka_unit_test(test_fmt_fixed),
+        cmocka_unit_test(test_us),
+        cmocka_unit_test(test_dur_exact_values),
+        cmocka_unit_test(test_dur_against_printf),
+        cmocka_unit_test(test_pieces),
+        cmocka_unit_test(test_background_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
