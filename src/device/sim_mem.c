@@ -7,6 +7,8 @@
 #include "device/sim_mem.h"
 #include "util/vec.h"
 
+#define SIM_POPULATE_MAX ((uint64_t)16 << 20)
+
 void sim_mem_init(sim_mem *m, uint64_t limit)
 {
     memset(m, 0, sizeof *m);
@@ -57,7 +59,18 @@ hbg_status sim_mem_alloc(sim_mem *m, uint64_t bytes, uint64_t *addr)
         st = HBG_E_NOMEM;
         goto out;
     }
-    void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    /* Device memory is resident once allocated; host pages are not, and
+     * each first touch would be a fault (several microseconds apiece in a
+     * virtual machine) inside whichever bind segment writes it first. Up
+     * to SIM_POPULATE_MAX the pages are made resident by the mmap itself,
+     * in one call; larger regions (GM heaps, big arguments) stay lazy, so
+     * a large device costs what it uses. */
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+#ifdef MAP_POPULATE
+    if (bytes <= SIM_POPULATE_MAX)
+        flags |= MAP_POPULATE;
+#endif
+    void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
     if (p == MAP_FAILED) {
         hbg__exec_set_error("sim: the host refused to map %llu bytes of device memory", (unsigned long long)bytes);
         st = HBG_E_DEVICE_ALLOC;
