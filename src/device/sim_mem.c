@@ -7,7 +7,7 @@
 #include "device/sim_mem.h"
 #include "util/vec.h"
 
-#define SIM_POPULATE_MAX ((uint64_t)16 << 20)
+#define SIM_POPULATE_MAX ((uint64_t)2 << 20)
 
 void sim_mem_init(sim_mem *m, uint64_t limit)
 {
