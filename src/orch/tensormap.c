@@ -143,6 +143,7 @@ static hbg__tmap_buf *find_buf(hbg__tmap *m, uint64_t addr, const hbg_tensor *t,
             b->small = size > 0 && (size - 1) >> b->shift < HBG_TMAP_NARROW;
             b->all = b->wide = TMAP_NIL;
             b->block = TMAP_NIL;
+            b->coarse = 0;
             m->nbufs++;
             return b;
         }
@@ -322,8 +323,8 @@ static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi,
     uint32_t *heads = m->blocks + (size_t)b->block * HBG_TMAP_BLOCK_HEADS;
     if (b1 >= HBG_TMAP_NBUCKETS)
         b1 = HBG_TMAP_NBUCKETS - 1;
-    /* The coarse heads follow the fine ones. */
-    if ((st = walk_heads(m, heads, b0, b1, fn, ctx)))
+    /* The coarse heads follow the fine ones; most buffers never use them. */
+    if ((st = walk_heads(m, heads, b0, b1, fn, ctx)) || !b->coarse)
         return st;
     return walk_heads(m, heads, HBG_TMAP_NBUCKETS + (b0 >> HBG_TMAP_COARSE_LOG2),
                       HBG_TMAP_NBUCKETS + (b1 >> HBG_TMAP_COARSE_LOG2), fn, ctx);
@@ -337,6 +338,15 @@ typedef struct query {
     bool boxed;        /* box is computed */
     hbg__tmap_box box;
 } query;
+
+/* Field by field: the box is filled only when first needed, and an
+ * initializer would clear its 48 bytes for every query. */
+static inline void query_init(query *q, const hbg_tensor *t, uint64_t lo, uint64_t hi, hbg__tmap_visit add,
+                              void *ctx)
+{
+    q->t = t, q->lo = lo, q->hi = hi, q->add = add, q->ctx = ctx;
+    q->boxed = false;
+}
 
 /* The boxes of the query and of entry e, each computed once. */
 static inline const hbg__tmap_box *query_box(query *q)
@@ -364,7 +374,11 @@ static hbg_status visit_overlap(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
     query *q = vq;
     if (q->lo >= e->hi || e->lo >= q->hi)
         return HBG_OK;
-    if (same_layout(q->t, e->view) && !boxes_overlap(q->t, query_box(q), e->view, entry_box(m, e)))
+    /* Two contiguous views whose ranges meet share an element, and the
+     * box test would say so: skip it (whole tensors, the common case, need
+     * no box then). */
+    if (same_layout(q->t, e->view) && !(contiguous(q->t, q->lo, q->hi) && contiguous(e->view, e->lo, e->hi)) &&
+        !boxes_overlap(q->t, query_box(q), e->view, entry_box(m, e)))
         return HBG_OK;
     return q->add(q->ctx, e->writer);
 }
@@ -389,7 +403,8 @@ hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo
     hbg__tmap_buf *b = find_buf(m, t->addr, NULL, hi);
     if (!b || hi <= lo)
         return HBG_OK;
-    query q = {t, lo, hi, add, ctx, false, {{0}, 0, 0}};
+    query q;
+    query_init(&q, t, lo, hi, add, ctx);
     return walk(m, b, lo, hi, visit_overlap, &q);
 }
 
@@ -440,7 +455,8 @@ hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint6
         }
     }
     if (retire) {
-        query q = {t, lo, hi, NULL, NULL, false, {{0}, 0, 0}};
+        query q;
+        query_init(&q, t, lo, hi, NULL, NULL);
         walk(m, b, lo, hi, retire_covered, &q);
     }
     uint32_t ei = m->nentries++;
@@ -454,6 +470,7 @@ hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint6
         return HBG_OK;
     }
     uint32_t *heads = m->blocks + (size_t)b->block * HBG_TMAP_BLOCK_HEADS;
+    b->coarse |= k0 >= HBG_TMAP_NBUCKETS;
     for (uint64_t k = k0; k <= k1; k++) {
         m->links[m->nlinks] = (hbg__tmap_link){.entry = ei, .next = heads[k]};
         heads[k] = m->nlinks++;

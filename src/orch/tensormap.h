@@ -40,6 +40,7 @@ typedef struct hbg__tmap_buf {
     uint32_t gen;
     uint8_t shift;       /* bucket = byte offset >> shift */
     uint8_t small;       /* spans a few buckets at most: no block, lists only */
+    uint8_t coarse;      /* some writer is in its coarse buckets */
     uint32_t all, wide;  /* entry lists (TMAP_NIL-terminated) */
     uint32_t block;      /* bucket heads, or TMAP_NIL before a narrow write */
 } hbg__tmap_buf;
