@@ -95,6 +95,52 @@ static void overlap_and_cover_on_known_views(void **state)
         }
 }
 
+/* A view that visits elements twice can have as many elements as its
+ * byte range has places yet skip some: shape {2, 2}, strides {3, 0} of an
+ * f32 buffer touches elements 0 and 3 only, over bytes [0, 16). It covers
+ * neither element 1 nor a row-major view of all four; a write through it
+ * retires nothing it skips, and a later reader of element 1 still finds
+ * that element's writer. Dense views, permuted or with unit dimensions,
+ * still cover their range. */
+static void a_view_with_repeats_covers_only_what_it_touches(void **state)
+{
+    (void)state;
+    uint32_t four = 4, one = 1;
+    hbg_tensor buf = hbg_tensor_at(0x100000, HBG_F32, 1, &four);
+    hbg_tensor e1 = hbg_tensor_view(&buf, 1, 1, &one, NULL);
+    uint32_t rs[2] = {2, 2};
+    int64_t rst[2] = {3, 0};
+    hbg_tensor rep = hbg_tensor_view(&buf, 0, 2, rs, rst);
+    uint64_t lo1, hi1, lor, hir, lob, hib;
+    assert_true(hbg_tensor_byte_range(&e1, &lo1, &hi1));
+    assert_true(hbg_tensor_byte_range(&rep, &lor, &hir));
+    assert_true(hbg_tensor_byte_range(&buf, &lob, &hib));
+    assert_int_equal(lor, 0);
+    assert_int_equal(hir, 16);
+    assert_false(hbg__view_covers(&rep, lor, hir, &e1, lo1, hi1));
+    assert_false(hbg__view_covers(&rep, lor, hir, &buf, lob, hib));
+    assert_true(hbg__view_covers(&buf, lob, hib, &rep, lor, hir));
+    /* a transposed dense view, and one with a unit dimension */
+    uint32_t ts[2] = {2, 2}, us[3] = {2, 1, 2};
+    int64_t tst[2] = {1, 2}, ust[3] = {2, 7, 1};
+    hbg_tensor tr = hbg_tensor_view(&buf, 0, 2, ts, tst), un = hbg_tensor_view(&buf, 0, 3, us, ust);
+    uint64_t lot, hit, lou, hiu;
+    assert_true(hbg_tensor_byte_range(&tr, &lot, &hit));
+    assert_true(hbg_tensor_byte_range(&un, &lou, &hiu));
+    assert_true(hbg__view_covers(&tr, lot, hit, &e1, lo1, hi1));
+    assert_true(hbg__view_covers(&un, lou, hiu, &e1, lo1, hi1));
+
+    hbg__tmap m;
+    assert_int_equal(hbg__tmap_init(&m, 16, 16), HBG_OK);
+    hbg__tmap_reset(&m);
+    assert_int_equal(hbg__tmap_write(&m, &e1, lo1, hi1, 7, true), HBG_OK);
+    assert_int_equal(hbg__tmap_write(&m, &rep, lor, hir, 8, true), HBG_OK);
+    memset(got, 0, sizeof got);
+    assert_int_equal(hbg__tmap_readers_deps(&m, &e1, lo1, hi1, mark, NULL), HBG_OK);
+    assert_int_equal(got[7], 1);
+    hbg__tmap_free(&m);
+}
+
 /* nbuf buffers; `buffers` sizes the map (its buffer table grows from
  * 1024 slots up to twice that). */
 static void against_reference(uint32_t nbuf, uint32_t buffers)
@@ -221,6 +267,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(overlap_and_cover_on_known_views),
+        cmocka_unit_test(a_view_with_repeats_covers_only_what_it_touches),
         cmocka_unit_test(random_against_reference),
         cmocka_unit_test(mixed_shapes_against_reference),
         cmocka_unit_test(a_growing_buffer_table_against_reference),

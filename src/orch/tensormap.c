@@ -232,11 +232,57 @@ static bool box_covers(const hbg_tensor *a, const hbg__tmap_box *xa, const hbg_t
     return true;
 }
 
-/* A contiguous view covers everything in its byte range. */
-static bool contiguous(const hbg_tensor *a, uint64_t alo, uint64_t ahi)
+/* A contiguous view covers everything in its byte range: its dimensions
+ * (those longer than 1), taken by increasing stride, are a dense row-major
+ * layout, each stride the product of the extents inside it. Counting
+ * elements is not enough: a view that visits some elements twice (a zero
+ * or repeated stride) can have as many elements as its range has places
+ * and still skip some of them. */
+static inline bool contiguous(const hbg_tensor *a, uint64_t alo, uint64_t ahi)
 {
     uint64_t esz = hbg_dtype_size((hbg_dtype)a->dtype);
-    return esz && ahi - alo == hbg_tensor_numel(a) * esz;
+    if (!esz)
+        return false;
+    /* The common case first: already row-major, strides falling. */
+    uint64_t dense = 1;
+    unsigned d = a->ndim < HBG_MAX_DIMS ? a->ndim : HBG_MAX_DIMS;
+    for (; d > 0; d--) {
+        if (a->shape[d - 1] <= 1)
+            continue;
+        if (a->strides[d - 1] < 0 || (uint64_t)a->strides[d - 1] != dense)
+            break;
+        dense *= a->shape[d - 1];
+    }
+    if (d == 0)
+        return ahi - alo == dense * esz;
+    /* Strides already falling give the same order sorted: not dense. */
+    bool falling = true;
+    for (unsigned i = 0, last = 0; i < a->ndim && i < HBG_MAX_DIMS && falling; i++)
+        if (a->shape[i] > 1) {
+            falling = !last || a->strides[last - 1] >= a->strides[i];
+            last = i + 1;
+        }
+    if (falling)
+        return false;
+    int64_t st[HBG_MAX_DIMS];
+    uint32_t ex[HBG_MAX_DIMS];
+    unsigned n = 0;
+    for (unsigned i = 0; i < a->ndim && i < HBG_MAX_DIMS; i++) {
+        if (a->shape[i] <= 1)
+            continue;
+        /* insertion by stride: at most five dimensions */
+        unsigned k = n++;
+        for (; k > 0 && st[k - 1] > a->strides[i]; k--)
+            st[k] = st[k - 1], ex[k] = ex[k - 1];
+        st[k] = a->strides[i], ex[k] = a->shape[i];
+    }
+    dense = 1;
+    for (unsigned k = 0; k < n; k++) {
+        if (st[k] < 0 || (uint64_t)st[k] != dense)
+            return false;
+        dense *= ex[k];
+    }
+    return ahi - alo == dense * esz;
 }
 
 bool hbg__views_overlap(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
@@ -336,6 +382,7 @@ typedef struct query {
     hbg__tmap_visit add;
     void *ctx;
     bool boxed;        /* box is computed */
+    uint8_t dense;     /* as an entry's */
     hbg__tmap_box box;
 } query;
 
@@ -346,6 +393,15 @@ static inline void query_init(query *q, const hbg_tensor *t, uint64_t lo, uint64
 {
     q->t = t, q->lo = lo, q->hi = hi, q->add = add, q->ctx = ctx;
     q->boxed = false;
+    q->dense = 0;
+}
+
+/* contiguous(), kept: a view is met by many comparisons. */
+static inline bool dense_of(uint8_t *known, const hbg_tensor *t, uint64_t lo, uint64_t hi)
+{
+    if (!*known)
+        *known = contiguous(t, lo, hi) ? 1 : 2;
+    return *known == 1;
 }
 
 /* The boxes of the query and of entry e, each computed once. */
@@ -377,7 +433,7 @@ static hbg_status visit_overlap(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
     /* Two contiguous views whose ranges meet share an element, and the
      * box test would say so: skip it (whole tensors, the common case, need
      * no box then). */
-    if (same_layout(q->t, e->view) && !(contiguous(q->t, q->lo, q->hi) && contiguous(e->view, e->lo, e->hi)) &&
+    if (same_layout(q->t, e->view) && !(dense_of(&q->dense, q->t, q->lo, q->hi) && dense_of(&e->dense, e->view, e->lo, e->hi)) &&
         !boxes_overlap(q->t, query_box(q), e->view, entry_box(m, e)))
         return HBG_OK;
     return q->add(q->ctx, e->writer);
@@ -389,7 +445,7 @@ static hbg_status retire_covered(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
     query *q = vq;
     if (q->lo > e->lo || q->hi < e->hi)
         return HBG_OK;
-    if (contiguous(q->t, q->lo, q->hi) ||
+    if (dense_of(&q->dense, q->t, q->lo, q->hi) ||
         (same_layout(q->t, e->view) && box_covers(q->t, query_box(q), e->view, entry_box(m, e))))
         e->dead = 1;
     return HBG_OK;
@@ -462,7 +518,7 @@ hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint6
     uint32_t ei = m->nentries++;
     hbg__tmap_entry *e = &m->entries[ei];
     *e = (hbg__tmap_entry){.lo = lo, .hi = hi, .view = t, .writer = writer, .next_all = b->all,
-                          .next_wide = TMAP_NIL, .dead = 0, .boxed = 0};
+                          .next_wide = TMAP_NIL, .dead = 0, .boxed = 0, .dense = 0};
     b->all = ei;
     if (!narrow) {
         e->next_wide = b->wide;
