@@ -2,13 +2,12 @@
  * ones handed over before it, oldest first. */
 #include "tools/bgwrite.h"
 #include "tools/hugemem.h"
+#include "util/fdio.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 /* Four: the caller fills one, the thread writes one, and two absorb the
  * moments when either runs ahead (a page-cache write is not steady). */
@@ -30,21 +29,6 @@ struct bw {
     pthread_t th;
 };
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t k = write(fd, p, n);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno ? errno : EIO;
-        }
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 static void *writer_main(void *arg)
 {
     bw *b = arg;
@@ -58,7 +42,7 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&b->mu);
         if (done)
             break;
-        int e = failed ? 0 : write_all(b->fd, b->mem + (size_t)k * b->size, b->len[k]);
+        int e = failed ? 0 : hbg__write_all(b->fd, b->mem + (size_t)k * b->size, b->len[k]);
         pthread_mutex_lock(&b->mu);
         if (e && !b->err)
             b->err = e;

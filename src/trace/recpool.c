@@ -22,15 +22,14 @@
  * record's slot is published with a release store of the buffer's count, so
  * a reader that synchronised with the recording threads sees whole records.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "trace/recticks.h"
+#include "util/fdio.h"
 #include "trace/trace_internal.h"
 
 typedef struct rec {
@@ -277,24 +276,6 @@ static uint32_t *sort_by_start(hbg_recpool *p, uint32_t n)
     return a;
 }
 
-static hbg_status write_all(int fd, const char *s, size_t len)
-{
-    /* One write when the kernel takes it whole — which on an O_APPEND file
-     * keeps this line from interleaving with another rank's; the loop only
-     * continues a short write (a signal, a full pipe) of a long line. */
-    while (len) {
-        ssize_t k = write(fd, s, len);
-        if (k < 0) {
-            if (errno == EINTR)
-                continue;
-            return HBG_E_IO;
-        }
-        s += k;
-        len -= (size_t)k;
-    }
-    return HBG_OK;
-}
-
 hbg_status hbg_recpool_write_jsonl(hbg_recpool *p, int fd)
 {
     if (!p || fd < 0)
@@ -345,5 +326,7 @@ hbg_status hbg_recpool_write_jsonl(hbg_recpool *p, int fd)
     }
     memcpy(s + len, "]}\n", 3);
     len += 3;
-    return write_all(fd, s, len);
+    /* One write when the kernel takes it whole: on an O_APPEND file this
+     * line does not interleave with another rank's. errno stays set. */
+    return hbg__write_all(fd, s, len) ? HBG_E_IO : HBG_OK;
 }
