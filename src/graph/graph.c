@@ -79,13 +79,7 @@ hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)
         hbg__orch_destroy(o);
         return HBG_E_NOMEM;
     }
-    /* The image hash picks its code path on first use, by asking the CPU
-     * what it supports; under a hypervisor each such question is a trap,
-     * and in a rank's first bind they cost ~0.3 ms of build_definition.
-     * One hash here moves that to creation; it is long enough to take the
-     * vector loop that Definition images take. */
-    unsigned char probe[2048] = {0};
-    (void)hbg__image_hash(probe, sizeof probe);
+    hbg__image_hash_prepare(); /* its first use is costly (util/hash.c) */
     *out = o;
     return HBG_OK;
 }

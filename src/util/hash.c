@@ -25,6 +25,16 @@
 
 uint64_t hbg__image_hash(const void *data, size_t n) { return XXH3_64bits(data, n); }
 
+/* The dispatcher asks the CPU what it supports on its first call; under a
+ * hypervisor each such question is a trap, ~0.3 ms in all, which would
+ * land in a rank's first build_definition. One hash long enough to take
+ * the vector loop that images take settles it. */
+void hbg__image_hash_prepare(void)
+{
+    static const unsigned char probe[2048];
+    (void)hbg__image_hash(probe, sizeof probe);
+}
+
 static inline uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
 static inline uint64_t round64(uint64_t acc, uint64_t v)
