@@ -17,8 +17,8 @@ static uint32_t pow2_at_least(uint32_t n)
  * inside the committed prefix of its reservation (util/reserve.h). */
 #define TMAP_FIRST_SLOTS 1024u
 
-/* The table sizes of a map for `buffers` buffers and `entries` writes. */
-/* The buffer table's reservation holds, past its largest size, room for
+/* The arrays of a map, reserved and released together. The buffer
+ * table's reservation holds, past its largest size, room for
  * the half of it that can be live when it doubles (the spare): one
  * reservation, whose committed prefix is the table's first slots, and
  * whose spare pages are touched only by a doubling. */
@@ -433,7 +433,8 @@ static hbg_status visit_overlap(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
     /* Two contiguous views whose ranges meet share an element, and the
      * box test would say so: skip it (whole tensors, the common case, need
      * no box then). */
-    if (same_layout(q->t, e->view) && !(dense_of(&q->dense, q->t, q->lo, q->hi) && dense_of(&e->dense, e->view, e->lo, e->hi)) &&
+    if (same_layout(q->t, e->view) &&
+        !(dense_of(&q->dense, q->t, q->lo, q->hi) && dense_of(&e->dense, e->view, e->lo, e->hi)) &&
         !boxes_overlap(q->t, query_box(q), e->view, entry_box(m, e)))
         return HBG_OK;
     return q->add(q->ctx, e->writer);
