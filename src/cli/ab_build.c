@@ -1,5 +1,6 @@
 /* hbg ab: child processes, revision worktrees, builds. See ab_build.h. */
 #include "cli/ab_build.h"
+#include "util/fdio.h"
 #include "util/vec.h"
 
 #include <errno.h>
@@ -252,17 +253,11 @@ static int write_file(const char *path, const void *data, size_t n)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return -1;
-    const char *p = data;
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            close(fd);
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
+    if (hbg__write_all(fd, data, n)) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
     }
     return close(fd);
 }
