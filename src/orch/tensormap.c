@@ -313,12 +313,23 @@ bool hbg__view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
     return box_covers(a, &xa, b, &xb);
 }
 
-/* Calls fn for every live entry that may overlap [lo, hi) (some more than
- * once), unlinking dead entries met on the way. */
+/* Calls fn for every live entry whose byte range meets [lo, hi) (some more
+ * than once), unlinking dead entries met on the way. */
 typedef hbg_status (*entry_fn)(hbg__tmap *m, hbg__tmap_entry *e, void *ctx);
 
+/* Whether entry e's byte range meets [lo, hi). Tested in the walks, not in
+ * the visitors: most entries a bucket holds are its other tiles, and a
+ * call through the pointer for each (the visitors save registers for
+ * their rare box tests) cost more than the test itself. Both visitors
+ * need it: a range that e's lies inside also meets it. */
+static inline bool meets(const hbg__tmap_entry *e, uint64_t lo, uint64_t hi)
+{
+    return e->lo < hi && lo < e->hi;
+}
+
 /* Walks the bucket lists heads[k0..k1]. */
-static hbg_status walk_heads(hbg__tmap *m, uint32_t *heads, uint64_t k0, uint64_t k1, entry_fn fn, void *ctx)
+static hbg_status walk_heads(hbg__tmap *m, uint32_t *heads, uint64_t k0, uint64_t k1, uint64_t lo, uint64_t hi,
+                             entry_fn fn, void *ctx)
 {
     hbg_status st;
     for (uint64_t k = k0; k <= k1; k++) {
@@ -329,7 +340,7 @@ static hbg_status walk_heads(hbg__tmap *m, uint32_t *heads, uint64_t k0, uint64_
                 *l = ln->next;
                 continue;
             }
-            if ((st = fn(m, e, ctx)))
+            if (meets(e, lo, hi) && (st = fn(m, e, ctx)))
                 return st;
             l = &ln->next;
         }
@@ -348,7 +359,7 @@ static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi,
                 *l = e->next_all;
                 continue;
             }
-            if ((st = fn(m, e, ctx)))
+            if (meets(e, lo, hi) && (st = fn(m, e, ctx)))
                 return st;
             l = &e->next_all;
         }
@@ -360,7 +371,7 @@ static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi,
             *l = e->next_wide;
             continue;
         }
-        if ((st = fn(m, e, ctx)))
+        if (meets(e, lo, hi) && (st = fn(m, e, ctx)))
             return st;
         l = &e->next_wide;
     }
@@ -370,10 +381,10 @@ static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi,
     if (b1 >= HBG_TMAP_NBUCKETS)
         b1 = HBG_TMAP_NBUCKETS - 1;
     /* The coarse heads follow the fine ones; most buffers never use them. */
-    if ((st = walk_heads(m, heads, b0, b1, fn, ctx)) || !b->coarse)
+    if ((st = walk_heads(m, heads, b0, b1, lo, hi, fn, ctx)) || !b->coarse)
         return st;
     return walk_heads(m, heads, HBG_TMAP_NBUCKETS + (b0 >> HBG_TMAP_COARSE_LOG2),
-                      HBG_TMAP_NBUCKETS + (b1 >> HBG_TMAP_COARSE_LOG2), fn, ctx);
+                      HBG_TMAP_NBUCKETS + (b1 >> HBG_TMAP_COARSE_LOG2), lo, hi, fn, ctx);
 }
 
 typedef struct query {
@@ -427,9 +438,7 @@ static inline const hbg__tmap_box *entry_box(hbg__tmap *m, hbg__tmap_entry *e)
 /* hbg__views_overlap, with the boxes kept. */
 static hbg_status visit_overlap(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
 {
-    query *q = vq;
-    if (q->lo >= e->hi || e->lo >= q->hi)
-        return HBG_OK;
+    query *q = vq; /* the walk has checked that the ranges meet */
     /* Two contiguous views whose ranges meet share an element, and the
      * box test would say so: skip it (whole tensors, the common case, need
      * no box then). */
