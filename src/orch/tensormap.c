@@ -313,23 +313,25 @@ bool hbg__view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
     return box_covers(a, &xa, b, &xb);
 }
 
-/* Calls fn for every live entry whose byte range meets [lo, hi) (some more
- * than once), unlinking dead entries met on the way. */
+/* Calls fn for every live entry whose byte range meets [lo, hi), or with
+ * `inside` lies inside it (some entries more than once), unlinking dead
+ * entries met on the way. */
 typedef hbg_status (*entry_fn)(hbg__tmap *m, hbg__tmap_entry *e, void *ctx);
 
-/* Whether entry e's byte range meets [lo, hi). Tested in the walks, not in
- * the visitors: most entries a bucket holds are its other tiles, and a
- * call through the pointer for each (the visitors save registers for
- * their rare box tests) cost more than the test itself. Both visitors
- * need it: a range that e's lies inside also meets it. */
-static inline bool meets(const hbg__tmap_entry *e, uint64_t lo, uint64_t hi)
+/* Whether the walk hands entry e to its visitor. The byte ranges are
+ * tested here, not in the visitors: most entries a bucket holds are the
+ * query's sibling tiles, which fail this test, and a call through the
+ * pointer for each (the visitors save registers for their rare box tests)
+ * cost more than the test itself. A retiring walk wants only the entries
+ * its range contains; the others cannot be covered. */
+static inline bool candidate(const hbg__tmap_entry *e, uint64_t lo, uint64_t hi, bool inside)
 {
-    return e->lo < hi && lo < e->hi;
+    return inside ? lo <= e->lo && e->hi <= hi : e->lo < hi && lo < e->hi;
 }
 
 /* Walks the bucket lists heads[k0..k1]. */
 static hbg_status walk_heads(hbg__tmap *m, uint32_t *heads, uint64_t k0, uint64_t k1, uint64_t lo, uint64_t hi,
-                             entry_fn fn, void *ctx)
+                             bool inside, entry_fn fn, void *ctx)
 {
     hbg_status st;
     for (uint64_t k = k0; k <= k1; k++) {
@@ -340,7 +342,7 @@ static hbg_status walk_heads(hbg__tmap *m, uint32_t *heads, uint64_t k0, uint64_
                 *l = ln->next;
                 continue;
             }
-            if (meets(e, lo, hi) && (st = fn(m, e, ctx)))
+            if (candidate(e, lo, hi, inside) && (st = fn(m, e, ctx)))
                 return st;
             l = &ln->next;
         }
@@ -348,7 +350,8 @@ static hbg_status walk_heads(hbg__tmap *m, uint32_t *heads, uint64_t k0, uint64_
     return HBG_OK;
 }
 
-static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi, entry_fn fn, void *ctx)
+static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi, bool inside, entry_fn fn,
+                       void *ctx)
 {
     uint64_t b0 = lo >> b->shift, b1 = (hi - 1) >> b->shift;
     hbg_status st;
@@ -359,7 +362,7 @@ static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi,
                 *l = e->next_all;
                 continue;
             }
-            if (meets(e, lo, hi) && (st = fn(m, e, ctx)))
+            if (candidate(e, lo, hi, inside) && (st = fn(m, e, ctx)))
                 return st;
             l = &e->next_all;
         }
@@ -371,7 +374,7 @@ static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi,
             *l = e->next_wide;
             continue;
         }
-        if (meets(e, lo, hi) && (st = fn(m, e, ctx)))
+        if (candidate(e, lo, hi, inside) && (st = fn(m, e, ctx)))
             return st;
         l = &e->next_wide;
     }
@@ -381,10 +384,10 @@ static hbg_status walk(hbg__tmap *m, hbg__tmap_buf *b, uint64_t lo, uint64_t hi,
     if (b1 >= HBG_TMAP_NBUCKETS)
         b1 = HBG_TMAP_NBUCKETS - 1;
     /* The coarse heads follow the fine ones; most buffers never use them. */
-    if ((st = walk_heads(m, heads, b0, b1, lo, hi, fn, ctx)) || !b->coarse)
+    if ((st = walk_heads(m, heads, b0, b1, lo, hi, inside, fn, ctx)) || !b->coarse)
         return st;
     return walk_heads(m, heads, HBG_TMAP_NBUCKETS + (b0 >> HBG_TMAP_COARSE_LOG2),
-                      HBG_TMAP_NBUCKETS + (b1 >> HBG_TMAP_COARSE_LOG2), lo, hi, fn, ctx);
+                      HBG_TMAP_NBUCKETS + (b1 >> HBG_TMAP_COARSE_LOG2), lo, hi, inside, fn, ctx);
 }
 
 typedef struct query {
@@ -452,9 +455,7 @@ static hbg_status visit_overlap(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
 /* hbg__view_covers, with the boxes kept. */
 static hbg_status retire_covered(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
 {
-    query *q = vq;
-    if (q->lo > e->lo || q->hi < e->hi)
-        return HBG_OK;
+    query *q = vq; /* the walk has checked that e's range lies inside q's */
     if (dense_of(&q->dense, q->t, q->lo, q->hi) ||
         (same_layout(q->t, e->view) && box_covers(q->t, query_box(q), e->view, entry_box(m, e))))
         e->dead = 1;
@@ -471,7 +472,7 @@ hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo
         return HBG_OK;
     query q;
     query_init(&q, t, lo, hi, add, ctx);
-    return walk(m, b, lo, hi, visit_overlap, &q);
+    return walk(m, b, lo, hi, false, visit_overlap, &q);
 }
 
 bool hbg__tmap_fits_slow(const hbg__tmap *m, const uint64_t *addr, uint32_t n)
@@ -523,7 +524,7 @@ hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint6
     if (retire) {
         query q;
         query_init(&q, t, lo, hi, NULL, NULL);
-        walk(m, b, lo, hi, retire_covered, &q);
+        walk(m, b, lo, hi, true, retire_covered, &q);
     }
     uint32_t ei = m->nentries++;
     hbg__tmap_entry *e = &m->entries[ei];
