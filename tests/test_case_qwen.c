@@ -407,6 +407,62 @@ static void device_golden_two_rounds(void **unused)
     rig_close(&r);
 }
 
+/* Device bytes a qwen pass allocates besides Definitions: the GM heap, the
+ * arena, the caller buffers. */
+static uint64_t device_bytes_but_defs(const rig *r)
+{
+    uint64_t n = r->c->heap_bytes + (1u << 20); /* the arena's first size */
+    for (uint32_t i = 0; i < r->prog.nargs; i++)
+        n += r->prog.args[i].layout.nbytes;
+    return n;
+}
+
+/* One pass on a sim device of `limit` bytes with a Definition pool of
+ * `pool` bytes; returns its status and checks the golden when it ran. */
+static hbg_status pass_with_pool(rig *r, uint64_t limit, uint64_t pool, hbg_pass_report *rep)
+{
+    hbg_device *dev;
+    hbg_sim_config sc = {.mem_limit = limit};
+    assert_int_equal(hbg_sim_open(&sc, &dev), HBG_OK);
+    hbg_runtime_config rc = {.device = dev, .kernels = r->kt, .heap_bytes = r->c->heap_bytes, .records_fd = -1,
+                             .nranks = 1, .def_pool_bytes = pool};
+    hbg_runtime *rt;
+    assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
+    hbg_status st = hbg_runtime_run(rt, &r->prog, false, rep);
+    if (!st) {
+        char msg[512];
+        if (golden(r, msg, sizeof msg))
+            fail_msg("%s", msg);
+    }
+    hbg_runtime_destroy(rt);
+    hbg_device_close(dev);
+    return st;
+}
+
+/* The layer Definition goes into the device pool committed in
+ * static_arena: a device with room for the pool and nothing more still
+ * runs the pass. When the pool is too small, the Definition gets its own
+ * allocation in graph_upload, which that device refuses, and a device
+ * with room for it runs the pass again. */
+static void definitions_live_in_the_device_pool(void **unused)
+{
+    (void)unused;
+    rig r;
+    rig_open(&r, SMALL_U);
+    uint64_t base = device_bytes_but_defs(&r);
+    hbg_pass_report rep;
+    assert_int_equal(pass_with_pool(&r, base + HBG_DEFAULT_DEF_POOL_BYTES, 0, &rep), HBG_OK);
+    assert_int_equal(rep.defs_uploaded, 1);
+    assert_int_equal(pass_with_pool(&r, base + 4096, 4096, &rep), HBG_E_DEVICE_ALLOC);
+    assert_int_equal(rep.failed_segment, HBG_PH_GRAPH_UPLOAD);
+    assert_int_equal(pass_with_pool(&r, base + 4096 + (1u << 20), 4096, &rep), HBG_OK);
+    assert_int_equal(rep.defs_uploaded, 1);
+    /* One byte short of the pool: static_arena is refused. */
+    assert_int_equal(pass_with_pool(&r, base + HBG_DEFAULT_DEF_POOL_BYTES - 1, 0, &rep), HBG_E_DEVICE_ALLOC);
+    assert_int_equal(rep.failed_segment, HBG_PH_STATIC_ARENA);
+    rig_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +474,7 @@ int main(void)
         cmocka_unit_test(stale_kv_binding_caught),
         cmocka_unit_test(bad_tile_unit_refused),
         cmocka_unit_test(device_golden_two_rounds),
+        cmocka_unit_test(definitions_live_in_the_device_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

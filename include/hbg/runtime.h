@@ -70,7 +70,16 @@ typedef struct hbg_runtime_config {
      * buffers (threads that record; 0: HBG_DEFAULT_RECORD_THREADS) of
      * records_per_thread records (0: HBG_DEFAULT_RECORDS_PER_THREAD). */
     uint32_t record_threads, records_per_thread;
+    /* The device pool Definitions are uploaded into, committed with the GM
+     * heap and the arena in the first pass's static_arena (0:
+     * HBG_DEFAULT_DEF_POOL_BYTES). A Definition that does not fit in what
+     * is left gets a device allocation of its own in graph_upload. */
+    uint64_t def_pool_bytes;
 } hbg_runtime_config;
+
+/* Room for the reference cases' Definitions (qwen's is 131 KB, dsv4's
+ * 385 KB) with some to spare. */
+#define HBG_DEFAULT_DEF_POOL_BYTES ((uint64_t)1 << 20)
 
 /* The default record pool: 4 x 65536 records. A record takes 200 bytes
  * (32 stored, 8 for sorting, 160 of jsonl line room), so the default pool

@@ -10,6 +10,8 @@
 #define HBG_MAX_PROGRAM_ARGS 256
 #define HBG_DEVTABLE_CAP 256
 #define HBG_ARENA_INITIAL (1ull << 20)
+/* Definitions carved from the device pool start on a cache line. */
+#define HBG_DEFPOOL_ALIGN 64u
 
 /* A caller tensor's device buffer, kept across passes. */
 typedef struct hbg__argbuf {
@@ -22,6 +24,7 @@ typedef struct hbg__argbuf {
 /* A Definition image on the device, keyed by its content hash. */
 typedef struct hbg__devdef {
     uint64_t hash, bytes, dev;
+    bool pooled;           /* carved from the Definition pool: not freed alone */
 } hbg__devdef;
 
 /* A host view opened in `args`: where an output is read back to. */
@@ -40,6 +43,7 @@ struct hbg_runtime {
     uint64_t heap_dev, heap_bytes;
     uint64_t arena_dev, arena_cap;
     unsigned char *staging;      /* host side of the arena, arena_cap bytes */
+    uint64_t defpool_dev, defpool_bytes, defpool_used; /* Definitions, filled from the front */
 
     hbg__argbuf argbufs[HBG_MAX_PROGRAM_ARGS];
     hbg_tensor devargs[HBG_MAX_PROGRAM_ARGS];

@@ -33,6 +33,7 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
         rt->cfg.nranks = 1;
     rt->dev = cfg->device;
     rt->heap_bytes = cfg->heap_bytes ? cfg->heap_bytes : HBG_DEFAULT_HEAP_BYTES;
+    rt->defpool_bytes = cfg->def_pool_bytes ? cfg->def_pool_bytes : HBG_DEFAULT_DEF_POOL_BYTES;
     hbg__orch_config oc = {
         .task_window = cfg->task_window,
         .heap_bytes = rt->heap_bytes,
@@ -58,7 +59,10 @@ void hbg_runtime_destroy(hbg_runtime *rt)
         if (rt->argbufs[i].dev)
             hbg_device_free(rt->dev, rt->argbufs[i].dev);
     for (uint32_t i = 0; i < rt->ndevdefs; i++)
-        hbg_device_free(rt->dev, rt->devdefs[i].dev);
+        if (!rt->devdefs[i].pooled)
+            hbg_device_free(rt->dev, rt->devdefs[i].dev);
+    if (rt->defpool_dev)
+        hbg_device_free(rt->dev, rt->defpool_dev);
     if (rt->heap_dev)
         hbg_device_free(rt->dev, rt->heap_dev);
     if (rt->arena_dev)

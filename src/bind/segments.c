@@ -135,7 +135,10 @@ static void seg_arena_build(hbg_runtime *rt, seg_clock *c)
     seg_end(c, 0);
 }
 
-/* static_arena: pooled regions, committed once and kept. */
+/* static_arena: pooled regions, committed once and kept: the GM heap, the
+ * arena, and the pool Definitions are uploaded into. Without the pool each
+ * new Definition's device allocation, and the first writes to its pages,
+ * fell in graph_upload of the pass that recorded it. */
 static hbg_status seg_static_arena(hbg_runtime *rt, seg_clock *c)
 {
     hbg_status st = HBG_OK;
@@ -144,9 +147,14 @@ static hbg_status seg_static_arena(hbg_runtime *rt, seg_clock *c)
         if (!st)
             st = grow_arena(rt, HBG_ARENA_INITIAL);
         if (!st)
+            st = hbg_device_alloc(rt->dev, rt->defpool_bytes, &rt->defpool_dev);
+        if (!st) {
             rt->committed = true;
-        else if (rt->heap_dev)
-            hbg_device_free(rt->dev, rt->heap_dev), rt->heap_dev = 0;
+        } else {
+            if (rt->heap_dev)
+                hbg_device_free(rt->dev, rt->heap_dev), rt->heap_dev = 0;
+            rt->defpool_dev = 0;
+        }
     }
     seg_attr(c, "heap", rt->heap_bytes);
     seg_attr(c, "arena", rt->arena_cap);
@@ -214,14 +222,22 @@ static hbg_status devdef_for(hbg_runtime *rt, uint32_t i, const hbg__devdef **ou
     nd->hash = d->hash;
     nd->bytes = d->bytes;
     nd->dev = 0;
-    hbg_status st = hbg_device_alloc(rt->dev, d->bytes, &nd->dev);
+    uint64_t at = (rt->defpool_used + HBG_DEFPOOL_ALIGN - 1) & ~(uint64_t)(HBG_DEFPOOL_ALIGN - 1);
+    nd->pooled = d->bytes <= rt->defpool_bytes && at <= rt->defpool_bytes - d->bytes;
+    hbg_status st = HBG_OK;
+    if (nd->pooled)
+        nd->dev = rt->defpool_dev + at;
+    else
+        st = hbg_device_alloc(rt->dev, d->bytes, &nd->dev);
     if (!st)
         st = hbg_device_h2d(rt->dev, nd->dev, hbg__def_image(rt->orch, i), d->bytes);
     if (st) {
-        if (nd->dev)
+        if (nd->dev && !nd->pooled)
             hbg_device_free(rt->dev, nd->dev);
         return st;
     }
+    if (nd->pooled)
+        rt->defpool_used = at + d->bytes;
     rt->ndevdefs++;
     *out = nd;
     *fresh = true;

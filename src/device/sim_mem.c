@@ -5,6 +5,7 @@
 
 #include "device/exec.h"
 #include "device/sim_mem.h"
+#include "util/reserve.h"
 #include "util/vec.h"
 
 #define SIM_POPULATE_MAX ((uint64_t)2 << 20)
@@ -62,20 +63,18 @@ hbg_status sim_mem_alloc(sim_mem *m, uint64_t bytes, uint64_t *addr)
     /* Device memory is resident once allocated; host pages are not, and
      * each first touch would be a fault (several microseconds apiece in a
      * virtual machine) inside whichever bind segment writes it first. Up
-     * to SIM_POPULATE_MAX the pages are made resident by the mmap itself,
-     * in one call; larger regions (GM heaps, big arguments) stay lazy, so
-     * a large device costs what it uses. */
-    int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-#ifdef MAP_POPULATE
-    if (bytes <= SIM_POPULATE_MAX)
-        flags |= MAP_POPULATE;
-#endif
-    void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, flags, -1, 0);
+     * to SIM_POPULATE_MAX the pages are committed here (hbg__commit: mapped
+     * and written once, as mapping alone leaves the first write costly in
+     * a VM); larger regions (GM heaps, big arguments) stay lazy, so a
+     * large device costs what it uses. */
+    void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         hbg__exec_set_error("sim: the host refused to map %llu bytes of device memory", (unsigned long long)bytes);
         st = HBG_E_DEVICE_ALLOC;
         goto out;
     }
+    if (bytes <= SIM_POPULATE_MAX)
+        hbg__commit(p, (size_t)bytes);
     uint64_t a = (uint64_t)(uintptr_t)p;
     size_t i = upper(m, a);
     memmove(&m->r[i + 1], &m->r[i], (m->n - i) * sizeof *m->r);
