@@ -121,20 +121,12 @@ hbg_status hbg__orch_fail(hbg_orch *o, hbg_status st)
     return st;
 }
 
-/* Readings stay in the clock's units until the pass closes (opclock.h). */
-void hbg__op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail)
+void hbg__op_record(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t t1, uint64_t detail)
 {
-    uint64_t t1 = hbg__opclock_now(&o->clock);
-    hbg__opstat *s = &o->ops[op - HBG_SEGMENT_COUNT];
-    s->total_ns += t1 - t0;
-    s->count++;
-    s->detail_sum += detail;
-    if (o->recpool) {
-        if (o->clock.tsc)
-            hbg__rec_ticks(o->recpool, op, t0, t1, detail);
-        else
-            hbg_rec(o->recpool, op, t0, t1, detail);
-    }
+    if (o->clock.tsc)
+        hbg__rec_ticks(o->recpool, op, t0, t1, detail);
+    else
+        hbg_rec(o->recpool, op, t0, t1, detail);
 }
 
 hbg_status hbg__orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr)

@@ -280,7 +280,22 @@ static inline uint64_t hbg__op_begin(hbg_orch *o)
 {
     return o->timing ? hbg__opclock_now(&o->clock) : 0;
 }
-void hbg__op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail);
+/* The record of one timed operation (when records are armed). */
+void hbg__op_record(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t t1, uint64_t detail);
+/* Ends an operation hbg__op_begin started. Inline, with the clock read
+ * and the totals in the caller: the timing is what the breakdown switch
+ * costs, and a call per operation was a measurable share of it. Readings
+ * stay in the clock's units until the pass closes (opclock.h). */
+static inline void hbg__op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail)
+{
+    uint64_t t1 = hbg__opclock_now(&o->clock);
+    hbg__opstat *s = &o->ops[op - HBG_SEGMENT_COUNT];
+    s->total_ns += t1 - t0;
+    s->count++;
+    s->detail_sum += detail;
+    if (o->recpool)
+        hbg__op_record(o, op, t0, t1, detail);
+}
 
 
 #endif
