@@ -145,14 +145,14 @@ typedef struct bscan {
 /* The per-slot tail of both scans. The tensor map does not change between
  * here and the inference of the reads, so a buffer the filter rules out now
  * has no writer to find then. */
-static inline void note_slot(hbg_orch *o, bscan *sc, uint32_t k, const hbg_arg *a)
+static inline void note_slot(const hbg__tmap *map, hbg_img_btensor *bt, bscan *sc, uint32_t k, const hbg_arg *a)
 {
     const hbg_tensor *t = a->t;
-    if (hbg__tmap_may_hold(&o->map, t->addr))
+    if (hbg__tmap_may_hold(map, t->addr))
         sc->reads[sc->nreads++] = (uint16_t)k;
     if (a->dir != HBG_IN)
         sc->writes[sc->nwrites++] = (uint16_t)k;
-    o->img.btensors[o->img.nbtensor + k] = (hbg_img_btensor){t->addr, t->nbytes, t->offset};
+    bt[k] = (hbg_img_btensor){t->addr, t->nbytes, t->offset};
 }
 
 static bool layout_matches(const hbg__bslot *p, const hbg_tensor *t)
@@ -201,7 +201,11 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg__
         return HBG_E_BOUNDARY_MISMATCH;
     }
     hbg__recorder *r = &o->graph->rec;
-    const hbg_img_btensor *img = o->img.btensors + o->img.nbtensor;
+    /* The slots' image records, written here and read back for the alias
+     * test; held in locals, as the stores below would make the compiler
+     * reload them from o for every slot. */
+    hbg_img_btensor *img = o->img.btensors + o->img.nbtensor;
+    const hbg__tmap *map = &o->map;
     hbg__btab_begin(r);
     sc->nreads = sc->nwrites = 0;
     for (uint32_t k = 0; k < b->ntensors; k++) {
@@ -242,7 +246,7 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg__
             x->slot = (uint16_t)k;
         }
         sc->rng[k] = (hbg__range){lo, hi};
-        note_slot(o, sc, k, a);
+        note_slot(map, img, sc, k, a);
     }
     return HBG_OK;
 }
@@ -602,7 +606,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         /* The rest of the scan sees the boundary as the body left it. */
         sc.nreads = sc.nwrites = 0;
         for (uint32_t k = 0; k < b->ntensors; k++)
-            note_slot(o, &sc, k, &b->args[k]);
+            note_slot(&o->map, o->img.btensors + o->img.nbtensor, &sc, k, &b->args[k]);
     }
     st = replay(o, e, b, &sc, id);
 out:
