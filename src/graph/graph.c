@@ -339,6 +339,7 @@ static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key,
              * power of two: a shift, not a division. */
             p->esize = (uint8_t)hbg_dtype_size((hbg_dtype)l.dtype);
             p->extent = (hi >> __builtin_ctz(p->esize)) - 1;
+            p->dense = hbg__tmap_dense(&l, lo, hi);
         }
     }
     memcpy(img, &h, sizeof h);
@@ -483,7 +484,7 @@ static hbg_status replay(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, 
     bool infer = o->manual_depth == 0;
     for (uint32_t i = 0; i < sc->nreads && !st && infer; i++) {
         uint32_t k = sc->reads[i];
-        st = hbg__orch_task_reads(o, tid, b->args[k].t, sc->rng[k].lo, sc->rng[k].hi);
+        st = hbg__orch_task_reads(o, tid, b->args[k].t, sc->rng[k].lo, sc->rng[k].hi, e->sig.slot[k].dense);
     }
     /* Only written slots need a stable copy: the tensor map points at it.
      * The copies are sized at HBG_MAX_TASK_TENSORS a task, and a replay may
@@ -498,7 +499,7 @@ static hbg_status replay(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, 
         uint32_t k = sc->writes[i];
         o->img.tensors[o->img.ntensor] = *b->args[k].t;
         st = hbg__orch_task_writes(o, tid, &o->img.tensors[o->img.ntensor++], sc->rng[k].lo, sc->rng[k].hi,
-                                  b->args[k].dir);
+                                  e->sig.slot[k].dense, b->args[k].dir);
     }
     if (st) {
         o->img.ntasks = n0, o->img.nfanin = f0, o->img.ntensor = t0, o->heap_used = h0;

@@ -30,6 +30,7 @@ typedef struct hbg__bslot {
     uint32_t shape[HBG_MAX_DIMS];
     uint8_t ndim, dtype, dir;
     uint8_t esize;            /* 0: the layout has no valid byte range */
+    uint8_t dense;            /* hbg__tmap_dense of the layout (0 without a range) */
     uint16_t alias;           /* first slot on the same buffer, or self */
 } hbg__bslot;
 

@@ -155,7 +155,7 @@ static hbg_status infer_read(hbg__recorder *r, hbg_def_node *n, uint32_t self, c
                              uint64_t lo, uint64_t hi)
 {
     visit_ctx c = {r, n, self};
-    return hbg__tmap_readers_deps(&r->map, t, lo, hi, visit, &c);
+    return hbg__tmap_readers_deps(&r->map, t, lo, hi, HBG_TMAP_DENSE_UNKNOWN, visit, &c);
 }
 
 static hbg_status record_write(hbg__recorder *r, uint32_t self, const hbg_tensor *t, uint64_t lo, uint64_t hi,
@@ -163,7 +163,7 @@ static hbg_status record_write(hbg__recorder *r, uint32_t self, const hbg_tensor
 {
     hbg_tensor *v = &r->views[r->nviews++];
     *v = *t;
-    return hbg__tmap_write(&r->map, v, lo, hi, self, dir == HBG_INOUT || dir == HBG_OUT);
+    return hbg__tmap_write(&r->map, v, lo, hi, HBG_TMAP_DENSE_UNKNOWN, self, dir == HBG_INOUT || dir == HBG_OUT);
 }
 
 static hbg_def_node *new_node(hbg__recorder *r, uint8_t kind)

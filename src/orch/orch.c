@@ -180,18 +180,19 @@ static hbg_status visit_writer(void *ctx, uint32_t writer)
     return writer == c->task ? HBG_OK : hbg__orch_add_fanin(c->o, c->task, writer);
 }
 
-hbg_status hbg__orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi)
+hbg_status hbg__orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                               uint8_t dense)
 {
     fanin_ctx c = {o, task};
-    return hbg__tmap_readers_deps(&o->map, t, lo, hi, visit_writer, &c);
+    return hbg__tmap_readers_deps(&o->map, t, lo, hi, dense, visit_writer, &c);
 }
 
 hbg_status hbg__orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
-                                uint8_t dir)
+                                uint8_t dense, uint8_t dir)
 {
     /* An in-place write that covers an earlier write makes it unreachable:
      * later readers need only the newer writer, which already follows it. */
-    return hbg__tmap_write(&o->map, t, lo, hi, task, dir == HBG_INOUT || dir == HBG_OUT);
+    return hbg__tmap_write(&o->map, t, lo, hi, dense, task, dir == HBG_INOUT || dir == HBG_OUT);
 }
 
 /* One tensor argument: present, a known direction, a buffer exactly when
@@ -345,14 +346,14 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
                 a->t->nbytes = rng[i].hi;
                 a->t->creator = tid + 1;
             } else if (infer && a->dir != HBG_NO_DEP) {
-                st = hbg__orch_task_reads(o, tid, a->t, rng[i].lo, rng[i].hi);
+                st = hbg__orch_task_reads(o, tid, a->t, rng[i].lo, rng[i].hi, HBG_TMAP_DENSE_UNKNOWN);
             }
             o->img.tensors[o->img.ntensor++] = *a->t;
         }
         if (t->pred && !st) {
             if (infer)
                 st = hbg__orch_task_reads(o, tid, t->pred->t, rng[HBG_MAX_TASK_TENSORS].lo,
-                                         rng[HBG_MAX_TASK_TENSORS].hi);
+                                         rng[HBG_MAX_TASK_TENSORS].hi, HBG_TMAP_DENSE_UNKNOWN);
             d->has_pred = 1;
             d->pred = o->img.npred;
             o->img.preds[o->img.npred++] = (hbg_img_pred){.addr = t->pred->t->addr + t->pred->byte_offset,
@@ -373,7 +374,8 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             const hbg_arg *a = &t->args[i];
             if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
-                st = hbg__orch_task_writes(o, tid, &o->img.tensors[d->tensor_off + i], rng[i].lo, rng[i].hi, a->dir);
+                st = hbg__orch_task_writes(o, tid, &o->img.tensors[d->tensor_off + i], rng[i].lo, rng[i].hi,
+                                           HBG_TMAP_DENSE_UNKNOWN, a->dir);
         }
     }
     if (st) {

@@ -248,10 +248,12 @@ static inline void hbg__err_restore(hbg_orch *o, hbg__err_state s)
     }
 }
 hbg_status hbg__orch_heap_alloc(hbg_orch *o, uint64_t bytes, uint64_t *addr);
-/* Adds the fanins of an input region and returns through the de-dup. */
-hbg_status hbg__orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi);
+/* Adds the fanins of an input region and returns through the de-dup.
+ * `dense`: what the caller knows of the view's contiguity (tensormap.h). */
+hbg_status hbg__orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                               uint8_t dense);
 hbg_status hbg__orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
-                                uint8_t dir);
+                                uint8_t dense, uint8_t dir);
 hbg_status hbg__orch_add_fanin(hbg_orch *o, uint32_t task, uint32_t pred);
 /* A view's byte range, computed once per argument and reused. */
 typedef struct hbg__range {

@@ -402,12 +402,17 @@ typedef struct query {
 
 /* Field by field: the box is filled only when first needed, and an
  * initializer would clear its 48 bytes for every query. */
-static inline void query_init(query *q, const hbg_tensor *t, uint64_t lo, uint64_t hi, hbg__tmap_visit add,
-                              void *ctx)
+static inline void query_init(query *q, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
+                              hbg__tmap_visit add, void *ctx)
 {
     q->t = t, q->lo = lo, q->hi = hi, q->add = add, q->ctx = ctx;
     q->boxed = false;
-    q->dense = 0;
+    q->dense = dense;
+}
+
+uint8_t hbg__tmap_dense(const hbg_tensor *t, uint64_t lo, uint64_t hi)
+{
+    return contiguous(t, lo, hi) ? HBG_TMAP_DENSE_YES : HBG_TMAP_DENSE_NO;
 }
 
 /* contiguous(), kept: a view is met by many comparisons. */
@@ -462,7 +467,7 @@ static hbg_status retire_covered(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
     return HBG_OK;
 }
 
-hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
                                  hbg__tmap_visit add, void *ctx)
 {
     if (!hbg__tmap_may_hold(m, t->addr))
@@ -471,7 +476,7 @@ hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo
     if (!b || hi <= lo)
         return HBG_OK;
     query q;
-    query_init(&q, t, lo, hi, add, ctx);
+    query_init(&q, t, lo, hi, dense, add, ctx);
     return walk(m, b, lo, hi, false, visit_overlap, &q);
 }
 
@@ -489,7 +494,7 @@ bool hbg__tmap_fits_slow(const hbg__tmap *m, const uint64_t *addr, uint32_t n)
     return ((uint64_t)m->nbufs + fresh) * 2 <= (uint64_t)m->buf_max_mask + 1;
 }
 
-hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
                           uint32_t writer, bool retire)
 {
     if (hi <= lo)
@@ -523,13 +528,14 @@ hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint6
     }
     if (retire) {
         query q;
-        query_init(&q, t, lo, hi, NULL, NULL);
+        query_init(&q, t, lo, hi, dense, NULL, NULL);
         walk(m, b, lo, hi, true, retire_covered, &q);
+        dense = q.dense; /* perhaps learnt on the way */
     }
     uint32_t ei = m->nentries++;
     hbg__tmap_entry *e = &m->entries[ei];
     *e = (hbg__tmap_entry){.lo = lo, .hi = hi, .view = t, .writer = writer, .next_all = b->all,
-                          .next_wide = TMAP_NIL, .dead = 0, .boxed = 0, .dense = 0};
+                          .next_wide = TMAP_NIL, .dead = 0, .boxed = 0, .dense = dense};
     b->all = ei;
     if (!narrow) {
         e->next_wide = b->wide;

@@ -148,16 +148,27 @@ bool hbg__views_overlap(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
 bool hbg__view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
                      const hbg_tensor *b, uint64_t blo, uint64_t bhi);
 
+/* Whether a view is contiguous (it covers every byte of its range), as
+ * the callers below may pass it when they know it: HBG_TMAP_DENSE_UNKNOWN
+ * has the map work it out when a comparison needs it. It depends on the
+ * layout alone (shape, strides, dtype; hi - lo follows from them), not on
+ * the offset, so a replay computes it once per boundary slot when the
+ * Definition is recorded instead of at every comparison of every pass. */
+enum { HBG_TMAP_DENSE_UNKNOWN = 0, HBG_TMAP_DENSE_YES = 1, HBG_TMAP_DENSE_NO = 2 };
+uint8_t hbg__tmap_dense(const hbg_tensor *t, uint64_t lo, uint64_t hi);
+
 /* Calls add(ctx, writer) for every live writer overlapping `t` [lo, hi)
  * (a writer may be reported more than once; callers de-duplicate).
+ * `dense`: hbg__tmap_dense(t, lo, hi), or HBG_TMAP_DENSE_UNKNOWN.
  * Returns the first non-OK status add() returned. */
 typedef hbg_status (*hbg__tmap_visit)(void *ctx, uint32_t writer);
-hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
                                  hbg__tmap_visit add, void *ctx);
 
 /* Registers `writer` as the latest writer of t's region. With `retire`,
- * live writers whose regions t fully covers are dropped first. */
-hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+ * live writers whose regions t fully covers are dropped first. `dense` as
+ * for hbg__tmap_readers_deps. */
+hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
                           uint32_t writer, bool retire);
 
 #endif
