@@ -18,6 +18,7 @@
  *   CASE: qwen or dsv4 (dsv4 binds rank 0 of its two ranks). passes:
  *   per arm, 200 unless given.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,17 +56,21 @@ static void pass(arm *a, const hbg_program *p, int warm)
 int main(int argc, char **argv)
 {
     const char *name = argc > 1 ? argv[1] : NULL;
-    int passes = 200;
-    bool keep = false;
+    long passes = 200;
+    bool keep = false, bad = false;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--keep-definitions"))
+        char *end;
+        if (!strcmp(argv[i], "--keep-definitions")) {
             keep = true;
-        else if ((passes = atoi(argv[i])) < 2)
-            passes = -1;
+            continue;
+        }
+        errno = 0;
+        passes = strtol(argv[i], &end, 10);
+        bad = bad || errno || end == argv[i] || *end || passes < 2 || passes > 1000000;
     }
     const hbg_case *c = name ? hbg_case_find(name) : NULL;
-    if (!c || passes < 0) {
-        fprintf(stderr, "usage: bench_breakdown CASE [passes >= 2] [--keep-definitions]\n");
+    if (!c || bad) {
+        fprintf(stderr, "usage: bench_breakdown CASE [passes, 2 .. 1000000] [--keep-definitions]\n");
         return 2;
     }
     hbg_case_env env;
@@ -96,9 +101,9 @@ int main(int argc, char **argv)
             die("runtime", st);
         pass(&arms[k], &prog, 0);
     }
-    for (int i = 0; i < passes; i++) {
+    for (long i = 0; i < passes; i++) {
         /* on, off, off, on: neither arm always follows the other */
-        int first = (i & 1) ^ ((i >> 1) & 1);
+        int first = (int)((i & 1) ^ ((i >> 1) & 1));
         pass(&arms[first], &prog, 1);
         pass(&arms[!first], &prog, 1);
     }

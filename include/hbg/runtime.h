@@ -72,8 +72,11 @@ typedef struct hbg_runtime_config {
     uint32_t record_threads, records_per_thread;
     /* The device pool Definitions are uploaded into, committed with the GM
      * heap and the arena in the first pass's static_arena (0:
-     * HBG_DEFAULT_DEF_POOL_BYTES). A Definition that does not fit in what
-     * is left gets a device allocation of its own in graph_upload. */
+     * HBG_DEFAULT_DEF_POOL_BYTES); it counts toward the device's memory
+     * like them. A Definition that does not fit in what is left gets a
+     * device allocation of its own in graph_upload: a device short of
+     * memory can pass a small pool (even 1 byte) to have every Definition
+     * allocated that way, as before the pool. */
     uint64_t def_pool_bytes;
 } hbg_runtime_config;
 

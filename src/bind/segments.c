@@ -151,8 +151,14 @@ static hbg_status seg_static_arena(hbg_runtime *rt, seg_clock *c)
         if (!st) {
             rt->committed = true;
         } else {
+            /* All or nothing, so the next pass starts over from the same
+             * device memory: an arena kept from here would be doubled by
+             * grow_arena, which allocates the new one before freeing. */
             if (rt->heap_dev)
                 hbg_device_free(rt->dev, rt->heap_dev), rt->heap_dev = 0;
+            if (rt->arena_dev)
+                hbg_device_free(rt->dev, rt->arena_dev), rt->arena_dev = 0;
+            rt->arena_cap = 0;
             rt->defpool_dev = 0;
         }
     }

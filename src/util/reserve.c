@@ -23,6 +23,13 @@ void *hbg__reserve_hot(size_t bytes, size_t hot)
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
+#ifdef MADV_NOHUGEPAGE
+    /* Where transparent huge pages are on for every mapping, a reservation
+     * of 2 MiB or more comes back aligned for them, and its first touch
+     * (the commit below) would fault in 2 MiB at a time: more than the
+     * prefix, and slow (reserve.h). */
+    (void)madvise(p, bytes, MADV_NOHUGEPAGE);
+#endif
     hbg__commit(p, bytes < hot ? bytes : hot);
     return p;
 }
