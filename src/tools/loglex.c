@@ -630,7 +630,7 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
     return p <= q ? q + 1 : p; /* always move on, whatever the record looked like */
 }
 
-static void new_line(scan *sc, const char *q)
+static inline void new_line(scan *sc, const char *q)
 {
     sc->rec = NULL;
     sc->line++;

@@ -104,7 +104,7 @@ static ps_pass *new_pass(ps_log *L, size_t line)
     return p;
 }
 
-static int seg_id(ps_log *L, lx_slice name, size_t line)
+static inline int seg_id(ps_log *L, lx_slice name, size_t line)
 {
     /* the names of one log are few and usually hit in the first compares */
     for (int i = 0; i < L->nseg; i++)
@@ -402,7 +402,7 @@ static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, b
 
 /* The pass a bind line of segment id belongs to, made when it is the
  * first line of its pass; NULL when out of memory. */
-static ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
+static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
 {
     ps_pass *p;
     if (r->has_pid) {
