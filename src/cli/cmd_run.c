@@ -26,6 +26,7 @@
 #include "cli/run_report.h"
 #include "hbg/runtime.h"
 #include "hbg/xrank.h"
+#include "cli/startline.h"
 
 static int open_log(const run_opts *o, int *fd)
 {
@@ -75,7 +76,13 @@ static int make_out_dir(const run_opts *o, char *dir, size_t cap)
 }
 
 /* One rank: device, case, runtime, rounds, golden. Results go to `out`. */
-static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int out, void *services)
+static uint64_t secs_ns(uint32_t s)
+{
+    return (uint64_t)s * 1000000000ull;
+}
+
+static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int out, void *services,
+                     run_startline *line)
 {
     rank_summary sum;
     memset(&sum, 0, sizeof sum);
@@ -119,6 +126,12 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
         snprintf(sum.msg, sizeof sum.msg, "set-up failed: %s", hbg_strerror(st));
     sum.status = st;
     report_send(out, MSG_SUMMARY, &sum, sizeof sum);
+    /* The ranks' first passes start together (cli/startline.h); a rank
+     * whose set-up failed only says it will not come. */
+    if (st)
+        startline_arrive(line);
+    else
+        (void)startline_wait(line, secs_ns(o->peer_timeout_s));
 
     for (uint32_t r = 0; r < o->rounds && !st; r++) {
         hbg_pass_report rep;
@@ -171,11 +184,6 @@ typedef struct rank_watch {
     char why[128];            /* what armed it, for the kill messages */
 } rank_watch;
 
-static uint64_t secs_ns(uint32_t s)
-{
-    return (uint64_t)s * 1000000000ull;
-}
-
 /* A rank that could not be started (out of descriptors or processes) has
  * no pid to name: it is named as not started, and the bound on the other
  * ranks is armed at once, since a peer of theirs will never come. */
@@ -191,7 +199,8 @@ static void not_started(const run_opts *o, run_collector *col, rank_watch *w, ui
 }
 
 /* Forks the ranks; a rank that cannot be started is named and left out. */
-static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, run_collector *col, rank_watch *w)
+static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, run_startline *line,
+                       run_collector *col, rank_watch *w)
 {
     fflush(NULL);
     for (uint32_t r = 0; r < o->ranks; r++) {
@@ -208,7 +217,7 @@ static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, 
             for (uint32_t j = 0; j < r; j++)
                 if (w->fd[j] >= 0)
                     close(w->fd[j]);
-            run_rank(o, r, logfd, recfd, p[1], services);
+            run_rank(o, r, logfd, recfd, p[1], services, line);
             close(p[1]);
             _exit(0);
         }
@@ -301,11 +310,12 @@ static void read_pipes(const run_opts *o, run_collector *col, rank_watch *w)
  * seconds more (their own cross-rank waits are bounded by the same figure)
  * before they are killed; --time-limit bounds the whole run the same way.
  * So the command always ends, whatever a rank does, even stopped. */
-static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services, run_collector *col)
+static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services, run_startline *line,
+                        run_collector *col)
 {
     rank_watch w = {0};
     uint64_t limit = o->time_limit_s ? hbg_mono_ns() + secs_ns(o->time_limit_s) : UINT64_MAX;
-    fork_ranks(o, logfd, recfd, services, col, &w);
+    fork_ranks(o, logfd, recfd, services, line, col, &w);
     for (;;) {
         bool any = false;
         for (uint32_t r = 0; r < o->ranks; r++)
@@ -375,7 +385,9 @@ int hbg_cmd_run(int argc, char **argv)
             return 1;
         }
     }
-    spawn_ranks(&o, logfd, recfd, xr, &col);
+    run_startline *line = o.ranks > 1 ? startline_create(o.ranks) : NULL;
+    spawn_ranks(&o, logfd, recfd, xr, line, &col);
+    startline_destroy(line);
     hbg_xrank_destroy(xr);
     if (logfd != STDERR_FILENO)
         close(logfd);

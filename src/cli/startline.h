@@ -1,0 +1,37 @@
+/* The start line of `hbg run`'s ranks: each rank's first pass begins once
+ * every rank has finished its set-up.
+ *
+ * Ranks are processes started together, but their set-ups take different
+ * times (a dsv4 rank writes ~10 MB of weights into fresh memory), so
+ * without a start line one rank's first bind ran while its peer was still
+ * setting up. On the development VM the page faults of that set-up slowed
+ * the first bind of the other rank up to threefold (dsv4's worse-rank cold
+ * pass: 1.6 ms at best, 5.5 ms at worst). A decode step on real ranks
+ * starts in step, and measuring it so is what a user expects of the cold
+ * figure.
+ *
+ * The line is a counter in memory shared by the ranks (mapped before the
+ * fork). A rank that cannot start its passes (a failed set-up) still
+ * arrives, so its peers do not wait for it; a rank that died before
+ * arriving holds its peers for the peer timeout at most, after which they
+ * start anyway. */
+#ifndef HBG_CLI_STARTLINE_H
+#define HBG_CLI_STARTLINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct run_startline run_startline;
+
+/* For n ranks; NULL when the shared page cannot be mapped (the ranks then
+ * start as they are ready, as before). */
+run_startline *startline_create(uint32_t n);
+void startline_destroy(run_startline *s);
+
+/* Marks the calling rank arrived. */
+void startline_arrive(run_startline *s);
+/* Arrives, then waits until every rank has arrived or timeout_ns have
+ * passed; false on the timeout. A NULL line returns at once. */
+bool startline_wait(run_startline *s, uint64_t timeout_ns);
+
+#endif
