@@ -49,14 +49,23 @@ measure() {
                 "$tmp/run.log"
         done
     done
-    # Whole-process seconds, to 10 us: at millisecond resolution a 40 ms
-    # run could only read as 1.025 or 0.975 of its rival.
-    local t0 t1
-    t0=$(date +%s%N); "$b/hbg" phases "$tmp/gen.log" >/dev/null 2>&1; t1=$(date +%s%N)
-    echo "tools.phases_${mb}MB_s $(( (t1 - t0) / 10000 ))e-5"
-    rm -f "$tmp/tl.json"
-    t0=$(date +%s%N); "$b/hbg" timeline "$tmp/gen.log" -o "$tmp/tl.json" >/dev/null 2>&1; t1=$(date +%s%N)
-    echo "tools.timeline_${mb}MB_s $(( (t1 - t0) / 10000 ))e-5"
+    # Whole-process seconds, to 10 us (at millisecond resolution a 40 ms
+    # run could only read as 1.025 or 0.975 of its rival), the fastest of
+    # three runs: one run right after the case runs swung by 30 %.
+    local t0 t1 k best
+    best=0
+    for k in 1 2 3; do
+        t0=$(date +%s%N); "$b/hbg" phases "$tmp/gen.log" >/dev/null 2>&1; t1=$(date +%s%N)
+        (( best == 0 || t1 - t0 < best )) && best=$((t1 - t0))
+    done
+    echo "tools.phases_${mb}MB_s $((best / 10000))e-5"
+    best=0
+    for k in 1 2 3; do
+        rm -f "$tmp/tl.json"
+        t0=$(date +%s%N); "$b/hbg" timeline "$tmp/gen.log" -o "$tmp/tl.json" >/dev/null 2>&1; t1=$(date +%s%N)
+        (( best == 0 || t1 - t0 < best )) && best=$((t1 - t0))
+    done
+    echo "tools.timeline_${mb}MB_s $((best / 10000))e-5"
 }
 
 "$new/bench/bench_gen_log" ours "$mb" "$tmp/gen.log" >/dev/null
