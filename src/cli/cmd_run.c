@@ -24,9 +24,9 @@
 #include "cli/cli.h"
 #include "cli/run_opts.h"
 #include "cli/run_report.h"
+#include "cli/startline.h"
 #include "hbg/runtime.h"
 #include "hbg/xrank.h"
-#include "cli/startline.h"
 
 static int open_log(const run_opts *o, int *fd)
 {
@@ -75,12 +75,12 @@ static int make_out_dir(const run_opts *o, char *dir, size_t cap)
     return 0;
 }
 
-/* One rank: device, case, runtime, rounds, golden. Results go to `out`. */
 static uint64_t secs_ns(uint32_t s)
 {
     return (uint64_t)s * 1000000000ull;
 }
 
+/* One rank: device, case, runtime, rounds, golden. Results go to `out`. */
 static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int out, void *services,
                      run_startline *line)
 {

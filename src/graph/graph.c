@@ -35,6 +35,12 @@ static void graph_begin_pass(hbg_orch *o)
     X(views, (size_t)HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1))               \
     X(node_stamp, HBG_MAX_DEF_NODES)
 
+/* The Definition pool's committed prefix: a Definition's image is built
+ * there in the pass that records it, so the first pass reaches as far as
+ * its Definitions (dsv4's one is 385 KB; past the usual prefix its pages
+ * faulted inside host_orch of the cold pass). */
+#define DEF_POOL_HOT ((size_t)1 << 20)
+
 static void graph_destroy(hbg_orch *o)
 {
     struct hbg__graph *g = o->graph;
@@ -66,17 +72,12 @@ hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     o->graph = g;
     o->ext = &graph_ext;
     bool ok = g != NULL;
-#define HBG_DEF_POOL_HOT ((size_t)1 << 20)
 #define ALLOC(name, n) ok = ok && (g->rec.name = hbg__reserve((n) * sizeof *g->rec.name)) != NULL;
     REC_ARRAYS(ALLOC)
 #undef ALLOC
     if (ok) {
         g->def_pool_cap = cfg->def_pool_bytes ? cfg->def_pool_bytes : (64ull << 20);
-        /* A Definition's image is built here in the pass that records it,
-         * so the first pass reaches as far as its Definitions: dsv4's one
-         * is 385 KB, and past the usual prefix its pages faulted inside
-         * host_orch of the cold pass. */
-        ok = (g->def_pool = hbg__reserve_hot(g->def_pool_cap, HBG_DEF_POOL_HOT)) != NULL;
+        ok = (g->def_pool = hbg__reserve_hot(g->def_pool_cap, DEF_POOL_HOT)) != NULL;
     }
     ok = ok && hbg__tmap_init(&g->rec.map, HBG_MAX_DEF_NODES * 2u,
                              HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;

@@ -396,7 +396,7 @@ typedef struct query {
     hbg__tmap_visit add;
     void *ctx;
     bool boxed;        /* box is computed */
-    uint8_t dense;     /* as an entry's */
+    uint8_t dense;     /* HBG_TMAP_DENSE_*, as an entry's */
     hbg__tmap_box box;
 } query;
 
@@ -415,12 +415,12 @@ uint8_t hbg__tmap_dense(const hbg_tensor *t, uint64_t lo, uint64_t hi)
     return contiguous(t, lo, hi) ? HBG_TMAP_DENSE_YES : HBG_TMAP_DENSE_NO;
 }
 
-/* contiguous(), kept: a view is met by many comparisons. */
+/* hbg__tmap_dense, kept: a view is met by many comparisons. */
 static inline bool dense_of(uint8_t *known, const hbg_tensor *t, uint64_t lo, uint64_t hi)
 {
-    if (!*known)
-        *known = contiguous(t, lo, hi) ? 1 : 2;
-    return *known == 1;
+    if (*known == HBG_TMAP_DENSE_UNKNOWN)
+        *known = hbg__tmap_dense(t, lo, hi);
+    return *known == HBG_TMAP_DENSE_YES;
 }
 
 /* The boxes of the query and of entry e, each computed once. */

@@ -58,7 +58,7 @@ typedef struct hbg__tmap_entry {
     uint32_t next_all, next_wide;
     uint8_t dead;
     uint8_t boxed;            /* its hbg__tmap_box is computed */
-    uint8_t dense;            /* 0 not yet known, 1 contiguous, 2 not */
+    uint8_t dense;            /* HBG_TMAP_DENSE_* (below); UNKNOWN until needed */
 } hbg__tmap_entry;
 /* A view's element box (see hbg__views_overlap): the start of each
  * dimension, whether the strides allow one (ok), and the first dimension
