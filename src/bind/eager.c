@@ -80,6 +80,8 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
     eager_ctx ec = {.kernels = kt, .services = services, .rank = rank, .nranks = nranks ? nranks : 1};
     hbg__orch_config cfg = {.heap_base = (uint64_t)(uintptr_t)heap, .heap_bytes = heap_bytes, .eager = true,
                            .task_window = task_window,
+                           /* one pass: a journal would never be followed */
+                           .no_journal = true,
                            .run_task = run_task, .run_ctx = &ec, .rank = rank, .nranks = nranks};
     hbg_orch *o;
     hbg_status st = hbg__graph_orch_create(&cfg, &o);

@@ -28,6 +28,8 @@ static void usage(FILE *f)
             "  --skip-device-run     bind fully, then return before the device run\n"
             "  --skip-golden         do not check the outputs against the golden\n"
             "  --keep-definitions    reuse Definitions across passes (no re-recording)\n"
+            "  --no-journal          walk the tensor map for every dependency query, even where\n"
+            "                        a pass repeats the last one's (same dependencies, slower)\n"
             "  --log-level LEVEL     debug|info|timing|warn|error|off (default timing)\n"
             "  --tile-unit U         the case's size unit (default: the case's; qwen: a multiple of\n"
             "                        16 from 16 to 1024, vector: 1 to 524288, dsv4: none)\n"
@@ -141,7 +143,7 @@ typedef struct explicit_opts {
 /* The options, into o and x; 1 to go on, else parse's return value. */
 static int parse_options(int argc, char **argv, run_opts *o, explicit_opts *x)
 {
-    enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_LEVEL, O_TILE, O_LIST,
+    enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_NOJOURNAL, O_LEVEL, O_TILE, O_LIST,
            O_RECCAP, O_PEER, O_TLIMIT, O_CASE };
     static const struct option base[] = {
         {"rounds", required_argument, NULL, O_ROUNDS},
@@ -152,6 +154,7 @@ static int parse_options(int argc, char **argv, run_opts *o, explicit_opts *x)
         {"skip-device-run", no_argument, NULL, O_SKIPDEV},
         {"skip-golden", no_argument, NULL, O_SKIPGOLD},
         {"keep-definitions", no_argument, NULL, O_KEEP},
+        {"no-journal", no_argument, NULL, O_NOJOURNAL},
         {"log-level", required_argument, NULL, O_LEVEL},
         {"tile-unit", required_argument, NULL, O_TILE},
         {"records-per-thread", required_argument, NULL, O_RECCAP},
@@ -188,6 +191,7 @@ static int parse_options(int argc, char **argv, run_opts *o, explicit_opts *x)
         case O_SKIPDEV: x->skip_device = true; break;
         case O_SKIPGOLD: o->skip_golden = true; break;
         case O_KEEP: o->keep_defs = true; break;
+        case O_NOJOURNAL: o->no_journal = true; break;
         case O_LEVEL:
             if (hbg_level_parse(optarg, &x->level_value))
                 return fail_usage("--log-level expects debug|info|timing|warn|error|off, got '%s'", optarg);

@@ -18,7 +18,7 @@ typedef struct run_opts {
     const hbg_case *c;
     uint32_t rounds, ranks, tile_unit;
     const char *log_path, *out_dir, *mode;
-    bool skip_golden, keep_defs, list;
+    bool skip_golden, keep_defs, no_journal, list;
     bool breakdown, records, skip_device;
     hbg_level level;
     uint32_t records_per_thread;

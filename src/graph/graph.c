@@ -81,6 +81,9 @@ hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     }
     ok = ok && hbg__tmap_init(&g->rec.map, HBG_MAX_DEF_NODES * 2u,
                              HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
+    /* A re-recorded Definition asks its map what the last recording did. */
+    ok = ok && (cfg->no_journal ||
+                hbg__tmap_journal_init(&g->rec.map, HBG_MAX_DEF_NODES * 8u, HBG_MAX_DEF_NODES * 32u) == HBG_OK);
     if (!ok) {
         hbg__orch_destroy(o);
         return HBG_E_NOMEM;

@@ -42,6 +42,8 @@ typedef struct hbg__orch_config {
     hbg__task_runner run_task;
     void *run_ctx;
     uint32_t rank, nranks;
+    /* every tensor-map query walks the map: no journal (tensormap.h) */
+    bool no_journal;
     /* read by src/graph only */
     bool keep_definitions;    /* reuse a Definition across passes when key and signature match */
     uint64_t def_pool_bytes;  /* 0: 64 MiB */

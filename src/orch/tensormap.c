@@ -59,10 +59,11 @@ void hbg__tmap_free(hbg__tmap *m)
 #define UNRESERVE(name, n) hbg__unreserve(m->name, (n) * sizeof *m->name);
     TMAP_ARRAYS(UNRESERVE)
 #undef UNRESERVE
+    hbg__tmap_journal_free(m);
     memset(m, 0, sizeof *m);
 }
 
-void hbg__tmap_reset(hbg__tmap *m)
+void hbg__tmap_clear(hbg__tmap *m)
 {
     /* A slot whose generation is not current reads as empty, so a reset is
      * one increment; only when the counter wraps are the tables cleared. */
@@ -467,11 +468,9 @@ static hbg_status retire_covered(hbg__tmap *m, hbg__tmap_entry *e, void *vq)
     return HBG_OK;
 }
 
-hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
+hbg_status hbg__tmap_walk_readers(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
                                  hbg__tmap_visit add, void *ctx)
 {
-    if (!hbg__tmap_may_hold(m, t->addr))
-        return HBG_OK;
     hbg__tmap_buf *b = find_buf(m, t->addr, NULL, hi);
     if (!b || hi <= lo)
         return HBG_OK;
@@ -480,7 +479,7 @@ hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo
     return walk(m, b, lo, hi, false, visit_overlap, &q);
 }
 
-bool hbg__tmap_fits_slow(const hbg__tmap *m, const uint64_t *addr, uint32_t n)
+bool hbg__tmap_room_slow(const hbg__tmap *m, const uint64_t *addr, uint32_t n)
 {
     uint32_t fresh = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -494,11 +493,9 @@ bool hbg__tmap_fits_slow(const hbg__tmap *m, const uint64_t *addr, uint32_t n)
     return ((uint64_t)m->nbufs + fresh) * 2 <= (uint64_t)m->buf_max_mask + 1;
 }
 
-hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
-                          uint32_t writer, bool retire)
+hbg_status hbg__tmap_put(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
+                        uint32_t writer, bool retire)
 {
-    if (hi <= lo)
-        return HBG_OK;
     hbg__tmap_buf *b = find_buf(m, t->addr, t, hi);
     if (!b)
         return HBG_E_POOL_EXHAUSTED;

@@ -76,6 +76,30 @@ typedef struct hbg__tmap_link {
 
 #define HBG_TMAP_FILTER_BITS (1u << 16)
 
+/* One query or write of an epoch (the calls between two resets), as the
+ * journal keeps it (see "The journal" below). */
+typedef struct hbg__tmap_jcall {
+    hbg_tensor view;   /* the caller's view, by value */
+    uint64_t lo, hi;
+    uint32_t aux;      /* a write's writer; a query's count of reports */
+    uint8_t op;        /* HBG__TMAP_J* */
+    uint8_t dense;     /* as the caller passed it */
+    uint8_t links;     /* a write: links it added to the map */
+    uint8_t newbuf;    /* a write: it claimed its buffer's record */
+} hbg__tmap_jcall;
+
+enum { HBG__TMAP_JREAD = 1, HBG__TMAP_JWRITE, HBG__TMAP_JRETIRE };
+
+typedef struct hbg__tmap_journal {
+    hbg__tmap_jcall *calls;
+    uint32_t *reports;        /* the writers each query reported, in order */
+    uint32_t cap_calls, cap_reports;
+    uint32_t ncalls, nreports; /* the last epoch's, or this one's so far */
+    uint32_t at, at_report;   /* following: the next call to match */
+    bool following;           /* the map has not applied calls [0, at) */
+    bool stopped;             /* this epoch records no more */
+} hbg__tmap_journal;
+
 typedef struct hbg__tmap {
     /* One bit per hash of a written buffer's address: most reads are of
      * buffers nothing in the pass wrote (weights, inputs), and a clear bit
@@ -98,6 +122,7 @@ typedef struct hbg__tmap {
     uint32_t nentries, cap_entries;
     hbg__tmap_link *links;
     uint32_t nlinks, cap_links;
+    hbg__tmap_journal j;  /* calls == NULL: no journal */
 } hbg__tmap;
 
 #define TMAP_NIL 0xffffffffu
@@ -121,9 +146,10 @@ static inline bool hbg__tmap_may_hold(const hbg__tmap *m, uint64_t addr)
  * refused for room leaves the map as it was (a write that failed halfway
  * would leave entries naming a task id the next task gets). The common case
  * is decided without looking at addr; near a full buffer table the
- * buffers not yet in it are counted. */
-bool hbg__tmap_fits_slow(const hbg__tmap *m, const uint64_t *addr, uint32_t n);
-static inline bool hbg__tmap_fits(const hbg__tmap *m, const uint64_t *addr, uint32_t n)
+ * buffers not yet in it are counted. While the map follows its journal
+ * the counts are those the journal says the map would have. */
+bool hbg__tmap_fits_slow(hbg__tmap *m, const uint64_t *addr, uint32_t n);
+static inline bool hbg__tmap_fits(hbg__tmap *m, const uint64_t *addr, uint32_t n)
 {
     if ((uint64_t)m->nentries + n > m->cap_entries ||
         (uint64_t)m->nlinks + (uint64_t)n * HBG_TMAP_NARROW > m->cap_links)
@@ -135,7 +161,30 @@ static inline bool hbg__tmap_fits(const hbg__tmap *m, const uint64_t *addr, uint
 
 hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries);
 void hbg__tmap_free(hbg__tmap *m);
+/* Empties the map: the next epoch starts (and may follow the journal). */
 void hbg__tmap_reset(hbg__tmap *m);
+
+/* The journal.
+ *
+ * A decode step submits the same tasks on the same views pass after pass,
+ * so the map is asked the same questions in the same order, and, being a
+ * function of the calls since its reset, gives the same answers. With a
+ * journal the map keeps each epoch's calls (every write, and every query
+ * the address filter lets through) with the writers each query reported.
+ * The next epoch *follows* it: a call equal to the journal's next one, byte
+ * for byte, is answered from the journal (a query re-reports its writers
+ * to the caller's visitor, in the same order), and the map itself is left
+ * untouched. At the first call that differs, the map catches up (applies
+ * the journal's writes so far, the same calls as the walks it skipped)
+ * and from then on answers by walking, journaling the calls anew for the
+ * next epoch. So a follow is never a guess: nothing is answered from the
+ * journal that the walk would not give, and the dependencies, fanin
+ * order and counts are exactly those of a pass without one.
+ * A call refused (its visitor or the map failed) ends the epoch's
+ * journal before it; a journal full at `calls` keeps its prefix. Sized at
+ * creation; the map works without one (calls == 0 or never enabled). */
+hbg_status hbg__tmap_journal_init(hbg__tmap *m, uint32_t calls, uint32_t reports);
+void hbg__tmap_journal_free(hbg__tmap *m);
 
 /* True when two views of the same buffer can touch a common element. The
  * byte ranges decide unless both views share one nested stride layout, in
@@ -170,5 +219,16 @@ hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo
  * for hbg__tmap_readers_deps. */
 hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
                           uint32_t writer, bool retire);
+
+/* The map without its journal, for tmapjournal.c: a reset that leaves the
+ * journal alone, a query of a buffer the filter lets through, a write of a
+ * non-empty range, and the slow half of hbg__tmap_fits on the map as it
+ * stands. */
+void hbg__tmap_clear(hbg__tmap *m);
+hbg_status hbg__tmap_walk_readers(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
+                                 hbg__tmap_visit add, void *ctx);
+hbg_status hbg__tmap_put(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
+                        uint32_t writer, bool retire);
+bool hbg__tmap_room_slow(const hbg__tmap *m, const uint64_t *addr, uint32_t n);
 
 #endif

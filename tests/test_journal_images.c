@@ -1,0 +1,172 @@
+/* The tensor map's journal changes no image: the cases' passes, bound by
+ * an orchestrator with journals and by one without, give the same task
+ * image byte for byte (tasks, fanins in order, tensors, scalars,
+ * predicates, replays, boundary records) and the same Definitions, pass
+ * after pass, with Definitions re-recorded and kept, and when a pass of
+ * another program comes between (its calls differ from the journal's from
+ * the start, and the next pass's differ from its journal). The journaled
+ * orchestrator must also have followed its journal to the end of every
+ * pass that repeats the one before, so the comparison is of answers the
+ * journal gave. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "case.h"
+#include "hbg/graph.h"
+#include "support/orch_fixture.h"
+
+typedef struct prog {
+    const hbg_case *c;
+    hbg_case_env env;
+    hbg_kernel_table *kt;
+    hbg_program p;
+    void *state;
+    hbg_tensor args[64];
+} prog;
+
+static void prog_open(prog *g, const char *name, uint32_t rank, uint32_t nranks, uint32_t tile)
+{
+    memset(g, 0, sizeof *g);
+    g->c = hbg_case_find(name);
+    assert_non_null(g->c);
+    assert_int_equal(hbg_kernel_table_create(&g->kt), HBG_OK);
+    g->env = (hbg_case_env){.rank = rank, .nranks = nranks, .tile_unit = tile};
+    assert_int_equal(g->c->setup(&g->env, g->kt, &g->p, &g->state), HBG_OK);
+    assert_true(g->p.nargs <= 64);
+    /* a fake address space: nothing executes */
+    for (uint32_t i = 0; i < g->p.nargs; i++) {
+        g->args[i] = g->p.args[i].layout;
+        g->args[i].addr = 0x4000000000ull + (uint64_t)i * (16u << 20);
+        assert_true(g->args[i].nbytes < (16u << 20));
+    }
+}
+
+static void prog_close(prog *g)
+{
+    g->c->teardown(g->state);
+    hbg_kernel_table_destroy(g->kt);
+}
+
+#define SAME(a, b, field, n) assert_memory_equal((a)->img.field, (b)->img.field, (size_t)(n) * sizeof *(a)->img.field)
+
+static void same_images(const hbg_orch *a, const hbg_orch *b)
+{
+    assert_int_equal(a->img.ntasks, b->img.ntasks);
+    assert_int_equal(a->img.nfanin, b->img.nfanin);
+    assert_int_equal(a->img.ntensor, b->img.ntensor);
+    assert_int_equal(a->img.nscalar, b->img.nscalar);
+    assert_int_equal(a->img.npred, b->img.npred);
+    assert_int_equal(a->img.nreplay, b->img.nreplay);
+    assert_int_equal(a->img.nbtensor, b->img.nbtensor);
+    assert_int_equal(a->img.nbscalar, b->img.nbscalar);
+    assert_int_equal(a->heap_used, b->heap_used);
+    SAME(a, b, tasks, a->img.ntasks);
+    SAME(a, b, fanins, a->img.nfanin);
+    SAME(a, b, tensors, a->img.ntensor);
+    SAME(a, b, scalars, a->img.nscalar);
+    SAME(a, b, preds, a->img.npred);
+    SAME(a, b, replays, a->img.nreplay);
+    SAME(a, b, btensors, a->img.nbtensor);
+    SAME(a, b, bscalars, a->img.nbscalar);
+    assert_int_equal(hbg_orch_def_count(a), hbg_orch_def_count(b));
+    for (uint32_t i = 0; i < hbg_orch_def_count(a); i++) {
+        hbg_def_info x, y;
+        assert_int_equal(hbg_orch_def_info(a, i, &x), HBG_OK);
+        assert_int_equal(hbg_orch_def_info(b, i, &y), HBG_OK);
+        assert_int_equal(x.hash, y.hash);
+        assert_int_equal(x.nodes, y.nodes);
+        assert_int_equal(x.image_bytes, y.image_bytes);
+    }
+}
+
+/* Binds the programs in `order` (indices into gj and gp, each program
+ * opened twice: a case keeps state across passes, such as the creator
+ * its tensors were last given) on both orchestrators, comparing after
+ * every pass. */
+static void bind_both(prog *gj, prog *gp, const int *order, int npass, bool keep)
+{
+    hbg__orch_config cj = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = gj[0].c->heap_bytes, .rank = gj[0].env.rank,
+                          .nranks = gj[0].env.nranks, .keep_definitions = keep};
+    hbg__orch_config cp = cj;
+    cp.no_journal = true;
+    hbg_orch *oj, *op;
+    assert_int_equal(hbg__graph_orch_create(&cj, &oj), HBG_OK);
+    assert_int_equal(hbg__graph_orch_create(&cp, &op), HBG_OK);
+    assert_null(op->map.j.calls);
+    int followed = 0;
+    for (int i = 0; i < npass; i++) {
+        prog *q[2] = {&gj[order[i]], &gp[order[i]]};
+        hbg_orch *both[2] = {oj, op};
+        for (int k = 0; k < 2; k++) {
+            hbg__orch_begin_pass(both[k], FAKE_HEAP_BASE, q[k]->args, q[k]->p.nargs);
+            assert_int_equal(q[k]->p.orch(both[k], q[k]->p.ctx), HBG_OK);
+            assert_int_equal(hbg__orch_end_pass(both[k]), HBG_OK);
+        }
+        same_images(oj, op);
+        if (i > 0 && order[i] == order[i - 1]) {
+            /* the whole pass answered from the journal */
+            assert_true(oj->map.j.following);
+            assert_int_equal(oj->map.j.at, oj->map.j.ncalls);
+            assert_true(oj->map.j.ncalls > 100);
+            /* and the Definition's recording, re-recorded, from its own */
+            const hbg__tmap_journal *rj = &oj->graph->rec.map.j;
+            if (!keep)
+                assert_true(rj->following && rj->at == rj->ncalls && rj->ncalls > 100);
+            followed++;
+        } else if (i > 0) {
+            assert_false(oj->map.j.following); /* it caught up and walked */
+        }
+    }
+    assert_true(followed > 0);
+    hbg__orch_destroy(oj);
+    hbg__orch_destroy(op);
+}
+
+/* Re-recorded, a pass of another tile unit (other views throughout)
+ * comes between; kept, a Definition's signature must match, so one
+ * program throughout. */
+static void qwen_passes(void **state)
+{
+    (void)state;
+    prog gj[2], gp[2];
+    for (int k = 0; k < 2; k++) {
+        prog_open(&gj[k], "qwen", 0, 1, 16 * (1 + k));
+        prog_open(&gp[k], "qwen", 0, 1, 16 * (1 + k));
+    }
+    static const int mixed[] = {0, 0, 0, 1, 0, 0, 1, 1}, same[] = {0, 0, 0, 0};
+    bind_both(gj, gp, mixed, (int)(sizeof mixed / sizeof mixed[0]), false);
+    bind_both(gj, gp, same, (int)(sizeof same / sizeof same[0]), true);
+    for (int k = 0; k < 2; k++) {
+        prog_close(&gj[k]);
+        prog_close(&gp[k]);
+    }
+}
+
+static void dsv4_passes(void **state)
+{
+    (void)state;
+    for (uint32_t rank = 0; rank < 2; rank++) {
+        prog gj[1], gp[1];
+        prog_open(&gj[0], "dsv4", rank, 2, 0);
+        prog_open(&gp[0], "dsv4", rank, 2, 0);
+        static const int order[] = {0, 0, 0};
+        for (int keep = 0; keep < 2; keep++)
+            bind_both(gj, gp, order, 3, keep);
+        prog_close(&gj[0]);
+        prog_close(&gp[0]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(qwen_passes),
+        cmocka_unit_test(dsv4_passes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
