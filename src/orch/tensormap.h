@@ -28,6 +28,10 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include "hbg/status.h"
 #include "hbg/tensor.h"
 
@@ -206,19 +210,103 @@ bool hbg__view_covers(const hbg_tensor *a, uint64_t alo, uint64_t ahi,
 enum { HBG_TMAP_DENSE_UNKNOWN = 0, HBG_TMAP_DENSE_YES = 1, HBG_TMAP_DENSE_NO = 2 };
 uint8_t hbg__tmap_dense(const hbg_tensor *t, uint64_t lo, uint64_t hi);
 
+typedef hbg_status (*hbg__tmap_visit)(void *ctx, uint32_t writer);
+
+/* The journal's slow halves (tmapjournal.c): the map catches up, walks
+ * and journals the call. */
+hbg_status hbg__tmap_readers_deps_slow(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                                      uint8_t dense, hbg__tmap_visit add, void *ctx);
+hbg_status hbg__tmap_write_slow(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
+                               uint32_t writer, bool retire);
+/* Stops following: applies the journal's calls so far to the map. */
+hbg_status hbg__tmap_catch_up(hbg__tmap *m);
+
+/* The view equals the journal's, as raw bytes: hbg_tensor has no padding
+ * (its reserved fields are zero). On x86-64 six 16-byte compares, cheaper
+ * than a call to memcmp. */
+static inline bool hbg__tmap_same_view(const hbg_tensor *a, const hbg_tensor *b)
+{
+#if defined(__SSE2__)
+    const __m128i *x = (const __m128i *)(const void *)a, *y = (const __m128i *)(const void *)b;
+    __m128i d = _mm_xor_si128(_mm_loadu_si128(x), _mm_loadu_si128(y));
+    for (unsigned i = 1; i < sizeof(hbg_tensor) / 16; i++)
+        d = _mm_or_si128(d, _mm_xor_si128(_mm_loadu_si128(x + i), _mm_loadu_si128(y + i)));
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
+#else
+    return memcmp(a, b, sizeof *a) == 0;
+#endif
+}
+
+_Static_assert(sizeof(hbg_tensor) % 16 == 0, "hbg_tensor is compared 16 bytes at a time");
+
+/* The journal's next call, when the map is following and the call equals
+ * it (the cheap, discriminating fields first); else NULL. */
+static inline const hbg__tmap_jcall *hbg__tmap_next(const hbg__tmap *m, uint8_t op, const hbg_tensor *t,
+                                                    uint64_t lo, uint64_t hi, uint8_t dense, uint32_t writer)
+{
+    const hbg__tmap_journal *j = &m->j;
+    if (!j->following || j->at >= j->ncalls)
+        return NULL;
+    const hbg__tmap_jcall *c = &j->calls[j->at];
+    if (c->op != op || c->lo != lo || c->hi != hi || c->dense != dense ||
+        (op != HBG__TMAP_JREAD && c->aux != writer) || !hbg__tmap_same_view(&c->view, t))
+        return NULL;
+    return c;
+}
+
 /* Calls add(ctx, writer) for every live writer overlapping `t` [lo, hi)
  * (a writer may be reported more than once; callers de-duplicate).
  * `dense`: hbg__tmap_dense(t, lo, hi), or HBG_TMAP_DENSE_UNKNOWN.
- * Returns the first non-OK status add() returned. */
-typedef hbg_status (*hbg__tmap_visit)(void *ctx, uint32_t writer);
-hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
-                                 hbg__tmap_visit add, void *ctx);
+ * Returns the first non-OK status add() returned. Inline, with the
+ * journal's answer in the caller: its visitor is then a direct call. */
+static inline hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                                               uint8_t dense, hbg__tmap_visit add, void *ctx)
+{
+    if (!hbg__tmap_may_hold(m, t->addr))
+        return HBG_OK;
+    const hbg__tmap_jcall *c = hbg__tmap_next(m, HBG__TMAP_JREAD, t, lo, hi, dense, 0);
+    if (!c)
+        return hbg__tmap_readers_deps_slow(m, t, lo, hi, dense, add, ctx);
+    hbg__tmap_journal *j = &m->j;
+    const uint32_t *w = j->reports + j->at_report;
+    for (uint32_t i = 0; i < c->aux; i++) {
+        hbg_status st = add(ctx, w[i]);
+        if (st) {
+            /* The walk would have stopped at the same report; the
+             * journal ends before this call. */
+            if (!hbg__tmap_catch_up(m))
+                j->stopped = true;
+            return st;
+        }
+    }
+    j->at++;
+    j->at_report += c->aux;
+    return HBG_OK;
+}
 
 /* Registers `writer` as the latest writer of t's region. With `retire`,
  * live writers whose regions t fully covers are dropped first. `dense` as
- * for hbg__tmap_readers_deps. */
-hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
-                          uint32_t writer, bool retire);
+ * for hbg__tmap_readers_deps. Following, only what a caller can see
+ * changes: the counts hbg__tmap_fits reads and the address filter. */
+static inline hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                                        uint8_t dense, uint32_t writer, bool retire)
+{
+    if (hi <= lo)
+        return HBG_OK;
+    const hbg__tmap_jcall *c =
+        hbg__tmap_next(m, retire ? HBG__TMAP_JRETIRE : HBG__TMAP_JWRITE, t, lo, hi, dense, writer);
+    if (!c)
+        return hbg__tmap_write_slow(m, t, lo, hi, dense, writer, retire);
+    m->nentries++;
+    m->nlinks += c->links;
+    if (c->newbuf) {
+        uint32_t f = hbg__tmap_filter_bit(t->addr);
+        m->filter[f >> 6] |= 1ull << (f & 63);
+        m->nbufs++;
+    }
+    m->j.at++;
+    return HBG_OK;
+}
 
 /* The map without its journal, for tmapjournal.c: a reset that leaves the
  * journal alone, a query of a buffer the filter lets through, a write of a

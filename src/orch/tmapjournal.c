@@ -13,9 +13,6 @@
  * catches the map up first.
  */
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "orch/tensormap.h"
 #include "util/reserve.h"
@@ -55,38 +52,13 @@ void hbg__tmap_journal_free(hbg__tmap *m)
     memset(j, 0, sizeof *j);
 }
 
-/* The call equals c. The view is compared as raw bytes: hbg_tensor has
- * no padding (its reserved fields are zero). On x86-64 six 16-byte
- * compares, cheaper than a call to memcmp; the cheap, discriminating
- * fields go first. */
-static inline bool same_view(const hbg_tensor *a, const hbg_tensor *b)
-{
-#if defined(__SSE2__)
-    const __m128i *x = (const __m128i *)(const void *)a, *y = (const __m128i *)(const void *)b;
-    __m128i d = _mm_xor_si128(_mm_loadu_si128(x), _mm_loadu_si128(y));
-    for (unsigned i = 1; i < sizeof(hbg_tensor) / 16; i++)
-        d = _mm_or_si128(d, _mm_xor_si128(_mm_loadu_si128(x + i), _mm_loadu_si128(y + i)));
-    return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
-#else
-    return memcmp(a, b, sizeof *a) == 0;
-#endif
-}
-
-static inline bool same_call(const hbg__tmap_jcall *c, uint8_t op, const hbg_tensor *t, uint64_t lo, uint64_t hi,
-                             uint8_t dense, uint32_t aux)
-{
-    return c->op == op && c->lo == lo && c->hi == hi && c->dense == dense &&
-           (op == HBG__TMAP_JREAD || c->aux == aux) && same_view(&c->view, t);
-}
-
-_Static_assert(sizeof(hbg_tensor) % 16 == 0, "hbg_tensor is compared 16 bytes at a time");
 
 /* Stops following: the map applies the journal's writes before the
  * current call (the same puts, in the same order, as the epoch that wrote
  * the journal made), and the journal becomes this epoch's calls so far,
  * to be extended from here. The entries of the writes applied point at
  * the journal's copies of their views, which stay put for the epoch. */
-static hbg_status catch_up(hbg__tmap *m)
+hbg_status hbg__tmap_catch_up(hbg__tmap *m)
 {
     hbg__tmap_journal *j = &m->j;
     j->following = false;
@@ -123,7 +95,7 @@ void hbg__tmap_reset(hbg__tmap *m)
 bool hbg__tmap_fits_slow(hbg__tmap *m, const uint64_t *addr, uint32_t n)
 {
     /* Near a full buffer table the answer needs the table itself. */
-    if (m->j.following && catch_up(m))
+    if (m->j.following && hbg__tmap_catch_up(m))
         return false;
     return hbg__tmap_room_slow(m, addr, n);
 }
@@ -146,33 +118,13 @@ static hbg_status jvisit(void *vc, uint32_t writer)
     return c->add(c->ctx, writer);
 }
 
-hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
-                                 hbg__tmap_visit add, void *ctx)
+hbg_status hbg__tmap_readers_deps_slow(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi,
+                                      uint8_t dense, hbg__tmap_visit add, void *ctx)
 {
-    if (!hbg__tmap_may_hold(m, t->addr))
-        return HBG_OK;
     hbg__tmap_journal *j = &m->j;
     hbg_status st;
-    if (j->following) {
-        if (j->at < j->ncalls && same_call(&j->calls[j->at], HBG__TMAP_JREAD, t, lo, hi, dense, 0)) {
-            const hbg__tmap_jcall *c = &j->calls[j->at];
-            const uint32_t *w = j->reports + j->at_report;
-            for (uint32_t i = 0; i < c->aux; i++) {
-                if ((st = add(ctx, w[i]))) {
-                    /* The walk would have stopped at the same report;
-                     * the journal ends before this call. */
-                    if (!catch_up(m))
-                        j->stopped = true;
-                    return st;
-                }
-            }
-            j->at++;
-            j->at_report += c->aux;
-            return HBG_OK;
-        }
-        if ((st = catch_up(m)))
-            return st;
-    }
+    if (j->following && (st = hbg__tmap_catch_up(m)))
+        return st;
     if (!j->calls || j->stopped)
         return hbg__tmap_walk_readers(m, t, lo, hi, dense, add, ctx);
     if (j->ncalls == j->cap_calls) {
@@ -197,31 +149,14 @@ hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *t, uint64_t lo
     return HBG_OK;
 }
 
-hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
-                          uint32_t writer, bool retire)
+hbg_status hbg__tmap_write_slow(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
+                               uint32_t writer, bool retire)
 {
-    if (hi <= lo)
-        return HBG_OK;
     hbg__tmap_journal *j = &m->j;
     uint8_t op = retire ? HBG__TMAP_JRETIRE : HBG__TMAP_JWRITE;
     hbg_status st;
-    if (j->following) {
-        hbg__tmap_jcall *c = &j->calls[j->at];
-        if (j->at < j->ncalls && same_call(c, op, t, lo, hi, dense, writer)) {
-            /* What the put would have changed that callers can see. */
-            m->nentries++;
-            m->nlinks += c->links;
-            if (c->newbuf) {
-                uint32_t f = hbg__tmap_filter_bit(t->addr);
-                m->filter[f >> 6] |= 1ull << (f & 63);
-                m->nbufs++;
-            }
-            j->at++;
-            return HBG_OK;
-        }
-        if ((st = catch_up(m)))
-            return st;
-    }
+    if (j->following && (st = hbg__tmap_catch_up(m)))
+        return st;
     uint32_t links0 = m->nlinks, bufs0 = m->nbufs;
     st = hbg__tmap_put(m, t, lo, hi, dense, writer, retire);
     if (!j->calls || j->stopped)
