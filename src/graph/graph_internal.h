@@ -94,6 +94,12 @@ struct hbg__graph {
     unsigned char *def_pool;
     uint64_t def_pool_used, def_pool_cap;
     uint32_t defs_built;       /* this pass */
+    /* The n-th Definition the last pass built: where, how large, and the
+     * hash of the bytes it wrote there (build_definition). */
+    struct {
+        const unsigned char *img;
+        uint64_t bytes, hash;
+    } built[HBG_DEF_CACHE_CAP];
     uint32_t fallbacks;        /* this pass: bodies run as ordinary tasks */
     hbg__fault first_fallback; /* the mismatch behind the first of them */
 };
