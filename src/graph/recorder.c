@@ -251,7 +251,7 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
             memset(g, 0, sizeof *g);
             g->dir = a->dir;
             if (a->dir == HBG_OUT_ALLOC) {
-                if (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
+                if (!hbg__byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
                     hbg__why(o, HBG_WHY_BAD_VIEW, (int32_t)i, a->t->dtype, a->t->ndim, 0);
                     st = HBG_E_INVAL;
                     break;

@@ -226,7 +226,7 @@ static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg__range
 
 hbg_status hbg__orch_check_view(hbg_orch *o, const hbg_tensor *t, int32_t i, hbg__range *r)
 {
-    if (!hbg_tensor_byte_range(t, &r->lo, &r->hi)) {
+    if (!hbg__byte_range(t, &r->lo, &r->hi)) {
         hbg__why(o, HBG_WHY_BAD_VIEW, i, t->dtype, t->ndim, 0);
         return HBG_E_INVAL;
     }
@@ -283,7 +283,7 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
             hbg__range *pr = &rng[HBG_MAX_TASK_TENSORS];
             if (!p->t || (es != 1 && es != 2 && es != 4 && es != 8) || p->op > HBG_CMP_GE ||
                 p->byte_offset > p->t->nbytes || es > p->t->nbytes - p->byte_offset ||
-                !hbg_tensor_byte_range(p->t, &pr->lo, &pr->hi))
+                !hbg__byte_range(p->t, &pr->lo, &pr->hi))
                 return HBG_E_INVAL;
         }
     }
@@ -337,7 +337,7 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
             hbg_arg *a = &t->args[i];
             if (a->dir == HBG_OUT_ALLOC) {
                 uint64_t addr;
-                if (!hbg_tensor_byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
+                if (!hbg__byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
                     hbg__why(o, HBG_WHY_BAD_VIEW, (int32_t)i, a->t->dtype, a->t->ndim, 0);
                     st = HBG_E_INVAL;
                     break;
@@ -448,7 +448,7 @@ hbg_status hbg__orch_check_alloc(hbg_orch *o, const hbg_tensor *t, int32_t i, ui
         hbg__why(o, HBG_WHY_NULL_TENSOR, i, 0, 0, 0);
         return HBG_E_INVAL;
     }
-    if (!hbg_tensor_byte_range(t, lo, hi)) {
+    if (!hbg__byte_range(t, lo, hi)) {
         hbg__why(o, HBG_WHY_BAD_VIEW, i, t->dtype, t->ndim, 0);
         return HBG_E_INVAL;
     }

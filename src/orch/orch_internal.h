@@ -16,6 +16,7 @@
 
 #include "hbg/graph.h"
 #include "hbg/image.h"
+#include "orch/range.h"
 #include "hbg/kernel.h"
 #include "hbg/orch.h"
 #include "hbg/trace.h"

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "hbg/tensor.h"
+#include "orch/range.h"
 
 static const struct {
     unsigned size;
@@ -121,32 +122,7 @@ uint64_t hbg_tensor_numel(const hbg_tensor *t)
 
 bool hbg_tensor_byte_range(const hbg_tensor *t, uint64_t *lo, uint64_t *hi)
 {
-    if (!t || t->ndim > HBG_MAX_DIMS)
-        return false;
-    uint64_t es = hbg_dtype_size((hbg_dtype)t->dtype);
-    if (!es)
-        return false;
-    /* The farthest element is offset + sum((shape[i] - 1) * stride[i]). */
-    uint64_t last = t->offset;
-    for (unsigned i = 0; i < t->ndim; i++) {
-        if (t->shape[i] == 0)
-            return false;
-        if (t->strides[i] < 0)
-            return false;
-        uint64_t step;
-        if (__builtin_mul_overflow((uint64_t)(t->shape[i] - 1), (uint64_t)t->strides[i], &step) ||
-            __builtin_add_overflow(last, step, &last))
-            return false;
-    }
-    uint64_t b0, b1;
-    if (__builtin_mul_overflow(t->offset, es, &b0) || __builtin_add_overflow(last, 1, &last) ||
-        __builtin_mul_overflow(last, es, &b1))
-        return false;
-    if (lo)
-        *lo = b0;
-    if (hi)
-        *hi = b1;
-    return true;
+    return t && hbg__byte_range(t, lo, hi);
 }
 
 bool hbg_tensor_in_bounds(const hbg_tensor *t)
