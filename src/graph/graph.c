@@ -8,6 +8,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "graph/graph_internal.h"
 
@@ -159,8 +162,27 @@ static inline void note_slot(const hbg__tmap *map, hbg_img_btensor *bt, bscan *s
     bt[k] = (hbg_img_btensor){t->addr, t->nbytes, t->offset};
 }
 
+/* The 64 layout bytes of t equal the slot's. */
+static inline bool layout_bytes_equal(const hbg__bslot *p, const hbg_tensor *t)
+{
+    const unsigned char *a = (const unsigned char *)t + offsetof(hbg_tensor, strides);
+    const unsigned char *b = (const unsigned char *)p;
+#if defined(__SSE2__)
+    __m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)a),
+                              _mm_loadu_si128((const __m128i *)(const void *)b));
+    for (int i = 16; i < 64; i += 16)
+        d = _mm_or_si128(d, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(a + i)),
+                                          _mm_loadu_si128((const __m128i *)(const void *)(b + i))));
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
+#else
+    return !memcmp(a, b, 64);
+#endif
+}
+
 static bool layout_matches(const hbg__bslot *p, const hbg_tensor *t)
 {
+    if (layout_bytes_equal(p, t))
+        return true;
     if (t->ndim != p->ndim || t->dtype != p->dtype)
         return false;
     for (unsigned d = 0; d < p->ndim; d++)
@@ -226,10 +248,8 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg__
             note_mismatch(o, k, a, p);
             return HBG_E_BOUNDARY_MISMATCH;
         }
-        uint64_t last, lo, hi;
-        if (!p->esize || __builtin_add_overflow(t->offset, p->extent, &last) ||
-            __builtin_mul_overflow(t->offset, (uint64_t)p->esize, &lo) || __builtin_add_overflow(last, 1, &last) ||
-            __builtin_mul_overflow(last, (uint64_t)p->esize, &hi) || hi > t->nbytes) {
+        uint64_t lo = t->offset * p->esize, hi = lo + p->span;
+        if (!p->ranged || t->offset > p->max_offset || hi > t->nbytes) {
             hbg__range rk;
             hbg__orch_check_view(o, t, (int32_t)k, &rk); /* notes the reason */
             return HBG_E_INVAL;
@@ -308,6 +328,12 @@ static void fill_signature(hbg__def_entry *e, const hbg_boundary *b, const uint1
             p->esize = (uint8_t)hbg_dtype_size((hbg_dtype)l.dtype);
             p->extent = (hi >> __builtin_ctz(p->esize)) - 1;
             p->dense = hbg__tmap_dense(&l, lo, hi);
+            /* (o + extent + 1) * esize fits exactly when o + extent + 1
+             * <= UINT64_MAX / esize. */
+            uint64_t m = UINT64_MAX / p->esize;
+            p->ranged = p->extent < m;
+            p->max_offset = p->ranged ? m - p->extent - 1 : 0;
+            p->span = hi;
         }
     }
 }

@@ -9,6 +9,7 @@
 #ifndef HBG_GRAPH_INTERNAL_H
 #define HBG_GRAPH_INTERNAL_H
 
+#include <stddef.h>
 #include <string.h>
 
 #include "hbg/image.h"
@@ -22,17 +23,36 @@
 
 /* One slot of a boundary signature. A replay whose slot matches the layout
  * differs from the recording only in addr, nbytes and offset, so the extent
- * is kept here and its byte range costs a few checked operations instead
- * of a walk over the dimensions. */
+ * is kept here and its byte range costs a compare, a multiply and an add
+ * instead of a walk over the dimensions. */
 typedef struct hbg__bslot {
+    /* hbg_tensor's fields from strides to reserved, in its order, unused
+     * dimensions zero: a view whose 64 bytes there are equal has this
+     * layout, which a replay tests with four 16-byte compares (a view
+     * with stray values in unused dimensions is tested field by field). */
     int64_t strides[HBG_MAX_DIMS];
-    uint64_t extent;          /* sum of (shape[d] - 1) * strides[d], in elements */
     uint32_t shape[HBG_MAX_DIMS];
-    uint8_t ndim, dtype, dir;
+    uint8_t ndim, dtype;
+    uint16_t reserved;
+    uint64_t extent;          /* sum of (shape[d] - 1) * strides[d], in elements */
+    /* The largest offset whose byte range fits 64 bits, and the range's
+     * length, (extent + 1) * esize: a view at offset o <= max_offset spans
+     * [o * esize, o * esize + span), computed without overflow checks. */
+    uint64_t max_offset, span;
+    uint8_t ranged;           /* some offset has a range (else every replay fails) */
+    uint8_t dir;
     uint8_t esize;            /* 0: the layout has no valid byte range */
     uint8_t dense;            /* hbg__tmap_dense of the layout (0 without a range) */
     uint16_t alias;           /* first slot on the same buffer, or self */
 } hbg__bslot;
+
+_Static_assert(offsetof(hbg__bslot, shape) == offsetof(hbg_tensor, shape) - offsetof(hbg_tensor, strides) &&
+                   offsetof(hbg__bslot, ndim) == offsetof(hbg_tensor, ndim) - offsetof(hbg_tensor, strides) &&
+                   offsetof(hbg__bslot, dtype) == offsetof(hbg_tensor, dtype) - offsetof(hbg_tensor, strides) &&
+                   offsetof(hbg__bslot, reserved) == offsetof(hbg_tensor, reserved) - offsetof(hbg_tensor, strides) &&
+                   offsetof(hbg__bslot, extent) == 64 &&
+                   offsetof(hbg_tensor, reserved) + 2 - offsetof(hbg_tensor, strides) == 64,
+               "a slot's layout bytes are hbg_tensor's");
 
 /* The signature a replay's boundary must match. */
 typedef struct hbg__bsig {
