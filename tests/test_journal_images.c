@@ -198,12 +198,44 @@ static void a_rebuilt_definition_keeps_its_hash(void **state)
     prog_close(&g);
 }
 
+/* The Definitions the cases record are the bytes they were before the
+ * journal, the compared rebuild and the recorder's in-place layouts (the
+ * hashes read at 1148b45): a change to the recorder that moved one byte
+ * would change the hash the device copy is found by. */
+static void the_definitions_are_the_bytes_they_were(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        uint32_t nranks;
+        uint64_t hash, bytes;
+    } want[] = {{"qwen", 1, 0x4e88dd3403b0564aull, 131144}, {"dsv4", 2, 0xa36e5f192480fa68ull, 385024}};
+    for (unsigned i = 0; i < sizeof want / sizeof want[0]; i++) {
+        prog g;
+        prog_open(&g, want[i].name, 0, want[i].nranks, 0);
+        hbg__orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = g.c->heap_bytes, .nranks = want[i].nranks};
+        hbg_orch *o;
+        assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
+        for (int pass = 0; pass < 3; pass++) {
+            hbg__orch_begin_pass(o, FAKE_HEAP_BASE, g.args, g.p.nargs);
+            assert_int_equal(g.p.orch(o, g.p.ctx), HBG_OK);
+            assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+            assert_int_equal(o->graph->ndefs, 1);
+            assert_int_equal(o->graph->defs[0].img->hash, want[i].hash);
+            assert_int_equal(o->graph->defs[0].img->bytes, want[i].bytes);
+        }
+        hbg__orch_destroy(o);
+        prog_close(&g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(qwen_passes),
         cmocka_unit_test(dsv4_passes),
         cmocka_unit_test(a_rebuilt_definition_keeps_its_hash),
+        cmocka_unit_test(the_definitions_are_the_bytes_they_were),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

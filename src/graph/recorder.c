@@ -48,22 +48,22 @@ static bool same_view(const hbg_tensor *a, const hbg_tensor *b)
     return true;
 }
 
-/* The recorded layout: everything that is the same in every replay. */
-static hbg_tensor layout_of(const hbg_tensor *t, bool keep_offset_size)
+/* The recorded layout, everything that is the same in every replay, into
+ * *l, which the caller has zeroed (each targ is cleared whole, once): only
+ * the fields that can be non-zero are written, and no 96-byte tensor is
+ * built and copied. */
+static inline void layout_into(hbg_tensor *l, const hbg_tensor *t, bool keep_offset_size)
 {
-    hbg_tensor l;
-    memset(&l, 0, sizeof l);
-    l.ndim = t->ndim;
-    l.dtype = t->dtype;
+    l->ndim = t->ndim;
+    l->dtype = t->dtype;
     for (unsigned d = 0; d < t->ndim && d < HBG_MAX_DIMS; d++) {
-        l.shape[d] = t->shape[d];
-        l.strides[d] = t->strides[d];
+        l->shape[d] = t->shape[d];
+        l->strides[d] = t->strides[d];
     }
     if (keep_offset_size) {
-        l.offset = t->offset;
-        l.nbytes = t->nbytes;
+        l->offset = t->offset;
+        l->nbytes = t->nbytes;
     }
-    return l;
 }
 
 static hbg_status rec_alloc(hbg_orch *o, hbg__recorder *r, uint64_t bytes, uint64_t *off)
@@ -95,18 +95,19 @@ static hbg_status own_out(hbg_orch *o, hbg__recorder *r, int32_t i, hbg_tensor *
     t->creator = 0;
     g->cls = HBG_TARG_OWN_OUT;
     g->heap_off = off;
-    g->layout = layout_of(t, true);
+    layout_into(&g->layout, t, true);
     return HBG_OK;
 }
 
-/* Expresses `t` relative to the replay. */
+/* Expresses `t` relative to the replay, into *out, which the caller has
+ * zeroed. */
 static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                            hbg_def_targ *out)
 {
     if (t->addr >= HBG_REC_BASE && t->addr - HBG_REC_BASE < r->heap_used) {
         out->cls = HBG_TARG_NODE_OUT;
         out->heap_off = t->addr - HBG_REC_BASE;
-        out->layout = layout_of(t, true);
+        layout_into(&out->layout, t, true);
         return HBG_OK;
     }
     int k = boundary_head(r, t->addr);
@@ -118,7 +119,7 @@ static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, u
         if (same_view(t, bt)) {
             out->cls = HBG_TARG_BOUNDARY;
             out->ref = (uint32_t)j;
-            out->layout = layout_of(t, false);
+            layout_into(&out->layout, t, false);
             return HBG_OK;
         }
         /* The slot's range was computed (and checked) by the call's scan. */
@@ -130,7 +131,7 @@ static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, u
     out->cls = HBG_TARG_BVIEW;
     out->ref = (uint32_t)view;
     out->delta = (int64_t)(t->offset - r->b->args[view].t->offset);
-    out->layout = layout_of(t, false);
+    layout_into(&out->layout, t, false);
     return HBG_OK;
 }
 
