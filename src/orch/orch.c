@@ -335,6 +335,11 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
             o->img.scalars[o->img.nscalar++] = slot >= 0 ? o->body->scalars[slot] : t->scalars[i];
         }
         bool infer = o->manual_depth == 0;
+        /* The written arguments, noted on the way: all of the task's
+         * writes fit, or none is made. */
+        uint64_t waddr[HBG_MAX_TASK_TENSORS];
+        uint8_t widx[HBG_MAX_TASK_TENSORS];
+        uint32_t nw = 0;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             hbg_arg *a = &t->args[i];
             if (a->dir == HBG_OUT_ALLOC) {
@@ -354,6 +359,8 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
             } else if (infer && a->dir != HBG_NO_DEP) {
                 st = hbg__orch_task_reads(o, tid, a->t, rng[i].lo, rng[i].hi, HBG_TMAP_DENSE_UNKNOWN);
             }
+            if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
+                widx[nw] = (uint8_t)i, waddr[nw++] = a->t->addr;
             o->img.tensors[o->img.ntensor++] = *a->t;
         }
         if (t->pred && !st) {
@@ -367,21 +374,12 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
                                                   .op = t->pred->op,
                                                   .elem_size = t->pred->elem_size};
         }
-        /* all of the task's writes fit, or none is made */
-        uint64_t waddr[HBG_MAX_TASK_TENSORS];
-        uint32_t nw = 0;
-        for (uint32_t i = 0; i < t->ntensors && !st; i++) {
-            uint8_t dir = t->args[i].dir;
-            if (dir == HBG_OUT_ALLOC || dir == HBG_INOUT || dir == HBG_OUT)
-                waddr[nw++] = o->img.tensors[d->tensor_off + i].addr;
-        }
         if (!st && !hbg__tmap_fits(&o->map, waddr, nw))
             st = HBG_E_POOL_EXHAUSTED;
-        for (uint32_t i = 0; i < t->ntensors && !st; i++) {
-            const hbg_arg *a = &t->args[i];
-            if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
-                st = hbg__orch_task_writes(o, tid, &o->img.tensors[d->tensor_off + i], rng[i].lo, rng[i].hi,
-                                           HBG_TMAP_DENSE_UNKNOWN, a->dir);
+        for (uint32_t k = 0; k < nw && !st; k++) {
+            uint32_t i = widx[k];
+            st = hbg__orch_task_writes(o, tid, &o->img.tensors[d->tensor_off + i], rng[i].lo, rng[i].hi,
+                                       HBG_TMAP_DENSE_UNKNOWN, t->args[i].dir);
         }
     }
     if (st) {
