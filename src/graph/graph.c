@@ -17,6 +17,14 @@
 static void graph_begin_pass(hbg_orch *o)
 {
     struct hbg__graph *g = o->graph;
+    /* built[n] vouches for the bytes at its place only while nothing else
+     * has written there. One pass's builds never overlap, so the last
+     * pass's first defs_built entries hold; a later entry is from an
+     * earlier pass, and the last pass's builds may have overwritten its
+     * place (with other bytes, or, worse, the same bytes under another
+     * hash). */
+    for (uint32_t n = g->defs_built; n < HBG_DEF_CACHE_CAP; n++)
+        g->built[n].img = NULL;
     g->defs_built = 0;
     g->fallbacks = 0;
     if (!o->cfg.keep_definitions) {

@@ -283,6 +283,18 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
             n->has_pred = 1;
             n->pred = r->npred++;
         }
+        /* All of the node's writes fit, or none is made, as for a task:
+         * a node refused after its first write would leave an entry naming
+         * the id the next node gets, and a view the next node overwrites. */
+        uint64_t waddr[HBG_MAX_TASK_TENSORS];
+        uint32_t nw = 0;
+        for (uint32_t i = 0; i < t->ntensors && !st; i++) {
+            const hbg_arg *a = &t->args[i];
+            if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
+                waddr[nw++] = a->t->addr;
+        }
+        if (!st && !hbg__tmap_fits(&r->map, waddr, nw))
+            st = HBG_E_POOL_EXHAUSTED;
         for (uint32_t i = 0; i < t->ntensors && !st; i++) {
             const hbg_arg *a = &t->args[i];
             if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
