@@ -313,6 +313,8 @@ static void a_refused_node_leaves_no_write(void **state)
         }
         assert_int_equal(fc[0], fc[1]);
     }
+    hbg__orch_destroy(o[0]);
+    hbg__orch_destroy(o[1]);
 }
 
 int main(void)

@@ -132,8 +132,9 @@ static void maps(hbg__tmap *j, hbg__tmap *p, uint32_t jcalls, uint32_t jreports)
     assert_int_equal(hbg__tmap_journal_init(j, jcalls, jreports), HBG_OK);
 }
 
-/* The same calls epoch after epoch: the first epoch walks and journals,
- * the rest follow to the end, and the map's own tables stay untouched. */
+/* The same calls epoch after epoch: the first epoch walks and makes no
+ * journal, the second walks and journals, the rest follow to the end, and
+ * the map's own tables stay untouched. */
 static void a_repeated_epoch_is_answered_from_the_journal(void **state)
 {
     (void)state;
@@ -142,6 +143,9 @@ static void a_repeated_epoch_is_answered_from_the_journal(void **state)
     uint64_t s = 0x243f6a8885a308d3ull;
     make_base(&s);
     uint32_t n = make_epoch(&s, CALLS, 0);
+    run_epoch(&j, &p, n, UINT32_MAX, 0);
+    assert_false(j.j.following);
+    assert_int_equal(j.j.ncalls, 0);
     run_epoch(&j, &p, n, UINT32_MAX, 0);
     assert_false(j.j.following);
     assert_int_equal(j.j.ncalls > CALLS / 3, true);

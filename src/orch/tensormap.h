@@ -102,6 +102,7 @@ typedef struct hbg__tmap_journal {
     uint32_t at, at_report;   /* following: the next call to match */
     bool following;           /* the map has not applied calls [0, at) */
     bool stopped;             /* this epoch records no more */
+    uint8_t epochs;           /* resets seen, up to 2: the first epoch makes no journal */
 } hbg__tmap_journal;
 
 typedef struct hbg__tmap {

@@ -89,7 +89,13 @@ void hbg__tmap_reset(hbg__tmap *m)
     hbg__tmap_clear(m);
     j->following = j->ncalls > 0;
     j->at = j->at_report = 0;
-    j->stopped = false;
+    /* The first epoch (a runtime's cold pass, a Definition's first
+     * recording) makes no journal: a program bound once never pays for
+     * one, and the cold pass, which has page faults and cold caches
+     * enough, is not made longer by it. The second writes it. */
+    if (j->epochs < 2)
+        j->epochs++;
+    j->stopped = j->epochs < 2;
 }
 
 bool hbg__tmap_fits_slow(hbg__tmap *m, const uint64_t *addr, uint32_t n)
