@@ -186,8 +186,10 @@ void hbg__tmap_reset(hbg__tmap *m);
  * journal that the walk would not give, and the dependencies, fanin
  * order and counts are exactly those of a pass without one.
  * A call refused (its visitor or the map failed) ends the epoch's
- * journal before it; a journal full at `calls` keeps its prefix. Sized at
- * creation; the map works without one (calls == 0 or never enabled). */
+ * journal before it; a journal full at `calls` keeps its prefix. The
+ * first epoch after creation makes none (the second writes it). Sized at
+ * creation (`calls` and `reports` are counts); the map works without
+ * one (never enabled). */
 hbg_status hbg__tmap_journal_init(hbg__tmap *m, uint32_t calls, uint32_t reports);
 void hbg__tmap_journal_free(hbg__tmap *m);
 
