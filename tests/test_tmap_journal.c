@@ -233,9 +233,10 @@ static void a_visitor_that_fails_part_way(void **state)
     hbg__tmap_free(&p);
 }
 
-/* Nine buffers and a buffer table that holds eight: hbg__tmap_fits takes
- * its slow path (which needs the map's own table) and the ninth buffer's
- * writes are refused, while following and while walking. */
+/* Nine buffers and a buffer table that holds eight (16 slots, the least
+ * the map makes, at half load): hbg__tmap_fits takes its slow path (which
+ * needs the map's own table) and the ninth buffer's writes are refused,
+ * while following and while walking. */
 static void a_full_buffer_table(void **state)
 {
     nbuf = 9, table = 4;

@@ -79,10 +79,11 @@ typedef struct hbg_runtime_config {
      * allocated that way, as before the pool. */
     uint64_t def_pool_bytes;
     /* Every pass walks the tensor map for each of its dependency queries.
-     * Off (the default), a pass whose queries repeat the last pass's, in
-     * order and byte for byte, gets the same answers from the map's
-     * journal of that pass without walking; the dependencies are the same
-     * either way (docs/orchestration.md, "The tensor map's journal"). */
+     * Off (the default), from the third pass on, a pass whose queries
+     * repeat the last pass's, in order and byte for byte, gets the same
+     * answers from the map's journal of that pass without walking (the
+     * cold pass makes no journal); the dependencies are the same either
+     * way (docs/orchestration.md, "The tensor map's journal"). */
     bool no_tmap_journal;
 } hbg_runtime_config;
 

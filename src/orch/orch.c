@@ -28,9 +28,10 @@ hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     /* A task touches at most 32 tensors plus a predicate word. */
     ok = ok && hbg__tmap_init(&o->map, o->window * 4u, o->window * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
     /* The journal holds a pass's queries and writes: a few per task on the
-     * cases (a dsv4 rank: 2.4), but a replay makes one per boundary slot
-     * it reads or writes, so room here for 16 a task and 64 reports (only
-     * what a pass uses is ever touched). A pass that makes more follows
+     * cases (a dsv4 rank: some 4,200 for 1,131 tasks), but a replay makes
+     * one per boundary slot it reads or writes, so room here for 16 a task
+     * and 64 reports (reserved: past the prefix committed at creation,
+     * only what a pass uses is touched). A pass that makes more follows
      * the journal's prefix and walks the rest. */
     ok = ok && (cfg->no_journal || hbg__tmap_journal_init(&o->map, o->window * 16u, o->window * 64u) == HBG_OK);
     if (!ok) {

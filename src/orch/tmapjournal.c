@@ -19,8 +19,8 @@
 
 /* The journal commits what a pass of the cases fills (a dsv4 rank's pass
  * makes some 4,200 calls, its Definition's recording 2,700) at creation, so
- * the first pass, which writes the journal from scratch, takes no page
- * faults for it. */
+ * the second pass, which writes the journal from scratch (the first makes
+ * none), takes no page faults for it. */
 #define JOURNAL_HOT_CALLS 4608u
 #define JOURNAL_HOT_REPORTS 16384u
 
