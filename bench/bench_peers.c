@@ -6,6 +6,8 @@
  *   hbg        the case's own orchestration through the orchestrator, as a
  *              bind pass's host_orch runs it (Graphs re-recorded);
  *   hbg flat   the flat stream through hbg_submit_task & co, no Graph;
+ *   hbg walk, flat walk   the same two with the tensor map's journal off:
+ *              every dependency query walks the map, pass after pass;
  *   StarPU     starpu_task_build + submit per task, a handle per atom,
  *              workers paused;
  *   OpenMP     `omp task` with depend clauses, behind a closed gate.
@@ -33,10 +35,12 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: bench_peers [--check [--fault]] [--passes N] [--case NAME]...\n"
             "\n"
-            "Builds the qwen and dsv4 task sets with hbg, StarPU (starpu_task_build +\n"
-            "submit, STARPU_R/W/RW on a handle per atom) and OpenMP tasks (depend\n"
-            "clauses), interleaved, and prints the cost per task of building one pass\n"
-            "(minimum over warm passes, [range]) and the ratio to hbg.\n"
+            "Builds the qwen and dsv4 task sets with hbg (the case's orchestration and\n"
+            "the flat stream, each with the tensor map's journal and without: walk),\n"
+            "StarPU (starpu_task_build + submit, STARPU_R/W/RW on a handle per atom)\n"
+            "and OpenMP tasks (depend clauses), interleaved, and prints the cost per\n"
+            "task of building one pass (minimum over warm passes, [range]) and the\n"
+            "ratio to hbg.\n"
             "\n"
             "  --check      only check that each system's edges agree with the reference\n"
             "               trackers; no timing\n"
@@ -67,14 +71,14 @@ static void note(stat2 *s, double v)
     s->n++;
 }
 
-enum { SYS_HBG, SYS_FLAT, SYS_STARPU, SYS_OMP, SYS_COUNT };
-static const char *const sys_name[SYS_COUNT] = {"hbg", "hbg flat", "StarPU", "OpenMP"};
+enum { SYS_HBG, SYS_FLAT, SYS_HBG_WALK, SYS_FLAT_WALK, SYS_STARPU, SYS_OMP, SYS_COUNT };
+static const char *const sys_name[SYS_COUNT] = {"hbg", "hbg flat", "hbg walk", "flat walk", "StarPU", "OpenMP"};
 
 typedef struct bcase {
     peers_case pc;
     peers_stream s;
     peers_edges ref_hbg, ref_seq;
-    hbg_orch *orch, *flat;
+    hbg_orch *orch, *flat, *orch_walk, *flat_walk;
     peers_sp *sp;
     peers_omp *omp;
     stat2 st[SYS_COUNT];
@@ -86,6 +90,8 @@ static void close_case(bcase *b)
     peers_starpu_release(b->sp);
     peers_hbg_close(b->orch);
     peers_hbg_close(b->flat);
+    peers_hbg_close(b->orch_walk);
+    peers_hbg_close(b->flat_walk);
     peers_edges_free(&b->ref_hbg);
     peers_edges_free(&b->ref_seq);
     peers_stream_free(&b->s);
@@ -105,9 +111,13 @@ static hbg_status open_case(bcase *b, const char *name, char *msg)
     if (!st)
         st = peers_ref_edges(&b->s, PEERS_RULE_SEQ, &b->ref_seq);
     if (!st)
-        st = peers_hbg_open(&b->pc, b->pc.window, PEERS_HEAP_BASE, &b->orch);
+        st = peers_hbg_open(&b->pc, b->pc.window, PEERS_HEAP_BASE, true, &b->orch);
     if (!st)
-        st = peers_hbg_open(&b->pc, b->s.ntasks + 16, PEERS_HEAP_BASE, &b->flat);
+        st = peers_hbg_open(&b->pc, b->s.ntasks + 16, PEERS_HEAP_BASE, true, &b->flat);
+    if (!st)
+        st = peers_hbg_open(&b->pc, b->pc.window, PEERS_HEAP_BASE, false, &b->orch_walk);
+    if (!st)
+        st = peers_hbg_open(&b->pc, b->s.ntasks + 16, PEERS_HEAP_BASE, false, &b->flat_walk);
     if (!st && !(b->sp = peers_starpu_prepare(&b->s)))
         st = HBG_E_NOMEM;
     if (!st && !(b->omp = peers_omp_prepare(&b->s, &b->ref_seq)))
@@ -140,6 +150,15 @@ static bool check_case(bcase *b, char *msg)
         return false;
     }
     ok &= check_line(n, "hbg flat: fanins = reference (hbg's rule)", peers_hbg_flat_edges(b->flat), b->ref_hbg.total);
+    if (!(st = peers_hbg_flat_pass(b->flat_walk, &b->s, &ns)))
+        st = peers_hbg_check_flat(b->flat_walk, &b->s, msg, MSG);
+    if (st) {
+        if (!msg[0])
+            snprintf(msg, MSG, "%s: hbg's flat pass without the journal failed: %s", n, hbg_strerror(st));
+        return false;
+    }
+    ok &= check_line(n, "flat walk: fanins = reference (hbg's rule)", peers_hbg_flat_edges(b->flat_walk),
+                     b->ref_hbg.total);
 
     if ((st = peers_hbg_case_pass(b->orch, &b->pc, &ns))) {
         snprintf(msg, MSG, "%s: hbg's pass failed: %s", n, hbg_strerror(st));
@@ -185,6 +204,8 @@ static hbg_status timed(bcase *b, int sys, double *per_task, char *msg)
     switch (sys) {
     case SYS_HBG: st = peers_hbg_case_pass(b->orch, &b->pc, &ns); break;
     case SYS_FLAT: st = peers_hbg_flat_pass(b->flat, &b->s, &ns); break;
+    case SYS_HBG_WALK: st = peers_hbg_case_pass(b->orch_walk, &b->pc, &ns); break;
+    case SYS_FLAT_WALK: st = peers_hbg_flat_pass(b->flat_walk, &b->s, &ns); break;
     case SYS_STARPU: st = peers_starpu_pass(b->sp, &ns, NULL); break;
     default: st = peers_omp_pass(b->omp, false, &ns, NULL, msg, MSG); break;
     }

@@ -10,10 +10,10 @@
 #include "peers_capture.h"
 #include "peers_hbg.h"
 
-hbg_status peers_hbg_open(const peers_case *pc, uint32_t window, uint64_t heap_base, hbg_orch **o)
+hbg_status peers_hbg_open(const peers_case *pc, uint32_t window, uint64_t heap_base, bool journal, hbg_orch **o)
 {
     hbg__orch_config cfg = {.task_window = window, .heap_base = heap_base, .heap_bytes = pc->heap_bytes,
-                            .rank = pc->env.rank, .nranks = pc->env.nranks};
+                            .rank = pc->env.rank, .nranks = pc->env.nranks, .no_journal = !journal};
     return hbg__graph_orch_create(&cfg, o);
 }
 

@@ -4,8 +4,9 @@
 
 #include "peers.h"
 
-/* An orchestrator with Graphs, as a runtime makes one. */
-hbg_status peers_hbg_open(const peers_case *pc, uint32_t window, uint64_t heap_base, hbg_orch **o);
+/* An orchestrator with Graphs, as a runtime makes one; without `journal`,
+ * every dependency query walks the tensor map (hbg run --no-journal). */
+hbg_status peers_hbg_open(const peers_case *pc, uint32_t window, uint64_t heap_base, bool journal, hbg_orch **o);
 void peers_hbg_close(hbg_orch *o);
 
 /* One host_orch of the case's own orchestration (re-recording its
