@@ -199,7 +199,7 @@ static uint64_t rnd(uint64_t *s)
 /* Random views, many near the 64-bit edges (huge offsets, strides and
  * shapes, negative strides, zero extents, bad dtypes and ranks): the
  * inline range and the public one agree with the checked reference on
- * every one, and the element sizes agree with hbg_dtype_size. */
+ * every one, and a view of no dimensions spans one element of its dtype. */
 static void the_range_against_the_checked_reference(void **state)
 {
     (void)state;

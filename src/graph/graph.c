@@ -8,9 +8,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "graph/graph_internal.h"
 
@@ -170,26 +167,9 @@ static inline void note_slot(const hbg__tmap *map, hbg_img_btensor *bt, bscan *s
     bt[k] = (hbg_img_btensor){t->addr, t->nbytes, t->offset};
 }
 
-/* The 64 layout bytes of t equal the slot's. */
-static inline bool layout_bytes_equal(const hbg__bslot *p, const hbg_tensor *t)
-{
-    const unsigned char *a = (const unsigned char *)t + offsetof(hbg_tensor, strides);
-    const unsigned char *b = (const unsigned char *)p;
-#if defined(__SSE2__)
-    __m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)a),
-                              _mm_loadu_si128((const __m128i *)(const void *)b));
-    for (int i = 16; i < 64; i += 16)
-        d = _mm_or_si128(d, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(a + i)),
-                                          _mm_loadu_si128((const __m128i *)(const void *)(b + i))));
-    return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
-#else
-    return !memcmp(a, b, 64);
-#endif
-}
-
 static bool layout_matches(const hbg__bslot *p, const hbg_tensor *t)
 {
-    if (layout_bytes_equal(p, t))
+    if (hbg__same_bytes16((const unsigned char *)t + offsetof(hbg_tensor, strides), p, HBG_BSLOT_LAYOUT_BYTES))
         return true;
     if (t->ndim != p->ndim || t->dtype != p->dtype)
         return false;
@@ -310,20 +290,14 @@ static void fill_signature(hbg__def_entry *e, const hbg_boundary *b, const uint1
     e->sig.nbt = b->ntensors;
     e->sig.nbs = b->nscalars;
     for (uint32_t k = 0; k < b->ntensors; k++) {
-        const hbg_tensor *t = b->args[k].t;
         hbg_tensor l;
         memset(&l, 0, sizeof l);
-        l.ndim = t->ndim;
-        l.dtype = t->dtype;
-        for (unsigned d = 0; d < t->ndim && d < HBG_MAX_DIMS; d++)
-            l.shape[d] = t->shape[d], l.strides[d] = t->strides[d];
+        hbg__layout_into(&l, b->args[k].t, false);
         tm[k] = l;
         hbg__bslot *p = &e->sig.slot[k];
         memset(p, 0, sizeof *p);
-        memcpy(p->shape, l.shape, sizeof p->shape);
-        memcpy(p->strides, l.strides, sizeof p->strides);
-        p->ndim = l.ndim;
-        p->dtype = l.dtype;
+        /* the slot begins with the template's layout bytes (graph_internal.h) */
+        memcpy(p, (const unsigned char *)&l + offsetof(hbg_tensor, strides), HBG_BSLOT_LAYOUT_BYTES);
         p->dir = b->args[k].dir;
         p->alias = alias[k];
         /* At offset 0 the range is the extent alone; a view with this

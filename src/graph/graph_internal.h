@@ -25,6 +25,8 @@
  * differs from the recording only in addr, nbytes and offset, so the extent
  * is kept here and its byte range costs a compare, a multiply and an add
  * instead of a walk over the dimensions. */
+#define HBG_BSLOT_LAYOUT_BYTES 64
+
 typedef struct hbg__bslot {
     /* hbg_tensor's fields from strides to reserved, in its order, unused
      * dimensions zero: a view whose 64 bytes there are equal has this
@@ -50,8 +52,8 @@ _Static_assert(offsetof(hbg__bslot, shape) == offsetof(hbg_tensor, shape) - offs
                    offsetof(hbg__bslot, ndim) == offsetof(hbg_tensor, ndim) - offsetof(hbg_tensor, strides) &&
                    offsetof(hbg__bslot, dtype) == offsetof(hbg_tensor, dtype) - offsetof(hbg_tensor, strides) &&
                    offsetof(hbg__bslot, reserved) == offsetof(hbg_tensor, reserved) - offsetof(hbg_tensor, strides) &&
-                   offsetof(hbg__bslot, extent) == 64 &&
-                   offsetof(hbg_tensor, reserved) + 2 - offsetof(hbg_tensor, strides) == 64,
+                   offsetof(hbg__bslot, extent) == HBG_BSLOT_LAYOUT_BYTES &&
+                   offsetof(hbg_tensor, reserved) + 2 - offsetof(hbg_tensor, strides) == HBG_BSLOT_LAYOUT_BYTES,
                "a slot's layout bytes are hbg_tensor's");
 
 /* The signature a replay's boundary must match. */
@@ -123,6 +125,24 @@ struct hbg__graph {
     uint32_t fallbacks;        /* this pass: bodies run as ordinary tasks */
     hbg__fault first_fallback; /* the mismatch behind the first of them */
 };
+
+/* The recorded layout of t, everything that is the same in every replay
+ * (with keep_offset_size also its offset and buffer size), into *l, which
+ * the caller has zeroed: only the fields that can be non-zero are
+ * written. */
+static inline void hbg__layout_into(hbg_tensor *l, const hbg_tensor *t, bool keep_offset_size)
+{
+    l->ndim = t->ndim;
+    l->dtype = t->dtype;
+    for (unsigned d = 0; d < t->ndim && d < HBG_MAX_DIMS; d++) {
+        l->shape[d] = t->shape[d];
+        l->strides[d] = t->strides[d];
+    }
+    if (keep_offset_size) {
+        l->offset = t->offset;
+        l->nbytes = t->nbytes;
+    }
+}
 
 /* An orchestrator with Graphs: hbg__orch_create() plus this layer. */
 hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out);

@@ -48,24 +48,6 @@ static bool same_view(const hbg_tensor *a, const hbg_tensor *b)
     return true;
 }
 
-/* The recorded layout, everything that is the same in every replay, into
- * *l, which the caller has zeroed (each targ is cleared whole, once): only
- * the fields that can be non-zero are written, and no 96-byte tensor is
- * built and copied. */
-static inline void layout_into(hbg_tensor *l, const hbg_tensor *t, bool keep_offset_size)
-{
-    l->ndim = t->ndim;
-    l->dtype = t->dtype;
-    for (unsigned d = 0; d < t->ndim && d < HBG_MAX_DIMS; d++) {
-        l->shape[d] = t->shape[d];
-        l->strides[d] = t->strides[d];
-    }
-    if (keep_offset_size) {
-        l->offset = t->offset;
-        l->nbytes = t->nbytes;
-    }
-}
-
 static hbg_status rec_alloc(hbg_orch *o, hbg__recorder *r, uint64_t bytes, uint64_t *off)
 {
     uint64_t heap_cap = o->cfg.heap_bytes;
@@ -95,7 +77,7 @@ static hbg_status own_out(hbg_orch *o, hbg__recorder *r, int32_t i, hbg_tensor *
     t->creator = 0;
     g->cls = HBG_TARG_OWN_OUT;
     g->heap_off = off;
-    layout_into(&g->layout, t, true);
+    hbg__layout_into(&g->layout, t, true);
     return HBG_OK;
 }
 
@@ -107,7 +89,7 @@ static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, u
     if (t->addr >= HBG_REC_BASE && t->addr - HBG_REC_BASE < r->heap_used) {
         out->cls = HBG_TARG_NODE_OUT;
         out->heap_off = t->addr - HBG_REC_BASE;
-        layout_into(&out->layout, t, true);
+        hbg__layout_into(&out->layout, t, true);
         return HBG_OK;
     }
     int k = boundary_head(r, t->addr);
@@ -119,7 +101,7 @@ static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, u
         if (same_view(t, bt)) {
             out->cls = HBG_TARG_BOUNDARY;
             out->ref = (uint32_t)j;
-            layout_into(&out->layout, t, false);
+            hbg__layout_into(&out->layout, t, false);
             return HBG_OK;
         }
         /* The slot's range was computed (and checked) by the call's scan. */
@@ -131,7 +113,7 @@ static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, u
     out->cls = HBG_TARG_BVIEW;
     out->ref = (uint32_t)view;
     out->delta = (int64_t)(t->offset - r->b->args[view].t->offset);
-    layout_into(&out->layout, t, false);
+    hbg__layout_into(&out->layout, t, false);
     return HBG_OK;
 }
 
@@ -287,18 +269,16 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
          * a node refused after its first write would leave an entry naming
          * the id the next node gets, and a view the next node overwrites. */
         uint64_t waddr[HBG_MAX_TASK_TENSORS];
+        uint8_t widx[HBG_MAX_TASK_TENSORS];
         uint32_t nw = 0;
-        for (uint32_t i = 0; i < t->ntensors && !st; i++) {
-            const hbg_arg *a = &t->args[i];
-            if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
-                waddr[nw++] = a->t->addr;
-        }
+        for (uint32_t i = 0; i < t->ntensors && !st; i++)
+            if (hbg__dir_writes(t->args[i].dir))
+                widx[nw] = (uint8_t)i, waddr[nw++] = t->args[i].t->addr;
         if (!st && !hbg__tmap_fits(&r->map, waddr, nw))
             st = HBG_E_POOL_EXHAUSTED;
-        for (uint32_t i = 0; i < t->ntensors && !st; i++) {
-            const hbg_arg *a = &t->args[i];
-            if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
-                st = record_write(r, self, a->t, rng[i].lo, rng[i].hi, a->dir);
+        for (uint32_t k = 0; k < nw && !st; k++) {
+            const hbg_arg *a = &t->args[widx[k]];
+            st = record_write(r, self, a->t, rng[widx[k]].lo, rng[widx[k]].hi, a->dir);
         }
     }
     if (st) {

@@ -360,7 +360,7 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
             } else if (infer && a->dir != HBG_NO_DEP) {
                 st = hbg__orch_task_reads(o, tid, a->t, rng[i].lo, rng[i].hi, HBG_TMAP_DENSE_UNKNOWN);
             }
-            if (a->dir == HBG_OUT_ALLOC || a->dir == HBG_INOUT || a->dir == HBG_OUT)
+            if (hbg__dir_writes(a->dir))
                 widx[nw] = (uint8_t)i, waddr[nw++] = a->t->addr;
             o->img.tensors[o->img.ntensor++] = *a->t;
         }

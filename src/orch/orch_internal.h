@@ -258,6 +258,12 @@ hbg_status hbg__orch_task_reads(hbg_orch *o, uint32_t task, const hbg_tensor *t,
 hbg_status hbg__orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t, uint64_t lo, uint64_t hi,
                                 uint8_t dense, uint8_t dir);
 hbg_status hbg__orch_add_fanin(hbg_orch *o, uint32_t task, uint32_t pred);
+/* Whether an argument of this direction writes its tensor (and so is
+ * registered in the tensor map). */
+static inline bool hbg__dir_writes(uint8_t dir)
+{
+    return dir == HBG_OUT_ALLOC || dir == HBG_INOUT || dir == HBG_OUT;
+}
 /* A view's byte range, computed once per argument and reused. */
 typedef struct hbg__range {
     uint64_t lo, hi;

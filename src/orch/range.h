@@ -20,17 +20,23 @@
 
 __extension__ typedef unsigned __int128 hbg__u128;
 
-static inline bool hbg__byte_range(const hbg_tensor *t, uint64_t *lo, uint64_t *hi)
+/* Bytes per element of a dtype, 0 for one that is not (hbg_dtype_size is
+ * this; here so the inline range below reads the one table). */
+static inline unsigned hbg__dtype_size(unsigned dt)
 {
-    /* element sizes by dtype (tensor.c's table; a test compares them) */
     static const uint8_t esize[HBG_DTYPE_COUNT] = {
         [HBG_F32] = 4, [HBG_F16] = 2, [HBG_BF16] = 2, [HBG_I8] = 1, [HBG_U8] = 1,
         [HBG_I16] = 2, [HBG_I32] = 4, [HBG_U32] = 4, [HBG_I64] = 8, [HBG_U64] = 8,
     };
+    return dt < HBG_DTYPE_COUNT ? esize[dt] : 0;
+}
+
+static inline bool hbg__byte_range(const hbg_tensor *t, uint64_t *lo, uint64_t *hi)
+{
     unsigned nd = t->ndim;
-    if (nd > HBG_MAX_DIMS || t->dtype >= HBG_DTYPE_COUNT)
+    if (nd > HBG_MAX_DIMS)
         return false;
-    uint64_t es = esize[t->dtype];
+    uint64_t es = hbg__dtype_size(t->dtype);
     hbg__u128 last = t->offset;
     bool bad = false;
     for (unsigned i = 0; i < nd; i++) {

@@ -16,24 +16,19 @@
 #include "hbg/tensor.h"
 #include "orch/range.h"
 
-static const struct {
-    unsigned size;
-    const char *name;
-} dtypes[HBG_DTYPE_COUNT] = {
-    [HBG_F32] = {4, "f32"}, [HBG_F16] = {2, "f16"}, [HBG_BF16] = {2, "bf16"},
-    [HBG_I8] = {1, "i8"},   [HBG_U8] = {1, "u8"},   [HBG_I16] = {2, "i16"},
-    [HBG_I32] = {4, "i32"}, [HBG_U32] = {4, "u32"}, [HBG_I64] = {8, "i64"},
-    [HBG_U64] = {8, "u64"},
+static const char *const dtype_names[HBG_DTYPE_COUNT] = {
+    [HBG_F32] = "f32", [HBG_F16] = "f16", [HBG_BF16] = "bf16", [HBG_I8] = "i8",   [HBG_U8] = "u8",
+    [HBG_I16] = "i16", [HBG_I32] = "i32", [HBG_U32] = "u32",   [HBG_I64] = "i64", [HBG_U64] = "u64",
 };
 
 unsigned hbg_dtype_size(hbg_dtype dt)
 {
-    return (unsigned)dt < HBG_DTYPE_COUNT ? dtypes[dt].size : 0;
+    return hbg__dtype_size((unsigned)dt);
 }
 
 const char *hbg_dtype_name(hbg_dtype dt)
 {
-    return (unsigned)dt < HBG_DTYPE_COUNT ? dtypes[dt].name : "unknown";
+    return (unsigned)dt < HBG_DTYPE_COUNT ? dtype_names[dt] : "unknown";
 }
 
 /* False when a stride does not fit int64: no buffer could hold the tensor. */

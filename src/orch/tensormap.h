@@ -28,12 +28,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #include "hbg/status.h"
 #include "hbg/tensor.h"
+#include "util/bytes.h"
 
 #define HBG_TMAP_BUCKETS_LOG2 8   /* 256 buckets per buffer */
 #define HBG_TMAP_NARROW 4         /* a writer touching more buckets goes wide */
@@ -224,22 +221,8 @@ hbg_status hbg__tmap_write_slow(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, 
 /* Stops following: applies the journal's calls so far to the map. */
 hbg_status hbg__tmap_catch_up(hbg__tmap *m);
 
-/* The view equals the journal's, as raw bytes: hbg_tensor has no padding
- * (its reserved fields are zero). On x86-64 six 16-byte compares, cheaper
- * than a call to memcmp. */
-static inline bool hbg__tmap_same_view(const hbg_tensor *a, const hbg_tensor *b)
-{
-#if defined(__SSE2__)
-    const __m128i *x = (const __m128i *)(const void *)a, *y = (const __m128i *)(const void *)b;
-    __m128i d = _mm_xor_si128(_mm_loadu_si128(x), _mm_loadu_si128(y));
-    for (unsigned i = 1; i < sizeof(hbg_tensor) / 16; i++)
-        d = _mm_or_si128(d, _mm_xor_si128(_mm_loadu_si128(x + i), _mm_loadu_si128(y + i)));
-    return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
-#else
-    return memcmp(a, b, sizeof *a) == 0;
-#endif
-}
-
+/* A view is compared with the journal's as raw bytes: hbg_tensor has no
+ * padding (its reserved fields are zero). */
 _Static_assert(sizeof(hbg_tensor) % 16 == 0, "hbg_tensor is compared 16 bytes at a time");
 
 /* The journal's next call, when the map is following and the call equals
@@ -252,7 +235,7 @@ static inline const hbg__tmap_jcall *hbg__tmap_next(const hbg__tmap *m, uint8_t 
         return NULL;
     const hbg__tmap_jcall *c = &j->calls[j->at];
     if (c->op != op || c->lo != lo || c->hi != hi || c->dense != dense ||
-        (op != HBG__TMAP_JREAD && c->aux != writer) || !hbg__tmap_same_view(&c->view, t))
+        (op != HBG__TMAP_JREAD && c->aux != writer) || !hbg__same_bytes16(&c->view, t, sizeof *t))
         return NULL;
     return c;
 }
