@@ -82,8 +82,12 @@ typedef struct hbg_runtime_config {
      * Off (the default), from the third pass on, a pass whose queries
      * repeat the last pass's, in order and byte for byte, gets the same
      * answers from the map's journal of that pass without walking (the
-     * cold pass makes no journal); the dependencies are the same either
-     * way (docs/orchestration.md, "The tensor map's journal"). */
+     * cold pass makes no journal), and a kernel task that repeats the
+     * last pass's at its window slot, in the same state, keeps the record
+     * that pass left instead of being validated and written again (the
+     * task memo, which needs the journal). The image is the same either
+     * way (docs/orchestration.md, "The tensor map's journal" and "The
+     * task memo"). */
     bool no_tmap_journal;
 } hbg_runtime_config;
 

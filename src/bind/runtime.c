@@ -13,6 +13,7 @@
 
 #include "bind/bind_internal.h"
 #include "graph/graph_internal.h"
+#include "orch/taskmemo.h"
 #include "util/hash.h"
 
 /* (pid, inv) names one run of a callable: inv counts runs per process. A
@@ -187,6 +188,7 @@ void hbg__runtime_poison_host(hbg_runtime *rt, unsigned char pattern)
 {
     hbg_orch *o = rt->orch;
     hbg__image_poison(&o->img, pattern);
+    hbg__memo_forget(o); /* its notes describe the records just overwritten */
     memset(o->graph->def_pool, pattern, (size_t)o->graph->def_pool_used);
     if (rt->staging)
         memset(rt->staging, pattern, (size_t)rt->arena_cap);

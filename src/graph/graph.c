@@ -557,6 +557,7 @@ static hbg_status replay(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, 
     }
     if (st) {
         o->img.ntasks = n0, o->img.nfanin = f0, o->img.ntensor = t0, o->heap_used = h0;
+        o->img.rollbacks++;
         return st;
     }
     o->img.tasks[tid].tensor_cnt = sc->nwrites;

@@ -54,6 +54,7 @@ void hbg__image_reset(hbg__image *im)
 {
     im->ntasks = im->nfanin = im->ntensor = im->nscalar = im->npred = 0;
     im->nreplay = im->nbtensor = im->nbscalar = im->ndeftab = 0;
+    im->rollbacks = 0;
 }
 
 #define A64(x) (((x) + (HBG_IMG_ALIGN - 1)) & ~(uint64_t)(HBG_IMG_ALIGN - 1))

@@ -27,6 +27,9 @@ typedef struct hbg__image {
     uint32_t window;  /* tasks; every other capacity follows from it */
     /* live counts */
     uint32_t ntasks, nfanin, ntensor, nscalar, npred, nreplay, nbtensor, nbscalar, ndeftab;
+    /* rollbacks this pass: a refused append may have written past the
+     * live counts, over the last pass's records (orch/taskmemo.h) */
+    uint32_t rollbacks;
     hbg_img_task *tasks;
     uint32_t *fanins;
     hbg_tensor *tensors;
@@ -64,6 +67,7 @@ static inline void hbg__image_rollback(hbg__image *im, hbg__image_mark m)
 {
     im->ntasks = m.ntasks, im->nfanin = m.nfanin, im->ntensor = m.ntensor;
     im->nscalar = m.nscalar, im->npred = m.npred;
+    im->rollbacks++;
 }
 
 /* Lays the live sections out back to back, each on an HBG_IMG_ALIGN

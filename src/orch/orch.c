@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "orch/orch_internal.h"
+#include "orch/taskmemo.h"
 
 hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
 {
@@ -34,6 +35,7 @@ hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
      * only what a pass uses is touched). A pass that makes more follows
      * the journal's prefix and walks the rest. */
     ok = ok && (cfg->no_journal || hbg__tmap_journal_init(&o->map, o->window * 16u, o->window * 64u) == HBG_OK);
+    ok = ok && (cfg->no_journal || hbg__memo_init(o) == HBG_OK);
     if (!ok) {
         hbg__orch_destroy(o);
         return HBG_E_NOMEM;
@@ -51,6 +53,7 @@ void hbg__orch_destroy(hbg_orch *o)
     hbg__image_destroy(&o->img);
     hbg__unreserve(o->task_stamp, o->window * sizeof *o->task_stamp);
     hbg__tmap_free(&o->map);
+    hbg__memo_free(o);
     free(o->msg);
     free(o);
 }
@@ -68,6 +71,7 @@ void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uin
     o->err = HBG_OK;
     memset(&o->fault, 0, sizeof o->fault);
     hbg__why_clear(o);
+    hbg__memo_begin_pass(o, heap_base);
     o->cfg.heap_base = heap_base;
     o->heap_used = 0;
     o->args = args;
@@ -107,6 +111,9 @@ hbg_status hbg__orch_end_pass(hbg_orch *o)
         o->err = HBG_E_SCOPE;
     if (o->in_pass && o->timing)
         close_clock(o);
+    /* A failed pass may have stopped anywhere: its notes are not trusted. */
+    if (o->in_pass && o->err)
+        hbg__memo_forget(o);
     o->in_pass = false;
     return o->err;
 }
@@ -302,6 +309,9 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
 /* The common body of submit_task and submit_dummy outside recording. */
 static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
 {
+    if (!dummy && o->memo && hbg__memo_hit(o, t, id))
+        return HBG_OK;
+    hbg__memo_at at = hbg__memo_here(o);
     hbg__range rng[HBG_MAX_TASK_TENSORS + 1];
     hbg_status st = hbg__orch_validate_task(o, t, dummy, rng);
     if (st)
@@ -400,6 +410,8 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
             return st;
         }
     }
+    if (!dummy && o->memo)
+        hbg__memo_note(o, t, tid, at);
     *id = tid;
     return HBG_OK;
 }

@@ -142,6 +142,12 @@ struct hbg_orch {
 
     /* dependency inference */
     hbg__tmap map;
+    /* the task memo (taskmemo.h): one note per window slot, NULL without
+     * a journal; notes of passes before memo_from are void */
+    struct hbg__memo *memo;
+    struct hbg__memo_pred *memo_preds; /* one per predicate slot */
+    uint64_t memo_from;
+    uint64_t memo_hits;        /* submits answered from it, ever (tests) */
     uint8_t scope_mode[HBG_MAX_SCOPE_DEPTH];
     uint32_t scope_depth;
     uint32_t manual_depth;     /* number of MANUAL scopes open */

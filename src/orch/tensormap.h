@@ -270,6 +270,20 @@ static inline hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *
     return HBG_OK;
 }
 
+/* What following the journal's write `c` changes: the counts
+ * hbg__tmap_fits reads and the address filter (the task memo follows a
+ * task's writes so too, orch/taskmemo.h). */
+static inline void hbg__tmap_follow_write(hbg__tmap *m, const hbg__tmap_jcall *c)
+{
+    m->nentries++;
+    m->nlinks += c->links;
+    if (c->newbuf) {
+        uint32_t f = hbg__tmap_filter_bit(c->view.addr);
+        m->filter[f >> 6] |= 1ull << (f & 63);
+        m->nbufs++;
+    }
+}
+
 /* Registers `writer` as the latest writer of t's region. With `retire`,
  * live writers whose regions t fully covers are dropped first. `dense` as
  * for hbg__tmap_readers_deps. Following, only what a caller can see
@@ -283,13 +297,7 @@ static inline hbg_status hbg__tmap_write(hbg__tmap *m, const hbg_tensor *t, uint
         hbg__tmap_next(m, retire ? HBG__TMAP_JRETIRE : HBG__TMAP_JWRITE, t, lo, hi, dense, writer);
     if (!c)
         return hbg__tmap_write_slow(m, t, lo, hi, dense, writer, retire);
-    m->nentries++;
-    m->nlinks += c->links;
-    if (c->newbuf) {
-        uint32_t f = hbg__tmap_filter_bit(t->addr);
-        m->filter[f >> 6] |= 1ull << (f & 63);
-        m->nbufs++;
-    }
+    hbg__tmap_follow_write(m, c);
     m->j.at++;
     return HBG_OK;
 }

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <stdint.h>
 
 #include "support/orch_fixture.h"
 
@@ -45,4 +46,36 @@ hbg_status fx_task(hbg_orch *o, uint32_t n, hbg_arg *args, hbg_task_id *id)
     hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1,
                   .ntensors = n, .args = args};
     return hbg_submit_task(o, &t, id);
+}
+
+#define SAME(a, b, field, n) assert_memory_equal((a)->img.field, (b)->img.field, (size_t)(n) * sizeof *(a)->img.field)
+
+void fx_same_images(const hbg_orch *a, const hbg_orch *b)
+{
+    assert_int_equal(a->img.ntasks, b->img.ntasks);
+    assert_int_equal(a->img.nfanin, b->img.nfanin);
+    assert_int_equal(a->img.ntensor, b->img.ntensor);
+    assert_int_equal(a->img.nscalar, b->img.nscalar);
+    assert_int_equal(a->img.npred, b->img.npred);
+    assert_int_equal(a->img.nreplay, b->img.nreplay);
+    assert_int_equal(a->img.nbtensor, b->img.nbtensor);
+    assert_int_equal(a->img.nbscalar, b->img.nbscalar);
+    assert_int_equal(a->heap_used, b->heap_used);
+    SAME(a, b, tasks, a->img.ntasks);
+    SAME(a, b, fanins, a->img.nfanin);
+    SAME(a, b, tensors, a->img.ntensor);
+    SAME(a, b, scalars, a->img.nscalar);
+    SAME(a, b, preds, a->img.npred);
+    SAME(a, b, replays, a->img.nreplay);
+    SAME(a, b, btensors, a->img.nbtensor);
+    SAME(a, b, bscalars, a->img.nbscalar);
+    assert_int_equal(hbg_orch_def_count(a), hbg_orch_def_count(b));
+    for (uint32_t i = 0; i < hbg_orch_def_count(a); i++) {
+        hbg_def_info x, y;
+        assert_int_equal(hbg_orch_def_info(a, i, &x), HBG_OK);
+        assert_int_equal(hbg_orch_def_info(b, i, &y), HBG_OK);
+        assert_int_equal(x.hash, y.hash);
+        assert_int_equal(x.nodes, y.nodes);
+        assert_int_equal(x.image_bytes, y.image_bytes);
+    }
 }

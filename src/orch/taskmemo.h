@@ -1,0 +1,86 @@
+/* The task memo: a submit that repeats the last pass's, answered from it.
+ *
+ * A decode step submits the same kernel tasks on the same views pass after
+ * pass. A task's record in the image (its header, tensors, scalars and
+ * fanins) is a function of what the caller passed and of the state the
+ * submit met: the window's and the heap's fill, and the tensor map. The
+ * tensor map's journal already knows when the map is in the state it was
+ * in at the same point of the last pass (it is *following*, tensormap.h);
+ * the image's fill and the heap's are two counters. So when, at window
+ * slot n,
+ *   - the last pass put a kernel task at slot n and noted it here,
+ *   - the map follows its journal at the call where that task's calls
+ *     began, and the heap is filled to where it was then,
+ *   - the image's sections are filled to the offsets the record at slot n
+ *     names (the host mirror still holds the last pass's records: a pass
+ *     rewrites them in place and nothing else touches them), and
+ *   - the caller's task equals that record byte for byte (directions,
+ *     tensors, scalars, explicit dependencies, the predicate, whose
+ *     tensor the memo keeps beside the record),
+ * then validating and inferring it again would write the bytes that are
+ * already there. The memo compares instead: the record is kept, the counts
+ * move past it, an allocating argument gets the buffer it got last pass,
+ * and the map moves past the task's journaled calls exactly as following
+ * them would (counts and address filter, tensormap.h). Anything that
+ * differs takes the full path, which follows or catches up the journal as
+ * before. Nothing is answered from the memo that the full path would not
+ * write; the images and the dependencies are the same byte for byte.
+ *
+ * Not memoized: tasks inside a Graph body (their scalars come from the
+ * boundary), dummies, and any submit in a pass that
+ * has rolled the image back (a refused submit may have written past the
+ * live counts, over the last pass's records). A pass that failed, a moved
+ * heap and a poisoned mirror forget the memo. It lives and dies with the
+ * journal: an orchestrator without one (`no_journal`, eager) has none.
+ */
+#ifndef HBG_ORCH_TASKMEMO_H
+#define HBG_ORCH_TASKMEMO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hbg/orch.h"
+
+/* What slot n's task of the last pass met and did, beyond its record. */
+typedef struct hbg__memo {
+    uint64_t dirs[2];        /* 3 bits per argument (21 per word) */
+    uint64_t heap0, heap1;   /* heap fill before and after */
+    uint32_t pass;           /* the pass that noted it (low 32 bits) */
+    uint32_t jat, jat_end;   /* its journal calls */
+    uint32_t jrep, jrep_end; /* and the reports of its queries */
+    uint16_t ndeps;          /* explicit dependencies: the first fanins */
+    uint8_t infer;           /* inference was on (no MANUAL scope open) */
+} hbg__memo;
+
+/* A predicate as the caller gave it: the image keeps only the word's
+ * address, and the predicate's tensor is also a query of the map. One per
+ * predicate slot of the image. */
+typedef struct hbg__memo_pred {
+    hbg_tensor view;
+    uint64_t byte_offset, value;
+    uint8_t op, elem_size;
+} hbg__memo_pred;
+
+/* Where the journal and the heap stand before a submit, for
+ * hbg__memo_note. */
+typedef struct hbg__memo_at {
+    uint32_t jat, jrep;
+    uint64_t heap;
+    bool ok; /* the journal is keeping calls */
+} hbg__memo_at;
+
+hbg_status hbg__memo_init(hbg_orch *o);
+void hbg__memo_free(hbg_orch *o);
+/* Forgets every note (before the next pass). */
+void hbg__memo_forget(hbg_orch *o);
+/* At a pass's start: forgets the notes when the heap moved. */
+void hbg__memo_begin_pass(hbg_orch *o, uint64_t heap_base);
+
+hbg__memo_at hbg__memo_here(const hbg_orch *o);
+/* After kernel task `tid` was submitted the full way, from `at`. */
+void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint32_t tid, hbg__memo_at at);
+/* True when the task repeats slot ntasks's of the last pass, and then it is
+ * submitted: *id is set, allocating arguments name their buffers. */
+bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, hbg_task_id *id);
+
+#endif
