@@ -360,6 +360,32 @@ static void a_moved_heap_forgets_the_memo(void **state)
     assert_int_equal(o->memo_hits, h + 4);
 }
 
+/* alloc_tensors makes no map calls: its record depends on the heap's fill
+ * only, so the second pass (the journal's first) already answers it. */
+static void an_allocation_is_answered_from_the_second_pass(void **state)
+{
+    (void)state;
+    uint64_t addr[3] = {0};
+    for (int pass = 0; pass < 3; pass++) {
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        uint32_t sh[2] = {4, 8};
+        hbg_tensor a = hbg_tensor_desc(HBG_F32, 2, sh), b = hbg_tensor_desc(HBG_I8, 2, sh);
+        hbg_tensor *ts[] = {&a, &b};
+        hbg_task_id id;
+        assert_int_equal(hbg_alloc_tensors(o, 2, ts, &id), HBG_OK);
+        assert_int_equal(id, 0);
+        assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+        assert_int_equal(o->memo_hits, (uint64_t)pass);
+        addr[pass] = b.addr;
+        assert_int_equal(b.creator, 1);
+        assert_int_equal(b.nbytes, 32);
+        assert_int_equal(o->heap_used, 128 + 32);
+    }
+    assert_int_equal(addr[0], FAKE_HEAP_BASE + 128);
+    assert_int_equal(addr[1], addr[0]);
+    assert_int_equal(addr[2], addr[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -368,6 +394,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_changed_scalar_misses_only_its_task, setup, teardown),
         cmocka_unit_test_setup_teardown(a_refused_submit_ends_the_memo_for_its_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(a_moved_heap_forgets_the_memo, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_allocation_is_answered_from_the_second_pass, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -489,6 +489,11 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
     if (o->capturing)
         return hbg__orch_fail(o, o->ext->capture_alloc(o, n, ts, id));
     uint64_t t0 = hbg__op_begin(o);
+    if (o->memo && hbg__memo_hit_alloc(o, n, ts, id)) {
+        if (o->timing)
+            hbg__op_end(o, HBG_OP_ALLOC_TENSORS, t0, *id);
+        return HBG_OK;
+    }
     hbg__image_mark m0 = hbg__image_mark_now(&o->img);
     uint64_t h0 = o->heap_used;
     uint32_t tid, n_alloc = 0;
@@ -519,6 +524,8 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
             ts[i]->addr = 0, ts[i]->creator = 0;
     } else {
         o->img.tasks[tid].tensor_cnt = n;
+        if (o->memo)
+            hbg__memo_note_alloc(o, tid, h0);
         *id = tid;
     }
     if (o->timing)

@@ -192,3 +192,45 @@ bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
     *id = n;
     return true;
 }
+
+void hbg__memo_note_alloc(hbg_orch *o, uint32_t tid, uint64_t heap0)
+{
+    hbg__memo *m = &o->memo[tid];
+    m->heap0 = heap0;
+    m->heap1 = o->heap_used;
+    m->pass = (uint32_t)o->pass;
+}
+
+bool hbg__memo_hit_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
+{
+    uint32_t slot = o->img.ntasks;
+    if (o->img.rollbacks || slot >= o->window)
+        return false;
+    hbg__memo *m = &o->memo[slot];
+    const hbg_img_task *d = &o->img.tasks[slot];
+    if (m->pass != (uint32_t)(o->pass - 1) || o->pass - 1 < o->memo_from || m->heap0 != o->heap_used ||
+        d->kind != HBG_TASK_ALLOC || d->tensor_cnt != n || d->fanin_off != o->img.nfanin ||
+        d->tensor_off != o->img.ntensor || d->scalar_off != o->img.nscalar)
+        return false;
+    for (uint32_t i = 0; i < n; i++) {
+        const hbg_tensor *r = &o->img.tensors[d->tensor_off + i];
+        if (!ts[i] || ts[i]->addr)
+            return false;
+        hbg_tensor v = *ts[i];
+        v.addr = r->addr, v.nbytes = r->nbytes, v.creator = r->creator;
+        if (!hbg__same_bytes16(&v, r, sizeof v))
+            return false;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const hbg_tensor *r = &o->img.tensors[d->tensor_off + i];
+        ts[i]->addr = r->addr, ts[i]->nbytes = r->nbytes, ts[i]->creator = r->creator;
+    }
+    o->heap_used = m->heap1;
+    o->img.ntasks++;
+    o->img.ntensor += n;
+    o->stamp++;
+    m->pass = (uint32_t)o->pass;
+    o->memo_hits++;
+    *id = slot;
+    return true;
+}

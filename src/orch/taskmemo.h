@@ -26,6 +26,9 @@
  * before. Nothing is answered from the memo that the full path would not
  * write; the images and the dependencies are the same byte for byte.
  *
+ * alloc_tensors is memoized the same way; it makes no map calls, so
+ * neither the journal nor its position enter (only the heap's fill).
+ *
  * Not memoized: tasks inside a Graph body (their scalars come from the
  * boundary), dummies, and any submit in a pass that
  * has rolled the image back (a refused submit may have written past the
@@ -82,5 +85,10 @@ void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint32_t tid, hbg__memo_at a
 /* True when the task repeats slot ntasks's of the last pass, and then it is
  * submitted: *id is set, allocating arguments name their buffers. */
 bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, hbg_task_id *id);
+
+/* The same for alloc_tensors, which makes no map calls: its record is a
+ * function of the descriptions and the heap's fill alone. */
+void hbg__memo_note_alloc(hbg_orch *o, uint32_t tid, uint64_t heap0);
+bool hbg__memo_hit_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id);
 
 #endif
