@@ -49,6 +49,12 @@ static void graph_begin_pass(hbg_orch *o)
  * faulted inside host_orch of the cold pass). */
 #define DEF_POOL_HOT ((size_t)1 << 20)
 
+/* memo_bx: one word per boundary image slot the window can hold. */
+static size_t memo_bx_bytes(const hbg_orch *o)
+{
+    return (size_t)o->window * HBG_MAX_BOUNDARY_TENSORS * sizeof(uint64_t);
+}
+
 static void graph_destroy(hbg_orch *o)
 {
     struct hbg__graph *g = o->graph;
@@ -58,6 +64,7 @@ static void graph_destroy(hbg_orch *o)
     REC_ARRAYS(FREE)
 #undef FREE
     hbg__unreserve(g->def_pool, g->def_pool_cap);
+    hbg__unreserve(g->memo_bx, memo_bx_bytes(o));
     hbg__tmap_free(&g->rec.map);
     free(g);
     o->graph = NULL;
@@ -92,6 +99,8 @@ hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     /* A re-recorded Definition asks its map what the last recording did. */
     ok = ok && (cfg->no_journal ||
                 hbg__tmap_journal_init(&g->rec.map, HBG_MAX_DEF_NODES * 8u, HBG_MAX_DEF_NODES * 32u) == HBG_OK);
+    /* Replays join the task memo where there is one (replaymemo.c). */
+    ok = ok && (!o->memo || (g->memo_bx = hbg__reserve(memo_bx_bytes(o))) != NULL);
     if (!ok) {
         hbg__orch_destroy(o);
         return HBG_E_NOMEM;
@@ -285,8 +294,9 @@ static bool zero(const unsigned char *p, uint64_t n)
 /* The boundary's part of a Definition: its templates (the layouts, at
  * offset 0, without buffers) into tm[], and the signature replays are
  * matched against. */
-static void fill_signature(hbg__def_entry *e, const hbg_boundary *b, const uint16_t *alias, hbg_tensor *tm)
+static bool fill_signature(hbg__def_entry *e, const hbg_boundary *b, const uint16_t *alias, hbg_tensor *tm)
 {
+    bool changed = e->sig.nbt != b->ntensors || e->sig.nbs != b->nscalars;
     e->sig.nbt = b->ntensors;
     e->sig.nbs = b->nscalars;
     for (uint32_t k = 0; k < b->ntensors; k++) {
@@ -294,7 +304,7 @@ static void fill_signature(hbg__def_entry *e, const hbg_boundary *b, const uint1
         memset(&l, 0, sizeof l);
         hbg__layout_into(&l, b->args[k].t, false);
         tm[k] = l;
-        hbg__bslot *p = &e->sig.slot[k];
+        hbg__bslot slot, *p = &slot;
         memset(p, 0, sizeof *p);
         /* the slot begins with the template's layout bytes (graph_internal.h) */
         memcpy(p, (const unsigned char *)&l + offsetof(hbg_tensor, strides), HBG_BSLOT_LAYOUT_BYTES);
@@ -317,7 +327,11 @@ static void fill_signature(hbg__def_entry *e, const hbg_boundary *b, const uint1
             p->max_offset = p->ranged ? m - p->extent - 1 : 0;
             p->span = hi;
         }
+        /* both zeroed first: padding compares equal */
+        changed = changed || memcmp(&e->sig.slot[k], p, sizeof *p) != 0;
+        e->sig.slot[k] = slot;
     }
+    return changed;
 }
 
 /* Packs the recorder's arrays into one relocatable image and hashes it
@@ -363,7 +377,7 @@ static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key,
     };
     enum { NSECS = sizeof secs / sizeof secs[0] };
     hbg_tensor tm[HBG_MAX_BOUNDARY_TENSORS];
-    fill_signature(e, b, alias, tm);
+    bool sig_changed = fill_signature(e, b, alias, tm);
     secs[NSECS - 1].src = tm;
     /* Re-recorded, a pass usually builds the bytes the last pass built at
      * the same place in the pool: compared, they need neither the copy nor
@@ -404,6 +418,11 @@ static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key,
     e->pass = o->pass;
     e->img = (const hbg_def_header *)(void *)img;
     e->deftab_stamp_pass = 0;
+    if (sig_changed || !e->gen || e->gen_img != e->img || e->gen_hash != hash) {
+        e->gen = ++o->graph->gen_next;
+        e->gen_img = e->img;
+        e->gen_hash = hash;
+    }
     o->graph->defs_built++;
     if (o->timing)
         hbg__op_end(o, HBG_OP_BUILD_DEFINITION, t0, r->nnodes);
@@ -622,6 +641,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         return graph_fail(o, key, run_inline(o, body, ctx, b));
 
     uint64_t t0 = hbg__op_begin(o);
+    hbg__memo_at at = hbg__memo_here(o);
     bscan sc;
     hbg__def_entry *e = find_def(o->graph, key);
     if (e && !(e->pass == o->pass || o->cfg.keep_definitions))
@@ -632,8 +652,14 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         goto out;
     }
     if (e) {
+        if (!(flags & HBG_GRAPH_CHECK_BODY) && hbg__replay_memo_hit(o, e, key, b, id)) {
+            e->pass = o->pass;
+            goto out;
+        }
         st = match_boundary(o, b, &e->sig, &sc);
         if (st == HBG_E_BOUNDARY_MISMATCH && (flags & HBG_GRAPH_FALLBACK)) {
+            /* The scan wrote past the live boundary records. */
+            o->img.rollbacks++;
             /* Kept, not formatted: the warning is written after the pass. */
             if (o->graph->fallbacks++ == 0) {
                 hbg__why_at(o, HBG_AT_GRAPH, o->img.ntasks, key);
@@ -665,7 +691,13 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
             note_slot(&o->map, o->img.btensors + o->img.nbtensor, &sc, k, &b->args[k]);
     }
     st = replay(o, e, b, &sc, id);
+    if (!st && o->memo)
+        hbg__replay_memo_note(o, e, key, b, *id, at);
 out:
+    /* A refused call may have written past the live counts (the scan's
+     * boundary records, a rolled-back outer task). */
+    if (st)
+        o->img.rollbacks++;
     if (o->timing)
         hbg__op_end(o, HBG_OP_GRAPH_SUBMIT, t0, *id == HBG_TASK_NONE ? 0 : *id);
     return graph_fail(o, key, st);

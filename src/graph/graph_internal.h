@@ -14,6 +14,7 @@
 
 #include "hbg/image.h"
 #include "orch/orch_internal.h"
+#include "orch/taskmemo.h"
 #include "util/hash.h"
 
 /* Buffers allocated inside a body being recorded live at REC_BASE + offset
@@ -70,6 +71,13 @@ typedef struct hbg__def_entry {
     hbg__bsig sig;
     uint32_t deftab_stamp_pass; /* deftab index valid when == current pass */
     uint32_t deftab_index;
+    /* What a replay depends on (the image's place and bytes, the
+     * signature) has not changed while gen has not: a replay noted in the
+     * task memo under this gen is valid for it (replaymemo.c). gen_img and
+     * gen_hash are the image it was given for. */
+    uint32_t gen;
+    const hbg_def_header *gen_img;
+    uint64_t gen_hash;
 } hbg__def_entry;
 
 /* An entry of the boundary address table. Entries whose stamp is not the
@@ -124,6 +132,11 @@ struct hbg__graph {
     } built[HBG_DEF_CACHE_CAP];
     uint32_t fallbacks;        /* this pass: bodies run as ordinary tasks */
     hbg__fault first_fallback; /* the mismatch behind the first of them */
+    uint32_t gen_next;         /* the last gen given to an entry */
+    /* The task memo's part of each boundary image slot (replaymemo.c):
+     * the fields of the slot's tensor that neither the signature nor the
+     * slot's image record hold. NULL without a task memo. */
+    uint64_t *memo_bx;
 };
 
 /* The recorded layout of t, everything that is the same in every replay
@@ -185,5 +198,13 @@ static inline const hbg_def_header *hbg__def_image(const hbg_orch *o, uint32_t d
 {
     return o->graph->defs[o->graph->deftab_entry[deftab_index]].img;
 }
+
+/* The task memo's replays (replaymemo.c, orch/taskmemo.h): whether the
+ * replay of e under `key` at the next window slot repeats the last pass's
+ * there, and then it is made (*id set); and the note of one made the full
+ * way, from `at`. */
+bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, uint64_t key, const hbg_boundary *b, hbg_task_id *id);
+void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, uint64_t key, const hbg_boundary *b, uint32_t tid,
+                           hbg__memo_at at);
 
 #endif

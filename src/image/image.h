@@ -27,8 +27,9 @@ typedef struct hbg__image {
     uint32_t window;  /* tasks; every other capacity follows from it */
     /* live counts */
     uint32_t ntasks, nfanin, ntensor, nscalar, npred, nreplay, nbtensor, nbscalar, ndeftab;
-    /* rollbacks this pass: a refused append may have written past the
-     * live counts, over the last pass's records (orch/taskmemo.h) */
+    /* this pass's refused appends (rolled back, or a Graph call's scan
+     * that failed): each may have written past the live counts, over the
+     * last pass's records (orch/taskmemo.h) */
     uint32_t rollbacks;
     hbg_img_task *tasks;
     uint32_t *fanins;

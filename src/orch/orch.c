@@ -35,7 +35,9 @@ hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
      * only what a pass uses is touched). A pass that makes more follows
      * the journal's prefix and walks the rest. */
     ok = ok && (cfg->no_journal || hbg__tmap_journal_init(&o->map, o->window * 16u, o->window * 64u) == HBG_OK);
-    ok = ok && (cfg->no_journal || hbg__memo_init(o) == HBG_OK);
+    /* An eager orchestrator runs each task as it is submitted: a memo's
+     * answer would skip the run. */
+    ok = ok && (cfg->no_journal || cfg->eager || hbg__memo_init(o) == HBG_OK);
     if (!ok) {
         hbg__orch_destroy(o);
         return HBG_E_NOMEM;

@@ -66,7 +66,7 @@ hbg__memo_at hbg__memo_here(const hbg_orch *o)
 
 static unsigned dir_of(const hbg__memo *m, uint32_t i)
 {
-    return (unsigned)(m->dirs[i / DIRS_PER_WORD] >> (i % DIRS_PER_WORD * DIR_BITS)) & 7u;
+    return (unsigned)(m->u.dirs[i / DIRS_PER_WORD] >> (i % DIRS_PER_WORD * DIR_BITS)) & 7u;
 }
 
 void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint32_t tid, hbg__memo_at at)
@@ -88,18 +88,11 @@ void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint32_t tid, hbg__memo_at a
         if (o->img.fanins[d->fanin_off + i] != t->deps[i])
             return;
     hbg__memo *m = &o->memo[tid];
-    m->dirs[0] = m->dirs[1] = 0;
+    m->u.dirs[0] = m->u.dirs[1] = 0;
     for (uint32_t i = 0; i < t->ntensors; i++)
-        m->dirs[i / DIRS_PER_WORD] |= (uint64_t)t->args[i].dir << (i % DIRS_PER_WORD * DIR_BITS);
-    m->heap0 = at.heap;
-    m->heap1 = o->heap_used;
-    m->pass = (uint32_t)o->pass;
-    m->jat = at.jat;
-    m->jrep = at.jrep;
-    m->jat_end = j->following ? j->at : j->ncalls;
-    m->jrep_end = j->following ? j->at_report : j->nreports;
+        m->u.dirs[i / DIRS_PER_WORD] |= (uint64_t)t->args[i].dir << (i % DIRS_PER_WORD * DIR_BITS);
     m->ndeps = (uint16_t)t->ndeps;
-    m->infer = o->manual_depth == 0;
+    hbg__memo_close(o, m, at);
 }
 
 /* The caller's task against slot n's record: the header, then directions
@@ -140,6 +133,12 @@ static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task 
     if (t->pred) {
         const hbg_pred *p = t->pred;
         const hbg__memo_pred *q = &o->memo_preds[d->pred];
+        /* A predicate on a tensor the task allocates reads it after the
+         * allocation (its word's address is the new buffer's): the full
+         * path's order, which a compare before the write-back cannot see. */
+        for (uint32_t i = 0; i < t->ntensors; i++)
+            if (t->args[i].dir == HBG_OUT_ALLOC && t->args[i].t == p->t)
+                return false;
         if (d->pred != o->img.npred || !p->t || p->byte_offset != q->byte_offset || p->value != q->value ||
             p->op != q->op || p->elem_size != q->elem_size || !hbg__same_bytes16(p->t, &q->view, sizeof q->view))
             return false;
@@ -147,18 +146,49 @@ static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task 
     return true;
 }
 
-bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
+bool hbg__memo_usable(const hbg_orch *o, uint32_t n)
+{
+    const hbg__tmap_journal *j = &o->map.j;
+    if (!o->memo || !j->following || o->img.rollbacks || n >= o->window)
+        return false;
+    const hbg__memo *m = &o->memo[n];
+    return m->pass == (uint32_t)(o->pass - 1) && o->pass - 1 >= o->memo_from && m->jat == j->at &&
+           m->jrep == j->at_report && m->jat_end <= j->ncalls && m->jrep_end <= j->nreports &&
+           m->heap0 == o->heap_used && m->infer == (o->manual_depth == 0);
+}
+
+void hbg__memo_follow(hbg_orch *o, const hbg__memo *m)
 {
     hbg__tmap *map = &o->map;
     hbg__tmap_journal *j = &map->j;
+    for (uint32_t k = m->jat; k < m->jat_end; k++) {
+        const hbg__tmap_jcall *c = &j->calls[k];
+        if (c->op != HBG__TMAP_JREAD)
+            hbg__tmap_follow_write(map, c);
+    }
+    j->at = m->jat_end;
+    j->at_report = m->jrep_end;
+}
+
+void hbg__memo_close(hbg_orch *o, hbg__memo *m, hbg__memo_at at)
+{
+    const hbg__tmap_journal *j = &o->map.j;
+    m->heap0 = at.heap;
+    m->heap1 = o->heap_used;
+    m->pass = (uint32_t)o->pass;
+    m->jat = at.jat;
+    m->jrep = at.jrep;
+    m->jat_end = j->following ? j->at : j->ncalls;
+    m->jrep_end = j->following ? j->at_report : j->nreports;
+    m->infer = o->manual_depth == 0;
+}
+
+bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
+{
     uint32_t n = o->img.ntasks;
-    if (!o->memo || !j->following || o->body || o->img.rollbacks || n >= o->window)
+    if (o->body || !hbg__memo_usable(o, n))
         return false;
     hbg__memo *m = &o->memo[n];
-    if (m->pass != (uint32_t)(o->pass - 1) || o->pass - 1 < o->memo_from || m->jat != j->at ||
-        m->jrep != j->at_report || m->jat_end > j->ncalls || m->jrep_end > j->nreports || m->heap0 != o->heap_used ||
-        m->infer != (o->manual_depth == 0))
-        return false;
     const hbg_img_task *d = &o->img.tasks[n];
     if (d->fanin_off != o->img.nfanin || d->tensor_off != o->img.ntensor || d->scalar_off != o->img.nscalar ||
         !same_task(o, m, d, t))
@@ -179,14 +209,7 @@ bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
     o->img.nscalar += d->scalar_cnt;
     o->img.npred += d->has_pred;
     o->stamp++;
-    /* The map follows the task's calls (hbg__tmap_write's following half). */
-    for (uint32_t k = m->jat; k < m->jat_end; k++) {
-        const hbg__tmap_jcall *c = &j->calls[k];
-        if (c->op != HBG__TMAP_JREAD)
-            hbg__tmap_follow_write(map, c);
-    }
-    j->at = m->jat_end;
-    j->at_report = m->jrep_end;
+    hbg__memo_follow(o, m);
     m->pass = (uint32_t)o->pass;
     o->memo_hits++;
     *id = n;
@@ -216,6 +239,11 @@ bool hbg__memo_hit_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_tas
         const hbg_tensor *r = &o->img.tensors[d->tensor_off + i];
         if (!ts[i] || ts[i]->addr)
             return false;
+        /* The full path allocates as it goes: a description listed twice
+         * names a buffer by its second turn and is refused then. */
+        for (uint32_t k = 0; k < i; k++)
+            if (ts[k] == ts[i])
+                return false;
         hbg_tensor v = *ts[i];
         v.addr = r->addr, v.nbytes = r->nbytes, v.creator = r->creator;
         if (!hbg__same_bytes16(&v, r, sizeof v))

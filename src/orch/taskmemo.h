@@ -46,7 +46,14 @@
 
 /* What slot n's task of the last pass met and did, beyond its record. */
 typedef struct hbg__memo {
-    uint64_t dirs[2];        /* 3 bits per argument (21 per word) */
+    union {
+        uint64_t dirs[2]; /* a kernel task: 3 bits per argument (21 per word) */
+        struct {          /* a replay (src/graph/replaymemo.c) */
+            uint64_t key;
+            uint32_t gen; /* of its Definition's cache entry */
+            uint16_t def; /* that entry's index */
+        } r;
+    } u;
     uint64_t heap0, heap1;   /* heap fill before and after */
     uint32_t pass;           /* the pass that noted it (low 32 bits) */
     uint32_t jat, jat_end;   /* its journal calls */
@@ -54,6 +61,8 @@ typedef struct hbg__memo {
     uint16_t ndeps;          /* explicit dependencies: the first fanins */
     uint8_t infer;           /* inference was on (no MANUAL scope open) */
 } hbg__memo;
+
+_Static_assert(sizeof(hbg__memo) == 56, "a note is 56 bytes");
 
 /* A predicate as the caller gave it: the image keeps only the word's
  * address, and the predicate's tensor is also a query of the map. One per
@@ -80,6 +89,14 @@ void hbg__memo_forget(hbg_orch *o);
 void hbg__memo_begin_pass(hbg_orch *o, uint64_t heap_base);
 
 hbg__memo_at hbg__memo_here(const hbg_orch *o);
+/* Whether slot n's note is from the last pass, which is still trusted,
+ * and the map and heap are where they were when it began (the common
+ * conditions of a kernel task's and a replay's answer). */
+bool hbg__memo_usable(const hbg_orch *o, uint32_t n);
+/* Moves the map past a note's journaled calls as following them would. */
+void hbg__memo_follow(hbg_orch *o, const hbg__memo *m);
+/* Fills a note's journal span, heap fills and pass, from `at`. */
+void hbg__memo_close(hbg_orch *o, hbg__memo *m, hbg__memo_at at);
 /* After kernel task `tid` was submitted the full way, from `at`. */
 void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint32_t tid, hbg__memo_at at);
 /* True when the task repeats slot ntasks's of the last pass, and then it is

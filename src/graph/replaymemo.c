@@ -1,0 +1,127 @@
+/* The task memo for replays (see orch/taskmemo.h for the kernel tasks').
+ *
+ * A replay's outer task, fanins, written-slot copies, boundary image and
+ * replay record are a function of the call (key, boundary, dependencies),
+ * of the Definition it replays (its image and signature), and of the state
+ * it meets: the window's, the heap's and the boundary sections' fill, the
+ * def table, and the tensor map. So a call that replays the Definition the
+ * last pass replayed at the same window slot, under the same entry gen (the
+ * entry's image and signature unchanged, graph.c's build_definition), with
+ * a boundary equal byte for byte, the map following its journal where that
+ * replay's calls began and the fills as they were then, keeps the last
+ * pass's records instead of matching, inferring and writing them again.
+ *
+ * A boundary slot's 96-byte tensor is compared in three parts: the layout
+ * bytes against the signature (exactly, not field by field), buffer,
+ * size and offset against the slot's image record, and the two fields
+ * neither holds (creator, reserved2) against memo_bx, kept beside the
+ * boundary image. The written slots' copies in the image are then the
+ * same bytes too.
+ *
+ * Recording is never skipped: a call that records (the first of its key in
+ * a pass that re-records) takes the full path; the replays after it are
+ * answered when the recording built the same Definition as the last pass.
+ * Calls with HBG_GRAPH_CHECK_BODY take the full path (they run the body).
+ */
+#include "graph/graph_internal.h"
+#include "orch/taskmemo.h"
+#include "util/bytes.h"
+
+/* The fields of a boundary tensor outside the signature and the image. */
+static uint64_t extra_of(const hbg_tensor *t)
+{
+    return (uint64_t)t->creator | (uint64_t)t->reserved2 << 32;
+}
+
+static bool same_boundary(const hbg_orch *o, const hbg__memo *m, const hbg__def_entry *e, const hbg_boundary *b,
+                          const hbg_img_task *d, const hbg_img_replay *rp)
+{
+    if (b->ntensors != e->sig.nbt || b->nscalars != e->sig.nbs || b->ndeps != m->ndeps)
+        return false;
+    const hbg_img_btensor *bt = o->img.btensors + rp->btensor_off;
+    const uint64_t *bx = o->graph->memo_bx + rp->btensor_off;
+    for (uint32_t k = 0; k < b->ntensors; k++) {
+        const hbg_arg *a = &b->args[k];
+        const hbg_tensor *t = a->t;
+        const hbg__bslot *p = &e->sig.slot[k];
+        if (!t || a->dir != p->dir ||
+            !hbg__same_bytes16((const unsigned char *)t + offsetof(hbg_tensor, strides), p, HBG_BSLOT_LAYOUT_BYTES) ||
+            t->addr != bt[k].addr || t->nbytes != bt[k].nbytes || t->offset != bt[k].offset || extra_of(t) != bx[k])
+            return false;
+    }
+    for (uint32_t i = 0; i < b->nscalars; i++)
+        if (b->scalars[i] != o->img.bscalars[rp->bscalar_off + i])
+            return false;
+    for (uint32_t i = 0; i < b->ndeps; i++)
+        if (b->deps[i] != o->img.fanins[d->fanin_off + i])
+            return false;
+    return true;
+}
+
+bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, uint64_t key, const hbg_boundary *b, hbg_task_id *id)
+{
+    struct hbg__graph *g = o->graph;
+    uint32_t n = o->img.ntasks;
+    if (!g->memo_bx || !hbg__memo_usable(o, n))
+        return false;
+    hbg__memo *m = &o->memo[n];
+    const hbg_img_task *d = &o->img.tasks[n];
+    if (d->kind != HBG_TASK_REPLAY || m->u.r.key != key || m->u.r.gen != e->gen ||
+        m->u.r.def != (uint16_t)(e - g->defs) || d->fanin_off != o->img.nfanin || d->tensor_off != o->img.ntensor ||
+        d->scalar_off != o->img.nscalar || d->replay != o->img.nreplay)
+        return false;
+    const hbg_img_replay *rp = &o->img.replays[d->replay];
+    /* Whether this replay puts the Definition in the def table depends on
+     * the calls before it in this pass, not the last: decided now, like
+     * the full path, and the record must name the index it would. */
+    bool add = e->deftab_stamp_pass != o->pass;
+    if (rp->task != n || rp->btensor_off != o->img.nbtensor || rp->bscalar_off != o->img.nbscalar ||
+        rp->def != (add ? o->img.ndeftab : e->deftab_index) || !same_boundary(o, m, e, b, d, rp))
+        return false;
+
+    /* The replay, as the full path would make it (graph.c's replay()). */
+    o->heap_used = m->heap1;
+    o->img.ntasks++;
+    o->img.nfanin += d->fanin_cnt;
+    o->img.ntensor += d->tensor_cnt;
+    o->stamp++;
+    if (add) {
+        e->deftab_stamp_pass = (uint32_t)o->pass;
+        e->deftab_index = o->img.ndeftab;
+        o->img.deftab[o->img.ndeftab] = (hbg_img_def){.addr = 0, .bytes = e->img->bytes, .hash = e->img->hash};
+        g->deftab_entry[o->img.ndeftab++] = (uint32_t)(e - g->defs);
+    }
+    o->img.nreplay++;
+    o->img.nbtensor += b->ntensors;
+    o->img.nbscalar += b->nscalars;
+    hbg__memo_follow(o, m);
+    m->pass = (uint32_t)o->pass;
+    o->memo_hits++;
+    *id = n;
+    return true;
+}
+
+void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, uint64_t key, const hbg_boundary *b, uint32_t tid,
+                           hbg__memo_at at)
+{
+    struct hbg__graph *g = o->graph;
+    const hbg__tmap_journal *j = &o->map.j;
+    if (!g->memo_bx || !at.ok || !j->calls || j->stopped)
+        return;
+    const hbg_img_task *d = &o->img.tasks[tid];
+    /* The explicit dependencies lead the fanins unless some repeats. */
+    if (d->fanin_cnt < b->ndeps)
+        return;
+    for (uint32_t i = 0; i < b->ndeps; i++)
+        if (o->img.fanins[d->fanin_off + i] != b->deps[i])
+            return;
+    uint64_t *bx = g->memo_bx + o->img.replays[d->replay].btensor_off;
+    for (uint32_t k = 0; k < b->ntensors; k++)
+        bx[k] = extra_of(b->args[k].t);
+    hbg__memo *m = &o->memo[tid];
+    m->u.r.key = key;
+    m->u.r.gen = e->gen;
+    m->u.r.def = (uint16_t)(e - g->defs);
+    m->ndeps = (uint16_t)b->ndeps;
+    hbg__memo_close(o, m, at);
+}
