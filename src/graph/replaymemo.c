@@ -33,11 +33,20 @@ static uint64_t extra_of(const hbg_tensor *t)
     return (uint64_t)t->creator | (uint64_t)t->reserved2 << 32;
 }
 
+/* The scalars first: a decode step's replays that differ from the last
+ * pass's differ there (the step's position), and a slot compare is some
+ * 25 instructions for each of up to 128 slots. */
 static bool same_boundary(const hbg_orch *o, const hbg__memo *m, const hbg__def_entry *e, const hbg_boundary *b,
                           const hbg_img_task *d, const hbg_img_replay *rp)
 {
     if (b->ntensors != e->sig.nbt || b->nscalars != e->sig.nbs || b->ndeps != m->ndeps)
         return false;
+    for (uint32_t i = 0; i < b->nscalars; i++)
+        if (b->scalars[i] != o->img.bscalars[rp->bscalar_off + i])
+            return false;
+    for (uint32_t i = 0; i < b->ndeps; i++)
+        if (b->deps[i] != o->img.fanins[d->fanin_off + i])
+            return false;
     const hbg_img_btensor *bt = o->img.btensors + rp->btensor_off;
     const uint64_t *bx = o->graph->memo_bx + rp->btensor_off;
     for (uint32_t k = 0; k < b->ntensors; k++) {
@@ -49,12 +58,6 @@ static bool same_boundary(const hbg_orch *o, const hbg__memo *m, const hbg__def_
             t->addr != bt[k].addr || t->nbytes != bt[k].nbytes || t->offset != bt[k].offset || extra_of(t) != bx[k])
             return false;
     }
-    for (uint32_t i = 0; i < b->nscalars; i++)
-        if (b->scalars[i] != o->img.bscalars[rp->bscalar_off + i])
-            return false;
-    for (uint32_t i = 0; i < b->ndeps; i++)
-        if (b->deps[i] != o->img.fanins[d->fanin_off + i])
-            return false;
     return true;
 }
 
