@@ -218,6 +218,11 @@ bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
 
 void hbg__memo_note_alloc(hbg_orch *o, uint32_t tid, uint64_t heap0)
 {
+    /* Not in the first pass, which makes no journal either: a program
+     * bound once pays nothing for the memo, and the cold pass touches no
+     * note. */
+    if (o->map.j.epochs < 2)
+        return;
     hbg__memo *m = &o->memo[tid];
     m->heap0 = heap0;
     m->heap1 = o->heap_used;

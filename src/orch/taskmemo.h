@@ -27,7 +27,8 @@
  * write; the images and the dependencies are the same byte for byte.
  *
  * alloc_tensors is memoized the same way; it makes no map calls, so
- * neither the journal nor its position enter (only the heap's fill).
+ * neither the journal nor its position enter (only the heap's fill), but
+ * it too is noted from the second pass on: the cold pass touches no note.
  *
  * Not memoized: tasks inside a Graph body (their scalars come from the
  * boundary), dummies, and any submit in a pass that
