@@ -7,9 +7,11 @@
  * def table, and the tensor map. So a call that replays the Definition the
  * last pass replayed at the same window slot, under the same entry gen (the
  * entry's image and signature unchanged, graph.c's build_definition), with
- * a boundary equal byte for byte, the map following its journal where that
- * replay's calls began and the fills as they were then, keeps the last
- * pass's records instead of matching, inferring and writing them again.
+ * a boundary equal byte for byte but for its scalars (which a replay only
+ * copies into its record, and an answer copies too), the map following its
+ * journal where that replay's calls began and the fills as they were then,
+ * keeps the last pass's records instead of matching, inferring and writing
+ * them again.
  *
  * A boundary slot's 96-byte tensor is compared in three parts: the layout
  * bytes against the signature (exactly, not field by field), buffer,
@@ -33,17 +35,15 @@ static uint64_t extra_of(const hbg_tensor *t)
     return (uint64_t)t->creator | (uint64_t)t->reserved2 << 32;
 }
 
-/* The scalars first: a decode step's replays that differ from the last
- * pass's differ there (the step's position), and a slot compare is some
- * 25 instructions for each of up to 128 slots. */
+/* The boundary's scalars are not compared: a replay only copies them
+ * into its record (nothing else depends on their values), so an answer
+ * copies them too. A decode step's replays differ from the last pass's
+ * there alone (the step's position). */
 static bool same_boundary(const hbg_orch *o, const hbg__memo *m, const hbg__def_entry *e, const hbg_boundary *b,
                           const hbg_img_task *d, const hbg_img_replay *rp)
 {
     if (b->ntensors != e->sig.nbt || b->nscalars != e->sig.nbs || b->ndeps != m->ndeps)
         return false;
-    for (uint32_t i = 0; i < b->nscalars; i++)
-        if (b->scalars[i] != o->img.bscalars[rp->bscalar_off + i])
-            return false;
     for (uint32_t i = 0; i < b->ndeps; i++)
         if (b->deps[i] != o->img.fanins[d->fanin_off + i])
             return false;
@@ -96,6 +96,8 @@ bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, uint64_t key, const hb
     }
     o->img.nreplay++;
     o->img.nbtensor += b->ntensors;
+    if (b->nscalars)
+        memcpy(o->img.bscalars + o->img.nbscalar, b->scalars, (size_t)b->nscalars * sizeof(uint64_t));
     o->img.nbscalar += b->nscalars;
     hbg__memo_follow(o, m);
     m->pass = (uint32_t)o->pass;
