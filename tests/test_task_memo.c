@@ -615,6 +615,116 @@ static void a_definition_keeps_its_gen_while_it_is_the_same(void **state)
     hbg__orch_destroy(q);
 }
 
+/* ---- regressions: a body that changes its boundary, stray layout bytes --- */
+
+static hbg_tensor *moved; /* the body moves this boundary tensor when set */
+
+static hbg_status moving_body(hbg_orch *q, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_arg a[1] = {{b->args[0].t, HBG_IN}};
+    hbg_task_id id;
+    hbg_status st = fx_task(q, 1, a, &id);
+    if (moved)
+        moved->offset += 1000; /* past its buffer */
+    return st;
+}
+
+static hbg_orch *graph_orch(bool keep, bool memo)
+{
+    hbg__orch_config cfg = {.task_window = 64,
+                            .heap_base = FAKE_HEAP_BASE,
+                            .heap_bytes = 1 << 20,
+                            .keep_definitions = keep,
+                            .no_journal = !memo};
+    hbg_orch *q;
+    assert_int_equal(hbg__graph_orch_create(&cfg, &q), HBG_OK);
+    return q;
+}
+
+/* Kept Definitions: a key first recorded in the second pass, whose body
+ * moves the caller's boundary tensor; the third pass passes the tensor as
+ * the body left it. The recording call's records mix the boundary before
+ * the body (its inference) and after it (its image): it must not be noted. */
+static void a_recording_call_is_not_noted(void **state)
+{
+    (void)state;
+    hbg_tensor buf = fx_buf(0x100000, 8, 8);
+    hbg_status st[2];
+    for (int w = 0; w < 2; w++) {
+        hbg_orch *q = graph_orch(true, w == 0);
+        hbg_tensor x = fx_tile(&buf, 0, 0, 4, 8);
+        for (int pass = 1; pass <= 3; pass++) {
+            hbg__orch_begin_pass(q, FAKE_HEAP_BASE, NULL, 0);
+            if (pass >= 2) {
+                hbg_arg ba[1] = {{&x, HBG_INOUT}};
+                hbg_boundary b = {.ntensors = 1, .args = ba};
+                moved = pass == 2 ? &x : NULL;
+                hbg_submit_graph(q, 9, moving_body, NULL, &b, 0, NULL);
+            }
+            st[w] = hbg__orch_end_pass(q);
+        }
+        hbg__orch_destroy(q);
+    }
+    moved = NULL;
+    assert_int_equal(st[1], HBG_E_INVAL); /* the moved view is outside its buffer */
+    assert_int_equal(st[0], st[1]);
+}
+
+/* The same for a call with HBG_GRAPH_CHECK_BODY, whose body moves an OUT
+ * slot after the scan: the next pass's plain call must not keep its copy. */
+static void a_check_body_call_is_not_noted(void **state)
+{
+    (void)state;
+    hbg_tensor buf = fx_buf(0x100000, 8, 8);
+    hbg_orch *q[2] = {graph_orch(true, true), graph_orch(true, false)};
+    for (int pass = 1; pass <= 5; pass++) {
+        for (int w = 0; w < 2; w++) {
+            hbg__orch_begin_pass(q[w], FAKE_HEAP_BASE, NULL, 0);
+            hbg_tensor x = fx_tile(&buf, 0, 0, 2, 8);
+            hbg_arg ba[1] = {{&x, HBG_OUT}};
+            hbg_boundary b = {.ntensors = 1, .args = ba};
+            moved = pass == 3 ? &x : NULL;
+            assert_int_equal(
+                hbg_submit_graph(q[w], 9, moving_body, NULL, &b, pass == 3 ? HBG_GRAPH_CHECK_BODY : 0, NULL), HBG_OK);
+            assert_int_equal(hbg__orch_end_pass(q[w]), HBG_OK);
+        }
+        moved = NULL;
+        fx_same_images(q[0], q[1]);
+    }
+    assert_true(q[0]->memo_hits > 0);
+    hbg__orch_destroy(q[0]);
+    hbg__orch_destroy(q[1]);
+}
+
+/* A written slot with a stray byte outside its layout (`reserved`) matches
+ * its signature field by field, and the replay copies it whole: a pass
+ * later the byte is gone, and the copy must not be kept. */
+static void stray_layout_bytes_are_not_kept(void **state)
+{
+    (void)state;
+    hbg_tensor buf = fx_buf(0x100000, 8, 8);
+    hbg_orch *q[2] = {graph_orch(false, true), graph_orch(false, false)};
+    for (int pass = 1; pass <= 5; pass++) {
+        for (int w = 0; w < 2; w++) {
+            hbg__orch_begin_pass(q[w], FAKE_HEAP_BASE, NULL, 0);
+            for (int call = 0; call < 2; call++) {
+                hbg_tensor x = fx_tile(&buf, 0, 0, 2, 8);
+                if (pass == 3 && call == 1)
+                    x.reserved = 1;
+                hbg_arg ba[1] = {{&x, HBG_INOUT}};
+                hbg_boundary b = {.ntensors = 1, .args = ba};
+                assert_int_equal(hbg_submit_graph(q[w], 9, moving_body, NULL, &b, 0, NULL), HBG_OK);
+            }
+            assert_int_equal(hbg__orch_end_pass(q[w]), HBG_OK);
+        }
+        fx_same_images(q[0], q[1]);
+    }
+    assert_true(q[0]->memo_hits > 0);
+    hbg__orch_destroy(q[0]);
+    hbg__orch_destroy(q[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -628,6 +738,9 @@ int main(void)
         cmocka_unit_test(a_predicate_on_its_own_allocation),
         cmocka_unit_test(a_full_buffer_table),
         cmocka_unit_test_setup_teardown(a_definition_keeps_its_gen_while_it_is_the_same, setup, teardown),
+        cmocka_unit_test(a_recording_call_is_not_noted),
+        cmocka_unit_test(a_check_body_call_is_not_noted),
+        cmocka_unit_test(stray_layout_bytes_are_not_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

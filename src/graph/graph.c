@@ -642,6 +642,10 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
 
     uint64_t t0 = hbg__op_begin(o);
     hbg__memo_at at = hbg__memo_here(o);
+    /* A call that runs its body (recording, check-body) is not noted: the
+     * body may change the boundary after the scan, and the records would
+     * then mix the two (replaymemo.c). */
+    bool ran_body = false;
     bscan sc;
     hbg__def_entry *e = find_def(o->graph, key);
     if (e && !(e->pass == o->pass || o->cfg.keep_definitions))
@@ -670,8 +674,10 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
             st = run_inline(o, body, ctx, b);
             goto out;
         }
-        if (!st && (flags & HBG_GRAPH_CHECK_BODY))
+        if (!st && (flags & HBG_GRAPH_CHECK_BODY)) {
+            ran_body = true;
             st = check_body(o, e, body, ctx, b, sc.rng);
+        }
         if (st)
             goto out;
         e->pass = o->pass;
@@ -683,6 +689,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         if (st)
             goto out;
         hbg__boundary_index(&o->graph->rec, b, alias);
+        ran_body = true;
         if ((st = record(o, key, body, ctx, b, sc.rng, alias, &e)))
             goto out;
         /* The rest of the scan sees the boundary as the body left it. */
@@ -691,7 +698,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
             note_slot(&o->map, o->img.btensors + o->img.nbtensor, &sc, k, &b->args[k]);
     }
     st = replay(o, e, b, &sc, id);
-    if (!st && o->memo)
+    if (!st && o->memo && !ran_body)
         hbg__replay_memo_note(o, e, key, b, *id, at);
 out:
     /* A refused call may have written past the live counts (the scan's

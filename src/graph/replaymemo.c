@@ -24,6 +24,10 @@
  * a pass that re-records) takes the full path; the replays after it are
  * answered when the recording built the same Definition as the last pass.
  * Calls with HBG_GRAPH_CHECK_BODY take the full path (they run the body).
+ * Neither is noted: a body may change the boundary's tensors, and the
+ * call's inference then used the ranges from before the body while its
+ * records hold the tensors after it, which a later boundary equal to the
+ * latter would wrongly repeat.
  */
 #include "graph/graph_internal.h"
 #include "orch/taskmemo.h"
@@ -119,6 +123,13 @@ void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, uint64_t key, c
         return;
     for (uint32_t i = 0; i < b->ndeps; i++)
         if (o->img.fanins[d->fanin_off + i] != b->deps[i])
+            return;
+    /* A hit compares the layout bytes exactly; a slot the scan matched
+     * field by field (stray bytes past its dimensions) left a written
+     * copy with those bytes, which no later boundary is compared with. */
+    for (uint32_t k = 0; k < b->ntensors; k++)
+        if (!hbg__same_bytes16((const unsigned char *)b->args[k].t + offsetof(hbg_tensor, strides), &e->sig.slot[k],
+                               HBG_BSLOT_LAYOUT_BYTES))
             return;
     uint64_t *bx = g->memo_bx + o->img.replays[d->replay].btensor_off;
     for (uint32_t k = 0; k < b->ntensors; k++)
