@@ -42,6 +42,7 @@ typedef struct op {
     int dep[3]; /* earlier ops, by index (their ids this pass) */
     int pred;   /* a predicate on v[3] */
     uint64_t pval;
+    uint64_t poff; /* the predicate's byte offset */
 } op;
 
 static op prog[MAXOPS];
@@ -82,6 +83,7 @@ static void gen_op(op *p, int i)
     p->pred = rnd() % 5 == 0;
     p->v[3] = fx_tile(&bufs[rnd() % NB], 0, (uint32_t)(rnd() % 8), 1, 1);
     p->pval = rnd() % 2;
+    p->poff = 4 * (rnd() % 2);
     if (p->kind == 4) {
         /* one shape per slot, so that calls replay; now and then another */
         bool odd = rnd() % 16 == 0;
@@ -150,7 +152,10 @@ static void mutate(void)
                 p->sc[0]++;
             break;
         case 1:
-            p->pval ^= 1;
+            if (rnd() % 2)
+                p->pval ^= 1;
+            else
+                p->poff ^= 4;
             break;
         case 2:
             if (p->dir[0] != HBG_OUT_ALLOC && p->kind != 4)
@@ -183,7 +188,7 @@ static hbg_status run(hbg_orch *o, hbg_tensor out[][4])
             hbg_arg a[3];
             for (int k = 0; k < p->n; k++)
                 a[k] = (hbg_arg){&v[k], p->dir[k]};
-            hbg_pred pr = {.t = &v[3], .byte_offset = 0, .value = p->pval, .op = HBG_CMP_EQ, .elem_size = 4};
+            hbg_pred pr = {.t = &v[3], .byte_offset = p->poff, .value = p->pval, .op = HBG_CMP_EQ, .elem_size = 4};
             hbg_task t = {.kernel_aic = HBG_KERNEL_NONE,
                           .kernel_aiv = 1,
                           .core = HBG_CORE_AIV,
@@ -332,6 +337,14 @@ static void pass_at(uint64_t base, int bad_at)
     hbg__orch_end_pass(o);
 }
 
+/* Three passes of the layer: the third is answered; the hits so far. */
+static uint64_t warm(void)
+{
+    for (int i = 0; i < 3; i++)
+        pass_at(FAKE_HEAP_BASE, -1);
+    return o->memo_hits;
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -374,9 +387,7 @@ static void a_repeated_pass_is_answered_from_the_memo(void **state)
 static void a_changed_scalar_misses_only_its_task(void **state)
 {
     (void)state;
-    for (int i = 0; i < 3; i++)
-        pass_at(FAKE_HEAP_BASE, -1);
-    uint64_t h = o->memo_hits;
+    uint64_t h = warm();
     scal[1] = 10;
     pass_at(FAKE_HEAP_BASE, -1);
     /* every task has the scalar: all miss, and write the new value */
@@ -392,9 +403,7 @@ static void a_changed_scalar_misses_only_its_task(void **state)
 static void a_refused_submit_ends_the_memo_for_its_pass(void **state)
 {
     (void)state;
-    for (int i = 0; i < 3; i++)
-        pass_at(FAKE_HEAP_BASE, -1);
-    uint64_t h = o->memo_hits;
+    uint64_t h = warm();
     hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     assert_int_equal(layer(1), HBG_E_INVAL);
     hbg__orch_end_pass(o);
@@ -410,9 +419,7 @@ static void a_refused_submit_ends_the_memo_for_its_pass(void **state)
 static void a_moved_heap_forgets_the_memo(void **state)
 {
     (void)state;
-    for (int i = 0; i < 3; i++)
-        pass_at(FAKE_HEAP_BASE, -1);
-    uint64_t h = o->memo_hits;
+    uint64_t h = warm();
     pass_at(FAKE_HEAP_BASE + 0x100000, -1);
     assert_int_equal(o->memo_hits, h);
     assert_true(outs[0].addr >= FAKE_HEAP_BASE + 0x100000);

@@ -545,7 +545,7 @@ static hbg_status replay(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, 
             hbg__why(o, HBG_WHY_DEP, -1, i, b->deps[i], o->img.ntasks);
             return HBG_E_BAD_DEP;
         }
-    uint32_t n0 = o->img.ntasks, f0 = o->img.nfanin, t0 = o->img.ntensor;
+    hbg__image_mark m0 = hbg__image_mark_now(&o->img);
     uint64_t h0 = o->heap_used;
     uint64_t heap_base = 0;
     uint32_t tid;
@@ -575,8 +575,8 @@ static hbg_status replay(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, 
                                   e->sig.slot[k].dense, b->args[k].dir);
     }
     if (st) {
-        o->img.ntasks = n0, o->img.nfanin = f0, o->img.ntensor = t0, o->heap_used = h0;
-        o->img.rollbacks++;
+        hbg__image_rollback(&o->img, m0);
+        o->heap_used = h0;
         return st;
     }
     o->img.tasks[tid].tensor_cnt = sc->nwrites;
@@ -656,7 +656,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         goto out;
     }
     if (e) {
-        if (!(flags & HBG_GRAPH_CHECK_BODY) && hbg__replay_memo_hit(o, e, key, b, id)) {
+        if (!(flags & HBG_GRAPH_CHECK_BODY) && hbg__replay_memo_hit(o, e, b, id)) {
             e->pass = o->pass;
             goto out;
         }
@@ -699,10 +699,10 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     }
     st = replay(o, e, b, &sc, id);
     if (!st && o->memo && !ran_body)
-        hbg__replay_memo_note(o, e, key, b, *id, at);
+        hbg__replay_memo_note(o, e, b, *id, at);
 out:
-    /* A refused call may have written past the live counts (the scan's
-     * boundary records, a rolled-back outer task). */
+    /* A refused call's scan may have written boundary records past the
+     * live count (a rolled-back outer task counted itself). */
     if (st)
         o->img.rollbacks++;
     if (o->timing)

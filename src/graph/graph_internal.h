@@ -200,11 +200,11 @@ static inline const hbg_def_header *hbg__def_image(const hbg_orch *o, uint32_t d
 }
 
 /* The task memo's replays (replaymemo.c, orch/taskmemo.h): whether the
- * replay of e under `key` at the next window slot repeats the last pass's
- * there, and then it is made (*id set); and the note of one made the full
- * way, from `at`. */
-bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, uint64_t key, const hbg_boundary *b, hbg_task_id *id);
-void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, uint64_t key, const hbg_boundary *b, uint32_t tid,
+ * replay of e at the next window slot repeats the last pass's there, and
+ * then it is made (*id set); and the note of one made the full way, from
+ * `at`. */
+bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, hbg_task_id *id);
+void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, const hbg_boundary *b, uint32_t tid,
                            hbg__memo_at at);
 
 #endif

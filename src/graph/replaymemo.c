@@ -39,6 +39,12 @@ static uint64_t extra_of(const hbg_tensor *t)
     return (uint64_t)t->creator | (uint64_t)t->reserved2 << 32;
 }
 
+/* Whether t's layout bytes are exactly the signature slot's. */
+static bool layout_is(const hbg_tensor *t, const hbg__bslot *p)
+{
+    return hbg__same_bytes16((const unsigned char *)t + offsetof(hbg_tensor, strides), p, HBG_BSLOT_LAYOUT_BYTES);
+}
+
 /* The boundary's scalars are not compared: a replay only copies them
  * into its record (nothing else depends on their values), so an answer
  * copies them too. A decode step's replays differ from the last pass's
@@ -46,26 +52,26 @@ static uint64_t extra_of(const hbg_tensor *t)
 static bool same_boundary(const hbg_orch *o, const hbg__memo *m, const hbg__def_entry *e, const hbg_boundary *b,
                           const hbg_img_task *d, const hbg_img_replay *rp)
 {
-    if (b->ntensors != e->sig.nbt || b->nscalars != e->sig.nbs || b->ndeps != m->ndeps)
+    if (b->ntensors != e->sig.nbt || b->nscalars != e->sig.nbs || b->ndeps != m->ndeps ||
+        !hbg__memo_deps_lead(o, d, b->deps, b->ndeps))
         return false;
-    for (uint32_t i = 0; i < b->ndeps; i++)
-        if (b->deps[i] != o->img.fanins[d->fanin_off + i])
-            return false;
     const hbg_img_btensor *bt = o->img.btensors + rp->btensor_off;
     const uint64_t *bx = o->graph->memo_bx + rp->btensor_off;
     for (uint32_t k = 0; k < b->ntensors; k++) {
         const hbg_arg *a = &b->args[k];
         const hbg_tensor *t = a->t;
         const hbg__bslot *p = &e->sig.slot[k];
-        if (!t || a->dir != p->dir ||
-            !hbg__same_bytes16((const unsigned char *)t + offsetof(hbg_tensor, strides), p, HBG_BSLOT_LAYOUT_BYTES) ||
-            t->addr != bt[k].addr || t->nbytes != bt[k].nbytes || t->offset != bt[k].offset || extra_of(t) != bx[k])
+        if (!t || a->dir != p->dir || !layout_is(t, p) || t->addr != bt[k].addr || t->nbytes != bt[k].nbytes ||
+            t->offset != bt[k].offset || extra_of(t) != bx[k])
             return false;
     }
     return true;
 }
 
-bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, uint64_t key, const hbg_boundary *b, hbg_task_id *id)
+/* The gen alone names the Definition: gens are never reused, across
+ * entries either, and an entry under another key has another image (the
+ * key is in its header) and so another gen. */
+bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, hbg_task_id *id)
 {
     struct hbg__graph *g = o->graph;
     uint32_t n = o->img.ntasks;
@@ -73,9 +79,8 @@ bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, uint64_t key, const hb
         return false;
     hbg__memo *m = &o->memo[n];
     const hbg_img_task *d = &o->img.tasks[n];
-    if (d->kind != HBG_TASK_REPLAY || m->u.r.key != key || m->u.r.gen != e->gen ||
-        m->u.r.def != (uint16_t)(e - g->defs) || d->fanin_off != o->img.nfanin || d->tensor_off != o->img.ntensor ||
-        d->scalar_off != o->img.nscalar || d->replay != o->img.nreplay)
+    if (d->kind != HBG_TASK_REPLAY || m->u.gen != e->gen || d->fanin_off != o->img.nfanin ||
+        d->tensor_off != o->img.ntensor || d->scalar_off != o->img.nscalar || d->replay != o->img.nreplay)
         return false;
     const hbg_img_replay *rp = &o->img.replays[d->replay];
     /* Whether this replay puts the Definition in the def table depends on
@@ -87,11 +92,8 @@ bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, uint64_t key, const hb
         return false;
 
     /* The replay, as the full path would make it (graph.c's replay()). */
-    o->heap_used = m->heap1;
-    o->img.ntasks++;
     o->img.nfanin += d->fanin_cnt;
     o->img.ntensor += d->tensor_cnt;
-    o->stamp++;
     if (add) {
         e->deftab_stamp_pass = (uint32_t)o->pass;
         e->deftab_index = o->img.ndeftab;
@@ -103,41 +105,28 @@ bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, uint64_t key, const hb
     if (b->nscalars)
         memcpy(o->img.bscalars + o->img.nbscalar, b->scalars, (size_t)b->nscalars * sizeof(uint64_t));
     o->img.nbscalar += b->nscalars;
-    hbg__memo_follow(o, m);
-    m->pass = (uint32_t)o->pass;
-    o->memo_hits++;
-    *id = n;
+    hbg__memo_answer(o, m, id);
     return true;
 }
 
-void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, uint64_t key, const hbg_boundary *b, uint32_t tid,
-                           hbg__memo_at at)
+void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, const hbg_boundary *b, uint32_t tid, hbg__memo_at at)
 {
     struct hbg__graph *g = o->graph;
-    const hbg__tmap_journal *j = &o->map.j;
-    if (!g->memo_bx || !at.ok || !j->calls || j->stopped)
-        return;
     const hbg_img_task *d = &o->img.tasks[tid];
-    /* The explicit dependencies lead the fanins unless some repeats. */
-    if (d->fanin_cnt < b->ndeps)
+    hbg__memo *m = &o->memo[tid];
+    if (!g->memo_bx || !hbg__memo_deps_lead(o, d, b->deps, b->ndeps))
         return;
-    for (uint32_t i = 0; i < b->ndeps; i++)
-        if (o->img.fanins[d->fanin_off + i] != b->deps[i])
-            return;
     /* A hit compares the layout bytes exactly; a slot the scan matched
      * field by field (stray bytes past its dimensions) left a written
      * copy with those bytes, which no later boundary is compared with. */
     for (uint32_t k = 0; k < b->ntensors; k++)
-        if (!hbg__same_bytes16((const unsigned char *)b->args[k].t + offsetof(hbg_tensor, strides), &e->sig.slot[k],
-                               HBG_BSLOT_LAYOUT_BYTES))
+        if (!layout_is(b->args[k].t, &e->sig.slot[k]))
             return;
+    if (!hbg__memo_close(o, m, at))
+        return;
     uint64_t *bx = g->memo_bx + o->img.replays[d->replay].btensor_off;
     for (uint32_t k = 0; k < b->ntensors; k++)
         bx[k] = extra_of(b->args[k].t);
-    hbg__memo *m = &o->memo[tid];
-    m->u.r.key = key;
-    m->u.r.gen = e->gen;
-    m->u.r.def = (uint16_t)(e - g->defs);
+    m->u.gen = e->gen;
     m->ndeps = (uint16_t)b->ndeps;
-    hbg__memo_close(o, m, at);
 }

@@ -474,28 +474,12 @@ hbg_status hbg__orch_check_alloc(hbg_orch *o, const hbg_tensor *t, int32_t i, ui
     return HBG_OK;
 }
 
-hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
+/* The body of alloc_tensors outside recording: the memo's answer, or the
+ * allocation the full way. */
+static hbg_status alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
 {
-    hbg_task_id dummy_id;
-    if (!id)
-        id = &dummy_id;
-    *id = HBG_TASK_NONE;
-    if (!o || (n && !ts))
-        return HBG_E_INVAL;
-    if (!o->in_pass)
-        return HBG_E_STATE;
-    if (n > HBG_MAX_ALLOC_TENSORS) {
-        hbg__why(o, HBG_WHY_TOO_MANY, -1, n, HBG_MAX_ALLOC_TENSORS, HBG_COUNT_TENSORS);
-        return hbg__orch_fail(o, HBG_E_TOO_MANY_TENSORS);
-    }
-    if (o->capturing)
-        return hbg__orch_fail(o, o->ext->capture_alloc(o, n, ts, id));
-    uint64_t t0 = hbg__op_begin(o);
-    if (o->memo && hbg__memo_hit_alloc(o, n, ts, id)) {
-        if (o->timing)
-            hbg__op_end(o, HBG_OP_ALLOC_TENSORS, t0, *id);
+    if (o->memo && hbg__memo_hit_alloc(o, n, ts, id))
         return HBG_OK;
-    }
     hbg__image_mark m0 = hbg__image_mark_now(&o->img);
     uint64_t h0 = o->heap_used;
     uint32_t tid, n_alloc = 0;
@@ -524,14 +508,35 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
         /* They named no buffer on entry, and name none again. */
         for (uint32_t i = 0; i < n_alloc; i++)
             ts[i]->addr = 0, ts[i]->creator = 0;
-    } else {
-        o->img.tasks[tid].tensor_cnt = n;
-        if (o->memo)
-            hbg__memo_note_alloc(o, tid, h0);
-        *id = tid;
+        return st;
     }
+    o->img.tasks[tid].tensor_cnt = n;
+    if (o->memo)
+        hbg__memo_note_alloc(o, tid, h0);
+    *id = tid;
+    return HBG_OK;
+}
+
+hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
+{
+    hbg_task_id dummy_id;
+    if (!id)
+        id = &dummy_id;
+    *id = HBG_TASK_NONE;
+    if (!o || (n && !ts))
+        return HBG_E_INVAL;
+    if (!o->in_pass)
+        return HBG_E_STATE;
+    if (n > HBG_MAX_ALLOC_TENSORS) {
+        hbg__why(o, HBG_WHY_TOO_MANY, -1, n, HBG_MAX_ALLOC_TENSORS, HBG_COUNT_TENSORS);
+        return hbg__orch_fail(o, HBG_E_TOO_MANY_TENSORS);
+    }
+    if (o->capturing)
+        return hbg__orch_fail(o, o->ext->capture_alloc(o, n, ts, id));
+    uint64_t t0 = hbg__op_begin(o);
+    hbg_status st = alloc(o, n, ts, id);
     if (o->timing)
-        hbg__op_end(o, HBG_OP_ALLOC_TENSORS, t0, st ? 0 : tid);
+        hbg__op_end(o, HBG_OP_ALLOC_TENSORS, t0, st ? 0 : *id);
     return hbg__orch_fail(o, st);
 }
 

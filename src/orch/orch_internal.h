@@ -145,7 +145,7 @@ struct hbg_orch {
     /* the task memo (taskmemo.h): one note per window slot, NULL without
      * a journal; notes of passes before memo_from are void */
     struct hbg__memo *memo;
-    struct hbg__memo_pred *memo_preds; /* one per predicate slot */
+    hbg_tensor *memo_preds;    /* a predicate's tensor, per predicate slot */
     uint64_t memo_from;
     uint64_t memo_hits;        /* submits answered from it, ever (tests) */
     uint8_t scope_mode[HBG_MAX_SCOPE_DEPTH];

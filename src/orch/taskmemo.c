@@ -18,7 +18,7 @@ static size_t memo_bytes(const hbg_orch *o)
 /* The image has a predicate slot per window slot at most. */
 static size_t pred_bytes(const hbg_orch *o)
 {
-    return (size_t)o->window * sizeof(hbg__memo_pred);
+    return (size_t)o->window * sizeof(hbg_tensor);
 }
 
 hbg_status hbg__memo_init(hbg_orch *o)
@@ -53,6 +53,13 @@ void hbg__memo_begin_pass(hbg_orch *o, uint64_t heap_base)
         o->memo_from = o->pass;
 }
 
+/* A note made by the last pass, which nothing has voided since; and the
+ * mirror past the live counts still the last pass's. */
+static bool fresh(const hbg_orch *o, const hbg__memo *m)
+{
+    return m->pass == (uint32_t)(o->pass - 1) && o->pass - 1 >= o->memo_from && !o->img.rollbacks;
+}
+
 hbg__memo_at hbg__memo_here(const hbg_orch *o)
 {
     const hbg__tmap_journal *j = &o->map.j;
@@ -64,6 +71,84 @@ hbg__memo_at hbg__memo_here(const hbg_orch *o)
     };
 }
 
+bool hbg__memo_usable(const hbg_orch *o, uint32_t n)
+{
+    const hbg__tmap_journal *j = &o->map.j;
+    if (!o->memo || !j->following || n >= o->window)
+        return false;
+    const hbg__memo *m = &o->memo[n];
+    return fresh(o, m) && m->jat == j->at && m->jrep == j->at_report && m->jat_end <= j->ncalls &&
+           m->jrep_end <= j->nreports && m->heap0 == o->heap_used && m->infer == (o->manual_depth == 0);
+}
+
+bool hbg__memo_deps_lead(const hbg_orch *o, const hbg_img_task *d, const hbg_task_id *deps, uint32_t n)
+{
+    if (d->fanin_cnt < n)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (o->img.fanins[d->fanin_off + i] != deps[i])
+            return false;
+    return true;
+}
+
+bool hbg__memo_close(hbg_orch *o, hbg__memo *m, hbg__memo_at at)
+{
+    const hbg__tmap_journal *j = &o->map.j;
+    if (!at.ok || j->stopped)
+        return false;
+    m->heap0 = at.heap;
+    m->heap1 = o->heap_used;
+    m->pass = (uint32_t)o->pass;
+    m->jat = at.jat;
+    m->jrep = at.jrep;
+    m->jat_end = j->following ? j->at : j->ncalls;
+    m->jrep_end = j->following ? j->at_report : j->nreports;
+    m->infer = o->manual_depth == 0;
+    return true;
+}
+
+/* The part of an answer every kind shares (an allocation's note has an
+ * empty journal span). */
+static void answer(hbg_orch *o, hbg__memo *m, hbg_task_id *id)
+{
+    *id = o->img.ntasks++;
+    o->heap_used = m->heap1;
+    o->stamp++;
+    m->pass = (uint32_t)o->pass;
+    o->memo_hits++;
+}
+
+void hbg__memo_answer(hbg_orch *o, hbg__memo *m, hbg_task_id *id)
+{
+    hbg__tmap *map = &o->map;
+    hbg__tmap_journal *j = &map->j;
+    for (uint32_t k = m->jat; k < m->jat_end; k++) {
+        const hbg__tmap_jcall *c = &j->calls[k];
+        if (c->op != HBG__TMAP_JREAD)
+            hbg__tmap_follow_write(map, c);
+    }
+    j->at = m->jat_end;
+    j->at_report = m->jrep_end;
+    answer(o, m, id);
+}
+
+/* An allocating argument arrives without its buffer: it equals its record
+ * when everything but the buffer fields does. */
+static bool same_alloc(const hbg_tensor *t, const hbg_tensor *r)
+{
+    hbg_tensor v = *t;
+    if (v.addr)
+        return false;
+    v.addr = r->addr, v.nbytes = r->nbytes, v.creator = r->creator;
+    return hbg__same_bytes16(&v, r, sizeof v);
+}
+
+/* The buffer the record says it was given, as the full path gives it. */
+static void take_buffer(hbg_tensor *t, const hbg_tensor *r)
+{
+    t->addr = r->addr, t->nbytes = r->nbytes, t->creator = r->creator;
+}
+
 static unsigned dir_of(const hbg__memo *m, uint32_t i)
 {
     return (unsigned)(m->u.dirs[i / DIRS_PER_WORD] >> (i % DIRS_PER_WORD * DIR_BITS)) & 7u;
@@ -71,33 +156,38 @@ static unsigned dir_of(const hbg__memo *m, uint32_t i)
 
 void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint32_t tid, hbg__memo_at at)
 {
-    const hbg__tmap_journal *j = &o->map.j;
-    if (!at.ok || !j->calls || j->stopped || o->body)
-        return;
     const hbg_img_task *d = &o->img.tasks[tid];
-    if (t->pred) {
-        const hbg_pred *p = t->pred;
-        o->memo_preds[d->pred] = (hbg__memo_pred){
-            .view = *p->t, .byte_offset = p->byte_offset, .value = p->value, .op = p->op, .elem_size = p->elem_size};
-    }
-    /* The explicit dependencies lead the fanin list unless some repeats
-     * (then the list has fewer): a hit compares them there. */
-    if (d->fanin_cnt < t->ndeps)
-        return;
-    for (uint32_t i = 0; i < t->ndeps; i++)
-        if (o->img.fanins[d->fanin_off + i] != t->deps[i])
-            return;
     hbg__memo *m = &o->memo[tid];
+    if (o->body || !hbg__memo_deps_lead(o, d, t->deps, t->ndeps) || !hbg__memo_close(o, m, at))
+        return;
+    if (t->pred)
+        o->memo_preds[d->pred] = *t->pred->t;
     m->u.dirs[0] = m->u.dirs[1] = 0;
     for (uint32_t i = 0; i < t->ntensors; i++)
         m->u.dirs[i / DIRS_PER_WORD] |= (uint64_t)t->args[i].dir << (i % DIRS_PER_WORD * DIR_BITS);
     m->ndeps = (uint16_t)t->ndeps;
-    hbg__memo_close(o, m, at);
+}
+
+/* The predicate against its record: the word's address, value and test in
+ * the image, the tensor beside it. The same tensor at the same address
+ * makes the same byte offset. */
+static bool same_pred(const hbg_orch *o, const hbg_img_task *d, const hbg_task *t)
+{
+    const hbg_pred *p = t->pred;
+    const hbg_img_pred *r = &o->img.preds[d->pred];
+    /* A predicate on a tensor the task allocates reads it after the
+     * allocation (its word's address is the new buffer's): the full
+     * path's order, which a compare before the write-back cannot see. */
+    for (uint32_t i = 0; i < t->ntensors; i++)
+        if (t->args[i].dir == HBG_OUT_ALLOC && t->args[i].t == p->t)
+            return false;
+    return d->pred == o->img.npred && p->t && p->t->addr + p->byte_offset == r->addr && p->value == r->value &&
+           p->op == r->op && p->elem_size == r->elem_size &&
+           hbg__same_bytes16(p->t, &o->memo_preds[d->pred], sizeof *p->t);
 }
 
 /* The caller's task against slot n's record: the header, then directions
- * and tensors (an allocating argument arrives without its buffer, so its
- * buffer fields are the record's), scalars and explicit dependencies. */
+ * and tensors, scalars, explicit dependencies and the predicate. */
 static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task *d, const hbg_task *t)
 {
     if (d->kind != HBG_TASK_KERNEL || d->has_pred != (t->pred != NULL) || t->core != d->core ||
@@ -110,77 +200,15 @@ static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task 
     for (uint32_t i = 0; i < t->ntensors; i++) {
         const hbg_arg *a = &t->args[i];
         const hbg_tensor *r = &o->img.tensors[d->tensor_off + i];
-        if (!a->t || a->dir != dir_of(m, i))
+        if (!a->t || a->dir != dir_of(m, i) ||
+            !(a->dir == HBG_OUT_ALLOC ? same_alloc(a->t, r) : hbg__same_bytes16(a->t, r, sizeof *r)))
             return false;
-        if (a->dir == HBG_OUT_ALLOC) {
-            hbg_tensor v = *a->t;
-            if (v.addr)
-                return false;
-            v.addr = r->addr, v.nbytes = r->nbytes, v.creator = r->creator;
-            if (!hbg__same_bytes16(&v, r, sizeof v))
-                return false;
-        } else if (!hbg__same_bytes16(a->t, r, sizeof *r)) {
-            return false;
-        }
     }
     /* Outside a Graph body a scalar slot is refused: never a hit. */
     for (uint32_t i = 0; i < t->nscalars; i++)
         if ((t->scalar_slots && t->scalar_slots[i] >= 0) || t->scalars[i] != o->img.scalars[d->scalar_off + i])
             return false;
-    for (uint32_t i = 0; i < t->ndeps; i++)
-        if (t->deps[i] != o->img.fanins[d->fanin_off + i])
-            return false;
-    if (t->pred) {
-        const hbg_pred *p = t->pred;
-        const hbg__memo_pred *q = &o->memo_preds[d->pred];
-        /* A predicate on a tensor the task allocates reads it after the
-         * allocation (its word's address is the new buffer's): the full
-         * path's order, which a compare before the write-back cannot see. */
-        for (uint32_t i = 0; i < t->ntensors; i++)
-            if (t->args[i].dir == HBG_OUT_ALLOC && t->args[i].t == p->t)
-                return false;
-        if (d->pred != o->img.npred || !p->t || p->byte_offset != q->byte_offset || p->value != q->value ||
-            p->op != q->op || p->elem_size != q->elem_size || !hbg__same_bytes16(p->t, &q->view, sizeof q->view))
-            return false;
-    }
-    return true;
-}
-
-bool hbg__memo_usable(const hbg_orch *o, uint32_t n)
-{
-    const hbg__tmap_journal *j = &o->map.j;
-    if (!o->memo || !j->following || o->img.rollbacks || n >= o->window)
-        return false;
-    const hbg__memo *m = &o->memo[n];
-    return m->pass == (uint32_t)(o->pass - 1) && o->pass - 1 >= o->memo_from && m->jat == j->at &&
-           m->jrep == j->at_report && m->jat_end <= j->ncalls && m->jrep_end <= j->nreports &&
-           m->heap0 == o->heap_used && m->infer == (o->manual_depth == 0);
-}
-
-void hbg__memo_follow(hbg_orch *o, const hbg__memo *m)
-{
-    hbg__tmap *map = &o->map;
-    hbg__tmap_journal *j = &map->j;
-    for (uint32_t k = m->jat; k < m->jat_end; k++) {
-        const hbg__tmap_jcall *c = &j->calls[k];
-        if (c->op != HBG__TMAP_JREAD)
-            hbg__tmap_follow_write(map, c);
-    }
-    j->at = m->jat_end;
-    j->at_report = m->jrep_end;
-}
-
-void hbg__memo_close(hbg_orch *o, hbg__memo *m, hbg__memo_at at)
-{
-    const hbg__tmap_journal *j = &o->map.j;
-    m->heap0 = at.heap;
-    m->heap1 = o->heap_used;
-    m->pass = (uint32_t)o->pass;
-    m->jat = at.jat;
-    m->jrep = at.jrep;
-    m->jat_end = j->following ? j->at : j->ncalls;
-    m->jrep_end = j->following ? j->at_report : j->nreports;
-    m->infer = o->manual_depth == 0;
+    return hbg__memo_deps_lead(o, d, t->deps, t->ndeps) && (!t->pred || same_pred(o, d, t));
 }
 
 bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
@@ -195,24 +223,14 @@ bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
         return false;
 
     /* The submit, as the full path would make it. */
-    for (uint32_t i = 0; i < t->ntensors; i++) {
-        if (t->args[i].dir != HBG_OUT_ALLOC)
-            continue;
-        const hbg_tensor *r = &o->img.tensors[d->tensor_off + i];
-        hbg_tensor *v = t->args[i].t;
-        v->addr = r->addr, v->nbytes = r->nbytes, v->creator = r->creator;
-    }
-    o->heap_used = m->heap1;
-    o->img.ntasks++;
+    for (uint32_t i = 0; i < t->ntensors; i++)
+        if (t->args[i].dir == HBG_OUT_ALLOC)
+            take_buffer(t->args[i].t, &o->img.tensors[d->tensor_off + i]);
     o->img.nfanin += d->fanin_cnt;
     o->img.ntensor += d->tensor_cnt;
     o->img.nscalar += d->scalar_cnt;
     o->img.npred += d->has_pred;
-    o->stamp++;
-    hbg__memo_follow(o, m);
-    m->pass = (uint32_t)o->pass;
-    o->memo_hits++;
-    *id = n;
+    hbg__memo_answer(o, m, id);
     return true;
 }
 
@@ -232,38 +250,25 @@ void hbg__memo_note_alloc(hbg_orch *o, uint32_t tid, uint64_t heap0)
 bool hbg__memo_hit_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
 {
     uint32_t slot = o->img.ntasks;
-    if (o->img.rollbacks || slot >= o->window)
+    if (slot >= o->window)
         return false;
     hbg__memo *m = &o->memo[slot];
     const hbg_img_task *d = &o->img.tasks[slot];
-    if (m->pass != (uint32_t)(o->pass - 1) || o->pass - 1 < o->memo_from || m->heap0 != o->heap_used ||
-        d->kind != HBG_TASK_ALLOC || d->tensor_cnt != n || d->fanin_off != o->img.nfanin ||
-        d->tensor_off != o->img.ntensor || d->scalar_off != o->img.nscalar)
+    if (!fresh(o, m) || m->heap0 != o->heap_used || d->kind != HBG_TASK_ALLOC || d->tensor_cnt != n ||
+        d->fanin_off != o->img.nfanin || d->tensor_off != o->img.ntensor || d->scalar_off != o->img.nscalar)
         return false;
     for (uint32_t i = 0; i < n; i++) {
-        const hbg_tensor *r = &o->img.tensors[d->tensor_off + i];
-        if (!ts[i] || ts[i]->addr)
+        if (!ts[i] || !same_alloc(ts[i], &o->img.tensors[d->tensor_off + i]))
             return false;
         /* The full path allocates as it goes: a description listed twice
          * names a buffer by its second turn and is refused then. */
         for (uint32_t k = 0; k < i; k++)
             if (ts[k] == ts[i])
                 return false;
-        hbg_tensor v = *ts[i];
-        v.addr = r->addr, v.nbytes = r->nbytes, v.creator = r->creator;
-        if (!hbg__same_bytes16(&v, r, sizeof v))
-            return false;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        const hbg_tensor *r = &o->img.tensors[d->tensor_off + i];
-        ts[i]->addr = r->addr, ts[i]->nbytes = r->nbytes, ts[i]->creator = r->creator;
-    }
-    o->heap_used = m->heap1;
-    o->img.ntasks++;
+    for (uint32_t i = 0; i < n; i++)
+        take_buffer(ts[i], &o->img.tensors[d->tensor_off + i]);
     o->img.ntensor += n;
-    o->stamp++;
-    m->pass = (uint32_t)o->pass;
-    o->memo_hits++;
-    *id = slot;
+    answer(o, m, id);
     return true;
 }

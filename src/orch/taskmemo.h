@@ -16,7 +16,8 @@
  *     rewrites them in place and nothing else touches them), and
  *   - the caller's task equals that record byte for byte (directions,
  *     tensors, scalars, explicit dependencies, the predicate, whose
- *     tensor the memo keeps beside the record),
+ *     tensor the memo keeps beside the record: the image keeps only its
+ *     word's address),
  * then validating and inferring it again would write the bytes that are
  * already there. The memo compares instead: the record is kept, the counts
  * move past it, an allocating argument gets the buffer it got last pass,
@@ -43,17 +44,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "hbg/image.h"
 #include "hbg/orch.h"
 
 /* What slot n's task of the last pass met and did, beyond its record. */
 typedef struct hbg__memo {
     union {
         uint64_t dirs[2]; /* a kernel task: 3 bits per argument (21 per word) */
-        struct {          /* a replay (src/graph/replaymemo.c) */
-            uint64_t key;
-            uint32_t gen; /* of its Definition's cache entry */
-            uint16_t def; /* that entry's index */
-        } r;
+        uint32_t gen;     /* a replay: its Definition entry's gen (replaymemo.c) */
     } u;
     uint64_t heap0, heap1;   /* heap fill before and after */
     uint32_t pass;           /* the pass that noted it (low 32 bits) */
@@ -65,21 +63,11 @@ typedef struct hbg__memo {
 
 _Static_assert(sizeof(hbg__memo) == 56, "a note is 56 bytes");
 
-/* A predicate as the caller gave it: the image keeps only the word's
- * address, and the predicate's tensor is also a query of the map. One per
- * predicate slot of the image. */
-typedef struct hbg__memo_pred {
-    hbg_tensor view;
-    uint64_t byte_offset, value;
-    uint8_t op, elem_size;
-} hbg__memo_pred;
-
-/* Where the journal and the heap stand before a submit, for
- * hbg__memo_note. */
+/* Where the journal and the heap stand before a submit, for the notes. */
 typedef struct hbg__memo_at {
     uint32_t jat, jrep;
     uint64_t heap;
-    bool ok; /* the journal is keeping calls */
+    bool ok; /* there is a memo, and the journal is keeping calls */
 } hbg__memo_at;
 
 hbg_status hbg__memo_init(hbg_orch *o);
@@ -89,15 +77,21 @@ void hbg__memo_forget(hbg_orch *o);
 /* At a pass's start: forgets the notes when the heap moved. */
 void hbg__memo_begin_pass(hbg_orch *o, uint64_t heap_base);
 
+/* The parts a kernel task's and a replay's memo share. */
 hbg__memo_at hbg__memo_here(const hbg_orch *o);
 /* Whether slot n's note is from the last pass, which is still trusted,
- * and the map and heap are where they were when it began (the common
- * conditions of a kernel task's and a replay's answer). */
+ * and the map and heap are where they were when it began. */
 bool hbg__memo_usable(const hbg_orch *o, uint32_t n);
-/* Moves the map past a note's journaled calls as following them would. */
-void hbg__memo_follow(hbg_orch *o, const hbg__memo *m);
-/* Fills a note's journal span, heap fills and pass, from `at`. */
-void hbg__memo_close(hbg_orch *o, hbg__memo *m, hbg__memo_at at);
+/* Whether the n explicit dependencies lead slot d's fanins (they do unless
+ * one repeats; a note is made only then, and a hit compares them there). */
+bool hbg__memo_deps_lead(const hbg_orch *o, const hbg_img_task *d, const hbg_task_id *deps, uint32_t n);
+/* Fills a note's journal span, heap fills and pass, from `at`; false (and
+ * no note) when the journal stopped keeping calls meanwhile. */
+bool hbg__memo_close(hbg_orch *o, hbg__memo *m, hbg__memo_at at);
+/* Makes the answer of slot n's note: the heap and the window move past it,
+ * the map past its journaled calls as following them would, *id = n. */
+void hbg__memo_answer(hbg_orch *o, hbg__memo *m, hbg_task_id *id);
+
 /* After kernel task `tid` was submitted the full way, from `at`. */
 void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint32_t tid, hbg__memo_at at);
 /* True when the task repeats slot ntasks's of the last pass, and then it is

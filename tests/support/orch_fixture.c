@@ -60,6 +60,7 @@ void fx_same_images(const hbg_orch *a, const hbg_orch *b)
     assert_int_equal(a->img.nreplay, b->img.nreplay);
     assert_int_equal(a->img.nbtensor, b->img.nbtensor);
     assert_int_equal(a->img.nbscalar, b->img.nbscalar);
+    assert_int_equal(a->img.ndeftab, b->img.ndeftab);
     assert_int_equal(a->heap_used, b->heap_used);
     SAME(a, b, tasks, a->img.ntasks);
     SAME(a, b, fanins, a->img.nfanin);
@@ -69,6 +70,10 @@ void fx_same_images(const hbg_orch *a, const hbg_orch *b)
     SAME(a, b, replays, a->img.nreplay);
     SAME(a, b, btensors, a->img.nbtensor);
     SAME(a, b, bscalars, a->img.nbscalar);
+    SAME(a, b, deftab, a->img.ndeftab);
+    if (a->graph && b->graph)
+        assert_memory_equal(a->graph->deftab_entry, b->graph->deftab_entry,
+                            a->img.ndeftab * sizeof a->graph->deftab_entry[0]);
     assert_int_equal(hbg_orch_def_count(a), hbg_orch_def_count(b));
     for (uint32_t i = 0; i < hbg_orch_def_count(a); i++) {
         hbg_def_info x, y;
