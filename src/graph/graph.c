@@ -65,6 +65,7 @@ static void graph_destroy(hbg_orch *o)
 #undef FREE
     hbg__unreserve(g->def_pool, g->def_pool_cap);
     hbg__unreserve(g->memo_bx, memo_bx_bytes(o));
+    hbg__node_memo_free(&g->rec);
     hbg__tmap_free(&g->rec.map);
     free(g);
     o->graph = NULL;
@@ -99,8 +100,10 @@ hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     /* A re-recorded Definition asks its map what the last recording did. */
     ok = ok && (cfg->no_journal ||
                 hbg__tmap_journal_init(&g->rec.map, HBG_MAX_DEF_NODES * 8u, HBG_MAX_DEF_NODES * 32u) == HBG_OK);
-    /* Replays join the task memo where there is one (replaymemo.c). */
+    /* Replays join the task memo where there is one (replaymemo.c), and
+     * so do recorded nodes (nodememo.c). */
     ok = ok && (!o->memo || (g->memo_bx = hbg__reserve(memo_bx_bytes(o))) != NULL);
+    ok = ok && (!o->memo || hbg__node_memo_init(&g->rec) == HBG_OK);
     if (!ok) {
         hbg__orch_destroy(o);
         return HBG_E_NOMEM;
@@ -384,7 +387,12 @@ static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key,
      * the hash (the hash of those bytes is the one computed then). */
     uint32_t n = o->graph->defs_built;
     bool same = n < HBG_DEF_CACHE_CAP && o->graph->built[n].img == img && o->graph->built[n].bytes == h.bytes;
-    for (size_t i = 0; i < NSECS && same; i++) {
+    /* And when that build holds the last capture's arrays, and this
+     * capture wrote nothing in them (every node was kept by the node
+     * memo), the node sections are those bytes already: only the boundary
+     * templates and the header are left to compare. */
+    size_t first = same && !r->wrote && o->graph->built[n].capture == r->capture - 1 ? NSECS - 1 : 0;
+    for (size_t i = first; i < NSECS && same; i++) {
         uint64_t end = i + 1 < NSECS ? secs[i + 1].off : h.bytes, len = secs[i].len;
         same = !memcmp(img + secs[i].off, secs[i].src, len) && zero(img + secs[i].off + len, end - secs[i].off - len);
     }
@@ -412,6 +420,8 @@ static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key,
             o->graph->built[n].hash = hash;
         }
     }
+    if (n < HBG_DEF_CACHE_CAP)
+        o->graph->built[n].capture = r->capture;
     memcpy(img + offsetof(hbg_def_header, hash), &hash, sizeof hash);
 
     e->key = key;
@@ -456,11 +466,7 @@ static hbg_status capture(hbg_orch *o, uint64_t key, hbg_graph_body body, void *
     r->key = key;
     o->capturing = true;
     o->body = b;
-    r->b = b;
-    r->brng = brng;
-    r->heap_used = 0;
-    r->nnodes = r->nfanin = r->ntarg = r->nsarg = r->npred = r->nviews = 0;
-    hbg__tmap_reset(&r->map);
+    hbg__rec_begin(o, b, brng);
     uint32_t depth0 = o->scope_depth;
     hbg__err_state e0 = hbg__err_take(o);
     hbg_status st = body(o, ctx, b);
@@ -473,6 +479,7 @@ static hbg_status capture(hbg_orch *o, uint64_t key, hbg_graph_body body, void *
     if (!st)
         st = o->err;
     hbg__err_restore(o, e0);
+    hbg__rec_end(r, st);
     return st;
 }
 
@@ -485,6 +492,7 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
     hbg_status st = capture(o, key, body, ctx, b, brng);
     if (st)
         return st;
+    b = hbg__rec_passed(&g->rec, b);
     hbg__def_entry *e = find_def(g, key);
     bool fresh = !e;
     if (fresh) {
@@ -677,6 +685,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         if (!st && (flags & HBG_GRAPH_CHECK_BODY)) {
             ran_body = true;
             st = check_body(o, e, body, ctx, b, sc.rng);
+            b = hbg__rec_passed(&o->graph->rec, b);
         }
         if (st)
             goto out;
@@ -692,7 +701,9 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         ran_body = true;
         if ((st = record(o, key, body, ctx, b, sc.rng, alias, &e)))
             goto out;
-        /* The rest of the scan sees the boundary as the body left it. */
+        /* The rest of the scan, and the replay, see the boundary as it
+         * was passed, not as the body may have left it. */
+        b = hbg__rec_passed(&o->graph->rec, b);
         sc.nreads = sc.nwrites = 0;
         for (uint32_t k = 0; k < b->ntensors; k++)
             note_slot(&o->map, o->img.btensors + o->img.nbtensor, &sc, k, &b->args[k]);

@@ -90,6 +90,16 @@ typedef struct hbg__btab_ent {
 
 #define HBG_BTAB_SIZE (2 * HBG_MAX_BOUNDARY_TENSORS) /* power of two, under half full */
 
+/* What node n of the last capture met and did, beyond its records
+ * (nodememo.c). */
+typedef struct hbg__node_note {
+    uint64_t heap0, heap1;   /* the recording heap's fill before and after */
+    uint32_t capture;        /* the capture that noted it (low 32 bits) */
+    hbg__tmap_jspan j;       /* its calls in the recorder map's journal */
+    uint16_t ndeps;          /* explicit dependencies: the first fanins */
+    uint8_t infer;           /* inference was on (no MANUAL scope open) */
+} hbg__node_note;
+
 /* The node builder used while a Graph body is being recorded. */
 typedef struct hbg__recorder {
     const hbg_boundary *b;
@@ -113,6 +123,24 @@ typedef struct hbg__recorder {
     hbg__btab_ent btab[HBG_BTAB_SIZE];
     uint16_t bnext[HBG_MAX_BOUNDARY_TENSORS];
     uint32_t bstamp;
+    /* The boundary's tensors as the call passed them. A call reads its
+     * boundary once: the nodes are expressed relative to these (the
+     * ranges in brng are theirs too), the Definition's signature is made
+     * from them and the call is replayed with them, whatever the body does
+     * to the caller's tensors while it runs. */
+    hbg_tensor bsnap[HBG_MAX_BOUNDARY_TENSORS];
+    uint32_t bsnap_nt, bsnap_ns;
+    hbg_arg bargs[HBG_MAX_BOUNDARY_TENSORS]; /* the call's boundary over bsnap */
+    hbg_boundary bpassed;
+    /* The node memo (nodememo.c); notes == NULL: none. */
+    hbg__node_note *notes;              /* HBG_MAX_DEF_NODES, by node */
+    hbg_tensor *intens;                 /* arguments as the body passed them, by targ */
+    hbg_tensor *inpred;                 /* predicate tensors, by pred */
+    uint32_t capture;                   /* captures begun (low 32 bits) */
+    bool last_clean;                    /* the last capture's notes vouch for its records */
+    bool hits_on;                       /* this capture began as the last one did */
+    bool wrote;                         /* this capture recorded a node the full way */
+    uint64_t node_hits;                 /* nodes answered from the memo, ever (tests) */
 } hbg__recorder;
 
 /* The Graph layer's state, one per orchestrator. */
@@ -124,11 +152,13 @@ struct hbg__graph {
     unsigned char *def_pool;
     uint64_t def_pool_used, def_pool_cap;
     uint32_t defs_built;       /* this pass */
-    /* The n-th Definition the last pass built: where, how large, and the
-     * hash of the bytes it wrote there (build_definition). */
+    /* The n-th Definition the last pass built: where, how large, the
+     * hash of the bytes it wrote there, and the capture whose recorder
+     * arrays those bytes hold (build_definition). */
     struct {
         const unsigned char *img;
         uint64_t bytes, hash;
+        uint32_t capture;
     } built[HBG_DEF_CACHE_CAP];
     uint32_t fallbacks;        /* this pass: bodies run as ordinary tasks */
     hbg__fault first_fallback; /* the mismatch behind the first of them */
@@ -159,6 +189,32 @@ static inline void hbg__layout_into(hbg_tensor *l, const hbg_tensor *t, bool kee
 
 /* An orchestrator with Graphs: hbg__orch_create() plus this layer. */
 hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out);
+
+/* A capture's start and end (recorder.c): the recorder is emptied, the
+ * boundary snapshot taken, and the node memo told whether this capture
+ * begins as the last one did; at the end, whether its notes hold. */
+void hbg__rec_begin(hbg_orch *o, const hbg_boundary *b, const hbg__range *brng);
+void hbg__rec_end(hbg__recorder *r, hbg_status st);
+/* The call's boundary b as it was passed (over the snapshot of the
+ * capture that ran b's body), for everything the call does after it. */
+const hbg_boundary *hbg__rec_passed(hbg__recorder *r, const hbg_boundary *b);
+
+/* The node memo (nodememo.c). */
+hbg_status hbg__node_memo_init(hbg__recorder *r);
+void hbg__node_memo_free(hbg__recorder *r);
+/* Whether the full path should keep what a note needs (the arguments as
+ * passed) for the node about to be recorded. */
+static inline bool hbg__node_memo_noting(const hbg__recorder *r)
+{
+    return r->notes && hbg__tmap_span_kept(&r->map);
+}
+/* Before the full path changes anything: the arguments as passed. */
+void hbg__node_memo_keep(hbg__recorder *r, const hbg_task *t);
+/* After node n was recorded the full way from (jat, jrep, heap0). */
+void hbg__node_memo_note(hbg_orch *o, const hbg_task *t, uint32_t n, uint32_t jat, uint32_t jrep, uint64_t heap0);
+/* True when t repeats node nnodes of the last capture in the state it met;
+ * the node then stands as recorded and the counts have moved past it. */
+bool hbg__node_memo_hit(hbg_orch *o, const hbg_task *t, bool dummy);
 
 /* Submits made while a body records (recorder.c). */
 hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id);

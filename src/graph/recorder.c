@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "graph/graph_internal.h"
+#include "util/bytes.h"
 
 /* Slot chain of boundary tensors sharing a buffer. */
 void hbg__boundary_index(hbg__recorder *r, const hbg_boundary *b, uint16_t *alias)
@@ -97,7 +98,7 @@ static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, u
         return HBG_E_GRAPH_CAPTURE;
     int view = -1;
     for (int j = k; j != 0xffff; j = r->bnext[j]) {
-        const hbg_tensor *bt = r->b->args[j].t;
+        const hbg_tensor *bt = &r->bsnap[j];
         if (same_view(t, bt)) {
             out->cls = HBG_TARG_BOUNDARY;
             out->ref = (uint32_t)j;
@@ -112,7 +113,7 @@ static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, u
         return HBG_E_GRAPH_CAPTURE;
     out->cls = HBG_TARG_BVIEW;
     out->ref = (uint32_t)view;
-    out->delta = (int64_t)(t->offset - r->b->args[view].t->offset);
+    out->delta = (int64_t)(t->offset - r->bsnap[view].offset);
     hbg__layout_into(&out->layout, t, false);
     return HBG_OK;
 }
@@ -187,19 +188,71 @@ static void rollback(hbg__recorder *r, rec_mark m)
 static hbg_status end_node(hbg_orch *o, hbg_status st, hbg_task_id *id, uint64_t t0)
 {
     hbg__recorder *r = &o->graph->rec;
-    if (!st)
+    if (!st) {
         *id = HBG_NODE_ID_BIT | r->nnodes++;
-    else
+    } else {
+        r->hits_on = false; /* its records may lie past the counts */
         hbg__why_at(o, HBG_AT_NODE, r->nnodes, r->key);
+    }
     if (o->timing)
         hbg__op_end(o, HBG_OP_RECORD_NODE, t0, r->nnodes);
     return st;
+}
+
+void hbg__rec_begin(hbg_orch *o, const hbg_boundary *b, const hbg__range *brng)
+{
+    hbg__recorder *r = &o->graph->rec;
+    r->b = b;
+    r->brng = brng;
+    r->heap_used = 0;
+    r->nnodes = r->nfanin = r->ntarg = r->nsarg = r->npred = r->nviews = 0;
+    hbg__tmap_reset(&r->map);
+    /* The snapshot, compared with the last capture's as it is taken: the
+     * nodes' classification reads nothing else of the boundary (brng and
+     * the address table follow from these tensors). */
+    bool same = r->last_clean && r->bsnap_nt == b->ntensors && r->bsnap_ns == b->nscalars;
+    for (uint32_t k = 0; k < b->ntensors; k++) {
+        same = same && hbg__same_bytes16(&r->bsnap[k], b->args[k].t, sizeof r->bsnap[k]);
+        r->bsnap[k] = *b->args[k].t;
+    }
+    r->bsnap_nt = b->ntensors;
+    r->bsnap_ns = b->nscalars;
+    r->hits_on = same && r->notes;
+    r->wrote = false;
+    r->capture++;
+}
+
+const hbg_boundary *hbg__rec_passed(hbg__recorder *r, const hbg_boundary *b)
+{
+    for (uint32_t k = 0; k < b->ntensors; k++)
+        r->bargs[k] = (hbg_arg){&r->bsnap[k], b->args[k].dir};
+    r->bpassed = *b;
+    r->bpassed.args = r->bargs;
+    return &r->bpassed;
+}
+
+void hbg__rec_end(hbg__recorder *r, hbg_status st)
+{
+    /* A refused node may have written records past the live counts, over
+     * the last capture's; a capture that refused one fails (the error is
+     * sticky), as does one that failed otherwise. */
+    r->last_clean = !st;
 }
 
 hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
 {
     hbg__recorder *r = &o->graph->rec;
     uint64_t t0 = hbg__op_begin(o);
+    if (r->hits_on && hbg__node_memo_hit(o, t, dummy))
+        return end_node(o, HBG_OK, id, t0);
+    r->wrote = true;
+    bool noting = hbg__node_memo_noting(r);
+    uint32_t jat = 0, jrep = 0;
+    uint64_t heap0 = r->heap_used;
+    if (noting) {
+        hbg__tmap_span_mark(&r->map, &jat, &jrep);
+        hbg__node_memo_keep(r, t);
+    }
     hbg__range rng[HBG_MAX_TASK_TENSORS + 1];
     hbg_status st = hbg__orch_validate_task(o, t, dummy, rng);
     for (uint32_t i = 0; i < t->ndeps && !st; i++)
@@ -284,6 +337,8 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
     if (st) {
         rollback(r, m);
         hbg__orch_release_allocs(t->args, dummy ? 0 : t->ntensors);
+    } else if (noting) {
+        hbg__node_memo_note(o, t, self, jat, jrep, heap0);
     }
 out:
     return end_node(o, st, id, t0);
@@ -294,6 +349,7 @@ hbg_status hbg__record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
     hbg__recorder *r = &o->graph->rec;
     uint64_t t0 = hbg__op_begin(o);
     hbg_status st = HBG_OK;
+    r->wrote = true;
     hbg_def_node *node = new_node(r, HBG_TASK_ALLOC);
     if (!node) {
         st = HBG_E_POOL_EXHAUSTED;

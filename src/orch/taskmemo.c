@@ -62,23 +62,18 @@ static bool fresh(const hbg_orch *o, const hbg__memo *m)
 
 hbg__memo_at hbg__memo_here(const hbg_orch *o)
 {
-    const hbg__tmap_journal *j = &o->map.j;
-    return (hbg__memo_at){
-        .jat = j->following ? j->at : j->ncalls,
-        .jrep = j->following ? j->at_report : j->nreports,
-        .heap = o->heap_used,
-        .ok = o->memo && j->calls && !j->stopped,
-    };
+    hbg__memo_at at = {.heap = o->heap_used, .ok = o->memo && hbg__tmap_span_kept(&o->map)};
+    hbg__tmap_span_mark(&o->map, &at.jat, &at.jrep);
+    return at;
 }
 
 bool hbg__memo_usable(const hbg_orch *o, uint32_t n)
 {
-    const hbg__tmap_journal *j = &o->map.j;
-    if (!o->memo || !j->following || n >= o->window)
+    if (!o->memo || n >= o->window)
         return false;
     const hbg__memo *m = &o->memo[n];
-    return fresh(o, m) && m->jat == j->at && m->jrep == j->at_report && m->jat_end <= j->ncalls &&
-           m->jrep_end <= j->nreports && m->heap0 == o->heap_used && m->infer == (o->manual_depth == 0);
+    return fresh(o, m) && hbg__tmap_span_next(&o->map, &m->j) && m->heap0 == o->heap_used &&
+           m->infer == (o->manual_depth == 0);
 }
 
 bool hbg__memo_deps_lead(const hbg_orch *o, const hbg_img_task *d, const hbg_task_id *deps, uint32_t n)
@@ -93,16 +88,13 @@ bool hbg__memo_deps_lead(const hbg_orch *o, const hbg_img_task *d, const hbg_tas
 
 bool hbg__memo_close(hbg_orch *o, hbg__memo *m, hbg__memo_at at)
 {
-    const hbg__tmap_journal *j = &o->map.j;
-    if (!at.ok || j->stopped)
+    hbg__tmap_jspan j = {.at = at.jat, .rep = at.jrep};
+    if (!at.ok || !hbg__tmap_span_close(&o->map, &j))
         return false;
+    m->j = j;
     m->heap0 = at.heap;
     m->heap1 = o->heap_used;
     m->pass = (uint32_t)o->pass;
-    m->jat = at.jat;
-    m->jrep = at.jrep;
-    m->jat_end = j->following ? j->at : j->ncalls;
-    m->jrep_end = j->following ? j->at_report : j->nreports;
     m->infer = o->manual_depth == 0;
     return true;
 }
@@ -120,15 +112,7 @@ static void answer(hbg_orch *o, hbg__memo *m, hbg_task_id *id)
 
 void hbg__memo_answer(hbg_orch *o, hbg__memo *m, hbg_task_id *id)
 {
-    hbg__tmap *map = &o->map;
-    hbg__tmap_journal *j = &map->j;
-    for (uint32_t k = m->jat; k < m->jat_end; k++) {
-        const hbg__tmap_jcall *c = &j->calls[k];
-        if (c->op != HBG__TMAP_JREAD)
-            hbg__tmap_follow_write(map, c);
-    }
-    j->at = m->jat_end;
-    j->at_report = m->jrep_end;
+    hbg__tmap_span_follow(&o->map, &m->j);
     answer(o, m, id);
 }
 

@@ -46,6 +46,7 @@
 
 #include "hbg/image.h"
 #include "hbg/orch.h"
+#include "orch/tensormap.h"
 
 /* What slot n's task of the last pass met and did, beyond its record. */
 typedef struct hbg__memo {
@@ -55,8 +56,7 @@ typedef struct hbg__memo {
     } u;
     uint64_t heap0, heap1;   /* heap fill before and after */
     uint32_t pass;           /* the pass that noted it (low 32 bits) */
-    uint32_t jat, jat_end;   /* its journal calls */
-    uint32_t jrep, jrep_end; /* and the reports of its queries */
+    hbg__tmap_jspan j;       /* its calls in the map's journal */
     uint16_t ndeps;          /* explicit dependencies: the first fanins */
     uint8_t infer;           /* inference was on (no MANUAL scope open) */
 } hbg__memo;
@@ -65,7 +65,7 @@ _Static_assert(sizeof(hbg__memo) == 56, "a note is 56 bytes");
 
 /* Where the journal and the heap stand before a submit, for the notes. */
 typedef struct hbg__memo_at {
-    uint32_t jat, jrep;
+    uint32_t jat, jrep; /* hbg__tmap_span_mark */
     uint64_t heap;
     bool ok; /* there is a memo, and the journal is keeping calls */
 } hbg__memo_at;

@@ -284,6 +284,62 @@ static inline void hbg__tmap_follow_write(hbg__tmap *m, const hbg__tmap_jcall *c
     }
 }
 
+/* A stretch of one epoch's journal: the calls [at, at_end) and the
+ * reports [rep, rep_end) of its queries. The task memo and the node memo
+ * keep one per submit they note: a later epoch that follows the journal to
+ * `at` is in the state the noted submit met, and moves past its calls as
+ * following each of them would (hbg__tmap_span_follow). */
+typedef struct hbg__tmap_jspan {
+    uint32_t at, at_end, rep, rep_end;
+} hbg__tmap_jspan;
+
+/* Where the journal stands: the next call to follow, or the end of what
+ * this epoch has journaled so far. */
+static inline void hbg__tmap_span_mark(const hbg__tmap *m, uint32_t *at, uint32_t *rep)
+{
+    const hbg__tmap_journal *j = &m->j;
+    *at = j->following ? j->at : j->ncalls;
+    *rep = j->following ? j->at_report : j->nreports;
+}
+
+/* Whether this epoch keeps its calls: a span noted now can be followed. */
+static inline bool hbg__tmap_span_kept(const hbg__tmap *m)
+{
+    return m->j.calls && !m->j.stopped;
+}
+
+/* Closes a span opened (at, rep) with hbg__tmap_span_mark at the journal's
+ * position now; false when the journal stopped keeping calls meanwhile. */
+static inline bool hbg__tmap_span_close(const hbg__tmap *m, hbg__tmap_jspan *s)
+{
+    if (!hbg__tmap_span_kept(m))
+        return false;
+    hbg__tmap_span_mark(m, &s->at_end, &s->rep_end);
+    return true;
+}
+
+/* Whether the map follows its journal exactly at s's start, and the
+ * journal holds all of s. */
+static inline bool hbg__tmap_span_next(const hbg__tmap *m, const hbg__tmap_jspan *s)
+{
+    const hbg__tmap_journal *j = &m->j;
+    return j->following && s->at == j->at && s->rep == j->at_report && s->at_end <= j->ncalls &&
+           s->rep_end <= j->nreports;
+}
+
+/* Moves a map that hbg__tmap_span_next accepted past s, as following
+ * each of its calls would: writes change the counts and the filter,
+ * queries only the position. */
+static inline void hbg__tmap_span_follow(hbg__tmap *m, const hbg__tmap_jspan *s)
+{
+    hbg__tmap_journal *j = &m->j;
+    for (uint32_t k = s->at; k < s->at_end; k++)
+        if (j->calls[k].op != HBG__TMAP_JREAD)
+            hbg__tmap_follow_write(m, &j->calls[k]);
+    j->at = s->at_end;
+    j->at_report = s->rep_end;
+}
+
 /* Registers `writer` as the latest writer of t's region. With `retire`,
  * live writers whose regions t fully covers are dropped first. `dense` as
  * for hbg__tmap_readers_deps. Following, only what a caller can see

@@ -82,5 +82,7 @@ void fx_same_images(const hbg_orch *a, const hbg_orch *b)
         assert_int_equal(x.hash, y.hash);
         assert_int_equal(x.nodes, y.nodes);
         assert_int_equal(x.image_bytes, y.image_bytes);
+        /* and byte for byte: a hash can agree by chance, or be cached */
+        assert_memory_equal(a->graph->defs[i].img, b->graph->defs[i].img, x.image_bytes);
     }
 }

@@ -24,8 +24,8 @@ hbg_tensor fx_tile(const hbg_tensor *b, uint32_t r0, uint32_t c0, uint32_t rows,
 hbg_status fx_task(hbg_orch *o, uint32_t n, hbg_arg *args, hbg_task_id *id);
 /* The two orchestrators' images are the same: every section's count and
  * bytes (the def table and which cache entry each of its rows names
- * included), the heap's fill, and their Definitions by hash, nodes and
- * size. */
+ * included), the heap's fill, and their Definitions by hash, nodes,
+ * size and bytes. */
 void fx_same_images(const hbg_orch *a, const hbg_orch *b);
 
 #endif
