@@ -85,9 +85,10 @@ typedef struct hbg_runtime_config {
      * cold pass makes no journal), and a kernel task that repeats the
      * last pass's at its window slot, in the same state, keeps the record
      * that pass left instead of being validated and written again (the
-     * task memo, which needs the journal). The image is the same either
-     * way (docs/orchestration.md, "The tensor map's journal" and "The
-     * task memo"). */
+     * task memo, which needs the journal), as does a re-recorded node
+     * that repeats the last recording's (the node memo). The image and
+     * the Definitions are the same either way (docs/orchestration.md,
+     * "The tensor map's journal", "The task memo", "The node memo"). */
     bool no_tmap_journal;
 } hbg_runtime_config;
 
