@@ -32,9 +32,10 @@ typedef struct hbg_boundary {
 } hbg_boundary;
 
 /* The body sees the boundary of the call that runs it. The call reads
- * the boundary's tensors once, when it is made: what it records, signs and
- * replays is the boundary as passed, whatever the body does to the
- * caller's tensors (it may change them; they stay as it leaves them). */
+ * the boundary once, when it is made (its tensors, directions, scalars and
+ * dependencies): what it checks, records, signs and replays is the
+ * boundary as passed, whatever the body does to the caller's boundary or
+ * tensors (it may change them; they stay as it leaves them). */
 typedef hbg_status (*hbg_graph_body)(hbg_orch *o, void *ctx, const hbg_boundary *b);
 
 /* A key names one body: a call under a key already recorded with another

@@ -465,8 +465,8 @@ static hbg_status capture(hbg_orch *o, uint64_t key, hbg_graph_body body, void *
     hbg__recorder *r = &o->graph->rec;
     r->key = key;
     o->capturing = true;
-    o->body = b;
     hbg__rec_begin(o, b, brng);
+    o->body = hbg__rec_passed(r); /* scalar slots are checked against it */
     uint32_t depth0 = o->scope_depth;
     hbg__err_state e0 = hbg__err_take(o);
     hbg_status st = body(o, ctx, b);
@@ -492,7 +492,7 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
     hbg_status st = capture(o, key, body, ctx, b, brng);
     if (st)
         return st;
-    b = hbg__rec_passed(&g->rec, b);
+    b = hbg__rec_passed(&g->rec);
     hbg__def_entry *e = find_def(g, key);
     bool fresh = !e;
     if (fresh) {
@@ -685,7 +685,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         if (!st && (flags & HBG_GRAPH_CHECK_BODY)) {
             ran_body = true;
             st = check_body(o, e, body, ctx, b, sc.rng);
-            b = hbg__rec_passed(&o->graph->rec, b);
+            b = hbg__rec_passed(&o->graph->rec);
         }
         if (st)
             goto out;
@@ -703,7 +703,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
             goto out;
         /* The rest of the scan, and the replay, see the boundary as it
          * was passed, not as the body may have left it. */
-        b = hbg__rec_passed(&o->graph->rec, b);
+        b = hbg__rec_passed(&o->graph->rec);
         sc.nreads = sc.nwrites = 0;
         for (uint32_t k = 0; k < b->ntensors; k++)
             note_slot(&o->map, o->img.btensors + o->img.nbtensor, &sc, k, &b->args[k]);

@@ -123,15 +123,18 @@ typedef struct hbg__recorder {
     hbg__btab_ent btab[HBG_BTAB_SIZE];
     uint16_t bnext[HBG_MAX_BOUNDARY_TENSORS];
     uint32_t bstamp;
-    /* The boundary's tensors as the call passed them. A call reads its
-     * boundary once: the nodes are expressed relative to these (the
-     * ranges in brng are theirs too), the Definition's signature is made
-     * from them and the call is replayed with them, whatever the body does
-     * to the caller's tensors while it runs. */
-    hbg_tensor bsnap[HBG_MAX_BOUNDARY_TENSORS];
-    uint32_t bsnap_nt, bsnap_ns;
-    hbg_arg bargs[HBG_MAX_BOUNDARY_TENSORS]; /* the call's boundary over bsnap */
+    /* The boundary as the call passed it (bpassed, over copies of its
+     * tensors, scalars and dependencies). A call reads its boundary once:
+     * the nodes are validated and expressed against it (the ranges in
+     * brng are its tensors' too), the Definition's signature is made from
+     * it and the call is replayed with it, whatever the body does to the
+     * caller's boundary or tensors while it runs. Until the next capture
+     * begins, it is the last capture's. */
     hbg_boundary bpassed;
+    hbg_tensor bsnap[HBG_MAX_BOUNDARY_TENSORS];
+    hbg_arg bargs[HBG_MAX_BOUNDARY_TENSORS];
+    uint64_t bscalars[HBG_MAX_BOUNDARY_SCALARS];
+    hbg_task_id bdeps[HBG_MAX_FANINS];
     /* The node memo (nodememo.c); notes == NULL: none. */
     hbg__node_note *notes;              /* HBG_MAX_DEF_NODES, by node */
     hbg_tensor *intens;                 /* arguments as the body passed them, by targ */
@@ -195,9 +198,12 @@ hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out);
  * begins as the last one did; at the end, whether its notes hold. */
 void hbg__rec_begin(hbg_orch *o, const hbg_boundary *b, const hbg__range *brng);
 void hbg__rec_end(hbg__recorder *r, hbg_status st);
-/* The call's boundary b as it was passed (over the snapshot of the
- * capture that ran b's body), for everything the call does after it. */
-const hbg_boundary *hbg__rec_passed(hbg__recorder *r, const hbg_boundary *b);
+/* The boundary as the call whose body the last capture ran passed it,
+ * for everything that call does after the body. */
+static inline const hbg_boundary *hbg__rec_passed(const hbg__recorder *r)
+{
+    return &r->bpassed;
+}
 
 /* The node memo (nodememo.c). */
 hbg_status hbg__node_memo_init(hbg__recorder *r);

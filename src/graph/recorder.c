@@ -207,28 +207,30 @@ void hbg__rec_begin(hbg_orch *o, const hbg_boundary *b, const hbg__range *brng)
     r->heap_used = 0;
     r->nnodes = r->nfanin = r->ntarg = r->nsarg = r->npred = r->nviews = 0;
     hbg__tmap_reset(&r->map);
-    /* The snapshot, compared with the last capture's as it is taken: the
-     * nodes' classification reads nothing else of the boundary (brng and
-     * the address table follow from these tensors). */
-    bool same = r->last_clean && r->bsnap_nt == b->ntensors && r->bsnap_ns == b->nscalars;
+    /* The snapshot, its tensors compared with the last capture's as they
+     * are copied: the nodes' classification reads nothing else of the
+     * boundary (brng and the address table follow from them), and their
+     * validation only the count of scalars. */
+    hbg_boundary *p = &r->bpassed;
+    bool same = r->last_clean && p->ntensors == b->ntensors && p->nscalars == b->nscalars;
     for (uint32_t k = 0; k < b->ntensors; k++) {
         same = same && hbg__same_bytes16(&r->bsnap[k], b->args[k].t, sizeof r->bsnap[k]);
         r->bsnap[k] = *b->args[k].t;
+        r->bargs[k] = (hbg_arg){&r->bsnap[k], b->args[k].dir};
     }
-    r->bsnap_nt = b->ntensors;
-    r->bsnap_ns = b->nscalars;
+    if (b->nscalars)
+        memcpy(r->bscalars, b->scalars, (size_t)b->nscalars * sizeof *r->bscalars);
+    if (b->ndeps)
+        memcpy(r->bdeps, b->deps, (size_t)b->ndeps * sizeof *r->bdeps);
+    *p = (hbg_boundary){.ntensors = b->ntensors,
+                        .args = r->bargs,
+                        .nscalars = b->nscalars,
+                        .scalars = r->bscalars,
+                        .ndeps = b->ndeps,
+                        .deps = r->bdeps};
     r->hits_on = same && r->notes;
     r->wrote = false;
     r->capture++;
-}
-
-const hbg_boundary *hbg__rec_passed(hbg__recorder *r, const hbg_boundary *b)
-{
-    for (uint32_t k = 0; k < b->ntensors; k++)
-        r->bargs[k] = (hbg_arg){&r->bsnap[k], b->args[k].dir};
-    r->bpassed = *b;
-    r->bpassed.args = r->bargs;
-    return &r->bpassed;
 }
 
 void hbg__rec_end(hbg__recorder *r, hbg_status st)
