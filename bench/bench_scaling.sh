@@ -7,7 +7,9 @@
 # plane against the swept size (over the whole sweep and over its top
 # decade; a cost linear in the size with little fixed part gives 1.00).
 # Both fits weigh residuals relative to each pass's cost (--relative); the
-# second keeps each run's cheapest warm pass only (--min-per-log).
+# first leaves out each run's first warm pass, which writes the journal
+# (--skip-warm 1), the second keeps each run's cheapest warm pass only
+# (--min-per-log).
 #
 # Usage: bench/bench_scaling.sh [BUILD]          (default BUILD: build)
 # Knobs (environment):
@@ -80,8 +82,8 @@ awk '
 
 echo
 # Relative residuals: the sweeps span decades, and so does the noise.
-echo "hbg fit --relative, every warm pass:"
-"$hbg" fit --relative "$out"/*.log --plot "$out/fit.svg" | tee "$out/fit.txt"
+echo "hbg fit --relative --skip-warm 1, every warm pass but each run's first:"
+"$hbg" fit --relative --skip-warm 1 "$out"/*.log --plot "$out/fit.svg" | tee "$out/fit.txt"
 echo
 echo "hbg fit --relative --min-per-log, each run's cheapest warm pass:"
 "$hbg" fit --relative --min-per-log "$out"/*.log --plot "$out/fit_min.svg" | tee "$out/fit_min.txt"

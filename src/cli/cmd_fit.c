@@ -2,6 +2,7 @@
  * passes of any set of logs. Output: docs/fit.md. Exit: 0 fitted, 1 too
  * few usable passes, 2 usage or an input that cannot be read or is
  * refused. */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -20,7 +21,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: hbg fit LOG... [--format table|json] [--plot FILE.svg] [--min-per-log] [--relative]\n\n"
+            "usage: hbg fit LOG... [--format table|json] [--plot FILE.svg] [--min-per-log] [--relative]\n"
+            "               [--skip-warm N]\n\n"
             "Fits, by least squares over the warm passes of every LOG,\n"
             "  control plane = fixed + per task x tasks + per recorded node x nodes\n"
             "                  + per replay x replays + per boundary slot x slots\n"
@@ -36,6 +38,8 @@ static void usage(FILE *f)
             "  --plot FILE     an SVG of measured against fitted cost per pass\n"
             "  --min-per-log   fit each log's cheapest warm pass only (one point per log: far\n"
             "                  less noise on a shared machine; needs more logs than terms)\n"
+            "  --skip-warm N   leave out each rank's first N warm passes of every log (hbg's\n"
+            "                  second pass writes the journal and the memos' notes: --skip-warm 1)\n"
             "  --relative      least squares of residuals relative to each pass's cost (for\n"
             "                  sweeps over decades, where the noise grows with the cost)\n"
             "  -h, --help      this text\n\n"
@@ -115,6 +119,8 @@ static void out_table(const fit_data *d, const fit_result *R, const char *const 
     printf("passes          %zu warm pass%s from %zu log%s", d->n, d->n == 1 ? "" : "es", nlogs, nlogs == 1 ? "" : "s");
     if (d->excluded)
         printf(" (%zu left out: counts unknown)", d->excluded);
+    if (d->skipped)
+        printf(" (%zu skipped: each rank's first %zu)", d->skipped, d->skip_warm);
     printf("\nmodel           control plane = fixed + per task x tasks + per recorded node x nodes\n"
            "                  + per replay x replays + per boundary slot x slots\n\n");
     printf("%-20s %16s   %s\n", "term", "ns", "95 % interval");
@@ -179,6 +185,7 @@ static void out_json(const fit_data *d, const fit_result *R, const char *const *
     JW_LIT(&w, "]");
     jkey(&w, "passes", false), jw_u64(&w, d->n);
     jkey(&w, "left_out", false), jw_u64(&w, d->excluded);
+    jkey(&w, "skipped", false), jw_u64(&w, d->skipped);
     jkey(&w, "terms", false), JW_LIT(&w, "{");
     for (int c = 0; c < FIT_NTERMS; c++) {
         const fit_term *t = &R->term[c];
@@ -247,12 +254,14 @@ int hbg_cmd_fit(int argc, char **argv)
         {"plot", required_argument, NULL, 'p'},
         {"min-per-log", no_argument, NULL, 'm'},
         {"relative", no_argument, NULL, 'r'},
+        {"skip-warm", required_argument, NULL, 's'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     bool json = false;
     const char *plot = NULL;
     bool min_only = false, relative = false;
+    unsigned long skip = 0;
     optind = 1;
     opterr = 0;
     int ch;
@@ -268,6 +277,17 @@ int hbg_cmd_fit(int argc, char **argv)
         case 'p': plot = optarg; break;
         case 'm': min_only = true; break;
         case 'r': relative = true; break;
+        case 's': {
+            char *end;
+            errno = 0;
+            skip = strtoul(optarg, &end, 10);
+            if (errno || end == optarg || *end || optarg[0] == '-' || skip > 1000000) {
+                fprintf(stderr, "hbg fit: --skip-warm expects a count of passes from 0 to 1000000, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        }
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "hbg fit: unknown or incomplete option '%s' (see hbg fit --help)\n", argv[optind - 1]);
@@ -282,6 +302,7 @@ int hbg_cmd_fit(int argc, char **argv)
     const char **names = calloc(nlogs, sizeof *names);
     fit_data d;
     fit_init(&d);
+    d.skip_warm = skip;
     int rc = names ? 0 : 2;
     for (size_t i = 0; i < nlogs && !rc; i++)
         rc = read_log(&d, argv[optind + (int)i], (uint32_t)i, &names[i], min_only);

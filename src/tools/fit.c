@@ -42,8 +42,17 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
 {
     size_t first = d->n;
     uint64_t *cost = malloc((L->nused ? L->nused : 1) * sizeof *cost);
-    if (!cost)
+    /* warm passes seen per rank, for skip_warm */
+    int32_t maxrank = 0;
+    for (size_t i = 0; i < L->npass; i++)
+        maxrank = L->pass[i].rank > maxrank ? L->pass[i].rank : maxrank;
+    /* one count per rank, and one (the first) for passes of no known rank */
+    size_t *seen = d->skip_warm ? calloc((size_t)maxrank + 2, sizeof *seen) : NULL;
+    if (!cost || (d->skip_warm && !seen)) {
+        free(cost);
+        free(seen);
         return HBG_E_NOMEM;
+    }
     /* the callers ran phs_compute, which refuses a sum past 64 bits */
     size_t nc = phs_values(L, PHS_TOTAL, cost), k = 0;
     for (size_t i = 0; i < L->npass && k < nc; i++) {
@@ -51,6 +60,10 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
         if (!p->used)
             continue;
         uint64_t y = cost[k++];
+        if (seen && seen[p->rank < 0 ? 0 : p->rank + 1]++ < d->skip_warm) {
+            d->skipped++;
+            continue;
+        }
         char lab[64];
         ps_label(p, lab, sizeof lab);
         const char *miss = !p->has_tasks ? "no tasks= on its host_orch line"
@@ -68,6 +81,7 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
             fit_point *np = realloc(d->pt, nc2 * sizeof *np);
             if (!np) {
                 free(cost);
+                free(seen);
                 return HBG_E_NOMEM;
             }
             d->pt = np, d->cap = nc2;
@@ -92,6 +106,7 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
         }
     }
     free(cost);
+    free(seen);
     return HBG_OK;
 }
 
