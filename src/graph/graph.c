@@ -650,9 +650,8 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
 
     uint64_t t0 = hbg__op_begin(o);
     hbg__memo_at at = hbg__memo_here(o);
-    /* A call that runs its body (recording, check-body) is not noted: the
-     * body may change the boundary after the scan, and the records would
-     * then mix the two (replaymemo.c). */
+    /* A call that runs its body (recording, check-body) is not noted: no
+     * later pass asks for its note (replaymemo.c). */
     bool ran_body = false;
     bscan sc;
     hbg__def_entry *e = find_def(o->graph, key);

@@ -24,10 +24,11 @@
  * a pass that re-records) takes the full path; the replays after it are
  * answered when the recording built the same Definition as the last pass.
  * Calls with HBG_GRAPH_CHECK_BODY take the full path (they run the body).
- * Neither is noted: a body may change the boundary's tensors, and the
- * call's inference then used the ranges from before the body while its
- * records hold the tensors after it, which a later boundary equal to the
- * latter would wrongly repeat.
+ * Neither is noted, as no later pass would ask for the note: a recording
+ * call records again in the next pass, and with kept Definitions the next
+ * pass's call is a replay, noted itself. (Such a call replays the
+ * boundary as it was passed, the recorder's snapshot, whatever the body
+ * did to the caller's.)
  */
 #include "graph/graph_internal.h"
 #include "orch/taskmemo.h"
