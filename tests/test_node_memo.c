@@ -556,6 +556,8 @@ static uint64_t ex_value;  /* the predicate's value */
 static int ex_bad_at = -1; /* the node refused (a dependency that is no node) */
 static bool ex_shrink;     /* the body shrinks slot 0 before its first node */
 static bool ex_pred0;      /* node 0 has node 3's predicate too */
+static bool ex_chain;      /* node i > 0 reads node i-1's buffer, not the weights */
+static int ex_manual_at = -1; /* the node submitted in a MANUAL scope of its own */
 static hbg_tensor ex_outs[4];
 
 /* Four nodes on a boundary of activations and weights: each a new buffer
@@ -574,7 +576,8 @@ static hbg_status ex_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
         hbg_task_id bad = 5;
         hbg_pred pr = {.t = b->args[0].t, .value = ex_value, .op = HBG_CMP_EQ, .elem_size = 4};
 
-        hbg_arg a[] = {{i == 0 ? b->args[0].t : &xv, HBG_IN}, {b->args[1].t, HBG_IN}, {&ex_outs[i], HBG_OUT_ALLOC}};
+        hbg_tensor *w = ex_chain && i > 0 ? &ex_outs[i - 1] : b->args[1].t;
+        hbg_arg a[] = {{i == 0 ? b->args[0].t : &xv, HBG_IN}, {w, HBG_IN}, {&ex_outs[i], HBG_OUT_ALLOC}};
         hbg_task t = {.kernel_aic = HBG_KERNEL_NONE,
                       .kernel_aiv = 1,
                       .core = HBG_CORE_AIV,
@@ -584,7 +587,11 @@ static hbg_status ex_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
                       .deps = &bad,
                       .pred = i == 3 || (i == 0 && ex_pred0) ? &pr : NULL};
         hbg_task_id id;
-        hbg_status st = hbg_submit_task(o, &t, &id);
+        hbg_status st = i == ex_manual_at ? hbg_scope_begin(o, HBG_SCOPE_MANUAL) : HBG_OK;
+        first = first ? first : st;
+        st = hbg_submit_task(o, &t, &id);
+        first = first ? first : st;
+        st = i == ex_manual_at ? hbg_scope_end(o) : HBG_OK;
         first = first ? first : st;
     }
     return first;
@@ -620,7 +627,7 @@ static int ex_setup(void **state)
     (void)state;
     ex_buf = fx_buf(0x200000, 8, 8);
     ex_w = fx_buf(0x300000, 8, 8);
-    ex_value = 0, ex_bad_at = -1, ex_shrink = false, ex_pred0 = false;
+    ex_value = 0, ex_bad_at = -1, ex_shrink = false, ex_pred0 = false, ex_chain = false, ex_manual_at = -1;
     for (int w = 0; w < 2; w++) {
         hbg__orch_config cfg = {
             .task_window = 16, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20, .no_journal = w == 1};
@@ -688,6 +695,26 @@ static void another_boundary_answers_nothing(void **state)
     assert_int_equal(ex_pass(1, HBG_OK), 0);
     assert_int_equal(ex_pass(1, HBG_OK), 4);
     assert_int_equal(ex_pass(0, HBG_OK), 0);
+}
+
+/* The same task in a MANUAL scope: its fanins are its explicit
+ * dependencies alone, not the writer of what it reads (node 1's buffer),
+ * so it is recorded again; after it, the map no longer follows the last
+ * capture's calls, and node 3 is recorded too. */
+static void a_node_in_a_manual_scope_is_recorded_again(void **state)
+{
+    (void)state;
+    ex_chain = true;
+    for (int p = 0; p < 3; p++)
+        ex_pass(0, HBG_OK);
+    assert_int_equal(ex_o[0]->graph->rec.nodes[2].fanin_cnt, 1);
+    ex_manual_at = 2;
+    assert_int_equal(ex_pass(0, HBG_OK), 2);
+    assert_int_equal(ex_o[0]->graph->rec.nodes[2].fanin_cnt, 0);
+    assert_int_equal(ex_pass(0, HBG_OK), 4);
+    ex_manual_at = -1;
+    assert_int_equal(ex_pass(0, HBG_OK), 2);
+    assert_int_equal(ex_o[0]->graph->rec.nodes[2].fanin_cnt, 1);
 }
 
 /* A node refused: the capture fails, and the next one answers nothing
@@ -859,6 +886,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_changed_predicate_is_recorded_again, ex_setup, ex_teardown),
         cmocka_unit_test_setup_teardown(a_predicate_before_a_node_moves_its_record, ex_setup, ex_teardown),
         cmocka_unit_test_setup_teardown(another_boundary_answers_nothing, ex_setup, ex_teardown),
+        cmocka_unit_test_setup_teardown(a_node_in_a_manual_scope_is_recorded_again, ex_setup, ex_teardown),
         cmocka_unit_test_setup_teardown(a_capture_after_a_refusal_answers_nothing, ex_setup, ex_teardown),
         cmocka_unit_test_setup_teardown(a_body_changing_its_boundary_records_it_as_passed, ex_setup, ex_teardown),
         cmocka_unit_test(a_body_changing_the_boundary_struct_changes_nothing_recorded),

@@ -303,6 +303,8 @@ static hbg_orch *o;
 static hbg_tensor w, x, y;
 static uint64_t scal[2];
 static hbg_tensor outs[4];
+static bool one_row;        /* every task updates the same rows, each after the last */
+static int manual_at = -1;  /* the task submitted in a MANUAL scope of its own */
 
 static hbg_status layer(int bad_at)
 {
@@ -310,7 +312,7 @@ static hbg_status layer(int bad_at)
     for (int i = 0; i < 4; i++) {
         uint32_t sh[2] = {2, 8};
         outs[i] = hbg_tensor_desc(HBG_F32, 2, sh);
-        hbg_tensor xv = fx_tile(&x, (uint32_t)i * 2, 0, 2, 8);
+        hbg_tensor xv = fx_tile(&x, one_row ? 0 : (uint32_t)i * 2, 0, 2, 8);
         if (i == bad_at)
             xv.offset = 4096; /* past the buffer: refused */
         hbg_arg a[] = {{&w, HBG_IN}, {&xv, HBG_INOUT}, {&outs[i], HBG_OUT_ALLOC}};
@@ -323,7 +325,11 @@ static hbg_status layer(int bad_at)
                       .nscalars = 2,
                       .scalars = scal};
         hbg_task_id id;
-        hbg_status st = hbg_submit_task(o, &t, &id);
+        hbg_status st = i == manual_at ? hbg_scope_begin(o, HBG_SCOPE_MANUAL) : HBG_OK;
+        if (!st)
+            st = hbg_submit_task(o, &t, &id);
+        if (i == manual_at && !st)
+            st = hbg_scope_end(o);
         if (!first)
             first = st;
     }
@@ -354,6 +360,7 @@ static int setup(void **state)
     x = fx_buf(0x20000, 8, 8);
     y = fx_buf(0x30000, 8, 8);
     scal[0] = 7, scal[1] = 9;
+    one_row = false, manual_at = -1;
     return 0;
 }
 
@@ -395,6 +402,29 @@ static void a_changed_scalar_misses_only_its_task(void **state)
     assert_int_equal(o->img.scalars[o->img.nscalar - 1], 10);
     pass_at(FAKE_HEAP_BASE, -1);
     assert_int_equal(o->memo_hits, h + 4);
+}
+
+/* The same task in a MANUAL scope: its fanins are its explicit
+ * dependencies alone, not the task before it on the same rows, so it is
+ * submitted again; after it the map no longer follows the last pass's
+ * calls, and the last task is submitted again too. */
+static void a_task_in_a_manual_scope_is_submitted_again(void **state)
+{
+    (void)state;
+    one_row = true;
+    uint64_t h = warm();
+    assert_int_equal(h, 4);
+    assert_int_equal(o->img.tasks[2].fanin_cnt, 1);
+    manual_at = 2;
+    pass_at(FAKE_HEAP_BASE, -1);
+    assert_int_equal(o->memo_hits, h + 2);
+    assert_int_equal(o->img.tasks[2].fanin_cnt, 0);
+    pass_at(FAKE_HEAP_BASE, -1);
+    assert_int_equal(o->memo_hits, h + 6);
+    manual_at = -1;
+    pass_at(FAKE_HEAP_BASE, -1);
+    assert_int_equal(o->memo_hits, h + 8);
+    assert_int_equal(o->img.tasks[2].fanin_cnt, 1);
 }
 
 /* A refused submit rolls the image back, having maybe written past the
@@ -738,6 +768,7 @@ int main(void)
         cmocka_unit_test(random_programs_with_and_without),
         cmocka_unit_test_setup_teardown(a_repeated_pass_is_answered_from_the_memo, setup, teardown),
         cmocka_unit_test_setup_teardown(a_changed_scalar_misses_only_its_task, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_task_in_a_manual_scope_is_submitted_again, setup, teardown),
         cmocka_unit_test_setup_teardown(a_refused_submit_ends_the_memo_for_its_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(a_moved_heap_forgets_the_memo, setup, teardown),
         cmocka_unit_test_setup_teardown(an_allocation_is_answered_from_the_third_pass, setup, teardown),

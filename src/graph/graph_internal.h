@@ -90,19 +90,8 @@ typedef struct hbg__btab_ent {
 
 #define HBG_BTAB_SIZE (2 * HBG_MAX_BOUNDARY_TENSORS) /* power of two, under half full */
 
-/* What node n of the last capture met and did, beyond its records
- * (nodememo.c). */
-typedef struct hbg__node_note {
-    uint64_t heap0, heap1;   /* the recording heap's fill before and after */
-    uint32_t capture;        /* the capture that noted it (low 32 bits) */
-    hbg__tmap_jspan j;       /* its calls in the recorder map's journal */
-    uint16_t ndeps;          /* explicit dependencies: the first fanins */
-    uint8_t infer;           /* inference was on (no MANUAL scope open) */
-} hbg__node_note;
-
 /* The node builder used while a Graph body is being recorded. */
 typedef struct hbg__recorder {
-    const hbg_boundary *b;
     const hbg__range *brng;             /* b's slots' byte ranges, from the call's scan */
     uint64_t key;                       /* of the body being recorded */
     uint64_t heap_used;                 /* recording-local GM block */
@@ -136,7 +125,7 @@ typedef struct hbg__recorder {
     uint64_t bscalars[HBG_MAX_BOUNDARY_SCALARS];
     hbg_task_id bdeps[HBG_MAX_FANINS];
     /* The node memo (nodememo.c); notes == NULL: none. */
-    hbg__node_note *notes;              /* HBG_MAX_DEF_NODES, by node */
+    hbg__memo *notes;                   /* HBG_MAX_DEF_NODES, by node (stamp: the capture) */
     hbg_tensor *intens;                 /* arguments as the body passed them, by targ */
     hbg_tensor *inpred;                 /* predicate tensors, by pred */
     uint32_t capture;                   /* captures begun (low 32 bits) */
@@ -208,16 +197,11 @@ static inline const hbg_boundary *hbg__rec_passed(const hbg__recorder *r)
 /* The node memo (nodememo.c). */
 hbg_status hbg__node_memo_init(hbg__recorder *r);
 void hbg__node_memo_free(hbg__recorder *r);
-/* Whether the full path should keep what a note needs (the arguments as
- * passed) for the node about to be recorded. */
-static inline bool hbg__node_memo_noting(const hbg__recorder *r)
-{
-    return r->notes && hbg__tmap_span_kept(&r->map);
-}
-/* Before the full path changes anything: the arguments as passed. */
-void hbg__node_memo_keep(hbg__recorder *r, const hbg_task *t);
-/* After node n was recorded the full way from (jat, jrep, heap0). */
-void hbg__node_memo_note(hbg_orch *o, const hbg_task *t, uint32_t n, uint32_t jat, uint32_t jrep, uint64_t heap0);
+/* Before the full path changes anything: where the recorder's map and
+ * heap stand, and (when a note can be made) the arguments as passed. */
+hbg__memo_at hbg__node_memo_keep(hbg__recorder *r, const hbg_task *t);
+/* After node n was recorded the full way from `at`. */
+void hbg__node_memo_note(hbg_orch *o, const hbg_task *t, uint32_t n, hbg__memo_at at);
 /* True when t repeats node nnodes of the last capture in the state it met;
  * the node then stands as recorded and the counts have moved past it. */
 bool hbg__node_memo_hit(hbg_orch *o, const hbg_task *t, bool dummy);

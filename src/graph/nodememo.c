@@ -82,17 +82,21 @@ static bool alloc_aliased(const hbg_task *t)
     return false;
 }
 
-void hbg__node_memo_keep(hbg__recorder *r, const hbg_task *t)
+hbg__memo_at hbg__node_memo_keep(hbg__recorder *r, const hbg_task *t)
 {
+    hbg__memo_at at = hbg__memo_mark(&r->map, r->heap_used);
     /* Only what the full path will accept is ever noted; a task it
      * refuses may pass anything, so nothing is read past the limits. */
-    if (r->nnodes >= HBG_MAX_DEF_NODES || t->ntensors > HBG_MAX_TASK_TENSORS || (t->ntensors && !t->args))
-        return;
+    at.ok = at.ok && r->notes && r->nnodes < HBG_MAX_DEF_NODES && t->ntensors <= HBG_MAX_TASK_TENSORS &&
+            (!t->ntensors || t->args);
+    if (!at.ok)
+        return at;
     for (uint32_t i = 0; i < t->ntensors; i++)
         if (t->args[i].t)
             r->intens[r->ntarg + i] = *t->args[i].t;
     if (t->pred && t->pred->t)
         r->inpred[r->npred] = *t->pred->t;
+    return at;
 }
 
 /* Whether the explicit dependencies are node n's first fanins, in order
@@ -107,20 +111,14 @@ static bool deps_lead(const hbg__recorder *r, const hbg_def_node *n, const hbg_t
     return true;
 }
 
-void hbg__node_memo_note(hbg_orch *o, const hbg_task *t, uint32_t n, uint32_t jat, uint32_t jrep, uint64_t heap0)
+void hbg__node_memo_note(hbg_orch *o, const hbg_task *t, uint32_t n, hbg__memo_at at)
 {
     hbg__recorder *r = &o->graph->rec;
-    const hbg_def_node *d = &r->nodes[n];
-    hbg__node_note *m = &r->notes[n];
-    hbg__tmap_jspan j = {.at = jat, .rep = jrep};
-    if (!deps_lead(r, d, t->deps, t->ndeps) || alloc_aliased(t) || !hbg__tmap_span_close(&r->map, &j))
+    hbg__memo *m = &r->notes[n];
+    if (!deps_lead(r, &r->nodes[n], t->deps, t->ndeps) || alloc_aliased(t) ||
+        !hbg__memo_seal(&r->map, m, at, r->heap_used, r->capture, o->manual_depth == 0))
         return;
-    m->heap0 = heap0;
-    m->heap1 = r->heap_used;
-    m->capture = r->capture;
-    m->j = j;
     m->ndeps = (uint16_t)t->ndeps;
-    m->infer = o->manual_depth == 0;
 }
 
 /* The scalars as the full path records them. */
@@ -145,11 +143,10 @@ static bool same_pred(const hbg__recorder *r, const hbg_def_node *d, const hbg_t
 
 /* The body's task against node d and what it was recorded from. A
  * dummy is its dependencies alone. */
-static bool same_task(const hbg_orch *o, const hbg__recorder *r, const hbg__node_note *m, const hbg_def_node *d,
-                      const hbg_task *t, bool dummy)
+static bool same_task(const hbg__recorder *r, const hbg__memo *m, const hbg_def_node *d, const hbg_task *t,
+                      bool dummy)
 {
-    if (d->kind != (dummy ? HBG_TASK_DUMMY : HBG_TASK_KERNEL) || t->ndeps != m->ndeps ||
-        m->infer != (o->manual_depth == 0) || (t->ndeps && !t->deps))
+    if (d->kind != (dummy ? HBG_TASK_DUMMY : HBG_TASK_KERNEL) || t->ndeps != m->ndeps || (t->ndeps && !t->deps))
         return false;
     if (dummy)
         return deps_lead(r, d, t->deps, t->ndeps);
@@ -176,18 +173,18 @@ bool hbg__node_memo_hit(hbg_orch *o, const hbg_task *t, bool dummy)
     uint32_t n = r->nnodes;
     if (n >= HBG_MAX_DEF_NODES)
         return false;
-    hbg__node_note *m = &r->notes[n];
+    hbg__memo *m = &r->notes[n];
     const hbg_def_node *d = &r->nodes[n];
-    if (m->capture != r->capture - 1 || m->heap0 != r->heap_used || !hbg__tmap_span_next(&r->map, &m->j) ||
+    if (m->stamp != r->capture - 1 || !hbg__memo_meets(m, &r->map, r->heap_used, o->manual_depth == 0) ||
         d->fanin_off != r->nfanin || d->targ_off != r->ntarg || d->sarg_off != r->nsarg ||
-        !same_task(o, r, m, d, t, dummy))
+        !same_task(r, m, d, t, dummy))
         return false;
 
-    /* The node, as the full path would record it. */
+    /* The node, as the full path would record it. (Its views, if it
+     * wrote any, are not copied: the map follows the journal, whose calls
+     * hold their own copies.) */
     const hbg_def_targ *g = r->targs + d->targ_off;
-    uint32_t nw = 0;
     for (uint32_t i = 0; i < t->ntensors; i++) {
-        nw += hbg__dir_writes(g[i].dir);
         if (g[i].dir == HBG_OUT_ALLOC) {
             hbg_tensor *x = t->args[i].t;
             x->addr = HBG_REC_BASE + g[i].heap_off;
@@ -199,11 +196,9 @@ bool hbg__node_memo_hit(hbg_orch *o, const hbg_task *t, bool dummy)
     r->ntarg += d->targ_cnt;
     r->nsarg += d->sarg_cnt;
     r->npred += d->has_pred;
-    r->nviews += nw;
     r->heap_used = m->heap1;
-    r->stamp_node++;
     hbg__tmap_span_follow(&r->map, &m->j);
-    m->capture = r->capture; /* the note holds for the next capture too */
+    m->stamp = r->capture; /* the note holds for the next capture too */
     r->node_hits++;
     return true;
 }

@@ -202,7 +202,6 @@ static hbg_status end_node(hbg_orch *o, hbg_status st, hbg_task_id *id, uint64_t
 void hbg__rec_begin(hbg_orch *o, const hbg_boundary *b, const hbg__range *brng)
 {
     hbg__recorder *r = &o->graph->rec;
-    r->b = b;
     r->brng = brng;
     r->heap_used = 0;
     r->nnodes = r->nfanin = r->ntarg = r->nsarg = r->npred = r->nviews = 0;
@@ -248,13 +247,7 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
     if (r->hits_on && hbg__node_memo_hit(o, t, dummy))
         return end_node(o, HBG_OK, id, t0);
     r->wrote = true;
-    bool noting = hbg__node_memo_noting(r);
-    uint32_t jat = 0, jrep = 0;
-    uint64_t heap0 = r->heap_used;
-    if (noting) {
-        hbg__tmap_span_mark(&r->map, &jat, &jrep);
-        hbg__node_memo_keep(r, t);
-    }
+    hbg__memo_at at = hbg__node_memo_keep(r, t);
     hbg__range rng[HBG_MAX_TASK_TENSORS + 1];
     hbg_status st = hbg__orch_validate_task(o, t, dummy, rng);
     for (uint32_t i = 0; i < t->ndeps && !st; i++)
@@ -339,8 +332,8 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
     if (st) {
         rollback(r, m);
         hbg__orch_release_allocs(t->args, dummy ? 0 : t->ntensors);
-    } else if (noting) {
-        hbg__node_memo_note(o, t, self, jat, jrep, heap0);
+    } else if (at.ok) {
+        hbg__node_memo_note(o, t, self, at);
     }
 out:
     return end_node(o, st, id, t0);

@@ -57,13 +57,13 @@ void hbg__memo_begin_pass(hbg_orch *o, uint64_t heap_base)
  * mirror past the live counts still the last pass's. */
 static bool fresh(const hbg_orch *o, const hbg__memo *m)
 {
-    return m->pass == (uint32_t)(o->pass - 1) && o->pass - 1 >= o->memo_from && !o->img.rollbacks;
+    return m->stamp == (uint32_t)(o->pass - 1) && o->pass - 1 >= o->memo_from && !o->img.rollbacks;
 }
 
 hbg__memo_at hbg__memo_here(const hbg_orch *o)
 {
-    hbg__memo_at at = {.heap = o->heap_used, .ok = o->memo && hbg__tmap_span_kept(&o->map)};
-    hbg__tmap_span_mark(&o->map, &at.jat, &at.jrep);
+    hbg__memo_at at = hbg__memo_mark(&o->map, o->heap_used);
+    at.ok = at.ok && o->memo;
     return at;
 }
 
@@ -72,8 +72,7 @@ bool hbg__memo_usable(const hbg_orch *o, uint32_t n)
     if (!o->memo || n >= o->window)
         return false;
     const hbg__memo *m = &o->memo[n];
-    return fresh(o, m) && hbg__tmap_span_next(&o->map, &m->j) && m->heap0 == o->heap_used &&
-           m->infer == (o->manual_depth == 0);
+    return fresh(o, m) && hbg__memo_meets(m, &o->map, o->heap_used, o->manual_depth == 0);
 }
 
 bool hbg__memo_deps_lead(const hbg_orch *o, const hbg_img_task *d, const hbg_task_id *deps, uint32_t n)
@@ -88,15 +87,7 @@ bool hbg__memo_deps_lead(const hbg_orch *o, const hbg_img_task *d, const hbg_tas
 
 bool hbg__memo_close(hbg_orch *o, hbg__memo *m, hbg__memo_at at)
 {
-    hbg__tmap_jspan j = {.at = at.jat, .rep = at.jrep};
-    if (!at.ok || !hbg__tmap_span_close(&o->map, &j))
-        return false;
-    m->j = j;
-    m->heap0 = at.heap;
-    m->heap1 = o->heap_used;
-    m->pass = (uint32_t)o->pass;
-    m->infer = o->manual_depth == 0;
-    return true;
+    return hbg__memo_seal(&o->map, m, at, o->heap_used, o->pass, o->manual_depth == 0);
 }
 
 /* The part of an answer every kind shares (an allocation's note has an
@@ -106,7 +97,7 @@ static void answer(hbg_orch *o, hbg__memo *m, hbg_task_id *id)
     *id = o->img.ntasks++;
     o->heap_used = m->heap1;
     o->stamp++;
-    m->pass = (uint32_t)o->pass;
+    m->stamp = (uint32_t)o->pass;
     o->memo_hits++;
 }
 
@@ -228,7 +219,7 @@ void hbg__memo_note_alloc(hbg_orch *o, uint32_t tid, uint64_t heap0)
     hbg__memo *m = &o->memo[tid];
     m->heap0 = heap0;
     m->heap1 = o->heap_used;
-    m->pass = (uint32_t)o->pass;
+    m->stamp = (uint32_t)o->pass;
 }
 
 bool hbg__memo_hit_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)

@@ -48,14 +48,15 @@
 #include "hbg/orch.h"
 #include "orch/tensormap.h"
 
-/* What slot n's task of the last pass met and did, beyond its record. */
+/* What slot n's task of the last pass met and did, beyond its record (and,
+ * in the node memo, what node n of the last capture did). */
 typedef struct hbg__memo {
     union {
         uint64_t dirs[2]; /* a kernel task: 3 bits per argument (21 per word) */
         uint32_t gen;     /* a replay: its Definition entry's gen (replaymemo.c) */
     } u;
     uint64_t heap0, heap1;   /* heap fill before and after */
-    uint32_t pass;           /* the pass that noted it (low 32 bits) */
+    uint32_t stamp;          /* the pass (node memo: capture) that noted it, low 32 bits */
     hbg__tmap_jspan j;       /* its calls in the map's journal */
     uint16_t ndeps;          /* explicit dependencies: the first fanins */
     uint8_t infer;           /* inference was on (no MANUAL scope open) */
@@ -69,6 +70,41 @@ typedef struct hbg__memo_at {
     uint64_t heap;
     bool ok; /* there is a memo, and the journal is keeping calls */
 } hbg__memo_at;
+
+/* The steps every memo shares, on the map and heap it keeps notes for
+ * (the orchestrator's, or the recorder's for the node memo). */
+
+/* Where the map's journal and the heap stand before a submit. ok: the
+ * journal keeps calls (the caller adds whether it keeps notes at all). */
+static inline hbg__memo_at hbg__memo_mark(const hbg__tmap *map, uint64_t heap)
+{
+    hbg__memo_at at = {.heap = heap, .ok = hbg__tmap_span_kept(map)};
+    hbg__tmap_span_mark(map, &at.jat, &at.jrep);
+    return at;
+}
+
+/* Fills a note's journal span, heap fills, stamp and inference flag from
+ * `at` and the state now; false (and no note) when the journal stopped
+ * keeping calls meanwhile. */
+static inline bool hbg__memo_seal(const hbg__tmap *map, hbg__memo *m, hbg__memo_at at, uint64_t heap1, uint64_t stamp,
+                                  bool infer)
+{
+    hbg__tmap_jspan j = {.at = at.jat, .rep = at.jrep};
+    if (!at.ok || !hbg__tmap_span_close(map, &j))
+        return false;
+    m->j = j;
+    m->heap0 = at.heap;
+    m->heap1 = heap1;
+    m->stamp = (uint32_t)stamp;
+    m->infer = infer;
+    return true;
+}
+
+/* Whether the map and heap are where they were when the note began. */
+static inline bool hbg__memo_meets(const hbg__memo *m, const hbg__tmap *map, uint64_t heap, bool infer)
+{
+    return hbg__tmap_span_next(map, &m->j) && m->heap0 == heap && m->infer == infer;
+}
 
 hbg_status hbg__memo_init(hbg_orch *o);
 void hbg__memo_free(hbg_orch *o);
