@@ -36,6 +36,7 @@ typedef struct hbg_case_env {
 typedef struct hbg_case_pools {
     uint64_t heap_bytes;     /* GM heap per rank per pass */
     uint32_t task_window;    /* 0: the runtime's default */
+    uint32_t journal_calls;  /* 0: the runtime's default (hbg_runtime_config) */
 } hbg_case_pools;
 
 typedef struct hbg_case {

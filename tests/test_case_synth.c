@@ -54,13 +54,21 @@ static void test_params_and_defaults(void **state)
     assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &env, &pools, msg, sizeof msg), HBG_OK);
     assert_int_equal(pools.task_window, 1011);
     assert_int_equal(pools.heap_bytes, 8 * 2048 + 10 * 99 * 64 + (1u << 20));
+    /* the journal: the default's 16 a window task, more than 1000 x (2 + 4) + 10 x 2 x 8 */
+    assert_int_equal(pools.journal_calls, 1011 * 16);
+    /* 1000 replays of 128 slots: 1000 x (2 + 4) + 1000 x 2 x 128, past 2001 x 16 */
+    hbg_case_env wide = env_of(1000, 100, 1000, 128, 2);
+    assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &wide, &pools, msg, sizeof msg), HBG_OK);
+    assert_int_equal(pools.journal_calls, 262000);
     /* a case without a hook: its own heap, the default window */
     assert_int_equal(hbg_case_pools_for(hbg_case_find("qwen"), &env, &pools, msg, sizeof msg), HBG_OK);
     assert_int_equal(pools.task_window, 0);
     assert_int_equal(pools.heap_bytes, 256ull << 20);
 }
 
-/* Two binds over a fake address space: every count exact, both passes. */
+/* Three binds over a fake address space: every count exact, every pass;
+ * the third follows the journal the second wrote (sized by the case),
+ * and the memo answers all but the recording call. */
 static void check_counts(uint32_t N, uint32_t M, uint32_t R, uint32_t B, uint32_t F)
 {
     hbg_case_env env = env_of(N, M, R, B, F);
@@ -78,7 +86,7 @@ static void check_counts(uint32_t N, uint32_t M, uint32_t R, uint32_t B, uint32_
     assert_int_equal(prog.nargs, 2);
     assert_int_equal(prog.args[1].layout.nbytes, (uint64_t)(R + 1) * 16);
     hbg__orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = pools.heap_bytes,
-                           .task_window = pools.task_window, .nranks = 1};
+                           .task_window = pools.task_window, .journal_calls = pools.journal_calls, .nranks = 1};
     hbg_orch *o;
     assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
     hbg__orch_set_timing(o, true, NULL);
@@ -87,10 +95,13 @@ static void check_counts(uint32_t N, uint32_t M, uint32_t R, uint32_t B, uint32_
         args[i] = prog.args[i].layout;
         args[i].addr = 0x4000000000ull + (uint64_t)i * (1ull << 30);
     }
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 3; pass++) {
+        uint64_t hits = o->memo_hits;
         hbg__orch_begin_pass(o, FAKE_HEAP_BASE, args, 2);
         assert_int_equal(prog.orch(o, prog.ctx), HBG_OK);
         assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+        assert_false(pass && o->map.j.stopped);
+        assert_int_equal(o->memo_hits - hits, pass < 2 ? 0 : N + allocs + (R ? R - 1 : 0));
         assert_int_equal(hbg_orch_task_count(o), N + R + allocs);
         uint32_t kernel = 0, alloc = 0, rep = 0;
         for (uint32_t i = 0; i < hbg_orch_task_count(o); i++) {
@@ -153,7 +164,7 @@ static void test_overlapping_views(void **state)
     void *st;
     assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &st), HBG_OK);
     hbg__orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = pools.heap_bytes,
-                           .task_window = pools.task_window, .nranks = 1};
+                           .task_window = pools.task_window, .journal_calls = pools.journal_calls, .nranks = 1};
     hbg_orch *o;
     assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
     hbg_tensor args[2] = {prog.args[0].layout, prog.args[1].layout};

@@ -652,6 +652,51 @@ static void a_definition_keeps_its_gen_while_it_is_the_same(void **state)
     hbg__orch_destroy(q);
 }
 
+/* Replays of a boundary of HBG_MAX_BOUNDARY_TENSORS slots, each a row of
+ * one buffer the first slot writes: some 130 map calls a replay, more
+ * than the default journal of a window of 8 holds (16 a task), so no
+ * replay is answered; with the journal sized for them (journal_calls),
+ * every replay after the recording is, from the third pass on. */
+static uint64_t wide_replay_hits(uint32_t journal_calls)
+{
+    hbg__orch_config cfg = {
+        .task_window = 8, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20, .journal_calls = journal_calls};
+    hbg_orch *q;
+    assert_int_equal(hbg__graph_orch_create(&cfg, &q), HBG_OK);
+    hbg_tensor buf = fx_buf(0x400000, HBG_MAX_BOUNDARY_TENSORS, 8);
+    static hbg_tensor v[HBG_MAX_BOUNDARY_TENSORS];
+    hbg_arg a[HBG_MAX_BOUNDARY_TENSORS];
+    for (uint32_t k = 0; k < HBG_MAX_BOUNDARY_TENSORS; k++) {
+        v[k] = fx_tile(&buf, k, 0, 1, 8);
+        a[k] = (hbg_arg){&v[k], k ? HBG_IN : HBG_INOUT};
+    }
+    hbg_boundary b = {.ntensors = HBG_MAX_BOUNDARY_TENSORS, .args = a};
+    int kernel = 0;
+    for (int pass = 0; pass < 4; pass++) {
+        hbg__orch_begin_pass(q, FAKE_HEAP_BASE, NULL, 0);
+        hbg_task_id id;
+        for (int call = 0; call < 4; call++)
+            assert_int_equal(hbg_submit_graph(q, 78, one_task_body, &kernel, &b, 0, &id), HBG_OK);
+        assert_int_equal(hbg__orch_end_pass(q), HBG_OK);
+    }
+    uint64_t hits = q->memo_hits;
+    hbg__orch_destroy(q);
+    return hits;
+}
+
+static void a_wide_boundary_is_answered_with_a_journal_sized_for_it(void **state)
+{
+    (void)state;
+    assert_int_equal(wide_replay_hits(0), 0);
+    assert_int_equal(wide_replay_hits(8 * 4 * 140), 6);
+    /* past the most a journal may hold: refused */
+    hbg__orch_config cfg = {.task_window = 8, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
+                            .journal_calls = HBG_MAX_JOURNAL_CALLS + 1};
+    hbg_orch *q = NULL;
+    assert_int_equal(hbg__graph_orch_create(&cfg, &q), HBG_E_INVAL);
+    assert_null(q);
+}
+
 /* ---- regressions: a body that changes its boundary, stray layout bytes --- */
 
 static hbg_tensor *moved; /* the body moves this boundary tensor when set */
@@ -776,6 +821,7 @@ int main(void)
         cmocka_unit_test(a_predicate_on_its_own_allocation),
         cmocka_unit_test(a_full_buffer_table),
         cmocka_unit_test_setup_teardown(a_definition_keeps_its_gen_while_it_is_the_same, setup, teardown),
+        cmocka_unit_test(a_wide_boundary_is_answered_with_a_journal_sized_for_it),
         cmocka_unit_test(a_recording_call_is_not_noted),
         cmocka_unit_test(a_check_body_call_is_not_noted),
         cmocka_unit_test(stray_layout_bytes_are_not_kept),

@@ -233,6 +233,73 @@ static void a_visitor_that_fails_part_way(void **state)
     hbg__tmap_free(&p);
 }
 
+/* Call i of the epoch on one map; its status. */
+static hbg_status call_on(hbg__tmap *m, hbg_tensor *held, uint32_t i)
+{
+    static reports r;
+    const call *c = &epoch[i];
+    if (c->write) {
+        held[i] = c->view;
+        return hbg__tmap_write(m, &held[i], c->lo, c->hi, c->dense, c->writer, c->retire);
+    }
+    r.n = r.fail_at = 0;
+    return hbg__tmap_readers_deps(m, &c->view, c->lo, c->hi, c->dense, note, &r);
+}
+
+/* The memos note a submit's calls as a span and move a later epoch past
+ * them whole (hbg__tmap_span_follow): the counts from the sums the span
+ * took when it closed, the filter from its writes that claimed a buffer.
+ * After each span the counts and the filter are those of a map that made
+ * the calls, and both ways (summed, and call by call) are taken. */
+static void a_span_is_followed_as_its_calls(void **state)
+{
+    (void)state;
+    hbg__tmap j, p;
+    maps(&j, &p, 4 * CALLS, 64 * CALLS);
+    uint64_t s = 0x13198a2e03707344ull;
+    make_base(&s);
+    uint32_t n = make_epoch(&s, CALLS, 0);
+    run_epoch(&j, &p, n, UINT32_MAX, 0);
+    run_epoch(&j, &p, n, UINT32_MAX, 0);
+    /* the third epoch follows call by call and notes spans of 1 to 40 calls */
+    static hbg__tmap_jspan sp[CALLS];
+    static uint32_t end[CALLS];
+    uint32_t ns = 0;
+    hbg__tmap_reset(&j);
+    hbg__tmap_reset(&p);
+    for (uint32_t i = 0; i < n;) {
+        uint32_t k = i + 1 + (uint32_t)(rnd(&s) % 40);
+        k = k < n ? k : n;
+        hbg__tmap_span_mark(&j, &sp[ns].at, &sp[ns].rep);
+        for (; i < k; i++)
+            assert_int_equal(call_on(&j, held_j, i), call_on(&p, held_p, i));
+        assert_true(hbg__tmap_span_close(&j, &sp[ns]));
+        end[ns++] = k;
+    }
+    assert_true(j.j.following);
+    /* the fourth moves past each span whole; the other map makes its calls */
+    hbg__tmap_reset(&j);
+    hbg__tmap_reset(&p);
+    uint32_t summed = 0, by_call = 0;
+    for (uint32_t q = 0, i = 0; q < ns; q++) {
+        assert_true(hbg__tmap_span_next(&j, &sp[q]));
+        hbg__tmap_span_follow(&j, &sp[q]);
+        for (; i < end[q]; i++)
+            call_on(&p, held_p, i);
+        assert_int_equal(j.nentries, p.nentries);
+        assert_int_equal(j.nlinks, p.nlinks);
+        assert_int_equal(j.nbufs, p.nbufs);
+        assert_memory_equal(j.filter, p.filter, sizeof j.filter);
+        summed += sp[q].writes && !sp[q].newbufs;
+        by_call += sp[q].newbufs;
+    }
+    assert_int_equal(j.j.at, j.j.ncalls);
+    assert_true(summed > 0 && by_call > 0);
+    assert_int_equal(j.nblocks, 0); /* nothing was put in the map itself */
+    hbg__tmap_free(&j);
+    hbg__tmap_free(&p);
+}
+
 /* Nine buffers and a buffer table that holds eight (16 slots, the least
  * the map makes, at half load): hbg__tmap_fits takes its slow path (which
  * needs the map's own table) and the ninth buffer's writes are refused,
@@ -253,6 +320,7 @@ int main(void)
         cmocka_unit_test(a_journal_too_small_for_the_epoch),
         cmocka_unit_test(a_visitor_that_fails_part_way),
         cmocka_unit_test(a_full_buffer_table),
+        cmocka_unit_test(a_span_is_followed_as_its_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

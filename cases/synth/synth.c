@@ -53,6 +53,16 @@ hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap)
         return HBG_E_INVAL;
     }
     n->window = (uint32_t)window;
+    /* A task's calls: its row written, its F views and the input row
+     * read, the column and the copy; a replay's: each boundary slot read
+     * or written (twice, to spare), an allocation's none. Sized so that
+     * every warm pass follows the journal whatever the boundary's width;
+     * the runtime's default (16 a window task) is less than a replay of
+     * more than 8 slots makes. */
+    uint64_t calls = (uint64_t)p->tasks * (p->fanin + 4u) + (uint64_t)p->replays * 2u * p->boundary;
+    uint64_t floor = window * HBG_DEFAULT_JOURNAL_CALLS_PER_TASK;
+    calls = calls > floor ? calls : floor;
+    n->journal_calls = (uint32_t)(calls < HBG_MAX_JOURNAL_CALLS ? calls : HBG_MAX_JOURNAL_CALLS);
     n->eager_window = (uint64_t)p->tasks + n->allocs + (uint64_t)p->replays * p->nodes;
     /* Each buffer is 2 KB; each replay carves M-1 temporaries of one
      * 64-byte-aligned row; 1 MB to spare. */
@@ -75,7 +85,7 @@ static hbg_status syn_pools(const hbg_case_env *env, hbg_case_pools *out, char *
     syn_counts n;
     hbg_status st = syn_count(&p, &n, msg, cap);
     if (!st)
-        *out = (hbg_case_pools){.heap_bytes = n.heap_bytes, .task_window = n.window};
+        *out = (hbg_case_pools){.heap_bytes = n.heap_bytes, .task_window = n.window, .journal_calls = n.journal_calls};
     return st;
 }
 

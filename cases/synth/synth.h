@@ -41,6 +41,7 @@ typedef struct syn_counts {
                                  replay's nodes run inline: tasks + allocs +
                                  replays x nodes */
     uint64_t heap_bytes;      /* GM heap a pass carves, with room to spare */
+    uint32_t journal_calls;   /* tensor-map calls a pass makes, at most */
 } syn_counts;
 
 typedef struct syn_state {

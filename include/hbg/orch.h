@@ -27,6 +27,10 @@ extern "C" {
 #define HBG_DEFAULT_HEAP_BYTES (256ull << 20)
 #define HBG_LARGE_HEAP_BYTES (2ull << 30)
 #define HBG_MAX_ALLOC_TENSORS 32 /* tensors per alloc_tensors call */
+/* The tensor map's journal (hbg_runtime_config.journal_calls): calls a
+ * pass may journal, by default per window task, and at most. */
+#define HBG_DEFAULT_JOURNAL_CALLS_PER_TASK 16u
+#define HBG_MAX_JOURNAL_CALLS (1u << 28)
 
 typedef struct hbg_orch hbg_orch;
 

@@ -90,6 +90,18 @@ typedef struct hbg_runtime_config {
      * the Definitions are the same either way (docs/orchestration.md,
      * "The tensor map's journal", "The task memo", "The node memo"). */
     bool no_tmap_journal;
+    /* The tensor-map calls (dependency queries and writes) the journal
+     * can hold for a pass, with room for 4 reported writers each; 0:
+     * HBG_DEFAULT_JOURNAL_CALLS_PER_TASK per window task. A task makes one
+     * a tensor argument it reads and one it writes, a replay one a
+     * boundary slot: the cases make 3-4 a task, but replays of wide
+     * boundaries make up to 256 (HBG_MAX_BOUNDARY_TENSORS read and
+     * written). A pass that makes more follows the journal's prefix and
+     * walks the rest, with no memo answer past it: the same image, slower.
+     * Reserved address space (144 bytes a call with its reports), of
+     * which a pass touches what it journals. At most HBG_MAX_JOURNAL_CALLS
+     * (HBG_E_INVAL past it, or when the window's default would be). */
+    uint32_t journal_calls;
 } hbg_runtime_config;
 
 /* Room for the reference cases' Definitions (qwen's is 131 KB, dsv4's

@@ -40,6 +40,7 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
         .heap_bytes = rt->heap_bytes,
         .keep_definitions = cfg->keep_definitions,
         .no_journal = cfg->no_tmap_journal,
+        .journal_calls = cfg->journal_calls,
         .rank = rt->cfg.rank,
         .nranks = rt->cfg.nranks,
     };

@@ -118,6 +118,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     if (!st) {
         hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = o->pools.heap_bytes,
                                  .task_window = o->pools.task_window,
+                                 .journal_calls = o->pools.journal_calls,
                                  .keep_definitions = o->keep_defs, .no_tmap_journal = o->no_journal,
                                  .log = log, .breakdown = o->breakdown,
                                  .records = rec, .records_fd = recfd, .rank = rank, .nranks = o->ranks};

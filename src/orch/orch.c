@@ -30,11 +30,16 @@ hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     ok = ok && hbg__tmap_init(&o->map, o->window * 4u, o->window * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
     /* The journal holds a pass's queries and writes: a few per task on the
      * cases (a dsv4 rank: some 4,200 for 1,131 tasks), but a replay makes
-     * one per boundary slot it reads or writes, so room here for 16 a task
-     * and 64 reports (reserved: past the prefix committed at creation,
-     * only what a pass uses is touched). A pass that makes more follows
-     * the journal's prefix and walks the rest. */
-    ok = ok && (cfg->no_journal || hbg__tmap_journal_init(&o->map, o->window * 16u, o->window * 64u) == HBG_OK);
+     * one per boundary slot it reads or writes, so room by default for 16
+     * a task, and 4 reports a call (reserved: past the prefix committed at
+     * creation, only what a pass uses is touched). A pass that makes more
+     * follows the journal's prefix and walks the rest. */
+    uint64_t jcalls = cfg->journal_calls ? cfg->journal_calls : (uint64_t)o->window * HBG_DEFAULT_JOURNAL_CALLS_PER_TASK;
+    if (!cfg->no_journal && jcalls > HBG_MAX_JOURNAL_CALLS) {
+        hbg__orch_destroy(o);
+        return HBG_E_INVAL;
+    }
+    ok = ok && (cfg->no_journal || hbg__tmap_journal_init(&o->map, (uint32_t)jcalls, (uint32_t)jcalls * 4u) == HBG_OK);
     /* An eager orchestrator runs each task as it is submitted: a memo's
      * answer would skip the run. */
     ok = ok && (cfg->no_journal || cfg->eager || hbg__memo_init(o) == HBG_OK);

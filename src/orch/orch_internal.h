@@ -45,6 +45,7 @@ typedef struct hbg__orch_config {
     uint32_t rank, nranks;
     /* every tensor-map query walks the map: no journal (tensormap.h) */
     bool no_journal;
+    uint32_t journal_calls;   /* 0: HBG_DEFAULT_JOURNAL_CALLS_PER_TASK a window task */
     /* read by src/graph only */
     bool keep_definitions;    /* reuse a Definition across passes when key and signature match */
     uint64_t def_pool_bytes;  /* 0: 64 MiB */

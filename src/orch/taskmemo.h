@@ -62,7 +62,7 @@ typedef struct hbg__memo {
     uint8_t infer;           /* inference was on (no MANUAL scope open) */
 } hbg__memo;
 
-_Static_assert(sizeof(hbg__memo) == 56, "a note is 56 bytes");
+_Static_assert(sizeof(hbg__memo) == 64, "a note is one cache line");
 
 /* Where the journal and the heap stand before a submit, for the notes. */
 typedef struct hbg__memo_at {

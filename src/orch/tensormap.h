@@ -288,9 +288,17 @@ static inline void hbg__tmap_follow_write(hbg__tmap *m, const hbg__tmap_jcall *c
  * reports [rep, rep_end) of its queries. The task memo and the node memo
  * keep one per submit they note: a later epoch that follows the journal to
  * `at` is in the state the noted submit met, and moves past its calls as
- * following each of them would (hbg__tmap_span_follow). */
+ * following each of them would (hbg__tmap_span_follow). What that changes
+ * is summed when the span closes (writes, links), so that following a
+ * span costs the same however many calls it holds: a replay of a wide
+ * boundary makes one call per slot, and reading each 128-byte call again
+ * to skip its queries cost more than comparing the slot. Only a span that
+ * claims buffers (newbuf) is read call by call, for their filter bits. */
 typedef struct hbg__tmap_jspan {
     uint32_t at, at_end, rep, rep_end;
+    uint32_t links;  /* the links its writes added */
+    uint16_t writes; /* its writes (a submit makes at most a few hundred) */
+    bool newbufs;    /* a write claimed its buffer's record */
 } hbg__tmap_jspan;
 
 /* Where the journal stands: the next call to follow, or the end of what
@@ -309,12 +317,29 @@ static inline bool hbg__tmap_span_kept(const hbg__tmap *m)
 }
 
 /* Closes a span opened (at, rep) with hbg__tmap_span_mark at the journal's
- * position now; false when the journal stopped keeping calls meanwhile. */
+ * position now, summing what its writes add; false when the journal
+ * stopped keeping calls meanwhile (or, which no submit does, the span
+ * holds more writes than it counts). */
 static inline bool hbg__tmap_span_close(const hbg__tmap *m, hbg__tmap_jspan *s)
 {
     if (!hbg__tmap_span_kept(m))
         return false;
     hbg__tmap_span_mark(m, &s->at_end, &s->rep_end);
+    uint32_t writes = 0, links = 0;
+    bool newbufs = false;
+    for (uint32_t k = s->at; k < s->at_end; k++) {
+        const hbg__tmap_jcall *c = &m->j.calls[k];
+        if (c->op == HBG__TMAP_JREAD)
+            continue;
+        writes++;
+        links += c->links;
+        newbufs |= c->newbuf != 0;
+    }
+    if (writes > UINT16_MAX)
+        return false;
+    s->writes = (uint16_t)writes;
+    s->links = links;
+    s->newbufs = newbufs;
     return true;
 }
 
@@ -333,9 +358,14 @@ static inline bool hbg__tmap_span_next(const hbg__tmap *m, const hbg__tmap_jspan
 static inline void hbg__tmap_span_follow(hbg__tmap *m, const hbg__tmap_jspan *s)
 {
     hbg__tmap_journal *j = &m->j;
-    for (uint32_t k = s->at; k < s->at_end; k++)
-        if (j->calls[k].op != HBG__TMAP_JREAD)
-            hbg__tmap_follow_write(m, &j->calls[k]);
+    if (s->newbufs) {
+        for (uint32_t k = s->at; k < s->at_end; k++)
+            if (j->calls[k].op != HBG__TMAP_JREAD)
+                hbg__tmap_follow_write(m, &j->calls[k]);
+    } else {
+        m->nentries += s->writes;
+        m->nlinks += s->links;
+    }
     j->at = s->at_end;
     j->at_report = s->rep_end;
 }
