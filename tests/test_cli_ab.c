@@ -463,7 +463,7 @@ static void test_usage_errors(void **state)
                          "unknown or incomplete option '--bogus'", "expected two revisions", "expected two revisions",
                          "expected two revisions", "unknown revision 'no-such-rev'", "the same commit",
                          "can only be REV_B", "--order expects abab or abba", "--mode expects numbers or timeline",
-                         "--case expects qwen, dsv4 or vector", "--format expects table, json or csv",
+                         "--case expects a case `hbg run --list` names, got 'llama'", "--format expects table, json or csv",
                          "--alpha expects", "--threshold expects", "would override", "unknown or incomplete option"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         usage_error(repo, bad[i], why[i]);

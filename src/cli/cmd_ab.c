@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "case.h"
 #include "cli/ab_build.h"
 #include "cli/cli.h"
 #include "hbg/trace.h"
@@ -69,7 +70,8 @@ static void usage(FILE *f)
             "REV_B may be WORKTREE: the uncommitted tree (tracked changes and untracked, non-ignored\n"
             "files), built from a snapshot and stamped <commit>-dirty. Documentation: docs/ab.md.\n\n"
             "options:\n"
-            "  --case qwen|dsv4|vector    the workload (default qwen)\n"
+            "  --case NAME                the workload, a case of `hbg run --list` (default qwen);\n"
+            "                             its parameters (synth's --tasks ...) go after --\n"
             "  --reps N                   repetitions per arm (default 5: a unanimous sign test then\n"
             "                             reaches 0.05)\n"
             "  --rounds N                 bind passes per run (default 6; the first is cold)\n"
@@ -164,7 +166,6 @@ static int split_at_dashes(int argc, char **argv)
     return argc;
 }
 
-static const char *const cases[] = {"qwen", "dsv4", "vector", NULL};
 static const char *const modes[] = {"numbers", "timeline", NULL};
 static const char *const orders[] = {"abab", "abba", NULL};
 static const char *const formats[] = {"table", "json", "csv", NULL};
@@ -173,7 +174,7 @@ static const char *const formats[] = {"table", "json", "csv", NULL};
 static int take(ab_opts *o, int ch, const char *v)
 {
     switch (ch) {
-    case 'c': o->case_name = v; return one_of(v, cases) ? 0 : fail("--case expects qwen, dsv4 or vector, got '%s'", v);
+    case 'c': o->case_name = v; return hbg_case_find(v) ? 0 : fail("--case expects a case `hbg run --list` names, got '%s'", v);
     case 'm': o->mode = v; return one_of(v, modes) ? 0 : fail("--mode expects numbers or timeline, got '%s'", v);
     case 'O': o->order = v; return one_of(v, orders) ? 0 : fail("--order expects abab or abba, got '%s'", v);
     case 'F': o->format = v; return one_of(v, formats) ? 0 : fail("--format expects table, json or csv, got '%s'", v);
