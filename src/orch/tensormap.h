@@ -289,17 +289,24 @@ static inline void hbg__tmap_follow_write(hbg__tmap *m, const hbg__tmap_jcall *c
  * keep one per submit they note: a later epoch that follows the journal to
  * `at` is in the state the noted submit met, and moves past its calls as
  * following each of them would (hbg__tmap_span_follow). What that changes
- * is summed when the span closes (writes, links), so that following a
- * span costs the same however many calls it holds: a replay of a wide
- * boundary makes one call per slot, and reading each 128-byte call again
- * to skip its queries cost more than comparing the slot. Only a span that
- * claims buffers (newbuf) is read call by call, for their filter bits. */
+ * is summed when the span closes (writes, links, and the filter bit of the
+ * one buffer a write claimed, when one did), so that following a span
+ * costs the same however many calls it holds: a replay of a wide boundary
+ * makes one call per slot, and reading each 128-byte call again to skip
+ * its queries cost more than comparing the slot; a dsv4 task's output is
+ * a buffer its write claims, and reading the task's calls for its filter
+ * bit cost a cache miss or more per task. A span whose writes claim two
+ * buffers or more (a few a pass) is read call by call. 24 bytes, so a
+ * note is one cache line (orch/taskmemo.h). */
 typedef struct hbg__tmap_jspan {
     uint32_t at, at_end, rep, rep_end;
-    uint32_t links;  /* the links its writes added */
-    uint16_t writes; /* its writes (a submit makes at most a few hundred) */
-    bool newbufs;    /* a write claimed its buffer's record */
+    uint16_t writes;  /* its writes (a submit makes at most a few hundred) */
+    uint16_t links;   /* the links they added */
+    uint16_t fbit;    /* newbufs == 1: the claimed buffer's filter bit */
+    uint8_t newbufs;  /* buffers its writes claimed: 0, 1, or 2 for more */
 } hbg__tmap_jspan;
+
+_Static_assert(HBG_TMAP_FILTER_BITS - 1 <= UINT16_MAX, "a filter bit fits a span");
 
 /* Where the journal stands: the next call to follow, or the end of what
  * this epoch has journaled so far. */
@@ -319,27 +326,28 @@ static inline bool hbg__tmap_span_kept(const hbg__tmap *m)
 /* Closes a span opened (at, rep) with hbg__tmap_span_mark at the journal's
  * position now, summing what its writes add; false when the journal
  * stopped keeping calls meanwhile (or, which no submit does, the span
- * holds more writes than it counts). */
+ * holds more writes or links than it counts). */
 static inline bool hbg__tmap_span_close(const hbg__tmap *m, hbg__tmap_jspan *s)
 {
     if (!hbg__tmap_span_kept(m))
         return false;
     hbg__tmap_span_mark(m, &s->at_end, &s->rep_end);
-    uint32_t writes = 0, links = 0;
-    bool newbufs = false;
+    uint32_t writes = 0, links = 0, newbufs = 0, fbit = 0;
     for (uint32_t k = s->at; k < s->at_end; k++) {
         const hbg__tmap_jcall *c = &m->j.calls[k];
         if (c->op == HBG__TMAP_JREAD)
             continue;
         writes++;
         links += c->links;
-        newbufs |= c->newbuf != 0;
+        if (c->newbuf && newbufs++ == 0)
+            fbit = hbg__tmap_filter_bit(c->view.addr);
     }
-    if (writes > UINT16_MAX)
+    if (writes > UINT16_MAX || links > UINT16_MAX)
         return false;
     s->writes = (uint16_t)writes;
-    s->links = links;
-    s->newbufs = newbufs;
+    s->links = (uint16_t)links;
+    s->fbit = (uint16_t)fbit;
+    s->newbufs = (uint8_t)(newbufs < 2 ? newbufs : 2);
     return true;
 }
 
@@ -358,13 +366,17 @@ static inline bool hbg__tmap_span_next(const hbg__tmap *m, const hbg__tmap_jspan
 static inline void hbg__tmap_span_follow(hbg__tmap *m, const hbg__tmap_jspan *s)
 {
     hbg__tmap_journal *j = &m->j;
-    if (s->newbufs) {
+    if (s->newbufs > 1) {
         for (uint32_t k = s->at; k < s->at_end; k++)
             if (j->calls[k].op != HBG__TMAP_JREAD)
                 hbg__tmap_follow_write(m, &j->calls[k]);
     } else {
         m->nentries += s->writes;
         m->nlinks += s->links;
+        if (s->newbufs) {
+            m->filter[s->fbit >> 6] |= 1ull << (s->fbit & 63);
+            m->nbufs++;
+        }
     }
     j->at = s->at_end;
     j->at_report = s->rep_end;
