@@ -56,9 +56,11 @@ hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap)
     /* A task's calls: its row written, its F views and the input row
      * read, the column and the copy; a replay's: each boundary slot read
      * or written (twice, to spare), an allocation's none. Sized so that
-     * every warm pass follows the journal whatever the boundary's width;
-     * the runtime's default (16 a window task) is less than a replay of
-     * more than 8 slots makes. */
+     * every warm pass follows the journal whatever the boundary's width,
+     * up to the journal's cap (HBG_MAX_JOURNAL_CALLS: some 2 x 10^6
+     * replays of 128 slots, past which the last replays walk); the
+     * runtime's default (16 a window task) is less than a replay of more
+     * than 8 slots makes. */
     uint64_t calls = (uint64_t)p->tasks * (p->fanin + 4u) + (uint64_t)p->replays * 2u * p->boundary;
     uint64_t floor = window * HBG_DEFAULT_JOURNAL_CALLS_PER_TASK;
     calls = calls > floor ? calls : floor;

@@ -98,7 +98,7 @@ typedef struct hbg_runtime_config {
      * boundaries make up to 256 (HBG_MAX_BOUNDARY_TENSORS read and
      * written). A pass that makes more follows the journal's prefix and
      * walks the rest, with no memo answer past it: the same image, slower.
-     * Reserved address space (144 bytes a call with its reports), of
+     * Reserved address space (136 bytes a call with its reports), of
      * which a pass touches what it journals. At most HBG_MAX_JOURNAL_CALLS
      * (HBG_E_INVAL past it, or when the window's default would be). */
     uint32_t journal_calls;

@@ -292,7 +292,7 @@ static inline void hbg__tmap_follow_write(hbg__tmap *m, const hbg__tmap_jcall *c
  * is summed when the span closes (writes, links, and the filter bit of the
  * one buffer a write claimed, when one did), so that following a span
  * costs the same however many calls it holds: a replay of a wide boundary
- * makes one call per slot, and reading each 128-byte call again to skip
+ * makes one call per slot, and reading each 120-byte call again to skip
  * its queries cost more than comparing the slot; a dsv4 task's output is
  * a buffer its write claims, and reading the task's calls for its filter
  * bit cost a cache miss or more per task. A span whose writes claim two

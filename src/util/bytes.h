@@ -24,8 +24,11 @@ static inline bool hbg__same_bytes16(const void *a, const void *b, size_t n)
     const unsigned char *x = a, *y = b;
     __m128i d = _mm_setzero_si128();
     /* Unrolled whole: left a loop (gcc keeps it one for 64 bytes), its
-     * counter and branch were most of a boundary slot's check. */
+     * counter and branch were most of a boundary slot's check. (gcc
+     * before 8 does not know the pragma, and -Wall would say so.) */
+#if defined(__clang__) || __GNUC__ >= 8
 #pragma GCC unroll 8
+#endif
     for (size_t i = 0; i < n; i += 16)
         d = _mm_or_si128(d, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(x + i)),
                                           _mm_loadu_si128((const __m128i *)(const void *)(y + i))));
