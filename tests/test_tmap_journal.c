@@ -132,6 +132,15 @@ static void maps(hbg__tmap *j, hbg__tmap *p, uint32_t jcalls, uint32_t jreports)
     assert_int_equal(hbg__tmap_journal_init(j, jcalls, jreports), HBG_OK);
 }
 
+/* Both maps, with a journal of room to spare, and the epoch every call
+ * of the base repeats, drawn from s. */
+static uint32_t repeated_base(hbg__tmap *j, hbg__tmap *p, uint64_t *s)
+{
+    maps(j, p, 4 * CALLS, 64 * CALLS);
+    make_base(s);
+    return make_epoch(s, CALLS, 0);
+}
+
 /* The same calls epoch after epoch: the first epoch walks and makes no
  * journal, the second walks and journals, the rest follow to the end, and
  * the map's own tables stay untouched. */
@@ -139,10 +148,8 @@ static void a_repeated_epoch_is_answered_from_the_journal(void **state)
 {
     (void)state;
     hbg__tmap j, p;
-    maps(&j, &p, 4 * CALLS, 64 * CALLS);
     uint64_t s = 0x243f6a8885a308d3ull;
-    make_base(&s);
-    uint32_t n = make_epoch(&s, CALLS, 0);
+    uint32_t n = repeated_base(&j, &p, &s);
     run_epoch(&j, &p, n, UINT32_MAX, 0);
     assert_false(j.j.following);
     assert_int_equal(j.j.ncalls, 0);
@@ -214,10 +221,8 @@ static void a_visitor_that_fails_part_way(void **state)
 {
     (void)state;
     hbg__tmap j, p;
-    maps(&j, &p, 4 * CALLS, 64 * CALLS);
     uint64_t s = 0x082efa98ec4e6c89ull;
-    make_base(&s);
-    uint32_t n = make_epoch(&s, CALLS, 0);
+    uint32_t n = repeated_base(&j, &p, &s);
     run_epoch(&j, &p, n, UINT32_MAX, 0);
     int failed = 0;
     for (int e = 0; e < 30; e++) {
@@ -257,10 +262,8 @@ static void a_span_is_followed_as_its_calls(void **state)
     (void)state;
     nbuf = 48, table = 128; /* buffers enough that a span claims one */
     hbg__tmap j, p;
-    maps(&j, &p, 4 * CALLS, 64 * CALLS);
     uint64_t s = 0xbe5466cf34e90c6cull;
-    make_base(&s);
-    uint32_t n = make_epoch(&s, CALLS, 0);
+    uint32_t n = repeated_base(&j, &p, &s);
     run_epoch(&j, &p, n, UINT32_MAX, 0);
     run_epoch(&j, &p, n, UINT32_MAX, 0);
     /* the third epoch follows call by call and notes spans of 1 to 6 or 40 calls */

@@ -15,12 +15,17 @@
 hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
 {
     *out = NULL;
+    /* The journal's calls: checked before anything is allocated. */
+    uint32_t window = cfg->task_window ? cfg->task_window : HBG_DEFAULT_TASK_WINDOW;
+    uint64_t jcalls = cfg->journal_calls ? cfg->journal_calls : (uint64_t)window * HBG_DEFAULT_JOURNAL_CALLS_PER_TASK;
+    if (!cfg->no_journal && jcalls > HBG_MAX_JOURNAL_CALLS)
+        return HBG_E_INVAL;
     hbg_orch *o = calloc(1, sizeof *o);
     if (!o)
         return HBG_E_NOMEM;
     o->cfg = *cfg;
     hbg__opclock_init(&o->clock);
-    o->window = cfg->task_window ? cfg->task_window : HBG_DEFAULT_TASK_WINDOW;
+    o->window = window;
     if (o->cfg.nranks == 0)
         o->cfg.nranks = 1;
     bool ok = hbg__image_create(&o->img, o->window) == HBG_OK;
@@ -34,11 +39,6 @@ hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
      * a task, and 4 reports a call (reserved: past the prefix committed at
      * creation, only what a pass uses is touched). A pass that makes more
      * follows the journal's prefix and walks the rest. */
-    uint64_t jcalls = cfg->journal_calls ? cfg->journal_calls : (uint64_t)o->window * HBG_DEFAULT_JOURNAL_CALLS_PER_TASK;
-    if (!cfg->no_journal && jcalls > HBG_MAX_JOURNAL_CALLS) {
-        hbg__orch_destroy(o);
-        return HBG_E_INVAL;
-    }
     ok = ok && (cfg->no_journal || hbg__tmap_journal_init(&o->map, (uint32_t)jcalls, (uint32_t)jcalls * 4u) == HBG_OK);
     /* An eager orchestrator runs each task as it is submitted: a memo's
      * answer would skip the run. */

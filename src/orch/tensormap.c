@@ -131,8 +131,7 @@ static hbg__tmap_buf *find_buf(hbg__tmap *m, uint64_t addr, const hbg_tensor *t,
                 grow_bufs(m);
                 return find_buf(m, addr, t, hi); /* absent still: claims a slot */
             }
-            uint32_t f = hbg__tmap_filter_bit(addr);
-            m->filter[f >> 6] |= 1ull << (f & 63);
+            hbg__tmap_filter_set(m, hbg__tmap_filter_bit(addr));
             uint64_t size = t->nbytes > hi ? t->nbytes : hi;
             unsigned l = ceil_log2(size);
             b->gen = m->gen;

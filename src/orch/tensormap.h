@@ -143,6 +143,12 @@ static inline bool hbg__tmap_may_hold(const hbg__tmap *m, uint64_t addr)
     return m->filter[f >> 6] >> (f & 63) & 1;
 }
 
+/* Sets filter bit f: a buffer whose address hashes there was claimed. */
+static inline void hbg__tmap_filter_set(hbg__tmap *m, uint32_t f)
+{
+    m->filter[f >> 6] |= 1ull << (f & 63);
+}
+
 /* Whether writes to the n buffers at addr (repeats allowed) fit: entries,
  * links, and the buffer table. A task asks before its first write, so one
  * refused for room leaves the map as it was (a write that failed halfway
@@ -278,8 +284,7 @@ static inline void hbg__tmap_follow_write(hbg__tmap *m, const hbg__tmap_jcall *c
     m->nentries++;
     m->nlinks += c->links;
     if (c->newbuf) {
-        uint32_t f = hbg__tmap_filter_bit(c->view.addr);
-        m->filter[f >> 6] |= 1ull << (f & 63);
+        hbg__tmap_filter_set(m, hbg__tmap_filter_bit(c->view.addr));
         m->nbufs++;
     }
 }
@@ -361,21 +366,23 @@ static inline bool hbg__tmap_span_next(const hbg__tmap *m, const hbg__tmap_jspan
 }
 
 /* Moves a map that hbg__tmap_span_next accepted past s, as following
- * each of its calls would: writes change the counts and the filter,
- * queries only the position. */
+ * each of its calls would (hbg__tmap_follow_write): writes change the
+ * counts and the filter, queries only the position. */
 static inline void hbg__tmap_span_follow(hbg__tmap *m, const hbg__tmap_jspan *s)
 {
     hbg__tmap_journal *j = &m->j;
-    if (s->newbufs > 1) {
-        for (uint32_t k = s->at; k < s->at_end; k++)
-            if (j->calls[k].op != HBG__TMAP_JREAD)
-                hbg__tmap_follow_write(m, &j->calls[k]);
-    } else {
-        m->nentries += s->writes;
-        m->nlinks += s->links;
-        if (s->newbufs) {
-            m->filter[s->fbit >> 6] |= 1ull << (s->fbit & 63);
-            m->nbufs++;
+    m->nentries += s->writes;
+    m->nlinks += s->links;
+    if (s->newbufs == 1) {
+        hbg__tmap_filter_set(m, s->fbit);
+        m->nbufs++;
+    } else if (s->newbufs > 1) {
+        for (uint32_t k = s->at; k < s->at_end; k++) {
+            const hbg__tmap_jcall *c = &j->calls[k];
+            if (c->op != HBG__TMAP_JREAD && c->newbuf) {
+                hbg__tmap_filter_set(m, hbg__tmap_filter_bit(c->view.addr));
+                m->nbufs++;
+            }
         }
     }
     j->at = s->at_end;
