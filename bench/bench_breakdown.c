@@ -1,18 +1,29 @@
 /* What the breakdown switch costs: the warm control plane of one case with
- * the per-operation timing on and off, measured in one process.
+ * the per-operation timing on and off, measured in one process on one
+ * runtime.
  *
- * Two runtimes run the same program, one created with `breakdown` on and
- * one with it off, and their passes alternate (on, off, off, on, ...): the
- * same code layout, the same caches and the same minutes for both arms,
- * which separate processes (HBG_BIND_BREAKDOWN=1 and =0 runs of `hbg run`)
- * cannot give; between processes the same binary measured up to 5 % apart
- * on the development VM, more than the cost being measured. Neither
- * runtime writes a log, so "on" is the timing of every operation (two
- * clock reads and the totals) without the lines formatted after the pass.
+ * The runtime's passes alternate the switch (on, off, off, on, ...,
+ * hbg_runtime_set_breakdown between passes): the same code, the same
+ * memory and the same minutes for both arms. Two runtimes, one with the
+ * switch on and one off, were the first design, and an A/A run of it
+ * (both off) put qwen's kept figure 8 % apart in either direction from one
+ * process to the next: the two runtimes' memory lies differently, more
+ * than the cost being measured. Separate processes (HBG_BIND_BREAKDOWN=1
+ * and =0 runs of `hbg run`) differ the same way. No log is written, so
+ * "on" is the timing of the sampled operations and the counts of all
+ * (docs/log-format.md, "host-orch lines") without the lines formatted
+ * after the pass.
  *
- * Each arm's figure is the minimum control plane (host_orch + graph_upload
- * + arena_h2d) over its warm passes, reported with the range; the first
- * pass of each runtime is cold and dropped. The device run is skipped.
+ * Each arm's figures are its minimum control plane (host_orch +
+ * graph_upload + arena_h2d) over its warm passes, with the range, and its
+ * median; the first two passes (cold, then the first whose sample periods
+ * come from a warm pass) are dropped. The device run is skipped. The cost
+ * is given three ways: on the minima, on the medians, and paired: each
+ * block of four passes (two of each arm, back to back) gives the ratio of
+ * the arms' sums, and the median of those ratios is the figure least
+ * moved by the machine's minute-to-minute swing. On a 7 us pass (qwen with
+ * its Definitions kept) the minima still move by a few per cent from one
+ * run to the next; report the median of several runs.
  *
  * Usage: bench_breakdown CASE [passes] [--keep-definitions]
  *   CASE: qwen or dsv4 (dsv4 binds rank 0 of its two ranks). passes:
@@ -28,8 +39,8 @@
 #include "hbg/runtime.h"
 
 typedef struct arm {
-    hbg_runtime *rt;
-    uint64_t min, max;
+    uint64_t *v; /* each warm pass's control plane, in pass order */
+    size_t n;
 } arm;
 
 static void die(const char *what, hbg_status st)
@@ -38,19 +49,34 @@ static void die(const char *what, hbg_status st)
     exit(1);
 }
 
-static void pass(arm *a, const hbg_program *p, int warm)
+static void pass(hbg_runtime *rt, arm *a, bool on, const hbg_program *p)
 {
     hbg_pass_report rep;
-    hbg_status st = hbg_runtime_run(a->rt, p, true, &rep);
+    hbg_status st = hbg_runtime_set_breakdown(rt, on);
+    if (!st)
+        st = hbg_runtime_run(rt, p, true, &rep);
     if (st)
         die("a pass failed", st);
-    if (!warm)
-        return;
-    uint64_t v = rep.control_plane_ns;
-    if (!a->min || v < a->min)
-        a->min = v;
-    if (v > a->max)
-        a->max = v;
+    if (a)
+        a->v[a->n++] = rep.control_plane_ns;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n sorted values (n >= 1). */
+static double median_u64(const uint64_t *v, size_t n)
+{
+    return n & 1 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)
@@ -91,28 +117,53 @@ int main(int argc, char **argv)
     if ((st = hbg_sim_open(&sc, &dev)) || (st = hbg_kernel_table_create(&kt)) ||
         (st = c->setup(&env, kt, &prog, &state)))
         die("set-up", st);
-    arm arms[2];
-    memset(arms, 0, sizeof arms);
-    for (int k = 0; k < 2; k++) {
-        hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = pools.heap_bytes,
-                                 .task_window = pools.task_window, .keep_definitions = keep,
-                                 .breakdown = k == 0, .records_fd = -1, .rank = 0, .nranks = env.nranks};
-        if ((st = hbg_runtime_create(&rc, &arms[k].rt)))
-            die("runtime", st);
-        pass(&arms[k], &prog, 0);
-    }
-    for (long i = 0; i < passes; i++) {
-        /* on, off, off, on: neither arm always follows the other */
-        int first = (int)((i & 1) ^ ((i >> 1) & 1));
-        pass(&arms[first], &prog, 1);
-        pass(&arms[!first], &prog, 1);
-    }
-    double on = (double)arms[0].min, off = (double)arms[1].min;
-    printf("%s%s  on %.0f ns [%llu .. %llu]  off %.0f ns [%llu .. %llu]  cost %+.1f %%\n", c->name,
-           keep ? " (kept)" : "", on, (unsigned long long)arms[0].min, (unsigned long long)arms[0].max, off,
-           (unsigned long long)arms[1].min, (unsigned long long)arms[1].max, 100.0 * (on / off - 1.0));
+    arm arms[2]; /* [0] on, [1] off */
     for (int k = 0; k < 2; k++)
-        hbg_runtime_destroy(arms[k].rt);
+        if (!(arms[k].v = malloc((size_t)passes * sizeof *arms[k].v)))
+            die("set-up", HBG_E_NOMEM);
+        else
+            arms[k].n = 0;
+    size_t nblocks = (size_t)passes / 2;
+    double *ratio = malloc((nblocks ? nblocks : 1) * sizeof *ratio);
+    if (!ratio)
+        die("set-up", HBG_E_NOMEM);
+    hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = pools.heap_bytes,
+                             .task_window = pools.task_window, .keep_definitions = keep,
+                             .breakdown = true, .records_fd = -1, .rank = 0, .nranks = env.nranks};
+    hbg_runtime *rt;
+    if ((st = hbg_runtime_create(&rc, &rt)))
+        die("runtime", st);
+    pass(rt, NULL, true, &prog);
+    pass(rt, NULL, true, &prog);
+    for (long i = 0; i < 2 * passes; i++) {
+        /* on, off, off, on: neither arm always follows the other */
+        int k = (int)((i & 1) ^ ((i >> 1) & 1));
+        pass(rt, &arms[k], k == 0, &prog);
+    }
+    /* Each block of four passes (two of each arm, back to back) gives one
+     * paired ratio: the minute's noise is common to both arms of a block. */
+    for (size_t b = 0; b < nblocks; b++) {
+        double on = (double)(arms[0].v[2 * b] + arms[0].v[2 * b + 1]);
+        double off = (double)(arms[1].v[2 * b] + arms[1].v[2 * b + 1]);
+        ratio[b] = on / off;
+    }
+    qsort(ratio, nblocks, sizeof *ratio, cmp_dbl);
+    for (int k = 0; k < 2; k++)
+        qsort(arms[k].v, arms[k].n, sizeof *arms[k].v, cmp_u64);
+    const uint64_t *a = arms[0].v, *b = arms[1].v;
+    size_t n = arms[0].n;
+    double on_med = median_u64(a, n), off_med = median_u64(b, n);
+    double pr = nblocks ? (nblocks & 1 ? ratio[nblocks / 2] : (ratio[nblocks / 2 - 1] + ratio[nblocks / 2]) / 2) : 1;
+    printf("%s%s  on %llu ns [%llu .. %llu] median %.0f  off %llu ns [%llu .. %llu] median %.0f  "
+           "cost: min %+.1f %%  median %+.1f %%  paired %+.1f %%\n",
+           c->name, keep ? " (kept)" : "", (unsigned long long)a[0], (unsigned long long)a[0],
+           (unsigned long long)a[n - 1], on_med, (unsigned long long)b[0], (unsigned long long)b[0],
+           (unsigned long long)b[n - 1], off_med, 100.0 * ((double)a[0] / (double)b[0] - 1.0),
+           100.0 * (on_med / off_med - 1.0), 100.0 * (pr - 1.0));
+    free(ratio);
+    for (int k = 0; k < 2; k++)
+        free(arms[k].v);
+    hbg_runtime_destroy(rt);
     c->teardown(state);
     hbg_kernel_table_destroy(kt);
     hbg_device_close(dev);

@@ -15,6 +15,7 @@
 #include "graph/graph_internal.h"
 #include "case.h"
 #include "device/exec.h"
+#include "orch/opsample.h"
 
 typedef struct rig {
     hbg_device *dev;
@@ -426,6 +427,105 @@ static void kept_definitions_record_once(void **state)
     rig_close(&r);
 }
 
+/* qwen bound (device run skipped) on a runtime with the breakdown on and,
+ * when `pool`, per-op records armed. */
+static hbg_runtime *qwen_runtime(rig *r, hbg_recpool *pool)
+{
+    memset(r, 0, sizeof *r);
+    assert_int_equal(hbg_sim_open(&(hbg_sim_config){0}, &r->dev), HBG_OK);
+    assert_int_equal(hbg_kernel_table_create(&r->kt), HBG_OK);
+    r->c = hbg_case_find("qwen");
+    assert_non_null(r->c);
+    hbg_case_env_init(r->c, &r->env);
+    hbg_case_pools pools;
+    char msg[256];
+    assert_int_equal(hbg_case_pools_for(r->c, &r->env, &pools, msg, sizeof msg), HBG_OK);
+    assert_int_equal(r->c->setup(&r->env, r->kt, &r->prog, &r->state), HBG_OK);
+    hbg_runtime_config rc = {.device = r->dev, .kernels = r->kt, .heap_bytes = pools.heap_bytes,
+                             .task_window = pools.task_window, .breakdown = true, .records = pool,
+                             .records_fd = -1, .nranks = 1};
+    assert_int_equal(hbg_runtime_create(&rc, &r->rt), HBG_OK);
+    return r->rt;
+}
+
+#define OPS(rep, k) ((rep).trace.op[(k) - HBG_SEGMENT_COUNT])
+
+/* The breakdown counts every operation and times a sample of each kind
+ * (src/orch/opsample.h). On qwen: the first pass times everything; with
+ * clock reads made free (a white-box setting of what the clock measured
+ * at set-up) the next does too; made dear, the 277 recorded nodes become a
+ * sample of a few, whose total still estimates the nodes' time (within 8x
+ * of the pass that timed them all, where an unscaled sum would be 1/64 of
+ * it). Counts and detail sums are the first pass's on every pass, each
+ * kind that ran has 1 <= timed <= count and a total; a pass with the
+ * switch off counts nothing and leaves the periods for the next pass. */
+static void breakdown_counts_all_and_times_a_sample(void **state)
+{
+    (void)state;
+    rig r;
+    hbg_runtime *rt = qwen_runtime(&r, NULL);
+    hbg_orch *o = rt->orch;
+    const int node = HBG_OP_RECORD_NODE - HBG_SEGMENT_COUNT;
+    assert_int_equal(hbg_runtime_set_breakdown(NULL, true), HBG_E_INVAL);
+    hbg_pass_report first, all, rep;
+    assert_int_equal(hbg_runtime_run(rt, &r.prog, true, &first), HBG_OK);
+    assert_int_equal(OPS(first, HBG_OP_RECORD_NODE).count, 277);
+    assert_int_equal(OPS(first, HBG_OP_GRAPH_SUBMIT).count, 40);
+    o->clock.pair_ns = 0;
+    assert_int_equal(hbg_runtime_run(rt, &r.prog, true, &all), HBG_OK);
+    for (int k = HBG_SEGMENT_COUNT; k < HBG_SEGMENT_COUNT + HBG_OP_COUNT; k++) {
+        assert_int_equal(OPS(first, k).timed, OPS(first, k).count);
+        assert_int_equal(OPS(all, k).timed, OPS(all, k).count);
+    }
+    double node_ns = (double)OPS(all, HBG_OP_RECORD_NODE).total_ns / 277;
+    o->clock.pair_ns = 1000000; /* 1 ms reads: every kind at its longest period */
+    for (int pass = 0; pass < 4; pass++) {
+        assert_int_equal(hbg_runtime_set_breakdown(rt, pass != 2), HBG_OK);
+        assert_int_equal(hbg_runtime_run(rt, &r.prog, true, &rep), HBG_OK);
+        for (int k = HBG_SEGMENT_COUNT; k < HBG_SEGMENT_COUNT + HBG_OP_COUNT; k++) {
+            if (pass == 2) {
+                assert_int_equal(OPS(rep, k).count, 0);
+                continue;
+            }
+            assert_int_equal(OPS(rep, k).count, OPS(first, k).count);
+            assert_int_equal(OPS(rep, k).detail_sum, OPS(first, k).detail_sum);
+            if (!OPS(rep, k).count)
+                continue;
+            assert_true(OPS(rep, k).timed >= 1 && OPS(rep, k).timed <= OPS(rep, k).count);
+            assert_true(OPS(rep, k).total_ns > 0);
+        }
+        if (pass == 2)
+            continue;
+        /* the longest period, also after the pass with the switch off */
+        assert_int_equal(o->ops[node].period, HBG_OPSAMPLE_MAX_PERIOD);
+        assert_true(OPS(rep, HBG_OP_RECORD_NODE).timed < 277 / 8);
+        double est = (double)OPS(rep, HBG_OP_RECORD_NODE).total_ns / 277;
+        assert_true(est > node_ns / 8 && est < node_ns * 8);
+    }
+    rig_close(&r);
+}
+
+/* Per-op records need every operation: armed, every pass times them all. */
+static void records_time_every_operation(void **state)
+{
+    (void)state;
+    hbg_recpool *pool;
+    assert_int_equal(hbg_recpool_create(1, 4096, &pool), HBG_OK);
+    rig r;
+    hbg_runtime *rt = qwen_runtime(&r, pool);
+    rt->orch->clock.pair_ns = 1000000;
+    for (int pass = 0; pass < 3; pass++) {
+        hbg_pass_report rep;
+        assert_int_equal(hbg_runtime_run(rt, &r.prog, true, &rep), HBG_OK);
+        for (int k = HBG_SEGMENT_COUNT; k < HBG_SEGMENT_COUNT + HBG_OP_COUNT; k++)
+            assert_int_equal(OPS(rep, k).timed, OPS(rep, k).count);
+        assert_int_equal(OPS(rep, HBG_OP_RECORD_NODE).count, 277);
+        assert_int_equal(OPS(rep, HBG_OP_RECORD_NODE).dropped, 0);
+    }
+    rig_close(&r);
+    hbg_recpool_destroy(pool);
+}
+
 /* The eager reference and the recorded image, run in dependency order on
  * the host, agree: every dependency the program relies on was recorded. */
 static void eager_matches_serial_image(void **state)
@@ -492,6 +592,8 @@ int main(void)
         cmocka_unit_test(records_write_failure_is_named),
         cmocka_unit_test(kept_definitions_record_once),
         cmocka_unit_test(eager_matches_serial_image),
+        cmocka_unit_test(breakdown_counts_all_and_times_a_sample),
+        cmocka_unit_test(records_time_every_operation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

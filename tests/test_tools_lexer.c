@@ -79,7 +79,7 @@ static void test_record_after_text_and_two_on_a_line(void **st)
     got g;
     scan("worker 3 | [mono_ns=1][T0xa][TIMING] f: bind phase=args start_ns=1 dur_ns=2 bytes=3"
          "[mono_ns=2][T0xb][TIMING] f: host-orch phase=submit_task total_ns=9 count=5 detail_sum=0 dropped=0 "
-         "pid=7 inv=1   [mono_ns=3][T0xc][TIMING] s: [STRACE] v=1 pid=7 tid=8 inv=1 hid=ab depth=1 "
+         "timed=2 pid=7 inv=1   [mono_ns=3][T0xc][TIMING] s: [STRACE] v=1 pid=7 tid=8 inv=1 hid=ab depth=1 "
          "name=chip.run.bind ts=1 dur=20 \n",
          &g);
     assert_int_equal(g.nbad, 0);
@@ -96,6 +96,9 @@ static void test_record_after_text_and_two_on_a_line(void **st)
     assert_int_equal(th, 0xb);
     assert_int_equal(g.rec[1].count, 5);
     assert_int_equal(g.rec[1].pid, 7);
+    /* hbg's timed= (how many of count were timed) is an attribute */
+    assert_int_equal(g.rec[1].nattr, 1);
+    assert_true(attr_is(&g.rec[1], 0, "timed", "2"));
     assert_int_equal(g.rec[2].kind, LX_SPAN);
     assert_true(lx_thread(&g.rec[2], NULL, &th));
     assert_int_equal(th, 0xc);

@@ -68,13 +68,17 @@ static hbg_bind_trace fixture_pass(void)
     set_seg(&bt, HBG_PH_HOST_VIEW_CLOSE, 5124404264763, 930100763);
     add_attr(&bt, HBG_PH_HOST_VIEW_CLOSE, "count", 19);
     add_attr(&bt, HBG_PH_HOST_VIEW_CLOSE, "bytes", 40859999040);
-    static const uint64_t ops[HBG_OP_COUNT][4] = {
-        {767447, 983, 0, 0}, {896163, 868, 0, 0}, {922800, 381, 0, 0}, {90930, 865, 0, 0}, {635281, 345, 0, 0}};
+    static const uint64_t ops[HBG_OP_COUNT][5] = {{767447, 983, 0, 0, 61},
+                                                  {896163, 868, 0, 0, 54},
+                                                  {922800, 381, 0, 0, 381},
+                                                  {90930, 865, 0, 0, 865},
+                                                  {635281, 345, 0, 0, 345}};
     for (int k = 0; k < HBG_OP_COUNT; k++) {
         bt.op[k].total_ns = ops[k][0];
         bt.op[k].count = ops[k][1];
         bt.op[k].detail_sum = ops[k][2];
         bt.op[k].dropped = ops[k][3];
+        bt.op[k].timed = ops[k][4];
     }
     return bt;
 }
@@ -129,11 +133,11 @@ static void fixture_burst(void **state)
         "bind phase=graph_upload start_ns=5124403155034 dur_ns=957888 defs=1 bytes=130432 submissions=40 pid=31337 inv=1",
         "bind phase=host_view_close start_ns=5124404264763 dur_ns=930100763 count=19 bytes=40859999040 pid=31337 inv=1",
         "bind phase=arena_h2d start_ns=5124404113922 dur_ns=149841 nt=47 bytes=180480 copied=704 sm=56320 subs=123456 pid=31337 inv=1",
-        "host-orch phase=submit_task total_ns=767447 count=983 detail_sum=0 dropped=0 pid=31337 inv=1",
-        "host-orch phase=alloc_tensors total_ns=896163 count=868 detail_sum=0 dropped=0 pid=31337 inv=1",
-        "host-orch phase=record_node total_ns=922800 count=381 detail_sum=0 dropped=0 pid=31337 inv=1",
-        "host-orch phase=graph_submit total_ns=90930 count=865 detail_sum=0 dropped=0 pid=31337 inv=1",
-        "host-orch phase=build_definition total_ns=635281 count=345 detail_sum=0 dropped=0 pid=31337 inv=1",
+        "host-orch phase=submit_task total_ns=767447 count=983 detail_sum=0 dropped=0 timed=61 pid=31337 inv=1",
+        "host-orch phase=alloc_tensors total_ns=896163 count=868 detail_sum=0 dropped=0 timed=54 pid=31337 inv=1",
+        "host-orch phase=record_node total_ns=922800 count=381 detail_sum=0 dropped=0 timed=381 pid=31337 inv=1",
+        "host-orch phase=graph_submit total_ns=90930 count=865 detail_sum=0 dropped=0 timed=865 pid=31337 inv=1",
+        "host-orch phase=build_definition total_ns=635281 count=345 detail_sum=0 dropped=0 timed=345 pid=31337 inv=1",
     };
     char *msg[32];
     int lines[32];
@@ -178,7 +182,7 @@ static void order_rules(void **state)
     for (int k = 0; k < HBG_OP_COUNT; k++) {
         char want[160];
         snprintf(want, sizeof want,
-                 "host-orch phase=%s total_ns=0 count=0 detail_sum=0 dropped=%d pid=9 inv=77", kinds[k],
+                 "host-orch phase=%s total_ns=0 count=0 detail_sum=0 dropped=%d timed=0 pid=9 inv=77", kinds[k],
                  k == 2 ? 12 : 0);
         assert_string_equal(msg[3 + k], want);
     }

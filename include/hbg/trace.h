@@ -139,8 +139,12 @@ typedef struct hbg_bind_trace {
     uint8_t order[HBG_SEGMENT_COUNT]; /* segments in the order they ran */
     uint32_t nran;
     hbg_seg_trace seg[HBG_SEGMENT_COUNT];
+    /* Per operation kind: count and detail_sum are exact; total_ns is the
+     * sum of the `timed` operations scaled by count / timed (the
+     * breakdown times a sample of the frequent kinds; docs/log-format.md,
+     * "host-orch lines"). timed == count: every operation was timed. */
     struct {
-        uint64_t total_ns, count, detail_sum, dropped;
+        uint64_t total_ns, count, detail_sum, dropped, timed;
     } op[HBG_OP_COUNT];
 } hbg_bind_trace;
 

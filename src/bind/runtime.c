@@ -54,6 +54,15 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
     return HBG_OK;
 }
 
+hbg_status hbg_runtime_set_breakdown(hbg_runtime *rt, bool on)
+{
+    if (!rt)
+        return HBG_E_INVAL;
+    rt->cfg.breakdown = on;
+    hbg__orch_set_timing(rt->orch, on, rt->cfg.records);
+    return HBG_OK;
+}
+
 void hbg_runtime_destroy(hbg_runtime *rt)
 {
     if (!rt)

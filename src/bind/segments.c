@@ -23,10 +23,15 @@ typedef struct seg_clock {
     uint64_t t0;
 } seg_clock;
 
-static void seg_begin(seg_clock *c, hbg_phase s)
+static void seg_begin_at(seg_clock *c, hbg_phase s, uint64_t t0)
 {
     c->cur = s;
-    c->t0 = hbg_mono_ns();
+    c->t0 = t0;
+}
+
+static void seg_begin(seg_clock *c, hbg_phase s)
+{
+    seg_begin_at(c, s, hbg_mono_ns());
 }
 
 static void seg_attr(seg_clock *c, const char *k, uint64_t v)
@@ -36,15 +41,19 @@ static void seg_attr(seg_clock *c, const char *k, uint64_t v)
         sg->attr[sg->nattr++] = (hbg_attr){k, v};
 }
 
-static void seg_end(seg_clock *c, uint64_t detail)
+static void seg_end_at(seg_clock *c, uint64_t t1, uint64_t detail)
 {
-    uint64_t t1 = hbg_mono_ns();
     hbg_seg_trace *sg = &c->bt->seg[c->cur];
     sg->start_ns = c->t0;
     sg->dur_ns = t1 - c->t0;
     c->bt->order[c->bt->nran++] = (uint8_t)c->cur;
     if (c->rec)
         hbg_rec(c->rec, c->cur, c->t0, t1, detail);
+}
+
+static void seg_end(seg_clock *c, uint64_t detail)
+{
+    seg_end_at(c, hbg_mono_ns(), detail);
 }
 
 /* args: caller tensors into device buffers (kept across passes), host views
@@ -187,13 +196,21 @@ static void seg_runtime_init(hbg_runtime *rt, seg_clock *c)
     seg_end(c, 0);
 }
 
-/* host_orch: the program's orchestration, into the host mirror. */
+/* host_orch: the program's orchestration, into the host mirror. With
+ * per-op records armed, the segment's two clock reads are the operation
+ * clock's anchors too (opclock.h), so every record nests in the segment;
+ * with the breakdown alone, the clock is anchored outside the segment.
+ * Either way the breakdown adds no clock read of its own to the segment,
+ * and converts its totals after the segment's end. */
 static hbg_status seg_host_orch(hbg_runtime *rt, const hbg_program *p, seg_clock *c, hbg_pass_report *rep)
 {
     hbg_orch *o = rt->orch;
-    hbg__orch_open_clock(o); /* after seg_begin: operations nest in host_orch */
+    uint64_t tick;
+    seg_begin_at(c, HBG_PH_HOST_ORCH, hbg__orch_clock_read(o, &tick));
+    hbg__orch_open_clock_at(o, tick, c->t0);
     hbg_status ost = p->orch ? p->orch(o, p->ctx) : HBG_E_INVAL;
-    hbg_status st = hbg__orch_end_pass(o);
+    uint64_t t1 = hbg__orch_clock_read(o, &tick);
+    hbg_status st = hbg__orch_end_pass_at(o, tick, t1);
     if (!st)
         st = ost;
     rep->tasks = o->img.ntasks;
@@ -202,11 +219,12 @@ static hbg_status seg_host_orch(hbg_runtime *rt, const hbg_program *p, seg_clock
     rep->fallbacks = o->graph->fallbacks;
     seg_attr(c, "tasks", o->img.ntasks);
     seg_attr(c, "heap_used", o->heap_used);
-    seg_end(c, o->img.ntasks);
+    seg_end_at(c, t1, o->img.ntasks);
     for (int k = 0; k < HBG_OP_COUNT; k++) {
         c->bt->op[k].total_ns = o->ops[k].total_ns;
         c->bt->op[k].count = o->ops[k].count;
         c->bt->op[k].detail_sum = o->ops[k].detail_sum;
+        c->bt->op[k].timed = o->ops[k].timed;
     }
     return st;
 }
@@ -336,8 +354,7 @@ hbg_status hbg__bind_pass(hbg_runtime *rt, const hbg_program *p, hbg_pass_report
     seg_gm_heap(rt, p, &c);
     seg_begin(&c, HBG_PH_RUNTIME_INIT);
     seg_runtime_init(rt, &c);
-    seg_begin(&c, HBG_PH_HOST_ORCH);
-    if ((st = seg_host_orch(rt, p, &c, rep)))
+    if ((st = seg_host_orch(rt, p, &c, rep))) /* it begins its own segment */
         goto fail;
     seg_begin(&c, HBG_PH_GRAPH_UPLOAD);
     if ((st = seg_graph_upload(rt, &c, rep)))

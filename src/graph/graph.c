@@ -342,7 +342,7 @@ static bool fill_signature(hbg__def_entry *e, const hbg_boundary *b, const uint1
 static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key, const hbg_boundary *b,
                                    const uint16_t *alias)
 {
-    uint64_t t0 = hbg__op_begin(o);
+    uint64_t t0 = hbg__op_begin(o, HBG_OP_BUILD_DEFINITION);
     const hbg__recorder *r = &o->graph->rec;
     hbg_def_header h;
     memset(&h, 0, sizeof h);
@@ -648,7 +648,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     if (o->cfg.eager)
         return graph_fail(o, key, run_inline(o, body, ctx, b));
 
-    uint64_t t0 = hbg__op_begin(o);
+    uint64_t t0 = hbg__op_begin(o, HBG_OP_GRAPH_SUBMIT);
     hbg__memo_at at = hbg__memo_here(o);
     /* A call that runs its body (recording, check-body) is not noted: no
      * later pass asks for its note (replaymemo.c). */

@@ -243,7 +243,7 @@ void hbg__rec_end(hbg__recorder *r, hbg_status st)
 hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
 {
     hbg__recorder *r = &o->graph->rec;
-    uint64_t t0 = hbg__op_begin(o);
+    uint64_t t0 = hbg__op_begin(o, HBG_OP_RECORD_NODE);
     if (r->hits_on && hbg__node_memo_hit(o, t, dummy))
         return end_node(o, HBG_OK, id, t0);
     r->wrote = true;
@@ -342,7 +342,7 @@ out:
 hbg_status hbg__record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id)
 {
     hbg__recorder *r = &o->graph->rec;
-    uint64_t t0 = hbg__op_begin(o);
+    uint64_t t0 = hbg__op_begin(o, HBG_OP_RECORD_NODE);
     hbg_status st = HBG_OK;
     r->wrote = true;
     hbg_def_node *node = new_node(r, HBG_TASK_ALLOC);

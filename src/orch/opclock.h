@@ -35,14 +35,27 @@
 typedef struct hbg__opclock {
     bool tsc;          /* readings are TSC ticks (an invariant TSC is present) */
     hbg__clockmap map; /* this pass's ticks to ns; complete after close */
+    uint64_t pair_ns;  /* what two readings cost, measured at init */
 } hbg__opclock;
 
+/* Picks the clock and measures what a timed operation's two readings
+ * cost (the breakdown's sampling weighs it against the operations;
+ * opsample.h): a few microseconds, once. */
 void hbg__opclock_init(hbg__opclock *c);
 /* The opening anchor; readings after it belong to this pass. Call where
  * the timed region starts, outside any operation. */
 void hbg__opclock_open(hbg__opclock *c);
 /* The closing anchor: completes the map of the readings since open. */
 void hbg__opclock_close(hbg__opclock *c);
+
+/* An anchor read for a caller that times its region with the same
+ * CLOCK_MONOTONIC read (the host_orch segment): returns that read and
+ * puts the tick paired with it in *tick (the read itself on a clock
+ * without the TSC). The _at forms take such a pair, so the region's own
+ * two reads anchor the pass and the breakdown adds none. */
+uint64_t hbg__opclock_anchor(const hbg__opclock *c, uint64_t *tick);
+void hbg__opclock_open_at(hbg__opclock *c, uint64_t tick, uint64_t mono);
+void hbg__opclock_close_at(hbg__opclock *c, uint64_t tick, uint64_t mono);
 
 static inline uint64_t hbg__opclock_now(const hbg__opclock *c)
 {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "orch/opsample.h"
 #include "orch/orch_internal.h"
 #include "orch/taskmemo.h"
 
@@ -25,6 +26,7 @@ hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
         return HBG_E_NOMEM;
     o->cfg = *cfg;
     hbg__opclock_init(&o->clock);
+    o->op_rng = HBG_OPSAMPLE_SEED;
     o->window = window;
     if (o->cfg.nranks == 0)
         o->cfg.nranks = 1;
@@ -87,7 +89,20 @@ void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uin
     o->scope_depth = o->manual_depth = 0;
     o->body = NULL;
     o->capturing = false;
-    memset(o->ops, 0, sizeof o->ops);
+    /* Each kind's period from the last pass that was timed (opsample.h):
+     * a pass with the breakdown off counts nothing, and must not make the
+     * next timed pass time everything. Every operation when records are
+     * armed. */
+    for (int k = 0; k < HBG_OP_COUNT; k++) {
+        const hbg__opstat *s = &o->ops[k];
+        uint32_t period = s->period ? s->period : 1;
+        if (o->recpool)
+            period = 1;
+        else if (o->timed_pass)
+            period = hbg__opsample_period(s->count, s->total_ns, o->clock.pair_ns);
+        o->ops[k] = (hbg__opstat){.period = period, .skip = hbg__opsample_first(&o->op_rng, period)};
+    }
+    o->timed_pass = o->timing;
     if (o->timing)
         hbg__opclock_open(&o->clock);
     hbg__tmap_reset(&o->map);
@@ -95,34 +110,64 @@ void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uin
         o->ext->begin_pass(o);
 }
 
-void hbg__orch_open_clock(hbg_orch *o)
+/* Only records need the anchors inside the orchestration's segment: a
+ * record must nest in it, and mapping between anchors that lie inside
+ * cannot put one outside. The totals need only the rate between the
+ * anchors, which begin_pass's opening anchor and a closing one taken after
+ * the segment's end give as well, at no cost to the segment. */
+uint64_t hbg__orch_clock_read(const hbg_orch *o, uint64_t *tick)
 {
-    if (o->timing)
-        hbg__opclock_open(&o->clock);
+    if (o->recpool)
+        return hbg__opclock_anchor(&o->clock, tick);
+    return *tick = hbg_mono_ns();
+}
+
+void hbg__orch_open_clock_at(hbg_orch *o, uint64_t tick, uint64_t mono)
+{
+    if (o->recpool)
+        hbg__opclock_open_at(&o->clock, tick, mono);
 }
 
 /* The pass's operation times, from the clock's readings to nanoseconds:
- * the totals here, the records when their line is written. */
+ * the totals here, the records when their line is written. The closing
+ * anchor is in the clock already. */
 static void close_clock(hbg_orch *o)
 {
-    hbg__opclock_close(&o->clock);
-    for (int k = 0; k < HBG_OP_COUNT; k++)
-        o->ops[k].total_ns = hbg__opclock_dur(&o->clock, o->ops[k].total_ns);
+    for (int k = 0; k < HBG_OP_COUNT; k++) {
+        hbg__opstat *s = &o->ops[k];
+        s->total_ns = hbg__opclock_dur(&o->clock, hbg__opsample_total(s->total_ns, s->timed, s->count));
+    }
     if (o->recpool && o->clock.tsc)
         hbg__recpool_set_map(o->recpool, &o->clock.map);
 }
 
-hbg_status hbg__orch_end_pass(hbg_orch *o)
+static hbg_status end_pass(hbg_orch *o, const uint64_t *anchor)
 {
     if (o->in_pass && o->err == HBG_OK && (o->scope_depth != 0 || o->capturing))
         o->err = HBG_E_SCOPE;
-    if (o->in_pass && o->timing)
+    if (o->in_pass && o->timing) {
+        if (anchor && o->recpool)
+            hbg__opclock_close_at(&o->clock, anchor[0], anchor[1]);
+        else
+            hbg__opclock_close(&o->clock);
         close_clock(o);
+    }
     /* A failed pass may have stopped anywhere: its notes are not trusted. */
     if (o->in_pass && o->err)
         hbg__memo_forget(o);
     o->in_pass = false;
     return o->err;
+}
+
+hbg_status hbg__orch_end_pass(hbg_orch *o)
+{
+    return end_pass(o, NULL);
+}
+
+hbg_status hbg__orch_end_pass_at(hbg_orch *o, uint64_t tick, uint64_t mono)
+{
+    uint64_t anchor[2] = {tick, mono};
+    return end_pass(o, anchor);
 }
 
 hbg_status hbg__orch_fail(hbg_orch *o, hbg_status st)
@@ -140,6 +185,13 @@ hbg_status hbg__orch_fail(hbg_orch *o, hbg_status st)
     }
     hbg__why_clear(o);
     return st;
+}
+
+/* A timed operation's first reading, and the gap to the next one. */
+uint64_t hbg__op_sample(hbg_orch *o, hbg__opstat *s)
+{
+    s->skip = hbg__opsample_gap(&o->op_rng, s->period);
+    return hbg__opclock_now(&o->clock);
 }
 
 void hbg__op_record(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t t1, uint64_t detail)
@@ -435,7 +487,7 @@ hbg_status hbg_submit_task(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
         return HBG_E_STATE;
     if (o->capturing)
         return hbg__orch_fail(o, o->ext->capture_task(o, t, false, id));
-    uint64_t t0 = hbg__op_begin(o);
+    uint64_t t0 = hbg__op_begin(o, HBG_OP_SUBMIT_TASK);
     hbg_status st = submit(o, t, false, id);
     if (o->timing)
         hbg__op_end(o, HBG_OP_SUBMIT_TASK, t0, *id == HBG_TASK_NONE ? 0 : *id);
@@ -455,7 +507,7 @@ hbg_status hbg_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps
     hbg_task t = {.ndeps = ndeps, .deps = deps};
     if (o->capturing)
         return hbg__orch_fail(o, o->ext->capture_task(o, &t, true, id));
-    uint64_t t0 = hbg__op_begin(o);
+    uint64_t t0 = hbg__op_begin(o, HBG_OP_SUBMIT_TASK);
     hbg_status st = submit(o, &t, true, id);
     if (o->timing)
         hbg__op_end(o, HBG_OP_SUBMIT_TASK, t0, *id == HBG_TASK_NONE ? 0 : *id);
@@ -538,7 +590,7 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
     }
     if (o->capturing)
         return hbg__orch_fail(o, o->ext->capture_alloc(o, n, ts, id));
-    uint64_t t0 = hbg__op_begin(o);
+    uint64_t t0 = hbg__op_begin(o, HBG_OP_ALLOC_TENSORS);
     hbg_status st = alloc(o, n, ts, id);
     if (o->timing)
         hbg__op_end(o, HBG_OP_ALLOC_TENSORS, t0, st ? 0 : *id);

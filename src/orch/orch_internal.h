@@ -115,10 +115,15 @@ typedef struct hbg__fault {
     int64_t n[4];
 } hbg__fault;
 
-/* Per-op statistics for the `host-orch phase=` lines. */
+/* Per-op statistics for the `host-orch phase=` lines (opsample.h: which
+ * operations are timed). */
 typedef struct hbg__opstat {
-    uint64_t total_ns; /* in the clock's readings until the pass ends */
+    uint64_t total_ns; /* the timed ones' sum, in the clock's readings until
+                          the pass ends; then the kind's estimated total */
     uint64_t count, detail_sum;
+    uint64_t timed;
+    uint32_t skip;     /* operations until the next timed one, this included */
+    uint32_t period;   /* this pass's: one in `period` timed, on average */
 } hbg__opstat;
 
 struct hbg_orch {
@@ -165,6 +170,8 @@ struct hbg_orch {
     hbg__opclock clock;
     hbg_recpool *recpool;
     hbg__opstat ops[HBG_OP_COUNT];
+    uint64_t op_rng;           /* the sample's generator (opsample.h) */
+    bool timed_pass;           /* the pass now (or last) running is timed */
 };
 
 /* Appends `from` to the fanin list of the task or node being built (its
@@ -194,13 +201,17 @@ void hbg__orch_destroy(hbg_orch *o);
 /* Starts a pass: empties the window and the tensor map, and lets the
  * extension start its pass. `heap_base` may move between passes. */
 void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs);
-/* Re-anchors the operation clock where the timed orchestration starts, so
- * that every operation's times fall between this point and the end of the
- * pass (begin_pass anchors too, for callers that time nothing else). */
-void hbg__orch_open_clock(hbg_orch *o);
 /* Ends it, and with it the operation clock's pass; returns the pass's
  * first error. */
 hbg_status hbg__orch_end_pass(hbg_orch *o);
+/* Begin and end for a caller that times the orchestration with its own
+ * CLOCK_MONOTONIC reads: with records armed, hbg__orch_clock_read makes
+ * each of them an anchor of the operation clock and the _at forms take the
+ * pair instead of reading the clock again; otherwise it is a plain read,
+ * and the pass is anchored outside the caller's two reads (orch.c). */
+uint64_t hbg__orch_clock_read(const hbg_orch *o, uint64_t *tick);
+void hbg__orch_open_clock_at(hbg_orch *o, uint64_t tick, uint64_t mono);
+hbg_status hbg__orch_end_pass_at(hbg_orch *o, uint64_t tick, uint64_t mono);
 
 /* Instrumentation switches for the next passes. */
 void hbg__orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records);
@@ -294,26 +305,39 @@ hbg_status hbg__orch_check_alloc(hbg_orch *o, const hbg_tensor *t, int32_t i, ui
 /* Starts a new task in the window; the caller fills the rest. */
 hbg_status hbg__orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id);
 
-static inline uint64_t hbg__op_begin(hbg_orch *o)
+/* Starts an operation of kind `op`: its first clock reading when it is
+ * one the breakdown times (opsample.h), else 0 (no reading is 0: the TSC
+ * and CLOCK_MONOTONIC both count from boot). The untimed path is a
+ * decrement and a branch. */
+uint64_t hbg__op_sample(hbg_orch *o, hbg__opstat *s);
+static inline uint64_t hbg__op_begin(hbg_orch *o, hbg_phase op)
 {
-    return o->timing ? hbg__opclock_now(&o->clock) : 0;
+    if (!o->timing)
+        return 0;
+    hbg__opstat *s = &o->ops[op - HBG_SEGMENT_COUNT];
+    if (--s->skip)
+        return 0;
+    return hbg__op_sample(o, s);
 }
 /* The record of one timed operation (when records are armed). */
 void hbg__op_record(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t t1, uint64_t detail);
-/* Ends an operation hbg__op_begin started. Inline, with the clock read
- * and the totals in the caller: the timing is what the breakdown switch
- * costs, and a call per operation was a measurable share of it. Readings
- * stay in the clock's units until the pass closes (opclock.h). */
+/* Ends an operation hbg__op_begin started (call only when o->timing).
+ * Inline, with the clock read and the totals in the caller: the timing is
+ * what the breakdown switch costs, and a call per operation was a
+ * measurable share of it. Readings stay in the clock's units until the
+ * pass closes (opclock.h). */
 static inline void hbg__op_end(hbg_orch *o, hbg_phase op, uint64_t t0, uint64_t detail)
 {
-    uint64_t t1 = hbg__opclock_now(&o->clock);
     hbg__opstat *s = &o->ops[op - HBG_SEGMENT_COUNT];
-    s->total_ns += t1 - t0;
     s->count++;
     s->detail_sum += detail;
+    if (!t0)
+        return;
+    uint64_t t1 = hbg__opclock_now(&o->clock);
+    s->total_ns += t1 - t0;
+    s->timed++;
     if (o->recpool)
         hbg__op_record(o, op, t0, t1, detail);
 }
-
 
 #endif

@@ -253,7 +253,8 @@ static void add_attr(lx_rec *r, lx_slice k, lx_slice v, const numv *nv, const ch
 }
 
 /* bind phase=<seg> start_ns= dur_ns= <attrs> [pid= inv=]
- * host-orch phase=<kind> total_ns= count= detail_sum= dropped= [pid= inv=] */
+ * host-orch phase=<kind> total_ns= count= detail_sum= dropped= [timed= pid= inv=]
+ * (other keys, timed= among them, are kept as the line's attributes) */
 static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
 {
     const char *bad = NULL;

@@ -42,9 +42,9 @@ static void op_line(hbg_log *lg, uint64_t mono, const hbg_bind_trace *bt, unsign
     hbg__line_init(&r, mono, HBG_LOG_TIMING, func);
     hbg__line_printf(&r,
                    "[bind_trace.c:%d] host-orch phase=%s total_ns=%" PRIu64 " count=%" PRIu64
-                   " detail_sum=%" PRIu64 " dropped=%" PRIu64 " pid=%" PRIu32 " inv=%" PRIu64,
+                   " detail_sum=%" PRIu64 " dropped=%" PRIu64 " timed=%" PRIu64 " pid=%" PRIu32 " inv=%" PRIu64,
                    __LINE__, hbg_phase_name((hbg_phase)(HBG_SEGMENT_COUNT + k)), bt->op[k].total_ns,
-                   bt->op[k].count, bt->op[k].detail_sum, bt->op[k].dropped, bt->pid, bt->inv);
+                   bt->op[k].count, bt->op[k].detail_sum, bt->op[k].dropped, bt->op[k].timed, bt->pid, bt->inv);
     hbg__line_emit(lg, &r);
 }
 
