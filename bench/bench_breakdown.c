@@ -11,13 +11,14 @@
  * than the cost being measured. Separate processes (HBG_BIND_BREAKDOWN=1
  * and =0 runs of `hbg run`) differ the same way. No log is written, so
  * "on" is the timing of the sampled operations and the counts of all
- * (docs/log-format.md, "host-orch lines") without the lines formatted
+ * (docs/log-format.md, "Bind-phase lines") without the lines formatted
  * after the pass.
  *
  * Each arm's figures are its minimum control plane (host_orch +
  * graph_upload + arena_h2d) over its warm passes, with the range, and its
- * median; the first two passes (cold, then the first whose sample periods
- * come from a warm pass) are dropped. The device run is skipped. The cost
+ * median; the first two passes are dropped (the cold one, and the one
+ * whose sample periods come from it), so the first measured pass takes
+ * its periods from a warm pass. The device run is skipped. The cost
  * is given three ways: on the minima, on the medians, and paired: each
  * block of four passes (two of each arm, back to back) gives the ratio of
  * the arms' sums, and the median of those ratios is the figure least

@@ -167,12 +167,12 @@ void hbg_runtime_destroy(hbg_runtime *rt);
 hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep);
 
 /* Turns the breakdown (cfg.breakdown) on or off for the passes that
- * follow; call between passes. The per-op records, when armed, stay armed
- * and keep every operation timed. The breakdown times a sample of the
- * frequent operation kinds, its periods taken from the last pass it timed
- * (docs/log-format.md, "host-orch lines"), so a runtime that turns it on
- * now and then pays for a sample, not for every operation. HBG_E_INVAL
- * for a NULL runtime. */
+ * follow. The per-op records, when armed, stay armed and keep every
+ * operation timed. The breakdown times a sample of each operation kind,
+ * its periods taken from the last pass it timed (docs/log-format.md,
+ * "Bind-phase lines"), so a runtime that turns it on now and then pays
+ * for a sample, not for every operation. HBG_E_INVAL for a NULL runtime,
+ * HBG_E_STATE inside a pass (from the program's orchestration). */
 hbg_status hbg_runtime_set_breakdown(hbg_runtime *rt, bool on);
 
 /* Runs p's orchestration eagerly on host memory, in program order: every

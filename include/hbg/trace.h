@@ -141,8 +141,9 @@ typedef struct hbg_bind_trace {
     hbg_seg_trace seg[HBG_SEGMENT_COUNT];
     /* Per operation kind: count and detail_sum are exact; total_ns is the
      * sum of the `timed` operations scaled by count / timed (the
-     * breakdown times a sample of the frequent kinds; docs/log-format.md,
-     * "host-orch lines"). timed == count: every operation was timed. */
+     * breakdown times a sample of each kind; docs/log-format.md,
+     * "Bind-phase lines"). timed == count: every operation was timed;
+     * timed == 0 < count: the total is unknown, 0. */
     struct {
         uint64_t total_ns, count, detail_sum, dropped, timed;
     } op[HBG_OP_COUNT];

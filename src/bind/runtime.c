@@ -58,6 +58,8 @@ hbg_status hbg_runtime_set_breakdown(hbg_runtime *rt, bool on)
 {
     if (!rt)
         return HBG_E_INVAL;
+    if (rt->orch->in_pass)
+        return HBG_E_STATE;
     rt->cfg.breakdown = on;
     hbg__orch_set_timing(rt->orch, on, rt->cfg.records);
     return HBG_OK;

@@ -63,6 +63,7 @@ static inline uint64_t hbg__opclock_now(const hbg__opclock *c)
     if (c->tsc)
         return __rdtsc();
 #endif
+    (void)c;
     return hbg_mono_ns();
 }
 

@@ -100,7 +100,8 @@ void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uin
             period = 1;
         else if (o->timed_pass)
             period = hbg__opsample_period(s->count, s->total_ns, o->clock.pair_ns);
-        o->ops[k] = (hbg__opstat){.period = period, .skip = hbg__opsample_first(&o->op_rng, period)};
+        o->ops[k] = (hbg__opstat){.period = period};
+        o->ops[k].skip = hbg__opsample_first(&o->op_rng, period, &o->ops[k].at);
     }
     o->timed_pass = o->timing;
     if (o->timing)
@@ -190,7 +191,7 @@ hbg_status hbg__orch_fail(hbg_orch *o, hbg_status st)
 /* A timed operation's first reading, and the gap to the next one. */
 uint64_t hbg__op_sample(hbg_orch *o, hbg__opstat *s)
 {
-    s->skip = hbg__opsample_gap(&o->op_rng, s->period);
+    s->skip = hbg__opsample_gap(&o->op_rng, s->period, &s->at);
     return hbg__opclock_now(&o->clock);
 }
 

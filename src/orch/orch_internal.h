@@ -123,7 +123,8 @@ typedef struct hbg__opstat {
     uint64_t count, detail_sum;
     uint64_t timed;
     uint32_t skip;     /* operations until the next timed one, this included */
-    uint32_t period;   /* this pass's: one in `period` timed, on average */
+    uint32_t period;   /* this pass's: one timed in each block of `period` */
+    uint32_t at;       /* the place of the last timed one in its block */
 } hbg__opstat;
 
 struct hbg_orch {
