@@ -19,7 +19,7 @@
 
 #include "support/ab_support.h"
 
-#define ANCHOR "    seg_begin(&c, HBG_PH_HOST_ORCH);\n"
+#define ANCHOR "    hbg__orch_open_clock_at(o, tick, c->t0);\n"
 #define BUSY_WAIT                                                                                    \
     "    {\n"                                                                                        \
     "        struct timespec t0_, t1_;\n"                                                            \
