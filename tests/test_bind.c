@@ -453,8 +453,8 @@ static hbg_runtime *qwen_runtime(rig *r, hbg_recpool *pool)
 /* The breakdown counts every operation and times a sample of each kind
  * (src/orch/opsample.h). On qwen: the first pass times everything; with
  * clock reads made free (a white-box setting of what the clock measured
- * at set-up) the next two do too, and the top-level operations' totals,
- * in ns, fit in the host_orch segment; made dear, the 277 recorded nodes
+ * when timing was turned on) the next two do too, and the top-level
+ * operations' totals, in ns, fit in the host_orch segment; made dear, the 277 recorded nodes
  * become a sample of a few, whose total still estimates the nodes' time
  * (within 8x of the warm pass that timed them all, where an unscaled sum
  * would be 1/64 of it). Counts and detail sums are the first pass's on
@@ -541,6 +541,20 @@ static void breakdown_turns_between_passes_only(void **state)
     assert_true(rt->cfg.breakdown);
     assert_int_equal(hbg_runtime_set_breakdown(rt, false), HBG_OK);
     assert_false(rt->cfg.breakdown);
+    rig_close(&r);
+}
+
+/* The clock's cost is measured when timing is first turned on, not by a
+ * runtime (or an eager run) that times nothing. */
+static void clock_calibrated_when_timing_turns_on(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    assert_false(r.rt->orch->clock.calibrated);
+    assert_int_equal(hbg_runtime_set_breakdown(r.rt, true), HBG_OK);
+    assert_true(r.rt->orch->clock.calibrated);
+    assert_true(r.rt->orch->clock.pair_ns > 0);
     rig_close(&r);
 }
 
@@ -637,6 +651,7 @@ int main(void)
         cmocka_unit_test(eager_matches_serial_image),
         cmocka_unit_test(breakdown_counts_all_and_times_a_sample),
         cmocka_unit_test(breakdown_turns_between_passes_only),
+        cmocka_unit_test(clock_calibrated_when_timing_turns_on),
         cmocka_unit_test(records_time_every_operation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

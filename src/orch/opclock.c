@@ -14,10 +14,15 @@ void hbg__opclock_init(hbg__opclock *c)
     if (__get_cpuid(0x80000007u, &a, &b, &cx, &d))
         c->tsc = (d >> 8) & 1;
 #endif
-    /* Back-to-back readings: what they cost in a row, which is what an
-     * operation pays for its two (less when they overlap its work). The
-     * least of a few tries, so a preemption does not make the clock look
-     * dear. */
+}
+
+/* Back-to-back readings: what they cost in a row, which is what an
+ * operation pays for its two (less when they overlap its work). The least
+ * of a few tries, so a preemption does not make the clock look dear. */
+void hbg__opclock_calibrate(hbg__opclock *c)
+{
+    if (c->calibrated)
+        return;
     enum { READS = 128, TRIES = 4 };
     uint64_t best = UINT64_MAX, sink = 0;
     for (int t = 0; t < TRIES; t++) {
@@ -29,6 +34,7 @@ void hbg__opclock_init(hbg__opclock *c)
             best = m1 - m0;
     }
     c->pair_ns = 2 * best / READS + (sink == 1); /* sink: the reads are used */
+    c->calibrated = true;
 }
 
 /* One anchor: a monotonic read and the TSC at its middle. The TSC is read

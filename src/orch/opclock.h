@@ -35,13 +35,17 @@
 typedef struct hbg__opclock {
     bool tsc;          /* readings are TSC ticks (an invariant TSC is present) */
     hbg__clockmap map; /* this pass's ticks to ns; complete after close */
-    uint64_t pair_ns;  /* what two readings cost, measured at init */
+    uint64_t pair_ns;  /* what two readings cost (calibrate) */
+    bool calibrated;
 } hbg__opclock;
 
-/* Picks the clock and measures what a timed operation's two readings
- * cost (the breakdown's sampling weighs it against the operations;
- * opsample.h): a few microseconds, once. */
+/* Picks the clock. */
 void hbg__opclock_init(hbg__opclock *c);
+/* Measures what a timed operation's two readings cost, once (later calls
+ * keep the figure): the breakdown's sampling weighs it against the
+ * operations (opsample.h). A few microseconds, so it is taken when timing
+ * is first turned on, not for every orchestrator (eager runs time nothing). */
+void hbg__opclock_calibrate(hbg__opclock *c);
 /* The opening anchor; readings after it belong to this pass. Call where
  * the timed region starts, outside any operation. */
 void hbg__opclock_open(hbg__opclock *c);

@@ -17,7 +17,7 @@
  * A kind's period P (one operation in P timed, on average) is chosen when
  * a pass begins, from the last pass that was timed: the P at which timing
  * costs HBG_OPSAMPLE_COST_PERMILLE per mille of the kind's time (two clock
- * reads, measured when the clock is set up, against the kind's mean
+ * reads, measured when timing is first turned on, against the kind's mean
  * operation), but at most the kind's count in that pass, so a pass like
  * it times at least one of each kind, and at most HBG_OPSAMPLE_MAX_PERIOD.
  * A memo answer of 30 ns gets the longest period; a Graph replay of 150 ns

@@ -71,6 +71,8 @@ void hbg__orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records)
 {
     o->timing = on || records != NULL;
     o->recpool = records;
+    if (o->timing)
+        hbg__opclock_calibrate(&o->clock);
 }
 
 void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs)
