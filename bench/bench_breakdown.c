@@ -38,6 +38,7 @@
 #include "case.h"
 #include "hbg/device.h"
 #include "hbg/runtime.h"
+#include "tools/phstats.h"
 
 typedef struct arm {
     uint64_t *v; /* each warm pass's control plane, in pass order */
@@ -62,22 +63,10 @@ static void pass(hbg_runtime *rt, arm *a, bool on, const hbg_program *p)
         a->v[a->n++] = rep.control_plane_ns;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/* A median of phs_stat_of's, as a double. */
+static double med(phs_med m)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median of n sorted values (n >= 1). */
-static double median_u64(const uint64_t *v, size_t n)
-{
-    return n & 1 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
+    return (double)m.whole + (m.half ? 0.5 : 0.0);
 }
 
 int main(int argc, char **argv)
@@ -125,7 +114,7 @@ int main(int argc, char **argv)
         else
             arms[k].n = 0;
     size_t nblocks = (size_t)passes / 2;
-    double *ratio = malloc((nblocks ? nblocks : 1) * sizeof *ratio);
+    uint64_t *ratio = malloc((nblocks ? nblocks : 1) * sizeof *ratio);
     if (!ratio)
         die("set-up", HBG_E_NOMEM);
     hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = pools.heap_bytes,
@@ -142,25 +131,24 @@ int main(int argc, char **argv)
         pass(rt, &arms[k], k == 0, &prog);
     }
     /* Each block of four passes (two of each arm, back to back) gives one
-     * paired ratio: the minute's noise is common to both arms of a block. */
+     * paired ratio, in parts per million: the minute's noise is common to
+     * both arms of a block. */
     for (size_t b = 0; b < nblocks; b++) {
         double on = (double)(arms[0].v[2 * b] + arms[0].v[2 * b + 1]);
         double off = (double)(arms[1].v[2 * b] + arms[1].v[2 * b + 1]);
-        ratio[b] = on / off;
+        ratio[b] = (uint64_t)(1e6 * on / off + 0.5);
     }
-    qsort(ratio, nblocks, sizeof *ratio, cmp_dbl);
-    for (int k = 0; k < 2; k++)
-        qsort(arms[k].v, arms[k].n, sizeof *arms[k].v, cmp_u64);
-    const uint64_t *a = arms[0].v, *b = arms[1].v;
-    size_t n = arms[0].n;
-    double on_med = median_u64(a, n), off_med = median_u64(b, n);
-    double pr = nblocks ? (nblocks & 1 ? ratio[nblocks / 2] : (ratio[nblocks / 2 - 1] + ratio[nblocks / 2]) / 2) : 1;
+    phs_stat on, off, pr = {.med = {1000000, false}};
+    phs_stat_of(arms[0].v, arms[0].n, &on);
+    phs_stat_of(arms[1].v, arms[1].n, &off);
+    if (nblocks)
+        phs_stat_of(ratio, nblocks, &pr);
     printf("%s%s  on %llu ns [%llu .. %llu] median %.0f  off %llu ns [%llu .. %llu] median %.0f  "
            "cost: min %+.1f %%  median %+.1f %%  paired %+.1f %%\n",
-           c->name, keep ? " (kept)" : "", (unsigned long long)a[0], (unsigned long long)a[0],
-           (unsigned long long)a[n - 1], on_med, (unsigned long long)b[0], (unsigned long long)b[0],
-           (unsigned long long)b[n - 1], off_med, 100.0 * ((double)a[0] / (double)b[0] - 1.0),
-           100.0 * (on_med / off_med - 1.0), 100.0 * (pr - 1.0));
+           c->name, keep ? " (kept)" : "", (unsigned long long)on.min, (unsigned long long)on.min,
+           (unsigned long long)on.max, med(on.med), (unsigned long long)off.min, (unsigned long long)off.min,
+           (unsigned long long)off.max, med(off.med), 100.0 * ((double)on.min / (double)off.min - 1.0),
+           100.0 * (med(on.med) / med(off.med) - 1.0), 100.0 * (med(pr.med) / 1e6 - 1.0));
     free(ratio);
     for (int k = 0; k < 2; k++)
         free(arms[k].v);
