@@ -276,6 +276,14 @@ static inline hbg_status hbg__tmap_readers_deps(hbg__tmap *m, const hbg_tensor *
     return HBG_OK;
 }
 
+/* A followed write that claimed its buffer's record: the buffer count
+ * and the address filter bit `f`, as the walk's claim set them. */
+static inline void hbg__tmap_follow_claim(hbg__tmap *m, uint32_t f)
+{
+    hbg__tmap_filter_set(m, f);
+    m->nbufs++;
+}
+
 /* What following the journal's write `c` changes: the counts
  * hbg__tmap_fits reads and the address filter (the task memo follows a
  * task's writes so too, orch/taskmemo.h). */
@@ -283,10 +291,8 @@ static inline void hbg__tmap_follow_write(hbg__tmap *m, const hbg__tmap_jcall *c
 {
     m->nentries++;
     m->nlinks += c->links;
-    if (c->newbuf) {
-        hbg__tmap_filter_set(m, hbg__tmap_filter_bit(c->view.addr));
-        m->nbufs++;
-    }
+    if (c->newbuf)
+        hbg__tmap_follow_claim(m, hbg__tmap_filter_bit(c->view.addr));
 }
 
 /* A stretch of one epoch's journal: the calls [at, at_end) and the
@@ -374,15 +380,12 @@ static inline void hbg__tmap_span_follow(hbg__tmap *m, const hbg__tmap_jspan *s)
     m->nentries += s->writes;
     m->nlinks += s->links;
     if (s->newbufs == 1) {
-        hbg__tmap_filter_set(m, s->fbit);
-        m->nbufs++;
+        hbg__tmap_follow_claim(m, s->fbit);
     } else if (s->newbufs > 1) {
         for (uint32_t k = s->at; k < s->at_end; k++) {
             const hbg__tmap_jcall *c = &j->calls[k];
-            if (c->op != HBG__TMAP_JREAD && c->newbuf) {
-                hbg__tmap_filter_set(m, hbg__tmap_filter_bit(c->view.addr));
-                m->nbufs++;
-            }
+            if (c->op != HBG__TMAP_JREAD && c->newbuf)
+                hbg__tmap_follow_claim(m, hbg__tmap_filter_bit(c->view.addr));
         }
     }
     j->at = s->at_end;
