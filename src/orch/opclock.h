@@ -1,7 +1,8 @@
 /* The clock of per-operation timings.
  *
- * A pass times every orchestrator operation when the breakdown or records
- * are on: two clock reads per submit. clock_gettime costs ~26 ns on the
+ * A timed operation reads the clock twice: every operation when per-op
+ * records are armed, a sample of each kind with the breakdown alone
+ * (opsample.h). clock_gettime costs ~26 ns on the
  * virtual machines this runs on, a sizable share of a 130 ns submit, so on
  * x86 with an invariant TSC the operations read the TSC (~12 ns) instead
  * and keep the raw ticks: no conversion inside the pass at all.
@@ -13,8 +14,10 @@
  * extrapolated from the pass's opening anchor; rate error and clock slew
  * then put an operation up to ~1 us past the end of the host_orch segment
  * that contains it. Interpolating between anchors that lie inside the
- * segment cannot: every operation maps between them. Other platforms read
- * CLOCK_MONOTONIC directly and need no map.
+ * segment cannot: every operation maps between them. With records armed
+ * the anchors are the segment's own two reads (the _at forms); the
+ * breakdown alone needs only the rate, and anchors outside the segment.
+ * Other platforms read CLOCK_MONOTONIC directly and need no map.
  */
 #ifndef HBG_ORCH_OPCLOCK_H
 #define HBG_ORCH_OPCLOCK_H
