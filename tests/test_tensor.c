@@ -164,6 +164,74 @@ static void empty_and_overflow(void **state)
     assert_false(hbg_tensor_in_bounds(NULL));
 }
 
+/* The view every way it is built: inline from hbg/tensor.h, and by the
+ * library's exported definition (through a pointer, so the call cannot be
+ * inlined), byte for byte the same and as expected field by field; bad
+ * arguments and row-major strides at the edge of int64 included. */
+typedef hbg_tensor (*view_fn)(const hbg_tensor *, uint64_t, unsigned, const uint32_t *, const int64_t *);
+
+static hbg_tensor want_view(const hbg_tensor *t, uint64_t offset, unsigned nd, const uint32_t *shape,
+                            const int64_t *strides, bool valid)
+{
+    hbg_tensor v;
+    memset(&v, 0, sizeof v);
+    v.addr = t->addr, v.nbytes = t->nbytes, v.creator = t->creator, v.offset = offset;
+    v.dtype = valid ? t->dtype : HBG_DTYPE_COUNT;
+    if (nd > HBG_MAX_DIMS || (nd && !shape))
+        return v;
+    v.ndim = (uint8_t)nd;
+    for (unsigned i = 0; i < nd; i++)
+        v.shape[i] = shape[i], v.strides[i] = strides[i];
+    return v;
+}
+
+static void view_inline_and_exported(void **state)
+{
+    (void)state;
+    static volatile view_fn exported = hbg_tensor_view;
+    const uint32_t s2[2] = {4, 8};
+    hbg_tensor t = hbg_tensor_at(0x10000, HBG_F16, 2, s2);
+    t.creator = 9;
+    const uint32_t row[3] = {2, 3, 5}, big[3] = {2, UINT32_MAX, UINT32_MAX}, edge[3] = {7, 1u << 31, 1u << 31},
+                   over[5] = {1, 1, 2, 1u << 31, 1u << 31},
+                   /* 7 x 331974727 x 3969050863 = INT64_MAX exactly */
+                   exact[4] = {5, 7, 331974727u, 3969050863u}, six[6] = {1, 1, 1, 1, 1, 1};
+    const int64_t given[3] = {40, 0, 2};
+    const int64_t row_st[3] = {15, 5, 1}, big_st[3] = {0, UINT32_MAX, 1},
+                  edge_st[3] = {1ll << 62, 1ll << 31, 1},
+                  exact_st[4] = {INT64_MAX, INT64_MAX / 7, 3969050863ll, 1}, over_st[5] = {0, 0, 1ll << 62, 1ll << 31, 1};
+    struct {
+        uint64_t off;
+        unsigned nd;
+        const uint32_t *shape;
+        const int64_t *strides, *want;
+        bool valid;
+    } cases[] = {
+        {3, 3, row, NULL, row_st, true},       /* row-major */
+        {1, 3, row, given, given, true},       /* given strides, a broadcast among them */
+        {0, 0, NULL, NULL, NULL, true},        /* a scalar view */
+        {0, 3, big, NULL, big_st, false},      /* (2^32 - 1)^2 does not fit int64 (strides[0] never set) */
+        {0, 3, edge, NULL, edge_st, true},     /* 2^62 does */
+        {0, 4, exact, NULL, exact_st, true},   /* and INT64_MAX itself */
+        {0, 5, over, NULL, over_st, false},    /* 2^63 does not */
+        {0, 2, NULL, NULL, NULL, false},       /* no shape */
+        {0, 6, six, NULL, NULL, false},        /* too many dimensions */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        hbg_tensor want = want_view(&t, cases[k].off, cases[k].nd, cases[k].shape, cases[k].want, cases[k].valid);
+        hbg_tensor in = hbg_tensor_view(&t, cases[k].off, cases[k].nd, cases[k].shape, cases[k].strides);
+        hbg_tensor ex = exported(&t, cases[k].off, cases[k].nd, cases[k].shape, cases[k].strides);
+        assert_memory_equal(&in, &want, sizeof want);
+        assert_memory_equal(&ex, &want, sizeof want);
+    }
+    hbg_tensor none = exported(NULL, 5, 1, row, NULL), none_in = hbg_tensor_view(NULL, 5, 1, row, NULL);
+    hbg_tensor zero;
+    memset(&zero, 0, sizeof zero);
+    zero.dtype = HBG_DTYPE_COUNT;
+    assert_memory_equal(&none, &zero, sizeof zero);
+    assert_memory_equal(&none_in, &zero, sizeof zero);
+}
+
 /* The byte range as it was computed before it was summed in 128 bits:
  * every product and partial sum checked. The reference the fast one is
  * held to. */
@@ -255,6 +323,7 @@ int main(void)
         cmocka_unit_test(constructors),
         cmocka_unit_test(views),
         cmocka_unit_test(empty_and_overflow),
+        cmocka_unit_test(view_inline_and_exported),
         cmocka_unit_test(the_range_against_the_checked_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
