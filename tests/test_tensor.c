@@ -164,11 +164,9 @@ static void empty_and_overflow(void **state)
     assert_false(hbg_tensor_in_bounds(NULL));
 }
 
-/* The view every way it is built: inline from hbg/tensor.h, and by the
- * library's exported definition (through a pointer, so the call cannot be
- * inlined), byte for byte the same and as expected field by field; bad
- * arguments and row-major strides at the edge of int64 included. */
-typedef hbg_tensor (*view_fn)(const hbg_tensor *, uint64_t, unsigned, const uint32_t *, const int64_t *);
+/* A view byte for byte, field by field as expected (the memos compare
+ * views as bytes, so stray bytes would be misses): bad arguments and
+ * row-major strides at the edge of int64 included. */
 
 static hbg_tensor want_view(const hbg_tensor *t, uint64_t offset, unsigned nd, const uint32_t *shape,
                             const int64_t *strides, bool valid)
@@ -185,10 +183,9 @@ static hbg_tensor want_view(const hbg_tensor *t, uint64_t offset, unsigned nd, c
     return v;
 }
 
-static void view_inline_and_exported(void **state)
+static void view_bytes(void **state)
 {
     (void)state;
-    static volatile view_fn exported = hbg_tensor_view;
     const uint32_t s2[2] = {4, 8};
     hbg_tensor t = hbg_tensor_at(0x10000, HBG_F16, 2, s2);
     t.creator = 9;
@@ -219,17 +216,14 @@ static void view_inline_and_exported(void **state)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         hbg_tensor want = want_view(&t, cases[k].off, cases[k].nd, cases[k].shape, cases[k].want, cases[k].valid);
-        hbg_tensor in = hbg_tensor_view(&t, cases[k].off, cases[k].nd, cases[k].shape, cases[k].strides);
-        hbg_tensor ex = exported(&t, cases[k].off, cases[k].nd, cases[k].shape, cases[k].strides);
-        assert_memory_equal(&in, &want, sizeof want);
-        assert_memory_equal(&ex, &want, sizeof want);
+        hbg_tensor v = hbg_tensor_view(&t, cases[k].off, cases[k].nd, cases[k].shape, cases[k].strides);
+        assert_memory_equal(&v, &want, sizeof want);
     }
-    hbg_tensor none = exported(NULL, 5, 1, row, NULL), none_in = hbg_tensor_view(NULL, 5, 1, row, NULL);
+    hbg_tensor none = hbg_tensor_view(NULL, 5, 1, row, NULL);
     hbg_tensor zero;
     memset(&zero, 0, sizeof zero);
     zero.dtype = HBG_DTYPE_COUNT;
     assert_memory_equal(&none, &zero, sizeof zero);
-    assert_memory_equal(&none_in, &zero, sizeof zero);
 }
 
 /* The byte range as it was computed before it was summed in 128 bits:
@@ -323,7 +317,7 @@ int main(void)
         cmocka_unit_test(constructors),
         cmocka_unit_test(views),
         cmocka_unit_test(empty_and_overflow),
-        cmocka_unit_test(view_inline_and_exported),
+        cmocka_unit_test(view_bytes),
         cmocka_unit_test(the_range_against_the_checked_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,6 @@
 
 #include <stdint.h>
 #include <stdbool.h>
-#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -64,63 +63,10 @@ hbg_tensor hbg_tensor_desc(hbg_dtype dt, unsigned ndim, const uint32_t *shape);
 /* A contiguous row-major tensor over an existing buffer. */
 hbg_tensor hbg_tensor_at(uint64_t addr, hbg_dtype dt, unsigned ndim, const uint32_t *shape);
 
-/* Defined here as well as exported by the library, so that a caller's
- * compiler builds a view in place: a pass builds thousands, and returned
- * from an out-of-line call the 96-byte struct went through a stack copy,
- * written field by field and read back 16 bytes at a time, which the store
- * buffer cannot forward (a warm `synth` task builds four views: 65 ns of
- * host_orch through the call, 44 inline). C99 inline: the library's
- * object holds the one external definition; under gnu89 inline semantics,
- * where `inline` alone would define it again in every file, each file gets
- * a static copy instead. */
-#if defined(__cplusplus) || !defined(__GNUC_GNU_INLINE__)
-#define HBG__INLINE inline
-#else
-#define HBG__INLINE static inline
-#endif
-
 /* A view of `t`'s buffer: `offset` elements from the buffer start, the given
  * shape, and `strides` (NULL: row-major contiguous for `shape`). */
-HBG__INLINE hbg_tensor hbg_tensor_view(const hbg_tensor *t, uint64_t offset, unsigned ndim,
-                                       const uint32_t *shape, const int64_t *strides)
-{
-    unsigned i;
-    int64_t st = 1;
-    hbg_tensor v;
-    memset(&v, 0, sizeof v);
-    if (!t) {
-        v.dtype = HBG_DTYPE_COUNT;
-        return v;
-    }
-    v.addr = t->addr;
-    v.nbytes = t->nbytes;
-    v.offset = offset;
-    v.dtype = t->dtype;
-    v.creator = t->creator;
-    if (ndim > HBG_MAX_DIMS || (ndim && !shape)) {
-        v.dtype = HBG_DTYPE_COUNT;
-        return v;
-    }
-    v.ndim = (uint8_t)ndim;
-    for (i = 0; i < ndim; i++)
-        v.shape[i] = shape[i];
-    /* Row-major unless strides are given; a stride past int64 makes the
-     * view invalid. Below 2^31 a stride times a 32-bit extent cannot
-     * overflow, so only a stride that large pays a division. */
-    for (i = ndim; i-- > 0;) {
-        v.strides[i] = strides ? strides[i] : st;
-        if (strides || !i)
-            continue;
-        if ((st >> 31) && shape[i] && st > INT64_MAX / (int64_t)shape[i]) {
-            v.dtype = HBG_DTYPE_COUNT;
-            break;
-        }
-        st *= (int64_t)shape[i];
-    }
-    return v;
-}
-
-#undef HBG__INLINE
+hbg_tensor hbg_tensor_view(const hbg_tensor *t, uint64_t offset, unsigned ndim,
+                           const uint32_t *shape, const int64_t *strides);
 
 /* Number of elements of the view. */
 uint64_t hbg_tensor_numel(const hbg_tensor *t);

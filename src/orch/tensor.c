@@ -86,10 +86,23 @@ hbg_tensor hbg_tensor_at(uint64_t addr, hbg_dtype dt, unsigned ndim, const uint3
     return t;
 }
 
-/* The external definition of the inline one in hbg/tensor.h (C99: a
- * declaration without `inline` in one file emits it there). */
-extern hbg_tensor hbg_tensor_view(const hbg_tensor *t, uint64_t offset, unsigned ndim, const uint32_t *shape,
-                                  const int64_t *strides);
+hbg_tensor hbg_tensor_view(const hbg_tensor *t, uint64_t offset, unsigned ndim,
+                           const uint32_t *shape, const int64_t *strides)
+{
+    hbg_tensor v;
+    memset(&v, 0, sizeof v);
+    if (!t) {
+        v.dtype = HBG_DTYPE_COUNT;
+        return v;
+    }
+    v.addr = t->addr;
+    v.nbytes = t->nbytes;
+    v.dtype = t->dtype;
+    v.creator = t->creator;
+    v.offset = offset;
+    set_layout(&v, ndim, shape, strides);
+    return v;
+}
 
 uint64_t hbg_tensor_numel(const hbg_tensor *t)
 {
