@@ -233,10 +233,17 @@ static void pool_full_lists_nothing(void **state)
         .task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20, .def_pool_bytes = 1024};
     hbg_orch *o = NULL;
     assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
+    hbg__orch_set_timing(o, true, NULL);
     hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     hbg_task_id id;
     assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_E_DEF_POOL_FULL);
     assert_int_equal(hbg_orch_def_count(o), 0);
+    /* The refused build is an operation like any other: counted, and (the
+     * first pass times every one) timed, with detail 0. */
+    const hbg__opstat *bd = &o->ops[HBG_OP_BUILD_DEFINITION - HBG_SEGMENT_COUNT];
+    assert_int_equal(bd->count, 1);
+    assert_int_equal(bd->timed, 1);
+    assert_int_equal(bd->detail_sum, 0);
     hbg_def_info in;
     assert_int_equal(hbg_orch_def_info(o, 0, &in), HBG_E_INVAL);
     hbg__orch_destroy(o);

@@ -363,8 +363,14 @@ static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key,
     h.bytes = off;
 
     unsigned char *img = pool_take(o->graph, h.bytes);
-    if (!img)
+    if (!img) {
+        /* Ended like every refused operation (counted, detail 0): an
+         * operation begun and never ended would move neither count nor
+         * timed while its sample's place was spent. */
+        if (o->timing)
+            hbg__op_end(o, HBG_OP_BUILD_DEFINITION, t0, 0);
         return HBG_E_DEF_POOL_FULL;
+    }
     /* Each section is copied and the gap after it (alignment, at most 7
      * bytes) zeroed, so the hash sees only defined bytes. */
     struct {
