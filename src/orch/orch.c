@@ -144,13 +144,15 @@ static void close_clock(hbg_orch *o)
         hbg__recpool_set_map(o->recpool, &o->clock.map);
 }
 
-static hbg_status end_pass(hbg_orch *o, const uint64_t *anchor)
+/* at: the caller's closing anchor (tick, mono), used when records are
+ * armed; otherwise the clock reads its own after the segment. */
+static hbg_status end_pass(hbg_orch *o, bool at, uint64_t tick, uint64_t mono)
 {
     if (o->in_pass && o->err == HBG_OK && (o->scope_depth != 0 || o->capturing))
         o->err = HBG_E_SCOPE;
     if (o->in_pass && o->timing) {
-        if (anchor && o->recpool)
-            hbg__opclock_close_at(&o->clock, anchor[0], anchor[1]);
+        if (at && o->recpool)
+            hbg__opclock_close_at(&o->clock, tick, mono);
         else
             hbg__opclock_close(&o->clock);
         close_clock(o);
@@ -164,13 +166,12 @@ static hbg_status end_pass(hbg_orch *o, const uint64_t *anchor)
 
 hbg_status hbg__orch_end_pass(hbg_orch *o)
 {
-    return end_pass(o, NULL);
+    return end_pass(o, false, 0, 0);
 }
 
 hbg_status hbg__orch_end_pass_at(hbg_orch *o, uint64_t tick, uint64_t mono)
 {
-    uint64_t anchor[2] = {tick, mono};
-    return end_pass(o, anchor);
+    return end_pass(o, true, tick, mono);
 }
 
 hbg_status hbg__orch_fail(hbg_orch *o, hbg_status st)
