@@ -218,12 +218,64 @@ static void view_bytes(void **state)
         hbg_tensor want = want_view(&t, cases[k].off, cases[k].nd, cases[k].shape, cases[k].want, cases[k].valid);
         hbg_tensor v = hbg_tensor_view(&t, cases[k].off, cases[k].nd, cases[k].shape, cases[k].strides);
         assert_memory_equal(&v, &want, sizeof want);
+        memset(&v, 0xa5, sizeof v); /* every byte written */
+        hbg_tensor_view_into(&v, &t, cases[k].off, cases[k].nd, cases[k].shape, cases[k].strides);
+        assert_memory_equal(&v, &want, sizeof want);
     }
     hbg_tensor none = hbg_tensor_view(NULL, 5, 1, row, NULL);
     hbg_tensor zero;
     memset(&zero, 0, sizeof zero);
     zero.dtype = HBG_DTYPE_COUNT;
     assert_memory_equal(&none, &zero, sizeof zero);
+    memset(&none, 0xa5, sizeof none);
+    hbg_tensor_view_into(&none, NULL, 5, 1, row, NULL);
+    assert_memory_equal(&none, &zero, sizeof zero);
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* hbg_tensor_view_into, computed in registers, against hbg_tensor_view
+ * over random arguments: dimensions at the edges of uint32 (row-major
+ * strides that overflow int64 at every position), given strides of
+ * either sign, any dtype byte and creator, more dimensions than allowed,
+ * no shape, no tensor. */
+static void view_into_matches_view(void **state)
+{
+    (void)state;
+    static const uint32_t dims[] = {0, 1, 2, 3, 7, 64, 1000, 1u << 16, 1u << 31, UINT32_MAX - 1, UINT32_MAX};
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (int n = 0; n < 200000; n++) {
+        hbg_tensor t;
+        unsigned char *tb = (unsigned char *)&t;
+        for (size_t i = 0; i < sizeof t; i++)
+            tb[i] = (unsigned char)xorshift(&seed);
+        uint64_t r = xorshift(&seed);
+        unsigned nd = (unsigned)(r % 7);
+        uint32_t shape[6];
+        int64_t strides[6];
+        for (unsigned d = 0; d < 6; d++) {
+            uint64_t x = xorshift(&seed);
+            shape[d] = x & 1 ? dims[(x >> 1) % (sizeof dims / sizeof dims[0])] : (uint32_t)(x >> 8);
+            strides[d] = (int64_t)xorshift(&seed) >> (x >> 58);
+        }
+        uint64_t off = xorshift(&seed);
+        bool no_t = (r >> 8) % 50 == 0, no_shape = (r >> 16) % 50 == 0, given = (r >> 24) & 1;
+        const hbg_tensor *tp = no_t ? NULL : &t;
+        const uint32_t *sp = no_shape ? NULL : shape;
+        const int64_t *stp = given ? strides : NULL;
+        hbg_tensor want = hbg_tensor_view(tp, off, nd, sp, stp), got;
+        memset(&got, (int)(r >> 32) & 0xff, sizeof got);
+        hbg_tensor_view_into(&got, tp, off, nd, sp, stp);
+        if (memcmp(&got, &want, sizeof got) != 0)
+            fail_msg("case %d: nd %u, shape %s, strides %s, tensor %s: the two views differ", n, nd,
+                     sp ? "given" : "NULL", stp ? "given" : "NULL", tp ? "given" : "NULL");
+    }
 }
 
 /* The byte range as it was computed before it was summed in 128 bits:
@@ -318,6 +370,7 @@ int main(void)
         cmocka_unit_test(views),
         cmocka_unit_test(empty_and_overflow),
         cmocka_unit_test(view_bytes),
+        cmocka_unit_test(view_into_matches_view),
         cmocka_unit_test(the_range_against_the_checked_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

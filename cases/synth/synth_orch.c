@@ -13,10 +13,10 @@
 
 static const uint32_t row_shape[2] = {1, SYN_ROW};
 
-static hbg_tensor row_view(const hbg_tensor *buf, uint32_t row, uint32_t rows)
+static void row_view(hbg_tensor *v, const hbg_tensor *buf, uint32_t row, uint32_t rows)
 {
     uint32_t shape[2] = {rows, SYN_ROW};
-    return hbg_tensor_view(buf, (uint64_t)row * SYN_ROW, 2, shape, NULL);
+    hbg_tensor_view_into(v, buf, (uint64_t)row * SYN_ROW, 2, shape, NULL);
 }
 
 /* Scratch buffers c .. c+31 (fewer at the end), in one alloc_tensors. */
@@ -39,17 +39,17 @@ static hbg_status outer_task(hbg_orch *o, syn_state *s, const hbg_tensor *in, ui
     hbg_tensor rd[SYN_MAX_FANIN + 2];
     hbg_arg a[SYN_MAX_FANIN + 4];
     uint32_t nr = 0, na = 0;
-    s->row[i] = row_view(&s->chunk[c], r, 1);
+    row_view(&s->row[i], &s->chunk[c], r, 1);
     a[na++] = (hbg_arg){&s->row[i], HBG_OUT};
-    rd[nr++] = row_view(in, i % SYN_IN_ROWS, 1);
+    row_view(&rd[nr++], in, i % SYN_IN_ROWS, 1);
     for (uint32_t f = 1; f <= s->p.fanin && f <= i; f++) {
         uint32_t j = i - f, first = j % SYN_CHUNK_ROWS ? j - 1 : j;
-        rd[nr++] = row_view(&s->chunk[j / SYN_CHUNK_ROWS], first % SYN_CHUNK_ROWS, j - first + 1);
+        row_view(&rd[nr++], &s->chunk[j / SYN_CHUNK_ROWS], first % SYN_CHUNK_ROWS, j - first + 1);
     }
     if (r == 0 && c > 0) {
         uint32_t shape[2] = {SYN_COLUMN_ROWS, 1};
         int64_t strides[2] = {SYN_ROW, 1};
-        rd[nr++] = hbg_tensor_view(&s->chunk[c - 1], i % SYN_ROW, 2, shape, strides);
+        hbg_tensor_view_into(&rd[nr++], &s->chunk[c - 1], i % SYN_ROW, 2, shape, strides);
     }
     for (uint32_t k = 0; k < nr; k++)
         a[na++] = (hbg_arg){&rd[k], HBG_IN};
@@ -108,7 +108,7 @@ static hbg_status replay(hbg_orch *o, syn_state *s, uint32_t k)
         uint32_t j = off + (v - 1) / 2;
         if (j > cnt - rows)
             j = cnt - rows;
-        bv[v] = row_view(&s->chunk[c], j, rows);
+        row_view(&bv[v], &s->chunk[c], j, rows);
         b[v] = (hbg_arg){&bv[v], HBG_IN};
     }
     hbg_boundary bd = {.ntensors = s->p.boundary, .args = b};
@@ -121,7 +121,7 @@ hbg_status syn_orchestrate(hbg_orch *o, void *ctx)
     syn_state *s = ctx;
     hbg_tensor in = *hbg_orch_arg(o, 0), out = *hbg_orch_arg(o, 1);
     for (uint32_t k = 0; k <= s->p.replays; k++)
-        s->outrow[k] = row_view(&out, k, 1);
+        row_view(&s->outrow[k], &out, k, 1);
     hbg_status st = HBG_OK;
     for (uint32_t i = 0; i < s->p.tasks && !st; i++) {
         uint32_t c = i / SYN_CHUNK_ROWS;
