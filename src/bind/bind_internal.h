@@ -6,6 +6,7 @@
 #include "hbg/image.h"
 #include "hbg/runtime.h"
 #include "orch/orch_internal.h"
+#include "util/stack.h"
 
 #define HBG_MAX_PROGRAM_ARGS 256
 #define HBG_DEVTABLE_CAP 256
@@ -55,6 +56,7 @@ struct hbg_runtime {
 
     hbg__layout layout;
     bool bound;                  /* an image is on the device, ready to run */
+    hbg__stack stack;            /* the creating thread's, committed ahead of host_orch */
 };
 
 /* One bind pass: the ten segments. Fills rep->trace for the segments that

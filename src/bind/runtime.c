@@ -30,6 +30,7 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
     if (!rt)
         return HBG_E_NOMEM;
     rt->cfg = *cfg;
+    rt->stack = hbg__stack_of_caller();
     if (rt->cfg.nranks == 0)
         rt->cfg.nranks = 1;
     rt->dev = cfg->device;

@@ -88,6 +88,11 @@ hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     o->graph = g;
     o->ext = &graph_ext;
     bool ok = g != NULL;
+    /* Some 800 KB, mostly Definition entries used from the front: its
+     * prefix committed like a reservation's (util/reserve.h), or the
+     * first recording faults on the recorder's and first entries' pages. */
+    if (ok)
+        hbg__commit(g, sizeof *g < HBG_RESERVE_HOT ? sizeof *g : HBG_RESERVE_HOT);
 #define ALLOC(name, n) ok = ok && (g->rec.name = hbg__reserve((n) * sizeof *g->rec.name)) != NULL;
     REC_ARRAYS(ALLOC)
 #undef ALLOC

@@ -26,6 +26,8 @@
     X(bscalars, W * HBG_MAX_BOUNDARY_SCALARS)                                      \
     X(deftab, HBG_DEF_CACHE_CAP)
 
+#define IMAGE_TENSORS_HOT ((size_t)1 << 20)
+
 hbg_status hbg__image_create(hbg__image *im, uint32_t window)
 {
     memset(im, 0, sizeof *im);
@@ -38,6 +40,11 @@ hbg_status hbg__image_create(hbg__image *im, uint32_t window)
         hbg__image_destroy(im);
         return HBG_E_NOMEM;
     }
+    /* The tensor records outgrow the committed prefix first (96 bytes
+     * each, several a task: a dsv4 rank's pass writes some 3,400, 330 KB);
+     * past it each new page was a fault in the cold pass. */
+    size_t tb = W * HBG_MAX_TASK_TENSORS * sizeof *im->tensors;
+    hbg__commit(im->tensors, tb < IMAGE_TENSORS_HOT ? tb : IMAGE_TENSORS_HOT);
     return HBG_OK;
 }
 

@@ -29,6 +29,9 @@ static uint32_t pow2_at_least(uint32_t n)
     X(boxes, (size_t)(m->cap_entries ? m->cap_entries : 1))                        \
     X(links, (size_t)(m->cap_entries ? m->cap_entries : 1) * HBG_TMAP_NARROW)
 
+#define TMAP_BLOCKS_HOT ((size_t)512 << 10)
+#define TMAP_SPARE_HOT ((size_t)64 << 10)
+
 hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
 {
     memset(m, 0, sizeof *m);
@@ -49,7 +52,17 @@ hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
         hbg__tmap_free(m);
         return HBG_E_NOMEM;
     }
+    /* Blocks are taken from the front, one per buffer that sees a narrow
+     * write, and a dsv4 rank's pass takes some 320 (350 KB): past the
+     * reservation's committed prefix, each new page of them was a fault
+     * in the cold pass. */
+    size_t bb = (size_t)m->cap_blocks * HBG_TMAP_BLOCK_HEADS * sizeof *m->blocks;
+    hbg__commit(m->blocks, bb < TMAP_BLOCKS_HOT ? bb : TMAP_BLOCKS_HOT);
     m->spare = m->bufs + (size_t)m->buf_max_mask + 1;
+    /* The spare holds the live buffers while the table doubles, and lies
+     * past the committed prefix when the table may grow large. */
+    size_t sb = ((size_t)m->buf_max_mask + 1) / 2 * sizeof *m->spare;
+    hbg__commit(m->spare, sb < TMAP_SPARE_HOT ? sb : TMAP_SPARE_HOT);
     m->gen = 1;
     return HBG_OK;
 }

@@ -1,19 +1,28 @@
 /* Reserved address space (see reserve.h). */
+#include <stdint.h>
 #include <sys/mman.h>
 
 #include "util/reserve.h"
 
 void hbg__commit(void *p, size_t bytes)
 {
+    if (!bytes)
+        return;
 #ifdef MADV_POPULATE_WRITE
     /* One call maps them all (refused before Linux 5.14: the writes below
-     * then fault each page in themselves). */
-    (void)madvise(p, bytes, MADV_POPULATE_WRITE);
+     * then fault each page in themselves). It changes no byte, so the
+     * whole pages may be given even where p is a heap block that shares
+     * its first and last page with others. */
+    uintptr_t a = (uintptr_t)p, lo = a & ~(uintptr_t)4095, hi = (a + bytes + 4095) & ~(uintptr_t)4095;
+    (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
 #endif
-    /* Each page written back with what it holds: committed, unchanged. */
+    /* A byte of each page written back with what it holds: committed,
+     * unchanged. Only bytes inside the range: p may be a heap block whose
+     * page it shares with others. */
     volatile unsigned char *b = p;
     for (size_t i = 0; i < bytes; i += 4096)
         b[i] = b[i];
+    b[bytes - 1] = b[bytes - 1];
 }
 
 void *hbg__reserve_hot(size_t bytes, size_t hot)

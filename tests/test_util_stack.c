@@ -1,0 +1,130 @@
+/* The calling thread's stack committed ahead of host_orch (util/stack.h):
+ * its bounds, the pages a commit makes resident (read back with mincore),
+ * and the cases where it must do nothing: another thread's bounds, a
+ * stack too small to spare the pages, bounds unknown. Each case runs on a
+ * fresh thread, whose stack pages below its first frames were never
+ * touched. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "util/stack.h"
+
+static uintptr_t PAGE;
+
+/* How many pages of [lo, hi) are resident. */
+static size_t resident(uintptr_t lo, uintptr_t hi)
+{
+    unsigned char vec[64];
+    lo &= ~(PAGE - 1);
+    size_t n = (hi - lo + PAGE - 1) / PAGE;
+    assert_true(n <= sizeof vec);
+    assert_int_equal(mincore((void *)lo, n * PAGE, vec), 0);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += vec[i] & 1;
+    return k;
+}
+
+typedef struct job {
+    int kind;         /* 0: own bounds, 1: the main thread's bounds, 2: none */
+    hbg__stack main;  /* the main thread's */
+    hbg__stack own;
+    size_t before, after; /* resident pages in the window below the frame */
+    size_t pages;         /* the window's */
+} job;
+
+/* The window a commit from the caller's frame covers, less a margin for
+ * the frames between: from 48 KB to 8 KB below this frame. */
+__attribute__((noinline)) static void run(job *j)
+{
+    unsigned char here;
+    uintptr_t sp = (uintptr_t)&here, lo = sp - (48 << 10), hi = sp - (8 << 10);
+    j->own = hbg__stack_of_caller();
+    j->before = resident(lo, hi);
+    hbg__stack s = j->kind == 0 ? j->own : j->kind == 1 ? j->main : (hbg__stack){0, 0};
+    hbg__stack_commit(s);
+    j->after = resident(lo, hi);
+    j->pages = (hi - (lo & ~(PAGE - 1)) + PAGE - 1) / PAGE;
+}
+
+static void *thread_main(void *arg)
+{
+    run(arg);
+    return NULL;
+}
+
+/* Runs the job on a thread whose stack is a fresh mapping (glibc would
+ * hand a new thread a cached stack, pages and all). */
+static job on_thread(int kind, size_t stack_bytes)
+{
+    job j = {.kind = kind, .main = hbg__stack_of_caller()};
+    void *stack = mmap(NULL, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(stack != MAP_FAILED);
+    pthread_attr_t at;
+    assert_int_equal(pthread_attr_init(&at), 0);
+    assert_int_equal(pthread_attr_setstack(&at, stack, stack_bytes), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, &at, thread_main, &j), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    pthread_attr_destroy(&at);
+    munmap(stack, stack_bytes);
+    return j;
+}
+
+static void bounds_hold_the_caller(void **st)
+{
+    (void)st;
+    unsigned char here;
+    hbg__stack s = hbg__stack_of_caller();
+    assert_true(s.lo != 0 && s.lo < (uintptr_t)&here && (uintptr_t)&here < s.hi);
+    job j = on_thread(0, (size_t)1 << 20);
+    assert_int_equal(j.own.hi - j.own.lo, (size_t)1 << 20);
+    /* Another thread's stack is elsewhere. */
+    assert_true(j.own.hi <= s.lo || j.own.lo >= s.hi);
+}
+
+static void commit_makes_the_pages_below_resident(void **st)
+{
+    (void)st;
+    job j = on_thread(0, (size_t)1 << 20);
+    assert_int_equal(j.before, 0);
+    assert_true(j.pages >= 10);
+    assert_int_equal(j.after, j.pages);
+}
+
+static void nothing_on_another_threads_bounds_or_none(void **st)
+{
+    (void)st;
+    job j = on_thread(1, (size_t)1 << 20);
+    assert_int_equal(j.before, 0);
+    assert_int_equal(j.after, 0);
+    j = on_thread(2, (size_t)1 << 20);
+    assert_int_equal(j.after, 0);
+}
+
+/* A stack that cannot spare twice HBG_STACK_HOT below the frame is left
+ * alone (the commit would eat its margin). */
+static void nothing_on_a_small_stack(void **st)
+{
+    (void)st;
+    job j = on_thread(0, 2 * HBG_STACK_HOT);
+    assert_int_equal(j.after, 0);
+}
+
+int main(void)
+{
+    PAGE = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bounds_hold_the_caller),
+        cmocka_unit_test(commit_makes_the_pages_below_resident),
+        cmocka_unit_test(nothing_on_another_threads_bounds_or_none),
+        cmocka_unit_test(nothing_on_a_small_stack),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
