@@ -81,8 +81,14 @@ static uint64_t secs_ns(uint32_t s)
 }
 
 /* One rank: device, case, runtime, rounds, golden. Results go to `out`. */
+/* The ranks' two lines: their first passes start together, and none
+ * tears down while a peer is still binding (cli/startline.h). */
+typedef struct run_lines {
+    run_startline *start, *finish;
+} run_lines;
+
 static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int out, void *services,
-                     run_startline *line)
+                     const run_lines *line)
 {
     rank_summary sum;
     memset(&sum, 0, sizeof sum);
@@ -131,9 +137,9 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     /* The ranks' first passes start together (cli/startline.h); a rank
      * whose set-up failed only says it will not come. */
     if (st)
-        startline_arrive(line);
+        startline_arrive(line->start);
     else
-        (void)startline_wait(line, secs_ns(o->peer_timeout_s));
+        (void)startline_wait(line->start, secs_ns(o->peer_timeout_s));
 
     for (uint32_t r = 0; r < o->rounds && !st; r++) {
         hbg_pass_report rep;
@@ -160,6 +166,14 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
         sum.device_ran = sum.device_ran || rep.device_ran;
         sum.rounds_done = r + 1;
     }
+    /* The golden check and the teardown (unmapping gigabytes of
+     * reservations) wait for every peer's last pass: on a shared machine
+     * they slowed a peer's bind as a set-up does. A rank that failed only
+     * arrives; for one that dies first the parent arrives (reap). */
+    if (st)
+        startline_arrive(line->finish);
+    else
+        (void)startline_wait(line->finish, secs_ns(o->peer_timeout_s));
     sum.status = st;
     if (!st && sum.device_ran && !o->skip_golden) {
         hbg_status g = o->c->golden(state, &env, kt, sum.msg, sizeof sum.msg);
@@ -182,6 +196,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
 typedef struct rank_watch {
     int fd[MAX_RANKS];        /* read end of each rank's pipe, -1 once at EOF */
     bool live[MAX_RANKS];     /* forked and not yet reaped */
+    const run_lines *line;    /* the ranks' start and finish lines */
     uint64_t deadline;        /* when the ranks still running are killed; 0: not armed */
     char why[128];            /* what armed it, for the kill messages */
 } rank_watch;
@@ -192,6 +207,7 @@ typedef struct rank_watch {
 static void not_started(const run_opts *o, run_collector *col, rank_watch *w, uint32_t r, const char *call)
 {
     snprintf(col->rank[r].sum.msg, sizeof col->rank[r].sum.msg, "not started: %s: %s", call, strerror(errno));
+    startline_arrive(w->line->finish); /* never will itself */
     fprintf(stderr, "hbg run: rank %u %s; waiting at most %u s for the other ranks\n", r, col->rank[r].sum.msg,
             o->peer_timeout_s);
     if (!w->deadline) {
@@ -201,10 +217,11 @@ static void not_started(const run_opts *o, run_collector *col, rank_watch *w, ui
 }
 
 /* Forks the ranks; a rank that cannot be started is named and left out. */
-static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, run_startline *line,
+static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, const run_lines *line,
                        run_collector *col, rank_watch *w)
 {
     fflush(NULL);
+    w->line = line;
     for (uint32_t r = 0; r < o->ranks; r++) {
         w->fd[r] = -1;
         w->live[r] = false;
@@ -262,6 +279,11 @@ static void reap(const run_opts *o, run_collector *col, rank_watch *w, uint32_t 
     w->live[r] = false;
     col->rank[r].reaped = true;
     col->rank[r].wait_status = ws;
+    /* Ended before its final summary: it may never have reached the
+     * finish line, where its peers would wait for it. (Arriving twice
+     * only lets them go early.) */
+    if (!col->rank[r].sum.final)
+        startline_arrive(w->line->finish);
     arm_on_failure(o, col, w, r, ws);
 }
 
@@ -312,7 +334,7 @@ static void read_pipes(const run_opts *o, run_collector *col, rank_watch *w)
  * seconds more (their own cross-rank waits are bounded by the same figure)
  * before they are killed; --time-limit bounds the whole run the same way.
  * So the command always ends, whatever a rank does, even stopped. */
-static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services, run_startline *line,
+static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services, const run_lines *line,
                         run_collector *col)
 {
     rank_watch w = {0};
@@ -387,9 +409,12 @@ int hbg_cmd_run(int argc, char **argv)
             return 1;
         }
     }
-    run_startline *line = o.ranks > 1 ? startline_create(o.ranks) : NULL;
-    spawn_ranks(&o, logfd, recfd, xr, line, &col);
-    startline_destroy(line);
+    run_lines line = {NULL, NULL};
+    if (o.ranks > 1)
+        line = (run_lines){startline_create(o.ranks), startline_create(o.ranks)};
+    spawn_ranks(&o, logfd, recfd, xr, &line, &col);
+    startline_destroy(line.start);
+    startline_destroy(line.finish);
     hbg_xrank_destroy(xr);
     if (logfd != STDERR_FILENO)
         close(logfd);

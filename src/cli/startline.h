@@ -1,5 +1,8 @@
 /* The start line of `hbg run`'s ranks: each rank's first pass begins once
- * every rank has finished its set-up.
+ * every rank has finished its set-up. A second line is the finish: no
+ * rank checks its golden or tears down (unmapping gigabytes of reserved
+ * address space, which slowed a peer's bind the same way) until every
+ * rank has finished its passes.
  *
  * Ranks are processes started together, but their set-ups take different
  * times (a dsv4 rank writes ~10 MB of weights into fresh memory), so

@@ -107,6 +107,49 @@ static void the_time_limit_ends_the_run(void **state)
     fs_rmdir(dir);
 }
 
+/* A rank killed mid-run, where its peer does not wait on it (numbers
+ * mode: no device run): the peer finishes its rounds and ends at once.
+ * Ranks wait for each other after their last pass (the finish line);
+ * the parent arrives there for a rank that died, so the peer is not held
+ * for the --peer-timeout of 60 s and then killed. */
+static void a_killed_rank_does_not_hold_its_peer_at_the_finish(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("killed");
+    char *log = fs_path(dir, "run.log");
+    const char *args[] = {"run", "dsv4", "--mode", "numbers", "--rounds", "20000", "--peer-timeout", "60",
+                          "-o", log, NULL};
+    fs_spec spec = {.args = args};
+    fs_child c;
+    fs_start(&spec, &c);
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 3000 && count_in(log, "name=chip.run ") < 4; i++)
+        nanosleep(&nap, NULL);
+    assert_true(count_in(log, "name=chip.run ") >= 4);
+    pid_t dead = last_child(c.pid);
+    assert_true(dead > 0);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(kill(dead, SIGKILL), 0);
+
+    char *out = NULL, *err = NULL;
+    int rc = fs_finish(&c, 120, &out, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_int_equal(rc, 1);
+    char want[160];
+    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: killed by signal 9 (Killed) after ", (int)dead);
+    fs_expect(out, want);
+    fs_expect(out, "rank 0 (pid ");
+    fs_expect(out, "): golden skipped (device run skipped); device skipped\n");
+    assert_null(strstr(err, "killing it"));
+    /* 20,000 warm passes take seconds, not the timeout. */
+    assert_true(t1.tv_sec - t0.tv_sec < 45);
+    free(out);
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
 /* A failed assertion must not leave a stopped process behind. */
 static int teardown(void **state)
 {
@@ -121,6 +164,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(a_stopped_rank_is_killed_and_named, teardown),
         cmocka_unit_test(the_time_limit_ends_the_run),
+        cmocka_unit_test(a_killed_rank_does_not_hold_its_peer_at_the_finish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
