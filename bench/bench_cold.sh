@@ -3,7 +3,8 @@
 # old and new builds alternating (old, new, new, old, ...). A cold pass is
 # one per process, so each figure is a fresh `hbg run CASE --rounds 1`;
 # its control plane (host_orch + graph_upload + arena_h2d) and its
-# host_orch are read back with `hbg phases --keep-first`. Prints each
+# host_orch are read back with `hbg phases --keep-first`, each the larger
+# of the ranks' (the two may come from different ranks). Prints each
 # arm's minimum, median and maximum over the runs, the range as a
 # multiple of the minimum, and new / old of the minima and of the
 # medians.

@@ -32,7 +32,8 @@ static size_t resident(uintptr_t lo, uintptr_t hi)
 }
 
 typedef struct job {
-    int kind;         /* 0: own bounds, 1: the main thread's bounds, 2: none */
+    int kind;         /* 0: own stack, 1: the main thread's, 2: no bounds,
+                         3: own bounds but another thread's */
     hbg__stack main;  /* the main thread's */
     hbg__stack own;
     size_t before, after; /* resident pages in the window below the frame */
@@ -43,11 +44,16 @@ typedef struct job {
  * the frames between: from 48 KB to 8 KB below this frame. */
 __attribute__((noinline)) static void run(job *j)
 {
-    unsigned char here;
-    uintptr_t sp = (uintptr_t)&here, lo = sp - (48 << 10), hi = sp - (8 << 10);
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo = sp - (48 << 10), hi = sp - (8 << 10);
     j->own = hbg__stack_of_caller();
     j->before = resident(lo, hi);
-    hbg__stack s = j->kind == 0 ? j->own : j->kind == 1 ? j->main : (hbg__stack){0, 0};
+    hbg__stack s = j->own;
+    if (j->kind == 1)
+        s = j->main;
+    else if (j->kind == 2)
+        s.lo = s.hi = 0;
+    else if (j->kind == 3)
+        s.owner = j->main.owner;
     hbg__stack_commit(s);
     j->after = resident(lo, hi);
     j->pages = (hi - (lo & ~(PAGE - 1)) + PAGE - 1) / PAGE;
@@ -80,9 +86,10 @@ static job on_thread(int kind, size_t stack_bytes)
 static void bounds_hold_the_caller(void **st)
 {
     (void)st;
-    unsigned char here;
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     hbg__stack s = hbg__stack_of_caller();
-    assert_true(s.lo != 0 && s.lo < (uintptr_t)&here && (uintptr_t)&here < s.hi);
+    assert_true(s.lo != 0 && s.lo < here && here < s.hi);
+    assert_true(pthread_equal(s.owner, pthread_self()));
     job j = on_thread(0, (size_t)1 << 20);
     assert_int_equal(j.own.hi - j.own.lo, (size_t)1 << 20);
     /* Another thread's stack is elsewhere. */
@@ -105,6 +112,10 @@ static void nothing_on_another_threads_bounds_or_none(void **st)
     assert_int_equal(j.before, 0);
     assert_int_equal(j.after, 0);
     j = on_thread(2, (size_t)1 << 20);
+    assert_int_equal(j.after, 0);
+    /* The right bounds, the wrong thread: a stack that outlived its
+     * thread's record. */
+    j = on_thread(3, (size_t)1 << 20);
     assert_int_equal(j.after, 0);
 }
 

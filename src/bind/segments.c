@@ -124,10 +124,11 @@ static hbg_status grow_arena(hbg_runtime *rt, uint64_t need)
     if (!staging)
         return HBG_E_NOMEM;
     rt->staging = staging;
-    /* Written in full by the bind that grows it, from shared_mem to
-     * arena_h2d; committed here, its pages would otherwise fault one by
-     * one in those segments (a dsv4 rank's cold pass: 101 faults in
-     * shared_mem, 15 in arena_h2d, ~11 us each in a virtual machine). */
+    /* Written from the front by shared_mem and arena_h2d, up to the
+     * image's size, in this pass and the ones after; committed whole
+     * here, or its pages fault one by one in those segments (a dsv4
+     * rank's cold pass: 101 faults in shared_mem, 15 in arena_h2d, ~11 us
+     * each in a virtual machine). At most twice what a pass needs. */
     hbg__commit(staging, (size_t)cap);
     uint64_t dev;
     hbg_status st = hbg_device_alloc(rt->dev, cap, &dev);

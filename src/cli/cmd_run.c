@@ -137,9 +137,9 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     /* The ranks' first passes start together (cli/startline.h); a rank
      * whose set-up failed only says it will not come. */
     if (st)
-        startline_arrive(line->start);
+        startline_arrive(line->start, rank);
     else
-        (void)startline_wait(line->start, secs_ns(o->peer_timeout_s));
+        (void)startline_wait(line->start, rank, secs_ns(o->peer_timeout_s));
 
     for (uint32_t r = 0; r < o->rounds && !st; r++) {
         hbg_pass_report rep;
@@ -169,11 +169,11 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     /* The golden check and the teardown (unmapping gigabytes of
      * reservations) wait for every peer's last pass: on a shared machine
      * they slowed a peer's bind as a set-up does. A rank that failed only
-     * arrives; for one that dies first the parent arrives (reap). */
+     * arrives; for one that dies the parent arrives (reap). */
     if (st)
-        startline_arrive(line->finish);
+        startline_arrive(line->finish, rank);
     else
-        (void)startline_wait(line->finish, secs_ns(o->peer_timeout_s));
+        (void)startline_wait(line->finish, rank, secs_ns(o->peer_timeout_s));
     sum.status = st;
     if (!st && sum.device_ran && !o->skip_golden) {
         hbg_status g = o->c->golden(state, &env, kt, sum.msg, sizeof sum.msg);
@@ -207,7 +207,8 @@ typedef struct rank_watch {
 static void not_started(const run_opts *o, run_collector *col, rank_watch *w, uint32_t r, const char *call)
 {
     snprintf(col->rank[r].sum.msg, sizeof col->rank[r].sum.msg, "not started: %s: %s", call, strerror(errno));
-    startline_arrive(w->line->finish); /* never will itself */
+    startline_arrive(w->line->start, r); /* never will itself */
+    startline_arrive(w->line->finish, r);
     fprintf(stderr, "hbg run: rank %u %s; waiting at most %u s for the other ranks\n", r, col->rank[r].sum.msg,
             o->peer_timeout_s);
     if (!w->deadline) {
@@ -279,11 +280,10 @@ static void reap(const run_opts *o, run_collector *col, rank_watch *w, uint32_t 
     w->live[r] = false;
     col->rank[r].reaped = true;
     col->rank[r].wait_status = ws;
-    /* Ended before its final summary: it may never have reached the
-     * finish line, where its peers would wait for it. (Arriving twice
-     * only lets them go early.) */
-    if (!col->rank[r].sum.final)
-        startline_arrive(w->line->finish);
+    /* It may have ended before either line, where its peers would wait
+     * for it (a rank is counted once, whoever says it arrived). */
+    startline_arrive(w->line->start, r);
+    startline_arrive(w->line->finish, r);
     arm_on_failure(o, col, w, r, ws);
 }
 

@@ -14,10 +14,12 @@
  * figure.
  *
  * The line is a counter in memory shared by the ranks (mapped before the
- * fork). A rank that cannot start its passes (a failed set-up) still
- * arrives, so its peers do not wait for it; a rank that died before
- * arriving holds its peers for the peer timeout at most, after which they
- * start anyway. */
+ * fork), with a flag per rank so that a rank is counted once however many
+ * times it is said to arrive. A rank that cannot go on (a failed set-up
+ * or round) still arrives, so its peers do not wait for it; the parent
+ * arrives for a rank that died or was never started. A rank that hangs
+ * before arriving holds its peers for the peer timeout at most, after
+ * which they go on anyway. */
 #ifndef HBG_CLI_STARTLINE_H
 #define HBG_CLI_STARTLINE_H
 
@@ -31,10 +33,10 @@ typedef struct run_startline run_startline;
 run_startline *startline_create(uint32_t n);
 void startline_destroy(run_startline *s);
 
-/* Marks the calling rank arrived. */
-void startline_arrive(run_startline *s);
+/* Marks rank `rank` arrived (again: no change). */
+void startline_arrive(run_startline *s, uint32_t rank);
 /* Arrives, then waits until every rank has arrived or timeout_ns have
  * passed; false on the timeout. A NULL line returns at once. */
-bool startline_wait(run_startline *s, uint64_t timeout_ns);
+bool startline_wait(run_startline *s, uint32_t rank, uint64_t timeout_ns);
 
 #endif

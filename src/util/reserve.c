@@ -1,6 +1,7 @@
 /* Reserved address space (see reserve.h). */
 #include <stdint.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "util/reserve.h"
 
@@ -8,19 +9,21 @@ void hbg__commit(void *p, size_t bytes)
 {
     if (!bytes)
         return;
+    long ps = sysconf(_SC_PAGESIZE);
+    size_t page = ps > 0 ? (size_t)ps : 4096;
 #ifdef MADV_POPULATE_WRITE
     /* One call maps them all (refused before Linux 5.14: the writes below
      * then fault each page in themselves). It changes no byte, so the
      * whole pages may be given even where p is a heap block that shares
      * its first and last page with others. */
-    uintptr_t a = (uintptr_t)p, lo = a & ~(uintptr_t)4095, hi = (a + bytes + 4095) & ~(uintptr_t)4095;
+    uintptr_t a = (uintptr_t)p, lo = a & ~(uintptr_t)(page - 1), hi = (a + bytes + page - 1) & ~(uintptr_t)(page - 1);
     (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
 #endif
     /* A byte of each page written back with what it holds: committed,
      * unchanged. Only bytes inside the range: p may be a heap block whose
      * page it shares with others. */
     volatile unsigned char *b = p;
-    for (size_t i = 0; i < bytes; i += 4096)
+    for (size_t i = 0; i < bytes; i += page)
         b[i] = b[i];
     b[bytes - 1] = b[bytes - 1];
 }

@@ -5,14 +5,14 @@
 
 hbg__stack hbg__stack_of_caller(void)
 {
-    hbg__stack s = {0, 0};
+    hbg__stack s = {.owner = pthread_self(), .lo = 0, .hi = 0};
     pthread_attr_t at;
     void *lo = NULL;
     size_t size = 0;
     if (pthread_getattr_np(pthread_self(), &at) != 0)
         return s;
     if (pthread_attr_getstack(&at, &lo, &size) == 0 && lo)
-        s = (hbg__stack){(uintptr_t)lo, (uintptr_t)lo + size};
+        s.lo = (uintptr_t)lo, s.hi = (uintptr_t)lo + size;
     pthread_attr_destroy(&at);
     return s;
 }
@@ -29,9 +29,11 @@ __attribute__((noinline)) static void touch(void)
 
 void hbg__stack_commit(hbg__stack s)
 {
-    unsigned char here;
-    uintptr_t sp = (uintptr_t)&here;
-    /* Stacks of different threads do not overlap: inside s is on s. */
-    if (sp > s.lo && sp < s.hi && sp - s.lo > 2 * HBG_STACK_HOT)
+    /* The frame's address, not a local's: under AddressSanitizer's
+     * detect_stack_use_after_return a local lives on a heap fake stack. The
+     * thread is checked as well as the bounds: a thread that has ended may
+     * leave its stack's addresses to a later one's. */
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (s.lo && pthread_equal(pthread_self(), s.owner) && sp > s.lo && sp < s.hi && sp - s.lo > 2 * HBG_STACK_HOT)
         touch();
 }

@@ -8,17 +8,24 @@
  * next HBG_STACK_HOT bytes below its frame just before host_orch starts;
  * from the second pass on those pages are resident and the writes cost a
  * few nanoseconds.
+ *
+ * Only on the thread that created the runtime, on its own stack: a bind
+ * run on a coroutine or fiber stack carved out of that thread's stack
+ * (not one of its own mapping) is not supported, as the 64 KB below such
+ * a stack's frame may belong to the frames it was entered from.
  */
 #ifndef HBG_UTIL_STACK_H
 #define HBG_UTIL_STACK_H
 
+#include <pthread.h>
 #include <stdint.h>
 
 #define HBG_STACK_HOT ((uintptr_t)64 << 10)
 
-/* The bounds of one thread's stack; all zero where they cannot be
- * learnt. */
+/* One thread's stack: the thread, and its bounds (zero where they cannot
+ * be learnt). */
 typedef struct hbg__stack {
+    pthread_t owner;
     uintptr_t lo, hi;
 } hbg__stack;
 
@@ -27,9 +34,9 @@ typedef struct hbg__stack {
 hbg__stack hbg__stack_of_caller(void);
 
 /* Commits the HBG_STACK_HOT bytes below the caller's frame when the
- * caller runs on stack s with those bytes to spare and as much again
- * below them; else (another thread, a small stack, bounds unknown) does
- * nothing. */
+ * caller is s's thread, its frame inside s's bounds with those bytes to
+ * spare and as much again below them; else (another thread, another
+ * stack, a small stack, bounds unknown) does nothing. */
 void hbg__stack_commit(hbg__stack s);
 
 #endif

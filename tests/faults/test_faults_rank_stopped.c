@@ -117,7 +117,7 @@ static void a_killed_rank_does_not_hold_its_peer_at_the_finish(void **state)
     (void)state;
     char *dir = fs_tempdir("killed");
     char *log = fs_path(dir, "run.log");
-    const char *args[] = {"run", "dsv4", "--mode", "numbers", "--rounds", "20000", "--peer-timeout", "60",
+    const char *args[] = {"run", "dsv4", "--mode", "numbers", "--rounds", "5000", "--peer-timeout", "60",
                           "-o", log, NULL};
     fs_spec spec = {.args = args};
     fs_child c;
@@ -142,7 +142,7 @@ static void a_killed_rank_does_not_hold_its_peer_at_the_finish(void **state)
     fs_expect(out, "rank 0 (pid ");
     fs_expect(out, "): golden skipped (device run skipped); device skipped\n");
     assert_null(strstr(err, "killing it"));
-    /* 20,000 warm passes take seconds, not the timeout. */
+    /* 5,000 warm passes take seconds, not the timeout. */
     assert_true(t1.tv_sec - t0.tv_sec < 45);
     free(out);
     free(err);
