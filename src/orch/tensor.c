@@ -22,6 +22,15 @@
 /* Sixteen bytes of a tensor, written as one store (gcc and clang). */
 typedef uint64_t w128 __attribute__((vector_size(16)));
 
+/* Loops over the dimensions unrolled whole, so their arrays live in
+ * registers (gcc before 8 does not know the pragma, and -Wall would say
+ * so). */
+#if defined(__clang__) || __GNUC__ >= 8
+#define UNROLL5 _Pragma("GCC unroll 5")
+#else
+#define UNROLL5
+#endif
+
 /* x, loaded on its own: see hbg_tensor_view_into. */
 static inline uint64_t narrow(uint64_t x)
 {
@@ -141,18 +150,18 @@ void hbg_tensor_view_into(hbg_tensor *out, const hbg_tensor *t, uint64_t offset,
     int64_t st[HBG_MAX_DIMS];
     bool bad = false;
     /* Constant indices once unrolled: the arrays live in registers. */
-#pragma GCC unroll 5
+UNROLL5
     for (unsigned i = 0; i < HBG_MAX_DIMS; i++)
         sh[i] = i < ndim ? narrow(shape[i]) : 0;
     if (strides) {
-#pragma GCC unroll 5
+UNROLL5
         for (unsigned i = 0; i < HBG_MAX_DIMS; i++)
             st[i] = i < ndim ? strides[i] : 0;
     } else {
         /* row_major's arithmetic; like it, a stride that does not fit
          * leaves the outer ones unset. */
         int64_t s = 1;
-#pragma GCC unroll 5
+UNROLL5
         for (unsigned i = HBG_MAX_DIMS; i-- > 0;) {
             st[i] = 0;
             if (i < ndim && !bad) {
