@@ -6,7 +6,6 @@
  * come from the few slots on buffers the pass has written. Recording
  * happens once per key per pass (or once ever, with kept Definitions).
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "graph/graph_internal.h"
@@ -67,7 +66,7 @@ static void graph_destroy(hbg_orch *o)
     hbg__unreserve(g->memo_bx, memo_bx_bytes(o));
     hbg__node_memo_free(&g->rec);
     hbg__tmap_free(&g->rec.map);
-    free(g);
+    hbg__unreserve(g, sizeof *g);
     o->graph = NULL;
 }
 
@@ -84,15 +83,13 @@ hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     hbg_status st = hbg__orch_create(cfg, &o);
     if (st)
         return st;
-    struct hbg__graph *g = calloc(1, sizeof *g);
+    /* Some 800 KB, mostly Definition entries used from the front: a
+     * reservation (zeroed, its prefix committed), or the first recording
+     * faults on the recorder's and the first entries' pages. */
+    struct hbg__graph *g = hbg__reserve(sizeof *g);
     o->graph = g;
     o->ext = &graph_ext;
     bool ok = g != NULL;
-    /* Some 800 KB, mostly Definition entries used from the front: its
-     * prefix committed like a reservation's (util/reserve.h), or the
-     * first recording faults on the recorder's and first entries' pages. */
-    if (ok)
-        hbg__commit(g, sizeof *g < HBG_RESERVE_HOT ? sizeof *g : HBG_RESERVE_HOT);
 #define ALLOC(name, n) ok = ok && (g->rec.name = hbg__reserve((n) * sizeof *g->rec.name)) != NULL;
     REC_ARRAYS(ALLOC)
 #undef ALLOC

@@ -13,44 +13,42 @@
 #include "util/reserve.h"
 
 /* Each section's worst case for a window of W tasks: per-task limits times
- * the window; the def table holds one entry per cached Definition. */
+ * the window; the def table holds one entry per cached Definition. The
+ * third column is the prefix committed at creation (util/reserve.h): the
+ * default, but for the tensor records, which outgrow it first (96 bytes
+ * each, several a task: a dsv4 rank's pass writes some 3,400, 330 KB, and
+ * past the prefix each new page was a fault in the cold pass). */
 #define W ((size_t)im->window)
+#define HOT HBG_RESERVE_HOT
 #define SECTIONS(X)                                                                \
-    X(tasks, W)                                                                    \
-    X(fanins, W * HBG_MAX_FANINS)                                                  \
-    X(tensors, W * HBG_MAX_TASK_TENSORS)                                           \
-    X(scalars, W * HBG_MAX_TASK_SCALARS)                                           \
-    X(preds, W)                                                                    \
-    X(replays, W)                                                                  \
-    X(btensors, W * HBG_MAX_BOUNDARY_TENSORS)                                      \
-    X(bscalars, W * HBG_MAX_BOUNDARY_SCALARS)                                      \
-    X(deftab, HBG_DEF_CACHE_CAP)
-
-#define IMAGE_TENSORS_HOT ((size_t)1 << 20)
+    X(tasks, W, HOT)                                                               \
+    X(fanins, W * HBG_MAX_FANINS, HOT)                                             \
+    X(tensors, W * HBG_MAX_TASK_TENSORS, (size_t)1 << 20)                          \
+    X(scalars, W * HBG_MAX_TASK_SCALARS, HOT)                                      \
+    X(preds, W, HOT)                                                               \
+    X(replays, W, HOT)                                                             \
+    X(btensors, W * HBG_MAX_BOUNDARY_TENSORS, HOT)                                 \
+    X(bscalars, W * HBG_MAX_BOUNDARY_SCALARS, HOT)                                 \
+    X(deftab, HBG_DEF_CACHE_CAP, HOT)
 
 hbg_status hbg__image_create(hbg__image *im, uint32_t window)
 {
     memset(im, 0, sizeof *im);
     im->window = window;
     bool ok = true;
-#define RESERVE(name, n) ok = ok && (im->name = hbg__reserve((n) * sizeof *im->name)) != NULL;
+#define RESERVE(name, n, hot) ok = ok && (im->name = hbg__reserve_hot((n) * sizeof *im->name, hot)) != NULL;
     SECTIONS(RESERVE)
 #undef RESERVE
     if (!ok) {
         hbg__image_destroy(im);
         return HBG_E_NOMEM;
     }
-    /* The tensor records outgrow the committed prefix first (96 bytes
-     * each, several a task: a dsv4 rank's pass writes some 3,400, 330 KB);
-     * past it each new page was a fault in the cold pass. */
-    size_t tb = W * HBG_MAX_TASK_TENSORS * sizeof *im->tensors;
-    hbg__commit(im->tensors, tb < IMAGE_TENSORS_HOT ? tb : IMAGE_TENSORS_HOT);
     return HBG_OK;
 }
 
 void hbg__image_destroy(hbg__image *im)
 {
-#define UNRESERVE(name, n)                                                         \
+#define UNRESERVE(name, n, hot)                                                    \
     hbg__unreserve(im->name, (n) * sizeof *im->name);                              \
     im->name = NULL;
     SECTIONS(UNRESERVE)

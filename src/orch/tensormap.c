@@ -17,19 +17,23 @@ static uint32_t pow2_at_least(uint32_t n)
  * inside the committed prefix of its reservation (util/reserve.h). */
 #define TMAP_FIRST_SLOTS 1024u
 
-/* The arrays of a map, reserved and released together. The buffer
- * table's reservation holds, past its largest size, room for
- * the half of it that can be live when it doubles (the spare): one
- * reservation, whose committed prefix is the table's first slots, and
- * whose spare pages are touched only by a doubling. */
+/* The arrays of a map, reserved and released together, with the prefix
+ * each commits at creation (util/reserve.h). The buffer table's
+ * reservation holds, past its largest size, room for the half of it that
+ * can be live when it doubles (the spare): one reservation, whose
+ * committed prefix is the table's first slots; the spare's own first
+ * TMAP_SPARE_HOT bytes are committed too (hbg__tmap_init). Blocks are
+ * taken from the front, one per buffer that sees a narrow write, and a
+ * dsv4 rank's pass takes some 320 (350 KB): past the default prefix each
+ * new page of them, and of the spare, was a fault in the cold pass. */
+#define HOT HBG_RESERVE_HOT
 #define TMAP_ARRAYS(X)                                                             \
-    X(bufs, ((size_t)m->buf_max_mask + 1) / 2 * 3)                                 \
-    X(blocks, (size_t)m->cap_blocks * HBG_TMAP_BLOCK_HEADS)                        \
-    X(entries, (size_t)(m->cap_entries ? m->cap_entries : 1))                      \
-    X(boxes, (size_t)(m->cap_entries ? m->cap_entries : 1))                        \
-    X(links, (size_t)(m->cap_entries ? m->cap_entries : 1) * HBG_TMAP_NARROW)
+    X(bufs, ((size_t)m->buf_max_mask + 1) / 2 * 3, HOT)                            \
+    X(blocks, (size_t)m->cap_blocks * HBG_TMAP_BLOCK_HEADS, (size_t)512 << 10)     \
+    X(entries, (size_t)(m->cap_entries ? m->cap_entries : 1), HOT)                 \
+    X(boxes, (size_t)(m->cap_entries ? m->cap_entries : 1), HOT)                   \
+    X(links, (size_t)(m->cap_entries ? m->cap_entries : 1) * HBG_TMAP_NARROW, HOT)
 
-#define TMAP_BLOCKS_HOT ((size_t)512 << 10)
 #define TMAP_SPARE_HOT ((size_t)64 << 10)
 
 hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
@@ -45,22 +49,14 @@ hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
     /* Reserved, not allocated (see util/reserve.h); the buffer table
      * starts small and doubles as a pass needs (grow_bufs). */
     bool ok = true;
-#define RESERVE(name, n) ok = ok && (m->name = hbg__reserve((n) * sizeof *m->name)) != NULL;
+#define RESERVE(name, n, hot) ok = ok && (m->name = hbg__reserve_hot((n) * sizeof *m->name, hot)) != NULL;
     TMAP_ARRAYS(RESERVE)
 #undef RESERVE
     if (!ok) {
         hbg__tmap_free(m);
         return HBG_E_NOMEM;
     }
-    /* Blocks are taken from the front, one per buffer that sees a narrow
-     * write, and a dsv4 rank's pass takes some 320 (350 KB): past the
-     * reservation's committed prefix, each new page of them was a fault
-     * in the cold pass. */
-    size_t bb = (size_t)m->cap_blocks * HBG_TMAP_BLOCK_HEADS * sizeof *m->blocks;
-    hbg__commit(m->blocks, bb < TMAP_BLOCKS_HOT ? bb : TMAP_BLOCKS_HOT);
     m->spare = m->bufs + (size_t)m->buf_max_mask + 1;
-    /* The spare holds the live buffers while the table doubles, and lies
-     * past the committed prefix when the table may grow large. */
     size_t sb = ((size_t)m->buf_max_mask + 1) / 2 * sizeof *m->spare;
     hbg__commit(m->spare, sb < TMAP_SPARE_HOT ? sb : TMAP_SPARE_HOT);
     m->gen = 1;
@@ -69,7 +65,7 @@ hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries)
 
 void hbg__tmap_free(hbg__tmap *m)
 {
-#define UNRESERVE(name, n) hbg__unreserve(m->name, (n) * sizeof *m->name);
+#define UNRESERVE(name, n, hot) hbg__unreserve(m->name, (n) * sizeof *m->name);
     TMAP_ARRAYS(UNRESERVE)
 #undef UNRESERVE
     hbg__tmap_journal_free(m);
