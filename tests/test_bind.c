@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -385,6 +387,62 @@ static void skip_device_binds_fully(void **state)
     rig_close(&r);
 }
 
+/* The first pass commits the stack below its frame (util/stack.h): on a
+ * thread whose stack is a fresh mapping, the pages 16 to 56 KB below the
+ * caller's frame, untouched after the runtime's creation, are resident
+ * once it has bound. */
+typedef struct stack_job {
+    size_t before, after, pages;
+} stack_job;
+
+static size_t resident_between(uintptr_t lo, uintptr_t hi, size_t *pages)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    unsigned char vec[64];
+    lo &= ~(page - 1);
+    size_t n = (hi - lo + page - 1) / page;
+    assert_true(n <= sizeof vec);
+    assert_int_equal(mincore((void *)lo, n * page, vec), 0);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += vec[i] & 1;
+    *pages = n;
+    return k;
+}
+
+static void *bind_on_fresh_stack(void *arg)
+{
+    stack_job *j = arg;
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo = sp - (56 << 10), hi = sp - (16 << 10);
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    j->before = resident_between(lo, hi, &j->pages);
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, true, &rep), HBG_OK);
+    j->after = resident_between(lo, hi, &j->pages);
+    rig_close(&r);
+    return NULL;
+}
+
+static void first_pass_commits_its_stack(void **state)
+{
+    (void)state;
+    size_t bytes = (size_t)1 << 20;
+    void *stack = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(stack != MAP_FAILED);
+    pthread_attr_t at;
+    assert_int_equal(pthread_attr_init(&at), 0);
+    assert_int_equal(pthread_attr_setstack(&at, stack, bytes), 0);
+    stack_job j = {0};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, &at, bind_on_fresh_stack, &j), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    pthread_attr_destroy(&at);
+    munmap(stack, bytes);
+    assert_int_equal(j.before, 0);
+    assert_int_equal(j.after, j.pages);
+}
+
 /* A records file that cannot be written fails the pass, naming the file
  * and the errno (/dev/full: ENOSPC), and the next pass runs again. */
 static void records_write_failure_is_named(void **state)
@@ -653,6 +711,7 @@ int main(void)
         cmocka_unit_test(breakdown_turns_between_passes_only),
         cmocka_unit_test(clock_calibrated_when_timing_turns_on),
         cmocka_unit_test(records_time_every_operation),
+        cmocka_unit_test(first_pass_commits_its_stack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,7 +56,7 @@ struct hbg_runtime {
 
     hbg__layout layout;
     bool bound;                  /* an image is on the device, ready to run */
-    hbg__stack stack;            /* the creating thread's, committed ahead of host_orch */
+    hbg__stack stack;            /* the creating thread's, committed by the first pass */
 };
 
 /* One bind pass: the ten segments. Fills rep->trace for the segments that

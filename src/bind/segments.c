@@ -154,11 +154,14 @@ static void seg_arena_build(hbg_runtime *rt, seg_clock *c)
 /* static_arena: pooled regions, committed once and kept: the GM heap, the
  * arena, and the pool Definitions are uploaded into. Without the pool each
  * new Definition's device allocation, and the first writes to its pages,
- * fell in graph_upload of the pass that recorded it. */
+ * fell in graph_upload of the pass that recorded it. The stack host_orch
+ * will run on is committed here too, once (util/stack.h): its pages stay
+ * resident. */
 static hbg_status seg_static_arena(hbg_runtime *rt, seg_clock *c)
 {
     hbg_status st = HBG_OK;
     if (!rt->committed) {
+        hbg__stack_commit(rt->stack);
         st = hbg_device_alloc(rt->dev, rt->heap_bytes, &rt->heap_dev);
         if (!st)
             st = grow_arena(rt, HBG_ARENA_INITIAL);
@@ -191,11 +194,9 @@ static void seg_gm_heap(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
     seg_end(c, 0);
 }
 
-/* runtime_init: the runtime header of this pass, and the stack host_orch
- * will run on committed (util/stack.h). */
+/* runtime_init: the runtime header of this pass. */
 static void seg_runtime_init(hbg_runtime *rt, seg_clock *c)
 {
-    hbg__stack_commit(rt->stack);
     memset(&rt->layout, 0, sizeof rt->layout);
     rt->layout.h.magic = HBG_IMG_MAGIC;
     rt->layout.h.version = HBG_IMG_VERSION;

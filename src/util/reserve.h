@@ -18,7 +18,8 @@
  * rank (the prefixes). The arrays a dsv4 rank's first pass still filled
  * past the prefix (the image's tensor records, the tensor map's blocks
  * and spare) commit a larger one of their own, and the runtime commits
- * its staging buffer and the stack host_orch runs on (util/stack.h):
+ * its staging buffer and the stack host_orch runs on (util/stack.h),
+ * both in the first pass's static_arena:
  * perf's page-fault samples of a dsv4 rank's cold pass, 60 -> 2 in
  * host_orch and 15 -> 0 in arena_h2d.
  * Transparent huge pages would cut the count, but on a fragmented machine a

@@ -4,10 +4,10 @@
  * thread (a dsv4 rank's case keeps argument arrays of several KB on the
  * stack, under the submit path's own frames), and each new stack page it
  * reaches is a page fault inside host_orch: ten or so a rank, ~11 us each
- * in a virtual machine. The runtime writes a byte of each page of the
- * next HBG_STACK_HOT bytes below its frame just before host_orch starts;
- * from the second pass on those pages are resident and the writes cost a
- * few nanoseconds.
+ * in a virtual machine. The runtime's first pass writes a byte of each
+ * page of the next HBG_STACK_HOT bytes below its frame in static_arena,
+ * a few segments before host_orch at the same depth; the pages then stay
+ * resident, and later passes do not touch them again.
  *
  * Only on the thread that created the runtime, on its own stack: a bind
  * run on a coroutine or fiber stack carved out of that thread's stack
