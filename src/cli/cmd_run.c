@@ -80,13 +80,33 @@ static uint64_t secs_ns(uint32_t s)
     return (uint64_t)s * 1000000000ull;
 }
 
-/* One rank: device, case, runtime, rounds, golden. Results go to `out`. */
 /* The ranks' two lines: their first passes start together, and none
  * tears down while a peer is still binding (cli/startline.h). */
 typedef struct run_lines {
     run_startline *start, *finish;
 } run_lines;
 
+/* Rank `rank` at line l: a rank that cannot go on only arrives (its peers
+ * must not wait for it, nor it for them); one that can waits for the
+ * others, at most the peer timeout. */
+static void meet(run_startline *l, uint32_t rank, bool failed, const run_opts *o)
+{
+    if (failed)
+        startline_arrive(l, rank);
+    else
+        (void)startline_wait(l, rank, secs_ns(o->peer_timeout_s));
+}
+
+/* The parent's arrival, at both lines, for a rank that may never arrive
+ * itself (never started, or ended); a rank is counted once whoever says
+ * it arrived. */
+static void arrive_for(const run_lines *l, uint32_t rank)
+{
+    startline_arrive(l->start, rank);
+    startline_arrive(l->finish, rank);
+}
+
+/* One rank: device, case, runtime, rounds, golden. Results go to `out`. */
 static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int out, void *services,
                      const run_lines *line)
 {
@@ -134,12 +154,8 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
         snprintf(sum.msg, sizeof sum.msg, "set-up failed: %s", hbg_strerror(st));
     sum.status = st;
     report_send(out, MSG_SUMMARY, &sum, sizeof sum);
-    /* The ranks' first passes start together (cli/startline.h); a rank
-     * whose set-up failed only says it will not come. */
-    if (st)
-        startline_arrive(line->start, rank);
-    else
-        (void)startline_wait(line->start, rank, secs_ns(o->peer_timeout_s));
+    /* The ranks' first passes start together (cli/startline.h). */
+    meet(line->start, rank, st != HBG_OK, o);
 
     for (uint32_t r = 0; r < o->rounds && !st; r++) {
         hbg_pass_report rep;
@@ -168,12 +184,8 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     }
     /* The golden check and the teardown (unmapping gigabytes of
      * reservations) wait for every peer's last pass: on a shared machine
-     * they slowed a peer's bind as a set-up does. A rank that failed only
-     * arrives; for one that dies the parent arrives (reap). */
-    if (st)
-        startline_arrive(line->finish, rank);
-    else
-        (void)startline_wait(line->finish, rank, secs_ns(o->peer_timeout_s));
+     * they slowed a peer's bind as a set-up does. */
+    meet(line->finish, rank, st != HBG_OK, o);
     sum.status = st;
     if (!st && sum.device_ran && !o->skip_golden) {
         hbg_status g = o->c->golden(state, &env, kt, sum.msg, sizeof sum.msg);
@@ -207,8 +219,7 @@ typedef struct rank_watch {
 static void not_started(const run_opts *o, run_collector *col, rank_watch *w, uint32_t r, const char *call)
 {
     snprintf(col->rank[r].sum.msg, sizeof col->rank[r].sum.msg, "not started: %s: %s", call, strerror(errno));
-    startline_arrive(w->line->start, r); /* never will itself */
-    startline_arrive(w->line->finish, r);
+    arrive_for(w->line, r);
     fprintf(stderr, "hbg run: rank %u %s; waiting at most %u s for the other ranks\n", r, col->rank[r].sum.msg,
             o->peer_timeout_s);
     if (!w->deadline) {
@@ -280,10 +291,7 @@ static void reap(const run_opts *o, run_collector *col, rank_watch *w, uint32_t 
     w->live[r] = false;
     col->rank[r].reaped = true;
     col->rank[r].wait_status = ws;
-    /* It may have ended before either line, where its peers would wait
-     * for it (a rank is counted once, whoever says it arrived). */
-    startline_arrive(w->line->start, r);
-    startline_arrive(w->line->finish, r);
+    arrive_for(w->line, r); /* it may have ended before either line */
     arm_on_failure(o, col, w, r, ws);
 }
 

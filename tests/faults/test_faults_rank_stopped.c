@@ -51,21 +51,29 @@ static pid_t last_child(pid_t parent)
     return last;
 }
 
+/* Starts `hbg run` with args and returns rank 1's pid once the ranks
+ * have run a few passes (four chip.run spans in the log). */
+static pid_t start_and_find_rank1(const char *const *args, const char *log, fs_child *c)
+{
+    fs_spec spec = {.args = args};
+    fs_start(&spec, c);
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 3000 && count_in(log, "name=chip.run ") < 4; i++)
+        nanosleep(&nap, NULL);
+    assert_true(count_in(log, "name=chip.run ") >= 4);
+    pid_t r1 = last_child(c->pid);
+    assert_true(r1 > 0);
+    return r1;
+}
+
 static void a_stopped_rank_is_killed_and_named(void **state)
 {
     (void)state;
     char *dir = fs_tempdir("stop");
     char *log = fs_path(dir, "run.log");
     const char *args[] = {"run", "dsv4", "--rounds", "100000", "--peer-timeout", "1", "--skip-golden", "-o", log, NULL};
-    fs_spec spec = {.args = args};
     fs_child c;
-    fs_start(&spec, &c);
-    struct timespec nap = {0, 20 * 1000 * 1000};
-    for (int i = 0; i < 3000 && count_in(log, "name=chip.run ") < 4; i++)
-        nanosleep(&nap, NULL);
-    assert_true(count_in(log, "name=chip.run ") >= 4);
-    victim = last_child(c.pid);
-    assert_true(victim > 0);
+    victim = start_and_find_rank1(args, log, &c);
     assert_int_equal(kill(victim, SIGSTOP), 0);
 
     char *out = NULL, *err = NULL;
@@ -119,15 +127,8 @@ static void a_killed_rank_does_not_hold_its_peer_at_the_finish(void **state)
     char *log = fs_path(dir, "run.log");
     const char *args[] = {"run", "dsv4", "--mode", "numbers", "--rounds", "5000", "--peer-timeout", "60",
                           "-o", log, NULL};
-    fs_spec spec = {.args = args};
     fs_child c;
-    fs_start(&spec, &c);
-    struct timespec nap = {0, 20 * 1000 * 1000};
-    for (int i = 0; i < 3000 && count_in(log, "name=chip.run ") < 4; i++)
-        nanosleep(&nap, NULL);
-    assert_true(count_in(log, "name=chip.run ") >= 4);
-    pid_t dead = last_child(c.pid);
-    assert_true(dead > 0);
+    pid_t dead = start_and_find_rank1(args, log, &c);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     assert_int_equal(kill(dead, SIGKILL), 0);
