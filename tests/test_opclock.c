@@ -97,26 +97,61 @@ static void readings_of_a_pass_land_between_its_anchors(void **state)
 static void the_period_weighs_the_reads_against_the_mean_operation(void **state)
 {
     (void)state;
-    /* nothing timed before, or nothing counted: everything */
+    /* nothing timed before: everything */
     assert_int_equal(hbg__opsample_period(0, 0, 22), 1);
     assert_int_equal(hbg__opsample_period(100, 0, 22), 1);
     assert_int_equal(hbg__opsample_period(0, 5000, 22), 1);
-    /* 100 ops of 100 ns, reads of 20 ns: ceil(20 / (0.005 * 100)) = 40 */
-    assert_int_equal(hbg__opsample_period(100, 10000, 20), 40);
-    /* one op less than that rounds up, never down: ceil(39.6) */
-    assert_int_equal(hbg__opsample_period(99, 10000, 20), 40);
-    /* 5 ops of 500 ns want ceil(8.8) = 9, but a pass like it must time one */
-    assert_int_equal(hbg__opsample_period(5, 2500, 22), 5);
-    /* 1,000 memo answers of 30 ns want 147: the longest period */
+    /* 100 ops of 100 ns, reads of 20 ns: ceil(20 / (0.002 * 100)) = 100 */
+    assert_int_equal(hbg__opsample_period(100, 10000, 20), 100);
+    /* rounds up, never down: ceil(21 * 99 / 20) = ceil(103.95) */
+    assert_int_equal(hbg__opsample_period(99, 10000, 21), 104);
+    /* 40 replays of 370 ns: ceil(28.4) */
+    assert_int_equal(hbg__opsample_period(40, 14800, 21), 29);
+    /* 5 ops of 500 ns want ceil(22): not capped at the 5 a pass makes */
+    assert_int_equal(hbg__opsample_period(5, 2500, 22), 22);
+    /* 1,000 memo answers of 30 ns want 367: the longest period */
     assert_int_equal(hbg__opsample_period(1000, 30000, 22), HBG_OPSAMPLE_MAX_PERIOD);
     /* a 50 us Definition build: timed whole */
     assert_int_equal(hbg__opsample_period(1, 50000, 22), 1);
-    /* 40 replays of 10 us: the reads are 0.2 % of them, under the share */
-    assert_int_equal(hbg__opsample_period(40, 400000, 22), 1);
+    /* 40 replays of 20 us: the reads are 0.1 % of them, under the share */
+    assert_int_equal(hbg__opsample_period(40, 800000, 22), 1);
     /* free reads: everything; reads past any product: the longest period */
     assert_int_equal(hbg__opsample_period(1000, 30000, 0), 1);
     assert_int_equal(hbg__opsample_period(1000, 30000, UINT64_MAX), HBG_OPSAMPLE_MAX_PERIOD);
-    assert_int_equal(hbg__opsample_period(3, 1, UINT64_MAX), 3);
+    assert_int_equal(hbg__opsample_period(3, 1, UINT64_MAX), HBG_OPSAMPLE_MAX_PERIOD);
+}
+
+/* The mean holds a window of HBG_OPSAMPLE_WINDOW operations: below it a
+ * plain sum, past it scaled down with the mean kept; a cold pass timed
+ * whole fades as warm operations come (the figures opsample.h gives). */
+static void the_mean_fades_to_a_window(void **state)
+{
+    (void)state;
+    hbg__opmean m = {0, 0};
+    hbg__opmean_add(&m, 1000, 10);
+    assert_int_equal(m.ns, 1000);
+    assert_int_equal(m.n, 10);
+    hbg__opmean_add(&m, 600, 6);
+    assert_int_equal(m.ns, 1600);
+    assert_int_equal(m.n, 16);
+    hbg__opmean_add(&m, 100, 1); /* 1700 over 17: 1600 over 16 */
+    assert_int_equal(m.ns, 1600);
+    assert_int_equal(m.n, HBG_OPSAMPLE_WINDOW);
+    hbg__opmean_add(&m, 0, 0);
+    assert_int_equal(m.ns, 1600);
+    /* a cold pass of 277 operations of 400 ns, then warm ones of 40 ns */
+    m = (hbg__opmean){0, 0};
+    hbg__opmean_add(&m, 277 * 400, 277);
+    assert_int_equal(m.ns, 16 * 400);
+    assert_int_equal(m.n, 16);
+    for (int k = 1; k <= 37; k++) {
+        hbg__opmean_add(&m, 40, 1);
+        double excess = ((double)m.ns / (double)m.n - 40) / 360;
+        if (k == 11)
+            assert_true(excess > 0.45 && excess < 0.55);
+        if (k == 37)
+            assert_true(excess > 0.08 && excess < 0.12);
+    }
 }
 
 static void the_gaps_stay_in_range_and_average_the_period(void **state)
@@ -184,12 +219,43 @@ static void every_place_is_timed_alike(void **state)
 static void the_total_scales_the_timed_sum(void **state)
 {
     (void)state;
-    assert_int_equal(hbg__opsample_total(1000, 10, 40), 4000);
-    assert_int_equal(hbg__opsample_total(1000, 40, 40), 1000);
-    assert_int_equal(hbg__opsample_total(7, 3, 10), 23); /* 23.3 */
-    assert_int_equal(hbg__opsample_total(8, 3, 10), 27); /* 26.7 */
-    assert_int_equal(hbg__opsample_total(0, 0, 5), 0);   /* none timed */
-    assert_int_equal(hbg__opsample_total(0, 0, 0), 0);
+    const hbg__opmean none = {0, 0}, m = {600, 6};
+    assert_int_equal(hbg__opsample_total(1000, 10, 40, &none), 4000);
+    assert_int_equal(hbg__opsample_total(1000, 40, 40, &none), 1000);
+    assert_int_equal(hbg__opsample_total(7, 3, 10, &none), 23); /* 23.3 */
+    assert_int_equal(hbg__opsample_total(8, 3, 10, &none), 27); /* 26.7 */
+    /* with some timed, the mean is not read */
+    assert_int_equal(hbg__opsample_total(1000, 10, 40, &m), 4000);
+    /* none timed: count times the mean, or unknown without one */
+    assert_int_equal(hbg__opsample_total(0, 0, 5, &m), 500);
+    assert_int_equal(hbg__opsample_total(0, 0, 5, &(hbg__opmean){7, 3}), 12); /* 11.7 */
+    assert_int_equal(hbg__opsample_total(0, 0, 5, &none), 0);
+    assert_int_equal(hbg__opsample_total(0, 0, 0, &m), 0);
+}
+
+/* A kind that makes fewer operations a pass than its period (5 submits
+ * against P = 64) is timed in count / P of the passes, once each, every
+ * place alike: the period is not capped at the count. */
+static void a_kind_shorter_than_its_period_is_timed_in_that_share(void **state)
+{
+    (void)state;
+    enum { P = 64, LEN = 5, PASSES = 64000 };
+    uint32_t hits[LEN] = {0}, timed_passes = 0;
+    uint64_t rng = HBG_OPSAMPLE_SEED;
+    for (int pass = 0; pass < PASSES; pass++) {
+        uint32_t at, skip = hbg__opsample_first(&rng, P, &at), timed = 0;
+        for (int op = 0; op < LEN; op++) {
+            if (--skip)
+                continue;
+            hits[op]++, timed++;
+            skip = hbg__opsample_gap(&rng, P, &at);
+        }
+        assert_true(timed <= 1);
+        timed_passes += timed;
+    }
+    assert_true(timed_passes > 0.95 * PASSES * LEN / P && timed_passes < 1.05 * PASSES * LEN / P);
+    for (int op = 0; op < LEN; op++)
+        assert_true(hits[op] > 0.9 * PASSES / P && hits[op] < 1.1 * PASSES / P);
 }
 
 /* A pass whose operations repeat with the period of its layers: one slow
@@ -220,7 +286,7 @@ static void random_places_estimate_a_layered_pass(void **state)
                 timed++;
                 tsum += j == 0 ? slow : fast;
             }
-        double est = (double)hbg__opsample_total(tsum, timed, count);
+        double est = (double)hbg__opsample_total(tsum, timed, count, &(hbg__opmean){0, 0});
         sum_est += est;
         double err = est > truth ? est / truth - 1 : 1 - est / truth;
         worst = err > worst ? err : worst;
@@ -245,7 +311,9 @@ int main(void)
         cmocka_unit_test(the_period_weighs_the_reads_against_the_mean_operation),
         cmocka_unit_test(the_gaps_stay_in_range_and_average_the_period),
         cmocka_unit_test(every_place_is_timed_alike),
+        cmocka_unit_test(the_mean_fades_to_a_window),
         cmocka_unit_test(the_total_scales_the_timed_sum),
+        cmocka_unit_test(a_kind_shorter_than_its_period_is_timed_in_that_share),
         cmocka_unit_test(random_places_estimate_a_layered_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -91,21 +91,14 @@ void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uin
     o->scope_depth = o->manual_depth = 0;
     o->body = NULL;
     o->capturing = false;
-    /* Each kind's period from the last pass that was timed (opsample.h):
-     * a pass with the breakdown off counts nothing, and must not make the
-     * next timed pass time everything. Every operation when records are
-     * armed. */
+    /* Each kind's period from the mean of its recent timed operations
+     * (opsample.h); every operation when records are armed. */
     for (int k = 0; k < HBG_OP_COUNT; k++) {
-        const hbg__opstat *s = &o->ops[k];
-        uint32_t period = s->period ? s->period : 1;
-        if (o->recpool)
-            period = 1;
-        else if (o->timed_pass)
-            period = hbg__opsample_period(s->count, s->total_ns, o->clock.pair_ns);
+        const hbg__opmean *m = &o->opmean[k];
+        uint32_t period = o->recpool ? 1 : hbg__opsample_period(m->n, m->ns, o->clock.pair_ns);
         o->ops[k] = (hbg__opstat){.period = period};
         o->ops[k].skip = hbg__opsample_first(&o->op_rng, period, &o->ops[k].at);
     }
-    o->timed_pass = o->timing;
     if (o->timing)
         hbg__opclock_open(&o->clock);
     hbg__tmap_reset(&o->map);
@@ -138,7 +131,13 @@ static void close_clock(hbg_orch *o)
 {
     for (int k = 0; k < HBG_OP_COUNT; k++) {
         hbg__opstat *s = &o->ops[k];
-        s->total_ns = hbg__opclock_dur(&o->clock, hbg__opsample_total(s->total_ns, s->timed, s->count));
+        uint64_t sum = hbg__opclock_dur(&o->clock, s->total_ns);
+        /* the estimate takes the mean as it was before this pass: with
+         * none timed the two are the same, and with some the mean is not
+         * read */
+        s->total_ns = hbg__opsample_total(sum, s->timed, s->count, &o->opmean[k]);
+        if (s->timed)
+            hbg__opmean_add(&o->opmean[k], sum, s->timed);
     }
     if (o->recpool && o->clock.tsc)
         hbg__recpool_set_map(o->recpool, &o->clock.map);

@@ -16,6 +16,7 @@
 
 #include "hbg/graph.h"
 #include "hbg/image.h"
+#include "orch/opsample.h"
 #include "orch/range.h"
 #include "hbg/kernel.h"
 #include "hbg/orch.h"
@@ -171,8 +172,8 @@ struct hbg_orch {
     hbg__opclock clock;
     hbg_recpool *recpool;
     hbg__opstat ops[HBG_OP_COUNT];
+    hbg__opmean opmean[HBG_OP_COUNT]; /* across passes: each kind's recent timed ones */
     uint64_t op_rng;           /* the sample's generator (opsample.h) */
-    bool timed_pass;           /* the pass now (or last) running is timed */
 };
 
 /* Appends `from` to the fanin list of the task or node being built (its
