@@ -272,12 +272,34 @@ static void arm_on_failure(const run_opts *o, const run_collector *col, rank_wat
 {
     const rank_state *rs = &col->rank[r];
     bool died = !rs->sum.final || !WIFEXITED(ws) || WEXITSTATUS(ws);
-    if (w->deadline || !(died || rs->sum.status))
+    /* a rank the parent killed was named when it was */
+    if (w->deadline || rs->stopped || !(died || rs->sum.status))
         return;
     fprintf(stderr, "hbg run: rank %u (pid %d) %s; waiting at most %u s for the other ranks\n", r, rs->pid,
             died ? "ended without finishing" : "failed", o->peer_timeout_s);
     snprintf(w->why, sizeof w->why, "%u s after rank %u failed", o->peer_timeout_s, r);
     w->deadline = hbg_mono_ns() + secs_ns(o->peer_timeout_s);
+}
+
+/* Rank r ended well, having waited at the finish line (cli/startline.h):
+ * a rank still running that has not arrived there has had --peer-timeout
+ * seconds since r finished its rounds (r's wait ended on that bound, as
+ * the line was not full), and is killed now. In a device run a stopped
+ * or hung rank holds its peers in a cross-rank wait, which fails them;
+ * numbers mode makes no such wait, and before this a stopped rank there
+ * held the command for ever. */
+static void kill_laggards(const run_opts *o, run_collector *col, rank_watch *w, uint32_t r, int ws)
+{
+    const rank_state *rs = &col->rank[r];
+    if (!w->line || !w->line->finish || !rs->sum.final || rs->sum.status || !WIFEXITED(ws) || WEXITSTATUS(ws))
+        return;
+    for (uint32_t k = 0; k < o->ranks; k++)
+        if (w->live[k] && !startline_arrived(w->line->finish, k)) {
+            fprintf(stderr, "hbg run: rank %u (pid %d) still running %u s after rank %u finished its rounds: killing it\n",
+                    k, col->rank[k].pid, o->peer_timeout_s, r);
+            kill(col->rank[k].pid, SIGKILL);
+            col->rank[k].stopped = true;
+        }
 }
 
 /* Reaps rank r if it has ended (blocking only once its pipe is closed and
@@ -291,6 +313,7 @@ static void reap(const run_opts *o, run_collector *col, rank_watch *w, uint32_t 
     w->live[r] = false;
     col->rank[r].reaped = true;
     col->rank[r].wait_status = ws;
+    kill_laggards(o, col, w, r, ws);
     arrive_for(w->line, r); /* it may have ended before either line */
     arm_on_failure(o, col, w, r, ws);
 }

@@ -59,3 +59,8 @@ bool startline_wait(run_startline *s, uint32_t rank, uint64_t timeout_ns)
     }
     return true;
 }
+
+bool startline_arrived(const run_startline *s, uint32_t rank)
+{
+    return !s || rank >= s->n || atomic_load(&s->in[rank]) != 0;
+}

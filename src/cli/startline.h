@@ -19,7 +19,8 @@
  * or round) still arrives, so its peers do not wait for it; the parent
  * arrives for a rank that died or was never started. A rank that hangs
  * before arriving holds its peers for the peer timeout at most, after
- * which they go on anyway. */
+ * which they go on anyway; at the finish line the parent then kills it
+ * (cmd_run.c). */
 #ifndef HBG_CLI_STARTLINE_H
 #define HBG_CLI_STARTLINE_H
 
@@ -38,5 +39,8 @@ void startline_arrive(run_startline *s, uint32_t rank);
 /* Arrives, then waits until every rank has arrived or timeout_ns have
  * passed; false on the timeout. A NULL line returns at once. */
 bool startline_wait(run_startline *s, uint32_t rank, uint64_t timeout_ns);
+/* Whether rank `rank` has arrived (true on a NULL line: nobody waits
+ * there). */
+bool startline_arrived(const run_startline *s, uint32_t rank);
 
 #endif

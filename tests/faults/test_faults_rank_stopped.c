@@ -4,7 +4,10 @@
  * and fails its round. From that failure the stopped rank has
  * --peer-timeout seconds more; then the parent kills it and names it, and
  * the command ends with status 1 — it never waits on the stopped rank.
- * --time-limit bounds a run with no failure at all the same way. */
+ * --time-limit bounds a run with no failure at all the same way. In
+ * numbers mode, where no round waits on the peer, the finish line does:
+ * the rank that did not arrive there is killed once its peer has waited
+ * --peer-timeout seconds for it. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -151,6 +154,42 @@ static void a_killed_rank_does_not_hold_its_peer_at_the_finish(void **state)
     fs_rmdir(dir);
 }
 
+/* The same stop in numbers mode, where no round waits on the peer: rank
+ * 0 finishes its rounds, waits --peer-timeout seconds at the finish line
+ * and ends well; the parent then kills rank 1, which never arrived there,
+ * and names it. Before, nothing bounded this and the command waited on
+ * the stopped rank for ever. */
+static void a_stopped_rank_does_not_hold_a_numbers_run(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("stopnum");
+    char *log = fs_path(dir, "run.log");
+    const char *args[] = {"run", "dsv4", "--mode", "numbers", "--rounds", "10000", "--peer-timeout", "2",
+                          "-o", log, NULL};
+    fs_child c;
+    victim = start_and_find_rank1(args, log, &c);
+    assert_int_equal(kill(victim, SIGSTOP), 0);
+
+    char *out = NULL, *err = NULL;
+    int rc = fs_finish(&c, 120, &out, &err);
+    assert_int_equal(rc, 1);
+    char want[160];
+    snprintf(want, sizeof want,
+             "hbg run: rank 1 (pid %d) still running 2 s after rank 0 finished its rounds: killing it\n",
+             (int)victim);
+    fs_expect(err, want);
+    /* killed by the parent, not a failure that starts another bound */
+    assert_null(strstr(err, "waiting at most"));
+    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)victim);
+    fs_expect(out, want);
+    fs_expect(out, "): golden skipped (device run skipped); device skipped\n");
+    victim = 0;
+    free(out);
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
 /* A failed assertion must not leave a stopped process behind. */
 static int teardown(void **state)
 {
@@ -164,6 +203,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(a_stopped_rank_is_killed_and_named, teardown),
+        cmocka_unit_test_teardown(a_stopped_rank_does_not_hold_a_numbers_run, teardown),
         cmocka_unit_test(the_time_limit_ends_the_run),
         cmocka_unit_test(a_killed_rank_does_not_hold_its_peer_at_the_finish),
     };
