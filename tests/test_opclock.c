@@ -149,7 +149,7 @@ static void the_mean_fades_to_a_window(void **state)
         double excess = ((double)m.ns / (double)m.n - 40) / 360;
         if (k == 11)
             assert_true(excess > 0.45 && excess < 0.55);
-        if (k == 37)
+        if (k == 38)
             assert_true(excess > 0.08 && excess < 0.12);
     }
 }

@@ -284,17 +284,28 @@ static void arm_on_failure(const run_opts *o, const run_collector *col, rank_wat
 /* Rank r ended well, having waited at the finish line (cli/startline.h):
  * a rank still running that has not arrived there has had --peer-timeout
  * seconds since r finished its rounds (r's wait ended on that bound, as
- * the line was not full), and is killed now. In a device run a stopped
- * or hung rank holds its peers in a cross-rank wait, which fails them;
- * numbers mode makes no such wait, and before this a stopped rank there
- * held the command for ever. */
+ * the line was not full), and is killed now. Where the ranks' rounds wait
+ * on each other (dsv4's device runs, through its cross-rank window) a
+ * stopped or hung rank fails its peers first; elsewhere (numbers mode, a
+ * skipped device run, the cases without a window) no round waits, and
+ * before this a stopped rank held the command for ever. A rank whose pipe
+ * is closed has ended (its own reap names it), and one killed already is
+ * not killed again. Without a finish line (its page could not be mapped)
+ * nobody waited: the others get the bound from now. */
 static void kill_laggards(const run_opts *o, run_collector *col, rank_watch *w, uint32_t r, int ws)
 {
     const rank_state *rs = &col->rank[r];
-    if (!w->line || !w->line->finish || !rs->sum.final || rs->sum.status || !WIFEXITED(ws) || WEXITSTATUS(ws))
+    if (o->ranks < 2 || !rs->sum.final || rs->sum.status || !WIFEXITED(ws) || WEXITSTATUS(ws))
         return;
+    if (!w->line || !w->line->finish) {
+        if (!w->deadline) {
+            snprintf(w->why, sizeof w->why, "%u s after rank %u finished its rounds", o->peer_timeout_s, r);
+            w->deadline = hbg_mono_ns() + secs_ns(o->peer_timeout_s);
+        }
+        return;
+    }
     for (uint32_t k = 0; k < o->ranks; k++)
-        if (w->live[k] && !startline_arrived(w->line->finish, k)) {
+        if (w->live[k] && w->fd[k] >= 0 && !col->rank[k].stopped && !startline_arrived(w->line->finish, k)) {
             fprintf(stderr, "hbg run: rank %u (pid %d) still running %u s after rank %u finished its rounds: killing it\n",
                     k, col->rank[k].pid, o->peer_timeout_s, r);
             kill(col->rank[k].pid, SIGKILL);
@@ -322,7 +333,7 @@ static void reap(const run_opts *o, run_collector *col, rank_watch *w, uint32_t 
 static void kill_rest(run_collector *col, rank_watch *w, uint32_t ranks)
 {
     for (uint32_t r = 0; r < ranks; r++)
-        if (w->live[r]) {
+        if (w->live[r] && !col->rank[r].stopped) {
             fprintf(stderr, "hbg run: rank %u (pid %d) still running %s: killing it\n", r, col->rank[r].pid,
                     w->why);
             kill(col->rank[r].pid, SIGKILL);

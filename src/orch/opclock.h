@@ -4,7 +4,7 @@
  * records are armed, a sample of each kind with the breakdown alone
  * (opsample.h). clock_gettime costs ~26 ns on the
  * virtual machines this runs on, a sizable share of a 130 ns submit, so on
- * x86 with an invariant TSC the operations read the TSC (~12 ns) instead
+ * x86 with an invariant TSC the operations read the TSC (~10 ns) instead
  * and keep the raw ticks: no conversion inside the pass at all.
  *
  * The pass is bracketed by two anchors, each a CLOCK_MONOTONIC read paired

@@ -75,7 +75,8 @@ typedef struct hbg__opmean {
  * down to HBG_OPSAMPLE_WINDOW operations when it holds more: an
  * exponentially fading window, so a mean follows a kind that got cheaper
  * (the cold pass, timed whole, is 1/2 of the mean after some 11 timed
- * operations more, 1/10 after 37) without remembering every pass. */
+ * operations more added one at a time, 1/10 after 38) without
+ * remembering every pass. */
 static inline void hbg__opmean_add(hbg__opmean *m, uint64_t ns, uint64_t timed)
 {
     m->ns += ns;
