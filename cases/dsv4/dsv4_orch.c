@@ -104,23 +104,14 @@ static void alloc_rr(bx *x, uint32_t na, hbg_tensor *buf, uint32_t nb)
     }
 }
 
-/* A row-major 2-D (cols 0: 1-D) view `off` elements into b's view. */
-static hbg_tensor part(const hbg_tensor *b, uint64_t off, uint32_t rows, uint32_t cols)
+/* A row-major 2-D (cols 0: 1-D) view `off` elements into b's view,
+ * written to *v with hbg_tensor_view_into: the submit that follows reads
+ * it back 16 bytes at a time, which waits on a view built field by field
+ * (the templates' reserved fields are zero, so the bytes are the same). */
+static void part(hbg_tensor *v, const hbg_tensor *b, uint64_t off, uint32_t rows, uint32_t cols)
 {
-    hbg_tensor v = *b;
-    memset(v.shape, 0, sizeof v.shape);
-    memset(v.strides, 0, sizeof v.strides);
-    v.offset = b->offset + off;
-    if (cols) {
-        v.ndim = 2;
-        v.shape[0] = rows, v.shape[1] = cols;
-        v.strides[0] = cols, v.strides[1] = 1;
-    } else {
-        v.ndim = 1;
-        v.shape[0] = rows;
-        v.strides[0] = 1;
-    }
-    return v;
+    const uint32_t shape[2] = {rows, cols};
+    hbg_tensor_view_into(v, b, b->offset + off, cols ? 2 : 1, shape, NULL);
 }
 
 /* ---- attention ---------------------------------------------------------- */
@@ -224,7 +215,8 @@ static void attention(bx *x, const attn_shape *sh, const attn_io *io, hbg_tensor
         y[j] = &buf[b + j];
         if (io->early_read && j + 1 == sh->post)
             aiv(x, sh->post, y, TL(z));
-        hbg_tensor tile = part(io->wo, (uint64_t)j * rows * DSV4_D, rows, DSV4_D);
+        hbg_tensor tile;
+        part(&tile, io->wo, (uint64_t)j * rows * DSV4_D, rows, DSV4_D);
         aic(x, TL(o_att, &tile), TL(y[j]), &d);
     }
     if (!io->early_read)
@@ -338,11 +330,15 @@ static void moe(bx *x, const moe_io *io, hbg_tensor *made, hbg_tensor *final)
             eg[e][k] = s->d_ef, ts[k] = &eg[e][k];
         hbg_task_id id;
         hbg_alloc_tensors(o, 4, ts, &id);
-        hbg_tensor rv = part(&B[M_RECV], (uint64_t)e * DSV4_R * DSV4_D, DSV4_R, DSV4_D);
+        hbg_tensor rv;
+        part(&rv, &B[M_RECV], (uint64_t)e * DSV4_R * DSV4_D, DSV4_R, DSV4_D);
         uint64_t toff = (uint64_t)(e % 8) * DSV4_F * DSV4_D;
-        hbg_tensor t1 = part(w[BM_EX1 + e / 8], toff, DSV4_F, DSV4_D);
-        hbg_tensor t3 = part(w[BM_EX3 + e / 8], toff, DSV4_F, DSV4_D);
-        hbg_tensor s1 = part(w[BM_S1 + e / 8], (uint64_t)(e % 8) * DSV4_F, DSV4_F, 0);
+        hbg_tensor t1;
+        part(&t1, w[BM_EX1 + e / 8], toff, DSV4_F, DSV4_D);
+        hbg_tensor t3;
+        part(&t3, w[BM_EX3 + e / 8], toff, DSV4_F, DSV4_D);
+        hbg_tensor s1;
+        part(&s1, w[BM_S1 + e / 8], (uint64_t)(e % 8) * DSV4_F, DSV4_F, 0);
         sub(x, DSV4_K_GEN_AIC, NONE, HBG_CORE_AIC, 1, TL(&rv, &t1), 0, NULL, TL(&eg[e][0]), &p);
         sub(x, DSV4_K_GEN_AIC, NONE, HBG_CORE_AIC, 1, TL(&rv, &t3), 0, NULL, TL(&eg[e][1]), &p);
         sub(x, NONE, DSV4_K_GEN_AIV, HBG_CORE_AIV, 1, TL(&eg[e][0], &eg[e][1]), 0, NULL, TL(&eg[e][2]), &p);
@@ -357,9 +353,12 @@ static void moe(bx *x, const moe_io *io, hbg_tensor *made, hbg_tensor *final)
         hbg_task_id id;
         hbg_alloc_tensors(o, 1, &tp, &id);
         uint64_t toff = (uint64_t)(e % 8) * DSV4_F * DSV4_D;
-        hbg_tensor t2 = part(w[BM_EX2 + e / 8], toff, DSV4_F, DSV4_D);
-        hbg_tensor s2 = part(w[BM_S2 + e / 8], (uint64_t)(e % 8) * DSV4_F, DSV4_F, 0);
-        hbg_tensor yv = part(&B[M_Y], (uint64_t)e * DSV4_R * DSV4_D, DSV4_R, DSV4_D);
+        hbg_tensor t2;
+        part(&t2, w[BM_EX2 + e / 8], toff, DSV4_F, DSV4_D);
+        hbg_tensor s2;
+        part(&s2, w[BM_S2 + e / 8], (uint64_t)(e % 8) * DSV4_F, DSV4_F, 0);
+        hbg_tensor yv;
+        part(&yv, &B[M_Y], (uint64_t)e * DSV4_R * DSV4_D, DSV4_R, DSV4_D);
         hbg_tensor *yp = &yv;
         sub(x, DSV4_K_GEN_AIC, NONE, HBG_CORE_AIC, 1, TL(&eg[e][3], &t2), 0, NULL, TL(&ed[e]), &p);
         last[e] = sub(x, NONE, DSV4_K_GEN_AIV, HBG_CORE_AIV, 1, TL(&ed[e], &s2), 1, &yp, 0, NULL, &p);
@@ -586,7 +585,8 @@ hbg_status dsv4_orchestrate(hbg_orch *o, void *ctx)
     aiv(&x, TL(&fin, &hc), TL(&hb[0]));
     aiv(&x, TL(&hb[0], &fnorm), TL(&hb[1]));
     for (uint32_t j = 0; j < 6; j++) {
-        hbg_tensor tile = part(&lm, (uint64_t)j * 8 * DSV4_D, 8, DSV4_D);
+        hbg_tensor tile;
+        part(&tile, &lm, (uint64_t)j * 8 * DSV4_D, 8, DSV4_D);
         aic(&x, TL(&hb[1], &tile), TL(&hb[2 + j]), NULL);
     }
     aiv(&x, 6, h0 + 2, TL(&logits));
