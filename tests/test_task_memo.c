@@ -305,6 +305,7 @@ static uint64_t scal[2];
 static hbg_tensor outs[4];
 static bool one_row;        /* every task updates the same rows, each after the last */
 static int manual_at = -1;  /* the task submitted in a MANUAL scope of its own */
+static int flip_at = -1;    /* a byte of task 3's allocating argument, flipped */
 
 static hbg_status layer(int bad_at)
 {
@@ -312,6 +313,8 @@ static hbg_status layer(int bad_at)
     for (int i = 0; i < 4; i++) {
         uint32_t sh[2] = {2, 8};
         outs[i] = hbg_tensor_desc(HBG_F32, 2, sh);
+        if (i == 3 && flip_at >= 0)
+            ((unsigned char *)&outs[i])[flip_at] ^= 1;
         hbg_tensor xv = fx_tile(&x, one_row ? 0 : (uint32_t)i * 2, 0, 2, 8);
         if (i == bad_at)
             xv.offset = 4096; /* past the buffer: refused */
@@ -360,7 +363,7 @@ static int setup(void **state)
     x = fx_buf(0x20000, 8, 8);
     y = fx_buf(0x30000, 8, 8);
     scal[0] = 7, scal[1] = 9;
-    one_row = false, manual_at = -1;
+    one_row = false, manual_at = -1, flip_at = -1;
     return 0;
 }
 
@@ -458,6 +461,29 @@ static void a_moved_heap_forgets_the_memo(void **state)
     hbg__memo_forget(o);
     pass_at(FAKE_HEAP_BASE + 0x100000, -1);
     assert_int_equal(o->memo_hits, h + 4);
+}
+
+/* An allocating argument is its record but for the buffer it is given:
+ * one byte flipped anywhere in it but nbytes and creator (which the
+ * allocation overwrites) is a different task, and addr set is not an
+ * allocating argument at all; flipped in nbytes or creator, the task is
+ * still answered. Every byte of the 96, each on a fresh orchestrator
+ * warmed with the unflipped layer. */
+static void an_allocating_argument_is_compared_on_all_but_its_buffer(void **state)
+{
+    (void)state;
+    for (int at = 0; at < (int)sizeof(hbg_tensor); at++) {
+        teardown(NULL);
+        setup(NULL);
+        uint64_t h = warm();
+        flip_at = at;
+        pass_at(FAKE_HEAP_BASE, -1);
+        bool ignored = (at >= (int)offsetof(hbg_tensor, nbytes) && at < (int)offsetof(hbg_tensor, offset)) ||
+                       (at >= (int)offsetof(hbg_tensor, creator) && at < (int)offsetof(hbg_tensor, reserved2));
+        if (o->memo_hits != h + (ignored ? 4 : 3))
+            fail_msg("byte %d of the allocating argument: %llu hits, want %d", at,
+                     (unsigned long long)(o->memo_hits - h), ignored ? 4 : 3);
+    }
 }
 
 /* alloc_tensors makes no map calls: its record depends on the heap's fill
@@ -816,6 +842,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_task_in_a_manual_scope_is_submitted_again, setup, teardown),
         cmocka_unit_test_setup_teardown(a_refused_submit_ends_the_memo_for_its_pass, setup, teardown),
         cmocka_unit_test_setup_teardown(a_moved_heap_forgets_the_memo, setup, teardown),
+        cmocka_unit_test_setup_teardown(an_allocating_argument_is_compared_on_all_but_its_buffer, setup, teardown),
         cmocka_unit_test_setup_teardown(an_allocation_is_answered_from_the_third_pass, setup, teardown),
         cmocka_unit_test(a_description_listed_twice_is_refused_with_the_memo),
         cmocka_unit_test(a_predicate_on_its_own_allocation),
