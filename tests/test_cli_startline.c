@@ -1,7 +1,8 @@
 /* The start line of hbg run's ranks (src/cli/startline.c), with forked
  * processes as the ranks: nobody passes before the last arrives, a rank
  * that only arrives (a failed set-up) releases its peers, a missing rank
- * holds them for the timeout and no longer, and a rank is counted once. */
+ * holds them for the timeout and no longer, and a rank is counted once
+ * (and asked after). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -104,9 +105,15 @@ static void a_rank_is_counted_once(void **state)
     startline_arrive(s, 1);
     startline_arrive(s, 1);
     startline_arrive(s, 7);
+    assert_true(startline_arrived(s, 1));
+    assert_false(startline_arrived(s, 0));
     assert_false(startline_wait(s, 0, 30000000ull)); /* rank 2 missing */
+    assert_true(startline_arrived(s, 0));  /* it arrived to wait */
+    assert_false(startline_arrived(s, 2));
+    assert_true(startline_arrived(s, 7));  /* past the count: nobody waits for it */
     startline_arrive(s, 2);
     assert_true(startline_wait(s, 0, 0));
+    assert_true(startline_arrived(NULL, 0)); /* no line */
     startline_destroy(s);
 }
 
