@@ -450,6 +450,18 @@ static void fill(const dsv4_state *s, const hbg_tensor *args, uint32_t first, ui
     }
 }
 
+/* The same slots one layer on: the views fill() made for an earlier layer
+ * differ only in the offset of those that are per layer, so only that
+ * word is written (a decode step's boundary moves by a slice a layer). */
+static void advance(const dsv4_state *s, uint32_t first, uint32_t n, uint64_t layer, hbg_tensor *dst)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const dsv4_slot *sl = &s->bslot[first + i];
+        if (sl->per_layer)
+            dst[i].offset = sl->tmpl.offset + (layer + sl->layer_delta) * sl->slice;
+    }
+}
+
 static hbg_tensor layer_view(const dsv4_state *s, const hbg_tensor *args, uint32_t arg, const hbg_tensor *tmpl,
                              uint64_t layer)
 {
@@ -547,8 +559,13 @@ hbg_status dsv4_orchestrate(hbg_orch *o, void *ctx)
         uint64_t L = 2 + 2 * k;
         s->bt[B_H_IN] = k == 0 ? st[3] : *pingpong[(k - 1) & 1];
         s->bt[B_H_OUT] = *pingpong[k & 1];
-        fill(s, args, B_CSA, B_NIN - B_CSA, L, &s->bt[B_CSA]);
-        fill(s, args, B_CSA_KV, 3, L, &s->bt[B_CSA_KV]);
+        if (k == 0) {
+            fill(s, args, B_CSA, B_NIN - B_CSA, L, &s->bt[B_CSA]);
+            fill(s, args, B_CSA_KV, 3, L, &s->bt[B_CSA_KV]);
+        } else {
+            advance(s, B_CSA, B_NIN - B_CSA, L, &s->bt[B_CSA]);
+            advance(s, B_CSA_KV, 3, L, &s->bt[B_CSA_KV]);
+        }
         s->bs[S_LAYER_CSA] = L;
         s->bs[S_LAYER_HCA] = L + 1;
         s->bs[S_EPOCH_M1] = s->epoch++;
