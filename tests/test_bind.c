@@ -18,6 +18,7 @@
 #include "case.h"
 #include "device/exec.h"
 #include "orch/opsample.h"
+#include "support/resident.h"
 
 typedef struct rig {
     hbg_device *dev;
@@ -395,31 +396,16 @@ typedef struct stack_job {
     size_t before, after, pages;
 } stack_job;
 
-static size_t resident_between(uintptr_t lo, uintptr_t hi, size_t *pages)
-{
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    unsigned char vec[64];
-    lo &= ~(page - 1);
-    size_t n = (hi - lo + page - 1) / page;
-    assert_true(n <= sizeof vec);
-    assert_int_equal(mincore((void *)lo, n * page, vec), 0);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += vec[i] & 1;
-    *pages = n;
-    return k;
-}
-
 static void *bind_on_fresh_stack(void *arg)
 {
     stack_job *j = arg;
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo = sp - (56 << 10), hi = sp - (16 << 10);
     rig r;
     rig_open(&r, "vector", 0, false);
-    j->before = resident_between(lo, hi, &j->pages);
+    j->before = ts_resident(lo, hi, &j->pages);
     hbg_pass_report rep;
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, true, &rep), HBG_OK);
-    j->after = resident_between(lo, hi, &j->pages);
+    j->after = ts_resident(lo, hi, &j->pages);
     rig_close(&r);
     return NULL;
 }

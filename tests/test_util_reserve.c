@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "support/resident.h"
 #include "util/reserve.h"
 
 static size_t PAGE;
@@ -17,13 +18,7 @@ static size_t PAGE;
 /* How many of the n pages from p are resident. */
 static size_t resident(void *p, size_t n)
 {
-    unsigned char vec[4096];
-    assert_true(n <= sizeof vec);
-    assert_int_equal(mincore(p, n * PAGE, vec), 0);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += vec[i] & 1;
-    return k;
+    return ts_resident((uintptr_t)p, (uintptr_t)p + n * PAGE, NULL);
 }
 
 static void hot_prefix_is_resident_and_the_rest_is_not(void **st)

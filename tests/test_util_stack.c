@@ -13,23 +13,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "support/resident.h"
 #include "util/stack.h"
-
-static uintptr_t PAGE;
-
-/* How many pages of [lo, hi) are resident. */
-static size_t resident(uintptr_t lo, uintptr_t hi)
-{
-    unsigned char vec[64];
-    lo &= ~(PAGE - 1);
-    size_t n = (hi - lo + PAGE - 1) / PAGE;
-    assert_true(n <= sizeof vec);
-    assert_int_equal(mincore((void *)lo, n * PAGE, vec), 0);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += vec[i] & 1;
-    return k;
-}
 
 typedef struct job {
     int kind;         /* 0: own stack, 1: the main thread's, 2: no bounds,
@@ -46,7 +31,7 @@ __attribute__((noinline)) static void run(job *j)
 {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo = sp - (48 << 10), hi = sp - (8 << 10);
     j->own = hbg__stack_of_caller();
-    j->before = resident(lo, hi);
+    j->before = ts_resident(lo, hi, NULL);
     hbg__stack s = j->own;
     if (j->kind == 1)
         s = j->main;
@@ -55,8 +40,7 @@ __attribute__((noinline)) static void run(job *j)
     else if (j->kind == 3)
         s.owner = j->main.owner;
     hbg__stack_commit(s);
-    j->after = resident(lo, hi);
-    j->pages = (hi - (lo & ~(PAGE - 1)) + PAGE - 1) / PAGE;
+    j->after = ts_resident(lo, hi, &j->pages);
 }
 
 static void *thread_main(void *arg)
@@ -130,7 +114,6 @@ static void nothing_on_a_small_stack(void **st)
 
 int main(void)
 {
-    PAGE = (uintptr_t)sysconf(_SC_PAGESIZE);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bounds_hold_the_caller),
         cmocka_unit_test(commit_makes_the_pages_below_resident),

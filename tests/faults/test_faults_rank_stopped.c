@@ -69,26 +69,44 @@ static pid_t start_and_find_rank1(const char *const *args, const char *log, fs_c
     return r1;
 }
 
+/* Starts `hbg run` with args, sends rank 1 `sig` once it runs, and waits
+ * at most `secs` for the command: its exit status, stdout and stderr;
+ * rank 1's pid in *r1 (and in `victim` for a stop, so a failed assertion
+ * does not leave it stopped), and in *after the seconds from the signal
+ * to the end. */
+static int signal_rank1(const char *const *args, const char *log, int sig, int secs, pid_t *r1, double *after,
+                        char **out, char **err)
+{
+    fs_child c;
+    *r1 = start_and_find_rank1(args, log, &c);
+    if (sig == SIGSTOP)
+        victim = *r1;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(kill(*r1, sig), 0);
+    int rc = fs_finish(&c, secs, out, err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *after = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    return rc;
+}
+
 static void a_stopped_rank_is_killed_and_named(void **state)
 {
     (void)state;
     char *dir = fs_tempdir("stop");
     char *log = fs_path(dir, "run.log");
     const char *args[] = {"run", "dsv4", "--rounds", "100000", "--peer-timeout", "1", "--skip-golden", "-o", log, NULL};
-    fs_child c;
-    victim = start_and_find_rank1(args, log, &c);
-    assert_int_equal(kill(victim, SIGSTOP), 0);
-
     char *out = NULL, *err = NULL;
-    int rc = fs_finish(&c, 60, &out, &err);
-    assert_int_equal(rc, 1);
+    pid_t r1;
+    double after;
+    assert_int_equal(signal_rank1(args, log, SIGSTOP, 60, &r1, &after, &out, &err), 1);
     char want[160];
     fs_expect(err, "hbg run: rank 0 (pid ");
     fs_expect(err, ") failed; waiting at most 1 s for the other ranks\n");
     snprintf(want, sizeof want, "hbg run: rank 1 (pid %d) still running 1 s after rank 0 failed: killing it\n",
-             (int)victim);
+             (int)r1);
     fs_expect(err, want);
-    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)victim);
+    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)r1);
     fs_expect(out, want);
     fs_expect(out, "failed: timed out waiting for the peer rank");
     victim = 0;
@@ -130,16 +148,10 @@ static void a_killed_rank_does_not_hold_its_peer_at_the_finish(void **state)
     char *log = fs_path(dir, "run.log");
     const char *args[] = {"run", "dsv4", "--mode", "numbers", "--rounds", "5000", "--peer-timeout", "60",
                           "-o", log, NULL};
-    fs_child c;
-    pid_t dead = start_and_find_rank1(args, log, &c);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    assert_int_equal(kill(dead, SIGKILL), 0);
-
     char *out = NULL, *err = NULL;
-    int rc = fs_finish(&c, 120, &out, &err);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    assert_int_equal(rc, 1);
+    pid_t dead;
+    double after;
+    assert_int_equal(signal_rank1(args, log, SIGKILL, 120, &dead, &after, &out, &err), 1);
     char want[160];
     snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: killed by signal 9 (Killed) after ", (int)dead);
     fs_expect(out, want);
@@ -147,7 +159,7 @@ static void a_killed_rank_does_not_hold_its_peer_at_the_finish(void **state)
     fs_expect(out, "): golden skipped (device run skipped); device skipped\n");
     assert_null(strstr(err, "killing it"));
     /* 5,000 warm passes take seconds, not the timeout. */
-    assert_true(t1.tv_sec - t0.tv_sec < 45);
+    assert_true(after < 45);
     free(out);
     free(err);
     free(log);
@@ -166,21 +178,18 @@ static void a_stopped_rank_does_not_hold_a_numbers_run(void **state)
     char *log = fs_path(dir, "run.log");
     const char *args[] = {"run", "dsv4", "--mode", "numbers", "--rounds", "10000", "--peer-timeout", "2",
                           "-o", log, NULL};
-    fs_child c;
-    victim = start_and_find_rank1(args, log, &c);
-    assert_int_equal(kill(victim, SIGSTOP), 0);
-
     char *out = NULL, *err = NULL;
-    int rc = fs_finish(&c, 120, &out, &err);
-    assert_int_equal(rc, 1);
+    pid_t r1;
+    double after;
+    assert_int_equal(signal_rank1(args, log, SIGSTOP, 120, &r1, &after, &out, &err), 1);
     char want[160];
     snprintf(want, sizeof want,
              "hbg run: rank 1 (pid %d) still running 2 s after rank 0 finished its rounds: killing it\n",
-             (int)victim);
+             (int)r1);
     fs_expect(err, want);
     /* killed by the parent, not a failure that starts another bound */
     assert_null(strstr(err, "waiting at most"));
-    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)victim);
+    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)r1);
     fs_expect(out, want);
     fs_expect(out, "): golden skipped (device run skipped); device skipped\n");
     victim = 0;
