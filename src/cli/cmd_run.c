@@ -297,7 +297,7 @@ static void kill_laggards(const run_opts *o, run_collector *col, rank_watch *w, 
     const rank_state *rs = &col->rank[r];
     if (o->ranks < 2 || !rs->sum.final || rs->sum.status || !WIFEXITED(ws) || WEXITSTATUS(ws))
         return;
-    if (!w->line || !w->line->finish) {
+    if (!w->line->finish) {
         if (!w->deadline) {
             snprintf(w->why, sizeof w->why, "%u s after rank %u finished its rounds", o->peer_timeout_s, r);
             w->deadline = hbg_mono_ns() + secs_ns(o->peer_timeout_s);

@@ -114,24 +114,24 @@ void hbg__memo_answer(hbg_orch *o, hbg__memo *m, hbg_task_id *id)
  * Compared in place, not as a copy with the buffer fields patched in:
  * the copy's 16-byte reads then met the 4-byte store of `creator` still
  * in flight, a stall that was a third of a dsv4 rank's allocations. */
-static bool same_alloc(const hbg_tensor *t, const hbg_tensor *r)
-{
-    enum { MID = offsetof(hbg_tensor, shape) + 16 - offsetof(hbg_tensor, offset) };
-    if (t->addr)
-        return false;
-    uint64_t tail_t, tail_r; /* shape[4], ndim, dtype, reserved */
-    memcpy(&tail_t, (const unsigned char *)t + offsetof(hbg_tensor, shape) + 16, 8);
-    memcpy(&tail_r, (const unsigned char *)r + offsetof(hbg_tensor, shape) + 16, 8);
-    return hbg__same_bytes16(&t->offset, &r->offset, MID) && tail_t == tail_r && t->reserved2 == r->reserved2;
-}
-
-/* offset .. shape[3], 64 bytes (16-byte compares), then the tail word,
- * which ends where creator begins: with reserved2, all but the buffer
- * fields. */
-_Static_assert(offsetof(hbg_tensor, offset) == 16 && offsetof(hbg_tensor, shape) + 16 - offsetof(hbg_tensor, offset) == 64 &&
-                   offsetof(hbg_tensor, shape) + 16 + 8 == offsetof(hbg_tensor, creator) &&
+/* The parts compared: 64 bytes from `offset` (to shape[3]), then the
+ * 8-byte tail (shape[4], ndim, dtype, reserved) that ends where creator
+ * begins, then reserved2: all but addr, nbytes and creator. */
+#define ALLOC_MID ((size_t)64)
+#define ALLOC_TAIL (offsetof(hbg_tensor, offset) + ALLOC_MID)
+_Static_assert(offsetof(hbg_tensor, offset) == 16 && ALLOC_TAIL + 8 == offsetof(hbg_tensor, creator) &&
                    offsetof(hbg_tensor, reserved2) + 4 == sizeof(hbg_tensor),
                "same_alloc's parts cover hbg_tensor but its buffer fields");
+
+static bool same_alloc(const hbg_tensor *t, const hbg_tensor *r)
+{
+    if (t->addr)
+        return false;
+    uint64_t tail_t, tail_r;
+    memcpy(&tail_t, (const unsigned char *)t + ALLOC_TAIL, 8);
+    memcpy(&tail_r, (const unsigned char *)r + ALLOC_TAIL, 8);
+    return hbg__same_bytes16(&t->offset, &r->offset, ALLOC_MID) && tail_t == tail_r && t->reserved2 == r->reserved2;
+}
 
 /* The buffer the record says it was given, as the full path gives it. */
 static void take_buffer(hbg_tensor *t, const hbg_tensor *r)
