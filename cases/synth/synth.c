@@ -95,7 +95,7 @@ static void free_state(syn_state *s)
 {
     if (!s)
         return;
-    free(s->in), free(s->out), free(s->chunk), free(s->row), free(s->outrow), free(s->tmp);
+    free(s->in), free(s->out), free(s->chunk), free(s->outrow), free(s->tmp);
     free(s);
 }
 
@@ -116,10 +116,9 @@ static hbg_status syn_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_p
     s->in = calloc((size_t)SYN_IN_ROWS * SYN_ROW, 4);
     s->out = calloc((size_t)outrows * SYN_ROW, 4);
     s->chunk = calloc(s->n.chunks, sizeof *s->chunk);
-    s->row = calloc(s->p.tasks, sizeof *s->row);
     s->outrow = calloc(outrows, sizeof *s->outrow);
     s->tmp = calloc(s->p.nodes, sizeof *s->tmp);
-    if (!s->in || !s->out || !s->chunk || !s->row || !s->outrow || !s->tmp) {
+    if (!s->in || !s->out || !s->chunk || !s->outrow || !s->tmp) {
         free_state(s);
         return HBG_E_NOMEM;
     }

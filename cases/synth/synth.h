@@ -49,10 +49,10 @@ typedef struct syn_state {
     syn_counts n;
     uint32_t *in, *out;       /* caller memory */
     hbg_host_tensor args[2];
-    /* Views the tensor map keeps pointers to for the whole pass (writers'
-     * views) live here, not on the stack. */
+    /* Tensors the runtime fills in (the buffers alloc_tensors and OUT_ALLOC
+     * give) and the pass reads later live here. A view the runtime only
+     * reads is built on the stack: a submit copies what it keeps. */
     hbg_tensor *chunk;        /* [chunks] */
-    hbg_tensor *row;          /* [tasks]: task i's result row */
     hbg_tensor *outrow;       /* [replays + 1] */
     hbg_tensor *tmp;          /* [nodes]: the body's temporaries */
 } syn_state;

@@ -36,11 +36,11 @@ static hbg_status alloc_chunks(hbg_orch *o, syn_state *s, uint32_t c)
 static hbg_status outer_task(hbg_orch *o, syn_state *s, const hbg_tensor *in, uint32_t i)
 {
     uint32_t c = i / SYN_CHUNK_ROWS, r = i % SYN_CHUNK_ROWS;
-    hbg_tensor rd[SYN_MAX_FANIN + 2];
+    hbg_tensor rd[SYN_MAX_FANIN + 2], wr;
     hbg_arg a[SYN_MAX_FANIN + 4];
     uint32_t nr = 0, na = 0;
-    row_view(&s->row[i], &s->chunk[c], r, 1);
-    a[na++] = (hbg_arg){&s->row[i], HBG_OUT};
+    row_view(&wr, &s->chunk[c], r, 1);
+    a[na++] = (hbg_arg){&wr, HBG_OUT};
     row_view(&rd[nr++], in, i % SYN_IN_ROWS, 1);
     for (uint32_t f = 1; f <= s->p.fanin && f <= i; f++) {
         uint32_t j = i - f, first = j % SYN_CHUNK_ROWS ? j - 1 : j;
