@@ -44,6 +44,7 @@ struct hbg_runtime {
     uint64_t heap_dev, heap_bytes;
     uint64_t arena_dev, arena_cap;
     unsigned char *staging;      /* host side of the arena, arena_cap bytes */
+    uint64_t staging_committed;  /* its prefix made resident (commit_staging) */
     uint64_t defpool_dev, defpool_bytes, defpool_used; /* Definitions, filled from the front */
 
     hbg__argbuf argbufs[HBG_MAX_PROGRAM_ARGS];
