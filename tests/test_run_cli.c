@@ -287,6 +287,19 @@ static void usage_errors(void **state)
     assert_non_null(strstr(out, "usage: hbg run CASE"));
     assert_int_equal(rs_run("", "help run", out, sizeof out), 0);
     assert_int_equal(rs_run("", "nosuch", out, sizeof out), 2);
+    /* help and version are commands too: help on them, nothing after them */
+    assert_int_equal(rs_run("", "help help", out, sizeof out), 0);
+    assert_non_null(strstr(out, "usage: hbg COMMAND"));
+    assert_int_equal(rs_run("", "help version", out, sizeof out), 0);
+    assert_non_null(strstr(out, "usage: hbg version"));
+    assert_int_equal(rs_run("", "version --help", out, sizeof out), 0);
+    assert_non_null(strstr(out, "usage: hbg version"));
+    assert_int_equal(rs_run("", "help -h", out, sizeof out), 0);
+    assert_non_null(strstr(out, "usage: hbg COMMAND"));
+    assert_int_equal(rs_run("", "version extra", out, sizeof out), 2);
+    assert_string_equal(out, "hbg: unexpected argument 'extra' after `version` (see `hbg help`)\n");
+    assert_int_equal(rs_run("", "help run extra", out, sizeof out), 2);
+    assert_string_equal(out, "hbg: unexpected argument 'extra' after `help run` (see `hbg help`)\n");
 }
 
 /* A --ranks or --tile-unit the case cannot take is a usage error that
@@ -306,12 +319,54 @@ static void case_limits_are_usage_errors(void **state)
          "hbg run: vector takes a --tile-unit from 1 to 524288, got 1048576 (see `hbg run --help`)\n"},
         {"run vector --records-per-thread 16777217",
          "hbg run: --records-per-thread expects an integer from 1 to 16777216, got '16777217' (see `hbg run --help`)\n"},
+        {"run synth --ranks 2", "hbg run: synth runs on exactly 1 rank, got --ranks 2 (see `hbg run --help`)\n"},
+        {"run vector --rounds +2", "hbg run: --rounds expects an integer from 1 to 100000, got '+2' (see `hbg run --help`)\n"},
+        {"run synth --tasks +5", "hbg run: --tasks expects"},
+        {"run qwen --tile-unit 4294967296",
+         "hbg run: --tile-unit expects an integer from 1 to 4294967295, got '4294967296' (see `hbg run --help`)\n"},
+        /* the letter of a short-option cluster, not the word before it */
+        {"run qwen -xo foo", "hbg run: unknown or incomplete option '-x' (see `hbg run --help`)\n"},
     };
     char out[8192];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         assert_int_equal(rs_run("", cases[i].args, out, sizeof out), 2);
-        assert_string_equal(out, cases[i].msg);
+        if (cases[i].msg[strlen(cases[i].msg) - 1] == '\n')
+            assert_string_equal(out, cases[i].msg);
+        else
+            assert_true(strncmp(out, cases[i].msg, strlen(cases[i].msg)) == 0 && !strchr(out, '\n')[1]);
     }
+}
+
+/* The same conditions, typed differently, make the same stamp: long
+ * options in full as `--name value`, a repeated one once with its last
+ * value, numbers without leading zeros, the artifact paths (--out for
+ * --out-dir) left out; the words stay in the order given. */
+static void stamp_is_canonical(void **state)
+{
+    (void)state;
+    static const char *const typed[] = {
+        "run synth --rounds 2 --tasks 40 --keep-definitions",
+        "run synth --ro 2 --ta=040 --keep --out %s/art",
+        "run synth --rounds 5 --tasks 7 --rounds=2 --tasks 40 --ke --out-dir=%s/art",
+    };
+    char *first = NULL;
+    for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++) {
+        char out[8192], log[300], args[600], cmd[400];
+        snprintf(log, sizeof log, "%s/canon%zu.log", rs_dir, i);
+        snprintf(cmd, sizeof cmd, typed[i], rs_dir);
+        snprintf(args, sizeof args, "%s --mode numbers -o %s", cmd, log);
+        assert_int_equal(rs_run("", args, out, sizeof out), 0);
+        char *text = rs_slurp(log);
+        char *nl = strchr(text, '\n');
+        assert_non_null(nl);
+        *nl = 0;
+        assert_non_null(strstr(text, " hbg run synth --rounds 2 --tasks 40 --keep-definitions --mode numbers"));
+        if (!first)
+            first = text;
+        else
+            assert_string_equal(strchr(text, ' '), strchr(first, ' ')), free(text);
+    }
+    free(first);
 }
 
 /* A rank killed mid-run: hbg run names it, stops its peer within the bound,
@@ -338,6 +393,7 @@ int main(void)
         cmocka_unit_test(small_pool_drops_but_keeps),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(case_limits_are_usage_errors),
+        cmocka_unit_test(stamp_is_canonical),
         cmocka_unit_test(killed_rank_is_named),
     };
     return cmocka_run_group_tests(tests, rs_dir_setup, rs_dir_teardown);

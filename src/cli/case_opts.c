@@ -27,7 +27,15 @@ int case_opts_table(case_opts *co, struct option *table, int n, int cap, int fir
 bool case_opts_take(case_opts *co, int ch, const char *optarg)
 {
     int k = ch - co->first_id;
-    if (k < 0 || k >= co->nnames || co->ngiven == CASE_OPTS_MAX)
+    if (k < 0 || k >= co->nnames)
+        return false;
+    /* given again: the last value counts, as for every other option */
+    for (int g = 0; g < co->ngiven; g++)
+        if (co->given_name[g] == co->names[k]) {
+            co->given_val[g] = optarg;
+            return true;
+        }
+    if (co->ngiven == CASE_OPTS_MAX)
         return false;
     co->given_name[co->ngiven] = co->names[k];
     co->given_val[co->ngiven++] = optarg;
@@ -39,7 +47,7 @@ static bool parse_u64(const char *s, uint64_t lo, uint64_t hi, uint64_t *out)
     char *end;
     errno = 0;
     unsigned long long v = strtoull(s, &end, 10);
-    if (errno || !*s || *end || s[0] == '-' || s[0] == '+' || v < lo || v > hi)
+    if (errno || !*s || *end || s[0] < '0' || s[0] > '9' || v < lo || v > hi)
         return false;
     *out = v;
     return true;

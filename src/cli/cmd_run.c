@@ -50,6 +50,7 @@ static int open_log(const run_opts *o, int *fd)
         fprintf(stderr, "hbg run: cannot write %s: %s\n", o->log_path,
                 sst == HBG_E_IO ? strerror(errno) : hbg_strerror(sst));
         close(*fd);
+        unlink(o->log_path); /* made just now (O_EXCL): at most a cut stamp */
         return 1;
     }
     return 0;
@@ -67,7 +68,14 @@ static int make_out_dir(const run_opts *o, char *dir, size_t cap)
     gmtime_r(&now, &tm);
     char ts[32];
     strftime(ts, sizeof ts, "%Y%m%d-%H%M%S", &tm);
-    snprintf(dir, cap, "%s/%s_%s_%d", o->out_dir, o->c->name, ts, (int)getpid());
+    int n = snprintf(dir, cap, "%s/%s_%s_%d", o->out_dir, o->c->name, ts, (int)getpid());
+    if (n < 0 || (size_t)n >= cap) {
+        /* cut short, the name would lose its time and pid: the next
+         * run's would then be the same */
+        fprintf(stderr, "hbg run: --out-dir %s is too long (a run folder's path takes at most %zu bytes)\n",
+                o->out_dir, cap - 1);
+        return 1;
+    }
     if (mkdir(dir, 0755)) {
         fprintf(stderr, "hbg run: cannot create %s: %s\n", dir, strerror(errno));
         return 1;
@@ -104,6 +112,22 @@ static void arrive_for(const run_lines *l, uint32_t rank)
 {
     startline_arrive(l->start, rank);
     startline_arrive(l->finish, rank);
+}
+
+/* A failed pass's report.error when it adds to the status's own words
+ * (hbg_runtime_run writes "SEGMENT: status" when it knows no more). */
+static const char *pass_account(const hbg_pass_report *rep, hbg_status st)
+{
+    const char *e = rep->error, *s = hbg_strerror(st);
+    if (!*e || !strcmp(e, s))
+        return NULL;
+    if (rep->failed_segment < HBG_SEGMENT_COUNT) {
+        const char *seg = hbg_phase_name(rep->failed_segment);
+        size_t n = strlen(seg);
+        if (!strncmp(e, seg, n) && !strncmp(e + n, ": ", 2) && !strcmp(e + n + 2, s))
+            return NULL;
+    }
+    return e;
 }
 
 /* One rank: device, case, runtime, rounds, golden. Results go to `out`. */
@@ -172,10 +196,14 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
             /* A device failure carries the device's own account (which
              * task, which kernel, which record of the image). */
             const char *dev = rep.device_ran ? hbg_device_last_error() : NULL;
-            snprintf(sum.msg, sizeof sum.msg, "round %u failed%s%s: %s%s%s", r + 1,
+            /* Otherwise the pass's own account, when it says more than
+             * the status (which task, which file and why) */
+            const char *why = rep.device_ran ? NULL : pass_account(&rep, st);
+            snprintf(sum.msg, sizeof sum.msg, "round %u failed%s%s: %s%s%s%s%s", r + 1,
                      rep.failed_segment < HBG_SEGMENT_COUNT ? " in " : "",
                      rep.failed_segment < HBG_SEGMENT_COUNT ? hbg_phase_name(rep.failed_segment) : "",
-                     hbg_strerror(st), dev && *dev ? "; device: " : "", dev && *dev ? dev : "");
+                     hbg_strerror(st), dev && *dev ? "; device: " : "", dev && *dev ? dev : "", why ? "; " : "",
+                     why ? why : "");
         }
         if (rep.device_ran && (sum.device_wall_min_ns == 0 || rep.run.device_wall_ns < sum.device_wall_min_ns))
             sum.device_wall_min_ns = rep.run.device_wall_ns;
@@ -419,21 +447,29 @@ int hbg_cmd_run(int argc, char **argv)
         }
         return 0;
     }
+    /* The artifacts first, then the log: a run refused here leaves
+     * nothing behind, so the same command can be run again as it is (a
+     * log left with only its stamp would be refused as existing). */
     int logfd, recfd = -1;
-    if (open_log(&o, &logfd))
-        return 1;
+    char dir[1024], path[1200] = "";
     if (o.records) {
-        char dir[1024], path[1200];
         if (make_out_dir(&o, dir, sizeof dir))
             return 1;
         snprintf(path, sizeof path, "%s/host_phase_records.jsonl", dir);
         recfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
         if (recfd < 0) {
             fprintf(stderr, "hbg run: cannot create %s: %s\n", path, strerror(errno));
+            rmdir(dir);
             return 1;
         }
-        printf("records: %s\n", path);
     }
+    if (open_log(&o, &logfd)) {
+        if (recfd >= 0)
+            close(recfd), unlink(path), rmdir(dir);
+        return 1;
+    }
+    if (recfd >= 0)
+        printf("records: %s\n", path);
     run_collector col;
     if (collector_init(&col, o.ranks, o.rounds)) {
         fprintf(stderr, "hbg run: out of memory\n");

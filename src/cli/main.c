@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -83,21 +84,37 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *name = argv[1];
-    if (!strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h")) {
-        if (argc > 2 && strcmp(name, "help") == 0) {
-            const command *c = find(argv[2]);
+    bool is_help = !strcmp(name, "help") || !strcmp(name, "--help") || !strcmp(name, "-h");
+    bool is_version = !strcmp(name, "version") || !strcmp(name, "--version");
+    if (is_help || is_version) {
+        /* `hbg help CMD` is `hbg CMD --help`; help and version take no
+         * options of their own, so --help/-h after either is itself */
+        const char *topic = argc > 2 ? argv[2] : NULL;
+        bool self = topic && (!strcmp(topic, "--help") || !strcmp(topic, "-h"));
+        int extra = is_help && topic && !self ? 3 : 2 + self;
+        if (argc > extra) {
+            fprintf(stderr, "hbg: unexpected argument '%s' after `%s%s%s` (see `hbg help`)\n", argv[extra], name,
+                    extra == 3 && !self ? " " : "", extra == 3 && !self ? topic : "");
+            return 2;
+        }
+        if (is_help && topic && !self && strcmp(topic, "help") && strcmp(topic, "version")) {
+            const command *c = find(topic);
             if (!c) {
-                fprintf(stderr, "hbg: unknown command '%s' (see `hbg help`)\n", argv[2]);
+                fprintf(stderr, "hbg: unknown command '%s' (see `hbg help`)\n", topic);
                 return 2;
             }
             char *hargv[] = {argv[2], "--help", NULL};
             return check_stdout(c->fn(2, hargv), "hbg", 2);
         }
-        usage(stdout);
-        return check_stdout(0, "hbg", 2);
-    }
-    if (!strcmp(name, "version") || !strcmp(name, "--version")) {
-        printf("hbg %s\n", hbg_build_commit());
+        if (is_version && !self) {
+            printf("hbg %s\n", hbg_build_commit());
+            return check_stdout(0, "hbg", 2);
+        }
+        if (is_version || (topic && !strcmp(topic, "version")))
+            printf("usage: hbg version\n\nPrints the commit this binary was built from: `hbg COMMIT`, with\n"
+                   "`-dirty` when the tree it was built from had changes.\n");
+        else
+            usage(stdout);
         return check_stdout(0, "hbg", 2);
     }
     const command *c = find(name);

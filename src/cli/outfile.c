@@ -30,7 +30,8 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
     }
     o->f = fopen(o->tmp, "w");
     if (!o->f) {
-        fprintf(stderr, "%s: cannot create %s: %s\n", cmd, o->tmp, strerror(errno));
+        /* the file asked for: the temporary beside it is ours */
+        fprintf(stderr, "%s: cannot create %s: %s\n", cmd, path, strerror(errno));
         free(o->tmp);
         o->tmp = NULL;
         return -1;

@@ -67,7 +67,7 @@ static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (errno || !*s || *end || s[0] == '-' || v < lo || v > hi)
+    if (errno || !*s || *end || s[0] < '0' || s[0] > '9' || v < lo || v > hi)
         return false;
     *out = (uint32_t)v;
     return true;
@@ -92,8 +92,8 @@ static int check_case_fit(const run_opts *o)
     const hbg_case *c = o->c;
     if (o->ranks < c->min_ranks || o->ranks > c->max_ranks) {
         if (c->min_ranks == c->max_ranks)
-            fprintf(stderr, "hbg run: %s runs on exactly %u ranks, got --ranks %u (see `hbg run --help`)\n", c->name,
-                    c->min_ranks, o->ranks);
+            fprintf(stderr, "hbg run: %s runs on exactly %u rank%s, got --ranks %u (see `hbg run --help`)\n", c->name,
+                    c->min_ranks, c->min_ranks == 1 ? "" : "s", o->ranks);
         else
             fprintf(stderr, "hbg run: %s runs on %u to %u ranks, got --ranks %u (see `hbg run --help`)\n", c->name,
                     c->min_ranks, c->max_ranks, o->ranks);
@@ -118,21 +118,88 @@ static int check_case_fit(const run_opts *o)
     return 0;
 }
 
-/* The stamp's command, taken before getopt permutes argv: every argument
- * but the artifact paths, which differ between otherwise identical runs
- * (the log name carries the commit and the repetition). */
-static void stamp_command(int argc, char **argv, run_opts *o)
+/* The long option a word names, as getopt_long resolves it: the exact
+ * name, or a prefix that only one option starts with; NULL for neither. */
+static const struct option *long_option(const struct option *opts, const char *name, size_t len)
 {
-    size_t n = (size_t)snprintf(o->stamp_cmd, sizeof o->stamp_cmd, "hbg");
-    for (int i = 0; i < argc && n < sizeof o->stamp_cmd; i++) {
+    const struct option *hit = NULL;
+    for (const struct option *p = opts; p->name; p++) {
+        if (strncmp(p->name, name, len))
+            continue;
+        if (strlen(p->name) == len)
+            return p;
+        if (hit)
+            return NULL;
+        hit = p;
+    }
+    return hit;
+}
+
+/* A numeric value without its leading zeros; any other as given. */
+static const char *canonical_value(const char *v)
+{
+    if (!*v || strspn(v, "0123456789") != strlen(v))
+        return v;
+    while (v[0] == '0' && v[1])
+        v++;
+    return v;
+}
+
+/* The stamp's command, from the command line getopt has just accepted
+ * (taken before it permutes argv): the words in the order given, every
+ * long option spelled in full as `--name value`, a repeated option once
+ * (its last value, where it was last given), and without the artifact
+ * paths, which differ between otherwise identical runs (the log name
+ * carries the commit and the repetition). Two runs under the same
+ * conditions get the same stamp however they were typed (`--ro 3`,
+ * `--rounds=03`); a command typed in full is stamped as typed. */
+typedef struct stamp_word {
+    const char *name, *value; /* name NULL: a word kept as it is (the case) */
+} stamp_word;
+
+static void stamp_command(int argc, char **argv, const struct option *opts, run_opts *o)
+{
+    stamp_word w[256];
+    int nw = 0;
+    for (int i = 0; i < argc && nw < (int)(sizeof w / sizeof w[0]); i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "-o") || !strcmp(a, "--log") || !strcmp(a, "--out-dir")) {
+        if (!strcmp(a, "-o")) {
             i++;
             continue;
         }
-        if (!strncmp(a, "--log=", 6) || !strncmp(a, "--out-dir=", 10) || (!strncmp(a, "-o", 2) && a[2]))
+        if (!strncmp(a, "-o", 2) || !strcmp(a, "--")) /* -oLOG; -- ends nothing hbg run takes */
             continue;
-        n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " %s", a);
+        if (strncmp(a, "--", 2)) {
+            w[nw++] = (stamp_word){NULL, a};
+            continue;
+        }
+        const char *eq = strchr(a + 2, '=');
+        const struct option *p = long_option(opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
+        if (!p) { /* getopt refused it before this is called: kept as is */
+            w[nw++] = (stamp_word){NULL, a};
+            continue;
+        }
+        const char *v = NULL;
+        if (p->has_arg == required_argument)
+            v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : "");
+        if (p->val == 'o' || !strcmp(p->name, "out-dir"))
+            continue;
+        for (int k = 0; k < nw; k++)
+            if (w[k].name == p->name) {
+                memmove(&w[k], &w[k + 1], (size_t)(nw - k - 1) * sizeof w[0]);
+                nw--;
+                break;
+            }
+        w[nw++] = (stamp_word){p->name, v ? canonical_value(v) : NULL};
+    }
+    size_t n = (size_t)snprintf(o->stamp_cmd, sizeof o->stamp_cmd, "hbg");
+    for (int k = 0; k < nw && n < sizeof o->stamp_cmd; k++) {
+        if (!w[k].name)
+            n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " %s", w[k].value);
+        else if (!w[k].value)
+            n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " --%s", w[k].name);
+        else
+            n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " --%s %s", w[k].name, w[k].value);
     }
 }
 
@@ -143,8 +210,10 @@ typedef struct explicit_opts {
     case_opts co;       /* the cases' own options, applied once the case is known */
 } explicit_opts;
 
-/* The options, into o and x; 1 to go on, else parse's return value. */
-static int parse_options(int argc, char **argv, run_opts *o, explicit_opts *x)
+/* The options, into o and x, and the stamp's command from `words`, argv
+ * as it was before getopt permuted it; 1 to go on, else parse's return
+ * value. */
+static int parse_options(int argc, char **argv, char **words, run_opts *o, explicit_opts *x)
 {
     enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_NOJOURNAL, O_LEVEL, O_TILE, O_LIST,
            O_RECCAP, O_PEER, O_TLIMIT, O_CASE };
@@ -203,7 +272,7 @@ static int parse_options(int argc, char **argv, run_opts *o, explicit_opts *x)
         case O_TILE:
             /* the case decides the range, once it is known */
             if (!parse_u32(optarg, 1, UINT32_MAX, &o->tile_unit))
-                return fail_usage("--tile-unit expects a positive integer, got '%s'", optarg);
+                return fail_usage("--tile-unit expects an integer from 1 to 4294967295, got '%s'", optarg);
             break;
         case O_RECCAP:
             if (!parse_u32(optarg, 1, 1u << 24, &o->records_per_thread))
@@ -222,9 +291,16 @@ static int parse_options(int argc, char **argv, run_opts *o, explicit_opts *x)
         default:
             if (case_opts_take(&x->co, ch, optarg))
                 break;
+            /* in a cluster of short options (-xo) getopt has not moved
+             * past the word yet: name the letter, not the word before */
+            if (ch == '?' && optopt > 0 && optopt < 128) {
+                char letter[3] = {'-', (char)optopt, 0};
+                return fail_usage("unknown or incomplete option '%s'", letter);
+            }
             return fail_usage("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
+    stamp_command(argc, words, opts, o);
     return 1;
 }
 
@@ -261,9 +337,15 @@ int run_opts_parse(int argc, char **argv, run_opts *o)
     o->level = HBG_LOG_TIMING;
     o->records_per_thread = 65536;
     o->peer_timeout_s = 30;
-    stamp_command(argc, argv, o);
+    char **words = malloc(((size_t)argc + 1) * sizeof *words);
+    if (!words) {
+        fprintf(stderr, "hbg run: out of memory\n");
+        return 2;
+    }
+    memcpy(words, argv, (size_t)argc * sizeof *words);
     explicit_opts x;
-    int rc = parse_options(argc, argv, o, &x);
+    int rc = parse_options(argc, argv, words, o, &x);
+    free(words);
     if (rc != 1)
         return rc;
     if (o->list)

@@ -47,6 +47,23 @@ static void a_log_on_a_full_disk_fails_the_run(void **state)
     fs_rmdir(dir);
 }
 
+/* A records file that cannot be written fails the pass, and the rank's
+ * line says which file and why, not only "I/O error". The log goes to a
+ * pipe (stderr), which the size limit does not touch. */
+static void a_records_write_failure_is_named(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("rsize");
+    const char *args[] = {"run", "vector", "--mode", "timeline", "--out-dir", dir, NULL};
+    fs_spec spec = {.args = args, .fsize = 512};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(fs_run(&spec, 60, &out, &err), 1);
+    fs_expect(out, "): FAILED: round 1 failed: I/O error; cannot write host_phase_records.jsonl: File too large\n");
+    free(out);
+    free(err);
+    fs_rmdir(dir);
+}
+
 static void run_results_on_a_full_stdout_fail_the_run(void **state)
 {
     (void)state;
@@ -123,6 +140,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_log_on_a_full_disk_fails_the_run),
+        cmocka_unit_test(a_records_write_failure_is_named),
         cmocka_unit_test(run_results_on_a_full_stdout_fail_the_run),
         cmocka_unit_test(phases_on_a_full_stdout_is_a_failed_write),
         cmocka_unit_test(a_trace_on_a_full_disk_is_not_left_half_written),
