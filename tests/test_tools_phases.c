@@ -404,6 +404,62 @@ static void test_log_of_hbg_run(void **st)
     drop(f);
 }
 
+/* The fixture's text with every `from` replaced by `to` (same length or
+ * shorter), grouped as NAME. */
+static ps_log *read_edited(const char *name, const char *from, const char *to, char **buf)
+{
+    size_t len;
+    *buf = ts_slurp(ts_fixture("ours-1rank-4pass.log"), &len);
+    assert_non_null(*buf);
+    assert_true(strlen(to) <= strlen(from));
+    size_t n = 0;
+    for (char *at = *buf; (at = strstr(at, from)); n++) {
+        size_t rest = len - (size_t)(at - *buf) - strlen(from);
+        memcpy(at, to, strlen(to));
+        memmove(at + strlen(to), at + strlen(from), rest);
+        len -= strlen(from) - strlen(to);
+        (*buf)[len] = 0;
+        at += strlen(to);
+    }
+    assert_int_equal(n, 4); /* one host_orch line a pass */
+    static ps_log L;
+    ps_options o = {0};
+    assert_int_equal(ps_read(&L, name, *buf, len, &o), HBG_OK);
+    return &L;
+}
+
+/* A host_orch line that cannot be read, or not tied to its pass, in every
+ * pass: the passes share the segment set without it, so the set does not
+ * exclude them; without host_orch each is excluded, never a "total" of
+ * graph_upload and arena_h2d alone (a few per cent of the control plane). */
+static void no_total_without_host_orch(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *from, *to, *why;
+    } edits[] = {
+        /* the name itself unreadable: the line names no segment */
+        {"bind phase=host_orch", "bind phase=host_Orch", "malformed bind line"},
+        /* cut after dur_ns: no pid= or inv= to tie it to its pass */
+        {" tasks=47 heap_used=127673344 pid=4242 inv=", " x", "pass pid=4242 inv=2 has no host_orch"},
+        /* a token without `=` before pid= */
+        {"tasks=47", "tasks= 4", "malformed bind line"},
+    };
+    for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {
+        char *buf;
+        ps_log *L = read_edited("e.log", edits[e].from, edits[e].to, &buf);
+        assert_int_equal(L->nused, 0);
+        bool named = false, excluded = false;
+        for (size_t w = 0; w < L->warn.n; w++) {
+            named = named || strstr(L->warn.msg[w], edits[e].why);
+            excluded = excluded || strstr(L->warn.msg[w], "has no host_orch (no control-plane total without it)");
+        }
+        assert_true(named && excluded);
+        ps_free(L);
+        free(buf);
+    }
+}
+
 /* A log of many processes (one rank each, two passes each): every rank is
  * kept, in order, with its own passes. */
 static void many_ranks(void **st)
@@ -456,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_original_fixtures),
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(many_ranks),
+        cmocka_unit_test(no_total_without_host_orch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

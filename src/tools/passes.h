@@ -51,7 +51,9 @@ enum {
     PS_D_DROPPED = 1u << 3,
     PS_D_SETDIFF = 1u << 4,
     PS_D_IGNORED = 1u << 5,     /* one of its lines was malformed and ignored */
+    PS_D_NO_ORCH = 1u << 6,     /* no host_orch line: a total would lack most of the control plane */
 };
+#define PS_NDEFECTS 7
 
 /* One segment of a pass, as ps_get returns it. */
 typedef struct ps_seg {

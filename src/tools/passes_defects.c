@@ -129,6 +129,9 @@ static bool assign_ranks(ps_log *L, size_t **lastp)
 static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *best)
 {
     /* the sets of one log are few: mc[] in order of first appearance */
+    bool expect_orch = L->nbad_bind > 0;
+    for (size_t i = 0; i < L->npass && !expect_orch; i++)
+        expect_orch = (L->pass[i].present | L->pass[i].ignored_segs) & (1u << PS_HOST_ORCH);
     hmap sets;
     hmap_init(&sets, 1);
     mask_count *mc = NULL;
@@ -141,6 +144,17 @@ static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *
             else
                 p->defects |= PS_D_MISSING_CLOSE;
         }
+        /* Without host_orch a pass's total is graph_upload + arena_h2d,
+         * a few per cent of its control plane, and a segment set that
+         * every pass shares does not catch a defect that every pass
+         * shares (a host_orch line each could not be read, or not tied
+         * to its pass). So where the log shows its passes have one
+         * (another pass has it, or a bind line could not be read), a pass
+         * without it is excluded. An ignored host_orch line already
+         * excludes its pass and says so. */
+        if (expect_orch && !((p->present | p->ignored_segs) & (1u << PS_HOST_ORCH)) &&
+            !(p->defects & PS_D_TRUNCATED))
+            p->defects |= PS_D_NO_ORCH;
         /* an ignored line's pass still shows which segments it emitted */
         if ((p->defects & ~PS_D_IGNORED) || (p->cold && !L->opt.keep_first))
             continue;
@@ -182,6 +196,9 @@ static void warn_defects(ps_log *L, const ps_pass *p, uint32_t ref, size_t best)
     if (p->defects & PS_D_MISSING_CLOSE)
         dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); excluded", L->path,
                p->first_line, label);
+    if (p->defects & PS_D_NO_ORCH)
+        dg_add(&L->warn, "%s:%zu: pass %s has no host_orch (no control-plane total without it); excluded",
+               L->path, p->first_line, label);
     if (p->defects & PS_D_DUPLICATE) {
         size_t l1 = p->dup_first_line;
         size_t l2 = p->dup_line;
@@ -247,19 +264,21 @@ void ps_analyse(ps_log *L)
 
 void ps_exclusions(const ps_log *L, char *out, size_t n)
 {
-    static const char *const why[] = {"without arena_h2d", "truncated", "with a segment twice",
-                                      "with dropped records", "with other segments", "with an ignored line"};
-    size_t count[6] = {0};
+    static const char *const why[PS_NDEFECTS] = {"without arena_h2d",    "truncated",
+                                                 "with a segment twice", "with dropped records",
+                                                 "with other segments",  "with an ignored line",
+                                                 "without host_orch"};
+    size_t count[PS_NDEFECTS] = {0};
     for (size_t i = 0; i < L->npass; i++) {
         const ps_pass *p = &L->pass[i];
         if (p->used || (p->cold && !L->opt.keep_first))
             continue;
-        for (int d = 0; d < 6; d++)
+        for (int d = 0; d < PS_NDEFECTS; d++)
             count[d] += (p->defects >> d) & 1;
     }
     size_t k = 0;
     out[0] = 0;
-    for (int d = 0; d < 6 && k < n; d++)
+    for (int d = 0; d < PS_NDEFECTS && k < n; d++)
         if (count[d])
             k += (size_t)snprintf(out + k, n - k, "%s%zu %s", k ? ", " : "", count[d], why[d]);
 }
