@@ -374,6 +374,22 @@ static void bad_tile_unit_refused(void **unused)
     hbg_kernel_table_destroy(kt);
 }
 
+/* The model's bytes, exactly (the arrays build_model allocates), and a
+ * tile unit whose model would not fit twice in what the host has left is
+ * refused before anything is allocated, with both figures named. */
+static void model_bytes_and_fit(void **unused)
+{
+    (void)unused;
+    /* u = 32: 12,600 u^2 floats of weights and 2.6 M of KV cache, ... */
+    assert_int_equal(qwen_model_bytes(qwen_dims_for(32)), 62170368);
+    char msg[256] = "";
+    assert_int_equal(qwen_check_fits(qwen_dims_for(32), 2 * 62170368ull, msg, sizeof msg), HBG_OK);
+    assert_int_equal(qwen_check_fits(qwen_dims_for(32), 2 * 62170368ull - 1, msg, sizeof msg), HBG_E_NOMEM);
+    assert_int_equal(qwen_check_fits(qwen_dims_for(1024), 21000000000ull, msg, sizeof msg), HBG_E_NOMEM);
+    assert_string_equal(msg, "qwen: tile unit 1024 needs about 106.4 GB of memory (the model, 53.2 GB, on the "
+                             "host and again in device memory); the host has 21.0 GB available");
+}
+
 static void device_golden_two_rounds(void **unused)
 {
     (void)unused;
@@ -507,6 +523,7 @@ int main(void)
         cmocka_unit_test(wrong_wo_binding_caught),
         cmocka_unit_test(stale_kv_binding_caught),
         cmocka_unit_test(bad_tile_unit_refused),
+        cmocka_unit_test(model_bytes_and_fit),
         cmocka_unit_test(device_golden_two_rounds),
         cmocka_unit_test(definitions_live_in_the_device_pool),
         cmocka_unit_test(a_refused_static_arena_can_be_retried),

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostmem.h"
 #include "qwen/qwen_internal.h"
 #include "rng.h"
 
@@ -61,6 +62,29 @@ static hbg_tensor lay(hbg_dtype dt, unsigned nd, uint32_t s0, uint32_t s1, uint3
 {
     uint32_t shape[3] = {s0, s1, s2};
     return hbg_tensor_desc(dt, nd, shape);
+}
+
+uint64_t qwen_model_bytes(qwen_dims d)
+{
+    const uint64_t L = QWEN_LAYERS, B = QWEN_BATCH, H = d.hidden, I = d.inter, Q = d.qdim, KV = d.kvdim,
+                   hd = d.head_dim, kvl = (uint64_t)QWEN_PAGES * QWEN_PAGE * KV;
+    /* the arrays build_model allocates, in its order (4-byte elements) */
+    uint64_t n = 2 * B * H + (L + 1) * H + L * H * Q + 2 * L * H * KV + 2 * L * hd + 2 * B +
+                 B * QWEN_PAGES_PER_SEQ + 2 * (uint64_t)QWEN_MAX_CTX * hd / 2 + 2 * L * kvl + L * Q * H +
+                 3 * L * H * I + L * H;
+    return 4 * n;
+}
+
+hbg_status qwen_check_fits(qwen_dims d, uint64_t avail, char *msg, size_t cap)
+{
+    uint64_t model = qwen_model_bytes(d), need = 2 * model;
+    if (need <= avail)
+        return HBG_OK;
+    snprintf(msg, cap,
+             "qwen: tile unit %u needs about %.1f GB of memory (the model, %.1f GB, on the host and again in "
+             "device memory); the host has %.1f GB available",
+             d.u, (double)need / 1e9, (double)model / 1e9, (double)avail / 1e9);
+    return HBG_E_NOMEM;
 }
 
 static hbg_status build_model(qwen_model *m, qwen_dims d)
@@ -147,6 +171,13 @@ static hbg_status qwen_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_
     if (!s)
         return HBG_E_NOMEM;
     qwen_dims d = qwen_dims_for(u);
+    uint64_t avail;
+    char why[256];
+    if (case_host_available(&avail) && qwen_check_fits(d, avail, why, sizeof why)) {
+        fprintf(stderr, "%s\n", why);
+        free(s);
+        return HBG_E_NOMEM;
+    }
     hbg_status st = build_model(&s->m, d);
     if (!st)
         st = qwen_ctx_create(&d, &s->ctx);

@@ -68,6 +68,14 @@ typedef struct qwen_dims {
 
 qwen_dims qwen_dims_for(uint32_t u);
 
+/* Host bytes of the model's arrays at dims d (the weights are nearly all
+ * of it: about 50 KB x u^2); the device holds a copy of each too. */
+uint64_t qwen_model_bytes(qwen_dims d);
+
+/* HBG_OK when twice the model (host arrays and their device copies) fits
+ * in `avail` bytes; else HBG_E_NOMEM with a one-line reason in msg. */
+hbg_status qwen_check_fits(qwen_dims d, uint64_t avail, char *msg, size_t cap);
+
 /* The caller tensors, in program order. */
 enum {
     QA_X = 0, QA_OUT, QA_IN_NORM, QA_WQ, QA_WK, QA_WV, QA_QNORM, QA_KNORM, QA_SEQLENS,

@@ -248,8 +248,9 @@ static void not_started(const run_opts *o, run_collector *col, rank_watch *w, ui
 {
     snprintf(col->rank[r].sum.msg, sizeof col->rank[r].sum.msg, "not started: %s: %s", call, strerror(errno));
     arrive_for(w->line, r);
-    fprintf(stderr, "hbg run: rank %u %s; waiting at most %u s for the other ranks\n", r, col->rank[r].sum.msg,
-            o->peer_timeout_s);
+    if (o->ranks > 1)
+        fprintf(stderr, "hbg run: rank %u %s; waiting at most %u s for the other ranks\n", r, col->rank[r].sum.msg,
+                o->peer_timeout_s);
     if (!w->deadline) {
         snprintf(w->why, sizeof w->why, "%u s after rank %u could not be started", o->peer_timeout_s, r);
         w->deadline = hbg_mono_ns() + secs_ns(o->peer_timeout_s);
@@ -303,8 +304,9 @@ static void arm_on_failure(const run_opts *o, const run_collector *col, rank_wat
     /* a rank the parent killed was named when it was */
     if (w->deadline || rs->stopped || !(died || rs->sum.status))
         return;
-    fprintf(stderr, "hbg run: rank %u (pid %d) %s; waiting at most %u s for the other ranks\n", r, rs->pid,
-            died ? "ended without finishing" : "failed", o->peer_timeout_s);
+    if (o->ranks > 1)
+        fprintf(stderr, "hbg run: rank %u (pid %d) %s; waiting at most %u s for the other ranks\n", r, rs->pid,
+                died ? "ended without finishing" : "failed", o->peer_timeout_s);
     snprintf(w->why, sizeof w->why, "%u s after rank %u failed", o->peer_timeout_s, r);
     w->deadline = hbg_mono_ns() + secs_ns(o->peer_timeout_s);
 }

@@ -1,0 +1,15 @@
+/* How much memory the host can still give a case's set-up: MemAvailable
+ * plus free swap, from /proc/meminfo. A case whose arrays cannot fit
+ * refuses with a message before it allocates them, instead of filling
+ * memory page by page until the kernel kills the rank. */
+#ifndef HBG_CASES_HOSTMEM_H
+#define HBG_CASES_HOSTMEM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* False where the host does not say (no /proc/meminfo, or no
+ * MemAvailable line): the caller then does not refuse. */
+bool case_host_available(uint64_t *bytes);
+
+#endif
