@@ -30,6 +30,12 @@ static bool compare_real;
 static int group_setup(void **state)
 {
     (void)state;
+    /* the stand-in hbg's stamps are those of an environment without switches */
+    const char *sw[] = {"HBG_BIND_BREAKDOWN", "HBG_HOST_PHASE_RECORDS", "HBG_SKIP_DEVICE_RUN", "HBG_LOG_LEVEL",
+                        "SIMPLER_HBG_BIND_BREAKDOWN_ENABLE", "SIMPLER_HBG_HOST_PHASE_RECORDS_ENABLE",
+                        "SIMPLER_SKIP_DEVICE_RUN", "SIMPLER_LOG_LEVEL"};
+    for (size_t i = 0; i < sizeof sw / sizeof *sw; i++)
+        unsetenv(sw[i]);
     root = ab_sandbox("cli");
     repo = ab_two_commit_repo(root, "proj", c1, c2);
     /* hbg compare lands separately; until it does, everything up to the
@@ -433,6 +439,216 @@ static void test_run_failure(void **state)
     free(out);
 }
 
+/* The default run, hbg run of the tree's build/hbg with its output in
+ * LOG.out, without building hbg: a --build puts this stand-in there. Its
+ * `run` writes the log named by -o as hbg run does (the stamp hbg ab
+ * expects, then measure.sh's passes) and prints a line to LOG.out;
+ * --bogus it refuses as hbg run refuses an unknown option, before any log
+ * is made. */
+#define FAKE_HBG                                                                                             \
+    "#!/bin/sh\n"                                                                                            \
+    "top=$(cd \"$(dirname \"$0\")/..\" && pwd)\n"                                                            \
+    "rev=$(git -C \"$top\" rev-parse --short=7 HEAD)\n"                                                      \
+    "if [ \"$1\" = version ]; then echo \"hbg $rev\"; exit 0; fi\n"                                          \
+    "cs=$2 log= mode= rounds= prev=\n"                                                                       \
+    "for a in \"$@\"; do\n"                                                                                  \
+    "  case \"$prev\" in -o) log=$a;; --mode) mode=$a;; --rounds) rounds=$a;; esac\n"                        \
+    "  if [ \"$a\" = --bogus ]; then\n"                                                                      \
+    "    echo \"hbg run: unknown or incomplete option '--bogus' (see \\`hbg run --help\\`)\" >&2; exit 2\n"  \
+    "  fi\n"                                                                                                 \
+    "  prev=$a\n"                                                                                            \
+    "done\n"                                                                                                 \
+    "echo \"fake hbg run of $rev\"\n"                                                                        \
+    "{ echo \"[stamp] $rev env HBG_BIND_BREAKDOWN=1 HBG_HOST_PHASE_RECORDS=0 HBG_SKIP_DEVICE_RUN=1 "         \
+    "HBG_LOG_LEVEL=timing hbg run $cs --mode $mode --rounds $rounds\"; sh \"$top/measure.sh\"; } > \"$log\"\n"
+
+/* hbg ab C1 C2, 2 repetitions, with the default run on the stand-in; the
+ * --build also appends each revision it builds to `built` (a new file is
+ * a new builder, so each test builds afresh). extra ends with NULL. */
+static int ab_fake(const char *out, const char *built, const char *const *extra, char **so, char **se)
+{
+    static char *fake;
+    if (!fake) {
+        fake = in_root("fake-hbg");
+        ab_write(fake, FAKE_HBG);
+    }
+    char build[8192];
+    snprintf(build, sizeof build, "mkdir -p build && cp '%s' build/hbg && chmod +x build/hbg && echo {rev} >> '%s'",
+             fake, built);
+    const char *args[32] = {"ab", c1, c2, "--build", build, "--reps", "2", "--outputs", out};
+    size_t n = 9;
+    for (; extra && *extra && n < 31; extra++)
+        args[n++] = *extra;
+    args[n] = NULL;
+    return ab_hbg(repo, args, so, se);
+}
+
+static char *dot_out(const char *log)
+{
+    char *p = NULL;
+    assert_true(asprintf(&p, "%s.out", log) > 0);
+    return p;
+}
+
+static bool starts_with(const char *path, const char *text)
+{
+    char *s = ab_read(path);
+    bool yes = s && !strncmp(s, text, strlen(text));
+    free(s);
+    return yes;
+}
+
+/* LOG.out, where hbg run's output goes, is refused like the log when it
+ * exists; --resume replaces only the LOG.out of a repetition it runs
+ * again, never that of a log it keeps. */
+static void test_existing_out_refused(void **state)
+{
+    (void)state;
+    char *out = in_root("out-dotout"), *built = in_root("built-dotout");
+    assert_int_equal(mkdir(out, 0755), 0);
+    char *a1 = log_name(out, c1, 1), *a1o = dot_out(a1), *b2 = log_name(out, c2, 2), *b2o = dot_out(b2);
+    ab_write(a1o, "PRECIOUS\n");
+    char *so, *se;
+    assert_int_equal(ab_fake(out, built, NULL, &so, &se), 2);
+    assert_true(one_line(se));
+    char want[8192];
+    snprintf(want, sizeof want, "hbg ab: %s exists (1 of this run's 4 LOG.out files", a1o);
+    assert_true(!strncmp(se, want, strlen(want)));
+    assert_non_null(strstr(se, "nothing was run"));
+    assert_string_equal(so, "");
+    assert_true(starts_with(a1o, "PRECIOUS\n"));
+    assert_int_equal(access(built, F_OK), -1);
+    assert_int_equal(ab_entries(out), 1);
+    free(so);
+    free(se);
+
+    /* with --resume a missing log is run again, and its LOG.out with it */
+    const char *resume[] = {"--resume", NULL};
+    int rc = ab_fake(out, built, resume, &so, &se);
+    assert_true(rc == expected_status() || rc == 0);
+    assert_int_equal(ab_entries(out), 8);
+    snprintf(want, sizeof want, "fake hbg run of %s\n", c1);
+    assert_true(starts_with(a1o, want));
+    free(so);
+    free(se);
+
+    ab_write(a1o, "KEPT\n");
+    assert_int_equal(unlink(b2), 0);
+    ab_write(b2o, "OLD\n");
+    assert_int_equal(ab_fake(out, built, resume, &so, &se), rc);
+    snprintf(want, sizeof want, "hbg ab: rep 1/2 A %s: bind_qwen_numbers_%s_r1.log (reused)", c1, c1);
+    assert_non_null(strstr(se, want));
+    assert_true(starts_with(a1o, "KEPT\n"));
+    snprintf(want, sizeof want, "fake hbg run of %s\n", c2);
+    assert_true(starts_with(b2o, want));
+    assert_int_equal(access(b2, F_OK), 0);
+    free(so);
+    free(se);
+    free(a1);
+    free(a1o);
+    free(b2);
+    free(b2o);
+    free(built);
+    free(out);
+}
+
+/* --plot is written by hbg compare after every run: a name that cannot be
+ * written, or that it would refuse, is refused before anything is built.
+ * An existing file is replaced, as hbg compare's --plot and every
+ * command's output file are. */
+static void test_plot_checked_first(void **state)
+{
+    (void)state;
+    char *out = in_root("out-plot"), *built = in_root("built-plot"), *plot = in_root("no-such-dir/ab.svg");
+    char *b2 = log_name(out, c2, 2);
+    /* hbg compare refuses '-' and a plot over one of its logs, after the runs */
+    const char *nodir[] = {"--plot", plot, NULL}, *folder[] = {"--plot", root, NULL}, *dash[] = {"--plot", "-", NULL},
+               *over[] = {"--plot", b2, NULL};
+    const char *const *bad[] = {nodir, folder, dash, over};
+    char *so, *se;
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+        assert_int_equal(ab_fake(out, built, bad[k], &so, &se), 2);
+        if (!one_line(se) || !strstr(se, bad[k][1]) || !strstr(se, "--plot") || *so)
+            fail_msg("--plot %s: stderr '%s'", bad[k][1], se);
+        assert_int_equal(access(built, F_OK), -1);
+        assert_true(ab_entries(out) <= 0);
+        free(so);
+        free(se);
+    }
+
+    char *old = in_root("old.svg");
+    ab_write(old, "OLD\n");
+    const char *replace[] = {"--plot", old, NULL};
+    int rc = ab_fake(out, built, replace, &so, &se);
+    assert_int_equal(ab_lines(built), 2);
+    if (compare_real) {
+        assert_int_equal(rc, expected_status());
+        assert_false(starts_with(old, "OLD\n"));
+        assert_true(starts_with(old, "<"));
+    }
+    free(so);
+    free(se);
+    free(old);
+    free(b2);
+    free(plot);
+    free(built);
+    free(out);
+}
+
+/* The arguments after -- are tried on the first built hbg before the
+ * other tree is built; with both built, the first run's failure says
+ * where hbg run said why (it made no log). */
+static void test_args_tried_before_second_build(void **state)
+{
+    (void)state;
+    char *out = in_root("out-args"), *out2 = in_root("out-args2"), *built = in_root("built-args");
+    const char *bogus[] = {"--", "--bogus", NULL};
+    char *so, *se;
+    assert_int_equal(ab_fake(out, built, bogus, &so, &se), 2);
+    char want[8192];
+    snprintf(want, sizeof want, "%s\n", c1);
+    char *b = ab_read(built);
+    assert_string_equal(b, want);
+    free(b);
+    /* the last line, after REV_A's build */
+    const char *last = se + strlen(se) - 1;
+    while (last > se && last[-1] != '\n')
+        last--;
+    snprintf(want, sizeof want, "hbg ab: REV_A %s (%s): a 1-round trial of hbg run failed, so REV_B was not built and "
+             "nothing was measured: exit status 2: 'hbg run: unknown or incomplete option '--bogus' (see `hbg run "
+             "--help`)'\n", c1, c1);
+    if (strcmp(last, want))
+        fail_msg("stderr '%s'", se);
+    assert_true(ab_entries(out) <= 0);
+    assert_string_equal(so, "");
+    free(so);
+    free(se);
+
+    /* both built (the arguments were fine) */
+    char *out1 = in_root("out-args1");
+    ab_fake(out1, built, NULL, NULL, NULL);
+    assert_int_equal(ab_lines(built), 2);
+    free(out1);
+
+    assert_int_equal(ab_fake(out2, built, bogus, &so, &se), 2);
+    assert_int_equal(ab_lines(built), 2);
+    char *a1 = log_name(out2, c1, 1), *a1o = dot_out(a1);
+    snprintf(want, sizeof want, "hbg ab: rep 1/2 A %s (REV_A '%s') failed: hbg run exit status 2: 'hbg run: unknown or "
+             "incomplete option '--bogus' (see `hbg run --help`)'; it made no log; its output is in %s, which ends:\n",
+             c1, c1, a1o);
+    if (!strstr(se, want) || strstr(se, "partial log"))
+        fail_msg("stderr '%s'", se);
+    assert_int_equal(access(a1, F_OK), -1);
+    assert_int_equal(ab_entries(out2), 1);
+    free(a1);
+    free(a1o);
+    free(so);
+    free(se);
+    free(built);
+    free(out2);
+    free(out);
+}
+
 static void usage_error(const char *dir, const char *const *args, const char *needle)
 {
     char *so, *se;
@@ -474,6 +690,30 @@ static void test_usage_errors(void **state)
     free(out);
 }
 
+/* hbg run's getopt_long takes an unambiguous prefix and --name=value:
+ * each of these would be its --rounds, --mode or log; the ambiguous --r,
+ * --lo, which it refuses itself, are refused here too. --log-level is an
+ * option of its own, and passes (the build, `false`, is what fails). */
+static void test_owned_options_abbreviated(void **state)
+{
+    (void)state;
+    char *out = in_root("out-abbrev");
+    const char *words[] = {"--ro", "--rou=3", "--r", "--mo", "--mod=timeline", "--m", "--mode=timeline",
+                           "--log=x.log", "--lo", "-ox.log", "-o"};
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+        const char *args[] = {"ab", "HEAD~1", "HEAD", "--build", "false", "--outputs", out, "--", words[i], "5", NULL};
+        usage_error(repo, args, "would override");
+    }
+    const char *ok[] = {"ab", "HEAD~1", "HEAD", "--build", "false", "--outputs", out, "--", "--log-level", "debug",
+                        "--log-l=info", NULL};
+    char *se;
+    assert_int_equal(ab_hbg(repo, ok, NULL, &se), 2);
+    assert_non_null(strstr(se, "hbg ab: building REV_A"));
+    assert_null(strstr(se, "would override"));
+    free(se);
+    free(out);
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -500,7 +740,11 @@ int main(void)
         cmocka_unit_test(test_worktree_snapshot),
         cmocka_unit_test(test_build_failure_and_reuse),
         cmocka_unit_test(test_run_failure),
+        cmocka_unit_test(test_existing_out_refused),
+        cmocka_unit_test(test_plot_checked_first),
+        cmocka_unit_test(test_args_tried_before_second_build),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_owned_options_abbreviated),
         cmocka_unit_test(test_help),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -197,19 +197,25 @@ const char *ab_status_text(int status, char *buf, size_t cap)
 
 /* --- files --------------------------------------------------------------- */
 
-void ab_print_tail(FILE *f, const char *path, int lines)
+/* The last cap bytes of a file into buf; how many, 0 when it is empty or unreadable. */
+static size_t read_end(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return;
-    static char buf[65536];
+        return 0;
     off_t end = lseek(fd, 0, SEEK_END);
-    off_t from = end > (off_t)sizeof buf ? end - (off_t)sizeof buf : 0;
+    off_t from = end > (off_t)cap ? end - (off_t)cap : 0;
     ssize_t n = end >= 0 ? pread(fd, buf, (size_t)(end - from), from) : -1;
     close(fd);
-    if (n <= 0)
+    return n > 0 ? (size_t)n : 0;
+}
+
+void ab_print_tail(FILE *f, const char *path, int lines)
+{
+    static char buf[65536];
+    size_t len = read_end(path, buf, sizeof buf);
+    if (!len)
         return;
-    size_t len = (size_t)n;
     if (buf[len - 1] == '\n')
         len--;
     size_t start = len;
@@ -222,6 +228,30 @@ void ab_print_tail(FILE *f, const char *path, int lines)
         fprintf(f, "  %.*s\n", (int)(e - i), buf + i);
         i = e + 1;
     }
+}
+
+bool ab_last_line(const char *path, const char *prefix, char *out, size_t cap)
+{
+    static char buf[65536];
+    size_t len = read_end(path, buf, sizeof buf);
+    const char *pick = NULL;
+    size_t pick_n = 0;
+    for (size_t i = 0; i < len;) {
+        const char *nl = memchr(buf + i, '\n', len - i);
+        size_t e = nl ? (size_t)(nl - buf) : len;
+        size_t n = e - i;
+        while (n && buf[i + n - 1] == '\r')
+            n--;
+        bool wanted = n >= strlen(prefix) && !strncmp(buf + i, prefix, strlen(prefix));
+        /* a line with the prefix wins over any line without it */
+        if (n && (wanted || !pick || strncmp(pick, prefix, strlen(prefix))))
+            pick = buf + i, pick_n = n;
+        i = e + 1;
+    }
+    if (!pick || !cap)
+        return false;
+    snprintf(out, cap, "%.*s", (int)pick_n, pick);
+    return true;
 }
 
 int ab_mkdirs(const char *path)
@@ -282,7 +312,7 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
     return remove(path) && errno != ENOENT ? -1 : 0;
 }
 
-static int remove_tree(const char *path)
+int ab_remove_tree(const char *path)
 {
     return nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS) && errno != ENOENT ? -1 : 0;
 }
@@ -608,7 +638,7 @@ static int make_tree(const ab_repo *r, ab_tree *t, const char *ready, int logfd,
     if (exists(t->dir)) {
         const char *rm[] = {"git", "worktree", "remove", "--force", "--force", t->dir, NULL};
         logged(logfd, rm, r->top);
-        if (exists(t->dir) && remove_tree(t->dir)) {
+        if (exists(t->dir) && ab_remove_tree(t->dir)) {
             snprintf(err, cap, "cannot remove the unfinished worktree %s: %s", t->dir, strerror(errno));
             return 2;
         }

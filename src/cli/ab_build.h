@@ -56,8 +56,14 @@ bool ab_subst(ab_buf *out, const char *tmpl, const char *worktree, const char *r
 /* Writes the last `lines` lines of path to f, each indented by two
  * spaces. Nothing when the file cannot be read. */
 void ab_print_tail(FILE *f, const char *path, int lines);
+/* The last line among the last 64 KiB of path that starts with prefix,
+ * else the last non-empty line, into out (truncated to cap); false when
+ * the file is empty or cannot be read. */
+bool ab_last_line(const char *path, const char *prefix, char *out, size_t cap);
 /* mkdir -p. 0, or -1 with errno. */
 int ab_mkdirs(const char *path);
+/* rm -rf, without following links. 0, or -1 with errno. */
+int ab_remove_tree(const char *path);
 
 /* --- the repository and its revisions ------------------------------------ */
 

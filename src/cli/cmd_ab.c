@@ -81,16 +81,21 @@ static void usage(FILE *f)
             "  --outputs DIR              where the logs go (default outputs; made if missing)\n"
             "  --resume                   reuse existing logs whose [stamp] is the one this run writes\n"
             "  --threshold PCT, --alpha A, --plot FILE.svg, --format table|json|csv\n"
-            "                             passed to hbg compare\n"
+            "                             passed to hbg compare (--plot is checked before anything is\n"
+            "                             built: not '-', nor a log; an existing FILE is replaced)\n"
             "  --build CMD                build a tree with CMD instead of cmake (run in the worktree)\n"
             "  --run CMD                  measure with CMD instead of hbg run (run in the worktree)\n"
             "  -h, --help                 this text\n"
-            "Everything after -- is passed to hbg run.\n\n"
+            "Everything after -- is passed to hbg run, except what would override hbg ab's own options:\n"
+            "--rounds, --mode, --log and -o, in any spelling getopt takes (--ro, --mode=..., -oFILE).\n\n"
             "Default build: cmake -S WT -B WT/build -DCMAKE_BUILD_TYPE=Release -DHBG_TESTS=OFF\n"
             "-DHBG_INSTALL=OFF, then cmake --build WT/build --target hbg_cli. A build is reused for\n"
-            "the same tree and builder.\n"
+            "the same tree and builder. Before a tree is built, hbg run is tried for one round on a tree\n"
+            "built already, so that a command line it refuses stops hbg ab before the build.\n"
             "Worktrees: $XDG_CACHE_HOME/hbg/ab/<repo>/<commit> (else ~/.cache/hbg/ab/...).\n"
-            "Logs: OUTPUTS/bind_<case>_<mode>_<commit>_r<N>.log; hbg run's stdout goes to LOG.out.\n\n"
+            "Logs: OUTPUTS/bind_<case>_<mode>_<commit>_r<N>.log; hbg run's stdout goes to LOG.out. An\n"
+            "existing log or LOG.out is refused; with --resume a log whose stamp matches is kept (and\n"
+            "its LOG.out), and a missing one is run again (its LOG.out replaced).\n\n"
             "--build and --run are /bin/sh -c templates, for any project. Placeholders, replaced\n"
             "shell-quoted: {worktree} the revision's worktree, {rev} its short commit (-dirty for\n"
             "WORKTREE), {log} the log (for --build: the build log). With --run, hbg writes the log's\n"
@@ -251,23 +256,46 @@ static int parse(int argc, char **argv, ab_opts *o)
     return 1;
 }
 
+/* Whether word, an argument for hbg run, can name its long option `name`:
+ * `--X` or `--X=V` with X a non-empty prefix of name. That is every spelling
+ * getopt_long takes for the option (its name, or a prefix that no other
+ * option starts with: --ro, --mo), and also the prefixes it shares with
+ * other options (--r with --ranks, --lo with --log-level), which hbg run
+ * refuses as ambiguous anyway; refusing those as well needs no copy of hbg
+ * run's option table, which would drift from it. A longer word, such as
+ * --log-level, is another option. */
+static bool names_option(const char *word, const char *name)
+{
+    if (strncmp(word, "--", 2))
+        return false;
+    size_t n = strcspn(word + 2, "=");
+    return n > 0 && n <= strlen(name) && !strncmp(word + 2, name, n);
+}
+
 /* hbg ab names the logs and the rounds itself: ARGS must not override
- * what the names and the stamp say. */
+ * what the names and the stamp say, however hbg run would spell it. */
 static int check_args(const ab_opts *o)
 {
-    static const char *const owned[] = {"--mode", "--rounds", "--log", "-o", NULL};
+    static const char *const owned[][2] = {{"rounds", "--rounds"}, {"mode", "--mode"}, {"log", "-o (the log names)"}};
     if (o->run && (o->nargs || o->keep_defs)) {
         fprintf(stderr, "hbg ab: warning: --run replaces hbg run, so --keep-definitions and the arguments after "
                         "-- are not used\n");
         return 0;
     }
-    for (int i = 0; i < o->nargs; i++)
-        for (const char *const *w = owned; *w; w++) {
-            size_t n = strlen(*w);
-            if (!strncmp(o->args[i], *w, n) && (o->args[i][n] == 0 || o->args[i][n] == '=' || n == 2))
-                return fail("'%s' after -- would override hbg ab's own %s; use hbg ab's option", o->args[i],
-                            n == 2 ? "-o (the log names)" : *w);
+    for (int i = 0; i < o->nargs; i++) {
+        const char *a = o->args[i];
+        /* -o LOG and -oLOG: hbg run's one short option with a value */
+        if (!strncmp(a, "-o", 2))
+            return fail("'%s' after -- would override hbg ab's own -o (the log names); use hbg ab's option", a);
+        for (size_t w = 0; w < sizeof owned / sizeof *owned; w++) {
+            if (!names_option(a, owned[w][0]))
+                continue;
+            if (strcspn(a + 2, "=") < strlen(owned[w][0]))
+                return fail("'%s' after -- abbreviates hbg run's --%s, which would override hbg ab's own %s; use "
+                            "hbg ab's option", a, owned[w][0], owned[w][1]);
+            return fail("'%s' after -- would override hbg ab's own %s; use hbg ab's option", a, owned[w][1]);
         }
+    }
     return 0;
 }
 
@@ -414,14 +442,25 @@ static int resume_check(const ab_arm *arm, unsigned i)
     return 0;
 }
 
-/* Every log name, before anything runs. */
+/* Every log name, before anything runs. The default run also writes
+ * LOG.out (hbg run's stdout and stderr): an existing one is refused like
+ * a log, since the run would replace it. With --resume it goes with its
+ * log: a kept log keeps its LOG.out (that run is not redone), and a run
+ * that is redone replaces the LOG.out of its earlier attempt, as that
+ * attempt's log is gone. */
 static int check_logs(const ab_opts *o, ab_arm *arms)
 {
-    const char *first = NULL;
-    unsigned existing = 0;
+    const char *first = NULL, *first_out = NULL;
+    unsigned existing = 0, outs = 0;
     struct stat sb;
+    char outp[AB_PATH_X];
     for (int a = 0; a < 2; a++)
         for (unsigned i = 0; i < o->reps; i++) {
+            snprintf(outp, sizeof outp, "%s.out", arms[a].logs[i]);
+            if (!o->run && !o->resume && !lstat(outp, &sb)) {
+                first_out = first_out ? first_out : arms[a].logs[i];
+                outs++;
+            }
             if (lstat(arms[a].logs[i], &sb))
                 continue;
             if (!o->resume) {
@@ -437,6 +476,10 @@ static int check_logs(const ab_opts *o, ab_arm *arms)
     if (existing)
         return fail("%s exists (%u of this run's %u logs do): nothing was run; pick another --outputs, or pass "
                     "--resume to reuse the logs whose [stamp] matches this run", first, existing, 2 * o->reps);
+    if (outs)
+        return fail("%s.out exists (%u of this run's %u LOG.out files, where hbg run's output goes, do): nothing "
+                    "was run; move it away or pick another --outputs (--resume would run its repetition again and "
+                    "replace it)", first_out, outs, 2 * o->reps);
     return 0;
 }
 
@@ -451,7 +494,72 @@ static int make_outputs(ab_opts *o)
     return 0;
 }
 
+/* Whether the plot, in the folder dir (which exists), is one of this
+ * run's logs or LOG.out files, by name: they may not exist yet. */
+static const char *plot_over_log(const ab_opts *o, const ab_arm *arms, const char *dir, const char *base)
+{
+    static char hit[AB_PATH_X];
+    char abs[AB_PATH];
+    if (!realpath(dir, abs) || strcmp(abs, o->outputs_abs))
+        return NULL;
+    for (int a = 0; a < 2; a++)
+        for (unsigned i = 0; i < o->reps; i++) {
+            const char *log = arms[a].logs[i], *name = strrchr(log, '/') ? strrchr(log, '/') + 1 : log;
+            size_t n = strlen(name);
+            if (!strncmp(base, name, n) && (!base[n] || !strcmp(base + n, ".out"))) {
+                snprintf(hit, sizeof hit, "%s%s", log, base + n);
+                return hit;
+            }
+        }
+    return NULL;
+}
+
+/* --plot: hbg compare writes it after every run, so a name it cannot write
+ * would cost the whole measurement; it is checked before anything is
+ * built, once the --outputs folder (where it may go) is made. Like every
+ * command's output file (cli/outfile.h), an existing file is replaced,
+ * written beside it and renamed over it: the folder must exist and take a
+ * new file. A name that is not a regular file (/dev/null) is written in
+ * place. '-' (stdout, where the verdict goes) and a name of this run's
+ * logs, which hbg compare refuses too, are refused here first. */
+static int check_plot(const ab_opts *o, const ab_arm *arms)
+{
+    if (!o->plot)
+        return 0;
+    if (!strcmp(o->plot, "-"))
+        return fail("--plot expects a file name, not '-': the plot cannot share standard output with the "
+                    "comparison");
+    struct stat sb;
+    if (!stat(o->plot, &sb) && S_ISDIR(sb.st_mode))
+        return fail("--plot %s is a folder; name a file (FILE.svg)", o->plot);
+    if (!stat(o->plot, &sb) && !S_ISREG(sb.st_mode))
+        return access(o->plot, W_OK) ? fail("cannot write the --plot file %s: %s", o->plot, strerror(errno)) : 0;
+    const char *slash = strrchr(o->plot, '/');
+    char dir[AB_PATH];
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", slash == o->plot ? 1 : (int)(slash - o->plot), o->plot);
+    if (stat(dir, &sb))
+        return fail("cannot write the --plot file %s: %s: %s", o->plot, dir, strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return fail("cannot write the --plot file %s: %s is not a folder", o->plot, dir);
+    if (access(dir, W_OK | X_OK))
+        return fail("cannot write the --plot file %s: cannot create files in %s: %s", o->plot, dir,
+                    strerror(errno));
+    const char *log = plot_over_log(o, arms, dir, slash ? slash + 1 : o->plot);
+    if (log)
+        return fail("--plot %s would replace this run's %s; name another file", o->plot, log);
+    return 0;
+}
+
 /* --- builds ---------------------------------------------------------------- */
+
+static ab_builder builder_of(const ab_opts *o)
+{
+    long np = sysconf(_SC_NPROCESSORS_ONLN);
+    return (ab_builder){.tmpl = o->build, .jobs = np > 0 ? (unsigned)np : 1};
+}
 
 /* The built hbg should report the commit the log names carry. */
 static void check_version(const ab_arm *arm)
@@ -469,8 +577,7 @@ static void check_version(const ab_arm *arm)
 
 static int build_arm(const ab_opts *o, const ab_repo *r, ab_arm *arm)
 {
-    long np = sysconf(_SC_NPROCESSORS_ONLN);
-    ab_builder b = {.tmpl = o->build, .jobs = np > 0 ? (unsigned)np : 1};
+    ab_builder b = builder_of(o);
     char err[2 * AB_PATH];
     if (ab_built(r, &arm->t, &b)) {
         fprintf(stderr, "hbg ab: %s %s (%s): reusing the build in %s\n", arm->role, arm->t.rev, arm->spec,
@@ -527,30 +634,111 @@ static int wait_run(pid_t pid, ab_progress *p, unsigned rep, unsigned reps, cons
     }
 }
 
-/* hbg run of the arm's own build; its stdout and stderr go to LOG.out. */
-static pid_t start_default(const ab_opts *o, const ab_arm *arm, unsigned i, char *outp, size_t cap)
+/* hbg run's command line: BIN run CASE --mode M --rounds N -o LOG
+ * [--out-dir DIR] [--keep-definitions] [ARGS] [--out-dir DIR], the folder
+ * before ARGS (a run's: ARGS may name another) or after them (the trial's,
+ * which must stay in its scratch folder). NULL when out of memory. */
+static const char **run_argv(const ab_opts *o, const char *bin, const char *rounds, const char *log,
+                             const char *out_dir, bool dir_last)
 {
     const char **argv = calloc((size_t)o->nargs + 16, sizeof *argv);
     if (!argv)
-        return -1;
-    char rounds[16];
-    snprintf(rounds, sizeof rounds, "%u", o->rounds);
+        return NULL;
     int k = 0;
-    const char *fixed[] = {arm->bin, "run", o->case_name, "--mode", o->mode, "--rounds", rounds, "-o",
-                           arm->logs[i], "--out-dir", o->outputs};
+    const char *fixed[] = {bin, "run", o->case_name, "--mode", o->mode, "--rounds", rounds, "-o", log};
     for (size_t f = 0; f < sizeof fixed / sizeof *fixed; f++)
         argv[k++] = fixed[f];
+    if (!dir_last)
+        argv[k++] = "--out-dir", argv[k++] = out_dir;
     if (o->keep_defs)
         argv[k++] = "--keep-definitions";
     for (int a = 0; a < o->nargs; a++)
         argv[k++] = o->args[a];
+    if (dir_last)
+        argv[k++] = "--out-dir", argv[k++] = out_dir;
+    return argv;
+}
+
+/* hbg run of the arm's own build; its stdout and stderr go to LOG.out,
+ * which check_logs found absent (or, with --resume, left to be replaced). */
+static pid_t start_default(const ab_opts *o, const ab_arm *arm, unsigned i, char *outp, size_t cap)
+{
+    char rounds[16];
+    snprintf(rounds, sizeof rounds, "%u", o->rounds);
     snprintf(outp, cap, "%s.out", arm->logs[i]);
-    int fd = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const char **argv = run_argv(o, arm->bin, rounds, arm->logs[i], o->outputs, false);
+    if (!argv)
+        return -1;
+    int fd = open(outp, O_WRONLY | O_CREAT | (o->resume ? O_TRUNC : O_EXCL) | O_CLOEXEC, 0644);
     pid_t pid = fd < 0 ? -1 : ab_start(argv, NULL, fd, fd);
     if (fd >= 0)
         close(fd);
     free(argv);
     return pid;
+}
+
+/* The trial. A command line that hbg run refuses (a bad value after --,
+ * an unknown option, a bad switch in the environment) would otherwise be
+ * found by the first repetition, after every tree is built. hbg run has no
+ * parse-only mode, and hbg ab's own copy of its parser would judge the
+ * options of the hbg that runs ab, not of the revisions measured (a
+ * WORKTREE may add one), so the trial is the real thing: the run's own
+ * command line on an arm's built hbg, with one round, its log and
+ * artifacts in a scratch folder that is removed. It costs one pass, and is
+ * made only when a build is still to come (build_all). */
+static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, const ab_arm *next)
+{
+    char dir[AB_PATH_X], log[AB_PATH_X + 16], outp[AB_PATH_X + 32];
+    snprintf(dir, sizeof dir, "%s/trial-XXXXXX", r->cache);
+    if (ab_mkdirs(r->cache) || !mkdtemp(dir))
+        return 0; /* no scratch folder: the first repetition is the trial */
+    snprintf(log, sizeof log, "%s/trial.log", dir);
+    snprintf(outp, sizeof outp, "%s.out", log);
+    const char **argv = run_argv(o, arm->bin, "1", log, dir, true);
+    int fd = argv ? open(outp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
+    int st = fd < 0 ? 0 : ab_spawn(argv, NULL, fd, fd);
+    if (fd >= 0)
+        close(fd);
+    free(argv);
+    int rc = 0;
+    if (st) {
+        char why[64], line[512] = "";
+        ab_status_text(st, why, sizeof why);
+        bool said = ab_last_line(outp, "hbg run: ", line, sizeof line);
+        rc = fail("%s %s (%s): a 1-round trial of hbg run failed, so %s was not built and nothing was measured: "
+                  "%s%s%s%s", arm->role, arm->t.rev, arm->spec, next->role, why, said ? ": '" : "", line,
+                  said ? "'" : "");
+    }
+    ab_remove_tree(dir);
+    return rc;
+}
+
+/* Builds (or reuses) the trees that have runs to do: those built already
+ * first, and before the first one that must be built, the trial on an hbg
+ * that is ready. A command line hbg run refuses is then found before any
+ * build when one tree was built already, and after the first build rather
+ * than both when none was. With every tree built there is no trial: the
+ * first repetition comes as soon. */
+static int build_all(const ab_opts *o, const ab_repo *r, ab_arm *arms)
+{
+    ab_builder b = builder_of(o);
+    bool ready[2] = {ab_built(r, &arms[0].t, &b), ab_built(r, &arms[1].t, &b)};
+    const ab_arm *built = NULL; /* an arm whose hbg can run */
+    bool tried = o->run != NULL; /* a --run template has no command line to try */
+    for (int pass = 0; pass < 2; pass++)
+        for (int a = 0; a < 2; a++) {
+            if (!arms[a].to_run || ready[a] != (pass == 0))
+                continue;
+            if (!ready[a] && built && !tried) {
+                if (trial_run(o, r, built, &arms[a]))
+                    return 2;
+                tried = true;
+            }
+            if (build_arm(o, r, &arms[a]))
+                return 2;
+            built = &arms[a];
+        }
+    return 0;
 }
 
 /* --run: the stamp first, then the template's output, in the worktree. */
@@ -582,10 +770,22 @@ static int run_failed(const ab_opts *o, const ab_arm *arm, unsigned i, int st, c
 {
     char why[64];
     ab_status_text(st, why, sizeof why);
-    fprintf(stderr, "hbg ab: rep %u/%u %c %s (%s '%s') failed: %s %s; the partial log stays at %s (delete it "
-                    "before --resume, which would reuse it); %s ends:\n",
-            i + 1, o->reps, arm->label, arm->t.rev, arm->role, arm->spec, o->run ? "--run" : "hbg run", why,
-            arm->logs[i], outp);
+    struct stat sb;
+    if (!lstat(arm->logs[i], &sb)) {
+        fprintf(stderr, "hbg ab: rep %u/%u %c %s (%s '%s') failed: %s %s; the partial log stays at %s (delete it "
+                        "before --resume, which would reuse it); %s ends:\n",
+                i + 1, o->reps, arm->label, arm->t.rev, arm->role, arm->spec, o->run ? "--run" : "hbg run", why,
+                arm->logs[i], outp);
+    } else {
+        /* hbg run refused before it made the log (a usage error, a bad
+         * switch): its reason is a line of LOG.out */
+        char line[512];
+        bool said = ab_last_line(outp, "hbg run: ", line, sizeof line);
+        fprintf(stderr, "hbg ab: rep %u/%u %c %s (%s '%s') failed: %s %s%s%s%s; it made no log; its output is in "
+                        "%s, which ends:\n",
+                i + 1, o->reps, arm->label, arm->t.rev, arm->role, arm->spec, o->run ? "--run" : "hbg run", why,
+                said ? ": '" : "", said ? line : "", said ? "'" : "", outp);
+    }
     ab_print_tail(stderr, outp, TAIL_LINES);
     return 2;
 }
@@ -599,7 +799,7 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
             fprintf(stderr, "hbg ab: rep %u/%u %c %s: %s (reused)\n", i + 1, o->reps, arm->label, arm->t.rev, name);
         return 0;
     }
-    char outp[AB_PATH + 8];
+    char outp[AB_PATH_X];
     snprintf(outp, sizeof outp, "%s", arm->logs[i]);
     double t = now_s();
     if (!p->done && p->t0 == 0)
@@ -607,7 +807,7 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
     pid_t pid = o->run ? start_template(o, arm, i) : start_default(o, arm, i, outp, sizeof outp);
     if (pid < 0)
         return fail("rep %u/%u %c %s: cannot start the run (%s): %s", i + 1, o->reps, arm->label, arm->t.rev,
-                    arm->logs[i], strerror(errno));
+                    outp, strerror(errno));
     int st = wait_run(pid, p, i + 1, o->reps, arm, t);
     double dt = now_s() - t;
     p->spent += dt;
@@ -720,9 +920,10 @@ int hbg_cmd_ab(int argc, char **argv)
     rc = plan(&o, &repo, arms);
     if (!rc)
         rc = make_outputs(&o);
-    for (int a = 0; a < 2 && !rc; a++)
-        if (arms[a].to_run)
-            rc = build_arm(&o, &repo, &arms[a]);
+    if (!rc)
+        rc = check_plot(&o, arms);
+    if (!rc)
+        rc = build_all(&o, &repo, arms);
     if (!rc)
         rc = run_all(&o, arms);
     if (!rc)
