@@ -460,6 +460,45 @@ static void no_total_without_host_orch(void **st)
     }
 }
 
+/* A rank none of whose passes is used has no figures: its row under the
+ * total says `-`, and its JSON entry null, not a total of 0 ns. Here the
+ * second rank (thread ...641) loses arena_h2d in every warm pass. */
+static void rank_without_used_passes_has_no_figures(void **st)
+{
+    (void)st;
+    size_t len;
+    char *buf = ts_slurp(ts_fixture("original-2rank-interleaved.log"), &len);
+    assert_non_null(buf);
+    char *w = buf;
+    int dropped = 0, seen = 0;
+    for (char *line = buf; line < buf + len;) {
+        char *nl = memchr(line, '\n', (size_t)(buf + len - line));
+        size_t n = nl ? (size_t)(nl - line) + 1 : (size_t)(buf + len - line);
+        char one[1024];
+        snprintf(one, sizeof one, "%.*s", (int)n, line);
+        bool drop = strstr(one, "[T0x7f3c9a7fc641]") && strstr(one, "bind phase=arena_h2d") && seen++ > 0;
+        if (drop)
+            dropped++;
+        else
+            memmove(w, line, n), w += n;
+        line += n;
+    }
+    assert_int_equal(dropped, 2);
+    char *in = ts_temp_file(buf, (size_t)(w - buf), ".log");
+    assert_non_null(in);
+    const char *table[] = {"phases", in, NULL}, *json[] = {"phases", "--format", "json", in, NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(ts_run_cli(table, &out, &err), 0);
+    assert_true(ts_contains(out, "                   -                 -               -     0\n"));
+    free(out), free(err);
+    assert_int_equal(ts_run_cli(json, &out, &err), 0);
+    assert_true(ts_contains(out, "\"total\": {\"min_ns\": null, \"median_ns\": null, \"max_ns\": null, \"n\": 0}"));
+    free(out), free(err);
+    remove(in);
+    free(in);
+    free(buf);
+}
+
 /* A log of many processes (one rank each, two passes each): every rank is
  * kept, in order, with its own passes. */
 static void many_ranks(void **st)
@@ -513,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(many_ranks),
         cmocka_unit_test(no_total_without_host_orch),
+        cmocka_unit_test(rank_without_used_passes_has_no_figures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

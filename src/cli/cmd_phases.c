@@ -111,6 +111,10 @@ static void fig_table(FILE *f, const char *name, const phs_fig *g)
 static void stat_row(FILE *f, const char *name, bool cp, const phs_stat *s)
 {
     char med[32];
+    if (!s->n) { /* a rank none of whose passes was used: no figure, not 0 */
+        fprintf(f, "%-18s %1s %15s %17s %15s %5zu\n", name, cp ? "*" : "", "-", "-", "-", s->n);
+        return;
+    }
     fprintf(f, "%-18s %1s %15" PRIu64 " %17s %15" PRIu64 " %5zu\n", name, cp ? "*" : "", s->min,
             phs_med_str(s->med, med, sizeof med), s->max, s->n);
 }
@@ -192,6 +196,10 @@ static void out_table(ps_log *L, const phs_result *R, const phs_stat *by_rank)
 static void json_stat(jw *w, const phs_stat *s)
 {
     char med[32];
+    if (!s->n) {
+        jw_lit(w, "{\"min_ns\": null, \"median_ns\": null, \"max_ns\": null, \"n\": 0}");
+        return;
+    }
     jw_lit(w, "{\"min_ns\": ");
     jw_u64(w, s->min);
     jw_lit(w, ", \"median_ns\": ");
