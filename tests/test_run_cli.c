@@ -302,6 +302,28 @@ static void usage_errors(void **state)
     assert_string_equal(out, "hbg: unexpected argument 'extra' after `help run` (see `hbg help`)\n");
 }
 
+/* Progress on stderr while the ranks bind: with HBG_PROGRESS_S a line
+ * every so often when stderr is not a terminal, none with 0, a usage
+ * error for a value that is not seconds. The interval here is 1 ms, so
+ * any run prints some. */
+static void progress_on_stderr(void **state)
+{
+    (void)state;
+    char out[65536], log[300], args[600];
+    snprintf(log, sizeof log, "%s/progress.log", rs_dir);
+    snprintf(args, sizeof args, "run synth --tasks 3000 --rounds 20 --mode numbers -o %s", log);
+    assert_int_equal(rs_run("HBG_PROGRESS_S=0.001", args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "hbg run: "));
+    assert_non_null(strstr(out, " of 20 passes after "));
+    remove(log);
+    assert_int_equal(rs_run("HBG_PROGRESS_S=0", args, out, sizeof out), 0);
+    assert_null(strstr(out, " passes after "));
+    remove(log);
+    assert_int_equal(rs_run("HBG_PROGRESS_S=soon", args, out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: HBG_PROGRESS_S=soon is not a number of seconds from 0 to 86400\n");
+    assert_int_equal(access(log, F_OK), -1); /* refused before the log was made */
+}
+
 /* A --ranks or --tile-unit the case cannot take is a usage error that
  * says what it takes, before any rank starts. */
 static void case_limits_are_usage_errors(void **state)
@@ -394,6 +416,7 @@ int main(void)
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(case_limits_are_usage_errors),
         cmocka_unit_test(stamp_is_canonical),
+        cmocka_unit_test(progress_on_stderr),
         cmocka_unit_test(killed_rank_is_named),
     };
     return cmocka_run_group_tests(tests, rs_dir_setup, rs_dir_teardown);

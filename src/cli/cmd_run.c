@@ -23,6 +23,7 @@
 #include "cli/case_opts.h"
 #include "cli/cli.h"
 #include "cli/run_opts.h"
+#include "cli/run_progress.h"
 #include "cli/run_report.h"
 #include "cli/startline.h"
 #include "hbg/runtime.h"
@@ -407,7 +408,7 @@ static void read_pipes(const run_opts *o, run_collector *col, rank_watch *w)
  * before they are killed; --time-limit bounds the whole run the same way.
  * So the command always ends, whatever a rank does, even stopped. */
 static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services, const run_lines *line,
-                        run_collector *col)
+                        run_collector *col, run_progress *pg)
 {
     rank_watch w = {0};
     uint64_t limit = o->time_limit_s ? hbg_mono_ns() + secs_ns(o->time_limit_s) : UINT64_MAX;
@@ -419,6 +420,7 @@ static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services,
         if (!any)
             break;
         read_pipes(o, col, &w);
+        run_progress_tick(pg, col->nrows);
         for (uint32_t r = 0; r < o->ranks; r++)
             if (w.live[r] && w.fd[r] < 0)
                 reap(o, col, &w, r, w.deadline == UINT64_MAX);
@@ -433,6 +435,7 @@ static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services,
     for (uint32_t r = 0; r < o->ranks; r++)
         if (w.fd[r] >= 0)
             close(w.fd[r]);
+    run_progress_end(pg);
 }
 
 int hbg_cmd_run(int argc, char **argv)
@@ -449,6 +452,9 @@ int hbg_cmd_run(int argc, char **argv)
         }
         return 0;
     }
+    run_progress pg;
+    if (!run_progress_start(&pg, !o.log_path, o.ranks * o.rounds))
+        return 2;
     /* The artifacts first, then the log: a run refused here leaves
      * nothing behind, so the same command can be run again as it is (a
      * log left with only its stamp would be refused as existing). */
@@ -492,7 +498,7 @@ int hbg_cmd_run(int argc, char **argv)
     run_lines line = {NULL, NULL};
     if (o.ranks > 1)
         line = (run_lines){startline_create(o.ranks), startline_create(o.ranks)};
-    spawn_ranks(&o, logfd, recfd, xr, &line, &col);
+    spawn_ranks(&o, logfd, recfd, xr, &line, &col, &pg);
     startline_destroy(line.start);
     startline_destroy(line.finish);
     hbg_xrank_destroy(xr);

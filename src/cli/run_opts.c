@@ -49,7 +49,9 @@ static void usage(FILE *f)
             "  HBG_HOST_PHASE_RECORDS (SIMPLER_HBG_HOST_PHASE_RECORDS_ENABLE) per-op records\n"
             "  HBG_SKIP_DEVICE_RUN (SIMPLER_SKIP_DEVICE_RUN)               skip the device run\n"
             "  HBG_LOG_LEVEL (SIMPLER_LOG_LEVEL)                           log threshold\n"
-            "Precedence: --mode presets, then the environment, then explicit options.\n\n"
+            "Precedence: --mode presets, then the environment, then explicit options.\n"
+            "Progress on stderr (not when the log goes there): a line kept up to date on a\n"
+            "terminal; elsewhere one after 10 s, then every HBG_PROGRESS_S seconds (default 30; 0: none).\n\n"
             "Exit status: 0 every rank succeeded (and its golden passed or was skipped),\n"
             "1 a rank failed or a write to the log or stdout failed, 2 bad usage.\n");
 }
