@@ -373,7 +373,7 @@ static void stamp_is_canonical(void **state)
     };
     char *first = NULL;
     for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++) {
-        char out[8192], log[300], args[600], cmd[400];
+        char out[8192], log[300], args[1024], cmd[400];
         snprintf(log, sizeof log, "%s/canon%zu.log", rs_dir, i);
         snprintf(cmd, sizeof cmd, typed[i], rs_dir);
         snprintf(args, sizeof args, "%s --mode numbers -o %s", cmd, log);

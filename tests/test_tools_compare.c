@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "support/compare_gen.h"
+#include "support/fault_support.h"
 #include "support/tools_support.h"
 
 #define REPS 5
@@ -449,6 +450,124 @@ static void test_refuses_unusable_input(void **st)
     free_arms(&a);
 }
 
+/* The same file named twice (again, through a link, as '-' on stdin) would
+ * count as two repetitions, or compare a log with itself: refused, naming
+ * both arguments, before anything is read. A copy is a log of its own. */
+static void test_refuses_a_log_given_twice(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, REPS, cg_default("1a2b3c4", 51), slower(cg_default("5d6e7f8", 52)), NULL);
+    char want[4096], link[1024];
+    /* the base of repetition 1 again as the base of repetition 3 */
+    const char *again[] = {"compare", "--base", a.base[0], a.base[1], a.base[0], a.base[3], a.base[4],
+                           "--measure", a.measure[0], a.measure[1], a.measure[2], a.measure[3], a.measure[4], NULL};
+    char *out, *err;
+    assert_int_equal(ts_run_cli(again, &out, &err), 2);
+    snprintf(want, sizeof want,
+             "hbg compare: base log 1 (%s) and base log 3 (%s) are the same file: each repetition needs logs of its "
+             "own; give each log once\n",
+             a.base[0], a.base[0]);
+    assert_string_equal(err, want);
+    assert_string_equal(out, "");
+    free(out), free(err);
+    /* through a link, in the other arm */
+    snprintf(link, sizeof link, "%s/link.log", a.dir);
+    assert_int_equal(symlink(a.base[1], link), 0);
+    const char *linked[] = {"compare", "--base", a.base[0], a.base[1], "--measure", a.measure[0], link, NULL};
+    assert_int_equal(ts_run_cli(linked, &out, &err), 2);
+    snprintf(want, sizeof want,
+             "hbg compare: base log 2 (%s) and measure log 2 (%s) are the same file: each repetition needs logs of "
+             "its own; give each log once\n",
+             a.base[1], link);
+    assert_string_equal(err, want);
+    free(out), free(err);
+    unlink(link);
+    /* standard input holding one of the named logs */
+    const char *in[] = {"compare", "--base", "-", a.base[1], "--measure", a.measure[0], a.measure[1], NULL};
+    assert_int_equal(ts_run_cli_in(in, a.measure[1], &out, &err), 2);
+    snprintf(want, sizeof want,
+             "hbg compare: base log 1 (standard input) and measure log 2 (%s) are the same file: each repetition "
+             "needs logs of its own; give each log once\n",
+             a.measure[1]);
+    assert_string_equal(err, want);
+    free(out), free(err);
+    free_arms(&a);
+}
+
+/* --plot names a file: never '-' (the SVG would follow the verdict on
+ * stdout, and JSON or CSV would no longer parse) and never one of the
+ * logs (which it would overwrite). Both refused before anything is read. */
+static void test_plot_refusals(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, 2, cg_default("1a2b3c4", 53), cg_default("5d6e7f8", 54), NULL);
+    size_t n0, n1;
+    char *before = ts_slurp(a.measure[1], &n0);
+    assert_non_null(before);
+    char dotted[1024], want[4096];
+    snprintf(dotted, sizeof dotted, "%s/./%s", a.dir, strrchr(a.measure[1], '/') + 1);
+    const char *over[] = {"--plot", dotted, NULL};
+    snprintf(want, sizeof want, "hbg compare: refusing to write %s: it is the input %s\n", dotted, a.measure[1]);
+    expect_refusal(&a, over, want);
+    char *after = ts_slurp(a.measure[1], &n1);
+    assert_non_null(after);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(before, after, n0);
+    free(before), free(after);
+    const char *dash[] = {"--format", "json", "--plot", "-", NULL};
+    expect_refusal(&a, dash,
+                   "hbg compare: --plot expects a file name, not '-': the plot cannot share standard "
+                   "output with the results\n");
+    free_arms(&a);
+}
+
+/* JSON past the writer's 64 KiB buffer goes to stdout's descriptor, not
+ * through the stream: a failed write is still one line with its reason. */
+static void test_json_on_a_full_stdout(void **st)
+{
+    (void)st;
+    enum { N = 24 };
+    char *dir = cg_tempdir(), *b[N], *m[N];
+    const char *args[2 * N + 6] = {"compare", "--format", "json", "--base"};
+    int k = 4;
+    for (int i = 0; i < N; i++) {
+        char name[64];
+        cg_spec bs = cg_default("1a2b3c4", 600 + (uint64_t)i), ms = cg_default("5d6e7f8", 700 + (uint64_t)i);
+        snprintf(name, sizeof name, "b%d.log", i);
+        b[i] = cg_write(dir, name, &bs);
+        snprintf(name, sizeof name, "m%d.log", i);
+        m[i] = cg_write(dir, name, &ms);
+        args[k++] = b[i];
+    }
+    args[k++] = "--measure";
+    for (int i = 0; i < N; i++)
+        args[k++] = m[i];
+    args[k] = NULL;
+    char *out, *err;
+    int rc = ts_run_cli(args, &out, &err);
+    assert_true(rc == 0 || rc == 1);
+    if (strlen(out) <= 65536)
+        fail_msg("%zu bytes of JSON: not past the writer's buffer", strlen(out));
+    free(out), free(err);
+    const int where[2] = {FS_OUT_FULL, FS_OUT_CLOSED};
+    const char *why[2] = {"hbg compare: cannot write standard output: No space left on device\n",
+                          "hbg compare: cannot write standard output: Bad file descriptor\n"};
+    for (int w = 0; w < 2; w++) {
+        fs_spec spec = {.args = args, .out = where[w]};
+        assert_int_equal(fs_run(&spec, 60, NULL, &err), 2);
+        assert_string_equal(err, why[w]);
+        free(err);
+    }
+    for (int i = 0; i < N; i++) {
+        unlink(b[i]), unlink(m[i]);
+        free(b[i]), free(m[i]);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
 /* Rewrites the first line of the log at path to "[stamp] " + stamp. */
 static void restamp(const char *path, const char *stamp)
 {
@@ -670,6 +789,9 @@ int main(void)
         cmocka_unit_test(test_refuses_different_rank_counts),
         cmocka_unit_test(test_refuses_an_arm_of_two_commits),
         cmocka_unit_test(test_refuses_unusable_input),
+        cmocka_unit_test(test_refuses_a_log_given_twice),
+        cmocka_unit_test(test_plot_refusals),
+        cmocka_unit_test(test_json_on_a_full_stdout),
         cmocka_unit_test(test_stamp_reading),
         cmocka_unit_test(test_refuses_absurd_durations),
         cmocka_unit_test(test_flags_exact_figure_that_differs),

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "support/fault_support.h"
 #include "support/tools_support.h"
 #include "tools/fit.h"
 #include "tools/phstats.h"
@@ -484,6 +485,191 @@ static void test_plot(void **state)
     drop_logs(&L);
 }
 
+/* The same file named twice (again, through a link, as '-' on stdin) is
+ * refused before anything is read: it would count its passes twice and
+ * narrow every interval. A copy is a log of its own. */
+static void test_same_log_twice(void **state)
+{
+    (void)state;
+    gen g = {.warm = 3, .noise = 40};
+    logs L;
+    make_logs(&L, design, NDESIGN, &g);
+    char *dir = ts_tempdir("fitdup");
+    char link[4096], copy[4096], want[12288];
+    snprintf(link, sizeof link, "%s/link.log", dir);
+    snprintf(copy, sizeof copy, "%s/copy.log", dir);
+    assert_int_equal(symlink(L.path[0], link), 0);
+    char *out, *errs;
+    const char *twice[] = {"fit", L.path[0], L.path[1], L.path[0], NULL};
+    assert_int_equal(ts_run_cli(twice, &out, &errs), 2);
+    snprintf(want, sizeof want,
+             "hbg fit: LOG 1 (%s) and LOG 3 (%s) are the same file: its passes would count twice; give each log "
+             "once\n",
+             L.path[0], L.path[0]);
+    assert_string_equal(errs, want);
+    assert_string_equal(out, "");
+    free(out), free(errs);
+    const char *linked[] = {"fit", L.path[0], L.path[1], link, NULL};
+    assert_int_equal(ts_run_cli(linked, &out, &errs), 2);
+    snprintf(want, sizeof want,
+             "hbg fit: LOG 1 (%s) and LOG 3 (%s) are the same file: its passes would count twice; give each log "
+             "once\n",
+             L.path[0], link);
+    assert_string_equal(errs, want);
+    free(out), free(errs);
+    const char *in[] = {"fit", L.path[1], "-", L.path[0], NULL};
+    assert_int_equal(ts_run_cli_in(in, L.path[0], &out, &errs), 2);
+    snprintf(want, sizeof want,
+             "hbg fit: LOG 2 (standard input) and LOG 3 (%s) are the same file: its passes would count twice; give "
+             "each log once\n",
+             L.path[0]);
+    assert_string_equal(errs, want);
+    free(out), free(errs);
+    /* a copy is the user's choice */
+    size_t n;
+    char *text = ts_slurp(L.path[0], &n);
+    assert_non_null(text);
+    FILE *f = fopen(copy, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+    free(text);
+    const char *copied[] = {"fit", L.path[0], L.path[1], copy, NULL};
+    assert_int_equal(ts_run_cli(copied, &out, &errs), 0);
+    assert_true(ts_contains(out, "passes          9 warm passes from 3 logs\n"));
+    free(out), free(errs);
+    ts_rmtree(dir);
+    drop_logs(&L);
+}
+
+/* A log that cannot be read is one line and exit 2, and leaves nothing
+ * allocated behind (under AddressSanitizer a leak report would follow the
+ * line and the exit status would be LeakSanitizer's). */
+static void test_unreadable_log(void **state)
+{
+    (void)state;
+    char *out, *errs;
+    const char *mem[] = {"fit", "/proc/self/mem", NULL};
+    assert_int_equal(ts_run_cli(mem, &out, &errs), 2);
+    assert_string_equal(errs, "hbg fit: cannot read /proc/self/mem: Input/output error\n");
+    assert_string_equal(out, "");
+    free(out), free(errs);
+}
+
+/* Each warning of a log carries the command's prefix, as every command's
+ * does. */
+static void test_warnings_are_prefixed(void **state)
+{
+    (void)state;
+    char lp[2048], want[4500];
+    snprintf(lp, sizeof lp, "%s", ts_fixture("ours-overflow.log"));
+    const char *args[] = {"fit", lp, NULL};
+    char *out, *errs;
+    assert_int_equal(ts_run_cli(args, &out, &errs), 0);
+    snprintf(want, sizeof want,
+             "hbg fit: warning: %s:51: malformed bind line: dur_ns= is a number past 64 bits; ignored\n"
+             "hbg fit: warning: %s:44: pass pid=4242 inv=3 has a malformed line that was ignored (line 51); "
+             "excluded\n",
+             lp, lp);
+    assert_string_equal(errs, want);
+    free(out), free(errs);
+    /* a log that adds nothing is a warning too */
+    const char *cold[] = {"fit", ts_fixture("original-only-cold.log"), lp, NULL};
+    assert_int_equal(ts_run_cli(cold, &out, &errs), 0);
+    for (const char *l = errs; *l; l = strchr(l, '\n') + 1)
+        if (strncmp(l, "hbg fit: warning: ", 18))
+            fail_msg("a line without the prefix:\n%s", errs);
+    assert_true(ts_contains(errs, "hbg fit: warning: "));
+    assert_true(ts_contains(errs, "original-only-cold.log: every pass is the cold first pass of its rank (2); it "
+                                  "adds nothing to the fit (run at least 2 rounds)\n"));
+    free(out), free(errs);
+}
+
+/* --plot names a file: not '' (found out only at the rename, after all the
+ * work), not '-' (the SVG would follow the table or JSON on stdout), and
+ * never one of the logs. Each is refused before any log is read. */
+static void test_plot_refusals(void **state)
+{
+    (void)state;
+    gen g = {.warm = 2, .noise = 40};
+    logs L;
+    make_logs(&L, design, NDESIGN, &g);
+    char *out, *errs;
+    const char *empty[] = {"fit", "--plot", "", L.path[0], NULL};
+    assert_int_equal(ts_run_cli(empty, &out, &errs), 2);
+    assert_string_equal(errs, "hbg fit: --plot expects a file name\n");
+    assert_string_equal(out, "");
+    free(out), free(errs);
+    const char *dash[] = {"fit", "--format", "json", "--plot=-", L.path[0], NULL};
+    assert_int_equal(ts_run_cli(dash, &out, &errs), 2);
+    assert_string_equal(errs, "hbg fit: --plot expects a file name, not '-': the plot cannot share standard output "
+                              "with the results\n");
+    assert_string_equal(out, "");
+    free(out), free(errs);
+    /* the plot over one of the logs: refused, the log unchanged */
+    size_t n0, n1;
+    char *before = ts_slurp(L.path[3], &n0);
+    assert_non_null(before);
+    const char *over[] = {"fit",     L.path[0], L.path[1], L.path[2], L.path[3],
+                          L.path[4], L.path[5], "--plot",  L.path[3], NULL};
+    assert_int_equal(ts_run_cli(over, &out, &errs), 2);
+    char want[9000];
+    snprintf(want, sizeof want, "hbg fit: refusing to write %s: it is the input %s\n", L.path[3], L.path[3]);
+    assert_string_equal(errs, want);
+    assert_string_equal(out, "");
+    free(out), free(errs);
+    char *after = ts_slurp(L.path[3], &n1);
+    assert_non_null(after);
+    assert_int_equal(n0, n1);
+    assert_memory_equal(before, after, n0);
+    free(before), free(after);
+    drop_logs(&L);
+}
+
+/* A plot that cannot be written says where and why, and fails the command. */
+static void test_plot_write_fails(void **state)
+{
+    (void)state;
+    gen g = {.warm = 2, .noise = 40};
+    logs L;
+    make_logs(&L, design, NDESIGN, &g);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, "--plot", "/dev/full", NULL, &out, &errs), 2);
+    assert_string_equal(errs, "hbg fit: cannot write /dev/full: No space left on device\n");
+    free(out), free(errs);
+    drop_logs(&L);
+}
+
+/* JSON past the writer's 64 KiB buffer goes to stdout's descriptor, not
+ * through the stream: a failed write is still one line with its reason. */
+static void test_json_on_a_full_stdout(void **state)
+{
+    (void)state;
+    gen g = {.warm = 60};
+    logs L;
+    make_logs(&L, design, NDESIGN, &g);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
+    if (strlen(out) <= 65536)
+        fail_msg("%zu bytes of JSON: not past the writer's buffer", strlen(out));
+    free(out), free(errs);
+    const char *args[NDESIGN + 4] = {"fit", "--format", "json"};
+    for (size_t i = 0; i < L.n; i++)
+        args[3 + i] = L.path[i];
+    args[3 + L.n] = NULL;
+    const int where[2] = {FS_OUT_FULL, FS_OUT_CLOSED};
+    const char *why[2] = {"hbg fit: cannot write standard output: No space left on device\n",
+                          "hbg fit: cannot write standard output: Bad file descriptor\n"};
+    for (int k = 0; k < 2; k++) {
+        fs_spec spec = {.args = args, .out = where[k]};
+        char *err = NULL;
+        assert_int_equal(fs_run(&spec, 60, NULL, &err), 2);
+        assert_string_equal(err, why[k]);
+        free(err);
+    }
+    drop_logs(&L);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -492,6 +678,12 @@ int main(void)
         cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_skip_warm), cmocka_unit_test(test_relative), cmocka_unit_test(test_original_logs),
         cmocka_unit_test(test_t_quantile), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_plot),
+        cmocka_unit_test(test_same_log_twice),
+        cmocka_unit_test(test_unreadable_log),
+        cmocka_unit_test(test_warnings_are_prefixed),
+        cmocka_unit_test(test_plot_refusals),
+        cmocka_unit_test(test_plot_write_fails),
+        cmocka_unit_test(test_json_on_a_full_stdout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "support/fault_support.h"
 #include "support/tools_support.h"
 
 /* --- the fixture, read independently of the tool ------------------------- */
@@ -773,6 +775,80 @@ static void test_bind_lines_not_read(void **st)
     free(err);
 }
 
+/* The same records file named twice (again, or through a link) would
+ * count every operation twice: refused before anything is read. */
+static void test_records_given_twice(void **st)
+{
+    (void)st;
+    char lp[2048], rp[2048], link[2048], want[8192], *out, *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("hbg-run-vector-timeline.log"));
+    snprintf(rp, sizeof rp, "%s", ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl"));
+    char *dir = ts_tempdir("spansdup");
+    snprintf(link, sizeof link, "%s/r.jsonl", dir);
+    assert_int_equal(symlink(rp, link), 0);
+    const char *twice[] = {"spans", lp, "--records", rp, "--records", rp, NULL};
+    assert_int_equal(ts_run_cli(twice, &out, &err), 2);
+    snprintf(want, sizeof want,
+             "hbg spans: --records 1 (%s) and --records 2 (%s) are the same file: its records would count twice; "
+             "give each records file once\n",
+             rp, rp);
+    assert_string_equal(err, want);
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+    const char *linked[] = {"spans", lp, "--view", "ops", "--records", link, "--records", rp, NULL};
+    assert_int_equal(ts_run_cli(linked, &out, &err), 2);
+    snprintf(want, sizeof want,
+             "hbg spans: --records 1 (%s) and --records 2 (%s) are the same file: its records would count twice; "
+             "give each records file once\n",
+             link, rp);
+    assert_string_equal(err, want);
+    free(out);
+    free(err);
+    ts_rmtree(dir);
+}
+
+/* JSON past the writer's 64 KiB buffer goes to stdout's descriptor, not
+ * through the stream: a failed write is still one line with its reason,
+ * as a table's is. */
+static void test_output_on_a_full_or_closed_stdout(void **st)
+{
+    (void)st;
+    size_t cap = 4000 * 160, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    n += (size_t)snprintf(text, cap, "[stamp] 1a2b3c4 hbg run qwen\n");
+    for (int inv = 1; inv <= 3000; inv++)
+        n += (size_t)snprintf(text + n, cap - n,
+                              "[STRACE] v=1 pid=5100 tid=5101 inv=%d hid=1111111111111111 depth=0 name=chip.run "
+                              "ts=%d dur=%d\n",
+                              inv, 1000000 + inv * 1000, 500 + inv % 7);
+    assert_true(n < cap);
+    char *lp = ts_temp_file(text, n, ".log");
+    free(text);
+    char *out, *err;
+    const char *json[] = {"spans", lp, "--view", "rounds", "--format", "json", NULL};
+    assert_int_equal(ts_run_cli(json, &out, &err), 0);
+    if (strlen(out) <= 65536)
+        fail_msg("%zu bytes of JSON: not past the writer's buffer", strlen(out));
+    free(out);
+    free(err);
+    const char *table[] = {"spans", lp, "--view", "rounds", NULL};
+    const char *const *args[2] = {json, table};
+    const int where[2] = {FS_OUT_FULL, FS_OUT_CLOSED};
+    const char *why[2] = {"hbg spans: cannot write standard output: No space left on device\n",
+                          "hbg spans: cannot write standard output: Bad file descriptor\n"};
+    for (int a = 0; a < 2; a++)
+        for (int k = 0; k < 2; k++) {
+            fs_spec spec = {.args = args[a], .out = where[k]};
+            assert_int_equal(fs_run(&spec, 60, NULL, &err), 2);
+            assert_string_equal(err, why[k]);
+            free(err);
+        }
+    remove(lp);
+    free(lp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -786,6 +862,8 @@ int main(void)
         cmocka_unit_test(test_ops_tails),
         cmocka_unit_test(test_formats_and_errors),
         cmocka_unit_test(test_bind_lines_not_read),
+        cmocka_unit_test(test_records_given_twice),
+        cmocka_unit_test(test_output_on_a_full_or_closed_stdout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/outfile.h"
@@ -44,7 +46,8 @@ static void usage(FILE *f)
             "range, exact figures that differ), and per repetition the minima, medians and\n"
             "deltas of the total and of every segment. Logs must be comparable: stamps that\n"
             "differ in nothing but the commit, one commit per arm, the same segments and\n"
-            "ranks, a warm pass each. Documentation: docs/compare.md.\n\n"
+            "ranks, a warm pass each, and no file given twice (a link or another path to it\n"
+            "included). Documentation: docs/compare.md.\n\n"
             "  --base LOG...        the base arm's logs, one per repetition ('-': stdin, once)\n"
             "  --measure LOG...     the measure arm's logs, as many\n"
             "  --control SEG        the untouched segment that witnesses noise (default runtime_init)\n"
@@ -53,6 +56,7 @@ static void usage(FILE *f)
             "                       PCT %% of the base minimum (default 2)\n"
             "  --format F           table (default), json or csv\n"
             "  --plot FILE.svg      also draw each repetition's per-pass sums as an SVG strip plot\n"
+            "                       (a file: never '-', never one of the logs)\n"
             "  --allow-unstamped    compare logs without a [stamp] line (said on every output)\n"
             "  -h, --help           this text\n\n"
             "exit status: 0 no regression past the threshold, 1 slower past it, 2 usage error or\n"
@@ -162,6 +166,13 @@ static int parse_args(int argc, char **argv, cmp_args *a)
                 fprintf(stderr, "hbg compare: --plot expects a file name\n");
                 return 2;
             }
+            /* '-' would put the SVG after the verdict on stdout, where
+             * nothing could read either */
+            if (!strcmp(v, "-")) {
+                fprintf(stderr, "hbg compare: --plot expects a file name, not '-': the plot cannot share standard "
+                                "output with the results\n");
+                return 2;
+            }
             a->plot = v;
         } else if (!strcmp(s, "--allow-unstamped")) {
             a->opt.allow_unstamped = true;
@@ -185,6 +196,48 @@ static int parse_args(int argc, char **argv, cmp_args *a)
         return 2;
     }
     return -1;
+}
+
+/* The i-th log of the two arms together (base first), for a message:
+ * "base log 2 (PATH)". */
+static void log_label(const cmp_args *a, size_t i, char *buf, size_t n)
+{
+    bool base = i < a->nbase;
+    const char *p = base ? a->base[i] : a->measure[i - a->nbase];
+    snprintf(buf, n, "%s log %zu (%s)", base ? "base" : "measure", (base ? i : i - a->nbase) + 1,
+             strcmp(p, "-") ? p : "standard input");
+}
+
+/* Refusals that need the file system, before any log is read; 0, or 2
+ * after saying why. A log named twice (the same device and inode: a link,
+ * another spelling of its path, '-' and the file on stdin) would count as
+ * two repetitions, and the sign test would count its agreement twice; in
+ * both arms it would compare a log with itself. A copy is the user's
+ * choice; the same file twice is a mistake. The plot must not be one of
+ * the logs. */
+static int check_files(const cmp_args *a)
+{
+    size_t n = a->nbase + a->nmeasure, i, j;
+    const char **in = calloc(n ? n : 1, sizeof *in);
+    if (!in) {
+        fprintf(stderr, "hbg compare: out of memory\n");
+        return 2;
+    }
+    memcpy(in, a->base, a->nbase * sizeof *in);
+    memcpy(in + a->nbase, a->measure, a->nmeasure * sizeof *in);
+    int rc = 0;
+    if (hbg_same_file_pair(in, n, &i, &j)) {
+        char li[1024], lj[1024];
+        log_label(a, i, li, sizeof li);
+        log_label(a, j, lj, sizeof lj);
+        fprintf(stderr, "hbg compare: %s and %s are the same file: each repetition needs logs of its own; give each "
+                        "log once\n", li, lj);
+        rc = 2;
+    } else if (a->plot && hbg_outfile_not_input("hbg compare", a->plot, in, n)) {
+        rc = 2;
+    }
+    free(in);
+    return rc;
 }
 
 /* --- numbers ---------------------------------------------------------------- */
@@ -384,11 +437,16 @@ static void json_row(jw *w, const cp_row *r)
     jw_lit(w, "}");
 }
 
-static void out_json(const cp_result *R)
+/* Returns 0; the errno of a failed write (jw_flush leaves it set, see
+ * jw.h: jw writes its full buffers past stdout's own, so the stream is
+ * left an error flag but no reason); or -1 out of memory, said. */
+static int out_json(const cp_result *R)
 {
     jw w;
-    if (!jw_init(&w, stdout))
-        return;
+    if (!jw_init(&w, stdout)) {
+        fprintf(stderr, "hbg compare: out of memory\n");
+        return -1;
+    }
     const cp_options *o = &R->opt;
     jw_lit(&w, "{");
     jkey(&w, "verdict", true), jstr(&w, cp_verdict_key(R->verdict));
@@ -466,8 +524,9 @@ static void out_json(const cp_result *R)
         jw_lit(&w, "]}");
     }
     jw_lit(&w, "]}\n");
-    jw_flush(&w);
+    int werr = jw_flush(&w) ? 0 : errno ? errno : EIO;
     jw_free(&w);
+    return werr;
 }
 
 /* --- plot ------------------------------------------------------------------- */
@@ -494,10 +553,12 @@ static int write_plot(const cp_result *R, const char *path)
     hbg_outfile of;
     int rc = -1;
     if (hbg_outfile_open(&of, "hbg compare", path) == 0) {
+        errno = 0;
         bool ok = sp_write(of.f, &p) == 0;
+        int werr = errno ? errno : EIO; /* sp_write's, before the close can change it */
         rc = hbg_outfile_close(&of, ok);
         if (!ok)
-            fprintf(stderr, "hbg compare: cannot write %s: %s\n", path, strerror(errno ? errno : EIO));
+            fprintf(stderr, "hbg compare: cannot write %s: %s\n", path, strerror(werr));
     }
     free(reps);
     return rc;
@@ -522,6 +583,8 @@ int hbg_cmd_compare(int argc, char **argv)
 {
     cmp_args a = {0};
     int rc = parse_args(argc, argv, &a);
+    if (rc < 0 && check_files(&a))
+        rc = 2;
     if (rc >= 0) {
         free(a.base);
         free(a.measure);
@@ -536,14 +599,15 @@ int hbg_cmd_compare(int argc, char **argv)
         rc = 2;
         goto out;
     }
+    int werr = 0;
     if (a.fmt == FMT_JSON)
-        out_json(&R);
+        werr = out_json(&R);
     else if (a.fmt == FMT_CSV)
         out_csv(&R);
     else
         out_table(&R);
     rc = R.regression ? 1 : 0;
-    if (hbg_stdout_flush("hbg compare") != 0)
+    if (werr < 0 || hbg_stdout_done("hbg compare", werr) != 0)
         rc = 2;
     if (a.plot && write_plot(&R, a.plot) != 0)
         rc = 2;

@@ -1,7 +1,7 @@
 /* hbg fit: a least-squares cost model of the warm control plane over the
  * passes of any set of logs. Output: docs/fit.md. Exit: 0 fitted, 1 too
- * few usable passes, 2 usage or an input that cannot be read or is
- * refused. */
+ * few usable passes, 2 usage, an input that cannot be read or is refused,
+ * or a failed write. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -32,10 +33,12 @@ static void usage(FILE *f)
             "Prints each coefficient with a 95 %% interval (Student's t), R\xC2\xB2, the worst residual, and\n"
             "a warning when residuals grow with size (a super-linear term). A term whose count\n"
             "does not vary on its own across the passes is reported as not identifiable.\n"
-            "Reads logs of hbg and of the original runtime; LOG '-' is standard input.\n"
+            "Reads logs of hbg and of the original runtime; LOG '-' is standard input. Each log\n"
+            "counts once: the same file named twice (a link, another path) is refused.\n"
             "Documentation: docs/fit.md.\n\n"
             "  --format F      table (default) or json\n"
-            "  --plot FILE     an SVG of measured against fitted cost per pass\n"
+            "  --plot FILE     an SVG of measured against fitted cost per pass (a file: never\n"
+            "                  '-', never one of the LOGs)\n"
             "  --min-per-log   fit each log's cheapest warm pass only (one point per log: far\n"
             "                  less noise on a shared machine; needs more logs than terms)\n"
             "  --skip-warm N   leave out each rank's first N warm passes of every log (hbg's\n"
@@ -43,15 +46,34 @@ static void usage(FILE *f)
             "  --relative      least squares of residuals relative to each pass's cost (for\n"
             "                  sweeps over decades, where the noise grows with the cost)\n"
             "  -h, --help      this text\n\n"
-            "exit status: 0 fitted, 1 too few usable passes, 2 usage error or unusable input\n");
+            "exit status: 0 fitted, 1 too few usable passes, 2 usage error, unusable input or a\n"
+            "failed write\n");
 }
 
 static void print_warnings(const dg_list *w)
 {
     for (size_t i = 0; i < w->n; i++)
-        fprintf(stderr, "%s\n", w->msg[i]);
+        fprintf(stderr, "hbg fit: warning: %s\n", w->msg[i]);
     if (w->suppressed)
-        fprintf(stderr, "(%zu more warnings not shown)\n", w->suppressed);
+        fprintf(stderr, "hbg fit: warning: %zu more warnings not shown\n", w->suppressed);
+}
+
+/* A log named twice (the same device and inode: a link, another spelling
+ * of its path, '-' and the file on stdin) would count its passes twice and
+ * narrow every interval as if it were new data. A copy is the user's
+ * choice; the same file twice is a mistake. Returns 0, or 2 after naming
+ * both arguments. An argument that cannot be stat'ed is left to the
+ * reader, which says why. */
+static int distinct_logs(char *const *arg, size_t n)
+{
+    size_t i, j;
+    if (!hbg_same_file_pair((const char *const *)arg, n, &i, &j))
+        return 0;
+    fprintf(stderr,
+            "hbg fit: LOG %zu (%s) and LOG %zu (%s) are the same file: its passes would count twice; give each "
+            "log once\n",
+            i + 1, strcmp(arg[i], "-") ? arg[i] : "standard input", j + 1, strcmp(arg[j], "-") ? arg[j] : "standard input");
+    return 2;
 }
 
 /* Reads one log and adds its warm passes; 0, or 2 after saying why. */
@@ -70,6 +92,7 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
     int rc = 0;
     if (rs != HBG_OK) {
         fprintf(stderr, "hbg fit: %s\n", err);
+        ps_free(&L); /* a failed read still holds what it allocated */
         return 2;
     }
     print_warnings(&L.warn);
@@ -94,11 +117,13 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
         rc = 2;
     } else if (L.nused == 0 && L.nwarm == 0) {
         fprintf(stderr,
-                "hbg fit: %s: every pass is the cold first pass of its rank (%zu); it adds nothing to the fit (run "
-                "at least 2 rounds)\n",
+                "hbg fit: warning: %s: every pass is the cold first pass of its rank (%zu); it adds nothing to the "
+                "fit (run at least 2 rounds)\n",
                 *name, L.ncold);
     } else if (L.nused == 0) {
-        fprintf(stderr, "hbg fit: %s: all %zu warm passes were excluded (see the warnings); it adds nothing to the fit\n",
+        fprintf(stderr,
+                "hbg fit: warning: %s: all %zu warm passes were excluded (see the warnings); it adds nothing to the "
+                "fit\n",
                 *name, L.nwarm);
     }
     ps_free(&L);
@@ -170,11 +195,16 @@ static void jkey(jw *w, const char *k, bool first)
     JW_LIT(w, ": ");
 }
 
-static void out_json(const fit_data *d, const fit_result *R, const char *const *names, size_t nlogs)
+/* Returns 0; the errno of a failed write (jw_flush leaves it set, see
+ * jw.h: jw writes its full buffers past stdout's own, so the stream is
+ * left an error flag but no reason); or -1 out of memory, said. */
+static int out_json(const fit_data *d, const fit_result *R, const char *const *names, size_t nlogs)
 {
     jw w;
-    if (!jw_init(&w, stdout))
-        return;
+    if (!jw_init(&w, stdout)) {
+        fprintf(stderr, "hbg fit: out of memory\n");
+        return -1;
+    }
     JW_LIT(&w, "{");
     jkey(&w, "logs", true), JW_LIT(&w, "[");
     for (size_t i = 0; i < nlogs; i++) {
@@ -234,17 +264,26 @@ static void out_json(const fit_data *d, const fit_result *R, const char *const *
         JW_LIT(&w, "}");
     }
     JW_LIT(&w, "]}\n");
-    jw_flush(&w);
+    int werr = jw_flush(&w) ? 0 : errno ? errno : EIO;
     jw_free(&w);
+    return werr;
 }
 
+/* The plot through the atomic output file. A failed write is said here
+ * (hbg_outfile_close names only a failure of its own: the close or the
+ * rename). */
 static int write_plot(const char *path, const fit_data *d, const fit_result *R)
 {
     hbg_outfile of;
     if (hbg_outfile_open(&of, "hbg fit", path))
         return 2;
+    errno = 0;
     bool ok = fp_write(of.f, d, R, "hbg fit: measured against fitted control plane") == 0;
-    return hbg_outfile_close(&of, ok) ? 2 : 0;
+    int werr = errno ? errno : EIO; /* fp_write's, before the close can change it */
+    int rc = hbg_outfile_close(&of, ok) ? 2 : 0;
+    if (!ok)
+        fprintf(stderr, "hbg fit: cannot write %s: %s\n", path, strerror(werr));
+    return rc;
 }
 
 int hbg_cmd_fit(int argc, char **argv)
@@ -274,7 +313,16 @@ int hbg_cmd_fit(int argc, char **argv)
             }
             json = strcmp(optarg, "json") == 0;
             break;
-        case 'p': plot = optarg; break;
+        case 'p':
+            /* '-' would put the SVG after the table or JSON on stdout, where
+             * nothing could read either */
+            if (!*optarg || !strcmp(optarg, "-")) {
+                fprintf(stderr, "hbg fit: --plot expects a file name%s\n",
+                        *optarg ? ", not '-': the plot cannot share standard output with the results" : "");
+                return 2;
+            }
+            plot = optarg;
+            break;
         case 'm': min_only = true; break;
         case 'r': relative = true; break;
         case 's': {
@@ -299,6 +347,11 @@ int hbg_cmd_fit(int argc, char **argv)
         fprintf(stderr, "hbg fit: expected one LOG or more (see hbg fit --help)\n");
         return 2;
     }
+    /* before anything is read: a log named twice, a plot over a log */
+    if (distinct_logs(argv + optind, nlogs))
+        return 2;
+    if (plot && hbg_outfile_not_input("hbg fit", plot, (const char *const *)(argv + optind), nlogs))
+        return 2;
     const char **names = calloc(nlogs, sizeof *names);
     fit_data d;
     fit_init(&d);
@@ -321,14 +374,15 @@ int hbg_cmd_fit(int argc, char **argv)
                     "hbg fit: warning: residuals grow with size: the square of the fitted cost explains what the "
                     "linear terms leave (t = %.2f, df %zu); some cost is super-linear in a count\n",
                     R.reset_t, R.df - 1);
+        int werr = 0;
         if (json)
-            out_json(&d, &R, names, nlogs);
+            werr = out_json(&d, &R, names, nlogs);
         else
             out_table(&d, &R, names, nlogs);
-        if (fflush(stdout) != 0) {
-            fprintf(stderr, "hbg fit: cannot write the output\n");
+        if (werr < 0)
             rc = 2;
-        }
+        else if (hbg_stdout_done("hbg fit", werr) != 0)
+            rc = 2;
         if (!rc && plot)
             rc = write_plot(plot, &d, &R);
     }

@@ -1,16 +1,18 @@
 /* hbg spans: what a log's [STRACE] spans say, per callable, per round and
  * as a call tree; the pipelining check; per-operation tails of records.
  * Documentation: docs/spans.md. Exit: 0 printed (or the overlap held),
- * 1 nothing to show or the overlap assertion failed, 2 usage or unreadable
- * input. */
+ * 1 nothing to show or the overlap assertion failed, 2 usage, unreadable
+ * input or a failed write. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/outfile.h"
 #include "cli/spans_out.h"
 #include "tools/records.h"
 #include "tools/spans.h"
@@ -38,16 +40,17 @@ static void usage(FILE *f)
             "docs/spans.md.\n\n"
             "  --view V            tpot (default), rounds, tree or ops\n"
             "  --format F          table (default), json or csv\n"
-            "  --records FILE      a host_phase_records.jsonl (repeatable): per operation kind\n"
-            "                      count, min / median / p99 / max, and the share of host_orch\n"
-            "                      no record covers\n"
+            "  --records FILE      a host_phase_records.jsonl (repeatable, each file once): per\n"
+            "                      operation kind count, min / median / p99 / max, and the share\n"
+            "                      of host_orch no record covers\n"
             "  --assert-overlap A,B  check that, for adjacent invocations of each rank, span A\n"
             "                      of N+1 starts before span B of N ends (and ends after it\n"
             "                      starts), and that B of N+1 starts no earlier than B of N\n"
             "  --hidden            with --assert-overlap: A of N+1 must also end inside B of N\n"
             "  -h, --help          this text\n\n"
             "exit status: 0 printed (with --assert-overlap: every pair held), 1 no spans, or\n"
-            "the assertion failed or had no pair to check, 2 usage error or unreadable input\n");
+            "the assertion failed or had no pair to check, 2 usage error, unreadable input or\n"
+            "failed write\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -68,6 +71,23 @@ typedef struct args {
     bool hidden;
     const char *log;
 } args;
+
+/* A records file named twice (the same device and inode: a link, another
+ * spelling of its path) would count every operation twice. A copy is the
+ * user's choice; the same file twice is a mistake. Returns -1, or 2 after
+ * naming both arguments. A name that cannot be stat'ed is left to the
+ * reader, which says why. */
+static int distinct_records(const args *a)
+{
+    size_t i, j;
+    if (!hbg_same_file_pair((const char *const *)a->rpath, a->nr, &i, &j))
+        return -1;
+    fprintf(stderr,
+            "hbg spans: --records %zu (%s) and --records %zu (%s) are the same file: its records would count twice; "
+            "give each records file once\n",
+            i + 1, a->rpath[i], j + 1, a->rpath[j]);
+    return 2;
+}
 
 static int parse_args(int argc, char **argv, args *a)
 {
@@ -118,7 +138,7 @@ static int parse_args(int argc, char **argv, args *a)
         return usage_error("--hidden needs --assert-overlap A,B%s", "");
     if (a->view == SO_OPS && !a->nr)
         return usage_error("--view ops needs --records FILE%s", "");
-    return -1;
+    return distinct_records(a);
 }
 
 static void print_warnings(const dg_list *w)
@@ -148,9 +168,10 @@ static int load_records(const args *a, tx_file *rf, rc_file *recs, size_t *nload
     return 0;
 }
 
-static int run(const args *a, ps_log *L, sp_set *S, const rc_file *recs, dg_list *warn)
+static int run(const args *a, ps_log *L, sp_set *S, const rc_file *recs, dg_list *warn, int *werr)
 {
-    so_ctx o = {.L = L, .S = S, .fmt = a->fmt, .view = a->view, .warn = warn, .recs = recs, .nrecs = a->nr};
+    so_ctx o = {
+        .L = L, .S = S, .fmt = a->fmt, .view = a->view, .warn = warn, .recs = recs, .nrecs = a->nr, .werr = werr};
     sp_ops ops;
     if (a->nr) {
         if (sp_op_tails(L, recs, a->nr, &ops, warn) != HBG_OK) {
@@ -243,11 +264,10 @@ int hbg_cmd_spans(int argc, char **argv)
         rc = 1;
         goto done;
     }
-    rc = run(&a, &L, &S, recs, &warn);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "hbg spans: cannot write the output\n");
+    int werr = 0;
+    rc = run(&a, &L, &S, recs, &warn, &werr);
+    if (hbg_stdout_done("hbg spans", werr) != 0)
         rc = 2;
-    }
 done:
     for (size_t i = 0; i < nparsed; i++)
         rc_free(&recs[i]);

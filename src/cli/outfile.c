@@ -105,3 +105,28 @@ int hbg_outfile_not_input(const char *cmd, const char *out, const char *const *i
         }
     return 0;
 }
+
+bool hbg_same_file_pair(const char *const *paths, size_t n, size_t *a, size_t *b)
+{
+    struct stat *sb = calloc(n ? n : 1, sizeof *sb);
+    bool *ok = calloc(n ? n : 1, sizeof *ok), same = false;
+    for (size_t j = 0; sb && ok && j < n && !same; j++) {
+        ok[j] = (strcmp(paths[j], "-") ? stat(paths[j], &sb[j]) : fstat(STDIN_FILENO, &sb[j])) == 0;
+        for (size_t i = 0; i < j && ok[j] && !same; i++)
+            if (ok[i] && sb[i].st_dev == sb[j].st_dev && sb[i].st_ino == sb[j].st_ino)
+                *a = i, *b = j, same = true;
+    }
+    free(sb);
+    free(ok);
+    return same;
+}
+
+int hbg_stdout_done(const char *cmd, int werr)
+{
+    if (!werr)
+        return hbg_stdout_flush(cmd);
+    fflush(stdout);
+    fprintf(stderr, "%s: cannot write standard output: %s\n", cmd, strerror(werr));
+    clearerr(stdout);
+    return -1;
+}

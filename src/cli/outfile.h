@@ -33,9 +33,23 @@ int hbg_outfile_close(hbg_outfile *o, bool ok);
  * -1 after "CMD: refusing to write OUT: it is the input IN" on stderr. */
 int hbg_outfile_not_input(const char *cmd, const char *out, const char *const *in, size_t n);
 
+/* The first two of paths[0..n) that are one file (same device and inode:
+ * a link, another spelling, "-" with it on stdin), in *a < *b; false when
+ * they are all distinct. A path that cannot be examined counts as
+ * distinct (reading it will say why); so does everything when there is no
+ * memory to compare them. */
+bool hbg_same_file_pair(const char *const *paths, size_t n, size_t *a, size_t *b);
+
 /* Flushes stdout. When anything written to it was lost, says so once per
  * process ("CMD: cannot write standard output: why") and returns -1 (then
  * and on every later call, without repeating the message); else 0. */
 int hbg_stdout_flush(const char *cmd);
+
+/* hbg_stdout_flush after a JSON output whose direct write to the
+ * descriptor failed with errno `werr` (0: it did not): that failure is
+ * said here, once, with its reason, and the stream's error flag, which has
+ * no reason to give, cleared, or the final check would say it again as
+ * "Input/output error". Returns -1 when anything was lost, else 0. */
+int hbg_stdout_done(const char *cmd, int werr);
 
 #endif

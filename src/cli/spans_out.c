@@ -3,6 +3,7 @@
  * decimal) and shares. */
 #include "cli/spans_out.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -676,6 +677,17 @@ static void ops_out(const so_ctx *o, jw *w)
     jw_lit(w, "]}");
 }
 
+/* The JSON written. A failed write's errno (jw_flush leaves it set, see
+ * jw.h) is kept for the command to say: jw writes its full buffers past
+ * stdout's own, so by the end the stream holds an error flag but no errno
+ * and no pending byte whose write would fail again. */
+static void json_flush(const so_ctx *o, jw *w)
+{
+    if (!jw_flush(w) && o->werr && !*o->werr)
+        *o->werr = errno ? errno : EIO;
+    jw_free(w);
+}
+
 hbg_status so_view_out(const so_ctx *o)
 {
     static const char *const vname[] = {"tpot", "rounds", "tree", "ops"};
@@ -700,8 +712,7 @@ hbg_status so_view_out(const so_ctx *o)
         ops_out(o, &w);
     if (o->fmt == SO_JSON) {
         json_tail(o, &w);
-        jw_flush(&w);
-        jw_free(&w);
+        json_flush(o, &w);
     }
     return st;
 }
@@ -768,8 +779,7 @@ int so_overlap(const so_ctx *o, const sp_overlap *ov, const char *a, const char 
         else
             jw_lit(&w, "null");
         json_tail(o, &w);
-        jw_flush(&w);
-        jw_free(&w);
+        json_flush(o, &w);
     } else if (o->fmt == SO_CSV) {
         printf("rank,pid,prev_inv,next_inv,a_start,a_end,b_start,b_end,next_b_start,ok\n");
         for (size_t i = 0; i < ov->npair; i++) {

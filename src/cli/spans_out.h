@@ -21,6 +21,8 @@ typedef struct so_ctx {
     const rc_file *recs;
     size_t nrecs;
     const sp_ops *ops;      /* with --records */
+    int *werr;              /* or NULL: receives the errno of a failed JSON write (jw writes to stdout's
+                             * descriptor past the stream's buffer, so the stream cannot say why) */
 } so_ctx;
 
 /* Prints the warnings on stderr, then the view (and the tails, with

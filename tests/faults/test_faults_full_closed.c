@@ -136,6 +136,31 @@ static void a_closed_stdout_is_reported_and_the_log_stays_clean(void **state)
     fs_rmdir(dir);
 }
 
+/* hbg spans and hbg fit on a full or closed stdout: one line with the
+ * failed write's own reason, exit 2 (once said "cannot write the output"
+ * and then, from the final check, "Input/output error"). */
+static void spans_and_fit_on_a_full_or_closed_stdout(void **state)
+{
+    (void)state;
+    char lp[2048];
+    snprintf(lp, sizeof lp, "%s", ts_fixture("ours-1rank-4pass.log"));
+    const char *spans[] = {"spans", ts_fixture("hbg-run-vector-timeline.log"), NULL};
+    const char *fit[] = {"fit", lp, NULL};
+    const char *const *args[2] = {spans, fit};
+    const char *cmd[2] = {"spans", "fit"};
+    const int where[2] = {FS_OUT_FULL, FS_OUT_CLOSED};
+    const char *why[2] = {"No space left on device", "Bad file descriptor"};
+    for (int c = 0; c < 2; c++)
+        for (int k = 0; k < 2; k++) {
+            fs_spec spec = {.args = args[c], .out = where[k]};
+            char *err = NULL, want[128];
+            assert_int_equal(fs_run(&spec, 60, NULL, &err), 2);
+            snprintf(want, sizeof want, "hbg %s: cannot write standard output: %s\n", cmd[c], why[k]);
+            assert_string_equal(err, want);
+            free(err);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -145,6 +170,7 @@ int main(void)
         cmocka_unit_test(phases_on_a_full_stdout_is_a_failed_write),
         cmocka_unit_test(a_trace_on_a_full_disk_is_not_left_half_written),
         cmocka_unit_test(a_closed_stdout_is_reported_and_the_log_stays_clean),
+        cmocka_unit_test(spans_and_fit_on_a_full_or_closed_stdout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
