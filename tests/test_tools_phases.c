@@ -421,7 +421,7 @@ static ps_log *read_edited(const char *name, const char *from, const char *to, c
         (*buf)[len] = 0;
         at += strlen(to);
     }
-    assert_int_equal(n, 4); /* one host_orch line a pass */
+    assert_int_equal(n, 4); /* one such line a pass */
     static ps_log L;
     ps_options o = {0};
     assert_int_equal(ps_read(&L, name, *buf, len, &o), HBG_OK);
@@ -458,6 +458,24 @@ static void no_total_without_host_orch(void **st)
         ps_free(L);
         free(buf);
     }
+}
+
+/* A host-orch line whose kind cannot be read (so neither its pid= nor its
+ * inv=) follows its pass's burst on the same thread: it is charged to
+ * that pass, which is excluded, rather than dropped from a pass that
+ * then reads as if it had no such operations. */
+static void unreadable_host_orch_line_excludes_its_pass(void **st)
+{
+    (void)st;
+    char *buf;
+    ps_log *L = read_edited("o.log", "host-orch phase=submit_task", "host-orch phase=submit_Task", &buf);
+    assert_int_equal(L->nused, 0);
+    size_t charged = 0;
+    for (size_t w = 0; w < L->warn.n; w++)
+        charged += strstr(L->warn.msg[w], "has a malformed line that was ignored") != NULL;
+    assert_int_equal(charged, 4);
+    ps_free(L);
+    free(buf);
 }
 
 /* A rank none of whose passes is used has no figures: its row under the
@@ -553,6 +571,7 @@ int main(void)
         cmocka_unit_test(many_ranks),
         cmocka_unit_test(no_total_without_host_orch),
         cmocka_unit_test(rank_without_used_passes_has_no_figures),
+        cmocka_unit_test(unreadable_host_orch_line_excludes_its_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -443,6 +443,21 @@ static void on_bind(ps_log *L, const lx_rec *r)
         add_segment(L, p, id, r);
 }
 
+/* The latest of the last few passes written by thread th, or NULL. A
+ * host-orch line follows its pass's bind burst on the same thread, so a
+ * malformed one whose pid= and inv= could not be read is still that
+ * pass's when the pass is keyed (closed, so no longer open by thread).
+ * Rare, so a short scan back rather than an index kept for every line. */
+static ps_pass *thread_last_pass(ps_log *L, uint64_t th)
+{
+    for (size_t k = 0; k < L->npass && k < 64; k++) {
+        ps_pass *p = &L->pass[L->npass - 1 - k];
+        if (p->has_thread && p->thread == th)
+            return p;
+    }
+    return NULL;
+}
+
 /* A malformed bind or host-orch line is still charged to its pass when
  * what was read of it names one: the pass is then excluded (its figures
  * are not all there), and the segment the line was for still counts as
@@ -461,6 +476,8 @@ static void charge_bad_line(ps_log *L, const lx_rec *r)
         uint64_t th;
         bool ht = lx_thread(r, &L->ix->thc, &th);
         p = open_pass(L, ht, th);
+        if (!p && r->kind == LX_ORCH && ht)
+            p = thread_last_pass(L, th);
     }
     if (!p)
         return;
