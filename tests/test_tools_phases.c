@@ -478,6 +478,24 @@ static void unreadable_host_orch_line_excludes_its_pass(void **st)
     free(buf);
 }
 
+/* A warning quotes the bytes it found, but never a control byte: an
+ * escape sequence in a log does not reach the terminal. */
+static void warnings_carry_no_control_bytes(void **st)
+{
+    (void)st;
+    char *buf;
+    ps_log *L = read_edited("c.log", "bind phase=host_orch", "bind phase=host\x1b[2J", &buf);
+    bool quoted = false;
+    for (size_t w = 0; w < L->warn.n; w++) {
+        for (const char *c = L->warn.msg[w]; *c; c++)
+            assert_true((unsigned char)*c >= 0x20 && *c != 0x7f);
+        quoted = quoted || strstr(L->warn.msg[w], "found phase=host?");
+    }
+    assert_true(quoted);
+    ps_free(L);
+    free(buf);
+}
+
 /* A rank none of whose passes is used has no figures: its row under the
  * total says `-`, and its JSON entry null, not a total of 0 ns. Here the
  * second rank (thread ...641) loses arena_h2d in every warm pass. */
@@ -572,6 +590,7 @@ int main(void)
         cmocka_unit_test(no_total_without_host_orch),
         cmocka_unit_test(rank_without_used_passes_has_no_figures),
         cmocka_unit_test(unreadable_host_orch_line_excludes_its_pass),
+        cmocka_unit_test(warnings_carry_no_control_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

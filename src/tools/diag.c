@@ -34,6 +34,12 @@ void dg_add(dg_list *d, const char *fmt, ...)
         d->suppressed++;
         return;
     }
+    /* A message quotes bytes of its input: an escape sequence in a log
+     * must not reach the terminal that shows the warning, nor a line
+     * break split it (bytes >= 0x80 stay: they are UTF-8 text). */
+    for (char *c = s; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            *c = '?';
     d->msg[d->n++] = s;
 }
 
