@@ -39,12 +39,41 @@ static void fill(float *p, size_t n, float scale, float bias, uint64_t *s)
         p[i] = bias + scale * next_f(s);
 }
 
+/* The model's host arrays: where each goes and how many 4-byte elements
+ * it holds (float, or int32 for the three index tables). One list, so
+ * that allocating, freeing and sizing the model up front
+ * (qwen_model_bytes) cannot disagree. */
+typedef struct model_array {
+    float **f;
+    int32_t **i; /* when f is NULL */
+    size_t n;
+} model_array;
+
+enum { MODEL_ARRAYS = 20 };
+
+static void model_arrays(qwen_model *m, qwen_dims d, model_array a[MODEL_ARRAYS])
+{
+    const size_t L = QWEN_LAYERS, B = QWEN_BATCH, H = d.hidden, I = d.inter, Q = d.qdim, KV = d.kvdim,
+                 hd = d.head_dim, kvl = (size_t)QWEN_PAGES * QWEN_PAGE * KV;
+    model_array list[MODEL_ARRAYS] = {
+        {&m->x, NULL, B * H},         {&m->out, NULL, B * H},          {&m->in_norm, NULL, (L + 1) * H},
+        {&m->wq, NULL, L * H * Q},    {&m->wk, NULL, L * H * KV},      {&m->wv, NULL, L * H * KV},
+        {&m->qnorm, NULL, L * hd},    {&m->knorm, NULL, L * hd},       {NULL, &m->seqlens, B},
+        {NULL, &m->block_table, B * QWEN_PAGES_PER_SEQ},               {NULL, &m->slots, B},
+        {&m->cos, NULL, QWEN_MAX_CTX * hd / 2},                        {&m->sin, NULL, QWEN_MAX_CTX * hd / 2},
+        {&m->kcache, NULL, L * kvl},  {&m->vcache, NULL, L * kvl},     {&m->wo, NULL, L * Q * H},
+        {&m->wgate, NULL, L * H * I}, {&m->wup, NULL, L * H * I},      {&m->wdown, NULL, L * I * H},
+        {&m->post_norm, NULL, L * H},
+    };
+    memcpy(a, list, sizeof list);
+}
+
 static void free_model(qwen_model *m)
 {
-    void *ps[] = {m->x, m->out, m->in_norm, m->wq, m->wk, m->wv, m->qnorm, m->knorm, m->seqlens, m->block_table,
-                  m->slots, m->cos, m->sin, m->kcache, m->vcache, m->wo, m->wgate, m->wup, m->wdown, m->post_norm};
-    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
-        free(ps[i]);
+    model_array a[MODEL_ARRAYS];
+    model_arrays(m, m->d, a);
+    for (int k = 0; k < MODEL_ARRAYS; k++)
+        free(a[k].f ? (void *)*a[k].f : (void *)*a[k].i);
     memset(m, 0, sizeof *m);
 }
 
@@ -66,12 +95,12 @@ static hbg_tensor lay(hbg_dtype dt, unsigned nd, uint32_t s0, uint32_t s1, uint3
 
 uint64_t qwen_model_bytes(qwen_dims d)
 {
-    const uint64_t L = QWEN_LAYERS, B = QWEN_BATCH, H = d.hidden, I = d.inter, Q = d.qdim, KV = d.kvdim,
-                   hd = d.head_dim, kvl = (uint64_t)QWEN_PAGES * QWEN_PAGE * KV;
-    /* the arrays build_model allocates, in its order (4-byte elements) */
-    uint64_t n = 2 * B * H + (L + 1) * H + L * H * Q + 2 * L * H * KV + 2 * L * hd + 2 * B +
-                 B * QWEN_PAGES_PER_SEQ + 2 * (uint64_t)QWEN_MAX_CTX * hd / 2 + 2 * L * kvl + L * Q * H +
-                 3 * L * H * I + L * H;
+    qwen_model m;
+    model_array a[MODEL_ARRAYS];
+    model_arrays(&m, d, a);
+    uint64_t n = 0;
+    for (int k = 0; k < MODEL_ARRAYS; k++)
+        n += a[k].n;
     return 4 * n;
 }
 
@@ -92,30 +121,11 @@ static hbg_status build_model(qwen_model *m, qwen_dims d)
     const size_t Lc = QWEN_LAYERS, Bc = QWEN_BATCH, H = d.hidden, I = d.inter, Q = d.qdim, KV = d.kvdim,
                  hd = d.head_dim, kvl = (size_t)QWEN_PAGES * QWEN_PAGE * KV;
     m->d = d;
-    m->x = malloc(sizeof(float) * Bc * H);
-    m->out = calloc(Bc * H, sizeof(float));
-    m->in_norm = malloc(sizeof(float) * (Lc + 1) * H);
-    m->wq = malloc(sizeof(float) * Lc * H * Q);
-    m->wk = malloc(sizeof(float) * Lc * H * KV);
-    m->wv = malloc(sizeof(float) * Lc * H * KV);
-    m->qnorm = malloc(sizeof(float) * Lc * hd);
-    m->knorm = malloc(sizeof(float) * Lc * hd);
-    m->seqlens = malloc(sizeof(int32_t) * Bc);
-    m->block_table = malloc(sizeof(int32_t) * Bc * QWEN_PAGES_PER_SEQ);
-    m->slots = malloc(sizeof(int32_t) * Bc);
-    m->cos = malloc(sizeof(float) * QWEN_MAX_CTX * hd / 2);
-    m->sin = malloc(sizeof(float) * QWEN_MAX_CTX * hd / 2);
-    m->kcache = malloc(sizeof(float) * Lc * kvl);
-    m->vcache = malloc(sizeof(float) * Lc * kvl);
-    m->wo = malloc(sizeof(float) * Lc * Q * H);
-    m->wgate = malloc(sizeof(float) * Lc * H * I);
-    m->wup = malloc(sizeof(float) * Lc * H * I);
-    m->wdown = malloc(sizeof(float) * Lc * I * H);
-    m->post_norm = malloc(sizeof(float) * Lc * H);
-    if (!m->x || !m->out || !m->in_norm || !m->wq || !m->wk || !m->wv || !m->qnorm || !m->knorm || !m->seqlens ||
-        !m->block_table || !m->slots || !m->cos || !m->sin || !m->kcache || !m->vcache || !m->wo || !m->wgate ||
-        !m->wup || !m->wdown || !m->post_norm)
-        return HBG_E_NOMEM;
+    model_array a[MODEL_ARRAYS];
+    model_arrays(m, d, a);
+    for (int k = 0; k < MODEL_ARRAYS; k++)
+        if (a[k].f ? !(*a[k].f = calloc(a[k].n, sizeof(float))) : !(*a[k].i = calloc(a[k].n, sizeof(int32_t))))
+            return HBG_E_NOMEM;
 
     /* Uniform weights scaled by sqrt(3 / fan_in) keep unit-variance inputs
      * at unit variance; the two projections back into the residual are
