@@ -116,7 +116,8 @@ static void arrive_for(const run_lines *l, uint32_t rank)
 }
 
 /* A failed pass's report.error when it adds to the status's own words
- * (hbg_runtime_run writes "SEGMENT: status" when it knows no more). */
+ * ("device run: ..." with the device's account; hbg_runtime_run writes
+ * "SEGMENT: status" when it knows no more, which the line says already). */
 static const char *pass_account(const hbg_pass_report *rep, hbg_status st)
 {
     const char *e = rep->error, *s = hbg_strerror(st);
@@ -194,17 +195,14 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
             row.cp_ns[s] = rep.trace.seg[s == 0 ? HBG_PH_HOST_ORCH : s == 1 ? HBG_PH_GRAPH_UPLOAD : HBG_PH_ARENA_H2D].dur_ns;
         report_send(out, MSG_ROW, &row, sizeof row);
         if (st) {
-            /* A device failure carries the device's own account (which
+            /* The pass's own account, when it says more than the status:
+             * which task, which file and why, or the device's (which
              * task, which kernel, which record of the image). */
-            const char *dev = rep.device_ran ? hbg_device_last_error() : NULL;
-            /* Otherwise the pass's own account, when it says more than
-             * the status (which task, which file and why) */
-            const char *why = rep.device_ran ? NULL : pass_account(&rep, st);
-            snprintf(sum.msg, sizeof sum.msg, "round %u failed%s%s: %s%s%s%s%s", r + 1,
+            const char *why = pass_account(&rep, st);
+            snprintf(sum.msg, sizeof sum.msg, "round %u failed%s%s: %s%s%s", r + 1,
                      rep.failed_segment < HBG_SEGMENT_COUNT ? " in " : "",
                      rep.failed_segment < HBG_SEGMENT_COUNT ? hbg_phase_name(rep.failed_segment) : "",
-                     hbg_strerror(st), dev && *dev ? "; device: " : "", dev && *dev ? dev : "", why ? "; " : "",
-                     why ? why : "");
+                     hbg_strerror(st), why ? "; " : "", why ? why : "");
         }
         if (rep.device_ran && (sum.device_wall_min_ns == 0 || rep.run.device_wall_ns < sum.device_wall_min_ns))
             sum.device_wall_min_ns = rep.run.device_wall_ns;
