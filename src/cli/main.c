@@ -91,13 +91,14 @@ int main(int argc, char **argv)
          * options of their own, so --help/-h after either is itself */
         const char *topic = argc > 2 ? argv[2] : NULL;
         bool self = topic && (!strcmp(topic, "--help") || !strcmp(topic, "-h"));
-        int extra = is_help && topic && !self ? 3 : 2 + self;
-        if (argc > extra) {
-            fprintf(stderr, "hbg: unexpected argument '%s' after `%s%s%s` (see `hbg help`)\n", argv[extra], name,
-                    extra == 3 && !self ? " " : "", extra == 3 && !self ? topic : "");
+        bool about = is_help && topic && !self; /* hbg help CMD */
+        int used = 2 + (self || about);
+        if (argc > used) {
+            fprintf(stderr, "hbg: unexpected argument '%s' after `%s%s%s` (see `hbg help`)\n", argv[used], name,
+                    about ? " " : "", about ? topic : "");
             return 2;
         }
-        if (is_help && topic && !self && strcmp(topic, "help") && strcmp(topic, "version")) {
+        if (about && strcmp(topic, "help") && strcmp(topic, "version")) {
             const command *c = find(topic);
             if (!c) {
                 fprintf(stderr, "hbg: unknown command '%s' (see `hbg help`)\n", topic);
