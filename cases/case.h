@@ -9,6 +9,7 @@
 #ifndef HBG_CASES_CASE_H
 #define HBG_CASES_CASE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -64,6 +65,14 @@ typedef struct hbg_case {
      * window). Parameters past a hard cap: HBG_E_INVAL, with a one-line
      * reason in msg. */
     hbg_status (*pools)(const hbg_case_env *env, hbg_case_pools *out, char *msg, size_t cap);
+    /* HBG_OK when a run of env's parameters on env->nranks ranks fits in
+     * `avail` bytes of host memory (cases/hostmem.h); else HBG_E_NOMEM
+     * with a one-line reason giving both figures. `device`: the device
+     * runs the passes; `golden`: the golden runs after them. Checked
+     * before anything is allocated, so a run the host cannot hold is
+     * refused instead of filling memory until the kernel kills a rank.
+     * NULL: the case's needs are small. */
+    hbg_status (*fits)(const hbg_case_env *env, bool device, bool golden, uint64_t avail, char *msg, size_t cap);
 } hbg_case;
 
 /* All cases, NULL-terminated, and lookup by name. */

@@ -23,3 +23,13 @@ bool case_host_available(uint64_t *bytes)
     *bytes = (avail + swap) * 1024;
     return have;
 }
+
+case_mem_text case_mem(uint64_t b)
+{
+    case_mem_text t;
+    if (b < 1000000000u)
+        snprintf(t.s, sizeof t.s, "%.1f MB", (double)b / 1e6);
+    else
+        snprintf(t.s, sizeof t.s, "%.1f GB", (double)b / 1e9);
+    return t;
+}

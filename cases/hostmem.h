@@ -12,4 +12,11 @@
  * MemAvailable line): the caller then does not refuse. */
 bool case_host_available(uint64_t *bytes);
 
+/* b as a memory size for a message: "388.5 MB" below 1 GB, else
+ * "106.4 GB" (decimal units, one decimal). */
+typedef struct case_mem_text {
+    char s[24];
+} case_mem_text;
+case_mem_text case_mem(uint64_t b);
+
 #endif

@@ -9,6 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "hbg/image.h"
 #include "hbg/runtime.h"
@@ -273,6 +278,149 @@ static void test_caps(void **state)
     hbg_kernel_table_destroy(kt);
 }
 
+/* The memory estimate, exactly as its terms add up (synth.c has what each
+ * stands for), and each part present only when it runs. */
+static void test_memory_estimate(void **state)
+{
+    (void)state;
+    syn_params p = {1000, 100, 10, 8, 2};
+    syn_counts n;
+    char msg[320];
+    assert_int_equal(syn_count(&p, &n, msg, sizeof msg), HBG_OK);
+    /* 32 MiB + 1000 x (1280 + 2 x 480) + 10 x (896 + 8 x 224) + 100 x 1536 */
+    syn_memory m = syn_host_bytes(&p, &n, true, true);
+    assert_int_equal(m.runtime, 35974912);
+    /* heap 1128320 + 1000 x 128 + 10 x 3712 + 10 x 100 x 16 */
+    assert_int_equal(m.device, 1309440);
+    /* 2001 eager tasks x (512 + 2 x 112) */
+    assert_int_equal(m.golden, 1472736);
+    m = syn_host_bytes(&p, &n, true, false);
+    assert_int_equal(m.device, 1309440);
+    assert_int_equal(m.golden, 0);
+    m = syn_host_bytes(&p, &n, false, true); /* no device run, no golden */
+    assert_int_equal(m.runtime, 35974912);
+    assert_int_equal(m.device + m.golden, 0);
+    /* a golden past its own window cap refuses before it allocates */
+    p = (syn_params){10, 4096, 1000, 1, 0};
+    assert_int_equal(syn_count(&p, &n, msg, sizeof msg), HBG_OK);
+    assert_int_equal(syn_host_bytes(&p, &n, true, true).golden, 0);
+
+    /* the check, at the boundary and with its message */
+    p = (syn_params){1000, 100, 10, 8, 2};
+    uint64_t all = 35974912ull + 1309440 + 1472736;
+    assert_int_equal(syn_check_fits(&p, true, true, all, msg, sizeof msg), HBG_OK);
+    assert_int_equal(syn_check_fits(&p, true, true, all - 1, msg, sizeof msg), HBG_E_NOMEM);
+    assert_string_equal(msg, "a run of these parameters needs about 38.8 MB of memory (1.3 MB of it the device "
+                             "run's, 1.5 MB the golden's); the host has 38.8 MB available; lower --tasks, --replays, "
+                             "--boundary or --fanin");
+    p = (syn_params){1, 1, 2097150, 128, 0};
+    assert_int_equal(syn_check_fits(&p, false, true, 21000000000ull, msg, sizeof msg), HBG_E_NOMEM);
+    assert_string_equal(msg, "a run of these parameters needs about 62.0 GB of memory; the host has 21.0 GB "
+                             "available; lower --tasks, --replays, --boundary or --fanin");
+    assert_int_equal(syn_check_fits(&p, true, false, 21000000000ull, msg, sizeof msg), HBG_E_NOMEM);
+    assert_string_equal(msg, "a run of these parameters needs about 69.9 GB of memory (7.8 GB of it the device "
+                             "run's); the host has 21.0 GB available; lower --tasks, --replays, --boundary or "
+                             "--fanin");
+    /* past a cap: the cap's reason */
+    p = (syn_params){2097152, 1, 0, 1, 0};
+    assert_int_equal(syn_check_fits(&p, true, true, UINT64_MAX, msg, sizeof msg), HBG_E_INVAL);
+}
+
+/* Peak resident bytes of `hbg run ARGS...` (the rank processes included:
+ * wait4 reports the largest of a process and the children it waited for). */
+static uint64_t peak_rss(const char *const *args)
+{
+    const char *cli = getenv("HBG_CLI");
+    assert_non_null(cli);
+    const char *argv[32] = {cli};
+    size_t k = 1;
+    for (; args[k - 1]; k++)
+        argv[k] = args[k - 1];
+    argv[k] = NULL;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1), dup2(null, 2);
+        execv(cli, (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    struct rusage ru;
+    assert_int_equal(wait4(pid, &st, 0, &ru), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    return (uint64_t)ru.ru_maxrss * 1024;
+}
+
+/* The estimate covers what real runs hold at their peak, and not by so
+ * much that it refuses runs a host could hold: a run heavy in tasks and
+ * reads without the device, and one heavy in replays and boundary slots
+ * with the device run and the golden. (A sanitizer's shadow memory would
+ * swamp the figure: measured in the plain build only.) */
+static void test_memory_estimate_covers_runs(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    skip();
+#endif
+    static const struct {
+        syn_params p;
+        bool device;
+        const char *args[24];
+    } runs[] = {
+        {{60000, 1, 0, 1, 8}, false,
+         {"run", "synth", "--tasks", "60000", "--replays", "0", "--graph-nodes", "1", "--fanin", "8", "--mode",
+          "numbers", "--rounds", "3", "--log-level", "off", NULL}},
+        {{1, 4, 20000, 32, 2}, true,
+         {"run", "synth", "--tasks", "1", "--replays", "20000", "--boundary", "32", "--graph-nodes", "4",
+          "--rounds", "2", "--log-level", "off", NULL}},
+    };
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+        syn_counts n;
+        char msg[256];
+        assert_int_equal(syn_count(&runs[i].p, &n, msg, sizeof msg), HBG_OK);
+        syn_memory m = syn_host_bytes(&runs[i].p, &n, runs[i].device, true);
+        uint64_t est = m.runtime + m.device + m.golden, rss = peak_rss(runs[i].args);
+        print_message("run %zu: estimate %.1f MB, peak resident %.1f MB\n", i, (double)est / 1e6, (double)rss / 1e6);
+        assert_true(est >= rss);
+        assert_true(est <= rss + rss / 2);
+    }
+}
+
+/* `hbg run` refuses what the host cannot hold before any rank starts:
+ * exit 2, one line, no log; without the golden (or the device) the same
+ * parameters need less. HBG_HOST_MEMORY stands in for the host's figure. */
+static void test_cli_memory(void **state)
+{
+    (void)state;
+    static char out[1 << 14];
+    char args[512], env[64];
+    char dir[] = "/tmp/hbg-synth-mem-XXXXXX", log[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(log, sizeof log, "%s/run.log", dir);
+    uint64_t all = 35974912ull + 1309440 + 1472736;
+    snprintf(env, sizeof env, "HBG_HOST_MEMORY=%llu", (unsigned long long)(all - 1));
+    snprintf(args, sizeof args, "run synth --log-level off -o %s", log);
+    assert_int_equal(rs_run(env, args, out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: synth: a run of these parameters needs about 38.8 MB of memory (1.3 MB of it "
+                             "the device run's, 1.5 MB the golden's); the host has 38.8 MB available; lower --tasks, "
+                             "--replays, --boundary or --fanin\n");
+    assert_int_equal(access(log, F_OK), -1);
+    assert_int_equal(rs_run(env, "run synth --log-level off --skip-golden", out, sizeof out), 0);
+    assert_non_null(strstr(out, "golden skipped (--skip-golden)"));
+    snprintf(env, sizeof env, "HBG_HOST_MEMORY=%llu", (unsigned long long)all);
+    assert_int_equal(rs_run(env, "run synth --log-level off", out, sizeof out), 0);
+    assert_non_null(strstr(out, "golden passed"));
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=1000000000", "run qwen --tile-unit 256 --ranks 2", out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: qwen: tile unit 256 needs about 13.5 GB of memory (the model, 3.4 GB, on the "
+                             "host and again in device memory, in each of 2 ranks); the host has 1.0 GB available; "
+                             "lower --tile-unit or --ranks\n");
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=2G", "run synth", out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: HBG_HOST_MEMORY=2G is not a number of bytes\n");
+    assert_int_equal(rmdir(dir), 0); /* empty: nothing was written */
+}
+
 /* True when the first line holding `mark` also holds `want`. */
 static bool line_has(const char *text, const char *mark, const char *want)
 {
@@ -322,6 +470,9 @@ int main(void)
         cmocka_unit_test(test_device_golden),
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_cli),
+        cmocka_unit_test(test_memory_estimate),
+        cmocka_unit_test(test_memory_estimate_covers_runs),
+        cmocka_unit_test(test_cli_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

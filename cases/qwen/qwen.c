@@ -104,16 +104,27 @@ uint64_t qwen_model_bytes(qwen_dims d)
     return 4 * n;
 }
 
-hbg_status qwen_check_fits(qwen_dims d, uint64_t avail, char *msg, size_t cap)
+hbg_status qwen_check_fits(qwen_dims d, uint32_t nranks, uint64_t avail, char *msg, size_t cap)
 {
-    uint64_t model = qwen_model_bytes(d), need = 2 * model;
+    uint64_t model = qwen_model_bytes(d), need = 2 * model * (nranks ? nranks : 1);
     if (need <= avail)
         return HBG_OK;
+    char each[32] = "";
+    if (nranks > 1)
+        snprintf(each, sizeof each, ", in each of %u ranks", nranks);
     snprintf(msg, cap,
-             "qwen: tile unit %u needs about %.1f GB of memory (the model, %.1f GB, on the host and again in "
-             "device memory); the host has %.1f GB available",
-             d.u, (double)need / 1e9, (double)model / 1e9, (double)avail / 1e9);
+             "tile unit %u needs about %s of memory (the model, %s, on the host and again in device memory%s); the "
+             "host has %s available; lower --tile-unit%s",
+             d.u, case_mem(need).s, case_mem(model).s, each, case_mem(avail).s, nranks > 1 ? " or --ranks" : "");
     return HBG_E_NOMEM;
+}
+
+/* The model is the same whether the device runs or the golden does. */
+static hbg_status qwen_fits(const hbg_case_env *env, bool device, bool golden, uint64_t avail, char *msg, size_t cap)
+{
+    (void)device, (void)golden;
+    return qwen_check_fits(qwen_dims_for(env->tile_unit ? env->tile_unit : QWEN_DEFAULT_U), env->nranks, avail, msg,
+                           cap);
 }
 
 static hbg_status build_model(qwen_model *m, qwen_dims d)
@@ -181,13 +192,6 @@ static hbg_status qwen_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_
     if (!s)
         return HBG_E_NOMEM;
     qwen_dims d = qwen_dims_for(u);
-    uint64_t avail;
-    char why[256];
-    if (case_host_available(&avail) && qwen_check_fits(d, avail, why, sizeof why)) {
-        fprintf(stderr, "%s\n", why);
-        free(s);
-        return HBG_E_NOMEM;
-    }
     hbg_status st = build_model(&s->m, d);
     if (!st)
         st = qwen_ctx_create(&d, &s->ctx);
@@ -341,4 +345,5 @@ const hbg_case hbg_case_qwen = {
     .setup = qwen_setup,
     .golden = qwen_golden,
     .teardown = qwen_teardown,
+    .fits = qwen_fits,
 };

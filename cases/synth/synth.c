@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hostmem.h"
 #include "rng.h"
 #include "synth/synth.h"
 
@@ -79,6 +80,72 @@ hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap)
         return HBG_E_INVAL;
     }
     return HBG_OK;
+}
+
+/* Resident bytes, measured (peak RSS of `hbg run synth` over each
+ * parameter swept alone, plus some 10 % so that another machine's
+ * allocator still fits under it; tests/test_case_synth.c checks the sum
+ * covers real runs): the process and its logs; per outer task its
+ * image records twice (staging and device), the task memo and the
+ * tensor map's journal, each of its F reads adding a tensor record and
+ * journal calls; per replay its records and per boundary slot its
+ * 24-byte image record and its calls; per recorded node the Definition.
+ * The device adds the GM heap it writes, each replay's expansion and
+ * each node it runs; the eager golden a window task per task it runs. */
+#define SYN_MEM_BASE ((uint64_t)32 << 20)
+#define SYN_MEM_TASK 1280u
+#define SYN_MEM_TASK_READ 480u
+#define SYN_MEM_REPLAY 896u
+#define SYN_MEM_SLOT 224u
+#define SYN_MEM_NODE 1536u
+#define SYN_MEM_DEV_TASK 128u
+#define SYN_MEM_DEV_REPLAY 3712u
+#define SYN_MEM_DEV_NODE 16u
+#define SYN_MEM_EAGER_TASK 512u
+#define SYN_MEM_EAGER_READ 112u
+
+syn_memory syn_host_bytes(const syn_params *p, const syn_counts *n, bool device, bool golden)
+{
+    syn_memory m = {0};
+    m.runtime = SYN_MEM_BASE + (uint64_t)p->tasks * (SYN_MEM_TASK + SYN_MEM_TASK_READ * p->fanin) +
+                (uint64_t)p->replays * (SYN_MEM_REPLAY + (uint64_t)SYN_MEM_SLOT * p->boundary) +
+                (uint64_t)p->nodes * SYN_MEM_NODE;
+    if (device)
+        m.device = n->heap_bytes + (uint64_t)p->tasks * SYN_MEM_DEV_TASK + (uint64_t)p->replays * SYN_MEM_DEV_REPLAY +
+                   (uint64_t)p->replays * p->nodes * SYN_MEM_DEV_NODE;
+    /* Past its window cap the golden refuses before it allocates. */
+    if (device && golden && n->eager_window <= SYN_MAX_WINDOW)
+        m.golden = n->eager_window * (SYN_MEM_EAGER_TASK + SYN_MEM_EAGER_READ * p->fanin);
+    return m;
+}
+
+hbg_status syn_check_fits(const syn_params *p, bool device, bool golden, uint64_t avail, char *msg, size_t cap)
+{
+    syn_counts n;
+    hbg_status st = syn_count(p, &n, msg, cap);
+    if (st)
+        return st;
+    syn_memory m = syn_host_bytes(p, &n, device, golden);
+    uint64_t need = m.runtime + m.device + m.golden;
+    if (need <= avail)
+        return HBG_OK;
+    char parts[96] = "";
+    if (m.golden)
+        snprintf(parts, sizeof parts, " (%s of it the device run's, %s the golden's)", case_mem(m.device).s,
+                 case_mem(m.golden).s);
+    else if (m.device)
+        snprintf(parts, sizeof parts, " (%s of it the device run's)", case_mem(m.device).s);
+    snprintf(msg, cap,
+             "a run of these parameters needs about %s of memory%s; the host has %s available; lower --tasks, "
+             "--replays, --boundary or --fanin",
+             case_mem(need).s, parts, case_mem(avail).s);
+    return HBG_E_NOMEM;
+}
+
+static hbg_status syn_fits(const hbg_case_env *env, bool device, bool golden, uint64_t avail, char *msg, size_t cap)
+{
+    syn_params p = syn_params_of(env);
+    return syn_check_fits(&p, device, golden, avail, msg, cap);
 }
 
 static hbg_status syn_pools(const hbg_case_env *env, hbg_case_pools *out, char *msg, size_t cap)
@@ -191,4 +258,5 @@ const hbg_case hbg_case_synth = {
     .teardown = syn_teardown,
     .params = params,
     .pools = syn_pools,
+    .fits = syn_fits,
 };

@@ -62,6 +62,17 @@ syn_params syn_params_of(const hbg_case_env *env);
  * cap. */
 hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap);
 
+/* The host memory a run needs, about, in its three parts (0 for a part
+ * that does not run): the runtime and process, the device run, the eager
+ * golden (which runs only after the device has). */
+typedef struct syn_memory {
+    uint64_t runtime, device, golden;
+} syn_memory;
+syn_memory syn_host_bytes(const syn_params *p, const syn_counts *n, bool device, bool golden);
+/* HBG_OK when their sum fits in `avail` bytes; else HBG_E_NOMEM and a
+ * one-line reason (or syn_count's refusal). */
+hbg_status syn_check_fits(const syn_params *p, bool device, bool golden, uint64_t avail, char *msg, size_t cap);
+
 hbg_status syn_orchestrate(hbg_orch *o, void *ctx);
 hbg_status syn_register_kernels(hbg_kernel_table *kt);
 

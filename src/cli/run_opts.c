@@ -7,6 +7,7 @@
 
 #include "cli/case_opts.h"
 #include "cli/run_opts.h"
+#include "hostmem.h"
 
 static void usage(FILE *f)
 {
@@ -51,9 +52,12 @@ static void usage(FILE *f)
             "  HBG_LOG_LEVEL (SIMPLER_LOG_LEVEL)                           log threshold\n"
             "Precedence: --mode presets, then the environment, then explicit options.\n"
             "Progress on stderr (not when the log goes there): a line kept up to date on a\n"
-            "terminal; elsewhere one after 10 s, then every HBG_PROGRESS_S seconds (default 30; 0: none).\n\n"
+            "terminal; elsewhere one after 10 s, then every HBG_PROGRESS_S seconds (default 30; 0: none).\n"
+            "A case whose parameters need more memory than the host has (MemAvailable + free\n"
+            "swap, or HBG_HOST_MEMORY bytes) is refused before any rank starts.\n\n"
             "Exit status: 0 every rank succeeded (and its golden passed or was skipped),\n"
-            "1 a rank failed or a write to the log or stdout failed, 2 bad usage.\n");
+            "1 a rank failed or a write to the log or stdout failed, 2 bad usage or parameters\n"
+            "refused before anything ran.\n");
 }
 
 static int fail_usage(const char *fmt, const char *arg)
@@ -331,6 +335,37 @@ static int apply_switches(run_opts *o, const explicit_opts *x)
     return 1;
 }
 
+/* A case that knows what its parameters need is refused, before any
+ * rank starts, when the host has less: otherwise its set-up or its passes
+ * fill memory until the kernel kills a rank. HBG_HOST_MEMORY (bytes)
+ * stands in for the host's figure; 1, or 2 after saying why. */
+static int check_memory(const run_opts *o)
+{
+    if (!o->c->fits)
+        return 1;
+    uint64_t avail;
+    const char *v = getenv("HBG_HOST_MEMORY");
+    if (v) {
+        char *end;
+        errno = 0;
+        unsigned long long b = strtoull(v, &end, 10);
+        if (errno || !*v || *end || v[0] < '0' || v[0] > '9') {
+            fprintf(stderr, "hbg run: HBG_HOST_MEMORY=%s is not a number of bytes\n", v);
+            return 2;
+        }
+        avail = b;
+    } else if (!case_host_available(&avail)) {
+        return 1;
+    }
+    hbg_case_env env = o->env;
+    env.nranks = o->ranks, env.tile_unit = o->tile_unit;
+    char msg[320];
+    if (o->c->fits(&env, !o->skip_device, !o->skip_golden, avail, msg, sizeof msg) == HBG_OK)
+        return 1;
+    fprintf(stderr, "hbg run: %s: %s\n", o->c->name, msg);
+    return 2;
+}
+
 int run_opts_parse(int argc, char **argv, run_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -363,5 +398,6 @@ int run_opts_parse(int argc, char **argv, run_opts *o)
         o->ranks = o->c->default_ranks;
     if (check_case_fit(o) || case_opts_apply(&x.co, o->c, &o->env, &o->pools, stderr))
         return 2;
-    return apply_switches(o, &x);
+    rc = apply_switches(o, &x);
+    return rc == 1 ? check_memory(o) : rc;
 }
