@@ -293,6 +293,60 @@ static void test_torn_span_counted(void **st)
     free(src);
 }
 
+/* src with the first `from` after `after` replaced by `to` (malloc'd). */
+static char *swap_after(char *src, const char *after, const char *from, const char *to)
+{
+    char *at = strstr(strstr(src, after), from);
+    assert_non_null(at);
+    size_t pre = (size_t)(at - src), nf = strlen(from), nt = strlen(to), rest = strlen(at + nf);
+    char *o = malloc(pre + nt + rest + 1);
+    assert_non_null(o);
+    memcpy(o, src, pre);
+    memcpy(o + pre, to, nt);
+    memcpy(o + pre + nt, at + nf, rest + 1);
+    free(src);
+    return o;
+}
+
+/* Durations past 2^63 ns (a wrapped clock, a corrupted digit) are left
+ * out with a warning, a span's and a segment's alike: drawn, one would
+ * stretch the axis over centuries. Everything else is drawn. */
+static void test_huge_durations_left_out(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(src);
+    src = swap_after(src, "inv=1 hid=8f3a1c2e9d0b4471 depth=1 name=chip.run.bind ", " dur=135780",
+                     " dur=9300000000000000000");
+    src = swap_after(src, "inv=2 hid=", " dur=", " dur=18446744073709551615 x=");
+    src = swap_after(src, "phase=graph_upload start_ns=5000000168975", " dur_ns=700 ", " dur_ns=9223372036854775808 ");
+    char *p = ts_temp_file(src, strlen(src), ".log");
+    char *err;
+    json_t *j = run_timeline(p, NULL, 0, &err);
+    assert_non_null(j);
+    assert_true(ts_contains(err, ":19: span chip.run.bind has dur=9300000000000000000 (past 2^63 ns); left out, as "
+                                 "are the others past 2^63 ns\n"));
+    assert_true(ts_contains(err, ":31: malformed bind line: dur_ns= is past 2^63 ns (292 years): not a duration; "
+                                 "ignored"));
+    json_t *ev = json_object_get(j, "traceEvents");
+    assert_int_equal(find(ev, "chip.run.bind", "span", 4242, -1, NULL), 2);
+    assert_int_equal(find(ev, "graph_upload", "bind", 4242, -1, NULL), 3);
+    /* every drawn duration is a real one: under a second here */
+    size_t i;
+    json_t *e;
+    json_array_foreach(ev, i, e)
+    {
+        json_t *dur = json_object_get(e, "dur");
+        if (dur)
+            assert_true(json_number_value(dur) < 1e6);
+    }
+    json_decref(j);
+    free(err);
+    unlink(p);
+    free(p);
+    free(src);
+}
+
 /* A log and records file written by `hbg run vector --mode timeline`: the
  * records of bind segments sit beside host_orch and are not flagged, and
  * each segment is drawn once, from the records, not also from its bind
@@ -976,6 +1030,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_original_with_records),
         cmocka_unit_test(test_torn_span_counted),
+        cmocka_unit_test(test_huge_durations_left_out),
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(test_rank_lanes_as_hbg_run),
         cmocka_unit_test(test_anchor_in_force),
