@@ -3,6 +3,7 @@
  * durations against the exact decimal of their double (printf's %.70f)
  * rounded half up by hand. Then pieces of every length across the
  * buffer's end, and the writer thread's stream. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -390,6 +391,29 @@ static void test_background_file(void **st)
     fclose(f);
 }
 
+/* A write that fails in the middle of the output is told at jw_flush with
+ * its own errno, whatever the calls after it left in errno. */
+static void test_failed_write_keeps_its_errno(void **st)
+{
+    (void)st;
+    FILE *f = fopen("/dev/full", "w");
+    if (!f)
+        skip();
+    setvbuf(f, NULL, _IONBF, 0);
+    jw w;
+    assert_true(jw_init(&w, f));
+    for (int i = 0; i < 100000; i++) /* several spills */
+        jw_u64(&w, (uint64_t)i);
+    errno = ENOENT; /* what a later call might leave */
+    assert_false(jw_flush(&w));
+    assert_int_equal(errno, ENOSPC);
+    errno = 0;
+    assert_false(jw_flush(&w)); /* and again */
+    assert_int_equal(errno, ENOSPC);
+    jw_free(&w);
+    fclose(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_dur_against_printf),
         cmocka_unit_test(test_pieces),
         cmocka_unit_test(test_background_file),
+        cmocka_unit_test(test_failed_write_keeps_its_errno),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

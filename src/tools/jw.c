@@ -16,6 +16,7 @@ bool jw_init(jw *w, FILE *f)
     w->out = 0;
     w->cap = JW_CAP;
     w->err = false;
+    w->errnum = 0;
     w->bw = NULL;
     w->buf = malloc(w->cap);
     return w->buf != NULL;
@@ -44,7 +45,10 @@ void jw_spill(jw *w)
     if (w->bw) {
         w->buf = bw_pass(w->bw, w->n);
     } else if (w->n && !w->err && fwrite(w->buf, 1, w->n, w->f) != w->n) {
+        /* kept: the failure is told at jw_flush, many calls later, and
+         * errno would be whatever the calls between left it */
         w->err = true;
+        w->errnum = errno ? errno : EIO;
     }
     w->n = 0;
 }
@@ -54,11 +58,13 @@ bool jw_flush(jw *w)
     jw_spill(w);
     if (w->bw) {
         int e = bw_sync(w->bw);
-        if (e) {
+        if (e && !w->err) {
             w->err = true;
-            errno = e;
+            w->errnum = e;
         }
     }
+    if (w->err)
+        errno = w->errnum;
     return !w->err;
 }
 

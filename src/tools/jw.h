@@ -21,6 +21,7 @@ typedef struct jw {
     size_t n, cap;
     uint64_t out;          /* bytes handed on before buf's */
     bool err;              /* a write failed (disk full, closed pipe) */
+    int errnum;            /* and its errno, for jw_flush to give back */
     struct bw *bw;         /* the writer thread, once jw_background started it */
 } jw;
 
