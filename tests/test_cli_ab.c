@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "support/ab_support.h"
@@ -465,6 +467,37 @@ static void test_run_failure(void **state)
 /* hbg ab C1 C2, 2 repetitions, with the default run on the stand-in; the
  * --build also appends each revision it builds to `built` (a new file is
  * a new builder, so each test builds afresh). extra ends with NULL. */
+/* The cache folder of the tests' repository "proj" under
+ * ROOT/cache/hbg/ab (malloc'd); other tests make other repositories. */
+static char *the_cache(void)
+{
+    char *base = in_root("cache/hbg/ab"), *found = NULL;
+    DIR *d = opendir(base);
+    assert_non_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, "proj-", 5)) {
+            assert_null(found);
+            assert_true(asprintf(&found, "%s/%s", base, e->d_name) > 0);
+        }
+    closedir(d);
+    assert_non_null(found);
+    free(base);
+    return found;
+}
+
+static int count_trials(const char *cache)
+{
+    DIR *d = opendir(cache);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += !strncmp(e->d_name, "trial-", 6);
+    closedir(d);
+    return n;
+}
+
 static int ab_fake(const char *out, const char *built, const char *const *extra, char **so, char **se)
 {
     static char *fake;
@@ -623,6 +656,30 @@ static void test_args_tried_before_second_build(void **state)
     assert_string_equal(so, "");
     free(so);
     free(se);
+
+    /* A trial's scratch folder whose hbg ab is gone (interrupted during
+     * its trial) is removed by the next trial; one whose hbg ab lives
+     * (here: this test's pid) is left alone. */
+    char *cache = the_cache(), *dead_dir, *live_dir;
+    pid_t dead = fork();
+    assert_true(dead >= 0);
+    if (!dead)
+        _exit(0);
+    assert_int_equal(waitpid(dead, NULL, 0), dead);
+    assert_true(asprintf(&dead_dir, "%s/trial-%ld-Ab12Cd", cache, (long)dead) > 0);
+    assert_true(asprintf(&live_dir, "%s/trial-%ld-Ef34Gh", cache, (long)getpid()) > 0);
+    assert_int_equal(mkdir(dead_dir, 0755), 0);
+    assert_int_equal(mkdir(live_dir, 0755), 0);
+    char *inside = NULL;
+    assert_true(asprintf(&inside, "%s/trial.log", dead_dir) > 0);
+    ab_write(inside, "left by an interrupted trial\n");
+    char *out3 = in_root("out-args3");
+    assert_int_equal(ab_fake(out3, built, bogus, NULL, NULL), 2); /* another trial */
+    assert_int_equal(access(dead_dir, F_OK), -1);
+    assert_int_equal(access(live_dir, F_OK), 0);
+    assert_int_equal(rmdir(live_dir), 0);
+    assert_int_equal(count_trials(cache), 0); /* its own removed too */
+    free(inside), free(out3), free(dead_dir), free(live_dir), free(cache);
 
     /* both built (the arguments were fine) */
     char *out1 = in_root("out-args1");

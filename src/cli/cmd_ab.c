@@ -8,11 +8,13 @@
  * under both arms alike. The logs then go to `hbg compare`, in-process.
  * Documentation: docs/ab.md.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -686,10 +688,35 @@ static pid_t start_default(const ab_opts *o, const ab_arm *arm, unsigned i, char
  * command line on an arm's built hbg, with one round, its log and
  * artifacts in a scratch folder that is removed. It costs one pass, and is
  * made only when a build is still to come (build_all). */
+/* The scratch folders of trials whose hbg ab is gone: one interrupted
+ * during its trial (Ctrl-C) could not remove its own. A folder is named
+ * after its process, so a trial another hbg ab is running on the same
+ * cache is left alone. */
+static void sweep_dead_trials(const char *cache)
+{
+    DIR *d = opendir(cache);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid;
+        char rest[16];
+        if (sscanf(e->d_name, "trial-%ld-%15s", &pid, rest) != 2 || pid <= 0 || pid > INT_MAX)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno == EPERM) /* alive (perhaps another user's) */
+            continue;
+        char path[AB_PATH_X];
+        if (snprintf(path, sizeof path, "%s/%s", cache, e->d_name) < (int)sizeof path)
+            ab_remove_tree(path);
+    }
+    closedir(d);
+}
+
 static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, const ab_arm *next)
 {
     char dir[AB_PATH_X], log[AB_PATH_X + 16], outp[AB_PATH_X + 32];
-    snprintf(dir, sizeof dir, "%s/trial-XXXXXX", r->cache);
+    sweep_dead_trials(r->cache);
+    snprintf(dir, sizeof dir, "%s/trial-%ld-XXXXXX", r->cache, (long)getpid());
     if (ab_mkdirs(r->cache) || !mkdtemp(dir))
         return 0; /* no scratch folder: the first repetition is the trial */
     snprintf(log, sizeof log, "%s/trial.log", dir);
