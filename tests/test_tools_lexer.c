@@ -164,25 +164,25 @@ static void test_overflow_is_reported(void **st)
     assert_int_equal(g.nbad, 1);
     assert_string_equal(g.bad[0], "dur_ns= is a number past 64 bits");
     assert_int_equal(g.badoff[0], 2);
-    /* 64 bits, but past 2^63 ns: a wrapped clock, not a duration */
+    /* 64 bits, but 2^62 ns or more: a wrapped clock, not a duration */
     static const char *const wrapped[][2] = {
         {"[mono_ns=1][T0x1][TIMING] f: bind phase=args start_ns=1 dur_ns=18446744073709551615\n", "dur_ns"},
-        {"bind phase=args start_ns=1 dur_ns=9223372036854775808\n", "dur_ns"},
-        {"host-orch phase=submit_task total_ns=9223372036854775808 count=1 detail_sum=0 dropped=0\n", "total_ns"},
+        {"bind phase=args start_ns=1 dur_ns=4611686018427387904\n", "dur_ns"},
+        {"host-orch phase=submit_task total_ns=4611686018427387904 count=1 detail_sum=0 dropped=0\n", "total_ns"},
     };
     for (size_t i = 0; i < sizeof wrapped / sizeof wrapped[0]; i++) {
         char want[96];
-        snprintf(want, sizeof want, "%s= is past 2^63 ns (292 years): not a duration", wrapped[i][1]);
+        snprintf(want, sizeof want, "%s= is 2^62 ns (146 years) or more: not a duration", wrapped[i][1]);
         scan(wrapped[i][0], &g);
         assert_int_equal(g.n, 0);
         assert_int_equal(g.nbad, 1);
         assert_string_equal(g.bad[0], want);
     }
-    scan("bind phase=args start_ns=18446744073709551615 dur_ns=9223372036854775807\n", &g);
+    scan("bind phase=args start_ns=18446744073709551615 dur_ns=4611686018427387903\n", &g);
     assert_int_equal(g.n, 1);
-    assert_true(g.rec[0].dur == INT64_MAX);
+    assert_true(g.rec[0].dur == LX_DUR_LIMIT_NS - 1);
     assert_true(g.rec[0].start == UINT64_MAX); /* a start is a clock reading: any 64 bits */
-    scan("host-orch phase=submit_task total_ns=9223372036854775807 count=1 detail_sum=0 dropped=0\n", &g);
+    scan("host-orch phase=submit_task total_ns=4611686018427387903 count=1 detail_sum=0 dropped=0\n", &g);
     assert_int_equal(g.n, 1);
     scan("bind phase=args start_ns=1 dur_ns=2 heap=99999999999999999999999\n", &g);
     assert_int_equal(g.nbad, 1);

@@ -308,25 +308,27 @@ static char *swap_after(char *src, const char *after, const char *from, const ch
     return o;
 }
 
-/* Durations past 2^63 ns (a wrapped clock, a corrupted digit) are left
- * out with a warning, a span's and a segment's alike: drawn, one would
- * stretch the axis over centuries. Everything else is drawn. */
-static void test_huge_durations_left_out(void **st)
+/* Durations of 2^62 ns (146 years) or more (a wrapped clock, a corrupted
+ * digit) are left out with a warning, a span's and a segment's alike:
+ * drawn, one would stretch the axis over centuries. Everything else is
+ * drawn; `hbg spans` leaves the same spans out with the same warning. */
+static void test_long_durations_left_out(void **st)
 {
     (void)st;
     char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
     assert_non_null(src);
     src = swap_after(src, "inv=1 hid=8f3a1c2e9d0b4471 depth=1 name=chip.run.bind ", " dur=135780",
-                     " dur=9300000000000000000");
+                     " dur=4611686018427387904");
     src = swap_after(src, "inv=2 hid=", " dur=", " dur=18446744073709551615 x=");
-    src = swap_after(src, "phase=graph_upload start_ns=5000000168975", " dur_ns=700 ", " dur_ns=9223372036854775808 ");
+    src = swap_after(src, "phase=graph_upload start_ns=5000000168975", " dur_ns=700 ", " dur_ns=4611686018427387904 ");
     char *p = ts_temp_file(src, strlen(src), ".log");
     char *err;
     json_t *j = run_timeline(p, NULL, 0, &err);
     assert_non_null(j);
-    assert_true(ts_contains(err, ":19: span chip.run.bind has dur=9300000000000000000 (past 2^63 ns); left out, as "
-                                 "are the others past 2^63 ns\n"));
-    assert_true(ts_contains(err, ":31: malformed bind line: dur_ns= is past 2^63 ns (292 years): not a duration; "
+    static const char span_warning[] = ":19: span chip.run.bind has dur=4611686018427387904 (2^62 ns, 146 years, or "
+                                       "more: not a duration); left out, with 1 more as long\n";
+    assert_true(ts_contains(err, span_warning));
+    assert_true(ts_contains(err, ":31: malformed bind line: dur_ns= is 2^62 ns (146 years) or more: not a duration; "
                                  "ignored"));
     json_t *ev = json_object_get(j, "traceEvents");
     assert_int_equal(find(ev, "chip.run.bind", "span", 4242, -1, NULL), 2);
@@ -341,6 +343,12 @@ static void test_huge_durations_left_out(void **st)
             assert_true(json_number_value(dur) < 1e6);
     }
     json_decref(j);
+    free(err);
+    const char *args[] = {"spans", p, NULL};
+    char *out;
+    assert_int_equal(ts_run_cli(args, &out, &err), 0);
+    assert_true(ts_contains(err, span_warning));
+    free(out);
     free(err);
     unlink(p);
     free(p);
@@ -1030,7 +1038,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_original_with_records),
         cmocka_unit_test(test_torn_span_counted),
-        cmocka_unit_test(test_huge_durations_left_out),
+        cmocka_unit_test(test_long_durations_left_out),
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(test_rank_lanes_as_hbg_run),
         cmocka_unit_test(test_anchor_in_force),

@@ -371,13 +371,12 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     }
     if (r->has_pid != r->has_inv)
         return r->has_pid ? "pid= without inv=" : "inv= without pid=";
-    /* Past 2^63 ns (292 years) a duration is no measurement but a clock
-     * that went backwards and wrapped, or a corrupted digit; kept, it
-     * would be the whole of every sum and statistic it entered. */
-    if (r->kind == LX_BIND && r->dur > INT64_MAX)
-        return "dur_ns= is past 2^63 ns (292 years): not a duration";
-    if (r->kind != LX_BIND && r->total_ns > INT64_MAX)
-        return "total_ns= is past 2^63 ns (292 years): not a duration";
+    /* LX_DUR_LIMIT_NS: kept, such a figure would be the whole of every
+     * sum and statistic it entered */
+    if (r->kind == LX_BIND && r->dur >= LX_DUR_LIMIT_NS)
+        return "dur_ns= is 2^62 ns (146 years) or more: not a duration";
+    if (r->kind != LX_BIND && r->total_ns >= LX_DUR_LIMIT_NS)
+        return "total_ns= is 2^62 ns (146 years) or more: not a duration";
     return NULL;
 }
 

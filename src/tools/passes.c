@@ -776,6 +776,16 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
     return HBG_OK;
 }
 
+void ps_warn_long_spans(dg_list *w, const ps_log *L, const ps_span *first, size_t n)
+{
+    if (n == 1)
+        dg_add(w, "%s:%u: span %.*s has dur=%" PRIu64 " (2^62 ns, 146 years, or more: not a duration); left out",
+               L->path, first->line, (int)first->name.n, first->name.p, first->dur);
+    else if (n > 1)
+        dg_add(w, "%s:%u: span %.*s has dur=%" PRIu64 " (2^62 ns, 146 years, or more: not a duration); left out, "
+               "with %zu more as long", L->path, first->line, (int)first->name.n, first->name.p, first->dur, n - 1);
+}
+
 void ps_free(ps_log *L)
 {
     hm_free(&L->passmem);

@@ -52,8 +52,9 @@ enum {
     PS_D_SETDIFF = 1u << 4,
     PS_D_IGNORED = 1u << 5,     /* one of its lines was malformed and ignored */
     PS_D_NO_ORCH = 1u << 6,     /* no host_orch line: a total would lack most of the control plane */
+    PS_D_LONG = 1u << 7,        /* its control-plane sum reaches LX_DUR_LIMIT_NS: no measurement */
 };
-#define PS_NDEFECTS 7
+#define PS_NDEFECTS 8
 
 /* One segment of a pass, as ps_get returns it. */
 typedef struct ps_seg {
@@ -214,6 +215,10 @@ static inline ps_seg ps_get(const ps_log *L, const ps_pass *p, int id)
     ps_seg g = {p->dur[id], p->bytes[id], p->line[id], (p->has_bytes >> id) & 1};
     return g;
 }
+/* The warning for the n spans of L whose dur reaches LX_DUR_LIMIT_NS,
+ * which the span tools leave out: the first named, the others counted. */
+void ps_warn_long_spans(dg_list *w, const ps_log *L, const ps_span *first, size_t n);
+
 /* start_ns of segment id of pass p (keep_spans only). */
 static inline uint64_t ps_start(const ps_log *L, const ps_pass *p, int id)
 {

@@ -121,6 +121,16 @@ static bool assign_ranks(ps_log *L, size_t **lastp)
     return true;
 }
 
+/* The sum of a pass's control-plane segments, UINT64_MAX past 64 bits. */
+static uint64_t control_sum(const ps_log *L, const ps_pass *p)
+{
+    uint64_t sum = 0;
+    for (int s = 0; s < L->nseg; s++)
+        if (((p->present >> s) & (PS_CONTROL_MASK >> s) & 1) && __builtin_add_overflow(sum, ps_get(L, p, s).dur, &sum))
+            return UINT64_MAX;
+    return sum;
+}
+
 /* A pass without its closing segment: truncated when it is its rank's
  * last and nothing after its segments arrived; otherwise incomplete.
  * The segment set most of the other candidate passes share is the
@@ -155,6 +165,8 @@ static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *
         if (expect_orch && !((p->present | p->ignored_segs) & (1u << PS_HOST_ORCH)) &&
             !(p->defects & PS_D_TRUNCATED))
             p->defects |= PS_D_NO_ORCH;
+        if (control_sum(L, p) >= LX_DUR_LIMIT_NS)
+            p->defects |= PS_D_LONG;
         /* an ignored line's pass still shows which segments it emitted */
         if ((p->defects & ~PS_D_IGNORED) || (p->cold && !L->opt.keep_first))
             continue;
@@ -199,6 +211,9 @@ static void warn_defects(ps_log *L, const ps_pass *p, uint32_t ref, size_t best)
     if (p->defects & PS_D_NO_ORCH)
         dg_add(&L->warn, "%s:%zu: pass %s has no host_orch (no control-plane total without it); excluded",
                L->path, p->first_line, label);
+    if (p->defects & PS_D_LONG)
+        dg_add(&L->warn, "%s:%zu: pass %s has a control-plane sum of 2^62 ns (146 years) or more: no measurement; "
+               "excluded", L->path, p->first_line, label);
     if (p->defects & PS_D_DUPLICATE) {
         size_t l1 = p->dup_first_line;
         size_t l2 = p->dup_line;
@@ -267,7 +282,7 @@ void ps_exclusions(const ps_log *L, char *out, size_t n)
     static const char *const why[PS_NDEFECTS] = {"without arena_h2d",    "truncated",
                                                  "with a segment twice", "with dropped records",
                                                  "with other segments",  "with an ignored line",
-                                                 "without host_orch"};
+                                                 "without host_orch",   "with a sum past 2^62 ns"};
     size_t count[PS_NDEFECTS] = {0};
     for (size_t i = 0; i < L->npass; i++) {
         const ps_pass *p = &L->pass[i];

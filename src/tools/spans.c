@@ -98,6 +98,7 @@ static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
     size_t n = 0, cap = 0;
     uint64_t lp = 0, li = 0;
     uint32_t last = 0;
+    const ps_span *first_long = NULL;
     if (!of)
         return NULL;
     hmap_init(&m, 2);
@@ -108,11 +109,9 @@ static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
             S->nforeign++;
             continue;
         }
-        if (s->dur > INT64_MAX) {
-            if (!S->nhuge)
-                dg_add(&S->warn, "%s:%u: span %.*s has dur=%" PRIu64 " (past 2^63 ns); left out", L->path, s->line,
-                       (int)s->name.n, s->name.p, s->dur);
-            S->nhuge++;
+        if (s->dur >= LX_DUR_LIMIT_NS) {
+            if (!S->nlong++)
+                first_long = s;
             continue;
         }
         /* a run's spans mostly follow each other */
@@ -146,6 +145,8 @@ static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
         }
     }
     hmap_free(&m);
+    if (S->nlong)
+        ps_warn_long_spans(&S->warn, L, first_long, S->nlong);
     *invs = v;
     *ninv = n;
     return of;
