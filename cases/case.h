@@ -40,6 +40,14 @@ typedef struct hbg_case_pools {
     uint32_t journal_calls;  /* 0: the runtime's default (hbg_runtime_config) */
 } hbg_case_pools;
 
+/* A run's circumstances, for a case's memory check (hbg_case.fits). */
+typedef struct hbg_case_host {
+    bool device;             /* the device runs the passes */
+    bool golden;             /* the golden runs after them */
+    uint64_t avail;          /* bytes of memory the run may use */
+    const char *avail_from;  /* where that figure comes from, for the message */
+} hbg_case_host;
+
 typedef struct hbg_case {
     const char *name;
     const char *summary;
@@ -66,13 +74,12 @@ typedef struct hbg_case {
      * reason in msg. */
     hbg_status (*pools)(const hbg_case_env *env, hbg_case_pools *out, char *msg, size_t cap);
     /* HBG_OK when a run of env's parameters on env->nranks ranks fits in
-     * `avail` bytes of host memory (cases/hostmem.h); else HBG_E_NOMEM
-     * with a one-line reason giving both figures. `device`: the device
-     * runs the passes; `golden`: the golden runs after them. Checked
+     * the memory `host` says the run may use; else HBG_E_NOMEM with a
+     * one-line reason giving both figures and what to lower. Checked
      * before anything is allocated, so a run the host cannot hold is
      * refused instead of filling memory until the kernel kills a rank.
      * NULL: the case's needs are small. */
-    hbg_status (*fits)(const hbg_case_env *env, bool device, bool golden, uint64_t avail, char *msg, size_t cap);
+    hbg_status (*fits)(const hbg_case_env *env, const hbg_case_host *host, char *msg, size_t cap);
 } hbg_case;
 
 /* All cases, NULL-terminated, and lookup by name. */

@@ -1,19 +1,34 @@
-/* How much memory the host can still give a case's set-up: MemAvailable
- * plus free swap, from /proc/meminfo. A case whose arrays cannot fit
- * refuses with a message before it allocates them, instead of filling
- * memory page by page until the kernel kills the rank. */
+/* How much memory the host can still give a run, and what a case's run
+ * needs, for the check `hbg run` makes before any rank starts (the
+ * `fits` hook of case.h): a run the host cannot hold is refused with a
+ * message instead of filling memory page by page until the kernel kills
+ * a rank.
+ */
 #ifndef HBG_CASES_HOSTMEM_H
 #define HBG_CASES_HOSTMEM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
-/* False where the host does not say (no /proc/meminfo, or no
- * MemAvailable line): the caller then does not refuse. */
-bool case_host_available(uint64_t *bytes);
+/* What a rank process holds beside a case's own arrays and the runtime's
+ * pools (code, libraries, stacks, the log's buffers), rounded up. */
+#define CASE_PROCESS_BYTES ((uint64_t)32 << 20)
 
-/* b as a memory size for a message: "388.5 MB" below 1 GB, else
- * "106.4 GB" (decimal units, one decimal). */
+/* The memory a run may use: MemAvailable plus free swap from
+ * /proc/meminfo, or less where the process's cgroup (v2) sets a
+ * memory.max, here or in an ancestor: the least room any of them has
+ * left (max less current). *from says which figure it is, for a message.
+ * False where /proc/meminfo does not say (no file, no MemAvailable): the
+ * caller then does not refuse. */
+bool case_host_available(uint64_t *bytes, const char **from);
+
+/* The same, reading /proc and /sys/fs/cgroup under `root` ("" for the
+ * real ones): for the tests. */
+bool case_host_available_at(const char *root, uint64_t *bytes, const char **from);
+
+/* b as a memory size for a message, decimal units, one decimal:
+ * "40.0 KB", "388.5 MB", "106.4 GB". */
 typedef struct case_mem_text {
     char s[24];
 } case_mem_text;

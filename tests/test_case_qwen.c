@@ -13,6 +13,7 @@
 
 #include "case.h"
 #include "graph/graph_internal.h"
+#include "hostmem.h"
 #include "qwen/qwen_internal.h"
 #include "support/orch_fixture.h"
 
@@ -383,17 +384,25 @@ static void model_bytes_and_fit(void **unused)
     /* u = 32: 12,600 u^2 floats of weights and 2.6 M of KV cache, ... */
     assert_int_equal(qwen_model_bytes(qwen_dims_for(32)), 62170368);
     char msg[256] = "";
-    assert_int_equal(qwen_check_fits(qwen_dims_for(32), 1, 2 * 62170368ull, msg, sizeof msg), HBG_OK);
-    assert_int_equal(qwen_check_fits(qwen_dims_for(32), 1, 2 * 62170368ull - 1, msg, sizeof msg), HBG_E_NOMEM);
-    assert_int_equal(qwen_check_fits(qwen_dims_for(1024), 1, 21000000000ull, msg, sizeof msg), HBG_E_NOMEM);
+    /* twice the model and the process's own 32 MiB, each rank */
+    uint64_t one = 2 * 62170368ull + CASE_PROCESS_BYTES;
+    hbg_case_host h = {true, true, one, "MemAvailable + free swap"};
+    assert_int_equal(qwen_check_fits(qwen_dims_for(32), 1, &h, msg, sizeof msg), HBG_OK);
+    h.avail = one - 1;
+    assert_int_equal(qwen_check_fits(qwen_dims_for(32), 1, &h, msg, sizeof msg), HBG_E_NOMEM);
+    h.avail = 21000000000ull;
+    assert_int_equal(qwen_check_fits(qwen_dims_for(1024), 1, &h, msg, sizeof msg), HBG_E_NOMEM);
     assert_string_equal(msg, "tile unit 1024 needs about 106.4 GB of memory (the model, 53.2 GB, on the host and "
-                             "again in device memory); the host has 21.0 GB available; lower --tile-unit");
+                             "again in device memory); 21.0 GB is available (MemAvailable + free swap); lower "
+                             "--tile-unit");
     /* each rank holds its own */
-    assert_int_equal(qwen_check_fits(qwen_dims_for(32), 3, 6 * 62170368ull, msg, sizeof msg), HBG_OK);
-    assert_int_equal(qwen_check_fits(qwen_dims_for(32), 3, 6 * 62170368ull - 1, msg, sizeof msg), HBG_E_NOMEM);
-    assert_string_equal(msg, "tile unit 32 needs about 373.0 MB of memory (the model, 62.2 MB, on the host and again "
-                             "in device memory, in each of 3 ranks); the host has 373.0 MB available; lower "
-                             "--tile-unit or --ranks");
+    h.avail = 3 * one;
+    assert_int_equal(qwen_check_fits(qwen_dims_for(32), 3, &h, msg, sizeof msg), HBG_OK);
+    h.avail = 3 * one - 1;
+    assert_int_equal(qwen_check_fits(qwen_dims_for(32), 3, &h, msg, sizeof msg), HBG_E_NOMEM);
+    assert_string_equal(msg, "tile unit 32 needs about 473.7 MB of memory (the model, 62.2 MB, on the host and again "
+                             "in device memory, in each of 3 ranks); 473.7 MB is available (MemAvailable + free "
+                             "swap); lower --tile-unit or --ranks");
 }
 
 static void device_golden_two_rounds(void **unused)

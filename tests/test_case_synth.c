@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include "hbg/runtime.h"
 #include "support/orch_fixture.h"
 #include "support/run_support.h"
+#include "hostmem.h"
 #include "synth/synth.h"
 
 static hbg_case_env env_of(uint32_t tasks, uint32_t nodes, uint32_t replays, uint32_t boundary, uint32_t fanin)
@@ -308,22 +311,28 @@ static void test_memory_estimate(void **state)
     /* the check, at the boundary and with its message */
     p = (syn_params){1000, 100, 10, 8, 2};
     uint64_t all = 35974912ull + 1309440 + 1472736;
-    assert_int_equal(syn_check_fits(&p, true, true, all, msg, sizeof msg), HBG_OK);
-    assert_int_equal(syn_check_fits(&p, true, true, all - 1, msg, sizeof msg), HBG_E_NOMEM);
+    hbg_case_host h = {true, true, all, "MemAvailable + free swap"};
+    assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_OK);
+    h.avail = all - 1;
+    assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_E_NOMEM);
     assert_string_equal(msg, "a run of these parameters needs about 38.8 MB of memory (1.3 MB of it the device "
-                             "run's, 1.5 MB the golden's); the host has 38.8 MB available; lower --tasks, --replays, "
-                             "--boundary or --fanin");
+                             "run's, 1.5 MB the golden's); 38.8 MB is available (MemAvailable + free swap); lower "
+                             "--tasks, --replays, --graph-nodes, --boundary or --fanin, or leave out the golden "
+                             "(--skip-golden) or the device run (--skip-device-run)");
     p = (syn_params){1, 1, 2097150, 128, 0};
-    assert_int_equal(syn_check_fits(&p, false, true, 21000000000ull, msg, sizeof msg), HBG_E_NOMEM);
-    assert_string_equal(msg, "a run of these parameters needs about 62.0 GB of memory; the host has 21.0 GB "
-                             "available; lower --tasks, --replays, --boundary or --fanin");
-    assert_int_equal(syn_check_fits(&p, true, false, 21000000000ull, msg, sizeof msg), HBG_E_NOMEM);
+    h = (hbg_case_host){false, true, 21000000000ull, "HBG_HOST_MEMORY"};
+    assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_E_NOMEM);
+    assert_string_equal(msg, "a run of these parameters needs about 62.0 GB of memory; 21.0 GB is available "
+                             "(HBG_HOST_MEMORY); lower --tasks, --replays, --graph-nodes, --boundary or --fanin");
+    h = (hbg_case_host){true, false, 21000000000ull, "HBG_HOST_MEMORY"};
+    assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_E_NOMEM);
     assert_string_equal(msg, "a run of these parameters needs about 69.9 GB of memory (7.8 GB of it the device "
-                             "run's); the host has 21.0 GB available; lower --tasks, --replays, --boundary or "
-                             "--fanin");
+                             "run's); 21.0 GB is available (HBG_HOST_MEMORY); lower --tasks, --replays, "
+                             "--graph-nodes, --boundary or --fanin, or leave out the device run (--skip-device-run)");
     /* past a cap: the cap's reason */
     p = (syn_params){2097152, 1, 0, 1, 0};
-    assert_int_equal(syn_check_fits(&p, true, true, UINT64_MAX, msg, sizeof msg), HBG_E_INVAL);
+    h = (hbg_case_host){true, true, UINT64_MAX, "HBG_HOST_MEMORY"};
+    assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_E_INVAL);
 }
 
 /* Peak resident bytes of `hbg run ARGS...` (the rank processes included:
@@ -388,6 +397,80 @@ static void test_memory_estimate_covers_runs(void **state)
     }
 }
 
+/* Writes `text` to ROOT/rel, making the folders on the way. */
+static void put(const char *root, const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *q = path + strlen(root) + 1; (q = strchr(q, '/')); q++) {
+        *q = 0;
+        assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+        *q = '/';
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void expect_room(const char *root, uint64_t bytes, const char *from)
+{
+    uint64_t b;
+    const char *f;
+    assert_true(case_host_available_at(root, &b, &f));
+    assert_int_equal(b, bytes);
+    assert_string_equal(f, from);
+}
+
+/* What a run may use: MemAvailable + free swap, or the room a memory
+ * cgroup (v2, or v1 mounted as a container's own) leaves, the least of
+ * its levels'. */
+static void test_host_available(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/hbg-hostmem-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    uint64_t b;
+    const char *from;
+    assert_false(case_host_available_at(root, &b, &from)); /* no /proc/meminfo */
+    /* each step writes a file, then (room > 0, or `zero`) expects a figure */
+    static const struct {
+        const char *file, *text;
+        uint64_t room;
+        bool cgroup, zero;
+    } steps[] = {
+        {"proc/meminfo", "MemTotal: 9999 kB\nMemAvailable: 1000 kB\nSwapFree: 24 kB\n", 1048576, false, false},
+        /* v2: the parent's limit is the tighter */
+        {"proc/self/cgroup", "0::/a/b\n", 0, false, false},
+        {"sys/fs/cgroup/a/b/memory.max", "max\n", 0, false, false},
+        {"sys/fs/cgroup/a/b/memory.current", "5\n", 0, false, false},
+        {"sys/fs/cgroup/a/memory.max", "600000\n", 0, false, false},
+        {"sys/fs/cgroup/a/memory.current", "100000\n", 500000, true, false},
+        {"sys/fs/cgroup/a/memory.max", "max\n", 1048576, false, false},
+        /* v1, the host's path not under the container's mount: its root */
+        {"proc/self/cgroup", "5:cpu,cpuacct:/x\n4:memory:/host/path\n0::/\n", 0, false, false},
+        {"sys/fs/cgroup/memory/memory.limit_in_bytes", "300000\n", 0, false, false},
+        {"sys/fs/cgroup/memory/memory.usage_in_bytes", "100000\n", 200000, true, false},
+        /* over its limit: no room */
+        {"sys/fs/cgroup/memory/memory.usage_in_bytes", "400000\n", 0, true, true},
+        /* "unlimited" in v1 is a huge number */
+        {"sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n", 1048576, false, false},
+    };
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        put(root, steps[i].file, steps[i].text);
+        if (steps[i].room || steps[i].zero)
+            expect_room(root, steps[i].room,
+                        steps[i].cgroup ? "the memory cgroup's limit less its use" : "MemAvailable + free swap");
+    }
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+    /* the sizes messages use */
+    assert_string_equal(case_mem(40000).s, "40.0 KB");
+    assert_string_equal(case_mem(388500000).s, "388.5 MB");
+    assert_string_equal(case_mem(106400000000ull).s, "106.4 GB");
+}
+
 /* `hbg run` refuses what the host cannot hold before any rank starts:
  * exit 2, one line, no log; without the golden (or the device) the same
  * parameters need less. HBG_HOST_MEMORY stands in for the host's figure. */
@@ -404,8 +487,9 @@ static void test_cli_memory(void **state)
     snprintf(args, sizeof args, "run synth --log-level off -o %s", log);
     assert_int_equal(rs_run(env, args, out, sizeof out), 2);
     assert_string_equal(out, "hbg run: synth: a run of these parameters needs about 38.8 MB of memory (1.3 MB of it "
-                             "the device run's, 1.5 MB the golden's); the host has 38.8 MB available; lower --tasks, "
-                             "--replays, --boundary or --fanin\n");
+                             "the device run's, 1.5 MB the golden's); 38.8 MB is available (HBG_HOST_MEMORY); lower "
+                             "--tasks, --replays, --graph-nodes, --boundary or --fanin, or leave out the golden "
+                             "(--skip-golden) or the device run (--skip-device-run)\n");
     assert_int_equal(access(log, F_OK), -1);
     assert_int_equal(rs_run(env, "run synth --log-level off --skip-golden", out, sizeof out), 0);
     assert_non_null(strstr(out, "golden skipped (--skip-golden)"));
@@ -413,11 +497,22 @@ static void test_cli_memory(void **state)
     assert_int_equal(rs_run(env, "run synth --log-level off", out, sizeof out), 0);
     assert_non_null(strstr(out, "golden passed"));
     assert_int_equal(rs_run("HBG_HOST_MEMORY=1000000000", "run qwen --tile-unit 256 --ranks 2", out, sizeof out), 2);
-    assert_string_equal(out, "hbg run: qwen: tile unit 256 needs about 13.5 GB of memory (the model, 3.4 GB, on the "
-                             "host and again in device memory, in each of 2 ranks); the host has 1.0 GB available; "
-                             "lower --tile-unit or --ranks\n");
+    assert_string_equal(out, "hbg run: qwen: tile unit 256 needs about 13.6 GB of memory (the model, 3.4 GB, on the "
+                             "host and again in device memory, in each of 2 ranks); 1.0 GB is available "
+                             "(HBG_HOST_MEMORY); lower --tile-unit or --ranks\n");
+    /* a bad value is refused whatever the case; `off` turns the check off */
+    static const char *const bad[] = {"HBG_HOST_MEMORY=2G", "HBG_HOST_MEMORY=", "HBG_HOST_MEMORY=' 5'",
+                                      "HBG_HOST_MEMORY=18446744073709551616"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(rs_run(bad[i], "run vector --log-level off", out, sizeof out), 2);
+        if (!strstr(out, " is not a number of bytes below 2^64, nor off\n") || strchr(out, '\n')[1])
+            fail_msg("%s: %s", bad[i], out);
+    }
     assert_int_equal(rs_run("HBG_HOST_MEMORY=2G", "run synth", out, sizeof out), 2);
-    assert_string_equal(out, "hbg run: HBG_HOST_MEMORY=2G is not a number of bytes\n");
+    assert_string_equal(out, "hbg run: HBG_HOST_MEMORY=2G is not a number of bytes below 2^64, nor off\n");
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=off", "run synth --log-level off", out, sizeof out), 0);
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=0", "run synth --log-level off", out, sizeof out), 2);
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=0", "run vector --log-level off", out, sizeof out), 0); /* no estimate */
     assert_int_equal(rmdir(dir), 0); /* empty: nothing was written */
 }
 
@@ -473,6 +568,7 @@ int main(void)
         cmocka_unit_test(test_memory_estimate),
         cmocka_unit_test(test_memory_estimate_covers_runs),
         cmocka_unit_test(test_cli_memory),
+        cmocka_unit_test(test_host_available),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

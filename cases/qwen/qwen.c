@@ -104,27 +104,26 @@ uint64_t qwen_model_bytes(qwen_dims d)
     return 4 * n;
 }
 
-hbg_status qwen_check_fits(qwen_dims d, uint32_t nranks, uint64_t avail, char *msg, size_t cap)
+hbg_status qwen_check_fits(qwen_dims d, uint32_t nranks, const hbg_case_host *h, char *msg, size_t cap)
 {
-    uint64_t model = qwen_model_bytes(d), need = 2 * model * (nranks ? nranks : 1);
-    if (need <= avail)
+    uint64_t model = qwen_model_bytes(d), need = (2 * model + CASE_PROCESS_BYTES) * (nranks ? nranks : 1);
+    if (need <= h->avail)
         return HBG_OK;
     char each[32] = "";
     if (nranks > 1)
         snprintf(each, sizeof each, ", in each of %u ranks", nranks);
     snprintf(msg, cap,
-             "tile unit %u needs about %s of memory (the model, %s, on the host and again in device memory%s); the "
-             "host has %s available; lower --tile-unit%s",
-             d.u, case_mem(need).s, case_mem(model).s, each, case_mem(avail).s, nranks > 1 ? " or --ranks" : "");
+             "tile unit %u needs about %s of memory (the model, %s, on the host and again in device memory%s); %s "
+             "is available (%s); lower --tile-unit%s",
+             d.u, case_mem(need).s, case_mem(model).s, each, case_mem(h->avail).s, h->avail_from,
+             nranks > 1 ? " or --ranks" : "");
     return HBG_E_NOMEM;
 }
 
 /* The model is the same whether the device runs or the golden does. */
-static hbg_status qwen_fits(const hbg_case_env *env, bool device, bool golden, uint64_t avail, char *msg, size_t cap)
+static hbg_status qwen_fits(const hbg_case_env *env, const hbg_case_host *h, char *msg, size_t cap)
 {
-    (void)device, (void)golden;
-    return qwen_check_fits(qwen_dims_for(env->tile_unit ? env->tile_unit : QWEN_DEFAULT_U), env->nranks, avail, msg,
-                           cap);
+    return qwen_check_fits(qwen_dims_for(env->tile_unit ? env->tile_unit : QWEN_DEFAULT_U), env->nranks, h, msg, cap);
 }
 
 static hbg_status build_model(qwen_model *m, qwen_dims d)

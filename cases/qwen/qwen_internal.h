@@ -72,10 +72,10 @@ qwen_dims qwen_dims_for(uint32_t u);
  * of it: about 50 KB x u^2); the device holds a copy of each too. */
 uint64_t qwen_model_bytes(qwen_dims d);
 
-/* HBG_OK when twice the model (host arrays and their device copies) for
- * each of nranks ranks fits in `avail` bytes; else HBG_E_NOMEM with a
- * one-line reason in msg. */
-hbg_status qwen_check_fits(qwen_dims d, uint32_t nranks, uint64_t avail, char *msg, size_t cap);
+/* HBG_OK when twice the model (host arrays and their device copies) and
+ * the process, for each of nranks ranks, fit in what h says a run may
+ * use; else HBG_E_NOMEM with a one-line reason in msg. */
+hbg_status qwen_check_fits(qwen_dims d, uint32_t nranks, const hbg_case_host *h, char *msg, size_t cap);
 
 /* The caller tensors, in program order. */
 enum {

@@ -85,14 +85,14 @@ hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap)
 /* Resident bytes, measured (peak RSS of `hbg run synth` over each
  * parameter swept alone, plus some 10 % so that another machine's
  * allocator still fits under it; tests/test_case_synth.c checks the sum
- * covers real runs): the process and its logs; per outer task its
+ * covers real runs, from the second pass on, when the memo and the
+ * journal are written): the process (CASE_PROCESS_BYTES); per outer task its
  * image records twice (staging and device), the task memo and the
  * tensor map's journal, each of its F reads adding a tensor record and
  * journal calls; per replay its records and per boundary slot its
  * 24-byte image record and its calls; per recorded node the Definition.
  * The device adds the GM heap it writes, each replay's expansion and
  * each node it runs; the eager golden a window task per task it runs. */
-#define SYN_MEM_BASE ((uint64_t)32 << 20)
 #define SYN_MEM_TASK 1280u
 #define SYN_MEM_TASK_READ 480u
 #define SYN_MEM_REPLAY 896u
@@ -107,7 +107,7 @@ hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap)
 syn_memory syn_host_bytes(const syn_params *p, const syn_counts *n, bool device, bool golden)
 {
     syn_memory m = {0};
-    m.runtime = SYN_MEM_BASE + (uint64_t)p->tasks * (SYN_MEM_TASK + SYN_MEM_TASK_READ * p->fanin) +
+    m.runtime = CASE_PROCESS_BYTES + (uint64_t)p->tasks * (SYN_MEM_TASK + SYN_MEM_TASK_READ * p->fanin) +
                 (uint64_t)p->replays * (SYN_MEM_REPLAY + (uint64_t)SYN_MEM_SLOT * p->boundary) +
                 (uint64_t)p->nodes * SYN_MEM_NODE;
     if (device)
@@ -119,15 +119,15 @@ syn_memory syn_host_bytes(const syn_params *p, const syn_counts *n, bool device,
     return m;
 }
 
-hbg_status syn_check_fits(const syn_params *p, bool device, bool golden, uint64_t avail, char *msg, size_t cap)
+hbg_status syn_check_fits(const syn_params *p, const hbg_case_host *h, char *msg, size_t cap)
 {
     syn_counts n;
     hbg_status st = syn_count(p, &n, msg, cap);
     if (st)
         return st;
-    syn_memory m = syn_host_bytes(p, &n, device, golden);
+    syn_memory m = syn_host_bytes(p, &n, h->device, h->golden);
     uint64_t need = m.runtime + m.device + m.golden;
-    if (need <= avail)
+    if (need <= h->avail)
         return HBG_OK;
     char parts[96] = "";
     if (m.golden)
@@ -136,16 +136,19 @@ hbg_status syn_check_fits(const syn_params *p, bool device, bool golden, uint64_
     else if (m.device)
         snprintf(parts, sizeof parts, " (%s of it the device run's)", case_mem(m.device).s);
     snprintf(msg, cap,
-             "a run of these parameters needs about %s of memory%s; the host has %s available; lower --tasks, "
-             "--replays, --boundary or --fanin",
-             case_mem(need).s, parts, case_mem(avail).s);
+             "a run of these parameters needs about %s of memory%s; %s is available (%s); lower --tasks, "
+             "--replays, --graph-nodes, --boundary or --fanin%s",
+             case_mem(need).s, parts, case_mem(h->avail).s, h->avail_from,
+             m.golden   ? ", or leave out the golden (--skip-golden) or the device run (--skip-device-run)"
+             : m.device ? ", or leave out the device run (--skip-device-run)"
+                        : "");
     return HBG_E_NOMEM;
 }
 
-static hbg_status syn_fits(const hbg_case_env *env, bool device, bool golden, uint64_t avail, char *msg, size_t cap)
+static hbg_status syn_fits(const hbg_case_env *env, const hbg_case_host *h, char *msg, size_t cap)
 {
     syn_params p = syn_params_of(env);
-    return syn_check_fits(&p, device, golden, avail, msg, cap);
+    return syn_check_fits(&p, h, msg, cap);
 }
 
 static hbg_status syn_pools(const hbg_case_env *env, hbg_case_pools *out, char *msg, size_t cap)

@@ -69,9 +69,9 @@ typedef struct syn_memory {
     uint64_t runtime, device, golden;
 } syn_memory;
 syn_memory syn_host_bytes(const syn_params *p, const syn_counts *n, bool device, bool golden);
-/* HBG_OK when their sum fits in `avail` bytes; else HBG_E_NOMEM and a
- * one-line reason (or syn_count's refusal). */
-hbg_status syn_check_fits(const syn_params *p, bool device, bool golden, uint64_t avail, char *msg, size_t cap);
+/* HBG_OK when their sum fits in what h says a run may use; else
+ * HBG_E_NOMEM and a one-line reason (or syn_count's refusal). */
+hbg_status syn_check_fits(const syn_params *p, const hbg_case_host *h, char *msg, size_t cap);
 
 hbg_status syn_orchestrate(hbg_orch *o, void *ctx);
 hbg_status syn_register_kernels(hbg_kernel_table *kt);

@@ -53,8 +53,9 @@ static void usage(FILE *f)
             "Precedence: --mode presets, then the environment, then explicit options.\n"
             "Progress on stderr (not when the log goes there): a line kept up to date on a\n"
             "terminal; elsewhere one after 10 s, then every HBG_PROGRESS_S seconds (default 30; 0: none).\n"
-            "A case whose parameters need more memory than the host has (MemAvailable + free\n"
-            "swap, or HBG_HOST_MEMORY bytes) is refused before any rank starts.\n\n"
+            "A case whose parameters need more memory than a run may use (MemAvailable + free\n"
+            "swap, or the memory cgroup's room; HBG_HOST_MEMORY=BYTES instead, or off) is\n"
+            "refused before any rank starts.\n\n"
             "Exit status: 0 every rank succeeded (and its golden passed or was skipped),\n"
             "1 a rank failed or a write to the log or stdout failed, 2 bad usage or parameters\n"
             "refused before anything ran.\n");
@@ -336,31 +337,36 @@ static int apply_switches(run_opts *o, const explicit_opts *x)
 }
 
 /* A case that knows what its parameters need is refused, before any
- * rank starts, when the host has less: otherwise its set-up or its passes
- * fill memory until the kernel kills a rank. HBG_HOST_MEMORY (bytes)
- * stands in for the host's figure; 1, or 2 after saying why. */
+ * rank starts, when the run may use less: otherwise its set-up or its
+ * passes fill memory until the kernel kills a rank. HBG_HOST_MEMORY
+ * (bytes, or `off`) stands in for the host's figure; it is read for
+ * every case, so a bad value is found whatever the case. 1, or 2 after
+ * saying why. */
 static int check_memory(const run_opts *o)
 {
-    if (!o->c->fits)
-        return 1;
-    uint64_t avail;
+    hbg_case_host h = {.device = !o->skip_device, .golden = !o->skip_golden};
     const char *v = getenv("HBG_HOST_MEMORY");
+    if (v && !strcmp(v, "off"))
+        return 1;
     if (v) {
         char *end;
         errno = 0;
         unsigned long long b = strtoull(v, &end, 10);
         if (errno || !*v || *end || v[0] < '0' || v[0] > '9') {
-            fprintf(stderr, "hbg run: HBG_HOST_MEMORY=%s is not a number of bytes\n", v);
+            fprintf(stderr, "hbg run: HBG_HOST_MEMORY=%s is not a number of bytes below 2^64, nor off\n", v);
             return 2;
         }
-        avail = b;
-    } else if (!case_host_available(&avail)) {
+        h.avail = b;
+        h.avail_from = "HBG_HOST_MEMORY";
+    } else if (!case_host_available(&h.avail, &h.avail_from)) {
         return 1;
     }
+    if (!o->c->fits)
+        return 1;
     hbg_case_env env = o->env;
     env.nranks = o->ranks, env.tile_unit = o->tile_unit;
-    char msg[320];
-    if (o->c->fits(&env, !o->skip_device, !o->skip_golden, avail, msg, sizeof msg) == HBG_OK)
+    char msg[400];
+    if (o->c->fits(&env, &h, msg, sizeof msg) == HBG_OK)
         return 1;
     fprintf(stderr, "hbg run: %s: %s\n", o->c->name, msg);
     return 2;
