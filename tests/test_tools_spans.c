@@ -508,6 +508,39 @@ static void test_tree_from_depth(void **st)
     json_decref(j);
 }
 
+/* A host span that ends after its host parent (a corrupted dur, a clock
+ * that went backwards) makes its share and the parent's (untimed) row
+ * meaningless (538 %, -4351 ns): the tree says so, naming the line and
+ * the count, and still prints. Device children that overlap each other
+ * (test_tree_from_depth's fixture) are not this. */
+static void test_tree_child_outside_parent(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("spans-ours-2rank.log"), NULL);
+    assert_non_null(src);
+    char *d = strstr(src, "inv=1 hid=1111111111111111 depth=1 name=chip.run.bind ts=2000000150 dur=614 ");
+    assert_non_null(d);
+    memcpy(strstr(d, "dur=614 "), "dur=6140", 8); /* past chip.run's 929 */
+    char *p = ts_temp_file(src, strlen(src), ".log");
+    const char *a[] = {"spans", p, "--view", "tree", NULL};
+    char *out, *err;
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(err, ".log:3: callable 1111111111111111: 1 host span lies outside its host parent (this "
+                                 "line's is the first): its share and the parent's (untimed) row do not measure what "
+                                 "they say\n"));
+    assert_false(ts_contains(err, "callable 2222222222222222: 1 host span"));
+    assert_true(ts_contains(out, "  chip.run.bind                                      host       1              6140"));
+    free(out), free(err);
+    unlink(p);
+    free(p);
+    /* the fixture as written: no such warning */
+    const char *b[] = {"spans", ts_fixture("spans-ours-2rank.log"), "--view", "tree", NULL};
+    assert_int_equal(ts_run_cli(b, &out, &err), 0);
+    assert_false(ts_contains(err, "outside"));
+    free(out), free(err);
+    free(src);
+}
+
 /* --- the overlap assertion ---------------------------------------------------------- */
 
 static void test_overlap_holds_when_pipelined(void **st)
@@ -857,6 +890,7 @@ int main(void)
         cmocka_unit_test(test_rounds_two_ranks_anchors),
         cmocka_unit_test(test_rounds_pipelined_device_phases),
         cmocka_unit_test(test_tree_from_depth),
+        cmocka_unit_test(test_tree_child_outside_parent),
         cmocka_unit_test(test_overlap_holds_when_pipelined),
         cmocka_unit_test(test_overlap_fails_naming_the_pair),
         cmocka_unit_test(test_ops_tails),

@@ -287,14 +287,23 @@ static hbg_status tree(const so_ctx *o, jw *w)
     for (size_t c = 0; c < S->ncall; c++) {
         const sp_callable *cl = &S->call[c];
         sp_node *rows;
-        size_t n, orphans;
-        if (sp_tree(S, c, &rows, &n, &orphans) != HBG_OK)
+        size_t n;
+        sp_tree_notes notes;
+        if (sp_tree(S, c, &rows, &n, &notes) != HBG_OK)
             return HBG_E_NOMEM;
-        if (orphans)
+        if (notes.orphans)
             fprintf(stderr,
                     "hbg spans: warning: %s: callable %.*s: %zu spans skip a depth or have no parent span; drawn "
                     "under the span that ended around them, or as roots\n",
-                    o->L->path, (int)cl->hid.n, cl->hid.p, orphans);
+                    o->L->path, (int)cl->hid.n, cl->hid.p, notes.orphans);
+        if (notes.outside)
+            fprintf(stderr,
+                    "hbg spans: warning: %s:%" PRIu32 ": callable %.*s: %zu host span%s lie%s outside %s host parent "
+                    "(this line's is the first): %s share and the parent's (untimed) row do not measure what they "
+                    "say\n",
+                    o->L->path, notes.outside_line, (int)cl->hid.n, cl->hid.p, notes.outside,
+                    notes.outside == 1 ? "" : "s", notes.outside == 1 ? "s" : "", notes.outside == 1 ? "its" : "their",
+                    notes.outside == 1 ? "its" : "their");
         if (o->fmt == SO_TABLE) {
             callable_head(cl, "");
             printf("%-52s %-6s %5s %17s %8s\n", "node", "clock", "n", "median_ns", "share");

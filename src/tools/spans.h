@@ -110,10 +110,21 @@ typedef struct sp_node {
     sp_stat st;
 } sp_node;
 
-/* *orphans: spans whose depth skips a level, or whose parent never came;
- * they are drawn under the nearest span that ended around them, or as
- * roots. */
-hbg_status sp_tree(const sp_set *S, size_t c, sp_node **out, size_t *n, size_t *orphans);
+/* What a tree found amiss in the spans it was built from. */
+typedef struct sp_tree_notes {
+    /* spans whose depth skips a level, or whose parent never came; they
+     * are drawn under the nearest span that ended around them, or as
+     * roots */
+    size_t orphans;
+    /* host spans that start before their host parent or end after it (a
+     * clock that went backwards, a corrupted ts or dur): their share and
+     * the parent's (untimed) row do not mean what they say; the first's
+     * line in outside_line */
+    size_t outside;
+    uint32_t outside_line;
+} sp_tree_notes;
+
+hbg_status sp_tree(const sp_set *S, size_t c, sp_node **out, size_t *n, sp_tree_notes *notes);
 
 /* The rounds view: one row per invocation of callable c per rank. */
 enum { SP_HOST, SP_DEVICE, SP_EFFECTIVE, SP_ORCH, SP_SCHED, SP_NCOL };

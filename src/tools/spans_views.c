@@ -204,7 +204,7 @@ typedef struct tree_work {
     size_t nstack, capstack;
     size_t *walk;           /* pairs (instance, merged parent) */
     size_t nwalk, capwalk;
-    size_t orphans;         /* spans whose depth skips a level or whose parent never came */
+    sp_tree_notes notes;
 } tree_work;
 
 static bool wpush(size_t **v, size_t *n, size_t *cap, size_t x)
@@ -234,7 +234,7 @@ static bool build_instances(const sp_set *S, const sp_inv *x, tree_work *w, size
         while (w->nstack && L->span[w->in[w->stack[w->nstack - 1]].span].depth > d) {
             size_t ch = w->stack[--w->nstack];
             if (L->span[w->in[ch].span].depth != d + 1)
-                w->orphans++;
+                w->notes.orphans++;
             w->in[ch].next = w->in[me].first_child;
             w->in[me].first_child = ch;
         }
@@ -245,7 +245,7 @@ static bool build_instances(const sp_set *S, const sp_inv *x, tree_work *w, size
     for (size_t i = w->nstack; i-- > 0;) {
         size_t r = w->stack[i];
         if (L->span[w->in[r].span].depth != 0)
-            w->orphans++;
+            w->notes.orphans++;
         w->in[r].next = *root;
         *root = r;
     }
@@ -297,8 +297,16 @@ static bool merge_instances(const sp_set *S, atab *T, tree_work *w, size_t root)
             continue;
         /* what the node did outside its instrumented children */
         int64_t rem = (int64_t)s->dur;
-        for (size_t c = w->in[i].first_child; c != NONE; c = w->in[c].next)
-            sat_add(&rem, -(int64_t)L->span[w->in[c].span].dur);
+        for (size_t c = w->in[i].first_child; c != NONE; c = w->in[c].next) {
+            const ps_span *k = &L->span[w->in[c].span];
+            sat_add(&rem, -(int64_t)k->dur);
+            /* spans below LX_DUR_LIMIT_NS: ts + dur stays in 64 bits
+             * unless ts is itself absurd, which then counts too */
+            if (!s->dev && !k->dev &&
+                (k->ts < s->ts || k->ts + k->dur < k->ts || k->ts + k->dur > s->ts + s->dur) &&
+                !w->notes.outside++)
+                w->notes.outside_line = k->line;
+        }
         add(T, nd, rem, true);
         if (!push_list(w, w->in[i].first_child, nd))
             return false;
@@ -357,7 +365,7 @@ static bool emit_rows(atab *T, sp_node **rows, size_t *n, size_t *cap)
     return ok;
 }
 
-hbg_status sp_tree(const sp_set *S, size_t c, sp_node **out, size_t *n, size_t *orphans)
+hbg_status sp_tree(const sp_set *S, size_t c, sp_node **out, size_t *n, sp_tree_notes *notes)
 {
     const sp_callable *cl = &S->call[c];
     atab T;
@@ -374,7 +382,7 @@ hbg_status sp_tree(const sp_set *S, size_t c, sp_node **out, size_t *n, size_t *
     sp_node *rows = NULL;
     size_t nrows = 0, cap = 0;
     ok = ok && emit_rows(&T, &rows, &nrows, &cap);
-    *orphans = w.orphans;
+    *notes = w.notes;
     free(w.in);
     free(w.stack);
     free(w.walk);
