@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Room for a cgroup's path and the files under it. */
+#define CG_PATH 8192
+
 /* The first unsigned number in file `path`; false when it has none (or
  * says "max": no limit). */
 static bool read_u64(const char *path, uint64_t *out)
@@ -17,24 +20,53 @@ static bool read_u64(const char *path, uint64_t *out)
     return ok;
 }
 
+/* The value of `key` in a memory.stat file; false when it has none. */
+static bool read_stat(const char *path, const char *key, uint64_t *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    char k[64];
+    uint64_t v;
+    bool found = false;
+    while (!found && fscanf(f, "%63s %" SCNu64, k, &v) == 2)
+        if (!strcmp(k, key))
+            *out = v, found = true;
+    fclose(f);
+    return found;
+}
+
+/* The file names of a cgroup version's memory controller. */
+typedef struct cg_files {
+    const char *max, *cur, *stat, *inactive;
+} cg_files;
+
+static const cg_files CG_V2 = {"memory.max", "memory.current", "memory.stat", "inactive_file"};
+/* v1's usage and its stat's total_ include the cgroup's descendants */
+static const cg_files CG_V1 = {"memory.limit_in_bytes", "memory.usage_in_bytes", "memory.stat",
+                               "total_inactive_file"};
+
 /* The least room any level of cgroup `dir` (a path under its hierarchy's
  * mount, ending in the cgroup's own path) has left, from the cgroup up to
- * the mount: limit less usage, each read with the file names the version
- * uses (v2: memory.max, memory.current; v1: memory.limit_in_bytes,
- * memory.usage_in_bytes). The walk up also covers a container whose mount
- * is its own cgroup, where the path /proc/self/cgroup gives, the host's,
- * names no folder. */
-static void cgroup_room(char *dir, size_t mount_len, const char *max_name, const char *cur_name, uint64_t *room,
-                        bool *limited)
+ * the mount: limit less usage. Usage counts page cache, which the kernel
+ * reclaims before it kills anything: the inactive part of the file cache
+ * is taken off it (a container whose cache had filled to its limit would
+ * otherwise refuse every run). The walk up also covers a container whose
+ * mount is its own cgroup, where the path /proc/self/cgroup gives, the
+ * host's, names no folder. */
+static void cgroup_room(char *dir, size_t mount_len, const cg_files *fn, uint64_t *room, bool *limited)
 {
-    char path[4096];
+    char path[CG_PATH + 32];
     for (;;) {
-        uint64_t max, cur;
-        int n = snprintf(path, sizeof path, "%s/%s", dir, max_name);
-        if (n > 0 && (size_t)n < sizeof path && read_u64(path, &max)) {
-            snprintf(path, sizeof path, "%s/%s", dir, cur_name);
+        uint64_t max, cur, cache;
+        snprintf(path, sizeof path, "%s/%s", dir, fn->max);
+        if (read_u64(path, &max)) {
+            snprintf(path, sizeof path, "%s/%s", dir, fn->cur);
             if (!read_u64(path, &cur))
                 cur = 0;
+            snprintf(path, sizeof path, "%s/%s", dir, fn->stat);
+            if (read_stat(path, fn->inactive, &cache))
+                cur -= cache < cur ? cache : cur;
             uint64_t left = max > cur ? max - cur : 0;
             if (left < *room) {
                 *room = left;
@@ -65,32 +97,36 @@ static bool has_item(const char *list, const char *tok)
  * "N:...memory...:PATH"), lowering *room to what its levels leave. */
 static void cgroups(const char *root, uint64_t *room, bool *limited)
 {
-    char path[4096], line[4096];
+    char path[CG_PATH], line[CG_PATH];
     snprintf(path, sizeof path, "%s/proc/self/cgroup", root);
     FILE *f = fopen(path, "r");
     if (!f)
         return;
     while (fgets(line, sizeof line, f)) {
+        /* a line longer than the buffer: its rest is not a line of its own */
+        bool whole = strchr(line, '\n') != NULL || feof(f);
         line[strcspn(line, "\n")] = 0;
         char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c2 || c2[1] != '/')
-            continue;
+            goto next;
         *c1 = *c2 = 0;
         const char *ctrl = c1 + 1, *cg = c2 + 1;
         bool v2 = !strcmp(line, "0") && !*ctrl, v1 = !v2 && has_item(ctrl, "memory");
         if (!v1 && !v2)
-            continue;
-        char dir[4096];
+            goto next;
+        char dir[CG_PATH];
         int n = snprintf(dir, sizeof dir, "%s/sys/fs/cgroup%s", root, v1 ? "/memory" : "");
         if (n < 0 || (size_t)n >= sizeof dir)
-            continue;
+            goto next;
+        /* a path cut short, or too long to add: the mount's own level
+         * (a container's cgroup) is still read */
         size_t mount_len = (size_t)n;
-        if (snprintf(dir + n, sizeof dir - (size_t)n, "%s", strcmp(cg, "/") ? cg : "") >= (int)(sizeof dir - (size_t)n))
-            continue;
-        if (v1)
-            cgroup_room(dir, mount_len, "memory.limit_in_bytes", "memory.usage_in_bytes", room, limited);
-        else
-            cgroup_room(dir, mount_len, "memory.max", "memory.current", room, limited);
+        if (whole && strcmp(cg, "/") && strlen(cg) < sizeof dir - mount_len)
+            memcpy(dir + n, cg, strlen(cg) + 1);
+        cgroup_room(dir, mount_len, v1 ? &CG_V1 : &CG_V2, room, limited);
+    next:
+        while (!whole && fgets(line, sizeof line, f))
+            whole = strchr(line, '\n') != NULL;
     }
     fclose(f);
 }

@@ -16,9 +16,11 @@
 #define CASE_PROCESS_BYTES ((uint64_t)32 << 20)
 
 /* The memory a run may use: MemAvailable plus free swap from
- * /proc/meminfo, or less where the process's cgroup (v2) sets a
- * memory.max, here or in an ancestor: the least room any of them has
- * left (max less current). *from says which figure it is, for a message.
+ * /proc/meminfo, or less where the process's memory cgroup sets a limit,
+ * here or in an ancestor (v2: memory.max; v1, mounted at
+ * /sys/fs/cgroup/memory: memory.limit_in_bytes): the least room any of
+ * them has left, limit less usage less reclaimable file cache. *from
+ * says which figure it is, for a message.
  * False where /proc/meminfo does not say (no file, no MemAvailable): the
  * caller then does not refuse. */
 bool case_host_available(uint64_t *bytes, const char **from);

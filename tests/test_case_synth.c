@@ -422,6 +422,10 @@ static void expect_room(const char *root, uint64_t bytes, const char *from)
     assert_string_equal(f, from);
 }
 
+#define LONG_V1_LINE "4:memory:/" X100(X100("abcdefghi/")) "\n"
+#define X10(s) s s s s s s s s s s
+#define X100(s) X10(X10(s))
+
 /* What a run may use: MemAvailable + free swap, or the room a memory
  * cgroup (v2, or v1 mounted as a container's own) leaves, the least of
  * its levels'. */
@@ -453,6 +457,11 @@ static void test_host_available(void **state)
         {"sys/fs/cgroup/memory/memory.usage_in_bytes", "100000\n", 200000, true, false},
         /* over its limit: no room */
         {"sys/fs/cgroup/memory/memory.usage_in_bytes", "400000\n", 0, true, true},
+        /* the inactive file cache is reclaimed before anything is killed */
+        {"sys/fs/cgroup/memory/memory.stat", "cache 350000\ninactive_file 1\ntotal_inactive_file 250000\n", 150000,
+         true, false},
+        /* a path longer than a line the reader takes: the mount's level still */
+        {"proc/self/cgroup", LONG_V1_LINE, 150000, true, false},
         /* "unlimited" in v1 is a huge number */
         {"sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n", 1048576, false, false},
     };
@@ -501,18 +510,23 @@ static void test_cli_memory(void **state)
                              "host and again in device memory, in each of 2 ranks); 1.0 GB is available "
                              "(HBG_HOST_MEMORY); lower --tile-unit or --ranks\n");
     /* a bad value is refused whatever the case; `off` turns the check off */
-    static const char *const bad[] = {"HBG_HOST_MEMORY=2G", "HBG_HOST_MEMORY=", "HBG_HOST_MEMORY=' 5'",
+    static const char *const bad[] = {"HBG_HOST_MEMORY=2G", "HBG_HOST_MEMORY=' 5'", "HBG_HOST_MEMORY=-1",
                                       "HBG_HOST_MEMORY=18446744073709551616"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(rs_run(bad[i], "run vector --log-level off", out, sizeof out), 2);
-        if (!strstr(out, " is not a number of bytes below 2^64, nor off\n") || strchr(out, '\n')[1])
+        if (!strstr(out, " is not a number of bytes below 2^64 (or 0, empty, off: no check)\n") ||
+            strchr(out, '\n')[1])
             fail_msg("%s: %s", bad[i], out);
     }
     assert_int_equal(rs_run("HBG_HOST_MEMORY=2G", "run synth", out, sizeof out), 2);
-    assert_string_equal(out, "hbg run: HBG_HOST_MEMORY=2G is not a number of bytes below 2^64, nor off\n");
+    assert_string_equal(out, "hbg run: HBG_HOST_MEMORY=2G is not a number of bytes below 2^64 (or 0, empty, off: "
+                             "no check)\n");
+    /* as the switches read off */
     assert_int_equal(rs_run("HBG_HOST_MEMORY=off", "run synth --log-level off", out, sizeof out), 0);
-    assert_int_equal(rs_run("HBG_HOST_MEMORY=0", "run synth --log-level off", out, sizeof out), 2);
-    assert_int_equal(rs_run("HBG_HOST_MEMORY=0", "run vector --log-level off", out, sizeof out), 0); /* no estimate */
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=0", "run synth --log-level off", out, sizeof out), 0);
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=", "run synth --log-level off", out, sizeof out), 0);
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=1", "run synth --log-level off", out, sizeof out), 2);
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=1", "run vector --log-level off", out, sizeof out), 0); /* no estimate */
     assert_int_equal(rmdir(dir), 0); /* empty: nothing was written */
 }
 

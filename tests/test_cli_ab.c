@@ -673,10 +673,35 @@ static void test_args_tried_before_second_build(void **state)
     char *inside = NULL;
     assert_true(asprintf(&inside, "%s/trial.log", dead_dir) > 0);
     ab_write(inside, "left by an interrupted trial\n");
+    /* names trial_run does not make are not its to remove: a leading
+     * zero or sign, a suffix not of six letters or digits; nor is a file
+     * or a link */
+    char odd[6][64];
+    snprintf(odd[0], sizeof odd[0], "trial-0%ld-Ab12Cd", (long)dead);
+    snprintf(odd[1], sizeof odd[1], "trial-+%ld-Ab12Cd", (long)dead);
+    snprintf(odd[2], sizeof odd[2], "trial-%ld-Ab 2Cd", (long)dead);
+    snprintf(odd[3], sizeof odd[3], "trial-%ld-Ab12Cde", (long)dead);
+    snprintf(odd[4], sizeof odd[4], "trial-%ld-File00", (long)dead);
+    snprintf(odd[5], sizeof odd[5], "trial-%ld-Link00", (long)dead);
+    char *oddp[6];
+    for (int k = 0; k < 6; k++) {
+        assert_true(asprintf(&oddp[k], "%s/%s", cache, odd[k]) > 0);
+        if (k < 4)
+            assert_int_equal(mkdir(oddp[k], 0755), 0);
+    }
+    ab_write(oddp[4], "a file\n");
+    assert_int_equal(symlink(live_dir, oddp[5]), 0);
     char *out3 = in_root("out-args3");
     assert_int_equal(ab_fake(out3, built, bogus, NULL, NULL), 2); /* another trial */
     assert_int_equal(access(dead_dir, F_OK), -1);
     assert_int_equal(access(live_dir, F_OK), 0);
+    for (int k = 0; k < 6; k++) {
+        struct stat sb;
+        if (lstat(oddp[k], &sb) != 0)
+            fail_msg("%s was removed", odd[k]);
+        assert_int_equal(k < 4 ? rmdir(oddp[k]) : unlink(oddp[k]), 0);
+        free(oddp[k]);
+    }
     assert_int_equal(rmdir(live_dir), 0);
     assert_int_equal(count_trials(cache), 0); /* its own removed too */
     free(inside), free(out3), free(dead_dir), free(live_dir), free(cache);

@@ -321,6 +321,9 @@ static void test_long_durations_left_out(void **st)
                      " dur=4611686018427387904");
     src = swap_after(src, "inv=2 hid=", " dur=", " dur=18446744073709551615 x=");
     src = swap_after(src, "phase=graph_upload start_ns=5000000168975", " dur_ns=700 ", " dur_ns=4611686018427387904 ");
+    /* pass 3: two segments below the bound whose sum reaches it */
+    src = swap_after(src, "phase=host_orch start_ns=5000000229883", " dur_ns=1000 ", " dur_ns=2305843009213693952 ");
+    src = swap_after(src, "phase=graph_upload start_ns=5000000230884", " dur_ns=500 ", " dur_ns=2305843009213693952 ");
     char *p = ts_temp_file(src, strlen(src), ".log");
     char *err;
     json_t *j = run_timeline(p, NULL, 0, &err);
@@ -330,9 +333,14 @@ static void test_long_durations_left_out(void **st)
     assert_true(ts_contains(err, span_warning));
     assert_true(ts_contains(err, ":31: malformed bind line: dur_ns= is 2^62 ns (146 years) or more: not a duration; "
                                  "ignored"));
+    assert_true(ts_contains(err, "pass pid=4242 inv=3 has a control-plane sum of 2^62 ns (146 years) or more: no "
+                                 "measurement; excluded\n"));
+    assert_true(ts_contains(err, "bind pass pid=4242 inv=3: its segments are not drawn (their sum is no "
+                                 "measurement)\n"));
     json_t *ev = json_object_get(j, "traceEvents");
     assert_int_equal(find(ev, "chip.run.bind", "span", 4242, -1, NULL), 2);
-    assert_int_equal(find(ev, "graph_upload", "bind", 4242, -1, NULL), 3);
+    assert_int_equal(find(ev, "graph_upload", "bind", 4242, -1, NULL), 2);
+    assert_int_equal(find(ev, "host_orch", "bind", 4242, -1, NULL), 3);
     /* every drawn duration is a real one: under a second here */
     size_t i;
     json_t *e;

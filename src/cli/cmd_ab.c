@@ -688,6 +688,26 @@ static pid_t start_default(const ab_opts *o, const ab_arm *arm, unsigned i, char
  * command line on an arm's built hbg, with one round, its log and
  * artifacts in a scratch folder that is removed. It costs one pass, and is
  * made only when a build is still to come (build_all). */
+/* The pid in a trial folder's name exactly as trial_run makes it,
+ * "trial-PID-XXXXXX" (PID in plain decimal, mkdtemp's six characters);
+ * 0 for any other name. */
+static long trial_pid(const char *name)
+{
+    if (strncmp(name, "trial-", 6) || name[6] < '1' || name[6] > '9')
+        return 0;
+    const char *p = name + 6;
+    long pid = 0;
+    for (; *p >= '0' && *p <= '9'; p++)
+        if ((pid = pid * 10 + (*p - '0')) > INT_MAX)
+            return 0;
+    if (*p != '-' || strlen(p + 1) != 6)
+        return 0;
+    for (const char *q = p + 1; *q; q++)
+        if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z')))
+            return 0;
+    return pid;
+}
+
 /* The scratch folders of trials whose hbg ab is gone: one interrupted
  * during its trial (Ctrl-C) could not remove its own. A folder is named
  * after its process, so a trial another hbg ab is running on the same
@@ -699,14 +719,13 @@ static void sweep_dead_trials(const char *cache)
         return;
     struct dirent *e;
     while ((e = readdir(d))) {
-        long pid;
-        char rest[16];
-        if (sscanf(e->d_name, "trial-%ld-%15s", &pid, rest) != 2 || pid <= 0 || pid > INT_MAX)
-            continue;
-        if (kill((pid_t)pid, 0) == 0 || errno == EPERM) /* alive (perhaps another user's) */
+        long pid = trial_pid(e->d_name);
+        if (pid <= 0 || kill((pid_t)pid, 0) == 0 || errno == EPERM) /* alive (perhaps another user's) */
             continue;
         char path[AB_PATH_X];
-        if (snprintf(path, sizeof path, "%s/%s", cache, e->d_name) < (int)sizeof path)
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/%s", cache, e->d_name) < (int)sizeof path && lstat(path, &st) == 0 &&
+            S_ISDIR(st.st_mode))
             ab_remove_tree(path);
     }
     closedir(d);

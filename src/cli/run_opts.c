@@ -54,7 +54,7 @@ static void usage(FILE *f)
             "Progress on stderr (not when the log goes there): a line kept up to date on a\n"
             "terminal; elsewhere one after 10 s, then every HBG_PROGRESS_S seconds (default 30; 0: none).\n"
             "A case whose parameters need more memory than a run may use (MemAvailable + free\n"
-            "swap, or the memory cgroup's room; HBG_HOST_MEMORY=BYTES instead, or off) is\n"
+            "swap, or the memory cgroup's room; HBG_HOST_MEMORY=BYTES instead, 0 or off: no check) is\n"
             "refused before any rank starts.\n\n"
             "Exit status: 0 every rank succeeded (and its golden passed or was skipped),\n"
             "1 a rank failed or a write to the log or stdout failed, 2 bad usage or parameters\n"
@@ -339,21 +339,23 @@ static int apply_switches(run_opts *o, const explicit_opts *x)
 /* A case that knows what its parameters need is refused, before any
  * rank starts, when the run may use less: otherwise its set-up or its
  * passes fill memory until the kernel kills a rank. HBG_HOST_MEMORY
- * (bytes, or `off`) stands in for the host's figure; it is read for
+ * (bytes; 0, empty or `off`: no check) stands in for the host's figure;
+ * it is read for
  * every case, so a bad value is found whatever the case. 1, or 2 after
  * saying why. */
 static int check_memory(const run_opts *o)
 {
     hbg_case_host h = {.device = !o->skip_device, .golden = !o->skip_golden};
     const char *v = getenv("HBG_HOST_MEMORY");
-    if (v && !strcmp(v, "off"))
+    if (v && (!*v || !strcmp(v, "0") || !strcmp(v, "off"))) /* as the switches read off */
         return 1;
     if (v) {
         char *end;
         errno = 0;
         unsigned long long b = strtoull(v, &end, 10);
         if (errno || !*v || *end || v[0] < '0' || v[0] > '9') {
-            fprintf(stderr, "hbg run: HBG_HOST_MEMORY=%s is not a number of bytes below 2^64, nor off\n", v);
+            fprintf(stderr, "hbg run: HBG_HOST_MEMORY=%s is not a number of bytes below 2^64 (or 0, empty, off: no "
+                            "check)\n", v);
             return 2;
         }
         h.avail = b;

@@ -44,7 +44,7 @@ void jw_spill(jw *w)
     w->out += w->n;
     if (w->bw) {
         w->buf = bw_pass(w->bw, w->n);
-    } else if (w->n && !w->err && fwrite(w->buf, 1, w->n, w->f) != w->n) {
+    } else if (w->n && !w->err && (errno = 0, fwrite(w->buf, 1, w->n, w->f) != w->n)) {
         /* kept: the failure is told at jw_flush, many calls later, and
          * errno would be whatever the calls between left it */
         w->err = true;

@@ -282,7 +282,7 @@ void ps_exclusions(const ps_log *L, char *out, size_t n)
     static const char *const why[PS_NDEFECTS] = {"without arena_h2d",    "truncated",
                                                  "with a segment twice", "with dropped records",
                                                  "with other segments",  "with an ignored line",
-                                                 "without host_orch",   "with a sum past 2^62 ns"};
+                                                 "without host_orch",   "with a sum of 2^62 ns or more"};
     size_t count[PS_NDEFECTS] = {0};
     for (size_t i = 0; i < L->npass; i++) {
         const ps_pass *p = &L->pass[i];

@@ -991,6 +991,14 @@ static void emit_passes(tl *t)
                    p->first_line, ps_label(p, label, sizeof label));
             continue;
         }
+        /* its segments, each below the bound, sum past it: some are
+         * decades long, and drawn they would stretch the axis as a long
+         * span would (the pass's own warning says why) */
+        if (p->defects & PS_D_LONG) {
+            dg_add(t->warn, "%s:%zu: bind pass %s: its segments are not drawn (their sum is no measurement)",
+                   L->path, p->first_line, ps_label(p, label, sizeof label));
+            continue;
+        }
         const ps_span *bs = bind_span(t, p->pid, p->inv);
         uint64_t tid = bs ? lane_of(t, p->pid, bs->tid, p->inv) : p->pid;
         if (!bs) {
