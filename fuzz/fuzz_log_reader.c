@@ -28,12 +28,13 @@ static void use_spans(ps_log *L, FILE *sink)
             sp_stage *st;
             sp_node *nd;
             sp_round *r;
-            size_t n, orphans;
+            size_t n;
+            sp_tree_notes notes;
             unsigned cols;
             sp_stat sum[SP_NCOL];
             if (sp_tpot(&S, c, &st, &n) == HBG_OK)
                 free(st);
-            if (sp_tree(&S, c, &nd, &n, &orphans) == HBG_OK)
+            if (sp_tree(&S, c, &nd, &n, &notes) == HBG_OK)
                 free(nd);
             if (sp_rounds(&S, c, &r, &n, &cols, sum) == HBG_OK)
                 free(r);
