@@ -110,7 +110,7 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
                 *name);
         rc = 2;
     } else if (L.nused && phs_compute(&L, &R, NULL) != HBG_OK) {
-        fprintf(stderr, "hbg fit: %s: a control-plane sum passes 64 bits (or out of memory); refusing it\n", *name);
+        fprintf(stderr, "hbg fit: %s: out of memory\n", *name);
         rc = 2;
     } else if ((min_only ? fit_add_log_min(d, &L, index) : fit_add_log(d, &L, index)) != HBG_OK) {
         fprintf(stderr, "hbg fit: out of memory\n");

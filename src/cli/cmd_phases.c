@@ -479,13 +479,7 @@ int hbg_cmd_phases(int argc, char **argv)
     /* per-rank totals when there is more than one rank to tell apart */
     by_rank = L.nrank > 1 ? calloc(L.nrank, sizeof *by_rank) : NULL;
     hbg_status st = L.nrank > 1 && !by_rank ? HBG_E_NOMEM : phs_compute(&L, &R, by_rank);
-    if (st == HBG_E_PARSE) {
-        print_warnings(&L);
-        fprintf(stderr, "hbg phases: %s:%zu: the control-plane sum of this pass passes 64 bits; refusing\n", path,
-                R.overflow_line);
-        rc = 2;
-        goto out;
-    } else if (st != HBG_OK) {
+    if (st != HBG_OK) {
         fprintf(stderr, "hbg phases: %s: out of memory\n", path);
         rc = 2;
         goto out;

@@ -340,9 +340,8 @@ static int apply_switches(run_opts *o, const explicit_opts *x)
  * rank starts, when the run may use less: otherwise its set-up or its
  * passes fill memory until the kernel kills a rank. HBG_HOST_MEMORY
  * (bytes; 0, empty or `off`: no check) stands in for the host's figure;
- * it is read for
- * every case, so a bad value is found whatever the case. 1, or 2 after
- * saying why. */
+ * it is read for every case, so a bad value is found whatever the case.
+ * 1, or 2 after saying why. */
 static int check_memory(const run_opts *o)
 {
     hbg_case_host h = {.device = !o->skip_device, .golden = !o->skip_golden};
@@ -353,7 +352,7 @@ static int check_memory(const run_opts *o)
         char *end;
         errno = 0;
         unsigned long long b = strtoull(v, &end, 10);
-        if (errno || !*v || *end || v[0] < '0' || v[0] > '9') {
+        if (errno || *end || v[0] < '0' || v[0] > '9') {
             fprintf(stderr, "hbg run: HBG_HOST_MEMORY=%s is not a number of bytes below 2^64 (or 0, empty, off: no "
                             "check)\n", v);
             return 2;

@@ -296,14 +296,15 @@ static hbg_status tree(const so_ctx *o, jw *w)
                     "hbg spans: warning: %s: callable %.*s: %zu spans skip a depth or have no parent span; drawn "
                     "under the span that ended around them, or as roots\n",
                     o->L->path, (int)cl->hid.n, cl->hid.p, notes.orphans);
-        if (notes.outside)
+        if (notes.outside) {
+            bool one = notes.outside == 1;
+            const char *its = one ? "its" : "their";
             fprintf(stderr,
-                    "hbg spans: warning: %s:%" PRIu32 ": callable %.*s: %zu host span%s lie%s outside %s host parent "
-                    "(this line's is the first): %s share and the parent's (untimed) row do not measure what they "
-                    "say\n",
-                    o->L->path, notes.outside_line, (int)cl->hid.n, cl->hid.p, notes.outside,
-                    notes.outside == 1 ? "" : "s", notes.outside == 1 ? "s" : "", notes.outside == 1 ? "its" : "their",
-                    notes.outside == 1 ? "its" : "their");
+                    "hbg spans: warning: %s:%" PRIu32 ": callable %.*s: %zu host span%s outside %s host parent (this "
+                    "line's is the first): %s share and the parent's (untimed) row do not measure what they say\n",
+                    o->L->path, notes.outside_line, (int)cl->hid.n, cl->hid.p, notes.outside, one ? " lies" : "s lie",
+                    its, its);
+        }
         if (o->fmt == SO_TABLE) {
             callable_head(cl, "");
             printf("%-52s %-6s %5s %17s %8s\n", "node", "clock", "n", "median_ns", "share");

@@ -102,9 +102,6 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
      * used pass's sum is below LX_DUR_LIMIT_NS (2^62), so doubled it
      * fits; a line or pass past it was refused or excluded */
     st = phs_compute(L, &g->R, NULL);
-    if (st == HBG_E_PARSE)
-        return refuse(err, n, "%s:%zu: the control-plane sum of this pass passes 64 bits", g->path,
-                      g->R.overflow_line);
     if (st != HBG_OK)
         return st;
     int cs = seg_by_name(L, o->control);

@@ -53,7 +53,6 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
         free(seen);
         return HBG_E_NOMEM;
     }
-    /* the callers ran phs_compute, which refuses a sum past 64 bits */
     size_t nc = phs_values(L, PHS_TOTAL, cost), k = 0;
     for (size_t i = 0; i < L->npass && k < nc; i++) {
         const ps_pass *p = &L->pass[i];

@@ -15,8 +15,7 @@ bool jw_init(jw *w, FILE *f)
     w->n = 0;
     w->out = 0;
     w->cap = JW_CAP;
-    w->err = false;
-    w->errnum = 0;
+    w->err = 0;
     w->bw = NULL;
     w->buf = malloc(w->cap);
     return w->buf != NULL;
@@ -47,8 +46,7 @@ void jw_spill(jw *w)
     } else if (w->n && !w->err && (errno = 0, fwrite(w->buf, 1, w->n, w->f) != w->n)) {
         /* kept: the failure is told at jw_flush, many calls later, and
          * errno would be whatever the calls between left it */
-        w->err = true;
-        w->errnum = errno ? errno : EIO;
+        w->err = errno ? errno : EIO;
     }
     w->n = 0;
 }
@@ -58,13 +56,11 @@ bool jw_flush(jw *w)
     jw_spill(w);
     if (w->bw) {
         int e = bw_sync(w->bw);
-        if (e && !w->err) {
-            w->err = true;
-            w->errnum = e;
-        }
+        if (e && !w->err)
+            w->err = e;
     }
     if (w->err)
-        errno = w->errnum;
+        errno = w->err;
     return !w->err;
 }
 

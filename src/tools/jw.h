@@ -20,8 +20,8 @@ typedef struct jw {
     char *buf;
     size_t n, cap;
     uint64_t out;          /* bytes handed on before buf's */
-    bool err;              /* a write failed (disk full, closed pipe) */
-    int errnum;            /* and its errno, for jw_flush to give back */
+    int err;               /* 0, or the errno of the first write that failed (disk
+                              full, closed pipe), for jw_flush to give back */
     struct bw *bw;         /* the writer thread, once jw_background started it */
 } jw;
 

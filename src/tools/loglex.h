@@ -29,8 +29,8 @@ typedef enum lx_kind { LX_BIND, LX_ORCH, LX_SPAN, LX_ANCHOR, LX_STAMP } lx_kind;
 /* A duration of 2^62 ns (146 years) or more is no measurement but a
  * clock that went backwards and wrapped, or a corrupted digit: the lexer
  * refuses such a dur_ns or total_ns as malformed, a pass whose
- * control-plane sum reaches it is excluded, and the span tools leave
- * such a span out. Below it, the tools' arithmetic has room: a sum of a
+ * control-plane sum reaches it is excluded (PS_D_LONG), and a span that
+ * long is not kept for the span tools (passes.c, keep_span). Below it, the tools' arithmetic has room: a sum of a
  * pass's three control-plane segments, or a median kept doubled (exact
  * halves), stays below 2^64. */
 #define LX_DUR_LIMIT_NS ((uint64_t)1 << 62)

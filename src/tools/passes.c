@@ -539,6 +539,16 @@ static void on_orch(ps_log *L, const lx_rec *r)
 
 static void keep_span(ps_log *L, const lx_rec *r)
 {
+    /* LX_DUR_LIMIT_NS or more is no measurement: drawn, such a span
+     * stretches a trace's axis over centuries; in a tree or a tail it
+     * swamps every real one. Left out here, for every tool that keeps
+     * spans, and named once when the log is read (warn_long_spans). */
+    if (r->dur >= LX_DUR_LIMIT_NS) {
+        if (!L->nlong_spans++)
+            L->long_first = (ps_span){.dur = r->dur, .line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line,
+                                      .name = keep_slice(L, r->name)};
+        return;
+    }
     if (L->nspan == L->capspan) {
         /* sized for the worst case (a span line has 60 bytes at least); on
          * huge pages, so not vec_grow */
@@ -724,6 +734,19 @@ static bool init(ps_log *L, const char *path, const ps_options *opt)
     return true;
 }
 
+/* The warning for the spans keep_span left out: the first named, the
+ * others counted. */
+static void warn_long_spans(ps_log *L)
+{
+    const ps_span *f = &L->long_first;
+    if (L->nlong_spans == 1)
+        dg_add(&L->warn, "%s:%u: span %.*s has dur=%" PRIu64 " (2^62 ns, 146 years, or more: not a duration); left out",
+               L->path, f->line, (int)f->name.n, f->name.p, f->dur);
+    else if (L->nlong_spans > 1)
+        dg_add(&L->warn, "%s:%u: span %.*s has dur=%" PRIu64 " (2^62 ns, 146 years, or more: not a duration); left "
+               "out, with %zu more as long", L->path, f->line, (int)f->name.n, f->name.p, f->dur, L->nlong_spans - 1);
+}
+
 hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, const ps_options *opt)
 {
     if (!init(L, path, opt))
@@ -733,6 +756,7 @@ hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, con
     L->size_hint = len;
     lx_sink sink = {L, sink_rec, sink_bad, L->opt.spans_only};
     lx_scan(buf, len, &sink);
+    warn_long_spans(L);
     if (!L->oom)
         ps_analyse(L);
     return L->oom ? HBG_E_NOMEM : HBG_OK;
@@ -767,6 +791,7 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
         return HBG_E_IO;
     }
+    warn_long_spans(L);
     if (!e && !L->oom)
         ps_analyse(L);
     if (e || L->oom) {
@@ -774,16 +799,6 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
         return HBG_E_NOMEM;
     }
     return HBG_OK;
-}
-
-void ps_warn_long_spans(dg_list *w, const ps_log *L, const ps_span *first, size_t n)
-{
-    if (n == 1)
-        dg_add(w, "%s:%u: span %.*s has dur=%" PRIu64 " (2^62 ns, 146 years, or more: not a duration); left out",
-               L->path, first->line, (int)first->name.n, first->name.p, first->dur);
-    else if (n > 1)
-        dg_add(w, "%s:%u: span %.*s has dur=%" PRIu64 " (2^62 ns, 146 years, or more: not a duration); left out, "
-               "with %zu more as long", L->path, first->line, (int)first->name.n, first->name.p, first->dur, n - 1);
 }
 
 void ps_free(ps_log *L)

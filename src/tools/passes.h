@@ -170,8 +170,10 @@ typedef struct ps_log {
     size_t nbind, norch, nspans, nbad_bind, nbad_orch, ntorn, nbad_anchor;
     size_t nbindspans;
 
-    ps_span *span;
+    ps_span *span;          /* keep_spans: each span but those of LX_DUR_LIMIT_NS or more */
     size_t nspan, capspan;
+    size_t nlong_spans;     /* those left out, the first of them in long_first */
+    ps_span long_first;
     hm_block spanmem;
     /* copies of the text spans and attributes refer to, when the log is
      * read in pieces: blocks that never move */
@@ -215,9 +217,10 @@ static inline ps_seg ps_get(const ps_log *L, const ps_pass *p, int id)
     ps_seg g = {p->dur[id], p->bytes[id], p->line[id], (p->has_bytes >> id) & 1};
     return g;
 }
-/* The warning for the n spans of L whose dur reaches LX_DUR_LIMIT_NS,
- * which the span tools leave out: the first named, the others counted. */
-void ps_warn_long_spans(dg_list *w, const ps_log *L, const ps_span *first, size_t n);
+/* The sum of pass p's control-plane segments (PS_CONTROL_MASK),
+ * UINT64_MAX past 64 bits. A pass whose sum reaches LX_DUR_LIMIT_NS is
+ * excluded (PS_D_LONG), so a used pass's sum, and twice it, fit 64 bits. */
+uint64_t ps_control_sum(const ps_log *L, const ps_pass *p);
 
 /* start_ns of segment id of pass p (keep_spans only). */
 static inline uint64_t ps_start(const ps_log *L, const ps_pass *p, int id)

@@ -121,8 +121,7 @@ static bool assign_ranks(ps_log *L, size_t **lastp)
     return true;
 }
 
-/* The sum of a pass's control-plane segments, UINT64_MAX past 64 bits. */
-static uint64_t control_sum(const ps_log *L, const ps_pass *p)
+uint64_t ps_control_sum(const ps_log *L, const ps_pass *p)
 {
     uint64_t sum = 0;
     for (int s = 0; s < L->nseg; s++)
@@ -165,7 +164,7 @@ static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *
         if (expect_orch && !((p->present | p->ignored_segs) & (1u << PS_HOST_ORCH)) &&
             !(p->defects & PS_D_TRUNCATED))
             p->defects |= PS_D_NO_ORCH;
-        if (control_sum(L, p) >= LX_DUR_LIMIT_NS)
+        if (ps_control_sum(L, p) >= LX_DUR_LIMIT_NS)
             p->defects |= PS_D_LONG;
         /* an ignored line's pass still shows which segments it emitted */
         if ((p->defects & ~PS_D_IGNORED) || (p->cold && !L->opt.keep_first))

@@ -136,11 +136,7 @@ size_t phs_values(const ps_log *L, int seg, uint64_t *out)
                 out[k++] = ps_get(L, p, seg).dur;
             continue;
         }
-        uint64_t sum = 0;
-        for (int s = 0; s < L->nseg; s++)
-            if (((p->present & PS_CONTROL_MASK) >> s) & 1 && __builtin_add_overflow(sum, ps_get(L, p, s).dur, &sum))
-                return (size_t)-1;
-        out[k++] = sum;
+        out[k++] = ps_control_sum(L, p);
     }
     return k;
 }
@@ -189,9 +185,9 @@ static hbg_status columns_alloc(const ps_log *L, bool by_rank, columns *C)
     return HBG_OK;
 }
 
-/* One used pass into the columns and the figures; false when its
- * control-plane sum passes 64 bits (R->overflow set). */
-static bool add_pass(const ps_log *L, const ps_pass *p, phs_result *R, columns *C, fig_ctxs *F, size_t k)
+/* One used pass into the columns and the figures. Its control-plane sum
+ * is below LX_DUR_LIMIT_NS (a pass past it is excluded: PS_D_LONG). */
+static void add_pass(const ps_log *L, const ps_pass *p, phs_result *R, columns *C, fig_ctxs *F, size_t k)
 {
     uint64_t sum = 0;
     for (int s = 0; s < L->nseg; s++) {
@@ -202,11 +198,8 @@ static bool add_pass(const ps_log *L, const ps_pass *p, phs_result *R, columns *
             C->col32[C->cix[s] * C->n + C->cnt[s]++] = (uint32_t)g.dur;
         else
             C->col[C->cix[s] * C->n + C->cnt[s]++] = g.dur;
-        if (((PS_CONTROL_MASK >> s) & 1) && __builtin_add_overflow(sum, g.dur, &sum)) {
-            R->overflow = true;
-            R->overflow_line = p->first_line;
-            return false;
-        }
+        if ((PS_CONTROL_MASK >> s) & 1)
+            sum += g.dur;
         if (g.has_bytes)
             fig_add(&R->bytes[s], g.bytes, g.line, &F->bytes[s].first_line, &F->bytes[s].other_line,
                     &F->bytes[s].other);
@@ -224,7 +217,6 @@ static bool add_pass(const ps_log *L, const ps_pass *p, phs_result *R, columns *
         if (p->ops_present & (1u << o))
             fig_add(&R->op_count[o], p->op_count[o], p->op_line[o], &F->op[o].first_line, &F->op[o].other_line,
                     &F->op[o].other);
-    return true;
 }
 
 /* The k sums grouped by rank (a counting sort), each rank's statistics;
@@ -279,10 +271,7 @@ hbg_status phs_compute(ps_log *L, phs_result *R, phs_stat *by_rank)
         if (!p->used)
             continue;
         any |= p->present;
-        if (!add_pass(L, p, R, &C, &F, k++)) {
-            hm_free(&C.mem);
-            return HBG_E_PARSE;
-        }
+        add_pass(L, p, R, &C, &F, k++);
     }
     R->control = any & PS_CONTROL_MASK;
     for (int s = 0; s < L->nseg; s++) {

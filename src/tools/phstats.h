@@ -41,14 +41,11 @@ typedef struct phs_result {
     phs_fig heap_used, tasks;
     phs_fig bytes[PS_MAXSEG];
     phs_fig op_count[PS_NOPS];
-    bool overflow;          /* a per-pass sum passed 64 bits */
-    size_t overflow_line;
 } phs_result;
 
 /* Adds a warning to L->warn for each exact figure that differs between
  * passes. With by_rank (L->nrank entries), also the total over each
- * rank's own used passes (n 0: none). HBG_E_NOMEM, or HBG_E_PARSE when a
- * per-pass sum overflows. */
+ * rank's own used passes (n 0: none). HBG_OK or HBG_E_NOMEM. */
 hbg_status phs_compute(ps_log *L, phs_result *R, phs_stat *by_rank);
 
 /* The row that phs_values fills with each used pass's control-plane sum. */
@@ -57,8 +54,7 @@ hbg_status phs_compute(ps_log *L, phs_result *R, phs_stat *by_rank);
 /* Each used pass's dur_ns of segment seg (a segment id of L), or with
  * PHS_TOTAL its control-plane sum, in pass order, into out (room for
  * L->nused values). Passes without the segment are skipped. Returns the
- * number written, or (size_t)-1 when a sum passes 64 bits (phs_compute
- * refuses such a log first, so a caller that ran it never sees this). */
+ * number written. */
 size_t phs_values(const ps_log *L, int seg, uint64_t *out);
 
 /* min / median / max / n of v[0..n), which it reorders. */

@@ -98,7 +98,6 @@ static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
     size_t n = 0, cap = 0;
     uint64_t lp = 0, li = 0;
     uint32_t last = 0;
-    const ps_span *first_long = NULL;
     if (!of)
         return NULL;
     hmap_init(&m, 2);
@@ -107,11 +106,6 @@ static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
         of[i] = UINT32_MAX;
         if (sp_foreign(s->name)) {
             S->nforeign++;
-            continue;
-        }
-        if (s->dur >= LX_DUR_LIMIT_NS) {
-            if (!S->nlong++)
-                first_long = s;
             continue;
         }
         /* a run's spans mostly follow each other */
@@ -145,8 +139,6 @@ static uint32_t *assign(sp_set *S, sp_inv **invs, size_t *ninv)
         }
     }
     hmap_free(&m);
-    if (S->nlong)
-        ps_warn_long_spans(&S->warn, L, first_long, S->nlong);
     *invs = v;
     *ninv = n;
     return of;

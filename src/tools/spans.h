@@ -57,7 +57,6 @@ typedef struct sp_set {
     size_t ncall;
     size_t nspan;           /* spans in invocations */
     size_t nforeign;        /* node / network / ext. spans left out */
-    size_t nlong;           /* spans whose dur reaches LX_DUR_LIMIT_NS: left out */
     uint32_t *callidx;      /* storage of every callable's inv list */
     dg_list warn;
 } sp_set;

@@ -1193,26 +1193,6 @@ static void emit_records(tl *t, const rc_file *f)
     }
 }
 
-/* A span lasting LX_DUR_LIMIT_NS or more is no measurement: drawn, it
- * stretches the trace's axis over centuries and every real event shrinks
- * to nothing. Left out before anything is placed, as `hbg spans` leaves
- * it out. */
-static void drop_long_spans(ps_log *L, dg_list *warn)
-{
-    size_t kept = 0, dropped = 0;
-    ps_span first;
-    for (size_t i = 0; i < L->nspan; i++) {
-        if (L->span[i].dur >= LX_DUR_LIMIT_NS) {
-            if (!dropped++)
-                first = L->span[i];
-            continue;
-        }
-        L->span[kept++] = L->span[i];
-    }
-    L->nspan = kept;
-    ps_warn_long_spans(warn, L, &first, dropped);
-}
-
 hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_report *rep, dg_list *warn)
 {
     tl t;
@@ -1224,7 +1204,6 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     t.warn = warn;
     t.first = true;
     rep->torn = L->ntorn;
-    drop_long_spans(L, warn);
     if (!jw_init(&t.w, out))
         return HBG_E_NOMEM;
     t.frags = calloc(2 * FRAG_SLOTS, sizeof *t.frags); /* none: every piece written afresh */
