@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Room for a cgroup's path and the files under it. */
@@ -93,8 +94,86 @@ static bool has_item(const char *list, const char *tok)
     return false;
 }
 
+/* Undoes mountinfo's octal escapes (a space is "\\040") in place. */
+static void unescape(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r; w++) {
+        if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' && r[3] >= '0' &&
+            r[3] <= '7') {
+            *w = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 | (r[3] - '0'));
+            r += 4;
+        } else {
+            *w = *r++;
+        }
+    }
+    *w = 0;
+}
+
+/* Where a cgroup hierarchy is mounted: the folder, and the cgroup the
+ * mount shows at that folder (mountinfo's root field; "/" unless the
+ * mount is of a cgroup below the hierarchy's root, as a container's is). */
+typedef struct cg_mount {
+    char point[CG_PATH], root[CG_PATH];
+} cg_mount;
+
+/* Whether `p` is `dir` or a path under it. */
+static bool path_under(const char *p, const char *dir)
+{
+    size_t n = strlen(dir);
+    return !strcmp(dir, "/") || (!strncmp(p, dir, n) && (p[n] == 0 || p[n] == '/'));
+}
+
+/* The mount of the memory controller's hierarchy from ROOT's
+ * /proc/self/mountinfo: a cgroup2 file system (v2), or a cgroup one
+ * whose options name memory, alone or beside others (v1, "cpu,memory").
+ * Of several, the first that shows cgroup `cg`. False when the file
+ * cannot be read or names none; the caller then takes the usual place. */
+static bool find_mount(const char *root, bool v1, const char *cg, cg_mount *out)
+{
+    char path[CG_PATH];
+    snprintf(path, sizeof path, "%s/proc/self/mountinfo", root);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    char *line = NULL;
+    size_t cap = 0;
+    bool found = false, fallback = false;
+    while (!found && getline(&line, &cap, f) > 0) {
+        /* ID PARENT MAJ:MIN ROOT POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER */
+        char *field[6], *save = NULL, *tok = strtok_r(line, " \n", &save);
+        int n = 0;
+        for (; tok && n < 6; tok = strtok_r(NULL, " \n", &save))
+            field[n++] = tok;
+        while (tok && strcmp(tok, "-"))
+            tok = strtok_r(NULL, " \n", &save);
+        char *type = tok ? strtok_r(NULL, " \n", &save) : NULL;
+        char *source = type ? strtok_r(NULL, " \n", &save) : NULL;
+        char *super = source ? strtok_r(NULL, " \n", &save) : NULL;
+        if (n < 6 || !super || strcmp(type, v1 ? "cgroup" : "cgroup2") || (v1 && !has_item(super, "memory")))
+            continue;
+        unescape(field[3]);
+        unescape(field[4]);
+        if (strlen(field[3]) >= CG_PATH || strlen(field[4]) >= CG_PATH)
+            continue;
+        found = path_under(cg, field[3]);
+        if (found || !fallback) {
+            strcpy(out->root, field[3]);
+            strcpy(out->point, field[4]);
+            fallback = true;
+        }
+    }
+    free(line);
+    fclose(f);
+    return fallback;
+}
+
 /* Walks the process's memory cgroup (v2 line "0::PATH", v1 line
- * "N:...memory...:PATH"), lowering *room to what its levels leave. */
+ * "N:...memory...:PATH"), lowering *room to what its levels leave. The
+ * hierarchy is found where mountinfo says it is mounted (a v1 memory
+ * controller may share a mount, /sys/fs/cgroup/cpu,memory; a hybrid
+ * host's v2 is at /sys/fs/cgroup/unified), else at /sys/fs/cgroup (v2)
+ * or /sys/fs/cgroup/memory (v1). */
 static void cgroups(const char *root, uint64_t *room, bool *limited)
 {
     char path[CG_PATH], line[CG_PATH];
@@ -114,15 +193,23 @@ static void cgroups(const char *root, uint64_t *room, bool *limited)
         bool v2 = !strcmp(line, "0") && !*ctrl, v1 = !v2 && has_item(ctrl, "memory");
         if (!v1 && !v2)
             goto next;
+        cg_mount m;
+        if (!find_mount(root, v1, cg, &m)) {
+            strcpy(m.point, v1 ? "/sys/fs/cgroup/memory" : "/sys/fs/cgroup");
+            strcpy(m.root, "/");
+        }
         char dir[CG_PATH];
-        int n = snprintf(dir, sizeof dir, "%s/sys/fs/cgroup%s", root, v1 ? "/memory" : "");
+        int n = snprintf(dir, sizeof dir, "%s%s", root, m.point);
         if (n < 0 || (size_t)n >= sizeof dir)
             goto next;
-        /* a path cut short, or too long to add: the mount's own level
-         * (a container's cgroup) is still read */
+        /* The cgroup's folder is its path below the mount's root. A path
+         * the mount does not show (a container's mount of its own cgroup,
+         * named by the host's path), cut short, or too long to add: the
+         * mount's own level is still read. */
         size_t mount_len = (size_t)n;
-        if (whole && strcmp(cg, "/") && strlen(cg) < sizeof dir - mount_len)
-            memcpy(dir + n, cg, strlen(cg) + 1);
+        const char *rel = path_under(cg, m.root) ? cg + (strcmp(m.root, "/") ? strlen(m.root) : 0) : "";
+        if (whole && strcmp(rel, "/") && strlen(rel) < sizeof dir - mount_len)
+            memcpy(dir + n, rel, strlen(rel) + 1);
         cgroup_room(dir, mount_len, v1 ? &CG_V1 : &CG_V2, room, limited);
     next:
         while (!whole && fgets(line, sizeof line, f))

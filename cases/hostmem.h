@@ -17,16 +17,17 @@
 
 /* The memory a run may use: MemAvailable plus free swap from
  * /proc/meminfo, or less where the process's memory cgroup sets a limit,
- * here or in an ancestor (v2: memory.max; v1, mounted at
- * /sys/fs/cgroup/memory: memory.limit_in_bytes): the least room any of
+ * here or in an ancestor (v2: memory.max; v1: memory.limit_in_bytes;
+ * each where /proc/self/mountinfo says, else at its usual place under
+ * /sys/fs/cgroup): the least room any of
  * them has left, limit less usage less reclaimable file cache. *from
  * says which figure it is, for a message.
  * False where /proc/meminfo does not say (no file, no MemAvailable): the
  * caller then does not refuse. */
 bool case_host_available(uint64_t *bytes, const char **from);
 
-/* The same, reading /proc and /sys/fs/cgroup under `root` ("" for the
- * real ones): for the tests. */
+/* The same, reading /proc and the cgroup mounts under `root` ("" for
+ * the real ones): for the tests. */
 bool case_host_available_at(const char *root, uint64_t *bytes, const char **from);
 
 /* b as a memory size for a message, decimal units, one decimal:

@@ -464,6 +464,34 @@ static void test_host_available(void **state)
         {"proc/self/cgroup", LONG_V1_LINE, 150000, true, false},
         /* "unlimited" in v1 is a huge number */
         {"sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n", 1048576, false, false},
+        /* mountinfo says where: a v1 memory controller sharing its mount
+         * ("cpu,memory"), the cgroup's path below it */
+        {"proc/self/cgroup", "4:cpu,memory:/job/7\n0::/\n", 0, false, false},
+        {"sys/fs/cgroup/cpu,memory/job/7/memory.limit_in_bytes", "700000\n", 0, false, false},
+        {"sys/fs/cgroup/cpu,memory/job/7/memory.usage_in_bytes", "0\n", 0, false, false},
+        {"proc/self/mountinfo",
+         "22 1 0:20 / /sys rw - sysfs sysfs rw\n"
+         "30 22 0:26 / /sys/fs/cgroup/cpu,memory rw,nosuid - cgroup cgroup rw,cpu,memory\n"
+         "31 22 0:27 / /sys/fs/cgroup/unified rw shared:9 - cgroup2 cgroup2 rw\n",
+         700000, true, false},
+        /* a controller named only as part of another's name is not it */
+        {"proc/self/mountinfo", "30 22 0:26 / /sys/fs/cgroup/cpu,memory rw - cgroup cgroup rw,cpu,memory_x\n",
+         1048576, false, false},
+        /* v2 mounted elsewhere (a space in its name), of a cgroup below
+         * the hierarchy's root: the path is taken below the mount's root */
+        {"proc/self/cgroup", "0::/ctr/abc/sub\n", 0, false, false},
+        {"mnt/my cg/sub/memory.max", "400000\n", 0, false, false},
+        {"mnt/my cg/sub/memory.current", "150000\n", 0, false, false},
+        {"proc/self/mountinfo",
+         "40 22 0:30 /elsewhere /x rw - cgroup2 cgroup2 rw\n"
+         "41 22 0:30 /ctr/abc /mnt/my\\040cg rw - cgroup2 cgroup2 rw,nsdelegate\n",
+         250000, true, false},
+        /* the mount's root does not show the cgroup: the mount's level */
+        {"proc/self/cgroup", "0::/other\n", 1048576, false, false},
+        {"mnt/my cg/memory.max", "90000\n", 0, false, false},
+        {"mnt/my cg/memory.current", "0\n", 0, false, false},
+        {"proc/self/mountinfo", "41 22 0:30 /ctr/abc /mnt/my\\040cg rw - cgroup2 cgroup2 rw\n", 90000, true,
+         false},
     };
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         put(root, steps[i].file, steps[i].text);
