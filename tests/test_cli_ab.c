@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -659,8 +661,14 @@ static void test_args_tried_before_second_build(void **state)
 
     /* A trial's scratch folder whose hbg ab is gone (interrupted during
      * its trial) is removed by the next trial; one whose hbg ab lives
-     * (here: this test's pid) is left alone. */
-    char *cache = the_cache(), *dead_dir, *live_dir;
+     * (here: this test's pid) is left alone. So is one whose pid is not
+     * alive here but whose lock is held (a trial on another machine or
+     * in another container sharing the cache: here a child holds it),
+     * and one with no lock file, young (a trial between making its
+     * folder and locking it). Old and without a lock file (an interrupted
+     * trial of an hbg ab from before the lock), or with a lock no one
+     * holds: removed. */
+    char *cache = the_cache(), *dead_dir, *live_dir, *held_dir, *young_dir, *free_dir;
     pid_t dead = fork();
     assert_true(dead >= 0);
     if (!dead)
@@ -668,11 +676,44 @@ static void test_args_tried_before_second_build(void **state)
     assert_int_equal(waitpid(dead, NULL, 0), dead);
     assert_true(asprintf(&dead_dir, "%s/trial-%ld-Ab12Cd", cache, (long)dead) > 0);
     assert_true(asprintf(&live_dir, "%s/trial-%ld-Ef34Gh", cache, (long)getpid()) > 0);
+    assert_true(asprintf(&held_dir, "%s/trial-%ld-Held00", cache, (long)dead) > 0);
+    assert_true(asprintf(&young_dir, "%s/trial-%ld-Young0", cache, (long)dead) > 0);
+    assert_true(asprintf(&free_dir, "%s/trial-%ld-Free00", cache, (long)dead) > 0);
     assert_int_equal(mkdir(dead_dir, 0755), 0);
     assert_int_equal(mkdir(live_dir, 0755), 0);
-    char *inside = NULL;
+    assert_int_equal(mkdir(held_dir, 0755), 0);
+    assert_int_equal(mkdir(young_dir, 0755), 0);
+    assert_int_equal(mkdir(free_dir, 0755), 0);
+    char *inside = NULL, *held_lock = NULL, *free_lock = NULL;
     assert_true(asprintf(&inside, "%s/trial.log", dead_dir) > 0);
     ab_write(inside, "left by an interrupted trial\n");
+    const struct timespec old_times[2] = {{time(NULL) - 600, 0}, {time(NULL) - 600, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, dead_dir, old_times, 0), 0);
+    assert_true(asprintf(&held_lock, "%s/lock", held_dir) > 0);
+    assert_true(asprintf(&free_lock, "%s/lock", free_dir) > 0);
+    ab_write(held_lock, "");
+    ab_write(free_lock, "");
+    int ready[2], hold[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(hold), 0);
+    pid_t holder = fork();
+    assert_true(holder >= 0);
+    if (!holder) {
+        int fd = open(held_lock, O_RDWR);
+        struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+        char c = fd >= 0 && fcntl(fd, F_SETLK, &l) == 0 ? 'y' : 'n';
+        close(hold[1]);
+        if (write(ready[1], &c, 1) != 1)
+            _exit(1);
+        while (read(hold[0], &c, 1) > 0) /* until the test closes its end */
+            ;
+        _exit(0);
+    }
+    close(ready[1]);
+    close(hold[0]);
+    char locked = 0;
+    assert_int_equal(read(ready[0], &locked, 1), 1);
+    assert_int_equal(locked, 'y');
     /* names trial_run does not make are not its to remove: a leading
      * zero or sign, a suffix not of six letters or digits; nor is a file
      * or a link */
@@ -693,8 +734,17 @@ static void test_args_tried_before_second_build(void **state)
     assert_int_equal(symlink(live_dir, oddp[5]), 0);
     char *out3 = in_root("out-args3");
     assert_int_equal(ab_fake(out3, built, bogus, NULL, NULL), 2); /* another trial */
+    close(hold[1]);
+    close(ready[0]);
+    assert_int_equal(waitpid(holder, NULL, 0), holder);
     assert_int_equal(access(dead_dir, F_OK), -1);
+    assert_int_equal(access(free_dir, F_OK), -1);
     assert_int_equal(access(live_dir, F_OK), 0);
+    assert_int_equal(access(young_dir, F_OK), 0);
+    assert_int_equal(access(held_lock, F_OK), 0);
+    assert_int_equal(unlink(held_lock), 0);
+    assert_int_equal(rmdir(held_dir), 0);
+    assert_int_equal(rmdir(young_dir), 0);
     for (int k = 0; k < 6; k++) {
         struct stat sb;
         if (lstat(oddp[k], &sb) != 0)
@@ -705,6 +755,7 @@ static void test_args_tried_before_second_build(void **state)
     assert_int_equal(rmdir(live_dir), 0);
     assert_int_equal(count_trials(cache), 0); /* its own removed too */
     free(inside), free(out3), free(dead_dir), free(live_dir), free(cache);
+    free(held_dir), free(young_dir), free(free_dir), free(held_lock), free(free_lock);
 
     /* both built (the arguments were fine) */
     char *out1 = in_root("out-args1");

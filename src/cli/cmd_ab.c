@@ -708,10 +708,44 @@ static long trial_pid(const char *name)
     return pid;
 }
 
+/* A trial holds a write lock on the file "lock" in its folder while it
+ * lives; the kernel drops it when the process ends, however it ends. The
+ * pid in the folder's name is not enough where the cache is shared with
+ * processes this one cannot see: a home directory on NFS used from two
+ * machines, or mounted into two containers, each with its own pids. */
+#define TRIAL_LOCK "lock"
+/* A trial folder without a lock file younger than this may be one that a
+ * trial has just made and not yet locked; older, one made by an hbg ab
+ * from before the lock. */
+#define TRIAL_YOUNG_S 60
+
+/* Takes the write lock of trial folder `dir`'s lock file, made with
+ * `create`; the file descriptor holding it, or -1 (errno says why:
+ * ENOENT no file, EAGAIN or EACCES held by a live trial). */
+static int trial_lock(const char *dir, bool create)
+{
+    char path[AB_PATH_X + 8];
+    if (snprintf(path, sizeof path, "%s/" TRIAL_LOCK, dir) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_EXCL : 0), 0644);
+    if (fd < 0)
+        return -1;
+    struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fcntl(fd, F_SETLK, &l) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
 /* The scratch folders of trials whose hbg ab is gone: one interrupted
- * during its trial (Ctrl-C) could not remove its own. A folder is named
- * after its process, so a trial another hbg ab is running on the same
- * cache is left alone. */
+ * during its trial (Ctrl-C) could not remove its own. A folder is left
+ * alone while its process is alive here (by the pid in its name) or
+ * anywhere (by its lock), and, without a lock file, while it is young. */
 static void sweep_dead_trials(const char *cache)
 {
     DIR *d = opendir(cache);
@@ -724,9 +758,15 @@ static void sweep_dead_trials(const char *cache)
             continue;
         char path[AB_PATH_X];
         struct stat st;
-        if (snprintf(path, sizeof path, "%s/%s", cache, e->d_name) < (int)sizeof path && lstat(path, &st) == 0 &&
-            S_ISDIR(st.st_mode))
-            ab_remove_tree(path);
+        if (snprintf(path, sizeof path, "%s/%s", cache, e->d_name) >= (int)sizeof path || lstat(path, &st) != 0 ||
+            !S_ISDIR(st.st_mode))
+            continue;
+        int fd = trial_lock(path, false);
+        if (fd < 0 && (errno != ENOENT || time(NULL) - st.st_mtime < TRIAL_YOUNG_S))
+            continue;
+        ab_remove_tree(path);
+        if (fd >= 0)
+            close(fd);
     }
     closedir(d);
 }
@@ -738,6 +778,7 @@ static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, cons
     snprintf(dir, sizeof dir, "%s/trial-%ld-XXXXXX", r->cache, (long)getpid());
     if (ab_mkdirs(r->cache) || !mkdtemp(dir))
         return 0; /* no scratch folder: the first repetition is the trial */
+    int lock = trial_lock(dir, true); /* without it (a file system with no locks) the pid alone */
     snprintf(log, sizeof log, "%s/trial.log", dir);
     snprintf(outp, sizeof outp, "%s.out", log);
     const char **argv = run_argv(o, arm->bin, "1", log, dir, true);
@@ -756,6 +797,8 @@ static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, cons
                   said ? "'" : "");
     }
     ab_remove_tree(dir);
+    if (lock >= 0)
+        close(lock);
     return rc;
 }
 
