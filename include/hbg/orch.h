@@ -24,6 +24,9 @@ extern "C" {
 #define HBG_MAX_TASK_SCALARS 16
 #define HBG_MAX_FANINS 128
 #define HBG_DEFAULT_TASK_WINDOW 16384u
+/* The largest task window (hbg_runtime_config.task_window): its pools
+ * (33 tensor-map entries a task, 4 buffers) are counted in 32 bits. */
+#define HBG_MAX_TASK_WINDOW (1u << 24)
 #define HBG_DEFAULT_HEAP_BYTES (256ull << 20)
 #define HBG_LARGE_HEAP_BYTES (2ull << 30)
 #define HBG_MAX_ALLOC_TENSORS 32 /* tensors per alloc_tensors call */
@@ -190,7 +193,8 @@ uint64_t hbg_orch_heap_used(const hbg_orch *o);
 uint32_t hbg_orch_nargs(const hbg_orch *o);
 hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i);
 
-/* Per-rank facts the orchestration may need. */
+/* Per-rank facts the orchestration may need. (These getters, and the
+ * counts and arguments above, give 0 or NULL for a NULL orchestrator.) */
 uint32_t hbg_orch_rank(const hbg_orch *o);
 uint32_t hbg_orch_nranks(const hbg_orch *o);
 

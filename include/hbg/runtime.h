@@ -53,7 +53,8 @@ typedef struct hbg_program {
 typedef struct hbg_runtime_config {
     hbg_device *device;               /* not owned */
     const hbg_kernel_table *kernels;  /* not owned */
-    uint32_t task_window;             /* 0: HBG_DEFAULT_TASK_WINDOW */
+    uint32_t task_window;             /* 0: HBG_DEFAULT_TASK_WINDOW; at most
+                                         HBG_MAX_TASK_WINDOW (else HBG_E_INVAL) */
     uint64_t heap_bytes;              /* 0: HBG_DEFAULT_HEAP_BYTES */
     bool keep_definitions;            /* keep Definitions across passes */
     hbg_log *log;                     /* spans and breakdown lines; NULL: none */
@@ -163,7 +164,9 @@ void hbg_runtime_destroy(hbg_runtime *rt);
 
 /* One chip.run: bind `p`, then (unless `skip_device`) run the device and
  * copy outputs back. On failure the pass uploads nothing partial and the
- * runtime is ready for the next call. */
+ * runtime is ready for the next call. Called from inside a pass of the
+ * same runtime (its orchestration function or a Graph body):
+ * HBG_E_STATE, the report untouched and the running pass unchanged. */
 hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep);
 
 /* Turns the breakdown (cfg.breakdown) on or off for the passes that

@@ -23,6 +23,8 @@ static _Atomic uint64_t g_inv;
 
 hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
 {
+    if (!out)
+        return HBG_E_INVAL;
     *out = NULL;
     if (!cfg || !cfg->device || !cfg->kernels)
         return HBG_E_INVAL;
@@ -135,6 +137,13 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
 {
     if (!rt || !p || !rep)
         return HBG_E_INVAL;
+    /* From the orchestration function of this runtime's own pass: a pass
+     * started now would reset the one running (its image, its arguments,
+     * its state) under the caller, which would then ship the inner
+     * pass's image as its own. The caller's report is left alone: it
+     * may be the outer pass's. */
+    if (rt->orch->in_pass)
+        return HBG_E_STATE;
     memset(rep, 0, sizeof *rep);
     rep->inv = atomic_fetch_add(&g_inv, 1) + 1;
     rep->trace.pid = (uint32_t)getpid();

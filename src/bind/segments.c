@@ -65,7 +65,7 @@ static hbg_status seg_args(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
     uint64_t bytes = 0;
     hbg_status st = HBG_OK;
     rt->nviews = 0;
-    if (p->nargs > HBG_MAX_PROGRAM_ARGS)
+    if (p->nargs > HBG_MAX_PROGRAM_ARGS || (p->nargs && !p->args))
         st = HBG_E_INVAL;
     for (uint32_t i = 0; i < p->nargs && !st; i++) {
         const hbg_host_tensor *a = &p->args[i];
@@ -292,22 +292,53 @@ static hbg_status devdef_for(hbg_runtime *rt, uint32_t i, const hbg__devdef **ou
     return HBG_OK;
 }
 
+/* Forgets every Definition the device holds: those allocated alone are
+ * freed, and the pool is empty again. */
+static void evict_devdefs(hbg_runtime *rt)
+{
+    for (uint32_t j = 0; j < rt->ndevdefs; j++)
+        if (!rt->devdefs[j].pooled)
+            hbg_device_free(rt->dev, rt->devdefs[j].dev);
+    rt->ndevdefs = 0;
+    rt->defpool_used = 0;
+}
+
+/* The device address of each Definition in this pass's table, uploading
+ * those the device does not hold; *up and *up_bytes count the uploads. */
+static hbg_status upload_defs(hbg_runtime *rt, uint32_t *up, uint64_t *up_bytes)
+{
+    hbg__image *im = &rt->orch->img;
+    *up = 0, *up_bytes = 0;
+    for (uint32_t i = 0; i < im->ndeftab; i++) {
+        const hbg__devdef *have;
+        bool fresh;
+        hbg_status st = devdef_for(rt, i, &have, &fresh);
+        if (st)
+            return st;
+        *up += fresh;
+        *up_bytes += fresh ? have->bytes : 0;
+        im->deftab[i].addr = have->dev;
+    }
+    return HBG_OK;
+}
+
 /* graph_upload: each Definition the device does not hold yet goes up
- * once, keyed by content hash, and stays for later passes. */
+ * once, keyed by content hash, and stays for later passes. Definitions
+ * no pass uses any more are not tracked: when the table is full (a body
+ * whose content changes pass after pass: a step number as a static
+ * scalar) or the device refuses a Definition's allocation, every one is
+ * forgotten and this pass's go up again (at most 64, the keys of one
+ * pass), so a long run neither stops at the table's size nor holds the
+ * device memory of every Definition it ever made. */
 static hbg_status seg_graph_upload(hbg_runtime *rt, seg_clock *c, hbg_pass_report *rep)
 {
     hbg__image *im = &rt->orch->img;
-    hbg_status st = HBG_OK;
-    uint32_t up = 0;
-    uint64_t up_bytes = 0;
-    for (uint32_t i = 0; i < im->ndeftab && !st; i++) {
-        const hbg__devdef *have;
-        bool fresh;
-        if ((st = devdef_for(rt, i, &have, &fresh)))
-            break;
-        up += fresh;
-        up_bytes += fresh ? have->bytes : 0;
-        im->deftab[i].addr = have->dev;
+    uint32_t up;
+    uint64_t up_bytes;
+    hbg_status st = upload_defs(rt, &up, &up_bytes);
+    if ((st == HBG_E_DEF_POOL_FULL || st == HBG_E_DEVICE_ALLOC) && rt->ndevdefs > up) {
+        evict_devdefs(rt);
+        st = upload_defs(rt, &up, &up_bytes);
     }
     rep->defs_uploaded = up;
     seg_attr(c, "defs", up);

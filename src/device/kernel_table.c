@@ -52,6 +52,8 @@ hbg_status hbg_kernel_register(hbg_kernel_table *kt, uint16_t id, const char *na
 
 hbg_status hbg_kernel_register_all(hbg_kernel_table *kt, const hbg_kernel_def *defs, size_t n)
 {
+    if (n && !defs)
+        return HBG_E_INVAL;
     for (size_t i = 0; i < n; i++) {
         hbg_status st = hbg_kernel_register(kt, defs[i].id, defs[i].name, defs[i].fn);
         if (st)

@@ -120,6 +120,14 @@ static void reason(msgbuf *m, const hbg__fault *f)
     case HBG_WHY_KEY_CONTENT:
         put(m, "the body submitted other content than the Definition holds (HBG_GRAPH_CHECK_BODY)");
         break;
+    case HBG_WHY_PRED_NO_BUFFER: put(m, "the predicate's tensor names no buffer (addr 0)"); break;
+    case HBG_WHY_SCOPE_OPEN:
+        if (n[1])
+            put(m, "the pass ended inside a Graph body");
+        else
+            put(m, "the pass ended with %lld scope(s) open (an hbg_scope_begin without its hbg_scope_end)",
+                (long long)n[0]);
+        break;
     default: put(m, "%s", hbg_strerror(f->st)); break;
     }
 }

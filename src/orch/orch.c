@@ -18,6 +18,8 @@ hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     *out = NULL;
     /* The journal's calls: checked before anything is allocated. */
     uint32_t window = cfg->task_window ? cfg->task_window : HBG_DEFAULT_TASK_WINDOW;
+    if (window > HBG_MAX_TASK_WINDOW)
+        return HBG_E_INVAL;
     uint64_t jcalls = cfg->journal_calls ? cfg->journal_calls : (uint64_t)window * HBG_DEFAULT_JOURNAL_CALLS_PER_TASK;
     if (!cfg->no_journal && jcalls > HBG_MAX_JOURNAL_CALLS)
         return HBG_E_INVAL;
@@ -147,8 +149,10 @@ static void close_clock(hbg_orch *o)
  * armed; otherwise the clock reads its own after the segment. */
 static hbg_status end_pass(hbg_orch *o, bool at, uint64_t tick, uint64_t mono)
 {
-    if (o->in_pass && o->err == HBG_OK && (o->scope_depth != 0 || o->capturing))
-        o->err = HBG_E_SCOPE;
+    if (o->in_pass && o->err == HBG_OK && (o->scope_depth != 0 || o->capturing)) {
+        hbg__why(o, HBG_WHY_SCOPE_OPEN, -1, o->scope_depth, o->capturing, 0);
+        hbg__orch_fail(o, HBG_E_SCOPE);
+    }
     if (o->in_pass && o->timing) {
         if (at && o->recpool)
             hbg__opclock_close_at(&o->clock, tick, mono);
@@ -357,6 +361,16 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
                 p->byte_offset > p->t->nbytes || es > p->t->nbytes - p->byte_offset ||
                 !hbg__byte_range(p->t, &pr->lo, &pr->hi))
                 return HBG_E_INVAL;
+            /* read as an input: it must name a buffer (eager mode reads
+             * the word on the host, at that address), or be a tensor this
+             * task allocates (read after the allocation) */
+            bool own = false;
+            for (uint32_t i = 0; i < t->ntensors && !own; i++)
+                own = t->args[i].t == p->t && t->args[i].dir == HBG_OUT_ALLOC;
+            if (!p->t->addr && !own) {
+                hbg__why(o, HBG_WHY_PRED_NO_BUFFER, -1, 0, 0, 0);
+                return HBG_E_ARG_NO_BUFFER;
+            }
         }
     }
     if (t->ndeps > HBG_MAX_FANINS) {
@@ -624,9 +638,9 @@ hbg_status hbg_scope_end(hbg_orch *o)
 }
 
 hbg_status hbg_orch_error(const hbg_orch *o) { return o ? o->err : HBG_E_INVAL; }
-uint32_t hbg_orch_task_count(const hbg_orch *o) { return o->img.ntasks; }
-uint64_t hbg_orch_heap_used(const hbg_orch *o) { return o->heap_used; }
-uint32_t hbg_orch_nargs(const hbg_orch *o) { return o->nargs; }
-hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i) { return i < o->nargs ? &o->args[i] : NULL; }
-uint32_t hbg_orch_rank(const hbg_orch *o) { return o->cfg.rank; }
-uint32_t hbg_orch_nranks(const hbg_orch *o) { return o->cfg.nranks; }
+uint32_t hbg_orch_task_count(const hbg_orch *o) { return o ? o->img.ntasks : 0; }
+uint64_t hbg_orch_heap_used(const hbg_orch *o) { return o ? o->heap_used : 0; }
+uint32_t hbg_orch_nargs(const hbg_orch *o) { return o ? o->nargs : 0; }
+hbg_tensor *hbg_orch_arg(const hbg_orch *o, uint32_t i) { return o && i < o->nargs ? &o->args[i] : NULL; }
+uint32_t hbg_orch_rank(const hbg_orch *o) { return o ? o->cfg.rank : 0; }
+uint32_t hbg_orch_nranks(const hbg_orch *o) { return o ? o->cfg.nranks : 0; }

@@ -94,6 +94,8 @@ typedef enum hbg__why_code {
                              recording shared n1's (n1 = -1: none) */
     HBG_WHY_KEY_BODY,     /* another body function */
     HBG_WHY_KEY_CONTENT,  /* the same function, other content */
+    HBG_WHY_SCOPE_OPEN,   /* the pass ended with n0 scopes open; n1: in a Graph body */
+    HBG_WHY_PRED_NO_BUFFER, /* the predicate's tensor has addr 0 */
 } hbg__why_code;
 
 typedef enum hbg__count { HBG_COUNT_TENSORS, HBG_COUNT_SCALARS, HBG_COUNT_DEPS, HBG_COUNT_BTENSORS,

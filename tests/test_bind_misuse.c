@@ -1,0 +1,253 @@
+/* The runtime against a caller that misuses it, through the public API
+ * only: each misuse is a status (and, in a pass, a reason in words), and
+ * the runtime goes on working. Also a long run whose Graph body changes
+ * its content every pass, which must not exhaust the device's table of
+ * Definitions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hbg/graph.h"
+#include "hbg/runtime.h"
+
+#define K_ADD 1 /* x[i] += scalar 0, over the whole tensor */
+#define N 64
+
+static int k_add(const hbg_kernel_args *a)
+{
+    if (a->ntensors != 1 || a->nscalars != 1)
+        return 1;
+    int32_t *x = (int32_t *)(uintptr_t)(a->tensors[0].addr + a->tensors[0].offset * 4);
+    for (uint32_t i = 0; i < a->tensors[0].shape[0]; i++)
+        x[i] += (int32_t)a->scalars[0];
+    return 0;
+}
+
+typedef struct rig {
+    hbg_device *dev;
+    hbg_kernel_table *kt;
+    hbg_runtime *rt;
+    int32_t x[N];
+    hbg_host_tensor arg;
+} rig;
+
+static void rig_open(rig *r, uint64_t def_pool_bytes)
+{
+    memset(r, 0, sizeof *r);
+    assert_int_equal(hbg_sim_open(NULL, &r->dev), HBG_OK);
+    assert_int_equal(hbg_kernel_table_create(&r->kt), HBG_OK);
+    assert_int_equal(hbg_kernel_register(r->kt, K_ADD, "add", k_add), HBG_OK);
+    hbg_runtime_config rc = {.device = r->dev, .kernels = r->kt, .records_fd = -1, .nranks = 1,
+                             .def_pool_bytes = def_pool_bytes};
+    assert_int_equal(hbg_runtime_create(&rc, &r->rt), HBG_OK);
+    r->arg = (hbg_host_tensor){.name = "x", .host = r->x, .layout = hbg_tensor_desc(HBG_I32, 1, (uint32_t[]){N}),
+                               .dir = HBG_INOUT};
+}
+
+static void rig_close(rig *r)
+{
+    hbg_runtime_destroy(r->rt);
+    hbg_kernel_table_destroy(r->kt);
+    hbg_device_close(r->dev);
+}
+
+static hbg_status run(rig *r, hbg_orch_fn fn, void *ctx, hbg_pass_report *rep)
+{
+    hbg_program p = {.name = "misuse", .orch = fn, .ctx = ctx, .nargs = 1, .args = &r->arg};
+    return hbg_runtime_run(r->rt, &p, false, rep);
+}
+
+/* One task adding `v` to x. */
+static hbg_status add(hbg_orch *o, hbg_tensor *x, uint64_t v)
+{
+    hbg_arg a = {x, HBG_INOUT};
+    hbg_task t = {.kernel_aic = K_ADD, .ntensors = 1, .args = &a, .nscalars = 1, .scalars = &v};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static hbg_status add_one(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    return add(o, hbg_orch_arg(o, 0), 1);
+}
+
+/* A run from inside a pass of the same runtime: the orchestration adds 1,
+ * calls hbg_runtime_run (a program that would add 100), adds 10. */
+typedef struct nested {
+    rig *r;
+    hbg_status inner;
+    hbg_pass_report rep;
+} nested;
+
+static hbg_status add_100(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    return add(o, hbg_orch_arg(o, 0), 100);
+}
+
+static hbg_status run_inside(hbg_orch *o, void *ctx)
+{
+    nested *n = ctx;
+    hbg_status st = add(o, hbg_orch_arg(o, 0), 1);
+    memset(&n->rep, 0xa5, sizeof n->rep);
+    n->inner = run(n->r, add_100, NULL, &n->rep);
+    return st ? st : add(o, hbg_orch_arg(o, 0), 10);
+}
+
+/* HBG_E_STATE, the report it was given untouched, and the outer pass
+ * ships its own two tasks (x + 11), not the inner program's. */
+static void a_run_inside_a_pass_is_refused(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    nested n = {.r = &r};
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, run_inside, &n, &rep), HBG_OK);
+    assert_int_equal(n.inner, HBG_E_STATE);
+    unsigned char untouched[sizeof n.rep];
+    memset(untouched, 0xa5, sizeof untouched);
+    assert_memory_equal(&n.rep, untouched, sizeof untouched);
+    assert_int_equal(rep.tasks, 2);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(r.x[i], 11);
+    rig_close(&r);
+}
+
+static hbg_status leave_scope_open(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_status st = add(o, hbg_orch_arg(o, 0), 1);
+    return st ? st : hbg_scope_begin(o, HBG_SCOPE_MANUAL);
+}
+
+/* A pass that ends with a scope open fails, saying so; the next runs. */
+static void an_open_scope_is_named(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, leave_scope_open, NULL, &rep), HBG_E_SCOPE);
+    assert_string_equal(rep.error, "task 1: the pass ended with 1 scope(s) open (an hbg_scope_begin without its "
+                                   "hbg_scope_end)");
+    assert_int_equal(run(&r, add_one, NULL, &rep), HBG_OK);
+    assert_int_equal(r.x[0], 1);
+    rig_close(&r);
+}
+
+/* A predicate whose tensor names no buffer. */
+static hbg_status pred_without_buffer(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_tensor w = hbg_tensor_desc(HBG_U32, 1, (uint32_t[]){4});
+    hbg_pred p = {.t = &w, .op = HBG_CMP_EQ, .elem_size = 4};
+    hbg_task t = {.pred = &p};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+/* Refused at submit, on the device and eagerly alike (eager mode would
+ * read the word at address 0). */
+static void a_predicate_needs_a_buffer(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, pred_without_buffer, NULL, &rep), HBG_E_ARG_NO_BUFFER);
+    assert_string_equal(rep.error, "task 0: the predicate's tensor names no buffer (addr 0)");
+    hbg_program p = {.name = "eager", .orch = pred_without_buffer, .nargs = 1, .args = &r.arg};
+    assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 0, 1, NULL), HBG_E_ARG_NO_BUFFER);
+    rig_close(&r);
+}
+
+/* Bad arguments outside a pass: statuses, no crash. */
+static void null_arguments_are_statuses(void **state)
+{
+    (void)state;
+    hbg_runtime_config rc = {0};
+    assert_int_equal(hbg_runtime_create(&rc, NULL), HBG_E_INVAL);
+    rig r;
+    rig_open(&r, 0);
+    /* a window past HBG_MAX_TASK_WINDOW, whose pools would not count in
+     * 32 bits (the journal off, which would refuse it first) */
+    hbg_runtime *big;
+    hbg_runtime_config bc = {.device = r.dev, .kernels = r.kt, .records_fd = -1, .nranks = 1,
+                             .task_window = HBG_MAX_TASK_WINDOW + 1, .no_tmap_journal = true};
+    assert_int_equal(hbg_runtime_create(&bc, &big), HBG_E_INVAL);
+    assert_null(big);
+    hbg_program p = {.name = "no args", .orch = add_one, .nargs = 1, .args = NULL};
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &p, false, &rep), HBG_E_INVAL);
+    assert_int_equal(hbg_kernel_register_all(r.kt, NULL, 3), HBG_E_INVAL);
+    assert_int_equal(hbg_kernel_register_all(r.kt, NULL, 0), HBG_OK);
+    assert_int_equal(hbg_orch_task_count(NULL), 0);
+    assert_int_equal(hbg_orch_heap_used(NULL), 0);
+    assert_int_equal(hbg_orch_nargs(NULL), 0);
+    assert_null(hbg_orch_arg(NULL, 0));
+    assert_int_equal(hbg_orch_rank(NULL), 0);
+    assert_int_equal(hbg_orch_nranks(NULL), 0);
+    assert_int_equal(run(&r, add_one, NULL, &rep), HBG_OK);
+    rig_close(&r);
+}
+
+/* A Graph whose body carries the pass number as a static scalar: a new
+ * Definition every pass, 300 of them, past the device's table of 256. */
+typedef struct stepper {
+    uint64_t step;
+} stepper;
+
+static hbg_status step_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    stepper *s = ctx;
+    return add(o, b->args[0].t, s->step);
+}
+
+static hbg_status step_orch(hbg_orch *o, void *ctx)
+{
+    hbg_arg ba = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &ba};
+    return hbg_submit_graph(o, 7, step_body, ctx, &b, 0, NULL);
+}
+
+/* Every pass runs and adds its step, whether the pool holds the
+ * Definitions or each has a device allocation of its own (a 1-byte
+ * pool); each pass uploads its one new Definition. */
+static void definitions_turn_over_in_a_long_run(void **state)
+{
+    (void)state;
+    static const uint64_t pools[] = {0, 1};
+    for (size_t k = 0; k < 2; k++) {
+        rig r;
+        rig_open(&r, pools[k]);
+        stepper s;
+        int64_t sum = 0;
+        for (s.step = 1; s.step <= 300; s.step++) {
+            hbg_pass_report rep;
+            hbg_status st = run(&r, step_orch, &s, &rep);
+            if (st)
+                fail_msg("pool %llu, pass %llu: %s", (unsigned long long)pools[k], (unsigned long long)s.step,
+                         rep.error);
+            assert_int_equal(rep.defs_uploaded, 1);
+            sum += (int64_t)s.step;
+            assert_int_equal(r.x[N - 1], sum);
+        }
+        rig_close(&r);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_run_inside_a_pass_is_refused),
+        cmocka_unit_test(an_open_scope_is_named),
+        cmocka_unit_test(a_predicate_needs_a_buffer),
+        cmocka_unit_test(null_arguments_are_statuses),
+        cmocka_unit_test(definitions_turn_over_in_a_long_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
