@@ -165,6 +165,28 @@ static void a_predicate_needs_a_buffer(void **state)
     rig_close(&r);
 }
 
+static hbg_status too_many_blocks(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_task t = {.blocks = HBG_MAX_BLOCKS + 1};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+/* More blocks than the device takes: refused at submit, eagerly too
+ * (eager mode ran what the device then refused). */
+static void blocks_past_the_device_limit(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, too_many_blocks, NULL, &rep), HBG_E_INVAL);
+    assert_string_equal(rep.error, "task 0: 65537 blocks, the limit is 65536");
+    hbg_program p = {.name = "eager", .orch = too_many_blocks, .nargs = 1, .args = &r.arg};
+    assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
+    rig_close(&r);
+}
+
 /* Bad arguments outside a pass: statuses, no crash. */
 static void null_arguments_are_statuses(void **state)
 {
@@ -191,6 +213,11 @@ static void null_arguments_are_statuses(void **state)
     assert_null(hbg_orch_arg(NULL, 0));
     assert_int_equal(hbg_orch_rank(NULL), 0);
     assert_int_equal(hbg_orch_nranks(NULL), 0);
+    /* scopes outside a pass, like submits */
+    hbg_orch *o = (hbg_orch *)hbg_runtime_orch(r.rt);
+    assert_int_equal(hbg_scope_begin(o, HBG_SCOPE_MANUAL), HBG_E_STATE);
+    assert_int_equal(hbg_scope_end(o), HBG_E_STATE);
+    assert_int_equal(hbg_submit_dummy(o, 0, NULL, NULL), HBG_E_STATE);
     assert_int_equal(run(&r, add_one, NULL, &rep), HBG_OK);
     rig_close(&r);
 }
@@ -246,6 +273,7 @@ int main(void)
         cmocka_unit_test(a_run_inside_a_pass_is_refused),
         cmocka_unit_test(an_open_scope_is_named),
         cmocka_unit_test(a_predicate_needs_a_buffer),
+        cmocka_unit_test(blocks_past_the_device_limit),
         cmocka_unit_test(null_arguments_are_statuses),
         cmocka_unit_test(definitions_turn_over_in_a_long_run),
     };

@@ -23,6 +23,9 @@ extern "C" {
 #define HBG_MAX_TASK_TENSORS 32
 #define HBG_MAX_TASK_SCALARS 16
 #define HBG_MAX_FANINS 128
+/* SPMD blocks per task (hbg_task.blocks): the device refuses an image
+ * with more, so a submit does. */
+#define HBG_MAX_BLOCKS 65536u
 #define HBG_DEFAULT_TASK_WINDOW 16384u
 /* The largest task window (hbg_runtime_config.task_window): its pools
  * (33 tensor-map entries a task, 4 buffers) are counted in 32 bits. */
@@ -159,7 +162,9 @@ typedef enum hbg_scope_mode {
     HBG_SCOPE_MANUAL = 1 /* explicit deps only; writes are still registered */
 } hbg_scope_mode;
 
-/* Scopes nest; AUTO inside MANUAL is HBG_E_SCOPE. */
+/* Scopes nest; AUTO inside MANUAL is HBG_E_SCOPE. Outside a pass, like
+ * the submits: HBG_E_STATE. A pass that ends with a scope open fails with
+ * HBG_E_SCOPE. */
 hbg_status hbg_scope_begin(hbg_orch *o, hbg_scope_mode mode);
 hbg_status hbg_scope_end(hbg_orch *o);
 

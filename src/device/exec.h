@@ -27,7 +27,7 @@
 
 /* Blocks per kernel task or node. A device has far fewer cores than this;
  * the bound only keeps a corrupt count from running for hours. */
-#define HBG_EXEC_MAX_BLOCKS 65536u
+#define HBG_EXEC_MAX_BLOCKS HBG_MAX_BLOCKS
 
 /* True when [addr, addr+n) is device memory the executor itself may read
  * (predicate words, Definition images, replay heap blocks). NULL trusts every

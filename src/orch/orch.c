@@ -336,6 +336,10 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
             hbg__why(o, HBG_WHY_TOO_MANY, -1, t->nscalars, HBG_MAX_TASK_SCALARS, HBG_COUNT_SCALARS);
             return HBG_E_TOO_MANY_SCALARS;
         }
+        if (t->blocks > HBG_MAX_BLOCKS) {
+            hbg__why(o, HBG_WHY_TOO_MANY, -1, t->blocks, HBG_MAX_BLOCKS, HBG_COUNT_BLOCKS);
+            return HBG_E_INVAL;
+        }
         if (!core_ok(t)) {
             hbg__why(o, HBG_WHY_CORE, -1, t->core, t->kernel_aic, t->kernel_aiv);
             return HBG_E_INVAL;
@@ -618,6 +622,8 @@ hbg_status hbg_scope_begin(hbg_orch *o, hbg_scope_mode mode)
 {
     if (!o || (mode != HBG_SCOPE_AUTO && mode != HBG_SCOPE_MANUAL))
         return HBG_E_INVAL;
+    if (!o->in_pass)
+        return HBG_E_STATE;
     if (o->scope_depth >= HBG_MAX_SCOPE_DEPTH || (mode == HBG_SCOPE_AUTO && o->manual_depth > 0))
         return hbg__orch_fail(o, HBG_E_SCOPE);
     o->scope_mode[o->scope_depth++] = (uint8_t)mode;
@@ -630,6 +636,8 @@ hbg_status hbg_scope_end(hbg_orch *o)
 {
     if (!o)
         return HBG_E_INVAL;
+    if (!o->in_pass)
+        return HBG_E_STATE;
     if (o->scope_depth == 0)
         return hbg__orch_fail(o, HBG_E_SCOPE);
     if (o->scope_mode[--o->scope_depth] == HBG_SCOPE_MANUAL)

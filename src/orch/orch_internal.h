@@ -99,7 +99,7 @@ typedef enum hbg__why_code {
 } hbg__why_code;
 
 typedef enum hbg__count { HBG_COUNT_TENSORS, HBG_COUNT_SCALARS, HBG_COUNT_DEPS, HBG_COUNT_BTENSORS,
-                          HBG_COUNT_BSCALARS } hbg__count;
+                          HBG_COUNT_BSCALARS, HBG_COUNT_BLOCKS } hbg__count;
 
 typedef enum hbg__where {
     HBG_AT_TASK = 0, /* task `task` of the window (the id it would have had) */
