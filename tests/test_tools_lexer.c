@@ -42,6 +42,8 @@ static void scan(const char *s, got *g)
     lx_scan(s, strlen(s), &sink);
 }
 
+static void scan_n(const char *s, size_t n, got *g);
+
 static int attr_is(const lx_rec *r, int i, const char *k, const char *v)
 {
     return i < r->nattr && lx_slice_eq(r->attr[i].key, k) && lx_slice_eq(r->attr[i].val, v);
@@ -153,6 +155,47 @@ static void test_crlf_and_noise(void **st)
     assert_int_equal(g.rec[0].inv, 1);
     assert_int_equal(g.rec[1].kind, LX_ANCHOR);
     assert_int_equal(g.rec[1].wall, 20);
+}
+
+/* A NUL, or a CR before anything but a line's end or the next line's
+ * '[', is inside a line: the record it cuts is reported, never read with
+ * its last value cut ("dur_ns=7" of "dur_ns=7\r38382"), in each kind of
+ * record; the rest of its line yields nothing. A CR before '\n', before
+ * the next line's prefix or at the end ends a line (CRLF and CR-only
+ * logs). */
+static void test_nul_and_cr_inside_a_line(void **st)
+{
+    (void)st;
+    static const char *const cut[] = {
+        "[mono_ns=1][T0x1][TIMING] f: bind phase=args start_ns=1 dur_ns=7\r38382 pid=1 inv=1\n",
+        "bind phase=args start_ns=1 dur_ns=7\r38382\n",
+        "host-orch phase=submit_task total_ns=5\r0 count=1 detail_sum=0 dropped=0\n",
+        "[STRACE] v=1 pid=1 tid=1 inv=1 hid=ab depth=0 name=a ts=5 dur=8\r1\n",
+        "[CLOCK_ANCHOR] v=1 pid=1 mono_ns=10\r wall_ns=20\n",
+    };
+    static const char *const why[] = {"a CR byte inside the record (the line is cut or corrupt)",
+                                      "a NUL byte inside the record (the line is cut or corrupt)"};
+    char line[256];
+    got g;
+    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++)
+        for (int nul = 0; nul < 2; nul++) {
+            size_t n = strlen(cut[i]);
+            memcpy(line, cut[i], n);
+            if (nul)
+                *strchr(line, '\r') = 0;
+            scan_n(line, n, &g);
+            assert_int_equal(g.n, 0);
+            assert_int_equal(g.nbad, 1);
+            assert_string_equal(g.bad[0], why[nul]);
+        }
+    /* CR-only line ends: each record whole */
+    scan("[mono_ns=1][T0x1][TIMING] f: bind phase=args start_ns=1 dur_ns=7\r"
+         "[mono_ns=2][T0x1][TIMING] f: bind phase=gm_heap start_ns=3 dur_ns=9\r",
+         &g);
+    assert_int_equal(g.nbad, 0);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.rec[0].dur, 7);
+    assert_int_equal(g.rec[1].dur, 9);
 }
 
 static void test_overflow_is_reported(void **st)
@@ -334,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_record_after_text_and_two_on_a_line),
         cmocka_unit_test(test_spans_only),
         cmocka_unit_test(test_crlf_and_noise),
+        cmocka_unit_test(test_nul_and_cr_inside_a_line),
         cmocka_unit_test(test_overflow_is_reported),
         cmocka_unit_test(test_malformed_records),
         cmocka_unit_test(test_stamps_only_at_line_start),

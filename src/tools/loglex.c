@@ -65,6 +65,26 @@ typedef struct cur {
     const char *p, *e;
 } cur;
 
+/* Whether the line-end byte at p (C_END) ends the line: a '\n', or a '\r'
+ * before a '\n', before the next line's '[' (a log of CR-only line ends)
+ * or at the end. A NUL, or a CR before anything else, is inside a line:
+ * a record it cut short would otherwise pass for a whole one, its last
+ * value cut too ("dur_ns=7" of "dur_ns=7\r38382"). */
+static inline bool at_line_end(const char *p, const char *e)
+{
+    return *p == '\n' || (*p == '\r' && (p + 1 >= e || p[1] == '\n' || p[1] == '['));
+}
+
+/* The complaint about a record next_tok stopped inside (it returned -1 at
+ * c->p), when a byte inside the line stopped it; NULL otherwise. */
+static const char *cut_inside(const cur *c)
+{
+    if (c->p >= c->e || cls[(unsigned char)*c->p] != C_END || at_line_end(c->p, c->e))
+        return NULL;
+    return *c->p ? "a CR byte inside the record (the line is cut or corrupt)"
+                 : "a NUL byte inside the record (the line is cut or corrupt)";
+}
+
 /* The value of the token next_tok last returned, as a number: 0 a decimal
  * integer that fits 64 bits, -1 not a decimal integer, -2 past 64 bits. */
 typedef struct numv {
@@ -80,9 +100,13 @@ static inline int next_tok(cur *c, lx_slice *k, lx_slice *v, numv *nv)
     const char *p = c->p, *e = c->e;
     while (p < e && cls[(unsigned char)*p] == C_SPACE)
         p++;
-    if (p >= e || cls[(unsigned char)*p] == C_END || (*p == '[' && at_prefix(p, e))) {
+    if (p >= e || (*p == '[' && at_prefix(p, e))) {
         c->p = p;
         return 0;
+    }
+    if (cls[(unsigned char)*p] == C_END) {
+        c->p = p;
+        return at_line_end(p, e) ? 0 : -1;
     }
     const char *ks = p;
     while (p < e && !kstop[(unsigned char)*p])
@@ -351,6 +375,8 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     }
     r->attr_text.p = attr_begin;
     r->attr_text.n = attr_begin ? (size_t)(attr_end - attr_begin) : 0;
+    if (t < 0 && cut_inside(c))
+        return cut_inside(c);
     if (t < 0) {
         size_t n = 0;
         while (c->p + n < c->e && n < 24 && cls[(unsigned char)c->p[n]] != C_SPACE && cls[(unsigned char)c->p[n]] != C_END)
@@ -435,7 +461,7 @@ static const char *lex_span(lx_rec *r, cur *c, char *msg, size_t mlen)
     r->attr_text.n = attr_begin ? (size_t)(attr_end - attr_begin) : 0;
     r->has_pid = r->has_inv = true;
     if (t < 0)
-        return "expected key=value (the span is torn)";
+        return cut_inside(c) ? cut_inside(c) : "expected key=value (the span is torn)";
     if (bad)
         return bad;
     if (seen != 511u) {
@@ -494,7 +520,7 @@ static const char *lex_anchor(lx_rec *r, cur *c, char *msg, size_t mlen)
             return e;
     }
     if (t < 0)
-        return "expected key=value (the clock anchor is torn)";
+        return cut_inside(c) ? cut_inside(c) : "expected key=value (the clock anchor is torn)";
     if ((seen & 15) != 15)
         return "expected v=1 pid= mono_ns= wall_ns= (the clock anchor is torn)";
     if (ver != 1)
