@@ -854,15 +854,21 @@ static json_t *run_per_invocation(const char *lp)
     char *o = ts_temp_file("", 0, ".json"), *out, *err;
     const char *a[] = {"timeline", lp, "--per-invocation", "-o", o, NULL};
     assert_int_equal(ts_run_cli(a, &out, &err), 0);
-    free(out);
-    free(err);
     char *text = ts_slurp(o, NULL);
     keep_trace(lp, "per-invocation", text);
     json_t *j = json_loads(text, 0, NULL);
     free(text);
+    assert_non_null(j);
+    /* the count it reports is the array's length, lane names included */
+    const char *w = strstr(err, "wrote ");
+    assert_non_null(w);
+    w = strstr(w, ": ");
+    assert_non_null(w);
+    assert_int_equal(strtoull(w + 2, NULL, 10), json_array_size(json_object_get(j, "traceEvents")));
+    free(out);
+    free(err);
     unlink(o);
     free(o);
-    assert_non_null(j);
     return j;
 }
 
@@ -909,6 +915,42 @@ static void test_per_invocation(void **st)
     assert_true(ts_contains(err, "--per-invocation draws spans only"));
     free(out);
     free(err);
+    /* the same records file twice would draw every operation twice */
+    char rp[2048], want[8192];
+    snprintf(lp, sizeof lp, "%s", ts_fixture("hbg-run-vector-timeline.log"));
+    snprintf(rp, sizeof rp, "%s", ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl"));
+    const char *c[] = {"timeline", lp, "--records", rp, "--records", rp, "-o", "unused.json", NULL};
+    assert_int_equal(ts_run_cli(c, &out, &err), 2);
+    snprintf(want, sizeof want,
+             "hbg timeline: --records 1 (%s) and --records 2 (%s) are the same file: its records would be drawn "
+             "twice; give each records file once\n",
+             rp, rp);
+    assert_string_equal(err, want);
+    assert_int_equal(access("unused.json", F_OK), -1);
+    free(out);
+    free(err);
+    /* ten device span names in one invocation: a track each */
+    char log[4096];
+    size_t n = (size_t)snprintf(log, sizeof log,
+                                "[STRACE] v=1 pid=9 tid=9 inv=1 hid=ab depth=0 name=chip.run ts=1000 dur=100000\n"
+                                "[STRACE] v=1 pid=9 tid=9 inv=1 hid=ab depth=1 name=chip.run.runner_run ts=2000 "
+                                "dur=90000\n");
+    for (int k = 0; k < 10; k++)
+        n += (size_t)snprintf(log + n, sizeof log - n,
+                              "[STRACE] v=1 pid=9 tid=9 inv=1 hid=ab depth=2 name=dev.k%d ts=%d dur=1000 clk=dev\n",
+                              k, 100 + 400 * k);
+    char *many = ts_temp_file(log, n, ".log");
+    j = run_per_invocation(many);
+    ev = json_object_get(j, "traceEvents");
+    assert_int_equal(nesting_errors(ev), 0);
+    for (int k = 0; k < 10; k++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "dev.k%d", k);
+        assert_int_equal(find(ev, nm, "device", 1, k + 1, NULL), 1);
+    }
+    json_decref(j);
+    unlink(many);
+    free(many);
 }
 
 /* The scheduler's node.* spans: an arrow from each node.submit to the

@@ -105,6 +105,16 @@ static int parse_args(int argc, char **argv, tl_args *a)
     memcpy(inputs + 1, a->rpath, a->nr * sizeof *a->rpath);
     if (hbg_outfile_not_input("hbg timeline", a->out, inputs, a->nr + 1) != 0)
         return 2;
+    /* the same records file twice (a link, another spelling) would draw
+     * every operation twice, as hbg spans refuses too */
+    size_t i, j;
+    if (hbg_same_file_pair(a->rpath, a->nr, &i, &j)) {
+        fprintf(stderr,
+                "hbg timeline: --records %zu (%s) and --records %zu (%s) are the same file: its records would be "
+                "drawn twice; give each records file once\n",
+                i + 1, a->rpath[i], j + 1, a->rpath[j]);
+        return 2;
+    }
     return -1;
 }
 

@@ -64,6 +64,16 @@ static void span_event(jw *w, const ps_span *s, char *nbuf, uint64_t lane, uint6
         rep->spans++;
 }
 
+/* A lane's or track's name: counted like every event (the report's
+ * count is the traceEvents array's length). */
+static void inv_meta(jw *w, bool *first, const char *what, uint64_t lane, uint64_t track, const char *name,
+                     tl_report *rep)
+{
+    tl_meta(w, first, what, lane, track, name);
+    rep->events++;
+    rep->lane_names++;
+}
+
 hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list *warn)
 {
     memset(rep, 0, sizeof *rep);
@@ -78,9 +88,16 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
         if (L->span[i].name.n > maxname)
             maxname = L->span[i].name.n;
     char *nbuf = malloc(maxname + 1);
+    /* device spans run at once (orch beside sched): a track per name, as
+     * many as an invocation has */
+    size_t most = 1;
+    for (size_t i = 0; i < S.ninv; i++)
+        most = S.inv[i].n > most ? S.inv[i].n : most;
+    lx_slice *dnames = malloc(most * sizeof *dnames);
     jw w;
-    if (!nbuf || !jw_init(&w, out)) {
+    if (!nbuf || !dnames || !jw_init(&w, out)) {
         free(nbuf);
+        free(dnames);
         sp_free(&S);
         return HBG_E_NOMEM;
     }
@@ -95,12 +112,10 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
         uint64_t lane = i + 1;
         snprintf(name, sizeof name, "%s inv=%" PRIu64 " (pid %" PRIu64 ", rank %u)",
                  c->label[0] ? c->label : "callable", x->inv, x->pid, x->rank);
-        tl_meta(&w, &first, "process_name", lane, 0, name);
-        tl_meta(&w, &first, "thread_name", lane, 0, "host");
+        inv_meta(&w, &first, "process_name", lane, 0, name, rep);
+        inv_meta(&w, &first, "thread_name", lane, 0, "host", rep);
         uint64_t host = 0, base = 0;
         bool placed = device_place(&S, x, &host, &base);
-        /* device spans run at once (orch beside sched): a track per name */
-        lx_slice dnames[8];
         size_t nd = 0;
         for (size_t k = 0; k < x->n; k++) {
             const ps_span *s = &L->span[S.idx[x->first + k]];
@@ -113,13 +128,13 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
                 ts = host + (s->ts - base) < host ? UINT64_MAX : host + (s->ts - base);
                 while (track < nd && !(dnames[track].n == s->name.n && !memcmp(dnames[track].p, s->name.p, s->name.n)))
                     track++;
-                if (track == nd && nd < 8) {
+                if (track == nd) {
                     dnames[nd++] = s->name;
                     size_t nl = lx_decode_name(s->name, nbuf);
                     snprintf(name, sizeof name, "device (clk=dev): %.*s", (int)(nl < 200 ? nl : 200), nbuf);
-                    tl_meta(&w, &first, "thread_name", lane, nd, name);
+                    inv_meta(&w, &first, "thread_name", lane, nd, name, rep);
                 }
-                track = track < nd ? track + 1 : nd;
+                track++;
             }
             span_event(&w, s, nbuf, lane, track, ts, rep);
         }
@@ -134,6 +149,7 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
     bool ok = jw_flush(&w);
     jw_free(&w);
     free(nbuf);
+    free(dnames);
     sp_free(&S);
     return ok ? HBG_OK : HBG_E_IO;
 }
