@@ -444,22 +444,26 @@ static size_t warns_with(const ps_log *L, const char *s)
 static void no_total_without_host_orch(void **st)
 {
     (void)st;
+    static const char no_host_orch[] = "has no host_orch (no control-plane total without it)";
     static const struct {
-        const char *from, *to, *why;
+        const char *from, *to, *why, *then;
     } edits[] = {
         /* the name itself unreadable: the line names no segment */
-        {"bind phase=host_orch", "bind phase=host_Orch", "malformed bind line"},
+        {"bind phase=host_orch", "bind phase=host_Orch", "malformed bind line", no_host_orch},
         /* cut after dur_ns: no pid= or inv= to tie it to its pass */
-        {" tasks=47 heap_used=127673344 pid=4242 inv=", " x", "pass pid=4242 inv=2 has no host_orch"},
-        /* a token without `=` before pid= */
-        {"tasks=47", "tasks= 4", "malformed bind line"},
+        {" tasks=47 heap_used=127673344 pid=4242 inv=", " x", "pass pid=4242 inv=2 has no host_orch", no_host_orch},
+        /* a token without `=` before pid=: the line is read on to its
+         * pid= and inv=, and its pass excluded for it (no pass of its own) */
+        {"tasks=47", "tasks= 4", "malformed bind line", "has a malformed line that was ignored"},
     };
     for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {
         char *buf;
         ps_log *L = read_edited("e.log", edits[e].from, edits[e].to, &buf);
         assert_int_equal(L->nused, 0);
         assert_true(warns_with(L, edits[e].why) > 0);
-        assert_true(warns_with(L, "has no host_orch (no control-plane total without it)") > 0);
+        assert_true(warns_with(L, edits[e].then) > 0);
+        if (e == 2)
+            assert_int_equal(warns_with(L, "has no arena_h2d"), 0);
         ps_free(L);
         free(buf);
     }

@@ -310,7 +310,32 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     const char *attr_begin = NULL, *attr_end = NULL;
     int t;
     bool bind = r->kind == LX_BIND;
-    while ((t = next_tok(c, &k, &v, &nv)) == 1) {
+    char torn[96] = ""; /* the first token that is no key=value, if any */
+    while ((t = next_tok(c, &k, &v, &nv)) != 0) {
+        if (t < 0) {
+            /* The record is malformed, but its pid= and inv= may still
+             * follow: read on to the line's end, so that the line is
+             * charged to its own pass (passes.c) rather than opening one. */
+            if (!torn[0]) {
+                const char *why = cut_inside(c);
+                size_t n = 0;
+                while (!why && c->p + n < c->e && n < 24 && cls[(unsigned char)c->p[n]] != C_SPACE &&
+                       cls[(unsigned char)c->p[n]] != C_END)
+                    n++;
+                if (why)
+                    snprintf(torn, sizeof torn, "%s", why);
+                else
+                    snprintf(torn, sizeof torn, "expected key=value, found '%.*s'", (int)n, c->p);
+            }
+            const char *q = c->p;
+            if (q < c->e && cls[(unsigned char)*q] == C_END)
+                q++; /* the NUL or CR inside the line */
+            while (q < c->e && cls[(unsigned char)*q] != C_SPACE && cls[(unsigned char)*q] != C_END &&
+                   !(*q == '[' && at_prefix(q, c->e)))
+                q++;
+            c->p = q;
+            continue;
+        }
         const char *e = NULL;
         uint64_t *dst = NULL;
         switch (k.n) {
@@ -375,13 +400,8 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     }
     r->attr_text.p = attr_begin;
     r->attr_text.n = attr_begin ? (size_t)(attr_end - attr_begin) : 0;
-    if (t < 0 && cut_inside(c))
-        return cut_inside(c);
-    if (t < 0) {
-        size_t n = 0;
-        while (c->p + n < c->e && n < 24 && cls[(unsigned char)c->p[n]] != C_SPACE && cls[(unsigned char)c->p[n]] != C_END)
-            n++;
-        snprintf(msg, mlen, "expected key=value, found '%.*s'", (int)n, c->p);
+    if (torn[0]) {
+        snprintf(msg, mlen, "%s", torn);
         return msg;
     }
     if (bad)
