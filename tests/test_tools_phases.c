@@ -437,6 +437,40 @@ static size_t warns_with(const ps_log *L, const char *s)
     return n;
 }
 
+/* A used pass without an exact figure (tasks= not an integer here) is not
+ * "the same in every used pass": the figure varies, the count of such
+ * passes and the first one's line in a warning; a figure no pass has is
+ * not shown at all. */
+static void a_figure_some_passes_lack_varies(void **st)
+{
+    (void)st;
+    size_t len;
+    char *buf = ts_slurp(ts_fixture("ours-1rank-4pass.log"), &len);
+    assert_non_null(buf);
+    char *at = strstr(buf, "tasks=47 heap_used=127673344 pid=4242 inv=3");
+    assert_non_null(at);
+    memcpy(at, "tasks=4x", 8);
+    static ps_log L;
+    ps_options o = {0};
+    assert_int_equal(ps_read(&L, "m.log", buf, len, &o), HBG_OK);
+    assert_int_equal(L.nused, 3);
+    phs_result R;
+    assert_int_equal(phs_compute(&L, &R, NULL), HBG_OK);
+    assert_int_equal(R.tasks.n, 2);
+    assert_int_equal(R.tasks.missing, 1);
+    assert_true(R.tasks.varies);
+    assert_int_equal(R.tasks.min, 47);
+    assert_int_equal(R.heap_used.n, 3);
+    assert_int_equal(R.heap_used.missing, 0);
+    assert_false(R.heap_used.varies);
+    assert_int_equal(warns_with(&L, "m.log: tasks is missing or not an integer in 1 of 3 used passes (the first at "
+                                    "line 50)"),
+                     1);
+    assert_int_equal(warns_with(&L, "tasks differs"), 0);
+    ps_free(&L);
+    free(buf);
+}
+
 /* A host_orch line that cannot be read, or not tied to its pass, in every
  * pass: the passes share the segment set without it, so the set does not
  * exclude them; without host_orch each is excluded, never a "total" of
@@ -591,6 +625,7 @@ int main(void)
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(many_ranks),
         cmocka_unit_test(no_total_without_host_orch),
+        cmocka_unit_test(a_figure_some_passes_lack_varies),
         cmocka_unit_test(rank_without_used_passes_has_no_figures),
         cmocka_unit_test(unreadable_host_orch_line_excludes_its_pass),
         cmocka_unit_test(warnings_carry_no_control_bytes),

@@ -102,7 +102,10 @@ static void fig_table(FILE *f, const char *name, const phs_fig *g)
 {
     if (!g->n)
         return;
-    if (g->varies)
+    if (g->missing)
+        fprintf(f, "  %-34s varies: %" PRIu64 "..%" PRIu64 ", missing from %zu of %zu used passes (see warnings)\n",
+                name, g->min, g->max, g->missing, g->missing + g->n);
+    else if (g->varies)
         fprintf(f, "  %-34s varies: %" PRIu64 "..%" PRIu64 " (see warnings)\n", name, g->min, g->max);
     else
         fprintf(f, "  %-34s %" PRIu64 "\n", name, g->value);
@@ -221,6 +224,10 @@ static void json_fig(jw *w, const phs_fig *g)
     jw_u64(w, g->min);
     jw_lit(w, ", \"max\": ");
     jw_u64(w, g->max);
+    if (g->missing) {
+        jw_lit(w, ", \"missing\": ");
+        jw_u64(w, g->missing);
+    }
     jw_lit(w, "}");
 }
 

@@ -65,7 +65,7 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
         }
         char lab[64];
         ps_label(p, lab, sizeof lab);
-        const char *miss = !p->has_tasks ? "no tasks= on its host_orch line"
+        const char *miss = !p->has_tasks ? "no integer tasks= on its host_orch line"
                            : !(p->ops_present & (1u << PS_OP_RECORD_NODE) && p->ops_present & (1u << PS_OP_GRAPH_SUBMIT))
                                ? "no record_node and graph_submit host-orch lines"
                                : NULL;

@@ -107,11 +107,22 @@ static void fig_add(phs_fig *f, uint64_t v, size_t line, size_t *first_line, siz
 typedef struct fig_ctx {
     size_t first_line, other_line;
     uint64_t other;
+    size_t missing_line;    /* the first used pass without it */
 } fig_ctx;
+
+/* A used pass that should report a figure and does not. */
+static void fig_missing(phs_fig *f, fig_ctx *c, size_t line)
+{
+    if (!f->missing++)
+        c->missing_line = line;
+}
 
 static void warn_fig(ps_log *L, const phs_fig *f, const fig_ctx *c, const char *what)
 {
-    if (!f->varies)
+    if (f->missing && f->n)
+        dg_add(&L->warn, "%s: %s is missing or not an integer in %zu of %zu used passes (the first at line %zu)",
+               L->path, what, f->missing, f->missing + f->n, c->missing_line);
+    if (!f->varies || c->other_line == 0)
         return;
     size_t l1 = c->first_line;
     size_t l2 = c->other_line;
@@ -203,6 +214,8 @@ static void add_pass(const ps_log *L, const ps_pass *p, phs_result *R, columns *
         if (g.has_bytes)
             fig_add(&R->bytes[s], g.bytes, g.line, &F->bytes[s].first_line, &F->bytes[s].other_line,
                     &F->bytes[s].other);
+        else
+            fig_missing(&R->bytes[s], &F->bytes[s], g.line);
     }
     if (C->by_rank)
         C->rk[k] = (uint32_t)p->rank;
@@ -210,9 +223,13 @@ static void add_pass(const ps_log *L, const ps_pass *p, phs_result *R, columns *
     if (p->has_heap_used)
         fig_add(&R->heap_used, p->heap_used, p->line[PS_HOST_ORCH], &F->heap.first_line, &F->heap.other_line,
                 &F->heap.other);
+    else
+        fig_missing(&R->heap_used, &F->heap, p->line[PS_HOST_ORCH]);
     if (p->has_tasks)
         fig_add(&R->tasks, p->tasks, p->line[PS_HOST_ORCH], &F->tasks.first_line, &F->tasks.other_line,
                 &F->tasks.other);
+    else
+        fig_missing(&R->tasks, &F->tasks, p->line[PS_HOST_ORCH]);
     for (int o = 0; o < PS_NOPS; o++)
         if (p->ops_present & (1u << o))
             fig_add(&R->op_count[o], p->op_count[o], p->op_line[o], &F->op[o].first_line, &F->op[o].other_line,
@@ -290,6 +307,18 @@ hbg_status phs_compute(ps_log *L, phs_result *R, phs_stat *by_rank)
     }
     stat_of64(C.tot, k, &R->total);
     hm_free(&C.mem);
+    /* A figure some used passes lack is not the same in every one: it
+     * varies (a figure no pass reports is simply not shown). */
+    phs_fig *figs[2 + PS_MAXSEG];
+    size_t nf = 0;
+    figs[nf++] = &R->heap_used, figs[nf++] = &R->tasks;
+    for (int s = 0; s < L->nseg; s++)
+        figs[nf++] = &R->bytes[s];
+    for (size_t i = 0; i < nf; i++)
+        if (!figs[i]->n)
+            figs[i]->missing = 0;
+        else if (figs[i]->missing)
+            figs[i]->varies = true;
     warn_figs(L, R, &F);
     return HBG_OK;
 }

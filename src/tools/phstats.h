@@ -26,6 +26,8 @@ typedef struct phs_stat {
 
 typedef struct phs_fig {
     size_t n;               /* passes that report it */
+    size_t missing;         /* used passes that should and do not (no such
+                               field, or not an integer); then varies too */
     bool varies;
     uint64_t value;         /* the first pass's value */
     uint64_t min, max;
