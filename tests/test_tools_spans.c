@@ -245,6 +245,55 @@ static void test_tpot_ours_two_ranks(void **st)
     check_tpot("spans-ours-2rank.log", "1111111111111111", "prefill", 1);
 }
 
+/* A log holding its run twice (two copies put together): each span is
+ * the same record twice and counts once, so every view says what the one
+ * copy says, with one warning naming the repeats. */
+static void test_a_run_twice_counts_once(void **st)
+{
+    (void)st;
+    size_t len;
+    char *one = ts_slurp(ts_fixture("spans-ours-2rank.log"), &len);
+    assert_non_null(one);
+    char *both = malloc(2 * len);
+    assert_non_null(both);
+    memcpy(both, one, len);
+    memcpy(both + len, one, len);
+    size_t nspan = 0;
+    for (char *p = one; (p = strstr(p, "[STRACE] v=1 ")); p++)
+        nspan++;
+    char *l1 = ts_temp_file(one, len, ".log"), *l2 = ts_temp_file(both, 2 * len, ".log");
+    static const char *const views[] = {"tpot", "tree", "rounds"};
+    for (size_t v = 0; v < 3; v++) {
+        char *e1, *e2;
+        const char *a1[] = {"spans", l1, "--view", views[v], "--format", "json", NULL};
+        const char *a2[] = {"spans", l2, "--view", views[v], "--format", "json", NULL};
+        json_t *j1 = run_json(a1, 0, &e1), *j2 = run_json(a2, 0, &e2);
+        json_object_del(j1, "log");
+        json_object_del(j2, "log");
+        json_object_del(j1, "warnings");
+        json_object_del(j2, "warnings");
+        if (!json_equal(j1, j2)) {
+            char *d1 = json_dumps(j1, JSON_COMPACT), *d2 = json_dumps(j2, JSON_COMPACT);
+            fail_msg("--view %s: once %s\ntwice %s", views[v], d1, d2);
+            free(d1), free(d2);
+        }
+        char want[128];
+        snprintf(want, sizeof want, ": %zu spans repeat an earlier span of their invocation exactly", nspan);
+        assert_true(ts_contains(e2, want));
+        assert_false(ts_contains(e1, "repeat an earlier span"));
+        json_decref(j1);
+        json_decref(j2);
+        free(e1);
+        free(e2);
+    }
+    remove(l1);
+    remove(l2);
+    free(l1);
+    free(l2);
+    free(both);
+    free(one);
+}
+
 static void test_tpot_original_pipelined(void **st)
 {
     (void)st;
@@ -887,6 +936,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tpot_ours_two_ranks),
         cmocka_unit_test(test_tpot_original_pipelined),
+        cmocka_unit_test(test_a_run_twice_counts_once),
         cmocka_unit_test(test_rounds_two_ranks_anchors),
         cmocka_unit_test(test_rounds_pipelined_device_phases),
         cmocka_unit_test(test_tree_from_depth),

@@ -208,6 +208,82 @@ static hbg_status callables(sp_set *S)
     return HBG_OK;
 }
 
+/* Spans in (ts, dur, depth, tid, clock, name) order, the earlier line
+ * first among equals. */
+static int cmp_repeat(const void *a, const void *b, void *ctx)
+{
+    const ps_span *sp = ctx;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const ps_span *x = &sp[i], *y = &sp[j];
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->dur != y->dur)
+        return x->dur < y->dur ? -1 : 1;
+    if (x->depth != y->depth)
+        return x->depth < y->depth ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->dev != y->dev)
+        return x->dev ? 1 : -1;
+    if (x->name.n != y->name.n)
+        return x->name.n < y->name.n ? -1 : 1;
+    int c = memcmp(x->name.p, y->name.p, x->name.n);
+    if (c)
+        return c;
+    return i < j ? -1 : i > j;
+}
+
+/* A span that repeats an earlier one of its invocation exactly (thread,
+ * depth, name, clock, start and duration) is the same record twice: a
+ * log holding a run twice (two copies concatenated). Summed per name, as
+ * the tpot and tree views do, each would count double; each is kept
+ * once, the first in the log, and the repeats are counted in a warning.
+ * Compacts S->idx; false on out of memory. */
+static bool drop_repeats(sp_set *S)
+{
+    const ps_log *L = S->L;
+    size_t most = 0;
+    for (size_t i = 0; i < S->ninv; i++)
+        most = S->inv[i].n > most ? S->inv[i].n : most;
+    size_t *tmp = malloc((most ? most : 1) * sizeof *tmp);
+    unsigned char *rep = calloc(L->nspan ? L->nspan : 1, 1);
+    if (!tmp || !rep) {
+        free(tmp);
+        free(rep);
+        return false;
+    }
+    size_t nrep = 0, first_line = 0, w = 0;
+    for (size_t i = 0; i < S->ninv; i++) {
+        sp_inv *x = &S->inv[i];
+        memcpy(tmp, S->idx + x->first, x->n * sizeof *tmp);
+        qsort_r(tmp, x->n, sizeof *tmp, cmp_repeat, (void *)L->span);
+        for (size_t k = 1; k < x->n; k++) {
+            const ps_span *a = &L->span[tmp[k - 1]], *b = &L->span[tmp[k]];
+            if (a->ts == b->ts && a->dur == b->dur && a->depth == b->depth && a->tid == b->tid && a->dev == b->dev &&
+                slice_same(a->name, b->name)) {
+                rep[tmp[k]] = 1;
+                if (!nrep++ || b->line < first_line)
+                    first_line = b->line;
+            }
+        }
+        size_t from = x->first, n = x->n;
+        x->first = w;
+        for (size_t k = 0; k < n; k++)
+            if (!rep[S->idx[from + k]])
+                S->idx[w++] = S->idx[from + k];
+        x->n = w - x->first;
+    }
+    S->nspan = w;
+    if (nrep)
+        dg_add(&S->warn, "%s:%zu: %zu span%s repeat an earlier span of their invocation exactly (thread, depth, "
+                         "name, start, duration): the same record twice, as in a log holding a run twice; each "
+                         "counted once",
+               L->path, first_line, nrep, nrep == 1 ? "" : "s");
+    free(tmp);
+    free(rep);
+    return true;
+}
+
 hbg_status sp_build(sp_set *S, const ps_log *L)
 {
     memset(S, 0, sizeof *S);
@@ -255,6 +331,8 @@ hbg_status sp_build(sp_set *S, const ps_log *L)
     free(perm);
     S->inv = sorted;
     S->ninv = n;
+    if (!drop_repeats(S))
+        return HBG_E_NOMEM;
     qsort(S->rank_pid, S->nrank, sizeof *S->rank_pid, cmp_u64);
     size_t nroot = 0, nmixed = 0;
     for (size_t i = 0; i < n; i++) {
