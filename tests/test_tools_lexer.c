@@ -198,6 +198,30 @@ static void test_nul_and_cr_inside_a_line(void **st)
     assert_int_equal(g.rec[1].dur, 9);
 }
 
+/* Span names are percent-decoded, but for control bytes, which stay
+ * encoded (a NUL would end the name as a C string), and a '%' without
+ * two hex digits. */
+static void test_decode_name(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *in, *out;
+    } c[] = {
+        {"chip.run", "chip.run"},
+        {"a%20b%3D%5b%25", "a b=[%"},
+        {"a%00b", "a%00b"},
+        {"x%0Ay%1f%7F%7e", "x%0Ay%1f%7F~"},
+        {"%4", "%4"},
+        {"%zz%41", "%zzA"},
+    };
+    char out[64];
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        size_t n = lx_decode_name((lx_slice){c[i].in, strlen(c[i].in)}, out);
+        out[n] = 0;
+        assert_string_equal(out, c[i].out);
+    }
+}
+
 static void test_overflow_is_reported(void **st)
 {
     (void)st;
@@ -378,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_spans_only),
         cmocka_unit_test(test_crlf_and_noise),
         cmocka_unit_test(test_nul_and_cr_inside_a_line),
+        cmocka_unit_test(test_decode_name),
         cmocka_unit_test(test_overflow_is_reported),
         cmocka_unit_test(test_malformed_records),
         cmocka_unit_test(test_stamps_only_at_line_start),

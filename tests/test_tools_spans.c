@@ -46,7 +46,7 @@ static void decode(char *s)
     char *o = s;
     for (char *p = s; *p; p++) {
         unsigned v;
-        if (*p == '%' && sscanf(p + 1, "%2x", &v) == 1) {
+        if (*p == '%' && sscanf(p + 1, "%2x", &v) == 1 && v >= 0x20 && v != 0x7f) {
             *o++ = (char)v;
             p += 2;
         } else {

@@ -781,7 +781,10 @@ size_t lx_decode_name(lx_slice s, char *out)
     size_t k = 0;
     for (size_t i = 0; i < s.n; i++) {
         int hi, lo;
-        if (s.p[i] == '%' && i + 2 < s.n && (hi = hexval(s.p[i + 1])) >= 0 && (lo = hexval(s.p[i + 2])) >= 0) {
+        /* a control byte stays encoded: decoded, a NUL would end the name
+         * wherever it is used as a C string, a newline break a table */
+        if (s.p[i] == '%' && i + 2 < s.n && (hi = hexval(s.p[i + 1])) >= 0 && (lo = hexval(s.p[i + 2])) >= 0 &&
+            hi * 16 + lo >= 0x20 && hi * 16 + lo != 0x7f) {
             out[k++] = (char)(hi * 16 + lo);
             i += 2;
         } else {

@@ -96,7 +96,8 @@ int lx_parse_u64(lx_slice v, uint64_t *out);
 /* A span name as written is percent-encoded (bytes outside !..~, and
  * % [ ] =, as %XX). Decodes s into out, which has room for s.n bytes;
  * returns the decoded length. A '%' not followed by two hex digits is kept
- * as it stands. */
+ * as it stands, and so is the %XX of a control byte (below 0x20, 0x7f): a
+ * NUL decoded would cut the name short wherever it is a C string. */
 size_t lx_decode_name(lx_slice s, char *out);
 
 /* The last handle parsed: a log's lines come from a few threads. */
