@@ -360,8 +360,10 @@ static void test_skip_warm(void **state)
     assert_int_equal(run_fit(&L, "--skip-warm", "1", "--format=json", &out, &errs), 0);
     assert_true(ts_contains(out, "\"skipped\": 10"));
     free(out), free(errs);
-    /* every pass skipped: nothing to fit */
+    /* every pass skipped: nothing to fit, and the option is named */
     assert_int_equal(run_fit(&L, "--skip-warm", "3", NULL, &out, &errs), 1);
+    assert_true(ts_contains(errs, "hbg fit: no warm pass with counts in any log once --skip-warm 3 left out 30; "
+                                  "nothing to fit (lower --skip-warm or give more rounds)\n"));
     free(out), free(errs);
     const char *bad[] = {"-1", "x", "2x", ""};
     for (size_t i = 0; i < 4; i++) {

@@ -76,6 +76,22 @@ static void a_quiet_level_is_the_reason_given(void **state)
              "records; run the workload at --log-level timing (or debug/info)\n", in);
     assert_string_equal(err, want);
     free(err);
+    /* fit and compare give the same reason */
+    const char *fargs[] = {"fit", in, NULL};
+    assert_int_equal(ts_run_cli(fargs, NULL, &err), 2);
+    snprintf(want, sizeof want,
+             "hbg fit: %s has no bind-phase lines: its stamp shows HBG_LOG_LEVEL=off, which writes no TIMING "
+             "records; run the workload at --log-level timing (or debug/info)\n", in);
+    assert_true(ts_contains(err, want));
+    free(err);
+    char *in2 = ts_temp_file(log, sizeof log - 1, ".log");
+    const char *cargs[] = {"compare", "--base", in, "--measure", in2, NULL};
+    assert_int_equal(ts_run_cli(cargs, NULL, &err), 2);
+    assert_true(ts_contains(err, "has no bind-phase lines: its stamp shows HBG_LOG_LEVEL=off, which writes no TIMING "
+                                 "records"));
+    free(err);
+    remove(in2);
+    free(in2);
     const char *targs[] = {"timeline", in, "-o", "/dev/null", NULL};
     assert_int_equal(ts_run_cli(targs, NULL, &err), 1);
     snprintf(want, sizeof want,
@@ -87,12 +103,42 @@ static void a_quiet_level_is_the_reason_given(void **state)
     free(in);
 }
 
+/* A [stamp] line with no text records no command or commit: compare says
+ * it is empty rather than missing; timeline refuses an empty -o. */
+static void an_empty_stamp_is_named(void **state)
+{
+    (void)state;
+    static const char log[] = "[stamp]\n"
+                              "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=2 "
+                              "pid=1 inv=1\n";
+    char *in = ts_temp_file(log, sizeof log - 1, ".log");
+    assert_non_null(in);
+    char *in2 = ts_temp_file(log, sizeof log - 1, ".log");
+    const char *cargs[] = {"compare", "--base", in, "--measure", in2, NULL};
+    char *err = NULL, want[1200];
+    assert_int_equal(ts_run_cli(cargs, NULL, &err), 2);
+    snprintf(want, sizeof want,
+             "%s:1: its [stamp] line is empty, so nothing records its command and commit; pass --allow-unstamped to "
+             "compare it anyway", in);
+    assert_true(ts_contains(err, want));
+    free(err);
+    const char *targs[] = {"timeline", in, "-o", "", NULL};
+    assert_int_equal(ts_run_cli(targs, NULL, &err), 2);
+    assert_string_equal(err, "hbg timeline: -o needs a file name (or - for stdout)\n");
+    free(err);
+    remove(in);
+    free(in);
+    remove(in2);
+    free(in2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_runs_in_one_log_are_named),
         cmocka_unit_test(a_stamp_ends_at_a_cr),
         cmocka_unit_test(a_quiet_level_is_the_reason_given),
+        cmocka_unit_test(an_empty_stamp_is_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

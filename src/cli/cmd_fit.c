@@ -104,10 +104,8 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
                 *name, L.stamp2_line, L.stamp_line);
         rc = 2;
     } else if (L.nbind == 0) {
-        fprintf(stderr,
-                "hbg fit: %s has no bind-phase lines (\"bind phase=\"); run the workload with HBG_BIND_BREAKDOWN=1 "
-                "(the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
-                *name);
+        char why[320];
+        fprintf(stderr, "hbg fit: %s%s\n", *name, ps_no_bind_why(&L, why, sizeof why));
         rc = 2;
     } else if (L.nused && phs_compute(&L, &R, NULL) != HBG_OK) {
         fprintf(stderr, "hbg fit: %s: out of memory\n", *name);

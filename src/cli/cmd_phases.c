@@ -446,20 +446,8 @@ int hbg_cmd_phases(int argc, char **argv)
     }
     if (L.nbind == 0) {
         print_warnings(&L);
-        const char *quiet = ps_stamp_quiet_level(&L);
-        if (L.nbad_bind)
-            fprintf(stderr, "hbg phases: %s: none of its %zu bind lines is well-formed (see the warnings)\n", path,
-                    L.nbad_bind);
-        else if (quiet)
-            fprintf(stderr,
-                    "hbg phases: %s has no bind-phase lines: its stamp shows HBG_LOG_LEVEL=%s, which writes no "
-                    "TIMING records; run the workload at --log-level timing (or debug/info)\n",
-                    path, quiet);
-        else
-            fprintf(stderr,
-                    "hbg phases: %s has no bind-phase lines (\"bind phase=\"); run the workload with "
-                    "HBG_BIND_BREAKDOWN=1 (the original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)\n",
-                    path);
+        char why[320];
+        fprintf(stderr, "hbg phases: %s%s\n", path, ps_no_bind_why(&L, why, sizeof why));
         rc = 1;
         goto out;
     }

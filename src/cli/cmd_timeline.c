@@ -94,6 +94,10 @@ static int parse_args(int argc, char **argv, tl_args *a)
         fprintf(stderr, "hbg timeline: -o OUT.json is required (see hbg timeline --help)\n");
         return 2;
     }
+    if (!*a->out) {
+        fprintf(stderr, "hbg timeline: -o needs a file name (or - for stdout)\n");
+        return 2;
+    }
     if (a->per_inv && a->nr) {
         fprintf(stderr, "hbg timeline: --per-invocation draws spans only; --records does not apply to it\n");
         return 2;

@@ -81,15 +81,20 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
         return refuse(err, n,
                       "%s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes two runs",
                       g->path, L->stamp2_line, L->stamp_line);
+    if (!L->has_stamp && L->empty_stamp_line && !o->allow_unstamped)
+        return refuse(err, n,
+                      "%s:%zu: its [stamp] line is empty, so nothing records its command and commit; pass "
+                      "--allow-unstamped to compare it anyway",
+                      g->path, L->empty_stamp_line);
     if (!L->has_stamp && !o->allow_unstamped)
         return refuse(err, n,
                       "%s has no [stamp] line, so nothing records its command and commit; pass --allow-unstamped "
                       "to compare it anyway",
                       g->path);
-    if (L->nbind == 0)
-        return refuse(err, n, "%s has no well-formed bind-phase lines (run with HBG_BIND_BREAKDOWN=1; the original "
-                              "runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)",
-                      g->path);
+    if (L->nbind == 0) {
+        char why[320];
+        return refuse(err, n, "%s%s", g->path, ps_no_bind_why(L, why, sizeof why));
+    }
     if (L->nwarm == 0)
         return refuse(err, n,
                       "%s has no warm pass: every pass is its rank's cold first pass (run at least 2 rounds, 6 "

@@ -319,7 +319,13 @@ int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errle
     }
     R->n = n, R->k = Q.k;
     if (n == 0) {
-        snprintf(err, errlen, "no warm pass with counts in any log; nothing to fit");
+        if (d->skipped && !d->excluded)
+            snprintf(err, errlen,
+                     "no warm pass with counts in any log once --skip-warm %zu left out %zu; nothing to fit (lower "
+                     "--skip-warm or give more rounds)",
+                     d->skip_warm, d->skipped);
+        else
+            snprintf(err, errlen, "no warm pass with counts in any log; nothing to fit");
         goto out;
     }
     if (n <= Q.k) {

@@ -553,7 +553,7 @@ static const char *lex_anchor(lx_rec *r, cur *c, char *msg, size_t mlen)
 static void emit_stamp(const char *buf, size_t base, size_t line, const char *t, const char *e, const lx_sink *sink,
                        lx_rec *r)
 {
-    const char *q = t + 8;
+    const char *q = t + 7 + (e - t > 7 && t[7] == ' ');
     /* it ends where any record ends: at a line end of any kind (a log of
      * CR-only line ends has no '\n' at all) */
     const char *te = q;
@@ -571,9 +571,12 @@ static void emit_stamp(const char *buf, size_t base, size_t line, const char *t,
     sink->on_rec(sink->ctx, r);
 }
 
+/* "[stamp] TEXT", or "[stamp]" alone on its line (no text: the tools
+ * say so rather than that the log has none). */
 static inline bool at_stamp(const char *t, const char *e)
 {
-    return e - t >= 8 && memcmp(t, "[stamp] ", 8) == 0;
+    return e - t >= 7 && memcmp(t, "[stamp]", 7) == 0 &&
+           (e - t == 7 || t[7] == ' ' || t[7] == '\n' || t[7] == '\r');
 }
 
 #if defined(__SSE2__)

@@ -654,6 +654,11 @@ static void on_anchor(ps_log *L, const lx_rec *r)
 
 static void on_stamp(ps_log *L, const lx_rec *r)
 {
+    if (r->name.n == 0) {
+        if (!L->empty_stamp_line)
+            L->empty_stamp_line = r->line;
+        return;
+    }
     if (!L->has_stamp) {
         /* copied: in the streaming reader the line's buffer is reused */
         char *t = malloc(r->name.n + 1);
@@ -826,6 +831,23 @@ void ps_free(ps_log *L)
     free((char *)L->stamp.p);
     dg_free(&L->warn);
     memset(L, 0, sizeof *L);
+}
+
+const char *ps_no_bind_why(const ps_log *L, char *buf, size_t cap)
+{
+    const char *quiet = ps_stamp_quiet_level(L);
+    if (L->nbad_bind)
+        snprintf(buf, cap, ": none of its %zu bind lines is well-formed (see the warnings)", L->nbad_bind);
+    else if (quiet)
+        snprintf(buf, cap,
+                 " has no bind-phase lines: its stamp shows HBG_LOG_LEVEL=%s, which writes no TIMING records; run the "
+                 "workload at --log-level timing (or debug/info)",
+                 quiet);
+    else
+        snprintf(buf, cap,
+                 " has no bind-phase lines (\"bind phase=\"); run the workload with HBG_BIND_BREAKDOWN=1 (the "
+                 "original runtime: SIMPLER_HBG_BIND_BREAKDOWN_ENABLE=1)");
+    return buf;
 }
 
 const char *ps_stamp_quiet_level(const ps_log *L)

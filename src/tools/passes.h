@@ -164,6 +164,8 @@ typedef struct ps_log {
     bool has_stamp;
     lx_slice stamp;         /* owned copy */
     size_t stamp_line;
+    size_t empty_stamp_line; /* the first [stamp] line with no text, 0: none
+                                (it records nothing: has_stamp stays false) */
     bool stamp_conflict;
     size_t stamp2_line;
 
@@ -239,6 +241,10 @@ void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n);
  * records ("warn", "error", "off"), else NULL: then a log without bind
  * lines lacks them because of the level, whatever the breakdown switch. */
 const char *ps_stamp_quiet_level(const ps_log *L);
+/* What follows a log's name in the message for a log with no bind lines
+ * (L->nbind == 0), the same in every tool: none well-formed, the stamp's
+ * quiet level, or the breakdown switch. Into buf, which it returns. */
+const char *ps_no_bind_why(const ps_log *L, char *buf, size_t cap);
 /* Why the warm passes that are not used were excluded, one count per
  * defect: "3 with an ignored line, 1 without arena_h2d". */
 void ps_exclusions(const ps_log *L, char *out, size_t n);
