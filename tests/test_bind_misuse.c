@@ -241,6 +241,26 @@ static hbg_status step_orch(hbg_orch *o, void *ctx)
     return hbg_submit_graph(o, 7, step_body, ctx, &b, 0, NULL);
 }
 
+/* Three keys a pass, each body a step of its own (3s, 3s+1, 3s+2). */
+static hbg_status three_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    return add(o, b->args[0].t, *(const uint64_t *)ctx);
+}
+
+static hbg_status three_orch(hbg_orch *o, void *ctx)
+{
+    stepper *s = ctx;
+    hbg_arg ba = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &ba};
+    static uint64_t v[3];
+    hbg_status st = HBG_OK;
+    for (uint64_t k = 0; k < 3 && !st; k++) {
+        v[k] = 3 * s->step + k;
+        st = hbg_submit_graph(o, 100 + k, three_body, &v[k], &b, 0, NULL);
+    }
+    return st;
+}
+
 /* Every pass runs and adds its step, whether the pool holds the
  * Definitions or each has a device allocation of its own (a 1-byte
  * pool); each pass uploads its one new Definition. */
@@ -265,6 +285,25 @@ static void definitions_turn_over_in_a_long_run(void **state)
         }
         rig_close(&r);
     }
+    /* Three new Definitions a pass: the 86th pass finds the table full
+     * after its first (255 + 1), forgets them all and uploads its three
+     * again, so it copies four, which defs_uploaded counts; the table
+     * fills again every 85 passes after that. */
+    rig r;
+    rig_open(&r, 0);
+    stepper s;
+    int64_t sum = 0;
+    for (s.step = 1; s.step <= 300; s.step++) {
+        hbg_pass_report rep;
+        hbg_status st = run(&r, three_orch, &s, &rep);
+        if (st)
+            fail_msg("pass %llu: %s", (unsigned long long)s.step, rep.error);
+        bool evicts = s.step == 86 || s.step == 171 || s.step == 256;
+        assert_int_equal(rep.defs_uploaded, evicts ? 4 : 3);
+        sum += (int64_t)(9 * s.step + 3);
+        assert_int_equal(r.x[0], sum);
+    }
+    rig_close(&r);
 }
 
 int main(void)

@@ -188,14 +188,34 @@ static void test_nul_and_cr_inside_a_line(void **st)
             assert_int_equal(g.nbad, 1);
             assert_string_equal(g.bad[0], why[nul]);
         }
-    /* CR-only line ends: each record whole */
-    scan("[mono_ns=1][T0x1][TIMING] f: bind phase=args start_ns=1 dur_ns=7\r"
-         "[mono_ns=2][T0x1][TIMING] f: bind phase=gm_heap start_ns=3 dur_ns=9\r",
+    /* a CR before a '[' that starts no line of its own is inside one too */
+    scan("bind phase=args start_ns=1 dur_ns=7\r[38382 pid=1 inv=1\n", &g);
+    assert_int_equal(g.n, 0);
+    assert_int_equal(g.nbad, 1);
+    /* CR-only line ends (no '\n' in the text): each record whole, beside
+     * blank lines, other output and unprefixed records */
+    scan("[mono_ns=1][T0x1][TIMING] f: bind phase=args start_ns=1 dur_ns=7\r\r"
+         "progress: step done\r"
+         "bind phase=gm_heap start_ns=3 dur_ns=9\r"
+         "bind phase=host_orch start_ns=4 dur_ns=11\r",
          &g);
     assert_int_equal(g.nbad, 0);
-    assert_int_equal(g.n, 2);
+    assert_int_equal(g.n, 3);
     assert_int_equal(g.rec[0].dur, 7);
     assert_int_equal(g.rec[1].dur, 9);
+    assert_int_equal(g.rec[2].dur, 11);
+    /* CRLF converted twice ("\r\r\n"), and CRLF before a blank line */
+    scan("bind phase=args start_ns=1 dur_ns=7\r\r\n\r\nbind phase=gm_heap start_ns=3 dur_ns=9\r\n", &g);
+    assert_int_equal(g.nbad, 0);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.rec[1].dur, 9);
+    /* a malformed record read on to its pid= and inv= stops at another
+     * record's phase= on its line, which is read whole */
+    scan("bind phase=args start_ns=1 dur_ns= 5 bind phase=gm_heap start_ns=3 dur_ns=9 pid=4 inv=5\n", &g);
+    assert_int_equal(g.nbad, 1);
+    assert_int_equal(g.n, 1);
+    assert_true(lx_slice_eq(g.rec[0].name, "gm_heap"));
+    assert_int_equal(g.rec[0].pid, 4);
 }
 
 /* Span names are percent-decoded, but for control bytes, which stay

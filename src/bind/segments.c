@@ -304,11 +304,12 @@ static void evict_devdefs(hbg_runtime *rt)
 }
 
 /* The device address of each Definition in this pass's table, uploading
- * those the device does not hold; *up and *up_bytes count the uploads. */
+ * those the device does not hold; *up and *up_bytes count the uploads
+ * (added to: the copies a first attempt made before an eviction were
+ * made, and took their time, all the same). */
 static hbg_status upload_defs(hbg_runtime *rt, uint32_t *up, uint64_t *up_bytes)
 {
     hbg__image *im = &rt->orch->img;
-    *up = 0, *up_bytes = 0;
     for (uint32_t i = 0; i < im->ndeftab; i++) {
         const hbg__devdef *have;
         bool fresh;
@@ -333,8 +334,8 @@ static hbg_status upload_defs(hbg_runtime *rt, uint32_t *up, uint64_t *up_bytes)
 static hbg_status seg_graph_upload(hbg_runtime *rt, seg_clock *c, hbg_pass_report *rep)
 {
     hbg__image *im = &rt->orch->img;
-    uint32_t up;
-    uint64_t up_bytes;
+    uint32_t up = 0;
+    uint64_t up_bytes = 0;
     hbg_status st = upload_defs(rt, &up, &up_bytes);
     if ((st == HBG_E_DEF_POOL_FULL || st == HBG_E_DEVICE_ALLOC) && rt->ndevdefs > up) {
         evict_devdefs(rt);

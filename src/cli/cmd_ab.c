@@ -719,22 +719,30 @@ static long trial_pid(const char *name)
  * from before the lock. */
 #define TRIAL_YOUNG_S 60
 
-/* Takes the write lock of trial folder `dir`'s lock file, made with
- * `create`; the file descriptor holding it, or -1 (errno says why:
- * ENOENT no file, EAGAIN or EACCES held by a live trial). */
+/* Takes the write lock of trial folder `dir`'s lock file; the file
+ * descriptor holding it, or -1 (errno says why: ENOENT no file, EAGAIN
+ * or EACCES held by a live trial, anything else no locks here). With
+ * `create` the file is made under another name, locked, then renamed
+ * into place (the lock is the file's, whatever its name), so that no
+ * sweep ever finds it there unlocked; where locks do not work it is not
+ * left there at all. */
 static int trial_lock(const char *dir, bool create)
 {
-    char path[AB_PATH_X + 8];
-    if (snprintf(path, sizeof path, "%s/" TRIAL_LOCK, dir) >= (int)sizeof path) {
+    char path[AB_PATH_X + 8], fresh[AB_PATH_X + 16];
+    if (snprintf(path, sizeof path, "%s/" TRIAL_LOCK, dir) >= (int)sizeof path ||
+        snprintf(fresh, sizeof fresh, "%s/" TRIAL_LOCK ".new", dir) >= (int)sizeof fresh) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_EXCL : 0), 0644);
+    const char *name = create ? fresh : path;
+    int fd = open(name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT | O_EXCL : 0), 0644);
     if (fd < 0)
         return -1;
     struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
-    if (fcntl(fd, F_SETLK, &l) != 0) {
+    if (fcntl(fd, F_SETLK, &l) != 0 || (create && rename(fresh, path) != 0)) {
         int e = errno;
+        if (create)
+            unlink(fresh);
         close(fd);
         errno = e;
         return -1;
@@ -745,7 +753,8 @@ static int trial_lock(const char *dir, bool create)
 /* The scratch folders of trials whose hbg ab is gone: one interrupted
  * during its trial (Ctrl-C) could not remove its own. A folder is left
  * alone while its process is alive here (by the pid in its name) or
- * anywhere (by its lock), and, without a lock file, while it is young. */
+ * anywhere (by its lock), and, without a lock file, while it is young.
+ * Where the file system takes no locks, the pid alone decides. */
 static void sweep_dead_trials(const char *cache)
 {
     DIR *d = opendir(cache);
@@ -762,7 +771,8 @@ static void sweep_dead_trials(const char *cache)
             !S_ISDIR(st.st_mode))
             continue;
         int fd = trial_lock(path, false);
-        if (fd < 0 && (errno != ENOENT || time(NULL) - st.st_mtime < TRIAL_YOUNG_S))
+        if (fd < 0 && (errno == EAGAIN || errno == EACCES ||
+                       (errno == ENOENT && time(NULL) - st.st_mtime < TRIAL_YOUNG_S)))
             continue;
         ab_remove_tree(path);
         if (fd >= 0)

@@ -63,23 +63,34 @@ int lx_parse_u64(lx_slice v, uint64_t *out)
 
 typedef struct cur {
     const char *p, *e;
+    bool cr_lines;  /* the text has no '\n': its lines end in CR alone */
+    bool at_next;   /* p is at the next record's start: scan on from there */
 } cur;
 
-/* Whether the line-end byte at p (C_END) ends the line: a '\n', or a '\r'
- * before a '\n', before the next line's '[' (a log of CR-only line ends)
- * or at the end. A NUL, or a CR before anything else, is inside a line:
- * a record it cut short would otherwise pass for a whole one, its last
+/* Whether the line-end byte at p (C_END) ends the line: a '\n'; a '\r'
+ * (or several) before a '\n' or at the end of the text (CRLF); any '\r'
+ * in a text of CR-only line ends, which has no '\n' at all. A NUL, or a
+ * CR before anything else where lines end in '\n', is inside a line: a
+ * record it cut short would otherwise pass for a whole one, its last
  * value cut too ("dur_ns=7" of "dur_ns=7\r38382"). */
-static inline bool at_line_end(const char *p, const char *e)
+static inline bool at_line_end(const char *p, const char *e, bool cr_lines)
 {
-    return *p == '\n' || (*p == '\r' && (p + 1 >= e || p[1] == '\n' || p[1] == '['));
+    if (*p == '\n')
+        return true;
+    if (*p != '\r')
+        return false;
+    if (cr_lines)
+        return true;
+    while (p < e && *p == '\r')
+        p++;
+    return p >= e || *p == '\n';
 }
 
 /* The complaint about a record next_tok stopped inside (it returned -1 at
  * c->p), when a byte inside the line stopped it; NULL otherwise. */
 static const char *cut_inside(const cur *c)
 {
-    if (c->p >= c->e || cls[(unsigned char)*c->p] != C_END || at_line_end(c->p, c->e))
+    if (c->p >= c->e || cls[(unsigned char)*c->p] != C_END || at_line_end(c->p, c->e, c->cr_lines))
         return NULL;
     return *c->p ? "a CR byte inside the record (the line is cut or corrupt)"
                  : "a NUL byte inside the record (the line is cut or corrupt)";
@@ -106,7 +117,7 @@ static inline int next_tok(cur *c, lx_slice *k, lx_slice *v, numv *nv)
     }
     if (cls[(unsigned char)*p] == C_END) {
         c->p = p;
-        return at_line_end(p, e) ? 0 : -1;
+        return at_line_end(p, e, c->cr_lines) ? 0 : -1;
     }
     const char *ks = p;
     while (p < e && !kstop[(unsigned char)*p])
@@ -338,6 +349,13 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
         }
         const char *e = NULL;
         uint64_t *dst = NULL;
+        if (torn[0] && lx_slice_eq(k, "phase")) {
+            /* reading on, another record's "phase=" on the same line:
+             * this one ends before it, and the scan finds that one */
+            c->p = k.p;
+            c->at_next = true;
+            break;
+        }
         switch (k.n) {
         case 3:
             if (k.p[0] == 'p' && k.p[1] == 'i' && k.p[2] == 'd') {
@@ -643,6 +661,7 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink)
  * and the "[mono_ns=" prefix seen on the current line, if any. */
 typedef struct scan {
     const char *buf, *e;
+    bool cr_lines;          /* no '\n' in the text: CR-only line ends */
     size_t base, line;
     const char *rec;
     const lx_sink *sink;
@@ -667,7 +686,7 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
     r->off = sc->base + (size_t)(start - sc->buf);
     r->at = start;
     r->line = sc->line;
-    cur c = {q + 1, sc->e};
+    cur c = {q + 1, sc->e, sc->cr_lines, false};
     const char *bad, *p;
     if (kind == LX_BIND || kind == LX_ORCH)
         bad = lex_phase(r, &c, sc->msg, sizeof sc->msg);
@@ -677,7 +696,7 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
         bad = lex_anchor(r, &c, sc->msg, sizeof sc->msg);
     if (bad) {
         sc->sink->on_bad(sc->sink->ctx, r, bad);
-        p = skip_record(c.p, sc->e);
+        p = c.at_next ? c.p : skip_record(c.p, sc->e);
     } else {
         sc->sink->on_rec(sc->sink->ctx, r);
         p = c.p;
@@ -758,6 +777,7 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
     if (!buf || len == 0)
         return;
     scan sc = {.buf = buf, .e = buf + len, .base = pos->off, .line = pos->line, .rec = NULL, .sink = sink};
+    sc.cr_lines = memchr(buf, '\n', len) == NULL;
     if (at_stamp(buf, sc.e))
         emit_stamp(buf, sc.base, sc.line, buf, sc.e, sink, &sc.r);
     if (sink->spans_only)

@@ -4,8 +4,10 @@
  * share one, so nothing is anchored at a line start: the lexer walks the
  * buffer from one '=' to the next (memchr) and recognises a marker by the
  * few bytes before it ("bind phase=", "host-orch phase=", "[STRACE] v=",
- * "[CLOCK_ANCHOR] v="). A record ends at a line end ('\n', '\r', NUL) or
- * where the next record's "[mono_ns=" prefix begins. Stamp lines are found
+ * "[CLOCK_ANCHOR] v="). A record ends at a line end ('\n', a CR before
+ * one or at the end of the text, any CR in a text of CR-only lines) or
+ * where the next record's "[mono_ns=" prefix begins; a NUL or another CR
+ * inside it makes it malformed. Stamp lines are found
  * separately, at physical line starts only (the original runtime writes them first).
  *
  * Grammar: docs/log-format.md (records, anchor, spans, bind-phase lines)
