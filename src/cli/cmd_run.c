@@ -333,13 +333,26 @@ static void kill_laggards(const run_opts *o, run_collector *col, rank_watch *w, 
         }
         return;
     }
-    for (uint32_t k = 0; k < o->ranks; k++)
-        if (w->live[k] && w->fd[k] >= 0 && !col->rank[k].stopped && !startline_arrived(w->line->finish, k)) {
+    bool rest = false;
+    for (uint32_t k = 0; k < o->ranks; k++) {
+        if (!w->live[k] || col->rank[k].stopped)
+            continue;
+        if (w->fd[k] >= 0 && !startline_arrived(w->line->finish, k)) {
             fprintf(stderr, "hbg run: rank %u (pid %d) still running %u s after rank %u finished its rounds: killing it\n",
                     k, col->rank[k].pid, o->peer_timeout_s, r);
             kill(col->rank[k].pid, SIGKILL);
             col->rank[k].stopped = true;
+        } else {
+            rest = true;
         }
+    }
+    /* The ranks past the finish line have their golden check and
+     * teardown left, as r had: --peer-timeout seconds more, so that one
+     * stopped or hung there cannot hold the command either. */
+    if (rest && !w->deadline) {
+        snprintf(w->why, sizeof w->why, "%u s after rank %u ended", o->peer_timeout_s, r);
+        w->deadline = hbg_mono_ns() + secs_ns(o->peer_timeout_s);
+    }
 }
 
 /* Reaps rank r if it has ended (blocking only once its pipe is closed and

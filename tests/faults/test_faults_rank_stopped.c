@@ -208,11 +208,45 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Stopped past the finish line, in its golden check: rank 0 ends well,
+ * and rank 1 gets --peer-timeout seconds more, then is killed and named.
+ * Before, nothing bounded this (the parent only killed ranks that had not
+ * reached the finish line) and the command waited for ever. Two rounds
+ * each make the four chip.run spans that mean both ranks are past their
+ * passes; qwen's golden at tile unit 64 takes over a second, the window
+ * the stop lands in. */
+static void a_rank_stopped_after_the_finish_line_is_killed(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("stopfin");
+    char *log = fs_path(dir, "run.log");
+    const char *args[] = {"run", "qwen", "--ranks", "2", "--rounds", "2", "--tile-unit", "64", "--peer-timeout", "2",
+                          "-o", log, NULL};
+    char *out = NULL, *err = NULL;
+    pid_t r1;
+    double after;
+    assert_int_equal(signal_rank1(args, log, SIGSTOP, 120, &r1, &after, &out, &err), 1);
+    char want[160];
+    snprintf(want, sizeof want, "hbg run: rank 1 (pid %d) still running 2 s after rank 0 ended: killing it\n",
+             (int)r1);
+    fs_expect(err, want);
+    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after 2 of 2 rounds", (int)r1);
+    fs_expect(out, want);
+    fs_expect(out, "): golden passed;");
+    assert_true(after < 60);
+    victim = 0;
+    free(out);
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(a_stopped_rank_is_killed_and_named, teardown),
         cmocka_unit_test_teardown(a_stopped_rank_does_not_hold_a_numbers_run, teardown),
+        cmocka_unit_test_teardown(a_rank_stopped_after_the_finish_line_is_killed, teardown),
         cmocka_unit_test(the_time_limit_ends_the_run),
         cmocka_unit_test(a_killed_rank_does_not_hold_its_peer_at_the_finish),
     };
