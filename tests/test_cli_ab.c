@@ -247,6 +247,46 @@ static void test_existing_logs_refused_then_resumed(void **state)
     assert_non_null(hit);
     assert_true(strncmp(hit + strlen(line), "reused", 6) != 0);
     assert_string_equal(so2, so);
+    free(so2);
+    free(se);
+
+    /* a run that did not finish (hbg ab interrupted) left LOG.part, never
+     * LOG: without --resume it is refused; with it, that repetition runs
+     * again, and its log replaces the partial one */
+    assert_int_equal(unlink(r3), 0);
+    char *r3part = NULL;
+    assert_true(asprintf(&r3part, "%s.part", r3) > 0);
+    ab_write(r3part, body);
+    assert_int_equal(ab(out, order, "--threshold", "5", NULL, NULL, &so2, &se), 2);
+    assert_true(one_line(se));
+    assert_non_null(strstr(se, "nothing was run"));
+    free(so2);
+    free(se);
+    /* the partial log alone (the others moved away): named as such */
+    char *keep = NULL;
+    assert_true(asprintf(&keep, "%s-kept", out) > 0);
+    assert_int_equal(rename(out, keep), 0);
+    assert_int_equal(mkdir(out, 0755), 0);
+    char *lone = NULL;
+    assert_true(asprintf(&lone, "%s/%s", out, strrchr(r3part, '/') + 1) > 0);
+    ab_write(lone, body);
+    assert_int_equal(ab(out, order, "--threshold", "5", NULL, NULL, &so2, &se), 2);
+    assert_true(one_line(se));
+    assert_non_null(strstr(se, lone));
+    assert_non_null(strstr(se, "partial logs, left by runs that did not finish"));
+    free(so2);
+    free(se);
+    assert_int_equal(unlink(lone), 0);
+    assert_int_equal(rmdir(out), 0);
+    assert_int_equal(rename(keep, out), 0);
+    free(lone);
+    free(keep);
+    assert_int_equal(ab(out, order, "--threshold", "5", "--resume", NULL, &so2, &se), rc);
+    assert_int_equal(ab_lines(order), 12);
+    assert_int_equal(access(r3part, F_OK), -1);
+    assert_int_equal(access(r3, F_OK), 0);
+    assert_string_equal(so2, so);
+    free(r3part);
     free(ord);
     free(forged);
     free(body);

@@ -95,12 +95,13 @@ static void usage(FILE *f)
             "the same tree and builder. Before a tree is built, hbg run is tried for one round on a tree\n"
             "built already, so that a command line it refuses stops hbg ab before the build.\n"
             "Worktrees: $XDG_CACHE_HOME/hbg/ab/<repo>/<commit> (else ~/.cache/hbg/ab/...).\n"
-            "Logs: OUTPUTS/bind_<case>_<mode>_<commit>_r<N>.log; hbg run's stdout goes to LOG.out. An\n"
-            "existing log or LOG.out is refused; with --resume a log whose stamp matches is kept (and\n"
-            "its LOG.out), and a missing one is run again (its LOG.out replaced).\n\n"
+            "Logs: OUTPUTS/bind_<case>_<mode>_<commit>_r<N>.log, written as LOG.part and renamed once\n"
+            "the run exits 0; hbg run's stdout goes to LOG.out. An existing log, LOG.part or LOG.out is\n"
+            "refused; with --resume a log whose stamp matches is kept (and its LOG.out), and a missing\n"
+            "one is run again (its LOG.part and LOG.out replaced).\n\n"
             "--build and --run are /bin/sh -c templates, for any project. Placeholders, replaced\n"
             "shell-quoted: {worktree} the revision's worktree, {rev} its short commit (-dirty for\n"
-            "WORKTREE), {log} the log (for --build: the build log). With --run, hbg writes the log's\n"
+            "WORKTREE), {log} the log, LOG.part (for --build: the build log). With --run, hbg writes the log's\n"
             "first line, `[stamp] <commit> env <VARS> <CMD as written>` (VARS: a leading\n"
             "`env VAR=value ...` of CMD), then appends CMD's stdout and stderr; --case and --mode\n"
             "then only name the logs. Without --run, the run is {worktree}/build/hbg run CASE.\n\n"
@@ -429,6 +430,14 @@ static bool first_line(const char *path, char *out, size_t cap)
     return true;
 }
 
+/* A run writes its log as LOG.part and renames it LOG when it has exited
+ * 0: an interrupted run (hbg ab stopped by Ctrl-C, the machine gone)
+ * leaves a LOG.part, never a LOG that --resume would take for finished. */
+static void part_of(const char *log, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s.part", log);
+}
+
 /* --- the plan ------------------------------------------------------------- */
 
 /* --resume: a log is kept only when its stamp is this run's. */
@@ -452,8 +461,8 @@ static int resume_check(const ab_arm *arm, unsigned i)
  * attempt's log is gone. */
 static int check_logs(const ab_opts *o, ab_arm *arms)
 {
-    const char *first = NULL, *first_out = NULL;
-    unsigned existing = 0, outs = 0;
+    const char *first = NULL, *first_out = NULL, *first_part = NULL;
+    unsigned existing = 0, outs = 0, parts = 0;
     struct stat sb;
     char outp[AB_PATH_X];
     for (int a = 0; a < 2; a++)
@@ -462,6 +471,11 @@ static int check_logs(const ab_opts *o, ab_arm *arms)
             if (!o->run && !o->resume && !lstat(outp, &sb)) {
                 first_out = first_out ? first_out : arms[a].logs[i];
                 outs++;
+            }
+            part_of(arms[a].logs[i], outp, sizeof outp);
+            if (!o->resume && !lstat(outp, &sb)) {
+                first_part = first_part ? first_part : arms[a].logs[i];
+                parts++;
             }
             if (lstat(arms[a].logs[i], &sb))
                 continue;
@@ -478,6 +492,10 @@ static int check_logs(const ab_opts *o, ab_arm *arms)
     if (existing)
         return fail("%s exists (%u of this run's %u logs do): nothing was run; pick another --outputs, or pass "
                     "--resume to reuse the logs whose [stamp] matches this run", first, existing, 2 * o->reps);
+    if (parts)
+        return fail("%s.part exists (%u of this run's %u partial logs, left by runs that did not finish, do): "
+                    "nothing was run; pass --resume to run those repetitions again, or move them away",
+                    first_part, parts, 2 * o->reps);
     if (outs)
         return fail("%s.out exists (%u of this run's %u LOG.out files, where hbg run's output goes, do): nothing "
                     "was run; move it away or pick another --outputs (--resume would run its repetition again and "
@@ -667,8 +685,10 @@ static pid_t start_default(const ab_opts *o, const ab_arm *arm, unsigned i, char
 {
     char rounds[16];
     snprintf(rounds, sizeof rounds, "%u", o->rounds);
+    char part[AB_PATH_X + 8];
+    part_of(arm->logs[i], part, sizeof part);
     snprintf(outp, cap, "%s.out", arm->logs[i]);
-    const char **argv = run_argv(o, arm->bin, rounds, arm->logs[i], o->outputs, false);
+    const char **argv = run_argv(o, arm->bin, rounds, part, o->outputs, false);
     if (!argv)
         return -1;
     int fd = open(outp, O_WRONLY | O_CREAT | (o->resume ? O_TRUNC : O_EXCL) | O_CLOEXEC, 0644);
@@ -843,11 +863,12 @@ static int build_all(const ab_opts *o, const ab_repo *r, ab_arm *arms)
 /* --run: the stamp first, then the template's output, in the worktree. */
 static pid_t start_template(const ab_opts *o, const ab_arm *arm, unsigned i)
 {
-    char *abs = NULL;
-    const char *base = strrchr(arm->logs[i], '/');
-    if (asprintf(&abs, "%s/%s", o->outputs_abs, base ? base + 1 : arm->logs[i]) < 0)
+    char *abs = NULL, part[AB_PATH_X + 8];
+    part_of(arm->logs[i], part, sizeof part);
+    const char *base = strrchr(part, '/');
+    if (asprintf(&abs, "%s/%s", o->outputs_abs, base ? base + 1 : part) < 0)
         return -1;
-    int fd = open(arm->logs[i], O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    int fd = open(part, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) {
         free(abs);
         return -1;
@@ -870,11 +891,13 @@ static int run_failed(const ab_opts *o, const ab_arm *arm, unsigned i, int st, c
     char why[64];
     ab_status_text(st, why, sizeof why);
     struct stat sb;
-    if (!lstat(arm->logs[i], &sb)) {
-        fprintf(stderr, "hbg ab: rep %u/%u %c %s (%s '%s') failed: %s %s; the partial log stays at %s (delete it "
-                        "before --resume, which would reuse it); %s ends:\n",
+    char part[AB_PATH_X + 8];
+    part_of(arm->logs[i], part, sizeof part);
+    if (!lstat(part, &sb)) {
+        fprintf(stderr, "hbg ab: rep %u/%u %c %s (%s '%s') failed: %s %s; the partial log stays at %s (--resume "
+                        "runs this repetition again); %s ends:\n",
                 i + 1, o->reps, arm->label, arm->t.rev, arm->role, arm->spec, o->run ? "--run" : "hbg run", why,
-                arm->logs[i], outp);
+                part, outp);
     } else {
         /* hbg run refused before it made the log (a usage error, a bad
          * switch): its reason is a line of LOG.out */
@@ -889,6 +912,18 @@ static int run_failed(const ab_opts *o, const ab_arm *arm, unsigned i, int st, c
     return 2;
 }
 
+/* LOG.part becomes LOG, without replacing a LOG made meanwhile (a link
+ * refuses an existing name, a rename would not); where the file system
+ * makes no links, a rename. 0, or -1 with errno. */
+static int finish_log(const char *part, const char *log)
+{
+    if (link(part, log) == 0)
+        return unlink(part);
+    if (errno == EEXIST || errno == ENOENT)
+        return -1;
+    return rename(part, log);
+}
+
 /* One arm, one repetition. */
 static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress *p)
 {
@@ -898,8 +933,14 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
             fprintf(stderr, "hbg ab: rep %u/%u %c %s: %s (reused)\n", i + 1, o->reps, arm->label, arm->t.rev, name);
         return 0;
     }
-    char outp[AB_PATH_X];
-    snprintf(outp, sizeof outp, "%s", arm->logs[i]);
+    char outp[AB_PATH_X + 8], part[AB_PATH_X + 8];
+    part_of(arm->logs[i], part, sizeof part);
+    snprintf(outp, sizeof outp, "%s", part); /* --run: the output goes to the log */
+    /* --resume: an earlier attempt's partial log goes (check_logs
+     * refused one without it) */
+    if (unlink(part) && errno != ENOENT)
+        return fail("rep %u/%u %c %s: cannot remove %s: %s", i + 1, o->reps, arm->label, arm->t.rev, part,
+                    strerror(errno));
     double t = now_s();
     if (!p->done && p->t0 == 0)
         p->t0 = t;
@@ -915,6 +956,16 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
         if (p->line)
             fputc('\n', stderr), p->line = false;
         return run_failed(o, arm, i, st, outp);
+    }
+    if (finish_log(part, arm->logs[i]) != 0) {
+        if (p->line)
+            fputc('\n', stderr), p->line = false;
+        const char *why = errno == EEXIST ? "was kept as it is: the log exists, made meanwhile"
+                          : errno != ENOENT ? strerror(errno)
+                          : o->run ? "was not made (does the --run command write {log}?)"
+                                   : "was not made (an argument after -- that writes none, such as --list?)";
+        return fail("rep %u/%u %c %s: the run exited 0 but its log %s: %s", i + 1, o->reps, arm->label, arm->t.rev,
+                    part, why);
     }
     if (!p->tty)
         fprintf(stderr, "hbg ab: rep %u/%u %c %s: %s (%.1f s)\n", i + 1, o->reps, arm->label, arm->t.rev, name, dt);
