@@ -553,6 +553,9 @@ static void test_cli_memory(void **state)
     assert_int_equal(rs_run("HBG_HOST_MEMORY=off", "run synth --log-level off", out, sizeof out), 0);
     assert_int_equal(rs_run("HBG_HOST_MEMORY=0", "run synth --log-level off", out, sizeof out), 0);
     assert_int_equal(rs_run("HBG_HOST_MEMORY=", "run synth --log-level off", out, sizeof out), 0);
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=OFF", "run synth --log-level off", out, sizeof out), 0);
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=False", "run synth --log-level off", out, sizeof out), 0);
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=no", "run synth --log-level off", out, sizeof out), 0);
     assert_int_equal(rs_run("HBG_HOST_MEMORY=1", "run synth --log-level off", out, sizeof out), 2);
     assert_int_equal(rs_run("HBG_HOST_MEMORY=1", "run vector --log-level off", out, sizeof out), 0); /* no estimate */
     assert_int_equal(rmdir(dir), 0); /* empty: nothing was written */

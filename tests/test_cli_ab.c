@@ -627,6 +627,28 @@ static void test_existing_out_refused(void **state)
     free(out);
 }
 
+/* An --outputs folder whose name starts with '-' (relative, in the
+ * repository): the logs reach compare as paths, not options. */
+static void test_outputs_named_like_an_option(void **state)
+{
+    (void)state;
+    char *out = in_root("out-dash"), *built = in_root("built-dash");
+    const char *dash[] = {"--outputs=--o6", NULL};
+    char *so, *se;
+    int rc = ab_fake(out, built, dash, &so, &se);
+    assert_true(rc == expected_status() || rc == 0 || rc == 1);
+    assert_null(strstr(se, "expects at least one LOG"));
+    assert_non_null(strstr(se, "to compare these logs again: hbg compare --base ./--o6/bind_qwen_numbers_"));
+    free(so);
+    free(se);
+    char *made = NULL;
+    assert_true(asprintf(&made, "rm -rf '%s/--o6'", repo) > 0);
+    assert_int_equal(system(made), 0);
+    free(made);
+    free(built);
+    free(out);
+}
+
 /* --plot is written by hbg compare after every run: a name that cannot be
  * written, or that it would refuse, is refused before anything is built.
  * An existing file is replaced, as hbg compare's --plot and every
@@ -909,6 +931,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_measures_interleaved_and_compares),
         cmocka_unit_test(test_existing_logs_refused_then_resumed),
+        cmocka_unit_test(test_outputs_named_like_an_option),
         cmocka_unit_test(test_abba_order_and_names),
         cmocka_unit_test(test_worktree_snapshot),
         cmocka_unit_test(test_build_failure_and_reuse),

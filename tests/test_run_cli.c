@@ -93,6 +93,14 @@ static void three_rounds_parse(void **state)
     assert_non_null(strstr(out, "refusing to overwrite"));
     stat(log, &after);
     assert_int_equal(before.st_size, after.st_size);
+    /* refused, it leaves nothing behind: not even an --out-dir it made
+     * for the records */
+    char od[400];
+    snprintf(od, sizeof od, "%s/fresh_od", rs_dir);
+    snprintf(args, sizeof args, "run vector --mode timeline --out-dir %s -o %s", od, log);
+    assert_int_equal(rs_run("", args, out, sizeof out), 1);
+    assert_non_null(strstr(out, "refusing to overwrite"));
+    assert_int_equal(access(od, F_OK), -1);
 }
 
 static void skip_device_switch_values(void **state)
@@ -367,9 +375,9 @@ static void stamp_is_canonical(void **state)
 {
     (void)state;
     static const char *const typed[] = {
-        "run synth --rounds 2 --tasks 40 --keep-definitions",
-        "run synth --ro 2 --ta=040 --keep --out %s/art",
-        "run synth --rounds 5 --tasks 7 --rounds=2 --tasks 40 --ke --out-dir=%s/art",
+        "run synth --rounds 2 --tasks 40 --keep-definitions --log-level timing",
+        "run synth --ro 2 --ta=040 --keep --out %s/art --log-level=TIMING",
+        "run synth --rounds 5 --tasks 7 --rounds=2 --tasks 40 --ke --out-dir=%s/art --log-l Timing",
     };
     char *first = NULL;
     for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++) {
@@ -382,7 +390,8 @@ static void stamp_is_canonical(void **state)
         char *nl = strchr(text, '\n');
         assert_non_null(nl);
         *nl = 0;
-        assert_non_null(strstr(text, " hbg run synth --rounds 2 --tasks 40 --keep-definitions --mode numbers"));
+        assert_non_null(
+            strstr(text, " hbg run synth --rounds 2 --tasks 40 --keep-definitions --log-level timing --mode numbers"));
         if (!first)
             first = text;
         else

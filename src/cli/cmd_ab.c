@@ -26,6 +26,7 @@
 #include "case.h"
 #include "cli/ab_build.h"
 #include "cli/cli.h"
+#include "cli/run_opts.h"
 #include "hbg/trace.h"
 
 #define MAX_REPS 1000
@@ -399,20 +400,31 @@ static void run_stamp(const ab_opts *o, ab_arm *arm)
     for (; ln[i] && i + 1 < sizeof lv; i++)
         lv[i] = (char)(ln[i] >= 'A' && ln[i] <= 'Z' ? ln[i] - 'A' + 'a' : ln[i]);
     lv[i] = 0;
+    /* the run's own words, spelled as hbg run spells them in its stamp
+     * (--tasks=050 is stamped --tasks 50); the artifact paths it leaves
+     * out are not given */
+    char rounds[16];
+    snprintf(rounds, sizeof rounds, "%u", o->rounds);
+    char **words = calloc((size_t)o->nargs + 8, sizeof *words);
+    static char cmd[8192];
+    int n = 0;
+    if (words) {
+        const char *fixed[] = {"run", o->case_name, "--mode", o->mode, "--rounds", rounds};
+        for (size_t f = 0; f < sizeof fixed / sizeof *fixed; f++)
+            words[n++] = (char *)fixed[f];
+        if (o->keep_defs)
+            words[n++] = "--keep-definitions";
+        for (int k = 0; k < o->nargs; k++)
+            words[n++] = o->args[k];
+        run_opts_stamp_command(n, words, cmd, sizeof cmd);
+        free(words);
+    } else {
+        snprintf(cmd, sizeof cmd, "hbg run %s", o->case_name); /* out of memory: refused as another run's */
+    }
     ab_buf_fmt(&arm->stamp,
                "[stamp] %s env HBG_BIND_BREAKDOWN=%d HBG_HOST_PHASE_RECORDS=%d HBG_SKIP_DEVICE_RUN=%d "
-               "HBG_LOG_LEVEL=%s hbg run %s --mode %s --rounds %u%s",
-               arm->t.rev, sw[0], sw[1], sw[2], lv, o->case_name, o->mode, o->rounds,
-               o->keep_defs ? " --keep-definitions" : "");
-    for (int k = 0; k < o->nargs; k++) {
-        const char *a = o->args[k];
-        if (!strcmp(a, "--out-dir")) {
-            k++;
-            continue;
-        }
-        if (strncmp(a, "--out-dir=", 10))
-            ab_buf_fmt(&arm->stamp, " %s", a);
-    }
+               "HBG_LOG_LEVEL=%s %s",
+               arm->t.rev, sw[0], sw[1], sw[2], lv, cmd);
 }
 
 /* The first line of a file, without its line end; false if unreadable. */
@@ -997,10 +1009,22 @@ static int compare(const ab_opts *o, const ab_arm *arms)
     if (!argv)
         return fail("out of memory");
     argv[n++] = "compare";
+    /* a log whose path starts with '-' (--outputs=--x) would read as an
+     * option: "./" in front of it */
+    char **dotted = calloc(2 * (size_t)o->reps, sizeof *dotted);
+    if (!dotted) {
+        free(argv);
+        return fail("out of memory");
+    }
+    size_t nd = 0;
     for (int a = 0; a < 2; a++) {
         argv[n++] = a ? "--measure" : "--base";
-        for (unsigned i = 0; i < o->reps; i++)
-            argv[n++] = arms[a].logs[i];
+        for (unsigned i = 0; i < o->reps; i++) {
+            const char *log = arms[a].logs[i];
+            if (log[0] == '-' && asprintf(&dotted[nd], "./%s", log) > 0)
+                log = dotted[nd++];
+            argv[n++] = (char *)log;
+        }
     }
     const char *pass[][2] = {{"--threshold", o->threshold}, {"--alpha", o->alpha}, {"--plot", o->plot},
                              {"--format", o->format}};
@@ -1021,6 +1045,9 @@ static int compare(const ab_opts *o, const ab_arm *arms)
     optind = 1;
     int rc = hbg_cmd_compare((int)n, argv);
     fflush(stdout);
+    for (size_t k = 0; k < nd; k++)
+        free(dotted[k]);
+    free(dotted);
     free(argv);
     return rc;
 }

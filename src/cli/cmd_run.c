@@ -58,11 +58,16 @@ static int open_log(const run_opts *o, int *fd)
 }
 
 /* The run's artifact folder, made fresh so no run overwrites another's. */
-static int make_out_dir(const run_opts *o, char *dir, size_t cap)
+static int make_out_dir(const run_opts *o, char *dir, size_t cap, bool *made)
 {
-    if (mkdir(o->out_dir, 0755) && errno != EEXIST) {
-        fprintf(stderr, "hbg run: cannot create %s: %s\n", o->out_dir, strerror(errno));
-        return 1;
+    *made = false;
+    if (mkdir(o->out_dir, 0755)) {
+        if (errno != EEXIST) {
+            fprintf(stderr, "hbg run: cannot create %s: %s\n", o->out_dir, strerror(errno));
+            return 1;
+        }
+    } else {
+        *made = true;
     }
     time_t now = time(NULL);
     struct tm tm;
@@ -79,6 +84,8 @@ static int make_out_dir(const run_opts *o, char *dir, size_t cap)
     }
     if (mkdir(dir, 0755)) {
         fprintf(stderr, "hbg run: cannot create %s: %s\n", dir, strerror(errno));
+        if (*made)
+            rmdir(o->out_dir);
         return 1;
     }
     return 0;
@@ -471,20 +478,25 @@ int hbg_cmd_run(int argc, char **argv)
      * log left with only its stamp would be refused as existing). */
     int logfd, recfd = -1;
     char dir[1024], path[1200] = "";
+    bool made_out = false; /* --out-dir itself was made here: it goes too */
     if (o.records) {
-        if (make_out_dir(&o, dir, sizeof dir))
+        if (make_out_dir(&o, dir, sizeof dir, &made_out))
             return 1;
         snprintf(path, sizeof path, "%s/host_phase_records.jsonl", dir);
         recfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
         if (recfd < 0) {
             fprintf(stderr, "hbg run: cannot create %s: %s\n", path, strerror(errno));
             rmdir(dir);
+            if (made_out)
+                rmdir(o.out_dir);
             return 1;
         }
     }
     if (open_log(&o, &logfd)) {
         if (recfd >= 0)
             close(recfd), unlink(path), rmdir(dir);
+        if (made_out)
+            rmdir(o.out_dir);
         return 1;
     }
     if (recfd >= 0)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cli/case_opts.h"
 #include "cli/run_opts.h"
@@ -164,9 +165,10 @@ typedef struct stamp_word {
     const char *name, *value; /* name NULL: a word kept as it is (the case) */
 } stamp_word;
 
-static void stamp_command(int argc, char **argv, const struct option *opts, run_opts *o)
+static void stamp_command(int argc, char **argv, const struct option *opts, char *out, size_t cap)
 {
     stamp_word w[256];
+    char level[16]; /* --log-level's value in lower case: the level it names */
     int nw = 0;
     for (int i = 0; i < argc && nw < (int)(sizeof w / sizeof w[0]); i++) {
         const char *a = argv[i];
@@ -197,16 +199,23 @@ static void stamp_command(int argc, char **argv, const struct option *opts, run_
                 nw--;
                 break;
             }
+        if (v && !strcmp(p->name, "log-level") && strlen(v) < sizeof level) {
+            size_t j = 0;
+            for (; v[j]; j++)
+                level[j] = (char)(v[j] >= 'A' && v[j] <= 'Z' ? v[j] - 'A' + 'a' : v[j]);
+            level[j] = 0;
+            v = level;
+        }
         w[nw++] = (stamp_word){p->name, v ? canonical_value(v) : NULL};
     }
-    size_t n = (size_t)snprintf(o->stamp_cmd, sizeof o->stamp_cmd, "hbg");
-    for (int k = 0; k < nw && n < sizeof o->stamp_cmd; k++) {
+    size_t n = (size_t)snprintf(out, cap, "hbg");
+    for (int k = 0; k < nw && n < cap; k++) {
         if (!w[k].name)
-            n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " %s", w[k].value);
+            n += (size_t)snprintf(out + n, cap - n, " %s", w[k].value);
         else if (!w[k].value)
-            n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " --%s", w[k].name);
+            n += (size_t)snprintf(out + n, cap - n, " --%s", w[k].name);
         else
-            n += (size_t)snprintf(o->stamp_cmd + n, sizeof o->stamp_cmd - n, " --%s %s", w[k].name, w[k].value);
+            n += (size_t)snprintf(out + n, cap - n, " --%s %s", w[k].name, w[k].value);
     }
 }
 
@@ -220,11 +229,16 @@ typedef struct explicit_opts {
 /* The options, into o and x, and the stamp's command from `words`, argv
  * as it was before getopt permuted it; 1 to go on, else parse's return
  * value. */
-static int parse_options(int argc, char **argv, char **words, run_opts *o, explicit_opts *x)
+enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_NOJOURNAL, O_LEVEL, O_TILE, O_LIST,
+       O_RECCAP, O_PEER, O_TLIMIT, O_CASE };
+
+/* hbg run's long options, the cases' own after them (co), ended by a
+ * zeroed entry. */
+#define OPTS_BASE 16
+#define OPTS_CAP (OPTS_BASE + CASE_OPTS_MAX + 1)
+static void options_table(struct option *opts, case_opts *co)
 {
-    enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_NOJOURNAL, O_LEVEL, O_TILE, O_LIST,
-           O_RECCAP, O_PEER, O_TLIMIT, O_CASE };
-    static const struct option base[] = {
+    static const struct option base[OPTS_BASE] = {
         {"rounds", required_argument, NULL, O_ROUNDS},
         {"log", required_argument, NULL, 'o'},
         {"out-dir", required_argument, NULL, O_OUTDIR},
@@ -242,11 +256,25 @@ static int parse_options(int argc, char **argv, char **words, run_opts *o, expli
         {"list", no_argument, NULL, O_LIST},
         {"help", no_argument, NULL, 'h'},
     };
+    memcpy(opts, base, sizeof base);
+    case_opts_table(co, opts, OPTS_BASE, OPTS_CAP, O_CASE);
+}
+
+void run_opts_stamp_command(int argc, char **argv, char *out, size_t cap)
+{
+    case_opts co;
+    memset(&co, 0, sizeof co);
+    struct option opts[OPTS_CAP];
+    options_table(opts, &co);
+    stamp_command(argc, argv, opts, out, cap);
+}
+
+static int parse_options(int argc, char **argv, char **words, run_opts *o, explicit_opts *x)
+{
     memset(x, 0, sizeof *x);
     x->level_value = HBG_LOG_TIMING;
-    struct option opts[sizeof base / sizeof base[0] + CASE_OPTS_MAX + 1];
-    memcpy(opts, base, sizeof base);
-    case_opts_table(&x->co, opts, (int)(sizeof base / sizeof base[0]), (int)(sizeof opts / sizeof opts[0]), O_CASE);
+    struct option opts[OPTS_CAP];
+    options_table(opts, &x->co);
     optind = 0; /* glibc: a full restart, forgetting a previous scan's state */
     opterr = 0;
     int ch;
@@ -307,7 +335,7 @@ static int parse_options(int argc, char **argv, char **words, run_opts *o, expli
             return fail_usage("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    stamp_command(argc, words, opts, o);
+    stamp_command(argc, words, opts, o->stamp_cmd, sizeof o->stamp_cmd);
     return 1;
 }
 
@@ -339,14 +367,18 @@ static int apply_switches(run_opts *o, const explicit_opts *x)
 /* A case that knows what its parameters need is refused, before any
  * rank starts, when the run may use less: otherwise its set-up or its
  * passes fill memory until the kernel kills a rank. HBG_HOST_MEMORY
- * (bytes; 0, empty or `off`: no check) stands in for the host's figure;
+ * (bytes; 0, empty, off, false or no in any case: no check) stands in for the host's figure;
  * it is read for every case, so a bad value is found whatever the case.
  * 1, or 2 after saying why. */
 static int check_memory(const run_opts *o)
 {
     hbg_case_host h = {.device = !o->skip_device, .golden = !o->skip_golden};
     const char *v = getenv("HBG_HOST_MEMORY");
-    if (v && (!*v || !strcmp(v, "0") || !strcmp(v, "off"))) /* as the switches read off */
+    bool off = false;
+    static const char *const offs[] = {"0", "false", "off", "no"}; /* as the switches read off */
+    for (size_t i = 0; v && i < sizeof offs / sizeof offs[0]; i++)
+        off = off || !strcasecmp(v, offs[i]);
+    if (v && (!*v || off))
         return 1;
     if (v) {
         char *end;

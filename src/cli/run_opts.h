@@ -38,4 +38,10 @@ typedef struct run_opts {
  * called again on a new command line: getopt starts afresh each time. */
 int run_opts_parse(int argc, char **argv, run_opts *o);
 
+/* The command part of the stamp hbg run writes for argv (argv[0] is
+ * `run`): every long option spelled in full, a repeated one once, the
+ * artifact paths left out ("hbg run qwen --mode numbers --rounds 6").
+ * hbg ab expects its runs' stamps so. */
+void run_opts_stamp_command(int argc, char **argv, char *out, size_t cap);
+
 #endif
