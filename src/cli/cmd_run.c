@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -263,12 +264,37 @@ static void not_started(const run_opts *o, run_collector *col, rank_watch *w, ui
     }
 }
 
+/* SIGINT, SIGTERM or SIGHUP to the command (Ctrl-C reaches the ranks
+ * too, in the same process group): the parent notes it, kills the ranks
+ * still running, reports what they did, then ends by the same signal,
+ * so that whatever ran it sees how it ended. */
+static volatile sig_atomic_t g_signal;
+static const int g_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void on_stop_signal(int sig)
+{
+    g_signal = sig;
+}
+
+/* Installs the handler (no SA_RESTART: the parent's poll returns at
+ * once), or in a rank puts back the default action. */
+static void stop_signals(bool catch)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = catch ? on_stop_signal : SIG_DFL;
+    for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++)
+        sigaction(g_stop_signals[i], &sa, NULL);
+}
+
 /* Forks the ranks; a rank that cannot be started is named and left out. */
 static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, const run_lines *line,
                        run_collector *col, rank_watch *w)
 {
     fflush(NULL);
     w->line = line;
+    pid_t parent = getpid();
     for (uint32_t r = 0; r < o->ranks; r++) {
         w->fd[r] = -1;
         w->live[r] = false;
@@ -279,6 +305,11 @@ static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, 
         }
         pid_t pid = fork();
         if (pid == 0) {
+            stop_signals(false);
+            /* a rank does not outlive the command, however it ends */
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) /* it ended before that took hold */
+                _exit(1);
             close(p[0]);
             for (uint32_t j = 0; j < r; j++)
                 if (w->fd[j] >= 0)
@@ -430,6 +461,7 @@ static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services,
 {
     rank_watch w = {0};
     uint64_t limit = o->time_limit_s ? hbg_mono_ns() + secs_ns(o->time_limit_s) : UINT64_MAX;
+    stop_signals(true);
     fork_ranks(o, logfd, recfd, services, line, col, &w);
     for (;;) {
         bool any = false;
@@ -443,7 +475,11 @@ static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services,
             if (w.live[r] && w.fd[r] < 0)
                 reap(o, col, &w, r, w.deadline == UINT64_MAX);
         uint64_t now = hbg_mono_ns();
-        if (now > limit && w.deadline != UINT64_MAX) {
+        if (g_signal && w.deadline != UINT64_MAX) {
+            snprintf(w.why, sizeof w.why, "when the command got signal %d (%s)", (int)g_signal,
+                     strsignal(g_signal));
+            kill_rest(col, &w, o->ranks);
+        } else if (now > limit && w.deadline != UINT64_MAX) {
             snprintf(w.why, sizeof w.why, "at the --time-limit of %u s", o->time_limit_s);
             kill_rest(col, &w, o->ranks);
         } else if (w.deadline && w.deadline != UINT64_MAX && now > w.deadline) {
@@ -533,5 +569,15 @@ int hbg_cmd_run(int argc, char **argv)
     if (collector_log_errors(&col, o.log_path ? o.log_path : "the log (standard error)", stderr))
         rc = 1;
     collector_free(&col);
+    if (g_signal) {
+        int sig = g_signal;
+        fprintf(stderr, "hbg run: stopped by signal %d (%s); the passes above ran, the log holds them\n", sig,
+                strsignal(sig));
+        fflush(NULL);
+        stop_signals(false);
+        raise(sig);
+        return 128 + sig; /* were the signal blocked */
+    }
+    stop_signals(false);
     return rc;
 }

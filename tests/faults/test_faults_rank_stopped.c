@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -241,6 +242,62 @@ static void a_rank_stopped_after_the_finish_line_is_killed(void **state)
     fs_rmdir(dir);
 }
 
+/* Whether process pid is gone (or a zombie no one has reaped yet). */
+static bool gone(pid_t pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' && rp[2] == 'Z';
+}
+
+/* SIGTERM to the command: it kills its ranks, reports the passes they
+ * ran, says why it stopped and ends by that signal; SIGKILL, which it
+ * cannot catch, still takes its ranks with it (no orphans). */
+static void a_stop_signal_is_reported_and_no_rank_outlives_the_command(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("sigterm");
+    char *log = fs_path(dir, "run.log");
+    const char *args[] = {"run", "dsv4", "--mode", "numbers", "--rounds", "100000", "-o", log, NULL};
+    fs_child c;
+    pid_t r1 = start_and_find_rank1(args, log, &c);
+    assert_int_equal(kill(c.pid, SIGTERM), 0);
+    char *out = NULL, *err = NULL;
+    int sig = 0;
+    assert_int_equal(fs_finish_any(&c, 60, &sig, &out, &err), -1);
+    assert_int_equal(sig, SIGTERM);
+    fs_expect(err, "still running when the command got signal 15 (Terminated): killing it\n");
+    fs_expect(err, "hbg run: stopped by signal 15 (Terminated); the passes above ran, the log holds them\n");
+    char want[160];
+    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)r1);
+    fs_expect(out, want);
+    assert_true(gone(r1));
+    free(out);
+    free(err);
+    unlink(log);
+
+    r1 = start_and_find_rank1(args, log, &c);
+    assert_int_equal(kill(c.pid, SIGKILL), 0);
+    assert_int_equal(fs_finish_any(&c, 60, &sig, NULL, NULL), -1);
+    assert_int_equal(sig, SIGKILL);
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 500 && !gone(r1); i++)
+        nanosleep(&nap, NULL);
+    if (!gone(r1)) {
+        kill(r1, SIGKILL);
+        fail_msg("rank 1 (pid %d) outlived its command", (int)r1);
+    }
+    free(log);
+    fs_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -248,6 +305,7 @@ int main(void)
         cmocka_unit_test_teardown(a_stopped_rank_does_not_hold_a_numbers_run, teardown),
         cmocka_unit_test_teardown(a_rank_stopped_after_the_finish_line_is_killed, teardown),
         cmocka_unit_test(the_time_limit_ends_the_run),
+        cmocka_unit_test(a_stop_signal_is_reported_and_no_rank_outlives_the_command),
         cmocka_unit_test(a_killed_rank_does_not_hold_its_peer_at_the_finish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

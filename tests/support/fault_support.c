@@ -82,6 +82,15 @@ void fs_start(const fs_spec *spec, fs_child *c)
 
 int fs_finish(fs_child *c, int limit_s, char **out, char **err)
 {
+    int sig = 0;
+    int rc = fs_finish_any(c, limit_s, &sig, out, err);
+    if (sig)
+        fail_msg("hbg died of signal %d (%s); stderr: %s", sig, strsignal(sig), err && *err ? *err : "");
+    return rc;
+}
+
+int fs_finish_any(fs_child *c, int limit_s, int *signo, char **out, char **err)
+{
     int st = 0;
     pid_t got = 0;
     struct timespec nap = {0, 10 * 1000 * 1000};
@@ -102,9 +111,8 @@ int fs_finish(fs_child *c, int limit_s, char **out, char **err)
     unlink(c->errp);
     free(c->outp);
     free(c->errp);
-    if (WIFSIGNALED(st))
-        fail_msg("hbg died of signal %d (%s); stderr: %s", WTERMSIG(st), strsignal(WTERMSIG(st)), e ? e : "");
-    assert_true(WIFEXITED(st));
+    *signo = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+    assert_true(WIFEXITED(st) || WIFSIGNALED(st));
     if (out)
         *out = o;
     else
@@ -113,7 +121,7 @@ int fs_finish(fs_child *c, int limit_s, char **out, char **err)
         *err = e;
     else
         free(e);
-    return WEXITSTATUS(st);
+    return *signo ? -1 : WEXITSTATUS(st);
 }
 
 int fs_run(const fs_spec *spec, int limit_s, char **out, char **err)

@@ -31,6 +31,9 @@ void fs_start(const fs_spec *spec, fs_child *c);
  * Returns the exit status; a child killed by a signal fails the test with
  * the signal named. Fills *out and *err (malloc'd) when not NULL. */
 int fs_finish(fs_child *c, int limit_s, char **out, char **err);
+/* The same, but a child that ended by a signal is not a failure: *signo
+ * is that signal (0 when it exited), the return value then -1. */
+int fs_finish_any(fs_child *c, int limit_s, int *signo, char **out, char **err);
 /* fs_start then fs_finish. */
 int fs_run(const fs_spec *spec, int limit_s, char **out, char **err);
 
