@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <time.h>
 #include <sys/stat.h>
@@ -627,6 +628,79 @@ static void test_existing_out_refused(void **state)
     free(out);
 }
 
+/* Whether process pid is gone (or a zombie no one has reaped yet). */
+static bool gone(pid_t pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return true;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' && rp[2] == 'Z';
+}
+
+/* SIGTERM to hbg ab while a run is in flight: the run (in a process group
+ * of its own, here a shell and its sleep) is stopped with it, hbg ab says
+ * so and ends by that signal, and the run's LOG.part stays for --resume;
+ * nothing is left running. */
+static void test_stop_signal_stops_the_run(void **state)
+{
+    (void)state;
+    char *out = in_root("out-sig"), *pidf = in_root("sig-pid");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "echo $$ > '%s'; sleep 30 & echo $! >> '%s'; wait", pidf, pidf);
+    const char *cli = getenv("HBG_CLI");
+    assert_non_null(cli);
+    pid_t ab = fork();
+    assert_true(ab >= 0);
+    if (ab == 0) {
+        if (chdir(repo) != 0)
+            _exit(127);
+        int nul = open("/dev/null", O_WRONLY);
+        dup2(nul, STDOUT_FILENO);
+        dup2(nul, STDERR_FILENO);
+        execl(cli, cli, "ab", "HEAD~1", "HEAD", "--build", "true", "--run", tmpl, "--outputs", out, (char *)NULL);
+        _exit(127);
+    }
+    long pids[2] = {0, 0};
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 1500 && !pids[1]; i++) {
+        FILE *f = fopen(pidf, "r");
+        if (f) {
+            if (fscanf(f, "%ld %ld", &pids[0], &pids[1]) != 2)
+                pids[1] = 0;
+            fclose(f);
+        }
+        if (!pids[1])
+            nanosleep(&nap, NULL);
+    }
+    assert_true(pids[1] > 0);
+    assert_int_equal(kill(ab, SIGTERM), 0);
+    int ws;
+    assert_int_equal(waitpid(ab, &ws, 0), ab);
+    assert_true(WIFSIGNALED(ws));
+    assert_int_equal(WTERMSIG(ws), SIGTERM);
+    for (int i = 0; i < 250 && !(gone((pid_t)pids[0]) && gone((pid_t)pids[1])); i++)
+        nanosleep(&nap, NULL);
+    bool left = !gone((pid_t)pids[1]);
+    if (left)
+        kill((pid_t)pids[1], SIGKILL);
+    assert_false(left);
+    assert_true(gone((pid_t)pids[0]));
+    char *part = log_name(out, c1, 1), *withpart = NULL;
+    assert_true(asprintf(&withpart, "%s.part", part) > 0);
+    assert_int_equal(access(withpart, F_OK), 0);
+    assert_int_equal(access(part, F_OK), -1);
+    free(withpart);
+    free(part);
+    free(pidf);
+    free(out);
+}
+
 /* An --outputs folder whose name starts with '-' (relative, in the
  * repository): the logs reach compare as paths, not options. */
 static void test_outputs_named_like_an_option(void **state)
@@ -932,6 +1006,7 @@ int main(void)
         cmocka_unit_test(test_measures_interleaved_and_compares),
         cmocka_unit_test(test_existing_logs_refused_then_resumed),
         cmocka_unit_test(test_outputs_named_like_an_option),
+        cmocka_unit_test(test_stop_signal_stops_the_run),
         cmocka_unit_test(test_abba_order_and_names),
         cmocka_unit_test(test_worktree_snapshot),
         cmocka_unit_test(test_build_failure_and_reuse),

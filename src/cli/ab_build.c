@@ -103,9 +103,60 @@ bool ab_subst(ab_buf *out, const char *tmpl, const char *worktree, const char *r
 
 /* --- processes ----------------------------------------------------------- */
 
+/* Each child runs in a process group of its own, so that a build's make
+ * and compilers, or an hbg run's ranks, can be stopped together. A stop
+ * signal to hbg ab (Ctrl-C reaches only its own group now) is passed to
+ * the child's group as SIGTERM; once the child has ended, hbg ab says so
+ * and ends by the same signal (ab_wait). */
+static volatile sig_atomic_t g_signal;
+static volatile pid_t g_child;      /* the group of the child being waited for; 0: none */
+static const int g_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+static void on_stop_signal(int sig)
+{
+    g_signal = sig;
+    if (g_child > 0)
+        kill(-g_child, SIGTERM);
+}
+
+void ab_catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_stop_signal;
+    for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++)
+        sigaction(g_stop_signals[i], &sa, NULL);
+}
+
+/* After a child has ended: a stop signal that came meanwhile ends hbg ab,
+ * by that signal. What finished stays (logs, built trees); a run cut
+ * short left its LOG.part, which --resume runs again. */
+static void stop_if_signalled(void)
+{
+    if (!g_signal)
+        return;
+    int sig = g_signal;
+    fprintf(stderr, "\nhbg ab: stopped by signal %d (%s); the finished logs are kept: rerun with --resume to go on\n",
+            sig, strsignal(sig));
+    fflush(NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(sig, &sa, NULL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
 /* In the child: only async-signal-safe calls until exec. */
 static void child_exec(const char *const *argv, const char *cwd, int out_fd, int err_fd)
 {
+    setpgid(0, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++)
+        sigaction(g_stop_signals[i], &sa, NULL);
     int nul = open("/dev/null", O_RDWR);
     if (nul < 0)
         _exit(127);
@@ -132,6 +183,12 @@ pid_t ab_start(const char *const *argv, const char *cwd, int out_fd, int err_fd)
     pid_t pid = fork();
     if (pid == 0)
         child_exec(argv, cwd, out_fd, err_fd);
+    if (pid > 0) {
+        setpgid(pid, pid); /* as the child does: whichever runs first */
+        g_child = pid;
+        if (g_signal) /* came before the child's group was known */
+            kill(-pid, SIGTERM);
+    }
     return pid;
 }
 
@@ -144,6 +201,9 @@ int ab_wait(pid_t pid, bool hang)
     while (got < 0 && errno == EINTR);
     if (got == 0)
         return -2;
+    if (g_child == pid)
+        g_child = 0;
+    stop_if_signalled();
     if (got < 0)
         return -1;
     if (WIFEXITED(ws))

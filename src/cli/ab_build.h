@@ -39,6 +39,10 @@ const char *ab_buf_cstr(const ab_buf *b);
  * input /dev/null, stdout to out_fd and stderr to err_fd (-1: /dev/null).
  * Returns the pid, or -1 with errno set. */
 pid_t ab_start(const char *const *argv, const char *cwd, int out_fd, int err_fd);
+/* Catches SIGINT, SIGTERM and SIGHUP for the rest of hbg ab: the child
+ * running then (in a process group of its own) gets SIGTERM, and when it
+ * has ended hbg ab says so and ends by that signal. */
+void ab_catch_signals(void);
 /* Waits for pid: its exit status, 128 + N when signal N ended it, -1 when
  * it cannot be waited for. With hang false, returns -2 while it runs. */
 int ab_wait(pid_t pid, bool hang);

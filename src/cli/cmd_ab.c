@@ -1091,6 +1091,7 @@ int hbg_cmd_ab(int argc, char **argv)
         return rc;
     if (check_args(&o))
         return 2;
+    ab_catch_signals();
     ab_repo repo;
     ab_arm arms[2] = {{.label = 'A', .role = "REV_A", .spec = o.rev_a},
                       {.label = 'B', .role = "REV_B", .spec = o.rev_b}};
