@@ -329,6 +329,9 @@ static void progress_on_stderr(void **state)
     remove(log);
     assert_int_equal(rs_run("HBG_PROGRESS_S=soon", args, out, sizeof out), 2);
     assert_string_equal(out, "hbg run: HBG_PROGRESS_S=soon is not a number of seconds from 0 to 86400\n");
+    /* decimal only */
+    assert_int_equal(rs_run("HBG_PROGRESS_S=0x10", args, out, sizeof out), 2);
+    assert_int_equal(rs_run("HBG_PROGRESS_S=1e1", args, out, sizeof out), 2);
     assert_int_equal(access(log, F_OK), -1); /* refused before the log was made */
 }
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -19,7 +20,9 @@ bool run_progress_start(run_progress *p, bool log_on_stderr, uint32_t total)
         char *end;
         errno = 0;
         double s = strtod(env, &end);
-        if (errno || *end || env[0] < '0' || env[0] > '9' || !(s <= 86400)) {
+        /* decimal only: strtod would also take 0x10 (16) or 1e3 */
+        if (errno || *end || env[0] < '0' || env[0] > '9' || strspn(env, "0123456789.") != strlen(env) ||
+            !(s <= 86400)) {
             fprintf(stderr, "hbg run: HBG_PROGRESS_S=%s is not a number of seconds from 0 to 86400\n", env);
             return false;
         }
