@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "support/ab_support.h"
+#include "support/fault_support.h"
 
 static char *root, *repo;
 static char c1[8], c2[8];
@@ -628,21 +629,6 @@ static void test_existing_out_refused(void **state)
     free(out);
 }
 
-/* Whether process pid is gone (or a zombie no one has reaped yet). */
-static bool gone(pid_t pid)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return true;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *rp = strrchr(buf, ')');
-    return rp && rp[1] == ' ' && rp[2] == 'Z';
-}
-
 /* SIGTERM to hbg ab while a run is in flight: the run (in a process group
  * of its own, here a shell and its sleep) is stopped with it, hbg ab says
  * so and ends by that signal, and the run's LOG.part stays for --resume;
@@ -684,13 +670,13 @@ static void test_stop_signal_stops_the_run(void **state)
     assert_int_equal(waitpid(ab, &ws, 0), ab);
     assert_true(WIFSIGNALED(ws));
     assert_int_equal(WTERMSIG(ws), SIGTERM);
-    for (int i = 0; i < 250 && !(gone((pid_t)pids[0]) && gone((pid_t)pids[1])); i++)
+    for (int i = 0; i < 250 && !(fs_gone((pid_t)pids[0]) && fs_gone((pid_t)pids[1])); i++)
         nanosleep(&nap, NULL);
-    bool left = !gone((pid_t)pids[1]);
+    bool left = !fs_gone((pid_t)pids[1]);
     if (left)
         kill((pid_t)pids[1], SIGKILL);
     assert_false(left);
-    assert_true(gone((pid_t)pids[0]));
+    assert_true(fs_gone((pid_t)pids[0]));
     char *part = log_name(out, c1, 1), *withpart = NULL;
     assert_true(asprintf(&withpart, "%s.part", part) > 0);
     assert_int_equal(access(withpart, F_OK), 0);

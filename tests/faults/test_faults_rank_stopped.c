@@ -242,21 +242,6 @@ static void a_rank_stopped_after_the_finish_line_is_killed(void **state)
     fs_rmdir(dir);
 }
 
-/* Whether process pid is gone (or a zombie no one has reaped yet). */
-static bool gone(pid_t pid)
-{
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return true;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *rp = strrchr(buf, ')');
-    return rp && rp[1] == ' ' && rp[2] == 'Z';
-}
-
 /* SIGTERM to the command: it kills its ranks, reports the passes they
  * ran, says why it stopped and ends by that signal; SIGKILL, which it
  * cannot catch, still takes its ranks with it (no orphans). */
@@ -278,7 +263,7 @@ static void a_stop_signal_is_reported_and_no_rank_outlives_the_command(void **st
     char want[160];
     snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)r1);
     fs_expect(out, want);
-    assert_true(gone(r1));
+    assert_true(fs_gone(r1));
     free(out);
     free(err);
     unlink(log);
@@ -288,9 +273,9 @@ static void a_stop_signal_is_reported_and_no_rank_outlives_the_command(void **st
     assert_int_equal(fs_finish_any(&c, 60, &sig, NULL, NULL), -1);
     assert_int_equal(sig, SIGKILL);
     struct timespec nap = {0, 20 * 1000 * 1000};
-    for (int i = 0; i < 500 && !gone(r1); i++)
+    for (int i = 0; i < 500 && !fs_gone(r1); i++)
         nanosleep(&nap, NULL);
-    if (!gone(r1)) {
+    if (!fs_gone(r1)) {
         kill(r1, SIGKILL);
         fail_msg("rank 1 (pid %d) outlived its command", (int)r1);
     }

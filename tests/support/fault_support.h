@@ -5,6 +5,7 @@
 #ifndef HBG_TEST_FAULT_SUPPORT_H
 #define HBG_TEST_FAULT_SUPPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -34,6 +35,9 @@ int fs_finish(fs_child *c, int limit_s, char **out, char **err);
 /* The same, but a child that ended by a signal is not a failure: *signo
  * is that signal (0 when it exited), the return value then -1. */
 int fs_finish_any(fs_child *c, int limit_s, int *signo, char **out, char **err);
+/* Whether process pid is gone (or a zombie no one has reaped yet, as a
+ * container's first process may leave it). */
+bool fs_gone(pid_t pid);
 /* fs_start then fs_finish. */
 int fs_run(const fs_spec *spec, int limit_s, char **out, char **err);
 
