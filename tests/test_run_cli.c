@@ -74,7 +74,7 @@ static void check_log(const char *path, int rounds, bool device)
 static void three_rounds_parse(void **state)
 {
     (void)state;
-    char out[8192], log[300], args[600];
+    char out[8192], log[300], args[1200];
     snprintf(log, sizeof log, "%s/numbers.log", rs_dir);
     snprintf(args, sizeof args, "run vector --rounds 3 -o %s", log);
     assert_int_equal(rs_run("HBG_BIND_BREAKDOWN=1", args, out, sizeof out), 0);
