@@ -621,6 +621,18 @@ static void test_existing_out_refused(void **state)
     assert_int_equal(access(b2, F_OK), 0);
     free(so);
     free(se);
+
+    /* the stamp expected of arguments after --, in any spelling hbg run
+     * takes, is the one hbg run writes: switches resolved, words in full
+     * (the stand-in's logs have other ones, so they are refused, and the
+     * message quotes the expected stamp) */
+    const char *spelled[] = {"--resume", "--", "--log-l=DEBUG", "--skip-dev", "--ta=050", NULL};
+    assert_int_equal(ab_fake(out, built, spelled, &so, &se), 2);
+    if (!strstr(se, "HBG_SKIP_DEVICE_RUN=1 HBG_LOG_LEVEL=debug hbg run qwen --mode numbers --rounds 6 --log-level "
+                    "debug --skip-device-run --tasks 50'"))
+        fail_msg("stderr '%s'", se);
+    free(so);
+    free(se);
     free(a1);
     free(a1o);
     free(b2);

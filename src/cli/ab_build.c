@@ -105,34 +105,42 @@ bool ab_subst(ab_buf *out, const char *tmpl, const char *worktree, const char *r
 
 /* Each child runs in a process group of its own, so that a build's make
  * and compilers, or an hbg run's ranks, can be stopped together. A stop
- * signal to hbg ab (Ctrl-C reaches only its own group now) is passed to
- * the child's group as SIGTERM; once the child has ended, hbg ab says so
- * and ends by the same signal (ab_wait). */
-static volatile sig_atomic_t g_signal;
+ * signal to hbg ab (Ctrl-C reaches only its own group) is passed to the
+ * child's group as SIGTERM, with SIGCONT (a stopped child would hold it
+ * pending for ever); a second one sends SIGKILL. Once the child has
+ * ended, hbg ab says so and ends by the first signal (ab_wait). A
+ * signal hbg ab was started with ignored (nohup, a script's background
+ * job) stays ignored, by it and its children. The child's group stands
+ * apart from the terminal: a child that reads it (a password prompt)
+ * stops until the user stops hbg ab; the builds and runs do not. */
+static volatile sig_atomic_t g_signal, g_signals;
 static volatile pid_t g_child;      /* the group of the child being waited for; 0: none */
 static const int g_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+static bool g_caught[3];            /* which of them hbg ab catches */
 
 static void on_stop_signal(int sig)
 {
-    g_signal = sig;
-    if (g_child > 0)
-        kill(-g_child, SIGTERM);
+    if (!g_signal)
+        g_signal = sig;
+    g_signals++;
+    if (g_child > 0) {
+        kill(-g_child, g_signals > 1 ? SIGKILL : SIGTERM);
+        kill(-g_child, SIGCONT);
+    }
 }
 
 void ab_catch_signals(void)
 {
-    struct sigaction sa;
+    struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
     sa.sa_handler = on_stop_signal;
     for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++)
-        sigaction(g_stop_signals[i], &sa, NULL);
+        if (sigaction(g_stop_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            g_caught[i] = sigaction(g_stop_signals[i], &sa, NULL) == 0;
 }
 
-/* After a child has ended: a stop signal that came meanwhile ends hbg ab,
- * by that signal. What finished stays (logs, built trees); a run cut
- * short left its LOG.part, which --resume runs again. */
-static void stop_if_signalled(void)
+void ab_stop_if_signalled(void)
 {
     if (!g_signal)
         return;
@@ -148,15 +156,30 @@ static void stop_if_signalled(void)
     _exit(128 + sig);
 }
 
-/* In the child: only async-signal-safe calls until exec. */
-static void child_exec(const char *const *argv, const char *cwd, int out_fd, int err_fd)
+/* The stop signals hbg ab catches, blocked (how SIG_BLOCK) or unblocked
+ * again (SIG_SETMASK with *was). */
+static void block_stops(sigset_t *was)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++)
+        sigaddset(&set, g_stop_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, was);
+}
+
+/* In the child: only async-signal-safe calls until exec. The stop
+ * signals arrive blocked (ab_start): their actions are put back first,
+ * then they are unblocked, so one sent meanwhile ends the child. */
+static void child_exec(const char *const *argv, const char *cwd, int out_fd, int err_fd, const sigset_t *mask)
 {
     setpgid(0, 0);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
     for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++)
-        sigaction(g_stop_signals[i], &sa, NULL);
+        if (g_caught[i])
+            sigaction(g_stop_signals[i], &sa, NULL);
+    sigprocmask(SIG_SETMASK, mask, NULL);
     int nul = open("/dev/null", O_RDWR);
     if (nul < 0)
         _exit(127);
@@ -180,15 +203,20 @@ static void child_exec(const char *const *argv, const char *cwd, int out_fd, int
 pid_t ab_start(const char *const *argv, const char *cwd, int out_fd, int err_fd)
 {
     fflush(NULL);
+    /* blocked from before the fork until the child's group is known, so
+     * that a stop signal is never lost between them */
+    sigset_t was;
+    block_stops(&was);
     pid_t pid = fork();
     if (pid == 0)
-        child_exec(argv, cwd, out_fd, err_fd);
+        child_exec(argv, cwd, out_fd, err_fd, &was);
     if (pid > 0) {
         setpgid(pid, pid); /* as the child does: whichever runs first */
         g_child = pid;
-        if (g_signal) /* came before the child's group was known */
-            kill(-pid, SIGTERM);
     }
+    sigprocmask(SIG_SETMASK, &was, NULL);
+    if (pid > 0 && g_signal) /* came before: the child starts stopped short */
+        kill(-pid, SIGTERM);
     return pid;
 }
 
@@ -203,7 +231,7 @@ int ab_wait(pid_t pid, bool hang)
         return -2;
     if (g_child == pid)
         g_child = 0;
-    stop_if_signalled();
+    ab_stop_if_signalled();
     if (got < 0)
         return -1;
     if (WIFEXITED(ws))

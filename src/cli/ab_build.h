@@ -43,6 +43,9 @@ pid_t ab_start(const char *const *argv, const char *cwd, int out_fd, int err_fd)
  * running then (in a process group of its own) gets SIGTERM, and when it
  * has ended hbg ab says so and ends by that signal. */
 void ab_catch_signals(void);
+/* Ends hbg ab, saying why, when a stop signal has come (ab_wait does
+ * after each child; the comparison, in-process, before it starts). */
+void ab_stop_if_signalled(void);
 /* Waits for pid: its exit status, 128 + N when signal N ended it, -1 when
  * it cannot be waited for. With hang false, returns -2 while it runs. */
 int ab_wait(pid_t pid, bool hang);

@@ -376,14 +376,17 @@ static void run_switches(const ab_opts *o, bool sw[3], hbg_level *level)
     hbg_switch_read(HBG_SW_RECORDS, &sw[1]);
     hbg_switch_read(HBG_SW_SKIP_DEVICE, &sw[2]);
     hbg_switch_level(level);
+    /* any spelling hbg run's getopt takes: --skip-dev, --log-l=debug */
     for (int i = 0; i < o->nargs; i++) {
-        const char *a = o->args[i];
-        if (!strcmp(a, "--skip-device-run"))
+        const char *a = o->args[i], *name = run_opts_long_name(a), *eq = strchr(a, '=');
+        if (!name)
+            continue;
+        if (!strcmp(name, "skip-device-run"))
             sw[2] = true;
-        else if (!strcmp(a, "--log-level") && i + 1 < o->nargs)
+        else if (!strcmp(name, "log-level") && eq)
+            hbg_level_parse(eq + 1, level);
+        else if (!strcmp(name, "log-level") && i + 1 < o->nargs)
             hbg_level_parse(o->args[++i], level);
-        else if (!strncmp(a, "--log-level=", 12))
-            hbg_level_parse(a + 12, level);
     }
 }
 
@@ -1104,6 +1107,7 @@ int hbg_cmd_ab(int argc, char **argv)
         rc = build_all(&o, &repo, arms);
     if (!rc)
         rc = run_all(&o, arms);
+    ab_stop_if_signalled(); /* one that came after the last child */
     if (!rc)
         rc = compare(&o, arms);
     arms_free(&o, arms);

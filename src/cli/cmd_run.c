@@ -270,22 +270,31 @@ static void not_started(const run_opts *o, run_collector *col, rank_watch *w, ui
  * so that whatever ran it sees how it ended. */
 static volatile sig_atomic_t g_signal;
 static const int g_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+static bool g_caught[3]; /* which of them the parent catches */
 
 static void on_stop_signal(int sig)
 {
-    g_signal = sig;
+    if (!g_signal)
+        g_signal = sig;
 }
 
 /* Installs the handler (no SA_RESTART: the parent's poll returns at
- * once), or in a rank puts back the default action. */
+ * once), or in a rank, or at the end, puts back the default action. A
+ * signal the command was started with ignored (nohup, a script's
+ * background job) is left ignored, by it and by its ranks. */
 static void stop_signals(bool catch)
 {
-    struct sigaction sa;
+    struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
     sa.sa_handler = catch ? on_stop_signal : SIG_DFL;
-    for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++)
-        sigaction(g_stop_signals[i], &sa, NULL);
+    for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++) {
+        if (catch)
+            g_caught[i] = sigaction(g_stop_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN &&
+                          sigaction(g_stop_signals[i], &sa, NULL) == 0;
+        else if (g_caught[i])
+            sigaction(g_stop_signals[i], &sa, NULL);
+    }
 }
 
 /* Forks the ranks; a rank that cannot be started is named and left out. */
@@ -565,14 +574,17 @@ int hbg_cmd_run(int argc, char **argv)
         close(logfd);
     if (recfd >= 0)
         close(recfd);
+    /* said first: stdout may be a pipe closed already, whose SIGPIPE
+     * would end the command before it said why it stopped */
+    if (g_signal)
+        fprintf(stderr, "hbg run: stopped by signal %d (%s); the passes that ran are listed, the log holds them\n",
+                (int)g_signal, strsignal(g_signal));
     rc = collector_print(&col, stdout, o.skip_device, o.skip_golden);
     if (collector_log_errors(&col, o.log_path ? o.log_path : "the log (standard error)", stderr))
         rc = 1;
     collector_free(&col);
     if (g_signal) {
         int sig = g_signal;
-        fprintf(stderr, "hbg run: stopped by signal %d (%s); the passes above ran, the log holds them\n", sig,
-                strsignal(sig));
         fflush(NULL);
         stop_signals(false);
         raise(sig);

@@ -260,6 +260,19 @@ static void options_table(struct option *opts, case_opts *co)
     case_opts_table(co, opts, OPTS_BASE, OPTS_CAP, O_CASE);
 }
 
+const char *run_opts_long_name(const char *word)
+{
+    if (strncmp(word, "--", 2) || !word[2])
+        return NULL;
+    case_opts co;
+    memset(&co, 0, sizeof co);
+    struct option opts[OPTS_CAP];
+    options_table(opts, &co);
+    const char *eq = strchr(word + 2, '=');
+    const struct option *p = long_option(opts, word + 2, eq ? (size_t)(eq - word - 2) : strlen(word + 2));
+    return p ? p->name : NULL;
+}
+
 void run_opts_stamp_command(int argc, char **argv, char *out, size_t cap)
 {
     case_opts co;

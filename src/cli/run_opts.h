@@ -43,5 +43,8 @@ int run_opts_parse(int argc, char **argv, run_opts *o);
  * artifact paths left out ("hbg run qwen --mode numbers --rounds 6").
  * hbg ab expects its runs' stamps so. */
 void run_opts_stamp_command(int argc, char **argv, char *out, size_t cap);
+/* The full name of the long option `word` names ("--log-l=x" names
+ * "log-level"), as hbg run's getopt resolves it; NULL for none. */
+const char *run_opts_long_name(const char *word);
 
 #endif

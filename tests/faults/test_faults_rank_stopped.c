@@ -259,7 +259,7 @@ static void a_stop_signal_is_reported_and_no_rank_outlives_the_command(void **st
     assert_int_equal(fs_finish_any(&c, 60, &sig, &out, &err), -1);
     assert_int_equal(sig, SIGTERM);
     fs_expect(err, "still running when the command got signal 15 (Terminated): killing it\n");
-    fs_expect(err, "hbg run: stopped by signal 15 (Terminated); the passes above ran, the log holds them\n");
+    fs_expect(err, "hbg run: stopped by signal 15 (Terminated); the passes that ran are listed, the log holds them\n");
     char want[160];
     snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)r1);
     fs_expect(out, want);
