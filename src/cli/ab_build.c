@@ -1,5 +1,6 @@
 /* hbg ab: child processes, revision worktrees, builds. See ab_build.h. */
 #include "cli/ab_build.h"
+#include "cli/stopsig.h"
 #include "util/fdio.h"
 #include "util/vec.h"
 
@@ -115,8 +116,6 @@ bool ab_subst(ab_buf *out, const char *tmpl, const char *worktree, const char *r
  * stops until the user stops hbg ab; the builds and runs do not. */
 static volatile sig_atomic_t g_signal, g_signals;
 static volatile pid_t g_child;      /* the group of the child being waited for; 0: none */
-static const int g_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
-static bool g_caught[3];            /* which of them hbg ab catches */
 
 static void on_stop_signal(int sig)
 {
@@ -131,40 +130,16 @@ static void on_stop_signal(int sig)
 
 void ab_catch_signals(void)
 {
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sigemptyset(&sa.sa_mask);
-    sa.sa_handler = on_stop_signal;
-    for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++)
-        if (sigaction(g_stop_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-            g_caught[i] = sigaction(g_stop_signals[i], &sa, NULL) == 0;
+    stopsig_catch(on_stop_signal);
 }
 
 void ab_stop_if_signalled(void)
 {
     if (!g_signal)
         return;
-    int sig = g_signal;
     fprintf(stderr, "\nhbg ab: stopped by signal %d (%s); the finished logs are kept: rerun with --resume to go on\n",
-            sig, strsignal(sig));
-    fflush(NULL);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigaction(sig, &sa, NULL);
-    raise(sig);
-    _exit(128 + sig);
-}
-
-/* The stop signals hbg ab catches, blocked (how SIG_BLOCK) or unblocked
- * again (SIG_SETMASK with *was). */
-static void block_stops(sigset_t *was)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++)
-        sigaddset(&set, g_stop_signals[i]);
-    sigprocmask(SIG_BLOCK, &set, was);
+            (int)g_signal, strsignal(g_signal));
+    stopsig_raise(g_signal);
 }
 
 /* In the child: only async-signal-safe calls until exec. The stop
@@ -173,12 +148,7 @@ static void block_stops(sigset_t *was)
 static void child_exec(const char *const *argv, const char *cwd, int out_fd, int err_fd, const sigset_t *mask)
 {
     setpgid(0, 0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++)
-        if (g_caught[i])
-            sigaction(g_stop_signals[i], &sa, NULL);
+    stopsig_default();
     sigprocmask(SIG_SETMASK, mask, NULL);
     int nul = open("/dev/null", O_RDWR);
     if (nul < 0)
@@ -206,7 +176,7 @@ pid_t ab_start(const char *const *argv, const char *cwd, int out_fd, int err_fd)
     /* blocked from before the fork until the child's group is known, so
      * that a stop signal is never lost between them */
     sigset_t was;
-    block_stops(&was);
+    stopsig_block(&was);
     pid_t pid = fork();
     if (pid == 0)
         child_exec(argv, cwd, out_fd, err_fd, &was);

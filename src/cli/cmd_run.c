@@ -27,6 +27,7 @@
 #include "cli/run_progress.h"
 #include "cli/run_report.h"
 #include "cli/startline.h"
+#include "cli/stopsig.h"
 #include "hbg/runtime.h"
 #include "hbg/xrank.h"
 
@@ -269,32 +270,11 @@ static void not_started(const run_opts *o, run_collector *col, rank_watch *w, ui
  * still running, reports what they did, then ends by the same signal,
  * so that whatever ran it sees how it ended. */
 static volatile sig_atomic_t g_signal;
-static const int g_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
-static bool g_caught[3]; /* which of them the parent catches */
 
 static void on_stop_signal(int sig)
 {
     if (!g_signal)
         g_signal = sig;
-}
-
-/* Installs the handler (no SA_RESTART: the parent's poll returns at
- * once), or in a rank, or at the end, puts back the default action. A
- * signal the command was started with ignored (nohup, a script's
- * background job) is left ignored, by it and by its ranks. */
-static void stop_signals(bool catch)
-{
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sigemptyset(&sa.sa_mask);
-    sa.sa_handler = catch ? on_stop_signal : SIG_DFL;
-    for (size_t i = 0; i < sizeof g_stop_signals / sizeof g_stop_signals[0]; i++) {
-        if (catch)
-            g_caught[i] = sigaction(g_stop_signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN &&
-                          sigaction(g_stop_signals[i], &sa, NULL) == 0;
-        else if (g_caught[i])
-            sigaction(g_stop_signals[i], &sa, NULL);
-    }
 }
 
 /* Forks the ranks; a rank that cannot be started is named and left out. */
@@ -314,7 +294,7 @@ static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, 
         }
         pid_t pid = fork();
         if (pid == 0) {
-            stop_signals(false);
+            stopsig_default();
             /* a rank does not outlive the command, however it ends */
             prctl(PR_SET_PDEATHSIG, SIGKILL);
             if (getppid() != parent) /* it ended before that took hold */
@@ -470,7 +450,7 @@ static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services,
 {
     rank_watch w = {0};
     uint64_t limit = o->time_limit_s ? hbg_mono_ns() + secs_ns(o->time_limit_s) : UINT64_MAX;
-    stop_signals(true);
+    stopsig_catch(on_stop_signal); /* no SA_RESTART: the poll below returns at once */
     fork_ranks(o, logfd, recfd, services, line, col, &w);
     for (;;) {
         bool any = false;
@@ -583,13 +563,7 @@ int hbg_cmd_run(int argc, char **argv)
     if (collector_log_errors(&col, o.log_path ? o.log_path : "the log (standard error)", stderr))
         rc = 1;
     collector_free(&col);
-    if (g_signal) {
-        int sig = g_signal;
-        fflush(NULL);
-        stop_signals(false);
-        raise(sig);
-        return 128 + sig; /* were the signal blocked */
-    }
-    stop_signals(false);
+    if (g_signal)
+        stopsig_raise(g_signal);
     return rc;
 }

@@ -1,0 +1,25 @@
+/* The signals that stop a command, SIGINT, SIGTERM and SIGHUP, for the
+ * commands that run children (hbg run's ranks, hbg ab's builds and runs):
+ * each catches them to stop its children, report and end by the same
+ * signal. One rule for both: a signal the command was started with
+ * ignored (nohup, a script's background job) stays ignored, by it and
+ * its children.
+ */
+#ifndef HBG_CLI_STOPSIG_H
+#define HBG_CLI_STOPSIG_H
+
+#include <signal.h>
+
+/* Catches the stop signals that are not ignored with `handler` (no
+ * SA_RESTART: a blocking wait returns at once). */
+void stopsig_catch(void (*handler)(int));
+/* Puts back the default action of those stopsig_catch caught: in a child
+ * after fork, or before the command ends by one. */
+void stopsig_default(void);
+/* Blocks the stop signals; *was receives the mask to put back. */
+void stopsig_block(sigset_t *was);
+/* Ends the process by `sig`, its default action put back (exit status
+ * 128 + sig should it be blocked). Output is flushed first. */
+void stopsig_raise(int sig);
+
+#endif
