@@ -341,8 +341,12 @@ static int name_logs(const ab_opts *o, ab_arm *arm)
     if (!arm->logs || !arm->reuse)
         return fail("out of memory");
     const char *sep = o->outputs[strlen(o->outputs) - 1] == '/' ? "" : "/";
+    /* a folder named like an option (--outputs=--x): its logs start with
+     * "./", so that hbg compare and the commands printed take them as
+     * paths */
+    const char *dot = o->outputs[0] == '-' ? "./" : "";
     for (unsigned i = 0; i < o->reps; i++)
-        if (asprintf(&arm->logs[i], "%s%sbind_%s_%s_%s_r%u.log", o->outputs, sep, o->case_name, o->mode,
+        if (asprintf(&arm->logs[i], "%s%s%sbind_%s_%s_%s_r%u.log", dot, o->outputs, sep, o->case_name, o->mode,
                      arm->t.rev, i + 1) < 0) {
             arm->logs[i] = NULL;
             return fail("out of memory");
@@ -1012,22 +1016,10 @@ static int compare(const ab_opts *o, const ab_arm *arms)
     if (!argv)
         return fail("out of memory");
     argv[n++] = "compare";
-    /* a log whose path starts with '-' (--outputs=--x) would read as an
-     * option: "./" in front of it */
-    char **dotted = calloc(2 * (size_t)o->reps, sizeof *dotted);
-    if (!dotted) {
-        free(argv);
-        return fail("out of memory");
-    }
-    size_t nd = 0;
     for (int a = 0; a < 2; a++) {
         argv[n++] = a ? "--measure" : "--base";
-        for (unsigned i = 0; i < o->reps; i++) {
-            const char *log = arms[a].logs[i];
-            if (log[0] == '-' && asprintf(&dotted[nd], "./%s", log) > 0)
-                log = dotted[nd++];
-            argv[n++] = (char *)log;
-        }
+        for (unsigned i = 0; i < o->reps; i++)
+            argv[n++] = arms[a].logs[i];
     }
     const char *pass[][2] = {{"--threshold", o->threshold}, {"--alpha", o->alpha}, {"--plot", o->plot},
                              {"--format", o->format}};
@@ -1048,9 +1040,6 @@ static int compare(const ab_opts *o, const ab_arm *arms)
     optind = 1;
     int rc = hbg_cmd_compare((int)n, argv);
     fflush(stdout);
-    for (size_t k = 0; k < nd; k++)
-        free(dotted[k]);
-    free(dotted);
     free(argv);
     return rc;
 }
