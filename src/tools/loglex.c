@@ -96,6 +96,13 @@ static const char *cut_inside(const cur *c)
                  : "a NUL byte inside the record (the line is cut or corrupt)";
 }
 
+/* cut_inside's complaint, or `otherwise`. */
+static const char *torn_why(const cur *c, const char *otherwise)
+{
+    const char *why = cut_inside(c);
+    return why ? why : otherwise;
+}
+
 /* The value of the token next_tok last returned, as a number: 0 a decimal
  * integer that fits 64 bits, -1 not a decimal integer, -2 past 64 bits. */
 typedef struct numv {
@@ -499,7 +506,7 @@ static const char *lex_span(lx_rec *r, cur *c, char *msg, size_t mlen)
     r->attr_text.n = attr_begin ? (size_t)(attr_end - attr_begin) : 0;
     r->has_pid = r->has_inv = true;
     if (t < 0)
-        return cut_inside(c) ? cut_inside(c) : "expected key=value (the span is torn)";
+        return torn_why(c, "expected key=value (the span is torn)");
     if (bad)
         return bad;
     if (seen != 511u) {
@@ -558,7 +565,7 @@ static const char *lex_anchor(lx_rec *r, cur *c, char *msg, size_t mlen)
             return e;
     }
     if (t < 0)
-        return cut_inside(c) ? cut_inside(c) : "expected key=value (the clock anchor is torn)";
+        return torn_why(c, "expected key=value (the clock anchor is torn)");
     if ((seen & 15) != 15)
         return "expected v=1 pid= mono_ns= wall_ns= (the clock anchor is torn)";
     if (ver != 1)
