@@ -208,13 +208,10 @@ static hbg_status callables(sp_set *S)
     return HBG_OK;
 }
 
-/* Spans in (ts, dur, depth, tid, clock, name) order, the earlier line
- * first among equals. */
-static int cmp_repeat(const void *a, const void *b, void *ctx)
+/* Two spans in (ts, dur, depth, tid, clock, name) order; 0: one record
+ * twice. */
+static int cmp_record(const ps_span *x, const ps_span *y)
 {
-    const ps_span *sp = ctx;
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    const ps_span *x = &sp[i], *y = &sp[j];
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
     if (x->dur != y->dur)
@@ -227,10 +224,16 @@ static int cmp_repeat(const void *a, const void *b, void *ctx)
         return x->dev ? 1 : -1;
     if (x->name.n != y->name.n)
         return x->name.n < y->name.n ? -1 : 1;
-    int c = memcmp(x->name.p, y->name.p, x->name.n);
-    if (c)
-        return c;
-    return i < j ? -1 : i > j;
+    return memcmp(x->name.p, y->name.p, x->name.n);
+}
+
+/* Span indices by cmp_record, the earlier line first among equals. */
+static int cmp_repeat(const void *a, const void *b, void *ctx)
+{
+    const ps_span *sp = ctx;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int c = cmp_record(&sp[i], &sp[j]);
+    return c ? c : i < j ? -1 : i > j;
 }
 
 /* A span that repeats an earlier one of its invocation exactly (thread,
@@ -258,9 +261,8 @@ static bool drop_repeats(sp_set *S)
         memcpy(tmp, S->idx + x->first, x->n * sizeof *tmp);
         qsort_r(tmp, x->n, sizeof *tmp, cmp_repeat, (void *)L->span);
         for (size_t k = 1; k < x->n; k++) {
-            const ps_span *a = &L->span[tmp[k - 1]], *b = &L->span[tmp[k]];
-            if (a->ts == b->ts && a->dur == b->dur && a->depth == b->depth && a->tid == b->tid && a->dev == b->dev &&
-                slice_same(a->name, b->name)) {
+            const ps_span *b = &L->span[tmp[k]];
+            if (!cmp_record(&L->span[tmp[k - 1]], b)) {
                 rep[tmp[k]] = 1;
                 if (!nrep++ || b->line < first_line)
                     first_line = b->line;
