@@ -314,8 +314,8 @@ static void out_table(const cp_result *R)
                 o->control, R->noise_floor * 100, R->ctl.p_two);
     else
         fprintf(f,
-                "control    %s: too short to witness noise (minimum %" PRIu64 " ns); noise floor %.2f %%, the arms' "
-                "own spread of repetition minima\n",
+                "control    %s: too short to witness noise (minimum %" PRIu64 " ns); noise floor %.2f %%, the "
+                "range of the repetitions' relative deltas\n",
                 o->control, R->ctl_min, R->noise_floor * 100);
     fprintf(f, "threshold  %g %%: exit 1 when slower and the interval's lower bound (%+.2f %%) exceeds it: %s\n",
             o->threshold_pct, R->lo_pct, R->regression ? "it does" : "no");
@@ -502,6 +502,7 @@ static int out_json(const cp_result *R)
     jkey(&w, "min_ns", false), jw_u64(&w, R->ctl_min);
     jkey(&w, "witnesses_noise", false), jw_lit(&w, R->ctl_resolves ? "true" : "false");
     jkey(&w, "arm_spread_pct", false), jnum(&w, R->spread * 100);
+    jkey(&w, "delta_range_pct", false), jnum(&w, R->delta_range * 100);
     jkey(&w, "significant", false), jw_lit(&w, R->ctl_significant ? "true" : "false");
     jkey(&w, "mann_whitney", false), json_mwu(&w, &R->ctl);
     jw_lit(&w, "}");
@@ -589,6 +590,13 @@ int hbg_cmd_compare(int argc, char **argv)
         free(a.base);
         free(a.measure);
         return rc;
+    }
+    /* A plot that cannot be created fails now, before a verdict goes out
+     * under an exit status that says the command failed. */
+    if (a.plot && hbg_outfile_probe("hbg compare", a.plot)) {
+        free(a.base);
+        free(a.measure);
+        return 2;
     }
     cp_result R;
     char err[2048];

@@ -39,6 +39,24 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
     return 0;
 }
 
+int hbg_outfile_probe(const char *cmd, const char *path)
+{
+    struct stat sb;
+    if (strcmp(path, "-") == 0)
+        return 0;
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (access(path, W_OK) == 0)
+            return 0;
+        fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
+        return -1;
+    }
+    hbg_outfile o;
+    if (hbg_outfile_open(&o, cmd, path))
+        return -1;
+    hbg_outfile_close(&o, false); /* removes the temporary */
+    return 0;
+}
+
 int hbg_outfile_close(hbg_outfile *o, bool ok)
 {
     int e = 0;

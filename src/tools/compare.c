@@ -436,10 +436,10 @@ static void row_flags(cp_result *R)
     if (!R->ctl_resolves)
         dg_add(&R->flags,
                "the control %s is too short to witness noise (its minimum is %" PRIu64 " ns, under %d ns: a few "
-               "clock reads); the noise floor is the arms' own spread instead, %.2f %% (the largest difference "
-               "between two repetitions' minima within one arm), and the control is not tested; name a longer "
+               "clock reads); the noise floor is instead the range of the repetitions' relative deltas, %.2f %% "
+               "(how far the comparison moved between repetitions), and the control is not tested; name a longer "
                "untouched segment with --control",
-               R->opt.control, R->ctl_min, CP_CONTROL_MIN_NS, R->spread * 100);
+               R->opt.control, R->ctl_min, CP_CONTROL_MIN_NS, R->delta_range * 100);
     double effect = fabs(R->hl.est);
     for (size_t i = 0; i < R->nrep; i++) {
         const cp_rep *r = &R->rep[i];
@@ -509,9 +509,15 @@ out:
     return st;
 }
 
-/* The control's smallest duration, and how far the same code's figure
- * wanders between repetitions of one arm: the noise floor when the
- * control is too short to be one. */
+/* The control's smallest duration; how far the same code's figure wanders
+ * between repetitions of one arm (reported); and how far the comparison
+ * itself moved between repetitions: the range of the total's relative
+ * delta, the noise floor when the control is too short to be one. The
+ * arms' own spread is no floor: a machine that slows down over the run
+ * slows both arms of a repetition alike, which the interleaving cancels,
+ * and a 6-of-6, -20 % effect was once called "no difference" inside the
+ * 24 % of such a drift. The delta's range is paired as the control's
+ * |relative delta| is: it holds what did not cancel. */
 static void arm_spread(cp_result *R)
 {
     R->ctl_min = UINT64_MAX;
@@ -530,6 +536,14 @@ static void arm_spread(cp_result *R)
         spread = s > spread ? s : spread;
     }
     R->spread = spread;
+    double rlo = 0, rhi = 0;
+    for (size_t i = 0; i < R->nrep; i++) {
+        uint64_t b = R->rep[i].row[0].bmin;
+        double r = (double)R->rep[i].dmin / (double)(b ? b : 1);
+        rlo = i == 0 || r < rlo ? r : rlo;
+        rhi = i == 0 || r > rhi ? r : rhi;
+    }
+    R->delta_range = rhi - rlo;
 }
 
 /* "repetitions 2, 4" / "repetition 3" */
@@ -567,7 +581,7 @@ static void decide(cp_result *R)
     R->ctl_resolves = R->ctl_min >= CP_CONTROL_MIN_NS;
     R->ctl_significant = R->ctl_resolves && R->ctl.p_two < o->alpha;
     if (!R->ctl_resolves)
-        R->noise_floor = R->spread;
+        R->noise_floor = R->delta_range;
     double base = (double)(R->base_min ? R->base_min : 1);
     R->effect_pct = R->hl.est / base * 100;
     R->lo_pct = (double)R->hl.lo / base * 100;
@@ -627,7 +641,8 @@ static void verdict_line(cp_result *R)
                      o->alpha, R->p, mw);
         else
             snprintf(why, sizeof why, "the effect is inside the noise floor of %.2f %% (%s)", R->noise_floor * 100,
-                     R->ctl_resolves ? "the control's largest |relative delta|" : "the arms' own spread");
+                     R->ctl_resolves ? "the control's largest |relative delta|"
+                                             : "the range of the repetitions' relative deltas");
         snprintf(R->line, sizeof R->line, "%s: %s; %s; %zu of %zu repetitions disagree in sign (expected under no "
                                           "effect); %s",
                  cp_verdict_name(R->verdict), why, eff, R->nrep - R->agree, R->nrep, sign);

@@ -111,7 +111,8 @@ typedef struct cp_result {
     uint64_t ctl_min;           /* the control's smallest duration in any log */
     bool ctl_resolves;          /* ctl_min >= CP_CONTROL_MIN_NS: it can witness noise */
     double spread;              /* the arms' own spread: largest max/min - 1 of repetition minima */
-    double noise_floor;         /* largest |ctl_rel| (or the spread), a fraction */
+    double delta_range;         /* max - min over repetitions of the total's dmin / base min */
+    double noise_floor;         /* largest |ctl_rel| (or delta_range), a fraction */
 
     char base_commit[48], measure_commit[48];
     const char *stamp_rest;     /* base 1's stamp after its commit, or NULL */
