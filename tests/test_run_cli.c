@@ -356,7 +356,12 @@ static void case_limits_are_usage_errors(void **state)
         {"run vector --rounds +2", "hbg run: --rounds expects an integer from 1 to 100000, got '+2' (see `hbg run --help`)\n"},
         {"run synth --tasks +5", "hbg run: --tasks expects"},
         {"run qwen --tile-unit 4294967296",
-         "hbg run: --tile-unit expects an integer from 1 to 4294967295, got '4294967296' (see `hbg run --help`)\n"},
+         "hbg run: --tile-unit expects an integer under 2^32 (each case takes its own range), got '4294967296' (see "
+         "`hbg run --help`)\n"},
+        /* 0 meets the case's own range, not a generic one */
+        {"run vector --tile-unit 0", "hbg run: vector takes a --tile-unit from 1 to 524288, got 0 (see `hbg run --help`)\n"},
+        {"run dsv4 --tile-unit 0",
+         "hbg run: dsv4 has no tile unit (its shapes are fixed); --tile-unit is refused (see `hbg run --help`)\n"},
         /* the letter of a short-option cluster, not the word before it */
         {"run qwen -xo foo", "hbg run: unknown or incomplete option '-x' (see `hbg run --help`)\n"},
     };
@@ -403,6 +408,34 @@ static void stamp_is_canonical(void **state)
     free(first);
 }
 
+/* A log on stderr (`2> LOG`) is stamped like an -o log, so the tools read
+ * it as one; at --log-level off stderr gets nothing at all. */
+static void stderr_log_is_stamped(void **state)
+{
+    (void)state;
+    char err[300], cmd[1024], out[8192], args[400];
+    for (int off = 0; off < 2; off++) {
+        snprintf(err, sizeof err, "%s/stderr%d.log", rs_dir, off);
+        snprintf(cmd, sizeof cmd,
+                 "env -u HBG_BIND_BREAKDOWN -u HBG_HOST_PHASE_RECORDS -u HBG_SKIP_DEVICE_RUN -u HBG_LOG_LEVEL "
+                 "%s run vector --rounds 2 --mode numbers%s >/dev/null 2>%s",
+                 getenv("HBG_CLI"), off ? " --log-level off" : "", err);
+        int st = system(cmd);
+        assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        char *text = rs_slurp(err);
+        if (off) {
+            assert_string_equal(text, "");
+        } else {
+            assert_true(strncmp(text, "[stamp] ", 8) == 0);
+            assert_non_null(strstr(text, " hbg run vector --rounds 2 --mode numbers\n"));
+            snprintf(args, sizeof args, "phases %s --format json", err);
+            assert_int_equal(rs_run("", args, out, sizeof out), 0);
+            assert_non_null(strstr(out, "\"stamp\": \""));
+        }
+        free(text);
+    }
+}
+
 /* A rank killed mid-run: hbg run names it, stops its peer within the bound,
  * exits non-zero, and the log stays parseable. */
 static void killed_rank_is_named(void **state)
@@ -429,6 +462,7 @@ int main(void)
         cmocka_unit_test(case_limits_are_usage_errors),
         cmocka_unit_test(stamp_is_canonical),
         cmocka_unit_test(progress_on_stderr),
+        cmocka_unit_test(stderr_log_is_stamped),
         cmocka_unit_test(killed_rank_is_named),
     };
     return cmocka_run_group_tests(tests, rs_dir_setup, rs_dir_teardown);

@@ -203,7 +203,7 @@ static void test_exact_recovery(void **state)
     assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
     assert_true(ts_contains(out, "\"per_node\": {\"identifiable\": true, \"ns\": 10"));
     assert_true(ts_contains(out, "\"passes\": 30, \"left_out\": 0"));
-    assert_true(ts_contains(out, "\"superlinear\": false"));
+    assert_true(ts_contains(out, "\"superlinear\": null")); /* an exact fit leaves nothing to test */
     free(out), free(errs);
     drop_logs(&L);
 }
@@ -260,6 +260,29 @@ static void test_not_identifiable(void **state)
     assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
     assert_true(ts_contains(out, "per replay           not identifiable: replays is 4 in every pass; vary it to fit "
                                  "this term\n"));
+    free(out), free(errs);
+    drop_logs(&L);
+}
+
+/* One size only: the super-linear test cannot be made, and JSON says
+ * null for it, not a false "no super-linear term". */
+static void test_superlinear_not_tested_is_null(void **state)
+{
+    (void)state;
+    const cfg c[] = {{100, 10, 4, 80}, {100, 10, 4, 80}};
+    gen g = {.warm = 4, .noise = 10};
+    logs L;
+    fit_data d;
+    fit_result R;
+    fit_made(&L, c, 2, &g, &d, &R);
+    assert_false(R.reset_done);
+    fit_free(&d);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "\"superlinear\": null, \"superlinear_t\": null, \"loglog_slope\": null"));
+    free(out), free(errs);
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    assert_false(ts_contains(out, "super-linear"));
     free(out), free(errs);
     drop_logs(&L);
 }
@@ -639,6 +662,19 @@ static void test_plot_write_fails(void **state)
     assert_int_equal(run_fit(&L, "--plot", "/dev/full", NULL, &out, &errs), 2);
     assert_string_equal(errs, "hbg fit: cannot write /dev/full: No space left on device\n");
     free(out), free(errs);
+    /* a plot that cannot be created at all is found before the logs are
+     * read: no table under a failing status, no temporary left */
+    assert_int_equal(run_fit(&L, "--plot", "/nonexistent-dir/fit.svg", NULL, &out, &errs), 2);
+    assert_string_equal(errs, "hbg fit: cannot create /nonexistent-dir/fit.svg: No such file or directory\n");
+    assert_string_equal(out, "");
+    free(out), free(errs);
+    char dir[] = "/tmp/hbg_fit_probe_XXXXXX", svg[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(svg, sizeof svg, "%s/fit.svg", dir);
+    assert_int_equal(run_fit(&L, "--plot", svg, NULL, &out, &errs), 0);
+    free(out), free(errs);
+    assert_int_equal(unlink(svg), 0);
+    assert_int_equal(rmdir(dir), 0); /* empty: the probe's temporary is gone */
     drop_logs(&L);
 }
 
@@ -676,7 +712,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_recovery), cmocka_unit_test(test_intervals_shrink),
-        cmocka_unit_test(test_not_identifiable), cmocka_unit_test(test_superlinear),
+        cmocka_unit_test(test_not_identifiable), cmocka_unit_test(test_superlinear_not_tested_is_null),
+        cmocka_unit_test(test_superlinear),
         cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_skip_warm), cmocka_unit_test(test_relative), cmocka_unit_test(test_original_logs),
         cmocka_unit_test(test_t_quantile), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_plot),

@@ -244,7 +244,11 @@ static int out_json(const fit_data *d, const fit_result *R, const char *const *n
     jkey(&w, "fitted", false), jnum(&w, p->fitted);
     jkey(&w, "residual", false), jnum(&w, p->resid);
     JW_LIT(&w, "}");
-    jkey(&w, "superlinear", false), jbool(&w, R->superlinear);
+    jkey(&w, "superlinear", false);
+    if (R->reset_done)
+        jbool(&w, R->superlinear);
+    else
+        JW_LIT(&w, "null"); /* not tested: "false" would claim it was */
     jkey(&w, "superlinear_t", false), jnum(&w, R->reset_done ? R->reset_t : NAN);
     jkey(&w, "loglog_slope", false), jnum(&w, R->has_slope ? R->slope : NAN);
     jkey(&w, "points", false), JW_LIT(&w, "[");
@@ -349,6 +353,10 @@ int hbg_cmd_fit(int argc, char **argv)
     if (distinct_logs(argv + optind, nlogs))
         return 2;
     if (plot && hbg_outfile_not_input("hbg fit", plot, (const char *const *)(argv + optind), nlogs))
+        return 2;
+    /* A plot that cannot be created fails now, before a table goes out
+     * under an exit status that says the command failed. */
+    if (plot && hbg_outfile_probe("hbg fit", plot))
         return 2;
     const char **names = calloc(nlogs, sizeof *names);
     fit_data d;

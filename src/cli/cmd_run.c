@@ -33,8 +33,18 @@
 
 static int open_log(const run_opts *o, int *fd)
 {
+    hbg_stamp stamp = {.commit = hbg_build_commit(), .breakdown = o->breakdown, .records = o->records,
+                       .skip_device = o->skip_device, .level = o->level, .command = o->stamp_cmd};
     if (!o->log_path) {
+        /* A log on stderr is a log too (`2> run.log`): stamped like a
+         * file, so compare reads it as one. At `off` nothing is written. */
         *fd = STDERR_FILENO;
+        hbg_status sst = o->level == HBG_LOG_OFF ? HBG_OK : hbg_log_stamp(*fd, &stamp);
+        if (sst) {
+            fprintf(stderr, "hbg run: cannot write the log's stamp to stderr: %s\n",
+                    sst == HBG_E_IO ? strerror(errno) : hbg_strerror(sst));
+            return 1;
+        }
         return 0;
     }
     *fd = open(o->log_path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
@@ -46,8 +56,6 @@ static int open_log(const run_opts *o, int *fd)
             fprintf(stderr, "hbg run: cannot create %s: %s\n", o->log_path, strerror(errno));
         return 1;
     }
-    hbg_stamp stamp = {.commit = hbg_build_commit(), .breakdown = o->breakdown, .records = o->records,
-                       .skip_device = o->skip_device, .level = o->level, .command = o->stamp_cmd};
     hbg_status sst = hbg_log_stamp(*fd, &stamp);
     if (sst) {
         fprintf(stderr, "hbg run: cannot write %s: %s\n", o->log_path,

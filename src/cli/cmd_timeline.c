@@ -135,10 +135,16 @@ static void print_warnings(const ps_log *L, const dg_list *warn, bool more)
 /* Why a log without spans, passes or records draws nothing, and what to
  * run: the level its stamp shows when that level writes no TIMING lines,
  * else the breakdown switch. */
-static void nothing_to_draw(const ps_log *L, const char *path)
+static void nothing_to_draw(const ps_log *L, const char *path, bool per_inv)
 {
     const char *quiet = ps_stamp_quiet_level(L);
-    if (quiet)
+    if (per_inv && L->npass)
+        /* the bind lines are there; the view draws spans only */
+        fprintf(stderr,
+                "hbg timeline: nothing to draw: %s has no [STRACE] spans, which --per-invocation draws (its %zu "
+                "bind pass%s are not drawn in that view)\n",
+                path, L->npass, L->npass == 1 ? "" : "es");
+    else if (quiet)
         fprintf(stderr,
                 "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines: its stamp "
                 "shows HBG_LOG_LEVEL=%s, which writes no TIMING records; run at --log-level timing\n",
@@ -260,7 +266,7 @@ int hbg_cmd_timeline(int argc, char **argv)
         nrec_lines += recs[i].nline;
     if (L.nspan == 0 && (a.per_inv || (L.npass == 0 && nrec_lines == 0))) {
         print_warnings(&L, &warn, false);
-        nothing_to_draw(&L, path);
+        nothing_to_draw(&L, path, a.per_inv);
         rc = 1;
         goto done;
     }

@@ -21,7 +21,8 @@ static void usage(FILE *f)
             "options:\n"
             "  --rounds N            bind passes per rank (default 1)\n"
             "  -o, --log LOG         write the log to LOG (refuses an existing file); the first\n"
-            "                        line is the stamp. Without -o the log goes to stderr.\n"
+            "                        line is the stamp. Without -o the log, stamp first, goes\n"
+            "                        to stderr.\n"
             "  --out-dir DIR         artifacts (host_phase_records.jsonl) under DIR/<case>_<time>_<pid>/\n"
             "                        (default: outputs)\n"
             "  --ranks N             rank processes (default: the case's; dsv4 runs on exactly 2)\n"
@@ -107,7 +108,7 @@ static int check_case_fit(const run_opts *o)
                     c->min_ranks, c->max_ranks, o->ranks);
         return 1;
     }
-    if (!o->tile_unit)
+    if (!o->tile_given)
         return 0;
     if (!c->tile_max) {
         fprintf(stderr, "hbg run: %s has no tile unit (its shapes are fixed); --tile-unit is refused (see `hbg run "
@@ -319,8 +320,12 @@ static int parse_options(int argc, char **argv, char **words, run_opts *o, expli
             break;
         case O_TILE:
             /* the case decides the range, once it is known */
-            if (!parse_u32(optarg, 1, UINT32_MAX, &o->tile_unit))
-                return fail_usage("--tile-unit expects an integer from 1 to 4294967295, got '%s'", optarg);
+            /* 0 parses here and meets the case's own range below, so
+             * the message names the values this case takes */
+            if (!parse_u32(optarg, 0, UINT32_MAX, &o->tile_unit))
+                return fail_usage("--tile-unit expects an integer under 2^32 (each case takes its own range), got '%s'",
+                                  optarg);
+            o->tile_given = true;
             break;
         case O_RECCAP:
             if (!parse_u32(optarg, 1, 1u << 24, &o->records_per_thread))

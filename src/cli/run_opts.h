@@ -17,6 +17,7 @@
 typedef struct run_opts {
     const hbg_case *c;
     uint32_t rounds, ranks, tile_unit;
+    bool tile_given;            /* --tile-unit was given (0 included: refused by the case's range) */
     const char *log_path, *out_dir, *mode;
     bool skip_golden, keep_defs, no_journal, list;
     bool breakdown, records, skip_device;
