@@ -268,6 +268,37 @@ static void test_original_with_records(void **st)
     free(err);
 }
 
+/* Another run's records file: its pid has nothing drawn, so no lane, no
+ * rank number and no "no clock anchor" warning for it. */
+static void test_foreign_records_make_no_lane(void **st)
+{
+    (void)st;
+    const char *rec = "{\"pid\": 999, \"inv\": 1, \"dropped\": 0, \"records\": [{\"phase\": \"submit_task\", "
+                      "\"start_ns\": 5000000000200, \"end_ns\": 5000000000300, \"detail\": 0, \"tid\": 3}]}\n";
+    char *rp = ts_temp_file(rec, strlen(rec), ".host_phase_records.jsonl");
+    char *err;
+    json_t *j = run_timeline(ts_fixture("ours-1rank-4pass.log"), rp, 0, &err);
+    assert_non_null(j);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    size_t i, procs = 0;
+    json_array_foreach(ev, i, e)
+    {
+        if (strcmp(json_string_value(json_object_get(e, "name")), "process_name"))
+            continue;
+        procs++;
+        const char *name = json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+        assert_true(strncmp(name, "rank 0 (pid 4242)", 17) == 0); /* its host and device lanes */
+    }
+    assert_int_equal(procs, 2);
+    assert_true(ts_contains(err, ":1: pid=999 inv=1 has no chip.run.bind span in "));
+    assert_false(ts_contains(err, "pid=999 has no [CLOCK_ANCHOR]"));
+    assert_false(ts_contains(err, "processes without a clock anchor"));
+    json_decref(j);
+    free(err);
+    unlink(rp);
+    free(rp);
+}
+
 static void test_torn_span_counted(void **st)
 {
     (void)st;
@@ -1096,6 +1127,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_original_with_records),
+        cmocka_unit_test(test_foreign_records_make_no_lane),
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_long_durations_left_out),
         cmocka_unit_test(test_log_of_hbg_run),

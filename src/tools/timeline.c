@@ -1210,7 +1210,10 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     /* the trace is about as large as the log: its writes overlap the formatting */
     jw_background(&t.w);
 
-    /* processes in order of first appearance: anchors, spans, passes, records */
+    /* processes in order of first appearance: anchors, spans, passes. Not
+     * records: a record is drawn only under its pass's chip.run.bind span,
+     * so a pid that only records name (another run's records file) would
+     * be an empty lane, counted as a rank and warned of as unanchored. */
     for (size_t i = 0; i < L->nanchor; i++) {
         proc *p = find_proc(&t, L->anchor[i].pid, true);
         if (!p)
@@ -1237,9 +1240,6 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     for (size_t i = 0; i < L->npass; i++)
         if (L->pass[i].has_pid)
             find_proc(&t, L->pass[i].pid, true);
-    for (size_t r = 0; r < nrecs; r++)
-        for (size_t i = 0; i < recs[r].nline; i++)
-            find_proc(&t, recs[r].line[i].pid, true);
 
     for (size_t i = 0; i < L->nspan; i++)
         if (!L->span[i].dev && L->span[i].depth == 1 && lx_slice_eq(L->span[i].name, "chip.run.bind"))
