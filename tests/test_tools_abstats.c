@@ -253,7 +253,7 @@ static void test_hl_odd_count_is_middle_difference(void **state)
     /* 3 + 3 is too small for 95 % (P(U = 0) = 1/20 > 0.025): the range */
     assert_int_equal(s.lo, -7);
     assert_int_equal(s.hi, 19);
-    assert_true(s.level == 1.0);
+    near(s.level, 0.9, EXACT_TOL, "range of 3 + 3"); /* 1 - 2/20: not 95 % */
 }
 
 static void test_hl_even_count_is_mean_of_middle_two(void **state)
@@ -265,7 +265,7 @@ static void test_hl_even_count_is_mean_of_middle_two(void **state)
     assert_true(s.est == 3.5);
     assert_int_equal(s.lo, -5);
     assert_int_equal(s.hi, 12);
-    assert_true(s.level == 1.0);
+    near(s.level, 0.8, EXACT_TOL, "range of 2 + 3"); /* 1 - 2/10 */
 }
 
 static void test_hl_ci_5v5_matches_brute_force(void **state)
@@ -327,7 +327,14 @@ static void test_hl_too_small_for_any_k_gives_whole_range(void **state)
     assert_true(s.est == 6.5);
     assert_int_equal(s.lo, -7);
     assert_int_equal(s.hi, 20);
-    assert_true(s.level == 1.0);
+    /* the whole range misses U = 0 and U = 4, 1/6 each: it covers 2/3,
+     * and saying 1 (or 95 %) would overstate it */
+    near(s.level, 2.0 / 3, EXACT_TOL, "range of 2 + 2");
+    /* one value an arm: the one difference covers nothing */
+    uint64_t b1[] = {10}, m1[] = {13};
+    s = hl(b1, 1, m1, 1, 0.95);
+    assert_true(s.est == 3.0 && s.lo == 3 && s.hi == 3);
+    assert_true(s.level == 0.0);
 }
 
 static void test_hl_150v150_uses_normal_critical_value(void **state)

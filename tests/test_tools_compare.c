@@ -306,6 +306,32 @@ static void test_drift_is_not_noise(void **st)
     free_arms(&a);
 }
 
+/* 2 + 2 warm passes have no 95 % interval: the whole range of the four
+ * differences is given, labelled with what it covers (2/3), and flagged. */
+static void test_too_few_passes_for_an_interval(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 47), m = slower(cg_default("5d6e7f8", 48));
+    b.rounds = m.rounds = 3;
+    arms a;
+    make_arms(&a, 1, b, m, NULL);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    char *l = first_line(out);
+    if (!ts_contains(l, " ns; whole range, only a 66 % CI: +"))
+        fail_msg("%s", out);
+    assert_false(ts_contains(l, "95 % CI"));
+    assert_true(ts_contains(out, "\nflags      2 base and 2 measure warm passes are too few for a 95 % interval of "
+                                 "the effect: the one given is the whole range of their differences, which covers "
+                                 "66 %; measure more rounds\n"));
+    free(l), free(out), free(err);
+    const char *js[] = {"--format", "json", NULL};
+    assert_int_equal(compare(&a, js, &out, &err), 0);
+    assert_true(ts_contains(out, "\"ci_level\": 0.66666"));
+    free(out), free(err);
+    free_arms(&a);
+}
+
 /* An effect inside the noise floor is no difference, however significant. */
 static void test_effect_inside_noise_floor(void **st)
 {
@@ -847,6 +873,7 @@ int main(void)
         cmocka_unit_test(test_control_moved_contended),
         cmocka_unit_test(test_short_control_falls_back_to_delta_range),
         cmocka_unit_test(test_drift_is_not_noise),
+        cmocka_unit_test(test_too_few_passes_for_an_interval),
         cmocka_unit_test(test_effect_inside_noise_floor),
         cmocka_unit_test(test_stamps_differ_in_one_variable),
         cmocka_unit_test(test_stamps_differ_in_one_variable_original),

@@ -231,7 +231,7 @@ static int64_t kth_diff(const int64_t *b, size_t nb, const int64_t *m, size_t nm
  * that probability (the interval misses on each side with it). Exact: the
  * rank-sum distribution of the smaller arm over ranks 1 .. n, shifted to
  * U; the distribution is symmetric, so either arm gives the same U. */
-static hbg_status crit_exact(size_t nb, size_t nm, double tail, uint64_t *k_out, double *p_out)
+static hbg_status crit_exact(size_t nb, size_t nm, double tail, uint64_t *k_out, double *p_out, double *p0_out)
 {
     size_t n = nb + nm;
     size_t k = nm < nb ? nm : nb;
@@ -246,6 +246,7 @@ static hbg_status crit_exact(size_t nb, size_t nm, double tail, uint64_t *k_out,
     double total = 0;
     for (size_t s = smin; s <= smax; s++)
         total += row[s];
+    *p0_out = row[smin] / total; /* P(U <= 0): what the whole range misses on each side */
     double cut = tail * (1 + AS_CUT_SLACK), cum = 0, p = 0;
     uint64_t kk = 0;
     for (size_t s = smin; s <= smax; s++) {
@@ -299,13 +300,15 @@ hbg_status as_hodges_lehmann(const uint64_t *base, size_t nb, const uint64_t *me
     double tail = (1 - level) / 2;
     uint64_t k;
     if (nb + nm <= AS_EXACT_MAX) {
-        double p;
-        hbg_status st = crit_exact(nb, nm, tail, &k, &p);
+        double p, p0;
+        hbg_status st = crit_exact(nb, nm, tail, &k, &p, &p0);
         if (st) {
             free(b);
             return st;
         }
-        out->level = k >= 1 ? 1 - 2 * p : 1;
+        /* too few values for the level asked: the whole range, and what
+         * it really covers (1 - 2 / C(n, nb); 0 for one value an arm) */
+        out->level = k >= 1 ? 1 - 2 * p : fmax(0, 1 - 2 * p0);
     } else {
         /* the normal approximation to the critical value, without a
          * continuity correction: it errs towards a wider interval */

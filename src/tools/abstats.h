@@ -46,8 +46,8 @@ typedef struct as_shift {
     double est;            /* Hodges-Lehmann estimate of measure - base, ns (x.0 or x.5) */
     int64_t lo, hi;        /* the confidence interval, ns, closed */
     double level;          /* its coverage under the no-ties null: the actual one (>= the level
-                            * asked) on the exact path, the level asked on the approximation,
-                            * 1 for the whole range */
+                            * asked) on the exact path, the level asked on the approximation;
+                            * for the whole range, what it covers (below the level asked) */
 } as_shift;
 
 /* U and its p values. Needs nb >= 1 and nm >= 1 (else HBG_E_INVAL).
@@ -60,7 +60,8 @@ hbg_status as_mann_whitney(const uint64_t *base, size_t nb, const uint64_t *meas
  * P(U <= k - 1) <= (1 - level) / 2 under the no-ties null (exact for
  * nb + nm <= AS_EXACT_MAX, the normal approximation above). When the
  * samples are too small for any k >= 1, the interval is the whole range
- * of differences and `level` reports 1. Above AS_EXACT_MAX, k is
+ * of differences and `level` reports its actual coverage,
+ * 1 - 2 / C(nb + nm, nb), below the level asked (0 for 1 and 1). Above AS_EXACT_MAX, k is
  * floor(nb nm / 2 - z sqrt(nb nm (N + 1) / 12)), z the (1 + level) / 2
  * normal quantile. A tail equal to (1 - level) / 2 within 1e-9 relative
  * counts as at or below it (0.9 is not exact in binary). Values must be

@@ -433,6 +433,11 @@ static void exact_flags(cp_result *R)
 
 static void row_flags(cp_result *R)
 {
+    if (R->hl.level < CP_CI_LEVEL - 1e-9)
+        dg_add(&R->flags,
+               "%zu base and %zu measure warm passes are too few for a %.0f %% interval of the effect: the one given "
+               "is the whole range of their differences, which covers %.0f %%; measure more rounds",
+               R->nbase, R->nmeasure, CP_CI_LEVEL * 100, floor(R->hl.level * 100));
     if (!R->ctl_resolves)
         dg_add(&R->flags,
                "the control %s is too short to witness noise (its minimum is %" PRIu64 " ns, under %d ns: a few "
@@ -500,7 +505,7 @@ static hbg_status pool(cp_result *R)
     R->nbase = nb, R->nmeasure = nm;
     st = as_mann_whitney(R->all_base, nb, R->all_measure, nm, &R->mwu);
     if (st == HBG_OK)
-        st = as_hodges_lehmann(R->all_base, nb, R->all_measure, nm, 0.95, &R->hl);
+        st = as_hodges_lehmann(R->all_base, nb, R->all_measure, nm, CP_CI_LEVEL, &R->hl);
     if (st == HBG_OK)
         st = as_mann_whitney(ctl_b, cb, ctl_m, cm, &R->ctl);
 out:
@@ -598,16 +603,29 @@ static void decide(cp_result *R)
     R->regression = R->verdict == CP_SLOWER && R->lo_pct > o->threshold_pct;
 }
 
+/* "95 % CI", or, when the passes are too few for one, what the interval
+ * (then the whole range of differences) really covers: a label that
+ * claimed 95 % over 2 + 2 passes would overstate 67 %. */
+static const char *ci_label(const cp_result *R, char *b, size_t n)
+{
+    if (R->hl.level >= CP_CI_LEVEL - 1e-9)
+        snprintf(b, n, "%.0f %% CI", CP_CI_LEVEL * 100);
+    else
+        snprintf(b, n, "whole range, only a %.0f %% CI:", floor(R->hl.level * 100));
+    return b;
+}
+
 static void verdict_line(cp_result *R)
 {
     const cp_options *o = &R->opt;
-    char eff[256], sign[256], reps[256];
+    char eff[256], sign[256], reps[256], ci[40];
     /* the estimate is a median of integer differences: whole or a half */
     int64_t e2 = (int64_t)llround(R->hl.est * 2), ea = e2 < 0 ? -e2 : e2;
     snprintf(eff, sizeof eff,
-             "effect %+.2f %% (%s%" PRId64 "%s ns; 95 %% CI %+" PRId64 "..%+" PRId64 " ns) of the base minimum %" PRIu64
+             "effect %+.2f %% (%s%" PRId64 "%s ns; %s %+" PRId64 "..%+" PRId64 " ns) of the base minimum %" PRIu64
              " ns",
-             R->effect_pct, e2 < 0 ? "-" : "+", ea / 2, ea & 1 ? ".5" : "", R->hl.lo, R->hl.hi, R->base_min);
+             R->effect_pct, e2 < 0 ? "-" : "+", ea / 2, ea & 1 ? ".5" : "", ci_label(R, ci, sizeof ci), R->hl.lo,
+             R->hl.hi, R->base_min);
     int sn = snprintf(sign, sizeof sign, "sign test p = %.4g (%zu of %zu repetitions agree)", R->sign_p, R->agree,
                       R->nrep);
     if (!R->sign_can_reach && sn > 0)
@@ -655,8 +673,9 @@ static void verdict_line(cp_result *R)
 static void verdict_title(cp_result *R)
 {
     const char *v = cp_verdict_name(R->verdict);
-    char eff[128];
-    snprintf(eff, sizeof eff, "%+.2f %% (95 %% CI %+.2f..%+.2f %%)", R->effect_pct, R->lo_pct, R->hi_pct);
+    char eff[128], ci[40];
+    snprintf(eff, sizeof eff, "%+.2f %% (%s %+.2f..%+.2f %%)", R->effect_pct, ci_label(R, ci, sizeof ci), R->lo_pct,
+             R->hi_pct);
     if (R->verdict == CP_CONTENDED && R->ctl_significant)
         snprintf(R->title, sizeof R->title, "%s: the control %s moved (p = %.3g)", v, R->opt.control, R->ctl.p_two);
     else if (R->verdict == CP_CONTENDED)

@@ -33,6 +33,8 @@
  * delta measures the clock, not the machine (a 50 ns segment moves 40 %
  * between identical runs), so it witnesses no noise. */
 #define CP_CONTROL_MIN_NS 1000
+/* the effect's interval: a Hodges-Lehmann confidence level */
+#define CP_CI_LEVEL 0.95
 
 typedef enum cp_verdict {
     CP_NO_DIFFERENCE = 0,
