@@ -285,6 +285,16 @@ static void test_superlinear_not_tested_is_null(void **state)
     assert_false(ts_contains(out, "super-linear"));
     free(out), free(errs);
     drop_logs(&L);
+    /* every pass the same cost: R² is 0/0, said so, not 1 */
+    gen flat = {.warm = 4};
+    make_logs(&L, c, 2, &flat);
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "\nR\xC2\xB2              n/a (every pass costs the same: nothing to explain)\n"));
+    free(out), free(errs);
+    assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "\"r2\": null"));
+    free(out), free(errs);
+    drop_logs(&L);
 }
 
 static void test_superlinear(void **state)
@@ -304,6 +314,16 @@ static void test_superlinear(void **state)
     assert_true(ts_contains(errs, "hbg fit: warning: residuals grow with size: the square of the fitted cost "
                                   "explains what the linear terms leave (t = "));
     assert_true(ts_contains(out, "(significant: residuals grow with size)"));
+    /* a straight line through a convex cost crosses zero: the cheapest
+     * passes are fitted below it, which is said, and their residual is
+     * given no share of a negative cost */
+    if (!ts_contains(errs, "hbg fit: warning: the model puts "))
+        fail_msg("%s", errs);
+    assert_true(ts_contains(errs, " below zero cost (the lowest -"));
+    const char *wr = strstr(out, "worst residual  ");
+    assert_non_null(wr);
+    if (strstr(wr, "fitted -"))
+        assert_false(strstr(wr, " %) at ") != NULL && strstr(wr, " %) at ") < strchr(wr, '\n'));
     free(out), free(errs);
     drop_logs(&L);
     /* the linear costs with the same noise: no warning */
@@ -311,6 +331,7 @@ static void test_superlinear(void **state)
     fit_made(&L, design, NDESIGN, &lin, &d, &R);
     assert_true(R.reset_done);
     assert_false(R.superlinear);
+    assert_int_equal(R.nneg, 0);
     fit_free(&d);
     drop_logs(&L);
 }
@@ -337,12 +358,27 @@ static void test_relative(void **state)
             else
                 assert_true(R.term[c].lo <= want[c] && want[c] <= R.term[c].hi);
         }
+        if (noisy) {
+            /* R² of the fit made: its relative residuals about the
+             * weighted mean, not the ns residuals it did not minimise */
+            double sw = 0, ym = 0, sse = 0, sst = 0;
+            for (size_t i = 0; i < d.n; i++)
+                sw += 1 / (d.pt[i].y * d.pt[i].y), ym += 1 / d.pt[i].y;
+            ym /= sw;
+            for (size_t i = 0; i < d.n; i++) {
+                double r = d.pt[i].resid / d.pt[i].y, t = (d.pt[i].y - ym) / d.pt[i].y;
+                sse += r * r, sst += t * t;
+            }
+            assert_near(R.r2, 1 - sse / sst, 1e-9);
+            assert_true(R.r2 > 0.99 && R.r2 < 1);
+        }
         fit_free(&d);
         if (!noisy) {
             char *out, *errs;
             assert_int_equal(run_fit(&L, "--relative", NULL, NULL, &out, &errs), 0);
             assert_true(ts_contains(out, "per replay                    150.000   [150.000, 150.000]\n"));
             assert_true(ts_contains(out, "residual sd     0.000 % of the cost (relative; df 35, t 2.0301)\n"));
+            assert_true(ts_contains(out, "\nR\xC2\xB2              1.000000 (of the relative residuals)\n"));
             free(out), free(errs);
         }
         drop_logs(&L);
@@ -394,6 +430,38 @@ static void test_skip_warm(void **state)
         assert_true(ts_contains(errs, "--skip-warm expects a count of passes"));
         free(out), free(errs);
     }
+    drop_logs(&L);
+}
+
+/* A slots= that is there but unreadable leaves its pass out, named; it
+ * must not pass for a log that writes none (which would drop the slot
+ * term from the whole fit, and move its cost into the replays). */
+static void test_bad_slots_leave_the_pass_out(void **state)
+{
+    (void)state;
+    gen g = {.warm = 3, .noise = 10};
+    logs L;
+    make_logs(&L, design, NDESIGN, &g);
+    char *text = ts_slurp(L.path[7], NULL);
+    assert_non_null(text);
+    char *at = strstr(strstr(text, " inv=2\n"), "slots=2560 pid=1007 inv=2\n");
+    assert_non_null(at);
+    char *fixed;
+    assert_true(asprintf(&fixed, "%.*sslots=-2560%s", (int)(at - text), text, at + 10) > 0);
+    FILE *f = fopen(L.path[7], "w");
+    assert_non_null(f);
+    fputs(fixed, f);
+    assert_int_equal(fclose(f), 0);
+    free(fixed), free(text);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    if (!ts_contains(errs, ": pass pid=1007 inv=2 has a slots= on its graph_upload line that is no integer (counts "
+                           "unknown); left out of the fit\n"))
+        fail_msg("%s", errs);
+    assert_true(ts_contains(out, "passes          29 warm passes from 10 logs (1 left out"));
+    assert_false(ts_contains(out, "do not carry it"));
+    assert_true(ts_contains(out, "\nper boundary slot    "));
+    free(out), free(errs);
     drop_logs(&L);
 }
 
@@ -714,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_exact_recovery), cmocka_unit_test(test_intervals_shrink),
         cmocka_unit_test(test_not_identifiable), cmocka_unit_test(test_superlinear_not_tested_is_null),
         cmocka_unit_test(test_superlinear),
+        cmocka_unit_test(test_bad_slots_leave_the_pass_out),
         cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_skip_warm), cmocka_unit_test(test_relative), cmocka_unit_test(test_original_logs),
         cmocka_unit_test(test_t_quantile), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_plot),

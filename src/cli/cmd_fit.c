@@ -151,14 +151,20 @@ static void out_table(const fit_data *d, const fit_result *R, const char *const 
         printf("%-20s ", fit_term_name[c]);
         put_interval(R, &R->term[c]);
     }
-    printf("\nR\xC2\xB2              %.6f\n", R->r2);
+    if (isnan(R->r2))
+        printf("\nR\xC2\xB2              n/a (every pass costs the same: nothing to explain)\n");
+    else
+        printf("\nR\xC2\xB2              %.6f%s\n", R->r2, R->relative ? " (of the relative residuals)" : "");
     if (R->relative)
         printf("residual sd     %.3f %% of the cost (relative; df %zu, t %.4f)\n", 100 * R->sigma, R->df, R->tq);
     else
         printf("residual sd     %.1f ns (df %zu, t %.4f)\n", R->sigma, R->df, R->tq);
     const fit_point *w = &d->pt[R->worst];
-    printf("worst residual  %+.1f ns (measured %.0f, fitted %.1f; %+.2f %%) at %s pass %s (line %zu)\n", w->resid,
-           w->y, w->fitted, w->fitted != 0 ? 100 * w->resid / w->fitted : 0.0, names[w->log], w->label, w->line);
+    char pct[32] = "";
+    if (w->fitted > 0) /* a share of a cost: none of a cost of 0 or below */
+        snprintf(pct, sizeof pct, "; %+.2f %%", 100 * w->resid / w->fitted);
+    printf("worst residual  %+.1f ns (measured %.0f, fitted %.1f%s) at %s pass %s (line %zu)\n", w->resid, w->y,
+           w->fitted, pct, names[w->log], w->label, w->line);
     if (R->has_slope)
         printf("log-log slope   %.4f (measured against fitted cost; 1 for a linear cost)\n", R->slope);
     if (R->reset_done)
@@ -375,6 +381,14 @@ int hbg_cmd_fit(int argc, char **argv)
         }
     }
     if (!rc) {
+        if (R.nneg) {
+            const fit_point *q = &d.pt[R.most_neg];
+            fprintf(stderr,
+                    "hbg fit: warning: the model puts %zu pass%s below zero cost (the lowest %.1f ns, measured %.0f, "
+                    "at %s pass %s, line %zu): a coefficient's sign is off, most likely a count that barely "
+                    "varies or moves with another\n",
+                    R.nneg, R.nneg == 1 ? "" : "es", q->fitted, q->y, names[q->log], q->label, q->line);
+        }
         if (R.superlinear)
             fprintf(stderr,
                     "hbg fit: warning: residuals grow with size: the square of the fitted cost explains what the "

@@ -68,7 +68,8 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
         const char *miss = !p->has_tasks ? "no integer tasks= on its host_orch line"
                            : !(p->ops_present & (1u << PS_OP_RECORD_NODE) && p->ops_present & (1u << PS_OP_GRAPH_SUBMIT))
                                ? "no record_node and graph_submit host-orch lines"
-                               : NULL;
+                           : p->bad_slots ? "a slots= on its graph_upload line that is no integer"
+                                          : NULL;
         if (miss) {
             dg_add(&d->warn, "%s:%zu: pass %s has %s (counts unknown); left out of the fit", L->path, p->first_line,
                    lab, miss);
@@ -336,9 +337,12 @@ int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errle
         goto out;
     }
     R->df = n - Q.k;
-    double ybar = 0;
+    /* the mean R² is about is that of the fit made: weighted by w² (the
+     * relative fit's), so R² measures what the fit minimised */
+    double ybar = 0, wsum = 0;
     for (size_t i = 0; i < n; i++)
-        y[i] = d->pt[i].y * w[i], ybar += d->pt[i].y / (double)n;
+        y[i] = d->pt[i].y * w[i], ybar += d->pt[i].y * w[i] * w[i], wsum += w[i] * w[i];
+    ybar /= wsum;
     double b[FIT_NTERMS] = {0}, qty[FIT_NTERMS], ri[FIT_NTERMS][FIT_NTERMS];
     for (size_t j = 0; j < Q.k; j++)
         qty[j] = dot(Q.q[j], y, n);
@@ -346,7 +350,7 @@ int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errle
     for (size_t i = 0; i < Q.k; i++)
         for (size_t j = i; j < Q.k; j++)
             b[i] += ri[i][j] * qty[j];
-    double sse = 0, ssa = 0, sst = 0;
+    double sse = 0, sst = 0;
     for (size_t i = 0; i < n; i++) {
         fit_point *p = &d->pt[i];
         p->fitted = 0;
@@ -354,14 +358,16 @@ int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errle
             p->fitted += b[j] / Q.scale[j] * p->x[Q.col[j]];
         p->resid = p->y - p->fitted;
         sse += p->resid * w[i] * p->resid * w[i];
-        ssa += p->resid * p->resid;
-        sst += (p->y - ybar) * (p->y - ybar);
+        sst += (p->y - ybar) * w[i] * (p->y - ybar) * w[i];
+        if (p->fitted < 0 && (!R->nneg++ || p->fitted < d->pt[R->most_neg].fitted))
+            R->most_neg = i;
         if (fabs(p->resid * w[i]) > fabs(d->pt[R->worst].resid * w[R->worst]))
             R->worst = i;
     }
     R->sigma = sqrt(sse / (double)R->df);
     R->tq = fit_tq975(R->df);
-    R->r2 = sst > 0 ? 1 - ssa / sst : 1;
+    /* every pass costing the same leaves nothing to explain: 0/0 */
+    R->r2 = sst > 1e-18 * (ybar * ybar * wsum) && sst > 0 ? 1 - sse / sst : NAN;
     for (size_t j = 0; j < Q.k; j++) {
         double v = 0;
         for (size_t l = j; l < Q.k; l++)

@@ -73,7 +73,9 @@ typedef struct fit_result {
     double sigma;             /* residual standard deviation: ns, or a
                                  fraction of the cost with relative */
     double tq;                /* the t quantile of the intervals */
-    double r2;                /* of the residuals in ns, either way */
+    double r2;                /* 1 - SSE/SST of the fit made (weighted with
+                                 relative); NAN when every cost is the same */
+    size_t nneg, most_neg;    /* points fitted below 0, and the lowest */
     size_t worst;             /* the point with the largest |residual| */
     bool reset_done;          /* the super-linearity test could be made */
     double reset_t;           /* t of the squared-fit term (inf: exact) */

@@ -93,8 +93,13 @@ int fp_write(FILE *f, const fit_data *d, const fit_result *R, const char *title)
            W, H, W, H, SP_FONT);
     sp_out(&w, "<text x=\"%.2f\" y=\"24\" font-size=\"16\" font-weight=\"bold\" fill=\"%s\">", X0, SP_COL_INK);
     sp_text(&w, title);
-    sp_out(&w, "</text>\n<text x=\"%.2f\" y=\"44\" font-size=\"12\" fill=\"%s\">%zu passes, R\xC2\xB2 = %.6f%s</text>\n",
-           X0, SP_COL_SOFT, d->n, R->r2, R->superlinear ? "; residuals grow with size (super-linear)" : "");
+    char r2[48];
+    if (isnan(R->r2))
+        snprintf(r2, sizeof r2, "R\xC2\xB2 n/a (every pass costs the same)");
+    else
+        snprintf(r2, sizeof r2, "R\xC2\xB2 = %.6f", R->r2);
+    sp_out(&w, "</text>\n<text x=\"%.2f\" y=\"44\" font-size=\"12\" fill=\"%s\">%zu passes, %s%s</text>\n", X0,
+           SP_COL_SOFT, d->n, r2, R->superlinear ? "; residuals grow with size (super-linear)" : "");
     axes(&w, &a);
     double lo = pow(10, a.lo), hi = pow(10, a.hi);
     sp_out(&w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-dasharray=\"6 4\"/>\n",

@@ -355,8 +355,13 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
     }
     for (int i = 0; i < r->nattr; i++) {
         const lx_attr *a = &r->attr[i];
-        if (!a->is_num)
+        if (!a->is_num) {
+            /* ignored like any attribute, but a slots= that is there and
+             * unreadable must not pass for one the log does not write */
+            if (id == PS_GRAPH_UPLOAD && a->key.n == 5 && memcmp(a->key.p, "slots", 5) == 0)
+                p->bad_slots = true;
             continue;
+        }
         if (a->key.n == 5 && memcmp(a->key.p, "bytes", 5) == 0) {
             *bytes = a->num; /* the last bytes= of the line counts */
             p->has_bytes |= bit;

@@ -106,6 +106,7 @@ typedef struct ps_pass {
     bool has_orch, has_span;
     bool cold, used;
     bool has_heap_used, has_tasks, has_slots;
+    bool bad_slots;         /* a graph_upload slots= that is no integer (fit leaves the pass out) */
     uint32_t op_line[PS_NOPS];
     uint64_t op_count[PS_NOPS];
     uint64_t dur[PS_INLINE], bytes[PS_INLINE];
