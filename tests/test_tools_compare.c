@@ -332,6 +332,38 @@ static void test_too_few_passes_for_an_interval(void **st)
     free_arms(&a);
 }
 
+/* A base of 0 ns has no percentages: n/a in the verdict, the rows, JSON
+ * (null) and CSV (empty), never a share of a made-up 1 ns or a 0 %. */
+static void test_zero_base_has_no_percentages(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 49), m = cg_default("5d6e7f8", 50);
+    b.all_scale = 0;
+    arms a;
+    make_arms(&a, REPS, b, m, NULL);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 1); /* slower past any threshold */
+    char *l = first_line(out);
+    if (!ts_contains(l, "verdict    slower: effect n/a % (+"))
+        fail_msg("%s", out);
+    assert_true(ts_contains(l, " of the base minimum 0 ns"));
+    assert_true(ts_contains(out, "lower bound (+inf %) exceeds it: it does"));
+    assert_true(ts_contains(out, "\nhost_orch          *             0 "));
+    assert_true(ts_contains(out, "       n/a\n"));
+    assert_false(ts_contains(out, "+0.00%"));
+    free(l), free(out), free(err);
+    const char *js[] = {"--format", "json", NULL};
+    assert_int_equal(compare(&a, js, &out, &err), 1);
+    assert_true(ts_contains(out, "\"pct\": null"));
+    assert_true(ts_contains(out, "\"delta_min_pct\": null"));
+    free(out), free(err);
+    const char *cs[] = {"--format", "csv", NULL};
+    assert_int_equal(compare(&a, cs, &out, &err), 1);
+    assert_true(ts_contains(out, ",host_orch,1,0,0,"));
+    free(out), free(err);
+    free_arms(&a);
+}
+
 /* An effect inside the noise floor is no difference, however significant. */
 static void test_effect_inside_noise_floor(void **st)
 {
@@ -874,6 +906,7 @@ int main(void)
         cmocka_unit_test(test_short_control_falls_back_to_delta_range),
         cmocka_unit_test(test_drift_is_not_noise),
         cmocka_unit_test(test_too_few_passes_for_an_interval),
+        cmocka_unit_test(test_zero_base_has_no_percentages),
         cmocka_unit_test(test_effect_inside_noise_floor),
         cmocka_unit_test(test_stamps_differ_in_one_variable),
         cmocka_unit_test(test_stamps_differ_in_one_variable_original),

@@ -255,9 +255,21 @@ static char *half_str(int64_t v2, bool sign, char *buf, size_t n)
     return buf;
 }
 
+/* A change relative to base; none of a base of 0 ns (NAN, printed n/a)
+ * unless nothing changed. */
 static double pct(double delta, uint64_t base)
 {
-    return base ? delta / (double)base * 100 : 0;
+    return base ? delta / (double)base * 100 : delta == 0 ? 0 : NAN;
+}
+
+/* "%+8.2f%%", or "n/a" in the same width */
+static const char *pct_str(double v, char *b, size_t n)
+{
+    if (isfinite(v))
+        snprintf(b, n, "%+8.2f%%", v);
+    else
+        snprintf(b, n, "%9s", "n/a");
+    return b;
 }
 
 /* --- table ------------------------------------------------------------------ */
@@ -272,14 +284,15 @@ static void put_clean(FILE *f, const char *s, size_t n)
 
 static void table_row(FILE *f, const cp_row *w)
 {
-    char b[32], m[32], d[32];
+    char b[32], m[32], d[32], p1[24], p2[24];
     int64_t dmin = (int64_t)(w->mmin - w->bmin);
     int64_t dmed = med2(w->mmed) - med2(w->bmed);
-    fprintf(f, "%-18s %-2s %12" PRIu64 " %12" PRIu64 " %+12" PRId64 " %+8.2f%%", w->name,
-            w->control ? "c" : w->control_plane ? "*" : "", w->bmin, w->mmin, dmin, pct((double)dmin, w->bmin));
-    fprintf(f, " %14s %14s %14s %+8.2f%%\n", half_str(med2(w->bmed), false, b, sizeof b),
+    fprintf(f, "%-18s %-2s %12" PRIu64 " %12" PRIu64 " %+12" PRId64 " %s", w->name,
+            w->control ? "c" : w->control_plane ? "*" : "", w->bmin, w->mmin, dmin,
+            pct_str(pct((double)dmin, w->bmin), p1, sizeof p1));
+    fprintf(f, " %14s %14s %14s %s\n", half_str(med2(w->bmed), false, b, sizeof b),
             half_str(med2(w->mmed), false, m, sizeof m), half_str(dmed, true, d, sizeof d),
-            pct((double)dmed / 2, w->bmed.whole));
+            pct_str(pct((double)dmed / 2, w->bmed.whole), p2, sizeof p2));
 }
 
 static void out_table(const cp_result *R)
@@ -317,8 +330,10 @@ static void out_table(const cp_result *R)
                 "control    %s: too short to witness noise (minimum %" PRIu64 " ns); noise floor %.2f %%, the "
                 "range of the repetitions' relative deltas\n",
                 o->control, R->ctl_min, R->noise_floor * 100);
-    fprintf(f, "threshold  %g %%: exit 1 when slower and the interval's lower bound (%+.2f %%) exceeds it: %s\n",
-            o->threshold_pct, R->lo_pct, R->regression ? "it does" : "no");
+    char lo[24];
+    fprintf(f, "threshold  %g %%: exit 1 when slower and the interval's lower bound (%s %%) exceeds it: %s\n",
+            o->threshold_pct, R->base_min || !R->hl.lo ? cp_pct(R->lo_pct, lo, sizeof lo) : R->hl.lo > 0 ? "+inf" : "-inf",
+            R->regression ? "it does" : "no");
     for (size_t i = 0; i < R->nrep; i++) {
         const cp_rep *r = &R->rep[i];
         fprintf(f, "\nrepetition %zu: base %s, measure %s\n", i + 1, r->base.path, r->measure.path);
@@ -368,10 +383,15 @@ static void out_csv(const cp_result *R)
             csv_str(f, r->base.path);
             fputc(',', f);
             csv_str(f, r->measure.path);
-            fprintf(f, ",%s,%d,%d,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%.4f,%s,%s,%s,%.4f\n", w->name,
-                    w->control_plane, w->control, w->bmin, w->mmin, dmin, pct((double)dmin, w->bmin),
-                    half_str(med2(w->bmed), false, b, sizeof b), half_str(med2(w->mmed), false, m, sizeof m),
-                    half_str(dmed, false, d, sizeof d), pct((double)dmed / 2, w->bmed.whole));
+            char p1[32] = "", p2[32] = ""; /* empty: no percentage of a base of 0 */
+            double v1 = pct((double)dmin, w->bmin), v2 = pct((double)dmed / 2, w->bmed.whole);
+            if (isfinite(v1))
+                snprintf(p1, sizeof p1, "%.4f", v1);
+            if (isfinite(v2))
+                snprintf(p2, sizeof p2, "%.4f", v2);
+            fprintf(f, ",%s,%d,%d,%" PRIu64 ",%" PRIu64 ",%" PRId64 ",%s,%s,%s,%s,%s\n", w->name, w->control_plane,
+                    w->control, w->bmin, w->mmin, dmin, p1, half_str(med2(w->bmed), false, b, sizeof b),
+                    half_str(med2(w->mmed), false, m, sizeof m), half_str(dmed, false, d, sizeof d), p2);
         }
     }
 }
@@ -381,8 +401,10 @@ static void out_csv(const cp_result *R)
 static void jnum(jw *w, double v)
 {
     char buf[64];
-    if (!isfinite(v))
-        v = 0;
+    if (!isfinite(v)) { /* no such figure (a percentage of 0 ns): not a made-up 0 */
+        jw_lit(w, "null");
+        return;
+    }
     snprintf(buf, sizeof buf, "%.6g", v);
     jw_lit(w, buf);
 }

@@ -587,11 +587,14 @@ static void decide(cp_result *R)
     R->ctl_significant = R->ctl_resolves && R->ctl.p_two < o->alpha;
     if (!R->ctl_resolves)
         R->noise_floor = R->delta_range;
-    double base = (double)(R->base_min ? R->base_min : 1);
-    R->effect_pct = R->hl.est / base * 100;
-    R->lo_pct = (double)R->hl.lo / base * 100;
-    R->hi_pct = (double)R->hl.hi / base * 100;
-    bool beyond = fabs(R->effect_pct) > R->noise_floor * 100;
+    /* a base minimum of 0 ns has no percentages (NAN, printed n/a); any
+     * shift from it is beyond a relative floor, and a lower bound above
+     * 0 ns past any threshold */
+    double base = (double)R->base_min;
+    R->effect_pct = R->base_min ? R->hl.est / base * 100 : R->hl.est == 0 ? 0 : NAN;
+    R->lo_pct = R->base_min ? (double)R->hl.lo / base * 100 : R->hl.lo == 0 ? 0 : R->hl.lo > 0 ? INFINITY : -INFINITY;
+    R->hi_pct = R->base_min ? (double)R->hl.hi / base * 100 : R->hl.hi == 0 ? 0 : R->hl.hi > 0 ? INFINITY : -INFINITY;
+    bool beyond = R->base_min ? fabs(R->effect_pct) > R->noise_floor * 100 : R->hl.est != 0;
     if (R->ctl_significant)
         R->verdict = CP_CONTENDED;
     else if (R->significant && R->agree < R->nrep)
@@ -601,6 +604,16 @@ static void decide(cp_result *R)
     else
         R->verdict = CP_NO_DIFFERENCE;
     R->regression = R->verdict == CP_SLOWER && R->lo_pct > o->threshold_pct;
+}
+
+/* "%+.2f", or "n/a" for a percentage of a base of 0 ns */
+const char *cp_pct(double v, char *b, size_t n)
+{
+    if (isfinite(v))
+        snprintf(b, n, "%+.2f", v);
+    else
+        snprintf(b, n, "n/a");
+    return b;
 }
 
 /* "95 % CI", or, when the passes are too few for one, what the interval
@@ -621,11 +634,11 @@ static void verdict_line(cp_result *R)
     char eff[256], sign[256], reps[256], ci[40];
     /* the estimate is a median of integer differences: whole or a half */
     int64_t e2 = (int64_t)llround(R->hl.est * 2), ea = e2 < 0 ? -e2 : e2;
+    char pe[24];
     snprintf(eff, sizeof eff,
-             "effect %+.2f %% (%s%" PRId64 "%s ns; %s %+" PRId64 "..%+" PRId64 " ns) of the base minimum %" PRIu64
-             " ns",
-             R->effect_pct, e2 < 0 ? "-" : "+", ea / 2, ea & 1 ? ".5" : "", ci_label(R, ci, sizeof ci), R->hl.lo,
-             R->hl.hi, R->base_min);
+             "effect %s %% (%s%" PRId64 "%s ns; %s %+" PRId64 "..%+" PRId64 " ns) of the base minimum %" PRIu64 " ns",
+             cp_pct(R->effect_pct, pe, sizeof pe), e2 < 0 ? "-" : "+", ea / 2, ea & 1 ? ".5" : "",
+             ci_label(R, ci, sizeof ci), R->hl.lo, R->hl.hi, R->base_min);
     int sn = snprintf(sign, sizeof sign, "sign test p = %.4g (%zu of %zu repetitions agree)", R->sign_p, R->agree,
                       R->nrep);
     if (!R->sign_can_reach && sn > 0)
@@ -674,8 +687,9 @@ static void verdict_title(cp_result *R)
 {
     const char *v = cp_verdict_name(R->verdict);
     char eff[128], ci[40];
-    snprintf(eff, sizeof eff, "%+.2f %% (%s %+.2f..%+.2f %%)", R->effect_pct, ci_label(R, ci, sizeof ci), R->lo_pct,
-             R->hi_pct);
+    char pe[24], pl[24], ph[24];
+    snprintf(eff, sizeof eff, "%s %% (%s %s..%s %%)", cp_pct(R->effect_pct, pe, sizeof pe),
+             ci_label(R, ci, sizeof ci), cp_pct(R->lo_pct, pl, sizeof pl), cp_pct(R->hi_pct, ph, sizeof ph));
     if (R->verdict == CP_CONTENDED && R->ctl_significant)
         snprintf(R->title, sizeof R->title, "%s: the control %s moved (p = %.3g)", v, R->opt.control, R->ctl.p_two);
     else if (R->verdict == CP_CONTENDED)
