@@ -351,6 +351,51 @@ static void test_pieces(void **st)
     pieces(true);
 }
 
+/* Strings: a well-formed UTF-8 character passes as it is (JSON text is
+ * UTF-8, and "café" must read as café, not cafÃ©); a byte that is no part
+ * of one (a lone lead or continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF, cut short) becomes \u00XX, as control bytes
+ * do, so the output stays valid whatever the log holds. */
+static void check_str(const char *in, size_t n, const char *want)
+{
+    mem m;
+    mem_open(&m);
+    jw_str(&m.w, in, n);
+    char *got = mem_close(&m);
+    assert_string_equal(got, want);
+    free(got);
+    char esc[256];
+    char quoted[260];
+    snprintf(quoted, sizeof quoted, "\"%s\"", jw_escape(in, n, esc, sizeof esc));
+    assert_string_equal(quoted, want);
+}
+
+static void test_strings(void **st)
+{
+    (void)st;
+    check_str("caf\xc3\xa9", 5, "\"caf\xc3\xa9\"");
+    check_str("\xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf", 13, "\"\xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf\"");
+    check_str("a\"b\\c\x01\x7f", 7, "\"a\\\"b\\\\c\\u0001\x7f\"");
+    check_str("\xff\xfe", 2, "\"\\u00ff\\u00fe\"");
+    check_str("\xc3\x28", 2, "\"\\u00c3(\"");                         /* lead byte, no continuation */
+    check_str("\xa9x", 2, "\"\\u00a9x\"");                              /* lone continuation */
+    check_str("\xc0\xaf", 2, "\"\\u00c0\\u00af\"");                    /* overlong '/' */
+    check_str("\xe0\x80\xaf", 3, "\"\\u00e0\\u0080\\u00af\"");          /* overlong, 3 bytes */
+    check_str("\xed\xa0\x80", 3, "\"\\u00ed\\u00a0\\u0080\"");          /* a surrogate */
+    check_str("\xf4\x90\x80\x80", 4, "\"\\u00f4\\u0090\\u0080\\u0080\""); /* past U+10FFFF */
+    check_str("ab\xe2\x82", 4, "\"ab\\u00e2\\u0082\"");                 /* cut short at the end */
+    /* past the eight-byte fast path, a character at every offset */
+    char lng[64];
+    char want[80];
+    for (int at = 0; at < 20; at++) {
+        memset(lng, 'x', sizeof lng);
+        memcpy(lng + at, "\xc3\xa9", 2);
+        lng[24] = 0;
+        snprintf(want, sizeof want, "\"%s\"", lng);
+        check_str(lng, 24, want);
+    }
+}
+
 /* The writer thread: megabytes through a file, byte for byte. */
 static void test_background_file(void **st)
 {
@@ -423,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_dur_exact_values),
         cmocka_unit_test(test_dur_against_printf),
         cmocka_unit_test(test_pieces),
+        cmocka_unit_test(test_strings),
         cmocka_unit_test(test_background_file),
         cmocka_unit_test(test_failed_write_keeps_its_errno),
     };

@@ -768,6 +768,45 @@ static void test_ops_tails(void **st)
     free(err);
 }
 
+/* Names as the log spells them, read back from each format: a comma and
+ * a quote make a quoted RFC 4180 cell (not '?'), and a UTF-8 character
+ * stays one in JSON (not \u00c3\u00a9, which reads as two). */
+static void test_names_in_csv_and_json(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("spans-ours-2rank.log"), NULL);
+    assert_non_null(src);
+    size_t cap = strlen(src) * 2 + 1, k = 0;
+    char *dst = malloc(cap);
+    assert_non_null(dst);
+    const char *from = "name=chip.run.runner_run ", *to = "name=chip.run.a%2Cb%22caf%C3%A9 ";
+    for (const char *p = src; *p;) {
+        if (!strncmp(p, from, strlen(from))) {
+            k += (size_t)sprintf(dst + k, "%s", to);
+            p += strlen(from);
+        } else {
+            dst[k++] = *p++;
+        }
+    }
+    dst[k] = 0;
+    char *lp = ts_temp_file(dst, k, ".log");
+    char *out, *err;
+    const char *csv[] = {"spans", lp, "--format", "csv", NULL};
+    assert_int_equal(ts_run_cli(csv, &out, &err), 0);
+    if (!ts_contains(out, ",\"chip.run.a,b\"\"caf\xc3\xa9\",host,"))
+        fail_msg("%s", out);
+    free(out), free(err);
+    const char *js[] = {"spans", lp, "--format", "json", NULL};
+    assert_int_equal(ts_run_cli(js, &out, &err), 0);
+    assert_true(ts_contains(out, "\"chip.run.a,b\\\"caf\xc3\xa9\""));
+    json_t *j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    json_decref(j);
+    free(out), free(err);
+    unlink(lp);
+    free(lp), free(dst), free(src);
+}
+
 /* --- the command ------------------------------------------------------------------ */
 
 static void test_formats_and_errors(void **st)
@@ -944,6 +983,7 @@ int main(void)
         cmocka_unit_test(test_overlap_holds_when_pipelined),
         cmocka_unit_test(test_overlap_fails_naming_the_pair),
         cmocka_unit_test(test_ops_tails),
+        cmocka_unit_test(test_names_in_csv_and_json),
         cmocka_unit_test(test_formats_and_errors),
         cmocka_unit_test(test_bind_lines_not_read),
         cmocka_unit_test(test_records_given_twice),

@@ -45,14 +45,22 @@ static char *name_of(lx_slice s)
     return b;
 }
 
-/* Text for a terminal or a CSV cell: control bytes, and in CSV the comma
- * and quote, become '?'. */
+/* Text for a terminal or a CSV cell: control bytes become '?'. A CSV cell
+ * holding a comma or a quote is quoted as RFC 4180 has it (the quote
+ * doubled), so the name reads back as it is. */
 static void put_clean(FILE *f, const char *s, size_t n, bool csv)
 {
+    bool quote = csv && (memchr(s, ',', n) || memchr(s, '"', n));
+    if (quote)
+        fputc('"', f);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        fputc(c < 0x20 || c == 0x7f || (csv && (c == ',' || c == '"')) ? '?' : c, f);
+        if (quote && c == '"')
+            fputc('"', f);
+        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
     }
+    if (quote)
+        fputc('"', f);
 }
 
 static void jstr(jw *w, const char *s)
@@ -238,7 +246,9 @@ static hbg_status tpot(const so_ctx *o, jw *w)
                 printf("%*s %-6s %5zu %15" PRId64 " %17s %15" PRId64 " %17.1f\n", pad > 0 ? pad : 0, "",
                        st[i].dev ? "device" : "host", x->n, x->min, med, x->max, x->mean);
             } else if (o->fmt == SO_CSV) {
-                printf("%.*s,%s,", (int)cl->hid.n, cl->hid.p, cl->label);
+                printf("%.*s,", (int)cl->hid.n, cl->hid.p);
+                put_clean(stdout, cl->label, strlen(cl->label), true);
+                putchar(',');
                 put_clean(stdout, nm, strlen(nm), true);
                 printf(",%s,%u,%zu,%" PRId64 ",%s,%" PRId64 ",%.1f\n", st[i].dev ? "device" : "host", st[i].depth,
                        x->n, x->min, med, x->max, x->mean);
@@ -330,7 +340,9 @@ static hbg_status tree(const so_ctx *o, jw *w)
                 int pad = 52 - ind - (int)strlen(label);
                 printf("%*s %-6s %5zu %17s %8s\n", pad > 0 ? pad : 0, "", clock, r->st.n, med, sh);
             } else if (o->fmt == SO_CSV) {
-                printf("%.*s,%s,", (int)cl->hid.n, cl->hid.p, cl->label);
+                printf("%.*s,", (int)cl->hid.n, cl->hid.p);
+                put_clean(stdout, cl->label, strlen(cl->label), true);
+                putchar(',');
                 put_clean(stdout, label, strlen(label), true);
                 printf(",%u,%s,%zu,%s,%.1f,", r->depth, clock, r->st.n, med, r->st.mean);
                 if (has_share)

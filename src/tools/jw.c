@@ -265,6 +265,30 @@ void jw_dur_us(jw *w, uint64_t ts, uint64_t dur)
 
 static const char hex[] = "0123456789abcdef";
 
+/* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
+ * overlong form, no surrogate, nothing past U+10FFFF), or 0 for a byte
+ * that starts none. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t k = 2; k < len; k++)
+        if (s[k] < 0x80 || s[k] > 0xbf)
+            return 0;
+    return len;
+}
+
 void jw_str(jw *w, const char *s, size_t n)
 {
     char *p = room(w, 2);
@@ -293,14 +317,21 @@ void jw_str(jw *w, const char *s, size_t n)
         if (j == n)
             break;
         unsigned char c = (unsigned char)s[j];
+        size_t u = c >= 0x80 ? utf8_len((const unsigned char *)s + j, n - j) : 0;
+        if (u) { /* a character, as it is: JSON text is UTF-8 */
+            jw_raw(w, s + j, u);
+            i = j + u;
+            continue;
+        }
         p = room(w, 8);
         if (c == '"' || c == '\\') {
             p[0] = '\\';
             p[1] = (char)c;
             w->n += 2;
         } else {
-            /* Control bytes and every byte >= 0x80 become \u00XX: the log is
-             * bytes, not necessarily UTF-8, and the output must stay valid. */
+            /* Control bytes, and bytes >= 0x80 that are no part of a
+             * well-formed UTF-8 character, become \u00XX: the log is bytes,
+             * not necessarily UTF-8, and the output must stay valid. */
             memcpy(p, "\\u00", 4);
             p[4] = hex[c >> 4];
             p[5] = hex[c & 15];
@@ -318,7 +349,12 @@ char *jw_escape(const char *s, size_t n, char *out, size_t outlen)
     size_t k = 0;
     for (size_t i = 0; i < n && k + 7 < outlen; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
+        size_t u = c >= 0x80 ? utf8_len((const unsigned char *)s + i, n - i) : 0;
+        if (u && k + u + 7 < outlen) {
+            memcpy(out + k, s + i, u);
+            k += u;
+            i += u - 1;
+        } else if (c == '"' || c == '\\') {
             out[k++] = '\\';
             out[k++] = (char)c;
         } else if (c < 0x20 || c >= 0x80) {
