@@ -235,6 +235,8 @@ static int check_files(const cmp_args *a)
         rc = 2;
     } else if (a->plot && hbg_outfile_not_input("hbg compare", a->plot, in, n)) {
         rc = 2;
+    } else if (hbg_outfile_not_input("hbg compare", "-", in, n)) {
+        rc = 2; /* the verdict appended to a log it reads (`>> LOG`) */
     }
     free(in);
     return rc;

@@ -360,6 +360,8 @@ int hbg_cmd_fit(int argc, char **argv)
         return 2;
     if (plot && hbg_outfile_not_input("hbg fit", plot, (const char *const *)(argv + optind), nlogs))
         return 2;
+    if (hbg_outfile_not_input("hbg fit", "-", (const char *const *)(argv + optind), nlogs))
+        return 2; /* the table appended to a log it reads (`>> LOG`) */
     /* A plot that cannot be created fails now, before a table goes out
      * under an exit status that says the command failed. */
     if (plot && hbg_outfile_probe("hbg fit", plot))

@@ -406,6 +406,9 @@ static int parse_args(int argc, char **argv, phases_args *a)
         return 2;
     }
     a->log = argv[optind];
+    /* results appended to the log they are read from (`>> LOG`) */
+    if (hbg_outfile_not_input("hbg phases", "-", (const char *const[]){a->log}, 1))
+        return 2;
     return -1;
 }
 

@@ -80,6 +80,12 @@ typedef struct args {
 static int distinct_records(const args *a)
 {
     size_t i, j;
+    /* results appended to the log they are read from (`>> LOG`) */
+    const char *in[MAX_RECORDS_FILES + 1] = {a->log};
+    for (size_t k = 0; k < a->nr; k++)
+        in[k + 1] = a->rpath[k];
+    if (hbg_outfile_not_input("hbg spans", "-", in, a->nr + 1))
+        return 2;
     if (!hbg_same_file_pair((const char *const *)a->rpath, a->nr, &i, &j))
         return -1;
     fprintf(stderr,

@@ -1,6 +1,8 @@
 /* Fault: an output named onto one of the inputs. `hbg timeline` would
  * replace its log or records file with the trace; it refuses, exit 2, and
- * both inputs stay as they were — whatever name reaches the same file. */
+ * both inputs stay as they were — whatever name reaches the same file.
+ * The commands that print to stdout refuse a stdout appended onto a file
+ * they read (`hbg phases LOG >> LOG`) the same way. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -80,11 +83,51 @@ static void output_onto_the_log_by_another_name_is_refused(void **state)
     free_inputs(&in);
 }
 
+/* CMD ... >> FILE through the shell: exit 2, one line naming FILE as
+ * the input, and the log and records unchanged. */
+static void stdout_appended(inputs *in, const char *args, const char *cmd, const char *named)
+{
+    char *errp = fs_path(in->dir, "err.txt"), sh[4096];
+    snprintf(sh, sizeof sh, "cd '%s' && '%s' %s >> '%s' 2> '%s'", in->dir, getenv("HBG_CLI"), args, named, errp);
+    int st = system(sh);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 2);
+    char *err = ts_slurp(errp, NULL), want[1200];
+    snprintf(want, sizeof want, "hbg %s: refusing to write standard output: it is the input %s\n", cmd, named);
+    assert_string_equal(err, want);
+    free(err);
+    unlink(errp);
+    free(errp);
+    char *log = ts_slurp(in->log, NULL), *rec = ts_slurp(in->recs, NULL);
+    assert_string_equal(log, in->log_text);
+    assert_string_equal(rec, in->rec_text);
+    free(log);
+    free(rec);
+}
+
+static void stdout_appended_onto_an_input_is_refused(void **state)
+{
+    (void)state;
+    inputs in;
+    make_inputs(&in);
+    stdout_appended(&in, "phases run.log", "phases", "run.log");
+    stdout_appended(&in, "spans run.log", "spans", "run.log");
+    stdout_appended(&in, "spans run.log --records records.jsonl --view ops", "spans", "records.jsonl");
+    stdout_appended(&in, "fit run.log", "fit", "run.log");
+    char *b = fs_path(in.dir, "b.log");
+    fs_write(b, in.log_text);
+    stdout_appended(&in, "compare --base run.log --measure b.log", "compare", "run.log");
+    unlink(b);
+    free(b);
+    free_inputs(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(output_onto_the_records_file_is_refused),
         cmocka_unit_test(output_onto_the_log_by_another_name_is_refused),
+        cmocka_unit_test(stdout_appended_onto_an_input_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
