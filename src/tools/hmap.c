@@ -24,6 +24,12 @@ uint64_t hmap_hash(const uint64_t *key, unsigned kw)
         h ^= (key[1] + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full;
     if (kw > 2)
         h ^= (key[2] + 0x51afd7ed558ccd1dull) * 0x94d049bb133111ebull;
+    /* a multiply carries low bits only upward: keys that are multiples of
+     * 2^48 (a hostile pid or inv) left the low index bits constant, and
+     * linear probing made their lines quadratic. The high half is folded
+     * down and mixed once more (fmix64's last steps). */
+    h ^= h >> 32;
+    h *= 0xff51afd7ed558ccdull;
     return h ^ (h >> 29);
 }
 
