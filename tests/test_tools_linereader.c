@@ -38,13 +38,27 @@ static bool collect(void *ctx, const char *p, size_t n)
     return !j->stop_after || j->pieces < j->stop_after;
 }
 
+static joined read_max(const char *data, size_t len, size_t chunk, size_t max_line, size_t stop_after, int *rc,
+                       size_t *cut)
+{
+    char *path = ts_temp_file(data, len, ".txt");
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    joined j = {NULL, 0, 0, stop_after, 0, false};
+    *rc = lr_read_lines(fd, chunk, max_line, collect, &j, cut);
+    close(fd);
+    unlink(path);
+    free(path);
+    return j;
+}
+
 static joined read_all(const char *data, size_t len, size_t chunk, size_t stop_after, int *rc)
 {
     char *path = ts_temp_file(data, len, ".txt");
     int fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
     joined j = {NULL, 0, 0, stop_after, 0, false};
-    *rc = lr_read_lines(fd, chunk, collect, &j);
+    *rc = lr_read_lines(fd, chunk, 0, collect, &j, NULL);
     close(fd);
     unlink(path);
     free(path);
@@ -93,13 +107,57 @@ static void test_empty_and_stop(void **st)
     free(j.p);
 }
 
+/* A line past max_line is handed over as its first max_line bytes and a
+ * '\n', whatever the read size, and counted; the lines around it are
+ * whole, so the lines after it keep their numbers. Without a '\n' at the
+ * end, the cut line gets none. */
+static void test_long_line_is_cut(void **st)
+{
+    (void)st;
+    char data[4000];
+    size_t n = 0;
+    n += (size_t)sprintf(data + n, "first\n");
+    memset(data + n, 'x', 3000);
+    n += 3000;
+    n += (size_t)sprintf(data + n, "\nlast\n");
+    char want[200];
+    memset(want, 0, sizeof want);
+    strcpy(want, "first\n");
+    memset(want + 6, 'x', 100);
+    strcpy(want + 106, "\nlast\n");
+    for (size_t chunk = 1; chunk <= 64; chunk = chunk * 3 + 1) {
+        int rc;
+        size_t cut = 0;
+        joined j = read_max(data, n, chunk, 100, 0, &rc, &cut);
+        assert_int_equal(rc, 0);
+        assert_int_equal(cut, 1);
+        assert_string_equal(j.p, want);
+        free(j.p);
+        /* cut at the end of the file, without a '\n' */
+        cut = 0;
+        j = read_max(data, 6 + 3000, chunk, 100, 0, &rc, &cut);
+        assert_int_equal(rc, 0);
+        assert_int_equal(cut, 1);
+        assert_int_equal(j.n, 106);
+        assert_memory_equal(j.p, want, 106);
+        free(j.p);
+        /* a line of exactly max_line bytes, and its '\n', is whole */
+        cut = 0;
+        j = read_max(data, n, chunk, 3000, 0, &rc, &cut);
+        assert_int_equal(cut, 0);
+        assert_int_equal(j.n, n);
+        assert_memory_equal(j.p, data, n);
+        free(j.p);
+    }
+}
+
 static void test_read_error(void **st)
 {
     (void)st;
     int fd = open(".", O_RDONLY | O_DIRECTORY);
     assert_true(fd >= 0);
     joined j = {NULL, 0, 0, 0, 0, false};
-    assert_int_equal(lr_read_lines(fd, 0, collect, &j), EISDIR);
+    assert_int_equal(lr_read_lines(fd, 0, 0, collect, &j, NULL), EISDIR);
     assert_int_equal(j.pieces, 0);
     close(fd);
 }
@@ -164,6 +222,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pieces_join_back),
         cmocka_unit_test(test_empty_and_stop),
+        cmocka_unit_test(test_long_line_is_cut),
         cmocka_unit_test(test_read_error),
         cmocka_unit_test(test_fixtures_any_read_size),
     };

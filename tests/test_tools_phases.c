@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "support/tools_support.h"
 #include "tools/phstats.h"
@@ -572,6 +573,30 @@ static void rank_without_used_passes_has_no_figures(void **st)
     free(buf);
 }
 
+/* A log that ends in 17 MiB of NULs without a '\n' (what a crash can
+ * leave): read in bounded memory, its passes as they were, and the cut
+ * line said. */
+static void test_long_tail_is_cut(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(src);
+    size_t n = strlen(src);
+    char *in = ts_temp_file(src, n, ".log");
+    assert_int_equal(truncate(in, (off_t)(n + (17u << 20))), 0);
+    const char *json[] = {"phases", "--format", "json", in, NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(ts_run_cli(json, &out, &err), 0);
+    assert_true(ts_contains(out, "\"passes\": 4, \"warm\": 3"));
+    if (!ts_contains(err, ": 1 line longer than 16 MiB (no record is; a corrupt or truncated tail?): read as its "
+                          "first 16 MiB, the rest skipped\n"))
+        fail_msg("%s", err);
+    free(out), free(err);
+    remove(in);
+    free(in);
+    free(src);
+}
+
 /* A log of many processes (one rank each, two passes each): every rank is
  * kept, in order, with its own passes. */
 static void many_ranks(void **st)
@@ -603,6 +628,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ours_one_rank),
+        cmocka_unit_test(test_long_tail_is_cut),
         cmocka_unit_test(test_wide_durations),
         cmocka_unit_test(test_keep_first),
         cmocka_unit_test(test_crlf_same_numbers),

@@ -88,22 +88,44 @@ static void give_back(reader *r, int k)
     pthread_mutex_unlock(&r->mu);
 }
 
-/* The carried start of a line that continues in the next piece. */
+/* The carried start of a line that continues in the next piece. Past
+ * max bytes the rest of the line is dropped (over), up to its '\n'. */
 typedef struct carry {
     char *p;
-    size_t n, cap;
+    size_t n, cap, max;
+    bool over;
 } carry;
 
 static bool carry_add(carry *c, const char *p, size_t n)
 {
-    if (n > SIZE_MAX - c->n || !vec_grow((void **)&c->p, &c->cap, c->n + n, 1))
+    /* max bytes of text, and its '\n' besides */
+    if (n > c->max - c->n && !(n == c->max - c->n + 1 && p[n - 1] == '\n')) {
+        n = c->max - c->n;
+        c->over = true;
+    }
+    if (!vec_grow((void **)&c->p, &c->cap, c->n + n + 1, 1)) /* + 1: a '\n' of a cut line */
         return false;
     memcpy(c->p + c->n, p, n);
     c->n += n;
     return true;
 }
 
-int lr_read_lines(int fd, size_t chunk, bool (*fn)(void *ctx, const char *p, size_t n), void *ctx)
+/* Hands the carried line over: a cut one with the '\n' it lost. */
+static bool carry_flush(carry *c, bool (*fn)(void *ctx, const char *p, size_t n), void *ctx, size_t *cut)
+{
+    if (c->over) {
+        c->p[c->n++] = '\n';
+        if (cut)
+            ++*cut;
+    }
+    bool go = fn(ctx, c->p, c->n);
+    c->n = 0;
+    c->over = false;
+    return go;
+}
+
+int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, const char *p, size_t n), void *ctx,
+                  size_t *cut)
 {
     reader r;
     memset(&r, 0, sizeof r);
@@ -135,7 +157,7 @@ int lr_read_lines(int fd, size_t chunk, bool (*fn)(void *ctx, const char *p, siz
             pthread_mutex_destroy(&r.mu);
     }
 
-    carry c = {NULL, 0, 0};
+    carry c = {NULL, 0, 0, max_line ? max_line : LR_MAX_LINE, false};
     int rc = 0;
     bool go = true;
     for (int k = 0; go; k = (k + 1) % NBUF) {
@@ -148,20 +170,19 @@ int lr_read_lines(int fd, size_t chunk, bool (*fn)(void *ctx, const char *p, siz
             break;
         const char *p = s->p;
         size_t n = (size_t)s->n;
-        if (c.n) {
-            /* finish the carried line first */
+        if (c.n || c.over) {
+            /* finish the carried line first (its '\n' is dropped with the
+             * rest of a cut line, and carry_flush puts one back) */
             const char *nl = memchr(p, '\n', n);
             size_t k1 = nl ? (size_t)(nl - p) + 1 : n;
-            if (!carry_add(&c, p, k1)) {
+            if (!c.over && !carry_add(&c, p, k1)) {
                 rc = ENOMEM;
                 break;
             }
             p += k1;
             n -= k1;
-            if (nl) {
-                go = fn(ctx, c.p, c.n);
-                c.n = 0;
-            }
+            if (nl)
+                go = carry_flush(&c, fn, ctx, cut);
         }
         if (go && n) {
             const char *last = memrchr(p, '\n', n);
@@ -175,8 +196,12 @@ int lr_read_lines(int fd, size_t chunk, bool (*fn)(void *ctx, const char *p, siz
         }
         give_back(&r, k);
     }
-    if (!rc && go && c.n)
-        fn(ctx, c.p, c.n); /* the last line has no '\n' */
+    if (!rc && go && (c.n || c.over)) {
+        /* the last line has no '\n': a cut one is counted, none added */
+        if (c.over && cut)
+            ++*cut;
+        fn(ctx, c.p, c.n);
+    }
     free(c.p);
     if (r.threaded) {
         pthread_mutex_lock(&r.mu);

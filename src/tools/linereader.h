@@ -8,8 +8,8 @@
  * no thread can be started the same reads happen in line.
  *
  * Pieces end at a '\n' (or at the end of the file), so a record is never
- * split; a line longer than the buffer is gathered whole before it is
- * handed over. The caller sees pieces in file order, one at a time, on its
+ * split; a line longer than the buffer is gathered whole (up to
+ * LR_MAX_LINE) before it is handed over. The caller sees pieces in file order, one at a time, on its
  * own thread. */
 #ifndef HBG_TOOLS_LINEREADER_H
 #define HBG_TOOLS_LINEREADER_H
@@ -18,11 +18,19 @@
 #include <stddef.h>
 
 #define LR_CHUNK ((size_t)256 << 10) /* near the fastest read size measured here */
+/* The longest line gathered: a record is at most a few KiB, and a file
+ * that ends in gigabytes without a '\n' (the NUL tail a crash leaves, or
+ * /dev/zero) must not be held whole in memory. A longer line is handed
+ * over as its first LR_MAX_LINE bytes and a '\n', so line numbers stay
+ * right, and is counted in *cut. */
+#define LR_MAX_LINE ((size_t)16 << 20)
 
 /* Calls fn(ctx, p, n) for each piece of fd, until the end of the file or
  * until fn returns false. chunk is the read size (0: LR_CHUNK; tests use
- * tiny ones). Returns 0; ENOMEM (a line that does not fit in memory, or
- * the buffers); or the errno of a failed read. */
-int lr_read_lines(int fd, size_t chunk, bool (*fn)(void *ctx, const char *p, size_t n), void *ctx);
+ * tiny ones); max_line the longest line gathered (0: LR_MAX_LINE). *cut
+ * (when cut is not NULL) counts the lines cut to max_line. Returns 0;
+ * ENOMEM (the buffers); or the errno of a failed read. */
+int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, const char *p, size_t n), void *ctx,
+                  size_t *cut);
 
 #endif

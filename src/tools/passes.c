@@ -795,8 +795,14 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
         L->size_hint = (size_t)sb.st_size;
     piece_ctx c = {L, {0, 1}, {L, sink_rec, sink_bad, L->opt.spans_only}};
-    int e = lr_read_lines(fd, L->opt.chunk, on_piece, &c);
+    size_t cut = 0;
+    int e = lr_read_lines(fd, L->opt.chunk, 0, on_piece, &c, &cut);
     L->len = c.pos.off;
+    if (cut)
+        dg_add(&L->warn,
+               "%s: %zu line%s longer than %zu MiB (no record is; a corrupt or truncated tail?): read as %s first "
+               "%zu MiB, the rest skipped",
+               path, cut, cut == 1 ? "" : "s", LR_MAX_LINE >> 20, cut == 1 ? "its" : "their", LR_MAX_LINE >> 20);
     if (e && e != ENOMEM) {
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
         return HBG_E_IO;
