@@ -141,26 +141,27 @@ static void the_time_limit_ends_the_run(void **state)
  * mode: no device run): the peer finishes its rounds and ends at once.
  * Ranks wait for each other after their last pass (the finish line);
  * the parent arrives there for a rank that died, so the peer is not held
- * for the --peer-timeout of 60 s and then killed. */
+ * for the --peer-timeout of 600 s and then killed. */
 static void a_killed_rank_does_not_hold_its_peer_at_the_finish(void **state)
 {
     (void)state;
     char *dir = fs_tempdir("killed");
     char *log = fs_path(dir, "run.log");
-    const char *args[] = {"run", "dsv4", "--mode", "numbers", "--rounds", "5000", "--peer-timeout", "60",
+    const char *args[] = {"run", "dsv4", "--mode", "numbers", "--rounds", "5000", "--peer-timeout", "600",
                           "-o", log, NULL};
     char *out = NULL, *err = NULL;
     pid_t dead;
     double after;
-    assert_int_equal(signal_rank1(args, log, SIGKILL, 120, &dead, &after, &out, &err), 1);
+    assert_int_equal(signal_rank1(args, log, SIGKILL, 300, &dead, &after, &out, &err), 1);
     char want[160];
     snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: killed by signal 9 (Killed) after ", (int)dead);
     fs_expect(out, want);
     fs_expect(out, "rank 0 (pid ");
     fs_expect(out, "): golden skipped (device run skipped); device skipped\n");
     assert_null(strstr(err, "killing it"));
-    /* 5,000 warm passes take seconds, not the timeout. */
-    assert_true(after < 45);
+    /* 5,000 warm passes take seconds (some 45 under ASan on a loaded
+     * 2-core machine, where a bound of 45 s once failed), not the timeout */
+    assert_true(after < 250);
     free(out);
     free(err);
     free(log);
