@@ -348,6 +348,9 @@ static void test_zero_base_has_no_percentages(void **st)
         fail_msg("%s", out);
     assert_true(ts_contains(l, " of the base minimum 0 ns"));
     assert_true(ts_contains(out, "lower bound (+inf %) exceeds it: it does"));
+    /* nor a floor of relative deltas of 0 ns (it was 4498478 % of 1 ns) */
+    assert_true(ts_contains(out, "\ncontrol    runtime_init: too short to witness noise (minimum 0 ns); noise floor "
+                                 "n/a %, the range of the repetitions' relative deltas\n"));
     assert_true(ts_contains(out, "\nhost_orch          *             0 "));
     assert_true(ts_contains(out, "       n/a\n"));
     assert_false(ts_contains(out, "+0.00%"));
@@ -356,6 +359,8 @@ static void test_zero_base_has_no_percentages(void **st)
     assert_int_equal(compare(&a, js, &out, &err), 1);
     assert_true(ts_contains(out, "\"pct\": null"));
     assert_true(ts_contains(out, "\"delta_min_pct\": null"));
+    assert_true(ts_contains(out, "\"delta_range_pct\": null"));
+    assert_true(ts_contains(out, "\"noise_floor_pct\": null"));
     free(out), free(err);
     const char *cs[] = {"--format", "csv", NULL};
     assert_int_equal(compare(&a, cs, &out, &err), 1);
@@ -887,6 +892,12 @@ static void test_plot(void **st)
     assert_int_equal(compare(&a, bad, &out, &err), 2);
     /* found before the logs are read: no verdict under a failing status */
     assert_string_equal(err, "hbg compare: cannot create /nonexistent-dir/ab.svg: No such file or directory\n");
+    assert_string_equal(out, "");
+    free(out), free(err);
+    /* nor over a directory */
+    const char *dir[] = {"--plot", a.dir, NULL};
+    assert_int_equal(compare(&a, dir, &out, &err), 2);
+    assert_true(ts_contains(err, ": Is a directory\n"));
     assert_string_equal(out, "");
     free(out), free(err);
     free_arms(&a);

@@ -108,7 +108,7 @@ static void test_empty_and_stop(void **st)
 }
 
 /* A line past max_line is handed over as its first max_line bytes and a
- * '\n', whatever the read size, and counted; the lines around it are
+ * '\n', at any read size up to max_line, and counted; the lines around it are
  * whole, so the lines after it keep their numbers. Without a '\n' at the
  * end, the cut line gets none. */
 static void test_long_line_is_cut(void **st)
@@ -149,6 +149,16 @@ static void test_long_line_is_cut(void **st)
         assert_memory_equal(j.p, data, n);
         free(j.p);
     }
+    /* a read size past max_line raises the bound to it: lines inside one
+     * piece are passed as read, and one across pieces is cut at the same
+     * bound, so no line is treated two ways */
+    int rc;
+    size_t cut = 0;
+    joined j = read_max(data, n, 1000, 100, 0, &rc, &cut);
+    assert_int_equal(rc, 0);
+    assert_int_equal(cut, 1);
+    assert_int_equal(j.n, 6 + 1000 + 1 + 5);
+    free(j.p);
 }
 
 static void test_read_error(void **st)

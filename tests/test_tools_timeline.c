@@ -490,6 +490,16 @@ static void test_nothing_to_draw(void **st)
     assert_null(j);
     assert_true(ts_contains(err, "hbg timeline: nothing to draw: "));
     free(err);
+    {
+        /* per invocation, no advice to switch on bind lines it would not draw */
+        char *o0 = ts_temp_file("", 0, ".json"), *pout0;
+        unlink(o0);
+        const char *pv[] = {"timeline", p, "--per-invocation", "-o", o0, NULL};
+        assert_int_equal(ts_run_cli(pv, &pout0, &err), 1);
+        assert_true(ts_contains(err, " has no [STRACE] spans, which --per-invocation draws\n"));
+        assert_false(ts_contains(err, "HBG_BIND_BREAKDOWN"));
+        free(pout0), free(err), free(o0);
+    }
     /* lines to read but nothing with a place on the trace: bind passes
      * without pid/inv; per invocation, spans of the node family only.
      * Such an empty trace is no profile to a viewer: not written, exit 1 */

@@ -286,7 +286,7 @@ static void put_clean(FILE *f, const char *s, size_t n)
 
 static void table_row(FILE *f, const cp_row *w)
 {
-    char b[32], m[32], d[32], p1[24], p2[24];
+    char b[32], m[32], d[32], p1[48], p2[48];
     int64_t dmin = (int64_t)(w->mmin - w->bmin);
     int64_t dmed = med2(w->mmed) - med2(w->bmed);
     fprintf(f, "%-18s %-2s %12" PRIu64 " %12" PRIu64 " %+12" PRId64 " %s", w->name,
@@ -299,6 +299,7 @@ static void table_row(FILE *f, const cp_row *w)
 
 static void out_table(const cp_result *R)
 {
+    char fl[48];
     FILE *f = stdout;
     const cp_options *o = &R->opt;
     fprintf(f, "verdict    %s\n", R->line);
@@ -329,10 +330,10 @@ static void out_table(const cp_result *R)
                 o->control, R->noise_floor * 100, R->ctl.p_two);
     else
         fprintf(f,
-                "control    %s: too short to witness noise (minimum %" PRIu64 " ns); noise floor %.2f %%, the "
+                "control    %s: too short to witness noise (minimum %" PRIu64 " ns); noise floor %s %%, the "
                 "range of the repetitions' relative deltas\n",
-                o->control, R->ctl_min, R->noise_floor * 100);
-    char lo[24];
+                o->control, R->ctl_min, cp_floor(R->noise_floor * 100, fl, sizeof fl));
+    char lo[48];
     fprintf(f, "threshold  %g %%: exit 1 when slower and the interval's lower bound (%s %%) exceeds it: %s\n",
             o->threshold_pct, R->base_min || !R->hl.lo ? cp_pct(R->lo_pct, lo, sizeof lo) : R->hl.lo > 0 ? "+inf" : "-inf",
             R->regression ? "it does" : "no");

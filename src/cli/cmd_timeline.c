@@ -138,7 +138,11 @@ static void print_warnings(const ps_log *L, const dg_list *warn, bool more)
 static void nothing_to_draw(const ps_log *L, const char *path, bool per_inv)
 {
     const char *quiet = ps_stamp_quiet_level(L);
-    if (per_inv && L->npass)
+    if (per_inv && !L->npass && !quiet)
+        /* the breakdown switch adds bind lines, which this view does not draw */
+        fprintf(stderr, "hbg timeline: nothing to draw: %s has no [STRACE] spans, which --per-invocation draws\n",
+                path);
+    else if (per_inv && L->npass)
         /* the bind lines are there; the view draws spans only */
         fprintf(stderr,
                 "hbg timeline: nothing to draw: %s has no [STRACE] spans, which --per-invocation draws (its %zu "

@@ -44,6 +44,10 @@ int hbg_outfile_probe(const char *cmd, const char *path)
     struct stat sb;
     if (strcmp(path, "-") == 0)
         return 0;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(EISDIR));
+        return -1;
+    }
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
         if (access(path, W_OK) == 0)
             return 0;

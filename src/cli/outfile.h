@@ -24,9 +24,11 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path);
 /* Says whether path could be opened by hbg_outfile_open, without leaving
  * anything behind: a command checks its output before long work, so it
  * fails before printing results under a failing exit status. A regular
- * file's folder is probed by creating and removing the temporary; a name
- * that is not a regular file (a FIFO: opening it would wait for a reader)
- * by access(2). Returns 0, or -1 after "CMD: cannot create PATH: why". */
+ * file's folder is probed by creating and removing the temporary; a
+ * directory is refused (EISDIR); another name that is not a regular file
+ * (a FIFO: opening it would wait for a reader) is probed by access(2).
+ * Returns 0, or -1 after "CMD: cannot create PATH: why" (or "cannot
+ * write"). */
 int hbg_outfile_probe(const char *cmd, const char *path);
 /* Finishes the file: with ok, flushes, closes and renames it into place;
  * without, removes the temporary. Returns 0, or -1 after printing why the

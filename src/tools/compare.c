@@ -433,6 +433,7 @@ static void exact_flags(cp_result *R)
 
 static void row_flags(cp_result *R)
 {
+    char fl[48];
     if (R->hl.level < CP_CI_LEVEL - 1e-9)
         dg_add(&R->flags,
                "%zu base and %zu measure warm passes are too few for a %.0f %% interval of the effect: the one given "
@@ -441,10 +442,10 @@ static void row_flags(cp_result *R)
     if (!R->ctl_resolves)
         dg_add(&R->flags,
                "the control %s is too short to witness noise (its minimum is %" PRIu64 " ns, under %d ns: a few "
-               "clock reads); the noise floor is instead the range of the repetitions' relative deltas, %.2f %% "
+               "clock reads); the noise floor is instead the range of the repetitions' relative deltas, %s %% "
                "(how far the comparison moved between repetitions), and the control is not tested; name a longer "
                "untouched segment with --control",
-               R->opt.control, R->ctl_min, CP_CONTROL_MIN_NS, R->delta_range * 100);
+               R->opt.control, R->ctl_min, CP_CONTROL_MIN_NS, cp_floor(R->delta_range * 100, fl, sizeof fl));
     double effect = fabs(R->hl.est);
     for (size_t i = 0; i < R->nrep; i++) {
         const cp_rep *r = &R->rep[i];
@@ -542,9 +543,14 @@ static void arm_spread(cp_result *R)
     }
     R->spread = spread;
     double rlo = 0, rhi = 0;
+    R->delta_range = 0;
     for (size_t i = 0; i < R->nrep; i++) {
         uint64_t b = R->rep[i].row[0].bmin;
-        double r = (double)R->rep[i].dmin / (double)(b ? b : 1);
+        if (!b) { /* no relative delta of a base of 0 ns: no such floor */
+            R->delta_range = NAN;
+            return;
+        }
+        double r = (double)R->rep[i].dmin / (double)b;
         rlo = i == 0 || r < rlo ? r : rlo;
         rhi = i == 0 || r > rhi ? r : rhi;
     }
@@ -606,11 +612,23 @@ static void decide(cp_result *R)
     R->regression = R->verdict == CP_SLOWER && R->lo_pct > o->threshold_pct;
 }
 
-/* "%+.2f", or "n/a" for a percentage of a base of 0 ns */
+/* "%+.2f", or "n/a" for a percentage of a base of 0 ns (48 bytes hold
+ * any: an int64 delta over a base of 1 ns is under 1e21 %) */
 const char *cp_pct(double v, char *b, size_t n)
 {
     if (isfinite(v))
         snprintf(b, n, "%+.2f", v);
+    else
+        snprintf(b, n, "n/a");
+    return b;
+}
+
+/* A noise floor as "%.2f", or "n/a" when there is none (a relative delta
+ * of a base of 0 ns). Returns b. */
+const char *cp_floor(double v, char *b, size_t n)
+{
+    if (isfinite(v))
+        snprintf(b, n, "%.2f", v);
     else
         snprintf(b, n, "n/a");
     return b;
@@ -634,7 +652,7 @@ static void verdict_line(cp_result *R)
     char eff[256], sign[256], reps[256], ci[40];
     /* the estimate is a median of integer differences: whole or a half */
     int64_t e2 = (int64_t)llround(R->hl.est * 2), ea = e2 < 0 ? -e2 : e2;
-    char pe[24];
+    char pe[48];
     snprintf(eff, sizeof eff,
              "effect %s %% (%s%" PRId64 "%s ns; %s %+" PRId64 "..%+" PRId64 " ns) of the base minimum %" PRIu64 " ns",
              cp_pct(R->effect_pct, pe, sizeof pe), e2 < 0 ? "-" : "+", ea / 2, ea & 1 ? ".5" : "",
@@ -666,12 +684,13 @@ static void verdict_line(cp_result *R)
         }
         break;
     default: {
-        char why[256];
+        char why[256], fl[48];
         if (!R->significant)
             snprintf(why, sizeof why, "the test does not clear alpha = %g (Mann-Whitney one-sided p = %.3g, %s)",
                      o->alpha, R->p, mw);
         else
-            snprintf(why, sizeof why, "the effect is inside the noise floor of %.2f %% (%s)", R->noise_floor * 100,
+            snprintf(why, sizeof why, "the effect is inside the noise floor of %s %% (%s)",
+                     cp_floor(R->noise_floor * 100, fl, sizeof fl),
                      R->ctl_resolves ? "the control's largest |relative delta|"
                                              : "the range of the repetitions' relative deltas");
         snprintf(R->line, sizeof R->line, "%s: %s; %s; %zu of %zu repetitions disagree in sign (expected under no "
@@ -687,7 +706,7 @@ static void verdict_title(cp_result *R)
 {
     const char *v = cp_verdict_name(R->verdict);
     char eff[128], ci[40];
-    char pe[24], pl[24], ph[24];
+    char pe[48], pl[48], ph[48];
     snprintf(eff, sizeof eff, "%s %% (%s %s..%s %%)", cp_pct(R->effect_pct, pe, sizeof pe),
              ci_label(R, ci, sizeof ci), cp_pct(R->lo_pct, pl, sizeof pl), cp_pct(R->hi_pct, ph, sizeof ph));
     if (R->verdict == CP_CONTENDED && R->ctl_significant)

@@ -137,7 +137,9 @@ hbg_status cp_run(cp_result *R, const char *const *base, const char *const *meas
 void cp_free(cp_result *R);
 
 /* A percentage as "%+.2f", or "n/a" when there is none (of a base of 0
- * ns); b holds at least 24 bytes. Returns b. */
+ * ns); b holds at least 48 bytes. Returns b. */
 const char *cp_pct(double v, char *b, size_t n);
+/* A noise floor in % as "%.2f", or "n/a" (NAN: none). Returns b. */
+const char *cp_floor(double v, char *b, size_t n);
 
 #endif

@@ -26,11 +26,13 @@ uint64_t hmap_hash(const uint64_t *key, unsigned kw)
         h ^= (key[2] + 0x51afd7ed558ccd1dull) * 0x94d049bb133111ebull;
     /* a multiply carries low bits only upward: keys that are multiples of
      * 2^48 (a hostile pid or inv) left the low index bits constant, and
-     * linear probing made their lines quadratic. The high half is folded
-     * down and mixed once more (fmix64's last steps). */
-    h ^= h >> 32;
+     * linear probing made their lines quadratic. MurmurHash3's fmix64
+     * finaliser makes every output bit depend on every input bit. */
+    h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
-    return h ^ (h >> 29);
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
 }
 
 static bool key_eq(const uint64_t *a, const uint64_t *b, unsigned kw)

@@ -157,7 +157,10 @@ int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, c
             pthread_mutex_destroy(&r.mu);
     }
 
-    carry c = {NULL, 0, 0, max_line ? max_line : LR_MAX_LINE, false};
+    /* a piece is handed over as read, so a line inside one is whole up to
+     * the read size: the bound is at least that */
+    size_t maxl = max_line ? max_line : LR_MAX_LINE;
+    carry c = {NULL, 0, 0, maxl > r.chunk ? maxl : r.chunk, false};
     int rc = 0;
     bool go = true;
     for (int k = 0; go; k = (k + 1) % NBUF) {

@@ -27,7 +27,8 @@
 
 /* Calls fn(ctx, p, n) for each piece of fd, until the end of the file or
  * until fn returns false. chunk is the read size (0: LR_CHUNK; tests use
- * tiny ones); max_line the longest line gathered (0: LR_MAX_LINE). *cut
+ * tiny ones); max_line the longest line gathered (0: LR_MAX_LINE; at
+ * least the read size, since a line inside one piece is passed as read). *cut
  * (when cut is not NULL) counts the lines cut to max_line. Returns 0;
  * ENOMEM (the buffers); or the errno of a failed read. */
 int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, const char *p, size_t n), void *ctx,
