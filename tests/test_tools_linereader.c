@@ -54,15 +54,7 @@ static joined read_max(const char *data, size_t len, size_t chunk, size_t max_li
 
 static joined read_all(const char *data, size_t len, size_t chunk, size_t stop_after, int *rc)
 {
-    char *path = ts_temp_file(data, len, ".txt");
-    int fd = open(path, O_RDONLY);
-    assert_true(fd >= 0);
-    joined j = {NULL, 0, 0, stop_after, 0, false};
-    *rc = lr_read_lines(fd, chunk, 0, collect, &j, NULL);
-    close(fd);
-    unlink(path);
-    free(path);
-    return j;
+    return read_max(data, len, chunk, 0, stop_after, rc, NULL);
 }
 
 static void test_pieces_join_back(void **st)

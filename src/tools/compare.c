@@ -612,26 +612,26 @@ static void decide(cp_result *R)
     R->regression = R->verdict == CP_SLOWER && R->lo_pct > o->threshold_pct;
 }
 
-/* "%+.2f", or "n/a" for a percentage of a base of 0 ns (48 bytes hold
- * any: an int64 delta over a base of 1 ns is under 1e21 %) */
-const char *cp_pct(double v, char *b, size_t n)
+/* "%+.2f" (signed) or "%.2f", or "n/a" where there is no such figure (a
+ * percentage of a base of 0 ns, NAN or infinite). 48 bytes hold any: an
+ * int64 delta over a base of 1 ns is under 1e21 %. */
+static const char *pct_text(double v, bool sign, char *b, size_t n)
 {
     if (isfinite(v))
-        snprintf(b, n, "%+.2f", v);
+        snprintf(b, n, sign ? "%+.2f" : "%.2f", v);
     else
         snprintf(b, n, "n/a");
     return b;
 }
 
-/* A noise floor as "%.2f", or "n/a" when there is none (a relative delta
- * of a base of 0 ns). Returns b. */
+const char *cp_pct(double v, char *b, size_t n)
+{
+    return pct_text(v, true, b, n);
+}
+
 const char *cp_floor(double v, char *b, size_t n)
 {
-    if (isfinite(v))
-        snprintf(b, n, "%.2f", v);
-    else
-        snprintf(b, n, "n/a");
-    return b;
+    return pct_text(v, false, b, n);
 }
 
 /* "95 % CI", or, when the passes are too few for one, what the interval
