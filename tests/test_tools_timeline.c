@@ -299,6 +299,37 @@ static void test_foreign_records_make_no_lane(void **st)
     free(rp);
 }
 
+/* An anchor whose wall_ns puts its events past 2^64 ns: they carry no
+ * wall_ns, and the trace says why instead of dropping it silently. */
+static void test_anchor_out_of_range_is_said(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(src);
+    char *w = strstr(src, "wall_ns=1787400000000000000");
+    assert_non_null(w);
+    char *o = malloc(strlen(src) + 8);
+    assert_non_null(o);
+    sprintf(o, "%.*swall_ns=18446744073709551615%s", (int)(w - src), src, w + 27);
+    char *p = ts_temp_file(o, strlen(o), ".log");
+    char *err;
+    json_t *j = run_timeline(p, NULL, 0, &err);
+    assert_non_null(j);
+    if (!ts_contains(err, " events carry no wall_ns: their clock anchor's wall_ns puts them outside 0 .. 2^64 - 1 "
+                          "ns (a corrupt anchor)\n"))
+        fail_msg("%s", err);
+    json_decref(j);
+    free(err);
+    const char *sp[] = {"spans", p, "--view", "rounds", NULL};
+    char *out;
+    assert_int_equal(ts_run_cli(sp, &out, &err), 0);
+    assert_true(ts_contains(out, "  - (its anchor's wall_ns is out of range)\n"));
+    assert_false(ts_contains(out, "no clock anchor before it"));
+    free(out), free(err);
+    unlink(p);
+    free(p), free(o), free(src);
+}
+
 static void test_torn_span_counted(void **st)
 {
     (void)st;
@@ -1138,6 +1169,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_original_with_records),
         cmocka_unit_test(test_foreign_records_make_no_lane),
+        cmocka_unit_test(test_anchor_out_of_range_is_said),
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_long_durations_left_out),
         cmocka_unit_test(test_log_of_hbg_run),

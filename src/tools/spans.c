@@ -431,20 +431,20 @@ double sp_med_val(const sp_stat *s)
 
 /* --- wall clock ------------------------------------------------------------- */
 
-bool sp_wall_at(const ps_log *L, uint64_t pid, size_t line, uint64_t mono, uint64_t *wall)
+int sp_wall_at(const ps_log *L, uint64_t pid, size_t line, uint64_t mono, uint64_t *wall)
 {
     const ps_anchor *a = NULL;
     for (size_t i = 0; i < L->nanchor && L->anchor[i].line < line; i++)
         if (L->anchor[i].pid == pid)
             a = &L->anchor[i];
     if (!a)
-        return false;
+        return SP_WALL_NONE;
     if (mono >= a->mono)
-        return !__builtin_add_overflow(a->wall, mono - a->mono, wall);
+        return __builtin_add_overflow(a->wall, mono - a->mono, wall) ? SP_WALL_RANGE : SP_WALL_OK;
     if (a->mono - mono > a->wall)
-        return false;
+        return SP_WALL_RANGE;
     *wall = a->wall - (a->mono - mono);
-    return true;
+    return SP_WALL_OK;
 }
 
 char *sp_utc(uint64_t wall_ns, char *buf, size_t n)

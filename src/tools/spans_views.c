@@ -406,7 +406,9 @@ static void round_values(const sp_set *S, const sp_inv *x, sp_round *r)
         const ps_span *s = &L->span[x->root];
         r->has |= 1u << SP_HOST;
         r->val[SP_HOST] = (int64_t)s->dur;
-        r->has_wall = sp_wall_at(L, x->pid, s->line, s->ts, &r->wall);
+        int w = sp_wall_at(L, x->pid, s->line, s->ts, &r->wall);
+        r->has_wall = w == SP_WALL_OK;
+        r->wall_range = w == SP_WALL_RANGE;
     }
     for (size_t k = 0; k < x->n; k++) {
         const ps_span *s = &L->span[S->idx[x->first + k]];

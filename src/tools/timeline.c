@@ -94,6 +94,7 @@ typedef struct tl {
     slotlane *sl;           /* runs moved to a pipeline-slot lane, by (pid, inv) */
     size_t nsl;
     size_t before_anchor;   /* host events before their process's first anchor */
+    size_t wall_range;      /* events whose anchor's wall_ns puts them out of range */
     uint64_t utc_sec;       /* the last second formatted, and its text */
     char utc_text[72];      /* room for six ints of any size: the Debug build checks snprintf's worst case */
     bool utc_valid;
@@ -477,14 +478,12 @@ static void arg_wall(tl *t, const proc *p, size_t line, uint64_t mono)
     }
     const ps_anchor *a = t->anc[p->a0 + lo - 1];
     uint64_t wall;
-    if (mono >= a->mono) {
-        if (__builtin_add_overflow(a->wall, mono - a->mono, &wall))
-            return;
-    } else {
-        if (a->mono - mono > a->wall)
-            return;
-        wall = a->wall - (a->mono - mono);
+    if (mono >= a->mono ? __builtin_add_overflow(a->wall, mono - a->mono, &wall) : a->mono - mono > a->wall) {
+        t->wall_range++; /* a corrupt anchor: said once the trace is written */
+        return;
     }
+    if (mono < a->mono)
+        wall = a->wall - (a->mono - mono);
     put_wall(t, wall);
 }
 
@@ -1359,6 +1358,11 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     if (t.before_anchor)
         dg_add(warn, "%s: %zu events precede their process's first clock anchor; they carry no wall_ns", L->path,
                t.before_anchor);
+    if (t.wall_range)
+        dg_add(warn,
+               "%s: %zu events carry no wall_ns: their clock anchor's wall_ns puts them outside 0 .. 2^64 - 1 ns "
+               "(a corrupt anchor)",
+               L->path, t.wall_range);
     bool ok = jw_flush(&t.w);
     jw_free(&t.w);
     free(t.frags);
