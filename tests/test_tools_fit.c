@@ -773,6 +773,22 @@ static void test_json_on_a_full_stdout(void **state)
         assert_string_equal(err, why[k]);
         free(err);
     }
+    /* the plot asked for is drawn all the same: the fit was made */
+    char dir[] = "/tmp/hbg_fit_full_XXXXXX", svg[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(svg, sizeof svg, "%s/fit.svg", dir);
+    const char *pargs[NDESIGN + 4] = {"fit", "--plot", svg};
+    for (size_t i = 0; i < L.n; i++)
+        pargs[3 + i] = L.path[i];
+    pargs[3 + L.n] = NULL;
+    fs_spec ps = {.args = pargs, .out = FS_OUT_FULL};
+    char *perr = NULL;
+    assert_int_equal(fs_run(&ps, 60, NULL, &perr), 2);
+    assert_string_equal(perr, why[0]);
+    free(perr);
+    assert_int_equal(access(svg, F_OK), 0);
+    unlink(svg);
+    rmdir(dir);
     drop_logs(&L);
 }
 

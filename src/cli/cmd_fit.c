@@ -405,8 +405,10 @@ int hbg_cmd_fit(int argc, char **argv)
             rc = 2;
         else if (hbg_stdout_done("hbg fit", werr) != 0)
             rc = 2;
-        if (!rc && plot)
-            rc = write_plot(plot, &d, &R);
+        /* the plot is drawn even when stdout failed (as compare's is):
+         * the fit was made, and nothing of it need be lost */
+        if (plot && write_plot(plot, &d, &R))
+            rc = 2;
     }
     fit_free(&d);
     free(names);
