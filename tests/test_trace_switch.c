@@ -74,6 +74,29 @@ static void value_classes(void **state)
     }
 }
 
+/* The value alone, as a variable that also takes other values reads it. */
+static void value_alone(void **state)
+{
+    (void)state;
+    bool on = true;
+    for (size_t v = 0; v < sizeof offs / sizeof offs[0]; v++) {
+        on = true;
+        assert_int_equal(hbg_switch_value(offs[v], &on), HBG_OK);
+        assert_false(on);
+    }
+    for (size_t v = 0; v < sizeof ons / sizeof ons[0]; v++) {
+        assert_int_equal(hbg_switch_value(ons[v], &on), HBG_OK);
+        assert_true(on);
+    }
+    for (size_t v = 0; v < sizeof bad / sizeof bad[0]; v++) {
+        on = true;
+        assert_int_equal(hbg_switch_value(bad[v], &on), HBG_E_INVAL);
+        assert_true(on);
+    }
+    assert_int_equal(hbg_switch_value(NULL, &on), HBG_E_INVAL);
+    assert_int_equal(hbg_switch_value("on", NULL), HBG_E_INVAL);
+}
+
 static void ours_wins(void **state)
 {
     (void)state;
@@ -162,7 +185,8 @@ static void log_level(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(unset_leaves_value), cmocka_unit_test(value_classes), cmocka_unit_test(ours_wins),
+        cmocka_unit_test(unset_leaves_value), cmocka_unit_test(value_classes), cmocka_unit_test(value_alone),
+        cmocka_unit_test(ours_wins),
         cmocka_unit_test(no_seed_name),       cmocka_unit_test(log_level),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

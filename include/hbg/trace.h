@@ -200,6 +200,12 @@ const char *hbg_switch_which(const char *ours, const char *original);
  * hbg_switch_which) and the value in its message. */
 hbg_status hbg_switch_read(const char *ours, const char *original, bool *on);
 
+/* A switch value as hbg_switch_read reads one: HBG_OK with *on, or
+ * HBG_E_INVAL (*on untouched) for any other value and for NULL. For a
+ * variable that takes a switch value or something else (a size that may
+ * be `off`). */
+hbg_status hbg_switch_value(const char *v, bool *on);
+
 #define HBG_SW_BREAKDOWN "HBG_BIND_BREAKDOWN", "SIMPLER_HBG_BIND_BREAKDOWN_ENABLE"
 #define HBG_SW_RECORDS "HBG_HOST_PHASE_RECORDS", "SIMPLER_HBG_HOST_PHASE_RECORDS_ENABLE"
 #define HBG_SW_SKIP_DEVICE "HBG_SKIP_DEVICE_RUN", "SIMPLER_SKIP_DEVICE_RUN"

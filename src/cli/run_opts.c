@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "cli/case_opts.h"
 #include "cli/run_opts.h"
@@ -392,11 +391,8 @@ static int check_memory(const run_opts *o)
 {
     hbg_case_host h = {.device = !o->skip_device, .golden = !o->skip_golden};
     const char *v = getenv("HBG_HOST_MEMORY");
-    bool off = false;
-    static const char *const offs[] = {"0", "false", "off", "no"}; /* as the switches read off */
-    for (size_t i = 0; v && i < sizeof offs / sizeof offs[0]; i++)
-        off = off || !strcasecmp(v, offs[i]);
-    if (v && (!*v || off))
+    bool on = true; /* an off value reads as the switches read one */
+    if (v && hbg_switch_value(v, &on) == HBG_OK && !on)
         return 1;
     if (v) {
         char *end;

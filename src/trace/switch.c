@@ -22,8 +22,10 @@ const char *hbg_switch_which(const char *ours, const char *original)
     return NULL;
 }
 
-static hbg_status parse_bool(const char *v, bool *on)
+hbg_status hbg_switch_value(const char *v, bool *on)
 {
+    if (!v || !on)
+        return HBG_E_INVAL;
     static const char *const offs[] = {"", "0", "false", "off", "no"};
     static const char *const ons[] = {"1", "true", "on", "yes"};
     for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++)
@@ -46,7 +48,7 @@ hbg_status hbg_switch_read(const char *ours, const char *original, bool *on)
     const char *name = hbg_switch_which(ours, original);
     if (!name)
         return HBG_OK;
-    return parse_bool(getenv(name), on);
+    return hbg_switch_value(getenv(name), on);
 }
 
 hbg_status hbg_switch_level(hbg_level *out)
