@@ -404,12 +404,6 @@ static void run_stamp(const ab_opts *o, ab_arm *arm)
     bool sw[3];
     hbg_level level = HBG_LOG_TIMING;
     run_switches(o, sw, &level);
-    char lv[16];
-    const char *ln = hbg_level_name(level);
-    size_t i = 0;
-    for (; ln[i] && i + 1 < sizeof lv; i++)
-        lv[i] = (char)(ln[i] >= 'A' && ln[i] <= 'Z' ? ln[i] - 'A' + 'a' : ln[i]);
-    lv[i] = 0;
     /* the run's own words, spelled as hbg run spells them in its stamp
      * (--tasks=050 is stamped --tasks 50); the artifact paths it leaves
      * out are not given */
@@ -431,10 +425,14 @@ static void run_stamp(const ab_opts *o, ab_arm *arm)
     } else {
         snprintf(cmd, sizeof cmd, "hbg run %s", o->case_name); /* out of memory: refused as another run's */
     }
-    ab_buf_fmt(&arm->stamp,
-               "[stamp] %s env HBG_BIND_BREAKDOWN=%d HBG_HOST_PHASE_RECORDS=%d HBG_SKIP_DEVICE_RUN=%d "
-               "HBG_LOG_LEVEL=%s %s",
-               arm->t.rev, sw[0], sw[1], sw[2], lv, cmd);
+    /* formatted as hbg run's hbg_log_stamp formats it */
+    hbg_stamp st = {.commit = arm->t.rev, .breakdown = sw[0], .records = sw[1], .skip_device = sw[2],
+                    .level = level, .command = cmd};
+    static char line[8192 + 256];
+    if (hbg_stamp_format(&st, line, sizeof line) == HBG_OK)
+        ab_buf_fmt(&arm->stamp, "%s", line);
+    else /* a stamp hbg run could not write either: no log matches it */
+        ab_buf_fmt(&arm->stamp, "[stamp] %s (unwritable)", arm->t.rev);
 }
 
 /* The first line of a file, without its line end; false if unreadable. */
