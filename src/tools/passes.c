@@ -881,3 +881,13 @@ const char *ps_stamp_quiet_level(const ps_log *L)
     }
     return NULL;
 }
+
+bool ps_anchor_wall(const ps_anchor *a, uint64_t mono, uint64_t *wall)
+{
+    if (mono >= a->mono)
+        return !__builtin_add_overflow(a->wall, mono - a->mono, wall);
+    if (a->mono - mono > a->wall)
+        return false;
+    *wall = a->wall - (a->mono - mono);
+    return true;
+}

@@ -125,6 +125,11 @@ typedef struct ps_anchor {
     size_t off, line;
 } ps_anchor;
 
+/* The wall-clock time of host time mono by anchor a: wall_ns + mono -
+ * mono_ns. False when that falls outside 0 .. 2^64 - 1 ns (a corrupt
+ * anchor), *wall untouched. */
+bool ps_anchor_wall(const ps_anchor *a, uint64_t mono, uint64_t *wall);
+
 typedef struct ps_rank {
     bool has_pid;
     uint64_t pid, thread;

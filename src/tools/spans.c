@@ -439,12 +439,7 @@ int sp_wall_at(const ps_log *L, uint64_t pid, size_t line, uint64_t mono, uint64
             a = &L->anchor[i];
     if (!a)
         return SP_WALL_NONE;
-    if (mono >= a->mono)
-        return __builtin_add_overflow(a->wall, mono - a->mono, wall) ? SP_WALL_RANGE : SP_WALL_OK;
-    if (a->mono - mono > a->wall)
-        return SP_WALL_RANGE;
-    *wall = a->wall - (a->mono - mono);
-    return SP_WALL_OK;
+    return ps_anchor_wall(a, mono, wall) ? SP_WALL_OK : SP_WALL_RANGE;
 }
 
 char *sp_utc(uint64_t wall_ns, char *buf, size_t n)

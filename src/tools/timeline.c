@@ -478,12 +478,10 @@ static void arg_wall(tl *t, const proc *p, size_t line, uint64_t mono)
     }
     const ps_anchor *a = t->anc[p->a0 + lo - 1];
     uint64_t wall;
-    if (mono >= a->mono ? __builtin_add_overflow(a->wall, mono - a->mono, &wall) : a->mono - mono > a->wall) {
+    if (!ps_anchor_wall(a, mono, &wall)) {
         t->wall_range++; /* a corrupt anchor: said once the trace is written */
         return;
     }
-    if (mono < a->mono)
-        wall = a->wall - (a->mono - mono);
     put_wall(t, wall);
 }
 
