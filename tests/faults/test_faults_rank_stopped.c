@@ -91,6 +91,14 @@ static int signal_rank1(const char *const *args, const char *log, int sig, int s
     return rc;
 }
 
+/* fs_expect of a line that names pid: fmt has one %d for it. */
+static void expect_pid(const char *text, const char *fmt, pid_t pid)
+{
+    char want[200];
+    snprintf(want, sizeof want, fmt, (int)pid);
+    fs_expect(text, want);
+}
+
 static void a_stopped_rank_is_killed_and_named(void **state)
 {
     (void)state;
@@ -101,14 +109,10 @@ static void a_stopped_rank_is_killed_and_named(void **state)
     pid_t r1;
     double after;
     assert_int_equal(signal_rank1(args, log, SIGSTOP, 60, &r1, &after, &out, &err), 1);
-    char want[160];
     fs_expect(err, "hbg run: rank 0 (pid ");
     fs_expect(err, ") failed; waiting at most 1 s for the other ranks\n");
-    snprintf(want, sizeof want, "hbg run: rank 1 (pid %d) still running 1 s after rank 0 failed: killing it\n",
-             (int)r1);
-    fs_expect(err, want);
-    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)r1);
-    fs_expect(out, want);
+    expect_pid(err, "hbg run: rank 1 (pid %d) still running 1 s after rank 0 failed: killing it\n", r1);
+    expect_pid(out, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", r1);
     fs_expect(out, "failed: timed out waiting for the peer rank");
     victim = 0;
     free(out);
@@ -153,9 +157,7 @@ static void a_killed_rank_does_not_hold_its_peer_at_the_finish(void **state)
     pid_t dead;
     double after;
     assert_int_equal(signal_rank1(args, log, SIGKILL, 300, &dead, &after, &out, &err), 1);
-    char want[160];
-    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: killed by signal 9 (Killed) after ", (int)dead);
-    fs_expect(out, want);
+    expect_pid(out, "rank 1 (pid %d): FAILED: killed by signal 9 (Killed) after ", dead);
     fs_expect(out, "rank 0 (pid ");
     fs_expect(out, "): golden skipped (device run skipped); device skipped\n");
     assert_null(strstr(err, "killing it"));
@@ -184,15 +186,10 @@ static void a_stopped_rank_does_not_hold_a_numbers_run(void **state)
     pid_t r1;
     double after;
     assert_int_equal(signal_rank1(args, log, SIGSTOP, 120, &r1, &after, &out, &err), 1);
-    char want[160];
-    snprintf(want, sizeof want,
-             "hbg run: rank 1 (pid %d) still running 2 s after rank 0 finished its rounds: killing it\n",
-             (int)r1);
-    fs_expect(err, want);
+    expect_pid(err, "hbg run: rank 1 (pid %d) still running 2 s after rank 0 finished its rounds: killing it\n", r1);
     /* killed by the parent, not a failure that starts another bound */
     assert_null(strstr(err, "waiting at most"));
-    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)r1);
-    fs_expect(out, want);
+    expect_pid(out, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", r1);
     fs_expect(out, "): golden skipped (device run skipped); device skipped\n");
     victim = 0;
     free(out);
@@ -228,12 +225,8 @@ static void a_rank_stopped_after_the_finish_line_is_killed(void **state)
     pid_t r1;
     double after;
     assert_int_equal(signal_rank1(args, log, SIGSTOP, 120, &r1, &after, &out, &err), 1);
-    char want[160];
-    snprintf(want, sizeof want, "hbg run: rank 1 (pid %d) still running 2 s after rank 0 ended: killing it\n",
-             (int)r1);
-    fs_expect(err, want);
-    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after 2 of 2 rounds", (int)r1);
-    fs_expect(out, want);
+    expect_pid(err, "hbg run: rank 1 (pid %d) still running 2 s after rank 0 ended: killing it\n", r1);
+    expect_pid(out, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after 2 of 2 rounds", r1);
     fs_expect(out, "): golden passed;");
     assert_true(after < 60);
     victim = 0;
@@ -261,9 +254,7 @@ static void a_stop_signal_is_reported_and_no_rank_outlives_the_command(void **st
     assert_int_equal(sig, SIGTERM);
     fs_expect(err, "still running when the command got signal 15 (Terminated): killing it\n");
     fs_expect(err, "hbg run: stopped by signal 15 (Terminated); the passes that ran are listed, the log holds them\n");
-    char want[160];
-    snprintf(want, sizeof want, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", (int)r1);
-    fs_expect(out, want);
+    expect_pid(out, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", r1);
     assert_true(fs_gone(r1));
     free(out);
     free(err);
