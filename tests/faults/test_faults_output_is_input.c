@@ -34,6 +34,16 @@ static void make_inputs(inputs *in)
     fs_write(in->recs, in->rec_text);
 }
 
+/* The log and the records file hold what make_inputs wrote. */
+static void inputs_unchanged(const inputs *in)
+{
+    char *log = ts_slurp(in->log, NULL), *rec = ts_slurp(in->recs, NULL);
+    assert_string_equal(log, in->log_text);
+    assert_string_equal(rec, in->rec_text);
+    free(log);
+    free(rec);
+}
+
 /* Runs timeline LOG --records R -o out; asserts the refusal and that
  * neither input changed. */
 static void refused(inputs *in, const char *out, const char *named_input)
@@ -46,11 +56,7 @@ static void refused(inputs *in, const char *out, const char *named_input)
     snprintf(want, sizeof want, "hbg timeline: refusing to write %s: it is the input %s\n", out, named_input);
     assert_string_equal(err, want);
     free(err);
-    char *log = ts_slurp(in->log, NULL), *rec = ts_slurp(in->recs, NULL);
-    assert_string_equal(log, in->log_text);
-    assert_string_equal(rec, in->rec_text);
-    free(log);
-    free(rec);
+    inputs_unchanged(in);
 }
 
 static void free_inputs(inputs *in)
@@ -98,11 +104,7 @@ static void stdout_appended(inputs *in, const char *args, const char *cmd, const
     free(err);
     unlink(errp);
     free(errp);
-    char *log = ts_slurp(in->log, NULL), *rec = ts_slurp(in->recs, NULL);
-    assert_string_equal(log, in->log_text);
-    assert_string_equal(rec, in->rec_text);
-    free(log);
-    free(rec);
+    inputs_unchanged(in);
 }
 
 static void stdout_appended_onto_an_input_is_refused(void **state)
