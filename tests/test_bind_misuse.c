@@ -140,6 +140,20 @@ static void an_open_scope_is_named(void **state)
     rig_close(&r);
 }
 
+/* fn's pass fails with st and the reason why, and eager mode refuses it
+ * with st too. */
+static void refused_both(hbg_orch_fn fn, hbg_status st, const char *why)
+{
+    rig r;
+    rig_open(&r, 0);
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, fn, NULL, &rep), st);
+    assert_string_equal(rep.error, why);
+    hbg_program p = {.name = "eager", .orch = fn, .nargs = 1, .args = &r.arg};
+    assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 0, 1, NULL), st);
+    rig_close(&r);
+}
+
 /* A predicate whose tensor names no buffer. */
 static hbg_status pred_without_buffer(hbg_orch *o, void *ctx)
 {
@@ -155,14 +169,7 @@ static hbg_status pred_without_buffer(hbg_orch *o, void *ctx)
 static void a_predicate_needs_a_buffer(void **state)
 {
     (void)state;
-    rig r;
-    rig_open(&r, 0);
-    hbg_pass_report rep;
-    assert_int_equal(run(&r, pred_without_buffer, NULL, &rep), HBG_E_ARG_NO_BUFFER);
-    assert_string_equal(rep.error, "task 0: the predicate's tensor names no buffer (addr 0)");
-    hbg_program p = {.name = "eager", .orch = pred_without_buffer, .nargs = 1, .args = &r.arg};
-    assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 0, 1, NULL), HBG_E_ARG_NO_BUFFER);
-    rig_close(&r);
+    refused_both(pred_without_buffer, HBG_E_ARG_NO_BUFFER, "task 0: the predicate's tensor names no buffer (addr 0)");
 }
 
 static hbg_status too_many_blocks(hbg_orch *o, void *ctx)
@@ -177,14 +184,7 @@ static hbg_status too_many_blocks(hbg_orch *o, void *ctx)
 static void blocks_past_the_device_limit(void **state)
 {
     (void)state;
-    rig r;
-    rig_open(&r, 0);
-    hbg_pass_report rep;
-    assert_int_equal(run(&r, too_many_blocks, NULL, &rep), HBG_E_INVAL);
-    assert_string_equal(rep.error, "task 0: 65537 blocks, the limit is 65536");
-    hbg_program p = {.name = "eager", .orch = too_many_blocks, .nargs = 1, .args = &r.arg};
-    assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
-    rig_close(&r);
+    refused_both(too_many_blocks, HBG_E_INVAL, "task 0: 65537 blocks, the limit is 65536");
 }
 
 /* Bad arguments outside a pass: statuses, no crash. */
