@@ -19,11 +19,13 @@
 /* With HBG_TRACE_KEEP=DIR (CTest sets it: test_tools_speedscope imports
  * what is kept with speedscope), every trace these tests write is kept as
  * DIR/NN-LOG[-WHAT].json and listed, one name a line, in DIR/traces.txt. */
+static bool keep_none; /* the traces being written do not nest on purpose */
+
 static void keep_trace(const char *log, const char *what, const char *text)
 {
     static unsigned n;
     const char *dir = getenv("HBG_TRACE_KEEP");
-    if (!dir || !text)
+    if (!dir || !text || keep_none)
         return;
     const char *b = strrchr(log, '/');
     b = b ? b + 1 : log;
@@ -857,6 +859,218 @@ static void test_pipelined_lanes_nest(void **st)
     }
 }
 
+/* Writes the [STRACE] lines in spec ("tid depth name ts dur inv", one
+ * span a line, ';' between) as a log; returns its path. */
+static char *span_log(const char *spec)
+{
+    char *log = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&log, &n);
+    assert_non_null(f);
+    char *copy = strdup(spec), *save = NULL;
+    for (char *ln = strtok_r(copy, ";", &save); ln; ln = strtok_r(NULL, ";", &save)) {
+        unsigned tid, depth, inv;
+        char name[64];
+        unsigned long long ts, dur;
+        assert_int_equal(sscanf(ln, "%u %u %63s %llu %llu %u", &tid, &depth, name, &ts, &dur, &inv), 6);
+        fprintf(f, "[STRACE] v=1 pid=9 tid=%u inv=%u hid=00000000000000ab depth=%u name=%s ts=%llu dur=%llu\n", tid,
+                inv, depth, name, ts, dur);
+    }
+    free(copy);
+    assert_int_equal(fclose(f), 0);
+    char *path = ts_temp_file(log, n, ".log");
+    free(log);
+    return path;
+}
+
+/* The X events of category cat that do not nest on their lane. */
+static size_t nesting_errors_of(json_t *ev, const char *cat)
+{
+    json_t *only = json_array(), *e;
+    size_t i;
+    json_array_foreach(ev, i, e)
+    {
+        const char *c = json_string_value(json_object_get(e, "cat"));
+        if (c && !strcmp(c, cat))
+            json_array_append(only, e);
+    }
+    size_t n = nesting_errors(only);
+    json_decref(only);
+    return n;
+}
+
+/* A span that starts inside another of its lane and ends after it is said,
+ * whichever order the log writes the two in (as they ended, or not), and
+ * only then; the trace is still written. */
+static void test_unnested_spans_said(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *spec;
+        bool bad;
+    } cases[] = {
+        /* bind 1100..1700 pokes out of chip.run 1000..1500: as they ended, and not */
+        {"1 0 chip.run 1000 500 1;1 1 chip.run.bind 1100 600 1", true},
+        {"1 1 chip.run.bind 1100 600 1;1 0 chip.run 1000 500 1", true},
+        /* nested: as they ended, parent first, equal ends, equal starts, touching */
+        {"1 1 chip.run.bind 1100 300 1;1 0 chip.run 1000 500 1", false},
+        {"1 0 chip.run 1000 500 1;1 1 chip.run.bind 1100 300 1", false},
+        {"1 1 chip.run.bind 1100 400 1;1 0 chip.run 1000 500 1", false},
+        {"1 1 chip.run.bind 1000 200 1;1 0 chip.run 1000 500 1", false},
+        {"1 1 a.b 1000 100 1;1 1 a.c 1100 100 1;1 0 chip.run 1000 200 1", false},
+        /* the outer span written before an inner one that ends with it:
+         * that one cuts a span the outer one holds (5000..10000) */
+        {"1 2 x.y 5000 5000 1;1 0 chip.run 1000 11000 1;1 1 chip.run.bind 7000 5000 1", true},
+        {"1 2 x.y 5000 5000 1;1 0 chip.run 1000 11000 1;1 1 chip.run.bind 10000 2000 1", false},
+        /* on two threads they are two lanes */
+        {"1 0 chip.run 1000 500 1;2 1 chip.run.bind 1100 600 1", false},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *log = span_log(cases[k].spec), *err;
+        keep_none = cases[k].bad;
+        json_t *j = run_timeline(log, NULL, 0, &err);
+        keep_none = false;
+        assert_non_null(j);
+        assert_int_equal(ts_contains(err, "does not nest"), cases[k].bad);
+        assert_int_equal(nesting_errors_of(json_object_get(j, "traceEvents"), "span") > 0, cases[k].bad);
+        if (k == 0)
+            assert_true(ts_contains(err, ":2: span chip.run.bind (pid=9 inv=1) starts inside chip.run (line 1) on its "
+                                         "lane and ends after it: the lane does not nest, and trace viewers draw it "
+                                         "wrong (1 such span)"));
+        json_decref(j);
+        free(err);
+        unlink(log);
+        free(log);
+    }
+}
+
+/* The check against a slow reference: random spans on two threads, in
+ * random order or as they ended, are said not to nest exactly when the
+ * trace's span events do not (pipelined runs moved to slot lanes, repeats
+ * dropped, as drawn). */
+static void test_unnested_random(void **st)
+{
+    (void)st;
+    unsigned seed = 12345;
+    static const char *const names[] = {"chip.run", "chip.run.bind", "chip.run.runner_run", "x.y"};
+    size_t said = 0;
+    for (int trial = 0; trial < 80; trial++) {
+        struct {
+            unsigned tid, depth, inv;
+            unsigned long long ts, dur;
+            const char *name;
+        } sp[10];
+        unsigned n = 2 + (seed = seed * 1103515245u + 12345u) / 65536 % 9;
+        for (unsigned i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            sp[i].tid = 1 + (seed >> 16) % 2;
+            sp[i].depth = (seed >> 18) % 3;
+            sp[i].name = names[(seed >> 20) % 4];
+            sp[i].inv = 1 + (seed >> 22) % 2;
+            seed = seed * 1103515245u + 12345u;
+            sp[i].ts = 1000 * (1 + (seed >> 16) % 20);
+            sp[i].dur = 1000 * ((seed >> 24) % 12);
+        }
+        if (trial % 2) /* as they ended: by end */
+            for (unsigned a = 1; a < n; a++)
+                for (unsigned b = a; b > 0 && sp[b].ts + sp[b].dur < sp[b - 1].ts + sp[b - 1].dur; b--) {
+                    __typeof__(sp[0]) x = sp[b];
+                    sp[b] = sp[b - 1];
+                    sp[b - 1] = x;
+                }
+        char spec[1024];
+        size_t at = 0;
+        for (unsigned i = 0; i < n; i++)
+            at += (size_t)snprintf(spec + at, sizeof spec - at, "%s%u %u %s %llu %llu %u", i ? ";" : "", sp[i].tid,
+                                   sp[i].depth, sp[i].name, sp[i].ts, sp[i].dur, sp[i].inv);
+        char *log = span_log(spec), *err;
+        keep_none = true;
+        json_t *j = run_timeline(log, NULL, 0, &err);
+        keep_none = false;
+        assert_non_null(j);
+        bool bad = nesting_errors_of(json_object_get(j, "traceEvents"), "span") > 0;
+        if (bad != (bool)ts_contains(err, "does not nest"))
+            fail_msg("trial %d: %s: reference %s, timeline said: %s", trial, spec, bad ? "unnested" : "nested", err);
+        said += bad;
+        json_decref(j);
+        free(err);
+        unlink(log);
+        free(log);
+    }
+    /* the draw makes both kinds */
+    assert_true(said > 5 && said < 75);
+}
+
+/* A log holding a run twice draws it once: no span twice, no pipeline
+ * slot for a run overlapping its own copy, and a warning that counts the
+ * repeats; exactly what the log alone draws, but for the second anchor. */
+static void test_log_twice_drawn_once(void **st)
+{
+    (void)st;
+    static const char *const logs[] = {"spans-ours-2rank.log", "spans-original-pipelined.log"};
+    for (size_t k = 0; k < sizeof logs / sizeof logs[0]; k++) {
+        size_t n;
+        char *text = ts_slurp(ts_fixture(logs[k]), &n);
+        assert_non_null(text);
+        char *twice = malloc(2 * n);
+        memcpy(twice, text, n);
+        memcpy(twice + n, text, n);
+        char *log2 = ts_temp_file(twice, 2 * n, ".log"), lp[4096], *err1, *err2;
+        snprintf(lp, sizeof lp, "%s", ts_fixture(logs[k]));
+        json_t *one = run_timeline(lp, NULL, 0, &err1), *two = run_timeline(log2, NULL, 0, &err2);
+        assert_non_null(one);
+        assert_non_null(two);
+        assert_false(ts_contains(err1, "repeat an earlier span"));
+        assert_true(ts_contains(err2, "repeat an earlier span of their invocation exactly"));
+        assert_true(ts_contains(err2, "each drawn once"));
+        json_t *e1 = json_object_get(one, "traceEvents"), *e2 = json_object_get(two, "traceEvents");
+        assert_int_equal(json_array_size(e1), json_array_size(e2));
+        assert_true(json_equal(e1, e2));
+        json_decref(one);
+        json_decref(two);
+        free(err1);
+        free(err2);
+        unlink(log2);
+        free(log2);
+        free(twice);
+        free(text);
+    }
+}
+
+/* Interval partitioning takes the lowest slot free at a run's start:
+ * runs A 1..10, B 2..5, C 3..20, D 6..30 (B's slot 2 is free, A's not
+ * yet), E 11..12 (A's slot 1 free again, and lower than any). */
+static void test_pipeline_slots_lowest_free(void **st)
+{
+    (void)st;
+    char *log = span_log("1 0 chip.run 1000 9000 1;1 0 chip.run 2000 3000 2;1 0 chip.run 3000 17000 3;"
+                         "1 0 chip.run 6000 24000 4;1 0 chip.run 11000 1000 5"),
+         *err;
+    json_t *j = run_timeline(log, NULL, 0, &err);
+    assert_non_null(j);
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    long long lane[6] = {0};
+    size_t i;
+    json_array_foreach(ev, i, e)
+    {
+        const char *cat = json_string_value(json_object_get(e, "cat"));
+        if (cat && !strcmp(cat, "span"))
+            lane[json_integer_value(json_object_get(json_object_get(e, "args"), "inv"))] =
+                json_integer_value(json_object_get(e, "tid"));
+    }
+    /* slot lanes get tids past every tid the log uses (1): slot k is 1 + k */
+    assert_int_equal(lane[1], 2);
+    assert_int_equal(lane[2], 3);
+    assert_int_equal(lane[3], 4);
+    assert_int_equal(lane[4], 3);
+    assert_int_equal(lane[5], 2);
+    assert_int_equal(nesting_errors(ev), 0);
+    json_decref(j);
+    free(err);
+    unlink(log);
+    free(log);
+}
+
 /* The earliest ts of e's lane (pid, tid): where speedscope puts its zero. */
 static double lane_min(json_t *ev, json_t *e)
 {
@@ -1183,6 +1397,10 @@ int main(void)
         cmocka_unit_test(test_handoffs),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),
+        cmocka_unit_test(test_unnested_spans_said),
+        cmocka_unit_test(test_unnested_random),
+        cmocka_unit_test(test_log_twice_drawn_once),
+        cmocka_unit_test(test_pipeline_slots_lowest_free),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

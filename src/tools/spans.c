@@ -208,9 +208,7 @@ static hbg_status callables(sp_set *S)
     return HBG_OK;
 }
 
-/* Two spans in (ts, dur, depth, tid, clock, name) order; 0: one record
- * twice. */
-static int cmp_record(const ps_span *x, const ps_span *y)
+int sp_cmp_record(const ps_span *x, const ps_span *y)
 {
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
@@ -227,12 +225,12 @@ static int cmp_record(const ps_span *x, const ps_span *y)
     return memcmp(x->name.p, y->name.p, x->name.n);
 }
 
-/* Span indices by cmp_record, the earlier line first among equals. */
+/* Span indices by sp_cmp_record, the earlier line first among equals. */
 static int cmp_repeat(const void *a, const void *b, void *ctx)
 {
     const ps_span *sp = ctx;
     size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    int c = cmp_record(&sp[i], &sp[j]);
+    int c = sp_cmp_record(&sp[i], &sp[j]);
     return c ? c : i < j ? -1 : i > j;
 }
 
@@ -262,7 +260,7 @@ static bool drop_repeats(sp_set *S)
         qsort_r(tmp, x->n, sizeof *tmp, cmp_repeat, (void *)L->span);
         for (size_t k = 1; k < x->n; k++) {
             const ps_span *b = &L->span[tmp[k]];
-            if (!cmp_record(&L->span[tmp[k - 1]], b)) {
+            if (!sp_cmp_record(&L->span[tmp[k - 1]], b)) {
                 rep[tmp[k]] = 1;
                 if (!nrep++ || b->line < first_line)
                     first_line = b->line;

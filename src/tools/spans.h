@@ -29,6 +29,10 @@
  * external producer (ext.): no run identity in its inv. */
 bool sp_foreign(lx_slice name);
 
+/* Two spans in (ts, dur, depth, tid, clock, name) order; 0: one record
+ * twice (a log holding a run twice repeats every span of it exactly). */
+int sp_cmp_record(const ps_span *x, const ps_span *y);
+
 typedef struct sp_inv {
     uint64_t pid, inv;
     lx_slice hid;           /* of its root span, else of its first span */

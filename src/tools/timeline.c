@@ -44,6 +44,12 @@ typedef struct slotlane {
     uint32_t slot;
 } slotlane;
 
+/* A run's root span, for finding the threads whose runs overlap. */
+typedef struct rootkey {
+    uint64_t pid, tid, ts, end, inv;
+    size_t idx;             /* the span, in L->span */
+} rootkey;
+
 /* A device-clock span name: one lane of each rank's device process. */
 typedef struct devlane {
     lx_slice name;
@@ -58,6 +64,21 @@ typedef struct devplace {
     uint64_t host_ts, dev_base;
     bool has_host;
 } devplace;
+
+/* A lane as the nesting check sees it (nest_note): its spans in log
+ * order, each pushed on the lane's stack, a list through tl.stk. */
+typedef struct nestlane {
+    uint64_t last_end, last_ts; /* the last span's: (end, -ts) may only grow */
+    size_t top;             /* its stack's top, in tl.stk, + 1; 0: empty */
+    bool unordered;         /* a span came out of end order: check_unordered's */
+} nestlane;
+
+/* An entry of a lane's stack; popped entries are reused. */
+typedef struct nestlink {
+    size_t span;
+    uint64_t ts, end;       /* where it is drawn */
+    size_t below;           /* the entry under it + 1; 0: none (free: the next free one) */
+} nestlink;
 
 /* A piece of an event that many events repeat (a lane's head, a line's
  * attributes), as written once, keyed by what it was made from: numbers,
@@ -91,6 +112,9 @@ typedef struct tl {
     size_t dev_unplaced;
     const ps_anchor **anc;  /* every anchor, by pid, then in log order */
     ns_result ns;           /* the scheduler's node.* spans: submit -> dispatch, thread roles */
+    rootkey *rk;            /* the runs' roots, by (pid, tid, ts, end, inv): collect_roots */
+    size_t nrk;
+    hm_block rk_mem;
     slotlane *sl;           /* runs moved to a pipeline-slot lane, by (pid, inv) */
     size_t nsl;
     size_t before_anchor;   /* host events before their process's first anchor */
@@ -118,6 +142,18 @@ typedef struct tl {
     uint64_t flow_id;
     uint32_t *rec_segs;     /* per pass: segment ids its records time (drawn from them, not the bind line) */
     bool span_multi;        /* some process wrote host spans from more than one thread */
+    nestlane *nl;           /* the nesting check's lanes, found by (2, pid, tid) in h */
+    size_t nnl, capnl;
+    nestlink *stk;          /* the lanes' stacks' entries: room for one a span, touched as used */
+    size_t nstk, stk_free;  /* stk_free: the first free entry + 1 */
+    hm_block stk_mem;
+    struct {
+        uint64_t pid, tid;
+        size_t at;          /* nl[at - 1]; 0: empty */
+    } nl_cache[8];          /* lanes asked for lately, by (pid + tid) % 8: a rank's few lanes alternate */
+    size_t nunordered;      /* lanes whose spans came out of end order */
+    size_t unnested;        /* spans that start inside another of their lane and end after it */
+    size_t un_span, un_other; /* the first such span and the one it overlaps */
     bool oom;
     frag *frags;            /* FRAG_SLOTS for event heads, then FRAG_SLOTS for args (NULL: none) */
 } tl;
@@ -678,10 +714,6 @@ static uint64_t lane_of(const tl *t, uint64_t pid, uint64_t tid, uint64_t inv)
     return l && l->real_tid == tid ? l->tid : tid;
 }
 
-typedef struct rootkey {
-    uint64_t pid, tid, ts, end, inv;
-} rootkey;
-
 static int cmp_root(const void *a, const void *b)
 {
     const rootkey *x = a, *y = b;
@@ -689,74 +721,244 @@ static int cmp_root(const void *a, const void *b)
         return x->pid < y->pid ? -1 : 1;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->end != y->end)
+        return x->end < y->end ? -1 : 1;
+    if (x->inv != y->inv)
+        return x->inv < y->inv ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Finds the threads whose runs overlap and gives each of their runs a
- * slot lane; the lanes' tids follow every tid the log and records use. */
-static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
+static uint64_t span_end(const ps_span *s)
+{
+    return s->ts + s->dur < s->ts ? UINT64_MAX : s->ts + s->dur;
+}
+
+/* Every run's root (a host depth-0 span of a run: not the scheduler's
+ * or an external producer's), by (pid, tid, ts, end, inv): a run held
+ * twice puts its two roots side by side. */
+static void collect_roots(tl *t)
 {
     ps_log *L = t->L;
     size_t n = 0;
-    uint64_t maxtid = 0;
     for (size_t i = 0; i < L->nspan; i++) {
         const ps_span *s = &L->span[i];
         n += !s->dev && s->depth == 0 && !sp_foreign(s->name);
-        if (!s->dev && s->tid > maxtid)
-            maxtid = s->tid;
     }
+    if (!n)
+        return;
+    t->rk = big_array(&t->rk_mem, n, sizeof *t->rk);
+    if (!t->rk) {
+        t->oom = true;
+        return;
+    }
+    for (size_t i = 0; i < L->nspan; i++) {
+        const ps_span *s = &L->span[i];
+        if (!s->dev && s->depth == 0 && !sp_foreign(s->name))
+            t->rk[t->nrk++] = (rootkey){s->pid, s->tid, s->ts, span_end(s), s->inv, i};
+    }
+    sort_runs(t->rk, t->nrk, sizeof *t->rk, cmp_root, t->scratch.p);
+}
+
+static bool same_root(const tl *t, const rootkey *a, const rootkey *b)
+{
+    return a->pid == b->pid && a->tid == b->tid && a->ts == b->ts && a->end == b->end && a->inv == b->inv &&
+           !sp_cmp_record(&t->L->span[a->idx], &t->L->span[b->idx]);
+}
+
+typedef struct invkey {
+    uint64_t pid, inv;
+} invkey;
+
+static int cmp_invkey(const void *a, const void *b)
+{
+    const invkey *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return x->inv < y->inv ? -1 : x->inv > y->inv;
+}
+
+/* Span indices by (pid, inv, sp_cmp_record), the earlier line first
+ * among equals. */
+static int cmp_repeat(const void *a, const void *b, void *ctx)
+{
+    const ps_span *sp = ctx;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    const ps_span *x = &sp[i], *y = &sp[j];
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->inv != y->inv)
+        return x->inv < y->inv ? -1 : 1;
+    int c = sp_cmp_record(x, y);
+    return c ? c : i < j ? -1 : i > j;
+}
+
+/* A span that repeats an earlier one of its invocation exactly (thread,
+ * depth, name, clock, start and duration) is the same record twice: a log
+ * holding a run twice (two copies concatenated). Drawn twice, each copy
+ * lay on the other, and each chip.run overlapped its copy, which
+ * split_pipelined took for pipelining: a slot lane for every run. As hbg
+ * spans does, each is kept once, the first in the log, and the repeats
+ * are counted in a warning. They are looked for where a run repeats its
+ * root (the sorted roots show it at no cost): in those invocations, and
+ * among the scheduler's and external spans, which have no invocation of
+ * their own. Removes them from L->span, and collects t->rk again. */
+static void drop_repeats(tl *t)
+{
+    ps_log *L = t->L;
+    size_t nrep = 0;
+    for (size_t i = 1; i < t->nrk; i++)
+        nrep += same_root(t, &t->rk[i - 1], &t->rk[i]);
+    if (!nrep)
+        return;
+    invkey *iv = malloc(nrep * sizeof *iv);
+    size_t niv = 0, nc = 0, *cand = NULL;
+    unsigned char *gone = calloc(L->nspan, 1);
+    if (!iv || !gone)
+        goto oom;
+    for (size_t i = 1; i < t->nrk; i++)
+        if (same_root(t, &t->rk[i - 1], &t->rk[i]))
+            iv[niv++] = (invkey){t->rk[i].pid, t->rk[i].inv};
+    qsort(iv, niv, sizeof *iv, cmp_invkey);
+    for (size_t i = 0; i < L->nspan; i++) {
+        invkey k = {L->span[i].pid, L->span[i].inv};
+        nc += sp_foreign(L->span[i].name) || bsearch(&k, iv, niv, sizeof *iv, cmp_invkey);
+    }
+    cand = malloc(nc * sizeof *cand);
+    if (!cand)
+        goto oom;
+    nc = 0;
+    for (size_t i = 0; i < L->nspan; i++) {
+        invkey k = {L->span[i].pid, L->span[i].inv};
+        if (sp_foreign(L->span[i].name) || bsearch(&k, iv, niv, sizeof *iv, cmp_invkey))
+            cand[nc++] = i;
+    }
+    qsort_r(cand, nc, sizeof *cand, cmp_repeat, L->span);
+    size_t ngone = 0, first_line = 0;
+    for (size_t k = 1; k < nc; k++) {
+        const ps_span *a = &L->span[cand[k - 1]], *b = &L->span[cand[k]];
+        if (a->pid == b->pid && a->inv == b->inv && !sp_cmp_record(a, b)) {
+            gone[cand[k]] = 1;
+            if (!ngone++ || b->line < first_line)
+                first_line = b->line;
+        }
+    }
+    size_t w = 0;
+    for (size_t i = 0; i < L->nspan; i++)
+        if (!gone[i])
+            L->span[w++] = L->span[i];
+    L->nspan = w;
+    dg_add(t->warn, "%s:%zu: %zu span%s repeat an earlier span of their invocation exactly (thread, depth, name, "
+                    "start, duration): the same record twice, as in a log holding a run twice; each drawn once",
+           L->path, first_line, ngone, ngone == 1 ? "" : "s");
+    free(iv);
+    free(cand);
+    free(gone);
+    /* the roots again, without the repeats, at the spans' new places */
+    hm_free(&t->rk_mem);
+    t->rk = NULL;
+    t->nrk = 0;
+    collect_roots(t);
+    return;
+oom:
+    free(iv);
+    free(cand);
+    free(gone);
+    t->oom = true;
+}
+
+/* A slot of a thread's interleaved runs in a min-heap by key: the busy
+ * slots by the end of their run, the free ones by number. */
+typedef struct slotkey {
+    uint64_t key;
+    uint32_t slot;
+} slotkey;
+
+static void heap_push(slotkey *h, size_t *n, slotkey v)
+{
+    size_t i = (*n)++;
+    for (; i && h[(i - 1) / 2].key > v.key; i = (i - 1) / 2)
+        h[i] = h[(i - 1) / 2];
+    h[i] = v;
+}
+
+static slotkey heap_pop(slotkey *h, size_t *n)
+{
+    slotkey top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1].key < h[c].key)
+            c++;
+        if (h[c].key >= last.key)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n)
+        h[i] = last;
+    return top;
+}
+
+/* Finds the threads whose runs overlap and gives each of their runs a
+ * slot lane; the lanes' tids follow every tid the log and records use.
+ * Interval partitioning, each run taking the lowest slot free at its
+ * start: with the free slots and the busy ones in heaps, n log n (a scan
+ * of the slots per run took minutes on 10^5 runs all overlapping). */
+static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
+{
+    ps_log *L = t->L;
+    uint64_t maxtid = 0;
+    for (size_t i = 0; i < L->nspan; i++)
+        if (!L->span[i].dev && L->span[i].tid > maxtid)
+            maxtid = L->span[i].tid;
     for (size_t r = 0; r < nrecs; r++)
         for (size_t i = 0; i < recs[r].nrec; i++)
             if (recs[r].rec[i].tid > maxtid)
                 maxtid = recs[r].rec[i].tid;
+    const rootkey *rk = t->rk;
+    size_t n = t->nrk;
     if (n < 2)
         return;
-    hm_block rk_mem;
-    rootkey *rk = big_array(&rk_mem, n, sizeof *rk);
     t->sl = malloc(n * sizeof *t->sl); /* touched only where runs overlap */
-    uint64_t *end = NULL;
-    size_t capend = 0;
-    if (!rk || !t->sl) {
-        if (rk)
-            hm_free(&rk_mem);
+    slotkey *bh = NULL, *fh = NULL; /* the busy slots, the free ones */
+    if (!t->sl) {
         t->oom = true;
         return;
     }
-    n = 0;
-    for (size_t i = 0; i < L->nspan; i++) {
-        const ps_span *s = &L->span[i];
-        if (!s->dev && s->depth == 0 && !sp_foreign(s->name))
-            rk[n++] = (rootkey){s->pid, s->tid, s->ts, s->ts + s->dur < s->ts ? UINT64_MAX : s->ts + s->dur, s->inv};
-    }
-    sort_runs(rk, n, sizeof *rk, cmp_root, t->scratch.p);
     uint64_t next = maxtid + 1;
-    for (size_t a = 0, b; a < n; a = b) {
+    for (size_t a = 0, b; a < n && !t->oom; a = b) {
         bool overlap = false;
         for (b = a + 1; b < n && rk[b].pid == rk[a].pid && rk[b].tid == rk[a].tid; b++)
             overlap |= rk[b].ts < rk[b - 1].end;
         if (!overlap)
             continue;
-        /* interval partitioning: each run takes the first slot free at its start */
-        size_t nslots = 0;
+        if (!bh) {
+            bh = malloc(n * sizeof *bh);
+            fh = malloc(n * sizeof *fh);
+            if (!bh || !fh) {
+                t->oom = true;
+                break;
+            }
+        }
+        size_t nslots = 0, nb = 0, nf = 0;
         uint64_t base = next;
         for (size_t i = a; i < b; i++) {
-            size_t k = 0;
-            while (k < nslots && end[k] > rk[i].ts)
-                k++;
-            if (k == nslots) {
-                if (!vec_grow((void **)&end, &capend, nslots + 1, sizeof *end)) {
-                    t->oom = true;
-                    break;
-                }
-                nslots++;
-                next++;
+            while (nb && bh[0].key <= rk[i].ts) {
+                uint32_t f = heap_pop(bh, &nb).slot;
+                heap_push(fh, &nf, (slotkey){f, f});
             }
-            end[k] = rk[i].end;
-            t->sl[t->nsl++] = (slotlane){rk[i].pid, rk[i].inv, rk[i].tid, base + k, (uint32_t)k + 1};
+            uint32_t k = nf ? heap_pop(fh, &nf).slot : (uint32_t)nslots++;
+            heap_push(bh, &nb, (slotkey){rk[i].end, k});
+            t->sl[t->nsl++] = (slotlane){rk[i].pid, rk[i].inv, rk[i].tid, base + k, k + 1};
         }
+        next = base + nslots;
     }
-    free(end);
-    hm_free(&rk_mem);
+    free(bh);
+    free(fh);
     qsort(t->sl, t->nsl, sizeof *t->sl, cmp_sl);
     for (size_t i = 0; i < t->nsl; i++) {
         add_thr(t, t->sl[i].pid, t->sl[i].tid);
@@ -800,27 +1002,195 @@ static uint32_t slot_of(const tl *t, uint64_t pid, uint64_t inv)
 
 /* --- the parts of the trace -------------------------------------------- */
 
+/* Where span s is drawn: lane (pid, tid) and start *ts. A device-clock
+ * span sits on its rank's device lane of its name, at the start of its
+ * runner_run plus its offset on the device clock; false for one with no
+ * runner_run to place it by. */
+static bool span_place(tl *t, const ps_span *s, uint64_t *pid, uint64_t *tid, uint64_t *ts)
+{
+    if (!s->dev) {
+        *pid = s->pid;
+        *tid = lane_of(t, s->pid, s->tid, s->inv);
+        *ts = s->ts;
+        return true;
+    }
+    const devplace *d = find_dp(t, s->pid, s->inv);
+    if (!d || !d->has_host)
+        return false;
+    *pid = dev_pid(s->pid);
+    *tid = dev_lane(t, s->name, slot_of(t, s->pid, s->inv));
+    uint64_t off = s->ts - d->dev_base;
+    *ts = d->host_ts + off < d->host_ts ? UINT64_MAX : d->host_ts + off;
+    return true;
+}
+
+static uint64_t sat_end(uint64_t ts, uint64_t dur)
+{
+    return ts + dur < ts ? UINT64_MAX : ts + dur;
+}
+
+static nestlane *nest_lane(tl *t, uint64_t pid, uint64_t tid)
+{
+    size_t c = (size_t)((pid + tid) % 8);
+    if (t->nl_cache[c].at && t->nl_cache[c].pid == pid && t->nl_cache[c].tid == tid)
+        return &t->nl[t->nl_cache[c].at - 1];
+    const uint64_t key[3] = {2, pid, tid};
+    uint32_t *v = hmap_put(&t->h, key);
+    if (!v)
+        return NULL;
+    if (!*v) {
+        if (!vec_grow((void **)&t->nl, &t->capnl, t->nnl + 1, sizeof *t->nl))
+            return NULL;
+        t->nl[t->nnl++] = (nestlane){0, 0, 0, false};
+        *v = (uint32_t)t->nnl;
+    }
+    t->nl_cache[c].pid = pid, t->nl_cache[c].tid = tid, t->nl_cache[c].at = *v;
+    return &t->nl[*v - 1];
+}
+
+static void unnested(tl *t, size_t i, size_t j)
+{
+    if (!t->unnested++ || t->L->span[i].line < t->L->span[t->un_span].line)
+        t->un_span = i, t->un_other = j;
+}
+
+/* Does span i, drawn on lane (pid, tid) over [ts, end), nest with the
+ * spans drawn there before it? A trace viewer stacks a lane's slices by
+ * time and needs each to lie inside the one open at its start or to start
+ * after it ends; one that starts inside another and ends after it is drawn
+ * wrong (cut, or on the wrong level). Spans are written as they end, so a
+ * lane's come in end order (and, ending together, the inner one first):
+ * each span then has, below it on its lane's stack, the spans it contains
+ * (popped: they start no earlier) and under those the latest span that
+ * started before it, which it must not end inside. Linear; a lane whose
+ * spans come out of that order is left to check_unordered. (An outer span
+ * written before an inner one that ends with it would have popped spans
+ * the inner one may cut.) */
+static void nest_note(tl *t, size_t i, uint64_t pid, uint64_t tid, uint64_t ts, uint64_t end)
+{
+    nestlane *l = t->stk ? nest_lane(t, pid, tid) : NULL;
+    if (!l) {
+        t->oom = true;
+        return;
+    }
+    if (l->unordered)
+        return;
+    if (end < l->last_end || (end == l->last_end && ts > l->last_ts)) {
+        l->unordered = true;
+        t->nunordered++;
+        return;
+    }
+    l->last_end = end, l->last_ts = ts;
+    while (l->top && t->stk[l->top - 1].ts >= ts) {
+        size_t k = l->top - 1;
+        l->top = t->stk[k].below;
+        t->stk[k].below = t->stk_free;
+        t->stk_free = k + 1;
+    }
+    /* the one under: it started before, so ended before this span (the
+     * order); at or before ts it nests */
+    if (l->top && t->stk[l->top - 1].end > ts)
+        unnested(t, i, t->stk[l->top - 1].span);
+    size_t k;
+    if (t->stk_free) {
+        k = t->stk_free - 1;
+        t->stk_free = t->stk[k].below;
+    } else {
+        k = t->nstk++; /* at most one a span */
+    }
+    t->stk[k] = (nestlink){i, ts, end, l->top};
+    l->top = k + 1;
+}
+
+typedef struct nestent {
+    uint64_t lane, ts, end;
+    size_t i;
+} nestent;
+
+static int cmp_nestent(const void *a, const void *b)
+{
+    const nestent *x = a, *y = b;
+    if (x->lane != y->lane)
+        return x->lane < y->lane ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->end != y->end)
+        return x->end > y->end ? -1 : 1; /* the longer first: it holds the other */
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The lanes whose spans came out of end order (not written as they
+ * ended), checked by sorting theirs by start. */
+static void check_unordered(tl *t)
+{
+    ps_log *L = t->L;
+    if (!t->nunordered)
+        return;
+    nestent *e = NULL;
+    size_t *stack = NULL;
+    /* counted first: the lanes out of order may hold few of the spans */
+    size_t n = 0;
+    for (int fill = 0; fill < 2; fill++) {
+        for (size_t i = 0; i < L->nspan; i++) {
+            uint64_t pid, tid, ts;
+            if (!span_place(t, &L->span[i], &pid, &tid, &ts))
+                continue;
+            nestlane *l = nest_lane(t, pid, tid);
+            if (l && l->unordered && fill)
+                e[n] = (nestent){(uint64_t)(l - t->nl), ts, sat_end(ts, L->span[i].dur), i};
+            n += l && l->unordered;
+        }
+        if (fill)
+            break;
+        e = malloc((n ? n : 1) * sizeof *e);
+        stack = malloc((n ? n : 1) * sizeof *stack);
+        if (!e || !stack) {
+            free(e);
+            free(stack);
+            t->oom = true;
+            return;
+        }
+        n = 0;
+    }
+    qsort(e, n, sizeof *e, cmp_nestent);
+    size_t depth = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (k && e[k].lane != e[k - 1].lane)
+            depth = 0;
+        while (depth && e[stack[depth - 1]].end <= e[k].ts)
+            depth--;
+        if (depth && e[k].end > e[stack[depth - 1]].end)
+            unnested(t, e[k].i, e[stack[depth - 1]].i);
+        stack[depth++] = k;
+    }
+    free(e);
+    free(stack);
+}
+
 static void emit_spans(tl *t)
 {
     ps_log *L = t->L;
+    /* on huge pages where the kernel has them: a root is never popped, so
+     * a lane holds one entry a run, and a fault per 4 KiB page cost more
+     * than the check */
+    if (!(t->stk = big_array(&t->stk_mem, L->nspan, sizeof *t->stk)))
+        t->oom = true;
     for (size_t i = 0; i < L->nspan; i++) {
         const ps_span *s = &L->span[i];
+        uint64_t pid, lane, ts;
+        if (!span_place(t, s, &pid, &lane, &ts)) {
+            /* a device-clock span with no runner_run: the host axis does
+             * not share its clock, so it has no place, and is not drawn */
+            t->dev_unplaced++;
+            continue;
+        }
+        nest_note(t, i, pid, lane, ts, sat_end(ts, s->dur));
         if (s->dev) {
-            /* Device clock: on its rank's device lane, at the start of its
-             * runner_run plus its offset on the device clock; never mapped
-             * to wall time. Without a runner_run it has no place: not drawn. */
-            const devplace *d = find_dp(t, s->pid, s->inv);
-            if (!d || !d->has_host) {
-                t->dev_unplaced++;
-                continue;
-            }
             proc *pr = find_proc(t, s->pid, false);
             if (pr)
                 pr->has_dev = true;
-            uint64_t lane = dev_lane(t, s->name, slot_of(t, s->pid, s->inv));
-            ev_begin(t, s->name.p, s->name.n, true, "device", dev_pid(s->pid), lane);
-            uint64_t off = s->ts - d->dev_base;
-            ev_time(t, d->host_ts + off < d->host_ts ? UINT64_MAX : d->host_ts + off, s->dur);
+            ev_begin(t, s->name.p, s->name.n, true, "device", pid, lane);
+            ev_time(t, ts, s->dur);
             JW_LIT(&t->w, ",\"args\":{\"clock\":\"device\",\"placed\":\"at the start of chip.run.runner_run\","
                           "\"device_ts_ns\":");
             jw_u64str(&t->w, s->ts);
@@ -830,7 +1200,6 @@ static void emit_spans(tl *t)
             jw_u64(&t->w, s->inv);
             t->rep->device_spans++;
         } else {
-            uint64_t lane = lane_of(t, s->pid, s->tid, s->inv);
             ev_begin(t, s->name.p, s->name.n, true, "span", s->pid, lane);
             ev_time(t, s->ts, s->dur);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
@@ -849,6 +1218,16 @@ static void emit_spans(tl *t)
             arg_attrs(t, s->extra.p, s->extra.n);
         JW_LIT(&t->w, "}}");
     }
+    check_unordered(t);
+    if (t->unnested) {
+        const ps_span *a = &L->span[t->un_span], *b = &L->span[t->un_other];
+        dg_add(t->warn,
+               "%s:%u: span %.*s (pid=%" PRIu64 " inv=%" PRIu64 ") starts inside %.*s (line %u) on its lane and "
+               "ends after it: the lane does not nest, and trace viewers draw it wrong (%zu such span%s)",
+               L->path, a->line, (int)a->name.n, a->name.p, a->pid, a->inv, (int)b->name.n, b->name.p, b->line,
+               t->unnested, t->unnested == 1 ? "" : "s");
+    }
+    t->rep->unnested = t->unnested;
 }
 
 static void flow_end(tl *t, const char *name, char ph, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts);
@@ -1248,10 +1627,13 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         if (!big_array(&t.scratch, L->nspan, big))
             t.scratch.p = NULL; /* qsort instead */
     }
+    collect_roots(&t);
+    drop_repeats(&t);
     t.bs = big_array(&t.bs_mem, t.nbs, sizeof *t.bs);
     if (!t.bs || t.oom) {
         jw_free(&t.w);
         free(t.frags);
+        hm_free(&t.rk_mem);
         hm_free(&t.bs_mem);
         hm_free(&t.scratch);
         free(t.proc);
@@ -1364,7 +1746,10 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     bool ok = jw_flush(&t.w);
     jw_free(&t.w);
     free(t.frags);
+    hm_free(&t.rk_mem);
     hm_free(&t.bs_mem);
+    hm_free(&t.stk_mem);
+    free(t.nl);
     hm_free(&t.scratch);
     free(t.proc);
     free(t.thr);

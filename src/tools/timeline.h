@@ -34,6 +34,7 @@ typedef struct tl_report {
     size_t pass_nospan;        /* bind passes drawn without their chip.run.bind span */
     size_t pass_unplaced;      /* bind passes with no pid: not drawn */
     size_t pids_no_anchor;     /* processes without a clock anchor: no wall_ns */
+    size_t unnested;           /* spans that start inside another of their lane and end after it */
 } tl_report;
 
 /* Writes the trace to out. Anomalies are counted in rep and described in
