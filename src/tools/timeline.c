@@ -13,6 +13,7 @@
 #include "tools/jw.h"
 #include "tools/nodespans.h"
 #include "tools/spans.h"
+#include "util/hash.h"
 #include "util/vec.h"
 
 typedef struct proc {
@@ -70,6 +71,8 @@ typedef struct devplace {
 typedef struct nestlane {
     uint64_t last_end, last_ts; /* the last span's: (end, -ts) may only grow */
     size_t top;             /* its stack's top, in tl.stk, + 1; 0: empty */
+    size_t nbad;            /* spans found not to nest, while in order */
+    size_t bad, bad_other;  /* the first of them in the log, and the span it cuts */
     bool unordered;         /* a span came out of end order: check_unordered's */
 } nestlane;
 
@@ -129,7 +132,7 @@ typedef struct tl {
     char wall_mid[40];      /* ","utc":"<date>T<time>. */
     thr *thr;
     size_t nthr, capthr;
-    hmap h;                 /* (kind, a, b) -> index + 1, for processes (kind 0) and threads (kind 1) */
+    hmap h;                 /* (kind, a, b) -> index + 1: processes (0), threads (1), nesting lanes (2), device lanes (3) */
     uint64_t last_pid;      /* the last process found, at proc[last_proc - 1] (0: none) */
     uint32_t last_proc;
     uint64_t last_thr_pid, last_thr_tid; /* the last thread added (valid when has_last_thr) */
@@ -721,13 +724,7 @@ static int cmp_root(const void *a, const void *b)
         return x->pid < y->pid ? -1 : 1;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    if (x->end != y->end)
-        return x->end < y->end ? -1 : 1;
-    if (x->inv != y->inv)
-        return x->inv < y->inv ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
 static uint64_t span_end(const ps_span *s)
@@ -736,8 +733,9 @@ static uint64_t span_end(const ps_span *s)
 }
 
 /* Every run's root (a host depth-0 span of a run: not the scheduler's
- * or an external producer's), by (pid, tid, ts, end, inv): a run held
- * twice puts its two roots side by side. */
+ * or an external producer's), by (pid, tid, ts), stably: runs that start
+ * together keep their order in the log (split_pipelined's slots). A run
+ * held twice puts its two roots in one run of equal (pid, tid, ts). */
 static void collect_roots(tl *t)
 {
     ps_log *L = t->L;
@@ -761,111 +759,134 @@ static void collect_roots(tl *t)
     sort_runs(t->rk, t->nrk, sizeof *t->rk, cmp_root, t->scratch.p);
 }
 
-static bool same_root(const tl *t, const rootkey *a, const rootkey *b)
+static bool same_slice(lx_slice a, lx_slice b)
 {
-    return a->pid == b->pid && a->tid == b->tid && a->ts == b->ts && a->end == b->end && a->inv == b->inv &&
-           !sp_cmp_record(&t->L->span[a->idx], &t->L->span[b->idx]);
+    return a.n == b.n && (a.p == b.p || !memcmp(a.p, b.p, a.n));
 }
 
-typedef struct invkey {
-    uint64_t pid, inv;
-} invkey;
-
-static int cmp_invkey(const void *a, const void *b)
+static int cmp_slice(lx_slice a, lx_slice b)
 {
-    const invkey *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return x->inv < y->inv ? -1 : x->inv > y->inv;
+    if (a.n != b.n)
+        return a.n < b.n ? -1 : 1;
+    return a.p == b.p ? 0 : memcmp(a.p, b.p, a.n);
 }
 
-/* Span indices by (pid, inv, sp_cmp_record), the earlier line first
- * among equals. */
-static int cmp_repeat(const void *a, const void *b, void *ctx)
+/* Two spans in (pid, inv, sp_cmp_record, hid, attributes) order; 0: the
+ * same line twice. */
+static int cmp_whole(const ps_span *x, const ps_span *y)
 {
-    const ps_span *sp = ctx;
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-    const ps_span *x = &sp[i], *y = &sp[j];
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     if (x->inv != y->inv)
         return x->inv < y->inv ? -1 : 1;
     int c = sp_cmp_record(x, y);
+    if (!c)
+        c = cmp_slice(x->hid, y->hid);
+    return c ? c : cmp_slice(x->extra, y->extra);
+}
+
+/* Span indices by cmp_whole, the earlier line first among equals. */
+static int cmp_repeat(const void *a, const void *b, void *ctx)
+{
+    const ps_span *sp = ctx;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+    int c = cmp_whole(&sp[i], &sp[j]);
     return c ? c : i < j ? -1 : i > j;
 }
 
-/* A span that repeats an earlier one of its invocation exactly (thread,
- * depth, name, clock, start and duration) is the same record twice: a log
- * holding a run twice (two copies concatenated). Drawn twice, each copy
- * lay on the other, and each chip.run overlapped its copy, which
- * split_pipelined took for pipelining: a slot lane for every run. As hbg
- * spans does, each is kept once, the first in the log, and the repeats
- * are counted in a warning. They are looked for where a run repeats its
- * root (the sorted roots show it at no cost): in those invocations, and
- * among the scheduler's and external spans, which have no invocation of
- * their own. Removes them from L->span, and collects t->rk again. */
+/* Does some root repeat another? Roots that start together (one run of
+ * t->rk) are compared whole, through a sorted copy of their indices when
+ * there are more than two (a run held twice with two roots of the same
+ * times: the copies need not be side by side). */
+static bool roots_repeat(tl *t, bool *oom)
+{
+    const ps_log *L = t->L;
+    size_t *tmp = NULL, captmp = 0;
+    bool rep = false;
+    for (size_t a = 0, b; a < t->nrk && !rep; a = b) {
+        for (b = a + 1; b < t->nrk && t->rk[b].pid == t->rk[a].pid && t->rk[b].tid == t->rk[a].tid &&
+                        t->rk[b].ts == t->rk[a].ts;
+             b++)
+            ;
+        if (b - a == 2) {
+            rep = !cmp_whole(&L->span[t->rk[a].idx], &L->span[t->rk[a + 1].idx]);
+        } else if (b - a > 2) {
+            if (!vec_grow((void **)&tmp, &captmp, b - a, sizeof *tmp)) {
+                *oom = true;
+                break;
+            }
+            for (size_t i = a; i < b; i++)
+                tmp[i - a] = t->rk[i].idx;
+            qsort_r(tmp, b - a, sizeof *tmp, cmp_repeat, L->span);
+            for (size_t i = 1; i < b - a && !rep; i++)
+                rep = !cmp_whole(&L->span[tmp[i - 1]], &L->span[tmp[i]]);
+        }
+    }
+    free(tmp);
+    return rep;
+}
+
+/* A span that repeats an earlier one exactly (the same line: pid, inv,
+ * thread, depth, name, clock, start, duration, hid, attributes) is the
+ * same record twice: a log holding a run twice (two copies concatenated,
+ * or a log appended to). Drawn twice, each copy lay on the other, and each
+ * chip.run overlapped its copy, which split_pipelined took for
+ * pipelining: a slot lane for every run. As hbg spans does, each is kept
+ * once, the first in the log, and one warning counts the repeats. They
+ * are looked for only in a log that shows it holds something twice: a
+ * root repeated (the sorted roots show it at no cost), the stamp line
+ * again, or a process anchored twice (which a process may also do of its
+ * own: the search then finds nothing). Every span is then sorted, in
+ * that log alone. Removes them from L->span, and collects t->rk again. */
 static void drop_repeats(tl *t)
 {
     ps_log *L = t->L;
-    size_t nrep = 0;
-    for (size_t i = 1; i < t->nrk; i++)
-        nrep += same_root(t, &t->rk[i - 1], &t->rk[i]);
-    if (!nrep)
+    bool oom = false, suspect = L->stamp_repeated || roots_repeat(t, &oom);
+    for (size_t i = 0; i < t->nproc && !suspect; i++)
+        suspect = t->proc[i].na > 1;
+    if (oom)
+        t->oom = true;
+    if (!suspect || oom || L->nspan < 2)
         return;
-    invkey *iv = malloc(nrep * sizeof *iv);
-    size_t niv = 0, nc = 0, *cand = NULL;
+    size_t *ord = malloc(L->nspan * sizeof *ord);
     unsigned char *gone = calloc(L->nspan, 1);
-    if (!iv || !gone)
-        goto oom;
-    for (size_t i = 1; i < t->nrk; i++)
-        if (same_root(t, &t->rk[i - 1], &t->rk[i]))
-            iv[niv++] = (invkey){t->rk[i].pid, t->rk[i].inv};
-    qsort(iv, niv, sizeof *iv, cmp_invkey);
-    for (size_t i = 0; i < L->nspan; i++) {
-        invkey k = {L->span[i].pid, L->span[i].inv};
-        nc += sp_foreign(L->span[i].name) || bsearch(&k, iv, niv, sizeof *iv, cmp_invkey);
+    if (!ord || !gone) {
+        free(ord);
+        free(gone);
+        t->oom = true;
+        return;
     }
-    cand = malloc(nc * sizeof *cand);
-    if (!cand)
-        goto oom;
-    nc = 0;
-    for (size_t i = 0; i < L->nspan; i++) {
-        invkey k = {L->span[i].pid, L->span[i].inv};
-        if (sp_foreign(L->span[i].name) || bsearch(&k, iv, niv, sizeof *iv, cmp_invkey))
-            cand[nc++] = i;
-    }
-    qsort_r(cand, nc, sizeof *cand, cmp_repeat, L->span);
+    for (size_t i = 0; i < L->nspan; i++)
+        ord[i] = i;
+    qsort_r(ord, L->nspan, sizeof *ord, cmp_repeat, L->span);
     size_t ngone = 0, first_line = 0;
-    for (size_t k = 1; k < nc; k++) {
-        const ps_span *a = &L->span[cand[k - 1]], *b = &L->span[cand[k]];
-        if (a->pid == b->pid && a->inv == b->inv && !sp_cmp_record(a, b)) {
-            gone[cand[k]] = 1;
+    for (size_t k = 1; k < L->nspan; k++) {
+        const ps_span *b = &L->span[ord[k]];
+        if (!cmp_whole(&L->span[ord[k - 1]], b)) {
+            gone[ord[k]] = 1;
             if (!ngone++ || b->line < first_line)
                 first_line = b->line;
         }
     }
-    size_t w = 0;
-    for (size_t i = 0; i < L->nspan; i++)
-        if (!gone[i])
-            L->span[w++] = L->span[i];
-    L->nspan = w;
-    dg_add(t->warn, "%s:%zu: %zu span%s repeat an earlier span of their invocation exactly (thread, depth, name, "
-                    "start, duration): the same record twice, as in a log holding a run twice; each drawn once",
-           L->path, first_line, ngone, ngone == 1 ? "" : "s");
-    free(iv);
-    free(cand);
+    free(ord);
+    if (ngone) {
+        size_t w = 0;
+        for (size_t i = 0; i < L->nspan; i++)
+            if (!gone[i])
+                L->span[w++] = L->span[i];
+        L->nspan = w;
+        dg_add(t->warn,
+               "%s:%zu: %zu span%s repeat an earlier span exactly (the same line: pid, inv, thread, depth, name, "
+               "start, duration, attributes): the same record twice, as in a log holding a run twice; each drawn "
+               "once",
+               L->path, first_line, ngone, ngone == 1 ? "" : "s");
+        /* the roots again, without the repeats, at the spans' new places */
+        hm_free(&t->rk_mem);
+        t->rk = NULL;
+        t->nrk = 0;
+        collect_roots(t);
+    }
     free(gone);
-    /* the roots again, without the repeats, at the spans' new places */
-    hm_free(&t->rk_mem);
-    t->rk = NULL;
-    t->nrk = 0;
-    collect_roots(t);
-    return;
-oom:
-    free(iv);
-    free(cand);
-    free(gone);
-    t->oom = true;
 }
 
 /* A slot of a thread's interleaved runs in a min-heap by key: the busy
@@ -975,19 +996,41 @@ static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
  * invocations, so that a rank's device lanes stay few and each holds one
  * kind of span in sequence; the runs of a pipelined thread keep their
  * slots apart here too, since their runner_runs overlap. */
+typedef struct dl_want {
+    const tl *t;
+    lx_slice name;
+    uint32_t slot;
+} dl_want;
+
+static bool dl_is(void *ctx, uint32_t val)
+{
+    const dl_want *w = ctx;
+    const devlane *d = &w->t->dl[val - 1];
+    return d->slot == w->slot && same_slice(d->name, w->name);
+}
+
 static uint64_t dev_lane(tl *t, lx_slice name, uint32_t slot)
 {
-    for (size_t i = 0; i < t->ndl; i++)
-        if (t->dl[i].slot == slot && t->dl[i].name.n == name.n &&
-            (t->dl[i].name.p == name.p || !memcmp(t->dl[i].name.p, name.p, name.n)))
-            return i + 1;
-    if (!vec_grow((void **)&t->dl, &t->capdl, t->ndl + 1, sizeof *t->dl)) {
+    /* a rank's few names, looked at in turn; past those, by hash (one
+     * name per device span was a scan of every lane per span) */
+    if (t->ndl <= 8) {
+        for (size_t i = 0; i < t->ndl; i++)
+            if (t->dl[i].slot == slot && same_slice(t->dl[i].name, name))
+                return i + 1;
+    }
+    dl_want w = {t, name, slot};
+    const uint64_t key[3] = {3, hbg__hash64(name.p, name.n), slot};
+    uint32_t *v = hmap_put_eq(&t->h, key, dl_is, &w);
+    if (!v || !vec_grow((void **)&t->dl, &t->capdl, t->ndl + 1, sizeof *t->dl)) {
         t->oom = true;
         return 0;
     }
+    if (*v)
+        return *v;
     t->dl[t->ndl].name = name;
     t->dl[t->ndl].slot = slot;
-    return ++t->ndl;
+    *v = (uint32_t)++t->ndl;
+    return t->ndl;
 }
 
 /* The pipeline slot of run (pid, inv); 0 when its thread is not split. */
@@ -1041,17 +1084,19 @@ static nestlane *nest_lane(tl *t, uint64_t pid, uint64_t tid)
     if (!*v) {
         if (!vec_grow((void **)&t->nl, &t->capnl, t->nnl + 1, sizeof *t->nl))
             return NULL;
-        t->nl[t->nnl++] = (nestlane){0, 0, 0, false};
+        memset(&t->nl[t->nnl++], 0, sizeof *t->nl);
         *v = (uint32_t)t->nnl;
     }
     t->nl_cache[c].pid = pid, t->nl_cache[c].tid = tid, t->nl_cache[c].at = *v;
     return &t->nl[*v - 1];
 }
 
-static void unnested(tl *t, size_t i, size_t j)
+/* Span i starts inside span j (of its lane) and ends after it: counted
+ * (by the lane while it is checked in order), the first in the log kept. */
+static void unnested(tl *t, size_t *n, size_t *first, size_t *other, size_t i, size_t j)
 {
-    if (!t->unnested++ || t->L->span[i].line < t->L->span[t->un_span].line)
-        t->un_span = i, t->un_other = j;
+    if (!(*n)++ || t->L->span[i].line < t->L->span[*first].line)
+        *first = i, *other = j;
 }
 
 /* Does span i, drawn on lane (pid, tid) over [ts, end), nest with the
@@ -1076,7 +1121,9 @@ static void nest_note(tl *t, size_t i, uint64_t pid, uint64_t tid, uint64_t ts, 
     if (l->unordered)
         return;
     if (end < l->last_end || (end == l->last_end && ts > l->last_ts)) {
+        /* what the lane found so far is found again by the sort */
         l->unordered = true;
+        l->nbad = 0;
         t->nunordered++;
         return;
     }
@@ -1090,7 +1137,7 @@ static void nest_note(tl *t, size_t i, uint64_t pid, uint64_t tid, uint64_t ts, 
     /* the one under: it started before, so ended before this span (the
      * order); at or before ts it nests */
     if (l->top && t->stk[l->top - 1].end > ts)
-        unnested(t, i, t->stk[l->top - 1].span);
+        unnested(t, &l->nbad, &l->bad, &l->bad_other, i, t->stk[l->top - 1].span);
     size_t k;
     if (t->stk_free) {
         k = t->stk_free - 1;
@@ -1120,14 +1167,18 @@ static int cmp_nestent(const void *a, const void *b)
 }
 
 /* The lanes whose spans came out of end order (not written as they
- * ended), checked by sorting theirs by start. */
+ * ended), checked by start: a span does not nest when a span that started
+ * before it is still open at its start and ends before it does. The open
+ * spans' ends are kept in a min-heap, so the one ending first is the one
+ * to test (a stack's top is not, once a span that does not nest is on
+ * it). */
 static void check_unordered(tl *t)
 {
     ps_log *L = t->L;
     if (!t->nunordered)
         return;
     nestent *e = NULL;
-    size_t *stack = NULL;
+    slotkey *open = NULL;
     /* counted first: the lanes out of order may hold few of the spans */
     size_t n = 0;
     for (int fill = 0; fill < 2; fill++) {
@@ -1143,28 +1194,29 @@ static void check_unordered(tl *t)
         if (fill)
             break;
         e = malloc((n ? n : 1) * sizeof *e);
-        stack = malloc((n ? n : 1) * sizeof *stack);
-        if (!e || !stack) {
+        open = malloc((n ? n : 1) * sizeof *open);
+        if (!e || !open || n >= UINT32_MAX) {
             free(e);
-            free(stack);
+            free(open);
             t->oom = true;
             return;
         }
         n = 0;
     }
     qsort(e, n, sizeof *e, cmp_nestent);
-    size_t depth = 0;
+    size_t nopen = 0;
     for (size_t k = 0; k < n; k++) {
         if (k && e[k].lane != e[k - 1].lane)
-            depth = 0;
-        while (depth && e[stack[depth - 1]].end <= e[k].ts)
-            depth--;
-        if (depth && e[k].end > e[stack[depth - 1]].end)
-            unnested(t, e[k].i, e[stack[depth - 1]].i);
-        stack[depth++] = k;
+            nopen = 0;
+        while (nopen && open[0].key <= e[k].ts)
+            heap_pop(open, &nopen);
+        /* (one that started with it ends no earlier: the sort) */
+        if (nopen && open[0].key < e[k].end)
+            unnested(t, &t->unnested, &t->un_span, &t->un_other, e[k].i, e[open[0].slot].i);
+        heap_push(open, &nopen, (slotkey){e[k].end, (uint32_t)k});
     }
     free(e);
-    free(stack);
+    free(open);
 }
 
 static void emit_spans(tl *t)
@@ -1218,6 +1270,12 @@ static void emit_spans(tl *t)
             arg_attrs(t, s->extra.p, s->extra.n);
         JW_LIT(&t->w, "}}");
     }
+    for (size_t k = 0; k < t->nnl; k++)
+        if (!t->nl[k].unordered && t->nl[k].nbad) {
+            size_t n = t->unnested;
+            unnested(t, &n, &t->un_span, &t->un_other, t->nl[k].bad, t->nl[k].bad_other);
+            t->unnested += t->nl[k].nbad;
+        }
     check_unordered(t);
     if (t->unnested) {
         const ps_span *a = &L->span[t->un_span], *b = &L->span[t->un_other];
