@@ -877,8 +877,8 @@ static void drop_repeats(tl *t)
         L->nspan = w;
         dg_add(t->warn,
                "%s:%zu: %zu span%s repeat an earlier span exactly (the same line: pid, inv, thread, depth, name, "
-               "start, duration, attributes): the same record twice, as in a log holding a run twice; each drawn "
-               "once",
+               "clock, start, duration, hid, attributes): the same record twice, as in a log holding a run twice; "
+               "each drawn once",
                L->path, first_line, ngone, ngone == 1 ? "" : "s");
         /* the roots again, without the repeats, at the spans' new places */
         hm_free(&t->rk_mem);
@@ -983,12 +983,13 @@ static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
     qsort(t->sl, t->nsl, sizeof *t->sl, cmp_sl);
     for (size_t i = 0; i < t->nsl; i++) {
         add_thr(t, t->sl[i].pid, t->sl[i].tid);
-        for (size_t k = t->nthr; k-- > 0;)
-            if (t->thr[k].pid == t->sl[i].pid && t->thr[k].tid == t->sl[i].tid) {
-                t->thr[k].real_tid = t->sl[i].real_tid;
-                t->thr[k].slot = t->sl[i].slot;
-                break;
-            }
+        /* by its key, not a search: a slot's lane serves many runs */
+        const uint64_t key[3] = {1, t->sl[i].pid, t->sl[i].tid};
+        uint32_t k = hmap_get(&t->h, key);
+        if (k) {
+            t->thr[k - 1].real_tid = t->sl[i].real_tid;
+            t->thr[k - 1].slot = t->sl[i].slot;
+        }
     }
 }
 
