@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "tools/records.h"
 
@@ -143,6 +146,58 @@ static void the_readers_limits_are_named(void **state)
     dg_free(&w);
 }
 
+/* A file is read in whole-line pieces: the lines are numbered as in the
+ * file; a line past the bound (here the read size, 256 KiB, the least it
+ * can be) is read as its start, skipped, and named with the bound, and
+ * the lines after it keep their numbers. */
+static void a_file_is_read_in_lines_with_a_bound(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/hbg-records-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    char one[256];
+    for (int inv = 1; inv <= 300; inv++) {
+        one_phase(one, sizeof one, "args", (uint64_t)inv);
+        fputs(one, f);
+        if (inv == 150) { /* line 151: 300 KiB of no record */
+            for (int k = 0; k < 300 << 10; k++)
+                fputc('x', f);
+            fputc('\n', f);
+        }
+    }
+    assert_int_equal(fclose(f), 0);
+
+    for (int bounded = 0; bounded < 2; bounded++) {
+        rc_file r;
+        dg_list w;
+        dg_init(&w, 10);
+        char err[256];
+        fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        assert_int_equal(rc_read_fd(&r, "R", fd, bounded ? 1000 : 0, &w, err, sizeof err), HBG_OK);
+        close(fd);
+        assert_int_equal(r.nline, 300);
+        assert_int_equal(r.nbad, 1);
+        assert_int_equal(r.line[150].lineno, 152);
+        assert_int_equal(r.line[150].inv, 151);
+        assert_int_equal(r.line[299].lineno, 301);
+        if (bounded) {
+            assert_int_equal(w.n, 2);
+            assert_string_equal(w.msg[1], "R: 1 line longer than 262144 bytes (the reader's limit) read as its "
+                                          "first 262144 bytes and skipped: no records line is that long");
+        } else {
+            assert_int_equal(w.n, 1);
+        }
+        assert_non_null(strstr(w.msg[0], "R:151: not a JSON object"));
+        rc_free(&r);
+        dg_free(&w);
+    }
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -150,6 +205,7 @@ int main(void)
         cmocka_unit_test(a_detail_that_is_no_uint64_is_named),
         cmocka_unit_test(a_second_line_of_a_pass_is_named_and_skipped),
         cmocka_unit_test(the_readers_limits_are_named),
+        cmocka_unit_test(a_file_is_read_in_lines_with_a_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

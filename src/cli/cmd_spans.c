@@ -156,19 +156,18 @@ static void print_warnings(const dg_list *w)
 }
 
 /* The records files, parsed; a file that cannot be read is an error. */
-static int load_records(const args *a, tx_file *rf, rc_file *recs, size_t *nloaded, size_t *nparsed,
-                        dg_list *warn)
+static int load_records(const args *a, int *rfd, rc_file *recs, size_t *nloaded, size_t *nparsed, dg_list *warn)
 {
     char err[512];
     for (; *nloaded < a->nr; (*nloaded)++)
-        if (tx_load(a->rpath[*nloaded], &rf[*nloaded], err, sizeof err) != HBG_OK) {
+        if ((rfd[*nloaded] = tx_open_file(a->rpath[*nloaded], err, sizeof err)) < 0) {
             fprintf(stderr, "hbg spans: %s\n", err);
             return 2;
         }
     for (; *nparsed < a->nr; (*nparsed)++)
-        if (rc_parse(&recs[*nparsed], a->rpath[*nparsed], rf[*nparsed].data, rf[*nparsed].len, warn) != HBG_OK) {
+        if (rc_read_fd(&recs[*nparsed], a->rpath[*nparsed], rfd[*nparsed], 0, warn, err, sizeof err) != HBG_OK) {
             (*nparsed)++;
-            fprintf(stderr, "hbg spans: %s: out of memory\n", a->rpath[*nparsed - 1]);
+            fprintf(stderr, "hbg spans: %s\n", err);
             return 2;
         }
     return 0;
@@ -223,7 +222,7 @@ int hbg_cmd_spans(int argc, char **argv)
         fprintf(stderr, "hbg spans: %s\n", err);
         return 2;
     }
-    tx_file rf[MAX_RECORDS_FILES];
+    int rfd[MAX_RECORDS_FILES];
     rc_file recs[MAX_RECORDS_FILES];
     size_t nloaded = 0, nparsed = 0;
     dg_list warn;
@@ -231,7 +230,7 @@ int hbg_cmd_spans(int argc, char **argv)
     ps_log L;
     sp_set S;
     bool have_log = false, have_set = false;
-    rc = load_records(&a, rf, recs, &nloaded, &nparsed, &warn);
+    rc = load_records(&a, rfd, recs, &nloaded, &nparsed, &warn);
     if (rc) {
         close(fd);
         goto done;
@@ -278,7 +277,7 @@ done:
     for (size_t i = 0; i < nparsed; i++)
         rc_free(&recs[i]);
     for (size_t i = 0; i < nloaded; i++)
-        tx_close(&rf[i]);
+        close(rfd[i]);
     if (have_set)
         sp_free(&S);
     if (have_log)

@@ -229,7 +229,7 @@ int hbg_cmd_timeline(int argc, char **argv)
     size_t nr = a.nr;
     const char *const *rpath = a.rpath;
     char err[512];
-    tx_file rf[MAX_RECORDS_FILES];
+    int rfd[MAX_RECORDS_FILES];
     rc_file recs[MAX_RECORDS_FILES];
     size_t nloaded = 0, nparsed = 0;
     ps_log L;
@@ -242,8 +242,18 @@ int hbg_cmd_timeline(int argc, char **argv)
         fprintf(stderr, "hbg timeline: %s\n", err);
         return 2;
     }
+    /* read first: a records file that cannot be read fails the command
+     * before the log is read, and what the records say is what they
+     * said then, whatever happens to the file while the log is read */
     for (; nloaded < nr; nloaded++)
-        if (tx_load(rpath[nloaded], &rf[nloaded], err, sizeof err) != HBG_OK) {
+        if ((rfd[nloaded] = tx_open_file(rpath[nloaded], err, sizeof err)) < 0) {
+            fprintf(stderr, "hbg timeline: %s\n", err);
+            rc = 2;
+            goto done;
+        }
+    for (; nparsed < nr; nparsed++)
+        if (rc_read_fd(&recs[nparsed], rpath[nparsed], rfd[nparsed], 0, &warn, err, sizeof err) != HBG_OK) {
+            nparsed++;
             fprintf(stderr, "hbg timeline: %s\n", err);
             rc = 2;
             goto done;
@@ -258,13 +268,6 @@ int hbg_cmd_timeline(int argc, char **argv)
         rc = 2;
         goto done;
     }
-    for (; nparsed < nr; nparsed++)
-        if (rc_parse(&recs[nparsed], rpath[nparsed], rf[nparsed].data, rf[nparsed].len, &warn) != HBG_OK) {
-            nparsed++;
-            fprintf(stderr, "hbg timeline: %s: out of memory\n", rpath[nparsed - 1]);
-            rc = 2;
-            goto done;
-        }
     size_t nrec_lines = 0;
     for (size_t i = 0; i < nr; i++)
         nrec_lines += recs[i].nline;
@@ -279,7 +282,7 @@ done:
     for (size_t i = 0; i < nparsed; i++)
         rc_free(&recs[i]);
     for (size_t i = 0; i < nloaded; i++)
-        tx_close(&rf[i]);
+        close(rfd[i]);
     if (have_log)
         ps_free(&L);
     dg_free(&warn);

@@ -1,10 +1,15 @@
 /* The records file is small next to the log (one line per pass), so each
- * line is handed to jansson; only the schema checks are ours. */
+ * line is handed to jansson; only the schema checks are ours. A file is
+ * read in whole-line pieces (linereader.h): only its longest line is held
+ * as text at once, never the file. */
 #include "tools/records.h"
+#include "tools/linereader.h"
 #include "util/vec.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -317,14 +322,21 @@ static void drop_duplicates(rc_file *f, dg_list *warn)
     qsort(f->line, f->nline, sizeof *f->line, by_lineno);
 }
 
-hbg_status rc_parse(rc_file *f, const char *path, const char *buf, size_t len, dg_list *warn)
+typedef struct feed {
+    rc_file *f;
+    dg_list *warn;
+    size_t lineno;
+    bool oom;
+} feed;
+
+/* Parses the whole lines of [buf, buf + len), numbering them on from the
+ * last; false once out of memory. */
+static bool feed_lines(void *ctx, const char *buf, size_t len)
 {
-    memset(f, 0, sizeof *f);
-    f->path = path;
-    size_t lineno = 0;
+    feed *fd = ctx;
     const char *p = buf, *e = buf + len;
     while (p < e) {
-        lineno++;
+        fd->lineno++;
         const char *nl = memchr(p, '\n', (size_t)(e - p));
         const char *le = nl ? nl : e;
         const char *s = p, *t = le;
@@ -333,13 +345,56 @@ hbg_status rc_parse(rc_file *f, const char *path, const char *buf, size_t len, d
         while (t > s && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r'))
             t--;
         if (t > s) {
-            int r = parse_line(f, s, (size_t)(t - s), lineno, warn);
-            if (r < 0)
-                return HBG_E_NOMEM;
+            int r = parse_line(fd->f, s, (size_t)(t - s), fd->lineno, fd->warn);
+            if (r < 0) {
+                fd->oom = true;
+                return false;
+            }
             if (r == 0)
-                f->nbad++;
+                fd->f->nbad++;
         }
         p = nl ? nl + 1 : e;
+    }
+    return true;
+}
+
+hbg_status rc_parse(rc_file *f, const char *path, const char *buf, size_t len, dg_list *warn)
+{
+    memset(f, 0, sizeof *f);
+    f->path = path;
+    feed fd = {f, warn, 0, false};
+    if (!feed_lines(&fd, buf, len))
+        return HBG_E_NOMEM;
+    drop_duplicates(f, warn);
+    return HBG_OK;
+}
+
+hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_list *warn, char *err,
+                      size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    f->path = path;
+    feed c = {f, warn, 0, false};
+    size_t cut = 0, maxl = max_line ? max_line : RC_MAX_LINE;
+    int e = lr_read_lines(fd, 0, maxl, feed_lines, &c, &cut);
+    maxl = maxl > LR_CHUNK ? maxl : LR_CHUNK; /* the reader's bound: at least a piece */
+    if (c.oom || e == ENOMEM) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return HBG_E_NOMEM;
+    }
+    if (e) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
+        return HBG_E_IO;
+    }
+    if (cut) {
+        char lim[32];
+        if (maxl % ((size_t)1 << 20) == 0)
+            snprintf(lim, sizeof lim, "%zu MiB", maxl >> 20);
+        else
+            snprintf(lim, sizeof lim, "%zu bytes", maxl);
+        dg_add(warn, "%s: %zu line%s longer than %s (the reader's limit) read as %s first %s and skipped: no "
+                     "records line is that long",
+               path, cut, cut == 1 ? "" : "s", lim, cut == 1 ? "its" : "their", lim);
     }
     drop_duplicates(f, warn);
     return HBG_OK;

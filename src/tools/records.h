@@ -41,9 +41,22 @@ typedef struct rc_file {
     size_t nbad;            /* lines skipped */
 } rc_file;
 
+/* The longest line read whole: a pass's line holds every record of it
+ * (the default pool, 4 x 65536 records, writes about 30 MB); a longer one
+ * is read as its first RC_MAX_LINE bytes (and so skipped, with a warning
+ * naming the limit), and an endless input (/dev/zero) holds no more. */
+#define RC_MAX_LINE ((size_t)1 << 30)
+
 /* Parses buf; problems are added to warn as "PATH:LINE: ...". HBG_E_NOMEM
  * is the only failure; an unusable line is a warning and a count. */
 hbg_status rc_parse(rc_file *f, const char *path, const char *buf, size_t len, dg_list *warn);
+
+/* The same, read from fd to its end in whole-line pieces, a line read
+ * whole up to max_line bytes (0: RC_MAX_LINE; tests use small ones).
+ * Failures: HBG_E_NOMEM, HBG_E_IO (a read failed), each with a one-line
+ * reason in err. */
+hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_list *warn, char *err,
+                      size_t errlen);
 void rc_free(rc_file *f);
 
 #endif

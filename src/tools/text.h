@@ -1,7 +1,7 @@
-/* Whole-file input for the log tools (a records file is parsed from one
- * buffer, read into memory: a file truncated or rewritten while the command
- * runs leaves it a snapshot, never a signal). Logs themselves are
- * read in pieces: linereader.h. */
+/* Input for the log tools: logs and records files are opened here and
+ * read in pieces (linereader.h), with read(2), never mapped: a file
+ * truncated or rewritten while the command runs leaves what was read a
+ * snapshot, never a signal. */
 #ifndef HBG_TOOLS_TEXT_H
 #define HBG_TOOLS_TEXT_H
 
@@ -9,16 +9,10 @@
 #include <stdint.h>
 #include "hbg/status.h"
 
-typedef struct tx_file {
-    const char *path;
-    const char *data;
-    size_t len;        /* data is malloc'd */
-} tx_file;
-
-/* On failure writes a one-line reason ("cannot open X: No such file...")
- * into err and returns HBG_E_IO. */
-hbg_status tx_load(const char *path, tx_file *f, char *err, size_t errlen);
-void tx_close(tx_file *f);
+/* Opens the file at path for reading front to back; a directory is
+ * refused. Returns the descriptor, or -1 with a one-line reason ("cannot
+ * open X: No such file...") in err. */
+int tx_open_file(const char *path, char *err, size_t errlen);
 
 /* Opens a log for reading front to back: "-" is standard input, named
  * "<stdin>" in *name (else *name is arg). A directory is refused. Returns
