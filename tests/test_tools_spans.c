@@ -562,6 +562,61 @@ static void test_tree_from_depth(void **st)
  * meaningless (538 %, -4351 ns): the tree says so, naming the line and
  * the count, and still prints. Device children that overlap each other
  * (test_tree_from_depth's fixture) are not this. */
+/* A node with many children (past the eight looked at in turn, found
+ * by hash): each name is one node, in the order first seen, its value per
+ * invocation the sum of its spans there; in tpot too. */
+static void test_tree_many_children(void **st)
+{
+    (void)st;
+    char *log = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&log, &len);
+    assert_non_null(f);
+    for (int inv = 1; inv <= 2; inv++) {
+        uint64_t t0 = 1000000u * (uint64_t)inv;
+        for (int k = 0; k < 20; k++)
+            for (int twice = 0; twice < 2; twice++)
+                fprintf(f,
+                        "[STRACE] v=1 pid=5 tid=5 inv=%d hid=00000000000000ab depth=1 name=child.%02d ts=%llu "
+                        "dur=%d\n",
+                        inv, (k * 7) % 20, (unsigned long long)(t0 + 100 * (uint64_t)(2 * k + twice)), 10 * inv + twice);
+        fprintf(f, "[STRACE] v=1 pid=5 tid=5 inv=%d hid=00000000000000ab depth=0 name=chip.run ts=%llu dur=90000\n",
+                inv, (unsigned long long)t0);
+    }
+    assert_int_equal(fclose(f), 0);
+    char *p = ts_temp_file(log, len, ".log"), *err;
+    free(log);
+    const char *a[] = {"spans", p, "--view", "tree", "--format", "json", NULL};
+    json_t *j = run_json(a, 0, &err);
+    free(err);
+    json_t *nodes = json_object_get(json_array_get(json_object_get(j, "callables"), 0), "nodes");
+    size_t at = 0;
+    node_after(nodes, &at, "chip.run", 0);
+    for (int k = 0; k < 20; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "child.%02d", (k * 7) % 20);
+        json_t *e = node_after(nodes, &at, name, 1);
+        /* per invocation 10 + 11 and 20 + 21: the median of 21 and 41 */
+        assert_int_equal(json_integer_value(json_object_get(e, "n")), 2);
+        assert_int_equal(json_integer_value(json_object_get(e, "median_ns")), 31);
+    }
+    json_decref(j);
+    const char *b[] = {"spans", p, "--view", "tpot", "--format", "json", NULL};
+    j = run_json(b, 0, &err);
+    free(err);
+    char *text = json_dumps(j, 0);
+    for (int k = 0; k < 20; k++) {
+        char name[40];
+        snprintf(name, sizeof name, "\"child.%02d\"", k);
+        assert_non_null(strstr(text, name));
+        assert_null(strstr(strstr(text, name) + 1, name)); /* one stage a name */
+    }
+    free(text);
+    json_decref(j);
+    unlink(p);
+    free(p);
+}
+
 static void test_tree_child_outside_parent(void **st)
 {
     (void)st;
@@ -980,6 +1035,7 @@ int main(void)
         cmocka_unit_test(test_rounds_pipelined_device_phases),
         cmocka_unit_test(test_tree_from_depth),
         cmocka_unit_test(test_tree_child_outside_parent),
+        cmocka_unit_test(test_tree_many_children),
         cmocka_unit_test(test_overlap_holds_when_pipelined),
         cmocka_unit_test(test_overlap_fails_naming_the_pair),
         cmocka_unit_test(test_ops_tails),

@@ -5,6 +5,8 @@
  * occurrences there). tpot keys every span by its name alone; tree keys
  * each span under the node of its parent, found from depth. */
 #include "tools/spans.h"
+#include "tools/hmap.h"
+#include "util/hash.h"
 #include "util/vec.h"
 
 #include <stdlib.h>
@@ -25,6 +27,7 @@ typedef struct anode {
     uint32_t level;
     uint32_t depth;         /* depth= of its first span */
     size_t parent, first_child, last_child, next;
+    size_t nkids;
     int64_t cur, rcur;      /* this invocation's sums: duration, untimed remainder */
     size_t stamp, rstamp;   /* the invocation they belong to, + 1 */
     i64vec val, rem;
@@ -33,7 +36,8 @@ typedef struct anode {
 typedef struct atab {
     anode *n;
     size_t nn, cap;
-    size_t first_root, last_root;
+    size_t first_root, last_root, nroots;
+    hmap by_name;           /* (parent + 1, hash of name) -> node + 1: every node */
     size_t stamp;
     size_t *touched;
     size_t ntouched, captouched;
@@ -59,15 +63,36 @@ static bool push(i64vec *v, int64_t x)
     return true;
 }
 
-/* The child of parent (NONE: a root) named name, made when absent. */
+typedef struct named {
+    const atab *T;
+    lx_slice name;
+} named;
+
+static bool is_named(void *ctx, uint32_t v)
+{
+    const named *w = ctx;
+    return same(w->T->n[v - 1].name, w->name);
+}
+
+/* The child of parent (NONE: a root) named name, made when absent. A
+ * node's few children are looked at in turn; past eight, by hash (a span
+ * name per task, tens of thousands under one node, made it a scan per
+ * span). Every node is in the map, so either way finds it. */
 static size_t child(atab *T, size_t parent, const ps_span *s)
 {
     lx_slice name = s->name;
-    size_t k = parent == NONE ? T->first_root : T->n[parent].first_child;
-    for (; k != NONE; k = T->n[k].next)
-        if (same(T->n[k].name, name))
-            return k;
-    if (!vec_grow((void **)&T->n, &T->cap, T->nn + 1, sizeof *T->n)) {
+    size_t nk = parent == NONE ? T->nroots : T->n[parent].nkids;
+    if (nk <= 8)
+        for (size_t k = parent == NONE ? T->first_root : T->n[parent].first_child; k != NONE; k = T->n[k].next)
+            if (same(T->n[k].name, name))
+                return k;
+    /* hashed only here: a name found in turn costs no hash */
+    named want = {T, name};
+    const uint64_t key[2] = {parent + 1, hbg__hash64(name.p, name.n)};
+    uint32_t *v = hmap_put_eq(&T->by_name, key, is_named, &want);
+    if (nk > 8 && v && *v)
+        return *v - 1;
+    if (!v || T->nn >= UINT32_MAX || !vec_grow((void **)&T->n, &T->cap, T->nn + 1, sizeof *T->n)) {
         T->oom = true;
         return NONE;
     }
@@ -86,6 +111,11 @@ static size_t child(atab *T, size_t parent, const ps_span *s)
     else
         T->n[*last].next = T->nn;
     *last = T->nn;
+    if (parent == NONE)
+        T->nroots++;
+    else
+        T->n[parent].nkids++;
+    *v = (uint32_t)(T->nn + 1);
     return T->nn++;
 }
 
@@ -134,6 +164,7 @@ static void atab_init(atab *T)
     memset(T, 0, sizeof *T);
     T->first_root = T->last_root = NONE;
     T->stamp = 1;
+    hmap_init(&T->by_name, 2);
 }
 
 static void atab_free(atab *T)
@@ -144,6 +175,7 @@ static void atab_free(atab *T)
     }
     free(T->n);
     free(T->touched);
+    hmap_free(&T->by_name);
 }
 
 /* --- tpot ---------------------------------------------------------------- */
