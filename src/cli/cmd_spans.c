@@ -156,16 +156,12 @@ static void print_warnings(const dg_list *w)
 }
 
 /* The records files, parsed; a file that cannot be read is an error. */
-static int load_records(const args *a, int *rfd, rc_file *recs, size_t *nloaded, size_t *nparsed, dg_list *warn)
+static int load_records(const args *a, rc_file *recs, size_t *nparsed, dg_list *warn)
 {
     char err[512];
-    for (; *nloaded < a->nr; (*nloaded)++)
-        if ((rfd[*nloaded] = tx_open_file(a->rpath[*nloaded], err, sizeof err)) < 0) {
-            fprintf(stderr, "hbg spans: %s\n", err);
-            return 2;
-        }
+    /* one after the other: a FIFO's writer may fill them in turn */
     for (; *nparsed < a->nr; (*nparsed)++)
-        if (rc_read_fd(&recs[*nparsed], a->rpath[*nparsed], rfd[*nparsed], 0, warn, err, sizeof err) != HBG_OK) {
+        if (rc_load(&recs[*nparsed], a->rpath[*nparsed], warn, err, sizeof err) != HBG_OK) {
             (*nparsed)++;
             fprintf(stderr, "hbg spans: %s\n", err);
             return 2;
@@ -222,15 +218,14 @@ int hbg_cmd_spans(int argc, char **argv)
         fprintf(stderr, "hbg spans: %s\n", err);
         return 2;
     }
-    int rfd[MAX_RECORDS_FILES];
     rc_file recs[MAX_RECORDS_FILES];
-    size_t nloaded = 0, nparsed = 0;
+    size_t nparsed = 0;
     dg_list warn;
     dg_init(&warn, 1000);
     ps_log L;
     sp_set S;
     bool have_log = false, have_set = false;
-    rc = load_records(&a, rfd, recs, &nloaded, &nparsed, &warn);
+    rc = load_records(&a, recs, &nparsed, &warn);
     if (rc) {
         close(fd);
         goto done;
@@ -276,8 +271,6 @@ int hbg_cmd_spans(int argc, char **argv)
 done:
     for (size_t i = 0; i < nparsed; i++)
         rc_free(&recs[i]);
-    for (size_t i = 0; i < nloaded; i++)
-        close(rfd[i]);
     if (have_set)
         sp_free(&S);
     if (have_log)

@@ -231,9 +231,8 @@ int hbg_cmd_timeline(int argc, char **argv)
     size_t nr = a.nr;
     const char *const *rpath = a.rpath;
     char err[512];
-    int rfd[MAX_RECORDS_FILES];
     rc_file recs[MAX_RECORDS_FILES];
-    size_t nloaded = 0, nparsed = 0;
+    size_t nparsed = 0;
     ps_log L;
     bool have_log = false;
     dg_list warn;
@@ -244,17 +243,13 @@ int hbg_cmd_timeline(int argc, char **argv)
         fprintf(stderr, "hbg timeline: %s\n", err);
         return 2;
     }
-    /* read first: a records file that cannot be read fails the command
-     * before the log is read, and what the records say is what they
-     * said then, whatever happens to the file while the log is read */
-    for (; nloaded < nr; nloaded++)
-        if ((rfd[nloaded] = tx_open_file(rpath[nloaded], err, sizeof err)) < 0) {
-            fprintf(stderr, "hbg timeline: %s\n", err);
-            rc = 2;
-            goto done;
-        }
+    /* read first, one after the other (each opened, read and closed: a
+     * FIFO's writer may fill them in turn): a records file that cannot be
+     * read fails the command before the log is read, and what the records
+     * say is what they said then, whatever happens to the file while the
+     * log is read */
     for (; nparsed < nr; nparsed++)
-        if (rc_read_fd(&recs[nparsed], rpath[nparsed], rfd[nparsed], 0, &warn, err, sizeof err) != HBG_OK) {
+        if (rc_load(&recs[nparsed], rpath[nparsed], &warn, err, sizeof err) != HBG_OK) {
             nparsed++;
             fprintf(stderr, "hbg timeline: %s\n", err);
             rc = 2;
@@ -283,8 +278,6 @@ int hbg_cmd_timeline(int argc, char **argv)
 done:
     for (size_t i = 0; i < nparsed; i++)
         rc_free(&recs[i]);
-    for (size_t i = 0; i < nloaded; i++)
-        close(rfd[i]);
     if (have_log)
         ps_free(&L);
     dg_free(&warn);

@@ -4,6 +4,7 @@
  * as text at once, never the file. */
 #include "tools/records.h"
 #include "tools/linereader.h"
+#include "tools/text.h"
 #include "util/vec.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* jansson holds integers as int64 and refuses a line with a larger one,
  * but the runtime writes uint64 values (a record's detail may be any 64-bit
@@ -327,13 +329,23 @@ typedef struct feed {
     dg_list *warn;
     size_t lineno;
     bool oom;
+    const size_t *cut;      /* the reader's count of lines cut (NULL: none) */
+    size_t cut_seen;
 } feed;
 
 /* Parses the whole lines of [buf, buf + len), numbering them on from the
- * last; false once out of memory. */
+ * last; false once out of memory. A line cut to the reader's bound comes
+ * alone, counted before it is handed over: it is skipped, not parsed (its
+ * start may be a valid line of its own). */
 static bool feed_lines(void *ctx, const char *buf, size_t len)
 {
     feed *fd = ctx;
+    if (fd->cut && *fd->cut != fd->cut_seen) {
+        fd->cut_seen = *fd->cut;
+        fd->lineno++;
+        fd->f->nbad++;
+        return true;
+    }
     const char *p = buf, *e = buf + len;
     while (p < e) {
         fd->lineno++;
@@ -362,7 +374,7 @@ hbg_status rc_parse(rc_file *f, const char *path, const char *buf, size_t len, d
 {
     memset(f, 0, sizeof *f);
     f->path = path;
-    feed fd = {f, warn, 0, false};
+    feed fd = {f, warn, 0, false, NULL, 0};
     if (!feed_lines(&fd, buf, len))
         return HBG_E_NOMEM;
     drop_duplicates(f, warn);
@@ -374,8 +386,8 @@ hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_
 {
     memset(f, 0, sizeof *f);
     f->path = path;
-    feed c = {f, warn, 0, false};
     size_t cut = 0, maxl = max_line ? max_line : RC_MAX_LINE;
+    feed c = {f, warn, 0, false, &cut, 0};
     int e = lr_read_lines(fd, 0, maxl, feed_lines, &c, &cut);
     maxl = maxl > LR_CHUNK ? maxl : LR_CHUNK; /* the reader's bound: at least a piece */
     if (c.oom || e == ENOMEM) {
@@ -398,6 +410,17 @@ hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_
     }
     drop_duplicates(f, warn);
     return HBG_OK;
+}
+
+hbg_status rc_load(rc_file *f, const char *path, dg_list *warn, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof *f);
+    int fd = tx_open_file(path, err, errlen);
+    if (fd < 0)
+        return HBG_E_IO;
+    hbg_status st = rc_read_fd(f, path, fd, 0, warn, err, errlen);
+    close(fd);
+    return st;
 }
 
 void rc_free(rc_file *f)

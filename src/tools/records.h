@@ -57,6 +57,11 @@ hbg_status rc_parse(rc_file *f, const char *path, const char *buf, size_t len, d
  * reason in err. */
 hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_list *warn, char *err,
                       size_t errlen);
+
+/* The file at path, opened, read with rc_read_fd and closed (f is left
+ * for rc_free whatever the outcome). HBG_E_IO also when it cannot be
+ * opened or is a directory. */
+hbg_status rc_load(rc_file *f, const char *path, dg_list *warn, char *err, size_t errlen);
 void rc_free(rc_file *f);
 
 #endif
