@@ -114,6 +114,12 @@ typedef struct lx_thread_cache {
  * c (zero-initialised, or NULL) remembers the last one. */
 bool lx_thread(const lx_rec *r, lx_thread_cache *c, uint64_t *out);
 
+/* Whether two slices hold the same bytes. */
+static inline bool lx_slice_same(lx_slice a, lx_slice b)
+{
+    return a.n == b.n && (a.p == b.p || __builtin_memcmp(a.p, b.p, a.n) == 0);
+}
+
 static inline bool lx_slice_eq(lx_slice s, const char *lit)
 {
     size_t n = __builtin_strlen(lit);

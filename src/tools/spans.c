@@ -26,11 +26,6 @@ bool sp_foreign(lx_slice name)
     return false;
 }
 
-static bool slice_same(lx_slice a, lx_slice b)
-{
-    return a.n == b.n && (a.p == b.p || memcmp(a.p, b.p, a.n) == 0);
-}
-
 /* --- building -------------------------------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -158,7 +153,7 @@ static hbg_status callables(sp_set *S)
     qsort_r(ord, S->ninv, sizeof *ord, cmp_by_hid, S->inv);
     size_t ncall = 0;
     for (size_t i = 0; i < S->ninv; i++)
-        if (!i || !slice_same(S->inv[ord[i]].hid, S->inv[ord[i - 1]].hid))
+        if (!i || !lx_slice_same(S->inv[ord[i]].hid, S->inv[ord[i - 1]].hid))
             ncall++;
     call_key *ck = calloc(ncall ? ncall : 1, sizeof *ck);
     sp_callable *tmp = calloc(ncall ? ncall : 1, sizeof *tmp);
@@ -172,7 +167,7 @@ static hbg_status callables(sp_set *S)
     size_t c = 0;
     for (size_t i = 0; i < S->ninv; i++) {
         const sp_inv *x = &S->inv[ord[i]];
-        if (i && !slice_same(x->hid, S->inv[ord[i - 1]].hid))
+        if (i && !lx_slice_same(x->hid, S->inv[ord[i - 1]].hid))
             c++;
         if (!tmp[c].ninv) {
             tmp[c].hid = x->hid;
@@ -343,7 +338,7 @@ hbg_status sp_build(sp_set *S, const ps_log *L)
                    L->path, L->span[S->idx[x->first]].line, x->pid, x->inv);
         for (size_t k = 0; k < x->n; k++) {
             const ps_span *s = &L->span[S->idx[x->first + k]];
-            if (!slice_same(s->hid, x->hid)) {
+            if (!lx_slice_same(s->hid, x->hid)) {
                 if (!nmixed++)
                     dg_add(&S->warn, "%s:%u: invocation pid=%" PRIu64 " inv=%" PRIu64
                                      " has spans of another hid (%.*s); it is counted under its root's",

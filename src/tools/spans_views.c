@@ -44,11 +44,6 @@ typedef struct atab {
     bool oom;
 } atab;
 
-static bool same(lx_slice a, lx_slice b)
-{
-    return a.n == b.n && (a.p == b.p || memcmp(a.p, b.p, a.n) == 0);
-}
-
 static void sat_add(int64_t *acc, int64_t x)
 {
     if (__builtin_add_overflow(*acc, x, acc))
@@ -71,7 +66,7 @@ typedef struct named {
 static bool is_named(void *ctx, uint32_t v)
 {
     const named *w = ctx;
-    return same(w->T->n[v - 1].name, w->name);
+    return lx_slice_same(w->T->n[v - 1].name, w->name);
 }
 
 /* The child of parent (NONE: a root) named name, made when absent. A
@@ -84,7 +79,7 @@ static size_t child(atab *T, size_t parent, const ps_span *s)
     size_t nk = parent == NONE ? T->nroots : T->n[parent].nkids;
     if (nk <= 8)
         for (size_t k = parent == NONE ? T->first_root : T->n[parent].first_child; k != NONE; k = T->n[k].next)
-            if (same(T->n[k].name, name))
+            if (lx_slice_same(T->n[k].name, name))
                 return k;
     /* hashed only here: a name found in turn costs no hash */
     named want = {T, name};

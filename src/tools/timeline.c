@@ -66,13 +66,18 @@ typedef struct devplace {
     bool has_host;
 } devplace;
 
+/* Spans found not to nest: how many, the first of them in the log, and
+ * the span it cuts. */
+typedef struct nestbad {
+    size_t n, first, other;
+} nestbad;
+
 /* A lane as the nesting check sees it (nest_note): its spans in log
  * order, each pushed on the lane's stack, a list through tl.stk. */
 typedef struct nestlane {
     uint64_t last_end, last_ts; /* the last span's: (end, -ts) may only grow */
     size_t top;             /* its stack's top, in tl.stk, + 1; 0: empty */
-    size_t nbad;            /* spans found not to nest, while in order */
-    size_t bad, bad_other;  /* the first of them in the log, and the span it cuts */
+    nestbad bad;            /* what it found while in order */
     bool unordered;         /* a span came out of end order: check_unordered's */
 } nestlane;
 
@@ -155,8 +160,7 @@ typedef struct tl {
         size_t at;          /* nl[at - 1]; 0: empty */
     } nl_cache[8];          /* lanes asked for lately, by (pid + tid) % 8: a rank's few lanes alternate */
     size_t nunordered;      /* lanes whose spans came out of end order */
-    size_t unnested;        /* spans that start inside another of their lane and end after it */
-    size_t un_span, un_other; /* the first such span and the one it overlaps */
+    nestbad bad;            /* spans that start inside another of their lane and end after it */
     bool oom;
     frag *frags;            /* FRAG_SLOTS for event heads, then FRAG_SLOTS for args (NULL: none) */
 } tl;
@@ -727,9 +731,9 @@ static int cmp_root(const void *a, const void *b)
     return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-static uint64_t span_end(const ps_span *s)
+static uint64_t sat_end(uint64_t ts, uint64_t dur)
 {
-    return s->ts + s->dur < s->ts ? UINT64_MAX : s->ts + s->dur;
+    return ts + dur < ts ? UINT64_MAX : ts + dur;
 }
 
 /* Every run's root (a host depth-0 span of a run: not the scheduler's
@@ -754,14 +758,9 @@ static void collect_roots(tl *t)
     for (size_t i = 0; i < L->nspan; i++) {
         const ps_span *s = &L->span[i];
         if (!s->dev && s->depth == 0 && !sp_foreign(s->name))
-            t->rk[t->nrk++] = (rootkey){s->pid, s->tid, s->ts, span_end(s), s->inv, i};
+            t->rk[t->nrk++] = (rootkey){s->pid, s->tid, s->ts, sat_end(s->ts, s->dur), s->inv, i};
     }
     sort_runs(t->rk, t->nrk, sizeof *t->rk, cmp_root, t->scratch.p);
-}
-
-static bool same_slice(lx_slice a, lx_slice b)
-{
-    return a.n == b.n && (a.p == b.p || !memcmp(a.p, b.p, a.n));
 }
 
 static int cmp_slice(lx_slice a, lx_slice b)
@@ -1007,7 +1006,7 @@ static bool dl_is(void *ctx, uint32_t val)
 {
     const dl_want *w = ctx;
     const devlane *d = &w->t->dl[val - 1];
-    return d->slot == w->slot && same_slice(d->name, w->name);
+    return d->slot == w->slot && lx_slice_same(d->name, w->name);
 }
 
 static uint64_t dev_lane(tl *t, lx_slice name, uint32_t slot)
@@ -1016,7 +1015,7 @@ static uint64_t dev_lane(tl *t, lx_slice name, uint32_t slot)
      * name per device span was a scan of every lane per span) */
     if (t->ndl <= 8) {
         for (size_t i = 0; i < t->ndl; i++)
-            if (t->dl[i].slot == slot && same_slice(t->dl[i].name, name))
+            if (t->dl[i].slot == slot && lx_slice_same(t->dl[i].name, name))
                 return i + 1;
     }
     dl_want w = {t, name, slot};
@@ -1068,11 +1067,6 @@ static bool span_place(tl *t, const ps_span *s, uint64_t *pid, uint64_t *tid, ui
     return true;
 }
 
-static uint64_t sat_end(uint64_t ts, uint64_t dur)
-{
-    return ts + dur < ts ? UINT64_MAX : ts + dur;
-}
-
 static nestlane *nest_lane(tl *t, uint64_t pid, uint64_t tid)
 {
     size_t c = (size_t)((pid + tid) % 8);
@@ -1092,12 +1086,14 @@ static nestlane *nest_lane(tl *t, uint64_t pid, uint64_t tid)
     return &t->nl[*v - 1];
 }
 
-/* Span i starts inside span j (of its lane) and ends after it: counted
- * (by the lane while it is checked in order), the first in the log kept. */
-static void unnested(tl *t, size_t *n, size_t *first, size_t *other, size_t i, size_t j)
+/* Adds what src found to dst, keeping the first in the log. */
+static void bad_add(const tl *t, nestbad *dst, nestbad src)
 {
-    if (!(*n)++ || t->L->span[i].line < t->L->span[*first].line)
-        *first = i, *other = j;
+    if (!src.n)
+        return;
+    if (!dst->n || t->L->span[src.first].line < t->L->span[dst->first].line)
+        dst->first = src.first, dst->other = src.other;
+    dst->n += src.n;
 }
 
 /* Does span i, drawn on lane (pid, tid) over [ts, end), nest with the
@@ -1124,7 +1120,7 @@ static void nest_note(tl *t, size_t i, uint64_t pid, uint64_t tid, uint64_t ts, 
     if (end < l->last_end || (end == l->last_end && ts > l->last_ts)) {
         /* what the lane found so far is found again by the sort */
         l->unordered = true;
-        l->nbad = 0;
+        l->bad.n = 0;
         t->nunordered++;
         return;
     }
@@ -1138,7 +1134,7 @@ static void nest_note(tl *t, size_t i, uint64_t pid, uint64_t tid, uint64_t ts, 
     /* the one under: it started before, so ended before this span (the
      * order); at or before ts it nests */
     if (l->top && t->stk[l->top - 1].end > ts)
-        unnested(t, &l->nbad, &l->bad, &l->bad_other, i, t->stk[l->top - 1].span);
+        bad_add(t, &l->bad, (nestbad){1, i, t->stk[l->top - 1].span});
     size_t k;
     if (t->stk_free) {
         k = t->stk_free - 1;
@@ -1213,7 +1209,7 @@ static void check_unordered(tl *t)
             heap_pop(open, &nopen);
         /* (one that started with it ends no earlier: the sort) */
         if (nopen && open[0].key < e[k].end)
-            unnested(t, &t->unnested, &t->un_span, &t->un_other, e[k].i, e[open[0].slot].i);
+            bad_add(t, &t->bad, (nestbad){1, e[k].i, e[open[0].slot].i});
         heap_push(open, &nopen, (slotkey){e[k].end, (uint32_t)k});
     }
     free(e);
@@ -1272,21 +1268,18 @@ static void emit_spans(tl *t)
         JW_LIT(&t->w, "}}");
     }
     for (size_t k = 0; k < t->nnl; k++)
-        if (!t->nl[k].unordered && t->nl[k].nbad) {
-            size_t n = t->unnested;
-            unnested(t, &n, &t->un_span, &t->un_other, t->nl[k].bad, t->nl[k].bad_other);
-            t->unnested += t->nl[k].nbad;
-        }
+        if (!t->nl[k].unordered)
+            bad_add(t, &t->bad, t->nl[k].bad);
     check_unordered(t);
-    if (t->unnested) {
-        const ps_span *a = &L->span[t->un_span], *b = &L->span[t->un_other];
+    if (t->bad.n) {
+        const ps_span *a = &L->span[t->bad.first], *b = &L->span[t->bad.other];
         dg_add(t->warn,
                "%s:%u: span %.*s (pid=%" PRIu64 " inv=%" PRIu64 ") starts inside %.*s (line %u) on its lane and "
                "ends after it: the lane does not nest, and trace viewers draw it wrong (%zu such span%s)",
                L->path, a->line, (int)a->name.n, a->name.p, a->pid, a->inv, (int)b->name.n, b->name.p, b->line,
-               t->unnested, t->unnested == 1 ? "" : "s");
+               t->bad.n, t->bad.n == 1 ? "" : "s");
     }
-    t->rep->unnested = t->unnested;
+    t->rep->unnested = t->bad.n;
 }
 
 static void flow_end(tl *t, const char *name, char ph, uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts);
