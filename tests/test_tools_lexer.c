@@ -219,8 +219,8 @@ static void test_nul_and_cr_inside_a_line(void **st)
 }
 
 /* Span names are percent-decoded, but for control bytes, which stay
- * encoded (a NUL would end the name as a C string), and a '%' without
- * two hex digits. */
+ * encoded (a NUL would end the name as a C string), a '%' without
+ * two hex digits, and an encoded '%' that two hex digits follow. */
 static void test_decode_name(void **st)
 {
     (void)st;
@@ -233,6 +233,12 @@ static void test_decode_name(void **st)
         {"x%0Ay%1f%7F%7e", "x%0Ay%1f%7F~"},
         {"%4", "%4"},
         {"%zz%41", "%zzA"},
+        /* a '%' before two hex digits stays encoded: "%2500" is not the NUL */
+        {"%2500", "%2500"},
+        {"%25%00", "%%00"},
+        {"%254", "%4"},
+        {"%25zz%2541x", "%zz%2541x"},
+        {"a%25", "a%"},
     };
     char out[64];
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {

@@ -811,10 +811,13 @@ size_t lx_decode_name(lx_slice s, char *out)
     size_t k = 0;
     for (size_t i = 0; i < s.n; i++) {
         int hi, lo;
-        /* a control byte stays encoded: decoded, a NUL would end the name
-         * wherever it is used as a C string, a newline break a table */
+        /* A control byte stays encoded: decoded, a NUL would end the name
+         * wherever it is used as a C string, a newline break a table. So
+         * does a '%' that two hex digits follow: "%2500" shown as "%00"
+         * would read as the NUL. */
         if (s.p[i] == '%' && i + 2 < s.n && (hi = hexval(s.p[i + 1])) >= 0 && (lo = hexval(s.p[i + 2])) >= 0 &&
-            hi * 16 + lo >= 0x20 && hi * 16 + lo != 0x7f) {
+            hi * 16 + lo >= 0x20 && hi * 16 + lo != 0x7f &&
+            !(hi * 16 + lo == '%' && i + 4 < s.n && hexval(s.p[i + 3]) >= 0 && hexval(s.p[i + 4]) >= 0)) {
             out[k++] = (char)(hi * 16 + lo);
             i += 2;
         } else {

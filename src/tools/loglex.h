@@ -99,7 +99,9 @@ int lx_parse_u64(lx_slice v, uint64_t *out);
  * % [ ] =, as %XX). Decodes s into out, which has room for s.n bytes;
  * returns the decoded length. A '%' not followed by two hex digits is kept
  * as it stands, and so is the %XX of a control byte (below 0x20, 0x7f): a
- * NUL decoded would cut the name short wherever it is a C string. */
+ * NUL decoded would cut the name short wherever it is a C string. An
+ * encoded '%' that two hex digits follow stays "%25", so that every %XX
+ * shown is one byte encoded. */
 size_t lx_decode_name(lx_slice s, char *out);
 
 /* The last handle parsed: a log's lines come from a few threads. */
