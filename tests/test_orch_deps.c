@@ -66,6 +66,35 @@ static void overlapping_views_edge(void **state)
     hbg__orch_destroy(o);
 }
 
+/* A window whose rows are longer than the row stride reaches into the
+ * rows below its box: rows 0..1 of a 3 x 4 buffer, 6 wide, touch
+ * elements 0..9, and so element 8..9 of row 2, which a writer of row 2
+ * alone wrote. The boxes ([0,2) x [0,6) and [2,3) x [0,4)) are apart. */
+static void a_window_past_its_stride_finds_the_row_below(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_tensor buf = fx_buf(0x1000, 3, 4);
+    int64_t st[2] = {4, 1};
+    uint32_t row[2] = {1, 4}, win[2] = {2, 6};
+    hbg_tensor r2 = hbg_tensor_view(&buf, 8, 2, row, st), w = hbg_tensor_view(&buf, 0, 2, win, st);
+    hbg_task_id wr, rd, wr2;
+    hbg_arg wa[] = {{&r2, HBG_OUT}};
+    hbg_arg ra[] = {{&w, HBG_IN}};
+    assert_int_equal(fx_task(o, 1, wa, &wr), HBG_OK);
+    assert_int_equal(fx_task(o, 1, ra, &rd), HBG_OK);
+    assert_true(fx_has_edge(o, wr, rd));
+    /* and the other way: a write through the window waits for the read of
+     * row 2 only through the writer it follows (the map tracks writers) */
+    hbg_arg wwa[] = {{&w, HBG_OUT}};
+    assert_int_equal(fx_task(o, 1, wwa, &wr2), HBG_OK);
+    hbg_task_id rd2;
+    hbg_arg rra[] = {{&r2, HBG_IN}};
+    assert_int_equal(fx_task(o, 1, rra, &rd2), HBG_OK);
+    assert_true(fx_has_edge(o, wr2, rd2));
+    hbg__orch_destroy(o);
+}
+
 static void covering_inout_retires(void **state)
 {
     (void)state;
@@ -204,6 +233,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(disjoint_views_no_edge),   cmocka_unit_test(overlapping_views_edge),
+        cmocka_unit_test(a_window_past_its_stride_finds_the_row_below),
         cmocka_unit_test(covering_inout_retires),   cmocka_unit_test(manual_scope_explicit_only),
         cmocka_unit_test(creator_edges),            cmocka_unit_test(fanins_deduplicated),
         cmocka_unit_test(bad_dep_rejected),

@@ -147,6 +147,125 @@ static void a_view_with_repeats_covers_only_what_it_touches(void **state)
     hbg__tmap_free(&m);
 }
 
+/* The predicates against the elements themselves: random strided views
+ * of a 512-element buffer, row-major with padding or not, shapes that run
+ * past their stride (windows whose rows overlap) or not, strides that do
+ * not nest (no box) or do. Two views that share an element must be said
+ * to overlap, and a view said to cover another must hold every element of
+ * it; when both are boxes inside their strides, the overlap answer is
+ * exact. */
+#define EL 512
+
+typedef struct elems {
+    uint64_t bit[EL / 64];
+} elems;
+
+static hbg_tensor strided_view(uint64_t *s, uint64_t addr, const hbg_tensor *like)
+{
+    unsigned nd;
+    int64_t st[3];
+    if (like) {
+        nd = like->ndim;
+        for (unsigned d = 0; d < nd; d++)
+            st[d] = like->strides[d];
+    } else {
+        nd = 1 + (unsigned)(rnd(s) % 3);
+        st[nd - 1] = rnd(s) % 5 ? 1 : 2;
+        for (unsigned d = nd - 1; d > 0; d--)
+            /* nested (a multiple of the inner stride) but one time in eight */
+            st[d - 1] = rnd(s) % 8 ? st[d] * (int64_t)(1 + rnd(s) % 6) : 1 + (int64_t)(rnd(s) % 9);
+    }
+    uint32_t sh[3];
+    uint64_t extent = 0;
+    for (unsigned d = 0; d < nd; d++) {
+        /* up to twice the room the stride above leaves: often past it */
+        int64_t room = d == 0 ? 4 : st[d - 1] / st[d];
+        sh[d] = 1 + (uint32_t)(rnd(s) % (uint64_t)(2 * (room > 0 ? room : 1)));
+        extent += (uint64_t)(sh[d] - 1) * (uint64_t)st[d];
+    }
+    if (extent >= EL) /* too big for the buffer: one element per dimension */
+        for (unsigned d = 0; d < nd; d++)
+            sh[d] = 1, extent = 0;
+    uint64_t off = rnd(s) % (EL - extent);
+    uint32_t n = EL;
+    hbg_tensor base = hbg_tensor_at(addr, HBG_F32, 1, &n);
+    return hbg_tensor_view(&base, off, nd, sh, st);
+}
+
+static elems elements_of(const hbg_tensor *t)
+{
+    elems e;
+    memset(&e, 0, sizeof e);
+    uint32_t sh[3] = {1, 1, 1};
+    int64_t st[3] = {0, 0, 0};
+    for (unsigned d = 0; d < t->ndim; d++)
+        sh[d] = t->shape[d], st[d] = t->strides[d];
+    for (uint32_t i = 0; i < sh[0]; i++)
+        for (uint32_t j = 0; j < sh[1]; j++)
+            for (uint32_t k = 0; k < sh[2]; k++) {
+                uint64_t x = t->offset + i * (uint64_t)st[0] + j * (uint64_t)st[1] + k * (uint64_t)st[2];
+                assert_true(x < EL);
+                e.bit[x / 64] |= 1ull << (x % 64);
+            }
+    return e;
+}
+
+/* Inside its strides: no dimension but the outermost runs past the one
+ * above it, and the strides nest. */
+static bool a_box(const hbg_tensor *t)
+{
+    for (unsigned d = 1; d < t->ndim; d++)
+        if (t->strides[d - 1] % t->strides[d] != 0)
+            return false;
+    uint64_t rem = t->offset;
+    for (unsigned d = 0; d < t->ndim; d++) {
+        uint64_t start = rem / (uint64_t)t->strides[d];
+        rem %= (uint64_t)t->strides[d];
+        if (d > 0 && start + t->shape[d] > (uint64_t)(t->strides[d - 1] / t->strides[d]))
+            return false;
+    }
+    return rem == 0; /* an offset between two elements of the innermost stride: no box */
+}
+
+static void predicates_against_the_elements(void **state)
+{
+    (void)state;
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    unsigned exact = 0, past = 0;
+    for (int trial = 0; trial < 60000; trial++) {
+        hbg_tensor a = strided_view(&seed, 0x100000, NULL);
+        hbg_tensor b = strided_view(&seed, 0x100000, rnd(&seed) % 4 ? &a : NULL);
+        uint64_t alo, ahi, blo, bhi;
+        assert_true(hbg_tensor_byte_range(&a, &alo, &ahi));
+        assert_true(hbg_tensor_byte_range(&b, &blo, &bhi));
+        elems ea = elements_of(&a), eb = elements_of(&b);
+        bool meet = false, inside = true;
+        for (unsigned w = 0; w < EL / 64; w++) {
+            meet = meet || (ea.bit[w] & eb.bit[w]);
+            inside = inside && (eb.bit[w] & ~ea.bit[w]) == 0;
+        }
+        bool said = hbg__views_overlap(&a, alo, ahi, &b, blo, bhi);
+        if (meet && !said)
+            fail_msg("trial %d: views share an element, said apart: a off %llu shape %u,%u,%u strides %lld,%lld,%lld; "
+                     "b off %llu shape %u,%u,%u",
+                     trial, (unsigned long long)a.offset, a.shape[0], a.shape[1], a.shape[2],
+                     (long long)a.strides[0], (long long)a.strides[1], (long long)a.strides[2],
+                     (unsigned long long)b.offset, b.shape[0], b.shape[1], b.shape[2]);
+        if (hbg__view_covers(&a, alo, ahi, &b, blo, bhi))
+            assert_true(inside);
+        bool boxes = a.ndim == b.ndim && !memcmp(a.strides, b.strides, sizeof a.strides) && a_box(&a) && a_box(&b);
+        if (boxes) {
+            assert_int_equal(said, meet);
+            exact++;
+        } else if (a.ndim == b.ndim && !memcmp(a.strides, b.strides, sizeof a.strides)) {
+            past++;
+        }
+    }
+    /* the draw reaches both kinds of same-layout pair */
+    assert_true(exact > 5000);
+    assert_true(past > 5000);
+}
+
 /* nbuf buffers; `buffers` sizes the map (its buffer table grows from
  * 1024 slots up to twice that). */
 static void against_reference(uint32_t nbuf, uint32_t buffers)
@@ -285,6 +404,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(overlap_and_cover_on_known_views),
         cmocka_unit_test(a_view_with_repeats_covers_only_what_it_touches),
+        cmocka_unit_test(predicates_against_the_elements),
         cmocka_unit_test(random_against_reference),
         cmocka_unit_test(mixed_shapes_against_reference),
         cmocka_unit_test(a_growing_buffer_table_against_reference),

@@ -213,20 +213,20 @@ static bool same_layout(const hbg_tensor *a, const hbg_tensor *b)
 }
 
 /* The box test of two views with the same layout whose byte ranges meet.
- * Dimension by dimension, outermost first: one where the boxes are apart
- * proves them disjoint, unless an earlier one was past its stride. */
+ * Dimension by dimension: one where the boxes are apart proves them
+ * disjoint, but only when neither view runs past its stride anywhere
+ * below the outermost dimension. An element's coordinates are its box
+ * indices only then: a row that runs past its stride carries into the
+ * dimension above, and on up, so a view of rows 0..1 whose rows are
+ * longer than the row stride reaches into row 2. */
 static bool boxes_overlap(const hbg_tensor *a, const hbg__tmap_box *xa, const hbg_tensor *b,
                           const hbg__tmap_box *xb)
 {
-    if (!xa->ok || !xb->ok)
+    if (!xa->ok || !xb->ok || xa->valid < a->ndim || xb->valid < b->ndim)
         return true;
-    unsigned lim = xa->valid < xb->valid ? xa->valid : xb->valid;
-    for (unsigned d = 0; d < a->ndim; d++) {
-        if (d > 0 && d >= lim)
-            return true;
+    for (unsigned d = 0; d < a->ndim; d++)
         if (xa->start[d] >= xb->start[d] + b->shape[d] || xb->start[d] >= xa->start[d] + a->shape[d])
             return false;
-    }
     return true;
 }
 
