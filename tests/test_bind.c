@@ -375,6 +375,81 @@ static void fallback_is_counted_and_logged(void **state)
     fclose(logf);
 }
 
+/* Two boundary slots on one buffer: recorded as the same view (an in-place
+ * call, IN and INOUT), then called with the INOUT slot on the buffer's
+ * other half. The node the body submits names slot 1, but the recording
+ * cannot tell slot 1 from slot 0 (the same view): a replay may run only
+ * where the slots lie as they lay. Without fallback the call is refused
+ * and says where slot 1 lies; with it the body runs as tasks, and the
+ * device gives what eager execution gives. */
+#define K_TWICE 1
+
+static int twice_kernel(const hbg_kernel_args *a)
+{
+    float *y = hbg_kernel_ptr(&a->tensors[0]);
+    for (uint32_t i = 0; i < a->tensors[0].shape[0]; i++)
+        y[i] *= 2.0f;
+    return 0;
+}
+
+static hbg_status twice_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_arg a[] = {{b->args[1].t, HBG_INOUT}};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = K_TWICE, .core = HBG_CORE_AIV, .ntensors = 1, .args = a};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static hbg_status moved_alias_orch(hbg_orch *o, void *ctx)
+{
+    uint32_t flags = *(const uint32_t *)ctx, four = 4;
+    hbg_tensor *y = hbg_orch_arg(o, 0);
+    hbg_tensor lo = hbg_tensor_view(y, 0, 1, &four, NULL), hi = hbg_tensor_view(y, 4, 1, &four, NULL);
+    hbg_arg a0[] = {{&lo, HBG_IN}, {&lo, HBG_INOUT}}, a1[] = {{&lo, HBG_IN}, {&hi, HBG_INOUT}};
+    hbg_boundary b0 = {.ntensors = 2, .args = a0}, b1 = {.ntensors = 2, .args = a1};
+    hbg_submit_graph(o, 9, twice_body, NULL, &b0, flags, NULL);
+    hbg_submit_graph(o, 9, twice_body, NULL, &b1, flags, NULL);
+    return hbg_orch_error(o);
+}
+
+static void a_moved_alias_is_not_replayed(void **state)
+{
+    (void)state;
+    hbg_device *dev;
+    hbg_kernel_table *kt;
+    hbg_sim_config sc = {0};
+    assert_int_equal(hbg_sim_open(&sc, &dev), HBG_OK);
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, K_TWICE, "twice", twice_kernel), HBG_OK);
+    hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = 1 << 20, .records_fd = -1, .nranks = 1};
+    hbg_runtime *rt;
+    assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
+    float y[8], want[8];
+    uint32_t n = 8, flags = 0;
+    hbg_host_tensor arg = {.name = "y", .host = y, .layout = hbg_tensor_desc(HBG_F32, 1, &n), .dir = HBG_INOUT};
+    hbg_program p = {.name = "moved", .orch = moved_alias_orch, .ctx = &flags, .nargs = 1, .args = &arg};
+    hbg_pass_report rep;
+    for (int i = 0; i < 8; i++)
+        y[i] = 1;
+    assert_int_equal(hbg_runtime_run(rt, &p, false, &rep), HBG_E_BOUNDARY_MISMATCH);
+    assert_string_equal(rep.error, "task 1 (graph key 0x9) slot 1: starts 16 bytes from slot 0's start in "
+                                   "their buffer, the Definition's 0");
+
+    flags = HBG_GRAPH_FALLBACK;
+    for (int i = 0; i < 8; i++)
+        y[i] = want[i] = 1;
+    assert_int_equal(hbg_runtime_run(rt, &p, false, &rep), HBG_OK);
+    assert_int_equal(rep.fallbacks, 1);
+    arg.host = want;
+    assert_int_equal(hbg_eager_run(&p, kt, 1 << 20, 0, 1, NULL), HBG_OK);
+    assert_memory_equal(y, want, sizeof y);
+    for (int i = 0; i < 8; i++)
+        assert_true(want[i] == 2.0f); /* each half doubled once */
+    hbg_runtime_destroy(rt);
+    hbg_kernel_table_destroy(kt);
+    hbg_device_close(dev);
+}
+
 static void skip_device_binds_fully(void **state)
 {
     (void)state;
@@ -752,6 +827,7 @@ int main(void)
         cmocka_unit_test(caller_tensor_cannot_be_allocated),
         cmocka_unit_test(caller_output_not_reallocated),
         cmocka_unit_test(fallback_is_counted_and_logged),
+        cmocka_unit_test(a_moved_alias_is_not_replayed),
         cmocka_unit_test(skip_device_binds_fully),
         cmocka_unit_test(records_write_failure_is_named),
         cmocka_unit_test(kept_definitions_record_once),

@@ -39,6 +39,8 @@ static void graph_begin_pass(hbg_orch *o)
     X(targs, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_TASK_TENSORS)                     \
     X(sargs, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_TASK_SCALARS)                     \
     X(preds, HBG_MAX_DEF_NODES)                                                    \
+    X(tvia, (size_t)HBG_MAX_DEF_NODES * HBG_MAX_TASK_TENSORS)                      \
+    X(pvia, HBG_MAX_DEF_NODES)                                                     \
     X(views, (size_t)HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1))               \
     X(node_stamp, HBG_MAX_DEF_NODES)
 
@@ -219,8 +221,9 @@ static void note_mismatch(hbg_orch *o, uint32_t k, const hbg_arg *a, const hbg__
  * validity and then for its part of the signature; a slot that matches its
  * layout needs only its offset checked, and aliasing is verified rather
  * than rebuilt: given that the earlier slots matched, slot k aliases as
- * recorded exactly when it shares the buffer of its recorded head, or, if
- * it is a head, shares no earlier head's buffer. */
+ * recorded exactly when it shares the buffer of its recorded head (at the
+ * distance from it the recording had, where the signature fixes it), or,
+ * if it is a head, shares no earlier head's buffer. */
 static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg__bsig *s, bscan *sc)
 {
     if (s->nbt != b->ntensors || s->nbs != b->nscalars) {
@@ -261,6 +264,11 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg__
                 hbg__why(o, HBG_WHY_B_ALIAS, (int32_t)k, -1, p->alias, 0);
                 return HBG_E_BOUNDARY_MISMATCH;
             }
+            if (p->fixed && lo - sc->rng[p->alias].lo != p->alias_delta) {
+                hbg__why(o, HBG_WHY_B_ALIAS_AT, (int32_t)k, p->alias, (int64_t)(lo - sc->rng[p->alias].lo),
+                         (int64_t)p->alias_delta);
+                return HBG_E_BOUNDARY_MISMATCH;
+            }
         } else {
             hbg__btab_ent *x = hbg__btab_probe(r, t->addr);
             if (x->stamp == r->bstamp) {
@@ -299,9 +307,35 @@ static bool zero(const unsigned char *p, uint64_t n)
 /* The boundary's part of a Definition: its templates (the layouts, at
  * offset 0, without buffers) into tm[], and the signature replays are
  * matched against. */
-static bool fill_signature(hbg__def_entry *e, const hbg_boundary *b, const uint16_t *alias, hbg_tensor *tm)
+/* The first slots of the buffers whose slots a replay must find where
+ * they lay from each other: where a node writes through a slot (the
+ * nodes' dependencies on each other were inferred from where the slots
+ * lay), and where a node's tensor was found in a slot by its content and
+ * another slot on the buffer held it too (which one the body meant is a
+ * guess that holds only as they lay). Slots on a buffer that the nodes
+ * only read, through the slots' own tensors or views only one slot
+ * holds, may move apart between replays. */
+static void fixed_heads(const hbg__recorder *r, const uint16_t *alias, bool *fixed)
+{
+    for (uint32_t i = 0; i < r->ntarg; i++) {
+        const hbg_def_targ *g = &r->targs[i];
+        if ((g->cls == HBG_TARG_BOUNDARY || g->cls == HBG_TARG_BVIEW) &&
+            (g->dir != HBG_IN || (r->tvia[i] & HBG_VIA_AMBIGUOUS)))
+            fixed[alias[g->ref]] = true;
+    }
+    for (uint32_t i = 0; i < r->npred; i++) {
+        const hbg_def_targ *g = &r->preds[i].where;
+        if ((g->cls == HBG_TARG_BOUNDARY || g->cls == HBG_TARG_BVIEW) && (r->pvia[i] & HBG_VIA_AMBIGUOUS))
+            fixed[alias[g->ref]] = true;
+    }
+}
+
+static bool fill_signature(hbg__def_entry *e, const hbg__recorder *r, const hbg_boundary *b, const uint16_t *alias,
+                           hbg_tensor *tm)
 {
     bool changed = e->sig.nbt != b->ntensors || e->sig.nbs != b->nscalars;
+    bool fixed[HBG_MAX_BOUNDARY_TENSORS] = {false};
+    fixed_heads(r, alias, fixed);
     e->sig.nbt = b->ntensors;
     e->sig.nbs = b->nscalars;
     for (uint32_t k = 0; k < b->ntensors; k++) {
@@ -315,6 +349,12 @@ static bool fill_signature(hbg__def_entry *e, const hbg_boundary *b, const uint1
         memcpy(p, (const unsigned char *)&l + offsetof(hbg_tensor, strides), HBG_BSLOT_LAYOUT_BYTES);
         p->dir = b->args[k].dir;
         p->alias = alias[k];
+        p->fixed = fixed[alias[k]] && alias[k] != k;
+        /* The recording's slots are valid views (the call's scan checked
+         * them): their byte offsets are exact. */
+        if (p->fixed)
+            p->alias_delta = b->args[k].t->offset * hbg_dtype_size((hbg_dtype)b->args[k].t->dtype) -
+                             b->args[alias[k]].t->offset * hbg_dtype_size((hbg_dtype)b->args[alias[k]].t->dtype);
         /* At offset 0 the range is the extent alone; a view with this
          * layout at any offset has a range exactly when this one does and
          * the offset arithmetic does not overflow. */
@@ -388,7 +428,7 @@ static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key,
     };
     enum { NSECS = sizeof secs / sizeof secs[0] };
     hbg_tensor tm[HBG_MAX_BOUNDARY_TENSORS];
-    bool sig_changed = fill_signature(e, b, alias, tm);
+    bool sig_changed = fill_signature(e, r, b, alias, tm);
     secs[NSECS - 1].src = tm;
     /* Re-recorded, a pass usually builds the bytes the last pass built at
      * the same place in the pool: compared, they need neither the copy nor

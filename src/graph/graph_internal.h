@@ -47,6 +47,14 @@ typedef struct hbg__bslot {
     uint8_t esize;            /* 0: the layout has no valid byte range */
     uint8_t dense;            /* hbg__tmap_dense of the layout (0 without a range) */
     uint16_t alias;           /* first slot on the same buffer, or self */
+    /* Where a slot that shares its buffer lies from the first slot on it:
+     * the byte offset of its view less the first's, modulo 2^64 (0 for a
+     * first slot), and whether a replay must find it there (fixed: the
+     * slots of a buffer that a node writes through, or that a node's
+     * tensor was found in by content where another slot on the buffer
+     * held it too; graph.c, fill_signature). */
+    uint64_t alias_delta;
+    uint8_t fixed;
 } hbg__bslot;
 
 _Static_assert(offsetof(hbg__bslot, shape) == offsetof(hbg_tensor, shape) - offsetof(hbg_tensor, strides) &&
@@ -90,6 +98,14 @@ typedef struct hbg__btab_ent {
 
 #define HBG_BTAB_SIZE (2 * HBG_MAX_BOUNDARY_TENSORS) /* power of two, under half full */
 
+/* How a node's tensor was expressed against the boundary. The low byte:
+ * 1 + the slot whose own tensor it was (the pointer the call passed for
+ * that slot alone, its view unchanged), 0 when it was found by its
+ * content; HBG_VIA_AMBIGUOUS when then another slot on its buffer would
+ * have explained it too. */
+#define HBG_VIA_SLOT_MASK 0xffu
+#define HBG_VIA_AMBIGUOUS 0x100u
+
 /* The node builder used while a Graph body is being recorded. */
 typedef struct hbg__recorder {
     const hbg__range *brng;             /* b's slots' byte ranges, from the call's scan */
@@ -101,6 +117,12 @@ typedef struct hbg__recorder {
     hbg_def_targ *targs;                /* HBG_MAX_DEF_NODES * HBG_MAX_TASK_TENSORS */
     hbg_def_sarg *sargs;                /* HBG_MAX_DEF_NODES * HBG_MAX_TASK_SCALARS */
     hbg_def_pred *preds;                /* HBG_MAX_DEF_NODES */
+    /* How each targ and each predicate was found among the boundary
+     * slots (HBG_VIA_*), by targ and by pred: what the Definition's
+     * signature asks of slots that share a buffer (graph.c,
+     * fill_signature). Kept in place, like the sections, by a node the
+     * memo answers. */
+    uint16_t *tvia, *pvia;
     hbg_tensor *views;                  /* the writer views the record map points at */
     uint64_t *node_stamp;               /* fanin de-duplication */
     uint64_t stamp_node;
@@ -121,6 +143,7 @@ typedef struct hbg__recorder {
      * begins, it is the last capture's. */
     hbg_boundary bpassed;
     hbg_tensor bsnap[HBG_MAX_BOUNDARY_TENSORS];
+    const hbg_tensor *bptr[HBG_MAX_BOUNDARY_TENSORS]; /* the tensors as passed: the slots' own */
     hbg_arg bargs[HBG_MAX_BOUNDARY_TENSORS];
     uint64_t bscalars[HBG_MAX_BOUNDARY_SCALARS];
     hbg_task_id bdeps[HBG_MAX_FANINS];

@@ -83,10 +83,16 @@ static hbg_status own_out(hbg_orch *o, hbg__recorder *r, int32_t i, hbg_tensor *
 }
 
 /* Expresses `t` relative to the replay, into *out, which the caller has
- * zeroed. */
+ * zeroed, and says in *via how it was found (HBG_VIA_*). A slot's own
+ * tensor, passed on by the body as the call passed it, is that slot. Any
+ * other tensor is found by its content: the first slot on its buffer with
+ * the same view, else the first whose range holds it; when another slot
+ * on the buffer would do too, which one the body meant is a guess, and the
+ * signature holds those slots where they lay (graph.c, fixed_heads). */
 static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, uint64_t hi,
-                           hbg_def_targ *out)
+                           hbg_def_targ *out, uint16_t *via)
 {
+    *via = 0;
     if (t->addr >= HBG_REC_BASE && t->addr - HBG_REC_BASE < r->heap_used) {
         out->cls = HBG_TARG_NODE_OUT;
         out->heap_off = t->addr - HBG_REC_BASE;
@@ -96,21 +102,45 @@ static hbg_status classify(hbg__recorder *r, const hbg_tensor *t, uint64_t lo, u
     int k = boundary_head(r, t->addr);
     if (k < 0)
         return HBG_E_GRAPH_CAPTURE;
-    int view = -1;
-    for (int j = k; j != 0xffff; j = r->bnext[j]) {
+    /* The slot whose own tensor t is, if one alone passed it and its view
+     * is unchanged since the call read it: no guess, and no search. */
+    int own = -1;
+    unsigned owners = 0;
+    for (int j = k; j != 0xffff; j = r->bnext[j])
+        if (r->bptr[j] == t)
+            own = j, owners++;
+    if (owners == 1 && same_view(t, &r->bsnap[own])) {
+        out->cls = HBG_TARG_BOUNDARY;
+        out->ref = (uint32_t)own;
+        hbg__layout_into(&out->layout, t, false);
+        *via = (uint16_t)(own + 1);
+        return HBG_OK;
+    }
+    /* By content: the search ends once it has its answer and knows
+     * whether a second slot holds t. */
+    int same = -1, view = -1;
+    unsigned held = 0;
+    for (int j = k; j != 0xffff && !(same >= 0 && held > 1); j = r->bnext[j]) {
         const hbg_tensor *bt = &r->bsnap[j];
-        if (same_view(t, bt)) {
-            out->cls = HBG_TARG_BOUNDARY;
-            out->ref = (uint32_t)j;
-            hbg__layout_into(&out->layout, t, false);
-            return HBG_OK;
-        }
+        bool is = same_view(t, bt);
         /* The slot's range was computed (and checked) by the call's scan. */
-        if (view < 0 && bt->dtype == t->dtype && lo >= r->brng[j].lo && hi <= r->brng[j].hi)
+        bool holds = is || (bt->dtype == t->dtype && lo >= r->brng[j].lo && hi <= r->brng[j].hi);
+        if (is && same < 0)
+            same = j;
+        if (holds && view < 0)
             view = j;
+        held += holds;
     }
     if (view < 0)
         return HBG_E_GRAPH_CAPTURE;
+    if (held > 1)
+        *via = HBG_VIA_AMBIGUOUS;
+    if (same >= 0) {
+        out->cls = HBG_TARG_BOUNDARY;
+        out->ref = (uint32_t)same;
+        hbg__layout_into(&out->layout, t, false);
+        return HBG_OK;
+    }
     out->cls = HBG_TARG_BVIEW;
     out->ref = (uint32_t)view;
     out->delta = (int64_t)(t->offset - r->bsnap[view].offset);
@@ -215,6 +245,7 @@ void hbg__rec_begin(hbg_orch *o, const hbg_boundary *b, const hbg__range *brng)
     for (uint32_t k = 0; k < b->ntensors; k++) {
         same = same && hbg__same_bytes16(&r->bsnap[k], b->args[k].t, sizeof r->bsnap[k]);
         r->bsnap[k] = *b->args[k].t;
+        r->bptr[k] = b->args[k].t;
         r->bargs[k] = (hbg_arg){&r->bsnap[k], b->args[k].dir};
     }
     if (b->nscalars)
@@ -290,7 +321,7 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
                 if ((st = own_out(o, r, (int32_t)i, a->t, rng[i].hi, g)))
                     break;
             } else {
-                st = classify(r, a->t, rng[i].lo, rng[i].hi, g);
+                st = classify(r, a->t, rng[i].lo, rng[i].hi, g, &r->tvia[r->ntarg]);
                 if (st)
                     hbg__why(o, HBG_WHY_CAPTURE, (int32_t)i, 0, 0, 0);
                 if (!st && infer && a->dir != HBG_NO_DEP)
@@ -303,7 +334,7 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
             hbg_def_pred *p = &r->preds[r->npred];
             memset(p, 0, sizeof *p);
             const hbg__range *pr = &rng[HBG_MAX_TASK_TENSORS];
-            st = classify(r, t->pred->t, pr->lo, pr->hi, &p->where);
+            st = classify(r, t->pred->t, pr->lo, pr->hi, &p->where, &r->pvia[r->npred]);
             if (!st && infer)
                 st = infer_read(r, n, self, t->pred->t, pr->lo, pr->hi);
             p->byte_offset = t->pred->byte_offset;

@@ -116,6 +116,10 @@ static void reason(msgbuf *m, const hbg__fault *f)
         put(m, " buffer, where the Definition's shares ");
         slot_ref(m, n[1]);
         break;
+    case HBG_WHY_B_ALIAS_AT:
+        put(m, "starts %lld bytes from slot %lld's start in their buffer, the Definition's %lld", (long long)n[1],
+            (long long)n[0], (long long)n[2]);
+        break;
     case HBG_WHY_KEY_BODY: put(m, "the key was recorded with another body function"); break;
     case HBG_WHY_KEY_CONTENT:
         put(m, "the body submitted other content than the Definition holds (HBG_GRAPH_CHECK_BODY)");

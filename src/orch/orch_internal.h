@@ -92,6 +92,8 @@ typedef enum hbg__why_code {
     HBG_WHY_B_STRIDE,     /* dim n2: n0 given, n1 recorded */
     HBG_WHY_B_ALIAS,      /* shares n0's buffer (n0 = -1: none) where the
                              recording shared n1's (n1 = -1: none) */
+    HBG_WHY_B_ALIAS_AT,   /* lies n1 bytes from slot n0 in their buffer,
+                             the recording n2 bytes */
     HBG_WHY_KEY_BODY,     /* another body function */
     HBG_WHY_KEY_CONTENT,  /* the same function, other content */
     HBG_WHY_SCOPE_OPEN,   /* the pass ended with n0 scopes open; n1: in a Graph body */
