@@ -4,10 +4,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "hbg/graph.h"
+#include "orch/orch_internal.h"
 #include "support/orch_fixture.h"
 
 static void defaults_are_the_documented_ones(void **state)
@@ -349,6 +351,77 @@ static void invalid_arguments(void **state)
     hbg__orch_destroy(o);
 }
 
+/* Each refusal of a malformed task says what was wrong. */
+static void expect_refusal(hbg_orch *o, const hbg_task *t, hbg_status st, const char *msg)
+{
+    hbg_task_id id;
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_submit_task(o, t, &id), st);
+    assert_string_equal(hbg_orch_last_error(o), msg);
+}
+
+static hbg_status keep_own(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)b;
+    hbg_tensor *tmp = ctx;
+    uint32_t n = 16;
+    *tmp = hbg_tensor_desc(HBG_F32, 1, &n);
+    hbg_arg a[] = {{tmp, HBG_OUT_ALLOC}};
+    return fx_task(o, 1, a, NULL);
+}
+
+static void malformed_tasks_are_named(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 1 << 20);
+    hbg_tensor buf = fx_buf(0x1000, 4, 4);
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1, .ntensors = 2};
+    expect_refusal(o, &t, HBG_E_INVAL, "task 0: 2 tensor arguments but no array of them (NULL)");
+    t = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1, .nscalars = 3};
+    expect_refusal(o, &t, HBG_E_INVAL, "task 0: 3 scalars but no array of them (NULL)");
+    t = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1, .ndeps = 1};
+    expect_refusal(o, &t, HBG_E_INVAL, "task 0: 1 explicit deps but no array of them (NULL)");
+    hbg_pred p = {.t = NULL, .op = HBG_CMP_NE, .elem_size = 4};
+    t = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1, .pred = &p};
+    expect_refusal(o, &t, HBG_E_INVAL, "task 0: the predicate has no tensor (NULL)");
+    p.t = &buf, p.elem_size = 3;
+    expect_refusal(o, &t, HBG_E_INVAL, "task 0: the predicate's elem_size is 3; it takes 1, 2, 4 or 8");
+    p.elem_size = 4, p.op = 9;
+    expect_refusal(o, &t, HBG_E_INVAL, "task 0: the predicate's op is 9; it takes HBG_CMP_EQ to HBG_CMP_GE (0 to 5)");
+    p.op = HBG_CMP_EQ, p.byte_offset = 62;
+    expect_refusal(o, &t, HBG_E_INVAL, "task 0: the predicate's word at byte 62 lies past its 64-byte buffer");
+
+    /* A Graph body's own buffer, kept past the body: named, as a task's
+     * argument, a predicate's tensor and a boundary tensor. */
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_tensor tmp, other = fx_buf(0x2000, 4, 4);
+    hbg_arg ba[] = {{&other, HBG_IN}};
+    hbg_boundary b = {.ntensors = 1, .args = ba};
+    assert_int_equal(hbg_submit_graph(o, 3, keep_own, &tmp, &b, 0, NULL), HBG_OK);
+    assert_true(tmp.addr >= HBG_REC_BASE);
+    hbg_arg use[] = {{&tmp, HBG_IN}};
+    t = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1,
+                   .ntensors = 1, .args = use};
+    char want[256];
+    snprintf(want, sizeof want,
+             "task 1 arg 0: the tensor names buffer 0x%llx, a Graph body's own (HBG_OUT_ALLOC inside the body), "
+             "which exists only in that body's replays",
+             (unsigned long long)tmp.addr);
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_GRAPH_CAPTURE);
+    assert_string_equal(hbg_orch_last_error(o), want);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    p = (hbg_pred){.t = &tmp, .op = HBG_CMP_NE, .elem_size = 4};
+    t = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1, .pred = &p};
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_GRAPH_CAPTURE);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    ba[0].t = &tmp;
+    assert_int_equal(hbg_submit_graph(o, 4, keep_own, &other, &b, 0, NULL), HBG_E_INVAL);
+    assert_non_null(strstr(hbg_orch_last_error(o), "slot 0: the tensor names buffer 0x"));
+    assert_int_equal(hbg_orch_task_count(o), 0);
+    hbg__orch_destroy(o);
+}
+
 /* A task whose writes do not all fit in the tensor map is refused before
  * its first write: no entry of it stays behind to be taken for the task
  * that gets its id next. Window 3: the map holds 16 written buffers. */
@@ -398,6 +471,7 @@ int main(void)
         cmocka_unit_test(zero_task_is_valid),
         cmocka_unit_test(boundary_too_wide),
         cmocka_unit_test(invalid_arguments),
+        cmocka_unit_test(malformed_tasks_are_named),
         cmocka_unit_test(tensor_map_full_takes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

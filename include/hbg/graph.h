@@ -44,7 +44,10 @@ enum {
     /* On a boundary mismatch, run the body as ordinary tasks instead of
      * failing with HBG_E_BOUNDARY_MISMATCH. The pass report counts such
      * calls (hbg_pass_report.fallbacks) and, after the pass, the runtime
-     * logs one WARN record naming the count and the first mismatch. */
+     * logs one WARN record naming the count and the first mismatch. Such a
+     * call has no outer task: *id is HBG_TASK_NONE, and a MANUAL scope
+     * that must order later work after it names the body's tasks (or a
+     * dummy over them) instead. */
     HBG_GRAPH_FALLBACK = 1u << 0,
     /* Under a key already recorded, record the body again and compare what
      * it submits with the Definition: a body whose content differs (other

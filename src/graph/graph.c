@@ -254,7 +254,7 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg__
             return HBG_E_BOUNDARY_MISMATCH;
         }
         uint64_t lo = t->offset * p->esize, hi = lo + p->span;
-        if (!p->ranged || t->offset > p->max_offset || hi > t->nbytes) {
+        if (!p->ranged || t->offset > p->max_offset || hi > t->nbytes || t->addr >= HBG_REC_BASE) {
             hbg__range rk;
             hbg__orch_check_view(o, t, (int32_t)k, &rk); /* notes the reason */
             return HBG_E_INVAL;

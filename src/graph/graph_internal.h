@@ -17,10 +17,6 @@
 #include "orch/taskmemo.h"
 #include "util/hash.h"
 
-/* Buffers allocated inside a body being recorded live at REC_BASE + offset
- * in the replay's GM block: far above any user-space pointer, so they can
- * never be mistaken for a real device address. */
-#define HBG_REC_BASE 0xf000000000000000ull
 
 /* One slot of a boundary signature. A replay whose slot matches the layout
  * differs from the recording only in addr, nbytes and offset, so the extent

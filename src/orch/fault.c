@@ -120,6 +120,25 @@ static void reason(msgbuf *m, const hbg__fault *f)
         put(m, "starts %lld bytes from slot %lld's start in their buffer, the Definition's %lld", (long long)n[1],
             (long long)n[0], (long long)n[2]);
         break;
+    case HBG_WHY_REC_BUFFER:
+        put(m, "the tensor names buffer 0x%llx, a Graph body's own (HBG_OUT_ALLOC inside the body), which exists only in "
+               "that body's replays",
+            (unsigned long long)n[0]);
+        break;
+    case HBG_WHY_NULL_ARRAY: put(m, "%lld %s but no array of them (NULL)", (long long)n[1], count_name(n[0])); break;
+    case HBG_WHY_PRED:
+        switch (n[0]) {
+        case HBG_PRED_NO_TENSOR: put(m, "the predicate has no tensor (NULL)"); break;
+        case HBG_PRED_ELEM_SIZE: put(m, "the predicate's elem_size is %lld; it takes 1, 2, 4 or 8", (long long)n[1]); break;
+        case HBG_PRED_OP:
+            put(m, "the predicate's op is %lld; it takes HBG_CMP_EQ to HBG_CMP_GE (0 to %d)", (long long)n[1], HBG_CMP_GE);
+            break;
+        default:
+            put(m, "the predicate's word at byte %llu lies past its %llu-byte buffer", (unsigned long long)n[1],
+                (unsigned long long)n[2]);
+            break;
+        }
+        break;
     case HBG_WHY_KEY_BODY: put(m, "the key was recorded with another body function"); break;
     case HBG_WHY_KEY_CONTENT:
         put(m, "the body submitted other content than the Definition holds (HBG_GRAPH_CHECK_BODY)");

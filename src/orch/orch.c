@@ -302,6 +302,13 @@ static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg__range
 
 hbg_status hbg__orch_check_view(hbg_orch *o, const hbg_tensor *t, int32_t i, hbg__range *r)
 {
+    /* A body's own buffer exists in its replays alone: on the device the
+     * address names nothing. (Inside a capture the recorder tells its own
+     * buffers from others'.) */
+    if (!o->capturing && t->addr >= HBG_REC_BASE) {
+        hbg__why(o, HBG_WHY_REC_BUFFER, i, (int64_t)t->addr, 0, 0);
+        return HBG_E_GRAPH_CAPTURE;
+    }
     if (!hbg__byte_range(t, &r->lo, &r->hi)) {
         hbg__why(o, HBG_WHY_BAD_VIEW, i, t->dtype, t->ndim, 0);
         return HBG_E_INVAL;
@@ -344,8 +351,14 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
             hbg__why(o, HBG_WHY_CORE, -1, t->core, t->kernel_aic, t->kernel_aiv);
             return HBG_E_INVAL;
         }
-        if ((t->ntensors && !t->args) || (t->nscalars && !t->scalars))
+        if (t->ntensors && !t->args) {
+            hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_TENSORS, t->ntensors, 0);
             return HBG_E_INVAL;
+        }
+        if (t->nscalars && !t->scalars) {
+            hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_SCALARS, t->nscalars, 0);
+            return HBG_E_INVAL;
+        }
         for (uint32_t i = 0; i < t->ntensors; i++) {
             hbg_status st = check_arg(o, &t->args[i], (int32_t)i, &rng[i]);
             if (st)
@@ -361,10 +374,30 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
             const hbg_pred *p = t->pred;
             unsigned es = p->elem_size;
             hbg__range *pr = &rng[HBG_MAX_TASK_TENSORS];
-            if (!p->t || (es != 1 && es != 2 && es != 4 && es != 8) || p->op > HBG_CMP_GE ||
-                p->byte_offset > p->t->nbytes || es > p->t->nbytes - p->byte_offset ||
-                !hbg__byte_range(p->t, &pr->lo, &pr->hi))
+            if (!p->t) {
+                hbg__why(o, HBG_WHY_PRED, -1, HBG_PRED_NO_TENSOR, 0, 0);
                 return HBG_E_INVAL;
+            }
+            if (es != 1 && es != 2 && es != 4 && es != 8) {
+                hbg__why(o, HBG_WHY_PRED, -1, HBG_PRED_ELEM_SIZE, es, 0);
+                return HBG_E_INVAL;
+            }
+            if (p->op > HBG_CMP_GE) {
+                hbg__why(o, HBG_WHY_PRED, -1, HBG_PRED_OP, p->op, 0);
+                return HBG_E_INVAL;
+            }
+            if (p->byte_offset > p->t->nbytes || es > p->t->nbytes - p->byte_offset) {
+                hbg__why(o, HBG_WHY_PRED, -1, HBG_PRED_OUTSIDE, (int64_t)p->byte_offset, (int64_t)p->t->nbytes);
+                return HBG_E_INVAL;
+            }
+            if (!hbg__byte_range(p->t, &pr->lo, &pr->hi)) {
+                hbg__why(o, HBG_WHY_BAD_VIEW, -1, p->t->dtype, p->t->ndim, 0);
+                return HBG_E_INVAL;
+            }
+            if (!o->capturing && p->t->addr >= HBG_REC_BASE) {
+                hbg__why(o, HBG_WHY_REC_BUFFER, -1, (int64_t)p->t->addr, 0, 0);
+                return HBG_E_GRAPH_CAPTURE;
+            }
             /* read as an input: it must name a buffer (eager mode reads
              * the word on the host, at that address), or be a tensor this
              * task allocates (read after the allocation) */
@@ -381,8 +414,10 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
         hbg__why(o, HBG_WHY_TOO_MANY, -1, t->ndeps, HBG_MAX_FANINS, HBG_COUNT_DEPS);
         return HBG_E_TOO_MANY_FANINS;
     }
-    if (t->ndeps && !t->deps)
+    if (t->ndeps && !t->deps) {
+        hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_DEPS, t->ndeps, 0);
         return HBG_E_INVAL;
+    }
     return HBG_OK;
 }
 

@@ -69,6 +69,12 @@ struct hbg__graph; /* src/graph's state; opaque here */
  * (hbg__why) and hbg__orch_fail keeps those of the pass's first failure.
  * Only hbg_orch_last_error() turns them into text, after the fact, so the
  * submit path never formats. */
+/* Buffers allocated inside a body being recorded live at REC_BASE + offset
+ * in the replay's GM block: far above any user-space pointer, so they can
+ * never be mistaken for a real device address, and a tensor that names one
+ * outside the body it was recorded in is refused (orch.c, check_arg). */
+#define HBG_REC_BASE 0xf000000000000000ull
+
 typedef enum hbg__why_code {
     HBG_WHY_NONE = 0,     /* nothing noted: the status's own text */
     HBG_WHY_TOO_MANY,     /* n0 given, n1 the limit; n2: what (hbg__count) */
@@ -98,10 +104,20 @@ typedef enum hbg__why_code {
     HBG_WHY_KEY_CONTENT,  /* the same function, other content */
     HBG_WHY_SCOPE_OPEN,   /* the pass ended with n0 scopes open; n1: in a Graph body */
     HBG_WHY_PRED_NO_BUFFER, /* the predicate's tensor has addr 0 */
+    HBG_WHY_REC_BUFFER,   /* n0: a body's own buffer, used outside it */
+    HBG_WHY_NULL_ARRAY,   /* n1 items of kind n0 (hbg__count) but a NULL array */
+    HBG_WHY_PRED,         /* the predicate: n0 what (hbg__pred_fault), n1, n2 */
 } hbg__why_code;
 
 typedef enum hbg__count { HBG_COUNT_TENSORS, HBG_COUNT_SCALARS, HBG_COUNT_DEPS, HBG_COUNT_BTENSORS,
                           HBG_COUNT_BSCALARS, HBG_COUNT_BLOCKS } hbg__count;
+
+typedef enum hbg__pred_fault {
+    HBG_PRED_NO_TENSOR,   /* no tensor */
+    HBG_PRED_ELEM_SIZE,   /* n1 the size */
+    HBG_PRED_OP,          /* n1 the op */
+    HBG_PRED_OUTSIDE,     /* n1 the byte offset, n2 the buffer's size */
+} hbg__pred_fault;
 
 typedef enum hbg__where {
     HBG_AT_TASK = 0, /* task `task` of the window (the id it would have had) */
