@@ -278,6 +278,53 @@ static void kept_definitions_skip_recording(void **state)
     hbg__orch_destroy(o);
 }
 
+/* Kept Definitions whose keys change: a key per pass for 300 passes, and
+ * one key (the model's layer) every pass. The cache drops what the last
+ * pass did not use once it passes half full, and packs the pool: every
+ * pass binds, the layer is never recorded again, and a dropped key called
+ * again is recorded again, to the same image bytes. */
+static hbg_status step_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_arg a[] = {{b->args[0].t, HBG_INOUT}};
+    return fx_task(o, 1, a, NULL);
+}
+
+static void kept_definitions_of_changing_keys_are_dropped(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    body_ctx c = {.k_mm = 1};
+    hbg_orch *o = kept_orch();
+    hbg_task_id ids[LAYERS];
+    hbg_tensor x = fx_buf(0x700000, 4, 4);
+    hbg_arg a = {&x, HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &a};
+    uint64_t first_hash = 0;
+    for (uint32_t pass = 0; pass < 300; pass++) {
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        run_layers(o, &m, &c, ids);
+        /* key 1000 in the first pass and again in the 200th */
+        uint64_t key = pass == 0 || pass == 200 ? 1000 : 2000 + pass;
+        assert_int_equal(hbg_submit_graph(o, key, step_body, NULL, &b, 0, NULL), HBG_OK);
+        assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+        /* the layer once, then only each new key */
+        assert_int_equal(o->graph->defs_built, pass == 0 ? 2 : 1);
+        assert_true(hbg_orch_def_count(o) <= HBG_DEF_CACHE_CAP / 2 + 1);
+        hbg_def_info info;
+        for (uint32_t i = 0; i < hbg_orch_def_count(o); i++) {
+            assert_int_equal(hbg_orch_def_info(o, i, &info), HBG_OK);
+            if (info.key == 1000) {
+                if (!first_hash)
+                    first_hash = info.hash;
+                assert_int_equal(info.hash, first_hash);
+            }
+        }
+    }
+    hbg__orch_destroy(o);
+}
+
 static void boundary_mismatch_detected(void **state)
 {
     (void)state;
@@ -501,6 +548,7 @@ int main(void)
         cmocka_unit_test(hash_stable_and_sensitive),
         cmocka_unit_test(pool_full_lists_nothing),
         cmocka_unit_test(kept_definitions_skip_recording),
+        cmocka_unit_test(kept_definitions_of_changing_keys_are_dropped),
         cmocka_unit_test(boundary_mismatch_detected),
         cmocka_unit_test(capture_errors),
         cmocka_unit_test(body_alloc_into_buffer_refused),

@@ -10,6 +10,54 @@
 
 #include "graph/graph_internal.h"
 
+/* Kept Definitions, past half the cache or half the pool: those the last
+ * pass did not use are dropped, and the pool is packed. Without this a
+ * program whose keys change (a shape per key, a key per step) filled the
+ * cache in 64 passes and refused every new key after (the cache never
+ * emptied itself). Keys used pass after pass stay; a dropped key is
+ * recorded again the next time it is called. Done between passes, when no
+ * def table row names an entry. The entries that moved get a new gen: a
+ * replay noted under the old one is not answered (replaymemo.c). */
+static void drop_unused(hbg_orch *o)
+{
+    struct hbg__graph *g = o->graph;
+    if (g->ndefs <= HBG_DEF_CACHE_CAP / 2 && g->def_pool_used <= g->def_pool_cap / 2)
+        return;
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < g->ndefs; i++)
+        if (g->defs[i].pass + 1 >= o->pass) /* used by the last pass (o->pass is the new one) */
+            g->defs[keep++] = g->defs[i];
+    if (keep == g->ndefs)
+        return;
+    g->ndefs = keep;
+    /* The pool in address order: each image moves down, never over one
+     * not yet moved. */
+    uint64_t at = 0;
+    for (;;) {
+        hbg__def_entry *next = NULL;
+        for (uint32_t i = 0; i < g->ndefs; i++) {
+            const unsigned char *p = (const unsigned char *)g->defs[i].img;
+            if (p >= g->def_pool + at && (!next || p < (const unsigned char *)next->img))
+                next = &g->defs[i];
+        }
+        if (!next)
+            break;
+        at = (at + 63) & ~63ull;
+        unsigned char *to = g->def_pool + at;
+        if (to != (const unsigned char *)next->img) {
+            memmove(to, next->img, next->img->bytes);
+            next->img = (const hbg_def_header *)(void *)to;
+            next->gen = ++g->gen_next;
+            next->gen_img = next->img;
+        }
+        at += next->img->bytes;
+    }
+    g->def_pool_used = at;
+    /* built[] vouched for bytes at places that have moved */
+    for (uint32_t n = 0; n < HBG_DEF_CACHE_CAP; n++)
+        g->built[n].img = NULL;
+}
+
 static void graph_begin_pass(hbg_orch *o)
 {
     struct hbg__graph *g = o->graph;
@@ -29,6 +77,8 @@ static void graph_begin_pass(hbg_orch *o)
          * Definition it did not build itself. */
         g->ndefs = 0;
         g->def_pool_used = 0;
+    } else {
+        drop_unused(o);
     }
 }
 
