@@ -391,6 +391,26 @@ static void malformed_tasks_are_named(void **state)
     p.op = HBG_CMP_EQ, p.byte_offset = 62;
     expect_refusal(o, &t, HBG_E_INVAL, "task 0: the predicate's word at byte 62 lies past its 64-byte buffer");
 
+    /* Calls refused in a pass are the pass's error, for a program that
+     * checks hbg_orch_error once */
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_submit_task(o, NULL, NULL), HBG_E_INVAL);
+    assert_int_equal(hbg_orch_error(o), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "task 0: no task (NULL)");
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_scope_begin(o, (hbg_scope_mode)7), HBG_E_INVAL);
+    assert_int_equal(hbg_orch_error(o), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "task 0: scope mode 7 is neither HBG_SCOPE_AUTO nor HBG_SCOPE_MANUAL");
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_alloc_tensors(o, 2, NULL, NULL), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "task 0: no list of tensors to allocate (NULL)");
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_arg ga[] = {{&buf, HBG_IN}};
+    hbg_boundary gb = {.ntensors = 1, .args = ga};
+    assert_int_equal(hbg_submit_graph(o, 1, NULL, NULL, &gb, 0, NULL), HBG_E_INVAL);
+    assert_int_equal(hbg_orch_error(o), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "task 0 (graph key 0x1): no body function (NULL)");
+
     /* A Graph body's own buffer, kept past the body: named, as a task's
      * argument, a predicate's tensor and a boundary tensor. */
     hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);

@@ -724,10 +724,14 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     if (!id)
         id = &dummy_id;
     *id = HBG_TASK_NONE;
-    if (!o || !body)
+    if (!o)
         return HBG_E_INVAL;
     if (!o->in_pass)
         return HBG_E_STATE;
+    if (!body) {
+        hbg__why(o, HBG_WHY_NULL_INPUT, -1, 2, 0, 0);
+        return graph_fail(o, key, HBG_E_INVAL);
+    }
     /* A Graph inside a Graph body would need nested Definitions. */
     if (o->capturing || o->body) {
         hbg__why(o, HBG_WHY_NESTED, -1, 0, 0, 0);

@@ -125,6 +125,12 @@ static void reason(msgbuf *m, const hbg__fault *f)
                "that body's replays",
             (unsigned long long)n[0]);
         break;
+    case HBG_WHY_NULL_INPUT:
+        put(m, "no %s (NULL)", n[0] == 0 ? "task" : n[0] == 1 ? "list of tensors to allocate" : "body function");
+        break;
+    case HBG_WHY_SCOPE_MODE:
+        put(m, "scope mode %lld is neither HBG_SCOPE_AUTO nor HBG_SCOPE_MANUAL", (long long)n[0]);
+        break;
     case HBG_WHY_NULL_ARRAY: put(m, "%lld %s but no array of them (NULL)", (long long)n[1], count_name(n[0])); break;
     case HBG_WHY_PRED:
         switch (n[0]) {

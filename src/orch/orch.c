@@ -537,10 +537,16 @@ hbg_status hbg_submit_task(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
     if (!id)
         id = &dummy_id;
     *id = HBG_TASK_NONE;
-    if (!o || !t)
+    if (!o)
         return HBG_E_INVAL;
     if (!o->in_pass)
         return HBG_E_STATE;
+    /* Refused in a pass, and so the pass's error too: a program that
+     * checks hbg_orch_error once at the end must see it. */
+    if (!t) {
+        hbg__why(o, HBG_WHY_NULL_INPUT, -1, 0, 0, 0);
+        return hbg__orch_fail(o, HBG_E_INVAL);
+    }
     if (o->capturing)
         return hbg__orch_fail(o, o->ext->capture_task(o, t, false, id));
     uint64_t t0 = hbg__op_begin(o, HBG_OP_SUBMIT_TASK);
@@ -636,10 +642,14 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
     if (!id)
         id = &dummy_id;
     *id = HBG_TASK_NONE;
-    if (!o || (n && !ts))
+    if (!o)
         return HBG_E_INVAL;
     if (!o->in_pass)
         return HBG_E_STATE;
+    if (n && !ts) {
+        hbg__why(o, HBG_WHY_NULL_INPUT, -1, 1, 0, 0);
+        return hbg__orch_fail(o, HBG_E_INVAL);
+    }
     if (n > HBG_MAX_ALLOC_TENSORS) {
         hbg__why(o, HBG_WHY_TOO_MANY, -1, n, HBG_MAX_ALLOC_TENSORS, HBG_COUNT_TENSORS);
         return hbg__orch_fail(o, HBG_E_TOO_MANY_TENSORS);
@@ -655,10 +665,14 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
 
 hbg_status hbg_scope_begin(hbg_orch *o, hbg_scope_mode mode)
 {
-    if (!o || (mode != HBG_SCOPE_AUTO && mode != HBG_SCOPE_MANUAL))
+    if (!o)
         return HBG_E_INVAL;
     if (!o->in_pass)
         return HBG_E_STATE;
+    if (mode != HBG_SCOPE_AUTO && mode != HBG_SCOPE_MANUAL) {
+        hbg__why(o, HBG_WHY_SCOPE_MODE, -1, (int64_t)mode, 0, 0);
+        return hbg__orch_fail(o, HBG_E_INVAL);
+    }
     if (o->scope_depth >= HBG_MAX_SCOPE_DEPTH || (mode == HBG_SCOPE_AUTO && o->manual_depth > 0))
         return hbg__orch_fail(o, HBG_E_SCOPE);
     o->scope_mode[o->scope_depth++] = (uint8_t)mode;
