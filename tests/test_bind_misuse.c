@@ -202,6 +202,12 @@ static void null_arguments_are_statuses(void **state)
                              .task_window = HBG_MAX_TASK_WINDOW + 1, .no_tmap_journal = true};
     assert_int_equal(hbg_runtime_create(&bc, &big), HBG_E_INVAL);
     assert_null(big);
+    /* a rank outside its job */
+    hbg_runtime_config rk = {.device = r.dev, .kernels = r.kt, .records_fd = -1, .rank = 7, .nranks = 2};
+    assert_int_equal(hbg_runtime_create(&rk, &big), HBG_E_INVAL);
+    rk.nranks = 0, rk.rank = 1; /* nranks 0 is one rank: rank 0 */
+    assert_int_equal(hbg_runtime_create(&rk, &big), HBG_E_INVAL);
+    assert_null(big);
     hbg_program p = {.name = "no args", .orch = add_one, .nargs = 1, .args = NULL};
     hbg_pass_report rep;
     assert_int_equal(hbg_runtime_run(r.rt, &p, false, &rep), HBG_E_INVAL);

@@ -26,7 +26,9 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
     if (!out)
         return HBG_E_INVAL;
     *out = NULL;
-    if (!cfg || !cfg->device || !cfg->kernels)
+    /* A rank outside the job would address peers that do not exist (the
+     * sim device refuses the same configuration when it opens). */
+    if (!cfg || !cfg->device || !cfg->kernels || (cfg->nranks ? cfg->rank >= cfg->nranks : cfg->rank != 0))
         return HBG_E_INVAL;
     hbg_runtime *rt = calloc(1, sizeof *rt);
     if (!rt)
