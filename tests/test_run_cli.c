@@ -103,6 +103,38 @@ static void three_rounds_parse(void **state)
     assert_int_equal(access(od, F_OK), -1);
 }
 
+/* An --out-dir too long for a run folder's path is refused, and the
+ * folder the run made for it is removed again, as on every other
+ * refusal: the same command, shortened, then finds nothing left over. */
+static void too_long_out_dir_leaves_nothing(void **state)
+{
+    (void)state;
+    char parent[1400], od[1500], out[8192], args[1800];
+    /* four 240-byte folders, so that --out-dir itself can be made (each
+     * name under 255 bytes) while its run folder's path passes 1023 */
+    int n = snprintf(parent, sizeof parent, "%s/long", rs_dir);
+    assert_int_equal(mkdir(parent, 0755), 0);
+    for (int k = 0; k < 4; k++) {
+        parent[n++] = '/';
+        memset(parent + n, 'a', 240);
+        n += 240;
+        parent[n] = 0;
+        assert_int_equal(mkdir(parent, 0755), 0);
+    }
+    snprintf(od, sizeof od, "%s/bbbbbbbb", parent);
+    snprintf(args, sizeof args, "run vector --mode timeline --out-dir %s -o %s/long.log", od, rs_dir);
+    assert_int_equal(rs_run("", args, out, sizeof out), 1);
+    assert_non_null(strstr(out, " is too long (a run folder's path takes at most 1023 bytes)\n"));
+    assert_int_equal(access(od, F_OK), -1);
+    snprintf(args, sizeof args, "%s/long.log", rs_dir);
+    assert_int_equal(access(args, F_OK), -1);
+    /* a --out-dir that existed before is the user's: it stays */
+    assert_int_equal(mkdir(od, 0755), 0);
+    snprintf(args, sizeof args, "run vector --mode timeline --out-dir %s -o %s/long.log", od, rs_dir);
+    assert_int_equal(rs_run("", args, out, sizeof out), 1);
+    assert_int_equal(access(od, F_OK), 0);
+}
+
 static void skip_device_switch_values(void **state)
 {
     (void)state;
@@ -454,6 +486,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(three_rounds_parse),
+        cmocka_unit_test(too_long_out_dir_leaves_nothing),
         cmocka_unit_test(skip_device_switch_values),
         cmocka_unit_test(timeline_records),
         cmocka_unit_test(operations_nest_inside_host_orch),

@@ -90,6 +90,10 @@ static int make_out_dir(const run_opts *o, char *dir, size_t cap, bool *made)
          * run's would then be the same */
         fprintf(stderr, "hbg run: --out-dir %s is too long (a run folder's path takes at most %zu bytes)\n",
                 o->out_dir, cap - 1);
+        /* refused, a run leaves nothing behind (as every refusal here):
+         * not even the --out-dir it made just now */
+        if (*made)
+            rmdir(o->out_dir);
         return 1;
     }
     if (mkdir(dir, 0755)) {
