@@ -396,6 +396,15 @@ static void case_limits_are_usage_errors(void **state)
          "hbg run: dsv4 has no tile unit (its shapes are fixed); --tile-unit is refused (see `hbg run --help`)\n"},
         /* the letter of a short-option cluster, not the word before it */
         {"run qwen -xo foo", "hbg run: unknown or incomplete option '-x' (see `hbg run --help`)\n"},
+        {"run qwen --keep -xo", "hbg run: unknown or incomplete option '-x' (see `hbg run --help`)\n"},
+        /* a long option with a short alias as typed, not as its letter
+         * (getopt reports --log's missing value as -o's) */
+        {"run qwen --log", "hbg run: unknown or incomplete option '--log' (see `hbg run --help`)\n"},
+        {"run qwen --lo", "hbg run: unknown or incomplete option '--lo' (see `hbg run --help`)\n"},
+        {"run qwen --help=3", "hbg run: unknown or incomplete option '--help=3' (see `hbg run --help`)\n"},
+        {"run qwen -o", "hbg run: unknown or incomplete option '-o' (see `hbg run --help`)\n"},
+        {"run qwen --rounds", "hbg run: unknown or incomplete option '--rounds' (see `hbg run --help`)\n"},
+        {"run qwen --tas", "hbg run: unknown or incomplete option '--tas' (see `hbg run --help`)\n"},
     };
     char out[8192];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -143,6 +143,15 @@ static const struct option *long_option(const struct option *opts, const char *n
     return hit;
 }
 
+/* Whether the letter is also a long option's (-o for --log). */
+static bool short_alias(const struct option *opts, int letter)
+{
+    for (const struct option *p = opts; p->name; p++)
+        if (p->val == letter)
+            return true;
+    return false;
+}
+
 /* A numeric value without its leading zeros; any other as given. */
 static const char *canonical_value(const char *v)
 {
@@ -344,8 +353,14 @@ static int parse_options(int argc, char **argv, char **words, run_opts *o, expli
             if (case_opts_take(&x->co, ch, optarg))
                 break;
             /* in a cluster of short options (-xo) getopt has not moved
-             * past the word yet: name the letter, not the word before */
-            if (ch == '?' && optopt > 0 && optopt < 128) {
+             * past the word yet: name the letter, not the word before.
+             * A long option with a short alias (--log, --help) sets
+             * optopt to that letter too; getopt has moved past its word
+             * then, so it is named as typed (a short one's error never
+             * leaves a long word before it: -h takes no value, and -o
+             * fails only as the last letter of the last word). */
+            if (ch == '?' && optopt > 0 && optopt < 128 &&
+                !(short_alias(opts, optopt) && !strncmp(argv[optind - 1], "--", 2))) {
                 char letter[3] = {'-', (char)optopt, 0};
                 return fail_usage("unknown or incomplete option '%s'", letter);
             }
