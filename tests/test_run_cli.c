@@ -323,6 +323,31 @@ static void usage_errors(void **state)
     assert_int_equal(rs_run("", "run vector --mode fast", out, sizeof out), 2);
     assert_int_equal(rs_run("", "run --list", out, sizeof out), 0);
     assert_non_null(strstr(out, "vector"));
+    assert_non_null(strstr(out, "\nsynth "));
+    /* with a case, that case alone, whichever side of --list it is on */
+    assert_int_equal(rs_run("", "run synth --list", out, sizeof out), 0);
+    assert_true(strncmp(out, "synth ", 6) == 0);
+    assert_non_null(strstr(out, "\n         --tasks "));
+    assert_null(strstr(out, "vector"));
+    assert_int_equal(rs_run("", "run --list qwen", out, sizeof out), 0);
+    assert_true(strncmp(out, "qwen ", 5) == 0 && strchr(out, '\n')[1] == 0);
+    /* anything beside --list is a usage error, not left unread */
+    static const struct {
+        const char *args, *msg;
+    } list_refused[] = {
+        {"run --list nosuch", "hbg run: unknown case 'nosuch'; `hbg run --list` names them (see `hbg run --help`)\n"},
+        {"run --list qwen extra", "hbg run: unexpected argument 'extra' (see `hbg run --help`)\n"},
+        {"run --list --tasks 0",
+         "hbg run: --list takes no other option (only a CASE, to list it alone), got '--tasks' (see `hbg run --help`)\n"},
+        {"run qwen --list -o x.log",
+         "hbg run: --list takes no other option (only a CASE, to list it alone), got '-o' (see `hbg run --help`)\n"},
+        {"run --li --ro=3",
+         "hbg run: --list takes no other option (only a CASE, to list it alone), got '--ro=3' (see `hbg run --help`)\n"},
+    };
+    for (size_t i = 0; i < sizeof list_refused / sizeof list_refused[0]; i++) {
+        assert_int_equal(rs_run("", list_refused[i].args, out, sizeof out), 2);
+        assert_string_equal(out, list_refused[i].msg);
+    }
     assert_int_equal(rs_run("", "run --help", out, sizeof out), 0);
     assert_non_null(strstr(out, "usage: hbg run CASE"));
     assert_int_equal(rs_run("", "help run", out, sizeof out), 0);

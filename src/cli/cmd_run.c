@@ -501,6 +501,8 @@ int hbg_cmd_run(int argc, char **argv)
         return rc;
     if (rc == RUN_OPTS_LIST) {
         for (const hbg_case *const *c = hbg_cases(); *c; c++) {
+            if (o.c && *c != o.c)
+                continue;
             printf("%-8s %u rank%s  %s\n", (*c)->name, (*c)->default_ranks, (*c)->default_ranks == 1 ? " " : "s",
                    (*c)->summary);
             case_opts_list(*c, stdout);

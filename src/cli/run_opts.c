@@ -13,7 +13,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: hbg run CASE [options]\n"
-            "       hbg run --list\n\n"
+            "       hbg run --list [CASE]\n\n"
             "Binds CASE and runs it on the simulated device, N rounds, one process per rank.\n"
             "Each round is one bind pass per rank (chip.run), followed by the device run\n"
             "unless it is skipped. stdout: the per-pass figures, then one result line per rank.\n\n"
@@ -44,7 +44,8 @@ static void usage(FILE *f)
             "                        may run on once one has failed, died or finished its rounds,\n"
             "                        in seconds (default 30)\n"
             "  --time-limit S        kill every rank still running after S seconds (default: none)\n"
-            "  --list                list the cases\n"
+            "  --list                list the cases and their parameters (with CASE: that one\n"
+            "                        alone); no other option goes with it\n"
             "  -h, --help            this text\n\n"
             "Switches (environment; values 0/false/off/no/empty mean off):\n"
             "  HBG_BIND_BREAKDOWN (SIMPLER_HBG_BIND_BREAKDOWN_ENABLE)      bind phase lines\n"
@@ -434,6 +435,39 @@ static int check_memory(const run_opts *o)
     return 2;
 }
 
+/* The first option word other than --list in `words` (argv before getopt
+ * permuted it), as typed; NULL for none. The first word that looks like
+ * an option is one: a value that looks like one follows its option. */
+static const char *other_option(int argc, char **words)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *w = words[i];
+        if (!strcmp(w, "--"))
+            return NULL; /* the rest are positional */
+        if (w[0] != '-' || !w[1])
+            continue;
+        const char *name = run_opts_long_name(w);
+        if (!name || strcmp(name, "list"))
+            return w;
+    }
+    return NULL;
+}
+
+/* `--list [CASE]`: lists every case, or CASE alone (its parameters are
+ * what one looks for before a run of it). Anything else beside it would
+ * be ignored without a word, a value out of range or a case that does
+ * not exist included, so each is a usage error as in a run. */
+static int list_args(int argc, char **argv, run_opts *o, const char *other)
+{
+    if (other)
+        return fail_usage("--list takes no other option (only a CASE, to list it alone), got '%s'", other);
+    if (optind + 1 < argc)
+        return fail_usage("unexpected argument '%s'", argv[optind + 1]);
+    if (optind < argc && !(o->c = hbg_case_find(argv[optind])))
+        return fail_usage("unknown case '%s'; `hbg run --list` names them", argv[optind]);
+    return RUN_OPTS_LIST;
+}
+
 int run_opts_parse(int argc, char **argv, run_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -450,11 +484,12 @@ int run_opts_parse(int argc, char **argv, run_opts *o)
     memcpy(words, argv, (size_t)argc * sizeof *words);
     explicit_opts x;
     int rc = parse_options(argc, argv, words, o, &x);
+    const char *other = rc == 1 && o->list ? other_option(argc, words) : NULL;
     free(words);
     if (rc != 1)
         return rc;
     if (o->list)
-        return RUN_OPTS_LIST;
+        return list_args(argc, argv, o, other);
     if (optind >= argc)
         return fail_usage("%s", "missing CASE");
     if (optind + 1 < argc)

@@ -29,7 +29,8 @@ typedef struct run_opts {
     char stamp_cmd[2048];
 } run_opts;
 
-/* What run_opts_parse found: go on and run, or list the cases. Any other
+/* What run_opts_parse found: go on and run, or list the cases (o->c
+ * alone when a case was named, every case when o->c is NULL). Any other
  * value is the command's exit status (0 after --help, 2 after a usage
  * error said on stderr). */
 #define RUN_OPTS_GO 1
