@@ -312,6 +312,43 @@ static void small_pool_drops_but_keeps(void **state)
     json_decref(arr);
 }
 
+/* docs/case-synth.md's --records-per-thread figure for synth is exact:
+ * at it every pass keeps all its records, one below it the first pass
+ * drops one. N + A + 10 without a Graph; N + A + R + M + 11 with one, the
+ * nodes recorded once per pass (not per replay). With --keep-definitions
+ * only the first pass records the Definition, so the second needs M + 1
+ * fewer and drops nothing. */
+static void synth_records_figure_is_exact(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *params;
+        unsigned need, second_drops;
+    } sets[] = {
+        {"--tasks 100 --replays 0", 100 + 1 + 10, 1},
+        {"--tasks 300 --replays 3 --graph-nodes 5", 300 + 1 + 3 + 5 + 11, 1},
+        {"--tasks 300 --replays 3 --graph-nodes 5 --keep-definitions", 300 + 1 + 3 + 5 + 11, 0},
+    };
+    char out[8192], args[1200];
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        for (unsigned less = 0; less < 2; less++) {
+            snprintf(args, sizeof args,
+                     "run synth %s --mode timeline --rounds 2 --records-per-thread %u -o %s/fig%zu_%u.log "
+                     "--out-dir %s/fig",
+                     sets[i].params, sets[i].need - less, rs_dir, i, less, rs_dir);
+            assert_int_equal(rs_run("", args, out, sizeof out), 0);
+            int n;
+            json_t *arr = records_lines(out, &n);
+            assert_int_equal(n, 2);
+            json_int_t d1 = json_integer_value(json_object_get(json_array_get(arr, 0), "dropped"));
+            json_int_t d2 = json_integer_value(json_object_get(json_array_get(arr, 1), "dropped"));
+            if (d1 != less || d2 != (less ? sets[i].second_drops : 0))
+                fail_msg("synth %s at %u records per thread: dropped %lld and %lld", sets[i].params,
+                         sets[i].need - less, (long long)d1, (long long)d2);
+            json_decref(arr);
+        }
+}
+
 static void usage_errors(void **state)
 {
     (void)state;
@@ -525,6 +562,7 @@ int main(void)
         cmocka_unit_test(timeline_records),
         cmocka_unit_test(operations_nest_inside_host_orch),
         cmocka_unit_test(small_pool_drops_but_keeps),
+        cmocka_unit_test(synth_records_figure_is_exact),
         cmocka_unit_test(usage_errors),
         cmocka_unit_test(case_limits_are_usage_errors),
         cmocka_unit_test(stamp_is_canonical),
