@@ -456,7 +456,9 @@ static void read_pipes(const run_opts *o, run_collector *col, rank_watch *w)
  * A rank that dies or fails is named, and the others get --peer-timeout
  * seconds more (their own cross-rank waits are bounded by the same figure)
  * before they are killed; --time-limit bounds the whole run the same way.
- * So the command always ends, whatever a rank does, even stopped. */
+ * So a rank stopped or hung cannot hold the command where a peer is there
+ * to notice it, nor under --time-limit; a lone rank has no peer, and
+ * only --time-limit bounds it. */
 static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services, const run_lines *line,
                         run_collector *col, run_progress *pg)
 {
