@@ -259,6 +259,7 @@ typedef struct rank_watch {
     const run_lines *line;    /* the ranks' start and finish lines */
     uint64_t deadline;        /* when the ranks still running are killed; 0: not armed */
     char why[128];            /* what armed it, for the kill messages */
+    run_progress *pg;         /* the progress line, cleared before each message */
 } rank_watch;
 
 /* A rank that could not be started (out of descriptors or processes) has
@@ -268,9 +269,11 @@ static void not_started(const run_opts *o, run_collector *col, rank_watch *w, ui
 {
     snprintf(col->rank[r].sum.msg, sizeof col->rank[r].sum.msg, "not started: %s: %s", call, strerror(errno));
     arrive_for(w->line, r);
-    if (o->ranks > 1)
+    if (o->ranks > 1) {
+        run_progress_clear(w->pg);
         fprintf(stderr, "hbg run: rank %u %s; waiting at most %u s for the other ranks\n", r, col->rank[r].sum.msg,
                 o->peer_timeout_s);
+    }
     if (!w->deadline) {
         snprintf(w->why, sizeof w->why, "%u s after rank %u could not be started", o->peer_timeout_s, r);
         w->deadline = hbg_mono_ns() + secs_ns(o->peer_timeout_s);
@@ -342,9 +345,11 @@ static void arm_on_failure(const run_opts *o, const run_collector *col, rank_wat
     /* a rank the parent killed was named when it was */
     if (w->deadline || rs->stopped || !(died || rs->sum.status))
         return;
-    if (o->ranks > 1)
+    if (o->ranks > 1) {
+        run_progress_clear(w->pg);
         fprintf(stderr, "hbg run: rank %u (pid %d) %s; waiting at most %u s for the other ranks\n", r, rs->pid,
                 died ? "ended without finishing" : "failed", o->peer_timeout_s);
+    }
     snprintf(w->why, sizeof w->why, "%u s after rank %u failed", o->peer_timeout_s, r);
     w->deadline = hbg_mono_ns() + secs_ns(o->peer_timeout_s);
 }
@@ -377,6 +382,7 @@ static void kill_laggards(const run_opts *o, run_collector *col, rank_watch *w, 
         if (!w->live[k] || col->rank[k].stopped)
             continue;
         if (w->fd[k] >= 0 && !startline_arrived(w->line->finish, k)) {
+            run_progress_clear(w->pg);
             fprintf(stderr, "hbg run: rank %u (pid %d) still running %u s after rank %u finished its rounds: killing it\n",
                     k, col->rank[k].pid, o->peer_timeout_s, r);
             kill(col->rank[k].pid, SIGKILL);
@@ -415,6 +421,7 @@ static void kill_rest(run_collector *col, rank_watch *w, uint32_t ranks)
 {
     for (uint32_t r = 0; r < ranks; r++)
         if (w->live[r] && !col->rank[r].stopped) {
+            run_progress_clear(w->pg);
             fprintf(stderr, "hbg run: rank %u (pid %d) still running %s: killing it\n", r, col->rank[r].pid,
                     w->why);
             kill(col->rank[r].pid, SIGKILL);
@@ -462,7 +469,7 @@ static void read_pipes(const run_opts *o, run_collector *col, rank_watch *w)
 static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services, const run_lines *line,
                         run_collector *col, run_progress *pg)
 {
-    rank_watch w = {0};
+    rank_watch w = {.pg = pg};
     uint64_t limit = o->time_limit_s ? hbg_mono_ns() + secs_ns(o->time_limit_s) : UINT64_MAX;
     stopsig_catch(on_stop_signal); /* no SA_RESTART: the poll below returns at once */
     fork_ranks(o, logfd, recfd, services, line, col, &w);

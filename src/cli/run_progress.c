@@ -58,3 +58,17 @@ void run_progress_end(run_progress *p)
     if (p->on && p->tty && p->shown)
         fprintf(stderr, "\r%60s\r", "");
 }
+
+const char *run_progress_clearing(const run_progress *p)
+{
+    return p && p->on && p->tty && p->shown ? "\r\033[K" : "";
+}
+
+void run_progress_clear(run_progress *p)
+{
+    const char *c = run_progress_clearing(p);
+    if (!*c)
+        return;
+    fputs(c, stderr);
+    p->shown = false; /* nothing on the line: the end has none to clear */
+}

@@ -23,5 +23,13 @@ bool run_progress_start(run_progress *p, bool log_on_stderr, uint32_t total);
 void run_progress_tick(run_progress *p, uint32_t done);
 /* clears the terminal's line, if one was shown */
 void run_progress_end(run_progress *p);
+/* What clears the line before another message goes to stderr: "\r\033[K"
+ * (to its start, then erase to its end) while a terminal's line is
+ * showing, else "" (nothing else is ever on the line then). */
+const char *run_progress_clearing(const run_progress *p);
+/* Writes that to stderr, so the message that follows starts a line of
+ * its own rather than the progress line's end; the next tick draws the
+ * line again below it. Call before each message while the ranks run. */
+void run_progress_clear(run_progress *p);
 
 #endif
