@@ -467,6 +467,9 @@ static void case_limits_are_usage_errors(void **state)
         {"run qwen -o", "hbg run: unknown or incomplete option '-o' (see `hbg run --help`)\n"},
         {"run qwen --rounds", "hbg run: unknown or incomplete option '--rounds' (see `hbg run --help`)\n"},
         {"run qwen --tas", "hbg run: unknown or incomplete option '--tas' (see `hbg run --help`)\n"},
+        /* an empty name is usage, not a file that cannot be created */
+        {"run qwen --log=", "hbg run: -o/--log expects a file name, got '' (see `hbg run --help`)\n"},
+        {"run qwen --out-dir=", "hbg run: --out-dir expects a folder, got '' (see `hbg run --help`)\n"},
     };
     char out[8192];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -307,8 +307,17 @@ static int parse_options(int argc, char **argv, char **words, run_opts *o, expli
             if (!parse_u32(optarg, 1, MAX_ROUNDS, &o->rounds))
                 return fail_usage("--rounds expects an integer from 1 to 100000, got '%s'", optarg);
             break;
-        case 'o': o->log_path = optarg; break;
-        case O_OUTDIR: o->out_dir = optarg; break;
+        case 'o':
+            /* `--log=` names no file: said as usage, not as a failed create */
+            if (!*optarg)
+                return fail_usage("-o/--log expects a file name, got '%s'", optarg);
+            o->log_path = optarg;
+            break;
+        case O_OUTDIR:
+            if (!*optarg)
+                return fail_usage("--out-dir expects a folder, got '%s'", optarg);
+            o->out_dir = optarg;
+            break;
         case O_RANKS:
             if (!parse_u32(optarg, 1, MAX_RANKS, &o->ranks))
                 return fail_usage("--ranks expects an integer from 1 to 8, got '%s'", optarg);
