@@ -55,6 +55,16 @@ static as_shift hl(const uint64_t *b, size_t nb, const uint64_t *m, size_t nm, d
     return s;
 }
 
+/* The estimate is exact: its floor and whether a half follows. */
+static void est_is(as_shift s, int64_t whole, bool half)
+{
+    if (s.est_whole != whole || s.est_half != half) {
+        print_error("estimate %lld%s, want %lld%s\n", (long long)s.est_whole, s.est_half ? " + 0.5" : "",
+                    (long long)whole, half ? " + 0.5" : "");
+        fail();
+    }
+}
+
 /* The large samples, by formulas the script repeats: permuted, with ties
  * both within and across the arms. */
 static void large150(uint64_t *b, uint64_t *m)
@@ -249,7 +259,7 @@ static void test_hl_odd_count_is_middle_difference(void **state)
     /* 9 differences, sorted -7 -3 -1 1 3 7 11 15 19 */
     uint64_t b[] = {9, 1, 5}, m[] = {20, 2, 8};
     as_shift s = hl(b, 3, m, 3, 0.95);
-    assert_true(s.est == 3.0);
+    est_is(s, 3, false);
     /* 3 + 3 is too small for 95 % (P(U = 0) = 1/20 > 0.025): the range */
     assert_int_equal(s.lo, -7);
     assert_int_equal(s.hi, 19);
@@ -262,7 +272,7 @@ static void test_hl_even_count_is_mean_of_middle_two(void **state)
     /* 6 differences, sorted -5 0 1 6 6 12: (1 + 6) / 2 */
     uint64_t b[] = {4, 10}, m[] = {5, 10, 16};
     as_shift s = hl(b, 2, m, 3, 0.95);
-    assert_true(s.est == 3.5);
+    est_is(s, 3, true);
     assert_int_equal(s.lo, -5);
     assert_int_equal(s.hi, 12);
     near(s.level, 0.8, EXACT_TOL, "range of 2 + 3"); /* 1 - 2/10 */
@@ -275,7 +285,7 @@ static void test_hl_ci_5v5_matches_brute_force(void **state)
     /* the 25 differences listed and sorted; k from the exact counts of U
      * (all 252 splits): at 95 % k = 3, P(U <= 2) = 4/252 */
     as_shift s = hl(b, 5, m, 5, 0.95);
-    assert_true(s.est == 5.0);
+    est_is(s, 5, false);
     assert_int_equal(s.lo, -3);
     assert_int_equal(s.hi, 11);
     near(s.level, 0.9682539682539683, EXACT_TOL, "level 95");
@@ -294,7 +304,7 @@ static void test_hl_ci_tail_equal_to_cut_keeps_order_statistic(void **state)
      * cost the order statistic) and the coverage is 0.9 exactly */
     uint64_t b[] = {1, 2, 3}, m[] = {4, 5, 6};
     as_shift s = hl(b, 3, m, 3, 0.90);
-    assert_true(s.est == 3.0);
+    est_is(s, 3, false);
     assert_int_equal(s.lo, 1);
     assert_int_equal(s.hi, 5);
     near(s.level, 0.9, EXACT_TOL, "level");
@@ -312,7 +322,7 @@ static void test_hl_ci_25v25_matches_brute_force(void **state)
      * of U (the recurrence over the largest value, checked against
      * enumeration on small sizes) */
     as_shift s = hl(b, 25, m, 25, 0.95);
-    assert_true(s.est == 10.0);
+    est_is(s, 10, false);
     assert_int_equal(s.lo, -8);
     assert_int_equal(s.hi, 25);
     near(s.level, 0.9505749267748778, EXACT_TOL, "level");
@@ -324,7 +334,7 @@ static void test_hl_too_small_for_any_k_gives_whole_range(void **state)
     /* 2 + 2: P(U = 0) = 1/6, above any usual tail; differences -7 3 10 20 */
     uint64_t b[] = {10, 20}, m[] = {13, 30};
     as_shift s = hl(b, 2, m, 2, 0.95);
-    assert_true(s.est == 6.5);
+    est_is(s, 6, true);
     assert_int_equal(s.lo, -7);
     assert_int_equal(s.hi, 20);
     /* the whole range misses U = 0 and U = 4, 1/6 each: it covers 2/3,
@@ -333,7 +343,8 @@ static void test_hl_too_small_for_any_k_gives_whole_range(void **state)
     /* one value an arm: the one difference covers nothing */
     uint64_t b1[] = {10}, m1[] = {13};
     s = hl(b1, 1, m1, 1, 0.95);
-    assert_true(s.est == 3.0 && s.lo == 3 && s.hi == 3);
+    est_is(s, 3, false);
+    assert_true(s.lo == 3 && s.hi == 3);
     assert_true(s.level == 0.0);
 }
 
@@ -347,7 +358,7 @@ static void test_hl_150v150_uses_normal_critical_value(void **state)
      * (from 9777.58, far from an integer, so the quantile's last digits
      * cannot move it) */
     as_shift s = hl(b, 150, m, 150, 0.95);
-    assert_true(s.est == 1.0);
+    est_is(s, 1, false);
     assert_int_equal(s.lo, -5);
     assert_int_equal(s.hi, 8);
     assert_true(s.level == 0.95); /* nominal */
@@ -366,7 +377,7 @@ static void test_hl_2000v2000_searches_four_million_differences(void **state)
     large2000(b, b + 2000);
     /* the 4e6 differences sorted in Python; k = 1928423 (from 1928423.29) */
     as_shift s = hl(b, 2000, b + 2000, 2000, 0.95);
-    assert_true(s.est == 498.0);
+    est_is(s, 498, false);
     assert_int_equal(s.lo, 318);
     assert_int_equal(s.hi, 679);
     assert_true(s.level == 0.95);
@@ -381,15 +392,52 @@ static void test_hl_extreme_values_do_not_overflow(void **state)
     const uint64_t M = INT64_MAX;
     uint64_t b[] = {0, M}, m[] = {M, 0};
     as_shift s = hl(b, 2, m, 2, 0.95);
-    assert_true(s.est == 0.0);
+    est_is(s, 0, false);
     assert_true(s.lo == -INT64_MAX);
     assert_true(s.hi == INT64_MAX);
 
     /* one pair: the single difference is estimate and both ends */
     uint64_t one = M, zero = 0;
     s = hl(&one, 1, &zero, 1, 0.95);
-    assert_true(s.est == -(double)INT64_MAX);
+    est_is(s, -INT64_MAX, false);
     assert_true(s.lo == -INT64_MAX && s.hi == -INT64_MAX);
+}
+
+/* Past 2^53 a double has no room for the units of an estimate, and twice
+ * an estimate near 2^63 is past int64: it was ((double)lo + (double)hi) / 2,
+ * which rounded 2^63 - 1.5 to 2^63, above its own interval, and made a
+ * printed --4611686018427387904 of it. Kept exact, it stays inside. */
+static void test_hl_estimate_exact_past_2_53(void **state)
+{
+    (void)state;
+    /* one pair: 2^53 + 1, which a double rounds to 2^53 */
+    uint64_t zero = 0, odd = ((uint64_t)1 << 53) + 1;
+    as_shift s = hl(&zero, 1, &odd, 1, 0.95);
+    est_is(s, ((int64_t)1 << 53) + 1, false);
+    /* differences M - 1, M - 1, M, M (M = 2^63 - 1): the middle two's mean
+     * is M - 0.5, whose double is 2^63 */
+    const uint64_t M = INT64_MAX;
+    uint64_t b[] = {0, 1}, m[] = {M, M};
+    s = hl(b, 2, m, 2, 0.95);
+    est_is(s, INT64_MAX - 1, true);
+    assert_true(s.lo == INT64_MAX - 1 && s.hi == INT64_MAX);
+    assert_int_equal(as_shift_sign(&s), 1);
+    /* and negative: -(M - 0.5), a floor of -M and a half */
+    s = hl(m, 2, b, 2, 0.95);
+    est_is(s, -INT64_MAX, true);
+    assert_true(s.lo == -INT64_MAX && s.hi == -INT64_MAX + 1);
+    assert_int_equal(as_shift_sign(&s), -1);
+    /* -0.5 has the floor -1, +0.5 the floor 0: the sign is the half's */
+    uint64_t b2[] = {10, 11}, m2[] = {10, 10};
+    s = hl(b2, 2, m2, 2, 0.95); /* differences -1 -1 0 0 */
+    est_is(s, -1, true);
+    assert_int_equal(as_shift_sign(&s), -1);
+    s = hl(m2, 2, b2, 2, 0.95); /* 0 0 1 1 */
+    est_is(s, 0, true);
+    assert_int_equal(as_shift_sign(&s), 1);
+    s = hl(b2, 1, m2, 1, 0.95);
+    est_is(s, 0, false);
+    assert_int_equal(as_shift_sign(&s), 0);
 }
 
 static void test_hl_rejects_invalid_input(void **state)
@@ -463,6 +511,7 @@ int main(void)
         cmocka_unit_test(test_hl_150v150_uses_normal_critical_value),
         cmocka_unit_test(test_hl_2000v2000_searches_four_million_differences),
         cmocka_unit_test(test_hl_extreme_values_do_not_overflow),
+        cmocka_unit_test(test_hl_estimate_exact_past_2_53),
         cmocka_unit_test(test_hl_rejects_invalid_input),
         cmocka_unit_test(test_sign_test_small_n_exact),
         cmocka_unit_test(test_sign_test_large_n_log_space),

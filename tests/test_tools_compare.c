@@ -771,6 +771,41 @@ static void test_absurd_durations_exclude_their_pass(void **st)
     free_arms(&a);
 }
 
+/* An effect near 2^62 ns is still printed exactly, inside its interval,
+ * and JSON that parses: the estimate was a double, rounded to 2^62 here,
+ * whose doubled llround overflowed into "--4611686018427387904" in the
+ * verdict and in JSON, exit 0. Base passes of 0 ns against measure passes
+ * of X and X + 1 ns: the differences' middle two give X + 0.5. */
+static void test_huge_effect_is_exact(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 55), m = cg_default("5d6e7f8", 56);
+    b.rounds = m.rounds = 3;
+    b.all_scale = m.all_scale = 0;
+    arms a;
+    make_arms(&a, 1, b, m, NULL);
+    set_dur(a.measure[0], "inv=2", "phase=host_orch ", "4611686018427387800");
+    set_dur(a.measure[0], "inv=3", "phase=host_orch ", "4611686018427387801");
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0); /* 2 + 2 passes: not significant */
+    char *l = first_line(out);
+    if (!ts_contains(l, " % (+4611686018427387800.5 ns; whole range, only a 66 % CI: "
+                        "+4611686018427387800..+4611686018427387801 ns) of the base minimum 0 ns"))
+        fail_msg("%s", l);
+    free(l), free(out), free(err);
+    const char *js[] = {"--format", "json", NULL};
+    assert_int_equal(compare(&a, js, &out, &err), 0);
+    json_error_t je;
+    json_t *j = json_loads(out, 0, &je);
+    if (!j)
+        fail_msg("invalid JSON (%s): %s", je.text, out);
+    json_decref(j);
+    assert_true(ts_contains(out, "\"effect\": {\"hodges_lehmann_ns\": 4611686018427387800.5, \"ci_low_ns\": "
+                                 "4611686018427387800, \"ci_high_ns\": 4611686018427387801, "));
+    free(out), free(err);
+    free_arms(&a);
+}
+
 /* --- flags --------------------------------------------------------------- */
 
 static void test_flags_exact_figure_that_differs(void **st)
@@ -934,6 +969,7 @@ int main(void)
         cmocka_unit_test(test_json_on_a_full_stdout),
         cmocka_unit_test(test_stamp_reading),
         cmocka_unit_test(test_absurd_durations_exclude_their_pass),
+        cmocka_unit_test(test_huge_effect_is_exact),
         cmocka_unit_test(test_flags_exact_figure_that_differs),
         cmocka_unit_test(test_flags_lower_minimum_with_wider_range),
         cmocka_unit_test(test_json),

@@ -433,6 +433,14 @@ static void jhalf(jw *w, int64_t v2)
     jw_lit(w, half_str(v2, false, buf, sizeof buf));
 }
 
+/* a signed integer as it is (doubled, one near 2^63 would not fit) */
+static void jint(jw *w, int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    jw_lit(w, buf);
+}
+
 static void json_mwu(jw *w, const as_mwu *u)
 {
     /* U is a count of pairs plus half the ties: exact as a doubled integer */
@@ -501,10 +509,13 @@ static int out_json(const cp_result *R)
     jkey(&w, "base_min_ns", false), jw_u64(&w, R->base_min);
     jkey(&w, "measure_min_ns", false), jw_u64(&w, R->measure_min);
     jkey(&w, "effect", false);
+    /* exact, whole or a half, however large: a doubled estimate rounded
+     * through a double once came out as --4611686018427387904 */
+    char hl[48];
     jw_lit(&w, "{\"hodges_lehmann_ns\": ");
-    jhalf(&w, (int64_t)llround(R->hl.est * 2));
-    jkey(&w, "ci_low_ns", false), jhalf(&w, 2 * R->hl.lo);
-    jkey(&w, "ci_high_ns", false), jhalf(&w, 2 * R->hl.hi);
+    jw_lit(&w, cp_shift_ns(&R->hl, false, hl, sizeof hl));
+    jkey(&w, "ci_low_ns", false), jint(&w, R->hl.lo);
+    jkey(&w, "ci_high_ns", false), jint(&w, R->hl.hi);
     jkey(&w, "ci_level", false), jnum(&w, R->hl.level);
     jkey(&w, "pct", false), jnum(&w, R->effect_pct);
     jkey(&w, "ci_low_pct", false), jnum(&w, R->lo_pct);

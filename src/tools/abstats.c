@@ -290,11 +290,17 @@ hbg_status as_hodges_lehmann(const uint64_t *base, size_t nb, const uint64_t *me
     uint64_t nd = (uint64_t)nb * nm;
     int64_t dmin = m[0] - b[nb - 1], dmax = m[nm - 1] - b[0];
     if (nd % 2) {
-        out->est = (double)kth_diff(b, nb, m, nm, nd / 2 + 1, dmin, dmax);
+        out->est_whole = kth_diff(b, nb, m, nm, nd / 2 + 1, dmin, dmax);
     } else {
+        /* the mean of the middle two, exactly: lo + (hi - lo) / 2, the
+         * distance taken unsigned (it can pass 2^63), its half back in
+         * int64 between lo and hi, and an odd distance a half more; the
+         * sum of two doubles rounded it past 2^53 */
         int64_t lo = kth_diff(b, nb, m, nm, nd / 2, dmin, dmax);
         int64_t hi = kth_diff(b, nb, m, nm, nd / 2 + 1, lo, dmax);
-        out->est = ((double)lo + (double)hi) / 2;
+        uint64_t d = (uint64_t)hi - (uint64_t)lo;
+        out->est_whole = lo + (int64_t)(d / 2);
+        out->est_half = d & 1;
     }
 
     double tail = (1 - level) / 2;
@@ -327,6 +333,17 @@ hbg_status as_hodges_lehmann(const uint64_t *base, size_t nb, const uint64_t *me
     }
     free(b);
     return HBG_OK;
+}
+
+double as_shift_est(const as_shift *s)
+{
+    return (double)s->est_whole + (s->est_half ? 0.5 : 0);
+}
+
+int as_shift_sign(const as_shift *s)
+{
+    /* the floor is -1 for -0.5, and 0 for +0.5 */
+    return s->est_whole > 0 || (s->est_whole == 0 && s->est_half) ? 1 : s->est_whole < 0 ? -1 : 0;
 }
 
 /* Exact to the rounding of one division up to n = 62, where the binomial

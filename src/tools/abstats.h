@@ -43,7 +43,14 @@ typedef struct as_mwu {
 } as_mwu;
 
 typedef struct as_shift {
-    double est;            /* Hodges-Lehmann estimate of measure - base, ns (x.0 or x.5) */
+    /* The Hodges-Lehmann estimate of measure - base, ns: est_whole + 0.5
+     * when est_half. It is the middle difference, or the mean of the middle
+     * two, so a whole or a half ns; a double would round it past 2^53, and
+     * twice it may pass int64 (both middle differences near 2^63), so it is
+     * kept as its floor and a half. lo <= est_whole and est_whole + 0.5 *
+     * est_half <= hi: the estimate lies inside its interval. */
+    int64_t est_whole;
+    bool est_half;
     int64_t lo, hi;        /* the confidence interval, ns, closed */
     double level;          /* its coverage under the no-ties null: the actual one (>= the level
                             * asked) on the exact path, the level asked on the approximation;
@@ -74,5 +81,11 @@ hbg_status as_hodges_lehmann(const uint64_t *base, size_t nb, const uint64_t *me
  * `n` fair coin flips coming up heads, sum_{i >= agree} C(n, i) / 2^n
  * (2^-n when agree == n; 1 when agree == 0). */
 double as_sign_test(size_t agree, size_t n);
+
+/* The shift's estimate as a double, rounded past 2^53: for percentages and
+ * comparisons with other doubles, never to print it (the fields are exact). */
+double as_shift_est(const as_shift *s);
+/* Its sign, exactly: +1, -1, or 0. */
+int as_shift_sign(const as_shift *s);
 
 #endif

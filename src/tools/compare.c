@@ -446,7 +446,7 @@ static void row_flags(cp_result *R)
                "(how far the comparison moved between repetitions), and the control is not tested; name a longer "
                "untouched segment with --control",
                R->opt.control, R->ctl_min, CP_CONTROL_MIN_NS, cp_floor(R->delta_range * 100, fl, sizeof fl));
-    double effect = fabs(R->hl.est);
+    double effect = fabs(as_shift_est(&R->hl));
     for (size_t i = 0; i < R->nrep; i++) {
         const cp_rep *r = &R->rep[i];
         for (int k = 0; k < r->nrow; k++) {
@@ -576,7 +576,8 @@ static void rep_list(const cp_result *R, int dir, char *out, size_t n)
 static void decide(cp_result *R)
 {
     const cp_options *o = &R->opt;
-    R->direction = R->hl.est > 0 ? 1 : R->hl.est < 0 ? -1 : R->mwu.p_greater < R->mwu.p_less ? 1 : -1;
+    int es = as_shift_sign(&R->hl);
+    R->direction = es ? es : R->mwu.p_greater < R->mwu.p_less ? 1 : -1;
     R->p = R->direction > 0 ? R->mwu.p_greater : R->mwu.p_less;
     R->significant = R->p < o->alpha;
     R->agree = 0;
@@ -597,10 +598,10 @@ static void decide(cp_result *R)
      * shift from it is beyond a relative floor, and a lower bound above
      * 0 ns past any threshold */
     double base = (double)R->base_min;
-    R->effect_pct = R->base_min ? R->hl.est / base * 100 : R->hl.est == 0 ? 0 : NAN;
+    R->effect_pct = R->base_min ? as_shift_est(&R->hl) / base * 100 : es == 0 ? 0 : NAN;
     R->lo_pct = R->base_min ? (double)R->hl.lo / base * 100 : R->hl.lo == 0 ? 0 : R->hl.lo > 0 ? INFINITY : -INFINITY;
     R->hi_pct = R->base_min ? (double)R->hl.hi / base * 100 : R->hl.hi == 0 ? 0 : R->hl.hi > 0 ? INFINITY : -INFINITY;
-    bool beyond = R->base_min ? fabs(R->effect_pct) > R->noise_floor * 100 : R->hl.est != 0;
+    bool beyond = R->base_min ? fabs(R->effect_pct) > R->noise_floor * 100 : es != 0;
     if (R->ctl_significant)
         R->verdict = CP_CONTENDED;
     else if (R->significant && R->agree < R->nrep)
@@ -634,6 +635,21 @@ const char *cp_floor(double v, char *b, size_t n)
     return pct_text(v, false, b, n);
 }
 
+const char *cp_shift_ns(const as_shift *s, bool sign, char *b, size_t n)
+{
+    /* from the floor and the half: -2.5 is a floor of -3 and a half, so a
+     * negative half is printed from the floor's successor (never INT64_MIN:
+     * a difference of values below 2^63 is above it) */
+    int64_t w = s->est_whole;
+    if (w >= 0)
+        snprintf(b, n, "%s%" PRId64 "%s", sign ? "+" : "", w, s->est_half ? ".5" : "");
+    else if (s->est_half)
+        snprintf(b, n, "-%" PRId64 ".5", -(w + 1));
+    else
+        snprintf(b, n, "-%" PRId64, -w);
+    return b;
+}
+
 /* "95 % CI", or, when the passes are too few for one, what the interval
  * (then the whole range of differences) really covers: a label that
  * claimed 95 % over 2 + 2 passes would overstate 67 %. */
@@ -650,12 +666,10 @@ static void verdict_line(cp_result *R)
 {
     const cp_options *o = &R->opt;
     char eff[256], sign[256], reps[256], ci[40];
-    /* the estimate is a median of integer differences: whole or a half */
-    int64_t e2 = (int64_t)llround(R->hl.est * 2), ea = e2 < 0 ? -e2 : e2;
-    char pe[48];
+    char pe[48], es[48];
     snprintf(eff, sizeof eff,
-             "effect %s %% (%s%" PRId64 "%s ns; %s %+" PRId64 "..%+" PRId64 " ns) of the base minimum %" PRIu64 " ns",
-             cp_pct(R->effect_pct, pe, sizeof pe), e2 < 0 ? "-" : "+", ea / 2, ea & 1 ? ".5" : "",
+             "effect %s %% (%s ns; %s %+" PRId64 "..%+" PRId64 " ns) of the base minimum %" PRIu64 " ns",
+             cp_pct(R->effect_pct, pe, sizeof pe), cp_shift_ns(&R->hl, true, es, sizeof es),
              ci_label(R, ci, sizeof ci), R->hl.lo, R->hl.hi, R->base_min);
     int sn = snprintf(sign, sizeof sign, "sign test p = %.4g (%zu of %zu repetitions agree)", R->sign_p, R->agree,
                       R->nrep);

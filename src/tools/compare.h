@@ -141,5 +141,8 @@ void cp_free(cp_result *R);
 const char *cp_pct(double v, char *b, size_t n);
 /* A noise floor in % as "%.2f", or "n/a" (NAN: none). Returns b. */
 const char *cp_floor(double v, char *b, size_t n);
+/* The Hodges-Lehmann estimate in ns, exactly: "1234", "1234.5", "-0.5"
+ * ("+" before one >= 0 when sign); b holds at least 24 bytes. Returns b. */
+const char *cp_shift_ns(const as_shift *s, bool sign, char *b, size_t n);
 
 #endif
