@@ -483,6 +483,68 @@ static void test_unstamped_refused_unless_allowed(void **st)
     free_arms(&a);
 }
 
+/* With --allow-unstamped, an unstamped repetition 1 was the only reference
+ * of its arm: the stamped logs after it were never checked against each
+ * other, so an arm of two commands or two commits was compared, and the
+ * same logs in another order refused. The first stamped log of each arm
+ * is the reference now, and the two arms' references meet even when no
+ * repetition pairs two stamped logs. */
+static void unstamped_rep1(int rep, cg_spec *b, cg_spec *m)
+{
+    if (rep == 0)
+        b->commit = m->commit = NULL;
+    if (rep == 2)
+        b->env_extra = m->env_extra = "OMP_NUM_THREADS=2";
+}
+
+static void unstamped_rep1_two_commits(int rep, cg_spec *b, cg_spec *m)
+{
+    (void)m;
+    if (rep == 0)
+        b->commit = m->commit = NULL;
+    if (rep == 2)
+        b->commit = "0badc0d";
+}
+
+/* base stamped only in repetition 2, measure only in repetition 1 */
+static void stamped_apart(int rep, cg_spec *b, cg_spec *m)
+{
+    if (rep == 0)
+        b->commit = NULL;
+    else
+        m->commit = NULL;
+    b->env_extra = "OMP_NUM_THREADS=2";
+}
+
+static void test_unstamped_first_log_checks_no_less(void **st)
+{
+    (void)st;
+    const char *allow[] = {"--allow-unstamped", NULL};
+    char msg[2048];
+    arms a;
+    make_arms(&a, 3, cg_default("1a2b3c4", 57), cg_default("5d6e7f8", 58), unstamped_rep1);
+    snprintf(msg, sizeof msg,
+             "hbg compare: %s and %s: their stamps differ in more than the commit: env OMP_NUM_THREADS=2 in %s, "
+             "absent from %s; both arms must be measured the same way\n",
+             a.base[1], a.base[2], a.base[2], a.base[1]);
+    expect_refusal(&a, allow, msg);
+    free_arms(&a);
+
+    make_arms(&a, 3, cg_default("1a2b3c4", 59), cg_default("5d6e7f8", 60), unstamped_rep1_two_commits);
+    snprintf(msg, sizeof msg, "hbg compare: %s and %s: the base arm mixes two commits: 1a2b3c4 and 0badc0d\n",
+             a.base[1], a.base[2]);
+    expect_refusal(&a, allow, msg);
+    free_arms(&a);
+
+    make_arms(&a, 2, cg_default("1a2b3c4", 61), cg_default("5d6e7f8", 62), stamped_apart);
+    snprintf(msg, sizeof msg,
+             "hbg compare: %s and %s: their stamps differ in more than the commit: env OMP_NUM_THREADS=2 in %s, "
+             "absent from %s; both arms must be measured the same way\n",
+             a.base[1], a.measure[0], a.base[1], a.measure[0]);
+    expect_refusal(&a, allow, msg);
+    free_arms(&a);
+}
+
 static void test_refuses_different_segment_sets(void **st)
 {
     (void)st;
@@ -959,6 +1021,7 @@ int main(void)
         cmocka_unit_test(test_stamps_differ_in_a_value_and_a_word),
         cmocka_unit_test(test_refuses_unequal_counts),
         cmocka_unit_test(test_unstamped_refused_unless_allowed),
+        cmocka_unit_test(test_unstamped_first_log_checks_no_less),
         cmocka_unit_test(test_refuses_different_segment_sets),
         cmocka_unit_test(test_refuses_a_log_without_warm_pass),
         cmocka_unit_test(test_refuses_different_rank_counts),

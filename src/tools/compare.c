@@ -304,11 +304,25 @@ static hbg_status check_pair(const cp_log *f, const cp_log *g, char *err, size_t
     return HBG_OK;
 }
 
-/* Every log of one arm is of one commit. */
+/* The first stamped log of an arm (the reference its others are checked
+ * against), or the first log when none is stamped. An unstamped reference
+ * would check no stamp: with --allow-unstamped, an unstamped repetition 1
+ * let the arm's other logs mix commits and commands, and the same logs in
+ * another order were refused. */
+static size_t arm_ref(const cp_rep *rep, size_t nrep, bool base)
+{
+    for (size_t i = 0; i < nrep; i++)
+        if ((base ? &rep[i].base : &rep[i].measure)->L.has_stamp)
+            return i;
+    return 0;
+}
+
+/* Every stamped log of one arm is of one commit. */
 static hbg_status check_arm(const cp_rep *rep, size_t nrep, bool base, char *err, size_t n)
 {
-    const cp_log *f = base ? &rep[0].base : &rep[0].measure;
-    for (size_t i = 1; i < nrep; i++) {
+    size_t r = arm_ref(rep, nrep, base);
+    const cp_log *f = base ? &rep[r].base : &rep[r].measure;
+    for (size_t i = r + 1; i < nrep; i++) {
         const cp_log *g = base ? &rep[i].base : &rep[i].measure;
         if (f->L.has_stamp && g->L.has_stamp && strcmp(f->commit, g->commit) != 0)
             return refuse(err, n, "%s and %s: the %s arm mixes two commits: %s and %s", f->path, g->path,
@@ -761,10 +775,19 @@ static hbg_status check_all(cp_result *R, char *err, size_t n)
         if (st != HBG_OK)
             return st;
     }
-    for (size_t i = 1; i < R->nrep; i++) {
-        hbg_status st = check_pair(&R->rep[0].base, &R->rep[i].base, err, n);
-        if (st == HBG_OK)
-            st = check_pair(&R->rep[0].measure, &R->rep[i].measure, err, n);
+    /* then every log against its arm's first stamped one, whatever the
+     * order of the logs, and the two arms' references against each other:
+     * no repetition may pair two stamped logs */
+    size_t rb = arm_ref(R->rep, R->nrep, true), rm = arm_ref(R->rep, R->nrep, false);
+    for (size_t i = 0; i < R->nrep; i++) {
+        hbg_status st = i == rb ? HBG_OK : check_pair(&R->rep[rb].base, &R->rep[i].base, err, n);
+        if (st == HBG_OK && i != rm)
+            st = check_pair(&R->rep[rm].measure, &R->rep[i].measure, err, n);
+        if (st != HBG_OK)
+            return st;
+    }
+    if (rb != rm) {
+        hbg_status st = check_pair(&R->rep[rb].base, &R->rep[rm].measure, err, n);
         if (st != HBG_OK)
             return st;
     }
@@ -790,13 +813,17 @@ hbg_status cp_run(cp_result *R, const char *const *base, const char *const *meas
         st = check_all(R, err, errlen);
     if (st != HBG_OK)
         return st;
-    const cp_log *b0 = &R->rep[0].base, *m0 = &R->rep[0].measure;
+    /* the arms' first stamped logs name the commits and the stamp (every
+     * stamped log's, checked above) */
+    const cp_log *b0 = &R->rep[arm_ref(R->rep, nrep, true)].base;
+    const cp_log *m0 = &R->rep[arm_ref(R->rep, nrep, false)].measure;
     snprintf(R->base_commit, sizeof R->base_commit, "%s", b0->commit[0] ? b0->commit : "unstamped");
     snprintf(R->measure_commit, sizeof R->measure_commit, "%s", m0->commit[0] ? m0->commit : "unstamped");
-    if (b0->L.has_stamp) {
-        const char *sp = memchr(b0->L.stamp.p, ' ', b0->L.stamp.n);
-        R->stamp_rest = sp ? sp + 1 : b0->L.stamp.p + b0->L.stamp.n;
-        R->stamp_rest_len = b0->L.stamp.n - (size_t)(R->stamp_rest - b0->L.stamp.p);
+    const cp_log *s0 = b0->L.has_stamp ? b0 : m0;
+    if (s0->L.has_stamp) {
+        const char *sp = memchr(s0->L.stamp.p, ' ', s0->L.stamp.n);
+        R->stamp_rest = sp ? sp + 1 : s0->L.stamp.p + s0->L.stamp.n;
+        R->stamp_rest_len = s0->L.stamp.n - (size_t)(R->stamp_rest - s0->L.stamp.p);
     }
     R->ranks = (int)b0->L.nrank;
     R->base_min = R->measure_min = UINT64_MAX;
