@@ -218,6 +218,69 @@ static void test_contended_repetition_original(void **st)
     contended(true);
 }
 
+/* 60 repetitions of which every third is faster: the verdict line named
+ * them into a fixed buffer until it ran out, ending in "54 (-100" with 57
+ * and 60 unsaid. It names the first ten, each whole, then how many more;
+ * JSON's summary is the same line. */
+static void test_many_disagreeing_repetitions(void **st)
+{
+    (void)st;
+    enum { N = 60 };
+    char *dir = cg_tempdir(), *b[N], *m[N];
+    const char *args[2 * N + 6] = {"compare", "--base"};
+    int k = 2;
+    for (int i = 0; i < N; i++) {
+        char name[64];
+        cg_spec bs = cg_default("1a2b3c4", 800 + (uint64_t)i), ms = slower(cg_default("5d6e7f8", 900 + (uint64_t)i));
+        if (i % 3 == 2)
+            ms.host_orch_scale = 0.97;
+        snprintf(name, sizeof name, "b%d.log", i);
+        b[i] = cg_write(dir, name, &bs);
+        snprintf(name, sizeof name, "m%d.log", i);
+        m[i] = cg_write(dir, name, &ms);
+        args[k++] = b[i];
+    }
+    args[k++] = "--measure";
+    for (int i = 0; i < N; i++)
+        args[k++] = m[i];
+    args[k] = NULL;
+    char *out, *err;
+    assert_int_equal(ts_run_cli(args, &out, &err), 0);
+    char *l = first_line(out);
+    const char *pre = "verdict    contended \xe2\x80\x94 rerun: the arms differ (Mann-Whitney one-sided p = ";
+    if (strncmp(l, pre, strlen(pre)) != 0)
+        fail_msg("%s", l);
+    const char *r = strstr(l, " but repetitions 3 (-");
+    assert_non_null(r);
+    /* ten entries, whole, in order: 3, 6, ..., 30 */
+    for (int i = 1; i <= 10; i++) {
+        char e[32];
+        snprintf(e, sizeof e, "%s %d (-", i == 1 ? "repetitions" : ",", 3 * i);
+        r = strstr(r, e);
+        if (!r)
+            fail_msg("no '%s' in: %s", e, l);
+    }
+    assert_false(ts_contains(l, ", 33 ("));
+    if (!ts_contains(r, " ns) and 10 more disagree in sign with the others: the run was contended; effect +"))
+        fail_msg("%s", l);
+    const char *js[] = {"--format", "json", NULL};
+    args[k++] = js[0], args[k++] = js[1], args[k] = NULL;
+    char *jout, *jerr;
+    assert_int_equal(ts_run_cli(args, &jout, &jerr), 0);
+    json_error_t je;
+    json_t *j = json_loads(jout, 0, &je);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(j, "summary")), l + 11);
+    json_decref(j);
+    free(l), free(out), free(err), free(jout), free(jerr);
+    for (int i = 0; i < N; i++) {
+        unlink(b[i]), unlink(m[i]);
+        free(b[i]), free(m[i]);
+    }
+    rmdir(dir);
+    free(dir);
+}
+
 
 /* The control segment itself moved: the arms ran on different machine
  * states, whatever the effect. */
@@ -1010,6 +1073,7 @@ int main(void)
         cmocka_unit_test(test_no_shift_no_difference_original),
         cmocka_unit_test(test_contended_repetition),
         cmocka_unit_test(test_contended_repetition_original),
+        cmocka_unit_test(test_many_disagreeing_repetitions),
         cmocka_unit_test(test_control_moved_contended),
         cmocka_unit_test(test_short_control_falls_back_to_delta_range),
         cmocka_unit_test(test_drift_is_not_noise),

@@ -35,6 +35,9 @@
 #define CP_CONTROL_MIN_NS 1000
 /* the effect's interval: a Hodges-Lehmann confidence level */
 #define CP_CI_LEVEL 0.95
+/* A contended verdict names this many of the repetitions that disagree in
+ * sign, then says how many more: each repetition's table has them all. */
+#define CP_REPS_NAMED 10
 
 typedef enum cp_verdict {
     CP_NO_DIFFERENCE = 0,
