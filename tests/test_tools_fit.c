@@ -433,6 +433,49 @@ static void test_skip_warm(void **state)
     drop_logs(&L);
 }
 
+/* Rewrites the file at path with the first `from` after `after` (NULL:
+ * the start) replaced by `to`. */
+static void edit_file(const char *path, const char *after, const char *from, const char *to)
+{
+    char *text = ts_slurp(path, NULL);
+    assert_non_null(text);
+    char *start = after ? strstr(text, after) : text;
+    assert_non_null(start);
+    char *at = strstr(start, from);
+    assert_non_null(at);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+    assert_int_equal(fclose(f), 0);
+    free(text);
+}
+
+/* --skip-warm counts a rank's warm passes as the log has them, not as the
+ * reader kept them: with log 3's first warm pass excluded (its record
+ * pool overflowed), --skip-warm 1 leaves out that pass's place only, and
+ * log 3 still gives its two later passes. Counting only the kept passes
+ * skipped inv=3 as well (19 passes, 10 skipped). */
+static void test_skip_warm_counts_excluded_passes(void **state)
+{
+    (void)state;
+    gen g = {.warm = 3, .spike = 1000000};
+    logs L;
+    make_logs(&L, design, NDESIGN, &g);
+    edit_file(L.path[3], NULL, "dropped=0 pid=1003 inv=2\n", "dropped=4 pid=1003 inv=2\n");
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, "--skip-warm", "1", NULL, &out, &errs), 0);
+    /* 9 skipped: the excluded pass was never going to be fitted */
+    assert_true(ts_contains(out, "passes          20 warm passes from 10 logs (9 skipped: each rank's first 1)\n"));
+    /* no spiked pass is left in: the fit is exact */
+    assert_true(ts_contains(out, "R\xC2\xB2              1.000000\n"));
+    assert_true(ts_contains(errs, "host-orch submit_task dropped=4 in pass pid=1003 inv=2"));
+    free(out), free(errs);
+    assert_int_equal(run_fit(&L, "--skip-warm", "1", "--format=json", &out, &errs), 0);
+    assert_true(ts_contains(out, "\"passes\": 20, \"left_out\": 0, \"skipped\": 9,"));
+    free(out), free(errs);
+    drop_logs(&L);
+}
+
 /* A slots= that is there but unreadable leaves its pass out, named; it
  * must not pass for a log that writes none (which would drop the slot
  * term from the whole fit, and move its cost into the replays). */
@@ -799,7 +842,8 @@ int main(void)
         cmocka_unit_test(test_not_identifiable), cmocka_unit_test(test_superlinear_not_tested_is_null),
         cmocka_unit_test(test_superlinear),
         cmocka_unit_test(test_bad_slots_leave_the_pass_out),
-        cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_skip_warm), cmocka_unit_test(test_relative), cmocka_unit_test(test_original_logs),
+        cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_skip_warm),
+        cmocka_unit_test(test_skip_warm_counts_excluded_passes), cmocka_unit_test(test_relative), cmocka_unit_test(test_original_logs),
         cmocka_unit_test(test_t_quantile), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_plot),
         cmocka_unit_test(test_same_log_twice),

@@ -56,10 +56,16 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
     size_t nc = phs_values(L, PHS_TOTAL, cost), k = 0;
     for (size_t i = 0; i < L->npass && k < nc; i++) {
         const ps_pass *p = &L->pass[i];
+        /* A rank's first N warm passes are its first N in the log, used
+         * or not: counting only the passes the reader kept would, after
+         * a pass excluded for a defect, skip the valid one after it
+         * too. Only a used pass that is skipped is counted as skipped:
+         * an excluded one was never going to be fitted. */
+        bool skip = seen && !p->cold && seen[p->rank < 0 ? 0 : p->rank + 1]++ < d->skip_warm;
         if (!p->used)
             continue;
         uint64_t y = cost[k++];
-        if (seen && seen[p->rank < 0 ? 0 : p->rank + 1]++ < d->skip_warm) {
+        if (skip) {
             d->skipped++;
             continue;
         }

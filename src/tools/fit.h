@@ -44,14 +44,15 @@ typedef struct fit_data {
     size_t n, cap;
     size_t excluded;          /* used passes left out: counts missing */
     size_t skip_warm;         /* set before adding: each rank's first warm passes to leave out */
-    size_t skipped;           /* passes left out so */
+    size_t skipped;           /* used passes left out so */
     dg_list warn;
 } fit_data;
 
 void fit_init(fit_data *d);
 void fit_free(fit_data *d);
-/* Adds L's used passes as points of log `log`, but each rank's first
- * d->skip_warm of them (in the log's order). A pass without tasks= on
+/* Adds L's used passes as points of log `log`, but those among each
+ * rank's first d->skip_warm warm passes (in the log's order, excluded
+ * passes counted: they hold their place). A pass without tasks= on
  * its host_orch line or without host-orch lines has no counts: it is
  * left out with a warning naming its line. HBG_E_NOMEM only. */
 hbg_status fit_add_log(fit_data *d, const ps_log *L, uint32_t log);
