@@ -472,6 +472,62 @@ static void a_figure_some_passes_lack_varies(void **st)
     free(buf);
 }
 
+/* A used pass with no host-orch line of a kind the others have did not
+ * do the same count of it: the kind's count varies, missing from that
+ * pass, named by the pass's first line, as tasks= does when a pass lacks
+ * it. Here inv=2 has no submit_task line (the fixture's line 34 gone);
+ * the count used to read 5, "the same in every used pass". */
+static void a_host_orch_kind_some_passes_lack_varies(void **st)
+{
+    (void)st;
+    size_t len;
+    char *buf = ts_slurp(ts_fixture("ours-1rank-4pass.log"), &len);
+    assert_non_null(buf);
+    char *at = strstr(buf, "host-orch phase=submit_task total_ns=500 count=5 detail_sum=0 dropped=0 pid=4242 inv=2\n");
+    assert_non_null(at);
+    char *from = strchr(at, '\n') + 1;
+    while (at > buf && at[-1] != '\n')
+        at--;
+    memmove(at, from, len - (size_t)(from - buf) + 1);
+    len -= (size_t)(from - at);
+    static ps_log L;
+    ps_options o = {0};
+    assert_int_equal(ps_read(&L, "k.log", buf, len, &o), HBG_OK);
+    assert_int_equal(L.nused, 3);
+    phs_result R;
+    assert_int_equal(phs_compute(&L, &R, NULL), HBG_OK);
+    const phs_fig *f = &R.op_count[PS_OP_SUBMIT_TASK];
+    assert_int_equal(f->n, 2);
+    assert_int_equal(f->missing, 1);
+    assert_true(f->varies);
+    assert_int_equal(f->min, 5);
+    assert_int_equal(f->max, 5);
+    assert_false(R.op_count[PS_OP_ALLOC_TENSORS].varies);
+    assert_int_equal(R.op_count[PS_OP_ALLOC_TENSORS].missing, 0);
+    static const char *const w[] = {"k.log: host-orch submit_task count is missing or not an integer in 1 of 3 used "
+                                    "passes (the first at line 24)"};
+    assert_int_equal(L.warn.n, 1);
+    assert_string_equal(L.warn.msg[0], w[0]);
+    ps_free(&L);
+    /* the table and JSON say so too */
+    char *in = ts_temp_file(buf, len, ".log");
+    assert_non_null(in);
+    const char *table[] = {"phases", in, NULL}, *json[] = {"phases", "--format", "json", in, NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(ts_run_cli(table, &out, &err), 0);
+    assert_true(ts_contains(out, "  host-orch submit_task count        varies: 5..5, missing from 1 of 3 used passes "
+                                 "(see warnings)\n"));
+    assert_true(ts_contains(err, "host-orch submit_task count is missing or not an integer in 1 of 3 used passes"));
+    free(out), free(err);
+    assert_int_equal(ts_run_cli(json, &out, &err), 0);
+    assert_true(ts_contains(out, "\"host_orch_counts\": {\"submit_task\": {\"varies\": true, \"min\": 5, \"max\": 5, "
+                                 "\"missing\": 1}, \"alloc_tensors\": 2,"));
+    free(out), free(err);
+    remove(in);
+    free(in);
+    free(buf);
+}
+
 /* A host_orch line that cannot be read, or not tied to its pass, in every
  * pass: the passes share the segment set without it, so the set does not
  * exclude them; without host_orch each is excluded, never a "total" of
@@ -652,6 +708,7 @@ int main(void)
         cmocka_unit_test(many_ranks),
         cmocka_unit_test(no_total_without_host_orch),
         cmocka_unit_test(a_figure_some_passes_lack_varies),
+        cmocka_unit_test(a_host_orch_kind_some_passes_lack_varies),
         cmocka_unit_test(rank_without_used_passes_has_no_figures),
         cmocka_unit_test(unreadable_host_orch_line_excludes_its_pass),
         cmocka_unit_test(warnings_carry_no_control_bytes),

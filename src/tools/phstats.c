@@ -230,10 +230,14 @@ static void add_pass(const ps_log *L, const ps_pass *p, phs_result *R, columns *
                 &F->tasks.other);
     else
         fig_missing(&R->tasks, &F->tasks, p->line[PS_HOST_ORCH]);
+    /* a pass with no line of a kind the others have did not do "the
+     * same": it is named by its first line, having none of that kind */
     for (int o = 0; o < PS_NOPS; o++)
         if (p->ops_present & (1u << o))
             fig_add(&R->op_count[o], p->op_count[o], p->op_line[o], &F->op[o].first_line, &F->op[o].other_line,
                     &F->op[o].other);
+        else
+            fig_missing(&R->op_count[o], &F->op[o], p->first_line);
 }
 
 /* The k sums grouped by rank (a counting sort), each rank's statistics;
@@ -309,11 +313,13 @@ hbg_status phs_compute(ps_log *L, phs_result *R, phs_stat *by_rank)
     hm_free(&C.mem);
     /* A figure some used passes lack is not the same in every one: it
      * varies (a figure no pass reports is simply not shown). */
-    phs_fig *figs[2 + PS_MAXSEG];
+    phs_fig *figs[2 + PS_MAXSEG + PS_NOPS];
     size_t nf = 0;
     figs[nf++] = &R->heap_used, figs[nf++] = &R->tasks;
     for (int s = 0; s < L->nseg; s++)
         figs[nf++] = &R->bytes[s];
+    for (int o = 0; o < PS_NOPS; o++)
+        figs[nf++] = &R->op_count[o];
     for (size_t i = 0; i < nf; i++)
         if (!figs[i]->n)
             figs[i]->missing = 0;
