@@ -476,6 +476,70 @@ static void test_skip_warm_counts_excluded_passes(void **state)
     drop_logs(&L);
 }
 
+/* The 4-pass fixture as a log of its own, with each edit applied. */
+static void fixture_log(logs *L, const char *const (*edit)[2], size_t nedit)
+{
+    char *text = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(text);
+    L->n = 1;
+    L->path[0] = ts_temp_file(text, strlen(text), ".log");
+    free(text);
+    for (size_t i = 0; i < nedit; i++)
+        edit_file(L->path[0], NULL, edit[i][0], edit[i][1]);
+}
+
+/* A count past 2^53 cannot be held exactly by the fit's doubles: three
+ * different tasks= near 2^64 were all rounded to 2^64, called "the same
+ * in every pass" and printed as 18446744073709551616, a number no pass
+ * has. Such a pass is now left out, named with its line and count; 2^53
+ * itself is held exactly and printed as the log has it. */
+static void test_counts_past_2_53_left_out(void **state)
+{
+    (void)state;
+    static const char *const huge[][2] = {
+        {"tasks=47 heap_used=127673344 pid=4242 inv=2",
+         "tasks=18446744073709551615 heap_used=127673344 pid=4242 inv=2"},
+        {"tasks=47 heap_used=127673344 pid=4242 inv=3",
+         "tasks=18446744073709551614 heap_used=127673344 pid=4242 inv=3"},
+        {"tasks=47 heap_used=127673344 pid=4242 inv=4",
+         "tasks=18446744073709551613 heap_used=127673344 pid=4242 inv=4"},
+    };
+    logs L;
+    fixture_log(&L, huge, 3);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 1);
+    assert_string_equal(out, "");
+    assert_true(ts_contains(errs, ":30: pass pid=4242 inv=2 has tasks=18446744073709551615, above 2^53 "
+                                  "(9007199254740992): no count the fit can hold exactly; left out of the fit\n"));
+    assert_true(ts_contains(errs, ":50: pass pid=4242 inv=3 has tasks=18446744073709551614, above 2^53"));
+    assert_true(ts_contains(errs, ":70: pass pid=4242 inv=4 has tasks=18446744073709551613, above 2^53"));
+    assert_true(ts_contains(errs, "hbg fit: no warm pass with counts in any log; nothing to fit\n"));
+    free(out), free(errs);
+    drop_logs(&L);
+    /* 2^53 in every pass is held, and said as it is; one past it in a
+     * record_node count leaves that pass out */
+    static const char *const edge[][2] = {
+        {"tasks=47 heap_used=127673344 pid=4242 inv=2", "tasks=9007199254740992 heap_used=127673344 pid=4242 inv=2"},
+        {"tasks=47 heap_used=127673344 pid=4242 inv=3", "tasks=9007199254740992 heap_used=127673344 pid=4242 inv=3"},
+        {"tasks=47 heap_used=127673344 pid=4242 inv=4", "tasks=9007199254740992 heap_used=127673344 pid=4242 inv=4"},
+        {"count=277 detail_sum=0 dropped=0 pid=4242 inv=3",
+         "count=9007199254740993 detail_sum=0 dropped=0 pid=4242 inv=3"},
+    };
+    fixture_log(&L, edge, 4);
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    assert_true(
+        ts_contains(out, "passes          2 warm passes from 1 log (1 left out: counts unknown or past 2^53)\n"));
+    assert_true(ts_contains(out, "per task             not identifiable: tasks is 9007199254740992 in every pass; vary "
+                                 "it to fit this term\n"));
+    assert_true(ts_contains(errs, ":56: pass pid=4242 inv=3 has host-orch record_node count=9007199254740993, above "
+                                  "2^53 (9007199254740992): no count the fit can hold exactly; left out of the fit\n"));
+    free(out), free(errs);
+    assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "\"tasks\": 9007199254740992, \"nodes\": 277,"));
+    free(out), free(errs);
+    drop_logs(&L);
+}
+
 /* A slots= that is there but unreadable leaves its pass out, named; it
  * must not pass for a log that writes none (which would drop the slot
  * term from the whole fit, and move its cost into the replays). */
@@ -843,7 +907,8 @@ int main(void)
         cmocka_unit_test(test_superlinear),
         cmocka_unit_test(test_bad_slots_leave_the_pass_out),
         cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_skip_warm),
-        cmocka_unit_test(test_skip_warm_counts_excluded_passes), cmocka_unit_test(test_relative), cmocka_unit_test(test_original_logs),
+        cmocka_unit_test(test_skip_warm_counts_excluded_passes), cmocka_unit_test(test_counts_past_2_53_left_out),
+        cmocka_unit_test(test_relative), cmocka_unit_test(test_original_logs),
         cmocka_unit_test(test_t_quantile), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_plot),
         cmocka_unit_test(test_same_log_twice),

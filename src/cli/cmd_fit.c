@@ -141,7 +141,7 @@ static void out_table(const fit_data *d, const fit_result *R, const char *const 
 {
     printf("passes          %zu warm pass%s from %zu log%s", d->n, d->n == 1 ? "" : "es", nlogs, nlogs == 1 ? "" : "s");
     if (d->excluded)
-        printf(" (%zu left out: counts unknown)", d->excluded);
+        printf(" (%zu left out: counts unknown or past 2^53)", d->excluded);
     if (d->skipped)
         printf(" (%zu skipped: each rank's first %zu)", d->skipped, d->skip_warm);
     printf("\nmodel           control plane = fixed + per task x tasks + per recorded node x nodes\n"
@@ -266,7 +266,7 @@ static int out_json(const fit_data *d, const fit_result *R, const char *const *n
         jkey(&w, "log", true), jw_u64(&w, q->log);
         jkey(&w, "pass", false), jw_str(&w, q->label, strlen(q->label));
         for (int c = FIT_TASK; c < FIT_NTERMS; c++)
-            jkey(&w, fit_count_name[c], false), jnum(&w, q->x[c]);
+            jkey(&w, fit_count_name[c], false), jw_u64(&w, q->count[c]);
         jkey(&w, "measured", false), jnum(&w, q->y);
         jkey(&w, "fitted", false), jnum(&w, q->fitted);
         JW_LIT(&w, "}");

@@ -1,6 +1,7 @@
 /* The cost model (see fit.h). */
 #include "tools/fit.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,26 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
             d->excluded++;
             continue;
         }
+        uint64_t cnt[FIT_NTERMS] = {1, p->tasks, p->op_count[PS_OP_RECORD_NODE], p->op_count[PS_OP_GRAPH_SUBMIT],
+                                    p->has_slots ? p->slots : 0};
+        size_t cline[FIT_NTERMS] = {0, p->line[PS_HOST_ORCH], p->op_line[PS_OP_RECORD_NODE],
+                                    p->op_line[PS_OP_GRAPH_SUBMIT], p->line[PS_GRAPH_UPLOAD]};
+        int big = FIT_TASK;
+        while (big < FIT_NTERMS && cnt[big] <= FIT_COUNT_MAX)
+            big++;
+        /* No program counts past 2^53 (9 x 10^15) of anything: such a
+         * figure is corrupt, and as a double it would be rounded, two
+         * different ones taken for the same. Named on its own line. */
+        if (big < FIT_NTERMS) {
+            static const char *const field[FIT_NTERMS] = {"", "tasks=", "host-orch record_node count=",
+                                                          "host-orch graph_submit count=", "slots="};
+            dg_add(&d->warn,
+                   "%s:%zu: pass %s has %s%" PRIu64 ", above 2^53 (%" PRIu64 "): no count the fit can hold "
+                   "exactly; left out of the fit",
+                   L->path, cline[big], lab, field[big], cnt[big], FIT_COUNT_MAX);
+            d->excluded++;
+            continue;
+        }
         if (d->n == d->cap) {
             size_t nc2 = d->cap ? d->cap * 2 : 64;
             fit_point *np = realloc(d->pt, nc2 * sizeof *np);
@@ -97,11 +118,8 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
         q->log = log;
         snprintf(q->label, sizeof q->label, "%s", lab);
         q->line = p->first_line;
-        q->x[FIT_FIXED] = 1;
-        q->x[FIT_TASK] = (double)p->tasks;
-        q->x[FIT_NODE] = (double)p->op_count[PS_OP_RECORD_NODE];
-        q->x[FIT_REPLAY] = (double)p->op_count[PS_OP_GRAPH_SUBMIT];
-        q->x[FIT_SLOT] = (double)p->slots;
+        for (int c = 0; c < FIT_NTERMS; c++)
+            q->count[c] = cnt[c], q->x[c] = (double)cnt[c];
         q->has_slots = p->has_slots;
         q->y = (double)y;
         /* one point per log: the new one replaces a dearer earlier one */
@@ -169,11 +187,13 @@ static const char *unidentifiable(const fit_data *d, int c, const double *rest, 
                 snprintf(buf, cap, "the logs do not carry it (graph_upload slots=, written by hbg only)");
                 return buf;
             }
+    /* on the counts as the log has them, not on their doubles */
     bool same = c != FIT_FIXED;
     for (size_t i = 1; i < d->n && same; i++)
-        same = d->pt[i].x[c] == d->pt[0].x[c];
+        same = d->pt[i].count[c] == d->pt[0].count[c];
     if (same) {
-        snprintf(buf, cap, "%s is %.0f in every pass; vary it to fit this term", fit_count_name[c], d->pt[0].x[c]);
+        snprintf(buf, cap, "%s is %" PRIu64 " in every pass; vary it to fit this term", fit_count_name[c],
+                 d->pt[0].count[c]);
         return buf;
     }
     if (sqrt(dot(rest, rest, d->n)) <= 1e-9 * norm0) {

@@ -23,6 +23,11 @@
 
 enum { FIT_FIXED = 0, FIT_TASK, FIT_NODE, FIT_REPLAY, FIT_SLOT, FIT_NTERMS };
 
+/* 2^53: the largest count a double holds exactly together with every
+ * count below it. A larger one would be rounded in the fit, and two
+ * different ones taken for the same. */
+#define FIT_COUNT_MAX (UINT64_C(1) << 53)
+
 /* "fixed", "per task", ... and their JSON keys "fixed", "per_task", ... */
 extern const char *const fit_term_name[FIT_NTERMS];
 extern const char *const fit_term_key[FIT_NTERMS];
@@ -33,7 +38,8 @@ typedef struct fit_point {
     uint32_t log;             /* index of its log */
     char label[64];           /* the pass (ps_label) */
     size_t line;              /* its first line */
-    double x[FIT_NTERMS];     /* 1, tasks, nodes, replays, slots */
+    uint64_t count[FIT_NTERMS]; /* 1, tasks, nodes, replays, slots: as the log has them */
+    double x[FIT_NTERMS];     /* the same as doubles (each at most 2^53: exact) */
     bool has_slots;
     double y;                 /* measured control plane, ns */
     double fitted, resid;     /* after fit_solve */
@@ -42,7 +48,7 @@ typedef struct fit_point {
 typedef struct fit_data {
     fit_point *pt;
     size_t n, cap;
-    size_t excluded;          /* used passes left out: counts missing */
+    size_t excluded;          /* used passes left out: counts missing, or past 2^53 */
     size_t skip_warm;         /* set before adding: each rank's first warm passes to leave out */
     size_t skipped;           /* used passes left out so */
     dg_list warn;
@@ -53,8 +59,9 @@ void fit_free(fit_data *d);
 /* Adds L's used passes as points of log `log`, but those among each
  * rank's first d->skip_warm warm passes (in the log's order, excluded
  * passes counted: they hold their place). A pass without tasks= on
- * its host_orch line or without host-orch lines has no counts: it is
- * left out with a warning naming its line. HBG_E_NOMEM only. */
+ * its host_orch line or without host-orch lines has no counts, and one
+ * with a count above FIT_COUNT_MAX has none the fit can hold exactly:
+ * each is left out with a warning naming its line. HBG_E_NOMEM only. */
 hbg_status fit_add_log(fit_data *d, const ps_log *L, uint32_t log);
 /* The same, keeping only the log's cheapest such pass (the figure `hbg
  * phases` calls decisive): one point per log, far less noise when the
