@@ -55,8 +55,7 @@ void run_progress_tick(run_progress *p, uint32_t done)
 
 void run_progress_end(run_progress *p)
 {
-    if (p->on && p->tty && p->shown)
-        fprintf(stderr, "\r%60s\r", "");
+    run_progress_clear(p);
 }
 
 const char *run_progress_clearing(const run_progress *p)

@@ -354,9 +354,6 @@ static bool zero(const unsigned char *p, uint64_t n)
     return true;
 }
 
-/* The boundary's part of a Definition: its templates (the layouts, at
- * offset 0, without buffers) into tm[], and the signature replays are
- * matched against. */
 /* The first slots of the buffers whose slots a replay must find where
  * they lay from each other: where a node writes through a slot (the
  * nodes' dependencies on each other were inferred from where the slots
@@ -380,6 +377,9 @@ static void fixed_heads(const hbg__recorder *r, const uint16_t *alias, bool *fix
     }
 }
 
+/* The boundary's part of a Definition: its templates (the layouts, at
+ * offset 0, without buffers) into tm[], and the signature replays are
+ * matched against. */
 static bool fill_signature(hbg__def_entry *e, const hbg__recorder *r, const hbg_boundary *b, const uint16_t *alias,
                            hbg_tensor *tm)
 {

@@ -17,7 +17,6 @@
 #include "orch/taskmemo.h"
 #include "util/hash.h"
 
-
 /* One slot of a boundary signature. A replay whose slot matches the layout
  * differs from the recording only in addr, nbytes and offset, so the extent
  * is kept here and its byte range costs a compare, a multiply and an add

@@ -133,13 +133,23 @@ static bool same_scalars(const hbg__recorder *r, const hbg_def_node *d, const hb
     return true;
 }
 
+/* A targ found as a slot's own tensor (via, HBG_VIA_*) holds no guess,
+ * and so fixes no slots: the tensor passed now must be that slot's own
+ * too. One found by its content may be answered for a slot's own tensor:
+ * the guess it held fixed the slots that could have been meant. */
+static bool same_owner(const hbg__recorder *r, uint16_t via, const hbg_tensor *t)
+{
+    unsigned v = via & HBG_VIA_SLOT_MASK;
+    return !v || r->bptr[v - 1u] == t;
+}
+
 static bool same_pred(const hbg__recorder *r, const hbg_def_node *d, const hbg_task *t)
 {
     const hbg_pred *p = t->pred;
     const hbg_def_pred *q = &r->preds[d->pred];
     return d->pred == r->npred && p->t && p->byte_offset == q->byte_offset && p->value == q->value && p->op == q->op &&
            p->elem_size == q->elem_size && hbg__same_bytes16(p->t, &r->inpred[d->pred], sizeof *p->t) &&
-           (!(r->pvia[d->pred] & HBG_VIA_SLOT_MASK) || r->bptr[(r->pvia[d->pred] & HBG_VIA_SLOT_MASK) - 1u] == p->t);
+           same_owner(r, r->pvia[d->pred], p->t);
 }
 
 /* The body's task against node d and what it was recorded from. A
@@ -161,14 +171,8 @@ static bool same_task(const hbg__recorder *r, const hbg__memo *m, const hbg_def_
     const hbg_tensor *in = r->intens + d->targ_off;
     for (uint32_t i = 0; i < t->ntensors; i++) {
         const hbg_arg *a = &t->args[i];
-        if (!a->t || a->dir != g[i].dir || !hbg__same_bytes16(a->t, &in[i], sizeof in[i]))
-            return false;
-        /* A targ found as a slot's own tensor holds no guess, and so fixes
-         * no slots: this tensor must be that slot's own too. (One found by
-         * its content may be answered for a slot's own tensor: the guess
-         * it held fixed the slots that could have been meant.) */
-        uint16_t v = g[i].dir == HBG_OUT_ALLOC ? 0 : r->tvia[d->targ_off + i] & HBG_VIA_SLOT_MASK;
-        if (v && r->bptr[v - 1u] != a->t)
+        if (!a->t || a->dir != g[i].dir || !hbg__same_bytes16(a->t, &in[i], sizeof in[i]) ||
+            (g[i].dir != HBG_OUT_ALLOC && !same_owner(r, r->tvia[d->targ_off + i], a->t)))
             return false;
     }
     return same_scalars(r, d, t) && deps_lead(r, d, t->deps, t->ndeps) && (!t->pred || same_pred(r, d, t)) &&

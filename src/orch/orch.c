@@ -300,15 +300,22 @@ static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg__range
     return hbg__orch_check_view(o, a->t, i, r);
 }
 
+/* A body's own buffer exists in its replays alone: on the device the
+ * address names nothing. (Inside a capture the recorder tells its own
+ * buffers from others'.) */
+static hbg_status outside_its_body(hbg_orch *o, const hbg_tensor *t, int32_t i)
+{
+    if (o->capturing || t->addr < HBG_REC_BASE)
+        return HBG_OK;
+    hbg__why(o, HBG_WHY_REC_BUFFER, i, (int64_t)t->addr, 0, 0);
+    return HBG_E_GRAPH_CAPTURE;
+}
+
 hbg_status hbg__orch_check_view(hbg_orch *o, const hbg_tensor *t, int32_t i, hbg__range *r)
 {
-    /* A body's own buffer exists in its replays alone: on the device the
-     * address names nothing. (Inside a capture the recorder tells its own
-     * buffers from others'.) */
-    if (!o->capturing && t->addr >= HBG_REC_BASE) {
-        hbg__why(o, HBG_WHY_REC_BUFFER, i, (int64_t)t->addr, 0, 0);
-        return HBG_E_GRAPH_CAPTURE;
-    }
+    hbg_status st = outside_its_body(o, t, i);
+    if (st)
+        return st;
     if (!hbg__byte_range(t, &r->lo, &r->hi)) {
         hbg__why(o, HBG_WHY_BAD_VIEW, i, t->dtype, t->ndim, 0);
         return HBG_E_INVAL;
@@ -394,10 +401,9 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
                 hbg__why(o, HBG_WHY_BAD_VIEW, -1, p->t->dtype, p->t->ndim, 0);
                 return HBG_E_INVAL;
             }
-            if (!o->capturing && p->t->addr >= HBG_REC_BASE) {
-                hbg__why(o, HBG_WHY_REC_BUFFER, -1, (int64_t)p->t->addr, 0, 0);
-                return HBG_E_GRAPH_CAPTURE;
-            }
+            hbg_status st = outside_its_body(o, p->t, -1);
+            if (st)
+                return st;
             /* read as an input: it must name a buffer (eager mode reads
              * the word on the host, at that address), or be a tensor this
              * task allocates (read after the allocation) */

@@ -65,16 +65,16 @@ typedef struct hbg__orch_ext {
 
 struct hbg__graph; /* src/graph's state; opaque here */
 
+/* Buffers allocated inside a body being recorded live at REC_BASE + offset
+ * in the replay's GM block: far above any user-space pointer, so they can
+ * never be mistaken for a real device address, and a tensor that names one
+ * outside the body it was recorded in is refused (orch.c, hbg__orch_check_view). */
+#define HBG_REC_BASE 0xf000000000000000ull
+
 /* Why a call failed, as facts: the code that finds a failure notes them
  * (hbg__why) and hbg__orch_fail keeps those of the pass's first failure.
  * Only hbg_orch_last_error() turns them into text, after the fact, so the
  * submit path never formats. */
-/* Buffers allocated inside a body being recorded live at REC_BASE + offset
- * in the replay's GM block: far above any user-space pointer, so they can
- * never be mistaken for a real device address, and a tensor that names one
- * outside the body it was recorded in is refused (orch.c, check_arg). */
-#define HBG_REC_BASE 0xf000000000000000ull
-
 typedef enum hbg__why_code {
     HBG_WHY_NONE = 0,     /* nothing noted: the status's own text */
     HBG_WHY_TOO_MANY,     /* n0 given, n1 the limit; n2: what (hbg__count) */
