@@ -506,7 +506,7 @@ static void test_stamps_differ_in_a_value_and_a_word(void **st)
     b.env_extra = m.env_extra = NULL;
     m.rounds = 7;
     make_arms(&a, 1, b, m, NULL);
-    expect_refusal(&a, NULL, "command word 7: '6' in ");
+    expect_refusal(&a, NULL, "command option --rounds: '6' in ");
     free_arms(&a);
 }
 
@@ -830,6 +830,16 @@ static void test_stamp_reading(void **st)
     restamp(a.measure[1], "5d6e7f8-dirty env A=1 B=2 hbg run qwen -o out/bind_5d6e7f8_r1.log");
     assert_int_equal(compare(&a, NULL, &out, &err), 1);
     free(out), free(err);
+
+    /* options in another order, another log and watchdog: the same ruler */
+    restamp(a.base[0], "1a2b3c4 env A=1 B=2 hbg run qwen --mode numbers --rounds 6 -o x.log");
+    restamp(a.measure[0], "5d6e7f8 env A=1 B=2 hbg run qwen --rounds=6 --time-limit 60 --mode numbers");
+    restamp(a.base[1], "1a2b3c4 env A=1 B=2 hbg run qwen --log y.log --rounds 6 --mode numbers");
+    restamp(a.measure[1], "5d6e7f8 env A=1 B=2 hbg run qwen --mode numbers --out-dir o --rounds 6");
+    assert_int_equal(compare(&a, NULL, &out, &err), 1);
+    free(out), free(err);
+    restamp(a.measure[1], "5d6e7f8 env A=1 B=2 hbg run qwen --mode numbers --rounds 6 --keep-definitions");
+    expect_refusal(&a, NULL, ": command option --keep-definitions in ");
 
     restamp(a.measure[0], "5d6e7f8 env A=1 B=2 B=3 hbg run qwen -o out/bind_5d6e7f8_r1.log");
     expect_refusal(&a, NULL, ": env B=3 in ");

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tools/stampdiff.h"
 #include "tools/text.h"
 
 const char *cp_verdict_name(cp_verdict v)
@@ -139,150 +140,12 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
     return HBG_OK;
 }
 
-/* --- stamps ------------------------------------------------------------- */
-
-/* A stamp is "<commit> env VAR=value ... <command words>". Two are the
- * same ruler when the assignments agree as a set (their order is how a
- * variable happened to be written, not a condition) and the command agrees
- * word for word, once each stamp's own commit is read as a placeholder
- * inside a word (a log path named after its commit). */
-#define STAMP_WORDS 256
-typedef struct stamp_words {
-    lx_slice w[STAMP_WORDS];    /* the last holds whatever text is left past the others */
-    int n, env_from, env_to;    /* w[env_from, env_to) are the assignments */
-    lx_slice commit, commit_dirty;  /* without and with its "-dirty" */
-} stamp_words;
-
-static void split_stamp(const char *p, size_t n, stamp_words *s)
-{
-    memset(s, 0, sizeof *s);
-    size_t i = 0;
-    while (i < n && s->n < STAMP_WORDS) {
-        while (i < n && (p[i] == ' ' || p[i] == '\t'))
-            i++;
-        size_t b = i;
-        if (s->n == STAMP_WORDS - 1)
-            i = n;  /* the rest, compared as one word */
-        while (i < n && p[i] != ' ' && p[i] != '\t')
-            i++;
-        if (i > b)
-            s->w[s->n++] = (lx_slice){p + b, i - b};
-    }
-    if (s->n)
-        s->commit = s->commit_dirty = s->w[0];
-    /* the commit without "-dirty": a dirty build's log names carry it too */
-    if (s->commit.n > 6 && memcmp(s->commit.p + s->commit.n - 6, "-dirty", 6) == 0)
-        s->commit.n -= 6;
-    int k = 1;
-    if (k < s->n && s->w[k].n == 3 && memcmp(s->w[k].p, "env", 3) == 0)
-        k++;
-    s->env_from = k;
-    while (k < s->n && s->w[k].n && s->w[k].p[0] != '-' && memchr(s->w[k].p, '=', s->w[k].n))
-        k++;
-    s->env_to = k;
-}
-
-/* How long a commit of stamp s starts at a word's position, 0 if none:
- * "abc1234-dirty" is tried before "abc1234" (a dirty build's log names
- * carry the suffix, older ones may not). */
-static size_t commit_at(const stamp_words *s, lx_slice a, size_t i)
-{
-    lx_slice c[2] = {s->commit_dirty, s->commit};
-    for (int k = 0; k < 2; k++)
-        if (c[k].n && a.n - i >= c[k].n && memcmp(a.p + i, c[k].p, c[k].n) == 0)
-            return c[k].n;
-    return 0;
-}
-
-/* Does word a of stamp sa equal word b of stamp sb, each stamp's commit
- * standing for "this log's commit"? */
-static bool same_word(lx_slice a, const stamp_words *sa, lx_slice b, const stamp_words *sb)
-{
-    size_t i = 0, j = 0;
-    while (i < a.n && j < b.n) {
-        size_t ha = commit_at(sa, a, i), hb = commit_at(sb, b, j);
-        if (ha && hb) {
-            i += ha;
-            j += hb;
-            continue;
-        }
-        if (a.p[i] != b.p[j])
-            return false;
-        i++, j++;
-    }
-    return i == a.n && j == b.n;
-}
-
-/* The assignment of s to the variable of w: one with w's value when s has
- * it (a variable may be assigned twice), else any; -1 when none. */
-static int find_var(const stamp_words *s, lx_slice w, const stamp_words *sw)
-{
-    const char *eq = memchr(w.p, '=', w.n);
-    size_t nl = (size_t)(eq - w.p) + 1;
-    int any = -1;
-    for (int k = s->env_from; k < s->env_to; k++)
-        if (s->w[k].n >= nl && memcmp(s->w[k].p, w.p, nl) == 0) {
-            if (same_word(s->w[k], s, w, sw))
-                return k;
-            any = k;
-        }
-    return any;
-}
-
-/* The first difference beyond the commit, as text; false when none. */
-static bool stamp_diff(const stamp_words *a, const stamp_words *b, const char *na, const char *nb, char *out,
-                       size_t n)
-{
-    for (int k = a->env_from; k < a->env_to; k++) {
-        int j = find_var(b, a->w[k], a);
-        if (j < 0) {
-            snprintf(out, n, "env %.*s in %s, absent from %s", (int)a->w[k].n, a->w[k].p, na, nb);
-            return true;
-        }
-        if (!same_word(a->w[k], a, b->w[j], b)) {
-            snprintf(out, n, "env %.*s in %s, %.*s in %s", (int)a->w[k].n, a->w[k].p, na, (int)b->w[j].n,
-                     b->w[j].p, nb);
-            return true;
-        }
-    }
-    for (int k = b->env_from; k < b->env_to; k++) {
-        int j = find_var(a, b->w[k], b);
-        if (j < 0 || !same_word(a->w[j], a, b->w[k], b)) {
-            if (j < 0)
-                snprintf(out, n, "env %.*s in %s, absent from %s", (int)b->w[k].n, b->w[k].p, nb, na);
-            else
-                snprintf(out, n, "env %.*s in %s, %.*s in %s", (int)b->w[k].n, b->w[k].p, nb, (int)a->w[j].n,
-                         a->w[j].p, na);
-            return true;
-        }
-    }
-    if (a->env_to - a->env_from != b->env_to - b->env_from) {
-        snprintf(out, n, "env: %d assignments in %s, %d in %s (one is repeated)", a->env_to - a->env_from, na,
-                 b->env_to - b->env_from, nb);
-        return true;
-    }
-    int ia = a->env_to, ib = b->env_to;
-    for (int w = 1;; w++, ia++, ib++) {
-        bool ea = ia >= a->n, eb = ib >= b->n;
-        if (ea && eb)
-            return false;
-        if (ea || eb || !same_word(a->w[ia], a, b->w[ib], b)) {
-            snprintf(out, n, "command word %d: '%.*s' in %s, '%.*s' in %s", w, ea ? 5 : (int)a->w[ia].n,
-                     ea ? "(end)" : a->w[ia].p, na, eb ? 5 : (int)b->w[ib].n, eb ? "(end)" : b->w[ib].p, nb);
-            return true;
-        }
-    }
-}
-
 /* Is log g comparable with the reference log f? */
 static hbg_status check_pair(const cp_log *f, const cp_log *g, char *err, size_t n)
 {
     if (f->L.has_stamp && g->L.has_stamp) {
-        static stamp_words a, b;  /* 4 KiB each: off the stack */
         char d[768];
-        split_stamp(f->L.stamp.p, f->L.stamp.n, &a);
-        split_stamp(g->L.stamp.p, g->L.stamp.n, &b);
-        if (stamp_diff(&a, &b, f->path, g->path, d, sizeof d))
+        if (sd_differ(f->L.stamp.p, f->L.stamp.n, g->L.stamp.p, g->L.stamp.n, f->path, g->path, d, sizeof d))
             return refuse(err, n, "%s and %s: their stamps differ in more than the commit: %s; both arms must be "
                                   "measured the same way",
                           f->path, g->path, d);

@@ -1,0 +1,334 @@
+/* Two stamps, the commit aside: the same ruler or not (stampdiff.h says
+ * what "the same" is). Each stamp is cut into words once; the words point
+ * into the caller's text, nothing is copied. */
+#include "tools/stampdiff.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/loglex.h"
+
+#define SD_WORDS 256
+
+/* An option of the command: its name (up to any '='), and its value, the
+ * text after '=' or the words that follow it. */
+typedef struct sd_opt {
+    lx_slice name, inl;  /* inl: after '=', when has_inl */
+    bool has_inl;
+    int vfrom, vto;      /* else the value is w[vfrom, vto) */
+} sd_opt;
+
+typedef struct stamp_words {
+    lx_slice w[SD_WORDS];          /* the last holds whatever text is left past the others */
+    int n, env_from, env_to;       /* w[env_from, env_to) are the assignments */
+    lx_slice commit, commit_dirty; /* without and with its "-dirty" */
+    int pos[SD_WORDS], npos;       /* the command's positional words, in order */
+    sd_opt opt[SD_WORDS];          /* its options, ordered by name (stably) */
+    int nopt;
+} stamp_words;
+
+static bool is_option(lx_slice x)
+{
+    if (x.n < 2 || x.p[0] != '-')
+        return false;
+    char c = x.p[1];
+    return !((c >= '0' && c <= '9') || c == '.'); /* -1, -.5: values */
+}
+
+static bool named(lx_slice name, const char *s)
+{
+    return name.n == strlen(s) && memcmp(name.p, s, name.n) == 0;
+}
+
+/* Is the option left out of the comparison? *skip: how many words after it
+ * are its value (1 for "-o LOG", "--log LOG"; 0 for "-oLOG", "--log=LOG"). */
+static bool left_out(lx_slice word, lx_slice name, bool has_eq, int *skip)
+{
+    *skip = 0;
+    if (word.p[1] == 'o') { /* -o LOG, -oLOG (never --o...) */
+        *skip = word.n == 2;
+        return true;
+    }
+    static const char *const out[] = {"--log", "--out-dir", "--time-limit", "--peer-timeout"};
+    for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
+        if (named(name, out[i])) {
+            *skip = !has_eq;
+            return true;
+        }
+    return false;
+}
+
+static int name_cmp(lx_slice a, lx_slice b)
+{
+    int c = memcmp(a.p, b.p, a.n < b.n ? a.n : b.n);
+    return c ? c : (a.n > b.n) - (a.n < b.n);
+}
+
+/* The words past the assignments: positional words in order, options with
+ * their values, the left-out options dropped. */
+static void split_command(stamp_words *s)
+{
+    int cur = -1; /* the option the next plain word is a value of */
+    bool ended = false;
+    for (int k = s->env_to; k < s->n; k++) {
+        lx_slice x = s->w[k];
+        if (!ended && x.n == 2 && x.p[0] == '-' && x.p[1] == '-') {
+            ended = true;
+            cur = -1;
+            s->pos[s->npos++] = k;
+            continue;
+        }
+        if (ended || !is_option(x)) {
+            if (cur >= 0)
+                s->opt[cur].vto = k + 1;
+            else
+                s->pos[s->npos++] = k;
+            continue;
+        }
+        cur = -1;
+        const char *eq = memchr(x.p, '=', x.n);
+        lx_slice name = {x.p, eq ? (size_t)(eq - x.p) : x.n};
+        int skip;
+        if (left_out(x, name, eq != NULL, &skip)) {
+            if (skip && k + 1 < s->n && !is_option(s->w[k + 1]))
+                k++;
+            continue;
+        }
+        sd_opt *o = &s->opt[s->nopt++];
+        *o = (sd_opt){.name = name, .vfrom = k + 1, .vto = k + 1};
+        if (eq) {
+            o->inl = (lx_slice){eq + 1, (size_t)(x.p + x.n - eq - 1)};
+            o->has_inl = true;
+        } else {
+            cur = s->nopt - 1;
+        }
+    }
+    /* insertion sort: stable, so one option's occurrences keep their order */
+    for (int i = 1; i < s->nopt; i++) {
+        sd_opt t = s->opt[i];
+        int j = i;
+        for (; j > 0 && name_cmp(s->opt[j - 1].name, t.name) > 0; j--)
+            s->opt[j] = s->opt[j - 1];
+        s->opt[j] = t;
+    }
+}
+
+static void split_stamp(const char *p, size_t n, stamp_words *s)
+{
+    memset(s, 0, sizeof *s);
+    size_t i = 0;
+    while (i < n && s->n < SD_WORDS) {
+        while (i < n && (p[i] == ' ' || p[i] == '\t'))
+            i++;
+        size_t b = i;
+        if (s->n == SD_WORDS - 1)
+            i = n; /* the rest, compared as one word */
+        while (i < n && p[i] != ' ' && p[i] != '\t')
+            i++;
+        if (i > b)
+            s->w[s->n++] = (lx_slice){p + b, i - b};
+    }
+    if (s->n)
+        s->commit = s->commit_dirty = s->w[0];
+    /* the commit without "-dirty": a dirty build's log names carry it too */
+    if (s->commit.n > 6 && memcmp(s->commit.p + s->commit.n - 6, "-dirty", 6) == 0)
+        s->commit.n -= 6;
+    int k = 1;
+    if (k < s->n && s->w[k].n == 3 && memcmp(s->w[k].p, "env", 3) == 0)
+        k++;
+    s->env_from = k;
+    while (k < s->n && s->w[k].n && s->w[k].p[0] != '-' && memchr(s->w[k].p, '=', s->w[k].n))
+        k++;
+    s->env_to = k;
+    split_command(s);
+}
+
+/* How long a commit of stamp s starts at a word's position, 0 if none:
+ * "abc1234-dirty" is tried before "abc1234" (a dirty build's log names
+ * carry the suffix, older ones may not). */
+static size_t commit_at(const stamp_words *s, lx_slice a, size_t i)
+{
+    lx_slice c[2] = {s->commit_dirty, s->commit};
+    for (int k = 0; k < 2; k++)
+        if (c[k].n && a.n - i >= c[k].n && memcmp(a.p + i, c[k].p, c[k].n) == 0)
+            return c[k].n;
+    return 0;
+}
+
+/* Does word a of stamp sa equal word b of stamp sb, each stamp's commit
+ * standing for "this log's commit"? */
+static bool same_word(lx_slice a, const stamp_words *sa, lx_slice b, const stamp_words *sb)
+{
+    size_t i = 0, j = 0;
+    while (i < a.n && j < b.n) {
+        size_t ha = commit_at(sa, a, i), hb = commit_at(sb, b, j);
+        if (ha && hb) {
+            i += ha;
+            j += hb;
+            continue;
+        }
+        if (a.p[i] != b.p[j])
+            return false;
+        i++, j++;
+    }
+    return i == a.n && j == b.n;
+}
+
+/* --- the assignments ----------------------------------------------------- */
+
+/* The assignment of s to the variable of w: one with w's value when s has
+ * it (a variable may be assigned twice), else any; -1 when none. */
+static int find_var(const stamp_words *s, lx_slice w, const stamp_words *sw)
+{
+    const char *eq = memchr(w.p, '=', w.n);
+    size_t nl = (size_t)(eq - w.p) + 1;
+    int any = -1;
+    for (int k = s->env_from; k < s->env_to; k++)
+        if (s->w[k].n >= nl && memcmp(s->w[k].p, w.p, nl) == 0) {
+            if (same_word(s->w[k], s, w, sw))
+                return k;
+            any = k;
+        }
+    return any;
+}
+
+/* Is every assignment of a in b, with its value? */
+static bool env_within(const stamp_words *a, const stamp_words *b, const char *na, const char *nb, char *out,
+                       size_t n)
+{
+    for (int k = a->env_from; k < a->env_to; k++) {
+        int j = find_var(b, a->w[k], a);
+        if (j < 0) {
+            snprintf(out, n, "env %.*s in %s, absent from %s", (int)a->w[k].n, a->w[k].p, na, nb);
+            return false;
+        }
+        if (!same_word(a->w[k], a, b->w[j], b)) {
+            snprintf(out, n, "env %.*s in %s, %.*s in %s", (int)a->w[k].n, a->w[k].p, na, (int)b->w[j].n,
+                     b->w[j].p, nb);
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool env_differ(const stamp_words *a, const stamp_words *b, const char *na, const char *nb, char *out,
+                       size_t n)
+{
+    if (!env_within(a, b, na, nb, out, n) || !env_within(b, a, nb, na, out, n))
+        return true;
+    if (a->env_to - a->env_from != b->env_to - b->env_from) {
+        snprintf(out, n, "env: %d assignments in %s, %d in %s (one is repeated)", a->env_to - a->env_from, na,
+                 b->env_to - b->env_from, nb);
+        return true;
+    }
+    return false;
+}
+
+/* --- the command --------------------------------------------------------- */
+
+static bool positional_differ(const stamp_words *a, const stamp_words *b, const char *na, const char *nb,
+                              char *out, size_t n)
+{
+    for (int k = 0;; k++) {
+        bool ea = k >= a->npos, eb = k >= b->npos;
+        if (ea && eb)
+            return false;
+        if (!ea && !eb && same_word(a->w[a->pos[k]], a, b->w[b->pos[k]], b))
+            continue;
+        /* counted as the reader counts: the word's place in its command */
+        int at = ea ? b->pos[k] - b->env_to + 1 : a->pos[k] - a->env_to + 1;
+        snprintf(out, n, "command word %d: '%.*s' in %s, '%.*s' in %s", at, ea ? 5 : (int)a->w[a->pos[k]].n,
+                 ea ? "(end)" : a->w[a->pos[k]].p, na, eb ? 5 : (int)b->w[b->pos[k]].n,
+                 eb ? "(end)" : b->w[b->pos[k]].p, nb);
+        return true;
+    }
+}
+
+static int value_count(const sd_opt *o)
+{
+    return o->has_inl ? 1 : o->vto - o->vfrom;
+}
+
+static lx_slice value_word(const stamp_words *s, const sd_opt *o, int i)
+{
+    return o->has_inl ? o->inl : s->w[o->vfrom + i];
+}
+
+static bool same_value(const stamp_words *a, const sd_opt *oa, const stamp_words *b, const sd_opt *ob)
+{
+    int c = value_count(oa);
+    if (c != value_count(ob))
+        return false;
+    for (int i = 0; i < c; i++)
+        if (!same_word(value_word(a, oa, i), a, value_word(b, ob, i), b))
+            return false;
+    return true;
+}
+
+/* The value as written: its words are one run of the stamp's text. */
+static lx_slice value_text(const stamp_words *s, const sd_opt *o)
+{
+    if (o->has_inl || o->vto == o->vfrom)
+        return o->inl;
+    lx_slice f = s->w[o->vfrom], l = s->w[o->vto - 1];
+    return (lx_slice){f.p, (size_t)(l.p + l.n - f.p)};
+}
+
+/* "'6'", or "no value" for a flag */
+static void quoted(char *buf, size_t n, const stamp_words *s, const sd_opt *o)
+{
+    lx_slice v = value_text(s, o);
+    if (!value_count(o))
+        snprintf(buf, n, "no value");
+    else
+        snprintf(buf, n, "'%.*s'", (int)v.n, v.p);
+}
+
+static bool options_differ(const stamp_words *a, const stamp_words *b, const char *na, const char *nb, char *out,
+                           size_t n)
+{
+    char va[320], vb[320];
+    int i = 0, j = 0;
+    while (i < a->nopt || j < b->nopt) {
+        int c = i == a->nopt ? 1 : j == b->nopt ? -1 : name_cmp(a->opt[i].name, b->opt[j].name);
+        if (c) { /* one side's option, absent from the other */
+            const stamp_words *s = c < 0 ? a : b;
+            const sd_opt *o = c < 0 ? &a->opt[i] : &b->opt[j];
+            lx_slice v = value_text(s, o);
+            snprintf(out, n, "command option %.*s%s%.*s in %s, absent from %s", (int)o->name.n, o->name.p,
+                     value_count(o) ? " " : "", (int)v.n, v.p, c < 0 ? na : nb, c < 0 ? nb : na);
+            return true;
+        }
+        int ra = 1, rb = 1; /* this option's occurrences on each side */
+        while (i + ra < a->nopt && !name_cmp(a->opt[i + ra].name, a->opt[i].name))
+            ra++;
+        while (j + rb < b->nopt && !name_cmp(b->opt[j + rb].name, b->opt[j].name))
+            rb++;
+        for (int k = 0; k < ra && k < rb; k++)
+            if (!same_value(a, &a->opt[i + k], b, &b->opt[j + k])) {
+                quoted(va, sizeof va, a, &a->opt[i + k]);
+                quoted(vb, sizeof vb, b, &b->opt[j + k]);
+                snprintf(out, n, "command option %.*s: %s in %s, %s in %s", (int)a->opt[i].name.n,
+                         a->opt[i].name.p, va, na, vb, nb);
+                return true;
+            }
+        if (ra != rb) {
+            snprintf(out, n, "command option %.*s: given %d times in %s, %d in %s", (int)a->opt[i].name.n,
+                     a->opt[i].name.p, ra, na, rb, nb);
+            return true;
+        }
+        i += ra;
+        j += rb;
+    }
+    return false;
+}
+
+bool sd_differ(const char *pa, size_t alen, const char *pb, size_t blen, const char *na, const char *nb, char *out,
+               size_t n)
+{
+    static stamp_words a, b; /* 25 KiB each: off the stack */
+    split_stamp(pa, alen, &a);
+    split_stamp(pb, blen, &b);
+    return env_differ(&a, &b, na, nb, out, n) || positional_differ(&a, &b, na, nb, out, n) ||
+           options_differ(&a, &b, na, nb, out, n);
+}

@@ -1,0 +1,34 @@
+/* Do two [stamp] lines describe the same ruler, the commit aside?
+ *
+ * A stamp is "<commit>[-dirty] env VAR=value ... <command>". Two agree when
+ * - the assignments agree as a set (their order is how a variable happened
+ *   to be written, not a condition);
+ * - the command's leading words (the program and its positional arguments)
+ *   agree word for word, in order;
+ * - its options agree as a set: `--rounds 6 --mode numbers` is the run
+ *   `--mode numbers --rounds 6` is, and `--x=v` is `--x v`. Occurrences of
+ *   one option keep their order (the last may win);
+ * - options that say where output goes or how long a run may last, not how
+ *   it is measured, are left out: -o/--log, --out-dir, --time-limit,
+ *   --peer-timeout.
+ * Inside any word, each stamp's own commit stands for "this log's commit"
+ * (a log path named after its commit is not a difference).
+ *
+ * An option is a word starting with '-' (not "-", not a negative number
+ * such as -1 or -.5); the words after it, up to the next option, are its
+ * value. A word after "--" is positional. */
+#ifndef HBG_TOOLS_STAMPDIFF_H
+#define HBG_TOOLS_STAMPDIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The first difference between stamps a and b (their text after
+ * "[stamp] "), written to out as text naming na and nb ("env X=1 in A, X=2
+ * in B", "command word 3: 'qwen' in A, 'dsv4' in B", "command option
+ * --rounds: '6' in A, '7' in B", ...); false when they agree. Not
+ * reentrant: the words are split into static tables. */
+bool sd_differ(const char *a, size_t alen, const char *b, size_t blen, const char *na, const char *nb, char *out,
+               size_t n);
+
+#endif
