@@ -466,9 +466,11 @@ int hbg_cmd_phases(int argc, char **argv)
         else {
             char why[256];
             ps_exclusions(&L, why, sizeof why);
+            /* with --keep-first the cold passes were candidates too, and are counted in `why` */
+            bool kf = L.opt.keep_first;
             fprintf(stderr,
-                    "hbg phases: %s: no usable passes: all %zu warm passes were excluded (%s; see the warnings)\n",
-                    path, L.nwarm, why);
+                    "hbg phases: %s: no usable passes: all %zu %spasses were excluded (%s; see the warnings)\n",
+                    path, L.nwarm + (kf ? L.ncold : 0), kf ? "" : "warm ", why);
         }
         rc = 1;
         goto out;

@@ -410,7 +410,8 @@ static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, b
 static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
 {
     ps_pass *p;
-    if (r->has_pid) {
+    /* pid= alone (a malformed line) names no pass: inv=0 would be another's */
+    if (r->has_pid && r->has_inv) {
         p = keyed_pass(L, r->pid, r->inv, r->line, true);
         if (p && !p->has_thread)
             p->has_thread = lx_thread(r, &L->ix->thc, &p->thread);
@@ -463,6 +464,24 @@ static ps_pass *thread_last_pass(ps_log *L, uint64_t th)
     return NULL;
 }
 
+/* The keyed pass a malformed bind line without a usable key (no pid=, or
+ * pid= and no inv=) belongs to: the one its thread is writing, when the
+ * thread has no open unkeyed burst and the line can still be part of it
+ * (same pid, its segment not yet there, the host-orch lines not begun).
+ * NULL otherwise. */
+static ps_pass *keyed_burst_of(ps_log *L, const lx_rec *r, int id)
+{
+    uint64_t th;
+    bool ht = lx_thread(r, &L->ix->thc, &th);
+    if (!ht || open_pass(L, ht, th))
+        return NULL;
+    ps_pass *p = thread_last_pass(L, th);
+    if (!p || !p->keyed || p->has_orch || (r->has_pid && p->pid != r->pid) ||
+        (id >= 0 && ((p->present | p->ignored_segs) >> id) & 1))
+        return NULL;
+    return p;
+}
+
 /* A malformed bind or host-orch line is still charged to its pass when
  * what was read of it names one: the pass is then excluded (its figures
  * are not all there), and the segment the line was for still counts as
@@ -473,10 +492,12 @@ static void charge_bad_line(ps_log *L, const lx_rec *r)
     bool keyed = r->has_pid && r->has_inv;
     int id = r->kind == LX_BIND && r->name_ok ? seg_id(L, r->name, r->line) : -1;
     ps_pass *p;
-    if (r->kind == LX_BIND && (id >= 0 || keyed)) {
+    if (keyed) {
+        p = r->kind == LX_BIND ? bind_pass(L, r, id) : keyed_pass(L, r->pid, r->inv, r->line, false);
+    } else if (r->kind == LX_BIND && (p = keyed_burst_of(L, r, id)) != NULL) {
+        /* charged to the keyed pass it interrupts: no pass of its own */
+    } else if (r->kind == LX_BIND && id >= 0) {
         p = bind_pass(L, r, id);
-    } else if (keyed) {
-        p = keyed_pass(L, r->pid, r->inv, r->line, false);
     } else {
         uint64_t th;
         bool ht = lx_thread(r, &L->ix->thc, &th);
@@ -501,7 +522,7 @@ static void on_orch(ps_log *L, const lx_rec *r)
 {
     L->norch++;
     ps_pass *p = NULL;
-    if (r->has_pid) {
+    if (r->has_pid && r->has_inv) {
         p = keyed_pass(L, r->pid, r->inv, r->line, false);
     } else {
         uint64_t th;

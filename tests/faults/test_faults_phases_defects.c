@@ -17,32 +17,43 @@
 #include "support/fault_support.h"
 #include "support/tools_support.h"
 
-/* The 4-pass fixture with the host_orch dur_ns of each inv in `broken`
- * (a string of inv digits) past 64 bits; returns the temporary's path. */
-static char *break_host_orch(const char *broken)
+/* One line of the fixture, changed or not, written at out + *n. */
+typedef void line_edit(char *line, const char *arg, char *out, size_t cap, size_t *n);
+
+/* The 4-pass fixture with each line through `edit`; the temporary's path. */
+static char *edited_fixture(line_edit *edit, const char *arg)
 {
     char *text = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
     assert_non_null(text);
     size_t cap = strlen(text) + 4096, n = 0;
     char *out = malloc(cap);
     assert_non_null(out);
-    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-        char *inv = strstr(line, " inv=");
-        char *dur = strstr(line, " dur_ns=");
-        bool hit = strstr(line, "phase=host_orch ") && inv && dur && strchr(broken, inv[5]);
-        if (hit) {
-            *dur = 0;
-            char *rest = strchr(dur + 1, ' ');
-            n += (size_t)snprintf(out + n, cap - n, "%s dur_ns=99999999999999999999%s\n", line, rest);
-        } else {
-            n += (size_t)snprintf(out + n, cap - n, "%s\n", line);
-        }
-    }
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+        edit(line, arg, out, cap, &n);
     char *path = ts_temp_file(out, n, ".log");
     assert_non_null(path);
     free(out);
     free(text);
     return path;
+}
+
+/* the host_orch dur_ns of each inv in `broken` (inv digits) past 64 bits */
+static void host_orch_past_64_bits(char *line, const char *broken, char *out, size_t cap, size_t *n)
+{
+    char *inv = strstr(line, " inv=");
+    char *dur = strstr(line, " dur_ns=");
+    if (strstr(line, "phase=host_orch ") && inv && dur && strchr(broken, inv[5])) {
+        *dur = 0;
+        char *rest = strchr(dur + 1, ' ');
+        *n += (size_t)snprintf(out + *n, cap - *n, "%s dur_ns=99999999999999999999%s\n", line, rest);
+    } else {
+        *n += (size_t)snprintf(out + *n, cap - *n, "%s\n", line);
+    }
+}
+
+static char *break_host_orch(const char *broken)
+{
+    return edited_fixture(host_orch_past_64_bits, broken);
 }
 
 static void every_pass_sharing_a_defect_leaves_no_statistics(void **state)
@@ -81,11 +92,54 @@ static void the_intact_minority_is_the_one_used(void **state)
     free(err);
 }
 
+/* " inv=3" cut off pass 3's graph_upload line */
+static void graph_upload_3_without_inv(char *line, const char *arg, char *out, size_t cap, size_t *n)
+{
+    (void)arg;
+    char *k = strstr(line, " inv=3");
+    if (k && k[6] == 0 && strstr(line, "phase=graph_upload "))
+        *k = 0;
+    *n += (size_t)snprintf(out + *n, cap - *n, "%s\n", line);
+}
+
+/* A bind line with pid= and no inv= inside a keyed pass is that pass's
+ * defect: once it was charged to "inv=0" (another pass's key, here a
+ * phantom pass counted as warm), and its own pass was excluded for a
+ * missing segment instead. */
+static void a_line_without_inv_is_its_burst_defect(void **state)
+{
+    (void)state;
+    char *log = edited_fixture(graph_upload_3_without_inv, NULL);
+    const char *args[] = {"phases", log, NULL};
+    fs_spec spec = {.args = args};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(fs_run(&spec, 60, &out, &err), 0);
+    fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
+    fs_expect(err, ":51: malformed bind line: pid= without inv=; ignored\n");
+    fs_expect(err, ":44: pass pid=4242 inv=3 has a malformed line that was ignored (line 51); excluded\n");
+    assert_null(strstr(err, "inv=0"));
+    assert_null(strstr(err, "other segments"));
+    free(out), free(err);
+    /* --keep-first: the cold pass was a candidate too, and is counted */
+    char *all = break_host_orch("1234");
+    const char *kargs[] = {"phases", "--keep-first", all, NULL};
+    spec.args = kargs;
+    assert_int_equal(fs_run(&spec, 60, &out, &err), 1);
+    fs_expect(err, ": no usable passes: all 4 passes were excluded (4 with an ignored line; see the warnings)\n");
+    unlink(all);
+    free(all);
+    unlink(log);
+    free(log);
+    free(out);
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_pass_sharing_a_defect_leaves_no_statistics),
         cmocka_unit_test(the_intact_minority_is_the_one_used),
+        cmocka_unit_test(a_line_without_inv_is_its_burst_defect),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
