@@ -198,6 +198,9 @@ static void test_exact_recovery(void **state)
     assert_true(ts_contains(out, "per boundary slot               2.000   [2.000, 2.000]\n"));
     assert_true(ts_contains(out, "fixed                        5000.000   [5000.000, 5000.000]\n"));
     assert_true(ts_contains(out, "R\xC2\xB2              1.000000\n"));
+    /* an exact fit's worst residual is a rounding's: a zero, with no sign */
+    assert_true(ts_contains(out, "\nworst residual  +0.0 ns ("));
+    assert_true(ts_contains(out, "; +0.00 %) at "));
     assert_string_equal(errs, "");
     free(out), free(errs);
     assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
@@ -260,6 +263,40 @@ static void test_not_identifiable(void **state)
     assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
     assert_true(ts_contains(out, "per replay           not identifiable: replays is 4 in every pass; vary it to fit "
                                  "this term\n"));
+    free(out), free(errs);
+    drop_logs(&L);
+}
+
+/* Every pass of one size: the fixed term alone, which is the mean, taken
+ * exactly (not 11760.000000000002), with an R² of exactly 0. */
+static void test_mean_only(void **state)
+{
+    (void)state;
+    const cfg c[] = {{100, 10, 4, 80}};
+    gen g = {.warm = 3, .noise = 40}; /* -40, 0, +40 around 11760 */
+    logs L;
+    fit_data d;
+    fit_result R;
+    fit_made(&L, c, 1, &g, &d, &R);
+    assert_int_equal(R.k, 1);
+    assert_true(R.term[FIT_FIXED].coef == 11760.0);
+    for (size_t i = 0; i < d.n; i++)
+        assert_true(d.pt[i].fitted == 11760.0);
+    assert_true(R.r2 == 0.0 && !signbit(R.r2));
+    fit_free(&d);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "fixed                       11760.000   ["));
+    assert_true(ts_contains(out, "\nR\xC2\xB2              0.000000\n"));
+    assert_true(ts_contains(out, "worst residual  -40.0 ns (measured 11720, fitted 11760.0; -0.34 %) at "));
+    free(out), free(errs);
+    drop_logs(&L);
+    /* no noise: nothing to explain, and a residual of zero has no sign */
+    g.noise = 0;
+    make_logs(&L, c, 1, &g);
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "\nR\xC2\xB2              n/a (every pass costs the same: nothing to explain)\n"));
+    assert_true(ts_contains(out, "worst residual  +0.0 ns (measured 11760, fitted 11760.0; +0.00 %) at "));
     free(out), free(errs);
     drop_logs(&L);
 }
@@ -903,7 +940,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_recovery), cmocka_unit_test(test_intervals_shrink),
-        cmocka_unit_test(test_not_identifiable), cmocka_unit_test(test_superlinear_not_tested_is_null),
+        cmocka_unit_test(test_not_identifiable),
+        cmocka_unit_test(test_mean_only), cmocka_unit_test(test_superlinear_not_tested_is_null),
         cmocka_unit_test(test_superlinear),
         cmocka_unit_test(test_bad_slots_leave_the_pass_out),
         cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_skip_warm),

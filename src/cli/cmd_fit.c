@@ -128,6 +128,13 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
     return rc;
 }
 
+/* v rounded to 1/per, as printed, with no sign on a zero: a residual of
+ * -1e-12 ns is "+0.0", never "-0.0" */
+static double shown(double v, double per)
+{
+    return round(v * per) / per + 0.0;
+}
+
 static void put_interval(const fit_result *R, const fit_term *t)
 {
     if (!t->ident)
@@ -162,9 +169,9 @@ static void out_table(const fit_data *d, const fit_result *R, const char *const 
     const fit_point *w = &d->pt[R->worst];
     char pct[32] = "";
     if (w->fitted > 0) /* a share of a cost: none of a cost of 0 or below */
-        snprintf(pct, sizeof pct, "; %+.2f %%", 100 * w->resid / w->fitted);
-    printf("worst residual  %+.1f ns (measured %.0f, fitted %.1f%s) at %s pass %s (line %zu)\n", w->resid, w->y,
-           w->fitted, pct, names[w->log], w->label, w->line);
+        snprintf(pct, sizeof pct, "; %+.2f %%", shown(100 * w->resid / w->fitted, 100));
+    printf("worst residual  %+.1f ns (measured %.0f, fitted %.1f%s) at %s pass %s (line %zu)\n", shown(w->resid, 10),
+           w->y, w->fitted, pct, names[w->log], w->label, w->line);
     if (R->has_slope)
         printf("log-log slope   %.4f (measured against fitted cost; 1 for a linear cost)\n", R->slope);
     if (R->reset_done)

@@ -376,12 +376,19 @@ int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errle
     for (size_t i = 0; i < Q.k; i++)
         for (size_t j = i; j < Q.k; j++)
             b[i] += ri[i][j] * qty[j];
+    /* the fixed term alone is the (weighted) mean: taken as it is, not as
+     * the rounding of a solve leaves it (2705.0000000000009 for 2705) */
+    bool mean_only = Q.k == 1 && Q.col[0] == FIT_FIXED;
+    if (mean_only)
+        b[0] = ybar * Q.scale[0];
     double sse = 0, sst = 0;
     for (size_t i = 0; i < n; i++) {
         fit_point *p = &d->pt[i];
         p->fitted = 0;
         for (size_t j = 0; j < Q.k; j++)
             p->fitted += b[j] / Q.scale[j] * p->x[Q.col[j]];
+        if (mean_only)
+            p->fitted = ybar;
         p->resid = p->y - p->fitted;
         sse += p->resid * w[i] * p->resid * w[i];
         sst += (p->y - ybar) * w[i] * (p->y - ybar) * w[i];
@@ -394,12 +401,18 @@ int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errle
     R->tq = fit_tq975(R->df);
     /* every pass costing the same leaves nothing to explain: 0/0 */
     R->r2 = sst > 1e-18 * (ybar * ybar * wsum) && sst > 0 ? 1 - sse / sst : NAN;
+    /* with the fixed term in the model R² is 0 to 1; the mean alone
+     * explains nothing, exactly (not 1e-16 either side of it) */
+    if (mean_only && !isnan(R->r2))
+        R->r2 = 0;
+    else if (R->r2 < 0)
+        R->r2 = 0;
     for (size_t j = 0; j < Q.k; j++) {
         double v = 0;
         for (size_t l = j; l < Q.k; l++)
             v += ri[j][l] * ri[j][l];
         fit_term *t = &R->term[Q.col[j]];
-        t->coef = b[j] / Q.scale[j];
+        t->coef = mean_only ? ybar : b[j] / Q.scale[j];
         t->se = R->sigma * sqrt(v) / Q.scale[j];
         t->lo = t->coef - R->tq * t->se;
         t->hi = t->coef + R->tq * t->se;
