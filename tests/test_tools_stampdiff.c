@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "tools/stampdiff.h"
@@ -69,12 +70,43 @@ static void positional_words_keep_their_order(void **st)
     SAME("1a2b3c4 p - --a 1", "5d6e7f8 p - --a 1");
 }
 
+/* -inf and -nan are values, as -1 is */
+static void numbers_are_values(void **st)
+{
+    (void)st;
+    DIFFER("1a2b3c4 ./bench --lo -inf --hi -nan", "5d6e7f8 ./bench --lo -nan --hi -inf",
+           "command option --hi: '-nan' in A, '-inf' in B");
+    SAME("1a2b3c4 ./bench --lo -Inf --hi -NaN", "5d6e7f8 ./bench --hi -NaN --lo -Inf");
+}
+
+/* Past 255 words the rest of a stamp is one plain word, compared as it
+ * is: an option at its start does not make it an option, nor left out. */
+static void the_rest_past_the_cap_is_compared(void **st)
+{
+    (void)st;
+    static char a[8192], b[8192];
+    strcpy(a, "1a2b3c4 p");
+    strcpy(b, "5d6e7f8 p");
+    for (int i = 1; i <= 253; i++) {
+        snprintf(a + strlen(a), sizeof a - strlen(a), " w%d", i);
+        snprintf(b + strlen(b), sizeof b - strlen(b), " w%d", i);
+    }
+    strcat(a, " -o x.log --rounds 6");
+    strcat(b, " -o x.log --rounds 7");
+    DIFFER(a, b, "command word 255: '-o x.log --rounds 6' in A, '-o x.log --rounds 7' in B");
+}
+
 static void where_output_goes_is_no_difference(void **st)
 {
     (void)st;
     SAME("1a2b3c4 hbg run qwen --rounds 6 -o a.log", "5d6e7f8 hbg run qwen --rounds 6 -o other/b.log");
     SAME("1a2b3c4 hbg run -o a.log qwen --rounds 6", "5d6e7f8 hbg run qwen --rounds 6 --log=b.log");
-    SAME("1a2b3c4 hbg run qwen -oa.log --out-dir x", "5d6e7f8 hbg run qwen --out-dir=y");
+    SAME("1a2b3c4 hbg run qwen -o a.log --out-dir x", "5d6e7f8 hbg run qwen --out-dir=y");
+    /* other programs' single-dash options that start with o are conditions */
+    DIFFER("1a2b3c4 ./bench -opt-level=3", "5d6e7f8 ./bench -opt-level=0",
+           "command option -opt-level: '3' in A, '0' in B");
+    DIFFER("1a2b3c4 ./bench -offload --rounds 6", "5d6e7f8 ./bench --rounds 6",
+           "command option -offload in A, absent from B");
     SAME("1a2b3c4 hbg run qwen --time-limit 60 --peer-timeout 5", "5d6e7f8 hbg run qwen --peer-timeout=30");
     /* --log-level is not --log */
     DIFFER("1a2b3c4 hbg run qwen --log-level timing", "5d6e7f8 hbg run qwen --log-level info",
@@ -96,7 +128,11 @@ static void assignments_are_a_set(void **st)
     SAME("1a2b3c4 env A=1 B=2 p", "5d6e7f8 env B=2 A=1 p");
     DIFFER("1a2b3c4 env A=1 p", "5d6e7f8 env A=1 B=2 p", "env B=2 in B, absent from A");
     DIFFER("1a2b3c4 env A=1 p", "5d6e7f8 env A=2 p", "env A=1 in A, A=2 in B");
-    DIFFER("1a2b3c4 env A=1 A=1 p", "5d6e7f8 env A=1 p", "env: 2 assignments in A, 1 in B (one is repeated)");
+    DIFFER("1a2b3c4 env A=1 A=1 p", "5d6e7f8 env A=1 p", "env A: assigned 2 times in A, 1 in B");
+    /* one variable's assignments in order: the last one wins */
+    SAME("1a2b3c4 env A=1 B=2 A=3 p", "5d6e7f8 env B=2 A=1 A=3 p");
+    DIFFER("1a2b3c4 env X=1 X=2 p", "5d6e7f8 env X=2 X=1 p", "env X=1 in A, X=2 in B");
+    DIFFER("1a2b3c4 env X=1 X=2 X=1 p", "5d6e7f8 env X=1 X=2 X=2 p", "env X=1 in A, X=2 in B");
     /* the assignments come first: they are named before the command */
     DIFFER("1a2b3c4 env A=1 p --x 1", "5d6e7f8 env A=2 p --x 2", "env A=1 in A, A=2 in B");
 }
@@ -107,6 +143,8 @@ int main(void)
         cmocka_unit_test(options_are_a_set),
         cmocka_unit_test(one_options_occurrences_keep_their_order),
         cmocka_unit_test(positional_words_keep_their_order),
+        cmocka_unit_test(numbers_are_values),
+        cmocka_unit_test(the_rest_past_the_cap_is_compared),
         cmocka_unit_test(where_output_goes_is_no_difference),
         cmocka_unit_test(the_commit_stands_for_this_logs_commit),
         cmocka_unit_test(assignments_are_a_set),

@@ -322,7 +322,8 @@ static void out_table(const cp_result *R)
     if (R->stamp_rest) {
         fprintf(f, "stamp      ");
         put_clean(f, R->stamp_rest, R->stamp_rest_len);
-        fprintf(f, "  (every log's, the commit aside)\n");
+        fprintf(f, "  (the first base log's; every log agrees with it but for its commit, log path and time "
+                   "limits)\n");
     }
     fprintf(f, "ranks      %d, pooled\n", R->ranks);
     if (R->ctl_resolves)

@@ -398,12 +398,15 @@ static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, b
         p->pid = pid;
         p->inv = inv;
         p->has_pid = p->has_inv = p->keyed = true;
+        X->any_keyed = true;
     }
     X->last_pass = v;
     X->last_pid = pid;
     X->last_inv = inv;
     return &L->pass[v - 1];
 }
+
+static void claim_pending(ps_log *L, ps_pass *p);
 
 /* The pass a bind line of segment id belongs to, made when it is the
  * first line of its pass; NULL when out of memory. */
@@ -412,9 +415,12 @@ static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
     ps_pass *p;
     /* pid= alone (a malformed line) names no pass: inv=0 would be another's */
     if (r->has_pid && r->has_inv) {
+        size_t before = L->npass;
         p = keyed_pass(L, r->pid, r->inv, r->line, true);
         if (p && !p->has_thread)
             p->has_thread = lx_thread(r, &L->ix->thc, &p->thread);
+        if (p && L->npass != before && L->ix->pend.set)
+            claim_pending(L, p);
         return p;
     }
     uint64_t th;
@@ -438,47 +444,127 @@ static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
     return p;
 }
 
+static bool keyless_among_keyed(ps_log *L, const lx_rec *r);
+
 static void on_bind(ps_log *L, const lx_rec *r)
 {
     L->nbind++;
     int id = seg_id(L, r->name, r->line);
     if (id < 0)
         return;
+    /* a line cut just before its " pid=": well formed, but no pass's */
+    if (!r->has_pid && !r->has_inv && L->ix->any_keyed && keyless_among_keyed(L, r))
+        return;
     ps_pass *p = bind_pass(L, r, id);
     if (p)
         add_segment(L, p, id, r);
 }
 
-/* The latest of the last few passes written by thread th, or NULL. A
- * host-orch line follows its pass's bind burst on the same thread, so a
- * malformed one whose pid= and inv= could not be read is still that
- * pass's when the pass is keyed (closed, so no longer open by thread).
- * Rare, so a short scan back rather than an index kept for every line. */
-static ps_pass *thread_last_pass(ps_log *L, uint64_t th)
+/* The latest of the last few passes written by thread th (of pid, when
+ * has_pid), or NULL; *shared when the thread wrote passes of more than
+ * one pid there (forked ranks share their threads' ids). A malformed
+ * line follows the lines of its pass on the same thread, so such a line
+ * whose key could not be read is still that pass's when the thread is
+ * its rank's alone. Rare, so a short scan back rather than an index kept
+ * for every line. */
+static ps_pass *thread_pass(ps_log *L, uint64_t th, bool has_pid, uint64_t pid, bool *shared)
 {
+    ps_pass *found = NULL;
+    bool seen = false;
+    uint64_t pid0 = 0;
+    *shared = false;
     for (size_t k = 0; k < L->npass && k < 64; k++) {
         ps_pass *p = &L->pass[L->npass - 1 - k];
-        if (p->has_thread && p->thread == th)
-            return p;
+        if (!p->has_thread || p->thread != th)
+            continue;
+        if (p->has_pid) {
+            *shared |= seen && p->pid != pid0;
+            pid0 = seen ? pid0 : p->pid;
+            seen = true;
+        }
+        if (!found && (!has_pid || (p->has_pid && p->pid == pid)))
+            found = p;
     }
-    return NULL;
+    return found;
+}
+
+/* Charges pass p with an ignored line of segment id (-1: none named). */
+static void mark_ignored(ps_pass *p, int id, size_t line)
+{
+    if (!(p->defects & PS_D_IGNORED)) {
+        p->defects |= PS_D_IGNORED;
+        p->ignored_line = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
+    }
+    if (id >= 0 && !((p->present | p->ignored_segs) & (1u << id))) {
+        if (p->first_seg < 0)
+            p->first_seg = (int8_t)id;
+        p->ignored_segs |= 1u << id;
+    }
+}
+
+/* A keyed pass just made: the malformed line waiting for it, if it is
+ * this pass's (same thread and pid, and inv when the line had one). */
+static void claim_pending(ps_log *L, ps_pass *p)
+{
+    ps_index *X = L->ix;
+    if (!p->has_thread || p->thread != X->pend.th || (X->pend.has_pid && p->pid != X->pend.pid))
+        return; /* another thread's or rank's */
+    X->pend.set = false;
+    if (X->pend.has_inv && p->inv != X->pend.inv)
+        return;
+    mark_ignored(p, X->pend.first_seg, X->pend.line);
+    for (int id = 0; id < 32; id++)
+        if ((X->pend.segs >> id) & 1)
+            mark_ignored(p, id, X->pend.line);
+}
+
+/* Holds a malformed line for the next keyed pass of its thread. */
+static void hold_for_next(ps_log *L, const lx_rec *r, uint64_t th, int id)
+{
+    ps_index *X = L->ix;
+    bool same = X->pend.set && X->pend.th == th && X->pend.has_pid == r->has_pid &&
+                (!r->has_pid || X->pend.pid == r->pid);
+    if (!same) {
+        X->pend.set = true;
+        X->pend.th = th;
+        X->pend.has_pid = r->has_pid, X->pend.pid = r->pid;
+        X->pend.has_inv = r->has_inv, X->pend.inv = r->inv;
+        X->pend.first_seg = (int8_t)id;
+        X->pend.segs = 0;
+        X->pend.line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
+    }
+    if (id >= 0)
+        X->pend.segs |= 1u << id;
 }
 
 /* The keyed pass a malformed bind line without a usable key (no pid=, or
- * pid= and no inv=) belongs to: the one its thread is writing, when the
- * thread has no open unkeyed burst and the line can still be part of it
- * (same pid, its segment not yet there, the host-orch lines not begun).
- * NULL otherwise. */
-static ps_pass *keyed_burst_of(ps_log *L, const lx_rec *r, int id)
+ * pid= and no inv=, or inv= and no pid=) belongs to: the one its thread
+ * (and pid) is writing, while the line can still be part of it (its inv,
+ * its segment not yet there, the host-orch lines not begun). When the
+ * line cannot be part of it, it begins the thread's next keyed pass:
+ * *held, and that pass is charged once it is made. On a thread that
+ * ranks share, a line that names no pid could be either's: *held too,
+ * and nothing is charged (its warning names it). NULL, and not held,
+ * where the thread writes no keyed pass. */
+static ps_pass *keyed_burst_of(ps_log *L, const lx_rec *r, int id, bool *held)
 {
+    *held = false;
     uint64_t th;
-    bool ht = lx_thread(r, &L->ix->thc, &th);
+    bool ht = lx_thread(r, &L->ix->thc, &th), shared;
     if (!ht || open_pass(L, ht, th))
         return NULL;
-    ps_pass *p = thread_last_pass(L, th);
-    if (!p || !p->keyed || p->has_orch || (r->has_pid && p->pid != r->pid) ||
-        (id >= 0 && ((p->present | p->ignored_segs) >> id) & 1))
+    ps_pass *p = thread_pass(L, th, r->has_pid, r->pid, &shared);
+    if (!p || !p->keyed)
         return NULL;
+    if (!r->has_pid && shared) {
+        *held = true;
+        return NULL;
+    }
+    if (p->has_orch || (r->has_inv && p->inv != r->inv) || (id >= 0 && ((p->present | p->ignored_segs) >> id) & 1)) {
+        hold_for_next(L, r, th, id);
+        *held = true;
+        return NULL;
+    }
     return p;
 }
 
@@ -492,30 +578,41 @@ static void charge_bad_line(ps_log *L, const lx_rec *r)
     bool keyed = r->has_pid && r->has_inv;
     int id = r->kind == LX_BIND && r->name_ok ? seg_id(L, r->name, r->line) : -1;
     ps_pass *p;
+    bool held = false;
     if (keyed) {
         p = r->kind == LX_BIND ? bind_pass(L, r, id) : keyed_pass(L, r->pid, r->inv, r->line, false);
-    } else if (r->kind == LX_BIND && (p = keyed_burst_of(L, r, id)) != NULL) {
-        /* charged to the keyed pass it interrupts: no pass of its own */
+    } else if (r->kind == LX_BIND && ((p = keyed_burst_of(L, r, id, &held)) != NULL || held)) {
+        /* the keyed pass it interrupts, or the one it begins: no pass of its own */
     } else if (r->kind == LX_BIND && id >= 0) {
         p = bind_pass(L, r, id);
     } else {
         uint64_t th;
-        bool ht = lx_thread(r, &L->ix->thc, &th);
+        bool ht = lx_thread(r, &L->ix->thc, &th), shared;
         p = open_pass(L, ht, th);
-        if (!p && r->kind == LX_ORCH && ht)
-            p = thread_last_pass(L, th);
+        if (!p && r->kind == LX_ORCH && ht && (p = thread_pass(L, th, false, 0, &shared)) && shared)
+            p = NULL;
     }
-    if (!p)
-        return;
-    if (!(p->defects & PS_D_IGNORED)) {
-        p->defects |= PS_D_IGNORED;
-        p->ignored_line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
-    }
-    if (id >= 0 && !((p->present | p->ignored_segs) & (1u << id))) {
-        if (p->first_seg < 0)
-            p->first_seg = (int8_t)id;
-        p->ignored_segs |= 1u << id;
-    }
+    if (p)
+        mark_ignored(p, id, r->line);
+}
+
+/* A bind line without pid= and inv= on a thread whose passes are keyed
+ * (the original runtime writes neither; hbg both): a defect of the pass
+ * it sits in, said and charged as a malformed line is. */
+static bool keyless_among_keyed(ps_log *L, const lx_rec *r)
+{
+    uint64_t th;
+    bool shared;
+    if (!lx_thread(r, &L->ix->thc, &th) || open_pass(L, true, th))
+        return false;
+    ps_pass *p = thread_pass(L, th, false, 0, &shared);
+    if (!p || !p->keyed)
+        return false;
+    L->nbad_bind++;
+    dg_add(&L->warn, "%s:%zu: malformed bind line: no pid= or inv=, on a thread whose passes have them; ignored",
+           L->path, r->line);
+    charge_bad_line(L, r);
+    return true;
 }
 
 static void on_orch(ps_log *L, const lx_rec *r)

@@ -22,6 +22,15 @@ struct ps_index {
     hmap map;               /* (pid, inv) -> pass */
     uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
     uint64_t last_pid, last_inv;
+    bool any_keyed;         /* a keyed pass was made */
+    /* A malformed bind line with no usable key that came before its pass's
+     * first line: the next keyed pass of its thread (and pid) is charged. */
+    struct {
+        bool set, has_pid, has_inv;
+        int8_t first_seg;
+        uint32_t segs, line;
+        uint64_t th, pid, inv;
+    } pend;
     hmap omap;              /* (thread, 1 | 2 without thread) -> the thread's open burst */
     uint32_t last_open;     /* the last omap answer (0: none cached) ... */
     bool last_open_ht;      /* ... for this thread */

@@ -22,17 +22,32 @@ typedef struct stamp_words {
     lx_slice w[SD_WORDS];          /* the last holds whatever text is left past the others */
     int n, env_from, env_to;       /* w[env_from, env_to) are the assignments */
     lx_slice commit, commit_dirty; /* without and with its "-dirty" */
+    int env[SD_WORDS], nenv;       /* the assignments, ordered by variable (stably) */
     int pos[SD_WORDS], npos;       /* the command's positional words, in order */
     sd_opt opt[SD_WORDS];          /* its options, ordered by name (stably) */
     int nopt;
 } stamp_words;
+
+static bool lower_is(lx_slice x, size_t from, const char *s)
+{
+    size_t n = strlen(s);
+    if (x.n - from != n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if ((x.p[from + i] | 0x20) != s[i])
+            return false;
+    return true;
+}
 
 static bool is_option(lx_slice x)
 {
     if (x.n < 2 || x.p[0] != '-')
         return false;
     char c = x.p[1];
-    return !((c >= '0' && c <= '9') || c == '.'); /* -1, -.5: values */
+    if ((c >= '0' && c <= '9') || c == '.') /* -1, -.5: values */
+        return false;
+    /* -inf, -nan, -infinity: values too */
+    return !lower_is(x, 1, "inf") && !lower_is(x, 1, "nan") && !lower_is(x, 1, "infinity");
 }
 
 static bool named(lx_slice name, const char *s)
@@ -41,15 +56,13 @@ static bool named(lx_slice name, const char *s)
 }
 
 /* Is the option left out of the comparison? *skip: how many words after it
- * are its value (1 for "-o LOG", "--log LOG"; 0 for "-oLOG", "--log=LOG"). */
-static bool left_out(lx_slice word, lx_slice name, bool has_eq, int *skip)
+ * are its value (1 for "-o LOG", "--log LOG"; 0 for "--log=LOG"). Only "-o"
+ * alone: "-oLOG" is one spelling of it, but "-opt-level=3" and "-offload"
+ * are other programs' options, which are conditions. */
+static bool left_out(lx_slice name, bool has_eq, int *skip)
 {
     *skip = 0;
-    if (word.p[1] == 'o') { /* -o LOG, -oLOG (never --o...) */
-        *skip = word.n == 2;
-        return true;
-    }
-    static const char *const out[] = {"--log", "--out-dir", "--time-limit", "--peer-timeout"};
+    static const char *const out[] = {"-o", "--log", "--out-dir", "--time-limit", "--peer-timeout"};
     for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
         if (named(name, out[i])) {
             *skip = !has_eq;
@@ -78,7 +91,9 @@ static void split_command(stamp_words *s)
             s->pos[s->npos++] = k;
             continue;
         }
-        if (ended || !is_option(x)) {
+        /* the rest of a stamp past its 255th word is one plain word */
+        bool rest = k == SD_WORDS - 1;
+        if (ended || rest || !is_option(x)) {
             if (cur >= 0)
                 s->opt[cur].vto = k + 1;
             else
@@ -89,8 +104,8 @@ static void split_command(stamp_words *s)
         const char *eq = memchr(x.p, '=', x.n);
         lx_slice name = {x.p, eq ? (size_t)(eq - x.p) : x.n};
         int skip;
-        if (left_out(x, name, eq != NULL, &skip)) {
-            if (skip && k + 1 < s->n && !is_option(s->w[k + 1]))
+        if (left_out(name, eq != NULL, &skip)) {
+            if (skip && k + 1 < s->n && k + 1 < SD_WORDS - 1 && !is_option(s->w[k + 1]))
                 k++;
             continue;
         }
@@ -112,6 +127,8 @@ static void split_command(stamp_words *s)
         s->opt[j] = t;
     }
 }
+
+static void sort_env(stamp_words *s);
 
 static void split_stamp(const char *p, size_t n, stamp_words *s)
 {
@@ -140,6 +157,7 @@ static void split_stamp(const char *p, size_t n, stamp_words *s)
     while (k < s->n && s->w[k].n && s->w[k].p[0] != '-' && memchr(s->w[k].p, '=', s->w[k].n))
         k++;
     s->env_to = k;
+    sort_env(s);
     split_command(s);
 }
 
@@ -176,50 +194,60 @@ static bool same_word(lx_slice a, const stamp_words *sa, lx_slice b, const stamp
 
 /* --- the assignments ----------------------------------------------------- */
 
-/* The assignment of s to the variable of w: one with w's value when s has
- * it (a variable may be assigned twice), else any; -1 when none. */
-static int find_var(const stamp_words *s, lx_slice w, const stamp_words *sw)
+static lx_slice var_name(lx_slice w)
 {
     const char *eq = memchr(w.p, '=', w.n);
-    size_t nl = (size_t)(eq - w.p) + 1;
-    int any = -1;
-    for (int k = s->env_from; k < s->env_to; k++)
-        if (s->w[k].n >= nl && memcmp(s->w[k].p, w.p, nl) == 0) {
-            if (same_word(s->w[k], s, w, sw))
-                return k;
-            any = k;
-        }
-    return any;
+    return (lx_slice){w.p, (size_t)(eq - w.p)};
 }
 
-/* Is every assignment of a in b, with its value? */
-static bool env_within(const stamp_words *a, const stamp_words *b, const char *na, const char *nb, char *out,
-                       size_t n)
+/* s->env: the assignments' indices ordered by variable (stably: one
+ * variable's assignments keep their order, since the last one wins) */
+static void sort_env(stamp_words *s)
 {
-    for (int k = a->env_from; k < a->env_to; k++) {
-        int j = find_var(b, a->w[k], a);
-        if (j < 0) {
-            snprintf(out, n, "env %.*s in %s, absent from %s", (int)a->w[k].n, a->w[k].p, na, nb);
-            return false;
-        }
-        if (!same_word(a->w[k], a, b->w[j], b)) {
-            snprintf(out, n, "env %.*s in %s, %.*s in %s", (int)a->w[k].n, a->w[k].p, na, (int)b->w[j].n,
-                     b->w[j].p, nb);
-            return false;
-        }
+    s->nenv = 0;
+    for (int k = s->env_from; k < s->env_to; k++) {
+        int j = s->nenv++;
+        for (; j > 0 && name_cmp(var_name(s->w[s->env[j - 1]]), var_name(s->w[k])) > 0; j--)
+            s->env[j] = s->env[j - 1];
+        s->env[j] = k;
     }
-    return true;
+}
+
+static int env_run(const stamp_words *s, int i)
+{
+    int r = 1;
+    while (i + r < s->nenv && !name_cmp(var_name(s->w[s->env[i + r]]), var_name(s->w[s->env[i]])))
+        r++;
+    return r;
 }
 
 static bool env_differ(const stamp_words *a, const stamp_words *b, const char *na, const char *nb, char *out,
                        size_t n)
 {
-    if (!env_within(a, b, na, nb, out, n) || !env_within(b, a, nb, na, out, n))
-        return true;
-    if (a->env_to - a->env_from != b->env_to - b->env_from) {
-        snprintf(out, n, "env: %d assignments in %s, %d in %s (one is repeated)", a->env_to - a->env_from, na,
-                 b->env_to - b->env_from, nb);
-        return true;
+    int i = 0, j = 0;
+    while (i < a->nenv || j < b->nenv) {
+        int c = i == a->nenv ? 1 : j == b->nenv ? -1 : name_cmp(var_name(a->w[a->env[i]]), var_name(b->w[b->env[j]]));
+        if (c) {
+            lx_slice w = c < 0 ? a->w[a->env[i]] : b->w[b->env[j]];
+            snprintf(out, n, "env %.*s in %s, absent from %s", (int)w.n, w.p, c < 0 ? na : nb, c < 0 ? nb : na);
+            return true;
+        }
+        int ra = env_run(a, i), rb = env_run(b, j);
+        for (int k = 0; k < ra && k < rb; k++) {
+            lx_slice wa = a->w[a->env[i + k]], wb = b->w[b->env[j + k]];
+            if (!same_word(wa, a, wb, b)) {
+                snprintf(out, n, "env %.*s in %s, %.*s in %s", (int)wa.n, wa.p, na, (int)wb.n, wb.p, nb);
+                return true;
+            }
+        }
+        if (ra != rb) {
+            lx_slice v = var_name(a->w[a->env[i]]);
+            snprintf(out, n, "env %.*s: assigned %d time%s in %s, %d in %s", (int)v.n, v.p, ra, ra == 1 ? "" : "s",
+                     na, rb, nb);
+            return true;
+        }
+        i += ra;
+        j += rb;
     }
     return false;
 }

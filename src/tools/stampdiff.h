@@ -1,8 +1,9 @@
 /* Do two [stamp] lines describe the same ruler, the commit aside?
  *
  * A stamp is "<commit>[-dirty] env VAR=value ... <command>". Two agree when
- * - the assignments agree as a set (their order is how a variable happened
- *   to be written, not a condition);
+ * - the assignments agree as a set of variables (the order of two
+ *   variables is how they happened to be written, not a condition); one
+ *   variable's assignments agree in order, since the last one wins;
  * - the command's leading words (the program and its positional arguments)
  *   agree word for word, in order;
  * - its options agree as a set: `--rounds 6 --mode numbers` is the run
@@ -10,13 +11,14 @@
  *   one option keep their order (the last may win);
  * - options that say where output goes or how long a run may last, not how
  *   it is measured, are left out: -o/--log, --out-dir, --time-limit,
- *   --peer-timeout.
+ *   --peer-timeout (as "-o LOG", "--log LOG" or "--log=LOG").
  * Inside any word, each stamp's own commit stands for "this log's commit"
  * (a log path named after its commit is not a difference).
  *
- * An option is a word starting with '-' (not "-", not a negative number
- * such as -1 or -.5); the words after it, up to the next option, are its
- * value. A word after "--" is positional. */
+ * An option is a word starting with '-' (not "-", not a number such as -1,
+ * -.5, -inf or -nan); the words after it, up to the next option, are its
+ * value, so a flag's positional word moves with it. A word after "--" is
+ * positional, and so is whatever a stamp holds past its 255th word. */
 #ifndef HBG_TOOLS_STAMPDIFF_H
 #define HBG_TOOLS_STAMPDIFF_H
 

@@ -18,12 +18,12 @@
 #include "support/tools_support.h"
 
 /* One line of the fixture, changed or not, written at out + *n. */
-typedef void line_edit(char *line, const char *arg, char *out, size_t cap, size_t *n);
+typedef void line_edit(char *line, const void *arg, char *out, size_t cap, size_t *n);
 
-/* The 4-pass fixture with each line through `edit`; the temporary's path. */
-static char *edited_fixture(line_edit *edit, const char *arg)
+/* Fixture `name` with each line through `edit`; the temporary's path. */
+static char *edited(const char *name, line_edit *edit, const void *arg)
 {
-    char *text = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    char *text = ts_slurp(ts_fixture(name), NULL);
     assert_non_null(text);
     size_t cap = strlen(text) + 4096, n = 0;
     char *out = malloc(cap);
@@ -38,8 +38,9 @@ static char *edited_fixture(line_edit *edit, const char *arg)
 }
 
 /* the host_orch dur_ns of each inv in `broken` (inv digits) past 64 bits */
-static void host_orch_past_64_bits(char *line, const char *broken, char *out, size_t cap, size_t *n)
+static void host_orch_past_64_bits(char *line, const void *arg, char *out, size_t cap, size_t *n)
 {
+    const char *broken = arg;
     char *inv = strstr(line, " inv=");
     char *dur = strstr(line, " dur_ns=");
     if (strstr(line, "phase=host_orch ") && inv && dur && strchr(broken, inv[5])) {
@@ -53,7 +54,7 @@ static void host_orch_past_64_bits(char *line, const char *broken, char *out, si
 
 static char *break_host_orch(const char *broken)
 {
-    return edited_fixture(host_orch_past_64_bits, broken);
+    return edited("ours-1rank-4pass.log", host_orch_past_64_bits, broken);
 }
 
 static void every_pass_sharing_a_defect_leaves_no_statistics(void **state)
@@ -92,14 +93,35 @@ static void the_intact_minority_is_the_one_used(void **state)
     free(err);
 }
 
-/* " inv=3" cut off pass 3's graph_upload line */
-static void graph_upload_3_without_inv(char *line, const char *arg, char *out, size_t cap, size_t *n)
+/* On each line holding both marks, `from` (its first occurrence) becomes
+ * `to`; on every line, thread `th_from` becomes `th_to` (when set). */
+typedef struct sub {
+    const char *mark1, *mark2, *from, *to, *th_from, *th_to;
+} sub;
+
+static void substitute(char *line, const void *arg, char *out, size_t cap, size_t *n)
 {
-    (void)arg;
-    char *k = strstr(line, " inv=3");
-    if (k && k[6] == 0 && strstr(line, "phase=graph_upload "))
-        *k = 0;
-    *n += (size_t)snprintf(out + *n, cap - *n, "%s\n", line);
+    const sub *e = arg;
+    char *t = e->th_from ? strstr(line, e->th_from) : NULL;
+    if (t)
+        memcpy(t, e->th_to, strlen(e->th_to)); /* same length */
+    char *f = strstr(line, e->mark1) && strstr(line, e->mark2) ? strstr(line, e->from) : NULL;
+    if (f)
+        *n += (size_t)snprintf(out + *n, cap - *n, "%.*s%s%s\n", (int)(f - line), line, e->to, f + strlen(e->from));
+    else
+        *n += (size_t)snprintf(out + *n, cap - *n, "%s\n", line);
+}
+
+/* `hbg phases` of fixture `name` edited by e: exit 0, and its stdout and
+ * stderr in *out, *err. */
+static void phases_of(const char *name, const sub *e, char **out, char **err)
+{
+    char *log = edited(name, substitute, e);
+    const char *args[] = {"phases", log, NULL};
+    fs_spec spec = {.args = args};
+    assert_int_equal(fs_run(&spec, 60, out, err), 0);
+    unlink(log);
+    free(log);
 }
 
 /* A bind line with pid= and no inv= inside a keyed pass is that pass's
@@ -109,29 +131,66 @@ static void graph_upload_3_without_inv(char *line, const char *arg, char *out, s
 static void a_line_without_inv_is_its_burst_defect(void **state)
 {
     (void)state;
-    char *log = edited_fixture(graph_upload_3_without_inv, NULL);
-    const char *args[] = {"phases", log, NULL};
-    fs_spec spec = {.args = args};
     char *out = NULL, *err = NULL;
-    assert_int_equal(fs_run(&spec, 60, &out, &err), 0);
+    sub mid = {"phase=graph_upload ", " inv=3", " inv=3", "", NULL, NULL};
+    phases_of("ours-1rank-4pass.log", &mid, &out, &err);
     fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
     fs_expect(err, ":51: malformed bind line: pid= without inv=; ignored\n");
     fs_expect(err, ":44: pass pid=4242 inv=3 has a malformed line that was ignored (line 51); excluded\n");
     assert_null(strstr(err, "inv=0"));
     assert_null(strstr(err, "other segments"));
     free(out), free(err);
+
+    /* the first line of its pass: charged to the pass it begins */
+    sub first = {"phase=args ", " inv=3", " inv=3", "", NULL, NULL};
+    phases_of("ours-1rank-4pass.log", &first, &out, &err);
+    fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
+    fs_expect(err, ":45: pass pid=4242 inv=3 has a malformed line that was ignored (line 44); excluded\n");
+    assert_null(strstr(err, "other segments"));
+    free(out), free(err);
+
+    /* cut just before its pid=: well formed, but among keyed passes a defect */
+    sub nokey = {"phase=args ", " inv=3", " pid=4242 inv=3", "", NULL, NULL};
+    phases_of("ours-1rank-4pass.log", &nokey, &out, &err);
+    fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
+    fs_expect(err, ":44: malformed bind line: no pid= or inv=, on a thread whose passes have them; ignored\n");
+    fs_expect(err, ":45: pass pid=4242 inv=3 has a malformed line that was ignored (line 44); excluded\n");
+    free(out), free(err);
+
     /* --keep-first: the cold pass was a candidate too, and is counted */
     char *all = break_host_orch("1234");
     const char *kargs[] = {"phases", "--keep-first", all, NULL};
-    spec.args = kargs;
+    fs_spec spec = {.args = kargs};
     assert_int_equal(fs_run(&spec, 60, &out, &err), 1);
     fs_expect(err, ": no usable passes: all 4 passes were excluded (4 with an ignored line; see the warnings)\n");
     unlink(all);
     free(all);
-    unlink(log);
-    free(log);
     free(out);
     free(err);
+}
+
+/* Forked ranks share their threads' ids: a line that names its pid is
+ * charged to that rank's pass; one that names none could be either's,
+ * and is charged to no pass (never to the other rank's intact one). */
+static void ranks_sharing_a_thread_id(void **state)
+{
+    (void)state;
+    char *out = NULL, *err = NULL;
+    sub noinv = {"phase=static_arena ", "pid=6001 inv=2", "pid=6001 inv=2", "pid=6001",
+                 "T0x7f00bb000641", "T0x7f00bb000640"};
+    phases_of("ours-2rank-shared-lines.log", &noinv, &out, &err);
+    fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 1 excluded; 3 used\n");
+    fs_expect(err, ":42: pass pid=6001 inv=2 has a malformed line that was ignored (line 46); excluded\n");
+    free(out), free(err);
+
+    sub badpid = {"phase=static_arena ", "pid=6001 inv=2", "pid=6001 ", "pid=6001x ",
+                  "T0x7f00bb000641", "T0x7f00bb000640"};
+    phases_of("ours-2rank-shared-lines.log", &badpid, &out, &err);
+    fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 1 excluded; 3 used\n");
+    fs_expect(err, ":46: malformed bind line: expected pid=<decimal integer>, found pid=6001x; ignored\n");
+    assert_null(strstr(err, "pid=6002 inv=2"));
+    assert_null(strstr(err, " thread 0x"));
+    free(out), free(err);
 }
 
 int main(void)
@@ -140,6 +199,7 @@ int main(void)
         cmocka_unit_test(every_pass_sharing_a_defect_leaves_no_statistics),
         cmocka_unit_test(the_intact_minority_is_the_one_used),
         cmocka_unit_test(a_line_without_inv_is_its_burst_defect),
+        cmocka_unit_test(ranks_sharing_a_thread_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
