@@ -87,7 +87,11 @@ void hbg__tmap_reset(hbg__tmap *m)
     /* A followed journal stays whole even when this epoch made fewer
      * calls: any prefix of it is a valid start for the next. */
     hbg__tmap_clear(m);
-    j->following = j->ncalls > 0;
+    /* An epoch that kept its calls and made none (a body whose nodes
+     * only read its boundary) leaves an empty journal, which the next
+     * epoch follows as well as any: without it the node memo could never
+     * answer such a body. One that kept nothing (the first) is not. */
+    j->following = j->ncalls > 0 || (j->calls && !j->stopped);
     j->at = j->at_report = 0;
     /* The first epoch (a runtime's cold pass, a Definition's first
      * recording) makes no journal: a program bound once never pays for
