@@ -440,6 +440,8 @@ static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
         if (L->oom)
             return NULL;
         p = &L->pass[L->npass - 1];
+        if (L->ix->pend.set)
+            claim_pending(L, p);
     }
     return p;
 }
@@ -502,12 +504,12 @@ static void mark_ignored(ps_pass *p, int id, size_t line)
     }
 }
 
-/* A keyed pass just made: the malformed line waiting for it, if it is
- * this pass's (same thread and pid, and inv when the line had one). */
+/* A pass just made: the malformed line waiting for it, if it is this
+ * pass's (same thread and pid, and inv when the line had one). */
 static void claim_pending(ps_log *L, ps_pass *p)
 {
     ps_index *X = L->ix;
-    if (!p->has_thread || p->thread != X->pend.th || (X->pend.has_pid && p->pid != X->pend.pid))
+    if (!p->has_thread || p->thread != X->pend.th || (X->pend.has_pid && (!p->has_pid || p->pid != X->pend.pid)))
         return; /* another thread's or rank's */
     X->pend.set = false;
     if (X->pend.has_inv && p->inv != X->pend.inv)
@@ -518,16 +520,19 @@ static void claim_pending(ps_log *L, ps_pass *p)
             mark_ignored(p, id, X->pend.line);
 }
 
-/* Holds a malformed line for the next keyed pass of its thread. */
-static void hold_for_next(ps_log *L, const lx_rec *r, uint64_t th, int id)
+/* Holds a malformed line for the next pass of its thread: of its pid,
+ * or when it names none, of the pid of the pass `last` its thread wrote
+ * last (NULL: none yet). */
+static void hold_for_next(ps_log *L, const lx_rec *r, uint64_t th, int id, const ps_pass *last)
 {
     ps_index *X = L->ix;
-    bool same = X->pend.set && X->pend.th == th && X->pend.has_pid == r->has_pid &&
-                (!r->has_pid || X->pend.pid == r->pid);
+    bool has_pid = r->has_pid || (last && last->has_pid);
+    uint64_t pid = r->has_pid ? r->pid : last && last->has_pid ? last->pid : 0;
+    bool same = X->pend.set && X->pend.th == th && X->pend.has_pid == has_pid && (!has_pid || X->pend.pid == pid);
     if (!same) {
         X->pend.set = true;
         X->pend.th = th;
-        X->pend.has_pid = r->has_pid, X->pend.pid = r->pid;
+        X->pend.has_pid = has_pid, X->pend.pid = pid;
         X->pend.has_inv = r->has_inv, X->pend.inv = r->inv;
         X->pend.first_seg = (int8_t)id;
         X->pend.segs = 0;
@@ -539,13 +544,15 @@ static void hold_for_next(ps_log *L, const lx_rec *r, uint64_t th, int id)
 
 /* The keyed pass a malformed bind line without a usable key (no pid=, or
  * pid= and no inv=, or inv= and no pid=) belongs to: the one its thread
- * (and pid) is writing, while the line can still be part of it (its inv,
- * its segment not yet there, the host-orch lines not begun). When the
- * line cannot be part of it, it begins the thread's next keyed pass:
- * *held, and that pass is charged once it is made. On a thread that
- * ranks share, a line that names no pid could be either's: *held too,
- * and nothing is charged (its warning names it). NULL, and not held,
- * where the thread writes no keyed pass. */
+ * (and pid) is writing, while the line can still be part of it. It
+ * cannot once that pass's host-orch lines began, when its inv is
+ * another, or when its segment is the pass's first come round again:
+ * it then begins the thread's next pass, and is *held until that pass
+ * is made, as it is when the thread (or pid) has no pass yet. On a
+ * thread that ranks share, a line that names no pid could be either's:
+ * *held too, and never charged (its warning names it). NULL, and not
+ * held, where the thread has an open unkeyed burst or writes unkeyed
+ * passes: the burst rule decides. */
 static ps_pass *keyed_burst_of(ps_log *L, const lx_rec *r, int id, bool *held)
 {
     *held = false;
@@ -554,18 +561,18 @@ static ps_pass *keyed_burst_of(ps_log *L, const lx_rec *r, int id, bool *held)
     if (!ht || open_pass(L, ht, th))
         return NULL;
     ps_pass *p = thread_pass(L, th, r->has_pid, r->pid, &shared);
-    if (!p || !p->keyed)
+    if (p && !p->keyed)
         return NULL;
-    if (!r->has_pid && shared) {
-        *held = true;
+    *held = true;
+    if (!r->has_pid && shared)
         return NULL;
+    if (p && !p->has_orch && (!r->has_inv || p->inv == r->inv) &&
+        !(id >= 0 && id == p->first_seg && ((p->present | p->ignored_segs) >> id) & 1)) {
+        *held = false;
+        return p;
     }
-    if (p->has_orch || (r->has_inv && p->inv != r->inv) || (id >= 0 && ((p->present | p->ignored_segs) >> id) & 1)) {
-        hold_for_next(L, r, th, id);
-        *held = true;
-        return NULL;
-    }
-    return p;
+    hold_for_next(L, r, th, id, p ? p : thread_pass(L, th, false, 0, &shared));
+    return NULL;
 }
 
 /* A malformed bind or host-orch line is still charged to its pass when
@@ -589,7 +596,9 @@ static void charge_bad_line(ps_log *L, const lx_rec *r)
         uint64_t th;
         bool ht = lx_thread(r, &L->ix->thc, &th), shared;
         p = open_pass(L, ht, th);
-        if (!p && r->kind == LX_ORCH && ht && (p = thread_pass(L, th, false, 0, &shared)) && shared)
+        /* a host-orch line follows its pass's bind lines on the thread */
+        if (!p && r->kind == LX_ORCH && ht && (p = thread_pass(L, th, r->has_pid, r->pid, &shared)) &&
+            ((!r->has_pid && shared) || (r->has_inv && p->inv != r->inv)))
             p = NULL;
     }
     if (p)

@@ -97,6 +97,7 @@ static void the_intact_minority_is_the_one_used(void **state)
  * `to`; on every line, thread `th_from` becomes `th_to` (when set). */
 typedef struct sub {
     const char *mark1, *mark2, *from, *to, *th_from, *th_to;
+    bool dup; /* the line is kept, and its edited copy follows it */
 } sub;
 
 static void substitute(char *line, const void *arg, char *out, size_t cap, size_t *n)
@@ -106,6 +107,8 @@ static void substitute(char *line, const void *arg, char *out, size_t cap, size_
     if (t)
         memcpy(t, e->th_to, strlen(e->th_to)); /* same length */
     char *f = strstr(line, e->mark1) && strstr(line, e->mark2) ? strstr(line, e->from) : NULL;
+    if (f && e->dup)
+        *n += (size_t)snprintf(out + *n, cap - *n, "%s\n", line);
     if (f)
         *n += (size_t)snprintf(out + *n, cap - *n, "%.*s%s%s\n", (int)(f - line), line, e->to, f + strlen(e->from));
     else
@@ -132,7 +135,7 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
 {
     (void)state;
     char *out = NULL, *err = NULL;
-    sub mid = {"phase=graph_upload ", " inv=3", " inv=3", "", NULL, NULL};
+    sub mid = {"phase=graph_upload ", " inv=3", " inv=3", "", NULL, NULL, false};
     phases_of("ours-1rank-4pass.log", &mid, &out, &err);
     fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
     fs_expect(err, ":51: malformed bind line: pid= without inv=; ignored\n");
@@ -142,7 +145,7 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
     free(out), free(err);
 
     /* the first line of its pass: charged to the pass it begins */
-    sub first = {"phase=args ", " inv=3", " inv=3", "", NULL, NULL};
+    sub first = {"phase=args ", " inv=3", " inv=3", "", NULL, NULL, false};
     phases_of("ours-1rank-4pass.log", &first, &out, &err);
     fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
     fs_expect(err, ":45: pass pid=4242 inv=3 has a malformed line that was ignored (line 44); excluded\n");
@@ -150,11 +153,25 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
     free(out), free(err);
 
     /* cut just before its pid=: well formed, but among keyed passes a defect */
-    sub nokey = {"phase=args ", " inv=3", " pid=4242 inv=3", "", NULL, NULL};
+    sub nokey = {"phase=args ", " inv=3", " pid=4242 inv=3", "", NULL, NULL, false};
     phases_of("ours-1rank-4pass.log", &nokey, &out, &err);
     fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
     fs_expect(err, ":44: malformed bind line: no pid= or inv=, on a thread whose passes have them; ignored\n");
     fs_expect(err, ":45: pass pid=4242 inv=3 has a malformed line that was ignored (line 44); excluded\n");
+    free(out), free(err);
+
+    /* the log's first line: no pass yet, charged to the one it begins */
+    sub logfirst = {"phase=args ", " inv=1", " inv=1", "", NULL, NULL, false};
+    phases_of("ours-1rank-4pass.log", &logfirst, &out, &err);
+    fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 3 used\n");
+    fs_expect(err, ":5: pass pid=4242 inv=1 has a malformed line that was ignored (line 4); excluded\n");
+    free(out), free(err);
+
+    /* a segment twice in mid-pass: its pass's, not the next one's */
+    sub twice = {"phase=shared_mem ", " inv=3", " inv=3", "", NULL, NULL, true};
+    phases_of("ours-1rank-4pass.log", &twice, &out, &err);
+    fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
+    fs_expect(err, ":44: pass pid=4242 inv=3 has a malformed line that was ignored (line 49); excluded\n");
     free(out), free(err);
 
     /* --keep-first: the cold pass was a candidate too, and is counted */
@@ -177,19 +194,27 @@ static void ranks_sharing_a_thread_id(void **state)
     (void)state;
     char *out = NULL, *err = NULL;
     sub noinv = {"phase=static_arena ", "pid=6001 inv=2", "pid=6001 inv=2", "pid=6001",
-                 "T0x7f00bb000641", "T0x7f00bb000640"};
+                 "T0x7f00bb000641", "T0x7f00bb000640", false};
     phases_of("ours-2rank-shared-lines.log", &noinv, &out, &err);
     fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 1 excluded; 3 used\n");
     fs_expect(err, ":42: pass pid=6001 inv=2 has a malformed line that was ignored (line 46); excluded\n");
     free(out), free(err);
 
     sub badpid = {"phase=static_arena ", "pid=6001 inv=2", "pid=6001 ", "pid=6001x ",
-                  "T0x7f00bb000641", "T0x7f00bb000640"};
+                  "T0x7f00bb000641", "T0x7f00bb000640", false};
     phases_of("ours-2rank-shared-lines.log", &badpid, &out, &err);
     fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 1 excluded; 3 used\n");
     fs_expect(err, ":46: malformed bind line: expected pid=<decimal integer>, found pid=6001x; ignored\n");
     assert_null(strstr(err, "pid=6002 inv=2"));
     assert_null(strstr(err, " thread 0x"));
+    free(out), free(err);
+
+    /* a host-orch line that names its pid: that rank's pass */
+    sub orch = {"host-orch phase=record_node ", "pid=6002 inv=2", " inv=2", "", "T0x7f00bb000641", "T0x7f00bb000640",
+                false};
+    phases_of("ours-2rank-shared-lines.log", &orch, &out, &err);
+    fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 1 excluded; 3 used\n");
+    fs_expect(err, "pass pid=6002 inv=2 has a malformed line that was ignored (line 66); excluded\n");
     free(out), free(err);
 }
 
