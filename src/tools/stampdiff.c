@@ -201,7 +201,7 @@ static lx_slice var_name(lx_slice w)
 }
 
 /* s->env: the assignments' indices ordered by variable (stably: one
- * variable's assignments keep their order, since the last one wins) */
+ * variable's assignments keep their order, and the last one wins) */
 static void sort_env(stamp_words *s)
 {
     s->nenv = 0;
@@ -232,18 +232,11 @@ static bool env_differ(const stamp_words *a, const stamp_words *b, const char *n
             snprintf(out, n, "env %.*s in %s, absent from %s", (int)w.n, w.p, c < 0 ? na : nb, c < 0 ? nb : na);
             return true;
         }
+        /* env applies them in order: the last one is the variable's value */
         int ra = env_run(a, i), rb = env_run(b, j);
-        for (int k = 0; k < ra && k < rb; k++) {
-            lx_slice wa = a->w[a->env[i + k]], wb = b->w[b->env[j + k]];
-            if (!same_word(wa, a, wb, b)) {
-                snprintf(out, n, "env %.*s in %s, %.*s in %s", (int)wa.n, wa.p, na, (int)wb.n, wb.p, nb);
-                return true;
-            }
-        }
-        if (ra != rb) {
-            lx_slice v = var_name(a->w[a->env[i]]);
-            snprintf(out, n, "env %.*s: assigned %d time%s in %s, %d in %s", (int)v.n, v.p, ra, ra == 1 ? "" : "s",
-                     na, rb, nb);
+        lx_slice wa = a->w[a->env[i + ra - 1]], wb = b->w[b->env[j + rb - 1]];
+        if (!same_word(wa, a, wb, b)) {
+            snprintf(out, n, "env %.*s in %s, %.*s in %s", (int)wa.n, wa.p, na, (int)wb.n, wb.p, nb);
             return true;
         }
         i += ra;

@@ -1,9 +1,9 @@
 /* Do two [stamp] lines describe the same ruler, the commit aside?
  *
  * A stamp is "<commit>[-dirty] env VAR=value ... <command>". Two agree when
- * - the assignments agree as a set of variables (the order of two
- *   variables is how they happened to be written, not a condition); one
- *   variable's assignments agree in order, since the last one wins;
+ * - the assignments agree as the environment they make: each variable's
+ *   value is its last assignment (as env applies them), and the order of
+ *   two variables is how they happened to be written, not a condition;
  * - the command's leading words (the program and its positional arguments)
  *   agree word for word, in order;
  * - its options agree as a set: `--rounds 6 --mode numbers` is the run
