@@ -142,9 +142,10 @@ static void out_table(ps_log *L, const phs_result *R, const phs_stat *by_rank)
     } else {
         fprintf(f, "stamp   none: this log has no [stamp] line, so nothing in it records the command and commit\n");
     }
+    /* of the candidates: a cold pass dropped anyway is not also excluded */
     size_t excluded = 0;
     for (size_t i = 0; i < L->npass; i++)
-        if (L->pass[i].defects)
+        if (L->pass[i].defects && (!L->pass[i].cold || L->opt.keep_first))
             excluded++;
     fprintf(f, "passes  %zu in %zu rank%s: %zu cold (%s), %zu warm; %zu excluded; %zu used\n", L->npass, L->nrank,
             L->nrank == 1 ? "" : "s", L->ncold, L->opt.keep_first ? "kept" : "dropped", L->nwarm, excluded,
