@@ -50,11 +50,6 @@ static bool is_option(lx_slice x)
     return !lower_is(x, 1, "inf") && !lower_is(x, 1, "nan") && !lower_is(x, 1, "infinity");
 }
 
-static bool named(lx_slice name, const char *s)
-{
-    return name.n == strlen(s) && memcmp(name.p, s, name.n) == 0;
-}
-
 /* Is the option left out of the comparison? *skip: how many words after it
  * are its value (1 for "-o LOG", "--log LOG"; 0 for "--log=LOG"). Only "-o"
  * alone: "-oLOG" is one spelling of it, but "-opt-level=3" and "-offload"
@@ -64,7 +59,7 @@ static bool left_out(lx_slice name, bool has_eq, int *skip)
     *skip = 0;
     static const char *const out[] = {"-o", "--log", "--out-dir", "--time-limit", "--peer-timeout"};
     for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
-        if (named(name, out[i])) {
+        if (lx_slice_eq(name, out[i])) {
             *skip = !has_eq;
             return true;
         }
