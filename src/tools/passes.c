@@ -520,19 +520,20 @@ static void claim_pending(ps_log *L, ps_pass *p)
             mark_ignored(p, id, X->pend.line);
 }
 
-/* Holds a malformed line for the next pass of its thread: of its pid,
- * or when it names none, of the pid of the pass `last` its thread wrote
- * last (NULL: none yet). */
-static void hold_for_next(ps_log *L, const lx_rec *r, uint64_t th, int id, const ps_pass *last)
+/* Holds a malformed line for the next pass of its thread (and pid, when
+ * the line names one). A line naming none takes no pid from the passes
+ * before it: at a log's start two ranks may share the thread's id before
+ * the second rank's first pass shows it, and that pass may be the one
+ * the line begins. */
+static void hold_for_next(ps_log *L, const lx_rec *r, uint64_t th, int id)
 {
     ps_index *X = L->ix;
-    bool has_pid = r->has_pid || (last && last->has_pid);
-    uint64_t pid = r->has_pid ? r->pid : last && last->has_pid ? last->pid : 0;
-    bool same = X->pend.set && X->pend.th == th && X->pend.has_pid == has_pid && (!has_pid || X->pend.pid == pid);
+    bool same = X->pend.set && X->pend.th == th && X->pend.has_pid == r->has_pid &&
+                (!r->has_pid || X->pend.pid == r->pid);
     if (!same) {
         X->pend.set = true;
         X->pend.th = th;
-        X->pend.has_pid = has_pid, X->pend.pid = pid;
+        X->pend.has_pid = r->has_pid, X->pend.pid = r->pid;
         X->pend.has_inv = r->has_inv, X->pend.inv = r->inv;
         X->pend.first_seg = (int8_t)id;
         X->pend.segs = 0;
@@ -571,7 +572,7 @@ static ps_pass *keyed_burst_of(ps_log *L, const lx_rec *r, int id, bool *held)
         *held = false;
         return p;
     }
-    hold_for_next(L, r, th, id, p ? p : thread_pass(L, th, false, 0, &shared));
+    hold_for_next(L, r, th, id);
     return NULL;
 }
 

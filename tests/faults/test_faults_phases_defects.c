@@ -210,6 +210,17 @@ static void ranks_sharing_a_thread_id(void **state)
     assert_null(strstr(err, " thread 0x"));
     free(out), free(err);
 
+    /* rank 6002's first line, cut before its pid=, comes while the
+     * thread has only rank 6001's pass: it begins 6002's pass, and takes
+     * no pid from 6001's (once it was held for 6001's next pass, an
+     * intact warm one) */
+    sub first = {"phase=args ", "pid=6002 inv=1", " pid=6002 inv=1", "", "T0x7f00bb000641", "T0x7f00bb000640",
+                 false};
+    phases_of("ours-2rank-shared-lines.log", &first, &out, &err);
+    fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 0 excluded; 4 used\n");
+    fs_expect(err, ":7: pass pid=6002 inv=1 has a malformed line that was ignored (line 5); excluded\n");
+    free(out), free(err);
+
     /* a host-orch line that names its pid: that rank's pass */
     sub orch = {"host-orch phase=record_node ", "pid=6002 inv=2", " inv=2", "", "T0x7f00bb000641", "T0x7f00bb000640",
                 false};
