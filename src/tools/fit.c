@@ -377,7 +377,9 @@ int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errle
         for (size_t j = i; j < Q.k; j++)
             b[i] += ri[i][j] * qty[j];
     /* the fixed term alone is the (weighted) mean: taken as it is, not as
-     * the rounding of a solve leaves it (2705.0000000000009 for 2705) */
+     * the rounding of a solve leaves it (2705.0000000000009 for 2705); its
+     * column is all ones, scale 1, so the fitted values and the
+     * coefficient below come out as ybar exactly */
     bool mean_only = Q.k == 1 && Q.col[0] == FIT_FIXED;
     if (mean_only)
         b[0] = ybar * Q.scale[0];
@@ -387,8 +389,6 @@ int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errle
         p->fitted = 0;
         for (size_t j = 0; j < Q.k; j++)
             p->fitted += b[j] / Q.scale[j] * p->x[Q.col[j]];
-        if (mean_only)
-            p->fitted = ybar;
         p->resid = p->y - p->fitted;
         sse += p->resid * w[i] * p->resid * w[i];
         sst += (p->y - ybar) * w[i] * (p->y - ybar) * w[i];
@@ -412,7 +412,7 @@ int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errle
         for (size_t l = j; l < Q.k; l++)
             v += ri[j][l] * ri[j][l];
         fit_term *t = &R->term[Q.col[j]];
-        t->coef = mean_only ? ybar : b[j] / Q.scale[j];
+        t->coef = b[j] / Q.scale[j];
         t->se = R->sigma * sqrt(v) / Q.scale[j];
         t->lo = t->coef - R->tq * t->se;
         t->hi = t->coef + R->tq * t->se;
