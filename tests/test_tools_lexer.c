@@ -308,6 +308,60 @@ static void test_malformed_records(void **st)
     assert_int_equal(g.n, 1);
 }
 
+/* A line cut inside its marker or its name: reported, and naming no
+ * segment (a cut name may be a known segment's prefix, or an unknown
+ * segment that is not one). Tails too short to tell a record by are not. */
+static void test_cut_marker_and_name(void **st)
+{
+    (void)st;
+    got g;
+    const char *pre = "[mono_ns=5][T0x7f00aa000640][TIMING] bind_trace_end: [bind_trace.c:212]";
+    const char *cut[] = {" bind p", " bind pha", " bind phase", " bind phase\r", " host-orch ph"};
+    char line[256];
+    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
+        for (int lf = 0; lf < 2; lf++) { /* before a line end, and as the text's last bytes */
+            snprintf(line, sizeof line, "%s%s%s[mono_ns=6][T0x1][INFO] x: y\n", pre, cut[i], lf ? "\n" : "");
+            if (!lf) /* the text ends there */
+                line[strlen(pre) + strlen(cut[i])] = '\0';
+            scan(line, &g);
+            assert_int_equal(g.n, 0);
+            assert_int_equal(g.nbad, 1);
+            assert_string_equal(g.bad[0], "the line ends before phase= (cut short)");
+            assert_int_equal(g.badoff[0], 0);
+        }
+    }
+    /* " bind" alone, or a tail with no record prefix before it: other lines end so */
+    snprintf(line, sizeof line, "%s bind\n", pre);
+    scan(line, &g);
+    assert_int_equal(g.nbad, 0);
+    scan("the ports failed to bind p\n", &g);
+    assert_int_equal(g.nbad, 0);
+    /* a record earlier on the line spent the prefix: reported once, as itself */
+    snprintf(line, sizeof line, "%s bind phase=args start_ns=1 dur_ns=2 bind ph\n", pre);
+    scan(line, &g);
+    assert_int_equal(g.n, 0);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "expected key=value, found 'bind'");
+
+    snprintf(line, sizeof line, "%s bind phase=arena\n", pre);
+    scan(line, &g);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "the line ends after phase=arena (cut short: expected start_ns= dur_ns=)");
+    scan("host-orch phase=record_node\r\n", &g);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0],
+                        "the line ends after phase=record_node (cut short: expected total_ns= count= detail_sum= dropped=)");
+    scan("bind phase=args", &g);
+    assert_int_equal(g.nbad, 1);
+
+    /* a reader of spans alone reads no bind line, cut or whole */
+    snprintf(line, sizeof line, "%s bind pha\n", pre);
+    memset(&g, 0, sizeof g);
+    lx_sink spans = {&g, on_rec, on_bad, true};
+    lx_scan(line, strlen(line), &spans);
+    assert_int_equal(g.nbad, 0);
+}
+
 static void test_stamps_only_at_line_start(void **st)
 {
     (void)st;
@@ -431,6 +485,7 @@ int main(void)
         cmocka_unit_test(test_decode_name),
         cmocka_unit_test(test_overflow_is_reported),
         cmocka_unit_test(test_malformed_records),
+        cmocka_unit_test(test_cut_marker_and_name),
         cmocka_unit_test(test_stamps_only_at_line_start),
         cmocka_unit_test(test_parse_u64),
         cmocka_unit_test(test_binary_and_empty),

@@ -324,6 +324,16 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
                  (int)(r->name.n > 24 ? 24 : r->name.n), r->name.p);
         return msg;
     }
+    /* The line ends with the name: it may be cut inside it ("arena" of
+     * "arena_build"), so it names no segment, neither a known one the
+     * pass would be charged for nor an unknown one to report. */
+    if (p >= c->e || (cls[(unsigned char)*p] == C_END && at_line_end(p, c->e, c->cr_lines))) {
+        r->name_ok = false;
+        snprintf(msg, mlen, "the line ends after phase=%.*s (cut short: expected %s)",
+                 (int)(r->name.n > 24 ? 24 : r->name.n), r->name.p,
+                 r->kind == LX_BIND ? "start_ns= dur_ns=" : "total_ns= count= detail_sum= dropped=");
+        return msg;
+    }
     bool s_start = false, s_dur = false, s_total = false, s_count = false, s_dsum = false, s_drop = false;
     const char *attr_begin = NULL, *attr_end = NULL;
     int t;
@@ -712,8 +722,46 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
     return p <= q ? q + 1 : p; /* always move on, whatever the record looked like */
 }
 
+/* A bind or host-orch line cut before the '=' of its "phase=" (the scan
+ * stops at '=', so it never saw the marker): the line, after a record's
+ * prefix, ends in " bind p" .. " bind phase" (or the host-orch ones).
+ * Shorter tails (" bind") are left alone: other lines end so too. end is
+ * the line's end ('\n', or the end of the text). */
+static void cut_marker(scan *sc, const char *end)
+{
+    static const struct {
+        const char *word;
+        size_t n;
+        lx_kind kind;
+    } marks[] = {{" bind phase", 5, LX_BIND}, {" host-orch phase", 10, LX_ORCH}};
+    const char *lo = sc->rec;
+    while (end > lo && end[-1] == '\r')
+        end--;
+    for (size_t m = 0; m < sizeof marks / sizeof marks[0]; m++) {
+        /* " bind p" is the shortest tail taken: the word and " p" */
+        size_t n = marks[m].n + 2, full = strlen(marks[m].word);
+        for (; n <= full; n++) {
+            if ((size_t)(end - lo) >= n && memcmp(end - n, marks[m].word, n) == 0)
+                break;
+        }
+        if (n > full)
+            continue;
+        lx_rec *r = &sc->r;
+        reset(r, marks[m].kind);
+        r->prefix = lo;
+        r->mark = end - n + 1;
+        r->off = sc->base + (size_t)(lo - sc->buf);
+        r->at = lo;
+        r->line = sc->line;
+        sc->sink->on_bad(sc->sink->ctx, r, "the line ends before phase= (cut short)");
+        return;
+    }
+}
+
 static inline void new_line(scan *sc, const char *q)
 {
+    if (sc->rec && !sc->sink->spans_only) /* a reader of spans reads no bind line */
+        cut_marker(sc, q);
     sc->rec = NULL;
     sc->line++;
     if (at_stamp(q + 1, sc->e))
@@ -727,8 +775,11 @@ static void scan_all(scan *sc)
     const char *p = sc->buf, *e = sc->e, *buf = sc->buf;
     while (p < e) {
         const char *q = find_either(p, e, '=', '\n');
-        if (q >= e)
+        if (q >= e) {
+            if (sc->rec) /* the text's last line, with no line end */
+                cut_marker(sc, e);
             break;
+        }
         if (*q == '\n') {
             new_line(sc, q);
             p = q + 1;

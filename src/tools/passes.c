@@ -419,7 +419,7 @@ static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
         p = keyed_pass(L, r->pid, r->inv, r->line, true);
         if (p && !p->has_thread)
             p->has_thread = lx_thread(r, &L->ix->thc, &p->thread);
-        if (p && L->npass != before && L->ix->pend.set)
+        if (p && L->npass != before && L->ix->npend)
             claim_pending(L, p);
         return p;
     }
@@ -440,7 +440,7 @@ static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
         if (L->oom)
             return NULL;
         p = &L->pass[L->npass - 1];
-        if (L->ix->pend.set)
+        if (L->ix->npend)
             claim_pending(L, p);
     }
     return p;
@@ -504,43 +504,58 @@ static void mark_ignored(ps_pass *p, int id, size_t line)
     }
 }
 
-/* A pass just made: the malformed line waiting for it, if it is this
- * pass's (same thread and pid, and inv when the line had one). */
+/* A pass just made: the malformed lines waiting for it, if any is this
+ * pass's (same thread and pid, and inv when the line had one). A line
+ * of this thread and pid whose inv is another's is given up: the pass
+ * it waited for came and is not its. */
 static void claim_pending(ps_log *L, ps_pass *p)
 {
     ps_index *X = L->ix;
-    if (!p->has_thread || p->thread != X->pend.th || (X->pend.has_pid && (!p->has_pid || p->pid != X->pend.pid)))
-        return; /* another thread's or rank's */
-    X->pend.set = false;
-    if (X->pend.has_inv && p->inv != X->pend.inv)
-        return;
-    mark_ignored(p, X->pend.first_seg, X->pend.line);
-    for (int id = 0; id < 32; id++)
-        if ((X->pend.segs >> id) & 1)
-            mark_ignored(p, id, X->pend.line);
+    unsigned k = 0;
+    for (unsigned i = 0; i < X->npend; i++) {
+        const struct ps_pend *h = &X->pend[i];
+        if (!p->has_thread || p->thread != h->th || (h->has_pid && (!p->has_pid || p->pid != h->pid))) {
+            X->pend[k++] = *h; /* another thread's or rank's: kept, in order */
+            continue;
+        }
+        if (h->has_inv && p->inv != h->inv)
+            continue;
+        mark_ignored(p, h->first_seg, h->line);
+        for (int id = 0; id < 32; id++)
+            if ((h->segs >> id) & 1)
+                mark_ignored(p, id, h->line);
+    }
+    X->npend = k;
 }
 
 /* Holds a malformed line for the next pass of its thread (and pid, when
- * the line names one). A line naming none takes no pid from the passes
- * before it: at a log's start two ranks may share the thread's id before
- * the second rank's first pass shows it, and that pass may be the one
- * the line begins. */
+ * the line names one); a second line of the same thread and pid joins
+ * the first. A line naming none takes no pid from the passes before it:
+ * at a log's start two ranks may share the thread's id before the second
+ * rank's first pass shows it, and that pass may be the one the line
+ * begins. */
 static void hold_for_next(ps_log *L, const lx_rec *r, uint64_t th, int id)
 {
     ps_index *X = L->ix;
-    bool same = X->pend.set && X->pend.th == th && X->pend.has_pid == r->has_pid &&
-                (!r->has_pid || X->pend.pid == r->pid);
-    if (!same) {
-        X->pend.set = true;
-        X->pend.th = th;
-        X->pend.has_pid = r->has_pid, X->pend.pid = r->pid;
-        X->pend.has_inv = r->has_inv, X->pend.inv = r->inv;
-        X->pend.first_seg = (int8_t)id;
-        X->pend.segs = 0;
-        X->pend.line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
+    struct ps_pend *h = NULL;
+    for (unsigned i = 0; i < X->npend && !h; i++)
+        if (X->pend[i].th == th && X->pend[i].has_pid == r->has_pid && (!r->has_pid || X->pend[i].pid == r->pid))
+            h = &X->pend[i];
+    if (!h) {
+        if (X->npend == PS_MAXPEND) /* the oldest is given up */
+            memmove(&X->pend[0], &X->pend[1], (PS_MAXPEND - 1) * sizeof X->pend[0]);
+        else
+            X->npend++;
+        h = &X->pend[X->npend - 1];
+        h->th = th;
+        h->has_pid = r->has_pid, h->pid = r->pid;
+        h->has_inv = r->has_inv, h->inv = r->inv;
+        h->first_seg = (int8_t)id;
+        h->segs = 0;
+        h->line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
     }
     if (id >= 0)
-        X->pend.segs |= 1u << id;
+        h->segs |= 1u << id;
 }
 
 /* The keyed pass a malformed bind line without a usable key (no pid=, or

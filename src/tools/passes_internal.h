@@ -15,6 +15,9 @@ typedef struct ps_xseg {
 
 typedef struct ps_index ps_index;
 
+/* How many threads' held lines are kept at once (see ps_index.pend). */
+enum { PS_MAXPEND = 16 };
+
 struct ps_index {
     hmap xmap;              /* (pass, segment id) -> xseg[], for ids from PS_INLINE */
     ps_xseg *xseg;
@@ -23,14 +26,19 @@ struct ps_index {
     uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
     uint64_t last_pid, last_inv;
     bool any_keyed;         /* a keyed pass was made */
-    /* A malformed bind line with no usable key that came before its pass's
-     * first line: the next keyed pass of its thread (and pid) is charged. */
-    struct {
-        bool set, has_pid, has_inv;
+    /* Malformed bind lines with no usable key that came before their
+     * pass's first line, one entry per thread and pid: the next keyed
+     * pass of that thread (and pid) is charged. Several threads can each
+     * begin with one (each rank's first burst, on the original runtime's
+     * logs), so a few are held at once; past PS_MAXPEND the oldest is
+     * given up (its own warning still stands). */
+    struct ps_pend {
+        bool has_pid, has_inv;
         int8_t first_seg;
         uint32_t segs, line;
         uint64_t th, pid, inv;
-    } pend;
+    } pend[PS_MAXPEND];
+    unsigned npend;
     hmap omap;              /* (thread, 1 | 2 without thread) -> the thread's open burst */
     uint32_t last_open;     /* the last omap answer (0: none cached) ... */
     bool last_open_ht;      /* ... for this thread */

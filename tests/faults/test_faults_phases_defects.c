@@ -98,11 +98,24 @@ static void the_intact_minority_is_the_one_used(void **state)
 typedef struct sub {
     const char *mark1, *mark2, *from, *to, *th_from, *th_to;
     bool dup; /* the line is kept, and its edited copy follows it */
+    const struct sub *also; /* a further edit of the line, or NULL */
 } sub;
 
 static void substitute(char *line, const void *arg, char *out, size_t cap, size_t *n)
 {
     const sub *e = arg;
+    if (e->also) { /* the other edit first, into a copy of the line */
+        char one[4096];
+        size_t k = 0;
+        substitute(line, e->also, one, sizeof one, &k);
+        assert_true(k > 0 && k < sizeof one);
+        one[k - 1] = '\0'; /* its newline */
+        line = one;
+        sub self = *e;
+        self.also = NULL;
+        substitute(line, &self, out, cap, n);
+        return;
+    }
     char *t = e->th_from ? strstr(line, e->th_from) : NULL;
     if (t)
         memcpy(t, e->th_to, strlen(e->th_to)); /* same length */
@@ -135,7 +148,7 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
 {
     (void)state;
     char *out = NULL, *err = NULL;
-    sub mid = {"phase=graph_upload ", " inv=3", " inv=3", "", NULL, NULL, false};
+    sub mid = {"phase=graph_upload ", " inv=3", " inv=3", "", NULL, NULL, false, NULL};
     phases_of("ours-1rank-4pass.log", &mid, &out, &err);
     fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
     fs_expect(err, ":51: malformed bind line: pid= without inv=; ignored\n");
@@ -145,7 +158,7 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
     free(out), free(err);
 
     /* the first line of its pass: charged to the pass it begins */
-    sub first = {"phase=args ", " inv=3", " inv=3", "", NULL, NULL, false};
+    sub first = {"phase=args ", " inv=3", " inv=3", "", NULL, NULL, false, NULL};
     phases_of("ours-1rank-4pass.log", &first, &out, &err);
     fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
     fs_expect(err, ":45: pass pid=4242 inv=3 has a malformed line that was ignored (line 44); excluded\n");
@@ -153,7 +166,7 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
     free(out), free(err);
 
     /* cut just before its pid=: well formed, but among keyed passes a defect */
-    sub nokey = {"phase=args ", " inv=3", " pid=4242 inv=3", "", NULL, NULL, false};
+    sub nokey = {"phase=args ", " inv=3", " pid=4242 inv=3", "", NULL, NULL, false, NULL};
     phases_of("ours-1rank-4pass.log", &nokey, &out, &err);
     fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
     fs_expect(err, ":44: malformed bind line: no pid= or inv=, on a thread whose passes have them; ignored\n");
@@ -161,7 +174,7 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
     free(out), free(err);
 
     /* the log's first line: no pass yet, charged to the one it begins */
-    sub logfirst = {"phase=args ", " inv=1", " inv=1", "", NULL, NULL, false};
+    sub logfirst = {"phase=args ", " inv=1", " inv=1", "", NULL, NULL, false, NULL};
     phases_of("ours-1rank-4pass.log", &logfirst, &out, &err);
     /* (the cold pass, dropped anyway, is not counted as excluded too) */
     fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 0 excluded; 3 used\n");
@@ -169,7 +182,7 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
     free(out), free(err);
 
     /* a segment twice in mid-pass: its pass's, not the next one's */
-    sub twice = {"phase=shared_mem ", " inv=3", " inv=3", "", NULL, NULL, true};
+    sub twice = {"phase=shared_mem ", " inv=3", " inv=3", "", NULL, NULL, true, NULL};
     phases_of("ours-1rank-4pass.log", &twice, &out, &err);
     fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
     fs_expect(err, ":44: pass pid=4242 inv=3 has a malformed line that was ignored (line 49); excluded\n");
@@ -195,14 +208,14 @@ static void ranks_sharing_a_thread_id(void **state)
     (void)state;
     char *out = NULL, *err = NULL;
     sub noinv = {"phase=static_arena ", "pid=6001 inv=2", "pid=6001 inv=2", "pid=6001",
-                 "T0x7f00bb000641", "T0x7f00bb000640", false};
+                 "T0x7f00bb000641", "T0x7f00bb000640", false, NULL};
     phases_of("ours-2rank-shared-lines.log", &noinv, &out, &err);
     fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 1 excluded; 3 used\n");
     fs_expect(err, ":42: pass pid=6001 inv=2 has a malformed line that was ignored (line 46); excluded\n");
     free(out), free(err);
 
     sub badpid = {"phase=static_arena ", "pid=6001 inv=2", "pid=6001 ", "pid=6001x ",
-                  "T0x7f00bb000641", "T0x7f00bb000640", false};
+                  "T0x7f00bb000641", "T0x7f00bb000640", false, NULL};
     phases_of("ours-2rank-shared-lines.log", &badpid, &out, &err);
     fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 1 excluded; 3 used\n");
     fs_expect(err, ":46: malformed bind line: expected pid=<decimal integer>, found pid=6001x; ignored\n");
@@ -215,7 +228,7 @@ static void ranks_sharing_a_thread_id(void **state)
      * no pid from 6001's (once it was held for 6001's next pass, an
      * intact warm one) */
     sub first = {"phase=args ", "pid=6002 inv=1", " pid=6002 inv=1", "", "T0x7f00bb000641", "T0x7f00bb000640",
-                 false};
+                 false, NULL};
     phases_of("ours-2rank-shared-lines.log", &first, &out, &err);
     fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 0 excluded; 4 used\n");
     fs_expect(err, ":7: pass pid=6002 inv=1 has a malformed line that was ignored (line 5); excluded\n");
@@ -223,10 +236,58 @@ static void ranks_sharing_a_thread_id(void **state)
 
     /* a host-orch line that names its pid: that rank's pass */
     sub orch = {"host-orch phase=record_node ", "pid=6002 inv=2", " inv=2", "", "T0x7f00bb000641", "T0x7f00bb000640",
-                false};
+                false, NULL};
     phases_of("ours-2rank-shared-lines.log", &orch, &out, &err);
     fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 1 excluded; 3 used\n");
     fs_expect(err, "pass pid=6002 inv=2 has a malformed line that was ignored (line 66); excluded\n");
+    free(out), free(err);
+}
+
+/* The original runtime writes no pid= or inv=: a malformed first line
+ * of each rank's first burst is held until its thread's pass is made.
+ * Two held at once (two ranks, two threads) are each charged to their
+ * own pass; once the second replaced the first, whose pass then went
+ * uncharged. */
+static void first_lines_of_two_ranks_held_at_once(void **state)
+{
+    (void)state;
+    char *out = NULL, *err = NULL;
+    sub b = {"phase=args ", "start_ns=6000000000107 ", " dur_ns=20000", " dur_ns=x", NULL, NULL, false, NULL};
+    sub a = {"phase=args ", "start_ns=6000000000100 ", " dur_ns=20000", " dur_ns=x", NULL, NULL, false, &b};
+    phases_of("original-2rank-interleaved.log", &a, &out, &err);
+    fs_expect(err, ":5: malformed bind line: expected dur_ns=<decimal integer>, found dur_ns=x; ignored\n");
+    fs_expect(err, ":6: malformed bind line: expected dur_ns=<decimal integer>, found dur_ns=x; ignored\n");
+    fs_expect(err, ":7: pass pid=4001 inv=1 has a malformed line that was ignored (line 5); excluded\n");
+    fs_expect(err, ":8: pass pid=4002 inv=1 has a malformed line that was ignored (line 6); excluded\n");
+    fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 0 excluded; 4 used\n");
+    free(out), free(err);
+}
+
+/* A line cut inside "phase=" or inside its segment's name: warned of at
+ * its line and charged to its pass. Once the first was not seen at all
+ * (the pass was excluded for a missing segment, the line never named),
+ * and the second counted "arena" as an unknown segment of its own. */
+static void a_line_cut_inside_its_marker_or_name(void **state)
+{
+    (void)state;
+    char *out = NULL, *err = NULL;
+    const char *rest = "ase=arena_build start_ns=5000000229789 dur_ns=41 bytes=9437184 device=704 pid=4242 inv=3";
+    sub marker = {"phase=arena_build ", " inv=3", rest, "", NULL, NULL, false, NULL};
+    phases_of("ours-1rank-4pass.log", &marker, &out, &err);
+    fs_expect(err, ":45: malformed bind line: the line ends before phase= (cut short); ignored\n");
+    fs_expect(err, ":44: pass pid=4242 inv=3 has a malformed line that was ignored (line 45); excluded\n");
+    fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
+    assert_null(strstr(err, "other segments"));
+    free(out), free(err);
+
+    sub name = {"phase=arena_build ", " inv=3", rest + 9, "", NULL, NULL, false, NULL};
+    phases_of("ours-1rank-4pass.log", &name, &out, &err);
+    fs_expect(err, ":45: malformed bind line: the line ends after phase=arena (cut short: expected start_ns= "
+                   "dur_ns=); ignored\n");
+    fs_expect(err, ":44: pass pid=4242 inv=3 has a malformed line that was ignored (line 45); excluded\n");
+    fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
+    assert_null(strstr(err, "unknown segment"));
+    assert_null(strstr(out, "\narena "));
     free(out), free(err);
 }
 
@@ -237,6 +298,8 @@ int main(void)
         cmocka_unit_test(the_intact_minority_is_the_one_used),
         cmocka_unit_test(a_line_without_inv_is_its_burst_defect),
         cmocka_unit_test(ranks_sharing_a_thread_id),
+        cmocka_unit_test(first_lines_of_two_ranks_held_at_once),
+        cmocka_unit_test(a_line_cut_inside_its_marker_or_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
