@@ -8,6 +8,7 @@
 #include "cli/case_opts.h"
 #include "cli/run_opts.h"
 #include "hostmem.h"
+#include "trace/level.h"
 
 static void usage(FILE *f)
 {
@@ -178,7 +179,6 @@ typedef struct stamp_word {
 static void stamp_command(int argc, char **argv, const struct option *opts, char *out, size_t cap)
 {
     stamp_word w[256];
-    char level[16]; /* --log-level's value in lower case: the level it names */
     int nw = 0;
     for (int i = 0; i < argc && nw < (int)(sizeof w / sizeof w[0]); i++) {
         const char *a = argv[i];
@@ -209,13 +209,9 @@ static void stamp_command(int argc, char **argv, const struct option *opts, char
                 nw--;
                 break;
             }
-        if (v && !strcmp(p->name, "log-level") && strlen(v) < sizeof level) {
-            size_t j = 0;
-            for (; v[j]; j++)
-                level[j] = (char)(v[j] >= 'A' && v[j] <= 'Z' ? v[j] - 'A' + 'a' : v[j]);
-            level[j] = 0;
-            v = level;
-        }
+        hbg_level lv; /* the level it names, spelled as the stamp's HBG_LOG_LEVEL= is */
+        if (v && !strcmp(p->name, "log-level") && hbg_level_parse(v, &lv) == HBG_OK)
+            v = hbg__level_lower(lv);
         w[nw++] = (stamp_word){p->name, v ? canonical_value(v) : NULL};
     }
     size_t n = (size_t)snprintf(out, cap, "hbg");

@@ -4,16 +4,26 @@
 #include <strings.h>
 
 #include "hbg/trace.h"
+#include "trace/level.h"
 
 static const char *const names[] = {"DEBUG", "INFO", "TIMING", "WARN", "ERROR", "OFF"};
+static const char *const lower[] = {"debug", "info", "timing", "warn", "error", "off"};
 
 _Static_assert(sizeof names / sizeof names[0] == HBG_LOG_OFF + 1, "every level needs a name");
+_Static_assert(sizeof lower / sizeof lower[0] == HBG_LOG_OFF + 1, "every level needs a name");
 
 const char *hbg_level_name(hbg_level l)
 {
     if ((unsigned)l > HBG_LOG_OFF)
         return "?";
     return names[l];
+}
+
+const char *hbg__level_lower(hbg_level l)
+{
+    if ((unsigned)l > HBG_LOG_OFF)
+        return "?";
+    return lower[l];
 }
 
 hbg_status hbg_level_parse(const char *s, hbg_level *out)

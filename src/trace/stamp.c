@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trace/level.h"
 #include "trace/trace_internal.h"
 
 static bool commit_ok(const char *c)
@@ -25,12 +26,7 @@ hbg_status hbg_stamp_format(const hbg_stamp *s, char *buf, size_t cap)
 {
     if (!s || !buf || !cap || !commit_ok(s->commit) || !s->command || (unsigned)s->level > HBG_LOG_OFF)
         return HBG_E_INVAL;
-    char level[8];
-    const char *ln = hbg_level_name(s->level);
-    size_t i = 0;
-    for (; ln[i] && i + 1 < sizeof level; i++)
-        level[i] = (char)(ln[i] >= 'A' && ln[i] <= 'Z' ? ln[i] - 'A' + 'a' : ln[i]);
-    level[i] = 0;
+    const char *level = hbg__level_lower(s->level);
     int n = snprintf(buf, cap,
                      "[stamp] %s env HBG_BIND_BREAKDOWN=%d HBG_HOST_PHASE_RECORDS=%d HBG_SKIP_DEVICE_RUN=%d "
                      "HBG_LOG_LEVEL=%s %s",
