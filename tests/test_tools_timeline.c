@@ -372,6 +372,19 @@ static char *swap_after(char *src, const char *after, const char *from, const ch
     return o;
 }
 
+/* Every event's number `key`, where it has one, in [lo, hi). */
+static void every_within(json_t *ev, const char *key, double lo, double hi)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(ev, i, e)
+    {
+        json_t *v = json_object_get(e, key);
+        if (v)
+            assert_true(json_number_value(v) >= lo && json_number_value(v) < hi);
+    }
+}
+
 /* Durations of 2^62 ns (146 years) or more (a wrapped clock, a corrupted
  * digit) are left out with a warning, a span's and a segment's alike:
  * drawn, one would stretch the axis over centuries. Everything else is
@@ -406,14 +419,7 @@ static void test_long_durations_left_out(void **st)
     assert_int_equal(find(ev, "graph_upload", "bind", 4242, -1, NULL), 2);
     assert_int_equal(find(ev, "host_orch", "bind", 4242, -1, NULL), 3);
     /* every drawn duration is a real one: under a second here */
-    size_t i;
-    json_t *e;
-    json_array_foreach(ev, i, e)
-    {
-        json_t *dur = json_object_get(e, "dur");
-        if (dur)
-            assert_true(json_number_value(dur) < 1e6);
-    }
+    every_within(ev, "dur", 0, 1e6);
     json_decref(j);
     free(err);
     const char *args[] = {"spans", p, NULL};
@@ -421,6 +427,71 @@ static void test_long_durations_left_out(void **st)
     assert_int_equal(ts_run_cli(args, &out, &err), 0);
     assert_true(ts_contains(err, span_warning));
     free(out);
+    free(err);
+    unlink(p);
+    free(p);
+    free(src);
+}
+
+static json_t *run_per_invocation(const char *lp);
+
+/* A start far outside its process's other events (a clock reading run
+ * into another number, a wrapped subtraction) is left out, named once:
+ * drawn, the trace's axis ran 584 years, the run a sliver at one end.
+ * Everything else is drawn, in both views. */
+static void test_absurd_starts_left_out(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(src);
+    /* a span's ts and a bind segment's start_ns */
+    src = swap_after(src, "inv=3 hid=8f3a1c2e9d0b4471 depth=0 name=chip.run ", " ts=5000000209788", " ts=1844674407300000000");
+    src = swap_after(src, "phase=arena_build start_ns=5000000229789", "start_ns=5000000229789",
+                     "start_ns=500000022978941");
+    char *p = ts_temp_file(src, strlen(src), ".log");
+    char *err;
+    json_t *j = run_timeline(p, NULL, 0, &err);
+    assert_non_null(j);
+    assert_true(ts_contains(err, ":45: bind segment arena_build of pid=4242 starts at 500000022978941 ns, far "
+                                 "from that process's other events (most start in 5000000050803 .. 5000000293588 "
+                                 "ns): a corrupt clock reading; not drawn, with 1 more as far\n"));
+    json_t *ev = json_object_get(j, "traceEvents");
+    assert_int_equal(find(ev, "chip.run", "span", 4242, -1, NULL), 3);
+    assert_int_equal(find(ev, "arena_build", "bind", 4242, -1, NULL), 3);
+    assert_int_equal(find(ev, "args", "bind", 4242, -1, NULL), 4);
+    /* every drawn start lies in the run's 0.4 ms */
+    every_within(ev, "ts", 5000000000.0, 5000000400.0);
+    json_decref(j);
+    free(err);
+
+    /* the per-invocation view leaves the span out too */
+    j = run_per_invocation(p);
+    ev = json_object_get(j, "traceEvents");
+    assert_int_equal(find(ev, "chip.run", NULL, -1, -1, NULL), 3);
+    json_decref(j);
+
+    /* a record's start, and the hand-off arrow to it */
+    char *rec = ts_slurp(ts_fixture("original-2rank-interleaved.host_phase_records.jsonl"), NULL);
+    assert_non_null(rec);
+    rec = swap_after(rec, "\"pid\": 4001, \"inv\": 2", "\"start_ns\": 6000000139800, \"end_ns\": 6000000140000",
+                     "\"start_ns\": 600000013980000000, \"end_ns\": 600000013980000200");
+    char *rp = ts_temp_file(rec, strlen(rec), ".jsonl");
+    j = run_timeline(ts_fixture("original-2rank-interleaved.log"), rp, 0, &err);
+    assert_non_null(j);
+    assert_true(ts_contains(err, ":1: record record_node of pid=4001 starts at 600000013980000000 ns, far from that "
+                                 "process's other events"));
+    every_within(json_object_get(j, "traceEvents"), "ts", 0, 6000001000.0);
+    json_decref(j);
+    free(err);
+    unlink(rp);
+    free(rp);
+    free(rec);
+
+    /* an intact log loses nothing */
+    j = run_timeline(ts_fixture("ours-1rank-4pass.log"), NULL, 0, &err);
+    assert_null(strstr(err, "corrupt clock"));
+    assert_int_equal(find(json_object_get(j, "traceEvents"), "chip.run", "span", 4242, -1, NULL), 4);
+    json_decref(j);
     free(err);
     unlink(p);
     free(p);
@@ -1495,6 +1566,7 @@ int main(void)
         cmocka_unit_test(test_anchor_out_of_range_is_said),
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_long_durations_left_out),
+        cmocka_unit_test(test_absurd_starts_left_out),
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(test_rank_lanes_as_hbg_run),
         cmocka_unit_test(test_anchor_in_force),

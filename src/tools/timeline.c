@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "tools/clockwin.h"
 #include "tools/hmap.h"
 #include "tools/hugemem.h"
 #include "tools/jw.h"
@@ -161,6 +162,7 @@ typedef struct tl {
     } nl_cache[8];          /* lanes asked for lately, by (pid + tid) % 8: a rank's few lanes alternate */
     size_t nunordered;      /* lanes whose spans came out of end order */
     nestbad bad;            /* spans that start inside another of their lane and end after it */
+    cw_set cw;              /* each process's window of plausible starts */
     bool oom;
     frag *frags;            /* FRAG_SLOTS for event heads, then FRAG_SLOTS for args (NULL: none) */
 } tl;
@@ -1216,6 +1218,18 @@ static void check_unordered(tl *t)
     free(open);
 }
 
+/* A span whose start (placed, for a device span) is a corrupt clock
+ * reading: counted, the first described, and not drawn. */
+static bool far_span(tl *t, const ps_span *s, uint64_t ts)
+{
+    if (!cw_far(&t->cw, s->pid, ts))
+        return false;
+    char what[96];
+    int n = snprintf(what, sizeof what, "%s %.*s", s->dev ? "device span" : "span",
+                     (int)(s->name.n < 64 ? s->name.n : 64), s->name.p);
+    return cw_leave_out(&t->cw, s->pid, ts, t->L->path, s->line, what, n > 0 ? (size_t)n : 0);
+}
+
 static void emit_spans(tl *t)
 {
     ps_log *L = t->L;
@@ -1233,6 +1247,8 @@ static void emit_spans(tl *t)
             t->dev_unplaced++;
             continue;
         }
+        if (far_span(t, s, ts))
+            continue;
         nest_note(t, i, pid, lane, ts, sat_end(ts, s->dur));
         if (s->dev) {
             proc *pr = find_proc(t, s->pid, false);
@@ -1345,7 +1361,7 @@ static void emit_span_handoffs(tl *t)
             continue;
         const ps_span *p = &L->span[ix[lo - 1].i];
         if (p->pid != c->pid || p->inv != c->inv || p->depth != key.depth || p->tid == c->tid ||
-            c->ts - p->ts > p->dur)
+            c->ts - p->ts > p->dur || cw_far(&t->cw, p->pid, p->ts) || cw_far(&t->cw, c->pid, c->ts))
             continue;
         /* at the child's start, inside the parent even when both start
          * together (an arrow binds to the slice around its time) */
@@ -1400,6 +1416,8 @@ static void emit_node_flows(tl *t)
     ps_log *L = t->L;
     for (size_t i = 0; i < t->ns.nflow; i++) {
         const ps_span *a = &L->span[t->ns.flow[i].submit], *b = &L->span[t->ns.flow[i].dispatch];
+        if (cw_far(&t->cw, a->pid, a->ts) || cw_far(&t->cw, b->pid, b->ts))
+            continue; /* an end not drawn */
         uint64_t id = ++t->flow_id;
         flow_end(t, "task dispatch", 's', id, a->pid, lane_of(t, a->pid, a->tid, a->inv), a->ts + a->dur / 2);
         flow_end(t, "task dispatch", 'f', id, b->pid, lane_of(t, b->pid, b->tid, b->inv), b->ts + b->dur / 2);
@@ -1441,6 +1459,12 @@ static void emit_passes(tl *t)
             if (!(p->present & (1u << s)) || (from_records & (1u << s)))
                 continue;
             uint64_t start = ps_start(L, p, s);
+            if (cw_far(&t->cw, p->pid, start)) { /* a corrupt clock reading: said once */
+                char what[80];
+                int wn = snprintf(what, sizeof what, "bind segment %s", L->segname[s]);
+                cw_leave_out(&t->cw, p->pid, start, L->path, ps_get(L, p, s).line, what, wn > 0 ? (size_t)wn : 0);
+                continue;
+            }
             ev_begin(t, L->segname[s], strlen(L->segname[s]), false, "bind", p->pid, tid);
             ev_time(t, start, ps_get(L, p, s).dur);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
@@ -1523,7 +1547,8 @@ static void emit_handoffs(tl *t, const rc_file *f, const rc_line *ln)
         qsort(t->order, ln->n, sizeof *t->order, cmp_start);
     for (size_t i = 1; i < ln->n; i++) {
         const rc_rec *a = &r[t->order[i - 1].i], *b = &r[t->order[i].i];
-        if (a->tid == b->tid || a->end > b->start)
+        if (a->tid == b->tid || a->end > b->start || cw_far(&t->cw, ln->pid, a->start) ||
+            cw_far(&t->cw, ln->pid, b->start))
             continue;
         uint64_t id = ++t->flow_id;
         flow_end(t, "handoff", 's', id, ln->pid, lane_of(t, ln->pid, a->tid, ln->inv), mid(a));
@@ -1576,7 +1601,7 @@ static void emit_records(tl *t, const rc_file *f)
             const rc_rec *x = &f->rec[ln->first + r];
             /* records of bind segments lie beside host_orch, not in it */
             bool op = is_op[x->phase];
-            if (op && has_orch && x->tid != bs->tid) {
+            if (op && has_orch && x->tid != bs->tid && !cw_far(&t->cw, ln->pid, o0)) {
                 bool dup = false;
                 for (size_t k = 0; k < nseen; k++)
                     dup |= seen[k] == x->tid;
@@ -1592,9 +1617,15 @@ static void emit_records(tl *t, const rc_file *f)
                     t->rep->orch_copies++;
                 }
             }
+            const char *ph = f->phase[x->phase];
+            if (cw_far(&t->cw, ln->pid, x->start)) {
+                char what[80];
+                int wn = snprintf(what, sizeof what, "record %s", ph);
+                cw_leave_out(&t->cw, ln->pid, x->start, f->path, ln->lineno, what, wn > 0 ? (size_t)wn : 0);
+                continue;
+            }
             uint64_t lane = lane_of(t, ln->pid, x->tid, ln->inv);
             add_thr(t, ln->pid, lane);
-            const char *ph = f->phase[x->phase];
             ev_begin(t, ph, strlen(ph), false, "op", ln->pid, lane);
             ev_time(t, x->start, x->end - x->start);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
@@ -1699,6 +1730,8 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
             t.bs[t.nbs++] = (bspan){L->span[i].pid, L->span[i].inv, i};
     sort_runs(t.bs, t.nbs, sizeof *t.bs, cmp_bs, t.scratch.p);
 
+    if (!cw_build(&t.cw, L))
+        t.oom = true;
     place_device_spans(&t);
     split_pipelined(&t, recs, nrecs);
     if (ns_analyse(L, &t.ns) != HBG_OK)
@@ -1787,6 +1820,8 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         JW_LIT(&t.w, "}");
     }
     JW_LIT(&t.w, "]}}\n");
+    cw_warn(&t.cw, warn);
+    rep->far = t.cw.note.n;
     if (t.before_anchor)
         dg_add(warn, "%s: %zu events precede their process's first clock anchor; they carry no wall_ns", L->path,
                t.before_anchor);
@@ -1813,6 +1848,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.anc);
     free(t.sl);
     ns_free(&t.ns);
+    cw_free(&t.cw);
     hmap_free(&t.h);
     if (t.oom)
         return HBG_E_NOMEM;

@@ -35,6 +35,7 @@ typedef struct tl_report {
     size_t pass_unplaced;      /* bind passes with no pid: not drawn */
     size_t pids_no_anchor;     /* processes without a clock anchor: no wall_ns */
     size_t unnested;           /* spans that start inside another of their lane and end after it */
+    size_t far;                /* events left out: a start far outside their process's others (clockwin.h) */
 } tl_report;
 
 /* Writes the trace to out. Anomalies are counted in rep and described in

@@ -6,6 +6,7 @@
  * they would stretch the axis from 0). Each invocation its own lane, so
  * pipelined runs never overlap on one. */
 #include "tools/timeline.h"
+#include "tools/clockwin.h"
 #include "tools/jw.h"
 #include "tools/spans.h"
 
@@ -81,6 +82,12 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
     sp_set S;
     if (sp_build(&S, L) != HBG_OK)
         return HBG_E_NOMEM;
+    cw_set W;
+    if (!cw_build(&W, L)) {
+        cw_free(&W);
+        sp_free(&S);
+        return HBG_E_NOMEM;
+    }
     for (size_t i = 0; i < S.warn.n; i++)
         dg_add(warn, "%s", S.warn.msg[i]);
     size_t maxname = 1;
@@ -98,6 +105,7 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
     if (!nbuf || !dnames || !jw_init(&w, out)) {
         free(nbuf);
         free(dnames);
+        cw_free(&W);
         sp_free(&S);
         return HBG_E_NOMEM;
     }
@@ -124,8 +132,15 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
                 continue;
             }
             uint64_t ts = s->ts, track = 0;
-            if (s->dev) {
+            if (s->dev)
                 ts = host + (s->ts - base) < host ? UINT64_MAX : host + (s->ts - base);
+            if (cw_far(&W, s->pid, ts)) { /* a corrupt clock reading (clockwin.h) */
+                int wn = snprintf(name, sizeof name, "%s %.*s", s->dev ? "device span" : "span",
+                                  (int)(s->name.n < 64 ? s->name.n : 64), s->name.p);
+                cw_leave_out(&W, s->pid, ts, L->path, s->line, name, wn > 0 ? (size_t)wn : 0);
+                continue;
+            }
+            if (s->dev) {
                 while (track < nd && !(dnames[track].n == s->name.n && !memcmp(dnames[track].p, s->name.p, s->name.n)))
                     track++;
                 if (track == nd) {
@@ -142,6 +157,8 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
     if (unplaced)
         dg_add(warn, "%s: %zu device-clock spans have no chip.run.runner_run span in their invocation; not drawn",
                L->path, unplaced);
+    cw_warn(&W, warn);
+    rep->far = W.note.n;
     JW_LIT(&w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline --per-invocation\","
                "\"log\":");
     jw_str(&w, L->path, strlen(L->path));
@@ -150,6 +167,7 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
     jw_free(&w);
     free(nbuf);
     free(dnames);
+    cw_free(&W);
     sp_free(&S);
     return ok ? HBG_OK : HBG_E_IO;
 }

@@ -1,0 +1,81 @@
+/* Where each process's events lie in time, to tell a corrupt clock
+ * reading from a start worth drawing.
+ *
+ * A start is a clock reading, so no fixed bound tells a corrupt one (a
+ * CLOCK_MONOTONIC reading is the machine's uptime, anything from seconds
+ * to months). But one process's events cluster in its run, and a start
+ * far outside the cluster (digits run into the next number, a wrapped
+ * subtraction near 2^64) drawn as it is stretches a trace's axis over
+ * years, the real events a sliver at one end. The windows are built from
+ * a log's host spans and bind segments; the trace writers leave out what
+ * falls outside, and say so once. */
+#ifndef HBG_TOOLS_CLOCKWIN_H
+#define HBG_TOOLS_CLOCKWIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tools/diag.h"
+#include "tools/hmap.h"
+#include "tools/passes.h"
+
+/* Fewer events of a process than this tell no cluster: none is judged. */
+#define CW_MIN_EVENTS 10
+/* At most this many starts of a process are looked at: every k-th, in
+ * log order, past it. */
+#define CW_SAMPLE 4096
+/* The least margin on either side of the cluster: a day. */
+#define CW_MIN_MARGIN_NS 86400000000000ull
+
+/* The window [w->lo, w->hi] of the n starts ts[] (reordered): their middle
+ * 80 % (the 10th to the 90th percentile), widened on each side by three
+ * times its own width, and by a day at least, so that a long run's
+ * events, and two runs of one process hours apart, stay inside; up to a
+ * tenth of the events on either side may be corrupt without moving it.
+ * false, and no window, when n is below CW_MIN_EVENTS. Linear time. */
+typedef struct cw_win {
+    uint64_t lo, hi;    /* the window */
+    uint64_t p10, p90;  /* the middle 80 % it was widened from */
+    bool set;
+} cw_win;
+bool cw_window(uint64_t *ts, size_t n, cw_win *w);
+
+/* The event left out first in the first file one was (the earliest
+ * line there), for the one warning, and how many were. */
+typedef struct cw_note {
+    size_t n;
+    const char *path;
+    size_t line;
+    char what[96];
+    uint64_t pid, ts, p10, p90;
+} cw_note;
+
+typedef struct cw_set {
+    hmap map;           /* pid -> win index + 1 */
+    cw_win *win;
+    size_t nwin;
+    uint64_t last_pid;  /* the last lookup's pid, and its window + 1 (0: none) */
+    size_t last;
+    cw_note note;
+} cw_set;
+
+/* The windows of L's processes, from their host spans' and (with
+ * keep_spans) their bind segments' starts, CW_SAMPLE of them at most. false when out of memory
+ * (S is then safe to cw_free). */
+bool cw_build(cw_set *S, const ps_log *L);
+void cw_free(cw_set *S);
+
+/* Whether ts lies outside pid's window (never, for a process with
+ * none). */
+bool cw_far(cw_set *S, uint64_t pid, uint64_t ts);
+
+/* cw_far, and the event counted and, when the first, described
+ * (what: "span chip.run", "bind segment args", ...; line of path). */
+bool cw_leave_out(cw_set *S, uint64_t pid, uint64_t ts, const char *path, size_t line, const char *what,
+                  size_t what_n);
+
+/* The warning for the events left out, if any. */
+void cw_warn(const cw_set *S, dg_list *warn);
+
+#endif
