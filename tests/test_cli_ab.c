@@ -464,6 +464,32 @@ static void test_build_failure_and_reuse(void **state)
     free(order);
 }
 
+/* A build or --run command that stops (as one reading the terminal does,
+ * with SIGTTIN: its process group stands apart from the terminal) is
+ * killed within seconds and said, where hbg ab once waited for ever. */
+static void test_stopped_command_is_killed(void **state)
+{
+    (void)state;
+    char *out = in_root("out-stopped");
+    const char *args[] = {"ab", "HEAD~1", "HEAD", "--build", "sleep 0.2; kill -STOP $$", "--outputs", out, NULL};
+    char *se;
+    assert_int_equal(ab_hbg(repo, args, NULL, &se), 2);
+    char want[512];
+    snprintf(want, sizeof want, "hbg ab: building REV_A 'HEAD~1' (%s) failed: --build stopped, waiting on the "
+                                "terminal (a password prompt?), and was killed: hbg ab runs commands apart from the "
+                                "terminal, so set up credentials beforehand",
+             c1);
+    assert_non_null(strstr(se, want));
+    free(se);
+
+    const char *run[] = {"ab",    "HEAD~1", "HEAD", "--build", "true", "--run", "kill -STOP $$", "--reps",
+                         "2",     "--outputs", out,  NULL};
+    assert_int_equal(ab_hbg(repo, run, NULL, &se), 2);
+    assert_non_null(strstr(se, "failed: --run stopped, waiting on the terminal (a password prompt?), and was killed"));
+    free(se);
+    free(out);
+}
+
 /* A failed run stops everything, names the repetition, keeps its log. */
 static void test_run_failure(void **state)
 {
@@ -1008,6 +1034,7 @@ int main(void)
         cmocka_unit_test(test_abba_order_and_names),
         cmocka_unit_test(test_worktree_snapshot),
         cmocka_unit_test(test_build_failure_and_reuse),
+        cmocka_unit_test(test_stopped_command_is_killed),
         cmocka_unit_test(test_run_failure),
         cmocka_unit_test(test_existing_out_refused),
         cmocka_unit_test(test_plot_checked_first),

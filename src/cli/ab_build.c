@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* --- strings ------------------------------------------------------------- */
@@ -209,6 +211,67 @@ int ab_wait(pid_t pid, bool hang)
     return WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : -1;
 }
 
+/* Whether a process of group pgid is stopped ('T' in /proc/PID/stat).
+ * Nothing stops a build or a run but a stop signal, and the one that
+ * comes by itself is the terminal's: the group stands apart from it, so
+ * a read of it (a password prompt on /dev/tty) or, under `stty tostop`, a
+ * write stops the process with SIGTTIN or SIGTTOU, for ever. */
+static bool group_stopped(pid_t pgid)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return false;
+    bool stopped = false;
+    struct dirent *e;
+    char path[64], buf[512];
+    while (!stopped && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* ended meanwhile */
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = 0;
+        /* "PID (COMM) STATE PPID PGRP ...": COMM may hold anything, so
+         * the fields are counted from its last ')' */
+        char *rp = strrchr(buf, ')');
+        char state;
+        long ppid, pgrp;
+        if (rp && sscanf(rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == (long)pgid)
+            stopped = state == 'T';
+    }
+    closedir(d);
+    return stopped;
+}
+
+int ab_wait_watched(pid_t pid, void (*tick)(void *), void *ctx)
+{
+    /* short naps first: most commands (git's) end in milliseconds */
+    long nap_ns = 1000000, since_look_ns = 0;
+    for (;;) {
+        int st = ab_wait(pid, false);
+        if (st != -2)
+            return st;
+        if (since_look_ns >= 1000000000L) {
+            since_look_ns = 0;
+            if (group_stopped(pid)) {
+                kill(-pid, SIGKILL); /* a stopped process takes SIGKILL too */
+                (void)ab_wait(pid, true);
+                return AB_STOPPED;
+            }
+        }
+        if (tick)
+            tick(ctx);
+        nanosleep(&(struct timespec){.tv_nsec = nap_ns}, NULL);
+        since_look_ns += nap_ns;
+        nap_ns = nap_ns < 50000000 ? nap_ns * 2 : 50000000;
+    }
+}
+
 int ab_spawn(const char *const *argv, const char *cwd, int out_fd, int err_fd)
 {
     pid_t pid = ab_start(argv, cwd, out_fd, err_fd);
@@ -244,7 +307,10 @@ int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd
 
 const char *ab_status_text(int status, char *buf, size_t cap)
 {
-    if (status < 0)
+    if (status == AB_STOPPED)
+        snprintf(buf, cap, "stopped, waiting on the terminal (a password prompt?), and was killed: hbg ab runs "
+                           "commands apart from the terminal, so set up credentials beforehand");
+    else if (status < 0)
         snprintf(buf, cap, "could not be started or waited for");
     else if (status > 128 && status < 128 + 65)
         snprintf(buf, cap, "killed by signal %d (%s)", status - 128, strsignal(status - 128));
@@ -606,7 +672,8 @@ static int logged(int logfd, const char *const *argv, const char *cwd)
     ab_buf_str(&line, "\n");
     (void)!write(logfd, ab_buf_cstr(&line), line.n);
     ab_buf_free(&line);
-    return ab_spawn(argv, cwd, logfd, logfd);
+    pid_t pid = ab_start(argv, cwd, logfd, logfd);
+    return pid < 0 ? -1 : ab_wait_watched(pid, NULL, NULL);
 }
 
 /* Copies one untracked file (or symlink) from the tree into the snapshot.
@@ -706,7 +773,7 @@ static int make_tree(const ab_repo *r, ab_tree *t, const char *ready, int logfd,
     const char *add[] = {"git", "worktree", "add", "--force", "--detach", t->dir, t->sha, NULL};
     int st = logged(logfd, add, r->top);
     if (st) {
-        char why[64];
+        char why[224];
         snprintf(err, cap, "cannot make the worktree %s (git worktree add: %s; see %s)", t->dir,
                  ab_status_text(st, why, sizeof why), t->log);
         return 2;
@@ -732,7 +799,7 @@ static void describe(const ab_builder *b, ab_buf *d)
 
 static int run_build(const ab_tree *t, const ab_builder *b, int logfd, char *err, size_t cap)
 {
-    char why[64], bdir[AB_PATH_X], jobs[16];
+    char why[224], bdir[AB_PATH_X], jobs[16];
     int st;
     if (b->tmpl) {
         ab_buf cmd = {0};

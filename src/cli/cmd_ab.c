@@ -659,9 +659,34 @@ static void progress_line(ab_progress *p, unsigned rep, unsigned reps, const ab_
     p->line = true;
 }
 
-/* Waits for a run; on a terminal the progress line ticks meanwhile. */
-static int wait_run(pid_t pid, ab_progress *p, unsigned rep, unsigned reps, const ab_arm *arm, double started)
+typedef struct run_ticker {
+    ab_progress *p;
+    unsigned rep, reps;
+    const ab_arm *arm;
+    double started, last;
+} run_ticker;
+
+static void run_tick(void *ctx)
 {
+    run_ticker *k = ctx;
+    double t = now_s();
+    if (t - k->last >= 0.5) {
+        k->last = t;
+        progress_line(k->p, k->rep, k->reps, k->arm, k->started);
+    }
+}
+
+/* Waits for a run; on a terminal the progress line ticks meanwhile. A
+ * --run template is watched for a stop on the terminal (ab_wait_watched);
+ * hbg run itself never reads it, and its runs are not disturbed by the
+ * look at /proc that the watch takes each second. */
+static int wait_run(pid_t pid, ab_progress *p, unsigned rep, unsigned reps, const ab_arm *arm, double started,
+                    bool watch)
+{
+    if (watch) {
+        run_ticker k = {p, rep, reps, arm, started, 0};
+        return ab_wait_watched(pid, p->tty ? run_tick : NULL, &k);
+    }
     if (!p->tty)
         return ab_wait(pid, true);
     for (int tick = 0;; tick++) {
@@ -839,7 +864,7 @@ static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, cons
     free(argv);
     int rc = 0;
     if (st) {
-        char why[64], line[512] = "";
+        char why[224], line[512] = "";
         ab_status_text(st, why, sizeof why);
         bool said = ab_last_line(outp, "hbg run: ", line, sizeof line);
         rc = fail("%s %s (%s): a 1-round trial of hbg run failed, so %s was not built and nothing was measured: "
@@ -908,7 +933,7 @@ static pid_t start_template(const ab_opts *o, const ab_arm *arm, unsigned i)
 
 static int run_failed(const ab_opts *o, const ab_arm *arm, unsigned i, int st, const char *outp)
 {
-    char why[64];
+    char why[224];
     ab_status_text(st, why, sizeof why);
     struct stat sb;
     char part[AB_PATH_X + 8];
@@ -968,7 +993,7 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
     if (pid < 0)
         return fail("rep %u/%u %c %s: cannot start the run (%s): %s", i + 1, o->reps, arm->label, arm->t.rev,
                     outp, strerror(errno));
-    int st = wait_run(pid, p, i + 1, o->reps, arm, t);
+    int st = wait_run(pid, p, i + 1, o->reps, arm, t, o->run != NULL);
     double dt = now_s() - t;
     p->spent += dt;
     p->done++;
