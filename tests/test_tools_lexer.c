@@ -336,6 +336,20 @@ static void test_cut_marker_and_name(void **st)
     assert_int_equal(g.nbad, 0);
     scan("the ports failed to bind p\n", &g);
     assert_int_equal(g.nbad, 0);
+    /* prose after a record's prefix: no writer's [file:line] before the words */
+    scan("[mono_ns=5][T0x1][INFO] run_case: [runner.c:101] entering bind phase\n", &g);
+    assert_int_equal(g.nbad, 0);
+    scan("[mono_ns=5][T0x1][INFO] run_case: waiting on bind p\n", &g);
+    assert_int_equal(g.nbad, 0);
+    scan("[mono_ns=5][T0x1][INFO] run_case: [runner.c:] bind phase\n", &g);
+    assert_int_equal(g.nbad, 0);
+    /* a file cut by a crash, padded with NULs */
+    char padded[256];
+    int np = snprintf(padded, sizeof padded, "%s bind pha", pre);
+    memset(padded + np, 0, 8);
+    scan_n(padded, (size_t)np + 8, &g);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "the line ends before phase= (cut short)");
     /* a record earlier on the line spent the prefix: reported once, as itself */
     snprintf(line, sizeof line, "%s bind phase=args start_ns=1 dur_ns=2 bind ph\n", pre);
     scan(line, &g);
@@ -353,6 +367,17 @@ static void test_cut_marker_and_name(void **st)
                         "the line ends after phase=record_node (cut short: expected total_ns= count= detail_sum= dropped=)");
     scan("bind phase=args", &g);
     assert_int_equal(g.nbad, 1);
+
+    /* a text of CR-only line ends: its lines are counted, and a cut is seen on any */
+    char cr[512];
+    snprintf(cr, sizeof cr, "%s bind phase=args start_ns=1 dur_ns=2\r%s bind pha\r%s bind phase=gm_heap "
+                            "start_ns=3 dur_ns=4\r", pre, pre, pre);
+    scan(cr, &g);
+    assert_int_equal(g.n, 2);
+    assert_int_equal(g.rec[0].line, 1);
+    assert_int_equal(g.rec[1].line, 3);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "the line ends before phase= (cut short)");
 
     /* a reader of spans alone reads no bind line, cut or whole */
     snprintf(line, sizeof line, "%s bind pha\n", pre);

@@ -722,11 +722,32 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
     return p <= q ? q + 1 : p; /* always move on, whatever the record looked like */
 }
 
+/* Whether the bytes just before at end a "[file:line]" token, as the
+ * writer's source location does before the marker on both runtimes'
+ * lines ("[bind_trace.c:212] bind phase=..."). */
+static bool after_location(const char *lo, const char *at)
+{
+    const char *p = at;
+    if (p <= lo || p[-1] != ']')
+        return false;
+    p--;
+    const char *digits = p;
+    while (p > lo && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    if (p == digits || p <= lo || p[-1] != ':')
+        return false;
+    for (p--; p > lo && p[-1] != '[' && p[-1] != ' '; p--)
+        ;
+    return p > lo && p[-1] == '[';
+}
+
 /* A bind or host-orch line cut before the '=' of its "phase=" (the scan
- * stops at '=', so it never saw the marker): the line, after a record's
- * prefix, ends in " bind p" .. " bind phase" (or the host-orch ones).
- * Shorter tails (" bind") are left alone: other lines end so too. end is
- * the line's end ('\n', or the end of the text). */
+ * stops at '=', so it never saw the marker): after a record's prefix, the
+ * line ends in the writer's "[file:line]" and " bind p" .. " bind phase"
+ * (or the host-orch ones). A line of prose ending so ("entering bind
+ * phase") has no such location before the words, and shorter tails
+ * (" bind") are left alone. end is the line's end; CRs and NULs before
+ * it (a file cut by a crash is often padded with NULs) are not the line. */
 static void cut_marker(scan *sc, const char *end)
 {
     static const struct {
@@ -735,7 +756,7 @@ static void cut_marker(scan *sc, const char *end)
         lx_kind kind;
     } marks[] = {{" bind phase", 5, LX_BIND}, {" host-orch phase", 10, LX_ORCH}};
     const char *lo = sc->rec;
-    while (end > lo && end[-1] == '\r')
+    while (end > lo && (end[-1] == '\r' || end[-1] == '\0'))
         end--;
     for (size_t m = 0; m < sizeof marks / sizeof marks[0]; m++) {
         /* " bind p" is the shortest tail taken: the word and " p" */
@@ -744,7 +765,7 @@ static void cut_marker(scan *sc, const char *end)
             if ((size_t)(end - lo) >= n && memcmp(end - n, marks[m].word, n) == 0)
                 break;
         }
-        if (n > full)
+        if (n > full || !after_location(lo, end - n))
             continue;
         lx_rec *r = &sc->r;
         reset(r, marks[m].kind);
@@ -773,14 +794,15 @@ static inline void new_line(scan *sc, const char *q)
 static void scan_all(scan *sc)
 {
     const char *p = sc->buf, *e = sc->e, *buf = sc->buf;
+    const char eol = sc->cr_lines ? '\r' : '\n'; /* a text of CR-only line ends counts its lines by CR */
     while (p < e) {
-        const char *q = find_either(p, e, '=', '\n');
+        const char *q = find_either(p, e, '=', eol);
         if (q >= e) {
             if (sc->rec) /* the text's last line, with no line end */
                 cut_marker(sc, e);
             break;
         }
-        if (*q == '\n') {
+        if (*q == eol) {
             new_line(sc, q);
             p = q + 1;
             continue;
@@ -809,12 +831,13 @@ static void scan_all(scan *sc)
 static void scan_spans(scan *sc)
 {
     const char *p = sc->buf, *e = sc->e;
+    const char eol = sc->cr_lines ? '\r' : '\n';
     while (p < e) {
-        const char *q = find_either(p, e, '[', '\n');
+        const char *q = find_either(p, e, '[', eol);
         if (q >= e)
             break;
         size_t after = (size_t)(e - q);
-        if (*q == '\n') {
+        if (*q == eol) {
             new_line(sc, q);
             p = q + 1;
         } else if (after >= 11 && memcmp(q, "[STRACE] v=", 11) == 0) {
