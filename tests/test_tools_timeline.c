@@ -435,6 +435,41 @@ static void test_long_durations_left_out(void **st)
 
 static json_t *run_per_invocation(const char *lp);
 
+/* src with every mono_ns=, start_ns= and host ts= moved by add ns, and
+ * every inv= by inv_add (the stamp line left out). */
+static char *shifted(const char *src, uint64_t add, uint64_t inv_add)
+{
+    size_t n = strlen(src), k = 0;
+    char *o = malloc(2 * n + 1);
+    assert_non_null(o);
+    const char *p = strchr(src, '\n') + 1; /* after the stamp */
+    while (*p) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p + 1) : strlen(p);
+        const char *cd = strstr(p, "clk=dev");
+        bool dev = cd && cd < p + len;
+        for (const char *q = p; q < p + len;) {
+            static const char *const keys[] = {"mono_ns=", "start_ns=", " ts=", " inv="};
+            int hit = -1;
+            for (int j = 0; j < 4 && hit < 0; j++)
+                if (!strncmp(q, keys[j], strlen(keys[j])) && !(j == 2 && dev))
+                    hit = j;
+            if (hit < 0) {
+                o[k++] = *q++;
+                continue;
+            }
+            size_t kl = strlen(keys[hit]);
+            char *end;
+            unsigned long long v = strtoull(q + kl, &end, 10);
+            k += (size_t)sprintf(o + k, "%s%llu", keys[hit], v + (hit == 3 ? inv_add : add));
+            q = end;
+        }
+        p += len;
+    }
+    o[k] = 0;
+    return o;
+}
+
 /* A start far outside its process's other events (a clock reading run
  * into another number, a wrapped subtraction) is left out, named once:
  * drawn, the trace's axis ran 584 years, the run a sliver at one end.
@@ -452,9 +487,10 @@ static void test_absurd_starts_left_out(void **st)
     char *err;
     json_t *j = run_timeline(p, NULL, 0, &err);
     assert_non_null(j);
-    assert_true(ts_contains(err, ":45: bind segment arena_build of pid=4242 starts at 500000022978941 ns, far "
-                                 "from that process's other events (most start in 5000000050803 .. 5000000293588 "
-                                 "ns): a corrupt clock reading; not drawn, with 1 more as far\n"));
+    assert_true(ts_contains(err, ":45: bind segment arena_build of pid=4242 inv=3 starts at 500000022978941 ns, "
+                                 "far from that process's other events (most start in 5000000050803 .. "
+                                 "5000000293588 ns) and alone in its invocation: a corrupt clock reading; not drawn, "
+                                 "with 1 more as far\n"));
     json_t *ev = json_object_get(j, "traceEvents");
     assert_int_equal(find(ev, "chip.run", "span", 4242, -1, NULL), 3);
     assert_int_equal(find(ev, "arena_build", "bind", 4242, -1, NULL), 3);
@@ -478,14 +514,38 @@ static void test_absurd_starts_left_out(void **st)
     char *rp = ts_temp_file(rec, strlen(rec), ".jsonl");
     j = run_timeline(ts_fixture("original-2rank-interleaved.log"), rp, 0, &err);
     assert_non_null(j);
-    assert_true(ts_contains(err, ":1: record record_node of pid=4001 starts at 600000013980000000 ns, far from that "
-                                 "process's other events"));
+    assert_true(ts_contains(err, ":1: record record_node of pid=4001 inv=2 starts at 600000013980000000 ns, far "
+                                 "from that process's other events"));
     every_within(json_object_get(j, "traceEvents"), "ts", 0, 6000001000.0);
     json_decref(j);
     free(err);
     unlink(rp);
     free(rp);
     free(rec);
+
+    /* a second run of the pid two days later, sparse beside the first
+     * (one copy of the fixture against nine): kept, its invocations'
+     * events lie together */
+    char *runs = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL), *one = strdup(runs);
+    assert_non_null(one);
+    for (int r = 1; r <= 10; r++) {
+        char *more = shifted(one, r < 10 ? (uint64_t)r * 1000000 : 2 * 86400000000000ull, (uint64_t)r * 10);
+        size_t a = strlen(runs), b = strlen(more);
+        runs = realloc(runs, a + b + 1);
+        assert_non_null(runs);
+        memcpy(runs + a, more, b + 1);
+        free(more);
+    }
+    char *rp2 = ts_temp_file(runs, strlen(runs), ".log");
+    j = run_timeline(rp2, NULL, 0, &err);
+    assert_null(strstr(err, "corrupt clock"));
+    assert_int_equal(find(json_object_get(j, "traceEvents"), "chip.run", "span", 4242, -1, NULL), 44);
+    json_decref(j);
+    free(err);
+    unlink(rp2);
+    free(rp2);
+    free(runs);
+    free(one);
 
     /* an intact log loses nothing */
     j = run_timeline(ts_fixture("ours-1rank-4pass.log"), NULL, 0, &err);

@@ -223,7 +223,7 @@ static bool group_stopped(pid_t pgid)
         return false;
     bool stopped = false;
     struct dirent *e;
-    char path[64], buf[512];
+    char path[sizeof e->d_name + 16], buf[512];
     while (!stopped && (e = readdir(d)) != NULL) {
         if (e->d_name[0] < '1' || e->d_name[0] > '9')
             continue;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/vec.h"
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -98,16 +100,16 @@ typedef struct fill {
     tally *t;
     size_t cap;
     uint64_t *ts;
-    uint64_t last_pid;   /* events come in runs of one process: its window + 1 (0: none) */
-    uint32_t last;
+    struct cw_seen seen[CW_SEEN]; /* lookups lately, by pid % CW_SEEN: its tally + 1 */
 } fill;
 
 /* The tally of pid, made when absent; NULL when out of memory. */
 static tally *tally_of(fill *f, uint64_t pid)
 {
     cw_set *S = f->S;
-    if (f->last && f->last_pid == pid)
-        return &f->t[f->last - 1];
+    struct cw_seen *c = &f->seen[pid % CW_SEEN];
+    if (c->valid && c->pid == pid)
+        return &f->t[c->v - 1];
     const uint64_t key[1] = {pid};
     uint32_t *v = hmap_put(&S->map, key);
     if (!v)
@@ -123,55 +125,60 @@ static tally *tally_of(fill *f, uint64_t pid)
         memset(&f->t[S->nwin], 0, sizeof f->t[0]);
         *v = (uint32_t)++S->nwin;
     }
-    f->last_pid = pid;
-    f->last = *v;
+    c->pid = pid, c->v = *v, c->valid = true;
     return &f->t[*v - 1];
 }
 
-/* Calls each(f, pid, ts) for every start the windows are built from. */
-static bool each_start(const ps_log *L, bool (*each)(fill *, uint64_t, uint64_t), fill *f)
+/* Calls each(ctx, pid, inv, ts) for every start the windows are built
+ * from: the host spans, then each pass's bind segments. */
+static bool each_start(const ps_log *L, bool (*each)(void *, uint64_t, uint64_t, uint64_t), void *ctx)
 {
     for (size_t i = 0; i < L->nspan; i++)
-        if (!L->span[i].dev && !each(f, L->span[i].pid, L->span[i].ts))
+        if (!L->span[i].dev && !each(ctx, L->span[i].pid, L->span[i].inv, L->span[i].ts))
             return false;
     for (size_t i = 0; L->segx && i < L->npass; i++) {
         const ps_pass *p = &L->pass[i];
         if (!p->has_pid)
             continue;
         for (int s = 0; s < L->nseg; s++)
-            if ((p->present >> s) & 1 && !each(f, p->pid, ps_start(L, p, s)))
+            if ((p->present >> s) & 1 && !each(ctx, p->pid, p->inv, ps_start(L, p, s)))
                 return false;
     }
     return true;
 }
 
-static bool count_one(fill *f, uint64_t pid, uint64_t ts)
+static bool count_one(void *ctx, uint64_t pid, uint64_t inv, uint64_t ts)
 {
-    (void)ts;
+    (void)ts, (void)inv;
+    fill *f = ctx;
     tally *t = tally_of(f, pid);
     if (t)
         t->n++;
     return t != NULL;
 }
 
-static bool sample_one(fill *f, uint64_t pid, uint64_t ts)
+static bool sample_one(void *ctx, uint64_t pid, uint64_t inv, uint64_t ts)
 {
+    (void)inv;
+    fill *f = ctx;
     tally *t = tally_of(f, pid); /* made by count_one: never NULL */
     if (t->seen++ % t->stride == 0 && t->at < t->end)
         f->ts[t->at++] = ts;
     return true;
 }
 
+static bool build_groups(cw_set *S, const ps_log *L);
+
 bool cw_build(cw_set *S, const ps_log *L)
 {
     memset(S, 0, sizeof *S);
     hmap_init(&S->map, 1);
-    fill f = {S, NULL, 0, NULL, 0, 0};
+    fill f = {.S = S};
     bool ok = each_start(L, count_one, &f);
-    /* A sample of each process's starts, evenly spaced in log order, tells
-     * its percentiles well enough for a margin of a day, without an array
-     * of every start (a large log has millions, and the pages they would
-     * fault in cost more than the rest of the build). */
+    /* A sample of each process's starts, evenly spaced (its spans, then
+     * its segments), tells its percentiles well enough for a margin of a
+     * day, without an array of every start (a large log has millions, and
+     * the pages they would fault in cost more than the rest of the build). */
     size_t total = 0;
     for (size_t w = 0; ok && w < S->nwin; w++) {
         tally *t = &f.t[w];
@@ -184,46 +191,156 @@ bool cw_build(cw_set *S, const ps_log *L)
     ok = ok && (S->win = calloc(S->nwin ? S->nwin : 1, sizeof *S->win)) != NULL;
     ok = ok && (f.ts = malloc((total ? total : 1) * sizeof *f.ts)) != NULL;
     if (ok) {
-        f.last = 0;
         (void)each_start(L, sample_one, &f);
         for (size_t w = 0; w < S->nwin; w++)
             S->win[w].set = cw_window(f.ts + f.t[w].start, f.t[w].at - f.t[w].start, &S->win[w]);
     }
     free(f.t);
     free(f.ts);
-    return ok;
+    return ok && build_groups(S, L);
 }
 
 void cw_free(cw_set *S)
 {
     hmap_free(&S->map);
+    hmap_free(&S->gmap);
+    for (size_t i = 0; i < S->ngrp; i++)
+        free(S->grp[i].ts);
+    free(S->grp);
     free(S->win);
     memset(S, 0, sizeof *S);
 }
 
-bool cw_far(cw_set *S, uint64_t pid, uint64_t ts)
+/* Whether ts lies outside pid's window. */
+static bool out_of_window(cw_set *S, uint64_t pid, uint64_t ts)
 {
-    if (!S->last || S->last_pid != pid) {
+    /* the ranks' lines interleave: a few processes' answers kept, by pid */
+    struct cw_seen *c = &S->seen[pid % CW_SEEN];
+    if (!c->valid || c->pid != pid) {
         const uint64_t key[1] = {pid};
-        S->last = S->win ? hmap_get(&S->map, key) : 0;
-        S->last_pid = pid;
+        c->v = S->win ? hmap_get(&S->map, key) : 0;
+        c->pid = pid;
+        c->valid = true;
     }
+    S->last = c->v;
     if (!S->last)
         return false;
     const cw_win *w = &S->win[S->last - 1];
     return w->set && (ts < w->lo || ts > w->hi);
 }
 
-bool cw_leave_out(cw_set *S, uint64_t pid, uint64_t ts, const char *path, size_t line, const char *what,
-                  size_t what_n)
+/* A start out of its process's window may still be one of a run of its
+ * own: a second run of the pid a day later, sparse beside the first. Its
+ * invocation's other events then start near it, where a corrupt reading
+ * stands alone. So the invocations (pid, inv) with a start out of window
+ * keep their starts' clusters (starts a day or less apart), and a start
+ * is far only when it is in no cluster of two or more. */
+static bool suspect_one(void *ctx, uint64_t pid, uint64_t inv, uint64_t ts)
 {
-    if (!cw_far(S, pid, ts))
+    cw_set *S = ctx;
+    if (!out_of_window(S, pid, ts))
+        return true;
+    uint32_t *v = hmap_put2(&S->gmap, pid, inv);
+    if (!v)
+        return false;
+    if (!*v) {
+        if (!vec_grow((void **)&S->grp, &S->capgrp, S->ngrp + 1, sizeof *S->grp))
+            return false;
+        memset(&S->grp[S->ngrp], 0, sizeof S->grp[0]);
+        *v = (uint32_t)++S->ngrp;
+    }
+    return true;
+}
+
+static bool gather_one(void *ctx, uint64_t pid, uint64_t inv, uint64_t ts)
+{
+    cw_set *S = ctx;
+    uint32_t v = hmap_get2(&S->gmap, pid, inv);
+    if (!v)
+        return true;
+    cw_group *g = &S->grp[v - 1];
+    if (g->unjudged)
+        return true;
+    if (g->n == CW_GROUP_MAX) { /* no invocation has so many: keyed alike by a fault; drawn as they are */
+        g->unjudged = true;
+        free(g->ts);
+        g->ts = NULL;
+        return true;
+    }
+    if (!vec_grow((void **)&g->ts, &g->cap, g->n + 1, sizeof *g->ts))
+        return false;
+    g->ts[g->n++] = ts;
+    return true;
+}
+
+/* The group's clusters of two or more, from its starts. */
+static void clusters(cw_group *g)
+{
+    if (g->unjudged || !g->n)
+        return;
+    qsort(g->ts, g->n, sizeof *g->ts, cmp_u64);
+    for (size_t i = 0; i < g->n;) {
+        size_t j = i;
+        while (j + 1 < g->n && g->ts[j + 1] - g->ts[j] <= CW_MIN_MARGIN_NS)
+            j++;
+        if (j > i) {
+            if (g->nc == CW_MAX_CLUSTERS) { /* starts strewn over days: not judged */
+                g->unjudged = true;
+                break;
+            }
+            g->c[g->nc][0] = g->ts[i];
+            g->c[g->nc][1] = g->ts[j];
+            g->nc++;
+        }
+        i = j + 1;
+    }
+    free(g->ts);
+    g->ts = NULL;
+    g->n = g->cap = 0;
+}
+
+static bool build_groups(cw_set *S, const ps_log *L)
+{
+    hmap_init(&S->gmap, 2);
+    if (!each_start(L, suspect_one, S))
+        return false;
+    if (!S->ngrp)
+        return true;
+    if (!each_start(L, gather_one, S))
+        return false;
+    for (size_t i = 0; i < S->ngrp; i++)
+        clusters(&S->grp[i]);
+    return true;
+}
+
+bool cw_far(cw_set *S, uint64_t pid, uint64_t inv, uint64_t ts)
+{
+    if (!out_of_window(S, pid, ts))
+        return false;
+    uint32_t v = S->ngrp ? hmap_get2(&S->gmap, pid, inv) : 0;
+    if (!v) /* a record whose invocation's log events all lie in the window */
+        return true;
+    const cw_group *g = &S->grp[v - 1];
+    if (g->unjudged)
+        return false;
+    /* a record is not in the clusters: a day either side of one holds it */
+    for (unsigned k = 0; k < g->nc; k++)
+        if (ts >= (g->c[k][0] > CW_MIN_MARGIN_NS ? g->c[k][0] - CW_MIN_MARGIN_NS : 0) &&
+            ts - CW_MIN_MARGIN_NS <= g->c[k][1])
+            return false;
+    return true;
+}
+
+bool cw_leave_out(cw_set *S, uint64_t pid, uint64_t inv, uint64_t ts, const char *path, size_t line,
+                  const char *what, size_t what_n)
+{
+    if (!cw_far(S, pid, inv, ts))
         return false;
     cw_note *n = &S->note;
     /* the earliest of the first file named: the writers go kind by kind */
     if (!n->n++ || (path == n->path && line < n->line)) {
         const cw_win *w = &S->win[S->last - 1];
-        n->path = path, n->line = line, n->pid = pid, n->ts = ts, n->p10 = w->p10, n->p90 = w->p90;
+        n->path = path, n->line = line, n->pid = pid, n->inv = inv, n->ts = ts, n->p10 = w->p10, n->p90 = w->p90;
         snprintf(n->what, sizeof n->what, "%.*s", (int)(what_n < 80 ? what_n : 80), what);
     }
     return true;
@@ -238,7 +355,8 @@ void cw_warn(const cw_set *S, dg_list *warn)
     if (n->n > 1)
         snprintf(more, sizeof more, ", with %zu more as far", n->n - 1);
     dg_add(warn,
-           "%s:%zu: %s of pid=%" PRIu64 " starts at %" PRIu64 " ns, far from that process's other events (most "
-           "start in %" PRIu64 " .. %" PRIu64 " ns): a corrupt clock reading; not drawn%s",
-           n->path, n->line, n->what, n->pid, n->ts, n->p10, n->p90, more);
+           "%s:%zu: %s of pid=%" PRIu64 " inv=%" PRIu64 " starts at %" PRIu64 " ns, far from that process's "
+           "other events (most start in %" PRIu64 " .. %" PRIu64 " ns) and alone in its invocation: a corrupt "
+           "clock reading; not drawn%s",
+           n->path, n->line, n->what, n->pid, n->inv, n->ts, n->p10, n->p90, more);
 }

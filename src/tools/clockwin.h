@@ -7,8 +7,11 @@
  * far outside the cluster (digits run into the next number, a wrapped
  * subtraction near 2^64) drawn as it is stretches a trace's axis over
  * years, the real events a sliver at one end. The windows are built from
- * a log's host spans and bind segments; the trace writers leave out what
- * falls outside, and say so once. */
+ * a log's host spans and bind segments. A start outside its process's
+ * window is still kept when another start of its invocation lies within
+ * a day of it: a second run of the pid days later, however sparse, is
+ * not corrupt, and its events lie together where a corrupt reading
+ * stands alone. The trace writers leave out the rest, and say so once. */
 #ifndef HBG_TOOLS_CLOCKWIN_H
 #define HBG_TOOLS_CLOCKWIN_H
 
@@ -22,8 +25,8 @@
 
 /* Fewer events of a process than this tell no cluster: none is judged. */
 #define CW_MIN_EVENTS 10
-/* At most this many starts of a process are looked at: every k-th, in
- * log order, past it. */
+/* At most this many starts of a process make its window: every k-th of
+ * its spans, then of its passes' segments, past it. */
 #define CW_SAMPLE 4096
 /* The least margin on either side of the cluster: a day. */
 #define CW_MIN_MARGIN_NS 86400000000000ull
@@ -48,15 +51,35 @@ typedef struct cw_note {
     const char *path;
     size_t line;
     char what[96];
-    uint64_t pid, ts, p10, p90;
+    uint64_t pid, inv, ts, p10, p90;
 } cw_note;
+
+/* An invocation with a start out of its process's window: its clusters
+ * of two or more starts a day or less apart (see cw_far). */
+#define CW_MAX_CLUSTERS 4
+#define CW_SEEN 8
+#define CW_GROUP_MAX 65536
+typedef struct cw_group {
+    uint64_t *ts;        /* while built: its starts */
+    size_t n, cap;
+    uint64_t c[CW_MAX_CLUSTERS][2];
+    unsigned nc;
+    bool unjudged;       /* too many starts or clusters to tell: none is far */
+} cw_group;
 
 typedef struct cw_set {
     hmap map;           /* pid -> win index + 1 */
     cw_win *win;
     size_t nwin;
-    uint64_t last_pid;  /* the last lookup's pid, and its window + 1 (0: none) */
-    size_t last;
+    struct cw_seen {    /* lookups lately, by pid % CW_SEEN: its window + 1 (0: none) */
+        uint64_t pid;
+        uint32_t v;
+        bool valid;
+    } seen[CW_SEEN];
+    size_t last;        /* the last lookup's window + 1 */
+    hmap gmap;          /* (pid, inv) -> grp index + 1 */
+    cw_group *grp;
+    size_t ngrp, capgrp;
     cw_note note;
 } cw_set;
 
@@ -66,14 +89,16 @@ typedef struct cw_set {
 bool cw_build(cw_set *S, const ps_log *L);
 void cw_free(cw_set *S);
 
-/* Whether ts lies outside pid's window (never, for a process with
- * none). */
-bool cw_far(cw_set *S, uint64_t pid, uint64_t ts);
+/* Whether a start ts of invocation (pid, inv) is a corrupt reading: out
+ * of pid's window (never, for a process with none), and alone in its
+ * invocation, no other start of it within a day (a second run of the
+ * pid, however sparse, keeps its events together). */
+bool cw_far(cw_set *S, uint64_t pid, uint64_t inv, uint64_t ts);
 
 /* cw_far, and the event counted and, when the first, described
  * (what: "span chip.run", "bind segment args", ...; line of path). */
-bool cw_leave_out(cw_set *S, uint64_t pid, uint64_t ts, const char *path, size_t line, const char *what,
-                  size_t what_n);
+bool cw_leave_out(cw_set *S, uint64_t pid, uint64_t inv, uint64_t ts, const char *path, size_t line,
+                  const char *what, size_t what_n);
 
 /* The warning for the events left out, if any. */
 void cw_warn(const cw_set *S, dg_list *warn);

@@ -1222,12 +1222,12 @@ static void check_unordered(tl *t)
  * reading: counted, the first described, and not drawn. */
 static bool far_span(tl *t, const ps_span *s, uint64_t ts)
 {
-    if (!cw_far(&t->cw, s->pid, ts))
+    if (!cw_far(&t->cw, s->pid, s->inv, ts))
         return false;
     char what[96];
     int n = snprintf(what, sizeof what, "%s %.*s", s->dev ? "device span" : "span",
                      (int)(s->name.n < 64 ? s->name.n : 64), s->name.p);
-    return cw_leave_out(&t->cw, s->pid, ts, t->L->path, s->line, what, n > 0 ? (size_t)n : 0);
+    return cw_leave_out(&t->cw, s->pid, s->inv, ts, t->L->path, s->line, what, n > 0 ? (size_t)n : 0);
 }
 
 static void emit_spans(tl *t)
@@ -1361,7 +1361,8 @@ static void emit_span_handoffs(tl *t)
             continue;
         const ps_span *p = &L->span[ix[lo - 1].i];
         if (p->pid != c->pid || p->inv != c->inv || p->depth != key.depth || p->tid == c->tid ||
-            c->ts - p->ts > p->dur || cw_far(&t->cw, p->pid, p->ts) || cw_far(&t->cw, c->pid, c->ts))
+            c->ts - p->ts > p->dur || cw_far(&t->cw, p->pid, p->inv, p->ts) ||
+            cw_far(&t->cw, c->pid, c->inv, c->ts))
             continue;
         /* at the child's start, inside the parent even when both start
          * together (an arrow binds to the slice around its time) */
@@ -1416,7 +1417,7 @@ static void emit_node_flows(tl *t)
     ps_log *L = t->L;
     for (size_t i = 0; i < t->ns.nflow; i++) {
         const ps_span *a = &L->span[t->ns.flow[i].submit], *b = &L->span[t->ns.flow[i].dispatch];
-        if (cw_far(&t->cw, a->pid, a->ts) || cw_far(&t->cw, b->pid, b->ts))
+        if (cw_far(&t->cw, a->pid, a->inv, a->ts) || cw_far(&t->cw, b->pid, b->inv, b->ts))
             continue; /* an end not drawn */
         uint64_t id = ++t->flow_id;
         flow_end(t, "task dispatch", 's', id, a->pid, lane_of(t, a->pid, a->tid, a->inv), a->ts + a->dur / 2);
@@ -1459,10 +1460,10 @@ static void emit_passes(tl *t)
             if (!(p->present & (1u << s)) || (from_records & (1u << s)))
                 continue;
             uint64_t start = ps_start(L, p, s);
-            if (cw_far(&t->cw, p->pid, start)) { /* a corrupt clock reading: said once */
+            if (cw_far(&t->cw, p->pid, p->inv, start)) { /* a corrupt clock reading: said once */
                 char what[80];
                 int wn = snprintf(what, sizeof what, "bind segment %s", L->segname[s]);
-                cw_leave_out(&t->cw, p->pid, start, L->path, ps_get(L, p, s).line, what, wn > 0 ? (size_t)wn : 0);
+                cw_leave_out(&t->cw, p->pid, p->inv, start, L->path, ps_get(L, p, s).line, what, wn > 0 ? (size_t)wn : 0);
                 continue;
             }
             ev_begin(t, L->segname[s], strlen(L->segname[s]), false, "bind", p->pid, tid);
@@ -1547,8 +1548,8 @@ static void emit_handoffs(tl *t, const rc_file *f, const rc_line *ln)
         qsort(t->order, ln->n, sizeof *t->order, cmp_start);
     for (size_t i = 1; i < ln->n; i++) {
         const rc_rec *a = &r[t->order[i - 1].i], *b = &r[t->order[i].i];
-        if (a->tid == b->tid || a->end > b->start || cw_far(&t->cw, ln->pid, a->start) ||
-            cw_far(&t->cw, ln->pid, b->start))
+        if (a->tid == b->tid || a->end > b->start || cw_far(&t->cw, ln->pid, ln->inv, a->start) ||
+            cw_far(&t->cw, ln->pid, ln->inv, b->start))
             continue;
         uint64_t id = ++t->flow_id;
         flow_end(t, "handoff", 's', id, ln->pid, lane_of(t, ln->pid, a->tid, ln->inv), mid(a));
@@ -1601,7 +1602,7 @@ static void emit_records(tl *t, const rc_file *f)
             const rc_rec *x = &f->rec[ln->first + r];
             /* records of bind segments lie beside host_orch, not in it */
             bool op = is_op[x->phase];
-            if (op && has_orch && x->tid != bs->tid && !cw_far(&t->cw, ln->pid, o0)) {
+            if (op && has_orch && x->tid != bs->tid && !cw_far(&t->cw, ln->pid, ln->inv, o0)) {
                 bool dup = false;
                 for (size_t k = 0; k < nseen; k++)
                     dup |= seen[k] == x->tid;
@@ -1618,10 +1619,10 @@ static void emit_records(tl *t, const rc_file *f)
                 }
             }
             const char *ph = f->phase[x->phase];
-            if (cw_far(&t->cw, ln->pid, x->start)) {
+            if (cw_far(&t->cw, ln->pid, ln->inv, x->start)) {
                 char what[80];
                 int wn = snprintf(what, sizeof what, "record %s", ph);
-                cw_leave_out(&t->cw, ln->pid, x->start, f->path, ln->lineno, what, wn > 0 ? (size_t)wn : 0);
+                cw_leave_out(&t->cw, ln->pid, ln->inv, x->start, f->path, ln->lineno, what, wn > 0 ? (size_t)wn : 0);
                 continue;
             }
             uint64_t lane = lane_of(t, ln->pid, x->tid, ln->inv);

@@ -134,10 +134,10 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
             uint64_t ts = s->ts, track = 0;
             if (s->dev)
                 ts = host + (s->ts - base) < host ? UINT64_MAX : host + (s->ts - base);
-            if (cw_far(&W, s->pid, ts)) { /* a corrupt clock reading (clockwin.h) */
+            if (cw_far(&W, s->pid, s->inv, ts)) { /* a corrupt clock reading (clockwin.h) */
                 int wn = snprintf(name, sizeof name, "%s %.*s", s->dev ? "device span" : "span",
                                   (int)(s->name.n < 64 ? s->name.n : 64), s->name.p);
-                cw_leave_out(&W, s->pid, ts, L->path, s->line, name, wn > 0 ? (size_t)wn : 0);
+                cw_leave_out(&W, s->pid, s->inv, ts, L->path, s->line, name, wn > 0 ? (size_t)wn : 0);
                 continue;
             }
             if (s->dev) {
