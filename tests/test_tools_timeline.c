@@ -506,6 +506,26 @@ static void test_absurd_starts_left_out(void **st)
     assert_int_equal(find(ev, "chip.run", NULL, -1, -1, NULL), 3);
     json_decref(j);
 
+    /* an invocation whose every span is a corrupt reading (each far from
+     * the others) gets no lane of its own in the per-invocation view */
+    char *lone = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(lone);
+    lone = swap_after(lone, "inv=3 hid=8f3a1c2e9d0b4471 depth=1 name=chip.run.bind ", " ts=5000000209788",
+                      " ts=1000000000000000000");
+    lone = swap_after(lone, "inv=3 hid=8f3a1c2e9d0b4471 depth=1 name=chip.run.runner_run ", " ts=5000000261488",
+                      " ts=2000000000000000000");
+    lone = swap_after(lone, "inv=3 hid=8f3a1c2e9d0b4471 depth=0 name=chip.run ", " ts=5000000209788",
+                      " ts=3000000000000000000");
+    char *lp = ts_temp_file(lone, strlen(lone), ".log");
+    j = run_per_invocation(lp);
+    ev = json_object_get(j, "traceEvents");
+    assert_int_equal(find(ev, "process_name", NULL, -1, -1, NULL), 3);
+    assert_int_equal(find(ev, "chip.run", NULL, -1, -1, NULL), 3);
+    json_decref(j);
+    unlink(lp);
+    free(lp);
+    free(lone);
+
     /* a record's start, and the hand-off arrow to it */
     char *rec = ts_slurp(ts_fixture("original-2rank-interleaved.host_phase_records.jsonl"), NULL);
     assert_non_null(rec);

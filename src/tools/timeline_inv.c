@@ -33,6 +33,29 @@ static bool device_place(const sp_set *S, const sp_inv *x, uint64_t *host, uint6
     return found;
 }
 
+/* Where span s of an invocation lies on the axis: a device span at its
+ * offset from the runner_run's start; false for one with no runner_run. */
+static bool inv_ts(const ps_span *s, bool placed, uint64_t host, uint64_t base, uint64_t *ts)
+{
+    if (!s->dev) {
+        *ts = s->ts;
+        return true;
+    }
+    if (!placed)
+        return false;
+    *ts = host + (s->ts - base) < host ? UINT64_MAX : host + (s->ts - base);
+    return true;
+}
+
+/* Says span s is left out, a corrupt clock reading (clockwin.h). */
+static void leave_out(cw_set *W, const ps_span *s, uint64_t ts, const char *path)
+{
+    char what[96];
+    int wn = snprintf(what, sizeof what, "%s %.*s", s->dev ? "device span" : "span",
+                      (int)(s->name.n < 64 ? s->name.n : 64), s->name.p);
+    cw_leave_out(W, s->pid, s->inv, ts, path, s->line, what, wn > 0 ? (size_t)wn : 0);
+}
+
 static void span_event(jw *w, const ps_span *s, char *nbuf, uint64_t lane, uint64_t track, uint64_t ts,
                        tl_report *rep)
 {
@@ -118,26 +141,44 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
         const sp_inv *x = &S.inv[i];
         const sp_callable *c = &S.call[x->callable];
         uint64_t lane = i + 1;
+        uint64_t host = 0, base = 0, ts;
+        bool placed = device_place(&S, x, &host, &base);
+        /* an invocation whose every drawable span is a corrupt reading
+         * gets no lane: it would stand empty */
+        size_t drawn = 0, far = 0;
+        for (size_t k = 0; k < x->n; k++) {
+            const ps_span *s = &L->span[S.idx[x->first + k]];
+            if (!inv_ts(s, placed, host, base, &ts))
+                continue;
+            if (cw_far(&W, s->pid, s->inv, ts))
+                far++;
+            else
+                drawn++;
+        }
+        if (far && !drawn) {
+            for (size_t k = 0; k < x->n; k++) {
+                const ps_span *s = &L->span[S.idx[x->first + k]];
+                if (inv_ts(s, placed, host, base, &ts))
+                    leave_out(&W, s, ts, L->path);
+                else
+                    unplaced++;
+            }
+            continue;
+        }
         snprintf(name, sizeof name, "%s inv=%" PRIu64 " (pid %" PRIu64 ", rank %u)",
                  c->label[0] ? c->label : "callable", x->inv, x->pid, x->rank);
         inv_meta(&w, &first, "process_name", lane, 0, name, rep);
         inv_meta(&w, &first, "thread_name", lane, 0, "host", rep);
-        uint64_t host = 0, base = 0;
-        bool placed = device_place(&S, x, &host, &base);
         size_t nd = 0;
         for (size_t k = 0; k < x->n; k++) {
             const ps_span *s = &L->span[S.idx[x->first + k]];
-            if (s->dev && !placed) {
+            uint64_t track = 0;
+            if (!inv_ts(s, placed, host, base, &ts)) {
                 unplaced++;
                 continue;
             }
-            uint64_t ts = s->ts, track = 0;
-            if (s->dev)
-                ts = host + (s->ts - base) < host ? UINT64_MAX : host + (s->ts - base);
-            if (cw_far(&W, s->pid, s->inv, ts)) { /* a corrupt clock reading (clockwin.h) */
-                int wn = snprintf(name, sizeof name, "%s %.*s", s->dev ? "device span" : "span",
-                                  (int)(s->name.n < 64 ? s->name.n : 64), s->name.p);
-                cw_leave_out(&W, s->pid, s->inv, ts, L->path, s->line, name, wn > 0 ? (size_t)wn : 0);
+            if (cw_far(&W, s->pid, s->inv, ts)) {
+                leave_out(&W, s, ts, L->path);
                 continue;
             }
             if (s->dev) {
