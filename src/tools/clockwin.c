@@ -331,8 +331,8 @@ bool cw_far(cw_set *S, uint64_t pid, uint64_t inv, uint64_t ts)
     return true;
 }
 
-bool cw_leave_out(cw_set *S, uint64_t pid, uint64_t inv, uint64_t ts, const char *path, size_t line,
-                  const char *what, size_t what_n)
+bool cw_drop(cw_set *S, uint64_t pid, uint64_t inv, uint64_t ts, const char *path, size_t line, const char *kind,
+             const char *name, size_t name_n)
 {
     if (!cw_far(S, pid, inv, ts))
         return false;
@@ -341,9 +341,14 @@ bool cw_leave_out(cw_set *S, uint64_t pid, uint64_t inv, uint64_t ts, const char
     if (!n->n++ || (path == n->path && line < n->line)) {
         const cw_win *w = &S->win[S->last - 1];
         n->path = path, n->line = line, n->pid = pid, n->inv = inv, n->ts = ts, n->p10 = w->p10, n->p90 = w->p90;
-        snprintf(n->what, sizeof n->what, "%.*s", (int)(what_n < 80 ? what_n : 80), what);
+        snprintf(n->what, sizeof n->what, "%s %.*s", kind, (int)(name_n < 64 ? name_n : 64), name);
     }
     return true;
+}
+
+bool cw_drop_span(cw_set *S, const ps_span *s, uint64_t ts, const char *path)
+{
+    return cw_drop(S, s->pid, s->inv, ts, path, s->line, s->dev ? "device span" : "span", s->name.p, s->name.n);
 }
 
 void cw_warn(const cw_set *S, dg_list *warn)

@@ -31,17 +31,18 @@
 /* The least margin on either side of the cluster: a day. */
 #define CW_MIN_MARGIN_NS 86400000000000ull
 
+typedef struct cw_win {
+    uint64_t lo, hi;    /* the window */
+    uint64_t p10, p90;  /* the middle 80 % it was widened from */
+    bool set;
+} cw_win;
+
 /* The window [w->lo, w->hi] of the n starts ts[] (reordered): their middle
  * 80 % (the 10th to the 90th percentile), widened on each side by three
  * times its own width, and by a day at least, so that a long run's
  * events, and two runs of one process hours apart, stay inside; up to a
  * tenth of the events on either side may be corrupt without moving it.
  * false, and no window, when n is below CW_MIN_EVENTS. Linear time. */
-typedef struct cw_win {
-    uint64_t lo, hi;    /* the window */
-    uint64_t p10, p90;  /* the middle 80 % it was widened from */
-    bool set;
-} cw_win;
 bool cw_window(uint64_t *ts, size_t n, cw_win *w);
 
 /* The event left out first in the first file one was (the earliest
@@ -95,10 +96,15 @@ void cw_free(cw_set *S);
  * pid, however sparse, keeps its events together). */
 bool cw_far(cw_set *S, uint64_t pid, uint64_t inv, uint64_t ts);
 
-/* cw_far, and the event counted and, when the first, described
- * (what: "span chip.run", "bind segment args", ...; line of path). */
-bool cw_leave_out(cw_set *S, uint64_t pid, uint64_t inv, uint64_t ts, const char *path, size_t line,
-                  const char *what, size_t what_n);
+/* cw_far, and when it is, the event counted and (when it is the first
+ * to be warned of) described: kind "span", "bind segment", ...; its name
+ * (name_n bytes); line of path. True: leave it out. */
+bool cw_drop(cw_set *S, uint64_t pid, uint64_t inv, uint64_t ts, const char *path, size_t line, const char *kind,
+             const char *name, size_t name_n);
+
+/* cw_drop of span s placed at ts (a device span's own ts is on the
+ * device's clock). */
+bool cw_drop_span(cw_set *S, const ps_span *s, uint64_t ts, const char *path);
 
 /* The warning for the events left out, if any. */
 void cw_warn(const cw_set *S, dg_list *warn);

@@ -1218,18 +1218,6 @@ static void check_unordered(tl *t)
     free(open);
 }
 
-/* A span whose start (placed, for a device span) is a corrupt clock
- * reading: counted, the first described, and not drawn. */
-static bool far_span(tl *t, const ps_span *s, uint64_t ts)
-{
-    if (!cw_far(&t->cw, s->pid, s->inv, ts))
-        return false;
-    char what[96];
-    int n = snprintf(what, sizeof what, "%s %.*s", s->dev ? "device span" : "span",
-                     (int)(s->name.n < 64 ? s->name.n : 64), s->name.p);
-    return cw_leave_out(&t->cw, s->pid, s->inv, ts, t->L->path, s->line, what, n > 0 ? (size_t)n : 0);
-}
-
 static void emit_spans(tl *t)
 {
     ps_log *L = t->L;
@@ -1247,7 +1235,8 @@ static void emit_spans(tl *t)
             t->dev_unplaced++;
             continue;
         }
-        if (far_span(t, s, ts))
+        /* its start (placed, for a device span) a corrupt clock reading */
+        if (cw_drop_span(&t->cw, s, ts, L->path))
             continue;
         nest_note(t, i, pid, lane, ts, sat_end(ts, s->dur));
         if (s->dev) {
@@ -1460,12 +1449,9 @@ static void emit_passes(tl *t)
             if (!(p->present & (1u << s)) || (from_records & (1u << s)))
                 continue;
             uint64_t start = ps_start(L, p, s);
-            if (cw_far(&t->cw, p->pid, p->inv, start)) { /* a corrupt clock reading: said once */
-                char what[80];
-                int wn = snprintf(what, sizeof what, "bind segment %s", L->segname[s]);
-                cw_leave_out(&t->cw, p->pid, p->inv, start, L->path, ps_get(L, p, s).line, what, wn > 0 ? (size_t)wn : 0);
+            if (cw_drop(&t->cw, p->pid, p->inv, start, L->path, ps_get(L, p, s).line, "bind segment",
+                        L->segname[s], strlen(L->segname[s])))
                 continue;
-            }
             ev_begin(t, L->segname[s], strlen(L->segname[s]), false, "bind", p->pid, tid);
             ev_time(t, start, ps_get(L, p, s).dur);
             JW_LIT(&t->w, ",\"args\":{\"inv\":");
@@ -1619,12 +1605,8 @@ static void emit_records(tl *t, const rc_file *f)
                 }
             }
             const char *ph = f->phase[x->phase];
-            if (cw_far(&t->cw, ln->pid, ln->inv, x->start)) {
-                char what[80];
-                int wn = snprintf(what, sizeof what, "record %s", ph);
-                cw_leave_out(&t->cw, ln->pid, ln->inv, x->start, f->path, ln->lineno, what, wn > 0 ? (size_t)wn : 0);
+            if (cw_drop(&t->cw, ln->pid, ln->inv, x->start, f->path, ln->lineno, "record", ph, strlen(ph)))
                 continue;
-            }
             uint64_t lane = lane_of(t, ln->pid, x->tid, ln->inv);
             add_thr(t, ln->pid, lane);
             ev_begin(t, ph, strlen(ph), false, "op", ln->pid, lane);

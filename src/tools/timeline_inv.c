@@ -47,14 +47,6 @@ static bool inv_ts(const ps_span *s, bool placed, uint64_t host, uint64_t base, 
     return true;
 }
 
-/* Says span s is left out, a corrupt clock reading (clockwin.h). */
-static void leave_out(cw_set *W, const ps_span *s, uint64_t ts, const char *path)
-{
-    char what[96];
-    int wn = snprintf(what, sizeof what, "%s %.*s", s->dev ? "device span" : "span",
-                      (int)(s->name.n < 64 ? s->name.n : 64), s->name.p);
-    cw_leave_out(W, s->pid, s->inv, ts, path, s->line, what, wn > 0 ? (size_t)wn : 0);
-}
 
 static void span_event(jw *w, const ps_span *s, char *nbuf, uint64_t lane, uint64_t track, uint64_t ts,
                        tl_report *rep)
@@ -158,10 +150,10 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
         if (far && !drawn) {
             for (size_t k = 0; k < x->n; k++) {
                 const ps_span *s = &L->span[S.idx[x->first + k]];
-                if (inv_ts(s, placed, host, base, &ts))
-                    leave_out(&W, s, ts, L->path);
-                else
+                if (!inv_ts(s, placed, host, base, &ts))
                     unplaced++;
+                else
+                    (void)cw_drop_span(&W, s, ts, L->path);
             }
             continue;
         }
@@ -177,10 +169,8 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
                 unplaced++;
                 continue;
             }
-            if (cw_far(&W, s->pid, s->inv, ts)) {
-                leave_out(&W, s, ts, L->path);
+            if (cw_drop_span(&W, s, ts, L->path)) /* a corrupt clock reading (clockwin.h) */
                 continue;
-            }
             if (s->dev) {
                 while (track < nd && !(dnames[track].n == s->name.n && !memcmp(dnames[track].p, s->name.p, s->name.n)))
                     track++;
