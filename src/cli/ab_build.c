@@ -248,7 +248,7 @@ static bool group_stopped(pid_t pgid)
     return stopped;
 }
 
-int ab_wait_watched(pid_t pid, void (*tick)(void *), void *ctx)
+int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx)
 {
     /* short naps first: most commands (git's) end in milliseconds */
     long nap_ns = 1000000, since_look_ns = 0;
@@ -256,7 +256,7 @@ int ab_wait_watched(pid_t pid, void (*tick)(void *), void *ctx)
         int st = ab_wait(pid, false);
         if (st != -2)
             return st;
-        if (since_look_ns >= 1000000000L) {
+        if (watch && since_look_ns >= 1000000000L) {
             since_look_ns = 0;
             if (group_stopped(pid)) {
                 kill(-pid, SIGKILL); /* a stopped process takes SIGKILL too */
@@ -673,7 +673,7 @@ static int logged(int logfd, const char *const *argv, const char *cwd)
     (void)!write(logfd, ab_buf_cstr(&line), line.n);
     ab_buf_free(&line);
     pid_t pid = ab_start(argv, cwd, logfd, logfd);
-    return pid < 0 ? -1 : ab_wait_watched(pid, NULL, NULL);
+    return pid < 0 ? -1 : ab_wait_polled(pid, true, NULL, NULL);
 }
 
 /* Copies one untracked file (or symlink) from the tree into the snapshot.

@@ -49,13 +49,13 @@ void ab_stop_if_signalled(void);
 /* Waits for pid: its exit status, 128 + N when signal N ended it, -1 when
  * it cannot be waited for. With hang false, returns -2 while it runs. */
 int ab_wait(pid_t pid, bool hang);
-/* ab_wait for a command that may stop on the terminal (a build, a --run
- * template): it polls, calling tick(ctx) (if not NULL) every few tens of
- * milliseconds, and once a second looks whether a process of the
- * command's group is stopped; if one is, the group is killed and the
- * answer is AB_STOPPED, where ab_wait would have waited for ever. */
+/* ab_wait by polling, calling tick(ctx) (if not NULL) every few tens of
+ * milliseconds. With watch (a command that may stop on the terminal: a
+ * build, a --run template) it also looks once a second whether a process
+ * of the command's group is stopped; if one is, the group is killed and
+ * the answer is AB_STOPPED, where ab_wait would have waited for ever. */
 #define AB_STOPPED (-3)
-int ab_wait_watched(pid_t pid, void (*tick)(void *), void *ctx);
+int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx);
 /* ab_start then ab_wait; -1 when it could not be started. */
 int ab_spawn(const char *const *argv, const char *cwd, int out_fd, int err_fd);
 /* Runs argv with its stdout appended to *out (stderr to err_fd). */

@@ -677,26 +677,16 @@ static void run_tick(void *ctx)
 }
 
 /* Waits for a run; on a terminal the progress line ticks meanwhile. A
- * --run template is watched for a stop on the terminal (ab_wait_watched);
+ * --run template is watched for a stop on the terminal (ab_wait_polled);
  * hbg run itself never reads it, and its runs are not disturbed by the
  * look at /proc that the watch takes each second. */
 static int wait_run(pid_t pid, ab_progress *p, unsigned rep, unsigned reps, const ab_arm *arm, double started,
                     bool watch)
 {
-    if (watch) {
-        run_ticker k = {p, rep, reps, arm, started, 0};
-        return ab_wait_watched(pid, p->tty ? run_tick : NULL, &k);
-    }
-    if (!p->tty)
+    if (!watch && !p->tty)
         return ab_wait(pid, true);
-    for (int tick = 0;; tick++) {
-        int st = ab_wait(pid, false);
-        if (st != -2)
-            return st;
-        if (tick % 10 == 0)
-            progress_line(p, rep, reps, arm, started);
-        nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
-    }
+    run_ticker k = {p, rep, reps, arm, started, 0};
+    return ab_wait_polled(pid, watch, p->tty ? run_tick : NULL, &k);
 }
 
 /* hbg run's command line: BIN run CASE --mode M --rounds N -o LOG
