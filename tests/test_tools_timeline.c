@@ -332,6 +332,45 @@ static void test_anchor_out_of_range_is_said(void **st)
     free(p), free(o), free(src);
 }
 
+/* A round whose own chip.run ts is corrupt: its anchor is sound, so the
+ * rounds view blames the start, not the anchor, whether the conversion
+ * would overflow (inv 2) or would give a date a century off (inv 3). */
+static void test_round_start_far_from_anchor(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(src);
+    static const char *const from[] = {"inv=2 hid=8f3a1c2e9d0b4471 depth=0 name=chip.run ts=5000000145880",
+                                       "inv=3 hid=8f3a1c2e9d0b4471 depth=0 name=chip.run ts=5000000209788"};
+    static const char *const to[] = {"inv=2 hid=8f3a1c2e9d0b4471 depth=0 name=chip.run ts=18000000000000000000",
+                                     "inv=3 hid=8f3a1c2e9d0b4471 depth=0 name=chip.run ts=3160000000000000000"};
+    char *o = malloc(strlen(src) + 64);
+    assert_non_null(o);
+    strcpy(o, src);
+    for (int i = 0; i < 2; i++) {
+        char *w = strstr(o, from[i]);
+        assert_non_null(w);
+        size_t fl = strlen(from[i]), tl = strlen(to[i]);
+        memmove(w + tl, w + fl, strlen(w + fl) + 1);
+        memcpy(w, to[i], tl);
+    }
+    char *p = ts_temp_file(o, strlen(o), ".log");
+    const char *sp[] = {"spans", p, "--view", "rounds", NULL};
+    char *out, *err;
+    assert_int_equal(ts_run_cli(sp, &out, &err), 0);
+    const char *far = "  - (its start is over 10 years from its clock anchor: a corrupt ts)\n";
+    const char *a = strstr(out, far);
+    if (!a)
+        fail_msg("%s", out);
+    assert_non_null(strstr(a + 1, far)); /* both rounds */
+    assert_false(ts_contains(out, "wall_ns is out of range"));
+    assert_false(ts_contains(out, "2126-"));
+    assert_true(ts_contains(out, "2026-08-22T")); /* the sound rounds keep theirs */
+    free(out), free(err);
+    unlink(p);
+    free(p), free(o), free(src);
+}
+
 static void test_torn_span_counted(void **st)
 {
     (void)st;
@@ -1644,6 +1683,7 @@ int main(void)
         cmocka_unit_test(test_original_with_records),
         cmocka_unit_test(test_foreign_records_make_no_lane),
         cmocka_unit_test(test_anchor_out_of_range_is_said),
+        cmocka_unit_test(test_round_start_far_from_anchor),
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_long_durations_left_out),
         cmocka_unit_test(test_absurd_starts_left_out),

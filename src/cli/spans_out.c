@@ -491,9 +491,10 @@ static void round_row(const sp_inv *x, const sp_round *r, unsigned cols, utc_cac
     if (r->has_wall) {
         p += utc_of(uc, r->wall, p);
     } else {
-        static const char none[] = "- (no clock anchor before it)", range[] = "- (its anchor's wall_ns is out of range)";
-        const char *t = r->wall_range ? range : none;
-        size_t tn = r->wall_range ? sizeof range - 1 : sizeof none - 1;
+        static const char none[] = "- (no clock anchor before it)", range[] = "- (its anchor's wall_ns is out of range)",
+                          far[] = "- (its start is over 10 years from its clock anchor: a corrupt ts)";
+        const char *t = r->wall_far ? far : r->wall_range ? range : none;
+        size_t tn = strlen(t);
         memcpy(p, t, tn);
         p += tn;
     }

@@ -436,6 +436,7 @@ static void round_values(const sp_set *S, const sp_inv *x, sp_round *r)
         int w = sp_wall_at(L, x->pid, s->line, s->ts, &r->wall);
         r->has_wall = w == SP_WALL_OK;
         r->wall_range = w == SP_WALL_RANGE;
+        r->wall_far = w == SP_WALL_FAR;
     }
     for (size_t k = 0; k < x->n; k++) {
         const ps_span *s = &L->span[S->idx[x->first + k]];
