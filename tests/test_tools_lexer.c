@@ -15,6 +15,7 @@ typedef struct got {
     lx_rec rec[16];
     char bad[8][200];
     size_t badoff[8];
+    bool bad_name_ok[8];
 } got;
 
 static void on_rec(void *ctx, const lx_rec *r)
@@ -31,6 +32,7 @@ static void on_bad(void *ctx, const lx_rec *r, const char *msg)
     if (g->nbad < 8) {
         snprintf(g->bad[g->nbad], sizeof g->bad[0], "%s", msg);
         g->badoff[g->nbad] = r->off;
+        g->bad_name_ok[g->nbad] = r->name_ok;
     }
     g->nbad++;
 }
@@ -367,6 +369,23 @@ static void test_cut_marker_and_name(void **st)
                         "the line ends after phase=record_node (cut short: expected total_ns= count= detail_sum= dropped=)");
     scan("bind phase=args", &g);
     assert_int_equal(g.nbad, 1);
+
+    /* a NUL or a lone CR right after the name cuts it: "ar" names no
+     * segment (once it became an unknown segment's row) */
+    static const char nul_in[] = "bind phase=ar\0ena_build start_ns=1 dur_ns=2\n";
+    scan_n(nul_in, sizeof nul_in - 1, &g);
+    assert_int_equal(g.n, 0);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "a NUL byte inside the record (the line is cut or corrupt)");
+    assert_false(g.bad_name_ok[0]);
+    scan("bind phase=ar\rena_build start_ns=1 dur_ns=2\n", &g);
+    assert_int_equal(g.nbad, 1);
+    assert_false(g.bad_name_ok[0]);
+    /* a NUL later in the record leaves the name sound */
+    static const char nul_late[] = "bind phase=arena_build start_ns=1\0 dur_ns=2\n";
+    scan_n(nul_late, sizeof nul_late - 1, &g);
+    assert_int_equal(g.nbad, 1);
+    assert_true(g.bad_name_ok[0]);
 
     /* a text of CR-only line ends: its lines are counted, and a cut is seen on any */
     char cr[512];

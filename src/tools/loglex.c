@@ -334,6 +334,11 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
                  r->kind == LX_BIND ? "start_ns= dur_ns=" : "total_ns= count= detail_sum= dropped=");
         return msg;
     }
+    /* A NUL or CR inside the line right after the name cuts it
+     * ("ar\0ena_build"): what was read names no segment either. The byte
+     * itself is complained of below, as inside any record. */
+    if (cls[(unsigned char)*p] == C_END)
+        r->name_ok = false;
     bool s_start = false, s_dur = false, s_total = false, s_count = false, s_dsum = false, s_drop = false;
     const char *attr_begin = NULL, *attr_end = NULL;
     int t;

@@ -407,6 +407,60 @@ static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, b
 }
 
 static void claim_pending(ps_log *L, ps_pass *p);
+static void mark_ignored(ps_pass *p, int id, size_t line);
+
+/* A keyed line that would open pass (pid, inv) on a thread whose only
+ * pass so far is an open keyless burst, without its host-orch lines and
+ * without this line's segment: that burst was this pass's first lines,
+ * cut just before their " pid=" (at a log's start nothing keyed came
+ * before them to tell them from the original runtime's keyless lines).
+ * The burst becomes the keyed pass, its lines malformed ones charged to
+ * it, and no phantom pass is left behind. NULL when it is not so. */
+static ps_pass *adopt_keyless_start(ps_log *L, const lx_rec *r, int id)
+{
+    ps_index *X = L->ix;
+    uint64_t th;
+    if (!lx_thread(r, &X->thc, &th))
+        return NULL;
+    ps_pass *q = open_pass(L, true, th);
+    if (!q || q->keyed || q->has_orch || (q->has_pid && q->pid != r->pid) || q->defects & ~PS_D_IGNORED ||
+        ((q->present | q->ignored_segs) >> id) & 1)
+        return NULL;
+    for (size_t k = 0; k < L->npass && k < 64; k++) {
+        const ps_pass *o = &L->pass[L->npass - 1 - k];
+        if (o != q && o->has_thread && o->thread == th)
+            return NULL; /* the thread wrote passes before: not a log's start */
+    }
+    uint32_t v = (uint32_t)(q - L->pass) + 1, *s = hmap_put2(&X->map, r->pid, r->inv);
+    if (!s) {
+        L->oom = true;
+        return NULL;
+    }
+    *s = v;
+    set_open(L, true, th, 0);
+    uint32_t cut = q->present;
+    for (int sid = 0; sid < 32; sid++)
+        if ((cut >> sid) & 1) {
+            size_t ln = ps_get(L, q, sid).line;
+            L->nbad_bind++;
+            dg_add(&L->warn,
+                   "%s:%zu: malformed bind line: no pid= or inv=, before its pass's first keyed line (line %zu); "
+                   "ignored",
+                   L->path, ln, r->line);
+            mark_ignored(q, sid, ln);
+        }
+    q->present = 0;
+    q->has_bytes = 0;
+    q->has_heap_used = q->has_tasks = q->has_slots = q->bad_slots = false;
+    q->pid = r->pid;
+    q->inv = r->inv;
+    q->has_pid = q->has_inv = q->keyed = true;
+    X->any_keyed = true;
+    X->last_pass = v;
+    X->last_pid = r->pid;
+    X->last_inv = r->inv;
+    return q;
+}
 
 /* The pass a bind line of segment id belongs to, made when it is the
  * first line of its pass; NULL when out of memory. */
@@ -415,6 +469,9 @@ static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
     ps_pass *p;
     /* pid= alone (a malformed line) names no pass: inv=0 would be another's */
     if (r->has_pid && r->has_inv) {
+        /* a new pass's first line: the keyless burst it may continue */
+        if (!keyed_pass(L, r->pid, r->inv, r->line, false) && (p = adopt_keyless_start(L, r, id)) != NULL)
+            return p;
         size_t before = L->npass;
         p = keyed_pass(L, r->pid, r->inv, r->line, true);
         if (p && !p->has_thread)

@@ -181,6 +181,28 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
     fs_expect(err, ":5: pass pid=4242 inv=1 has a malformed line that was ignored (line 4); excluded\n");
     free(out), free(err);
 
+    /* the log's first line cut before its pid=, while nothing keyed came
+     * before it: once it opened a keyless pass of its own (a phantom,
+     * excluded for its missing segments) and its pass lacked args */
+    sub cutfirst = {"phase=args ", " inv=1", " pid=4242 inv=1", "", NULL, NULL, false, NULL};
+    phases_of("ours-1rank-4pass.log", &cutfirst, &out, &err);
+    fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 0 excluded; 3 used\n");
+    fs_expect(err, ":4: malformed bind line: no pid= or inv=, before its pass's first keyed line (line 5); ignored\n");
+    fs_expect(err, ":4: pass pid=4242 inv=1 has a malformed line that was ignored (line 4); excluded\n");
+    assert_null(strstr(err, " thread 0x"));
+    assert_null(strstr(err, "other segments"));
+    free(out), free(err);
+
+    /* the same at the start of the second rank, after the first rank's
+     * keyed line, on a thread of its own */
+    sub cutsecond = {"phase=args ", "pid=6002 inv=1", " pid=6002 inv=1", "", NULL, NULL, false, NULL};
+    phases_of("ours-2rank-shared-lines.log", &cutsecond, &out, &err);
+    fs_expect(out, "passes  6 in 2 ranks: 2 cold (dropped), 4 warm; 0 excluded; 4 used\n");
+    fs_expect(err, ":5: malformed bind line: no pid= or inv=, before its pass's first keyed line (line 7); ignored\n");
+    fs_expect(err, ":5: pass pid=6002 inv=1 has a malformed line that was ignored (line 5); excluded\n");
+    assert_null(strstr(err, " thread 0x"));
+    free(out), free(err);
+
     /* a segment twice in mid-pass: its pass's, not the next one's */
     sub twice = {"phase=shared_mem ", " inv=3", " inv=3", "", NULL, NULL, true, NULL};
     phases_of("ours-1rank-4pass.log", &twice, &out, &err);
