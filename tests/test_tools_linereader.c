@@ -21,7 +21,8 @@ typedef struct joined {
     char *p;
     size_t n, pieces, stop_after;
     int bad;            /* pieces that did not end at a line end (the last may not) */
-    bool last_open;     /* the piece before had no '\n' at its end */
+    bool last_open;     /* the piece before had no line end at its end */
+    char eol;           /* the line end pieces must end at ('\0': '\n') */
 } joined;
 
 static bool collect(void *ctx, const char *p, size_t n)
@@ -33,23 +34,29 @@ static bool collect(void *ctx, const char *p, size_t n)
     memcpy(j->p + j->n, p, n);
     j->n += n;
     j->p[j->n] = 0;
-    j->last_open = n == 0 || p[n - 1] != '\n';
+    j->last_open = n == 0 || p[n - 1] != (j->eol ? j->eol : '\n');
     j->pieces++;
     return !j->stop_after || j->pieces < j->stop_after;
 }
 
-static joined read_max(const char *data, size_t len, size_t chunk, size_t max_line, size_t stop_after, int *rc,
-                       size_t *cut)
+static joined read_eol(const char *data, size_t len, size_t chunk, size_t max_line, size_t stop_after, int *rc,
+                       size_t *cut, char eol)
 {
     char *path = ts_temp_file(data, len, ".txt");
     int fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
-    joined j = {NULL, 0, 0, stop_after, 0, false};
+    joined j = {NULL, 0, 0, stop_after, 0, false, eol};
     *rc = lr_read_lines(fd, chunk, max_line, collect, &j, cut);
     close(fd);
     unlink(path);
     free(path);
     return j;
+}
+
+static joined read_max(const char *data, size_t len, size_t chunk, size_t max_line, size_t stop_after, int *rc,
+                       size_t *cut)
+{
+    return read_eol(data, len, chunk, max_line, stop_after, rc, cut, '\n');
 }
 
 static joined read_all(const char *data, size_t len, size_t chunk, size_t stop_after, int *rc)
@@ -153,12 +160,73 @@ static void test_long_line_is_cut(void **st)
     free(j.p);
 }
 
+/* Lines that end in CRs alone (no '\n' in the file): past max_line they
+ * are handed over in pieces that end at a CR, each line whole, and a line
+ * past the bound is cut as a '\n' one is. Once the file was one line,
+ * its first max_line bytes read and the rest lost. */
+static void test_cr_only_lines(void **st)
+{
+    (void)st;
+    char data[6000], want[6000];
+    size_t n = 0;
+    for (int i = 0; i < 300; i++) /* 300 short lines: far past the bound in all */
+        n += (size_t)sprintf(data + n, "line %d\r", i);
+    size_t shorts = n;
+    memset(data + n, 'x', 3000);
+    n += 3000;
+    n += (size_t)sprintf(data + n, "\rlast\r");
+    memcpy(want, data, shorts);
+    memset(want + shorts, 'x', 100);
+    strcpy(want + shorts + 100, "\rlast\r");
+    static const size_t chunks[] = {1, 2, 7, 64, 100};
+    for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+        int rc;
+        size_t cut = 0;
+        joined j = read_eol(data, shorts, chunks[c], 100, 0, &rc, &cut, '\r');
+        assert_int_equal(rc, 0);
+        assert_int_equal(cut, 0);
+        assert_int_equal(j.n, shorts);
+        assert_memory_equal(j.p, data, shorts);
+        assert_int_equal(j.bad, 0); /* every piece ends at a CR */
+        assert_true(j.pieces > 1);
+        free(j.p);
+        cut = 0;
+        j = read_eol(data, n, chunks[c], 100, 0, &rc, &cut, '\r');
+        assert_int_equal(rc, 0);
+        assert_int_equal(cut, 1);
+        assert_string_equal(j.p, want);
+        assert_int_equal(j.bad, 0);
+        free(j.p);
+    }
+    /* the caller stops in the middle: nothing more is handed over */
+    int rc;
+    joined j = read_eol(data, shorts, 7, 100, 1, &rc, NULL, '\r');
+    assert_int_equal(rc, 0);
+    assert_int_equal(j.pieces, 1);
+    free(j.p);
+    /* a file with '\n' lines keeps them: a long line of CRs (a progress
+     * bar) is one line, cut */
+    n = (size_t)sprintf(data, "a\n");
+    for (int i = 0; i < 200; i++)
+        n += (size_t)sprintf(data + n, "p%d\r", i % 10);
+    n += (size_t)sprintf(data + n, "\nz\n");
+    size_t cut = 0;
+    j = read_max(data, n, 16, 100, 0, &rc, &cut);
+    assert_int_equal(rc, 0);
+    assert_int_equal(cut, 1);
+    assert_int_equal(j.n, 2 + 100 + 1 + 2);
+    assert_memory_equal(j.p, data, 102);
+    assert_memory_equal(j.p + 102, "\nz\n", 3);
+    assert_int_equal(j.bad, 0);
+    free(j.p);
+}
+
 static void test_read_error(void **st)
 {
     (void)st;
     int fd = open(".", O_RDONLY | O_DIRECTORY);
     assert_true(fd >= 0);
-    joined j = {NULL, 0, 0, 0, 0, false};
+    joined j = {NULL, 0, 0, 0, 0, false, 0};
     assert_int_equal(lr_read_lines(fd, 0, 0, collect, &j, NULL), EISDIR);
     assert_int_equal(j.pieces, 0);
     close(fd);
@@ -219,14 +287,70 @@ static void test_fixtures_any_read_size(void **st)
     }
 }
 
+/* A log of CR-only line ends past the line bound (16 MiB of other lines,
+ * then the fixture's): read from its file, the same passes and warnings,
+ * line numbers and all, as read in one buffer. Once everything after its
+ * first 16 MiB was dropped as the rest of one cut line. */
+static void test_cr_only_log_past_the_bound(void **st)
+{
+    (void)st;
+    size_t flen;
+    char *fx = ts_slurp(ts_fixture("ours-1rank-4pass.log"), &flen);
+    assert_non_null(fx);
+    const size_t fill = (LR_MAX_LINE / 64) + 4096; /* lines of 64 bytes */
+    size_t cap = fill * 64 + flen + 64, n = 0, nfill = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    while (nfill < fill) {
+        int k = sprintf(text + n, "[mono_ns=1][T0x1][INFO] run_case: [runner.c:100] filler %07zu", nfill++);
+        n += (size_t)k;
+        memset(text + n, ' ', 63 - (size_t)k);
+        n += 63 - (size_t)k;
+        text[n++] = '\r';
+    }
+    char *bad = strstr(fx, "dur_ns=41 ");
+    assert_non_null(bad);
+    memcpy(bad, "dur_ns=x  ", 10);
+    for (size_t i = 0; i < flen; i++)
+        text[n++] = fx[i] == '\n' ? '\r' : fx[i];
+    char *path = ts_temp_file(text, n, ".log");
+    assert_non_null(path);
+    ps_options o = {0};
+    ps_log A, B;
+    assert_int_equal(ps_read(&A, "x.log", text, n, &o), HBG_OK);
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    char err[256];
+    assert_int_equal(ps_read_fd(&B, "x.log", fd, &o, err, sizeof err), HBG_OK);
+    close(fd);
+    assert_int_equal(A.npass, 4);
+    assert_int_equal(B.npass, A.npass);
+    assert_int_equal(B.nused, A.nused);
+    assert_int_equal(B.warn.n, A.warn.n);
+    char want[64];
+    snprintf(want, sizeof want, "x.log:%zu: malformed bind line:", fill + 45);
+    bool found = false;
+    for (size_t w = 0; w < A.warn.n; w++) {
+        assert_string_equal(B.warn.msg[w], A.warn.msg[w]);
+        found |= strncmp(B.warn.msg[w], want, strlen(want)) == 0;
+    }
+    assert_true(found);
+    ps_free(&A);
+    ps_free(&B);
+    unlink(path);
+    free(path), free(text), free(fx);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pieces_join_back),
         cmocka_unit_test(test_empty_and_stop),
         cmocka_unit_test(test_long_line_is_cut),
+        cmocka_unit_test(test_cr_only_lines),
         cmocka_unit_test(test_read_error),
         cmocka_unit_test(test_fixtures_any_read_size),
+        cmocka_unit_test(test_cr_only_log_past_the_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,32 +89,38 @@ static void give_back(reader *r, int k)
 }
 
 /* The carried start of a line that continues in the next piece. Past
- * max bytes the rest of the line is dropped (over), up to its '\n'. */
+ * max bytes the rest of the line is dropped (over), up to its line end. */
 typedef struct carry {
     char *p;
     size_t n, cap, max;
     bool over;
 } carry;
 
-static bool carry_add(carry *c, const char *p, size_t n)
+/* Whether n more bytes, the last of them eol or not, stay within max
+ * bytes of text and a line end. */
+static bool carry_fits(const carry *c, const char *p, size_t n, char eol)
 {
-    /* max bytes of text, and its '\n' besides */
-    if (n > c->max - c->n && !(n == c->max - c->n + 1 && p[n - 1] == '\n')) {
+    return n <= c->max - c->n || (n == c->max - c->n + 1 && p[n - 1] == eol);
+}
+
+static bool carry_add(carry *c, const char *p, size_t n, char eol)
+{
+    if (!carry_fits(c, p, n, eol)) {
         n = c->max - c->n;
         c->over = true;
     }
-    if (!vec_grow((void **)&c->p, &c->cap, c->n + n + 1, 1)) /* + 1: a '\n' of a cut line */
+    if (!vec_grow((void **)&c->p, &c->cap, c->n + n + 1, 1)) /* + 1: the line end of a cut line */
         return false;
     memcpy(c->p + c->n, p, n);
     c->n += n;
     return true;
 }
 
-/* Hands the carried line over: a cut one with the '\n' it lost. */
-static bool carry_flush(carry *c, bool (*fn)(void *ctx, const char *p, size_t n), void *ctx, size_t *cut)
+/* Hands the carried line over: a cut one with the line end it lost. */
+static bool carry_flush(carry *c, char eol, bool (*fn)(void *ctx, const char *p, size_t n), void *ctx, size_t *cut)
 {
     if (c->over) {
-        c->p[c->n++] = '\n';
+        c->p[c->n++] = eol;
         if (cut)
             ++*cut;
     }
@@ -122,6 +128,31 @@ static bool carry_flush(carry *c, bool (*fn)(void *ctx, const char *p, size_t n)
     c->n = 0;
     c->over = false;
     return go;
+}
+
+/* A file whose line ends are CRs alone (an old Mac's, a terminal capture)
+ * has no '\n': read as '\n' lines it is one line, cut at the bound with
+ * the rest lost. So when the carried line is about to pass the bound, no
+ * '\n' has come yet and there are CRs in it (or in the n bytes at p that
+ * would join it), the file's line end becomes '\r': the carried text up to
+ * its last CR is whole lines, handed over now, and the reading goes on
+ * at p with pieces that end at a CR. Below the bound nothing changes (the
+ * lexer counts such a piece's lines by CR itself), and a file with a '\n'
+ * keeps '\n'. False when nothing changed; *go as fn returned. */
+static bool to_cr_lines(carry *c, char *eol, bool seen_nl, const char *p, size_t n,
+                        bool (*fn)(void *ctx, const char *p, size_t n), void *ctx, bool *go)
+{
+    if (*eol != '\n' || seen_nl || c->over || (!memchr(c->p, '\r', c->n) && !memchr(p, '\r', n)))
+        return false;
+    *eol = '\r';
+    const char *lc = c->n ? memrchr(c->p, '\r', c->n) : NULL;
+    if (lc) {
+        size_t whole = (size_t)(lc - c->p) + 1;
+        *go = fn(ctx, c->p, whole);
+        memmove(c->p, c->p + whole, c->n - whole);
+        c->n -= whole;
+    }
+    return true;
 }
 
 int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, const char *p, size_t n), void *ctx,
@@ -162,7 +193,8 @@ int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, c
     size_t maxl = max_line ? max_line : LR_MAX_LINE;
     carry c = {NULL, 0, 0, maxl > r.chunk ? maxl : r.chunk, false};
     int rc = 0;
-    bool go = true;
+    bool go = true, seen_nl = false;
+    char eol = '\n'; /* '\r' once to_cr_lines finds the file's lines end so */
     for (int k = 0; go; k = (k + 1) % NBUF) {
         slot *s = take(&r, k);
         if (s->n < 0) {
@@ -173,26 +205,38 @@ int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, c
             break;
         const char *p = s->p;
         size_t n = (size_t)s->n;
+        seen_nl = seen_nl || memchr(p, '\n', n);
+    again:
         if (c.n || c.over) {
-            /* finish the carried line first (its '\n' is dropped with the
-             * rest of a cut line, and carry_flush puts one back) */
-            const char *nl = memchr(p, '\n', n);
+            /* finish the carried line first (its line end is dropped with
+             * the rest of a cut line, and carry_flush puts one back) */
+            const char *nl = memchr(p, eol, n);
             size_t k1 = nl ? (size_t)(nl - p) + 1 : n;
-            if (!c.over && !carry_add(&c, p, k1)) {
+            if (!c.over && !carry_fits(&c, p, k1, eol) && to_cr_lines(&c, &eol, seen_nl, p, k1, fn, ctx, &go)) {
+                if (go)
+                    goto again;
+            } else if (!c.over && !carry_add(&c, p, k1, eol)) {
                 rc = ENOMEM;
-                break;
+                go = false;
+            } else {
+                p += k1;
+                n -= k1;
+                if (nl)
+                    go = carry_flush(&c, eol, fn, ctx, cut);
             }
-            p += k1;
-            n -= k1;
-            if (nl)
-                go = carry_flush(&c, fn, ctx, cut);
         }
         if (go && n) {
-            const char *last = memrchr(p, '\n', n);
+            const char *last = memrchr(p, eol, n);
             size_t whole = last ? (size_t)(last - p) + 1 : 0;
             if (whole)
                 go = fn(ctx, p, whole);
-            if (go && whole < n && !carry_add(&c, p + whole, n - whole)) {
+            if (go && whole < n && !carry_fits(&c, p + whole, n - whole, eol) &&
+                to_cr_lines(&c, &eol, seen_nl, p + whole, n - whole, fn, ctx, &go)) {
+                p += whole;
+                n -= whole;
+                if (go)
+                    goto again;
+            } else if (go && whole < n && !carry_add(&c, p + whole, n - whole, eol)) {
                 rc = ENOMEM;
                 go = false;
             }
@@ -200,7 +244,7 @@ int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, c
         give_back(&r, k);
     }
     if (!rc && go && (c.n || c.over)) {
-        /* the last line has no '\n': a cut one is counted, none added */
+        /* the last line has no line end: a cut one is counted, none added */
         if (c.over && cut)
             ++*cut;
         fn(ctx, c.p, c.n);

@@ -9,7 +9,9 @@
  *
  * Pieces end at a '\n' (or at the end of the file), so a record is never
  * split; a line longer than the buffer is gathered whole (up to
- * LR_MAX_LINE) before it is handed over. The caller sees pieces in file order, one at a time, on its
+ * LR_MAX_LINE) before it is handed over. A file without a '\n' whose
+ * lines end in CRs alone is handed over in pieces that end at a CR once
+ * it passes LR_MAX_LINE (below that, as one piece). The caller sees pieces in file order, one at a time, on its
  * own thread. */
 #ifndef HBG_TOOLS_LINEREADER_H
 #define HBG_TOOLS_LINEREADER_H
@@ -21,8 +23,8 @@
 /* The longest line gathered: a record is at most a few KiB, and a file
  * that ends in gigabytes without a '\n' (the NUL tail a crash leaves, or
  * /dev/zero) must not be held whole in memory. A longer line is handed
- * over as its first LR_MAX_LINE bytes and a '\n', so line numbers stay
- * right, and is counted in *cut. */
+ * over as its first LR_MAX_LINE bytes and its line end, so line numbers
+ * stay right, and is counted in *cut. */
 #define LR_MAX_LINE ((size_t)16 << 20)
 
 /* Calls fn(ctx, p, n) for each piece of fd, until the end of the file or
