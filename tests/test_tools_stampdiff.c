@@ -35,6 +35,12 @@ static void options_are_a_set(void **st)
     SAME("1a2b3c4 env X=1 hbg run qwen --mode numbers --rounds 6",
          "5d6e7f8 env X=1 hbg run qwen --rounds 6 --mode numbers");
     SAME("1a2b3c4 env X=1 hbg run qwen --rounds=6", "5d6e7f8 env X=1 hbg run qwen --rounds 6");
+    /* the words after "--x=v" join its value as they join "--x v"'s: once
+     * the first was an option and a positional word, the second one option */
+    SAME("1a2b3c4 python main.py --rounds=6 qwen", "5d6e7f8 python main.py --rounds 6 qwen");
+    DIFFER("1a2b3c4 python main.py --rounds=6 qwen", "5d6e7f8 python main.py --rounds 6 dsv4",
+           "command option --rounds: '6 qwen' in A, '6 dsv4' in B");
+    DIFFER("1a2b3c4 p --x= y", "5d6e7f8 p --x y", "command option --x: ' y' in A, 'y' in B");
     SAME("1a2b3c4 env X=1 python main.py --rounds 6 --log-level timing",
          "5d6e7f8 env X=1 python main.py --log-level timing --rounds 6");
     /* a negative number is a value, not an option of its own */

@@ -109,9 +109,10 @@ static void split_command(stamp_words *s)
         if (eq) {
             o->inl = (lx_slice){eq + 1, (size_t)(x.p + x.n - eq - 1)};
             o->has_inl = true;
-        } else {
-            cur = s->nopt - 1;
         }
+        /* the plain words after it join its value, after "--x=v" too:
+         * "--rounds=6 qwen" is "--rounds 6 qwen" */
+        cur = s->nopt - 1;
     }
     /* insertion sort: stable, so one option's occurrences keep their order */
     for (int i = 1; i < s->nopt; i++) {
@@ -260,14 +261,16 @@ static bool positional_differ(const stamp_words *a, const stamp_words *b, const 
     }
 }
 
+/* The value's words: the text after '=' (when there is one), then the
+ * words after the option. */
 static int value_count(const sd_opt *o)
 {
-    return o->has_inl ? 1 : o->vto - o->vfrom;
+    return o->has_inl + o->vto - o->vfrom;
 }
 
 static lx_slice value_word(const stamp_words *s, const sd_opt *o, int i)
 {
-    return o->has_inl ? o->inl : s->w[o->vfrom + i];
+    return o->has_inl && i == 0 ? o->inl : s->w[o->vfrom + i - o->has_inl];
 }
 
 static bool same_value(const stamp_words *a, const sd_opt *oa, const stamp_words *b, const sd_opt *ob)
@@ -284,9 +287,9 @@ static bool same_value(const stamp_words *a, const sd_opt *oa, const stamp_words
 /* The value as written: its words are one run of the stamp's text. */
 static lx_slice value_text(const stamp_words *s, const sd_opt *o)
 {
-    if (o->has_inl || o->vto == o->vfrom)
+    if (o->vto == o->vfrom)
         return o->inl;
-    lx_slice f = s->w[o->vfrom], l = s->w[o->vto - 1];
+    lx_slice f = o->has_inl ? o->inl : s->w[o->vfrom], l = s->w[o->vto - 1];
     return (lx_slice){f.p, (size_t)(l.p + l.n - f.p)};
 }
 

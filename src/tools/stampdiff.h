@@ -17,7 +17,8 @@
  *
  * An option is a word starting with '-' (not "-", not a number such as -1,
  * -.5, -inf or -nan); the words after it, up to the next option, are its
- * value, so a flag's positional word moves with it. A word after "--" is
+ * value (after "--x=v" too, following its v), so a flag's positional word
+ * moves with it. A word after "--" is
  * positional, and so is whatever a stamp holds past its 255th word. */
 #ifndef HBG_TOOLS_STAMPDIFF_H
 #define HBG_TOOLS_STAMPDIFF_H
