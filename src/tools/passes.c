@@ -407,6 +407,7 @@ static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, b
 }
 
 static void claim_pending(ps_log *L, ps_pass *p);
+static void claim_within(ps_log *L, ps_pass *p);
 static void mark_ignored(ps_pass *p, int id, size_t line);
 
 /* A keyed line that would open pass (pid, inv) on a thread whose only
@@ -476,8 +477,12 @@ static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
         p = keyed_pass(L, r->pid, r->inv, r->line, true);
         if (p && !p->has_thread)
             p->has_thread = lx_thread(r, &L->ix->thc, &p->thread);
-        if (p && L->npass != before && L->ix->npend)
-            claim_pending(L, p);
+        if (p && L->ix->npend) {
+            if (L->npass != before)
+                claim_pending(L, p);
+            else
+                claim_within(L, p);
+        }
         return p;
     }
     uint64_t th;
@@ -581,6 +586,32 @@ static void claim_pending(ps_log *L, ps_pass *p)
         for (int id = 0; id < 32; id++)
             if ((h->segs >> id) & 1)
                 mark_ignored(p, id, h->line);
+    }
+    X->npend = k;
+}
+
+/* A line of pass p, made before: a malformed line held since, of p's
+ * thread and pid (and inv, where the line had one), was inside p after
+ * all. It was held as beginning the next pass, most often because its
+ * segment was p's first come round again: a cut pass and a repeat of
+ * the first line look alike until p goes on. A line without its pid
+ * stays held: it may be the first line of another rank whose thread id
+ * is p's (forked ranks share them) and whose pass is not made yet. */
+static void claim_within(ps_log *L, ps_pass *p)
+{
+    ps_index *X = L->ix;
+    unsigned k = 0;
+    for (unsigned i = 0; i < X->npend; i++) {
+        const struct ps_pend *h = &X->pend[i];
+        if (p->has_thread && p->thread == h->th && h->line > p->first_line && !p->has_orch &&
+            h->has_pid && p->has_pid && p->pid == h->pid && (!h->has_inv || p->inv == h->inv)) {
+            mark_ignored(p, h->first_seg, h->line);
+            for (int id = 0; id < 32; id++)
+                if ((h->segs >> id) & 1)
+                    mark_ignored(p, id, h->line);
+            continue;
+        }
+        X->pend[k++] = *h;
     }
     X->npend = k;
 }
@@ -712,6 +743,8 @@ static void on_orch(ps_log *L, const lx_rec *r)
         dg_add(&L->warn, "%s:%zu: host-orch line with no bind burst before it; ignored", L->path, r->line);
         return;
     }
+    if (L->ix->npend && r->has_pid && r->has_inv)
+        claim_within(L, p);
     int op = op_id(r->name);
     if (op < 0) {
         if (L->unknown_op_warned < 4) {

@@ -203,6 +203,18 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
     assert_null(strstr(err, " thread 0x"));
     free(out), free(err);
 
+    /* a malformed repeat of a pass's first line, right after it, with
+     * its pid: held as the next pass's first line until the pass went
+     * on, then its pass's (once the intact next pass was excluded) */
+    sub repeat = {"phase=args ", " inv=3", " dur_ns=20000 ntensor=20 staged=19 bytes=40859999040 pid=4242 inv=3",
+                  " dur_ns=x ntensor=20 staged=19 bytes=40859999040 pid=4242", NULL, NULL, true, NULL};
+    phases_of("ours-1rank-4pass.log", &repeat, &out, &err);
+    fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
+    fs_expect(err, ":45: malformed bind line: expected dur_ns=<decimal integer>, found dur_ns=x; ignored\n");
+    fs_expect(err, ":44: pass pid=4242 inv=3 has a malformed line that was ignored (line 45); excluded\n");
+    assert_null(strstr(err, "inv=4"));
+    free(out), free(err);
+
     /* a segment twice in mid-pass: its pass's, not the next one's */
     sub twice = {"phase=shared_mem ", " inv=3", " inv=3", "", NULL, NULL, true, NULL};
     phases_of("ours-1rank-4pass.log", &twice, &out, &err);
