@@ -76,6 +76,22 @@ static void use(ps_log *L, FILE *sink)
     }
 }
 
+/* The longest line of data, lines ending at '\n', or at '\r' in a text
+ * without a '\n' (as the line reader splits one past its bound). */
+static size_t longest_line(const uint8_t *data, size_t size)
+{
+    uint8_t eol = memchr(data, '\n', size) ? '\n' : '\r';
+    size_t best = 0, run = 0;
+    for (size_t i = 0; i < size; i++) {
+        run++;
+        if (data[i] == eol) {
+            best = run > best ? run : best;
+            run = 0;
+        }
+    }
+    return run > best ? run : best;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static FILE *sink;
@@ -111,9 +127,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * read-ahead thread) are exercised, not only one whole-file read; the
      * unit tests split fixtures down to single bytes */
     o.chunk = size > 2 ? (size_t)16 << (data[2] % 9) : 0;
+    /* a line bound of a few reads at most, so that a text of CR-only line
+     * ends passes it and is split at its CRs; a line past it is cut, which
+     * the whole-buffer reader does not do, so the counts are then not
+     * compared */
+    o.max_line = size > 3 && (data[3] & 1) ? o.chunk * (1 + data[3] % 4) : 0;
+    bool comparable = !o.max_line || longest_line(data, size) <= o.max_line;
     if (ps_read_fd(&L, "fuzz.log", fd, &o, err, sizeof err) == HBG_OK) {
         size_t s6[6] = {L.npass, L.nused, L.warn.n, L.nbind, L.norch, L.nspans};
-        if (whole_ok && memcmp(seen, s6, sizeof seen) != 0)
+        if (whole_ok && comparable && memcmp(seen, s6, sizeof seen) != 0)
             abort(); /* the two readers disagree: a line was split or lost */
         use(&L, o.keep_spans ? sink : NULL);
     }

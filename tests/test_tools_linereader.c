@@ -198,6 +198,25 @@ static void test_cr_only_lines(void **st)
         assert_int_equal(j.bad, 0);
         free(j.p);
     }
+    /* a '\n' after the switch (a '\n' log after a CR-only one): the CR
+     * lines end at the last CR before it, and '\n' lines follow, whole */
+    char mixed[8000];
+    size_t m = shorts;
+    memcpy(mixed, data, shorts);
+    m += (size_t)sprintf(mixed + m, "half\n");
+    for (int i = 0; i < 40; i++) /* '\n' lines far past the bound in all */
+        m += (size_t)sprintf(mixed + m, "lf line %d\n", i);
+    for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+        int rc2;
+        size_t cut2 = 0;
+        joined j2 = read_eol(mixed, m, chunks[c], 100, 0, &rc2, &cut2, '\n');
+        assert_int_equal(rc2, 0);
+        assert_int_equal(cut2, 0);
+        assert_int_equal(j2.n, m);
+        assert_memory_equal(j2.p, mixed, m);
+        free(j2.p);
+    }
+
     /* the caller stops in the middle: nothing more is handed over */
     int rc;
     joined j = read_eol(data, shorts, 7, 100, 1, &rc, NULL, '\r');
@@ -287,6 +306,51 @@ static void test_fixtures_any_read_size(void **st)
     }
 }
 
+/* A log of '\n' lines whose last line, without its '\n', has CRs in it:
+ * read in pieces, that line is the last piece, and it is not a text of
+ * CR-only line ends (its CRs are inside a record, as the whole-buffer
+ * read says). Once the last piece alone was counted by CR. */
+static void test_last_line_with_crs(void **st)
+{
+    (void)st;
+    size_t flen;
+    char *fx = ts_slurp(ts_fixture("ours-1rank-4pass.log"), &flen);
+    assert_non_null(fx);
+    const char tail[] = "[mono_ns=1][T0x7f00aa000640][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=args "
+                        "start_ns=1\r dur_ns=2 pid=4242 inv=9\r[mono_ns=2][T0x7f00aa000640][TIMING] bind_trace_end: "
+                        "[bind_trace.c:212] bind phase=gm_heap start_ns=3 dur_ns=4 pid=4242 inv=9";
+    char *text = malloc(flen + sizeof tail);
+    assert_non_null(text);
+    memcpy(text, fx, flen);
+    memcpy(text + flen, tail, sizeof tail - 1);
+    size_t n = flen + sizeof tail - 1;
+    char *path = ts_temp_file(text, n, ".log");
+    assert_non_null(path);
+    ps_options o = {0};
+    ps_log A;
+    assert_int_equal(ps_read(&A, "x.log", text, n, &o), HBG_OK);
+    static const size_t chunks[] = {1, 7, 97, 4096, 0};
+    for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
+        int fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        ps_options ob = o;
+        ob.chunk = chunks[c];
+        ps_log B;
+        char err[256];
+        assert_int_equal(ps_read_fd(&B, "x.log", fd, &ob, err, sizeof err), HBG_OK);
+        close(fd);
+        assert_int_equal(B.npass, A.npass);
+        assert_int_equal(B.nbind, A.nbind);
+        assert_int_equal(B.warn.n, A.warn.n);
+        for (size_t w = 0; w < A.warn.n; w++)
+            assert_string_equal(B.warn.msg[w], A.warn.msg[w]);
+        ps_free(&B);
+    }
+    ps_free(&A);
+    unlink(path);
+    free(path), free(text), free(fx);
+}
+
 /* A log of CR-only line ends past the line bound (16 MiB of other lines,
  * then the fixture's): read from its file, the same passes and warnings,
  * line numbers and all, as read in one buffer. Once everything after its
@@ -338,7 +402,34 @@ static void test_cr_only_log_past_the_bound(void **st)
     ps_free(&A);
     ps_free(&B);
     unlink(path);
-    free(path), free(text), free(fx);
+    free(path);
+
+    /* a '\n' log after it (two logs joined): its passes are read too, the
+     * same whatever the read size (once a small one lost them to a line
+     * cut at the bound) */
+    size_t l2;
+    char *lf = ts_slurp(ts_fixture("ours-2rank-shared-lines.log"), &l2);
+    assert_non_null(lf);
+    char *both = malloc(n + l2);
+    assert_non_null(both);
+    memcpy(both, text, n);
+    memcpy(both + n, lf, l2);
+    path = ts_temp_file(both, n + l2, ".log");
+    assert_non_null(path);
+    static const size_t chunks[] = {4096, 0};
+    for (size_t c = 0; c < 2; c++) {
+        fd = open(path, O_RDONLY);
+        assert_true(fd >= 0);
+        ps_options oc = {.chunk = chunks[c]};
+        assert_int_equal(ps_read_fd(&B, "x.log", fd, &oc, err, sizeof err), HBG_OK);
+        close(fd);
+        assert_int_equal(B.npass, 4 + 6);
+        assert_int_equal(B.nrank, 3);
+        ps_free(&B);
+    }
+    unlink(path);
+    free(path), free(both), free(lf);
+    free(text), free(fx);
 }
 
 int main(void)
@@ -351,6 +442,7 @@ int main(void)
         cmocka_unit_test(test_read_error),
         cmocka_unit_test(test_fixtures_any_read_size),
         cmocka_unit_test(test_cr_only_log_past_the_bound),
+        cmocka_unit_test(test_last_line_with_crs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,7 +138,8 @@ static bool carry_flush(carry *c, char eol, bool (*fn)(void *ctx, const char *p,
  * its last CR is whole lines, handed over now, and the reading goes on
  * at p with pieces that end at a CR. Below the bound nothing changes (the
  * lexer counts such a piece's lines by CR itself), and a file with a '\n'
- * keeps '\n'. False when nothing changed; *go as fn returned. */
+ * before that point keeps '\n' (one after it switches back: see the main
+ * loop). False when nothing changed; *go as fn returned. */
 static bool to_cr_lines(carry *c, char *eol, bool seen_nl, const char *p, size_t n,
                         bool (*fn)(void *ctx, const char *p, size_t n), void *ctx, bool *go)
 {
@@ -205,7 +206,18 @@ int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, c
             break;
         const char *p = s->p;
         size_t n = (size_t)s->n;
-        seen_nl = seen_nl || memchr(p, '\n', n);
+        const char *nl1 = seen_nl && eol == '\n' ? NULL : memchr(p, '\n', n);
+        seen_nl = seen_nl || nl1;
+        /* A '\n' after the switch to CR lines (a CR-only log with a '\n'
+         * log after it): the CR lines end at the last CR before it, and
+         * from there the file's lines end in '\n' again. */
+        const char *back = NULL;
+        if (eol == '\r' && nl1) {
+            const char *lc = memrchr(p, '\r', (size_t)(nl1 - p));
+            back = lc ? lc + 1 : p;
+        }
+        size_t rest = back ? n - (size_t)(back - p) : 0;
+        n -= rest;
     again:
         if (c.n || c.over) {
             /* finish the carried line first (its line end is dropped with
@@ -240,6 +252,13 @@ int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, c
                 rc = ENOMEM;
                 go = false;
             }
+        }
+        if (go && rest) {
+            p = back;
+            n = rest;
+            rest = 0;
+            eol = '\n';
+            goto again;
         }
         give_back(&r, k);
     }

@@ -11,7 +11,9 @@
  * split; a line longer than the buffer is gathered whole (up to
  * LR_MAX_LINE) before it is handed over. A file without a '\n' whose
  * lines end in CRs alone is handed over in pieces that end at a CR once
- * it passes LR_MAX_LINE (below that, as one piece). The caller sees pieces in file order, one at a time, on its
+ * it passes LR_MAX_LINE (below that, as one piece), up to a '\n' that
+ * comes after all (a '\n' log joined to it): from the last CR before that,
+ * pieces end at a '\n' again. The caller sees pieces in file order, one at a time, on its
  * own thread. */
 #ifndef HBG_TOOLS_LINEREADER_H
 #define HBG_TOOLS_LINEREADER_H

@@ -675,7 +675,7 @@ static inline void reset(lx_rec *r, lx_kind kind)
 
 void lx_scan(const char *buf, size_t len, const lx_sink *sink)
 {
-    lx_pos pos = {0, 1};
+    lx_pos pos = {0, 1, false};
     lx_scan_at(buf, len, &pos, sink);
 }
 
@@ -863,7 +863,8 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
     if (!buf || len == 0)
         return;
     scan sc = {.buf = buf, .e = buf + len, .base = pos->off, .line = pos->line, .rec = NULL, .sink = sink};
-    sc.cr_lines = memchr(buf, '\n', len) == NULL;
+    sc.cr_lines = !pos->seen_nl && memchr(buf, '\n', len) == NULL;
+    pos->seen_nl = !sc.cr_lines;
     if (at_stamp(buf, sc.e))
         emit_stamp(buf, sc.base, sc.line, buf, sc.e, sink, &sc.r);
     if (sink->spans_only)

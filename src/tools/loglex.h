@@ -85,10 +85,14 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink);
 
 /* Where a buffer sits in its file: the offset of its first byte and that
  * byte's line. For reading a file in pieces, each piece ending at a line end
- * (records never span lines); lx_scan_at advances pos past the piece. */
+ * (records never span lines); lx_scan_at advances pos past the piece.
+ * seen_nl: a piece before had a '\n', so the file's lines end in '\n' and
+ * a last piece without one (a final line with CRs in it) is not a text of
+ * CR-only line ends. */
 typedef struct lx_pos {
     size_t off;
     size_t line;
+    bool seen_nl;
 } lx_pos;
 void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink);
 

@@ -408,6 +408,18 @@ static ps_pass *keyed_pass(ps_log *L, uint64_t pid, uint64_t inv, size_t line, b
 
 static void claim_pending(ps_log *L, ps_pass *p);
 static void claim_within(ps_log *L, ps_pass *p);
+
+/* The thread of keyed pass p wrote it: remembered per thread (omap key
+ * (thread, 3)), so that a thread's keyed passes are known however many
+ * passes of other ranks came between (thread_pass looks back only a few). */
+static void note_keyed_thread(ps_log *L, const ps_pass *p)
+{
+    uint32_t *s = hmap_put2(&L->ix->omap, p->thread, 3);
+    if (!s)
+        L->oom = true;
+    else
+        *s = (uint32_t)(p - L->pass) + 1;
+}
 static void mark_ignored(ps_pass *p, int id, size_t line);
 
 /* A keyed line that would open pass (pid, inv) on a thread whose only
@@ -421,11 +433,11 @@ static ps_pass *adopt_keyless_start(ps_log *L, const lx_rec *r, int id)
 {
     ps_index *X = L->ix;
     uint64_t th;
-    if (!lx_thread(r, &X->thc, &th))
+    if (id < 0 || !lx_thread(r, &X->thc, &th))
         return NULL;
     ps_pass *q = open_pass(L, true, th);
     if (!q || q->keyed || q->has_orch || (q->has_pid && q->pid != r->pid) || q->defects & ~PS_D_IGNORED ||
-        ((q->present | q->ignored_segs) >> id) & 1)
+        ((q->present | q->ignored_segs) >> id) & 1 || hmap_get2(&X->omap, th, 3))
         return NULL;
     for (size_t k = 0; k < L->npass && k < 64; k++) {
         const ps_pass *o = &L->pass[L->npass - 1 - k];
@@ -460,6 +472,10 @@ static ps_pass *adopt_keyless_start(ps_log *L, const lx_rec *r, int id)
     X->last_pass = v;
     X->last_pid = r->pid;
     X->last_inv = r->inv;
+    note_keyed_thread(L, q);
+    /* lines held for this pass's key, which the keyless burst could not take */
+    if (X->npend)
+        claim_pending(L, q);
     return q;
 }
 
@@ -475,8 +491,8 @@ static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
             return p;
         size_t before = L->npass;
         p = keyed_pass(L, r->pid, r->inv, r->line, true);
-        if (p && !p->has_thread)
-            p->has_thread = lx_thread(r, &L->ix->thc, &p->thread);
+        if (p && !p->has_thread && (p->has_thread = lx_thread(r, &L->ix->thc, &p->thread)))
+            note_keyed_thread(L, p);
         if (p && L->ix->npend) {
             if (L->npass != before)
                 claim_pending(L, p);
@@ -549,6 +565,12 @@ static ps_pass *thread_pass(ps_log *L, uint64_t th, bool has_pid, uint64_t pid, 
         if (!found && (!has_pid || (p->has_pid && p->pid == pid)))
             found = p;
     }
+    if (!found) { /* the thread's latest keyed pass, further back */
+        uint32_t v = hmap_get2(&L->ix->omap, th, 3);
+        ps_pass *p = v ? &L->pass[v - 1] : NULL;
+        if (p && (!has_pid || (p->has_pid && p->pid == pid)))
+            found = p;
+    }
     return found;
 }
 
@@ -594,17 +616,40 @@ static void claim_pending(ps_log *L, ps_pass *p)
  * thread and pid (and inv, where the line had one), was inside p after
  * all. It was held as beginning the next pass, most often because its
  * segment was p's first come round again: a cut pass and a repeat of
- * the first line look alike until p goes on. A line without its pid
+ * the first line look alike until p goes on. A line without its pid is
+ * p's only where p's thread is settled as its rank's alone; else it
  * stays held: it may be the first line of another rank whose thread id
  * is p's (forked ranks share them) and whose pass is not made yet. */
+/* Is p's thread its rank's alone, as far as the passes tell: an earlier
+ * pass of p's pid on it (so p is not the rank's first, when another rank
+ * may not have shown itself yet), and none of another pid, among the
+ * last few passes. */
+static bool thread_settled(const ps_log *L, const ps_pass *p)
+{
+    bool earlier = false;
+    for (size_t k = 0; k < L->npass && k < 64; k++) {
+        const ps_pass *o = &L->pass[L->npass - 1 - k];
+        if (o == p || !o->has_thread || o->thread != p->thread)
+            continue;
+        if (o->has_pid && o->pid != p->pid)
+            return false;
+        earlier |= o->has_pid && o < p;
+    }
+    return earlier;
+}
+
 static void claim_within(ps_log *L, ps_pass *p)
 {
     ps_index *X = L->ix;
     unsigned k = 0;
+    int settled = -1; /* thread_settled(L, p), once asked */
     for (unsigned i = 0; i < X->npend; i++) {
         const struct ps_pend *h = &X->pend[i];
-        if (p->has_thread && p->thread == h->th && h->line > p->first_line && !p->has_orch &&
-            h->has_pid && p->has_pid && p->pid == h->pid && (!h->has_inv || p->inv == h->inv)) {
+        bool mine = p->has_thread && p->thread == h->th && h->line > p->first_line && !p->has_orch &&
+                    p->has_pid && (!h->has_inv || p->inv == h->inv);
+        if (mine && !h->has_pid && settled < 0)
+            settled = thread_settled(L, p);
+        if (mine && (h->has_pid ? p->pid == h->pid : settled == 1)) {
             mark_ignored(p, h->first_seg, h->line);
             for (int id = 0; id < 32; id++)
                 if ((h->segs >> id) & 1)
@@ -1027,15 +1072,16 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
         L->size_hint = (size_t)sb.st_size;
-    piece_ctx c = {L, {0, 1}, {L, sink_rec, sink_bad, L->opt.spans_only}};
+    piece_ctx c = {L, {0, 1, false}, {L, sink_rec, sink_bad, L->opt.spans_only}};
     size_t cut = 0;
-    int e = lr_read_lines(fd, L->opt.chunk, 0, on_piece, &c, &cut);
+    int e = lr_read_lines(fd, L->opt.chunk, L->opt.max_line, on_piece, &c, &cut);
     L->len = c.pos.off;
+    size_t mib = (L->opt.max_line ? L->opt.max_line : LR_MAX_LINE) >> 20;
     if (cut)
         dg_add(&L->warn,
                "%s: %zu line%s longer than %zu MiB (no record is; a corrupt or truncated tail?): read as %s first "
                "%zu MiB, the rest skipped",
-               path, cut, cut == 1 ? "" : "s", LR_MAX_LINE >> 20, cut == 1 ? "its" : "their", LR_MAX_LINE >> 20);
+               path, cut, cut == 1 ? "" : "s", mib, cut == 1 ? "its" : "their", mib);
     if (e && e != ENOMEM) {
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
         return HBG_E_IO;

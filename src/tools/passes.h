@@ -142,6 +142,7 @@ typedef struct ps_options {
     size_t chunk;           /* ps_read_fd's read size; 0: LR_CHUNK (tests use tiny ones) */
     bool spans_only;        /* spans, anchors and the stamp only: bind-phase and host-orch lines are
                                not read (no passes, no warnings about them) */
+    size_t max_line;        /* ps_read_fd's longest line; 0: LR_MAX_LINE (the fuzzer uses short ones) */
 } ps_options;
 
 typedef struct ps_log {

@@ -215,6 +215,35 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
     assert_null(strstr(err, "inv=4"));
     free(out), free(err);
 
+    /* the same repeat without its pid, on a thread that is its rank's
+     * alone: its pass's too */
+    sub repeat_nopid = {"phase=args ", " inv=2", " pid=4242 inv=2", "", NULL, NULL, true, NULL};
+    phases_of("ours-1rank-4pass.log", &repeat_nopid, &out, &err);
+    fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 1 excluded; 2 used\n");
+    fs_expect(err, ":24: pass pid=4242 inv=2 has a malformed line that was ignored (line 25); excluded\n");
+    assert_null(strstr(err, "inv=3"));
+    free(out), free(err);
+
+    /* a pid-only first line (held: it names no pass), then a keyless one,
+     * then the pass's first keyed line: both are the first pass's (once
+     * the held one went to the next, intact pass) */
+    sub keyless2 = {"phase=arena_build ", " inv=1", " pid=4242 inv=1", "", NULL, NULL, false, NULL};
+    sub pidonly = {"phase=args ", " inv=1", " inv=1", "", NULL, NULL, false, &keyless2};
+    phases_of("ours-1rank-4pass.log", &pidonly, &out, &err);
+    fs_expect(out, "passes  4 in 1 rank: 1 cold (dropped), 3 warm; 0 excluded; 3 used\n");
+    fs_expect(err, ":5: pass pid=4242 inv=1 has a malformed line that was ignored (line 5); excluded\n");
+    assert_null(strstr(err, "inv=2"));
+    free(out), free(err);
+
+    /* a keyless first line, then a keyed line whose name is invalid (no
+     * segment id): no adoption, and no shift by -1 (UBSan aborts on it) */
+    sub badname = {"phase=arena_build ", " inv=1", "phase=arena_build ", "phase=ARENA_build ", NULL, NULL, false,
+                   &cutfirst};
+    phases_of("ours-1rank-4pass.log", &badname, &out, &err);
+    fs_expect(err, ":5: malformed bind line: expected phase=<name of [a-z0-9_]>, found phase=ARENA_build; ignored\n");
+    fs_expect(out, "passes  ");
+    free(out), free(err);
+
     /* a segment twice in mid-pass: its pass's, not the next one's */
     sub twice = {"phase=shared_mem ", " inv=3", " inv=3", "", NULL, NULL, true, NULL};
     phases_of("ours-1rank-4pass.log", &twice, &out, &err);
