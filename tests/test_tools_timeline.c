@@ -371,6 +371,43 @@ static void test_round_start_far_from_anchor(void **st)
     free(p), free(o), free(src);
 }
 
+/* An anchor whose mono_ns has digits run together: far from its own
+ * line's [mono_ns=], it is the corrupt reading. Warned of once; no wall
+ * time is taken from it, in either tool, and the rounds it would date are
+ * not blamed for it (once they were: "a corrupt ts"). */
+static void test_corrupt_anchor_is_blamed(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("spans-ours-2rank.log"), NULL);
+    assert_non_null(src);
+    const char *from = "pid=5100 mono_ns=2000002152 ";
+    char *w = strstr(src, from);
+    assert_non_null(w);
+    char *o = malloc(strlen(src) + 16);
+    assert_non_null(o);
+    sprintf(o, "%.*spid=5100 mono_ns=2000002152178740000 %s", (int)(w - src), src, w + strlen(from));
+    char *p = ts_temp_file(o, strlen(o), ".log");
+    const char *sp[] = {"spans", p, "--view", "rounds", NULL};
+    char *out, *err;
+    assert_int_equal(ts_run_cli(sp, &out, &err), 0);
+    const char *said = ":18: clock anchor of pid=5100: mono_ns=2000002152178740000 is over 10 years from its line's "
+                       "own mono_ns=2000002157 (a corrupt reading); no wall-clock time is taken from it\n";
+    if (!ts_contains(err, said))
+        fail_msg("%s", err);
+    assert_true(ts_contains(out, "  - (its clock anchor is corrupt: see the warnings)\n"));
+    assert_false(ts_contains(out, "a corrupt ts"));
+    assert_true(ts_contains(out, "2026-08-22T12:00:05.")); /* the second, sound anchor's */
+    free(out), free(err);
+    json_t *j = run_timeline(p, NULL, 0, &err);
+    assert_non_null(j);
+    assert_true(ts_contains(err, said));
+    assert_true(ts_contains(err, ": 3 events carry no wall_ns: their clock anchor is corrupt (see its warning)\n"));
+    json_decref(j);
+    free(err);
+    unlink(p);
+    free(p), free(o), free(src);
+}
+
 static void test_torn_span_counted(void **st)
 {
     (void)st;
@@ -1684,6 +1721,7 @@ int main(void)
         cmocka_unit_test(test_foreign_records_make_no_lane),
         cmocka_unit_test(test_anchor_out_of_range_is_said),
         cmocka_unit_test(test_round_start_far_from_anchor),
+        cmocka_unit_test(test_corrupt_anchor_is_blamed),
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_long_durations_left_out),
         cmocka_unit_test(test_absurd_starts_left_out),

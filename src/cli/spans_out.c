@@ -492,8 +492,9 @@ static void round_row(const sp_inv *x, const sp_round *r, unsigned cols, utc_cac
         p += utc_of(uc, r->wall, p);
     } else {
         static const char none[] = "- (no clock anchor before it)", range[] = "- (its anchor's wall_ns is out of range)",
-                          far[] = "- (its start is over 10 years from its clock anchor: a corrupt ts)";
-        const char *t = r->wall_far ? far : r->wall_range ? range : none;
+                          far[] = "- (its start is over 10 years from its clock anchor: a corrupt ts)",
+                          bad[] = "- (its clock anchor is corrupt: see the warnings)";
+        const char *t = r->wall_corrupt ? bad : r->wall_far ? far : r->wall_range ? range : none;
         size_t tn = strlen(t);
         memcpy(p, t, tn);
         p += tn;

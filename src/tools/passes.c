@@ -933,6 +933,23 @@ static void on_anchor(ps_log *L, const lx_rec *r)
     a->wall = r->wall;
     a->off = r->off;
     a->line = r->line;
+    /* the line's own "[mono_ns=N]", written by the same clock a moment
+     * before: an anchor's mono_ns far from it is the corrupt reading, and
+     * every wall time taken from it would be decades off */
+    uint64_t lm;
+    const char *q = r->prefix;
+    a->corrupt = false;
+    if (q && r->mark > q + 9 && memcmp(q, "[mono_ns=", 9) == 0) {
+        const char *e = memchr(q + 9, ']', (size_t)(r->mark - q - 9));
+        if (e && lx_parse_u64((lx_slice){q + 9, (size_t)(e - q - 9)}, &lm) == 0 &&
+            (lm > r->mono ? lm - r->mono : r->mono - lm) >= PS_CLOCK_FAR_NS) {
+            a->corrupt = true;
+            dg_add(&L->warn,
+                   "%s:%zu: clock anchor of pid=%" PRIu64 ": mono_ns=%" PRIu64 " is over 10 years from its line's "
+                   "own mono_ns=%" PRIu64 " (a corrupt reading); no wall-clock time is taken from it",
+                   L->path, r->line, r->pid, r->mono, lm);
+        }
+    }
 }
 
 static void on_stamp(ps_log *L, const lx_rec *r)

@@ -120,9 +120,15 @@ typedef struct ps_span {
     bool dev;
 } ps_span;
 
+/* Farther apart than this, two readings of one process's clock are not
+ * both sound: no process runs ten years. */
+#define PS_CLOCK_FAR_NS (10ull * 366 * 86400 * 1000000000ull)
+
 typedef struct ps_anchor {
     uint64_t pid, mono, wall;
     size_t off, line;
+    bool corrupt;           /* its mono_ns is PS_CLOCK_FAR_NS or more from its own line's [mono_ns=]: digits
+                               run together, say. No wall-clock time is taken from it (warned when read) */
 } ps_anchor;
 
 /* The wall-clock time of host time mono by anchor a: wall_ns + mono -

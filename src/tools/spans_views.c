@@ -437,6 +437,7 @@ static void round_values(const sp_set *S, const sp_inv *x, sp_round *r)
         r->has_wall = w == SP_WALL_OK;
         r->wall_range = w == SP_WALL_RANGE;
         r->wall_far = w == SP_WALL_FAR;
+        r->wall_corrupt = w == SP_WALL_CORRUPT;
     }
     for (size_t k = 0; k < x->n; k++) {
         const ps_span *s = &L->span[S->idx[x->first + k]];

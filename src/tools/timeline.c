@@ -128,6 +128,7 @@ typedef struct tl {
     size_t nsl;
     size_t before_anchor;   /* host events before their process's first anchor */
     size_t wall_range;      /* events whose anchor's wall_ns puts them out of range */
+    size_t anchor_bad;      /* events whose anchor is corrupt (ps_anchor.corrupt) */
     uint64_t utc_sec;       /* the last second formatted, and its text */
     char utc_text[72];      /* room for six ints of any size: the Debug build checks snprintf's worst case */
     bool utc_valid;
@@ -523,6 +524,10 @@ static void arg_wall(tl *t, const proc *p, size_t line, uint64_t mono)
     }
     const ps_anchor *a = t->anc[p->a0 + lo - 1];
     uint64_t wall;
+    if (a->corrupt) {
+        t->anchor_bad++;
+        return;
+    }
     if (!ps_anchor_wall(a, mono, &wall)) {
         t->wall_range++; /* a corrupt anchor: said once the trace is written */
         return;
@@ -1813,6 +1818,9 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
                "%s: %zu events carry no wall_ns: their clock anchor's wall_ns puts them outside 0 .. 2^64 - 1 ns "
                "(a corrupt anchor)",
                L->path, t.wall_range);
+    if (t.anchor_bad)
+        dg_add(warn, "%s: %zu events carry no wall_ns: their clock anchor is corrupt (see its warning)", L->path,
+               t.anchor_bad);
     bool ok = jw_flush(&t.w);
     jw_free(&t.w);
     free(t.frags);
