@@ -684,9 +684,68 @@ static void many_ranks(void **st)
     free(buf);
 }
 
+/* 70 ranks, their lines interleaved one by one, so that between two
+ * passes of a thread come more passes than a short look-back covers; rank
+ * 1000's arena_h2d of inv=2 cut before its pid=. It is inv=2's defect:
+ * once the next pass (inv=3) was excluded for it, or it opened a pass of
+ * its own. */
+static void test_keyless_line_among_many_ranks(void **st)
+{
+    (void)st;
+    static const char *const seg[] = {"args",         "arena_build", "static_arena", "gm_heap",
+                                      "shared_mem",   "runtime_init", "host_orch",   "graph_upload",
+                                      "host_view_close", "arena_h2d"};
+    static const char *const op[] = {"submit_task", "alloc_tensors", "record_node", "graph_submit",
+                                     "build_definition"};
+    enum { R = 70, INV = 4, NS = 10, NO = 5 };
+    size_t cap = (size_t)R * INV * (NS + NO) * 200 + 256, n = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    n += (size_t)sprintf(t + n, "[stamp] 1a2b3c4 env HBG_BIND_BREAKDOWN=1 hbg run qwen --rounds 4\n");
+    size_t want_line = 0, line = 1;
+    for (int inv = 1; inv <= INV; inv++)
+        for (int i = 0; i < NS + NO; i++)
+            for (int r = 0; r < R; r++) {
+                unsigned long long ts = 5000000000000ull + (unsigned long long)inv * 100000 + (unsigned)i * 100;
+                n += (size_t)sprintf(t + n, "[mono_ns=%llu][T0x7f00aa%06x][TIMING] bind_trace_end: [bind_trace.c:212] ",
+                                     ts, r);
+                if (i < NS)
+                    n += (size_t)sprintf(t + n, "bind phase=%s start_ns=%llu dur_ns=100 bytes=10", seg[i], ts);
+                else
+                    n += (size_t)sprintf(t + n, "host-orch phase=%s total_ns=50 count=1 detail_sum=0 dropped=0",
+                                         op[i - NS]);
+                line++;
+                if (r == 0 && inv == 2 && i == NS - 1) {
+                    want_line = line;
+                    t[n++] = '\n';
+                } else {
+                    n += (size_t)sprintf(t + n, " pid=%d inv=%d\n", 1000 + r, inv);
+                }
+            }
+    ps_options o = {0};
+    ps_log L;
+    assert_int_equal(ps_read(&L, "x.log", t, n, &o), HBG_OK);
+    assert_int_equal(L.npass, R * INV);
+    assert_int_equal(L.nused, R * (INV - 1) - 1);
+    char want[160];
+    snprintf(want, sizeof want, "x.log:%zu: malformed bind line: no pid= or inv=, on a thread whose passes have them; "
+                                "ignored", want_line);
+    bool said = false, blamed = false;
+    for (size_t w = 0; w < L.warn.n; w++) {
+        said |= strcmp(L.warn.msg[w], want) == 0;
+        blamed |= strstr(L.warn.msg[w], "pass pid=1000 inv=2 has a malformed line") != NULL;
+        assert_null(strstr(L.warn.msg[w], "inv=3"));
+    }
+    assert_true(said);
+    assert_true(blamed);
+    ps_free(&L);
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keyless_line_among_many_ranks),
         cmocka_unit_test(test_ours_one_rank),
         cmocka_unit_test(test_long_tail_is_cut),
         cmocka_unit_test(test_wide_durations),
