@@ -487,7 +487,8 @@ static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
     /* pid= alone (a malformed line) names no pass: inv=0 would be another's */
     if (r->has_pid && r->has_inv) {
         /* a new pass's first line: the keyless burst it may continue */
-        if (!keyed_pass(L, r->pid, r->inv, r->line, false) && (p = adopt_keyless_start(L, r, id)) != NULL)
+        if (L->ix->any_keyless && !keyed_pass(L, r->pid, r->inv, r->line, false) &&
+            (p = adopt_keyless_start(L, r, id)) != NULL)
             return p;
         size_t before = L->npass;
         p = keyed_pass(L, r->pid, r->inv, r->line, true);
@@ -514,6 +515,7 @@ static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
             return NULL;
         p->has_thread = ht;
         p->thread = th;
+        L->ix->any_keyless = true;
         set_open(L, ht, th, (uint32_t)L->npass);
         if (L->oom)
             return NULL;

@@ -26,6 +26,7 @@ struct ps_index {
     uint32_t last_pass;     /* the pass of the last keyed lookup, + 1 */
     uint64_t last_pid, last_inv;
     bool any_keyed;         /* a keyed pass was made */
+    bool any_keyless;       /* a keyless burst was opened (only then can a keyed line adopt one) */
     /* Malformed bind lines with no usable key that came before their
      * pass's first line, one entry per thread and pid: the next keyed
      * pass of that thread (and pid) is charged. Several threads can each
