@@ -23,6 +23,7 @@ typedef struct joined {
     int bad;            /* pieces that did not end at a line end (the last may not) */
     bool last_open;     /* the piece before had no line end at its end */
     char eol;           /* the line end pieces must end at ('\0': '\n') */
+    bool half_split;    /* a piece ended in "half\r" (a CRLF line cut at its CR) */
 } joined;
 
 static bool collect(void *ctx, const char *p, size_t n)
@@ -35,6 +36,7 @@ static bool collect(void *ctx, const char *p, size_t n)
     j->n += n;
     j->p[j->n] = 0;
     j->last_open = n == 0 || p[n - 1] != (j->eol ? j->eol : '\n');
+    j->half_split |= n >= 5 && memcmp(p + n - 5, "half\r", 5) == 0;
     j->pieces++;
     return !j->stop_after || j->pieces < j->stop_after;
 }
@@ -45,7 +47,7 @@ static joined read_eol(const char *data, size_t len, size_t chunk, size_t max_li
     char *path = ts_temp_file(data, len, ".txt");
     int fd = open(path, O_RDONLY);
     assert_true(fd >= 0);
-    joined j = {NULL, 0, 0, stop_after, 0, false, eol};
+    joined j = {NULL, 0, 0, stop_after, 0, false, eol, false};
     *rc = lr_read_lines(fd, chunk, max_line, collect, &j, cut);
     close(fd);
     unlink(path);
@@ -203,7 +205,7 @@ static void test_cr_only_lines(void **st)
     char mixed[8000];
     size_t m = shorts;
     memcpy(mixed, data, shorts);
-    m += (size_t)sprintf(mixed + m, "half\n");
+    m += (size_t)sprintf(mixed + m, "half\r\n"); /* a CRLF line: its CR is its own, no line end */
     for (int i = 0; i < 40; i++) /* '\n' lines far past the bound in all */
         m += (size_t)sprintf(mixed + m, "lf line %d\n", i);
     for (size_t c = 0; c < sizeof chunks / sizeof *chunks; c++) {
@@ -211,6 +213,7 @@ static void test_cr_only_lines(void **st)
         size_t cut2 = 0;
         joined j2 = read_eol(mixed, m, chunks[c], 100, 0, &rc2, &cut2, '\n');
         assert_int_equal(rc2, 0);
+        assert_false(j2.half_split); /* "half\r\n" came in one piece, or at the end of one */
         assert_int_equal(cut2, 0);
         assert_int_equal(j2.n, m);
         assert_memory_equal(j2.p, mixed, m);
@@ -245,7 +248,7 @@ static void test_read_error(void **st)
     (void)st;
     int fd = open(".", O_RDONLY | O_DIRECTORY);
     assert_true(fd >= 0);
-    joined j = {NULL, 0, 0, 0, 0, false, 0};
+    joined j = {NULL, 0, 0, 0, 0, false, 0, false};
     assert_int_equal(lr_read_lines(fd, 0, 0, collect, &j, NULL), EISDIR);
     assert_int_equal(j.pieces, 0);
     close(fd);

@@ -493,7 +493,7 @@ static void round_row(const sp_inv *x, const sp_round *r, unsigned cols, utc_cac
     } else {
         static const char none[] = "- (no clock anchor before it)", range[] = "- (its anchor's wall_ns is out of range)",
                           far[] = "- (its start is over 10 years from its clock anchor: a corrupt ts)",
-                          bad[] = "- (its clock anchor is corrupt: see the warnings)";
+                          bad[] = "- (its clock anchor's mono_ns is corrupt: far from its own line's and from this)";
         const char *t = r->wall_corrupt ? bad : r->wall_far ? far : r->wall_range ? range : none;
         size_t tn = strlen(t);
         memcpy(p, t, tn);

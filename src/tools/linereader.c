@@ -213,16 +213,26 @@ int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, c
          * from there the file's lines end in '\n' again. */
         const char *back = NULL;
         if (eol == '\r' && nl1) {
-            const char *lc = memrchr(p, '\r', (size_t)(nl1 - p));
+            /* in a CRLF log the CR right before the '\n' is that line's own */
+            const char *stop = nl1 > p && nl1[-1] == '\r' ? nl1 - 1 : nl1;
+            const char *lc = memrchr(p, '\r', (size_t)(stop - p));
             back = lc ? lc + 1 : p;
         }
         size_t rest = back ? n - (size_t)(back - p) : 0;
         n -= rest;
+        /* A CR at a piece's end is held back with the carried line: the
+         * next byte may be a '\n' (a CRLF line end), and then the two are
+         * one line end. It is not: the carried line is whole. */
+        if (eol == '\r' && c.n && !c.over && c.p[c.n - 1] == '\r' && p[0] != '\n')
+            go = carry_flush(&c, eol, fn, ctx, cut);
+        const char *pend = s->p + s->n;
     again:
-        if (c.n || c.over) {
+        if (go && (c.n || c.over)) {
             /* finish the carried line first (its line end is dropped with
              * the rest of a cut line, and carry_flush puts one back) */
-            const char *nl = memchr(p, eol, n);
+            /* a last CR is held back (not by a cut line, which keeps none) */
+            size_t sn = eol == '\r' && n && p + n == pend && !c.over ? n - 1 : n;
+            const char *nl = memchr(p, eol, sn);
             size_t k1 = nl ? (size_t)(nl - p) + 1 : n;
             if (!c.over && !carry_fits(&c, p, k1, eol) && to_cr_lines(&c, &eol, seen_nl, p, k1, fn, ctx, &go)) {
                 if (go)
@@ -238,7 +248,8 @@ int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, c
             }
         }
         if (go && n) {
-            const char *last = memrchr(p, eol, n);
+            size_t sn = eol == '\r' && p + n == pend ? n - 1 : n; /* a last CR is held back */
+            const char *last = memrchr(p, eol, sn);
             size_t whole = last ? (size_t)(last - p) + 1 : 0;
             if (whole)
                 go = fn(ctx, p, whole);

@@ -335,8 +335,10 @@ static void add_segment(ps_log *L, ps_pass *p, int id, const lx_rec *r)
         bytes = &x->bytes;
         line = &x->line;
     }
-    if (p->first_seg < 0)
+    if (p->first_seg < 0) {
         p->first_seg = (int8_t)id;
+        p->first_start = r->start;
+    }
     p->present |= bit;
     L->seen |= bit;
     *dur = r->dur;
@@ -415,10 +417,21 @@ static void claim_within(ps_log *L, ps_pass *p);
 static void note_keyed_thread(ps_log *L, const ps_pass *p)
 {
     uint32_t *s = hmap_put2(&L->ix->omap, p->thread, 3);
-    if (!s)
+    if (!s) {
         L->oom = true;
-    else
-        *s = (uint32_t)(p - L->pass) + 1;
+        return;
+    }
+    /* two ranks' passes on it (forked ranks share thread ids): key
+     * (thread, 4), so that the look-up further back knows it too */
+    if (*s && L->pass[*s - 1].has_pid && L->pass[*s - 1].pid != p->pid) {
+        uint32_t *sh = hmap_put2(&L->ix->omap, p->thread, 4);
+        if (!sh) {
+            L->oom = true;
+            return;
+        }
+        *sh = 1;
+    }
+    *s = (uint32_t)(p - L->pass) + 1;
 }
 static void mark_ignored(ps_pass *p, int id, size_t line);
 
@@ -570,6 +583,7 @@ static ps_pass *thread_pass(ps_log *L, uint64_t th, bool has_pid, uint64_t pid, 
     if (!found) { /* the thread's latest keyed pass, further back */
         uint32_t v = hmap_get2(&L->ix->omap, th, 3);
         ps_pass *p = v ? &L->pass[v - 1] : NULL;
+        *shared |= hmap_get2(&L->ix->omap, th, 4) != 0;
         if (p && (!has_pid || (p->has_pid && p->pid == pid)))
             found = p;
     }
@@ -619,39 +633,21 @@ static void claim_pending(ps_log *L, ps_pass *p)
  * all. It was held as beginning the next pass, most often because its
  * segment was p's first come round again: a cut pass and a repeat of
  * the first line look alike until p goes on. A line without its pid is
- * p's only where p's thread is settled as its rank's alone; else it
+ * p's only when it repeats p's first line, segment and start_ns; else it
  * stays held: it may be the first line of another rank whose thread id
  * is p's (forked ranks share them) and whose pass is not made yet. */
-/* Is p's thread its rank's alone, as far as the passes tell: an earlier
- * pass of p's pid on it (so p is not the rank's first, when another rank
- * may not have shown itself yet), and none of another pid, among the
- * last few passes. */
-static bool thread_settled(const ps_log *L, const ps_pass *p)
-{
-    bool earlier = false;
-    for (size_t k = 0; k < L->npass && k < 64; k++) {
-        const ps_pass *o = &L->pass[L->npass - 1 - k];
-        if (o == p || !o->has_thread || o->thread != p->thread)
-            continue;
-        if (o->has_pid && o->pid != p->pid)
-            return false;
-        earlier |= o->has_pid && o < p;
-    }
-    return earlier;
-}
-
 static void claim_within(ps_log *L, ps_pass *p)
 {
     ps_index *X = L->ix;
     unsigned k = 0;
-    int settled = -1; /* thread_settled(L, p), once asked */
     for (unsigned i = 0; i < X->npend; i++) {
         const struct ps_pend *h = &X->pend[i];
         bool mine = p->has_thread && p->thread == h->th && h->line > p->first_line && !p->has_orch &&
                     p->has_pid && (!h->has_inv || p->inv == h->inv);
-        if (mine && !h->has_pid && settled < 0)
-            settled = thread_settled(L, p);
-        if (mine && (h->has_pid ? p->pid == h->pid : settled == 1)) {
+        /* without its pid, only a repeat of p's first line: its segment
+         * and its start_ns (another rank's first line has its own) */
+        bool repeat = h->first_seg >= 0 && h->first_seg == p->first_seg && h->start && h->start == p->first_start;
+        if (mine && (h->has_pid ? p->pid == h->pid : repeat)) {
             mark_ignored(p, h->first_seg, h->line);
             for (int id = 0; id < 32; id++)
                 if ((h->segs >> id) & 1)
@@ -686,6 +682,7 @@ static void hold_for_next(ps_log *L, const lx_rec *r, uint64_t th, int id)
         h->has_pid = r->has_pid, h->pid = r->pid;
         h->has_inv = r->has_inv, h->inv = r->inv;
         h->first_seg = (int8_t)id;
+        h->start = r->kind == LX_BIND ? r->start : 0;
         h->segs = 0;
         h->line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
     }
@@ -936,20 +933,15 @@ static void on_anchor(ps_log *L, const lx_rec *r)
     a->off = r->off;
     a->line = r->line;
     /* the line's own "[mono_ns=N]", written by the same clock a moment
-     * before: an anchor's mono_ns far from it is the corrupt reading, and
-     * every wall time taken from it would be decades off */
+     * before: ps_anchor_judge weighs the anchor's reading against it */
     uint64_t lm;
     const char *q = r->prefix;
-    a->corrupt = false;
+    a->has_line_mono = false;
     if (q && r->mark > q + 9 && memcmp(q, "[mono_ns=", 9) == 0) {
         const char *e = memchr(q + 9, ']', (size_t)(r->mark - q - 9));
-        if (e && lx_parse_u64((lx_slice){q + 9, (size_t)(e - q - 9)}, &lm) == 0 &&
-            (lm > r->mono ? lm - r->mono : r->mono - lm) >= PS_CLOCK_FAR_NS) {
-            a->corrupt = true;
-            dg_add(&L->warn,
-                   "%s:%zu: clock anchor of pid=%" PRIu64 ": mono_ns=%" PRIu64 " is over 10 years from its line's "
-                   "own mono_ns=%" PRIu64 " (a corrupt reading); no wall-clock time is taken from it",
-                   L->path, r->line, r->pid, r->mono, lm);
+        if (e && lx_parse_u64((lx_slice){q + 9, (size_t)(e - q - 9)}, &lm) == 0) {
+            a->line_mono = lm;
+            a->has_line_mono = true;
         }
     }
 }
@@ -1178,6 +1170,19 @@ const char *ps_stamp_quiet_level(const ps_log *L)
         return NULL;
     }
     return NULL;
+}
+
+static uint64_t dist(uint64_t a, uint64_t b)
+{
+    return a > b ? a - b : b - a;
+}
+
+int ps_anchor_judge(const ps_anchor *a, uint64_t mono)
+{
+    if (a->has_line_mono && dist(a->mono, a->line_mono) > PS_ANCHOR_SKEW_NS &&
+        dist(a->line_mono, mono) < dist(a->mono, mono))
+        return PS_ANCHOR_CORRUPT;
+    return dist(a->mono, mono) > PS_CLOCK_FAR_NS ? PS_ANCHOR_FAR : PS_ANCHOR_OK;
 }
 
 bool ps_anchor_wall(const ps_anchor *a, uint64_t mono, uint64_t *wall)

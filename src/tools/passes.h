@@ -87,6 +87,7 @@ typedef struct ps_pass {
     uint64_t heap_used, tasks;
     uint64_t slots;         /* graph_upload's slots= (hbg only): boundary slots the replays wrote */
     uint64_t drop_count;    /* dropped= of the host-orch line named by drop_op */
+    uint64_t first_start;   /* start_ns of its first segment's line */
     size_t first_line;
     uint32_t dup_line, dup_first_line, drop_line;
     uint32_t present;       /* bit per segment id */
@@ -124,12 +125,25 @@ typedef struct ps_span {
  * both sound: no process runs ten years. */
 #define PS_CLOCK_FAR_NS (10ull * 366 * 86400 * 1000000000ull)
 
+/* An anchor's mono_ns and its own line's [mono_ns=] are read a moment
+ * apart; farther apart than this, one of the two is corrupt. */
+#define PS_ANCHOR_SKEW_NS (3600ull * 1000000000ull)
+
 typedef struct ps_anchor {
     uint64_t pid, mono, wall;
     size_t off, line;
-    bool corrupt;           /* its mono_ns is PS_CLOCK_FAR_NS or more from its own line's [mono_ns=]: digits
-                               run together, say. No wall-clock time is taken from it (warned when read) */
+    uint64_t line_mono;     /* its line's own [mono_ns=], when has_line_mono */
+    bool has_line_mono;
 } ps_anchor;
+
+/* How a wall time for host time mono may be taken from anchor a:
+ * PS_ANCHOR_OK; PS_ANCHOR_CORRUPT when a's mono_ns is over
+ * PS_ANCHOR_SKEW_NS from its own line's [mono_ns=] and mono is nearer that
+ * line's (the anchor's reading is the corrupt one: digits run together);
+ * PS_ANCHOR_FAR when mono is over PS_CLOCK_FAR_NS from a's mono_ns
+ * otherwise (mono is the corrupt one). */
+enum { PS_ANCHOR_OK, PS_ANCHOR_CORRUPT, PS_ANCHOR_FAR };
+int ps_anchor_judge(const ps_anchor *a, uint64_t mono);
 
 /* The wall-clock time of host time mono by anchor a: wall_ns + mono -
  * mono_ns. False when that falls outside 0 .. 2^64 - 1 ns (a corrupt

@@ -37,7 +37,7 @@ struct ps_index {
         bool has_pid, has_inv;
         int8_t first_seg;
         uint32_t segs, line;
-        uint64_t th, pid, inv;
+        uint64_t th, pid, inv, start; /* start: the line's start_ns (0: not read) */
     } pend[PS_MAXPEND];
     unsigned npend;
     hmap omap;              /* (thread, 1 | 2 without thread) -> the thread's open burst */

@@ -432,10 +432,9 @@ int sp_wall_at(const ps_log *L, uint64_t pid, size_t line, uint64_t mono, uint64
             a = &L->anchor[i];
     if (!a)
         return SP_WALL_NONE;
-    if (a->corrupt)
-        return SP_WALL_CORRUPT;
-    if ((mono > a->mono ? mono - a->mono : a->mono - mono) > SP_WALL_FAR_NS)
-        return SP_WALL_FAR;
+    int j = ps_anchor_judge(a, mono);
+    if (j != PS_ANCHOR_OK)
+        return j == PS_ANCHOR_CORRUPT ? SP_WALL_CORRUPT : SP_WALL_FAR;
     return ps_anchor_wall(a, mono, wall) ? SP_WALL_OK : SP_WALL_RANGE;
 }
 

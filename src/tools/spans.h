@@ -198,12 +198,11 @@ hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, 
  * at line (the pid's latest anchor before it): SP_WALL_OK; SP_WALL_NONE
  * when there is no such anchor; SP_WALL_RANGE when the anchor's wall_ns
  * puts the time outside 0 .. 2^64 - 1 ns (a corrupt anchor); SP_WALL_FAR
- * when mono is more than SP_WALL_FAR_NS from the anchor's mono_ns, which
+ * when mono is more than PS_CLOCK_FAR_NS from the anchor's mono_ns, which
  * no process lives through: the time itself is corrupt, and its wall time,
  * even where it converts, would be a date decades off; SP_WALL_CORRUPT
- * when the anchor itself is (ps_anchor.corrupt). */
+ * when the anchor's own reading is the corrupt one (ps_anchor_judge). */
 enum { SP_WALL_OK, SP_WALL_NONE, SP_WALL_RANGE, SP_WALL_FAR, SP_WALL_CORRUPT };
-#define SP_WALL_FAR_NS PS_CLOCK_FAR_NS
 int sp_wall_at(const ps_log *L, uint64_t pid, size_t line, uint64_t mono, uint64_t *wall);
 /* "2026-08-22T12:34:56.123456789Z" */
 char *sp_utc(uint64_t wall_ns, char *buf, size_t n);

@@ -128,7 +128,8 @@ typedef struct tl {
     size_t nsl;
     size_t before_anchor;   /* host events before their process's first anchor */
     size_t wall_range;      /* events whose anchor's wall_ns puts them out of range */
-    size_t anchor_bad;      /* events whose anchor is corrupt (ps_anchor.corrupt) */
+    size_t anchor_bad;      /* events whose anchor's own reading is corrupt (ps_anchor_judge) */
+    size_t anchor_bad_line; /* the first such anchor's line */
     uint64_t utc_sec;       /* the last second formatted, and its text */
     char utc_text[72];      /* room for six ints of any size: the Debug build checks snprintf's worst case */
     bool utc_valid;
@@ -524,8 +525,9 @@ static void arg_wall(tl *t, const proc *p, size_t line, uint64_t mono)
     }
     const ps_anchor *a = t->anc[p->a0 + lo - 1];
     uint64_t wall;
-    if (a->corrupt) {
-        t->anchor_bad++;
+    if (ps_anchor_judge(a, mono) == PS_ANCHOR_CORRUPT) {
+        if (!t->anchor_bad++)
+            t->anchor_bad_line = a->line;
         return;
     }
     if (!ps_anchor_wall(a, mono, &wall)) {
@@ -1819,8 +1821,10 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
                "(a corrupt anchor)",
                L->path, t.wall_range);
     if (t.anchor_bad)
-        dg_add(warn, "%s: %zu events carry no wall_ns: their clock anchor is corrupt (see its warning)", L->path,
-               t.anchor_bad);
+        dg_add(warn,
+               "%s:%zu: %zu events carry no wall_ns: their clock anchor's mono_ns is corrupt (far from its own line's "
+               "[mono_ns=] and from theirs)",
+               L->path, t.anchor_bad_line, t.anchor_bad);
     bool ok = jw_flush(&t.w);
     jw_free(&t.w);
     free(t.frags);

@@ -224,6 +224,16 @@ static void a_line_without_inv_is_its_burst_defect(void **state)
     assert_null(strstr(err, "inv=3"));
     free(out), free(err);
 
+    /* the same line with a start_ns of its own is no repeat: it may be
+     * another rank's first line (forked ranks share thread ids, and one
+     * may start a pass late), so it stays held for the next pass */
+    sub own_start = {"phase=args ", " inv=2", "start_ns=5000000145880 dur_ns=20001 ntensor=20 staged=19 bytes=40859999040 pid=4242 inv=2",
+                     "start_ns=5000000145999 dur_ns=20001 ntensor=20 staged=19 bytes=40859999040", NULL, NULL, true,
+                     NULL};
+    phases_of("ours-1rank-4pass.log", &own_start, &out, &err);
+    fs_expect(err, ":45: pass pid=4242 inv=3 has a malformed line that was ignored (line 25); excluded\n");
+    free(out), free(err);
+
     /* a pid-only first line (held: it names no pass), then a keyless one,
      * then the pass's first keyed line: both are the first pass's (once
      * the held one went to the next, intact pass) */
