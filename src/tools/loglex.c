@@ -259,6 +259,14 @@ bool lx_thread(const lx_rec *r, lx_thread_cache *c, uint64_t *out)
     return r->prefix && parse_thread(r->prefix, r->mark, out, c);
 }
 
+bool lx_prefix_mono(const lx_rec *r, uint64_t *out)
+{
+    if (!r->prefix || !at_prefix(r->prefix, r->mark))
+        return false;
+    const char *p = r->prefix + PREFIX_LEN, *e = memchr(p, ']', (size_t)(r->mark - p));
+    return e && lx_parse_u64((lx_slice){p, (size_t)(e - p)}, out) == 0;
+}
+
 /* Fills a numeric field; returns NULL or the complaint. */
 static const char *set_num(lx_slice k, lx_slice v, const numv *nv, uint64_t *dst, char *msg, size_t mlen)
 {

@@ -120,6 +120,10 @@ typedef struct lx_thread_cache {
  * c (zero-initialised, or NULL) remembers the last one. */
 bool lx_thread(const lx_rec *r, lx_thread_cache *c, uint64_t *out);
 
+/* The <d> of r's "[mono_ns=<d>]" prefix: false when r has none or <d> is
+ * no decimal integer. Parsed on demand, as the thread handle is. */
+bool lx_prefix_mono(const lx_rec *r, uint64_t *out);
+
 /* Whether two slices hold the same bytes. */
 static inline bool lx_slice_same(lx_slice a, lx_slice b)
 {

@@ -604,6 +604,15 @@ static void mark_ignored(ps_pass *p, int id, size_t line)
     }
 }
 
+/* Charges pass p with held line h and the segments it stands for. */
+static void charge_held(ps_pass *p, const struct ps_pend *h)
+{
+    mark_ignored(p, h->first_seg, h->line);
+    for (int id = 0; id < 32; id++)
+        if ((h->segs >> id) & 1)
+            mark_ignored(p, id, h->line);
+}
+
 /* A pass just made: the malformed lines waiting for it, if any is this
  * pass's (same thread and pid, and inv when the line had one). A line
  * of this thread and pid whose inv is another's is given up: the pass
@@ -620,10 +629,7 @@ static void claim_pending(ps_log *L, ps_pass *p)
         }
         if (h->has_inv && p->inv != h->inv)
             continue;
-        mark_ignored(p, h->first_seg, h->line);
-        for (int id = 0; id < 32; id++)
-            if ((h->segs >> id) & 1)
-                mark_ignored(p, id, h->line);
+        charge_held(p, h);
     }
     X->npend = k;
 }
@@ -648,10 +654,7 @@ static void claim_within(ps_log *L, ps_pass *p)
          * and its start_ns (another rank's first line has its own) */
         bool repeat = h->first_seg >= 0 && h->first_seg == p->first_seg && h->start && h->start == p->first_start;
         if (mine && (h->has_pid ? p->pid == h->pid : repeat)) {
-            mark_ignored(p, h->first_seg, h->line);
-            for (int id = 0; id < 32; id++)
-                if ((h->segs >> id) & 1)
-                    mark_ignored(p, id, h->line);
+            charge_held(p, h);
             continue;
         }
         X->pend[k++] = *h;
@@ -934,16 +937,7 @@ static void on_anchor(ps_log *L, const lx_rec *r)
     a->line = r->line;
     /* the line's own "[mono_ns=N]", written by the same clock a moment
      * before: ps_anchor_judge weighs the anchor's reading against it */
-    uint64_t lm;
-    const char *q = r->prefix;
-    a->has_line_mono = false;
-    if (q && r->mark > q + 9 && memcmp(q, "[mono_ns=", 9) == 0) {
-        const char *e = memchr(q + 9, ']', (size_t)(r->mark - q - 9));
-        if (e && lx_parse_u64((lx_slice){q + 9, (size_t)(e - q - 9)}, &lm) == 0) {
-            a->line_mono = lm;
-            a->has_line_mono = true;
-        }
-    }
+    a->has_line_mono = lx_prefix_mono(r, &a->line_mono);
 }
 
 static void on_stamp(ps_log *L, const lx_rec *r)
