@@ -41,6 +41,7 @@ typedef struct op {
     int ndeps;
     int dep[3]; /* earlier ops, by index (their ids this pass) */
     int pred;   /* a predicate on v[3] */
+    int bound;  /* a Graph call: its tensors passed in bounds[i] */
     uint64_t pval;
     uint64_t poff; /* the predicate's byte offset */
 } op;
@@ -95,6 +96,7 @@ static void gen_op(op *p, int i)
         p->n = 2;
         p->nsc = p->pred + (odd && rnd() % 2);
         p->pval = (rnd() % 40 ? HBG_GRAPH_FALLBACK : 0) | (rnd() % 20 == 0 ? HBG_GRAPH_CHECK_BODY : 0);
+        p->bound = (int)(rnd() % 2);
     }
     /* now and then a view past its buffer: refused, rolls the image back */
     if (p->kind == 0 && rnd() % 300 == 0)
@@ -158,7 +160,9 @@ static void mutate(void)
                 p->poff ^= 4;
             break;
         case 2:
-            if (p->dir[0] != HBG_OUT_ALLOC && p->kind != 4)
+            if (p->kind == 4) /* the same layout elsewhere: a replay of other tensors */
+                p->v[0] = fx_tile(&bufs[rnd() % 2], (uint32_t)(rnd() % 7), 0, 2, 8);
+            else if (p->dir[0] != HBG_OUT_ALLOC)
                 p->v[0] = rtile();
             break;
         default:
@@ -167,7 +171,11 @@ static void mutate(void)
     }
 }
 
-static uint64_t replay_hits;
+static uint64_t replay_hits, bound_hits;
+/* One bound per op, kept across programs and shared by the two
+ * orchestrators: set before each call to what the op passes, so that a
+ * stamp is kept, or moves on, as the op's tensors do. */
+static hbg_bound *bounds[MAXOPS];
 
 /* Runs the program; out[] receives the allocating arguments as the
  * orchestrator left them. */
@@ -218,9 +226,19 @@ static hbg_status run(hbg_orch *o, hbg_tensor out[][4])
                               .ndeps = (uint32_t)p->ndeps,
                               .deps = deps};
             uint64_t h0 = o->memo_hits; /* a body's own submits are never answered */
-            st = hbg_submit_graph(o, 500 + (uint64_t)p->pred, gbody, (void *)&keys[p->pred], &b, (uint32_t)p->pval,
-                                  &ids[i]);
+            if (p->bound) {
+                for (uint32_t k = 0; k < 2; k++)
+                    assert_int_equal(hbg_bound_set(bounds[i], k, &v[k], p->dir[k]), HBG_OK);
+                b.ntensors = 0, b.args = NULL;
+                st = hbg_submit_graph_bound(o, 500 + (uint64_t)p->pred, gbody, (void *)&keys[p->pred], bounds[i],
+                                            &b, (uint32_t)p->pval, &ids[i]);
+            } else {
+                st = hbg_submit_graph(o, 500 + (uint64_t)p->pred, gbody, (void *)&keys[p->pred], &b,
+                                      (uint32_t)p->pval, &ids[i]);
+            }
             replay_hits += o->memo_hits - h0;
+            if (p->bound)
+                bound_hits += o->memo_hits - h0;
         } else if (p->kind == 1) {
             hbg_tensor *ts[3] = {&v[0], &v[1], &v[2]};
             st = hbg_alloc_tensors(o, (uint32_t)p->n, ts, &ids[i]);
@@ -248,6 +266,10 @@ static void random_programs_with_and_without(void **state)
     uint64_t hits = 0, passes = 0, failed = 0;
     for (int i = 0; i < NB; i++)
         bufs[i] = fx_buf(0x100000ull * (i + 1), 8, 8);
+    for (int i = 0; i < MAXOPS; i++) {
+        hbg_arg two[] = {{&bufs[0], HBG_IN}, {&bufs[1], HBG_INOUT}};
+        assert_int_equal(hbg_bound_create(2, two, &bounds[i]), HBG_OK);
+    }
     for (int seed = 1; seed < 120; seed++) {
         rs = 0x9e3779b97f4a7c15ull * (uint64_t)seed;
         hbg__orch_config cfg = {.task_window = 40 + (uint32_t)(seed % 4) * 60,
@@ -289,11 +311,15 @@ static void random_programs_with_and_without(void **state)
         hbg__orch_destroy(a);
         hbg__orch_destroy(b);
     }
-    print_message("memo: %llu hits (%llu replays) over %llu passes, %llu failed\n", (unsigned long long)hits,
-                  (unsigned long long)replay_hits, (unsigned long long)passes, (unsigned long long)failed);
+    print_message("memo: %llu hits (%llu replays, %llu of bounds) over %llu passes, %llu failed\n",
+                  (unsigned long long)hits, (unsigned long long)replay_hits, (unsigned long long)bound_hits,
+                  (unsigned long long)passes, (unsigned long long)failed);
+    for (int i = 0; i < MAXOPS; i++)
+        hbg_bound_destroy(bounds[i]);
     /* the memo answered a good share, and failing passes were among them */
     assert_true(hits > passes * 5);
     assert_true(replay_hits > passes);
+    assert_true(bound_hits > passes / 2);
     assert_true(failed > 0);
 }
 

@@ -208,6 +208,17 @@ hbg_status peers_cap_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body
     return fail(c, st ? st : c->err);
 }
 
+/* The same, on a boundary of the bound's tensors and rest's scalars and
+ * dependencies. */
+hbg_status peers_cap_submit_graph_bound(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
+                                        const hbg_bound *bd, const hbg_boundary *rest, uint32_t flags,
+                                        hbg_task_id *id)
+{
+    hbg_boundary b = rest ? *rest : (hbg_boundary){0};
+    b.args = hbg_bound_args(bd, &b.ntensors);
+    return peers_cap_submit_graph(o, key, body, ctx, &b, flags, id);
+}
+
 void peers_stream_free(peers_stream *s)
 {
     free(s->tasks);

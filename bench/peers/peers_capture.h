@@ -25,6 +25,9 @@ uint32_t peers_cap_orch_rank(const hbg_orch *o);
 uint32_t peers_cap_orch_nranks(const hbg_orch *o);
 hbg_status peers_cap_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
                                   const hbg_boundary *b, uint32_t flags, hbg_task_id *id);
+hbg_status peers_cap_submit_graph_bound(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
+                                        const hbg_bound *bd, const hbg_boundary *rest, uint32_t flags,
+                                        hbg_task_id *id);
 
 /* The renamed copies of the cases' orchestration functions. */
 hbg_status peers_cap_qwen_orchestrate(hbg_orch *o, void *ctx);

@@ -81,6 +81,7 @@ static void free_state(dsv4_state *s)
 {
     if (!s)
         return;
+    dsv4_release(s);
     for (uint32_t a = 0; a < A_COUNT; a++)
         free(s->mem[a]);
     free(s);
@@ -133,7 +134,10 @@ static hbg_status dsv4_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_
         free_state(s);
         return st;
     }
-    dsv4_prepare(s);
+    if ((st = dsv4_prepare(s))) {
+        free_state(s);
+        return st;
+    }
     *prog = (hbg_program){.name = "dsv4", .orch = dsv4_orchestrate, .ctx = s, .nargs = A_COUNT, .args = s->args};
     *state = s;
     return HBG_OK;

@@ -22,6 +22,7 @@
 #define DSV4_R (DSV4_RANKS * DSV4_T)  /* rows an expert can receive */
 #define DSV4_F 8          /* expert weight rows */
 #define DSV4_LAYERS 43
+#define DSV4_PAIRS 20   /* layers 2..41: replays of the layer-pair Graph */
 #define DSV4_VL 48        /* vocabulary columns per rank (LM head, TP) */
 #define DSV4_V (DSV4_VL * DSV4_RANKS)
 #define DSV4_CACHE 16     /* cache positions per layer */
@@ -122,16 +123,27 @@ typedef struct dsv4_state {
     hbg_tensor t_wslice, t_wtile[7], t_group, t_etile, t_stile, t_cache;
     dsv4_slot bslot[B_COUNT];
     uint64_t bconst[S_COUNT];
-    /* the boundary of the replay being submitted */
+    /* the boundary of the replay being built */
     hbg_tensor bt[B_COUNT];
     hbg_arg ba[B_COUNT];
     uint64_t bs[S_COUNT];
+    /* Each layer pair's boundary tensors, held by the runtime (hbg_bound),
+     * and what they were built from: the caller tensors and the prologue's
+     * and layer 1's tensors the first replay reads (synced), and whether
+     * they were built at all. A pass builds them again only when one of
+     * those changed. */
+    hbg_bound *pair[DSV4_PAIRS];
+    hbg_tensor synced_args[A_COUNT], synced_pass[4];
+    bool pairs_built;
 } dsv4_state;
 
 hbg_status dsv4_register_kernels(hbg_kernel_table *kt);
 hbg_status dsv4_orchestrate(hbg_orch *o, void *ctx);
-/* Builds the boundary templates and constants (setup, once). */
-void dsv4_prepare(dsv4_state *s);
+/* Builds the boundary templates, constants and bounds (setup, once);
+ * HBG_E_NOMEM when a bound cannot be made. dsv4_release frees the bounds
+ * (a state never prepared, or NULL, is fine). */
+hbg_status dsv4_prepare(dsv4_state *s);
+void dsv4_release(dsv4_state *s);
 
 /* Test hooks. */
 void dsv4_set_fault(void *state, dsv4_fault f);

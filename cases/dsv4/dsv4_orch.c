@@ -513,6 +513,47 @@ static void outside_moe(bx *x, const hbg_tensor *args, uint32_t layer, hbg_tenso
     moe(x, &m, made, final);
 }
 
+/* The layer pairs' boundaries, built into their bounds when what they
+ * are built from changed: the first pass, a caller buffer that moved, a
+ * heap that gave the prologue or layer 1 other buffers. Otherwise the
+ * bounds hold this pass's boundaries already, and each replay is passed
+ * its bound unread. h1: layer 1's output, the first pair's input. */
+static hbg_status sync_pairs(dsv4_state *s, const hbg_tensor *args, const hbg_tensor *h1, const hbg_tensor *ping,
+                             const hbg_tensor *pong, const hbg_tensor *load)
+{
+    const hbg_tensor *now[4] = {h1, ping, pong, load};
+    bool same = s->pairs_built && memcmp(s->synced_args, args, sizeof s->synced_args) == 0;
+    for (int i = 0; i < 4 && same; i++)
+        same = memcmp(now[i], &s->synced_pass[i], sizeof s->synced_pass[i]) == 0;
+    if (same)
+        return HBG_OK;
+    const hbg_tensor *pingpong[2] = {ping, pong};
+    fill(s, args, B_ROPE_COS, 3, 0, &s->bt[B_ROPE_COS]);
+    s->bt[B_LOAD] = *load;
+    for (uint32_t k = 0; k < DSV4_PAIRS; k++) {
+        uint64_t L = 2 + 2 * k;
+        s->bt[B_H_IN] = k == 0 ? *h1 : *pingpong[(k - 1) & 1];
+        s->bt[B_H_OUT] = *pingpong[k & 1];
+        if (k == 0) {
+            fill(s, args, B_CSA, B_NIN - B_CSA, L, &s->bt[B_CSA]);
+            fill(s, args, B_CSA_KV, 3, L, &s->bt[B_CSA_KV]);
+        } else {
+            advance(s, B_CSA, B_NIN - B_CSA, L, &s->bt[B_CSA]);
+            advance(s, B_CSA_KV, 3, L, &s->bt[B_CSA_KV]);
+        }
+        for (uint32_t b = 0; b < B_COUNT; b++) {
+            hbg_status st = hbg_bound_set(s->pair[k], b, s->ba[b].t, s->ba[b].dir);
+            if (st)
+                return st;
+        }
+    }
+    memcpy(s->synced_args, args, sizeof s->synced_args);
+    for (int i = 0; i < 4; i++)
+        s->synced_pass[i] = *now[i];
+    s->pairs_built = true;
+    return HBG_OK;
+}
+
 /* ---- the program -------------------------------------------------------- */
 
 hbg_status dsv4_orchestrate(hbg_orch *o, void *ctx)
@@ -551,26 +592,18 @@ hbg_status dsv4_orchestrate(hbg_orch *o, void *ctx)
         return hbg_orch_error(o);
 
     /* layers 2..41: the layer-pair Graph, ping-ponging the state */
-    fill(s, args, B_ROPE_COS, 3, 0, &s->bt[B_ROPE_COS]);
-    s->bt[B_LOAD] = *load;
     hbg_tensor *pingpong[2] = {ping, pong};
-    hbg_boundary bd = {.ntensors = B_COUNT, .args = s->ba, .nscalars = S_COUNT, .scalars = s->bs};
-    for (uint32_t k = 0; k < 20; k++) {
+    hbg_status bst = sync_pairs(s, args, &st[3], ping, pong, load);
+    if (bst)
+        return bst;
+    hbg_boundary rest = {.nscalars = S_COUNT, .scalars = s->bs};
+    for (uint32_t k = 0; k < DSV4_PAIRS; k++) {
         uint64_t L = 2 + 2 * k;
-        s->bt[B_H_IN] = k == 0 ? st[3] : *pingpong[(k - 1) & 1];
-        s->bt[B_H_OUT] = *pingpong[k & 1];
-        if (k == 0) {
-            fill(s, args, B_CSA, B_NIN - B_CSA, L, &s->bt[B_CSA]);
-            fill(s, args, B_CSA_KV, 3, L, &s->bt[B_CSA_KV]);
-        } else {
-            advance(s, B_CSA, B_NIN - B_CSA, L, &s->bt[B_CSA]);
-            advance(s, B_CSA_KV, 3, L, &s->bt[B_CSA_KV]);
-        }
         s->bs[S_LAYER_CSA] = L;
         s->bs[S_LAYER_HCA] = L + 1;
         s->bs[S_EPOCH_M1] = s->epoch++;
         s->bs[S_EPOCH_M2] = s->epoch++;
-        if (hbg_submit_graph(o, PAIR_KEY, pair_body, s, &bd, 0, &id))
+        if (hbg_submit_graph_bound(o, PAIR_KEY, pair_body, s, s->pair[k], &rest, 0, &id))
             return hbg_orch_error(o);
     }
 
@@ -669,7 +702,7 @@ static void moe_slots(dsv4_state *s, uint32_t first, uint8_t delta, const hbg_te
     }
 }
 
-void dsv4_prepare(dsv4_state *s)
+hbg_status dsv4_prepare(dsv4_state *s)
 {
     s->d_td = desc(2, DSV4_T, DSV4_D, 0);
     s->d_state = desc(3, DSV4_NS, DSV4_T, DSV4_D);
@@ -709,4 +742,24 @@ void dsv4_prepare(dsv4_state *s)
         128, 4, 128, 512, 64, 1, 2, 6, 7168, 4096, 512, 64, 43, 3, 8, 16, 2};
     for (uint32_t i = 0; i < S_COUNT - S_CONST0; i++)
         s->bs[S_CONST0 + i] = consts[i];
+    /* What the pairs' slots hold is set by the first pass (sync_pairs). */
+    for (uint32_t k = 0; k < DSV4_PAIRS; k++) {
+        hbg_status st = hbg_bound_create(B_COUNT, s->ba, &s->pair[k]);
+        if (st) {
+            dsv4_release(s);
+            return st;
+        }
+    }
+    s->pairs_built = false;
+    return HBG_OK;
+}
+
+void dsv4_release(dsv4_state *s)
+{
+    if (!s)
+        return;
+    for (uint32_t k = 0; k < DSV4_PAIRS; k++) {
+        hbg_bound_destroy(s->pair[k]);
+        s->pair[k] = NULL;
+    }
 }

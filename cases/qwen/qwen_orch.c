@@ -6,6 +6,10 @@
  * pass; every descriptor the 40 boundaries need is built in setup, so a
  * pass only re-reads the 20 caller addresses and patches the views whose
  * buffer moved — no allocation, no formatting, no per-layer arithmetic.
+ * Each layer's boundary is a bound (hbg_bound, include/hbg/graph.h): the
+ * runtime holds its 26 tensors, and a pass sets them again only when one
+ * of the tensors they copy changed, which after the first pass it does
+ * not; a layer's replay then repeats the last pass's without being read.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +61,20 @@ struct qwen_ctx {
     hbg_task t_tiling, t_copy_in, t_norm, t_copy_out;
 
     hbg_arg barg[L][QB_COUNT];
-    uint64_t no_scalars[1];
-    hbg_boundary bnd[L];
+    hbg_bound *bound[L];
+    /* The tensors the bounds copy that a pass writes (alloc_tensors fills
+     * them), as the bounds were last given them; and whether a boundary
+     * tensor changed otherwise since (a caller buffer moved, a fault). */
+    hbg_tensor synced[10];
+    bool stale;
 };
+
+/* The tensors of `synced`, in its order. */
+#define PASS_TENSORS(c)                                                                                        \
+    {                                                                                                          \
+        &(c)->meta, &(c)->ws, &(c)->hid0, &(c)->nrm0, &(c)->hid[0], &(c)->hid[1], &(c)->nrm[0], &(c)->nrm[1], \
+            &(c)->s16, &(c)->s32                                                                               \
+    }
 
 static hbg_tensor shaped(hbg_dtype dt, unsigned nd, uint32_t s0, uint32_t s1, uint32_t s2)
 {
@@ -297,6 +312,7 @@ static void refresh(qwen_ctx *c, hbg_orch *o)
         c->seen_addr[a] = t->addr;
         c->seen_bytes[a] = t->nbytes;
         c->caller[a] = *t;
+        c->stale = true;
         for (uint32_t g = 0; g < LV_COUNT; g++) {
             if (lv_map[g].qa != a)
                 continue;
@@ -312,6 +328,31 @@ static void refresh(qwen_ctx *c, hbg_orch *o)
             c->in_norm0.creator = t->creator;
         }
     }
+}
+
+/* Gives the bounds the tensors their slots name, when one may have
+ * changed since they were last given them: the first pass, a caller
+ * buffer that moved, a heap that gave other addresses. A slot set to what
+ * it holds keeps its bound's stamp (hbg_bound_set). */
+static hbg_status sync_bounds(qwen_ctx *c)
+{
+    const hbg_tensor *now[] = PASS_TENSORS(c);
+    _Static_assert(sizeof now / sizeof now[0] == sizeof c->synced / sizeof c->synced[0], "one copy each");
+    bool moved = c->stale;
+    for (size_t i = 0; i < sizeof now / sizeof now[0] && !moved; i++)
+        moved = memcmp(now[i], &c->synced[i], sizeof c->synced[i]) != 0;
+    if (!moved)
+        return HBG_OK;
+    hbg_status st = HBG_OK;
+    for (uint32_t l = 0; l < L && !st; l++)
+        for (uint32_t k = 0; k < QB_COUNT && !st; k++)
+            st = hbg_bound_set(c->bound[l], k, c->barg[l][k].t, c->barg[l][k].dir);
+    if (st)
+        return st;
+    for (size_t i = 0; i < sizeof now / sizeof now[0]; i++)
+        c->synced[i] = *now[i];
+    c->stale = false;
+    return HBG_OK;
 }
 
 hbg_status qwen_orchestrate(hbg_orch *o, void *vctx)
@@ -336,8 +377,11 @@ hbg_status qwen_orchestrate(hbg_orch *o, void *vctx)
     hbg_submit_task(o, &norm, &id);
     hbg_scope_end(o);
     hbg_alloc_tensors(o, 6, c->alloc1, &id);
+    hbg_status st = sync_bounds(c);
+    if (st)
+        return st;
     for (uint32_t l = 0; l < L; l++)
-        hbg_submit_graph(o, QWEN_LAYER_KEY, qwen_layer, c, &c->bnd[l], 0, &id);
+        hbg_submit_graph_bound(o, QWEN_LAYER_KEY, qwen_layer, c, c->bound[l], NULL, 0, &id);
     hbg_submit_task(o, &c->t_copy_out, &id);
     return hbg_orch_error(o);
 }
@@ -350,6 +394,7 @@ void qwen_ctx_fault(qwen_ctx *c, qwen_fault f)
         c->barg[9][QB_KCACHE].t = &c->lv[LV_KC][8];
         c->barg[9][QB_VCACHE].t = &c->lv[LV_VC][8];
     }
+    c->stale = true;
 }
 
 hbg_status qwen_ctx_create(const qwen_dims *d, qwen_ctx **out)
@@ -455,15 +500,23 @@ hbg_status qwen_ctx_create(const qwen_dims *d, qwen_ctx **out)
         a[QB_META] = (hbg_arg){&c->meta, HBG_INOUT};
         a[QB_S16] = (hbg_arg){&c->s16, HBG_INOUT};
         a[QB_S32] = (hbg_arg){&c->s32, HBG_INOUT};
-        /* No boundary scalars, but a non-NULL pointer: the replay copies
-         * nscalars of them with memcpy, which must not see NULL. */
-        c->bnd[l] = (hbg_boundary){.ntensors = QB_COUNT, .args = a, .scalars = c->no_scalars};
+        /* What the slots hold is set by the first pass (sync_bounds). */
+        hbg_status st = hbg_bound_create(QB_COUNT, a, &c->bound[l]);
+        if (st) {
+            qwen_ctx_destroy(c);
+            return st;
+        }
     }
+    c->stale = true;
     *out = c;
     return HBG_OK;
 }
 
 void qwen_ctx_destroy(qwen_ctx *c)
 {
+    if (!c)
+        return;
+    for (uint32_t l = 0; l < L; l++)
+        hbg_bound_destroy(c->bound[l]);
     free(c);
 }

@@ -708,6 +708,26 @@ static hbg_status replay(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, 
     return HBG_OK;
 }
 
+/* A body sees the call's boundary as it is, and for a bound that is the
+ * bound's own tensors: what the body does to them is a change the bound
+ * has not stamped. After a body that recorded, the bound is compared with
+ * the recorder's snapshot of it, and its stamp moves on if they differ,
+ * so no note taken before stands for what it holds now; after one that
+ * ran inline (no snapshot: an eager pass, which keeps no notes, or a
+ * fallback) the stamp moves on regardless. */
+static hbg_status body_ran(hbg_bound *bd, const hbg__recorder *snap, hbg_status st)
+{
+    if (!bd)
+        return st;
+    bool same = snap != NULL;
+    const hbg_boundary *p = snap ? hbg__rec_passed(snap) : NULL;
+    for (uint32_t k = 0; same && k < bd->n; k++)
+        same = memcmp(&bd->tensors[k], p->args[k].t, sizeof bd->tensors[k]) == 0;
+    if (!same)
+        hbg__bound_restamp(bd);
+    return st;
+}
+
 /* A failure of the call itself (not of its body, which says where it
  * failed) is the outer task's. */
 static hbg_status graph_fail(hbg_orch *o, uint64_t key, hbg_status st)
@@ -717,17 +737,11 @@ static hbg_status graph_fail(hbg_orch *o, uint64_t key, hbg_status st)
     return hbg__orch_fail(o, st);
 }
 
-hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
-                            const hbg_boundary *b, uint32_t flags, hbg_task_id *id)
+/* A call whose boundary's tensors came from bound `bd` (NULL: passed as
+ * such). */
+static hbg_status submit(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
+                         hbg_bound *bd, uint32_t flags, hbg_task_id *id)
 {
-    hbg_task_id dummy_id;
-    if (!id)
-        id = &dummy_id;
-    *id = HBG_TASK_NONE;
-    if (!o)
-        return HBG_E_INVAL;
-    if (!o->in_pass)
-        return HBG_E_STATE;
     if (!body) {
         hbg__why(o, HBG_WHY_NULL_INPUT, -1, 2, 0, 0);
         return graph_fail(o, key, HBG_E_INVAL);
@@ -748,7 +762,10 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         return graph_fail(o, key, HBG_E_WINDOW_FULL);
     }
     if (o->cfg.eager)
-        return graph_fail(o, key, run_inline(o, body, ctx, b));
+        return graph_fail(o, key, body_ran(bd, NULL, run_inline(o, body, ctx, b)));
+    /* Read once, before any body runs: what the call matches and replays
+     * is the bound as it was then. */
+    uint64_t stamp = bd ? bd->stamp : 0;
 
     uint64_t t0 = hbg__op_begin(o, HBG_OP_GRAPH_SUBMIT);
     hbg__memo_at at = hbg__memo_here(o);
@@ -765,7 +782,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
         goto out;
     }
     if (e) {
-        if (!(flags & HBG_GRAPH_CHECK_BODY) && hbg__replay_memo_hit(o, e, b, id)) {
+        if (!(flags & HBG_GRAPH_CHECK_BODY) && hbg__replay_memo_hit(o, e, b, stamp, id)) {
             e->pass = o->pass;
             goto out;
         }
@@ -780,12 +797,12 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
                 o->graph->first_fallback.st = st;
             }
             hbg__why_clear(o);
-            st = run_inline(o, body, ctx, b);
+            st = body_ran(bd, NULL, run_inline(o, body, ctx, b));
             goto out;
         }
         if (!st && (flags & HBG_GRAPH_CHECK_BODY)) {
             ran_body = true;
-            st = check_body(o, e, body, ctx, b, sc.rng);
+            st = body_ran(bd, &o->graph->rec, check_body(o, e, body, ctx, b, sc.rng));
             b = hbg__rec_passed(&o->graph->rec);
         }
         if (st)
@@ -800,7 +817,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
             goto out;
         hbg__boundary_index(&o->graph->rec, b, alias);
         ran_body = true;
-        if ((st = record(o, key, body, ctx, b, sc.rng, alias, &e)))
+        if ((st = body_ran(bd, &o->graph->rec, record(o, key, body, ctx, b, sc.rng, alias, &e))))
             goto out;
         /* The rest of the scan, and the replay, see the boundary as it
          * was passed, not as the body may have left it. */
@@ -811,7 +828,7 @@ hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void
     }
     st = replay(o, e, b, &sc, id);
     if (!st && o->memo && !ran_body)
-        hbg__replay_memo_note(o, e, b, *id, at);
+        hbg__replay_memo_note(o, e, b, stamp, *id, at);
 out:
     /* A refused call's scan may have written boundary records past the
      * live count (a rolled-back outer task counted itself). */
@@ -820,6 +837,50 @@ out:
     if (o->timing)
         hbg__op_end(o, HBG_OP_GRAPH_SUBMIT, t0, *id == HBG_TASK_NONE ? 0 : *id);
     return graph_fail(o, key, st);
+}
+
+/* What every Graph call checks first; *id is HBG_TASK_NONE until the
+ * call makes its outer task. */
+static hbg_status call_begins(const hbg_orch *o, hbg_task_id *id)
+{
+    *id = HBG_TASK_NONE;
+    if (!o)
+        return HBG_E_INVAL;
+    return o->in_pass ? HBG_OK : HBG_E_STATE;
+}
+
+hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
+                            const hbg_boundary *b, uint32_t flags, hbg_task_id *id)
+{
+    hbg_task_id dummy_id;
+    hbg_status st = call_begins(o, id ? id : &dummy_id);
+    return st ? st : submit(o, key, body, ctx, b, NULL, flags, id ? id : &dummy_id);
+}
+
+hbg_status hbg_submit_graph_bound(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
+                                  const hbg_bound *bd, const hbg_boundary *rest, uint32_t flags,
+                                  hbg_task_id *id)
+{
+    hbg_task_id dummy_id;
+    if (!id)
+        id = &dummy_id;
+    hbg_status st = call_begins(o, id);
+    if (st)
+        return st;
+    if (!bd) {
+        hbg__why(o, HBG_WHY_NULL_INPUT, -1, 3, 0, 0);
+        return graph_fail(o, key, HBG_E_INVAL);
+    }
+    if (rest && (rest->ntensors || rest->args)) {
+        hbg__why(o, HBG_WHY_BOUND_REST, -1, rest->ntensors, 0, 0);
+        return graph_fail(o, key, HBG_E_INVAL);
+    }
+    hbg_boundary b = rest ? *rest : (hbg_boundary){0};
+    b.ntensors = bd->n;
+    b.args = bd->args;
+    /* The stamp is the runtime's to keep, a bound const to its caller
+     * all the same: body_ran may have to move it on. */
+    return submit(o, key, body, ctx, &b, (hbg_bound *)(uintptr_t)bd, flags, id);
 }
 
 uint32_t hbg_orch_def_count(const hbg_orch *o)

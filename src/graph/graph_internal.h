@@ -256,6 +256,17 @@ static inline hbg__btab_ent *hbg__btab_probe(hbg__recorder *r, uint64_t addr)
     return &r->btab[i];
 }
 
+/* A bound boundary (bound.c): its tensors, the arguments that point at
+ * them, and the stamp of what it holds now (never 0, never reused). */
+struct hbg_bound {
+    uint64_t stamp;
+    uint32_t n;
+    hbg_tensor *tensors;
+    hbg_arg *args;
+};
+/* A new stamp for what bd holds. */
+void hbg__bound_restamp(hbg_bound *bd);
+
 /* The Definition image behind a def table entry of this pass, for
  * graph_upload. */
 static inline const hbg_def_header *hbg__def_image(const hbg_orch *o, uint32_t deftab_index)
@@ -266,9 +277,10 @@ static inline const hbg_def_header *hbg__def_image(const hbg_orch *o, uint32_t d
 /* The task memo's replays (replaymemo.c, orch/taskmemo.h): whether the
  * replay of e at the next window slot repeats the last pass's there, and
  * then it is made (*id set); and the note of one made the full way, from
- * `at`. */
-bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, hbg_task_id *id);
-void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, const hbg_boundary *b, uint32_t tid,
+ * `at`. `stamp`: the stamp of the bound the boundary's tensors came from,
+ * as the call read it, or 0 for a boundary passed as such. */
+bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, uint64_t stamp, hbg_task_id *id);
+void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, const hbg_boundary *b, uint64_t stamp, uint32_t tid,
                            hbg__memo_at at);
 
 #endif

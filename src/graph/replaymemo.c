@@ -18,7 +18,10 @@
  * size and offset against the slot's image record, and the two fields
  * neither holds (creator, reserved2) against memo_bx, kept beside the
  * boundary image. The written slots' copies in the image are then the
- * same bytes too.
+ * same bytes too. A boundary from a bound (bound.c) is not read at all:
+ * the note keeps the bound's stamp, and a call that passes a bound with
+ * that stamp passes the tensors and directions the noted call did (a
+ * stamp names one content, of one bound, for the life of the process).
  *
  * Recording is never skipped: a call that records (the first of its key in
  * a pass that re-records) takes the full path; the replays after it are
@@ -51,11 +54,13 @@ static bool layout_is(const hbg_tensor *t, const hbg__bslot *p)
  * copies them too. A decode step's replays differ from the last pass's
  * there alone (the step's position). */
 static bool same_boundary(const hbg_orch *o, const hbg__memo *m, const hbg__def_entry *e, const hbg_boundary *b,
-                          const hbg_img_task *d, const hbg_img_replay *rp)
+                          uint64_t stamp, const hbg_img_task *d, const hbg_img_replay *rp)
 {
     if (b->ntensors != e->sig.nbt || b->nscalars != e->sig.nbs || b->ndeps != m->ndeps ||
         !hbg__memo_deps_lead(o, d, b->deps, b->ndeps))
         return false;
+    if (stamp)
+        return m->u.r.bound == stamp;
     const hbg_img_btensor *bt = o->img.btensors + rp->btensor_off;
     const uint64_t *bx = o->graph->memo_bx + rp->btensor_off;
     for (uint32_t k = 0; k < b->ntensors; k++) {
@@ -72,7 +77,7 @@ static bool same_boundary(const hbg_orch *o, const hbg__memo *m, const hbg__def_
 /* The gen alone names the Definition: gens are never reused, across
  * entries either, and an entry under another key has another image (the
  * key is in its header) and so another gen. */
-bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, hbg_task_id *id)
+bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, uint64_t stamp, hbg_task_id *id)
 {
     struct hbg__graph *g = o->graph;
     uint32_t n = o->img.ntasks;
@@ -80,7 +85,7 @@ bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b,
         return false;
     hbg__memo *m = &o->memo[n];
     const hbg_img_task *d = &o->img.tasks[n];
-    if (d->kind != HBG_TASK_REPLAY || m->u.gen != e->gen || d->fanin_off != o->img.nfanin ||
+    if (d->kind != HBG_TASK_REPLAY || m->u.r.gen != e->gen || d->fanin_off != o->img.nfanin ||
         d->tensor_off != o->img.ntensor || d->scalar_off != o->img.nscalar || d->replay != o->img.nreplay)
         return false;
     const hbg_img_replay *rp = &o->img.replays[d->replay];
@@ -89,7 +94,7 @@ bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b,
      * the full path, and the record must name the index it would. */
     bool add = e->deftab_stamp_pass != o->pass;
     if (rp->task != n || rp->btensor_off != o->img.nbtensor || rp->bscalar_off != o->img.nbscalar ||
-        rp->def != (add ? o->img.ndeftab : e->deftab_index) || !same_boundary(o, m, e, b, d, rp))
+        rp->def != (add ? o->img.ndeftab : e->deftab_index) || !same_boundary(o, m, e, b, stamp, d, rp))
         return false;
 
     /* The replay, as the full path would make it (graph.c's replay()). */
@@ -110,7 +115,8 @@ bool hbg__replay_memo_hit(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b,
     return true;
 }
 
-void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, const hbg_boundary *b, uint32_t tid, hbg__memo_at at)
+void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, const hbg_boundary *b, uint64_t stamp, uint32_t tid,
+                           hbg__memo_at at)
 {
     struct hbg__graph *g = o->graph;
     const hbg_img_task *d = &o->img.tasks[tid];
@@ -128,6 +134,7 @@ void hbg__replay_memo_note(hbg_orch *o, const hbg__def_entry *e, const hbg_bound
     uint64_t *bx = g->memo_bx + o->img.replays[d->replay].btensor_off;
     for (uint32_t k = 0; k < b->ntensors; k++)
         bx[k] = extra_of(b->args[k].t);
-    m->u.gen = e->gen;
+    m->u.r.gen = e->gen;
+    m->u.r.bound = stamp;
     m->ndeps = (uint16_t)b->ndeps;
 }

@@ -126,7 +126,14 @@ static void reason(msgbuf *m, const hbg__fault *f)
             (unsigned long long)n[0]);
         break;
     case HBG_WHY_NULL_INPUT:
-        put(m, "no %s (NULL)", n[0] == 0 ? "task" : n[0] == 1 ? "list of tensors to allocate" : "body function");
+        put(m, "no %s (NULL)",
+            n[0] == 0   ? "task"
+            : n[0] == 1 ? "list of tensors to allocate"
+            : n[0] == 2 ? "body function"
+                        : "bound");
+        break;
+    case HBG_WHY_BOUND_REST:
+        put(m, "`rest` names %lld tensors (or a tensor list); a bound call's tensors are the bound's", (long long)n[0]);
         break;
     case HBG_WHY_SCOPE_MODE:
         put(m, "scope mode %lld is neither HBG_SCOPE_AUTO nor HBG_SCOPE_MANUAL", (long long)n[0]);

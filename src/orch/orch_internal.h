@@ -106,7 +106,8 @@ typedef enum hbg__why_code {
     HBG_WHY_PRED_NO_BUFFER, /* the predicate's tensor has addr 0 */
     HBG_WHY_REC_BUFFER,   /* n0: a body's own buffer, used outside it */
     HBG_WHY_NULL_ARRAY,   /* n1 items of kind n0 (hbg__count) but a NULL array */
-    HBG_WHY_NULL_INPUT,   /* n0: 0 the task, 1 the tensor list, 2 the body function */
+    HBG_WHY_NULL_INPUT,   /* n0: 0 the task, 1 the tensor list, 2 the body function, 3 the bound */
+    HBG_WHY_BOUND_REST,   /* a bound call's `rest` has tensors (n0 of them) */
     HBG_WHY_SCOPE_MODE,   /* n0 the mode given */
     HBG_WHY_PRED,         /* the predicate: n0 what (hbg__pred_fault), n1, n2 */
 } hbg__why_code;

@@ -53,7 +53,10 @@
 typedef struct hbg__memo {
     union {
         uint64_t dirs[2]; /* a kernel task: 3 bits per argument (21 per word) */
-        uint32_t gen;     /* a replay: its Definition entry's gen (replaymemo.c) */
+        struct {
+            uint32_t gen;   /* a replay: its Definition entry's gen (replaymemo.c) */
+            uint64_t bound; /* and its bound's stamp, 0 for a boundary passed as such */
+        } r;
     } u;
     uint64_t heap0, heap1;   /* heap fill before and after */
     uint32_t stamp;          /* the pass (node memo: capture) that noted it, low 32 bits */

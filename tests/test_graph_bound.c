@@ -1,0 +1,280 @@
+/* Bound boundaries (src/graph/bound.c): a Graph call given a bound binds
+ * exactly as one given the same tensors as a boundary, and its replay is
+ * answered from the task memo by the bound's stamp, which moves with
+ * every change to what the bound holds (hbg_bound_set, or a body that
+ * changes its boundary's tensors) and with nothing else. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "hbg/graph.h"
+#include "support/orch_fixture.h"
+
+static hbg_tensor x, y;
+
+static hbg_orch *orch(bool keep)
+{
+    hbg__orch_config cfg = {
+        .task_window = 64, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20, .keep_definitions = keep};
+    hbg_orch *o;
+    assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
+    return o;
+}
+
+/* Reads slot 0 into a temporary, and writes slot 1 from it. With
+ * `toggle` set, it then moves slot 0's view to the other of two rows: a
+ * body that changes the boundary it was passed. */
+static bool toggle;
+
+static hbg_status body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    uint32_t sh[2] = {1, 8};
+    hbg_tensor tmp = hbg_tensor_desc(HBG_F32, 2, sh);
+    hbg_arg a0[] = {{b->args[0].t, HBG_IN}, {&tmp, HBG_OUT_ALLOC}};
+    hbg_arg a1[] = {{&tmp, HBG_IN}, {b->args[1].t, HBG_INOUT}};
+    hbg_task_id id;
+    hbg_status st = fx_task(o, 2, a0, &id);
+    if (!st)
+        st = fx_task(o, 2, a1, &id);
+    if (toggle)
+        b->args[0].t->offset ^= 8;
+    return st;
+}
+
+/* One pass of `calls` Graph calls, each passed v[0], v[1] as a boundary
+ * (bd NULL) or the bound; returns the memo's answers in the pass. */
+static uint64_t pass(hbg_orch *o, hbg_tensor *v, hbg_bound *bd, int calls)
+{
+    hbg_arg a[] = {{&v[0], HBG_IN}, {&v[1], HBG_INOUT}};
+    hbg_boundary b = {.ntensors = 2, .args = a};
+    uint64_t h0 = o->memo_hits;
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    for (int c = 0; c < calls; c++) {
+        hbg_task_id id;
+        hbg_status st = bd ? hbg_submit_graph_bound(o, 9, body, NULL, bd, NULL, 0, &id)
+                           : hbg_submit_graph(o, 9, body, NULL, &b, 0, &id);
+        assert_int_equal(st, HBG_OK);
+        assert_int_equal(id, (hbg_task_id)c);
+    }
+    assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+    return o->memo_hits - h0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    x = fx_buf(0x10000, 8, 8);
+    y = fx_buf(0x20000, 8, 8);
+    toggle = false;
+    return 0;
+}
+
+/* Kept and re-recorded Definitions: the same images as calls passed the
+ * tensors, and every replay answered from the third pass on (the second
+ * notes; with re-recorded Definitions each pass's first call records). */
+static void a_bound_call_binds_as_a_boundary_call(void **state)
+{
+    (void)state;
+    for (int keep = 0; keep < 2; keep++) {
+        hbg_orch *plain = orch(keep), *held = orch(keep);
+        hbg_tensor v[2] = {fx_tile(&x, 0, 0, 1, 8), fx_tile(&y, 2, 0, 1, 8)};
+        hbg_arg a[] = {{&v[0], HBG_IN}, {&v[1], HBG_INOUT}};
+        hbg_bound *bd;
+        assert_int_equal(hbg_bound_create(2, a, &bd), HBG_OK);
+        uint64_t hits[4];
+        for (int p = 0; p < 4; p++) {
+            pass(plain, v, NULL, 3);
+            hits[p] = pass(held, v, bd, 3);
+            fx_same_images(plain, held);
+        }
+        assert_int_equal(hits[0], 0);
+        assert_int_equal(hits[1], 0);
+        assert_int_equal(hits[2], keep ? 3 : 2);
+        assert_int_equal(hits[3], keep ? 3 : 2);
+        hbg_bound_destroy(bd);
+        hbg__orch_destroy(plain);
+        hbg__orch_destroy(held);
+    }
+}
+
+/* A slot set to other tensors is a call the memo does not answer, and
+ * binds what the bound holds now; set back to its first bytes it is a
+ * new content all the same (a stamp is never reused), and a slot set to
+ * the bytes it holds is no change at all. */
+static void a_set_slot_is_a_new_boundary(void **state)
+{
+    (void)state;
+    hbg_orch *plain = orch(true), *held = orch(true);
+    hbg_tensor v[2] = {fx_tile(&x, 0, 0, 1, 8), fx_tile(&y, 2, 0, 1, 8)};
+    hbg_arg a[] = {{&v[0], HBG_IN}, {&v[1], HBG_INOUT}};
+    hbg_bound *bd;
+    assert_int_equal(hbg_bound_create(2, a, &bd), HBG_OK);
+    for (int p = 0; p < 3; p++)
+        pass(plain, v, NULL, 1), pass(held, v, bd, 1);
+    uint64_t s0 = bd->stamp;
+    assert_int_equal(hbg_bound_set(bd, 0, &v[0], HBG_IN), HBG_OK);
+    assert_true(bd->stamp == s0);
+    assert_int_equal(pass(held, v, bd, 1), 1);
+    pass(plain, v, NULL, 1);
+    fx_same_images(plain, held);
+
+    hbg_tensor moved = fx_tile(&x, 5, 0, 1, 8);
+    assert_int_equal(hbg_bound_set(bd, 0, &moved, HBG_IN), HBG_OK);
+    assert_true(bd->stamp != s0);
+    hbg_tensor w[2] = {moved, v[1]};
+    assert_int_equal(pass(held, w, bd, 1), 0);
+    pass(plain, w, NULL, 1);
+    fx_same_images(plain, held);
+    assert_int_equal(held->img.ntensor, 1); /* the INOUT slot's copy */
+
+    assert_int_equal(hbg_bound_set(bd, 0, &v[0], HBG_IN), HBG_OK);
+    assert_true(bd->stamp != s0);
+    assert_int_equal(pass(held, v, bd, 1), 0);
+    pass(plain, v, NULL, 1);
+    fx_same_images(plain, held);
+    assert_int_equal(pass(held, v, bd, 1), 1);
+    hbg_bound_destroy(bd);
+    hbg__orch_destroy(plain);
+    hbg__orch_destroy(held);
+}
+
+/* A body that moves its boundary's view changes what the bound holds:
+ * each pass's recording call leaves slot 0 on the other row, and the
+ * replays after it must bind that row, as calls passed the caller's
+ * tensors do. Had the stamp stayed, the second pass's replays would be
+ * answered with the first's row. */
+static void a_body_that_changes_its_bound(void **state)
+{
+    (void)state;
+    toggle = true;
+    hbg_orch *plain = orch(false), *held = orch(false);
+    hbg_tensor v[2] = {fx_tile(&x, 0, 0, 1, 8), fx_tile(&y, 2, 0, 1, 8)};
+    hbg_arg a[] = {{&v[0], HBG_IN}, {&v[1], HBG_INOUT}};
+    hbg_bound *bd;
+    assert_int_equal(hbg_bound_create(2, a, &bd), HBG_OK);
+    for (int p = 0; p < 5; p++) {
+        uint64_t s0 = bd->stamp;
+        pass(plain, v, NULL, 3);
+        pass(held, v, bd, 3);
+        fx_same_images(plain, held);
+        assert_true(bd->stamp != s0);
+        uint32_t n;
+        const hbg_arg *ba = hbg_bound_args(bd, &n);
+        assert_int_equal(n, 2);
+        assert_memory_equal(ba[0].t, &v[0], sizeof v[0]);
+    }
+    hbg_bound_destroy(bd);
+    hbg__orch_destroy(plain);
+    hbg__orch_destroy(held);
+}
+
+/* The scalars and dependencies come from `rest`, as a boundary's do. */
+static hbg_status scalar_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    int16_t slots[1] = {0};
+    uint64_t sc[1] = {0};
+    hbg_arg a[] = {{b->args[0].t, HBG_INOUT}};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1,
+                  .ntensors = 1, .args = a, .nscalars = 1, .scalars = sc, .scalar_slots = slots};
+    hbg_task_id id;
+    return hbg_submit_task(o, &t, &id);
+}
+
+static void rest_gives_scalars_and_deps(void **state)
+{
+    (void)state;
+    hbg_orch *plain = orch(true), *held = orch(true);
+    hbg_tensor v = fx_tile(&x, 1, 0, 1, 8), other = fx_tile(&y, 0, 0, 1, 8);
+    hbg_arg a[] = {{&v, HBG_INOUT}};
+    hbg_bound *bd;
+    assert_int_equal(hbg_bound_create(1, a, &bd), HBG_OK);
+    for (int p = 0; p < 4; p++) {
+        hbg_orch *os[2] = {plain, held};
+        for (int k = 0; k < 2; k++) {
+            hbg__orch_begin_pass(os[k], FAKE_HEAP_BASE, NULL, 0);
+            hbg_arg oa[] = {{&other, HBG_INOUT}};
+            hbg_task_id first, id;
+            assert_int_equal(fx_task(os[k], 1, oa, &first), HBG_OK);
+            uint64_t sc[1] = {100 + (uint64_t)p}; /* a step's position: new every pass */
+            hbg_boundary b = {.ntensors = 1, .args = a, .nscalars = 1, .scalars = sc, .ndeps = 1, .deps = &first};
+            hbg_boundary rest = {.nscalars = 1, .scalars = sc, .ndeps = 1, .deps = &first};
+            assert_int_equal(k ? hbg_submit_graph_bound(held, 4, scalar_body, NULL, bd, &rest, 0, &id)
+                               : hbg_submit_graph(plain, 4, scalar_body, NULL, &b, 0, &id),
+                             HBG_OK);
+            assert_true(fx_has_edge(os[k], first, id));
+            assert_int_equal(hbg__orch_end_pass(os[k]), HBG_OK);
+        }
+        fx_same_images(plain, held);
+        assert_int_equal(held->img.bscalars[0], 100 + (uint64_t)p);
+    }
+    assert_int_equal(held->memo_hits, plain->memo_hits);
+    assert_true(held->memo_hits >= 2);
+    hbg_bound_destroy(bd);
+    hbg__orch_destroy(plain);
+    hbg__orch_destroy(held);
+}
+
+static void bad_arguments_are_refused(void **state)
+{
+    (void)state;
+    hbg_tensor v = fx_tile(&x, 0, 0, 1, 8);
+    hbg_arg ok[1] = {{&v, HBG_IN}}, none[1] = {{NULL, HBG_IN}}, alloc[1] = {{&v, HBG_OUT_ALLOC}};
+    hbg_arg wide[HBG_MAX_BOUNDARY_TENSORS + 1];
+    for (uint32_t k = 0; k <= HBG_MAX_BOUNDARY_TENSORS; k++)
+        wide[k] = ok[0];
+    hbg_bound *bd = (hbg_bound *)&v;
+    assert_int_equal(hbg_bound_create(HBG_MAX_BOUNDARY_TENSORS + 1, wide, &bd), HBG_E_BOUNDARY_TOO_WIDE);
+    assert_null(bd);
+    assert_int_equal(hbg_bound_create(1, none, &bd), HBG_E_INVAL);
+    assert_int_equal(hbg_bound_create(1, alloc, &bd), HBG_E_INVAL);
+    assert_int_equal(hbg_bound_create(1, NULL, &bd), HBG_E_INVAL);
+    assert_int_equal(hbg_bound_create(1, ok, NULL), HBG_E_INVAL);
+    assert_int_equal(hbg_bound_create(HBG_MAX_BOUNDARY_TENSORS, wide, &bd), HBG_OK);
+    hbg_bound_destroy(bd);
+    assert_int_equal(hbg_bound_create(1, ok, &bd), HBG_OK);
+    uint64_t s0 = bd->stamp;
+    assert_int_equal(hbg_bound_set(bd, 1, &v, HBG_IN), HBG_E_INVAL);
+    assert_int_equal(hbg_bound_set(bd, 0, NULL, HBG_IN), HBG_E_INVAL);
+    assert_int_equal(hbg_bound_set(bd, 0, &v, HBG_NO_DEP), HBG_E_INVAL);
+    assert_int_equal(hbg_bound_set(NULL, 0, &v, HBG_IN), HBG_E_INVAL);
+    assert_true(bd->stamp == s0);
+    uint32_t n = 7;
+    assert_null(hbg_bound_args(NULL, &n));
+    assert_int_equal(n, 0);
+    hbg_bound_destroy(NULL);
+
+    hbg_orch *o = orch(false);
+    hbg_task_id id = 5;
+    assert_int_equal(hbg_submit_graph_bound(o, 3, body, NULL, bd, NULL, 0, &id), HBG_E_STATE);
+    assert_int_equal(id, HBG_TASK_NONE);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_submit_graph_bound(o, 3, body, NULL, NULL, NULL, 0, &id), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "task 0 (graph key 0x3): no bound (NULL)");
+    assert_int_equal(hbg__orch_end_pass(o), HBG_E_INVAL);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0); /* the first failure of a pass is the one named */
+    hbg_boundary rest = {.ntensors = 1, .args = ok};
+    assert_int_equal(hbg_submit_graph_bound(o, 3, body, NULL, bd, &rest, 0, &id), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 0 (graph key 0x3): `rest` names 1 tensors (or a tensor list); a bound call's tensors "
+                        "are the bound's");
+    hbg__orch_end_pass(o);
+    hbg__orch_destroy(o);
+    hbg_bound_destroy(bd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(a_bound_call_binds_as_a_boundary_call, setup),
+        cmocka_unit_test_setup(a_set_slot_is_a_new_boundary, setup),
+        cmocka_unit_test_setup(a_body_that_changes_its_bound, setup),
+        cmocka_unit_test_setup(rest_gives_scalars_and_deps, setup),
+        cmocka_unit_test_setup(bad_arguments_are_refused, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
