@@ -19,6 +19,9 @@
 #   ROUNDS=N          bind passes per run, the first cold (default 4)
 #   OUT=DIR           where the logs, fit.txt and fit.svg go (default
 #                     outputs/scaling_<UTC time>; must not exist)
+#   BOUND=0|1         1: every run passes synth --bound 1, each replay's
+#                     tensors held in a bound (hbg_bound) instead of
+#                     passed as a boundary (default 0)
 # Every run is `hbg run synth --mode numbers` (breakdown on, device run
 # skipped, Definitions re-recorded every pass so recorded nodes count).
 # Nodes sweep 4..4000 (a Definition holds at most 4096); boundary sweeps
@@ -29,6 +32,8 @@ hbg=$build/hbg
 [ -x "$hbg" ] || { echo "bench_scaling.sh: $hbg is not built" >&2; exit 2; }
 scale=${SCALE:-full}
 rounds=${ROUNDS:-4}
+bound=${BOUND:-0}
+case $bound in 0 | 1) ;; *) echo "bench_scaling.sh: BOUND is 0 or 1, not '$bound'" >&2; exit 2 ;; esac
 out=${OUT:-outputs/scaling_$(date -u +%Y%m%d-%H%M%S)}
 case $scale in
     full) tasks="1000 3000 10000 30000 100000 300000 1000000"; replays="10 30 100 300 1000 3000 10000" ;;
@@ -46,7 +51,7 @@ run() {
     local name=$1 size=$2
     shift 2
     local log="$out/${name}_$size.log"
-    "$hbg" run synth "$@" --mode numbers --rounds "$rounds" -o "$log" >/dev/null
+    "$hbg" run synth "$@" --bound "$bound" --mode numbers --rounds "$rounds" -o "$log" >/dev/null
     local min
     min=$("$hbg" phases "$log" --format csv | awk -F, '$1 == "total" {print $3}')
     echo "$name $size $min" >>"$out/points"
@@ -54,7 +59,7 @@ run() {
 }
 
 start=$(date +%s)
-echo "synth sweeps ($scale, $rounds rounds each; base: --tasks 1000 --graph-nodes 100 --replays 10 --boundary 8 --fanin 2)"
+echo "synth sweeps ($scale, $rounds rounds each; base: --tasks 1000 --graph-nodes 100 --replays 10 --boundary 8 --fanin 2 --bound $bound)"
 echo "  sweep    size        cheapest warm control plane"
 for n in $tasks; do run tasks "$n" --tasks "$n"; done
 for m in $nodes; do run nodes "$m" --graph-nodes "$m"; done

@@ -46,6 +46,7 @@ static void test_params_and_defaults(void **state)
     assert_int_equal(hbg_case_param_index(&hbg_case_synth, "replays"), SYN_P_REPLAYS);
     assert_int_equal(hbg_case_param_index(&hbg_case_synth, "boundary"), SYN_P_BOUNDARY);
     assert_int_equal(hbg_case_param_index(&hbg_case_synth, "fanin"), SYN_P_FANIN);
+    assert_int_equal(hbg_case_param_index(&hbg_case_synth, "bound"), SYN_P_BOUND);
     assert_int_equal(hbg_case_param_index(&hbg_case_synth, "tile-unit"), -1);
     assert_int_equal(hbg_case_param_index(hbg_case_find("qwen"), "tasks"), -1);
     hbg_case_env env;
@@ -56,6 +57,7 @@ static void test_params_and_defaults(void **state)
     assert_int_equal(p.replays, 10);
     assert_int_equal(p.boundary, 8);
     assert_int_equal(p.fanin, 2);
+    assert_int_equal(p.bound, 0);
     /* 1000 tasks: 8 buffers, one alloc; 1011 tasks; 8 x 2 KB + 10 x 99 x 64 B + 1 MB */
     hbg_case_pools pools;
     char msg[256];
@@ -77,74 +79,85 @@ static void test_params_and_defaults(void **state)
 /* Three binds over a fake address space: every count exact, every pass;
  * the third follows the journal the second wrote (sized by the case),
  * and the memo answers all but the recording call. */
+/* Three passes of the case on orchestrators over a fake heap, its
+ * replays passed as boundaries and, beside it, in bounds (--bound 1):
+ * the counts the docs give, and the two images the same byte for byte. */
 static void check_counts(uint32_t N, uint32_t M, uint32_t R, uint32_t B, uint32_t F)
 {
-    hbg_case_env env = env_of(N, M, R, B, F);
     hbg_case_pools pools;
     char msg[256];
-    assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &env, &pools, msg, sizeof msg), HBG_OK);
     uint32_t chunks = (N + 127) / 128, allocs = (chunks + 31) / 32;
-    assert_int_equal(pools.task_window, N + R + allocs);
-
-    hbg_kernel_table *kt;
-    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
-    hbg_program prog;
-    void *state;
-    assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &state), HBG_OK);
-    assert_int_equal(prog.nargs, 2);
-    assert_int_equal(prog.args[1].layout.nbytes, (uint64_t)(R + 1) * 16);
-    hbg__orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = pools.heap_bytes,
-                           .task_window = pools.task_window, .journal_calls = pools.journal_calls, .nranks = 1};
-    hbg_orch *o;
-    assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
-    hbg__orch_set_timing(o, true, NULL);
+    hbg_kernel_table *kt[2];
+    hbg_program prog[2];
+    void *state[2];
+    hbg_orch *os[2];
+    for (int v = 0; v < 2; v++) {
+        hbg_case_env env = env_of(N, M, R, B, F);
+        env.param[SYN_P_BOUND] = (uint64_t)v;
+        assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &env, &pools, msg, sizeof msg), HBG_OK);
+        assert_int_equal(pools.task_window, N + R + allocs);
+        assert_int_equal(hbg_kernel_table_create(&kt[v]), HBG_OK);
+        assert_int_equal(hbg_case_synth.setup(&env, kt[v], &prog[v], &state[v]), HBG_OK);
+        assert_int_equal(prog[v].nargs, 2);
+        assert_int_equal(prog[v].args[1].layout.nbytes, (uint64_t)(R + 1) * 16);
+        hbg__orch_config cfg = {.heap_base = FAKE_HEAP_BASE, .heap_bytes = pools.heap_bytes,
+                               .task_window = pools.task_window, .journal_calls = pools.journal_calls, .nranks = 1};
+        assert_int_equal(hbg__graph_orch_create(&cfg, &os[v]), HBG_OK);
+        hbg__orch_set_timing(os[v], true, NULL);
+    }
     hbg_tensor args[2];
     for (uint32_t i = 0; i < 2; i++) {
-        args[i] = prog.args[i].layout;
+        args[i] = prog[0].args[i].layout;
         args[i].addr = 0x4000000000ull + (uint64_t)i * (1ull << 30);
     }
     for (int pass = 0; pass < 3; pass++) {
-        uint64_t hits = o->memo_hits;
-        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, args, 2);
-        assert_int_equal(prog.orch(o, prog.ctx), HBG_OK);
-        assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
-        assert_false(pass && o->map.j.stopped);
-        assert_int_equal(o->memo_hits - hits, pass < 2 ? 0 : N + allocs + (R ? R - 1 : 0));
-        assert_int_equal(hbg_orch_task_count(o), N + R + allocs);
-        uint32_t kernel = 0, alloc = 0, rep = 0;
-        for (uint32_t i = 0; i < hbg_orch_task_count(o); i++) {
-            kernel += o->img.tasks[i].kind == HBG_TASK_KERNEL;
-            alloc += o->img.tasks[i].kind == HBG_TASK_ALLOC;
-            rep += o->img.tasks[i].kind == HBG_TASK_REPLAY;
+        for (int v = 0; v < 2; v++) {
+            hbg_orch *o = os[v];
+            uint64_t hits = o->memo_hits;
+            hbg__orch_begin_pass(o, FAKE_HEAP_BASE, args, 2);
+            assert_int_equal(prog[v].orch(o, prog[v].ctx), HBG_OK);
+            assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+            assert_false(pass && o->map.j.stopped);
+            assert_int_equal(o->memo_hits - hits, pass < 2 ? 0 : N + allocs + (R ? R - 1 : 0));
+            assert_int_equal(hbg_orch_task_count(o), N + R + allocs);
+            uint32_t kernel = 0, alloc = 0, rep = 0;
+            for (uint32_t i = 0; i < hbg_orch_task_count(o); i++) {
+                kernel += o->img.tasks[i].kind == HBG_TASK_KERNEL;
+                alloc += o->img.tasks[i].kind == HBG_TASK_ALLOC;
+                rep += o->img.tasks[i].kind == HBG_TASK_REPLAY;
+            }
+            assert_int_equal(kernel, N);
+            assert_int_equal(alloc, allocs);
+            assert_int_equal(rep, R);
+            /* the per-operation counts the log's host-orch lines carry */
+            assert_int_equal(o->ops[HBG_OP_SUBMIT_TASK - HBG_SEGMENT_COUNT].count, N);
+            assert_int_equal(o->ops[HBG_OP_ALLOC_TENSORS - HBG_SEGMENT_COUNT].count, allocs);
+            assert_int_equal(o->ops[HBG_OP_RECORD_NODE - HBG_SEGMENT_COUNT].count, R ? M : 0);
+            assert_int_equal(o->ops[HBG_OP_GRAPH_SUBMIT - HBG_SEGMENT_COUNT].count, R);
+            assert_int_equal(o->img.nbtensor, R * B);
+            assert_int_equal(o->img.nreplay, R);
+            assert_int_equal(hbg_orch_def_count(o), R ? 1 : 0);
+            if (R) {
+                hbg_def_info di;
+                assert_int_equal(hbg_orch_def_info(o, 0, &di), HBG_OK);
+                assert_int_equal(di.nodes, M);
+                assert_int_equal(di.by_kind[HBG_NODE_AIC], M);
+                assert_int_equal(di.boundary_tensors, B);
+                assert_int_equal(di.boundary_in, B - 1);
+                assert_int_equal(di.boundary_out, 1);
+                assert_int_equal(di.boundary_scalars, 0);
+                assert_int_equal(di.heap_bytes, (uint64_t)(M - 1) * 64);
+            }
+            /* everything the pass carved fits the heap the case asked for */
+            assert_true(hbg_orch_heap_used(o) <= pools.heap_bytes);
         }
-        assert_int_equal(kernel, N);
-        assert_int_equal(alloc, allocs);
-        assert_int_equal(rep, R);
-        /* the per-operation counts the log's host-orch lines carry */
-        assert_int_equal(o->ops[HBG_OP_SUBMIT_TASK - HBG_SEGMENT_COUNT].count, N);
-        assert_int_equal(o->ops[HBG_OP_ALLOC_TENSORS - HBG_SEGMENT_COUNT].count, allocs);
-        assert_int_equal(o->ops[HBG_OP_RECORD_NODE - HBG_SEGMENT_COUNT].count, R ? M : 0);
-        assert_int_equal(o->ops[HBG_OP_GRAPH_SUBMIT - HBG_SEGMENT_COUNT].count, R);
-        assert_int_equal(o->img.nbtensor, R * B);
-        assert_int_equal(o->img.nreplay, R);
-        assert_int_equal(hbg_orch_def_count(o), R ? 1 : 0);
-        if (R) {
-            hbg_def_info di;
-            assert_int_equal(hbg_orch_def_info(o, 0, &di), HBG_OK);
-            assert_int_equal(di.nodes, M);
-            assert_int_equal(di.by_kind[HBG_NODE_AIC], M);
-            assert_int_equal(di.boundary_tensors, B);
-            assert_int_equal(di.boundary_in, B - 1);
-            assert_int_equal(di.boundary_out, 1);
-            assert_int_equal(di.boundary_scalars, 0);
-            assert_int_equal(di.heap_bytes, (uint64_t)(M - 1) * 64);
-        }
-        /* everything the pass carved fits the heap the case asked for */
-        assert_true(hbg_orch_heap_used(o) <= pools.heap_bytes);
+        fx_same_images(os[0], os[1]);
     }
-    hbg__orch_destroy(o);
-    hbg_case_synth.teardown(state);
-    hbg_kernel_table_destroy(kt);
+    for (int v = 0; v < 2; v++) {
+        hbg__orch_destroy(os[v]);
+        hbg_case_synth.teardown(state[v]);
+        hbg_kernel_table_destroy(kt[v]);
+    }
 }
 
 static void test_counts(void **state)
@@ -286,7 +299,7 @@ static void test_caps(void **state)
 static void test_memory_estimate(void **state)
 {
     (void)state;
-    syn_params p = {1000, 100, 10, 8, 2};
+    syn_params p = {1000, 100, 10, 8, 2, 0};
     syn_counts n;
     char msg[320];
     assert_int_equal(syn_count(&p, &n, msg, sizeof msg), HBG_OK);
@@ -304,12 +317,12 @@ static void test_memory_estimate(void **state)
     assert_int_equal(m.runtime, 35974912);
     assert_int_equal(m.device + m.golden, 0);
     /* a golden past its own window cap refuses before it allocates */
-    p = (syn_params){10, 4096, 1000, 1, 0};
+    p = (syn_params){10, 4096, 1000, 1, 0, 0};
     assert_int_equal(syn_count(&p, &n, msg, sizeof msg), HBG_OK);
     assert_int_equal(syn_host_bytes(&p, &n, true, true).golden, 0);
 
     /* the check, at the boundary and with its message */
-    p = (syn_params){1000, 100, 10, 8, 2};
+    p = (syn_params){1000, 100, 10, 8, 2, 0};
     uint64_t all = 35974912ull + 1309440 + 1472736;
     hbg_case_host h = {true, true, all, "MemAvailable + free swap"};
     assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_OK);
@@ -319,7 +332,7 @@ static void test_memory_estimate(void **state)
                              "run's, 1.5 MB the golden's); 38.8 MB is available (MemAvailable + free swap); lower "
                              "--tasks, --replays, --graph-nodes, --boundary or --fanin, or leave out the golden "
                              "(--skip-golden) or the device run (--skip-device-run)");
-    p = (syn_params){1, 1, 2097150, 128, 0};
+    p = (syn_params){1, 1, 2097150, 128, 0, 0};
     h = (hbg_case_host){false, true, 21000000000ull, "HBG_HOST_MEMORY"};
     assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_E_NOMEM);
     assert_string_equal(msg, "a run of these parameters needs about 62.0 GB of memory; 21.0 GB is available "
@@ -330,7 +343,7 @@ static void test_memory_estimate(void **state)
                              "run's); 21.0 GB is available (HBG_HOST_MEMORY); lower --tasks, --replays, "
                              "--graph-nodes, --boundary or --fanin, or leave out the device run (--skip-device-run)");
     /* past a cap: the cap's reason */
-    p = (syn_params){2097152, 1, 0, 1, 0};
+    p = (syn_params){2097152, 1, 0, 1, 0, 0};
     h = (hbg_case_host){true, true, UINT64_MAX, "HBG_HOST_MEMORY"};
     assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_E_INVAL);
 }
@@ -378,12 +391,15 @@ static void test_memory_estimate_covers_runs(void **state)
         bool device;
         const char *args[24];
     } runs[] = {
-        {{60000, 1, 0, 1, 8}, false,
+        {{60000, 1, 0, 1, 8, 0}, false,
          {"run", "synth", "--tasks", "60000", "--replays", "0", "--graph-nodes", "1", "--fanin", "8", "--mode",
           "numbers", "--rounds", "3", "--log-level", "off", NULL}},
-        {{1, 4, 20000, 32, 2}, true,
+        {{1, 4, 20000, 32, 2, 0}, true,
          {"run", "synth", "--tasks", "1", "--replays", "20000", "--boundary", "32", "--graph-nodes", "4",
           "--rounds", "2", "--log-level", "off", NULL}},
+        {{1, 4, 20000, 32, 2, 1}, true,
+         {"run", "synth", "--tasks", "1", "--replays", "20000", "--boundary", "32", "--graph-nodes", "4",
+          "--bound", "1", "--rounds", "2", "--log-level", "off", NULL}},
     };
     for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
         syn_counts n;

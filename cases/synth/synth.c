@@ -22,6 +22,8 @@ static const hbg_case_param params[] = {
     [SYN_P_REPLAYS] = {"replays", "replays of the Definition", 10, 0, SYN_MAX_WINDOW},
     [SYN_P_BOUNDARY] = {"boundary", "boundary tensors per replay", 8, 1, HBG_MAX_BOUNDARY_TENSORS},
     [SYN_P_FANIN] = {"fanin", "earlier results each task and node reads", 2, 0, SYN_MAX_FANIN},
+    [SYN_P_BOUND] = {"bound", "1: each replay's tensors held in a bound (hbg_bound), 0: passed as a boundary", 0, 0,
+                     1},
     [SYN_NPARAMS] = {NULL, NULL, 0, 0, 0},
 };
 
@@ -29,7 +31,7 @@ syn_params syn_params_of(const hbg_case_env *env)
 {
     return (syn_params){(uint32_t)env->param[SYN_P_TASKS], (uint32_t)env->param[SYN_P_NODES],
                         (uint32_t)env->param[SYN_P_REPLAYS], (uint32_t)env->param[SYN_P_BOUNDARY],
-                        (uint32_t)env->param[SYN_P_FANIN]};
+                        (uint32_t)env->param[SYN_P_FANIN], (uint32_t)env->param[SYN_P_BOUND]};
 }
 
 #define ALIGN64(x) (((x) + 63u) & ~(uint64_t)63u)
@@ -39,7 +41,7 @@ hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap)
     memset(n, 0, sizeof *n);
     if (p->tasks < 1 || p->tasks > SYN_MAX_WINDOW || p->nodes < 1 || p->nodes > HBG_MAX_DEF_NODES ||
         p->replays > SYN_MAX_WINDOW || p->boundary < 1 || p->boundary > HBG_MAX_BOUNDARY_TENSORS ||
-        p->fanin > SYN_MAX_FANIN) {
+        p->fanin > SYN_MAX_FANIN || p->bound > 1) {
         snprintf(msg, cap, "a parameter is out of its range (`hbg run --list` gives each range)");
         return HBG_E_INVAL;
     }
@@ -103,6 +105,11 @@ hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap)
 #define SYN_MEM_DEV_NODE 16u
 #define SYN_MEM_EAGER_TASK 512u
 #define SYN_MEM_EAGER_READ 112u
+/* A bound: its header, and a tensor and an argument a slot; with the
+ * scratch buffers' copy a chunk. */
+#define SYN_MEM_BOUND 64u
+#define SYN_MEM_BOUND_SLOT 112u
+#define SYN_MEM_BOUND_CHUNK 96u
 
 syn_memory syn_host_bytes(const syn_params *p, const syn_counts *n, bool device, bool golden)
 {
@@ -110,6 +117,9 @@ syn_memory syn_host_bytes(const syn_params *p, const syn_counts *n, bool device,
     m.runtime = CASE_PROCESS_BYTES + (uint64_t)p->tasks * (SYN_MEM_TASK + SYN_MEM_TASK_READ * p->fanin) +
                 (uint64_t)p->replays * (SYN_MEM_REPLAY + (uint64_t)SYN_MEM_SLOT * p->boundary) +
                 (uint64_t)p->nodes * SYN_MEM_NODE;
+    if (p->bound)
+        m.runtime += (uint64_t)p->replays * (SYN_MEM_BOUND + (uint64_t)SYN_MEM_BOUND_SLOT * p->boundary) +
+                     (uint64_t)n->chunks * SYN_MEM_BOUND_CHUNK;
     if (device)
         m.device = n->heap_bytes + (uint64_t)p->tasks * SYN_MEM_DEV_TASK + (uint64_t)p->replays * SYN_MEM_DEV_REPLAY +
                    (uint64_t)p->replays * p->nodes * SYN_MEM_DEV_NODE;
@@ -165,8 +175,30 @@ static void free_state(syn_state *s)
 {
     if (!s)
         return;
+    if (s->bounds)
+        for (uint32_t k = 0; k < s->p.replays; k++)
+            hbg_bound_destroy(s->bounds[k]);
+    free(s->bounds), free(s->chunk_seen);
     free(s->in), free(s->out), free(s->chunk), free(s->outrow), free(s->tmp);
     free(s);
+}
+
+/* --bound 1: a bound per replay, its slots set by the first pass. */
+static hbg_status make_bounds(syn_state *s)
+{
+    s->bounds = calloc(s->p.replays ? s->p.replays : 1, sizeof *s->bounds);
+    s->chunk_seen = calloc(s->n.chunks, sizeof *s->chunk_seen);
+    if (!s->bounds || !s->chunk_seen)
+        return HBG_E_NOMEM;
+    hbg_arg a[HBG_MAX_BOUNDARY_TENSORS];
+    for (uint32_t v = 0; v < s->p.boundary; v++)
+        a[v] = (hbg_arg){&s->outrow[0], v ? HBG_IN : HBG_OUT};
+    for (uint32_t k = 0; k < s->p.replays; k++) {
+        hbg_status st = hbg_bound_create(s->p.boundary, a, &s->bounds[k]);
+        if (st)
+            return st;
+    }
+    return HBG_OK;
 }
 
 static hbg_status syn_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_program *prog, void **state)
@@ -200,7 +232,7 @@ static hbg_status syn_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_p
     s->args[1] = (hbg_host_tensor){"out", s->out, hbg_tensor_desc(HBG_U32, 2, out_shape), HBG_OUT, false};
     s->args[0].layout.nbytes = (uint64_t)SYN_IN_ROWS * SYN_ROW * 4;
     s->args[1].layout.nbytes = (uint64_t)outrows * SYN_ROW * 4;
-    if ((st = syn_register_kernels(kt))) {
+    if ((st = syn_register_kernels(kt)) || (s->p.bound && (st = make_bounds(s)))) {
         free_state(s);
         return st;
     }

@@ -13,7 +13,7 @@
 #include "case.h"
 
 /* The parameters, in the order of hbg_case_synth.params. */
-enum { SYN_P_TASKS = 0, SYN_P_NODES, SYN_P_REPLAYS, SYN_P_BOUNDARY, SYN_P_FANIN, SYN_NPARAMS };
+enum { SYN_P_TASKS = 0, SYN_P_NODES, SYN_P_REPLAYS, SYN_P_BOUNDARY, SYN_P_FANIN, SYN_P_BOUND, SYN_NPARAMS };
 
 #define SYN_ROW 4u            /* uint32 words per row: one task's result */
 #define SYN_CHUNK_ROWS 128u   /* rows per scratch buffer */
@@ -31,6 +31,7 @@ enum { SYN_K_ROW_AIV = 300, SYN_K_NODE_AIC };
 
 typedef struct syn_params {
     uint32_t tasks, nodes, replays, boundary, fanin;
+    uint32_t bound; /* 1: each replay's tensors in a bound (hbg_bound) */
 } syn_params;
 
 typedef struct syn_counts {
@@ -55,6 +56,11 @@ typedef struct syn_state {
     hbg_tensor *chunk;        /* [chunks] */
     hbg_tensor *outrow;       /* [replays + 1] */
     hbg_tensor *tmp;          /* [nodes]: the body's temporaries */
+    /* With --bound 1: each replay's bound [replays], and what they were
+     * built from (`out`, and the scratch buffers [chunks]). */
+    hbg_bound **bounds;
+    hbg_tensor *chunk_seen, out_seen;
+    bool bounds_built;
 } syn_state;
 
 syn_params syn_params_of(const hbg_case_env *env);

@@ -91,18 +91,17 @@ static hbg_status body(hbg_orch *o, void *ctx, const hbg_boundary *b)
     return st;
 }
 
-/* Replay k: boundary 0 is row k of `out`; boundaries 1 .. B-1 are views of
- * two rows of one scratch buffer, two views per starting row, so they
- * overlap each other and each overlaps two writers. */
-static hbg_status replay(hbg_orch *o, syn_state *s, uint32_t k)
+/* Replay k's boundary, into b[] (over bv[]): boundary 0 is row k of
+ * `out`; boundaries 1 .. B-1 are views of two rows of one scratch buffer,
+ * two views per starting row, so they overlap each other and each
+ * overlaps two writers. */
+static void boundary_of(syn_state *s, uint32_t k, hbg_tensor *bv, hbg_arg *b)
 {
     uint32_t N = s->p.tasks, rows = N < 2 ? N : 2;
     uint32_t nc = (N - rows) / SYN_CHUNK_ROWS + 1; /* buffers with `rows` rows written */
     uint32_t c = k % nc, cnt = N - c * SYN_CHUNK_ROWS, off = (k * 37u) % SYN_CHUNK_ROWS;
     if (cnt > SYN_CHUNK_ROWS)
         cnt = SYN_CHUNK_ROWS;
-    hbg_tensor bv[HBG_MAX_BOUNDARY_TENSORS];
-    hbg_arg b[HBG_MAX_BOUNDARY_TENSORS];
     b[0] = (hbg_arg){&s->outrow[k], HBG_OUT};
     for (uint32_t v = 1; v < s->p.boundary; v++) {
         uint32_t j = off + (v - 1) / 2;
@@ -111,9 +110,43 @@ static hbg_status replay(hbg_orch *o, syn_state *s, uint32_t k)
         row_view(&bv[v], &s->chunk[c], j, rows);
         b[v] = (hbg_arg){&bv[v], HBG_IN};
     }
-    hbg_boundary bd = {.ntensors = s->p.boundary, .args = b};
+}
+
+static hbg_status replay(hbg_orch *o, syn_state *s, uint32_t k)
+{
     hbg_task_id id;
+    if (s->bounds)
+        return hbg_submit_graph_bound(o, SYN_GRAPH_KEY, body, s, s->bounds[k], NULL, 0, &id);
+    hbg_tensor bv[HBG_MAX_BOUNDARY_TENSORS];
+    hbg_arg b[HBG_MAX_BOUNDARY_TENSORS];
+    boundary_of(s, k, bv, b);
+    hbg_boundary bd = {.ntensors = s->p.boundary, .args = b};
     return hbg_submit_graph(o, SYN_GRAPH_KEY, body, s, &bd, 0, &id);
+}
+
+/* With --bound 1: the replays' boundaries, built into their bounds when
+ * what they are built from changed (the first pass, a moved `out`, a
+ * heap that gave the scratch other buffers); otherwise each replay is
+ * passed its bound as the last pass left it. */
+static hbg_status sync_bounds(syn_state *s, const hbg_tensor *out)
+{
+    if (s->bounds_built && memcmp(out, &s->out_seen, sizeof *out) == 0 &&
+        memcmp(s->chunk, s->chunk_seen, (size_t)s->n.chunks * sizeof *s->chunk) == 0)
+        return HBG_OK;
+    hbg_tensor bv[HBG_MAX_BOUNDARY_TENSORS];
+    hbg_arg b[HBG_MAX_BOUNDARY_TENSORS];
+    for (uint32_t k = 0; k < s->p.replays; k++) {
+        boundary_of(s, k, bv, b);
+        for (uint32_t v = 0; v < s->p.boundary; v++) {
+            hbg_status st = hbg_bound_set(s->bounds[k], v, b[v].t, b[v].dir);
+            if (st)
+                return st;
+        }
+    }
+    s->out_seen = *out;
+    memcpy(s->chunk_seen, s->chunk, (size_t)s->n.chunks * sizeof *s->chunk);
+    s->bounds_built = true;
+    return HBG_OK;
 }
 
 hbg_status syn_orchestrate(hbg_orch *o, void *ctx)
@@ -130,6 +163,8 @@ hbg_status syn_orchestrate(hbg_orch *o, void *ctx)
         if (!st)
             st = outer_task(o, s, &in, i);
     }
+    if (!st && s->bounds)
+        st = sync_bounds(s, &out);
     for (uint32_t k = 0; k < s->p.replays && !st; k++)
         st = replay(o, s, k);
     return st ? st : hbg_orch_error(o);
