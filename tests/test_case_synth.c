@@ -378,7 +378,7 @@ static uint64_t peak_rss(const char *const *args)
 /* The estimate covers what real runs hold at their peak, and not by so
  * much that it refuses runs a host could hold: a run heavy in tasks and
  * reads without the device, and one heavy in replays and boundary slots
- * with the device run and the golden. (A sanitizer's shadow memory would
+ * with the device run and the golden, each with and without bounds. (A sanitizer's shadow memory would
  * swamp the figure: measured in the plain build only.) */
 static void test_memory_estimate_covers_runs(void **state)
 {
@@ -397,6 +397,9 @@ static void test_memory_estimate_covers_runs(void **state)
         {{1, 4, 20000, 32, 2, 0}, true,
          {"run", "synth", "--tasks", "1", "--replays", "20000", "--boundary", "32", "--graph-nodes", "4",
           "--rounds", "2", "--log-level", "off", NULL}},
+        {{60000, 1, 0, 1, 8, 1}, false,
+         {"run", "synth", "--tasks", "60000", "--replays", "0", "--graph-nodes", "1", "--fanin", "8", "--bound", "1",
+          "--mode", "numbers", "--rounds", "3", "--log-level", "off", NULL}},
         {{1, 4, 20000, 32, 2, 1}, true,
          {"run", "synth", "--tasks", "1", "--replays", "20000", "--boundary", "32", "--graph-nodes", "4",
           "--bound", "1", "--rounds", "2", "--log-level", "off", NULL}},

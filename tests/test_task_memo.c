@@ -41,7 +41,7 @@ typedef struct op {
     int ndeps;
     int dep[3]; /* earlier ops, by index (their ids this pass) */
     int pred;   /* a predicate on v[3] */
-    int bound;  /* a Graph call: its tensors passed in bounds[i] */
+    int bound;  /* a Graph call or kernel task: its tensors passed in bounds[i] */
     uint64_t pval;
     uint64_t poff; /* the predicate's byte offset */
 } op;
@@ -101,6 +101,12 @@ static void gen_op(op *p, int i)
     /* now and then a view past its buffer: refused, rolls the image back */
     if (p->kind == 0 && rnd() % 300 == 0)
         p->v[0].offset = 1000;
+    /* a kernel task's tensors in a bound, where none is allocating */
+    if (p->kind == 0) {
+        p->bound = (int)(rnd() % 2);
+        for (int k = 0; k < p->n; k++)
+            p->bound &= p->dir[k] != HBG_OUT_ALLOC;
+    }
 }
 
 static void gen(void)
@@ -171,7 +177,7 @@ static void mutate(void)
     }
 }
 
-static uint64_t replay_hits, bound_hits;
+static uint64_t replay_hits, bound_hits, task_bound_hits;
 /* One bound per op, kept across programs and shared by the two
  * orchestrators: set before each call to what the op passes, so that a
  * stamp is kept, or moves on, as the op's tensors do. */
@@ -211,7 +217,22 @@ static hbg_status run(hbg_orch *o, hbg_tensor out[][4])
                           .pred = p->pred ? &pr : NULL};
             if (p->kind == 3)
                 st = hbg_scope_begin(o, HBG_SCOPE_MANUAL);
-            hbg_status s2 = hbg_submit_task(o, &t, &ids[i]);
+            hbg_status s2;
+            if (p->bound) {
+                /* a bound's width is fixed: made again for another */
+                if (hbg_bound_count(bounds[i]) != (uint32_t)p->n) {
+                    hbg_bound_destroy(bounds[i]);
+                    assert_int_equal(hbg_bound_create((uint32_t)p->n, a, &bounds[i]), HBG_OK);
+                }
+                for (int k = 0; k < p->n; k++)
+                    assert_int_equal(hbg_bound_set(bounds[i], (uint32_t)k, &v[k], p->dir[k]), HBG_OK);
+                t.ntensors = 0, t.args = NULL;
+                uint64_t h0 = o->memo_hits;
+                s2 = hbg_submit_task_bound(o, &t, bounds[i], &ids[i]);
+                task_bound_hits += o->memo_hits - h0;
+            } else {
+                s2 = hbg_submit_task(o, &t, &ids[i]);
+            }
             if (!st)
                 st = s2;
             if (p->kind == 3 && (s2 = hbg_scope_end(o)) && !st)
@@ -227,6 +248,10 @@ static hbg_status run(hbg_orch *o, hbg_tensor out[][4])
                               .deps = deps};
             uint64_t h0 = o->memo_hits; /* a body's own submits are never answered */
             if (p->bound) {
+                if (hbg_bound_count(bounds[i]) != 2) {
+                    hbg_bound_destroy(bounds[i]);
+                    assert_int_equal(hbg_bound_create(2, a, &bounds[i]), HBG_OK);
+                }
                 for (uint32_t k = 0; k < 2; k++)
                     assert_int_equal(hbg_bound_set(bounds[i], k, &v[k], p->dir[k]), HBG_OK);
                 b.ntensors = 0, b.args = NULL;
@@ -311,15 +336,17 @@ static void random_programs_with_and_without(void **state)
         hbg__orch_destroy(a);
         hbg__orch_destroy(b);
     }
-    print_message("memo: %llu hits (%llu replays, %llu of bounds) over %llu passes, %llu failed\n",
+    print_message("memo: %llu hits (%llu replays, %llu of them bound; %llu bound tasks) over %llu passes, %llu "
+                  "failed\n",
                   (unsigned long long)hits, (unsigned long long)replay_hits, (unsigned long long)bound_hits,
-                  (unsigned long long)passes, (unsigned long long)failed);
+                  (unsigned long long)task_bound_hits, (unsigned long long)passes, (unsigned long long)failed);
     for (int i = 0; i < MAXOPS; i++)
         hbg_bound_destroy(bounds[i]);
     /* the memo answered a good share, and failing passes were among them */
     assert_true(hits > passes * 5);
     assert_true(replay_hits > passes);
     assert_true(bound_hits > passes / 2);
+    assert_true(task_bound_hits > passes);
     assert_true(failed > 0);
 }
 

@@ -215,7 +215,16 @@ hbg_status peers_cap_submit_graph_bound(hbg_orch *o, uint64_t key, hbg_graph_bod
                                         hbg_task_id *id)
 {
     hbg_boundary b = rest ? *rest : (hbg_boundary){0};
-    b.args = hbg_bound_args(bd, &b.ntensors);
+    hbg_tensor t[HBG_MAX_BOUND_TENSORS];
+    hbg_arg a[HBG_MAX_BOUND_TENSORS];
+    b.ntensors = hbg_bound_count(bd);
+    for (uint32_t k = 0; k < b.ntensors; k++) {
+        hbg_status st = hbg_bound_get(bd, k, &t[k], &a[k].dir);
+        if (st)
+            return st;
+        a[k].t = &t[k];
+    }
+    b.args = a;
     return peers_cap_submit_graph(o, key, body, ctx, &b, flags, id);
 }
 

@@ -105,11 +105,12 @@ hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap)
 #define SYN_MEM_DEV_NODE 16u
 #define SYN_MEM_EAGER_TASK 512u
 #define SYN_MEM_EAGER_READ 112u
-/* A bound: its header, and a tensor and an argument a slot; with the
- * scratch buffers' copy a chunk. */
+/* A bound: its header, allocation and pointer, and a tensor and an
+ * argument a slot (an outer task has F + 2, a chunk's first one more);
+ * with the scratch buffers' two copies a chunk. */
 #define SYN_MEM_BOUND 64u
 #define SYN_MEM_BOUND_SLOT 112u
-#define SYN_MEM_BOUND_CHUNK 96u
+#define SYN_MEM_BOUND_CHUNK 192u
 
 syn_memory syn_host_bytes(const syn_params *p, const syn_counts *n, bool device, bool golden)
 {
@@ -119,6 +120,7 @@ syn_memory syn_host_bytes(const syn_params *p, const syn_counts *n, bool device,
                 (uint64_t)p->nodes * SYN_MEM_NODE;
     if (p->bound)
         m.runtime += (uint64_t)p->replays * (SYN_MEM_BOUND + (uint64_t)SYN_MEM_BOUND_SLOT * p->boundary) +
+                     (uint64_t)p->tasks * (SYN_MEM_BOUND + (uint64_t)SYN_MEM_BOUND_SLOT * (p->fanin + 3u)) +
                      (uint64_t)n->chunks * SYN_MEM_BOUND_CHUNK;
     if (device)
         m.device = n->heap_bytes + (uint64_t)p->tasks * SYN_MEM_DEV_TASK + (uint64_t)p->replays * SYN_MEM_DEV_REPLAY +
@@ -178,27 +180,33 @@ static void free_state(syn_state *s)
     if (s->bounds)
         for (uint32_t k = 0; k < s->p.replays; k++)
             hbg_bound_destroy(s->bounds[k]);
-    free(s->bounds), free(s->chunk_seen);
+    if (s->tbounds)
+        for (uint32_t i = 0; i < s->p.tasks; i++)
+            hbg_bound_destroy(s->tbounds[i]);
+    free(s->bounds), free(s->tbounds), free(s->chunk_seen), free(s->rchunk_seen);
     free(s->in), free(s->out), free(s->chunk), free(s->outrow), free(s->tmp);
     free(s);
 }
 
-/* --bound 1: a bound per replay, its slots set by the first pass. */
+/* --bound 1: a bound per replay and per outer task, its slots set by the
+ * first pass. */
 static hbg_status make_bounds(syn_state *s)
 {
     s->bounds = calloc(s->p.replays ? s->p.replays : 1, sizeof *s->bounds);
+    s->tbounds = calloc(s->p.tasks, sizeof *s->tbounds);
     s->chunk_seen = calloc(s->n.chunks, sizeof *s->chunk_seen);
-    if (!s->bounds || !s->chunk_seen)
+    s->rchunk_seen = calloc(s->n.chunks, sizeof *s->rchunk_seen);
+    if (!s->bounds || !s->tbounds || !s->chunk_seen || !s->rchunk_seen)
         return HBG_E_NOMEM;
-    hbg_arg a[HBG_MAX_BOUNDARY_TENSORS];
-    for (uint32_t v = 0; v < s->p.boundary; v++)
+    hbg_arg a[HBG_MAX_BOUND_TENSORS];
+    for (uint32_t v = 0; v < HBG_MAX_BOUND_TENSORS; v++)
         a[v] = (hbg_arg){&s->outrow[0], v ? HBG_IN : HBG_OUT};
-    for (uint32_t k = 0; k < s->p.replays; k++) {
-        hbg_status st = hbg_bound_create(s->p.boundary, a, &s->bounds[k]);
-        if (st)
-            return st;
-    }
-    return HBG_OK;
+    hbg_status st = HBG_OK;
+    for (uint32_t k = 0; k < s->p.replays && !st; k++)
+        st = hbg_bound_create(s->p.boundary, a, &s->bounds[k]);
+    for (uint32_t i = 0; i < s->p.tasks && !st; i++)
+        st = hbg_bound_create(syn_task_args(s, i), a, &s->tbounds[i]);
+    return st;
 }
 
 static hbg_status syn_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_program *prog, void **state)

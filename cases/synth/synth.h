@@ -57,10 +57,15 @@ typedef struct syn_state {
     hbg_tensor *outrow;       /* [replays + 1] */
     hbg_tensor *tmp;          /* [nodes]: the body's temporaries */
     /* With --bound 1: each replay's bound [replays], and what they were
-     * built from (`out`, and the scratch buffers [chunks]). */
+     * built from (`out`, and the scratch buffers [chunks]); each outer
+     * task's [tasks], and what they were built from (`in`, `out`, and the
+     * scratch buffers as the chunk's tasks were built, chunk_seen). */
     hbg_bound **bounds;
-    hbg_tensor *chunk_seen, out_seen;
+    hbg_tensor *chunk_seen, *rchunk_seen, out_seen;
     bool bounds_built;
+    hbg_bound **tbounds;
+    hbg_tensor in_seen, tout_seen;
+    bool tasks_built, prev_chunk_moved;
 } syn_state;
 
 syn_params syn_params_of(const hbg_case_env *env);
@@ -80,6 +85,8 @@ syn_memory syn_host_bytes(const syn_params *p, const syn_counts *n, bool device,
 hbg_status syn_check_fits(const syn_params *p, const hbg_case_host *h, char *msg, size_t cap);
 
 hbg_status syn_orchestrate(hbg_orch *o, void *ctx);
+/* How many tensor arguments outer task i takes. */
+uint32_t syn_task_args(const syn_state *s, uint32_t i);
 hbg_status syn_register_kernels(hbg_kernel_table *kt);
 
 extern const hbg_case hbg_case_synth;

@@ -33,14 +33,15 @@ static hbg_status alloc_chunks(hbg_orch *o, syn_state *s, uint32_t c)
     return hbg_alloc_tensors(o, n, ts, &id);
 }
 
-static hbg_status outer_task(hbg_orch *o, syn_state *s, const hbg_tensor *in, uint32_t i)
+/* Task i's arguments into a[] (its views built in wr and rd[]); their
+ * count. */
+static uint32_t task_args(const syn_state *s, const hbg_tensor *in, uint32_t i, hbg_tensor *wr, hbg_tensor *rd,
+                          hbg_arg *a)
 {
     uint32_t c = i / SYN_CHUNK_ROWS, r = i % SYN_CHUNK_ROWS;
-    hbg_tensor rd[SYN_MAX_FANIN + 2], wr;
-    hbg_arg a[SYN_MAX_FANIN + 4];
     uint32_t nr = 0, na = 0;
-    row_view(&wr, &s->chunk[c], r, 1);
-    a[na++] = (hbg_arg){&wr, HBG_OUT};
+    row_view(wr, &s->chunk[c], r, 1);
+    a[na++] = (hbg_arg){wr, HBG_OUT};
     row_view(&rd[nr++], in, i % SYN_IN_ROWS, 1);
     for (uint32_t f = 1; f <= s->p.fanin && f <= i; f++) {
         uint32_t j = i - f, first = j % SYN_CHUNK_ROWS ? j - 1 : j;
@@ -53,14 +54,60 @@ static hbg_status outer_task(hbg_orch *o, syn_state *s, const hbg_tensor *in, ui
     }
     for (uint32_t k = 0; k < nr; k++)
         a[na++] = (hbg_arg){&rd[k], HBG_IN};
-    uint64_t copies = i + 1 == s->p.tasks;
-    if (copies)
+    if (i + 1 == s->p.tasks)
         a[na++] = (hbg_arg){&s->outrow[s->p.replays], HBG_OUT};
-    uint64_t sc[2] = {i, copies};
+    return na;
+}
+
+static hbg_status outer_task(hbg_orch *o, syn_state *s, const hbg_tensor *in, uint32_t i)
+{
+    hbg_tensor rd[SYN_MAX_FANIN + 2], wr;
+    hbg_arg a[SYN_MAX_FANIN + 4];
+    uint64_t sc[2] = {i, i + 1 == s->p.tasks};
     hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = SYN_K_ROW_AIV, .core = HBG_CORE_AIV, .blocks = 1,
-                  .ntensors = na, .args = a, .nscalars = 2, .scalars = sc};
+                  .nscalars = 2, .scalars = sc};
     hbg_task_id id;
+    if (s->tbounds)
+        return hbg_submit_task_bound(o, &t, s->tbounds[i], &id);
+    t.ntensors = task_args(s, in, i, &wr, rd, a);
+    t.args = a;
     return hbg_submit_task(o, &t, &id);
+}
+
+uint32_t syn_task_args(const syn_state *s, uint32_t i)
+{
+    hbg_tensor rd[SYN_MAX_FANIN + 2], wr, in = {0};
+    hbg_arg a[SYN_MAX_FANIN + 4];
+    return task_args(s, &in, i, &wr, rd, a);
+}
+
+/* With --bound 1, before chunk c's tasks (its buffer just allocated):
+ * their bounds are built again when what their views are built from
+ * changed since they were built: chunk c or c-1 (a task reads back at
+ * most 16 rows, and the column down the buffer before), or `in`, or (the
+ * last task's copy) `out`. In a warm pass none did, and the chunk's 128
+ * tasks are passed their bounds as the last pass left them. */
+static hbg_status sync_tasks(syn_state *s, const hbg_tensor *in, const hbg_tensor *out, uint32_t c)
+{
+    bool moved = memcmp(&s->chunk[c], &s->chunk_seen[c], sizeof s->chunk[c]) != 0;
+    s->chunk_seen[c] = s->chunk[c];
+    bool stale = moved || s->prev_chunk_moved || !s->tasks_built || memcmp(in, &s->in_seen, sizeof *in) != 0 ||
+                 memcmp(out, &s->tout_seen, sizeof *out) != 0;
+    s->prev_chunk_moved = moved;
+    if (!stale)
+        return HBG_OK;
+    uint32_t end = (c + 1) * SYN_CHUNK_ROWS < s->p.tasks ? (c + 1) * SYN_CHUNK_ROWS : s->p.tasks;
+    for (uint32_t i = c * SYN_CHUNK_ROWS; i < end; i++) {
+        hbg_tensor rd[SYN_MAX_FANIN + 2], wr;
+        hbg_arg a[SYN_MAX_FANIN + 4];
+        uint32_t na = task_args(s, in, i, &wr, rd, a);
+        for (uint32_t k = 0; k < na; k++) {
+            hbg_status st = hbg_bound_set(s->tbounds[i], k, a[k].t, a[k].dir);
+            if (st)
+                return st;
+        }
+    }
+    return HBG_OK;
 }
 
 /* Node m writes a temporary (the last node: boundary tensor 0, a row of
@@ -131,7 +178,7 @@ static hbg_status replay(hbg_orch *o, syn_state *s, uint32_t k)
 static hbg_status sync_bounds(syn_state *s, const hbg_tensor *out)
 {
     if (s->bounds_built && memcmp(out, &s->out_seen, sizeof *out) == 0 &&
-        memcmp(s->chunk, s->chunk_seen, (size_t)s->n.chunks * sizeof *s->chunk) == 0)
+        memcmp(s->chunk, s->rchunk_seen, (size_t)s->n.chunks * sizeof *s->chunk) == 0)
         return HBG_OK;
     hbg_tensor bv[HBG_MAX_BOUNDARY_TENSORS];
     hbg_arg b[HBG_MAX_BOUNDARY_TENSORS];
@@ -144,7 +191,7 @@ static hbg_status sync_bounds(syn_state *s, const hbg_tensor *out)
         }
     }
     s->out_seen = *out;
-    memcpy(s->chunk_seen, s->chunk, (size_t)s->n.chunks * sizeof *s->chunk);
+    memcpy(s->rchunk_seen, s->chunk, (size_t)s->n.chunks * sizeof *s->chunk);
     s->bounds_built = true;
     return HBG_OK;
 }
@@ -160,8 +207,14 @@ hbg_status syn_orchestrate(hbg_orch *o, void *ctx)
         uint32_t c = i / SYN_CHUNK_ROWS;
         if (i % SYN_CHUNK_ROWS == 0 && c % SYN_ALLOC_BATCH == 0)
             st = alloc_chunks(o, s, c);
+        if (!st && s->tbounds && i % SYN_CHUNK_ROWS == 0)
+            st = sync_tasks(s, &in, &out, c);
         if (!st)
             st = outer_task(o, s, &in, i);
+    }
+    if (s->tbounds) {
+        s->in_seen = in, s->tout_seen = out;
+        s->tasks_built = !st;
     }
     if (!st && s->bounds)
         st = sync_bounds(s, &out);

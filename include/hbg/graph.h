@@ -60,32 +60,9 @@ enum {
 hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
                             const hbg_boundary *b, uint32_t flags, hbg_task_id *id);
 
-/* A bound boundary: boundary tensors and their directions, held by the
- * runtime and changed through it, so that a call can tell it is passed
- * the same boundary again without reading it. A decode step replays
- * each layer's Definition with the layer's own tensors, the same ones
- * every step: with a bound per layer, a replay that repeats the last
- * pass's (replaymemo.c) checks one 64-bit stamp, not 96 bytes a slot.
- *
- * hbg_bound_create copies n arguments (each tensor present, its dir
- * HBG_IN, HBG_INOUT or HBG_OUT; n at most HBG_MAX_BOUNDARY_TENSORS) and
- * never keeps the caller's pointers. hbg_bound_set replaces one slot; a
- * slot set to the bytes it holds is no change. Views are checked against
- * their buffers, and a boundary against a Definition, by the call, as
- * for hbg_submit_graph. Create, set and destroy allocate and free: do
- * them outside the bind, or when a buffer moves, not every pass. A bound
- * may be read by calls on several orchestrators at once, but it must not
- * be changed or destroyed while a call that uses it runs. */
-typedef struct hbg_bound hbg_bound;
-
-hbg_status hbg_bound_create(uint32_t n, const hbg_arg *args, hbg_bound **out);
-hbg_status hbg_bound_set(hbg_bound *bd, uint32_t slot, const hbg_tensor *t, uint8_t dir);
-/* The bound's arguments (n of them, in *n), pointing at its own copies of
- * the tensors; valid until it is changed or destroyed. NULL for NULL. */
-const hbg_arg *hbg_bound_args(const hbg_bound *bd, uint32_t *n);
-void hbg_bound_destroy(hbg_bound *bd);
-
-/* hbg_submit_graph with the boundary's tensors from `bd`. `rest` gives
+/* hbg_submit_graph with the boundary's tensors from `bd` (bound.h; each
+ * slot's dir must be a boundary's: HBG_IN, HBG_INOUT or HBG_OUT, checked
+ * by the call). `rest` gives
  * the scalars and explicit dependencies (NULL: none); its ntensors must
  * be 0. The body sees a boundary of bd's arguments and rest's scalars and
  * dependencies. */

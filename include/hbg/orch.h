@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <string.h>
+#include "hbg/bound.h"
 #include "hbg/status.h"
 #include "hbg/tensor.h"
 
@@ -146,6 +147,13 @@ static inline uint64_t hbg_scalar_f64(double x)
 }
 
 hbg_status hbg_submit_task(hbg_orch *o, const hbg_task *t, hbg_task_id *id);
+
+/* hbg_submit_task with the task's tensor arguments from `bd` (bound.h):
+ * t->ntensors must be 0 and t->args NULL, else HBG_E_INVAL. Everything
+ * else (kernel, blocks, scalars, dependencies, predicate) comes from t,
+ * and is checked and compared as for hbg_submit_task; the arguments are
+ * checked where they are used, as passed ones are. */
+hbg_status hbg_submit_task_bound(hbg_orch *o, const hbg_task *t, const hbg_bound *bd, hbg_task_id *id);
 
 /* A task with no kernel: it exists for ordering (a barrier). */
 hbg_status hbg_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps,

@@ -839,32 +839,20 @@ out:
     return graph_fail(o, key, st);
 }
 
-/* What every Graph call checks first; *id is HBG_TASK_NONE until the
- * call makes its outer task. */
-static hbg_status call_begins(const hbg_orch *o, hbg_task_id *id)
-{
-    *id = HBG_TASK_NONE;
-    if (!o)
-        return HBG_E_INVAL;
-    return o->in_pass ? HBG_OK : HBG_E_STATE;
-}
-
 hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
                             const hbg_boundary *b, uint32_t flags, hbg_task_id *id)
 {
-    hbg_task_id dummy_id;
-    hbg_status st = call_begins(o, id ? id : &dummy_id);
-    return st ? st : submit(o, key, body, ctx, b, NULL, flags, id ? id : &dummy_id);
+    hbg_task_id spare;
+    hbg_status st = hbg__submit_begins(o, &id, &spare);
+    return st ? st : submit(o, key, body, ctx, b, NULL, flags, id);
 }
 
 hbg_status hbg_submit_graph_bound(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
                                   const hbg_bound *bd, const hbg_boundary *rest, uint32_t flags,
                                   hbg_task_id *id)
 {
-    hbg_task_id dummy_id;
-    if (!id)
-        id = &dummy_id;
-    hbg_status st = call_begins(o, id);
+    hbg_task_id spare;
+    hbg_status st = hbg__submit_begins(o, &id, &spare);
     if (st)
         return st;
     if (!bd) {

@@ -256,17 +256,6 @@ static inline hbg__btab_ent *hbg__btab_probe(hbg__recorder *r, uint64_t addr)
     return &r->btab[i];
 }
 
-/* A bound boundary (bound.c): its tensors, the arguments that point at
- * them, and the stamp of what it holds now (never 0, never reused). */
-struct hbg_bound {
-    uint64_t stamp;
-    uint32_t n;
-    hbg_tensor *tensors;
-    hbg_arg *args;
-};
-/* A new stamp for what bd holds. */
-void hbg__bound_restamp(hbg_bound *bd);
-
 /* The Definition image behind a def table entry of this pass, for
  * graph_upload. */
 static inline const hbg_def_header *hbg__def_image(const hbg_orch *o, uint32_t deftab_index)

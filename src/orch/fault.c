@@ -133,7 +133,12 @@ static void reason(msgbuf *m, const hbg__fault *f)
                         : "bound");
         break;
     case HBG_WHY_BOUND_REST:
-        put(m, "`rest` names %lld tensors (or a tensor list); a bound call's tensors are the bound's", (long long)n[0]);
+        put(m, "%s ", n[1] ? "the task" : "`rest`");
+        if (n[0])
+            put(m, "names %lld tensors", (long long)n[0]);
+        else
+            put(m, "has a tensor list (args)");
+        put(m, "; a bound call's tensors are the bound's");
         break;
     case HBG_WHY_SCOPE_MODE:
         put(m, "scope mode %lld is neither HBG_SCOPE_AUTO nor HBG_SCOPE_MANUAL", (long long)n[0]);

@@ -428,9 +428,10 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
 }
 
 /* The common body of submit_task and submit_dummy outside recording. */
-static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
+/* stamp: the stamp of the bound t's arguments came from, 0 for none. */
+static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, uint64_t stamp, hbg_task_id *id)
 {
-    if (!dummy && o->memo && hbg__memo_hit(o, t, id))
+    if (!dummy && o->memo && hbg__memo_hit(o, t, stamp, id))
         return HBG_OK;
     hbg__memo_at at = hbg__memo_here(o);
     hbg__range rng[HBG_MAX_TASK_TENSORS + 1];
@@ -532,54 +533,67 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id
         }
     }
     if (!dummy && o->memo)
-        hbg__memo_note(o, t, tid, at);
+        hbg__memo_note(o, t, stamp, tid, at);
     *id = tid;
     return HBG_OK;
 }
 
+/* A kernel task or a dummy: recorded inside a Graph body, else submitted
+ * and timed. */
+static hbg_status task(hbg_orch *o, const hbg_task *t, bool dummy, uint64_t stamp, hbg_task_id *id)
+{
+    if (o->capturing)
+        return hbg__orch_fail(o, o->ext->capture_task(o, t, dummy, id));
+    uint64_t t0 = hbg__op_begin(o, HBG_OP_SUBMIT_TASK);
+    hbg_status st = submit(o, t, dummy, stamp, id);
+    if (o->timing)
+        hbg__op_end(o, HBG_OP_SUBMIT_TASK, t0, *id == HBG_TASK_NONE ? 0 : *id);
+    return hbg__orch_fail(o, st);
+}
+
 hbg_status hbg_submit_task(hbg_orch *o, const hbg_task *t, hbg_task_id *id)
 {
-    hbg_task_id dummy_id;
-    if (!id)
-        id = &dummy_id;
-    *id = HBG_TASK_NONE;
-    if (!o)
-        return HBG_E_INVAL;
-    if (!o->in_pass)
-        return HBG_E_STATE;
+    hbg_task_id spare;
+    hbg_status st = hbg__submit_begins(o, &id, &spare);
+    if (st)
+        return st;
     /* Refused in a pass, and so the pass's error too: a program that
      * checks hbg_orch_error once at the end must see it. */
     if (!t) {
         hbg__why(o, HBG_WHY_NULL_INPUT, -1, 0, 0, 0);
         return hbg__orch_fail(o, HBG_E_INVAL);
     }
-    if (o->capturing)
-        return hbg__orch_fail(o, o->ext->capture_task(o, t, false, id));
-    uint64_t t0 = hbg__op_begin(o, HBG_OP_SUBMIT_TASK);
-    hbg_status st = submit(o, t, false, id);
-    if (o->timing)
-        hbg__op_end(o, HBG_OP_SUBMIT_TASK, t0, *id == HBG_TASK_NONE ? 0 : *id);
-    return hbg__orch_fail(o, st);
+    return task(o, t, false, 0, id);
+}
+
+hbg_status hbg_submit_task_bound(hbg_orch *o, const hbg_task *t, const hbg_bound *bd, hbg_task_id *id)
+{
+    hbg_task_id spare;
+    hbg_status st = hbg__submit_begins(o, &id, &spare);
+    if (st)
+        return st;
+    if (!t || !bd) {
+        hbg__why(o, HBG_WHY_NULL_INPUT, -1, t ? 3 : 0, 0, 0);
+        return hbg__orch_fail(o, HBG_E_INVAL);
+    }
+    if (t->ntensors || t->args) {
+        hbg__why(o, HBG_WHY_BOUND_REST, -1, t->ntensors, 1, 0);
+        return hbg__orch_fail(o, HBG_E_INVAL);
+    }
+    hbg_task bt = *t;
+    bt.ntensors = bd->n;
+    bt.args = bd->args;
+    return task(o, &bt, false, bd->stamp, id);
 }
 
 hbg_status hbg_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps, hbg_task_id *id)
 {
-    hbg_task_id dummy_id;
-    if (!id)
-        id = &dummy_id;
-    *id = HBG_TASK_NONE;
-    if (!o)
-        return HBG_E_INVAL;
-    if (!o->in_pass)
-        return HBG_E_STATE;
+    hbg_task_id spare;
+    hbg_status st = hbg__submit_begins(o, &id, &spare);
+    if (st)
+        return st;
     hbg_task t = {.ndeps = ndeps, .deps = deps};
-    if (o->capturing)
-        return hbg__orch_fail(o, o->ext->capture_task(o, &t, true, id));
-    uint64_t t0 = hbg__op_begin(o, HBG_OP_SUBMIT_TASK);
-    hbg_status st = submit(o, &t, true, id);
-    if (o->timing)
-        hbg__op_end(o, HBG_OP_SUBMIT_TASK, t0, *id == HBG_TASK_NONE ? 0 : *id);
-    return hbg__orch_fail(o, st);
+    return task(o, &t, true, 0, id);
 }
 
 hbg_status hbg__orch_check_alloc(hbg_orch *o, const hbg_tensor *t, int32_t i, uint64_t *lo, uint64_t *hi)

@@ -107,10 +107,22 @@ typedef enum hbg__why_code {
     HBG_WHY_REC_BUFFER,   /* n0: a body's own buffer, used outside it */
     HBG_WHY_NULL_ARRAY,   /* n1 items of kind n0 (hbg__count) but a NULL array */
     HBG_WHY_NULL_INPUT,   /* n0: 0 the task, 1 the tensor list, 2 the body function, 3 the bound */
-    HBG_WHY_BOUND_REST,   /* a bound call's `rest` has tensors (n0 of them) */
+    HBG_WHY_BOUND_REST,   /* a bound call's `rest` (n1 0) or task (n1 1) has tensors:
+                             n0 of them, or 0 and a list */
     HBG_WHY_SCOPE_MODE,   /* n0 the mode given */
     HBG_WHY_PRED,         /* the predicate: n0 what (hbg__pred_fault), n1, n2 */
 } hbg__why_code;
+
+/* A bound (bound.c): its tensors, the arguments that point at them, and
+ * the stamp of what it holds now (never 0, never reused). */
+struct hbg_bound {
+    uint64_t stamp;
+    uint32_t n;
+    hbg_tensor *tensors;
+    hbg_arg *args;
+};
+/* A new stamp for what bd holds. */
+void hbg__bound_restamp(hbg_bound *bd);
 
 typedef enum hbg__count { HBG_COUNT_TENSORS, HBG_COUNT_SCALARS, HBG_COUNT_DEPS, HBG_COUNT_BTENSORS,
                           HBG_COUNT_BSCALARS, HBG_COUNT_BLOCKS } hbg__count;
@@ -177,6 +189,7 @@ struct hbg_orch {
      * a journal; notes of passes before memo_from are void */
     struct hbg__memo *memo;
     hbg_tensor *memo_preds;    /* a predicate's tensor, per predicate slot */
+    uint64_t *memo_bound;      /* per window slot: the noted task's bound stamp, 0 for none */
     uint64_t memo_from;
     uint64_t memo_hits;        /* submits answered from it, ever (tests) */
     uint8_t scope_mode[HBG_MAX_SCOPE_DEPTH];
@@ -198,6 +211,20 @@ struct hbg_orch {
     hbg__opmean opmean[HBG_OP_COUNT]; /* across passes: each kind's recent timed ones */
     uint64_t op_rng;           /* the sample's generator (opsample.h) */
 };
+
+/* What every submit checks first. A NULL *id becomes `spare` (the caller
+ * does not want the id), and the id is HBG_TASK_NONE until the submit
+ * makes its task. */
+static inline hbg_status hbg__submit_begins(const hbg_orch *o, hbg_task_id **id, hbg_task_id *spare)
+{
+    if (!*id)
+        *id = spare;
+    **id = HBG_TASK_NONE;
+    if (!o)
+        return HBG_E_INVAL;
+    return o->in_pass ? HBG_OK : HBG_E_STATE;
+}
+
 
 /* Appends `from` to the fanin list of the task or node being built (its
  * count in *cnt, the shared list and its length in list / *nlist) unless

@@ -131,11 +131,15 @@ bool hbg__memo_close(hbg_orch *o, hbg__memo *m, hbg__memo_at at);
  * the map past its journaled calls as following them would, *id = n. */
 void hbg__memo_answer(hbg_orch *o, hbg__memo *m, hbg_task_id *id);
 
-/* After kernel task `tid` was submitted the full way, from `at`. */
-void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint32_t tid, hbg__memo_at at);
+/* After kernel task `tid` was submitted the full way, from `at`.
+ * `stamp`: the stamp of the bound its arguments came from, as the submit
+ * read it, or 0 for arguments passed as such. */
+void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint64_t stamp, uint32_t tid, hbg__memo_at at);
 /* True when the task repeats slot ntasks's of the last pass, and then it is
- * submitted: *id is set, allocating arguments name their buffers. */
-bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, hbg_task_id *id);
+ * submitted: *id is set, allocating arguments name their buffers. A task
+ * whose arguments came from a bound is compared by its stamp, not by
+ * its arguments' bytes. */
+bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, uint64_t stamp, hbg_task_id *id);
 
 /* The same for alloc_tensors, which makes no map calls: its record is a
  * function of the descriptions and the heap's fill alone. */

@@ -1,11 +1,11 @@
-/* Bound boundaries: a Graph call's tensors held by the runtime.
+/* Bounds: tensor arguments held by the runtime (include/hbg/bound.h).
  *
- * A call passed an hbg_boundary has to read every slot to learn whether
- * it repeats the last pass's replay (replaymemo.c): 96 bytes a slot,
- * about as much as the replay itself costs once the answer is yes. A
- * bound is changed only through hbg_bound_set, so each content it has
- * held can carry a stamp, and two calls that pass it with one stamp pass
- * the same tensors and directions.
+ * A submit passed its arguments as such has to read every one to learn
+ * whether it repeats the last pass's (orch/taskmemo.h, graph/replaymemo.c):
+ * 96 bytes a tensor, about as much as the submit itself costs once the
+ * answer is yes. A bound is changed only through hbg_bound_set, so each
+ * content it has held can carry a stamp, and two submits that pass it
+ * with one stamp pass the same tensors and directions.
  *
  * Stamps come from one process-wide counter and are never reused, by
  * this bound or another: a note that names a stamp names one content,
@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/graph_internal.h"
+#include "hbg/graph.h"
+#include "orch/orch_internal.h"
+
+_Static_assert(HBG_MAX_BOUND_TENSORS == HBG_MAX_BOUNDARY_TENSORS, "a bound holds a whole boundary");
 
 static _Atomic uint64_t stamp_last;
 
@@ -30,9 +33,13 @@ void hbg__bound_restamp(hbg_bound *bd)
     bd->stamp = new_stamp();
 }
 
+/* Any direction but HBG_OUT_ALLOC, whose buffer the runtime writes into
+ * the caller's tensor: into a bound's, it would change the bound behind
+ * its stamp. A Graph call refuses HBG_NO_DEP as it refuses it in a
+ * boundary. */
 static bool dir_ok(uint8_t dir)
 {
-    return dir == HBG_IN || dir == HBG_INOUT || dir == HBG_OUT;
+    return dir == HBG_IN || dir == HBG_INOUT || dir == HBG_OUT || dir == HBG_NO_DEP;
 }
 
 hbg_status hbg_bound_create(uint32_t n, const hbg_arg *args, hbg_bound **out)
@@ -40,7 +47,7 @@ hbg_status hbg_bound_create(uint32_t n, const hbg_arg *args, hbg_bound **out)
     if (!out)
         return HBG_E_INVAL;
     *out = NULL;
-    if (n > HBG_MAX_BOUNDARY_TENSORS)
+    if (n > HBG_MAX_BOUND_TENSORS)
         return HBG_E_BOUNDARY_TOO_WIDE;
     if (n && !args)
         return HBG_E_INVAL;
@@ -79,11 +86,18 @@ hbg_status hbg_bound_set(hbg_bound *bd, uint32_t slot, const hbg_tensor *t, uint
     return HBG_OK;
 }
 
-const hbg_arg *hbg_bound_args(const hbg_bound *bd, uint32_t *n)
+uint32_t hbg_bound_count(const hbg_bound *bd)
 {
-    if (n)
-        *n = bd ? bd->n : 0;
-    return bd ? bd->args : NULL;
+    return bd ? bd->n : 0;
+}
+
+hbg_status hbg_bound_get(const hbg_bound *bd, uint32_t slot, hbg_tensor *t, uint8_t *dir)
+{
+    if (!bd || slot >= bd->n || !t || !dir)
+        return HBG_E_INVAL;
+    *t = bd->tensors[slot];
+    *dir = bd->args[slot].dir;
+    return HBG_OK;
 }
 
 void hbg_bound_destroy(hbg_bound *bd)
