@@ -149,6 +149,24 @@ static void take_buffer(hbg_tensor *t, const hbg_tensor *r)
     t->addr = r->addr, t->nbytes = r->nbytes, t->creator = r->creator;
 }
 
+static unsigned dir_of(const hbg__memo *m, uint32_t i)
+{
+    return (unsigned)(m->u.dirs[i / DIRS_PER_WORD] >> (i % DIRS_PER_WORD * DIR_BITS)) & 7u;
+}
+
+/* The arguments against their records, each direction and tensor (an
+ * allocating one on all but its buffer). */
+static bool same_args(const hbg__memo *m, const hbg_tensor *r, const hbg_task *t)
+{
+    for (uint32_t i = 0; i < t->ntensors; i++) {
+        const hbg_arg *a = &t->args[i];
+        if (!a->t || a->dir != dir_of(m, i) ||
+            !(a->dir == HBG_OUT_ALLOC ? same_alloc(a->t, &r[i]) : hbg__same_bytes16(a->t, &r[i], sizeof r[i])))
+            return false;
+    }
+    return true;
+}
+
 void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint64_t stamp, uint32_t tid, hbg__memo_at at)
 {
     const hbg_img_task *d = &o->img.tasks[tid];
@@ -182,41 +200,10 @@ static bool same_pred(const hbg_orch *o, const hbg_img_task *d, const hbg_task *
            hbg__same_bytes16(p->t, &o->memo_preds[d->pred], sizeof *p->t);
 }
 
-/* The arguments against their records. A task of several tensors was a
- * branch and a direction unpacked per argument; now the tensors' bytes
- * are xor-ed into one difference and the directions packed as the note
- * packs them, each tested once after the loop. Only an allocating
- * argument, compared on all but its buffer, is tested on its own.
- * *alloc: whether one was. */
-static bool same_args(const hbg__memo *m, const hbg_tensor *r, const hbg_task *t, bool *alloc)
-{
-    hbg__diff diff = hbg__diff_zero();
-    uint64_t dirs[2] = {0, 0};
-    unsigned all = 0, w = 0, shift = 0;
-    for (uint32_t i = 0; i < t->ntensors; i++) {
-        const hbg_arg *a = &t->args[i];
-        if (!a->t)
-            return false;
-        all |= a->dir;
-        dirs[w] |= (uint64_t)a->dir << shift;
-        if ((shift += DIR_BITS) == DIRS_PER_WORD * DIR_BITS)
-            w++, shift = 0;
-        if (a->dir == HBG_OUT_ALLOC) {
-            if (!same_alloc(a->t, &r[i]))
-                return false;
-            *alloc = true;
-        } else {
-            diff = hbg__diff_add(diff, a->t, &r[i], sizeof r[i]);
-        }
-    }
-    /* A direction past 3 bits would spill into its neighbour's. */
-    return all < (1u << DIR_BITS) && dirs[0] == m->u.dirs[0] && dirs[1] == m->u.dirs[1] && hbg__diff_none(diff);
-}
-
 /* The caller's task against slot n's record: the header, then directions
  * and tensors, scalars, explicit dependencies and the predicate. */
 static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task *d, const hbg_task *t,
-                      uint64_t stamp, bool *alloc)
+                      uint64_t stamp)
 {
     if (d->kind != HBG_TASK_KERNEL || d->has_pred != (t->pred != NULL) || t->core != d->core ||
         t->sync_start != d->sync_start || t->kernel_aic != d->kernel_aic || t->kernel_aiv != d->kernel_aiv ||
@@ -225,8 +212,7 @@ static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task 
         return false;
     if ((t->ntensors && !t->args) || (t->nscalars && !t->scalars) || (t->ndeps && !t->deps))
         return false;
-    /* A bound holds no allocating argument (bound.c). */
-    if (stamp ? o->memo_bound[d - o->img.tasks] != stamp : !same_args(m, &o->img.tensors[d->tensor_off], t, alloc))
+    if (stamp ? o->memo_bound[d - o->img.tasks] != stamp : !same_args(m, &o->img.tensors[d->tensor_off], t))
         return false;
     /* Outside a Graph body a scalar slot is refused: never a hit. */
     for (uint32_t i = 0; i < t->nscalars; i++)
@@ -242,13 +228,13 @@ bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, uint64_t stamp, hbg_task_id *
         return false;
     hbg__memo *m = &o->memo[n];
     const hbg_img_task *d = &o->img.tasks[n];
-    bool alloc = false;
     if (d->fanin_off != o->img.nfanin || d->tensor_off != o->img.ntensor || d->scalar_off != o->img.nscalar ||
-        !same_task(o, m, d, t, stamp, &alloc))
+        !same_task(o, m, d, t, stamp))
         return false;
 
-    /* The submit, as the full path would make it. */
-    for (uint32_t i = 0; i < t->ntensors && alloc; i++)
+    /* The submit, as the full path would make it (a bound holds no
+     * allocating argument, bound.c). */
+    for (uint32_t i = 0; i < t->ntensors && !stamp; i++)
         if (t->args[i].dir == HBG_OUT_ALLOC)
             take_buffer(t->args[i].t, &o->img.tensors[d->tensor_off + i]);
     o->img.nfanin += d->fanin_cnt;

@@ -18,20 +18,11 @@
 #include <emmintrin.h>
 #endif
 
-/* The running difference of byte runs, for a caller that tests several
- * at once and needs only whether all were equal: each run's xor is or-ed
- * into one value, tested once at the end, with no branch per run. */
+static inline bool hbg__same_bytes16(const void *a, const void *b, size_t n)
+{
 #if defined(__SSE2__)
-typedef __m128i hbg__diff;
-
-static inline hbg__diff hbg__diff_zero(void)
-{
-    return _mm_setzero_si128();
-}
-
-static inline hbg__diff hbg__diff_add(hbg__diff d, const void *a, const void *b, size_t n)
-{
     const unsigned char *x = a, *y = b;
+    __m128i d = _mm_setzero_si128();
     /* Unrolled whole: left a loop (gcc keeps it one for 64 bytes), its
      * counter and branch were most of a boundary slot's check. (gcc
      * before 8 does not know the pragma, and -Wall would say so.) */
@@ -41,35 +32,10 @@ static inline hbg__diff hbg__diff_add(hbg__diff d, const void *a, const void *b,
     for (size_t i = 0; i < n; i += 16)
         d = _mm_or_si128(d, _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(x + i)),
                                           _mm_loadu_si128((const __m128i *)(const void *)(y + i))));
-    return d;
-}
-
-static inline bool hbg__diff_none(hbg__diff d)
-{
     return _mm_movemask_epi8(_mm_cmpeq_epi8(d, _mm_setzero_si128())) == 0xffff;
-}
 #else
-typedef int hbg__diff;
-
-static inline hbg__diff hbg__diff_zero(void)
-{
-    return 0;
-}
-
-static inline hbg__diff hbg__diff_add(hbg__diff d, const void *a, const void *b, size_t n)
-{
-    return d | (memcmp(a, b, n) != 0);
-}
-
-static inline bool hbg__diff_none(hbg__diff d)
-{
-    return d == 0;
-}
+    return memcmp(a, b, n) == 0;
 #endif
-
-static inline bool hbg__same_bytes16(const void *a, const void *b, size_t n)
-{
-    return hbg__diff_none(hbg__diff_add(hbg__diff_zero(), a, b, n));
 }
 
 #endif
