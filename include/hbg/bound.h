@@ -21,6 +21,9 @@
  * destroy allocate and free: do them outside the bind, or when a buffer
  * moves, not every pass. A bound belongs to one thread at a time, and
  * must not be changed or destroyed while a submit that uses it runs.
+ * A Graph body is passed the bound's own tensors: what it changes while
+ * it runs, the call stamps anew; a pointer kept past the call and
+ * written through later changes the bound behind its stamp.
  */
 #ifndef HBG_BOUND_H
 #define HBG_BOUND_H
