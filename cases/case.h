@@ -95,4 +95,15 @@ int hbg_case_param_index(const hbg_case *c, const char *name);
 hbg_status hbg_case_pools_for(const hbg_case *c, const hbg_case_env *env, hbg_case_pools *out, char *msg,
                               size_t cap);
 
+/* Gives every slot of bd (n of them) what args name. A slot given what
+ * it holds already keeps the bound's stamp (hbg_bound_set), so a case
+ * may refill all its bounds when one buffer moved. */
+static inline hbg_status case_bound_fill(hbg_bound *bd, uint32_t n, const hbg_arg *args)
+{
+    hbg_status st = HBG_OK;
+    for (uint32_t k = 0; k < n && !st; k++)
+        st = hbg_bound_set(bd, k, args[k].t, args[k].dir);
+    return st;
+}
+
 #endif

@@ -541,11 +541,9 @@ static hbg_status sync_pairs(dsv4_state *s, const hbg_tensor *args, const hbg_te
             advance(s, B_CSA, B_NIN - B_CSA, L, &s->bt[B_CSA]);
             advance(s, B_CSA_KV, 3, L, &s->bt[B_CSA_KV]);
         }
-        for (uint32_t b = 0; b < B_COUNT; b++) {
-            hbg_status st = hbg_bound_set(s->pair[k], b, s->ba[b].t, s->ba[b].dir);
-            if (st)
-                return st;
-        }
+        hbg_status st = case_bound_fill(s->pair[k], B_COUNT, s->ba);
+        if (st)
+            return st;
     }
     memcpy(s->synced_args, args, sizeof s->synced_args);
     for (int i = 0; i < 4; i++)

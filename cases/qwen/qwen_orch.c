@@ -343,12 +343,11 @@ static hbg_status sync_bounds(qwen_ctx *c)
         moved = memcmp(now[i], &c->synced[i], sizeof c->synced[i]) != 0;
     if (!moved)
         return HBG_OK;
-    hbg_status st = HBG_OK;
-    for (uint32_t l = 0; l < L && !st; l++)
-        for (uint32_t k = 0; k < QB_COUNT && !st; k++)
-            st = hbg_bound_set(c->bound[l], k, c->barg[l][k].t, c->barg[l][k].dir);
-    if (st)
-        return st;
+    for (uint32_t l = 0; l < L; l++) {
+        hbg_status st = case_bound_fill(c->bound[l], QB_COUNT, c->barg[l]);
+        if (st)
+            return st;
+    }
     for (size_t i = 0; i < sizeof now / sizeof now[0]; i++)
         c->synced[i] = *now[i];
     c->stale = false;

@@ -59,7 +59,10 @@ typedef struct syn_state {
     /* With --bound 1: each replay's bound [replays], and what they were
      * built from (`out`, and the scratch buffers [chunks]); each outer
      * task's [tasks], and what they were built from (`in`, `out`, and the
-     * scratch buffers as the chunk's tasks were built, chunk_seen). */
+     * scratch buffers as the chunk's tasks were built, chunk_seen). Two
+     * copies of the scratch, not one: a pass that fails between the
+     * tasks and the replays has moved the tasks' copy on, not the
+     * replays' bounds. */
     hbg_bound **bounds;
     hbg_tensor *chunk_seen, *rchunk_seen, out_seen;
     bool bounds_built;

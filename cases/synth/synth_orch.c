@@ -100,12 +100,9 @@ static hbg_status sync_tasks(syn_state *s, const hbg_tensor *in, const hbg_tenso
     for (uint32_t i = c * SYN_CHUNK_ROWS; i < end; i++) {
         hbg_tensor rd[SYN_MAX_FANIN + 2], wr;
         hbg_arg a[SYN_MAX_FANIN + 4];
-        uint32_t na = task_args(s, in, i, &wr, rd, a);
-        for (uint32_t k = 0; k < na; k++) {
-            hbg_status st = hbg_bound_set(s->tbounds[i], k, a[k].t, a[k].dir);
-            if (st)
-                return st;
-        }
+        hbg_status st = case_bound_fill(s->tbounds[i], task_args(s, in, i, &wr, rd, a), a);
+        if (st)
+            return st;
     }
     return HBG_OK;
 }
@@ -184,11 +181,9 @@ static hbg_status sync_bounds(syn_state *s, const hbg_tensor *out)
     hbg_arg b[HBG_MAX_BOUNDARY_TENSORS];
     for (uint32_t k = 0; k < s->p.replays; k++) {
         boundary_of(s, k, bv, b);
-        for (uint32_t v = 0; v < s->p.boundary; v++) {
-            hbg_status st = hbg_bound_set(s->bounds[k], v, b[v].t, b[v].dir);
-            if (st)
-                return st;
-        }
+        hbg_status st = case_bound_fill(s->bounds[k], s->p.boundary, b);
+        if (st)
+            return st;
     }
     s->out_seen = *out;
     memcpy(s->rchunk_seen, s->chunk, (size_t)s->n.chunks * sizeof *s->chunk);

@@ -10,6 +10,8 @@
 
 #include "graph/graph_internal.h"
 
+_Static_assert(HBG_MAX_BOUND_TENSORS == HBG_MAX_BOUNDARY_TENSORS, "a bound holds a whole boundary");
+
 /* Kept Definitions, past half the cache or half the pool: those the last
  * pass did not use are dropped, and the pool is packed. Without this a
  * program whose keys change (a shape per key, a key per step) filled the

@@ -16,10 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hbg/graph.h"
 #include "orch/orch_internal.h"
-
-_Static_assert(HBG_MAX_BOUND_TENSORS == HBG_MAX_BOUNDARY_TENSORS, "a bound holds a whole boundary");
 
 static _Atomic uint64_t stamp_last;
 
