@@ -228,6 +228,25 @@ hbg_status peers_cap_submit_graph_bound(hbg_orch *o, uint64_t key, hbg_graph_bod
     return peers_cap_submit_graph(o, key, body, ctx, &b, flags, id);
 }
 
+/* A task on the bound's tensors (its own list is empty). */
+hbg_status peers_cap_submit_task_bound(hbg_orch *o, const hbg_task *t, const hbg_bound *bd, hbg_task_id *id)
+{
+    hbg_task bt = *t;
+    hbg_tensor v[HBG_MAX_TASK_TENSORS];
+    hbg_arg a[HBG_MAX_TASK_TENSORS];
+    bt.ntensors = hbg_bound_count(bd);
+    if (bt.ntensors > HBG_MAX_TASK_TENSORS)
+        return fail(as_cap(o), HBG_E_INVAL);
+    for (uint32_t k = 0; k < bt.ntensors; k++) {
+        hbg_status st = hbg_bound_get(bd, k, &v[k], &a[k].dir);
+        if (st)
+            return fail(as_cap(o), st);
+        a[k].t = &v[k];
+    }
+    bt.args = a;
+    return peers_cap_submit_task(o, &bt, id);
+}
+
 void peers_stream_free(peers_stream *s)
 {
     free(s->tasks);

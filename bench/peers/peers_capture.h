@@ -14,6 +14,7 @@
 #include "peers.h"
 
 hbg_status peers_cap_submit_task(hbg_orch *o, const hbg_task *t, hbg_task_id *id);
+hbg_status peers_cap_submit_task_bound(hbg_orch *o, const hbg_task *t, const hbg_bound *bd, hbg_task_id *id);
 hbg_status peers_cap_submit_dummy(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps, hbg_task_id *id);
 hbg_status peers_cap_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id);
 hbg_status peers_cap_scope_begin(hbg_orch *o, hbg_scope_mode mode);

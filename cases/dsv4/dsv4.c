@@ -215,6 +215,11 @@ void dsv4_set_fault(void *state, dsv4_fault f)
     ((dsv4_state *)state)->fault = f;
 }
 
+void dsv4_set_plain_tasks(void *state, bool plain)
+{
+    ((dsv4_state *)state)->plain_tasks = plain;
+}
+
 void *dsv4_arg_host(void *state, uint32_t arg)
 {
     return arg < A_COUNT ? ((dsv4_state *)state)->mem[arg] : NULL;

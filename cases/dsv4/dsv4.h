@@ -109,6 +109,17 @@ typedef struct dsv4_slot {  /* how one boundary tensor is built per replay */
     uint64_t slice;         /* elements per layer of the caller tensor */
 } dsv4_slot;
 
+/* Outside the layer pairs: the most tasks and allocated buffers of a pass
+ * that hold their arguments in bounds and their buffers in `abuf` (there
+ * are 839 and fewer than 900; any past these go as plain arrays). */
+#define DSV4_OUT_TASKS 1024
+#define DSV4_OUT_BUFS 1024
+
+typedef struct dsv4_buf {   /* an allocation's answer, as a task's argument holds it */
+    uint64_t addr, nbytes;
+    uint32_t creator;
+} dsv4_buf;
+
 typedef struct dsv4_state {
     uint32_t rank, nranks;
     uint64_t seed;
@@ -135,6 +146,25 @@ typedef struct dsv4_state {
     hbg_bound *pair[DSV4_PAIRS];
     hbg_tensor synced_args[A_COUNT], synced_pass[4];
     bool pairs_built;
+    /* Each task outside the pairs holds its arguments in a bound of its
+     * own too (tb, in program order), made in setup and set by the first
+     * pass. A task's
+     * arguments are the caller tensors, the buffers allocated before it
+     * and constants; so while the caller tensors and the fault are the
+     * last complete pass's (tasks_args, tasks_fault, tasks_built) and
+     * every allocation so far gave the buffer it gave then (abuf), each
+     * bound holds this pass's arguments already and is passed unread.
+     * From the first buffer that differs on, the tasks' bounds are set
+     * again (a slot given what it holds keeps its stamp). */
+    hbg_bound *tb[DSV4_OUT_TASKS];
+    uint8_t tn[DSV4_OUT_TASKS];     /* each one's argument count (setup's dry run) */
+    dsv4_buf abuf[DSV4_OUT_BUFS];
+    hbg_tensor tasks_args[A_COUNT];
+    dsv4_fault tasks_fault;
+    bool tasks_built;
+    bool plain_tasks;       /* test hook: every outside task as a plain array */
+    uint32_t tasks_reset;   /* outside tasks whose bound was set (or made) in the last pass */
+    uint32_t tasks_made;    /* of those, bounds made in the pass (not in setup) */
 } dsv4_state;
 
 hbg_status dsv4_register_kernels(hbg_kernel_table *kt);
@@ -147,6 +177,9 @@ void dsv4_release(dsv4_state *s);
 
 /* Test hooks. */
 void dsv4_set_fault(void *state, dsv4_fault f);
+/* Outside tasks passed as plain argument arrays (true) or through their
+ * bounds (false, the default). */
+void dsv4_set_plain_tasks(void *state, bool plain);
 /* Host memory of a caller tensor. */
 void *dsv4_arg_host(void *state, uint32_t arg);
 /* Runs the eager reference into the program's own output tensors, as if a
