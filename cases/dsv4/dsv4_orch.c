@@ -200,6 +200,16 @@ static void part(hbg_tensor *v, const hbg_tensor *b, uint64_t off, uint32_t rows
     hbg_tensor_view_into(v, b, b->offset + off, cols ? 2 : 1, shape, NULL);
 }
 
+/* part() for an argument only: left unbuilt where the tasks that read it
+ * pass their bounds unread (outside the Graph, x clean). Every such view
+ * is read by tasks before the block's next allocation, the one thing that
+ * can make x unclean and those tasks build their arguments. */
+static void arg_part(const bx *x, hbg_tensor *v, const hbg_tensor *b, uint64_t off, uint32_t rows, uint32_t cols)
+{
+    if (!(x->bound && x->clean))
+        part(v, b, off, rows, cols);
+}
+
 /* ---- attention ---------------------------------------------------------- */
 
 typedef struct attn_shape {
@@ -302,7 +312,7 @@ static void attention(bx *x, const attn_shape *sh, const attn_io *io, hbg_tensor
         if (io->early_read && j + 1 == sh->post)
             aiv(x, sh->post, y, TL(z));
         hbg_tensor tile;
-        part(&tile, io->wo, (uint64_t)j * rows * DSV4_D, rows, DSV4_D);
+        arg_part(x, &tile, io->wo, (uint64_t)j * rows * DSV4_D, rows, DSV4_D);
         aic(x, TL(o_att, &tile), TL(y[j]), &d);
     }
     if (!io->early_read)
@@ -414,14 +424,14 @@ static void moe(bx *x, const moe_io *io, hbg_tensor *made, hbg_tensor *final)
             eg[e][k] = s->d_ef, ts[k] = &eg[e][k];
         alloc_n(x, 4, ts);
         hbg_tensor rv;
-        part(&rv, &B[M_RECV], (uint64_t)e * DSV4_R * DSV4_D, DSV4_R, DSV4_D);
+        arg_part(x, &rv, &B[M_RECV], (uint64_t)e * DSV4_R * DSV4_D, DSV4_R, DSV4_D);
         uint64_t toff = (uint64_t)(e % 8) * DSV4_F * DSV4_D;
         hbg_tensor t1;
-        part(&t1, w[BM_EX1 + e / 8], toff, DSV4_F, DSV4_D);
+        arg_part(x, &t1, w[BM_EX1 + e / 8], toff, DSV4_F, DSV4_D);
         hbg_tensor t3;
-        part(&t3, w[BM_EX3 + e / 8], toff, DSV4_F, DSV4_D);
+        arg_part(x, &t3, w[BM_EX3 + e / 8], toff, DSV4_F, DSV4_D);
         hbg_tensor s1;
-        part(&s1, w[BM_S1 + e / 8], (uint64_t)(e % 8) * DSV4_F, DSV4_F, 0);
+        arg_part(x, &s1, w[BM_S1 + e / 8], (uint64_t)(e % 8) * DSV4_F, DSV4_F, 0);
         sub(x, DSV4_K_GEN_AIC, NONE, HBG_CORE_AIC, 1, TL(&rv, &t1), 0, NULL, TL(&eg[e][0]), &p);
         sub(x, DSV4_K_GEN_AIC, NONE, HBG_CORE_AIC, 1, TL(&rv, &t3), 0, NULL, TL(&eg[e][1]), &p);
         sub(x, NONE, DSV4_K_GEN_AIV, HBG_CORE_AIV, 1, TL(&eg[e][0], &eg[e][1]), 0, NULL, TL(&eg[e][2]), &p);
@@ -436,11 +446,11 @@ static void moe(bx *x, const moe_io *io, hbg_tensor *made, hbg_tensor *final)
         alloc_n(x, 1, &tp);
         uint64_t toff = (uint64_t)(e % 8) * DSV4_F * DSV4_D;
         hbg_tensor t2;
-        part(&t2, w[BM_EX2 + e / 8], toff, DSV4_F, DSV4_D);
+        arg_part(x, &t2, w[BM_EX2 + e / 8], toff, DSV4_F, DSV4_D);
         hbg_tensor s2;
-        part(&s2, w[BM_S2 + e / 8], (uint64_t)(e % 8) * DSV4_F, DSV4_F, 0);
+        arg_part(x, &s2, w[BM_S2 + e / 8], (uint64_t)(e % 8) * DSV4_F, DSV4_F, 0);
         hbg_tensor yv;
-        part(&yv, &B[M_Y], (uint64_t)e * DSV4_R * DSV4_D, DSV4_R, DSV4_D);
+        arg_part(x, &yv, &B[M_Y], (uint64_t)e * DSV4_R * DSV4_D, DSV4_R, DSV4_D);
         hbg_tensor *yp = &yv;
         sub(x, DSV4_K_GEN_AIC, NONE, HBG_CORE_AIC, 1, TL(&eg[e][3], &t2), 0, NULL, TL(&ed[e]), &p);
         last[e] = sub(x, NONE, DSV4_K_GEN_AIV, HBG_CORE_AIV, 1, TL(&ed[e], &s2), 1, &yp, 0, NULL, &p);
@@ -752,7 +762,7 @@ static hbg_status program(bx *xp, const hbg_tensor *args)
     aiv(&x, TL(&hb[0], &fnorm), TL(&hb[1]));
     for (uint32_t j = 0; j < 6; j++) {
         hbg_tensor tile;
-        part(&tile, &lm, (uint64_t)j * 8 * DSV4_D, 8, DSV4_D);
+        arg_part(&x, &tile, &lm, (uint64_t)j * 8 * DSV4_D, 8, DSV4_D);
         aic(&x, TL(&hb[1], &tile), TL(&hb[2 + j]), NULL);
     }
     aiv(&x, 6, h0 + 2, TL(&logits));
