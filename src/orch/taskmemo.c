@@ -185,14 +185,15 @@ void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint64_t stamp, uint32_t tid
 /* The predicate against its record: the word's address, value and test in
  * the image, the tensor beside it. The same tensor at the same address
  * makes the same byte offset. */
-static bool same_pred(const hbg_orch *o, const hbg_img_task *d, const hbg_task *t)
+static bool same_pred(const hbg_orch *o, const hbg_img_task *d, const hbg_task *t, uint64_t stamp)
 {
     const hbg_pred *p = t->pred;
     const hbg_img_pred *r = &o->img.preds[d->pred];
     /* A predicate on a tensor the task allocates reads it after the
      * allocation (its word's address is the new buffer's): the full
-     * path's order, which a compare before the write-back cannot see. */
-    for (uint32_t i = 0; i < t->ntensors; i++)
+     * path's order, which a compare before the write-back cannot see.
+     * A bound's arguments never allocate (bound.c). */
+    for (uint32_t i = 0; i < t->ntensors && !stamp; i++)
         if (t->args[i].dir == HBG_OUT_ALLOC && t->args[i].t == p->t)
             return false;
     return d->pred == o->img.npred && p->t && p->t->addr + p->byte_offset == r->addr && p->value == r->value &&
@@ -218,7 +219,7 @@ static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task 
     for (uint32_t i = 0; i < t->nscalars; i++)
         if ((t->scalar_slots && t->scalar_slots[i] >= 0) || t->scalars[i] != o->img.scalars[d->scalar_off + i])
             return false;
-    return hbg__memo_deps_lead(o, d, t->deps, t->ndeps) && (!t->pred || same_pred(o, d, t));
+    return hbg__memo_deps_lead(o, d, t->deps, t->ndeps) && (!t->pred || same_pred(o, d, t, stamp));
 }
 
 bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, uint64_t stamp, hbg_task_id *id)
