@@ -204,14 +204,14 @@ static bool same_pred(const hbg_orch *o, const hbg_img_task *d, const hbg_task *
 /* The caller's task against slot n's record: the header, then directions
  * and tensors, scalars, explicit dependencies and the predicate. */
 static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task *d, const hbg_task *t,
-                      uint64_t stamp)
+                      uint32_t ntensors, uint64_t stamp)
 {
     if (d->kind != HBG_TASK_KERNEL || d->has_pred != (t->pred != NULL) || t->core != d->core ||
         t->sync_start != d->sync_start || t->kernel_aic != d->kernel_aic || t->kernel_aiv != d->kernel_aiv ||
-        (t->blocks ? t->blocks : 1) != d->blocks || t->ntensors != d->tensor_cnt || t->nscalars != d->scalar_cnt ||
+        (t->blocks ? t->blocks : 1) != d->blocks || ntensors != d->tensor_cnt || t->nscalars != d->scalar_cnt ||
         t->ndeps != m->ndeps)
         return false;
-    if ((t->ntensors && !t->args) || (t->nscalars && !t->scalars) || (t->ndeps && !t->deps))
+    if ((!stamp && ntensors && !t->args) || (t->nscalars && !t->scalars) || (t->ndeps && !t->deps))
         return false;
     if (stamp ? o->memo_bound[d - o->img.tasks] != stamp : !same_args(m, &o->img.tensors[d->tensor_off], t))
         return false;
@@ -222,7 +222,7 @@ static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task 
     return hbg__memo_deps_lead(o, d, t->deps, t->ndeps) && (!t->pred || same_pred(o, d, t, stamp));
 }
 
-bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, uint64_t stamp, hbg_task_id *id)
+bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, uint32_t ntensors, uint64_t stamp, hbg_task_id *id)
 {
     uint32_t n = o->img.ntasks;
     if (o->body || !hbg__memo_usable(o, n))
@@ -230,7 +230,7 @@ bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, uint64_t stamp, hbg_task_id *
     hbg__memo *m = &o->memo[n];
     const hbg_img_task *d = &o->img.tasks[n];
     if (d->fanin_off != o->img.nfanin || d->tensor_off != o->img.ntensor || d->scalar_off != o->img.nscalar ||
-        !same_task(o, m, d, t, stamp))
+        !same_task(o, m, d, t, ntensors, stamp))
         return false;
 
     /* The submit, as the full path would make it (a bound holds no

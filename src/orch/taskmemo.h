@@ -138,8 +138,9 @@ void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint64_t stamp, uint32_t tid
 /* True when the task repeats slot ntasks's of the last pass, and then it is
  * submitted: *id is set, allocating arguments name their buffers. A task
  * whose arguments came from a bound is compared by its stamp, not by
- * its arguments' bytes. */
-bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, uint64_t stamp, hbg_task_id *id);
+ * its arguments' bytes: then t's own list is empty and `ntensors` is the
+ * bound's count (else t->ntensors), and the list is never read. */
+bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, uint32_t ntensors, uint64_t stamp, hbg_task_id *id);
 
 /* The same for alloc_tensors, which makes no map calls: its record is a
  * function of the descriptions and the heap's fill alone. */
