@@ -231,6 +231,11 @@ hbg_status peers_cap_submit_graph_bound(hbg_orch *o, uint64_t key, hbg_graph_bod
 /* A task on the bound's tensors (its own list is empty). */
 hbg_status peers_cap_submit_task_bound(hbg_orch *o, const hbg_task *t, const hbg_bound *bd, hbg_task_id *id)
 {
+    /* refused as the library refuses them: no task or bound, or a task
+     * with a list of its own */
+    *id = HBG_TASK_NONE;
+    if (!t || !bd || t->ntensors || t->args)
+        return fail(as_cap(o), HBG_E_INVAL);
     hbg_task bt = *t;
     hbg_tensor v[HBG_MAX_TASK_TENSORS];
     hbg_arg a[HBG_MAX_TASK_TENSORS];
