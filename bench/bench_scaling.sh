@@ -9,7 +9,10 @@
 # Both fits weigh residuals relative to each pass's cost (--relative); the
 # first leaves out each run's first warm pass, which writes the journal
 # (--skip-warm 1), the second keeps each run's cheapest warm pass only
-# (--min-per-log).
+# (--min-per-log). Before the fits, the tasks sweep split: each point's
+# host_orch and arena_h2d, and bench_floor's memset + memcpy of the bytes
+# it ships, each with its own slope, so that a copy slowed by the caches
+# is told apart from orchestration that grows faster than the graph.
 #
 # Usage: bench/bench_scaling.sh [BUILD]          (default BUILD: build)
 # Knobs (environment):
@@ -46,7 +49,9 @@ bounds="1 2 4 8 16 32 64 128"
 mkdir -p "$out"
 
 # run NAME SIZE ARGS...: one run's log, and "NAME SIZE MIN_NS" appended to
-# $out/points (MIN_NS: the cheapest warm pass's control plane).
+# $out/points (MIN_NS: the cheapest warm pass's control plane); for the
+# tasks sweep also "SIZE HOST_ORCH_MIN ARENA_H2D_MIN SHIPPED_BYTES" to
+# $out/tasks_parts.
 run() {
     local name=$1 size=$2
     shift 2
@@ -56,6 +61,35 @@ run() {
     min=$("$hbg" phases "$log" --format csv | awk -F, '$1 == "total" {print $3}')
     echo "$name $size $min" >>"$out/points"
     printf '  %-8s %-9s %12s ns\n' "$name" "$size" "$min"
+    if [ "$name" = tasks ]; then
+        "$hbg" phases "$log" --format json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+p = d["phases"]
+print(sys.argv[1], p["host_orch"]["min_ns"], p["arena_h2d"]["min_ns"], d["exact"]["bytes"]["arena_h2d"])
+' "$size" >>"$out/tasks_parts"
+    fi
+}
+
+# slopes FILE: for each key (column 1, in order of first appearance) the
+# least-squares log-log slope of column 3 against column 2 over all its
+# points, and over its top decade (the last point against the first one
+# at least 10x below it).
+slopes() {
+    awk '
+    { x = log($2); y = log($3); k = $1
+      if (!(k in n)) order[++nk] = k
+      n[k]++; sx[k] += x; sy[k] += y; sxx[k] += x * x; sxy[k] += x * y
+      px[k, n[k]] = x; py[k, n[k]] = y }
+    END {
+        for (i = 1; i <= nk; i++) {
+            k = order[i]
+            s = (sxy[k] - sx[k] * sy[k] / n[k]) / (sxx[k] - sx[k] * sx[k] / n[k])
+            for (j = n[k] - 1; j > 1 && px[k, n[k]] - px[k, j] < log(10) - 1e-9; j--) ;
+            t = (py[k, n[k]] - py[k, j]) / (px[k, n[k]] - px[k, j])
+            printf "  %-26s whole sweep %.3f   top decade %.3f\n", k, s, t
+        }
+    }' "$1"
 }
 
 start=$(date +%s)
@@ -68,22 +102,34 @@ for b in $bounds; do run slots $((1000 * b)) --replays 1000 --boundary "$b"; don
 
 echo
 echo "log-log slope of the cheapest warm control plane against the swept size"
-awk '
-    { x = log($2); y = log($3); k = $1
-      n[k]++; sx[k] += x; sy[k] += y; sxx[k] += x * x; sxy[k] += x * y
-      px[k, n[k]] = x; py[k, n[k]] = y }
-    END {
-        split("tasks nodes replays slots", order, " ")
-        for (i = 1; i <= 4; i++) {
-            k = order[i]
-            if (!n[k]) continue
-            s = (sxy[k] - sx[k] * sy[k] / n[k]) / (sxx[k] - sx[k] * sx[k] / n[k])
-            # the top decade: the last point against the first one at least 10x below it
-            for (j = n[k] - 1; j > 1 && px[k, n[k]] - px[k, j] < log(10) - 1e-9; j--) ;
-            t = (py[k, n[k]] - py[k, j]) / (px[k, n[k]] - px[k, j])
-            printf "  %-8s whole sweep %.3f   top decade %.3f\n", k, s, t
-        }
-    }' "$out/points"
+slopes "$out/points"
+
+# The tasks sweep's control plane split, and the floor of the bytes each
+# point ships (bench_floor: a memset and a memcpy of them, in a warm
+# cache). A memcpy slows down once the image outgrows the caches, and the
+# one H2D copy is in the control plane: a floor whose slope is above 1.00
+# says how much of the control plane's is the memory system's, not bind's.
+floor=$build/bench/bench_floor
+if [ -x "$floor" ] && [ -s "$out/tasks_parts" ]; then
+    echo
+    echo "tasks sweep, the control plane's parts and the floor of the shipped bytes (cheapest warm pass)"
+    printf '  %-9s %14s %14s %14s %14s %8s\n' tasks host_orch_ns arena_h2d_ns shipped_bytes floor_ns x_floor
+    while read -r size ho h2d bytes; do
+        # a few runs of the largest images (hundreds of MB each)
+        runs=$(( 2000000000 / bytes )); (( runs > 200 )) && runs=200; (( runs < 5 )) && runs=5
+        fl=$("$floor" "$bytes" "$runs" | awk '{print $6}')
+        total=$(awk -v n="$size" '$1 == "tasks" && $2 == n {print $3}' "$out/points")
+        echo "host_orch $size $ho" >>"$out/tasks_split"
+        echo "arena_h2d $size $h2d" >>"$out/tasks_split"
+        echo "floor $size $fl" >>"$out/tasks_split"
+        echo "x_floor $size $(awk -v a="$total" -v b="$fl" 'BEGIN {printf "%.6f", a / b}')" \
+            >>"$out/tasks_split"
+        printf '  %-9s %14s %14s %14s %14s %8.2f\n' "$size" "$ho" "$h2d" "$bytes" "$fl" \
+            "$(awk -v a="$total" -v b="$fl" 'BEGIN {print a / b}')"
+    done <"$out/tasks_parts"
+    echo "log-log slope against the number of tasks (x_floor: 0.00 grows as its floor grows)"
+    slopes "$out/tasks_split"
+fi
 
 echo
 # Relative residuals: the sweeps span decades, and so does the noise.
