@@ -11,6 +11,10 @@
  *
  * This function is the measured hot path: it allocates nothing, prints
  * nothing and builds every view from templates made once in dsv4_prepare().
+ * Outside the Graph each task passes a bound made there too (a dry run of
+ * the program counts their arguments); a warm pass whose buffers repeat
+ * the last one's passes them unread (dsv4_state, tb). Only a fault that
+ * reorders a block makes a bound in the pass, for a count that changed.
  * Every buffer a task writes is fresh for its block (or the Graph's
  * ping-pong state, read only by the replay before), because the runtime
  * tracks writers and not readers: a buffer rewritten while an earlier
