@@ -397,6 +397,49 @@ static void bad_arguments_are_refused(void **state)
     hbg_bound_destroy(bd);
 }
 
+/* After two good nodes, the body makes one of the refused calls. */
+static int refusal;
+
+static hbg_status refusing_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    hbg_status st = body(o, ctx, b);
+    hbg_task t = {.kernel_aiv = 1, .core = HBG_CORE_AIV};
+    hbg_task_id id;
+    if (st)
+        return st;
+    switch (refusal) {
+    case 0: return hbg_submit_task(o, NULL, &id);
+    case 1: return hbg_submit_task_bound(o, &t, NULL, &id);
+    case 2: return hbg_submit_task_bound(o, NULL, NULL, &id);
+    default: return hbg_alloc_tensors(o, 1, NULL, &id);
+    }
+}
+
+/* A call refused inside a body before the recorder sees it is named at
+ * the node it would have made, as the recorder's own refusals are, not
+ * at the window's next task. */
+static void a_refusal_in_a_body_names_its_node(void **state)
+{
+    (void)state;
+    static const char *const want[] = {
+        "graph key 0x9 node 2: no task (NULL)",
+        "graph key 0x9 node 2: no bound (NULL)",
+        "graph key 0x9 node 2: no task (NULL)",
+        "graph key 0x9 node 2: no list of tensors to allocate (NULL)",
+    };
+    for (refusal = 0; refusal < 4; refusal++) {
+        hbg_orch *o = orch(false);
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        hbg_task_id id;
+        hbg_arg v[] = {{&x, HBG_IN}, {&y, HBG_INOUT}};
+        hbg_boundary b = {.ntensors = 2, .args = v};
+        assert_int_equal(hbg_submit_graph(o, 9, refusing_body, NULL, &b, 0, &id), HBG_E_INVAL);
+        assert_string_equal(hbg_orch_last_error(o), want[refusal]);
+        hbg__orch_end_pass(o);
+        hbg__orch_destroy(o);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -407,6 +450,7 @@ int main(void)
         cmocka_unit_test_setup(a_bound_task_is_answered_by_its_stamp, setup),
         cmocka_unit_test_setup(a_graph_call_refuses_a_pass_through_slot, setup),
         cmocka_unit_test_setup(bad_arguments_are_refused, setup),
+        cmocka_unit_test_setup(a_refusal_in_a_body_names_its_node, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

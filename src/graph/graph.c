@@ -124,11 +124,19 @@ static void graph_destroy(hbg_orch *o)
     o->graph = NULL;
 }
 
+/* The node a refused call inside the body being recorded would have made. */
+static void graph_locate_capture(hbg_orch *o)
+{
+    const hbg__recorder *r = &o->graph->rec;
+    hbg__why_at(o, HBG_AT_NODE, r->nnodes, r->key);
+}
+
 static const hbg__orch_ext graph_ext = {
     .begin_pass = graph_begin_pass,
     .destroy = graph_destroy,
     .capture_task = hbg__record_task,
     .capture_alloc = hbg__record_alloc,
+    .locate_capture = graph_locate_capture,
 };
 
 hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)

@@ -182,6 +182,11 @@ hbg_status hbg__orch_fail(hbg_orch *o, hbg_status st)
     if (!st)
         return st;
     if (o->err == HBG_OK) {
+        /* A call refused inside a body before the recorder saw it (no
+         * task, no bound, a list where a bound is given) is at the node
+         * it would have made, not at the window's next task. */
+        if (!o->why.located && o->capturing && o->ext && o->ext->locate_capture)
+            o->ext->locate_capture(o);
         o->err = st;
         o->fault = o->why;
         o->fault.st = st;

@@ -61,6 +61,9 @@ typedef struct hbg__orch_ext {
     void (*destroy)(hbg_orch *o);
     hbg_status (*capture_task)(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id);
     hbg_status (*capture_alloc)(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg_task_id *id);
+    /* Notes (hbg__why_at) where a failure found before a call inside a
+     * body reached the recorder lies: the node it would have made. */
+    void (*locate_capture)(hbg_orch *o);
 } hbg__orch_ext;
 
 struct hbg__graph; /* src/graph's state; opaque here */
