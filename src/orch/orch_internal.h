@@ -228,7 +228,6 @@ static inline hbg_status hbg__submit_begins(const hbg_orch *o, hbg_task_id **id,
     return o->in_pass ? HBG_OK : HBG_E_STATE;
 }
 
-
 /* Appends `from` to the fanin list of the task or node being built (its
  * count in *cnt, the shared list and its length in list / *nlist) unless
  * it is listed already. stamp[from] == cur marks "listed": each task or

@@ -185,15 +185,16 @@ void hbg__memo_note(hbg_orch *o, const hbg_task *t, uint64_t stamp, uint32_t tid
 /* The predicate against its record: the word's address, value and test in
  * the image, the tensor beside it. The same tensor at the same address
  * makes the same byte offset. */
-static bool same_pred(const hbg_orch *o, const hbg_img_task *d, const hbg_task *t, uint64_t stamp)
+static bool same_pred(const hbg_orch *o, const hbg_img_task *d, const hbg_task *t)
 {
     const hbg_pred *p = t->pred;
     const hbg_img_pred *r = &o->img.preds[d->pred];
     /* A predicate on a tensor the task allocates reads it after the
      * allocation (its word's address is the new buffer's): the full
      * path's order, which a compare before the write-back cannot see.
-     * A bound's arguments never allocate (bound.c). */
-    for (uint32_t i = 0; i < t->ntensors && !stamp; i++)
+     * A bound task's own list is empty, and a bound never allocates
+     * (bound.c): the bound is not read. */
+    for (uint32_t i = 0; i < t->ntensors; i++)
         if (t->args[i].dir == HBG_OUT_ALLOC && t->args[i].t == p->t)
             return false;
     return d->pred == o->img.npred && p->t && p->t->addr + p->byte_offset == r->addr && p->value == r->value &&
@@ -211,7 +212,7 @@ static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task 
         (t->blocks ? t->blocks : 1) != d->blocks || ntensors != d->tensor_cnt || t->nscalars != d->scalar_cnt ||
         t->ndeps != m->ndeps)
         return false;
-    if ((!stamp && ntensors && !t->args) || (t->nscalars && !t->scalars) || (t->ndeps && !t->deps))
+    if ((t->ntensors && !t->args) || (t->nscalars && !t->scalars) || (t->ndeps && !t->deps))
         return false;
     if (stamp ? o->memo_bound[d - o->img.tasks] != stamp : !same_args(m, &o->img.tensors[d->tensor_off], t))
         return false;
@@ -219,7 +220,7 @@ static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task 
     for (uint32_t i = 0; i < t->nscalars; i++)
         if ((t->scalar_slots && t->scalar_slots[i] >= 0) || t->scalars[i] != o->img.scalars[d->scalar_off + i])
             return false;
-    return hbg__memo_deps_lead(o, d, t->deps, t->ndeps) && (!t->pred || same_pred(o, d, t, stamp));
+    return hbg__memo_deps_lead(o, d, t->deps, t->ndeps) && (!t->pred || same_pred(o, d, t));
 }
 
 bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, uint32_t ntensors, uint64_t stamp, hbg_task_id *id)
@@ -233,9 +234,9 @@ bool hbg__memo_hit(hbg_orch *o, const hbg_task *t, uint32_t ntensors, uint64_t s
         !same_task(o, m, d, t, ntensors, stamp))
         return false;
 
-    /* The submit, as the full path would make it (a bound holds no
-     * allocating argument, bound.c). */
-    for (uint32_t i = 0; i < t->ntensors && !stamp; i++)
+    /* The submit, as the full path would make it (a bound task's own
+     * list is empty). */
+    for (uint32_t i = 0; i < t->ntensors; i++)
         if (t->args[i].dir == HBG_OUT_ALLOC)
             take_buffer(t->args[i].t, &o->img.tensors[d->tensor_off + i]);
     o->img.nfanin += d->fanin_cnt;
