@@ -42,6 +42,7 @@ typedef struct bx {     /* the block being submitted */
      * here on holds what this pass would set (see dsv4_state). */
     bool bound, clean;
     uint32_t ti, bi;
+    bool lost;          /* a task's bound could not be made or set */
     /* A dry run (dsv4_prepare's, no orchestrator): each outside task's
      * argument count is noted in s->tn, nothing is submitted. */
     bool dry;
@@ -75,7 +76,7 @@ static hbg_bound *task_bound(bx *x, uint32_t k, uint32_t n, const hbg_arg *args)
         hbg_bound_destroy(*bd);
         *bd = NULL;
         x->clean = false;
-        s->tasks_built = false;
+        x->lost = true;
     }
     return *bd;
 }
@@ -650,7 +651,97 @@ static hbg_status sync_pairs(dsv4_state *s, const hbg_tensor *args, const hbg_te
 
 /* ---- the program -------------------------------------------------------- */
 
-static hbg_status program(bx *xp, const hbg_tensor *args);
+/* The program itself, x's orchestrator and state set; x counts its
+ * tasks and buffers as it goes. */
+static hbg_status program(bx *x, const hbg_tensor *args)
+{
+    hbg_orch *o = x->o;
+    dsv4_state *s = x->s;
+    hbg_tensor tokens = args[A_TOKENS], embed = args[A_EMBED];
+
+    /* prologue: embedding, hyper-connection expansion, the Graph's
+     * ping-pong state, the running expert load */
+    x->salt = 0x6000;
+    hbg_tensor pro[5] = {s->d_td, s->d_state, s->d_state, s->d_state, s->d_load};
+    hbg_tensor *pp[5] = {&pro[0], &pro[1], &pro[2], &pro[3], &pro[4]};
+    hbg_task_id id;
+    alloc_n(x, 5, pp);
+    hbg_tensor *xe = &pro[0], *s0 = &pro[1], *ping = &pro[2], *pong = &pro[3], *load = &pro[4];
+    aiv(x, TL(&tokens, &embed), TL(xe));
+    aiv(x, TL(xe), TL(s0));
+    aiv(x, TL(&tokens), TL(ping, pong));
+    aiv(x, 0, NULL, TL(load));
+
+    /* layers 0 and 1: sliding-window attention, hash-routed MoE */
+    /* A failed block stops the program: in an eager run every later
+     * cross-rank wait would otherwise sit out its own timeout. */
+    hbg_tensor st[4];
+    outside_attention(x, &SWA, args, 0, s0, &st[0], s->fault == DSV4_FAULT_EARLY_READ);
+    outside_moe(x, args, 0, &st[0], load, &tokens, true, &st[1], NULL);
+    if (failed(x))
+        return failed(x);
+    outside_attention(x, &SWA, args, 1, &st[1], &st[2], false);
+    outside_moe(x, args, 1, &st[2], load, &tokens, true, &st[3], NULL);
+    if (failed(x))
+        return failed(x);
+
+    /* layers 2..41: the layer-pair Graph, ping-ponging the state */
+    hbg_tensor *pingpong[2] = {ping, pong};
+    hbg_status bst = x->dry ? HBG_OK : sync_pairs(s, args, &st[3], ping, pong, load);
+    if (bst)
+        return bst;
+    hbg_boundary rest = {.nscalars = S_COUNT, .scalars = s->bs};
+    for (uint32_t k = 0; k < DSV4_PAIRS && !x->dry; k++) {
+        uint64_t L = 2 + 2 * k;
+        s->bs[S_LAYER_CSA] = L;
+        s->bs[S_LAYER_HCA] = L + 1;
+        s->bs[S_EPOCH_M1] = s->epoch++;
+        s->bs[S_EPOCH_M2] = s->epoch++;
+        if (hbg_submit_graph_bound(o, PAIR_KEY, pair_body, s, s->pair[k], &rest, 0, &id))
+            return failed(x);
+    }
+
+    /* layer 42: CSA attention and the last MoE, which also collapses the
+     * state for the head */
+    hbg_tensor a42, m42, fin;
+    outside_attention(x, &CSA, args, 42, pingpong[1], &a42, false);
+    outside_moe(x, args, 42, &a42, load, &tokens, false, &m42, &fin);
+    if (failed(x))
+        return failed(x);
+
+    /* head: final norm, LM head (this rank's vocabulary slice), argmax,
+     * cross-rank gather, sampling */
+    x->salt = 0x5000;
+    x->layer = DSV4_LAYERS;
+    hbg_tensor hb[12];
+    for (int i = 0; i < 8; i++)
+        hb[i] = i < 2 ? s->d_td : s->d_lm;
+    hb[8] = s->d_amax, hb[9] = s->d_word, hb[10] = s->d_word, hb[11] = s->d_amax;
+    hbg_tensor *h0[8], *h1[4];
+    for (int i = 0; i < 8; i++)
+        h0[i] = &hb[i];
+    for (int i = 0; i < 4; i++)
+        h1[i] = &hb[8 + i];
+    alloc_n(x, 8, h0);
+    alloc_n(x, 4, h1);
+    hbg_tensor hc = args[A_HC_HEAD], fnorm = args[A_FINAL_NORM], lm = args[A_LM_HEAD];
+    hbg_tensor logits = args[A_OUT_LOGITS], result = args[A_OUT_RESULT];
+    aiv(x, TL(&fin, &hc), TL(&hb[0]));
+    aiv(x, TL(&hb[0], &fnorm), TL(&hb[1]));
+    for (uint32_t j = 0; j < 6; j++) {
+        hbg_tensor tile;
+        arg_part(x, &tile, &lm, (uint64_t)j * 8 * DSV4_D, 8, DSV4_D);
+        aic(x, TL(&hb[1], &tile), TL(&hb[2 + j]), NULL);
+    }
+    aiv(x, 6, h0 + 2, TL(&logits));
+    sub(x, NONE, DSV4_K_ARGMAX, HBG_CORE_AIV, 1, TL(&logits), 0, NULL, TL(&hb[8]), NULL);
+    opt ex = {.nextra = 2, .extra = {s->epoch++, 0}, .xslot = {-1, -1}};
+    sub(x, NONE, DSV4_K_PUSH, HBG_CORE_AIV, 1, TL(&hb[8]), 0, NULL, TL(&hb[9]), &ex);
+    sub(x, NONE, DSV4_K_WAIT, HBG_CORE_AIV, 1, TL(&hb[9]), 0, NULL, TL(&hb[10]), &ex);
+    sub(x, NONE, DSV4_K_GATHER, HBG_CORE_AIV, 1, TL(&hb[10]), 0, NULL, TL(&hb[11]), &ex);
+    sub(x, NONE, DSV4_K_SAMPLE, HBG_CORE_AIV, 1, TL(&hb[8], &hb[11], load), 0, NULL, TL(&result), NULL);
+    return failed(x);
+}
 
 hbg_status dsv4_orchestrate(hbg_orch *o, void *ctx)
 {
@@ -671,112 +762,13 @@ hbg_status dsv4_orchestrate(hbg_orch *o, void *ctx)
     if (st == HBG_OK && x.bound) {
         memcpy(s->tasks_args, args, sizeof s->tasks_args);
         s->tasks_fault = s->fault;
-        /* a bound that could not be set, left NULL, or a task past the
-         * table: the next pass builds and sets again from the start */
-        s->tasks_built = x.ti <= DSV4_OUT_TASKS && x.bi <= DSV4_OUT_BUFS;
-        for (uint32_t k = 0; k < x.ti && k < DSV4_OUT_TASKS && s->tasks_built; k++)
-            s->tasks_built = s->tb[k] != NULL;
+        /* A bound that could not be set is left NULL: the next pass
+         * builds and sets every one again. Tasks and buffers past the
+         * tables need nothing: such a task never has a bound, such a
+         * buffer makes every pass unclean from there on. */
+        s->tasks_built = !x.lost;
     }
     return st;
-}
-
-/* The program's answer, with what it counted handed back to the caller. */
-static hbg_status done(bx *xp, const bx *x, hbg_status st)
-{
-    *xp = *x;
-    return st;
-}
-
-/* The program itself, x's orchestrator and state set. */
-static hbg_status program(bx *xp, const hbg_tensor *args)
-{
-    bx x = *xp;
-    hbg_orch *o = x.o;
-    dsv4_state *s = x.s;
-    hbg_tensor tokens = args[A_TOKENS], embed = args[A_EMBED];
-
-    /* prologue: embedding, hyper-connection expansion, the Graph's
-     * ping-pong state, the running expert load */
-    x.salt = 0x6000;
-    hbg_tensor pro[5] = {s->d_td, s->d_state, s->d_state, s->d_state, s->d_load};
-    hbg_tensor *pp[5] = {&pro[0], &pro[1], &pro[2], &pro[3], &pro[4]};
-    hbg_task_id id;
-    alloc_n(&x, 5, pp);
-    hbg_tensor *xe = &pro[0], *s0 = &pro[1], *ping = &pro[2], *pong = &pro[3], *load = &pro[4];
-    aiv(&x, TL(&tokens, &embed), TL(xe));
-    aiv(&x, TL(xe), TL(s0));
-    aiv(&x, TL(&tokens), TL(ping, pong));
-    aiv(&x, 0, NULL, TL(load));
-
-    /* layers 0 and 1: sliding-window attention, hash-routed MoE */
-    /* A failed block stops the program: in an eager run every later
-     * cross-rank wait would otherwise sit out its own timeout. */
-    hbg_tensor st[4];
-    outside_attention(&x, &SWA, args, 0, s0, &st[0], s->fault == DSV4_FAULT_EARLY_READ);
-    outside_moe(&x, args, 0, &st[0], load, &tokens, true, &st[1], NULL);
-    if (failed(&x))
-        return done(xp, &x, failed(&x));
-    outside_attention(&x, &SWA, args, 1, &st[1], &st[2], false);
-    outside_moe(&x, args, 1, &st[2], load, &tokens, true, &st[3], NULL);
-    if (failed(&x))
-        return done(xp, &x, failed(&x));
-
-    /* layers 2..41: the layer-pair Graph, ping-ponging the state */
-    hbg_tensor *pingpong[2] = {ping, pong};
-    hbg_status bst = x.dry ? HBG_OK : sync_pairs(s, args, &st[3], ping, pong, load);
-    if (bst)
-        return done(xp, &x, bst);
-    hbg_boundary rest = {.nscalars = S_COUNT, .scalars = s->bs};
-    for (uint32_t k = 0; k < DSV4_PAIRS && !x.dry; k++) {
-        uint64_t L = 2 + 2 * k;
-        s->bs[S_LAYER_CSA] = L;
-        s->bs[S_LAYER_HCA] = L + 1;
-        s->bs[S_EPOCH_M1] = s->epoch++;
-        s->bs[S_EPOCH_M2] = s->epoch++;
-        if (hbg_submit_graph_bound(o, PAIR_KEY, pair_body, s, s->pair[k], &rest, 0, &id))
-            return done(xp, &x, failed(&x));
-    }
-
-    /* layer 42: CSA attention and the last MoE, which also collapses the
-     * state for the head */
-    hbg_tensor a42, m42, fin;
-    outside_attention(&x, &CSA, args, 42, pingpong[1], &a42, false);
-    outside_moe(&x, args, 42, &a42, load, &tokens, false, &m42, &fin);
-    if (failed(&x))
-        return done(xp, &x, failed(&x));
-
-    /* head: final norm, LM head (this rank's vocabulary slice), argmax,
-     * cross-rank gather, sampling */
-    x.salt = 0x5000;
-    x.layer = DSV4_LAYERS;
-    hbg_tensor hb[12];
-    for (int i = 0; i < 8; i++)
-        hb[i] = i < 2 ? s->d_td : s->d_lm;
-    hb[8] = s->d_amax, hb[9] = s->d_word, hb[10] = s->d_word, hb[11] = s->d_amax;
-    hbg_tensor *h0[8], *h1[4];
-    for (int i = 0; i < 8; i++)
-        h0[i] = &hb[i];
-    for (int i = 0; i < 4; i++)
-        h1[i] = &hb[8 + i];
-    alloc_n(&x, 8, h0);
-    alloc_n(&x, 4, h1);
-    hbg_tensor hc = args[A_HC_HEAD], fnorm = args[A_FINAL_NORM], lm = args[A_LM_HEAD];
-    hbg_tensor logits = args[A_OUT_LOGITS], result = args[A_OUT_RESULT];
-    aiv(&x, TL(&fin, &hc), TL(&hb[0]));
-    aiv(&x, TL(&hb[0], &fnorm), TL(&hb[1]));
-    for (uint32_t j = 0; j < 6; j++) {
-        hbg_tensor tile;
-        arg_part(&x, &tile, &lm, (uint64_t)j * 8 * DSV4_D, 8, DSV4_D);
-        aic(&x, TL(&hb[1], &tile), TL(&hb[2 + j]), NULL);
-    }
-    aiv(&x, 6, h0 + 2, TL(&logits));
-    sub(&x, NONE, DSV4_K_ARGMAX, HBG_CORE_AIV, 1, TL(&logits), 0, NULL, TL(&hb[8]), NULL);
-    opt ex = {.nextra = 2, .extra = {s->epoch++, 0}, .xslot = {-1, -1}};
-    sub(&x, NONE, DSV4_K_PUSH, HBG_CORE_AIV, 1, TL(&hb[8]), 0, NULL, TL(&hb[9]), &ex);
-    sub(&x, NONE, DSV4_K_WAIT, HBG_CORE_AIV, 1, TL(&hb[9]), 0, NULL, TL(&hb[10]), &ex);
-    sub(&x, NONE, DSV4_K_GATHER, HBG_CORE_AIV, 1, TL(&hb[10]), 0, NULL, TL(&hb[11]), &ex);
-    sub(&x, NONE, DSV4_K_SAMPLE, HBG_CORE_AIV, 1, TL(&hb[8], &hb[11], load), 0, NULL, TL(&result), NULL);
-    return done(xp, &x, failed(&x));
 }
 
 /* ---- templates (setup, once) -------------------------------------------- */
