@@ -208,6 +208,17 @@ hbg_status peers_cap_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body
     return fail(c, st ? st : c->err);
 }
 
+/* bd's tensors copied into t[] and a[] pointing at them; their count. */
+static uint32_t unbind(const hbg_bound *bd, hbg_tensor *t, hbg_arg *a)
+{
+    uint32_t n = hbg_bound_count(bd);
+    for (uint32_t k = 0; k < n; k++) {
+        (void)hbg_bound_get(bd, k, &t[k], &a[k].dir); /* k < n: cannot fail */
+        a[k].t = &t[k];
+    }
+    return n;
+}
+
 /* The same, on a boundary of the bound's tensors and rest's scalars and
  * dependencies. */
 hbg_status peers_cap_submit_graph_bound(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
@@ -217,13 +228,7 @@ hbg_status peers_cap_submit_graph_bound(hbg_orch *o, uint64_t key, hbg_graph_bod
     hbg_boundary b = rest ? *rest : (hbg_boundary){0};
     hbg_tensor t[HBG_MAX_BOUND_TENSORS];
     hbg_arg a[HBG_MAX_BOUND_TENSORS];
-    b.ntensors = hbg_bound_count(bd);
-    for (uint32_t k = 0; k < b.ntensors; k++) {
-        hbg_status st = hbg_bound_get(bd, k, &t[k], &a[k].dir);
-        if (st)
-            return st;
-        a[k].t = &t[k];
-    }
+    b.ntensors = unbind(bd, t, a);
     b.args = a;
     return peers_cap_submit_graph(o, key, body, ctx, &b, flags, id);
 }
@@ -232,22 +237,14 @@ hbg_status peers_cap_submit_graph_bound(hbg_orch *o, uint64_t key, hbg_graph_bod
 hbg_status peers_cap_submit_task_bound(hbg_orch *o, const hbg_task *t, const hbg_bound *bd, hbg_task_id *id)
 {
     /* refused as the library refuses them: no task or bound, or a task
-     * with a list of its own */
+     * with a list of its own, or more tensors than a task takes */
     *id = HBG_TASK_NONE;
-    if (!t || !bd || t->ntensors || t->args)
+    if (!t || !bd || t->ntensors || t->args || hbg_bound_count(bd) > HBG_MAX_TASK_TENSORS)
         return fail(as_cap(o), HBG_E_INVAL);
     hbg_task bt = *t;
     hbg_tensor v[HBG_MAX_TASK_TENSORS];
     hbg_arg a[HBG_MAX_TASK_TENSORS];
-    bt.ntensors = hbg_bound_count(bd);
-    if (bt.ntensors > HBG_MAX_TASK_TENSORS)
-        return fail(as_cap(o), HBG_E_INVAL);
-    for (uint32_t k = 0; k < bt.ntensors; k++) {
-        hbg_status st = hbg_bound_get(bd, k, &v[k], &a[k].dir);
-        if (st)
-            return fail(as_cap(o), st);
-        a[k].t = &v[k];
-    }
+    bt.ntensors = unbind(bd, v, a);
     bt.args = a;
     return peers_cap_submit_task(o, &bt, id);
 }
