@@ -180,6 +180,35 @@ static int phase_id(rc_file *f, const char *s, size_t n, const char **why)
     return f->nphase++;
 }
 
+/* jansson does not always say that it ran out of memory: a string it
+ * cannot allocate in its lexer comes back as "invalid token", a syntax
+ * error, and the line would be skipped as malformed (under a 100 MiB
+ * address space, one run in four). So jansson allocates through
+ * count_malloc, which counts the allocations refused: a parse that saw one
+ * failed for want of memory, whatever its error says (or its value: see
+ * parse_line). Installed once,
+ * before the first parse; jansson frees with free, as before, so a value
+ * allocated earlier by plain malloc is freed as it should be. The count
+ * is per thread: a reader in another thread does not see this one's. */
+static _Thread_local unsigned long refused;
+
+static void *count_malloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p)
+        refused++;
+    return p;
+}
+
+static void hook_jansson(void)
+{
+    static _Atomic int hooked;
+    if (!hooked) {
+        json_set_alloc_funcs(count_malloc, free);
+        hooked = 1;
+    }
+}
+
 /* 1 ok, 0 bad line (warned), -1 out of memory */
 static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_list *warn)
 {
@@ -194,13 +223,22 @@ static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_lis
                f->path, lineno);
         return 0;
     }
+    hook_jansson();
+    unsigned long refused0 = refused;
     json_t *o = wide ? json_loadb(wide, wn, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je)
                      : json_loadb(s, n, JSON_REJECT_DUPLICATES, &je);
     free(wide);
     /* Running out of memory is not the line's fault: the command must fail,
-     * not skip the line. jansson names it in some paths; in others (a value
-     * it cannot allocate) it fails without naming any error at all, while
-     * every syntax error comes with its text. */
+     * not skip the line. jansson names it in some paths, in others fails
+     * without naming any error, and in its lexer calls it a syntax error:
+     * the refused allocation is what tells (count_malloc). */
+    if (refused != refused0) {
+        /* even a parse that returned a value: jansson does not check
+         * every allocation it makes, and a value built past one that
+         * failed is not to be trusted */
+        json_decref(o);
+        return -1;
+    }
     if (!o && (json_error_code(&je) == json_error_out_of_memory || je.text[0] == 0))
         return -1;
     if (!o) {

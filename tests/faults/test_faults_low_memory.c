@@ -42,8 +42,12 @@ static void records_out_of_memory_is_out_of_memory(void **state)
     char *recs = big_records(dir, 200000), *out = fs_path(dir, "t.json");
     const char *args[] = {"timeline", ts_fixture("hbg-run-vector-timeline.log"), "--records", recs, "-o", out, NULL};
     fs_spec spec = {.args = args, .as_bytes = LIMIT};
-    char *err = NULL;
-    assert_int_equal(fs_run(&spec, 60, NULL, &err), 2);
+    char *err = NULL, *sout = NULL;
+    int rc = fs_run(&spec, 60, &sout, &err);
+    if (rc != 2)
+        fail_msg("hbg timeline exited %d under a %lu MiB address space; stdout: %s; stderr: %s", rc, LIMIT >> 20,
+                 sout, err);
+    free(sout);
     char want[600];
     snprintf(want, sizeof want, "hbg timeline: %s: out of memory\n", recs);
     assert_string_equal(err, want);
