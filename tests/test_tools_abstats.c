@@ -458,6 +458,71 @@ static void test_hl_rejects_invalid_input(void **state)
     assert_int_equal(as_hodges_lehmann(big, 3, ok, 3, 0.95, &s), HBG_OK);
 }
 
+/* ---- Student's t ------------------------------------------------------- */
+
+/* Two-sided p values against published critical values (the 0.975
+ * quantiles to 15 digits) and against exact ones: df 1 at t = 1 is
+ * 1 - (2/pi)(pi/4); df 3 at sqrt(3) is 1/2 - 1/pi; df 4 at 2 is
+ * 1 - (5/8) sqrt(2). The others were checked against the regularized
+ * incomplete beta I_{df/(df+t^2)}(df/2, 1/2) by continued fraction. */
+static void test_t_two_sided_known_values(void **state)
+{
+    (void)state;
+    near(as_t_two_sided(12.7062047361747, 1), 0.05, 1e-12, "df 1, the 0.975 quantile");
+    near(as_t_two_sided(4.30265272974946, 2), 0.05, 1e-12, "df 2");
+    near(as_t_two_sided(3.18244630528371, 3), 0.05, 1e-12, "df 3");
+    near(as_t_two_sided(2.77644510519779, 4), 0.05, 1e-12, "df 4");
+    near(as_t_two_sided(2.57058183563631, 5), 0.05, 1e-12, "df 5");
+    near(as_t_two_sided(2.22813885198627, 10), 0.05, 1e-12, "df 10");
+    near(as_t_two_sided(2.04227245630124, 30), 0.05, 1e-12, "df 30");
+    near(as_t_two_sided(1, 1), 0.5, EXACT_TOL, "df 1, t 1");
+    near(as_t_two_sided(sqrt(3), 3), 0.5 - 1 / 3.14159265358979323846, EXACT_TOL, "df 3, t sqrt 3");
+    near(as_t_two_sided(2, 4), 1 - 0.625 * sqrt(2), EXACT_TOL, "df 4, t 2");
+    near(as_t_two_sided(0.5, 7), 0.6324071356892842, EXACT_TOL, "df 7, t 0.5");
+    near(as_t_two_sided(4, 9), 0.0031104283103858517, 1e-10, "df 9, t 4");
+    /* the sign of t does not matter; the edges */
+    assert_true(as_t_two_sided(-2, 4) == as_t_two_sided(2, 4));
+    assert_true(as_t_two_sided(0, 3) == 1.0);
+    assert_true(as_t_two_sided(INFINITY, 2) == 0.0);
+    assert_true(as_t_two_sided(-INFINITY, 5) == 0.0);
+    assert_true(as_t_two_sided(3, 0) == 1.0);
+    assert_true(as_t_two_sided(NAN, 3) == 1.0);
+}
+
+static void test_t_test_zero(void **state)
+{
+    (void)state;
+    double t, p;
+    /* mean 0.02, sd 0.01 sqrt 2: t = 2, df 1 */
+    double two[] = {0.01, 0.03};
+    as_t_test_zero(two, 2, &t, &p);
+    near(t, 2, 1e-12, "t of two");
+    near(p, 1 - 2 / 3.14159265358979323846 * atan(2), 1e-12, "p of two");
+    /* mean -1, sd 1 over 4: t = -2, df 3 */
+    double four[] = {-2, -1, -1, 0};
+    as_t_test_zero(four, 4, &t, &p);
+    near(t, -2 / sqrt(2.0 / 3), 1e-12, "t of four"); /* sd = sqrt(2/3), t = -1 / (sd / 2) */
+    near(p, as_t_two_sided(t, 3), EXACT_TOL, "p of four");
+    /* no spread: infinite t unless the mean is 0 */
+    double same[] = {0.05, 0.05, 0.05};
+    as_t_test_zero(same, 3, &t, &p);
+    assert_true(isinf(t) && t > 0 && p == 0.0);
+    double neg[] = {-3, -3};
+    as_t_test_zero(neg, 2, &t, &p);
+    assert_true(isinf(t) && t < 0 && p == 0.0);
+    double zero[] = {0, 0};
+    as_t_test_zero(zero, 2, &t, &p);
+    assert_true(t == 0.0 && p == 1.0);
+    /* one value has no spread to test against; nor has none */
+    as_t_test_zero(two, 1, &t, &p);
+    assert_true(t == 0.0 && p == 1.0);
+    as_t_test_zero(NULL, 0, &t, &p);
+    assert_true(t == 0.0 && p == 1.0);
+    double nan_in[] = {0.1, NAN};
+    as_t_test_zero(nan_in, 2, &t, &p);
+    assert_true(isnan(t) && p == 1.0);
+}
+
 /* ---- sign test --------------------------------------------------------- */
 
 static void test_sign_test_small_n_exact(void **state)
@@ -513,6 +578,8 @@ int main(void)
         cmocka_unit_test(test_hl_extreme_values_do_not_overflow),
         cmocka_unit_test(test_hl_estimate_exact_past_2_53),
         cmocka_unit_test(test_hl_rejects_invalid_input),
+        cmocka_unit_test(test_t_two_sided_known_values),
+        cmocka_unit_test(test_t_test_zero),
         cmocka_unit_test(test_sign_test_small_n_exact),
         cmocka_unit_test(test_sign_test_large_n_log_space),
     };

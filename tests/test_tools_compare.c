@@ -450,6 +450,80 @@ static void test_effect_inside_noise_floor(void **st)
     free_arms(&a);
 }
 
+/* Fewer repetitions than the sign test needs (five at 0.05): a verdict
+ * rests on a t-test of the repetitions' deltas. Two repetitions that
+ * agree closely back one; two that agree in sign only, 9 % and 1 %, do
+ * not, however significant the pooled passes; one repetition never
+ * does. Before, each of these was called slower. */
+static bool starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static void rep2_apart(int rep, cg_spec *b, cg_spec *m)
+{
+    (void)b;
+    m->host_orch_scale = rep ? 1.01 : 1.10;
+}
+
+static void test_few_repetitions_rest_on_a_t_test(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 61), m = slower(cg_default("5d6e7f8", 62));
+    arms a;
+    make_arms(&a, 2, b, m, NULL);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 1);
+    char *l = first_line(out);
+    if (strncmp(l, "verdict    slower: effect +9.", 29) != 0)
+        fail_msg("%s", out);
+    assert_true(ts_contains(l, "sign test p = 0.25 (2 of 2 repetitions agree), too few repetitions for it to "
+                               "reach alpha = 0.05; t-test of the repetitions' deltas two-sided p = "));
+    assert_true(ts_contains(l, ", 1 df)"));
+    free(l), free(out), free(err);
+    const char *js[] = {"--format", "json", NULL};
+    assert_int_equal(compare(&a, js, &out, &err), 1);
+    json_t *j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    json_t *tt = json_object_get(j, "repetitions_t_test");
+    assert_non_null(tt);
+    assert_int_equal(json_integer_value(json_object_get(tt, "df")), 1);
+    assert_true(json_real_value(json_object_get(tt, "p")) < 0.05);
+    assert_true(json_is_true(json_object_get(tt, "backs_verdict")));
+    json_decref(j);
+    free(out), free(err);
+    free_arms(&a);
+
+    make_arms(&a, 2, b, m, rep2_apart);
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    l = first_line(out);
+    if (!starts(l, "verdict    no difference: the repetitions' deltas do not clear alpha = 0.05 by a t-test "
+                   "(two-sided p = "))
+        fail_msg("%s", out);
+    assert_true(ts_contains(l, "), and 2 repetitions are too few for the sign test: measure 5 or more; effect +"));
+    free(l), free(out), free(err);
+    free_arms(&a);
+
+    make_arms(&a, 1, b, m, NULL);
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    l = first_line(out);
+    if (!starts(l, "verdict    no difference: one repetition cannot tell the effect from the levels its two arms "
+                   "happened to run at: measure 5 or more; effect +9."))
+        fail_msg("%s", out);
+    assert_true(ts_contains(l, "(1 of 1 repetitions agree), too few repetitions for it to reach alpha = 0.05, and "
+                               "one gives no spread for a t-test"));
+    free(l), free(out), free(err);
+    /* a larger alpha needs fewer: 4 at 0.1 */
+    const char *a1[] = {"--alpha", "0.1", NULL};
+    assert_int_equal(compare(&a, a1, &out, &err), 0);
+    l = first_line(out);
+    if (!starts(l, "verdict    no difference: one repetition cannot tell the effect from the levels its two arms "
+                   "happened to run at: measure 4 or more; "))
+        fail_msg("%s", out);
+    free(l), free(out), free(err);
+    free_arms(&a);
+}
+
 /* --- refusals ------------------------------------------------------------ */
 
 static void expect_refusal(const arms *a, const char *const *extra, const char *msg)
@@ -1095,6 +1169,7 @@ int main(void)
         cmocka_unit_test(test_too_few_passes_for_an_interval),
         cmocka_unit_test(test_zero_base_has_no_percentages),
         cmocka_unit_test(test_effect_inside_noise_floor),
+        cmocka_unit_test(test_few_repetitions_rest_on_a_t_test),
         cmocka_unit_test(test_stamps_differ_in_one_variable),
         cmocka_unit_test(test_stamps_differ_in_one_variable_original),
         cmocka_unit_test(test_stamps_differ_in_a_value_and_a_word),

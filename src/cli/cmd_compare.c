@@ -42,7 +42,10 @@ static void usage(FILE *f)
             "                     --alpha, every repetition agrees in sign, and the effect\n"
             "                     (Hodges-Lehmann shift, 95 %% CI) exceeds the noise floor: the\n"
             "                     control's largest |relative delta|, or, for a control under\n"
-            "                     1 us, the range of the repetitions' relative deltas\n"
+            "                     1 us, the range of the repetitions' relative deltas; with\n"
+            "                     fewer repetitions than the sign test needs to reach --alpha\n"
+            "                     (5 at 0.05), also a t-test of the repetitions' deltas (one\n"
+            "                     repetition backs no verdict)\n"
             "  no difference      otherwise\n"
             "then the flags (minimum and median moving apart, a lower minimum with a wider\n"
             "range, exact figures that differ), and per repetition the minima, medians and\n"
@@ -534,6 +537,13 @@ static int out_json(const cp_result *R)
     jkey(&w, "repetitions", false), jw_u64(&w, R->nrep);
     jkey(&w, "p", false), jnum(&w, R->sign_p);
     jkey(&w, "can_reach_alpha", false), jw_lit(&w, R->sign_can_reach ? "true" : "false");
+    jw_lit(&w, "}");
+    jkey(&w, "repetitions_t_test", false);
+    jw_lit(&w, "{\"t\": ");
+    jnum(&w, R->rep_t);
+    jkey(&w, "df", false), jw_u64(&w, R->nrep - 1);
+    jkey(&w, "p", false), jnum(&w, R->rep_t_p);
+    jkey(&w, "backs_verdict", false), jw_lit(&w, R->reps_back ? "true" : "false");
     jw_lit(&w, "}");
     jkey(&w, "control", false);
     jw_lit(&w, "{\"segment\": ");

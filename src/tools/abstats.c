@@ -352,6 +352,68 @@ int as_shift_sign(const as_shift *s)
  * their ratios, the first from lgamma: starting from the largest keeps an
  * underflowed start from zeroing a tail that is not negligible, and when
  * the tail holds the bulk its complement is summed instead. */
+double as_t_two_sided(double t, size_t df)
+{
+    if (df == 0 || isnan(t))
+        return 1;
+    t = fabs(t);
+    if (isinf(t))
+        return 0;
+    double nu = (double)df, th = atan(t / sqrt(nu)), c2 = cos(th) * cos(th), s = sin(th);
+    /* A = P(|T| < t): for odd df (2/pi)(th + sin th (cos th + 2/3 cos^3 th
+     * + ... + [2.4...(df-3)] / [1.3...(df-2)] cos^(df-2) th)), th alone for
+     * df = 1; for even df sin th (1 + 1/2 cos^2 th + ... + [1.3...(df-3)]
+     * / [2.4...(df-2)] cos^(df-2) th). Each term is the one before times
+     * cos^2 th and a ratio below 1, so the sum has df / 2 terms at most. */
+    double a;
+    if (df % 2) {
+        double term = cos(th), sum = 0;
+        for (size_t k = 1; df > 1 && k <= (df - 1) / 2; k++) {
+            sum += term;
+            term *= c2 * (double)(2 * k) / (double)(2 * k + 1);
+        }
+        a = 2 / 3.14159265358979323846 * (th + s * sum);
+    } else {
+        double term = 1, sum = 0;
+        for (size_t k = 1; k <= df / 2; k++) {
+            sum += term;
+            term *= c2 * (double)(2 * k - 1) / (double)(2 * k);
+        }
+        a = s * sum;
+    }
+    double p = 1 - a;
+    return p < 0 ? 0 : p > 1 ? 1 : p;
+}
+
+void as_t_test_zero(const double *x, size_t n, double *t, double *p)
+{
+    *t = 0, *p = 1;
+    if (n < 2)
+        return;
+    double mean = 0, ss = 0;
+    bool same = true;
+    for (size_t i = 0; i < n; i++) {
+        mean += x[i];
+        same = same && x[i] == x[0];
+    }
+    mean /= (double)n;
+    for (size_t i = 0; i < n; i++)
+        ss += (x[i] - mean) * (x[i] - mean);
+    if (isnan(mean) || isnan(ss)) {
+        *t = NAN;
+        return;
+    }
+    /* equal values, told apart from a spread that rounding made: their
+     * mean need not be one of them exactly */
+    if (same || ss == 0) {
+        if (x[0] != 0)
+            *t = x[0] > 0 ? INFINITY : -INFINITY, *p = 0;
+        return;
+    }
+    *t = mean / sqrt(ss / (double)(n - 1) / (double)n);
+    *p = as_t_two_sided(*t, n - 1);
+}
+
 double as_sign_test(size_t agree, size_t n)
 {
     if (agree == 0)

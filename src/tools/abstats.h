@@ -82,6 +82,19 @@ hbg_status as_hodges_lehmann(const uint64_t *base, size_t nb, const uint64_t *me
  * (2^-n when agree == n; 1 when agree == 0). */
 double as_sign_test(size_t agree, size_t n);
 
+/* Student's t with df >= 1 degrees of freedom: P(|T| >= t), the two-sided
+ * p of a statistic t (its sign does not matter), from the closed forms
+ * for a whole df (Abramowitz and Stegun 26.7.3 and 26.7.4): exact but for
+ * rounding, in [0, 1]. 1 for df == 0 or a NaN t. */
+double as_t_two_sided(double t, size_t df);
+
+/* A one-sample t-test of x[0..n) against a mean of 0: *t = mean / (sd /
+ * sqrt(n)), sd with n - 1, and *p its two-sided p with n - 1 degrees of
+ * freedom. n < 2 (no spread to test against) gives t = 0, p = 1; values
+ * all equal give p = 1 when they are 0 and p = 0 (t infinite, signed)
+ * otherwise; a NaN among them, t NaN and p = 1. */
+void as_t_test_zero(const double *x, size_t n, double *t, double *p);
+
 /* The shift's estimate as a double, rounded past 2^53: for percentages and
  * comparisons with other doubles, never to print it (the fields are exact). */
 double as_shift_est(const as_shift *s);

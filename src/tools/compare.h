@@ -109,6 +109,8 @@ typedef struct cp_result {
     size_t agree;               /* repetitions whose delta has that sign */
     double sign_p;              /* exact one-sided sign test over repetitions */
     bool sign_can_reach;        /* 2^-nrep <= alpha */
+    double rep_t, rep_t_p;      /* t-test of the repetitions' deltas against 0, two-sided */
+    bool reps_back;             /* the repetitions back a verdict: sign_can_reach, or rep_t_p < alpha */
     double effect_pct, lo_pct, hi_pct;   /* of base_min */
 
     as_mwu ctl;                 /* the control segment, two-sided */
@@ -138,6 +140,10 @@ typedef struct cp_result {
 hbg_status cp_run(cp_result *R, const char *const *base, const char *const *measure, size_t nrep,
                   const cp_options *opt, char *err, size_t errlen);
 void cp_free(cp_result *R);
+
+/* The fewest repetitions whose exact sign test can reach alpha: the least
+ * n with 2^-n <= alpha (5 at 0.05). */
+size_t cp_reps_needed(double alpha);
 
 /* A percentage as "%+.2f", or "n/a" when there is none (of a base of 0
  * ns); b holds at least 48 bytes. Returns b. */
