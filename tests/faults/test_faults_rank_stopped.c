@@ -75,11 +75,12 @@ static pid_t start_and_find_rank1(const char *const *args, const char *log, fs_c
  * rank 1's pid in *r1 (and in `victim` for a stop, so a failed assertion
  * does not leave it stopped), and in *after the seconds from the signal
  * to the end. */
-static int signal_rank1(const char *const *args, const char *log, int sig, int secs, pid_t *r1, double *after,
-                        char **out, char **err)
+static int signal_rank1_after(const char *const *args, const char *log, int sig, long delay_ms, int secs, pid_t *r1,
+                              double *after, char **out, char **err)
 {
     fs_child c;
     *r1 = start_and_find_rank1(args, log, &c);
+    nanosleep(&(struct timespec){delay_ms / 1000, delay_ms % 1000 * 1000000}, NULL);
     if (sig == SIGSTOP)
         victim = *r1;
     struct timespec t0, t1;
@@ -89,6 +90,12 @@ static int signal_rank1(const char *const *args, const char *log, int sig, int s
     clock_gettime(CLOCK_MONOTONIC, &t1);
     *after = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     return rc;
+}
+
+static int signal_rank1(const char *const *args, const char *log, int sig, int secs, pid_t *r1, double *after,
+                        char **out, char **err)
+{
+    return signal_rank1_after(args, log, sig, 0, secs, r1, after, out, err);
 }
 
 /* fs_expect of a line that names pid: fmt has one %d for it. */
@@ -213,27 +220,40 @@ static int teardown(void **state)
  * reached the finish line) and the command waited for ever. Two rounds
  * each make the four chip.run spans that mean both ranks are past their
  * passes; qwen's golden at tile unit 64 takes over a second, the window
- * the stop lands in. */
+ * the stop lands in, 300 ms after the last span. On a loaded machine the
+ * stop can still land between rank 1's last span and its arrival at the
+ * line (a test once saw it 1 time in 40): the command then kills it as a
+ * rank that never arrived, correctly, which this test does not mean to
+ * check, so that run is checked as such and the test tries again. */
 static void a_rank_stopped_after_the_finish_line_is_killed(void **state)
 {
     (void)state;
-    char *dir = fs_tempdir("stopfin");
-    char *log = fs_path(dir, "run.log");
-    const char *args[] = {"run", "qwen", "--ranks", "2", "--rounds", "2", "--tile-unit", "64", "--peer-timeout", "2",
-                          "-o", log, NULL};
-    char *out = NULL, *err = NULL;
-    pid_t r1;
-    double after;
-    assert_int_equal(signal_rank1(args, log, SIGSTOP, 120, &r1, &after, &out, &err), 1);
-    expect_pid(err, "hbg run: rank 1 (pid %d) still running 2 s after rank 0 ended: killing it\n", r1);
-    expect_pid(out, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after 2 of 2 rounds", r1);
-    fs_expect(out, "): golden passed;");
-    assert_true(after < 60);
-    victim = 0;
-    free(out);
-    free(err);
-    free(log);
-    fs_rmdir(dir);
+    bool past = false;
+    for (int attempt = 0; attempt < 5 && !past; attempt++) {
+        char *dir = fs_tempdir("stopfin");
+        char *log = fs_path(dir, "run.log");
+        const char *args[] = {"run", "qwen", "--ranks", "2", "--rounds", "2", "--tile-unit", "64", "--peer-timeout",
+                              "2", "-o", log, NULL};
+        char *out = NULL, *err = NULL;
+        pid_t r1;
+        double after;
+        assert_int_equal(signal_rank1_after(args, log, SIGSTOP, 300, 120, &r1, &after, &out, &err), 1);
+        char before[200];
+        snprintf(before, sizeof before,
+                 "hbg run: rank 1 (pid %d) still running 2 s after rank 0 finished its rounds: killing it\n", (int)r1);
+        past = !strstr(err, before);
+        if (past)
+            expect_pid(err, "hbg run: rank 1 (pid %d) still running 2 s after rank 0 ended: killing it\n", r1);
+        expect_pid(out, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after 2 of 2 rounds", r1);
+        fs_expect(out, "): golden passed;");
+        assert_true(after < 60);
+        victim = 0;
+        free(out);
+        free(err);
+        free(log);
+        fs_rmdir(dir);
+    }
+    assert_true(past);
 }
 
 /* SIGTERM to the command: it kills its ranks, reports the passes they
