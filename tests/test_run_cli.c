@@ -556,6 +556,51 @@ static void killed_rank_is_named(void **state)
     free(out);
 }
 
+/* --device-memory: the simulated device refuses what would pass it, and
+ * the rank's line says which segment asked, for how much, and how much
+ * was in use, in the device's own words (a pass's report used to give
+ * the status alone). The exact figures: the vector case's arguments
+ * take 12,304 bytes, its static arena asks for 16 MiB. */
+static void device_memory_refusal_is_named(void **state)
+{
+    (void)state;
+    char out[8192], log[300], args[400];
+    snprintf(log, sizeof log, "%s/devmem.log", rs_dir);
+    snprintf(args, sizeof args, "run vector --device-memory 1M -o %s", log);
+    assert_int_equal(rs_run("", args, out, sizeof out), 1);
+    if (!strstr(out, "): FAILED: round 1 failed in static_arena: device allocation refused; sim: allocating "
+                     "16777216 bytes would exceed the device memory limit (12304 of 1048576 in use)\n"))
+        fail_msg("%s", out);
+    char *text = rs_slurp(log);
+    assert_non_null(strstr(text, "static_arena: sim: allocating 16777216 bytes would exceed the device memory "
+                                 "limit (12304 of 1048576 in use)"));
+    free(text);
+    unlink(log);
+    /* the first allocation refused: nothing in use; lower-case suffix */
+    assert_int_equal(rs_run("", "run vector --device-memory 1k", out, sizeof out), 1);
+    if (!strstr(out, "): FAILED: round 1 failed in args: device allocation refused; sim: allocating 4096 bytes "
+                     "would exceed the device memory limit (0 of 1024 in use)\n"))
+        fail_msg("%s", out);
+    /* room enough: the run and its golden as without the option */
+    assert_int_equal(rs_run("", "run vector --device-memory 64M --rounds 2", out, sizeof out), 0);
+    assert_non_null(strstr(out, "golden passed"));
+    static const char *const bad[] = {"0", "5X", "1T", "4611686018427387905", "4294967297G", "-1", "1KB", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "run vector --device-memory '%s'", bad[i]);
+        assert_int_equal(rs_run("", args, out, sizeof out), 2);
+        char want[300];
+        snprintf(want, sizeof want,
+                 "hbg run: --device-memory expects bytes from 1 to 2^62, with an optional suffix K, M or G (KiB, "
+                 "MiB, GiB), got '%s' (see `hbg run --help`)\n",
+                 bad[i]);
+        assert_string_equal(out, want);
+    }
+    /* 2^62 itself, spelled both ways, is accepted (the case then runs) */
+    assert_int_equal(rs_run("", "run vector --device-memory 4294967296G --skip-device-run", out, sizeof out), 0);
+    assert_int_equal(rs_run("", "run vector --device-memory 4611686018427387904 --skip-device-run", out, sizeof out),
+                     0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -572,6 +617,7 @@ int main(void)
         cmocka_unit_test(progress_on_stderr),
         cmocka_unit_test(stderr_log_is_stamped),
         cmocka_unit_test(killed_rank_is_named),
+        cmocka_unit_test(device_memory_refusal_is_named),
     };
     return cmocka_run_group_tests(tests, rs_dir_setup, rs_dir_teardown);
 }

@@ -143,8 +143,10 @@ typedef struct hbg_pass_report {
     char error[HBG_PASS_ERROR_MAX];   /* why it failed, in words ("" when it did
                                          not): hbg_orch_last_error() for a failed
                                          orchestration, "SEGMENT: ..." for another
-                                         bind segment, "device run: ..." for the
-                                         device; the log gets it as one ERROR line */
+                                         bind segment (the device's words when it
+                                         refused the segment's call: hbg_device_last_error),
+                                         "device run: ..." for the device; the log
+                                         gets it as one ERROR line */
     hbg_phase failed_segment;         /* the bind segment that failed; HBG_PH_NONE when
                                          none did (success, or a failed device run) */
     hbg_bind_trace trace;             /* every segment that ran, with attrs */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bind/bind_internal.h"
+#include "device/exec.h"
 #include "graph/graph_internal.h"
 #include "orch/taskmemo.h"
 #include "util/hash.h"
@@ -110,14 +111,24 @@ static const char *prog_name(const hbg_program *p)
 }
 
 /* rep->error for a pass that failed with `st`, from the facts the pass
- * kept; called after the pass, never inside it. */
-static void pass_error(const hbg_runtime *rt, hbg_pass_report *rep, hbg_status st, bool device)
+ * kept; called after the pass, never inside it. A bind segment refused by
+ * the device (an allocation past its memory) is named
+ * in the device's words when a device call of this pass said why
+ * (dev_seq: the device's message count when the pass began); an older
+ * message, say of an allocation that graph_upload retried with success,
+ * is not this failure's. */
+static void pass_error(const hbg_runtime *rt, hbg_pass_report *rep, hbg_status st, bool device, uint64_t dev_seq)
 {
     const char *dev = device ? hbg_device_last_error() : NULL;
+    bool dev_said = (st == HBG_E_DEVICE_ALLOC || st == HBG_E_DEVICE) &&
+                    hbg__exec_error_seq() != dev_seq && *hbg_device_last_error();
     if (device)
         snprintf(rep->error, sizeof rep->error, "device run: %s", dev && *dev ? dev : hbg_strerror(st));
     else if (rep->failed_segment == HBG_PH_HOST_ORCH && hbg_orch_error(rt->orch))
         snprintf(rep->error, sizeof rep->error, "%s", hbg_orch_last_error(rt->orch));
+    else if (rep->failed_segment != HBG_PH_NONE && rep->failed_segment != HBG_PH_HOST_ORCH && dev_said)
+        snprintf(rep->error, sizeof rep->error, "%s: %s", hbg_phase_name(rep->failed_segment),
+                 hbg_device_last_error());
     else if (rep->failed_segment != HBG_PH_NONE)
         snprintf(rep->error, sizeof rep->error, "%s: %s", hbg_phase_name(rep->failed_segment), hbg_strerror(st));
     else
@@ -156,13 +167,14 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
     if (rec)
         hbg_recpool_arm(rec, rep->trace.pid, rep->inv);
 
+    uint64_t dev_seq = hbg__exec_error_seq();
     uint64_t t_run = hbg_mono_ns();
     hbg_status st = hbg__bind_pass(rt, p, rep);
     uint64_t t_bound = hbg_mono_ns();
 
     /* From here on the pass is over: formatting is allowed. */
     if (st)
-        pass_error(rt, rep, st, false);
+        pass_error(rt, rep, st, false, dev_seq);
     if (rep->fallbacks)
         warn_fallbacks(rt, p, rep);
     uint64_t dropped = 0;
@@ -195,7 +207,7 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
         st = hbg__runner_run(rt, rep);
         uint64_t t1 = hbg_mono_ns();
         if (st)
-            pass_error(rt, rep, st, true);
+            pass_error(rt, rep, st, true, 0);
         span(rt, rep, hid, 2, "chip.run.runner_run.device_wall", 0, rep->run.device_wall_ns, true);
         span(rt, rep, hid, 1, "chip.run.runner_run", t0, t1 - t0, false);
     }

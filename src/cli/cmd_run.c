@@ -145,10 +145,11 @@ static const char *pass_account(const hbg_pass_report *rep, hbg_status st)
     if (!*e || !strcmp(e, s))
         return NULL;
     if (rep->failed_segment < HBG_SEGMENT_COUNT) {
+        /* "SEGMENT: why": the segment is named before it already */
         const char *seg = hbg_phase_name(rep->failed_segment);
         size_t n = strlen(seg);
-        if (!strncmp(e, seg, n) && !strncmp(e + n, ": ", 2) && !strcmp(e + n + 2, s))
-            return NULL;
+        if (!strncmp(e, seg, n) && !strncmp(e + n, ": ", 2))
+            return strcmp(e + n + 2, s) ? e + n + 2 : NULL;
     }
     return e;
 }
@@ -174,7 +175,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     env.rank = rank, env.nranks = o->ranks, env.tile_unit = o->tile_unit, env.services = services;
 
     hbg_status st = hbg_log_open(logfd, o->level, &log);
-    hbg_sim_config sc = {.rank = rank, .nranks = o->ranks};
+    hbg_sim_config sc = {.rank = rank, .nranks = o->ranks, .mem_limit = o->device_memory};
     if (!st)
         st = hbg_sim_open(&sc, &dev);
     if (!st) {

@@ -41,6 +41,9 @@ static void usage(FILE *f)
             "  --NAME N              a case's own parameter (synth: --tasks N and others;\n"
             "                        `hbg run --list` names each case's)\n"
             "  --records-per-thread N  per-op record pool size per thread, 1 to 16777216 (default 65536)\n"
+            "  --device-memory B     the simulated device's memory per rank: allocations past B\n"
+            "                        bytes in all are refused (a suffix K, M or G: KiB, MiB, GiB;\n"
+            "                        default: no limit)\n"
             "  --peer-timeout S      bound on cross-rank waits, and on how long the other ranks\n"
             "                        may run on once one has failed, died or finished its rounds,\n"
             "                        in seconds (default 30)\n"
@@ -80,6 +83,28 @@ static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
     if (errno || !*s || *end || s[0] < '0' || s[0] > '9' || v < lo || v > hi)
         return false;
     *out = (uint32_t)v;
+    return true;
+}
+
+/* B, or B with a suffix K, M or G (KiB, MiB, GiB; lower case too), from
+ * 1 byte to 2^62: a device's memory. */
+static bool parse_bytes(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] < '0' || s[0] > '9' || v == 0)
+        return false;
+    unsigned shift = 0;
+    if (*end) {
+        const char *units = "KMG", *u = strchr(units, *end & ~0x20); /* k, m, g too */
+        if (!u || !*u || end[1])
+            return false;
+        shift = 10u * (unsigned)(u - units + 1);
+    }
+    if (v > (1ull << 62) >> shift)
+        return false;
+    *out = (uint64_t)v << shift;
     return true;
 }
 
@@ -236,11 +261,11 @@ typedef struct explicit_opts {
  * as it was before getopt permuted it; 1 to go on, else parse's return
  * value. */
 enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_NOJOURNAL, O_LEVEL, O_TILE, O_LIST,
-       O_RECCAP, O_PEER, O_TLIMIT, O_CASE };
+       O_RECCAP, O_PEER, O_TLIMIT, O_DEVMEM, O_CASE };
 
 /* hbg run's long options, the cases' own after them (co), ended by a
  * zeroed entry. */
-#define OPTS_BASE 16
+#define OPTS_BASE 17
 #define OPTS_CAP (OPTS_BASE + CASE_OPTS_MAX + 1)
 static void options_table(struct option *opts, case_opts *co)
 {
@@ -259,6 +284,7 @@ static void options_table(struct option *opts, case_opts *co)
         {"records-per-thread", required_argument, NULL, O_RECCAP},
         {"peer-timeout", required_argument, NULL, O_PEER},
         {"time-limit", required_argument, NULL, O_TLIMIT},
+        {"device-memory", required_argument, NULL, O_DEVMEM},
         {"list", no_argument, NULL, O_LIST},
         {"help", no_argument, NULL, 'h'},
     };
@@ -352,6 +378,11 @@ static int parse_options(int argc, char **argv, char **words, run_opts *o, expli
         case O_TLIMIT:
             if (!parse_u32(optarg, 1, 864000, &o->time_limit_s))
                 return fail_usage("--time-limit expects seconds from 1 to 864000, got '%s'", optarg);
+            break;
+        case O_DEVMEM:
+            if (!parse_bytes(optarg, &o->device_memory))
+                return fail_usage("--device-memory expects bytes from 1 to 2^62, with an optional suffix K, M or G "
+                                  "(KiB, MiB, GiB), got '%s'", optarg);
             break;
         case O_LIST: o->list = true; break;
         case 'h': usage(stdout); return 0;

@@ -15,6 +15,14 @@
 #include "device/exec.h"
 
 static _Thread_local char last_error[256];
+/* How many times this thread's last_error was set: a caller that noted it
+ * before a call can tell a message of that call from an older one. */
+static _Thread_local uint64_t last_error_seq;
+
+uint64_t hbg__exec_error_seq(void)
+{
+    return last_error_seq;
+}
 
 const char *hbg__exec_last_error(void)
 {
@@ -32,6 +40,7 @@ void hbg__exec_set_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
+    last_error_seq++;
 }
 
 #define FAIL(...) (hbg__exec_set_error(__VA_ARGS__), HBG_E_DEVICE)

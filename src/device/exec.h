@@ -123,6 +123,8 @@ hbg_status hbg__exec_invoke(const hbg_kernel_table *kt, const hbg__exec_call *c,
 /* The reason for the last failure of an executor call on this thread. */
 const char *hbg__exec_last_error(void);
 void hbg__exec_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* How many messages this thread's device calls have set so far. */
+uint64_t hbg__exec_error_seq(void);
 
 /* The reference executor: runs every task on the calling thread in a
  * dependency-respecting order (Kahn over tasks; a Definition's nodes in
