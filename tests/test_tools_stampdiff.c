@@ -55,6 +55,37 @@ static void options_are_a_set(void **st)
     DIFFER("1a2b3c4 p --x", "5d6e7f8 p --x=", "command option --x: no value in A, '' in B");
 }
 
+/* hbg run's --mode, --skip-device-run and --log-level do nothing but set
+ * switches; where the stamp gives every switch resolved (as hbg run's
+ * stamps do), the switches are compared and those options are not. */
+static void hbg_run_switch_options_are_their_switches(void **st)
+{
+    (void)st;
+#define ENV_NUM "env HBG_BIND_BREAKDOWN=1 HBG_HOST_PHASE_RECORDS=0 HBG_SKIP_DEVICE_RUN=1 HBG_LOG_LEVEL=timing "
+    SAME("1a2b3c4 " ENV_NUM "hbg run qwen --mode numbers --rounds 6", "5d6e7f8 " ENV_NUM "hbg run qwen --rounds 6");
+    SAME("1a2b3c4 " ENV_NUM "build/hbg run qwen --skip-device-run --rounds 6 --log-level timing",
+         "5d6e7f8 " ENV_NUM "build/hbg run qwen --rounds 6 --mode numbers");
+    /* the switches still differ where they do */
+    DIFFER("1a2b3c4 " ENV_NUM "hbg run qwen --mode numbers",
+           "5d6e7f8 env HBG_BIND_BREAKDOWN=1 HBG_HOST_PHASE_RECORDS=1 HBG_SKIP_DEVICE_RUN=1 HBG_LOG_LEVEL=timing "
+           "hbg run qwen --mode timeline",
+           "env HBG_HOST_PHASE_RECORDS=0 in A, HBG_HOST_PHASE_RECORDS=1 in B");
+    /* and the other options as before */
+    DIFFER("1a2b3c4 " ENV_NUM "hbg run qwen --mode numbers --rounds 6", "5d6e7f8 " ENV_NUM "hbg run qwen --rounds 7",
+           "command option --rounds: '6' in A, '7' in B");
+    /* a stamp without every switch resolved: the option is all it has */
+    DIFFER("1a2b3c4 env HBG_BIND_BREAKDOWN=1 hbg run qwen --mode numbers",
+           "5d6e7f8 env HBG_BIND_BREAKDOWN=1 hbg run qwen", "command option --mode numbers in A, absent from B");
+    /* another program's --mode is a condition */
+    DIFFER("1a2b3c4 " ENV_NUM "python run.py --mode numbers", "5d6e7f8 " ENV_NUM "python run.py",
+           "command option --mode numbers in A, absent from B");
+    DIFFER("1a2b3c4 " ENV_NUM "hbg phases --mode numbers", "5d6e7f8 " ENV_NUM "hbg phases",
+           "command option --mode numbers in A, absent from B");
+    DIFFER("1a2b3c4 " ENV_NUM "myhbg run qwen --mode numbers", "5d6e7f8 " ENV_NUM "myhbg run qwen",
+           "command option --mode numbers in A, absent from B");
+#undef ENV_NUM
+}
+
 static void one_options_occurrences_keep_their_order(void **st)
 {
     (void)st;
@@ -148,6 +179,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(options_are_a_set),
+        cmocka_unit_test(hbg_run_switch_options_are_their_switches),
         cmocka_unit_test(one_options_occurrences_keep_their_order),
         cmocka_unit_test(positional_words_keep_their_order),
         cmocka_unit_test(numbers_are_values),

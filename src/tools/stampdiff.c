@@ -125,6 +125,53 @@ static void split_command(stamp_words *s)
 }
 
 static void sort_env(stamp_words *s);
+static lx_slice var_name(lx_slice w);
+
+/* `hbg run`'s options whose whole effect is a switch (--mode presets the
+ * switches, --skip-device-run and --log-level set one), for a stamp whose
+ * assignments give each switch resolved, as `hbg run` writes them: the
+ * assignments say all there is, and `--mode numbers` is the run that
+ * `HBG_BIND_BREAKDOWN=1 HBG_SKIP_DEVICE_RUN=1` in the environment makes. */
+static const char *const run_switches[] = {"HBG_BIND_BREAKDOWN", "HBG_HOST_PHASE_RECORDS", "HBG_SKIP_DEVICE_RUN",
+                                           "HBG_LOG_LEVEL"};
+static const char *const run_switch_options[] = {"--mode", "--skip-device-run", "--log-level"};
+
+static bool is_hbg_run(const stamp_words *s)
+{
+    if (s->npos < 2)
+        return false;
+    lx_slice prog = s->w[s->pos[0]];
+    size_t b = prog.n; /* the program's name past its folders: build/hbg is hbg */
+    while (b > 0 && prog.p[b - 1] != '/')
+        b--;
+    return lx_slice_eq((lx_slice){prog.p + b, prog.n - b}, "hbg") && lx_slice_eq(s->w[s->pos[1]], "run");
+}
+
+static bool has_var(const stamp_words *s, const char *name)
+{
+    for (int k = s->env_from; k < s->env_to; k++)
+        if (lx_slice_eq(var_name(s->w[k]), name))
+            return true;
+    return false;
+}
+
+static void drop_switch_options(stamp_words *s)
+{
+    if (!is_hbg_run(s))
+        return;
+    for (size_t i = 0; i < sizeof run_switches / sizeof run_switches[0]; i++)
+        if (!has_var(s, run_switches[i]))
+            return;
+    int kept = 0;
+    for (int i = 0; i < s->nopt; i++) {
+        bool drop = false;
+        for (size_t k = 0; k < sizeof run_switch_options / sizeof run_switch_options[0]; k++)
+            drop = drop || lx_slice_eq(s->opt[i].name, run_switch_options[k]);
+        if (!drop)
+            s->opt[kept++] = s->opt[i];
+    }
+    s->nopt = kept;
+}
 
 static void split_stamp(const char *p, size_t n, stamp_words *s)
 {
@@ -155,6 +202,7 @@ static void split_stamp(const char *p, size_t n, stamp_words *s)
     s->env_to = k;
     sort_env(s);
     split_command(s);
+    drop_switch_options(s);
 }
 
 /* How long a commit of stamp s starts at a word's position, 0 if none:

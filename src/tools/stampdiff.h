@@ -11,7 +11,12 @@
  *   one option keep their order (the last may win);
  * - options that say where output goes or how long a run may last, not how
  *   it is measured, are left out: -o/--log, --out-dir, --time-limit,
- *   --peer-timeout (as "-o LOG", "--log LOG" or "--log=LOG").
+ *   --peer-timeout (as "-o LOG", "--log LOG" or "--log=LOG");
+ * - in an `hbg run` stamp (the program named hbg, then "run") that assigns
+ *   all four switches (HBG_BIND_BREAKDOWN, HBG_HOST_PHASE_RECORDS,
+ *   HBG_SKIP_DEVICE_RUN, HBG_LOG_LEVEL), as hbg run's own do, --mode,
+ *   --skip-device-run and --log-level are left out too: they only set
+ *   switches, which the assignments give resolved.
  * Inside any word, each stamp's own commit stands for "this log's commit"
  * (a log path named after its commit is not a difference).
  *
