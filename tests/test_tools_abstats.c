@@ -480,6 +480,15 @@ static void test_t_two_sided_known_values(void **state)
     near(as_t_two_sided(2, 4), 1 - 0.625 * sqrt(2), EXACT_TOL, "df 4, t 2");
     near(as_t_two_sided(0.5, 7), 0.6324071356892842, EXACT_TOL, "df 7, t 0.5");
     near(as_t_two_sided(4, 9), 0.0031104283103858517, 1e-10, "df 9, t 4");
+    /* far in the tail, where 1 minus the closed form's head once gave 0
+     * or 1.1e-16 (reference: the regularized incomplete beta) */
+    near(as_t_two_sided(72, 19), 1.2627518147814291e-24, 1e-9, "df 19, t 72");
+    near(as_t_two_sided(1000, 10), 2.4608247101732722e-26, 1e-9, "df 10, t 1000");
+    near(as_t_two_sided(20, 29), 1.641823743166912e-18, 1e-9, "df 29, t 20");
+    near(as_t_two_sided(7, 1000), 4.6875025667714575e-12, 1e-9, "df 1000, t 7");
+    near(as_t_two_sided(20, 1000), 4.0622884995248302e-75, 1e-9, "df 1000, t 20");
+    near(as_t_two_sided(10, 5000), 2.5208747116437089e-23, 1e-9, "df 5000, t 10");
+    near(as_t_two_sided(1e8, 1), 2 / 3.14159265358979323846 * 1e-8, 1e-9, "df 1, t 1e8: (2/pi) atan(1/t)");
     /* the sign of t does not matter; the edges */
     assert_true(as_t_two_sided(-2, 4) == as_t_two_sided(2, 4));
     assert_true(as_t_two_sided(0, 3) == 1.0);
@@ -521,6 +530,21 @@ static void test_t_test_zero(void **state)
     double nan_in[] = {0.1, NAN};
     as_t_test_zero(nan_in, 2, &t, &p);
     assert_true(isnan(t) && p == 1.0);
+    double inf_in[] = {0.1, INFINITY};
+    as_t_test_zero(inf_in, 2, &t, &p);
+    assert_true(isnan(t) && p == 1.0);
+    /* the scale does not matter: neither squares that underflow nor
+     * ones that overflow (mean 1/2, sd 1/sqrt 2 of the scale: t = 1) */
+    double tiny[] = {1e-300, 0};
+    as_t_test_zero(tiny, 2, &t, &p);
+    near(t, 1, 1e-12, "t of {1e-300, 0}");
+    near(p, 0.5, 1e-12, "p of {1e-300, 0}");
+    double huge[] = {1e300, 0};
+    as_t_test_zero(huge, 2, &t, &p);
+    near(t, 1, 1e-12, "t of {1e300, 0}");
+    double signs[] = {1e-170, -1e-170, 3e-170};
+    as_t_test_zero(signs, 3, &t, &p);
+    assert_true(p > 0.3);
 }
 
 /* ---- sign test --------------------------------------------------------- */

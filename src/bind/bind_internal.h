@@ -57,6 +57,9 @@ struct hbg_runtime {
 
     hbg__layout layout;
     bool bound;                  /* an image is on the device, ready to run */
+    uint64_t dev_seq;            /* the device's message count (hbg__exec_error_seq) after
+                                    the last device refusal this pass recovered from, or
+                                    at its start: a message past it is this pass's failure */
     hbg__stack stack;            /* the creating thread's, committed by the first pass */
 };
 

@@ -114,14 +114,14 @@ static const char *prog_name(const hbg_program *p)
  * kept; called after the pass, never inside it. A bind segment refused by
  * the device (an allocation past its memory) is named
  * in the device's words when a device call of this pass said why
- * (dev_seq: the device's message count when the pass began); an older
- * message, say of an allocation that graph_upload retried with success,
- * is not this failure's. */
-static void pass_error(const hbg_runtime *rt, hbg_pass_report *rep, hbg_status st, bool device, uint64_t dev_seq)
+ * (rt->dev_seq: the device's message count when the pass began, or after
+ * a refusal it recovered from); an older message, say of an allocation
+ * that graph_upload retried with success, is not this failure's. */
+static void pass_error(const hbg_runtime *rt, hbg_pass_report *rep, hbg_status st, bool device)
 {
     const char *dev = device ? hbg_device_last_error() : NULL;
     bool dev_said = (st == HBG_E_DEVICE_ALLOC || st == HBG_E_DEVICE) &&
-                    hbg__exec_error_seq() != dev_seq && *hbg_device_last_error();
+                    hbg__exec_error_seq() != rt->dev_seq && *hbg_device_last_error();
     if (device)
         snprintf(rep->error, sizeof rep->error, "device run: %s", dev && *dev ? dev : hbg_strerror(st));
     else if (rep->failed_segment == HBG_PH_HOST_ORCH && hbg_orch_error(rt->orch))
@@ -167,14 +167,14 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
     if (rec)
         hbg_recpool_arm(rec, rep->trace.pid, rep->inv);
 
-    uint64_t dev_seq = hbg__exec_error_seq();
+    rt->dev_seq = hbg__exec_error_seq();
     uint64_t t_run = hbg_mono_ns();
     hbg_status st = hbg__bind_pass(rt, p, rep);
     uint64_t t_bound = hbg_mono_ns();
 
     /* From here on the pass is over: formatting is allowed. */
     if (st)
-        pass_error(rt, rep, st, false, dev_seq);
+        pass_error(rt, rep, st, false);
     if (rep->fallbacks)
         warn_fallbacks(rt, p, rep);
     uint64_t dropped = 0;
@@ -207,7 +207,7 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
         st = hbg__runner_run(rt, rep);
         uint64_t t1 = hbg_mono_ns();
         if (st)
-            pass_error(rt, rep, st, true, 0);
+            pass_error(rt, rep, st, true);
         span(rt, rep, hid, 2, "chip.run.runner_run.device_wall", 0, rep->run.device_wall_ns, true);
         span(rt, rep, hid, 1, "chip.run.runner_run", t0, t1 - t0, false);
     }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bind/bind_internal.h"
+#include "device/exec.h"
 #include "util/reserve.h"
 #include "graph/graph_internal.h"
 
@@ -340,6 +341,10 @@ static hbg_status seg_graph_upload(hbg_runtime *rt, seg_clock *c, hbg_pass_repor
     if ((st == HBG_E_DEF_POOL_FULL || st == HBG_E_DEVICE_ALLOC) && rt->ndevdefs > up) {
         evict_devdefs(rt);
         st = upload_defs(rt, &up, &up_bytes);
+        /* the refusal's message, if any, is not a failure of this pass's
+         * now: a later refusal that says nothing must not be given it */
+        if (!st)
+            rt->dev_seq = hbg__exec_error_seq();
     }
     rep->defs_uploaded = up;
     seg_attr(c, "defs", up);

@@ -352,6 +352,40 @@ int as_shift_sign(const as_shift *s)
  * their ratios, the first from lgamma: starting from the largest keeps an
  * underflowed start from zeroing a tail that is not negligible, and when
  * the tail holds the bulk its complement is summed instead. */
+/* Student's t, P(|T| >= t) for a whole df, from the closed forms of
+ * P(|T| < t) (Abramowitz and Stegun 26.7.3 and 26.7.4), th = atan(t /
+ * sqrt(df)), c = cos th, s = sin th:
+ *   odd df:  (2/pi)(th + s (c + 2/3 c^3 + ... + [2.4...(df-3)] /
+ *            [1.3...(df-2)] c^(df-2))), th alone for df = 1;
+ *   even df: s (1 + 1/2 c^2 + 1.3/(2.4) c^4 + ... + [1.3...(df-3)] /
+ *            [2.4...(df-2)] c^(df-2)).
+ * Each is the head of a series that sums to 1 (for odd df, of s times
+ * arcsin(c) / s = pi/2 - th), so P(|T| >= t) is the rest of it, a sum of
+ * positive terms. 1 minus the head loses digits as it gets small, and
+ * every digit under about 1e-16 (a 19 df t of 72 came out 0, not
+ * 1.4e-24; 1000 df and t = 7, 4.6864e-12 for 4.6875e-12), so below 0.1
+ * the rest is summed instead; above, it converges slowly and 1 minus
+ * the head is exact enough. The rest's terms fall by c^2 each, and with
+ * P below 0.1, 1 - c^2 = t^2 / (df + t^2) is above 2.7 / (df + 2.7): at
+ * most some 15 df terms for 17 digits. */
+static double t_tail(double c2, double s, size_t df)
+{
+    /* the first term left out of the head, then the rest: even df from
+     * 1.3...(2m-1) / 2.4...(2m) c^(2m), m = df / 2; odd df from
+     * 2.4...(2m) / 3.5...(2m+1) c^(2m+1), m = (df - 1) / 2 */
+    bool odd = df % 2;
+    size_t m = odd ? (df - 1) / 2 : df / 2;
+    double term = odd ? sqrt(c2) : 1;
+    for (size_t k = 1; k <= m && term > 0; k++)
+        term *= c2 * (odd ? (double)(2 * k) / (double)(2 * k + 1) : (double)(2 * k - 1) / (double)(2 * k));
+    double sum = 0;
+    for (size_t k = m + 1; term > sum * 1e-17 && k < m + 50 * (m + 10); k++) {
+        sum += term;
+        term *= c2 * (odd ? (double)(2 * k) / (double)(2 * k + 1) : (double)(2 * k - 1) / (double)(2 * k));
+    }
+    return (odd ? 2 / 3.14159265358979323846 : 1) * s * sum;
+}
+
 double as_t_two_sided(double t, size_t df)
 {
     if (df == 0 || isnan(t))
@@ -360,14 +394,16 @@ double as_t_two_sided(double t, size_t df)
     if (isinf(t))
         return 0;
     double nu = (double)df, th = atan(t / sqrt(nu)), c2 = cos(th) * cos(th), s = sin(th);
-    /* A = P(|T| < t): for odd df (2/pi)(th + sin th (cos th + 2/3 cos^3 th
-     * + ... + [2.4...(df-3)] / [1.3...(df-2)] cos^(df-2) th)), th alone for
-     * df = 1; for even df sin th (1 + 1/2 cos^2 th + ... + [1.3...(df-3)]
-     * / [2.4...(df-2)] cos^(df-2) th). Each term is the one before times
-     * cos^2 th and a ratio below 1, so the sum has df / 2 terms at most. */
+    /* t^2 / (df + t^2) and df / (df + t^2), without the rounding of cos:
+     * a t of 1e8 must not leave c^2 at 0 */
+    if (t > 0) {
+        double r = sqrt(nu) / t; /* cot th */
+        c2 = r * r / (1 + r * r);
+        s = 1 / sqrt(1 + r * r);
+    }
     double a;
     if (df % 2) {
-        double term = cos(th), sum = 0;
+        double term = sqrt(c2), sum = 0;
         for (size_t k = 1; df > 1 && k <= (df - 1) / 2; k++) {
             sum += term;
             term *= c2 * (double)(2 * k) / (double)(2 * k + 1);
@@ -381,7 +417,7 @@ double as_t_two_sided(double t, size_t df)
         }
         a = s * sum;
     }
-    double p = 1 - a;
+    double p = 1 - a < 0.1 ? t_tail(c2, s, df) : 1 - a;
     return p < 0 ? 0 : p > 1 ? 1 : p;
 }
 
@@ -390,24 +426,34 @@ void as_t_test_zero(const double *x, size_t n, double *t, double *p)
     *t = 0, *p = 1;
     if (n < 2)
         return;
-    double mean = 0, ss = 0;
+    /* t does not change with the scale: the values over the largest
+     * magnitude, so that neither the squares underflow ({1e-300, 0}
+     * came out of no spread) nor they overflow ({1e200, 2e200}) */
+    double big = 0;
     bool same = true;
     for (size_t i = 0; i < n; i++) {
-        mean += x[i];
+        if (isnan(x[i]) || isinf(x[i])) {
+            *t = NAN;
+            return;
+        }
+        big = fabs(x[i]) > big ? fabs(x[i]) : big;
         same = same && x[i] == x[0];
     }
-    mean /= (double)n;
-    for (size_t i = 0; i < n; i++)
-        ss += (x[i] - mean) * (x[i] - mean);
-    if (isnan(mean) || isnan(ss)) {
-        *t = NAN;
-        return;
-    }
-    /* equal values, told apart from a spread that rounding made: their
-     * mean need not be one of them exactly */
-    if (same || ss == 0) {
+    /* equal values: no spread; t infinite unless they are 0 */
+    if (same) {
         if (x[0] != 0)
             *t = x[0] > 0 ? INFINITY : -INFINITY, *p = 0;
+        return;
+    }
+    double mean = 0, ss = 0;
+    for (size_t i = 0; i < n; i++)
+        mean += x[i] / big;
+    mean /= (double)n;
+    for (size_t i = 0; i < n; i++)
+        ss += (x[i] / big - mean) * (x[i] / big - mean);
+    if (ss == 0) { /* values apart by less than the scale's rounding */
+        *t = mean > 0 ? INFINITY : mean < 0 ? -INFINITY : 0;
+        *p = mean != 0 ? 0 : 1;
         return;
     }
     *t = mean / sqrt(ss / (double)(n - 1) / (double)n);

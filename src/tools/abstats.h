@@ -84,15 +84,17 @@ double as_sign_test(size_t agree, size_t n);
 
 /* Student's t with df >= 1 degrees of freedom: P(|T| >= t), the two-sided
  * p of a statistic t (its sign does not matter), from the closed forms
- * for a whole df (Abramowitz and Stegun 26.7.3 and 26.7.4): exact but for
- * rounding, in [0, 1]. 1 for df == 0 or a NaN t. */
+ * for a whole df (Abramowitz and Stegun 26.7.3 and 26.7.4), its small
+ * values summed as the tail of their series: to a few units in the last
+ * place down to the smallest doubles, in [0, 1]. 1 for df == 0 or a NaN
+ * t, 0 for an infinite one. */
 double as_t_two_sided(double t, size_t df);
 
 /* A one-sample t-test of x[0..n) against a mean of 0: *t = mean / (sd /
  * sqrt(n)), sd with n - 1, and *p its two-sided p with n - 1 degrees of
  * freedom. n < 2 (no spread to test against) gives t = 0, p = 1; values
  * all equal give p = 1 when they are 0 and p = 0 (t infinite, signed)
- * otherwise; a NaN among them, t NaN and p = 1. */
+ * otherwise; a NaN or an infinity among them, t NaN and p = 1. */
 void as_t_test_zero(const double *x, size_t n, double *t, double *p);
 
 /* The shift's estimate as a double, rounded past 2^53: for percentages and

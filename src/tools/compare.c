@@ -491,8 +491,9 @@ static hbg_status reps_t_test(cp_result *R)
 
 size_t cp_reps_needed(double alpha)
 {
+    /* 2^-1075 rounds to 0, below any alpha > 0: the loop ends there */
     size_t n = 1;
-    while (n < 1100 && ldexp(1.0, -(int)n) > alpha)
+    while (n < 1075 && ldexp(1.0, -(int)n) > alpha)
         n++;
     return n;
 }
@@ -509,7 +510,7 @@ static void decide(cp_result *R)
         if (sgn64(R->rep[i].dmin) == R->direction)
             R->agree++;
     R->sign_p = as_sign_test(R->agree, R->nrep);
-    R->sign_can_reach = ldexp(1.0, -(int)(R->nrep > 1000 ? 1000 : R->nrep)) <= o->alpha;
+    R->sign_can_reach = R->nrep >= cp_reps_needed(o->alpha);
     R->reps_back = R->sign_can_reach || R->rep_t_p < o->alpha;
     R->noise_floor = 0;
     for (size_t i = 0; i < R->nrep; i++)
