@@ -161,6 +161,8 @@ static void test_measures_interleaved_and_compares(void **state)
     char line[256];
     snprintf(line, sizeof line, "hbg ab: rep 2/5 B %s: bind_qwen_numbers_%s_r2.log (", c2, c2);
     assert_non_null(strstr(se, line));
+    /* five repetitions are enough for the sign test: no note */
+    assert_null(strstr(se, "hbg ab: note:"));
     snprintf(line, sizeof line, "hbg compare --base %s/bind_qwen_numbers_%s_r1.log", out, c1);
     assert_non_null(strstr(se, line));
     if (compare_real) {
@@ -388,6 +390,12 @@ static void test_worktree_snapshot(void **state)
     assert_null(strstr(b, "ignored-present"));
     assert_null(strstr(a, "worktree-edit-marker"));
     assert_null(strstr(a, "snapshot-dirty"));
+    /* two repetitions: said before the runs, when there is time to stop */
+    const char *note = strstr(se, "hbg ab: note: 2 repetitions are too few for the sign test at alpha = 0.05; a "
+                                  "verdict will also need a t-test of their deltas, which misses small effects. "
+                                  "--reps 5 or more for the sign test\n");
+    assert_non_null(note);
+    assert_true(note < strstr(se, "hbg ab: rep 1/2"));
     char *after = porcelain(r);
     assert_string_equal(before, after);
     free(se);

@@ -28,6 +28,7 @@
 #include "cli/cli.h"
 #include "cli/run_opts.h"
 #include "hbg/trace.h"
+#include "tools/compare.h"
 
 #define MAX_REPS 1000
 #define MAX_ROUNDS 100000
@@ -1092,6 +1093,25 @@ static int plan(ab_opts *o, ab_repo *r, ab_arm *arms)
     return check_logs(o, arms);
 }
 
+/* Said before the runs, when there is still time to stop and ask for
+ * more: fewer repetitions than the sign test needs leave the verdict to
+ * a t-test of their deltas, and one repetition to none (docs/compare.md). */
+static void note_few_reps(const ab_opts *o)
+{
+    double alpha = o->alpha ? strtod(o->alpha, NULL) : 0.05;
+    size_t need = cp_reps_needed(alpha);
+    if (o->reps >= need)
+        return;
+    if (o->reps == 1)
+        fprintf(stderr, "hbg ab: note: one repetition backs no verdict (it cannot tell an effect from the levels "
+                        "its two arms happen to run at); the tables will show the deltas. --reps %zu or more for a "
+                        "verdict at alpha = %g\n", need, alpha);
+    else
+        fprintf(stderr, "hbg ab: note: %u repetitions are too few for the sign test at alpha = %g; a verdict will "
+                        "also need a t-test of their deltas, which misses small effects. --reps %zu or more for "
+                        "the sign test\n", o->reps, alpha, need);
+}
+
 int hbg_cmd_ab(int argc, char **argv)
 {
     ab_opts o;
@@ -1111,8 +1131,10 @@ int hbg_cmd_ab(int argc, char **argv)
         rc = check_plot(&o, arms);
     if (!rc)
         rc = build_all(&o, &repo, arms);
-    if (!rc)
+    if (!rc) {
+        note_few_reps(&o);
         rc = run_all(&o, arms);
+    }
     ab_stop_if_signalled(); /* one that came after the last child */
     if (!rc)
         rc = compare(&o, arms);
