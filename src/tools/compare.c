@@ -527,12 +527,12 @@ static void decide(cp_result *R)
     R->effect_pct = R->base_min ? as_shift_est(&R->hl) / base * 100 : es == 0 ? 0 : NAN;
     R->lo_pct = R->base_min ? (double)R->hl.lo / base * 100 : R->hl.lo == 0 ? 0 : R->hl.lo > 0 ? INFINITY : -INFINITY;
     R->hi_pct = R->base_min ? (double)R->hl.hi / base * 100 : R->hl.hi == 0 ? 0 : R->hl.hi > 0 ? INFINITY : -INFINITY;
-    bool beyond = R->base_min ? fabs(R->effect_pct) > R->noise_floor * 100 : es != 0;
+    R->beyond = R->base_min ? fabs(R->effect_pct) > R->noise_floor * 100 : es != 0;
     if (R->ctl_significant)
         R->verdict = CP_CONTENDED;
     else if (R->significant && R->agree < R->nrep)
         R->verdict = CP_CONTENDED;
-    else if (R->significant && beyond && R->reps_back)
+    else if (R->significant && R->beyond && R->reps_back)
         R->verdict = R->direction > 0 ? CP_SLOWER : CP_FASTER;
     else
         R->verdict = CP_NO_DIFFERENCE;
@@ -633,16 +633,15 @@ static void verdict_line(cp_result *R)
         break;
     default: {
         char why[320], fl[48];
-        bool beyond = R->base_min ? fabs(R->effect_pct) > R->noise_floor * 100 : as_shift_sign(&R->hl) != 0;
         if (!R->significant)
             snprintf(why, sizeof why, "the test does not clear alpha = %g (Mann-Whitney one-sided p = %.3g, %s)",
                      o->alpha, R->p, mw);
-        else if (beyond && R->nrep > 1)
+        else if (R->beyond && R->nrep > 1)
             snprintf(why, sizeof why,
                      "the repetitions' deltas do not clear alpha = %g by a t-test (two-sided p = %.3g), and %zu "
                      "repetitions are too few for the sign test: measure %zu or more",
                      o->alpha, R->rep_t_p, R->nrep, cp_reps_needed(o->alpha));
-        else if (beyond)
+        else if (R->beyond)
             snprintf(why, sizeof why,
                      "one repetition cannot tell the effect from the levels its two arms happened to run at: "
                      "measure %zu or more",

@@ -111,6 +111,7 @@ typedef struct cp_result {
     bool sign_can_reach;        /* 2^-nrep <= alpha */
     double rep_t, rep_t_p;      /* t-test of the repetitions' deltas against 0, two-sided */
     bool reps_back;             /* the repetitions back a verdict: sign_can_reach, or rep_t_p < alpha */
+    bool beyond;                /* the effect is past the noise floor */
     double effect_pct, lo_pct, hi_pct;   /* of base_min */
 
     as_mwu ctl;                 /* the control segment, two-sided */
