@@ -93,7 +93,7 @@ typedef struct cp_result {
     cp_rep *rep;
 
     cp_verdict verdict;
-    char line[1024];            /* the verdict as one line */
+    char line[2048];            /* the verdict as one line: room for its longest parts whole */
     char title[256];            /* the same, short: a plot's title */
     bool regression;            /* slower past the threshold: exit 1 */
 
