@@ -119,16 +119,15 @@ static const char *prog_name(const hbg_program *p)
  * that graph_upload retried with success, is not this failure's. */
 static void pass_error(const hbg_runtime *rt, hbg_pass_report *rep, hbg_status st, bool device)
 {
-    const char *dev = device ? hbg_device_last_error() : NULL;
-    bool dev_said = (st == HBG_E_DEVICE_ALLOC || st == HBG_E_DEVICE) &&
-                    hbg__exec_error_seq() != rt->dev_seq && *hbg_device_last_error();
+    const char *dev = hbg_device_last_error();
+    bool dev_said = (st == HBG_E_DEVICE_ALLOC || st == HBG_E_DEVICE) && *dev &&
+                    hbg__exec_error_seq() != rt->dev_seq;
     if (device)
-        snprintf(rep->error, sizeof rep->error, "device run: %s", dev && *dev ? dev : hbg_strerror(st));
+        snprintf(rep->error, sizeof rep->error, "device run: %s", *dev ? dev : hbg_strerror(st));
     else if (rep->failed_segment == HBG_PH_HOST_ORCH && hbg_orch_error(rt->orch))
         snprintf(rep->error, sizeof rep->error, "%s", hbg_orch_last_error(rt->orch));
     else if (rep->failed_segment != HBG_PH_NONE && rep->failed_segment != HBG_PH_HOST_ORCH && dev_said)
-        snprintf(rep->error, sizeof rep->error, "%s: %s", hbg_phase_name(rep->failed_segment),
-                 hbg_device_last_error());
+        snprintf(rep->error, sizeof rep->error, "%s: %s", hbg_phase_name(rep->failed_segment), dev);
     else if (rep->failed_segment != HBG_PH_NONE)
         snprintf(rep->error, sizeof rep->error, "%s: %s", hbg_phase_name(rep->failed_segment), hbg_strerror(st));
     else

@@ -1098,7 +1098,7 @@ static int plan(ab_opts *o, ab_repo *r, ab_arm *arms)
  * a t-test of their deltas, and one repetition to none (docs/compare.md). */
 static void note_few_reps(const ab_opts *o)
 {
-    double alpha = o->alpha ? strtod(o->alpha, NULL) : 0.05;
+    double alpha = o->alpha ? strtod(o->alpha, NULL) : CP_ALPHA_DEFAULT;
     size_t need = cp_reps_needed(alpha);
     if (o->reps >= need)
         return;

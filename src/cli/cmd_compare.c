@@ -121,7 +121,7 @@ static int take_logs(int argc, char **argv, int *i, const char ***list, size_t *
 
 static int parse_args(int argc, char **argv, cmp_args *a)
 {
-    a->opt = (cp_options){0.05, 2.0, "runtime_init", false};
+    a->opt = (cp_options){CP_ALPHA_DEFAULT, 2.0, "runtime_init", false};
     a->fmt = FMT_TABLE;
     a->base = calloc((size_t)argc, sizeof *a->base);
     a->measure = calloc((size_t)argc, sizeof *a->measure);

@@ -352,6 +352,13 @@ int as_shift_sign(const as_shift *s)
  * their ratios, the first from lgamma: starting from the largest keeps an
  * underflowed start from zeroing a tail that is not negligible, and when
  * the tail holds the bulk its complement is summed instead. */
+/* The series' term k from term k - 1: times c^2 and (2k)/(2k+1) for odd
+ * df, (2k-1)/(2k) for even. */
+static double t_step(size_t k, bool odd)
+{
+    return odd ? (double)(2 * k) / (double)(2 * k + 1) : (double)(2 * k - 1) / (double)(2 * k);
+}
+
 /* Student's t, P(|T| >= t) for a whole df, from the closed forms of
  * P(|T| < t) (Abramowitz and Stegun 26.7.3 and 26.7.4), th = atan(t /
  * sqrt(df)), c = cos th, s = sin th:
@@ -368,56 +375,35 @@ int as_shift_sign(const as_shift *s)
  * the head is exact enough. The rest's terms fall by c^2 each, and with
  * P below 0.1, 1 - c^2 = t^2 / (df + t^2) is above 2.7 / (df + 2.7): at
  * most some 15 df terms for 17 digits. */
-static double t_tail(double c2, double s, size_t df)
-{
-    /* the first term left out of the head, then the rest: even df from
-     * 1.3...(2m-1) / 2.4...(2m) c^(2m), m = df / 2; odd df from
-     * 2.4...(2m) / 3.5...(2m+1) c^(2m+1), m = (df - 1) / 2 */
-    bool odd = df % 2;
-    size_t m = odd ? (df - 1) / 2 : df / 2;
-    double term = odd ? sqrt(c2) : 1;
-    for (size_t k = 1; k <= m && term > 0; k++)
-        term *= c2 * (odd ? (double)(2 * k) / (double)(2 * k + 1) : (double)(2 * k - 1) / (double)(2 * k));
-    double sum = 0;
-    for (size_t k = m + 1; term > sum * 1e-17 && k < m + 50 * (m + 10); k++) {
-        sum += term;
-        term *= c2 * (odd ? (double)(2 * k) / (double)(2 * k + 1) : (double)(2 * k - 1) / (double)(2 * k));
-    }
-    return (odd ? 2 / 3.14159265358979323846 : 1) * s * sum;
-}
-
 double as_t_two_sided(double t, size_t df)
 {
-    if (df == 0 || isnan(t))
+    if (df == 0 || isnan(t) || t == 0)
         return 1;
     t = fabs(t);
     if (isinf(t))
         return 0;
-    double nu = (double)df, th = atan(t / sqrt(nu)), c2 = cos(th) * cos(th), s = sin(th);
-    /* t^2 / (df + t^2) and df / (df + t^2), without the rounding of cos:
-     * a t of 1e8 must not leave c^2 at 0 */
-    if (t > 0) {
-        double r = sqrt(nu) / t; /* cot th */
-        c2 = r * r / (1 + r * r);
-        s = 1 / sqrt(1 + r * r);
+    /* cot th = sqrt(df) / t, whence c^2 and s without the rounding of
+     * cos: a t of 1e8 must not leave c^2 at 0 */
+    double r = sqrt((double)df) / t, c2 = r * r / (1 + r * r), s = 1 / sqrt(1 + r * r);
+    bool odd = df % 2;
+    /* the head: m terms, from c (odd df) or 1 (even); term is then the
+     * first term of the rest */
+    size_t m = odd ? (df - 1) / 2 : df / 2;
+    double term = odd ? sqrt(c2) : 1, head = 0;
+    for (size_t k = 1; k <= m; k++) {
+        head += term;
+        term *= c2 * t_step(k, odd);
     }
-    double a;
-    if (df % 2) {
-        double term = sqrt(c2), sum = 0;
-        for (size_t k = 1; df > 1 && k <= (df - 1) / 2; k++) {
-            sum += term;
-            term *= c2 * (double)(2 * k) / (double)(2 * k + 1);
+    double scale = odd ? 2 / 3.14159265358979323846 : 1;
+    double p = 1 - (odd ? scale * (atan(t / sqrt((double)df)) + s * head) : s * head);
+    if (p < 0.1) {
+        double rest = 0;
+        for (size_t k = m + 1; term > rest * 1e-17 && k < m + 50 * (m + 10); k++) {
+            rest += term;
+            term *= c2 * t_step(k, odd);
         }
-        a = 2 / 3.14159265358979323846 * (th + s * sum);
-    } else {
-        double term = 1, sum = 0;
-        for (size_t k = 1; k <= df / 2; k++) {
-            sum += term;
-            term *= c2 * (double)(2 * k - 1) / (double)(2 * k);
-        }
-        a = s * sum;
+        p = scale * s * rest;
     }
-    double p = 1 - a < 0.1 ? t_tail(c2, s, df) : 1 - a;
     return p < 0 ? 0 : p > 1 ? 1 : p;
 }
 

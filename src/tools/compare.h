@@ -51,8 +51,11 @@ const char *cp_verdict_name(cp_verdict v);
 /* "no_difference", "slower", "faster", "contended": for scripts */
 const char *cp_verdict_key(cp_verdict v);
 
+/* --alpha when none is given, in hbg compare and hbg ab */
+#define CP_ALPHA_DEFAULT 0.05
+
 typedef struct cp_options {
-    double alpha;           /* significance of both tests (default 0.05) */
+    double alpha;           /* significance of both tests (default CP_ALPHA_DEFAULT) */
     double threshold_pct;   /* exit 1 past it (default 2) */
     const char *control;    /* the control segment (default runtime_init) */
     bool allow_unstamped;

@@ -186,10 +186,10 @@ static int phase_id(rc_file *f, const char *s, size_t n, const char **why)
  * address space, one run in four). So jansson allocates through
  * count_malloc, which counts the allocations refused: a parse that saw one
  * failed for want of memory, whatever its error says (or its value: see
- * parse_line). Installed once,
- * before the first parse; jansson frees with free, as before, so a value
- * allocated earlier by plain malloc is freed as it should be. The count
- * is per thread: a reader in another thread does not see this one's. */
+ * parse_line). Set before each parse (two pointers, the same every
+ * time); jansson frees with free, as before, so a value allocated by
+ * plain malloc is freed as it should be. The count is per thread: a
+ * reader in another thread does not see this one's. */
 static _Thread_local unsigned long refused;
 
 static void *count_malloc(size_t n)
@@ -198,15 +198,6 @@ static void *count_malloc(size_t n)
     if (!p)
         refused++;
     return p;
-}
-
-static void hook_jansson(void)
-{
-    static _Atomic int hooked;
-    if (!hooked) {
-        json_set_alloc_funcs(count_malloc, free);
-        hooked = 1;
-    }
 }
 
 /* 1 ok, 0 bad line (warned), -1 out of memory */
@@ -223,7 +214,7 @@ static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_lis
                f->path, lineno);
         return 0;
     }
-    hook_jansson();
+    json_set_alloc_funcs(count_malloc, free);
     unsigned long refused0 = refused;
     json_t *o = wide ? json_loadb(wide, wn, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &je)
                      : json_loadb(s, n, JSON_REJECT_DUPLICATES, &je);
