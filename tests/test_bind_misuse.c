@@ -35,10 +35,10 @@ typedef struct rig {
     hbg_host_tensor arg;
 } rig;
 
-static void rig_open(rig *r, uint64_t def_pool_bytes)
+static void rig_open_sim(rig *r, uint64_t def_pool_bytes, const hbg_sim_config *sim)
 {
     memset(r, 0, sizeof *r);
-    assert_int_equal(hbg_sim_open(NULL, &r->dev), HBG_OK);
+    assert_int_equal(hbg_sim_open(sim, &r->dev), HBG_OK);
     assert_int_equal(hbg_kernel_table_create(&r->kt), HBG_OK);
     assert_int_equal(hbg_kernel_register(r->kt, K_ADD, "add", k_add), HBG_OK);
     hbg_runtime_config rc = {.device = r->dev, .kernels = r->kt, .records_fd = -1, .nranks = 1,
@@ -46,6 +46,11 @@ static void rig_open(rig *r, uint64_t def_pool_bytes)
     assert_int_equal(hbg_runtime_create(&rc, &r->rt), HBG_OK);
     r->arg = (hbg_host_tensor){.name = "x", .host = r->x, .layout = hbg_tensor_desc(HBG_I32, 1, (uint32_t[]){N}),
                                .dir = HBG_INOUT};
+}
+
+static void rig_open(rig *r, uint64_t def_pool_bytes)
+{
+    rig_open_sim(r, def_pool_bytes, NULL);
 }
 
 static void rig_close(rig *r)
@@ -312,6 +317,80 @@ static void definitions_turn_over_in_a_long_run(void **state)
     rig_close(&r);
 }
 
+/* The sim's ops with alloc and h2d wrapped, for the test below: once
+ * armed, the first allocation is refused by the sim itself (asked for
+ * more than its limit, so it says why), the next goes through, and every
+ * copy after it but the one into that allocation fails without a word
+ * (a device of one's own need not set hbg_device_last_error). */
+static hbg_device_ops wrap_ops;
+static const hbg_device_ops *sim_ops;
+static struct {
+    bool armed, refused, granted;
+    uint64_t def_addr;
+} wrap;
+
+#define WRAP_LIMIT ((uint64_t)1 << 30)
+
+static hbg_status wrap_alloc(hbg_device *d, uint64_t n, uint64_t *a)
+{
+    if (wrap.armed && !wrap.refused) {
+        wrap.refused = true;
+        return sim_ops->alloc(d, WRAP_LIMIT + 1, a);
+    }
+    hbg_status st = sim_ops->alloc(d, n, a);
+    if (wrap.refused && !wrap.granted && !st) {
+        wrap.granted = true;
+        wrap.def_addr = *a;
+    }
+    return st;
+}
+
+static hbg_status wrap_h2d(hbg_device *d, uint64_t dst, const void *src, uint64_t n)
+{
+    if (wrap.granted && dst != wrap.def_addr)
+        return HBG_E_DEVICE;
+    return sim_ops->h2d(d, dst, src, n);
+}
+
+/* graph_upload recovers from a refusal the device explained (it forgets
+ * the Definitions it holds and uploads this pass's again), and then
+ * arena_h2d fails without a word: the pass's error is arena_h2d's status,
+ * not the recovered refusal's sentence, which is still the device's last
+ * message. The runtime then goes on. */
+static void a_recovered_refusal_is_not_a_later_failure(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open_sim(&r, 1, &(hbg_sim_config){.mem_limit = WRAP_LIMIT});
+    sim_ops = r.dev->ops;
+    wrap_ops = *sim_ops;
+    wrap_ops.alloc = wrap_alloc;
+    wrap_ops.h2d = wrap_h2d;
+    r.dev->ops = &wrap_ops;
+    memset(&wrap, 0, sizeof wrap);
+    stepper s = {.step = 1};
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, step_orch, &s, &rep), HBG_OK);
+    assert_int_equal(r.x[0], 1);
+
+    s.step = 2;
+    wrap.armed = true;
+    assert_int_equal(run(&r, step_orch, &s, &rep), HBG_E_DEVICE);
+    assert_true(wrap.granted);
+    assert_int_equal(rep.defs_uploaded, 1);
+    assert_int_equal(rep.failed_segment, HBG_PH_ARENA_H2D);
+    assert_string_equal(rep.error, "arena_h2d: the device failed a copy or a run");
+    assert_non_null(strstr(hbg_device_last_error(), "would exceed the device memory limit"));
+
+    memset(&wrap, 0, sizeof wrap);
+    s.step = 3;
+    assert_int_equal(run(&r, step_orch, &s, &rep), HBG_OK);
+    assert_string_equal(rep.error, "");
+    assert_int_equal(r.x[0], 4);
+    r.dev->ops = sim_ops;
+    rig_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +400,7 @@ int main(void)
         cmocka_unit_test(blocks_past_the_device_limit),
         cmocka_unit_test(null_arguments_are_statuses),
         cmocka_unit_test(definitions_turn_over_in_a_long_run),
+        cmocka_unit_test(a_recovered_refusal_is_not_a_later_failure),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

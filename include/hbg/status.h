@@ -27,7 +27,7 @@ typedef enum hbg_status {
     HBG_E_GRAPH_CAPTURE,      /* a Graph body used something it cannot record */
     HBG_E_DEF_POOL_FULL,      /* the Definition cache is full */
     HBG_E_DEVICE_ALLOC,       /* the device refused an allocation */
-    HBG_E_DEVICE,             /* the device failed to run the image */
+    HBG_E_DEVICE,             /* the device failed a copy or the image's run */
     HBG_E_KERNEL,             /* a task names a kernel that is not registered */
     HBG_E_PEER_TIMEOUT,       /* a cross-rank wait ran out of time */
     HBG_E_ORCH,               /* the orchestration function reported failure */

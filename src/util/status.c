@@ -21,7 +21,7 @@ static const struct {
     [HBG_E_GRAPH_CAPTURE] = {"HBG_E_GRAPH_CAPTURE", "graph body used a tensor or task it cannot record"},
     [HBG_E_DEF_POOL_FULL] = {"HBG_E_DEF_POOL_FULL", "Definition cache full"},
     [HBG_E_DEVICE_ALLOC] = {"HBG_E_DEVICE_ALLOC", "device allocation refused"},
-    [HBG_E_DEVICE] = {"HBG_E_DEVICE", "device run failed"},
+    [HBG_E_DEVICE] = {"HBG_E_DEVICE", "the device failed a copy or a run"},
     [HBG_E_KERNEL] = {"HBG_E_KERNEL", "kernel missing or failed"},
     [HBG_E_PEER_TIMEOUT] = {"HBG_E_PEER_TIMEOUT", "timed out waiting for the peer rank"},
     [HBG_E_ORCH] = {"HBG_E_ORCH", "orchestration function failed"},
