@@ -310,6 +310,56 @@ static void test_malformed_records(void **st)
     assert_int_equal(g.n, 1);
 }
 
+/* A key given twice in one record is reported, never read as its first or
+ * its last value: a doubled write would otherwise change a figure without
+ * a word. Each kind of record, each kind of key; and the same key in two
+ * records that share a line is no repeat. */
+static void test_a_key_given_twice(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *line, *why;
+    } c[] = {
+        {"bind phase=host_orch start_ns=1 dur_ns=1 dur_ns=999 pid=4 inv=2\n", "dur_ns= appears twice in the record"},
+        {"bind phase=args start_ns=1 start_ns=1 dur_ns=2\n", "start_ns= appears twice in the record"},
+        {"bind phase=args start_ns=1 dur_ns=2 pid=4 inv=3 inv=4\n", "inv= appears twice in the record"},
+        {"bind phase=args start_ns=1 dur_ns=2 pid=4 pid=5 inv=3\n", "pid= appears twice in the record"},
+        {"bind phase=host_orch start_ns=1 dur_ns=2 tasks=5 tasks=500\n", "tasks= appears twice in the record"},
+        {"bind phase=args start_ns=1 dur_ns=2 phase=host_orch\n", "phase= appears twice in the record"},
+        {"host-orch phase=submit_task total_ns=5 count=1 detail_sum=0 dropped=5 dropped=0\n",
+         "dropped= appears twice in the record"},
+        {"host-orch phase=submit_task total_ns=5 total_ns=6 count=1 detail_sum=0 dropped=0\n",
+         "total_ns= appears twice in the record"},
+        {"[STRACE] v=1 pid=1 tid=2 inv=3 hid=ab depth=0 name=chip.run ts=5 dur=7 dur=1\n",
+         "dur= appears twice in the record"},
+        {"[STRACE] v=1 pid=1 tid=2 inv=3 hid=ab depth=0 name=chip.run name=evil ts=5 dur=7\n",
+         "name= appears twice in the record"},
+        {"[STRACE] v=1 pid=1 tid=2 inv=3 hid=ab depth=0 name=chip.run ts=5 dur=7 clk=dev clk=dev\n",
+         "clk= appears twice in the record"},
+        {"[CLOCK_ANCHOR] v=1 pid=1 mono_ns=2 mono_ns=3 wall_ns=4\n", "mono_ns= appears twice in the record"},
+    };
+    got g;
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        scan(c[i].line, &g);
+        if (g.nbad != 1 || g.n != 0)
+            fail_msg("%s: %d bad, %d read", c[i].line, g.nbad, g.n);
+        assert_string_equal(g.bad[0], c[i].why);
+    }
+    /* two keys the filter cannot tell apart (add_attr) are two keys */
+    scan("bind phase=args start_ns=1 dur_ns=2 ad=1 ba=2 ad2=3\n", &g);
+    assert_int_equal(g.nbad, 0);
+    assert_int_equal(g.n, 1);
+    assert_true(attr_is(&g.rec[0], 0, "ad", "1") && attr_is(&g.rec[0], 1, "ba", "2"));
+    scan("bind phase=args start_ns=1 dur_ns=2 ad=1 ba=2 ba=3\n", &g);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "ba= appears twice in the record");
+    scan("[mono_ns=1][T0x1][TIMING] x: bind phase=args start_ns=1 dur_ns=2 pid=4 inv=2"
+         "[mono_ns=2][T0x2][TIMING] x: bind phase=args start_ns=1 dur_ns=2 pid=5 inv=2\n",
+         &g);
+    assert_int_equal(g.nbad, 0);
+    assert_int_equal(g.n, 2);
+}
+
 /* A line cut inside its marker or its name: reported, and naming no
  * segment (a cut name may be a known segment's prefix, or an unknown
  * segment that is not one). Tails too short to tell a record by are not. */
@@ -534,6 +584,7 @@ int main(void)
         cmocka_unit_test(test_parse_u64),
         cmocka_unit_test(test_binary_and_empty),
         cmocka_unit_test(test_lengths_and_ends),
+        cmocka_unit_test(test_a_key_given_twice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -282,8 +282,28 @@ static const char *set_num(lx_slice k, lx_slice v, const numv *nv, uint64_t *dst
     return msg;
 }
 
+/* The complaint of a key given twice in one record: which of its values
+ * is meant cannot be told, and taking the last would let a torn or doubled
+ * write change a figure without a word. */
+static __attribute__((cold, noinline)) const char *twice(lx_slice k, char *msg, size_t mlen)
+{
+    snprintf(msg, mlen, "%.*s= appears twice in the record", (int)(k.n > 24 ? 24 : k.n), k.p);
+    return msg;
+}
+
 static void add_attr(lx_rec *r, lx_slice k, lx_slice v, const numv *nv, const char **bad, char *msg, size_t mlen)
 {
+    /* The keys seen so far, one bit each of 64 by length and first and
+     * last byte: most records' keys all differ there, so the attributes
+     * are compared only when a bit is already set. */
+    uint64_t bit = 1ull << ((k.n * 7u + (unsigned char)k.p[0] * 3u + (unsigned char)k.p[k.n - 1]) & 63u);
+    if (r->attr_keys & bit)
+        for (int i = 0; i < r->nattr; i++) {
+            lx_slice o = r->attr[i].key;
+            if (o.n == k.n && memcmp(o.p, k.p, k.n) == 0 && !*bad)
+                *bad = twice(k, msg, mlen);
+        }
+    r->attr_keys |= bit;
     if (r->nattr == LX_MAX_ATTRS) {
         if (!*bad) {
             snprintf(msg, mlen, "more than %d attributes", LX_MAX_ATTRS);
@@ -348,6 +368,7 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     if (cls[(unsigned char)*p] == C_END)
         r->name_ok = false;
     bool s_start = false, s_dur = false, s_total = false, s_count = false, s_dsum = false, s_drop = false;
+    bool s_pid = false, s_inv = false;
     const char *attr_begin = NULL, *attr_end = NULL;
     int t;
     bool bind = r->kind == LX_BIND;
@@ -379,6 +400,7 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
         }
         const char *e = NULL;
         uint64_t *dst = NULL;
+        bool *seen = NULL; /* dst's s_ flag */
         if (torn[0] && lx_slice_eq(k, "phase")) {
             /* reading on, another record's "phase=" on the same line:
              * this one ends before it, and the scan finds that one */
@@ -389,49 +411,46 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
         switch (k.n) {
         case 3:
             if (k.p[0] == 'p' && k.p[1] == 'i' && k.p[2] == 'd') {
-                dst = &r->pid;
+                dst = &r->pid, seen = &s_pid;
                 r->has_pid = true;
             } else if (k.p[0] == 'i' && k.p[1] == 'n' && k.p[2] == 'v') {
-                dst = &r->inv;
+                dst = &r->inv, seen = &s_inv;
                 r->has_inv = true;
             }
             break;
         case 5:
             if (!bind && memcmp(k.p, "count", 5) == 0) {
-                dst = &r->count;
-                s_count = true;
+                dst = &r->count, seen = &s_count;
             }
             break;
         case 6:
             if (bind && memcmp(k.p, "dur_ns", 6) == 0) {
-                dst = &r->dur;
-                s_dur = true;
+                dst = &r->dur, seen = &s_dur;
             }
             break;
         case 7:
             if (!bind && memcmp(k.p, "dropped", 7) == 0) {
-                dst = &r->dropped;
-                s_drop = true;
+                dst = &r->dropped, seen = &s_drop;
             }
             break;
         case 8:
             if (bind && memcmp(k.p, "start_ns", 8) == 0) {
-                dst = &r->start;
-                s_start = true;
+                dst = &r->start, seen = &s_start;
             } else if (!bind && memcmp(k.p, "total_ns", 8) == 0) {
-                dst = &r->total_ns;
-                s_total = true;
+                dst = &r->total_ns, seen = &s_total;
             }
             break;
         case 10:
             if (!bind && memcmp(k.p, "detail_sum", 10) == 0) {
-                dst = &r->detail_sum;
-                s_dsum = true;
+                dst = &r->detail_sum, seen = &s_dsum;
             }
             break;
         }
-        if (dst) {
-            e = set_num(k, v, &nv, dst, msg, mlen);
+        if (!dst && k.n == 5 && lx_slice_eq(k, "phase")) {
+            e = twice(k, msg, mlen); /* after the name, not another record's (torn[] is empty) */
+        } else if (dst) {
+            e = *seen ? twice(k, msg, mlen) : set_num(k, v, &nv, dst, msg, mlen);
+            *seen = true;
             /* a pid or inv that did not parse names no pass */
             if (e && dst == &r->pid)
                 r->has_pid = false;
@@ -477,9 +496,9 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
 /* [STRACE] v=1 pid= tid= inv= hid= depth= name= ts= dur= [k=v ...] */
 static const char *lex_span(lx_rec *r, cur *c, char *msg, size_t mlen)
 {
+    enum { F_V = 1, F_PID = 2, F_TID = 4, F_INV = 8, F_HID = 16, F_DEPTH = 32, F_NAME = 64, F_TS = 128, F_DUR = 256 };
     lx_slice k, v;
     numv nv;
-    enum { F_V = 1, F_PID = 2, F_TID = 4, F_INV = 8, F_HID = 16, F_DEPTH = 32, F_NAME = 64, F_TS = 128, F_DUR = 256 };
     unsigned seen = 0;
     const char *bad = NULL;
     const char *attr_begin = NULL, *attr_end = NULL;
@@ -487,33 +506,33 @@ static const char *lex_span(lx_rec *r, cur *c, char *msg, size_t mlen)
     uint64_t ver = 0;
     while ((t = next_tok(c, &k, &v, &nv)) == 1) {
         const char *e = NULL;
-        if (k.n == 1 && k.p[0] == 'v') {
-            e = set_num(k, v, &nv, &ver, msg, mlen);
-            seen |= F_V;
-        } else if (lx_slice_eq(k, "pid")) {
-            e = set_num(k, v, &nv, &r->pid, msg, mlen);
-            seen |= F_PID;
-        } else if (lx_slice_eq(k, "tid")) {
-            e = set_num(k, v, &nv, &r->tid, msg, mlen);
-            seen |= F_TID;
-        } else if (lx_slice_eq(k, "inv")) {
-            e = set_num(k, v, &nv, &r->inv, msg, mlen);
-            seen |= F_INV;
-        } else if (lx_slice_eq(k, "hid")) {
-            r->hid = v;
-            seen |= F_HID;
-        } else if (lx_slice_eq(k, "depth")) {
-            e = set_num(k, v, &nv, &r->depth, msg, mlen);
-            seen |= F_DEPTH;
-        } else if (lx_slice_eq(k, "name")) {
-            r->name = v;
-            seen |= F_NAME;
-        } else if (lx_slice_eq(k, "ts")) {
-            e = set_num(k, v, &nv, &r->start, msg, mlen);
-            seen |= F_TS;
-        } else if (lx_slice_eq(k, "dur")) {
-            e = set_num(k, v, &nv, &r->dur, msg, mlen);
-            seen |= F_DUR;
+        unsigned bit = 0;
+        uint64_t *num = NULL;
+        lx_slice *text = NULL;
+        if (k.n == 1 && k.p[0] == 'v')
+            bit = F_V, num = &ver;
+        else if (lx_slice_eq(k, "pid"))
+            bit = F_PID, num = &r->pid;
+        else if (lx_slice_eq(k, "tid"))
+            bit = F_TID, num = &r->tid;
+        else if (lx_slice_eq(k, "inv"))
+            bit = F_INV, num = &r->inv;
+        else if (lx_slice_eq(k, "hid"))
+            bit = F_HID, text = &r->hid;
+        else if (lx_slice_eq(k, "depth"))
+            bit = F_DEPTH, num = &r->depth;
+        else if (lx_slice_eq(k, "name"))
+            bit = F_NAME, text = &r->name;
+        else if (lx_slice_eq(k, "ts"))
+            bit = F_TS, num = &r->start;
+        else if (lx_slice_eq(k, "dur"))
+            bit = F_DUR, num = &r->dur;
+        if (bit & seen) {
+            e = twice(k, msg, mlen);
+        } else if (num) {
+            e = set_num(k, v, &nv, num, msg, mlen);
+        } else if (text) {
+            *text = v;
         } else {
             if (lx_slice_eq(k, "clk") && lx_slice_eq(v, "dev"))
                 r->dev_clock = true;
@@ -522,6 +541,7 @@ static const char *lex_span(lx_rec *r, cur *c, char *msg, size_t mlen)
             attr_end = v.p + v.n;
             add_attr(r, k, v, &nv, &bad, msg, mlen);
         }
+        seen |= bit;
         if (e && !bad)
             bad = e;
     }
@@ -568,7 +588,10 @@ static const char *lex_anchor(lx_rec *r, cur *c, char *msg, size_t mlen)
             snprintf(msg, mlen, "text after wall_ns= ('%.*s')", (int)(k.n > 24 ? 24 : k.n), k.p);
             return msg;
         }
-        if (k.n == 1 && k.p[0] == 'v') {
+        if ((k.n == 1 && k.p[0] == 'v' && (seen & 1)) || (lx_slice_eq(k, "pid") && (seen & 2)) ||
+            (lx_slice_eq(k, "mono_ns") && (seen & 4))) {
+            return twice(k, msg, mlen);
+        } else if (k.n == 1 && k.p[0] == 'v') {
             e = set_num(k, v, &nv, &ver, msg, mlen);
             seen |= 1;
         } else if (lx_slice_eq(k, "pid")) {
@@ -677,6 +700,7 @@ static inline void reset(lx_rec *r, lx_kind kind)
     r->dev_clock = false;
     r->mono = r->wall = 0;
     r->nattr = 0;
+    r->attr_keys = 0;
     r->attr_text.p = NULL;
     r->attr_text.n = 0;
 }

@@ -62,6 +62,7 @@ typedef struct lx_rec {
     uint64_t mono, wall;                 /* anchor */
     int nattr;                           /* bind: the segment's attributes; span: extras */
     lx_attr attr[LX_MAX_ATTRS];
+    uint64_t attr_keys;                  /* a filter of their keys (loglex.c, add_attr) */
     lx_slice attr_text;                  /* the raw text those attributes came from */
 } lx_rec;
 
