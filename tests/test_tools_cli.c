@@ -231,6 +231,26 @@ static void test_refusals_and_exit_status(void **st)
     assert_string_equal(out, "");
     free(out);
     free(err);
+    /* hbg spans refuses it too; hbg timeline draws both runs and says so */
+    const char *sp[] = {"spans", path, NULL};
+    assert_int_equal(ts_run_cli(sp, &out, &err), 2);
+    assert_true(ts_contains(err, "hbg spans: "));
+    assert_true(ts_contains(err, "ours-two-stamps.log:41: a second, different [stamp] line (the first is at line "
+                                 "1): the log mixes two runs; refusing to merge them\n"));
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+    char *o = ts_temp_file("", 0, ".json");
+    const char *tl[] = {"timeline", path, "-o", o, NULL};
+    assert_int_equal(ts_run_cli(tl, &out, &err), 0);
+    assert_true(ts_contains(err, "hbg timeline: warning: "));
+    assert_true(ts_contains(err, "ours-two-stamps.log:41: a second, different [stamp] line (the first is at line "
+                                 "1): the log mixes two runs; both are drawn, and the trace's stamp is the "
+                                 "first's\n"));
+    free(out);
+    free(err);
+    unlink(o);
+    free(o);
 
     snprintf(path, sizeof path, "%s", ts_fixture("original-no-bind-lines.log"));
     assert_int_equal(phases(path, NULL, NULL, NULL, &out, &err), 1);

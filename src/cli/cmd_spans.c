@@ -240,6 +240,16 @@ int hbg_cmd_spans(int argc, char **argv)
         rc = 2;
         goto done;
     }
+    if (L.stamp_conflict) {
+        /* per-callable statistics of two different runs would be neither's */
+        print_warnings(&L.warn);
+        fprintf(stderr,
+                "hbg spans: %s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes "
+                "two runs; refusing to merge them\n",
+                path, L.stamp2_line, L.stamp_line);
+        rc = 2;
+        goto done;
+    }
     hbg_status bs = sp_build(&S, &L);
     have_set = true; /* a failed build is freed too */
     if (bs != HBG_OK) {

@@ -265,6 +265,12 @@ int hbg_cmd_timeline(int argc, char **argv)
         rc = 2;
         goto done;
     }
+    /* Drawn all the same: each run's processes get their own lanes. */
+    if (L.stamp_conflict)
+        dg_add(&warn,
+               "%s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes two runs; both "
+               "are drawn, and the trace's stamp is the first's",
+               path, L.stamp2_line, L.stamp_line);
     size_t nrec_lines = 0;
     for (size_t i = 0; i < nr; i++)
         nrec_lines += recs[i].nline;
