@@ -82,6 +82,8 @@ static char *first_line(const char *s)
     return strndup(s, e ? (size_t)(e - s) : strlen(s));
 }
 
+static bool starts(const char *s, const char *prefix);
+
 static cg_spec slower(cg_spec s)
 {
     s.host_orch_scale = 1.10;
@@ -410,7 +412,9 @@ static void test_zero_base_has_no_percentages(void **st)
     if (!ts_contains(l, "verdict    slower: effect n/a % (+"))
         fail_msg("%s", out);
     assert_true(ts_contains(l, " of the base minimum 0 ns"));
-    assert_true(ts_contains(out, "lower bound (+inf %) exceeds it: it does"));
+    assert_true(ts_contains(out, "lower bound (n/a %: +"));
+    assert_true(ts_contains(out, " ns over a base minimum of 0 ns) exceeds it: it does\n"));
+
     /* nor a floor of relative deltas of 0 ns (it was 4498478 % of 1 ns) */
     assert_true(ts_contains(out, "\ncontrol    runtime_init: too short to witness noise (minimum 0 ns); noise floor "
                                  "n/a %, the range of the repetitions' relative deltas\n"));
@@ -429,6 +433,21 @@ static void test_zero_base_has_no_percentages(void **st)
     assert_int_equal(compare(&a, cs, &out, &err), 1);
     assert_true(ts_contains(out, ",host_orch,1,0,0,"));
     free(out), free(err);
+    free_arms(&a);
+
+    /* 0 ns in both arms: no percentage either (0 / 0), and every delta 0
+     * disagrees with nothing */
+    m.all_scale = 0;
+    make_arms(&a, REPS, b, m, NULL);
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    l = first_line(out);
+    if (!starts(l, "verdict    no difference: the test does not clear alpha = 0.05"))
+        fail_msg("%s", out);
+    assert_true(ts_contains(l, "; effect n/a % (+0 ns"));
+    assert_true(ts_contains(l, "; 0 of 5 repetitions disagree in sign, 5 with no delta (expected under no effect)"));
+    assert_true(ts_contains(out, "\nhost_orch          *             0            0           +0       n/a "));
+    assert_true(ts_contains(out, "lower bound (n/a %: +0 ns over a base minimum of 0 ns) exceeds it: no\n"));
+    free(l), free(out), free(err);
     free_arms(&a);
 }
 
@@ -525,6 +544,42 @@ static void test_few_repetitions_rest_on_a_t_test(void **st)
 }
 
 /* --- refusals ------------------------------------------------------------ */
+
+/* Repetition 1's measure arm is its base arm, pass for pass: its delta is
+ * exactly 0, which neither disagrees in sign (contended) nor backs the
+ * effect the other four show. */
+static void tie_rep1(int rep, cg_spec *b, cg_spec *m)
+{
+    if (rep == 0) {
+        *m = *b;
+        m->commit = "5d6e7f8";
+    }
+}
+
+static void test_a_zero_delta_is_no_disagreement(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 61), m = slower(cg_default("5d6e7f8", 62));
+    b.host_orch_scale = 1.0;
+    m.host_orch_scale = 1.3;
+    arms a;
+    make_arms(&a, REPS, b, m, tie_rep1);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    char *l = first_line(out);
+    if (!starts(l, "verdict    no difference: the arms differ (Mann-Whitney one-sided p = "))
+        fail_msg("%s", out);
+    assert_true(ts_contains(l, ", slower) but repetition 1 (+0 ns) shows no delta (the arms' minima are equal "
+                               "there): not every repetition backs the effect; effect +"));
+    assert_true(ts_contains(l, "; 0 of 5 repetitions disagree in sign, 1 with no delta (expected under no effect); "
+                               "sign test p = 0.1875 (4 of 5 repetitions agree)"));
+    free(l), free(out), free(err);
+    const char *js[] = {"--format", "json", NULL};
+    assert_int_equal(compare(&a, js, &out, &err), 0);
+    assert_true(ts_contains(out, "\"sign_test\": {\"agree\": 4, \"disagree\": 0, \"repetitions\": 5,"));
+    free(out), free(err);
+    free_arms(&a);
+}
 
 static void expect_refusal(const arms *a, const char *const *extra, const char *msg)
 {
@@ -1169,6 +1224,7 @@ int main(void)
         cmocka_unit_test(test_too_few_passes_for_an_interval),
         cmocka_unit_test(test_zero_base_has_no_percentages),
         cmocka_unit_test(test_effect_inside_noise_floor),
+        cmocka_unit_test(test_a_zero_delta_is_no_disagreement),
         cmocka_unit_test(test_few_repetitions_rest_on_a_t_test),
         cmocka_unit_test(test_stamps_differ_in_one_variable),
         cmocka_unit_test(test_stamps_differ_in_one_variable_original),

@@ -268,7 +268,7 @@ static char *half_str(int64_t v2, bool sign, char *buf, size_t n)
  * unless nothing changed. */
 static double pct(double delta, uint64_t base)
 {
-    return base ? delta / (double)base * 100 : delta == 0 ? 0 : NAN;
+    return base ? delta / (double)base * 100 : NAN;
 }
 
 /* "%+8.2f%%", or "n/a" in the same width */
@@ -342,9 +342,14 @@ static void out_table(const cp_result *R)
                 "range of the repetitions' relative deltas\n",
                 o->control, R->ctl_min, cp_floor(R->noise_floor * 100, fl, sizeof fl));
     char lo[48];
-    fprintf(f, "threshold  %g %%: exit 1 when slower and the interval's lower bound (%s %%) exceeds it: %s\n",
-            o->threshold_pct, R->base_min || !R->hl.lo ? cp_pct(R->lo_pct, lo, sizeof lo) : R->hl.lo > 0 ? "+inf" : "-inf",
-            R->regression ? "it does" : "no");
+    if (R->base_min)
+        fprintf(f, "threshold  %g %%: exit 1 when slower and the interval's lower bound (%s %%) exceeds it: %s\n",
+                o->threshold_pct, cp_pct(R->lo_pct, lo, sizeof lo), R->regression ? "it does" : "no");
+    else /* no percentage of 0 ns: a lower bound above it is past any threshold */
+        fprintf(f,
+                "threshold  %g %%: exit 1 when slower and the interval's lower bound (n/a %%: %+" PRId64
+                " ns over a base minimum of 0 ns) exceeds it: %s\n",
+                o->threshold_pct, R->hl.lo, R->regression ? "it does" : "no");
     for (size_t i = 0; i < R->nrep; i++) {
         const cp_rep *r = &R->rep[i];
         fprintf(f, "\nrepetition %zu: base %s, measure %s\n", i + 1, r->base.path, r->measure.path);
@@ -535,6 +540,7 @@ static int out_json(const cp_result *R)
     jkey(&w, "sign_test", false);
     jw_lit(&w, "{\"agree\": ");
     jw_u64(&w, R->agree);
+    jkey(&w, "disagree", false), jw_u64(&w, R->disagree);
     jkey(&w, "repetitions", false), jw_u64(&w, R->nrep);
     jkey(&w, "p", false), jnum(&w, R->sign_p);
     jkey(&w, "can_reach_alpha", false), jw_lit(&w, R->sign_can_reach ? "true" : "false");

@@ -439,16 +439,18 @@ static void arm_spread(cp_result *R)
  * for the others. Every named entry is whole: the list was once written
  * into a fixed buffer until it ran out, and 20 of 60 repetitions ended in
  * "54 (-100" with 57 and 60 gone unsaid. */
-static void rep_list(const cp_result *R, int dir, char *out, size_t n)
+/* "repetitions 3 (-3299 ns), 6 (-2941 ns) and 2 more": those whose delta
+ * has sign `sign` (-1, 0 or 1), the first CP_REPS_NAMED of them. */
+static void rep_list(const cp_result *R, int sign, char *out, size_t n)
 {
     size_t c = 0, named = 0;
     for (size_t i = 0; i < R->nrep; i++)
-        if (sgn64(R->rep[i].dmin) != dir)
+        if (sgn64(R->rep[i].dmin) == sign)
             c++;
     int w = snprintf(out, n, "repetition%s", c == 1 ? "" : "s");
     size_t k = w < 0 ? 0 : (size_t)w;
     for (size_t i = 0; i < R->nrep && named < CP_REPS_NAMED; i++) {
-        if (sgn64(R->rep[i].dmin) == dir)
+        if (sgn64(R->rep[i].dmin) != sign)
             continue;
         char e[64];
         w = snprintf(e, sizeof e, "%s %zu (%+" PRId64 " ns)", named ? "," : "", i + 1, R->rep[i].dmin);
@@ -505,10 +507,12 @@ static void decide(cp_result *R)
     R->direction = es ? es : R->mwu.p_greater < R->mwu.p_less ? 1 : -1;
     R->p = R->direction > 0 ? R->mwu.p_greater : R->mwu.p_less;
     R->significant = R->p < o->alpha;
-    R->agree = 0;
-    for (size_t i = 0; i < R->nrep; i++)
-        if (sgn64(R->rep[i].dmin) == R->direction)
-            R->agree++;
+    R->agree = R->disagree = 0;
+    for (size_t i = 0; i < R->nrep; i++) {
+        int s = sgn64(R->rep[i].dmin);
+        R->agree += s == R->direction;
+        R->disagree += s == -R->direction;
+    }
     R->sign_p = as_sign_test(R->agree, R->nrep);
     R->sign_can_reach = R->nrep >= cp_reps_needed(o->alpha);
     R->reps_back = R->sign_can_reach || R->rep_t_p < o->alpha;
@@ -524,19 +528,21 @@ static void decide(cp_result *R)
      * shift from it is beyond a relative floor, and a lower bound above
      * 0 ns past any threshold */
     double base = (double)R->base_min;
-    R->effect_pct = R->base_min ? as_shift_est(&R->hl) / base * 100 : es == 0 ? 0 : NAN;
-    R->lo_pct = R->base_min ? (double)R->hl.lo / base * 100 : R->hl.lo == 0 ? 0 : R->hl.lo > 0 ? INFINITY : -INFINITY;
-    R->hi_pct = R->base_min ? (double)R->hl.hi / base * 100 : R->hl.hi == 0 ? 0 : R->hl.hi > 0 ? INFINITY : -INFINITY;
+    R->effect_pct = R->base_min ? as_shift_est(&R->hl) / base * 100 : NAN;
+    R->lo_pct = R->base_min ? (double)R->hl.lo / base * 100 : NAN;
+    R->hi_pct = R->base_min ? (double)R->hl.hi / base * 100 : NAN;
     R->beyond = R->base_min ? fabs(R->effect_pct) > R->noise_floor * 100 : es != 0;
     if (R->ctl_significant)
         R->verdict = CP_CONTENDED;
-    else if (R->significant && R->agree < R->nrep)
+    else if (R->significant && R->disagree > 0)
         R->verdict = CP_CONTENDED;
-    else if (R->significant && R->beyond && R->reps_back)
+    /* a repetition whose delta is 0 neither disagrees nor backs the
+     * effect: no verdict can rest on every repetition then */
+    else if (R->significant && R->beyond && R->reps_back && R->agree == R->nrep)
         R->verdict = R->direction > 0 ? CP_SLOWER : CP_FASTER;
     else
         R->verdict = CP_NO_DIFFERENCE;
-    R->regression = R->verdict == CP_SLOWER && R->lo_pct > o->threshold_pct;
+    R->regression = R->verdict == CP_SLOWER && (R->base_min ? R->lo_pct > o->threshold_pct : R->hl.lo > 0);
 }
 
 /* "%+.2f" (signed) or "%.2f", or "n/a" where there is no such figure (a
@@ -623,12 +629,12 @@ static void verdict_line(cp_result *R)
                      "noise floor %.2f %%): the arms were not measured on the same machine state; %s",
                      cp_verdict_name(R->verdict), o->control, R->ctl.p_two, R->noise_floor * 100, eff);
         } else {
-            rep_list(R, R->direction, reps, sizeof reps);
+            rep_list(R, -R->direction, reps, sizeof reps);
             snprintf(R->line, sizeof R->line,
                      "%s: the arms differ (Mann-Whitney one-sided p = %.3g, %s) but %s disagree%s in sign with the "
                      "others: the run was contended; %s",
                      cp_verdict_name(R->verdict), R->p, R->direction > 0 ? "slower" : "faster", reps,
-                     R->nrep - R->agree == 1 ? "s" : "", eff);
+                     R->disagree == 1 ? "s" : "", eff);
         }
         break;
     default: {
@@ -636,24 +642,36 @@ static void verdict_line(cp_result *R)
         if (!R->significant)
             snprintf(why, sizeof why, "the test does not clear alpha = %g (Mann-Whitney one-sided p = %.3g, %s)",
                      o->alpha, R->p, mw);
-        else if (R->beyond && R->nrep > 1)
+        else if (!R->beyond)
+            snprintf(why, sizeof why, "the effect is inside the noise floor of %s %% (%s)",
+                     cp_floor(R->noise_floor * 100, fl, sizeof fl),
+                     R->ctl_resolves ? "the control's largest |relative delta|"
+                                     : "the range of the repetitions' relative deltas");
+        else if (!R->reps_back && R->nrep > 1)
             snprintf(why, sizeof why,
                      "the repetitions' deltas do not clear alpha = %g by a t-test (two-sided p = %.3g), and %zu "
                      "repetitions are too few for the sign test: measure %zu or more",
                      o->alpha, R->rep_t_p, R->nrep, cp_reps_needed(o->alpha));
-        else if (R->beyond)
+        else if (!R->reps_back)
             snprintf(why, sizeof why,
                      "one repetition cannot tell the effect from the levels its two arms happened to run at: "
                      "measure %zu or more",
                      cp_reps_needed(o->alpha));
-        else
-            snprintf(why, sizeof why, "the effect is inside the noise floor of %s %% (%s)",
-                     cp_floor(R->noise_floor * 100, fl, sizeof fl),
-                     R->ctl_resolves ? "the control's largest |relative delta|"
-                                             : "the range of the repetitions' relative deltas");
-        snprintf(R->line, sizeof R->line, "%s: %s; %s; %zu of %zu repetitions disagree in sign (expected under no "
+        else {
+            /* significant, beyond the floor, backed, none disagrees: a
+             * repetition whose delta is 0 is what is left (decide) */
+            rep_list(R, 0, reps, sizeof reps);
+            snprintf(why, sizeof why,
+                     "the arms differ (Mann-Whitney one-sided p = %.3g, %s) but %s show%s no delta (the arms' "
+                     "minima are equal there): not every repetition backs the effect",
+                     R->p, R->direction > 0 ? "slower" : "faster", reps, R->agree + 1 == R->nrep ? "s" : "");
+        }
+        char ties[48] = "";
+        if (R->agree + R->disagree < R->nrep)
+            snprintf(ties, sizeof ties, ", %zu with no delta", R->nrep - R->agree - R->disagree);
+        snprintf(R->line, sizeof R->line, "%s: %s; %s; %zu of %zu repetitions disagree in sign%s (expected under no "
                                           "effect); %s",
-                 cp_verdict_name(R->verdict), why, eff, R->nrep - R->agree, R->nrep, sign);
+                 cp_verdict_name(R->verdict), why, eff, R->disagree, R->nrep, ties, sign);
     }
     }
 }
@@ -670,7 +688,7 @@ static void verdict_title(cp_result *R)
     if (R->verdict == CP_CONTENDED && R->ctl_significant)
         snprintf(R->title, sizeof R->title, "%s: the control %s moved (p = %.3g)", v, R->opt.control, R->ctl.p_two);
     else if (R->verdict == CP_CONTENDED)
-        snprintf(R->title, sizeof R->title, "%s: %zu of %zu repetitions disagree in sign; %s", v, R->nrep - R->agree,
+        snprintf(R->title, sizeof R->title, "%s: %zu of %zu repetitions disagree in sign; %s", v, R->disagree,
                  R->nrep, eff);
     else
         snprintf(R->title, sizeof R->title, "%s: %s; Mann-Whitney p = %.3g; %zu of %zu repetitions agree", v, eff,

@@ -110,6 +110,7 @@ typedef struct cp_result {
     double p;                   /* the one-sided p in that direction */
     bool significant;
     size_t agree;               /* repetitions whose delta has that sign */
+    size_t disagree;            /* ... the other sign (the rest: a delta of 0) */
     double sign_p;              /* exact one-sided sign test over repetitions */
     bool sign_can_reach;        /* 2^-nrep <= alpha */
     double rep_t, rep_t_p;      /* t-test of the repetitions' deltas against 0, two-sided */
