@@ -975,13 +975,15 @@ static void test_usage_errors(void **state)
         {"ab", "--case", "llama", "HEAD~1", "HEAD", NULL},        {"ab", "--format", "xml", "HEAD~1", "HEAD", NULL},
         {"ab", "--alpha", "1", "HEAD~1", "HEAD", NULL},           {"ab", "--threshold", "-1", "HEAD~1", "HEAD", NULL},
         {"ab", "HEAD~1", "HEAD", "--", "--rounds", "3", NULL},    {"ab", "HEAD~1", "HEAD", "--reps", NULL},
+        {"ab", "--threshold", "0x10", "HEAD~1", "HEAD", NULL},    {"ab", "--alpha", "0x0.1", "HEAD~1", "HEAD", NULL},
     };
     const char *why[] = {"--reps expects an integer from 1 to", "--reps expects", "--rounds expects",
                          "unknown or incomplete option '--bogus'", "expected two revisions", "expected two revisions",
                          "expected two revisions", "unknown revision 'no-such-rev'", "the same commit",
                          "can only be REV_B", "--order expects abab or abba", "--mode expects numbers or timeline",
                          "--case expects a case `hbg run --list` names, got 'llama'", "--format expects table, json or csv",
-                         "--alpha expects", "--threshold expects", "would override", "unknown or incomplete option"};
+                         "--alpha expects", "--threshold expects", "would override", "unknown or incomplete option",
+                         "--threshold expects", "--alpha expects"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         usage_error(repo, bad[i], why[i]);
     /* outside any repository */

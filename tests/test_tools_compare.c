@@ -801,8 +801,12 @@ static void test_refuses_unusable_input(void **st)
     assert_int_equal(ts_run_cli(missing, &out, &err), 2);
     assert_true(ts_contains(err, "/nonexistent/x.log"));
     free(out), free(err);
-    static const char *const bad[][3] = {{"--alpha", "1", NULL}, {"--alpha", "x", NULL}, {"--threshold", "-1", NULL},
-                                         {"--format", "xml", NULL}, {"--bogus", NULL, NULL}};
+    /* strtod alone took hexadecimal (0x10 as 16 %), inf and leading spaces */
+    static const char *const bad[][3] = {{"--alpha", "1", NULL},        {"--alpha", "x", NULL},
+                                         {"--threshold", "-1", NULL},   {"--format", "xml", NULL},
+                                         {"--bogus", NULL, NULL},       {"--threshold", "0x10", NULL},
+                                         {"--alpha", "0x0.1", NULL},    {"--threshold", "inf", NULL},
+                                         {"--threshold", " 5", NULL}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(compare(&a, bad[i], &out, &err), 2);
         assert_true(strncmp(err, "hbg compare: ", 13) == 0);

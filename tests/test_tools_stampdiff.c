@@ -41,6 +41,8 @@ static void options_are_a_set(void **st)
     DIFFER("1a2b3c4 python main.py --rounds=6 qwen", "5d6e7f8 python main.py --rounds 6 dsv4",
            "command option --rounds: '6 qwen' in A, '6 dsv4' in B");
     DIFFER("1a2b3c4 p --x= y", "5d6e7f8 p --x y", "command option --x: ' y' in A, 'y' in B");
+    /* a control byte quoted from a stamp never reaches the terminal */
+    DIFFER("1a2b3c4 p --x 5", "5d6e7f8 p --x 5\x1b[31mX\x07", "command option --x: '5' in A, '5?[31mX?' in B");
     SAME("1a2b3c4 env X=1 python main.py --rounds 6 --log-level timing",
          "5d6e7f8 env X=1 python main.py --log-level timing --rounds 6");
     /* a negative number is a value, not an option of its own */

@@ -150,9 +150,11 @@ static bool parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 static bool parse_real(const char *s, double lo, double hi, bool open)
 {
     char *end;
+    if (!hbg_cli_decimal(s))
+        return false;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || !*s || *end || !isfinite(v))
+    if (errno || *end || !isfinite(v))
         return false;
     return open ? v > lo && v < hi : v >= lo && v <= hi;
 }

@@ -91,7 +91,7 @@ static bool is_opt(const char *a, const char *name)
 static bool parse_double(const char *s, double lo, double hi, bool lo_open, double *out)
 {
     char *end;
-    if (!s || !*s)
+    if (!hbg_cli_decimal(s))
         return false;
     errno = 0;
     double v = strtod(s, &end);

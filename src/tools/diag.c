@@ -34,13 +34,15 @@ void dg_add(dg_list *d, const char *fmt, ...)
         d->suppressed++;
         return;
     }
-    /* A message quotes bytes of its input: an escape sequence in a log
-     * must not reach the terminal that shows the warning, nor a line
-     * break split it (bytes >= 0x80 stay: they are UTF-8 text). */
+    d->msg[d->n++] = dg_sanitize(s); /* a message quotes bytes of its input */
+}
+
+char *dg_sanitize(char *s)
+{
     for (char *c = s; *c; c++)
         if ((unsigned char)*c < 0x20 || *c == 0x7f)
             *c = '?';
-    d->msg[d->n++] = s;
+    return s;
 }
 
 void dg_free(dg_list *d)

@@ -16,4 +16,10 @@ void dg_init(dg_list *d, size_t limit);
 void dg_add(dg_list *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dg_free(dg_list *d);
 
+/* Replaces each control byte of s (below 0x20, and 0x7f) by '?': a
+ * message that quotes its input must not carry an escape sequence to the
+ * terminal that shows it, nor a line break that splits it. Bytes from
+ * 0x80 stay: they are UTF-8 text. Returns s. */
+char *dg_sanitize(char *s);
+
 #endif

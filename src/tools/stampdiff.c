@@ -2,6 +2,7 @@
  * what "the same" is). Each stamp is cut into words once; the words point
  * into the caller's text, nothing is copied. */
 #include "tools/stampdiff.h"
+#include "tools/diag.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -396,6 +397,9 @@ bool sd_differ(const char *pa, size_t alen, const char *pb, size_t blen, const c
     static stamp_words a, b; /* 25 KiB each: off the stack */
     split_stamp(pa, alen, &a);
     split_stamp(pb, blen, &b);
-    return env_differ(&a, &b, na, nb, out, n) || positional_differ(&a, &b, na, nb, out, n) ||
-           options_differ(&a, &b, na, nb, out, n);
+    bool d = env_differ(&a, &b, na, nb, out, n) || positional_differ(&a, &b, na, nb, out, n) ||
+             options_differ(&a, &b, na, nb, out, n);
+    if (d && n)
+        dg_sanitize(out); /* it quotes the stamps' words */
+    return d;
 }
