@@ -565,7 +565,8 @@ static void test_counts_past_2_53_left_out(void **state)
     fixture_log(&L, edge, 4);
     assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
     assert_true(
-        ts_contains(out, "passes          2 warm passes from 1 log (1 left out: counts unknown or past 2^53)\n"));
+        ts_contains(out, "passes          2 warm passes from 1 log (1 left out: counts unknown, or a count or cost past "
+                         "2^53)\n"));
     assert_true(ts_contains(out, "per task             not identifiable: tasks is 9007199254740992 in every pass; vary "
                                  "it to fit this term\n"));
     assert_true(ts_contains(errs, ":56: pass pid=4242 inv=3 has host-orch record_node count=9007199254740993, above "
@@ -573,6 +574,21 @@ static void test_counts_past_2_53_left_out(void **state)
     free(out), free(errs);
     assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
     assert_true(ts_contains(out, "\"tasks\": 9007199254740992, \"nodes\": 277,"));
+    free(out), free(errs);
+    drop_logs(&L);
+    /* nor a cost: a control plane past 2^53 ns (the reader takes up to
+     * 2^62) would be rounded to a multiple of 2 ns or more */
+    static const char *const dear[][2] = {
+        {"dur_ns=1000 tasks=47 heap_used=127673344 pid=4242 inv=3",
+         "dur_ns=9007199254740993 tasks=47 heap_used=127673344 pid=4242 inv=3"},
+    };
+    fixture_log(&L, dear, 1);
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "passes          2 warm passes from 1 log (1 left out: counts unknown, or a count or "
+                                 "cost past 2^53)\n"));
+    assert_true(ts_contains(errs, ":44: pass pid=4242 inv=3 has a control plane of 9007199254741593 ns, above 2^53 "
+                                  "(9007199254740992 ns, 104 days): no cost the fit can hold exactly; left out of the "
+                                  "fit\n"));
     free(out), free(errs);
     drop_logs(&L);
 }

@@ -148,7 +148,7 @@ static void out_table(const fit_data *d, const fit_result *R, const char *const 
 {
     printf("passes          %zu warm pass%s from %zu log%s", d->n, d->n == 1 ? "" : "es", nlogs, nlogs == 1 ? "" : "s");
     if (d->excluded)
-        printf(" (%zu left out: counts unknown or past 2^53)", d->excluded);
+        printf(" (%zu left out: counts unknown, or a count or cost past 2^53)", d->excluded);
     if (d->skipped)
         printf(" (%zu skipped: each rank's first %zu)", d->skipped, d->skip_warm);
     printf("\nmodel           control plane = fixed + per task x tasks + per recorded node x nodes\n"

@@ -103,6 +103,16 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
             d->excluded++;
             continue;
         }
+        /* Nor a cost: 2^53 ns is 104 days, and past it two costs a few
+         * hundred ns apart are one double. */
+        if (y > FIT_COUNT_MAX) {
+            dg_add(&d->warn,
+                   "%s:%zu: pass %s has a control plane of %" PRIu64 " ns, above 2^53 (%" PRIu64 " ns, 104 days): "
+                   "no cost the fit can hold exactly; left out of the fit",
+                   L->path, p->first_line, lab, y, FIT_COUNT_MAX);
+            d->excluded++;
+            continue;
+        }
         if (d->n == d->cap) {
             size_t nc2 = d->cap ? d->cap * 2 : 64;
             fit_point *np = realloc(d->pt, nc2 * sizeof *np);
