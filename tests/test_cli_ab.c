@@ -479,7 +479,7 @@ static void test_stopped_command_is_killed(void **state)
 {
     (void)state;
     char *out = in_root("out-stopped");
-    const char *args[] = {"ab", "HEAD~1", "HEAD", "--build", "sleep 0.2; kill -STOP $$", "--outputs", out, NULL};
+    const char *args[] = {"ab", "HEAD~1", "HEAD", "--build", "sleep 0.2; kill -TTIN $$", "--outputs", out, NULL};
     char *se;
     assert_int_equal(ab_hbg(repo, args, NULL, &se), 2);
     char want[512];
@@ -490,10 +490,24 @@ static void test_stopped_command_is_killed(void **state)
     assert_non_null(strstr(se, want));
     free(se);
 
-    const char *run[] = {"ab",    "HEAD~1", "HEAD", "--build", "true", "--run", "kill -STOP $$", "--reps",
+    const char *run[] = {"ab",    "HEAD~1", "HEAD", "--build", "true", "--run", "kill -TTOU $$", "--reps",
                          "2",     "--outputs", out,  NULL};
     assert_int_equal(ab_hbg(repo, run, NULL, &se), 2);
     assert_non_null(strstr(se, "failed: --run stopped, waiting on the terminal (a password prompt?), and was killed"));
+    free(se);
+
+    /* Stopped by a person (SIGSTOP) and continued 1.5 s later, past the
+     * first look: waited for, and said; the build then fails on its own. */
+    free(out);
+    out = in_root("out-paused");
+    const char *paused[] = {"ab", "HEAD~1", "HEAD", "--build", "(sleep 1.5; kill -CONT $$) & kill -STOP $$; exit 3",
+                            "--outputs", out, NULL};
+    assert_int_equal(ab_hbg(repo, paused, NULL, &se), 2);
+    if (!strstr(se, ") was stopped by SIGSTOP; waiting until it is continued (kill -CONT "))
+        fail_msg("%s", se);
+    snprintf(want, sizeof want, "hbg ab: building REV_A 'HEAD~1' (%s) failed: --build exit status 3", c1);
+    if (!strstr(se, want))
+        fail_msg("%s", se);
     free(se);
     free(out);
 }

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,17 +249,40 @@ static bool group_stopped(pid_t pgid)
     return stopped;
 }
 
+/* The signal that stopped child pid, while it is stopped; 0 when it is
+ * not (the report is looked at, not taken: WNOWAIT). */
+static int stop_signal(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)pid, &si, WSTOPPED | WNOHANG | WNOWAIT) != 0 || si.si_pid != pid ||
+        si.si_code != CLD_STOPPED)
+        return 0;
+    return si.si_status;
+}
+
 int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx)
 {
     /* short naps first: most commands (git's) end in milliseconds */
     long nap_ns = 1000000, since_look_ns = 0;
+    bool said = false;
     for (;;) {
         int st = ab_wait(pid, false);
         if (st != -2)
             return st;
         if (watch && since_look_ns >= 1000000000L) {
             since_look_ns = 0;
-            if (group_stopped(pid)) {
+            int sig = group_stopped(pid) ? stop_signal(pid) : -1;
+            if (sig == SIGSTOP || sig == SIGTSTP) {
+                /* The command itself was stopped by a person (kill -STOP),
+                 * not by the terminal (SIGTTIN, SIGTTOU): it will be
+                 * continued, so it is waited for. */
+                if (!said)
+                    fprintf(stderr, "\nhbg ab: the command (pid %ld) was stopped by %s; waiting until it is continued "
+                                    "(kill -CONT %ld)\n",
+                            (long)pid, sig == SIGSTOP ? "SIGSTOP" : "SIGTSTP", (long)pid);
+                said = true;
+            } else if (sig >= 0) {
                 kill(-pid, SIGKILL); /* a stopped process takes SIGKILL too */
                 (void)ab_wait(pid, true);
                 return AB_STOPPED;

@@ -53,7 +53,9 @@ int ab_wait(pid_t pid, bool hang);
  * milliseconds. With watch (a command that may stop on the terminal: a
  * build, a --run template) it also looks once a second whether a process
  * of the command's group is stopped; if one is, the group is killed and
- * the answer is AB_STOPPED, where ab_wait would have waited for ever. */
+ * the answer is AB_STOPPED, where ab_wait would have waited for ever.
+ * Unless the command itself (pid) was stopped by SIGSTOP or SIGTSTP: a
+ * person paused it, and it is waited for, said once on stderr. */
 #define AB_STOPPED (-3)
 int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx);
 /* ab_start then ab_wait; -1 when it could not be started. */
