@@ -638,7 +638,7 @@ static void verdict_line(cp_result *R)
         }
         break;
     default: {
-        char why[320], fl[48];
+        char why[896], fl[48]; /* room for reps whole */
         if (!R->significant)
             snprintf(why, sizeof why, "the test does not clear alpha = %g (Mann-Whitney one-sided p = %.3g, %s)",
                      o->alpha, R->p, mw);
