@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "hbg/graph.h"
@@ -233,6 +235,89 @@ static void null_arguments_are_statuses(void **state)
     rig_close(&r);
 }
 
+/* A kernel that calls hbg_runtime_run on the runtime whose device run
+ * called it: refused with HBG_E_STATE, where it used to wait for ever for
+ * the device run that waits for the kernel (and, with skip_device, to
+ * bind a new pass under the running one). */
+#define K_NESTED 2
+static struct {
+    rig *r;
+    hbg_status st[2];
+    int calls;
+} nest;
+
+static int k_nested(const hbg_kernel_args *a)
+{
+    (void)a;
+    hbg_program p = {.name = "inner", .orch = add_one, .nargs = 1, .args = &nest.r->arg};
+    hbg_pass_report rep;
+    for (int skip = 0; skip < 2; skip++)
+        nest.st[skip] = hbg_runtime_run(nest.r->rt, &p, skip, &rep);
+    nest.calls++;
+    return 0;
+}
+
+static hbg_status nested_kernel_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_task t = {.kernel_aic = K_NESTED};
+    hbg_status st = hbg_submit_task(o, &t, NULL);
+    return st ? st : add(o, hbg_orch_arg(o, 0), 5);
+}
+
+static void a_run_from_a_kernel_is_refused(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    assert_int_equal(hbg_kernel_register(r.kt, K_NESTED, "nested", k_nested), HBG_OK);
+    memset(&nest, 0, sizeof nest);
+    nest.r = &r;
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, nested_kernel_orch, NULL, &rep), HBG_OK);
+    assert_int_equal(nest.calls, 1);
+    assert_int_equal(nest.st[0], HBG_E_STATE);
+    assert_int_equal(nest.st[1], HBG_E_STATE);
+    assert_int_equal(r.x[0], 5);
+    /* the runtime is free again once the call returns */
+    assert_int_equal(run(&r, add_one, NULL, &rep), HBG_OK);
+    assert_int_equal(r.x[0], 6);
+    /* a NULL program: a status and a report that says so */
+    assert_int_equal(hbg_runtime_run(r.rt, NULL, false, &rep), HBG_E_INVAL);
+    assert_string_equal(rep.error, "no program (hbg_program is NULL)");
+    assert_int_equal(run(&r, add_one, NULL, &rep), HBG_OK);
+    rig_close(&r);
+}
+
+/* A per-op records file that cannot be written fails the call, but the
+ * pass was bound and is still run: the output is computed, and the
+ * report says both. */
+static void a_records_write_failure_still_runs_the_pass(void **state)
+{
+    (void)state;
+    hbg_recpool *pool;
+    assert_int_equal(hbg_recpool_create(1, 4096, &pool), HBG_OK);
+    int full = open("/dev/full", O_WRONLY);
+    assert_true(full >= 0);
+    rig r;
+    memset(&r, 0, sizeof r);
+    assert_int_equal(hbg_sim_open(NULL, &r.dev), HBG_OK);
+    assert_int_equal(hbg_kernel_table_create(&r.kt), HBG_OK);
+    assert_int_equal(hbg_kernel_register(r.kt, K_ADD, "add", k_add), HBG_OK);
+    hbg_runtime_config rc = {.device = r.dev, .kernels = r.kt, .records = pool, .records_fd = full, .nranks = 1};
+    assert_int_equal(hbg_runtime_create(&rc, &r.rt), HBG_OK);
+    r.arg = (hbg_host_tensor){.name = "x", .host = r.x, .layout = hbg_tensor_desc(HBG_I32, 1, (uint32_t[]){N}),
+                              .dir = HBG_INOUT};
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, add_one, NULL, &rep), HBG_E_IO);
+    assert_true(rep.device_ran);
+    assert_int_equal(r.x[0], 1);
+    assert_string_equal(rep.error, "cannot write host_phase_records.jsonl: No space left on device");
+    rig_close(&r);
+    close(full);
+    hbg_recpool_destroy(pool);
+}
+
 /* A Graph whose body carries the pass number as a static scalar: a new
  * Definition every pass, 300 of them, past the device's table of 256. */
 typedef struct stepper {
@@ -401,6 +486,8 @@ int main(void)
         cmocka_unit_test(null_arguments_are_statuses),
         cmocka_unit_test(definitions_turn_over_in_a_long_run),
         cmocka_unit_test(a_recovered_refusal_is_not_a_later_failure),
+        cmocka_unit_test(a_run_from_a_kernel_is_refused),
+        cmocka_unit_test(a_records_write_failure_still_runs_the_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

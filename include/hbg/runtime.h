@@ -166,9 +166,12 @@ void hbg_runtime_destroy(hbg_runtime *rt);
 
 /* One chip.run: bind `p`, then (unless `skip_device`) run the device and
  * copy outputs back. On failure the pass uploads nothing partial and the
- * runtime is ready for the next call. Called from inside a pass of the
- * same runtime (its orchestration function or a Graph body):
- * HBG_E_STATE, the report untouched and the running pass unchanged. */
+ * runtime is ready for the next call. Called while a run of the same
+ * runtime is under way (from its orchestration function, a Graph body,
+ * a kernel of its device run, or another thread): HBG_E_STATE, the
+ * report untouched and the running pass unchanged. A per-op records file
+ * (records_fd) that cannot be written fails the call with HBG_E_IO after
+ * the pass was bound and run as usual (rep->device_ran says so). */
 hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep);
 
 /* Turns the breakdown (cfg.breakdown) on or off for the passes that

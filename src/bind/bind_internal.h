@@ -3,6 +3,8 @@
 #ifndef HBG_BIND_INTERNAL_H
 #define HBG_BIND_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "hbg/image.h"
 #include "hbg/runtime.h"
 #include "orch/orch_internal.h"
@@ -38,6 +40,10 @@ struct hbg_runtime {
     hbg_runtime_config cfg;
     hbg_device *dev;
     hbg_orch *orch;
+    /* A call of hbg_runtime_run is under way, bind or device run: another
+     * (a kernel of this run calling it, a second thread) is refused.
+     * Atomic, as the kernel's thread is not the caller's. */
+    atomic_bool running;
 
     /* static arena: committed on the first pass, kept */
     bool committed;

@@ -35,6 +35,7 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
     if (!rt)
         return HBG_E_NOMEM;
     rt->cfg = *cfg;
+    atomic_init(&rt->running, false);
     rt->stack = hbg__stack_of_caller();
     if (rt->cfg.nranks == 0)
         rt->cfg.nranks = 1;
@@ -147,16 +148,28 @@ static void warn_fallbacks(const hbg_runtime *rt, const hbg_program *p, const hb
 
 hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep)
 {
-    if (!rt || !p || !rep)
+    if (!rt || !rep)
         return HBG_E_INVAL;
-    /* From the orchestration function of this runtime's own pass: a pass
-     * started now would reset the one running (its image, its arguments,
-     * its state) under the caller, which would then ship the inner
-     * pass's image as its own. The caller's report is left alone: it
-     * may be the outer pass's. */
-    if (rt->orch->in_pass)
+    /* From inside a run of this runtime: its orchestration function, a
+     * Graph body, or a kernel of its device run (on a core's thread). A
+     * pass started now would reset the one running (its image, its
+     * arguments, its arena) under it; from a kernel it would also wait
+     * for a device run that waits for the kernel. The caller's report is
+     * left alone: it may be the outer pass's. */
+    if (atomic_exchange(&rt->running, true))
         return HBG_E_STATE;
+    if (rt->orch->in_pass) { /* a pass begun without this call (tests drive the orchestrator so) */
+        atomic_store(&rt->running, false);
+        return HBG_E_STATE;
+    }
     memset(rep, 0, sizeof *rep);
+    if (!p) {
+        rep->failed_segment = HBG_PH_NONE;
+        snprintf(rep->error, sizeof rep->error, "no program (hbg_program is NULL)");
+        rep->status = HBG_E_INVAL;
+        atomic_store(&rt->running, false);
+        return HBG_E_INVAL;
+    }
     rep->inv = atomic_fetch_add(&g_inv, 1) + 1;
     rep->trace.pid = (uint32_t)getpid();
     rep->trace.inv = rep->inv;
@@ -177,17 +190,14 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
     if (rep->fallbacks)
         warn_fallbacks(rt, p, rep);
     uint64_t dropped = 0;
+    hbg_status wst = HBG_OK; /* the records' write: reported after the device run, which it does not stop */
+    int werr = 0;
     if (rec) {
         dropped = hbg_recpool_dropped(rec);
         hbg_recpool_disarm(rec);
         if (rt->cfg.records_fd >= 0) {
-            hbg_status wst = hbg_recpool_write_jsonl(rec, rt->cfg.records_fd);
-            int werr = errno; /* the failed write's, before anything else can set it */
-            if (wst && !st) {
-                st = wst;
-                snprintf(rep->error, sizeof rep->error, "cannot write host_phase_records.jsonl: %s",
-                         wst == HBG_E_IO ? strerror(werr) : hbg_strerror(wst));
-            }
+            wst = hbg_recpool_write_jsonl(rec, rt->cfg.records_fd);
+            werr = errno; /* the failed write's, before anything else can set it */
         }
     }
     for (int k = 0; k < HBG_OP_COUNT; k++)
@@ -211,11 +221,17 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
         span(rt, rep, hid, 1, "chip.run.runner_run", t0, t1 - t0, false);
     }
     span(rt, rep, hid, 0, "chip.run", t_run, hbg_mono_ns() - t_run, false);
+    if (wst && !st) {
+        st = wst;
+        snprintf(rep->error, sizeof rep->error, "cannot write host_phase_records.jsonl: %s",
+                 wst == HBG_E_IO ? strerror(werr) : hbg_strerror(wst));
+    }
     if (st)
         HBG_LOG(rt->cfg.log, HBG_LOG_ERROR, "chip.run of %s failed (%s): %s pid=%u inv=%llu",
                 prog_name(p), hbg_status_name(st), rep->error, rep->trace.pid,
                 (unsigned long long)rep->inv);
     rep->status = st;
+    atomic_store(&rt->running, false);
     return st;
 }
 
