@@ -476,6 +476,52 @@ static void a_recovered_refusal_is_not_a_later_failure(void **state)
     rig_close(&r);
 }
 
+/* Forty Graph keys a pass, all new each pass (a key per step), with
+ * Definitions kept: the cache holds 64, so the last pass's forty leave 24
+ * places. Every pass used to fail at its 25th key, every other pass; the
+ * oldest kept Definitions now give their places. */
+static hbg_status forty_new_keys(hbg_orch *o, void *ctx)
+{
+    stepper *s = ctx;
+    hbg_arg ba = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &ba};
+    hbg_status st = HBG_OK;
+    for (uint64_t k = 0; k < 40 && !st; k++)
+        st = hbg_submit_graph(o, s->step * 1000 + k, step_body, s, &b, 0, NULL);
+    return st;
+}
+
+static void kept_definitions_turn_over(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    hbg_runtime_destroy(r.rt);
+    hbg_runtime_config rc = {.device = r.dev, .kernels = r.kt, .records_fd = -1, .nranks = 1,
+                             .keep_definitions = true};
+    assert_int_equal(hbg_runtime_create(&rc, &r.rt), HBG_OK);
+    stepper s;
+    int64_t sum = 0;
+    for (s.step = 1; s.step <= 12; s.step++) {
+        hbg_pass_report rep;
+        if (run(&r, forty_new_keys, &s, &rep))
+            fail_msg("pass %llu: %s", (unsigned long long)s.step, rep.error);
+        /* forty new ones, and when the device's pool fills, the pass's
+         * own again after it forgets the rest (graph_upload) */
+        assert_true(rep.defs_uploaded >= 40);
+        sum += 40 * (int64_t)s.step;
+        assert_int_equal(r.x[N - 1], sum);
+    }
+    /* keys that come back are found again where they are kept: the last
+     * pass's forty, replayed, record nothing new */
+    s.step = 12;
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, forty_new_keys, &s, &rep), HBG_OK);
+    assert_int_equal(rep.defs_uploaded, 0);
+    assert_int_equal(r.x[N - 1], sum + 40 * 12);
+    rig_close(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -488,6 +534,7 @@ int main(void)
         cmocka_unit_test(a_recovered_refusal_is_not_a_later_failure),
         cmocka_unit_test(a_run_from_a_kernel_is_refused),
         cmocka_unit_test(a_records_write_failure_still_runs_the_pass),
+        cmocka_unit_test(kept_definitions_turn_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

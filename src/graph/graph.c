@@ -591,6 +591,18 @@ static hbg_status capture(hbg_orch *o, uint64_t key, hbg_graph_body body, void *
     return st;
 }
 
+/* Of the Definitions no call of this pass has used (kept from earlier
+ * passes), the one used longest ago; NULL when every one is this pass's. */
+static hbg__def_entry *oldest_unused(hbg_orch *o)
+{
+    struct hbg__graph *g = o->graph;
+    hbg__def_entry *old = NULL;
+    for (uint32_t i = 0; i < g->ndefs; i++)
+        if (g->defs[i].pass != o->pass && (!old || g->defs[i].pass < old->pass))
+            old = &g->defs[i];
+    return old;
+}
+
 /* `alias` comes from the hbg__boundary_index() of this call, whose table the
  * recorder's classification reads too. */
 static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx, const hbg_boundary *b,
@@ -602,17 +614,32 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
         return st;
     b = hbg__rec_passed(&g->rec);
     hbg__def_entry *e = find_def(g, key);
-    bool fresh = !e;
-    if (fresh) {
-        if (g->ndefs >= HBG_DEF_CACHE_CAP)
-            return HBG_E_DEF_POOL_FULL;
+    bool fresh = !e, reused = false;
+    hbg__def_entry was;
+    if (fresh && g->ndefs < HBG_DEF_CACHE_CAP) {
         e = &g->defs[g->ndefs++];
+    } else if (fresh) {
+        /* The cache is full of kept Definitions: the one used longest ago,
+         * by an earlier pass, gives its place (no row of this pass's def
+         * table names it; its image stays in the pool until drop_unused
+         * packs it). Else a program whose keys all change from one pass
+         * to the next, 40 a pass, found 24 places free after the last
+         * pass's 40 and failed every other pass. */
+        e = oldest_unused(o);
+        if (!e)
+            return HBG_E_DEF_POOL_FULL;
+        was = *e;
+        e->gen = 0; /* a new Definition: no replay noted under the old one's gen */
+        reused = true;
     }
     st = build_definition(o, e, key, b, alias);
     if (st) {
         /* Listed, an entry that was never built would hand
-         * hbg_orch_def_info an earlier pass's image. */
-        if (fresh)
+         * hbg_orch_def_info an earlier pass's image; a place given up
+         * is the old Definition's again. */
+        if (reused)
+            *e = was;
+        else if (fresh)
             g->ndefs--;
         return st;
     }
