@@ -194,6 +194,166 @@ static void blocks_past_the_device_limit(void **state)
     refused_both(too_many_blocks, HBG_E_INVAL, "task 0: 65537 blocks, the limit is 65536");
 }
 
+/* A scalar marked as a boundary slot: outside any body it names nothing
+ * (HBG_E_INVAL); in a body, past its boundary's scalars, it is one the
+ * body cannot express (HBG_E_GRAPH_CAPTURE, graph.h). The two were
+ * swapped, and neither said why. */
+static hbg_status slot_outside_body(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    static const uint64_t sc[1] = {1};
+    static const int16_t sl[1] = {70};
+    hbg_arg a = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_task t = {.kernel_aic = K_ADD, .ntensors = 1, .args = &a, .nscalars = 1, .scalars = sc, .scalar_slots = sl};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static hbg_status slot_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    static const uint64_t sc[1] = {1};
+    static const int16_t sl[1] = {70};
+    hbg_arg a = {b->args[0].t, HBG_INOUT};
+    hbg_task t = {.kernel_aic = K_ADD, .ntensors = 1, .args = &a, .nscalars = 1, .scalars = sc, .scalar_slots = sl};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static hbg_status slot_in_body(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_arg ba = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &ba};
+    return hbg_submit_graph(o, 3, slot_body, NULL, &b, 0, NULL);
+}
+
+static void a_scalar_slot_is_named(void **state)
+{
+    (void)state;
+    refused_both(slot_outside_body, HBG_E_INVAL,
+                 "task 0: scalar 0 is marked boundary scalar 70 outside any Graph body (-1 marks a static scalar)");
+    refused_both(slot_in_body, HBG_E_GRAPH_CAPTURE,
+                 "graph key 0x3 node 0: scalar 0 is marked boundary scalar 70, but the Graph's boundary has 0 "
+                 "scalars");
+}
+
+/* Scopes: each misuse named. */
+static hbg_status too_deep(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_status st = HBG_OK;
+    for (int i = 0; i < 100 && !st; i++)
+        st = hbg_scope_begin(o, HBG_SCOPE_AUTO);
+    return st;
+}
+
+static hbg_status auto_in_manual(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_status st = hbg_scope_begin(o, HBG_SCOPE_MANUAL);
+    return st ? st : hbg_scope_begin(o, HBG_SCOPE_AUTO);
+}
+
+static hbg_status end_alone(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    return hbg_scope_end(o);
+}
+
+static void scope_misuse_is_named(void **state)
+{
+    (void)state;
+    refused_both(too_deep, HBG_E_SCOPE, "task 0: scopes nested past 32 deep");
+    refused_both(auto_in_manual, HBG_E_SCOPE, "task 0: an AUTO scope inside a MANUAL one");
+    refused_both(end_alone, HBG_E_SCOPE, "task 0: hbg_scope_end with no scope open");
+}
+
+/* A Graph call's boundary, checked as a task's arrays are. */
+static hbg_status body_add(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    return add(o, b->args[0].t, 1);
+}
+
+static int boundary_case;
+
+static hbg_status bad_boundary(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_arg ba = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &ba};
+    if (boundary_case == 0)
+        return hbg_submit_graph(o, 4, body_add, NULL, NULL, 0, NULL);
+    if (boundary_case == 1)
+        b.ndeps = 1;
+    if (boundary_case == 2)
+        b.ndeps = HBG_MAX_FANINS + 1;
+    if (boundary_case == 3)
+        b.nscalars = 2;
+    return hbg_submit_graph(o, 4, body_add, NULL, &b, 0, NULL);
+}
+
+static void a_bad_boundary_is_named(void **state)
+{
+    (void)state;
+    static const struct {
+        hbg_status st;
+        const char *why;
+    } c[] = {
+        {HBG_E_INVAL, "task 0 (graph key 0x4): no boundary (NULL)"},
+        {HBG_E_INVAL, "task 0 (graph key 0x4): 1 explicit deps but no array of them (NULL)"},
+        {HBG_E_TOO_MANY_FANINS, "task 0 (graph key 0x4): 129 explicit deps, the limit is 128"},
+        {HBG_E_INVAL, "task 0 (graph key 0x4): 2 boundary scalars but no array of them (NULL)"},
+    };
+    for (boundary_case = 0; boundary_case < 4; boundary_case++)
+        refused_both(bad_boundary, c[boundary_case].st, c[boundary_case].why);
+}
+
+/* A program's caller tensors that args cannot stage: HBG_E_INVAL, and the
+ * report names the tensor and what is wrong with it (it said "args:
+ * invalid argument"). A dtype that is none was staged without a word. */
+static void bad_caller_tensors_are_named(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    hbg_host_tensor good = r.arg;
+    static const struct {
+        int what;
+        const char *why;
+    } c[] = {
+        {0, "args: caller tensor 0 (x): no host memory (host is NULL)"},
+        {1, "args: caller tensor 0 (x): layout.nbytes is 0"},
+        {2, "args: caller tensor 0 (x): direction 1, not HBG_IN, HBG_OUT or HBG_INOUT"},
+        {3, "args: caller tensor 0 (x): dtype 50 is no hbg_dtype"},
+        {4, "args: 2000 caller tensors, the limit is 256"},
+        {5, "args: 1 caller tensors but no array of them (NULL)"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        hbg_host_tensor h = good;
+        hbg_program p = {.name = "bad", .orch = add_one, .nargs = 1, .args = &h};
+        if (c[i].what == 0)
+            h.host = NULL;
+        if (c[i].what == 1)
+            h.layout.nbytes = 0;
+        if (c[i].what == 2)
+            h.dir = HBG_OUT_ALLOC;
+        if (c[i].what == 3)
+            h.layout.dtype = 50;
+        if (c[i].what == 4)
+            p.nargs = 2000;
+        if (c[i].what == 5)
+            p.args = NULL;
+        hbg_pass_report rep;
+        assert_int_equal(hbg_runtime_run(r.rt, &p, false, &rep), HBG_E_INVAL);
+        assert_int_equal(rep.failed_segment, HBG_PH_ARGS);
+        assert_string_equal(rep.error, c[i].why);
+    }
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, add_one, NULL, &rep), HBG_OK);
+    assert_int_equal(r.x[0], 1);
+    rig_close(&r);
+}
+
 /* Bad arguments outside a pass: statuses, no crash. */
 static void null_arguments_are_statuses(void **state)
 {
@@ -535,6 +695,10 @@ int main(void)
         cmocka_unit_test(a_run_from_a_kernel_is_refused),
         cmocka_unit_test(a_records_write_failure_still_runs_the_pass),
         cmocka_unit_test(kept_definitions_turn_over),
+        cmocka_unit_test(a_scalar_slot_is_named),
+        cmocka_unit_test(scope_misuse_is_named),
+        cmocka_unit_test(a_bad_boundary_is_named),
+        cmocka_unit_test(bad_caller_tensors_are_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,7 +67,24 @@ struct hbg_runtime {
                                     the last device refusal this pass recovered from, or
                                     at its start: a message past it is this pass's failure */
     hbg__stack stack;            /* the creating thread's, committed by the first pass */
+    /* Why args refused the program's caller tensors, formatted after the
+     * pass (pass_error): what (an hbg__argfault), which, and a value. */
+    struct {
+        uint8_t what;
+        uint32_t index;
+        uint64_t value;
+    } argfault;
 };
+
+typedef enum hbg__argfault {
+    HBG_ARGF_NONE,
+    HBG_ARGF_TOO_MANY, /* value: nargs */
+    HBG_ARGF_NO_ARRAY, /* value: nargs */
+    HBG_ARGF_NO_HOST,
+    HBG_ARGF_EMPTY,
+    HBG_ARGF_DIR,      /* value: the direction */
+    HBG_ARGF_DTYPE,    /* value: the dtype */
+} hbg__argfault;
 
 /* One bind pass: the ten segments. Fills rep->trace for the segments that
  * ran; on failure names the segment. */

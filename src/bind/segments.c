@@ -66,13 +66,25 @@ static hbg_status seg_args(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
     uint64_t bytes = 0;
     hbg_status st = HBG_OK;
     rt->nviews = 0;
-    if (p->nargs > HBG_MAX_PROGRAM_ARGS || (p->nargs && !p->args))
+    rt->argfault.what = HBG_ARGF_NONE;
+    if (p->nargs > HBG_MAX_PROGRAM_ARGS || (p->nargs && !p->args)) {
+        rt->argfault.what = p->nargs > HBG_MAX_PROGRAM_ARGS ? HBG_ARGF_TOO_MANY : HBG_ARGF_NO_ARRAY;
+        rt->argfault.value = p->nargs;
         st = HBG_E_INVAL;
+    }
     for (uint32_t i = 0; i < p->nargs && !st; i++) {
         const hbg_host_tensor *a = &p->args[i];
         hbg__argbuf *ab = &rt->argbufs[i];
         uint64_t n = a->layout.nbytes;
-        if (!a->host || n == 0 || (a->dir != HBG_IN && a->dir != HBG_OUT && a->dir != HBG_INOUT)) {
+        uint8_t why = !a->host                                                             ? HBG_ARGF_NO_HOST
+                      : n == 0                                                             ? HBG_ARGF_EMPTY
+                      : a->dir != HBG_IN && a->dir != HBG_OUT && a->dir != HBG_INOUT      ? HBG_ARGF_DIR
+                      : a->layout.dtype >= HBG_DTYPE_COUNT                                 ? HBG_ARGF_DTYPE
+                                                                                           : HBG_ARGF_NONE;
+        if (why) {
+            rt->argfault.what = why;
+            rt->argfault.index = i;
+            rt->argfault.value = why == HBG_ARGF_DIR ? a->dir : a->layout.dtype;
             st = HBG_E_INVAL;
             break;
         }

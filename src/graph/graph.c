@@ -188,8 +188,10 @@ static hbg__def_entry *find_def(struct hbg__graph *g, uint64_t key)
 /* Limits that do not need a look at each slot. */
 static hbg_status check_boundary(hbg_orch *o, const hbg_boundary *b)
 {
-    if (!b)
+    if (!b) {
+        hbg__why(o, HBG_WHY_NULL_INPUT, -1, 4, 0, 0);
         return HBG_E_INVAL;
+    }
     if (b->ntensors > HBG_MAX_BOUNDARY_TENSORS) {
         hbg__why(o, HBG_WHY_TOO_MANY, -1, b->ntensors, HBG_MAX_BOUNDARY_TENSORS, HBG_COUNT_BTENSORS);
         return HBG_E_BOUNDARY_TOO_WIDE;
@@ -198,9 +200,23 @@ static hbg_status check_boundary(hbg_orch *o, const hbg_boundary *b)
         hbg__why(o, HBG_WHY_TOO_MANY, -1, b->nscalars, HBG_MAX_BOUNDARY_SCALARS, HBG_COUNT_BSCALARS);
         return HBG_E_BOUNDARY_TOO_WIDE;
     }
-    if ((b->ntensors && !b->args) || (b->nscalars && !b->scalars) || (b->ndeps && !b->deps) ||
-        b->ndeps > HBG_MAX_FANINS)
+    /* as a task's own arrays and deps are checked (orch.c) */
+    if (b->ntensors && !b->args) {
+        hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_BTENSORS, b->ntensors, 0);
         return HBG_E_INVAL;
+    }
+    if (b->nscalars && !b->scalars) {
+        hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_BSCALARS, b->nscalars, 0);
+        return HBG_E_INVAL;
+    }
+    if (b->ndeps > HBG_MAX_FANINS) {
+        hbg__why(o, HBG_WHY_TOO_MANY, -1, b->ndeps, HBG_MAX_FANINS, HBG_COUNT_DEPS);
+        return HBG_E_TOO_MANY_FANINS;
+    }
+    if (b->ndeps && !b->deps) {
+        hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_DEPS, b->ndeps, 0);
+        return HBG_E_INVAL;
+    }
     return HBG_OK;
 }
 

@@ -130,7 +130,24 @@ static void reason(msgbuf *m, const hbg__fault *f)
             n[0] == 0   ? "task"
             : n[0] == 1 ? "list of tensors to allocate"
             : n[0] == 2 ? "body function"
-                        : "bound");
+            : n[0] == 3 ? "bound"
+                        : "boundary");
+        break;
+    case HBG_WHY_SCALAR_SLOT:
+        if (n[2] < 0)
+            put(m, "scalar %lld is marked boundary scalar %lld outside any Graph body (-1 marks a static scalar)",
+                (long long)n[0], (long long)n[1]);
+        else
+            put(m, "scalar %lld is marked boundary scalar %lld, but the Graph's boundary has %lld scalars",
+                (long long)n[0], (long long)n[1], (long long)n[2]);
+        break;
+    case HBG_WHY_SCOPE:
+        if (n[0] == 0)
+            put(m, "scopes nested past %lld deep", (long long)n[1]);
+        else if (n[0] == 1)
+            put(m, "an AUTO scope inside a MANUAL one");
+        else
+            put(m, "hbg_scope_end with no scope open");
         break;
     case HBG_WHY_BOUND_REST:
         put(m, "%s ", n[1] ? "the task" : "`rest`");

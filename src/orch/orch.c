@@ -377,10 +377,15 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
                 return st;
         }
         if (t->scalar_slots) {
+            /* In a body, a slot past its boundary's scalars is a scalar the
+             * body cannot express (graph.h); outside any body a slot names
+             * nothing at all. */
             uint32_t nbs = o->body ? o->body->nscalars : 0;
             for (uint32_t i = 0; i < t->nscalars; i++)
-                if (t->scalar_slots[i] >= 0 && (uint32_t)t->scalar_slots[i] >= nbs)
-                    return o->body ? HBG_E_INVAL : HBG_E_GRAPH_CAPTURE;
+                if (t->scalar_slots[i] >= 0 && (uint32_t)t->scalar_slots[i] >= nbs) {
+                    hbg__why(o, HBG_WHY_SCALAR_SLOT, -1, i, t->scalar_slots[i], o->body ? (int64_t)nbs : -1);
+                    return o->body ? HBG_E_GRAPH_CAPTURE : HBG_E_INVAL;
+                }
         }
         if (t->pred) {
             const hbg_pred *p = t->pred;
@@ -715,8 +720,11 @@ hbg_status hbg_scope_begin(hbg_orch *o, hbg_scope_mode mode)
         hbg__why(o, HBG_WHY_SCOPE_MODE, -1, (int64_t)mode, 0, 0);
         return hbg__orch_fail(o, HBG_E_INVAL);
     }
-    if (o->scope_depth >= HBG_MAX_SCOPE_DEPTH || (mode == HBG_SCOPE_AUTO && o->manual_depth > 0))
+    if (o->scope_depth >= HBG_MAX_SCOPE_DEPTH || (mode == HBG_SCOPE_AUTO && o->manual_depth > 0)) {
+        bool deep = o->scope_depth >= HBG_MAX_SCOPE_DEPTH;
+        hbg__why(o, HBG_WHY_SCOPE, -1, deep ? 0 : 1, HBG_MAX_SCOPE_DEPTH, 0);
         return hbg__orch_fail(o, HBG_E_SCOPE);
+    }
     o->scope_mode[o->scope_depth++] = (uint8_t)mode;
     if (mode == HBG_SCOPE_MANUAL)
         o->manual_depth++;
@@ -729,8 +737,10 @@ hbg_status hbg_scope_end(hbg_orch *o)
         return HBG_E_INVAL;
     if (!o->in_pass)
         return HBG_E_STATE;
-    if (o->scope_depth == 0)
+    if (o->scope_depth == 0) {
+        hbg__why(o, HBG_WHY_SCOPE, -1, 2, 0, 0);
         return hbg__orch_fail(o, HBG_E_SCOPE);
+    }
     if (o->scope_mode[--o->scope_depth] == HBG_SCOPE_MANUAL)
         o->manual_depth--;
     return HBG_OK;

@@ -109,11 +109,16 @@ typedef enum hbg__why_code {
     HBG_WHY_PRED_NO_BUFFER, /* the predicate's tensor has addr 0 */
     HBG_WHY_REC_BUFFER,   /* n0: a body's own buffer, used outside it */
     HBG_WHY_NULL_ARRAY,   /* n1 items of kind n0 (hbg__count) but a NULL array */
-    HBG_WHY_NULL_INPUT,   /* n0: 0 the task, 1 the tensor list, 2 the body function, 3 the bound */
+    HBG_WHY_NULL_INPUT,   /* n0: 0 the task, 1 the tensor list, 2 the body function, 3 the bound,
+                             4 the boundary */
     HBG_WHY_BOUND_REST,   /* a bound call's `rest` (n1 0) or task (n1 1) has tensors:
                              n0 of them, or 0 and a list */
     HBG_WHY_SCOPE_MODE,   /* n0 the mode given */
     HBG_WHY_PRED,         /* the predicate: n0 what (hbg__pred_fault), n1, n2 */
+    HBG_WHY_SCALAR_SLOT,  /* scalar n0 marked boundary scalar n1; n2 the body's
+                             boundary scalars, -1 outside any body */
+    HBG_WHY_SCOPE,        /* n0: 0 nested past n1 scopes, 1 AUTO inside MANUAL,
+                             2 an end with no scope open */
 } hbg__why_code;
 
 /* A bound (bound.c): its tensors, the arguments that point at them, and
