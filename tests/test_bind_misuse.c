@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "hbg/device.h"
 #include "hbg/graph.h"
 #include "hbg/runtime.h"
 
@@ -351,6 +352,37 @@ static void bad_caller_tensors_are_named(void **state)
     hbg_pass_report rep;
     assert_int_equal(run(&r, add_one, NULL, &rep), HBG_OK);
     assert_int_equal(r.x[0], 1);
+    rig_close(&r);
+}
+
+/* A core that is none: said so, not "core unknown needs both kernels". */
+static hbg_status core_seven(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_task t = {.kernel_aic = K_ADD, .kernel_aiv = K_ADD, .core = 7};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static void small_misuses_are_named(void **state)
+{
+    (void)state;
+    refused_both(core_seven, HBG_E_INVAL, "task 0: core 7 is none of HBG_CORE_AIC, HBG_CORE_AIV and HBG_CORE_MIX");
+    rig r;
+    rig_open(&r, 0);
+    /* eager mode refuses a rank outside its job, as hbg_runtime_create does */
+    hbg_program p = {.name = "eager", .orch = add_one, .nargs = 1, .args = &r.arg};
+    assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 3, 2, NULL), HBG_E_INVAL);
+    assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 1, 0, NULL), HBG_E_INVAL);
+    assert_int_equal(r.x[0], 0);
+    assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 1, 2, NULL), HBG_OK);
+    assert_int_equal(r.x[0], 1);
+    /* a copy from no host memory is said so, not "not inside one device allocation" */
+    uint64_t a;
+    assert_int_equal(hbg_device_alloc(r.dev, 16, &a), HBG_OK);
+    assert_int_equal(hbg_device_h2d(r.dev, a, NULL, 4), HBG_E_INVAL);
+    assert_non_null(strstr(hbg_device_last_error(), "h2d of 4 bytes at 0x"));
+    assert_non_null(strstr(hbg_device_last_error(), ": no host memory (NULL)"));
+    hbg_device_free(r.dev, a);
     rig_close(&r);
 }
 
@@ -699,6 +731,7 @@ int main(void)
         cmocka_unit_test(scope_misuse_is_named),
         cmocka_unit_test(a_bad_boundary_is_named),
         cmocka_unit_test(bad_caller_tensors_are_named),
+        cmocka_unit_test(small_misuses_are_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,7 +64,9 @@ hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint6
 hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
                                 uint32_t task_window, uint32_t rank, uint32_t nranks, void *services)
 {
-    if (!p || !p->orch || !kt || p->nargs > 256 || (p->nargs && !p->args))
+    /* a rank outside its job, refused as hbg_runtime_create refuses it */
+    if (!p || !p->orch || !kt || p->nargs > 256 || (p->nargs && !p->args) ||
+        (nranks ? rank >= nranks : rank != 0))
         return HBG_E_INVAL;
     if (heap_bytes == 0)
         heap_bytes = HBG_DEFAULT_HEAP_BYTES;

@@ -539,7 +539,12 @@ static void sim_free(hbg_device *d, uint64_t addr)
 
 static hbg_status check_range(sim *s, uint64_t addr, const void *host, uint64_t n, const char *op)
 {
-    if (!host || !sim_mem_contains(&s->mem, addr, n)) {
+    if (!host) {
+        hbg__exec_set_error("sim: %s of %llu bytes at 0x%llx: no host memory (NULL)", op, (unsigned long long)n,
+                           (unsigned long long)addr);
+        return HBG_E_INVAL;
+    }
+    if (!sim_mem_contains(&s->mem, addr, n)) {
         hbg__exec_set_error("sim: %s of %llu bytes at 0x%llx: not inside one device allocation", op,
                            (unsigned long long)n, (unsigned long long)addr);
         return HBG_E_INVAL;

@@ -63,6 +63,10 @@ static void reason(msgbuf *m, const hbg__fault *f)
         put(m, "%lld %s, the limit is %lld", (long long)n[0], count_name(n[2]), (long long)n[1]);
         break;
     case HBG_WHY_CORE:
+        if (n[0] != HBG_CORE_AIC && n[0] != HBG_CORE_AIV && n[0] != HBG_CORE_MIX) {
+            put(m, "core %lld is none of HBG_CORE_AIC, HBG_CORE_AIV and HBG_CORE_MIX", (long long)n[0]);
+            break;
+        }
         put(m, "core %s needs %s (kernel_aic %lld, kernel_aiv %lld; HBG_KERNEL_NONE is %u)", core_name(n[0]),
             n[0] == HBG_CORE_AIC ? "kernel_aic" : n[0] == HBG_CORE_AIV ? "kernel_aiv" : "both kernels",
             (long long)n[1], (long long)n[2], HBG_KERNEL_NONE);
