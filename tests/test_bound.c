@@ -328,26 +328,39 @@ static void bad_arguments_are_refused(void **state)
     for (uint32_t k = 0; k <= HBG_MAX_BOUNDARY_TENSORS; k++)
         wide[k] = ok[0];
     hbg_bound *bd = (hbg_bound *)&v;
+    /* each refusal says why (hbg_bound_last_error) */
     assert_int_equal(hbg_bound_create(HBG_MAX_BOUNDARY_TENSORS + 1, wide, &bd), HBG_E_BOUNDARY_TOO_WIDE);
+    assert_string_equal(hbg_bound_last_error(), "hbg_bound_create: 129 tensors, the limit is 128");
     assert_null(bd);
     assert_int_equal(hbg_bound_create(1, none, &bd), HBG_E_INVAL);
+    assert_string_equal(hbg_bound_last_error(), "hbg_bound_create: argument 0 has no tensor (NULL)");
     assert_int_equal(hbg_bound_create(1, alloc, &bd), HBG_E_INVAL);
+    assert_string_equal(hbg_bound_last_error(), "hbg_bound_create: argument 0: direction 1 is none a bound holds "
+                                                "(HBG_IN, HBG_INOUT, HBG_OUT, HBG_NO_DEP)");
     assert_int_equal(hbg_bound_create(1, NULL, &bd), HBG_E_INVAL);
+    assert_string_equal(hbg_bound_last_error(), "hbg_bound_create: 1 tensors but no array of them (NULL)");
     assert_int_equal(hbg_bound_create(1, ok, NULL), HBG_E_INVAL);
+    assert_string_equal(hbg_bound_last_error(), "hbg_bound_create: no place for the bound (out is NULL)");
     assert_int_equal(hbg_bound_create(HBG_MAX_BOUNDARY_TENSORS, wide, &bd), HBG_OK);
     hbg_bound_destroy(bd);
     assert_int_equal(hbg_bound_create(1, ok, &bd), HBG_OK);
     uint64_t s0 = bd->stamp;
     assert_int_equal(hbg_bound_set(bd, 1, &v, HBG_IN), HBG_E_INVAL);
+    assert_string_equal(hbg_bound_last_error(), "hbg_bound_set: slot 1, but the bound has 1");
     assert_int_equal(hbg_bound_set(bd, 0, NULL, HBG_IN), HBG_E_INVAL);
+    assert_string_equal(hbg_bound_last_error(), "hbg_bound_set: slot 0: no tensor (NULL)");
     assert_int_equal(hbg_bound_set(bd, 0, &v, HBG_OUT_ALLOC), HBG_E_INVAL);
     assert_int_equal(hbg_bound_set(bd, 0, &v, 5), HBG_E_INVAL);
+    assert_string_equal(hbg_bound_last_error(), "hbg_bound_set: slot 0: direction 5 is none a bound holds (HBG_IN, "
+                                                "HBG_INOUT, HBG_OUT, HBG_NO_DEP)");
     assert_int_equal(hbg_bound_set(NULL, 0, &v, HBG_IN), HBG_E_INVAL);
+    assert_string_equal(hbg_bound_last_error(), "hbg_bound_set: no bound (NULL)");
     assert_true(bd->stamp == s0);
     hbg_tensor got;
     uint8_t dir;
     assert_int_equal(hbg_bound_count(NULL), 0);
     assert_int_equal(hbg_bound_get(NULL, 0, &got, &dir), HBG_E_INVAL);
+    assert_string_equal(hbg_bound_last_error(), "hbg_bound_get: no bound (NULL)");
     assert_int_equal(hbg_bound_get(bd, 1, &got, &dir), HBG_E_INVAL);
     assert_int_equal(hbg_bound_get(bd, 0, NULL, &dir), HBG_E_INVAL);
     assert_int_equal(hbg_bound_get(bd, 0, &got, &dir), HBG_OK);

@@ -54,6 +54,12 @@ uint32_t hbg_bound_count(const hbg_bound *bd);
 hbg_status hbg_bound_get(const hbg_bound *bd, uint32_t slot, hbg_tensor *t, uint8_t *dir);
 void hbg_bound_destroy(hbg_bound *bd);
 
+/* Why the last failed bound call on this thread failed, in one line
+ * ("hbg_bound_set: slot 5, but the bound has 4"): bounds are made and
+ * changed outside any pass, so no orchestrator holds their errors. Valid
+ * until the next bound call on the thread; not cleared by a success. */
+const char *hbg_bound_last_error(void);
+
 #ifdef __cplusplus
 }
 #endif
