@@ -325,6 +325,37 @@ static void kept_definitions_of_changing_keys_are_dropped(void **state)
     hbg__orch_destroy(o);
 }
 
+/* 64 new keys a pass, kept: each takes the place of a key of the last
+ * pass, whose image is then named by no entry. Every entry is always the
+ * last pass's, so nothing is dropped, and the pool must be packed all the
+ * same: it was not, and a 1 MiB pool filled at pass 42 (the default 64
+ * MiB at pass 2730). */
+static void given_places_are_packed(void **state)
+{
+    (void)state;
+    hbg__orch_config cfg = {.task_window = 256, .heap_base = FAKE_HEAP_BASE, .heap_bytes = 1 << 20,
+                           .keep_definitions = true, .def_pool_bytes = 1 << 20};
+    hbg_orch *o;
+    assert_int_equal(hbg__graph_orch_create(&cfg, &o), HBG_OK);
+    hbg_tensor x = fx_buf(0x700000, 4, 4);
+    hbg_arg a = {&x, HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &a};
+    uint64_t most = 0;
+    for (uint32_t pass = 0; pass < 120; pass++) {
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        for (uint64_t k = 0; k < HBG_DEF_CACHE_CAP; k++)
+            if (hbg_submit_graph(o, 100000 + pass * 100 + k, step_body, NULL, &b, 0, NULL))
+                fail_msg("pass %u key %llu: %s", pass, (unsigned long long)k, hbg_orch_last_error(o));
+        assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+        assert_int_equal(o->graph->defs_built, HBG_DEF_CACHE_CAP);
+        if (o->graph->def_pool_used > most)
+            most = o->graph->def_pool_used;
+    }
+    /* two passes' images at most: the last pass's, and this one's */
+    assert_true(most <= 2 * HBG_DEF_CACHE_CAP * 512);
+    hbg__orch_destroy(o);
+}
+
 static void boundary_mismatch_detected(void **state)
 {
     (void)state;
@@ -549,6 +580,7 @@ int main(void)
         cmocka_unit_test(pool_full_lists_nothing),
         cmocka_unit_test(kept_definitions_skip_recording),
         cmocka_unit_test(kept_definitions_of_changing_keys_are_dropped),
+        cmocka_unit_test(given_places_are_packed),
         cmocka_unit_test(boundary_mismatch_detected),
         cmocka_unit_test(capture_errors),
         cmocka_unit_test(body_alloc_into_buffer_refused),

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -83,16 +84,27 @@ static int check_stdout(int rc, const char *cmd, int write_failed)
  * KiB beyond the 132 KiB the kernel starts it with. */
 #define STACK_RESERVE ((size_t)512 << 10)
 
-static __attribute__((noinline)) void grow_stack(void)
+/* A quarter of the stack's limit at most (`ulimit -s`): a limit of 400
+ * KiB must still leave room for what the kernel starts the process with
+ * and what the commands use. */
+static size_t stack_reserve(void)
 {
-    char pad[STACK_RESERVE];
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 4 < STACK_RESERVE)
+        return (size_t)rl.rlim_cur / 4;
+    return STACK_RESERVE;
+}
+
+static __attribute__((noinline)) void grow_stack(size_t n)
+{
+    char pad[n]; /* the one variable-length array: its size is the point */
     volatile char *low = pad; /* the frame's lowest address */
     *low = 0;
 }
 
 int main(int argc, char **argv)
 {
-    grow_stack();
+    grow_stack(stack_reserve());
     hold_std_fds();
     /* Past a file size limit a write then fails with EFBIG, which is
      * reported with the file's name, instead of killing the process. */

@@ -29,9 +29,12 @@ static void drop_unused(hbg_orch *o)
     for (uint32_t i = 0; i < g->ndefs; i++)
         if (g->defs[i].pass + 1 >= o->pass) /* used by the last pass (o->pass is the new one) */
             g->defs[keep++] = g->defs[i];
-    if (keep == g->ndefs)
+    /* Nothing dropped: packing would move nothing, unless a place was
+     * given to a new key in a pass, leaving its old image behind. */
+    if (keep == g->ndefs && !g->orphans)
         return;
     g->ndefs = keep;
+    g->orphans = false;
     /* The pool in address order: each image moves down, never over one
      * not yet moved. */
     uint64_t at = 0;
@@ -647,6 +650,7 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
         was = *e;
         e->gen = 0; /* a new Definition: no replay noted under the old one's gen */
         reused = true;
+        g->orphans = true;
     }
     st = build_definition(o, e, key, b, alias);
     if (st) {

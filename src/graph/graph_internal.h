@@ -161,6 +161,8 @@ struct hbg__graph {
     uint32_t deftab_entry[HBG_DEF_CACHE_CAP]; /* def table index -> cache index, this pass */
     unsigned char *def_pool;
     uint64_t def_pool_used, def_pool_cap;
+    bool orphans;              /* a place was given to a new key (record): its old image
+                                  is in the pool, named by no entry, until drop_unused packs */
     uint32_t defs_built;       /* this pass */
     /* The n-th Definition the last pass built: where, how large, the
      * hash of the bytes it wrote there, and the capture whose recorder

@@ -435,12 +435,10 @@ static void arm_spread(cp_result *R)
 }
 
 /* "repetitions 2 (-5 ns), 4 (-7 ns)" / "repetition 3 (-5 ns)": the first
- * CP_REPS_NAMED of those whose delta is not of sign dir, then "and N more"
- * for the others. Every named entry is whole: the list was once written
- * into a fixed buffer until it ran out, and 20 of 60 repetitions ended in
- * "54 (-100" with 57 and 60 gone unsaid. */
-/* "repetitions 3 (-3299 ns), 6 (-2941 ns) and 2 more": those whose delta
- * has sign `sign` (-1, 0 or 1), the first CP_REPS_NAMED of them. */
+ * CP_REPS_NAMED of those whose delta has sign `sign` (-1, 0 or 1), then
+ * "and N more" for the others. Every named entry is whole: the list was
+ * once written into a fixed buffer until it ran out, and 20 of 60
+ * repetitions ended in "54 (-100" with 57 and 60 gone unsaid. */
 static void rep_list(const cp_result *R, int sign, char *out, size_t n)
 {
     size_t c = 0, named = 0;
