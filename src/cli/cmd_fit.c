@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,10 +99,8 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
     print_warnings(&L.warn);
     phs_result R;
     if (L.stamp_conflict) {
-        fprintf(stderr,
-                "hbg fit: %s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes two "
-                "runs; refusing it\n",
-                *name, L.stamp2_line, L.stamp_line);
+        char mixed[PATH_MAX + 160];
+        fprintf(stderr, "hbg fit: %s; refusing it\n", ps_mixed_runs(&L, *name, mixed, sizeof mixed));
         rc = 2;
     } else if (L.nbind == 0) {
         char why[320];

@@ -3,6 +3,7 @@
  * input that cannot be read or is refused. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -441,10 +442,8 @@ int hbg_cmd_phases(int argc, char **argv)
     }
     if (L.stamp_conflict) {
         print_warnings(&L);
-        fprintf(stderr,
-                "hbg phases: %s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes "
-                "two runs; refusing to merge them\n",
-                path, L.stamp2_line, L.stamp_line);
+        char mixed[PATH_MAX + 160];
+        fprintf(stderr, "hbg phases: %s; refusing to merge them\n", ps_mixed_runs(&L, path, mixed, sizeof mixed));
         rc = 2;
         goto out;
     }

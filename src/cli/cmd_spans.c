@@ -5,6 +5,7 @@
  * input or a failed write. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,10 +244,8 @@ int hbg_cmd_spans(int argc, char **argv)
     if (L.stamp_conflict) {
         /* per-callable statistics of two different runs would be neither's */
         print_warnings(&L.warn);
-        fprintf(stderr,
-                "hbg spans: %s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes "
-                "two runs; refusing to merge them\n",
-                path, L.stamp2_line, L.stamp_line);
+        char mixed[PATH_MAX + 160];
+        fprintf(stderr, "hbg spans: %s; refusing to merge them\n", ps_mixed_runs(&L, path, mixed, sizeof mixed));
         rc = 2;
         goto done;
     }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,11 +267,10 @@ int hbg_cmd_timeline(int argc, char **argv)
         goto done;
     }
     /* Drawn all the same: each run's processes get their own lanes. */
+    char mixed[PATH_MAX + 160];
     if (L.stamp_conflict)
-        dg_add(&warn,
-               "%s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes two runs; both "
-               "are drawn, and the trace's stamp is the first's",
-               path, L.stamp2_line, L.stamp_line);
+        dg_add(&warn, "%s; both are drawn, and the trace's stamp is the first's",
+               ps_mixed_runs(&L, path, mixed, sizeof mixed));
     size_t nrec_lines = 0;
     for (size_t i = 0; i < nr; i++)
         nrec_lines += recs[i].nline;

@@ -3,6 +3,7 @@
 #include "tools/compare.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,10 +79,10 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
     if (st != HBG_OK)
         return refuse(err, n, "%s", why);
     ps_log *L = &g->L;
-    if (L->stamp_conflict)
-        return refuse(err, n,
-                      "%s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes two runs",
-                      g->path, L->stamp2_line, L->stamp_line);
+    if (L->stamp_conflict) {
+        char mixed[PATH_MAX + 160];
+        return refuse(err, n, "%s", ps_mixed_runs(L, g->path, mixed, sizeof mixed));
+    }
     if (!L->has_stamp && L->empty_stamp_line && !o->allow_unstamped)
         return refuse(err, n,
                       "%s:%zu: its [stamp] line is empty, so nothing records its command and commit; pass "

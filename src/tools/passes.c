@@ -1128,6 +1128,13 @@ void ps_free(ps_log *L)
     memset(L, 0, sizeof *L);
 }
 
+const char *ps_mixed_runs(const ps_log *L, const char *path, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s:%zu: a second, different [stamp] line (the first is at line %zu): the log mixes two runs",
+             path, L->stamp2_line, L->stamp_line);
+    return buf;
+}
+
 const char *ps_no_bind_why(const ps_log *L, char *buf, size_t cap)
 {
     const char *quiet = ps_stamp_quiet_level(L);

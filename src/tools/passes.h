@@ -272,6 +272,11 @@ const char *ps_stamp_quiet_level(const ps_log *L);
  * (L->nbind == 0), the same in every tool: none well-formed, the stamp's
  * quiet level, or the breakdown switch. Into buf, which it returns. */
 const char *ps_no_bind_why(const ps_log *L, char *buf, size_t cap);
+/* For a log with a second, different stamp (L->stamp_conflict), the same
+ * in every tool: "PATH:L: a second, different [stamp] line (the first is
+ * at line K): the log mixes two runs". Each tool says what it does about
+ * it after. Into buf, which it returns. */
+const char *ps_mixed_runs(const ps_log *L, const char *path, char *buf, size_t cap);
 /* Why the warm passes that are not used were excluded, one count per
  * defect: "3 with an ignored line, 1 without arena_h2d". */
 void ps_exclusions(const ps_log *L, char *out, size_t n);
