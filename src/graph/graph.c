@@ -204,23 +204,10 @@ static hbg_status check_boundary(hbg_orch *o, const hbg_boundary *b)
         return HBG_E_BOUNDARY_TOO_WIDE;
     }
     /* as a task's own arrays and deps are checked (orch.c) */
-    if (b->ntensors && !b->args) {
-        hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_BTENSORS, b->ntensors, 0);
+    if (!hbg__array_ok(o, HBG_COUNT_BTENSORS, b->ntensors, b->args) ||
+        !hbg__array_ok(o, HBG_COUNT_BSCALARS, b->nscalars, b->scalars))
         return HBG_E_INVAL;
-    }
-    if (b->nscalars && !b->scalars) {
-        hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_BSCALARS, b->nscalars, 0);
-        return HBG_E_INVAL;
-    }
-    if (b->ndeps > HBG_MAX_FANINS) {
-        hbg__why(o, HBG_WHY_TOO_MANY, -1, b->ndeps, HBG_MAX_FANINS, HBG_COUNT_DEPS);
-        return HBG_E_TOO_MANY_FANINS;
-    }
-    if (b->ndeps && !b->deps) {
-        hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_DEPS, b->ndeps, 0);
-        return HBG_E_INVAL;
-    }
-    return HBG_OK;
+    return hbg__deps_ok(o, b->ndeps, b->deps);
 }
 
 /* A slot's own validity: a tensor, a boundary direction, a byte range

@@ -363,14 +363,9 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
             hbg__why(o, HBG_WHY_CORE, -1, t->core, t->kernel_aic, t->kernel_aiv);
             return HBG_E_INVAL;
         }
-        if (t->ntensors && !t->args) {
-            hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_TENSORS, t->ntensors, 0);
+        if (!hbg__array_ok(o, HBG_COUNT_TENSORS, t->ntensors, t->args) ||
+            !hbg__array_ok(o, HBG_COUNT_SCALARS, t->nscalars, t->scalars))
             return HBG_E_INVAL;
-        }
-        if (t->nscalars && !t->scalars) {
-            hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_SCALARS, t->nscalars, 0);
-            return HBG_E_INVAL;
-        }
         for (uint32_t i = 0; i < t->ntensors; i++) {
             hbg_status st = check_arg(o, &t->args[i], (int32_t)i, &rng[i]);
             if (st)
@@ -426,15 +421,7 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
             }
         }
     }
-    if (t->ndeps > HBG_MAX_FANINS) {
-        hbg__why(o, HBG_WHY_TOO_MANY, -1, t->ndeps, HBG_MAX_FANINS, HBG_COUNT_DEPS);
-        return HBG_E_TOO_MANY_FANINS;
-    }
-    if (t->ndeps && !t->deps) {
-        hbg__why(o, HBG_WHY_NULL_ARRAY, -1, HBG_COUNT_DEPS, t->ndeps, 0);
-        return HBG_E_INVAL;
-    }
-    return HBG_OK;
+    return hbg__deps_ok(o, t->ndeps, t->deps);
 }
 
 /* A bound task as the full path reads it: t with the bound's arguments. */

@@ -287,6 +287,26 @@ static inline void hbg__why(hbg_orch *o, hbg__why_code why, int32_t arg, int64_t
     o->why.arg = arg;
     o->why.n[0] = n0, o->why.n[1] = n1, o->why.n[2] = n2;
 }
+/* An array of n items of `kind` (hbg__count), as a task or a Graph call
+ * gives it: NULL only when n is 0. Notes what is wrong. */
+static inline bool hbg__array_ok(hbg_orch *o, hbg__count kind, uint32_t n, const void *p)
+{
+    if (n && !p) {
+        hbg__why(o, HBG_WHY_NULL_ARRAY, -1, kind, n, 0);
+        return false;
+    }
+    return true;
+}
+/* Explicit deps, as a task or a Graph call gives them: at most
+ * HBG_MAX_FANINS, in an array. */
+static inline hbg_status hbg__deps_ok(hbg_orch *o, uint32_t ndeps, const hbg_task_id *deps)
+{
+    if (ndeps > HBG_MAX_FANINS) {
+        hbg__why(o, HBG_WHY_TOO_MANY, -1, ndeps, HBG_MAX_FANINS, HBG_COUNT_DEPS);
+        return HBG_E_TOO_MANY_FANINS;
+    }
+    return hbg__array_ok(o, HBG_COUNT_DEPS, ndeps, deps) ? HBG_OK : HBG_E_INVAL;
+}
 /* Forgets noted facts: a failure that was handled (a Graph falling back)
  * must not lend them to a later one. */
 static inline void hbg__why_clear(hbg_orch *o)
