@@ -97,13 +97,18 @@ hbg_status hbg_case_pools_for(const hbg_case *c, const hbg_case_env *env, hbg_ca
 
 /* Gives every slot of bd (n of them) what args name. A slot given what
  * it holds already keeps the bound's stamp (hbg_bound_set), so a case
- * may refill all its bounds when one buffer moved. */
-static inline hbg_status case_bound_fill(hbg_bound *bd, uint32_t n, const hbg_arg *args)
+ * may refill all its bounds when one buffer moved. A slot refused fails
+ * o's pass in the bound's words, as `what`'s bound `i` (o NULL: only the
+ * status, for a caller that goes on without the bound). */
+static inline hbg_status case_bound_fill(hbg_orch *o, const char *what, uint32_t i, hbg_bound *bd, uint32_t n,
+                                         const hbg_arg *args)
 {
-    hbg_status st = HBG_OK;
-    for (uint32_t k = 0; k < n && !st; k++)
-        st = hbg_bound_set(bd, k, args[k].t, args[k].dir);
-    return st;
+    for (uint32_t k = 0; k < n; k++) {
+        hbg_status st = hbg_bound_set(bd, k, args[k].t, args[k].dir);
+        if (st)
+            return o ? hbg_orch_fail(o, st, "%s %u's bound: %s", what, i, hbg_bound_last_error()) : st;
+    }
+    return HBG_OK;
 }
 
 #endif

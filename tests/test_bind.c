@@ -221,6 +221,43 @@ static void failed_pass_leaves_runtime_usable(void **state)
     fclose(logf);
 }
 
+/* One task, then a failure of the program's own, in two lines of words. */
+static hbg_status own_words_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_task_id id;
+    hbg_submit_dummy(o, 0, NULL, &id);
+    return hbg_orch_fail(o, HBG_E_INVAL, "expert %d: %s", 7, "no weights\nloaded");
+}
+
+/* hbg_orch_fail's words reach the report and the log's one ERROR record,
+ * on one line. */
+static void orchestration_failure_in_its_own_words(void **state)
+{
+    (void)state;
+    rig r;
+    FILE *logf;
+    hbg_log *log = warn_log(&logf);
+    rig_open_log(&r, "vector", 0, false, log);
+    hbg_program bad = r.prog;
+    bad.orch = own_words_orch;
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &bad, false, &rep), HBG_E_INVAL);
+    assert_int_equal(rep.failed_segment, HBG_PH_HOST_ORCH);
+    const char *want = "orchestration (1 task submitted): expert 7: no weights?loaded";
+    assert_string_equal(rep.error, want);
+    char tail[512];
+    snprintf(tail, sizeof tail, "chip.run of vector failed (HBG_E_INVAL): %s pid=%u inv=%llu\n", want, rep.trace.pid,
+             (unsigned long long)rep.inv);
+    expect_one_record(logf, "[ERROR] hbg_runtime_run: [runtime.c:", tail);
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
+    assert_string_equal(rep.error, "");
+    golden(&r);
+    rig_close(&r);
+    hbg_log_close(log);
+    fclose(logf);
+}
+
 static void device_refusal_is_named(void **state)
 {
     (void)state;
@@ -862,6 +899,7 @@ int main(void)
         cmocka_unit_test(vector_golden_three_rounds),
         cmocka_unit_test(poisoned_mirror_still_golden),
         cmocka_unit_test(failed_pass_leaves_runtime_usable),
+        cmocka_unit_test(orchestration_failure_in_its_own_words),
         cmocka_unit_test(device_refusal_is_named),
         cmocka_unit_test(an_older_device_message_is_not_this_refusal),
         cmocka_unit_test(device_failure_names_no_segment),

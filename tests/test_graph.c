@@ -539,6 +539,60 @@ static void errors_name_slot_node_and_key(void **state)
     hbg__orch_destroy(o);
 }
 
+/* A body that submits `nodes` dummies, then fails in its own words when
+ * given some. */
+typedef struct fail_ctx {
+    uint32_t nodes;
+    const char *why;
+} fail_ctx;
+
+static hbg_status failing_body(hbg_orch *o, void *vctx, const hbg_boundary *b)
+{
+    (void)b;
+    fail_ctx *c = vctx;
+    hbg_task_id id;
+    for (uint32_t i = 0; i < c->nodes; i++)
+        hbg_submit_dummy(o, 0, NULL, &id);
+    return c->why ? hbg_orch_fail(o, HBG_E_INVAL, "body: %s", c->why) : HBG_OK;
+}
+
+/* hbg_orch_fail inside a body: while it is recorded, the message says how
+ * far the recording got; run inline (a fallback) after the pass has
+ * failed in its own words, the body's words do not replace the first. */
+static void body_fails_in_its_own_words(void **state)
+{
+    (void)state;
+    model m;
+    make_model(&m);
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    fail_ctx c = {.nodes = 2, .why = "no weights"};
+    hbg_task_id id;
+    assert_int_equal(hbg_submit_graph(o, 7, failing_body, &c, &m.b[0], 0, &id), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "graph key 0x7 body (2 nodes recorded): body: no weights");
+    assert_int_equal(hbg_orch_def_count(o), 0);
+    assert_int_equal(hbg_orch_task_count(o), 0);
+
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    c.why = NULL;
+    assert_int_equal(hbg_submit_graph(o, 7, failing_body, &c, &m.b[0], 0, &id), HBG_OK);
+    assert_int_equal(hbg_orch_fail(o, HBG_E_NOMEM, "outer"), HBG_E_NOMEM);
+    hbg_boundary other = m.b[1];
+    other.nscalars = 0; /* a mismatch: the body runs inline */
+    c.why = "inner";
+    assert_int_equal(hbg_submit_graph(o, 7, failing_body, &c, &other, HBG_GRAPH_FALLBACK, &id), HBG_E_INVAL);
+    assert_int_equal(hbg_orch_error(o), HBG_E_NOMEM);
+    assert_string_equal(hbg_orch_last_error(o), "orchestration (1 task submitted): outer");
+
+    /* and inline in a pass that had not failed, the body's words are its */
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    c.why = NULL;
+    assert_int_equal(hbg_submit_graph(o, 7, failing_body, &c, &m.b[0], 0, &id), HBG_OK);
+    c.why = "inner";
+    assert_int_equal(hbg_submit_graph(o, 7, failing_body, &c, &other, HBG_GRAPH_FALLBACK, &id), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "orchestration (3 tasks submitted): body: inner");
+    hbg__orch_destroy(o);
+}
+
 /* A body that allocates into a tensor the boundary already names. */
 static hbg_status alloc_into_boundary(hbg_orch *o, void *ctx, const hbg_boundary *b)
 {
@@ -587,6 +641,7 @@ int main(void)
         cmocka_unit_test(key_names_one_body),
         cmocka_unit_test(check_body_compares_content),
         cmocka_unit_test(errors_name_slot_node_and_key),
+        cmocka_unit_test(body_fails_in_its_own_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

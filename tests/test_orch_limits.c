@@ -206,6 +206,69 @@ static void allocated_tensor_reused(void **state)
     hbg__orch_destroy(o);
 }
 
+/* hbg_orch_fail: the orchestration's own failure, in its own words, kept
+ * as the pass's first failure like a refused call's. */
+static void orchestration_fails_in_its_own_words(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(64, 8192);
+    hbg_task_id id;
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(hbg_submit_dummy(o, 0, NULL, &id), HBG_OK);
+    assert_int_equal(hbg_orch_fail(o, HBG_E_INVAL, "layer %u: %s", 3u, "no bound"), HBG_E_INVAL);
+    assert_int_equal(hbg_orch_error(o), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "orchestration (3 tasks submitted): layer 3: no bound");
+    /* later failures, its own or a call's, keep the first */
+    assert_int_equal(hbg_orch_fail(o, HBG_E_NOMEM, "second"), HBG_E_NOMEM);
+    hbg_tensor ok = fx_buf(0x1000, 4, 4);
+    hbg_arg wrong[] = {{&ok, HBG_OUT_ALLOC}};
+    assert_int_equal(fx_task(o, 1, wrong, &id), HBG_E_ARG_HAS_BUFFER);
+    assert_int_equal(hbg_orch_error(o), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "orchestration (3 tasks submitted): layer 3: no bound");
+
+    /* a refused call first: its words stay */
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(fx_task(o, 1, wrong, &id), HBG_E_ARG_HAS_BUFFER);
+    assert_int_equal(hbg_orch_fail(o, HBG_E_INVAL, "mine"), HBG_E_INVAL);
+    assert_int_equal(hbg_orch_error(o), HBG_E_ARG_HAS_BUFFER);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 0 arg 0: a tensor to allocate already names buffer 0x1000 (write into it with HBG_OUT)");
+
+    /* HBG_OK is no failure status; control bytes do not break the line */
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_orch_fail(o, HBG_OK, "%s", "a\nb\tc\x7f"), HBG_E_INVAL);
+    assert_int_equal(hbg_orch_error(o), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o), "orchestration (0 tasks submitted): a?b?c?");
+    /* no words: the status's own */
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    const char *none = NULL;
+    assert_int_equal(hbg_orch_fail(o, HBG_E_NOMEM, none), HBG_E_NOMEM);
+    char want[256];
+    snprintf(want, sizeof want, "orchestration (0 tasks submitted): %s", hbg_strerror(HBG_E_NOMEM));
+    assert_string_equal(hbg_orch_last_error(o), want);
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_orch_fail(o, HBG_E_NOMEM, "%s", ""), HBG_E_NOMEM);
+    assert_string_equal(hbg_orch_last_error(o), want);
+    /* a long text is cut to the message's 255 bytes */
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    char longer[600];
+    memset(longer, 'x', sizeof longer - 1);
+    longer[sizeof longer - 1] = 0;
+    assert_int_equal(hbg_orch_fail(o, HBG_E_INVAL, "%s", longer), HBG_E_INVAL);
+    assert_int_equal(strlen(hbg_orch_last_error(o)), 255);
+    assert_memory_equal(hbg_orch_last_error(o), "orchestration (0 tasks submitted): xxx", 38);
+    /* the next pass starts clean */
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_string_equal(hbg_orch_last_error(o), "");
+
+    /* outside a pass, nothing to fail */
+    assert_int_equal(hbg__orch_end_pass(o), HBG_OK);
+    assert_int_equal(hbg_orch_fail(o, HBG_E_INVAL, "late"), HBG_E_STATE);
+    assert_int_equal(hbg_orch_error(o), HBG_OK);
+    assert_int_equal(hbg_orch_fail(NULL, HBG_E_INVAL, "x"), HBG_E_INVAL);
+    hbg__orch_destroy(o);
+}
+
 /* hbg_orch_last_error names the task, the argument and the reason of the
  * pass's first failure; later failures do not overwrite it. */
 static void errors_say_what_was_wrong(void **state)
@@ -488,6 +551,7 @@ int main(void)
         cmocka_unit_test(write_needs_a_buffer),
         cmocka_unit_test(allocated_tensor_reused),
         cmocka_unit_test(errors_say_what_was_wrong),
+        cmocka_unit_test(orchestration_fails_in_its_own_words),
         cmocka_unit_test(zero_task_is_valid),
         cmocka_unit_test(boundary_too_wide),
         cmocka_unit_test(invalid_arguments),

@@ -72,7 +72,7 @@ static hbg_bound *task_bound(bx *x, uint32_t k, uint32_t n, const hbg_arg *args)
         *bd = NULL;
     }
     s->tasks_made += !*bd;
-    if (!*bd ? hbg_bound_create(n, args, bd) != HBG_OK : case_bound_fill(*bd, n, args) != HBG_OK) {
+    if (!*bd ? hbg_bound_create(n, args, bd) != HBG_OK : case_bound_fill(NULL, NULL, 0, *bd, n, args) != HBG_OK) {
         hbg_bound_destroy(*bd);
         *bd = NULL;
         x->clean = false;
@@ -493,7 +493,8 @@ static hbg_status pair_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
 {
     dsv4_state *s = ctx;
     if (b->ntensors != B_COUNT || b->nscalars != S_COUNT)
-        return HBG_E_INVAL;
+        return hbg_orch_fail(o, HBG_E_INVAL, "the layer pair takes %u boundary tensors and %u scalars, not %u and %u",
+                             B_COUNT, S_COUNT, b->ntensors, b->nscalars);
     hbg_tensor *B[B_COUNT];
     for (uint32_t k = 0; k < B_COUNT; k++)
         B[k] = b->args[k].t;
@@ -615,8 +616,8 @@ static void outside_moe(bx *x, const hbg_tensor *args, uint32_t layer, hbg_tenso
  * heap that gave the prologue or layer 1 other buffers. Otherwise the
  * bounds hold this pass's boundaries already, and each replay is passed
  * its bound unread. h1: layer 1's output, the first pair's input. */
-static hbg_status sync_pairs(dsv4_state *s, const hbg_tensor *args, const hbg_tensor *h1, const hbg_tensor *ping,
-                             const hbg_tensor *pong, const hbg_tensor *load)
+static hbg_status sync_pairs(hbg_orch *o, dsv4_state *s, const hbg_tensor *args, const hbg_tensor *h1,
+                             const hbg_tensor *ping, const hbg_tensor *pong, const hbg_tensor *load)
 {
     const hbg_tensor *now[4] = {h1, ping, pong, load};
     bool same = s->pairs_built && memcmp(s->synced_args, args, sizeof s->synced_args) == 0;
@@ -638,7 +639,7 @@ static hbg_status sync_pairs(dsv4_state *s, const hbg_tensor *args, const hbg_te
             advance(s, B_CSA, B_NIN - B_CSA, L, &s->bt[B_CSA]);
             advance(s, B_CSA_KV, 3, L, &s->bt[B_CSA_KV]);
         }
-        hbg_status st = case_bound_fill(s->pair[k], B_COUNT, s->ba);
+        hbg_status st = case_bound_fill(o, "layer pair", k, s->pair[k], B_COUNT, s->ba);
         if (st)
             return st;
     }
@@ -687,7 +688,7 @@ static hbg_status program(bx *x, const hbg_tensor *args)
 
     /* layers 2..41: the layer-pair Graph, ping-ponging the state */
     hbg_tensor *pingpong[2] = {ping, pong};
-    hbg_status bst = x->dry ? HBG_OK : sync_pairs(s, args, &st[3], ping, pong, load);
+    hbg_status bst = x->dry ? HBG_OK : sync_pairs(x->o, s, args, &st[3], ping, pong, load);
     if (bst)
         return bst;
     hbg_boundary rest = {.nscalars = S_COUNT, .scalars = s->bs};
@@ -747,7 +748,8 @@ hbg_status dsv4_orchestrate(hbg_orch *o, void *ctx)
 {
     dsv4_state *s = ctx;
     if (hbg_orch_nargs(o) != A_COUNT || hbg_orch_nranks(o) != DSV4_RANKS)
-        return HBG_E_INVAL;
+        return hbg_orch_fail(o, HBG_E_INVAL, "dsv4 takes %u caller tensors on %u ranks, not %u on %u", A_COUNT,
+                             DSV4_RANKS, hbg_orch_nargs(o), hbg_orch_nranks(o));
     const hbg_tensor *args = hbg_orch_arg(o, 0);
     /* The outside tasks' bounds hold this pass's arguments while the
      * allocations repeat the last complete pass's: that pass had these

@@ -334,7 +334,7 @@ static void refresh(qwen_ctx *c, hbg_orch *o)
  * changed since they were last given them: the first pass, a caller
  * buffer that moved, a heap that gave other addresses. A slot set to what
  * it holds keeps its bound's stamp (hbg_bound_set). */
-static hbg_status sync_bounds(qwen_ctx *c)
+static hbg_status sync_bounds(hbg_orch *o, qwen_ctx *c)
 {
     const hbg_tensor *now[] = PASS_TENSORS(c);
     _Static_assert(sizeof now / sizeof now[0] == sizeof c->synced / sizeof c->synced[0], "one copy each");
@@ -344,7 +344,7 @@ static hbg_status sync_bounds(qwen_ctx *c)
     if (!moved)
         return HBG_OK;
     for (uint32_t l = 0; l < L; l++) {
-        hbg_status st = case_bound_fill(c->bound[l], QB_COUNT, c->barg[l]);
+        hbg_status st = case_bound_fill(o, "layer", l, c->bound[l], QB_COUNT, c->barg[l]);
         if (st)
             return st;
     }
@@ -358,7 +358,7 @@ hbg_status qwen_orchestrate(hbg_orch *o, void *vctx)
 {
     qwen_ctx *c = vctx;
     if (hbg_orch_nargs(o) != QA_COUNT)
-        return HBG_E_INVAL;
+        return hbg_orch_fail(o, HBG_E_INVAL, "qwen takes %u caller tensors, not %u", QA_COUNT, hbg_orch_nargs(o));
     refresh(c, o);
     c->meta = c->meta_d, c->ws = c->ws_d, c->hid0 = c->act_d, c->nrm0 = c->act_d;
     c->hid[0] = c->hid[1] = c->nrm[0] = c->nrm[1] = c->act_d;
@@ -376,7 +376,7 @@ hbg_status qwen_orchestrate(hbg_orch *o, void *vctx)
     hbg_submit_task(o, &norm, &id);
     hbg_scope_end(o);
     hbg_alloc_tensors(o, 6, c->alloc1, &id);
-    hbg_status st = sync_bounds(c);
+    hbg_status st = sync_bounds(o, c);
     if (st)
         return st;
     for (uint32_t l = 0; l < L; l++)

@@ -87,7 +87,7 @@ uint32_t syn_task_args(const syn_state *s, uint32_t i)
  * most 16 rows, and the column down the buffer before), or `in`, or (the
  * last task's copy) `out`. In a warm pass none did, and the chunk's 128
  * tasks are passed their bounds as the last pass left them. */
-static hbg_status sync_tasks(syn_state *s, const hbg_tensor *in, const hbg_tensor *out, uint32_t c)
+static hbg_status sync_tasks(hbg_orch *o, syn_state *s, const hbg_tensor *in, const hbg_tensor *out, uint32_t c)
 {
     bool moved = memcmp(&s->chunk[c], &s->chunk_seen[c], sizeof s->chunk[c]) != 0;
     s->chunk_seen[c] = s->chunk[c];
@@ -100,7 +100,7 @@ static hbg_status sync_tasks(syn_state *s, const hbg_tensor *in, const hbg_tenso
     for (uint32_t i = c * SYN_CHUNK_ROWS; i < end; i++) {
         hbg_tensor rd[SYN_MAX_FANIN + 2], wr;
         hbg_arg a[SYN_MAX_FANIN + 4];
-        hbg_status st = case_bound_fill(s->tbounds[i], task_args(s, in, i, &wr, rd, a), a);
+        hbg_status st = case_bound_fill(o, "task", i, s->tbounds[i], task_args(s, in, i, &wr, rd, a), a);
         if (st)
             return st;
     }
@@ -172,7 +172,7 @@ static hbg_status replay(hbg_orch *o, syn_state *s, uint32_t k)
  * what they are built from changed (the first pass, a moved `out`, a
  * heap that gave the scratch other buffers); otherwise each replay is
  * passed its bound as the last pass left it. */
-static hbg_status sync_bounds(syn_state *s, const hbg_tensor *out)
+static hbg_status sync_bounds(hbg_orch *o, syn_state *s, const hbg_tensor *out)
 {
     if (s->bounds_built && memcmp(out, &s->out_seen, sizeof *out) == 0 &&
         memcmp(s->chunk, s->rchunk_seen, (size_t)s->n.chunks * sizeof *s->chunk) == 0)
@@ -181,7 +181,7 @@ static hbg_status sync_bounds(syn_state *s, const hbg_tensor *out)
     hbg_arg b[HBG_MAX_BOUNDARY_TENSORS];
     for (uint32_t k = 0; k < s->p.replays; k++) {
         boundary_of(s, k, bv, b);
-        hbg_status st = case_bound_fill(s->bounds[k], s->p.boundary, b);
+        hbg_status st = case_bound_fill(o, "replay", k, s->bounds[k], s->p.boundary, b);
         if (st)
             return st;
     }
@@ -203,7 +203,7 @@ hbg_status syn_orchestrate(hbg_orch *o, void *ctx)
         if (i % SYN_CHUNK_ROWS == 0 && c % SYN_ALLOC_BATCH == 0)
             st = alloc_chunks(o, s, c);
         if (!st && s->tbounds && i % SYN_CHUNK_ROWS == 0)
-            st = sync_tasks(s, &in, &out, c);
+            st = sync_tasks(o, s, &in, &out, c);
         if (!st)
             st = outer_task(o, s, &in, i);
     }
@@ -212,7 +212,7 @@ hbg_status syn_orchestrate(hbg_orch *o, void *ctx)
         s->tasks_built = !st;
     }
     if (!st && s->bounds)
-        st = sync_bounds(s, &out);
+        st = sync_bounds(o, s, &out);
     for (uint32_t k = 0; k < s->p.replays && !st; k++)
         st = replay(o, s, k);
     return st ? st : hbg_orch_error(o);

@@ -190,6 +190,26 @@ hbg_status hbg_orch_error(const hbg_orch *o);
  * valid until the next call to it or the next pass. */
 const char *hbg_orch_last_error(const hbg_orch *o);
 
+/* Fails the pass from the orchestration's own code, in its own words: for
+ * what no hbg_ call refused (caller tensors it cannot use, a bound it could
+ * not fill). `st` becomes the pass's error (HBG_OK is taken as
+ * HBG_E_INVAL) and `fmt`, printf-style, its text, so that
+ *   return hbg_orch_fail(o, HBG_E_INVAL, "layer %u: %s", l, why);
+ * ends the orchestration function and hbg_orch_last_error (and the pass
+ * report) read "orchestration (40 tasks submitted): layer 3: ...", or
+ * "graph key 0x2a body (3 nodes recorded): ..." from a body being
+ * recorded. The text is formatted now, a failure path; the whole message
+ * is cut to fit 255 bytes, control bytes in it read '?', and a NULL or
+ * empty fmt gives the status's own text. As for a refused call, a pass
+ * that has failed already keeps its first failure (nothing is
+ * formatted). Returns st; HBG_E_STATE outside a pass, HBG_E_INVAL for a
+ * NULL orchestrator. */
+hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 /* Counts of this pass so far (host tasks in the window, GM bytes used). */
 uint32_t hbg_orch_task_count(const hbg_orch *o);
 uint64_t hbg_orch_heap_used(const hbg_orch *o);

@@ -190,6 +190,7 @@ static void reason(msgbuf *m, const hbg__fault *f)
             put(m, "the pass ended with %lld scope(s) open (an hbg_scope_begin without its hbg_scope_end)",
                 (long long)n[0]);
         break;
+    case HBG_WHY_USER: put(m, "%s", f->text && *f->text ? f->text : hbg_strerror(f->st)); break;
     default: put(m, "%s", hbg_strerror(f->st)); break;
     }
 }
@@ -200,6 +201,17 @@ void hbg__fault_format(const hbg__fault *f, char *buf, size_t cap)
     if (!cap)
         return;
     buf[0] = 0;
+    /* The orchestration's own failure is at no task or node of its own:
+     * it says how far the program had got. */
+    if (f->why == HBG_WHY_USER && f->where == HBG_AT_NODE)
+        put(&m, "graph key 0x%llx body (%u node%s recorded): ", (unsigned long long)f->key, f->task,
+            f->task == 1 ? "" : "s");
+    else if (f->why == HBG_WHY_USER)
+        put(&m, "orchestration (%u task%s submitted): ", f->task, f->task == 1 ? "" : "s");
+    if (f->why == HBG_WHY_USER) {
+        reason(&m, f);
+        return;
+    }
     switch (f->where) {
     case HBG_AT_GRAPH: put(&m, "task %u (graph key 0x%llx)", f->task, (unsigned long long)f->key); break;
     case HBG_AT_NODE: put(&m, "graph key 0x%llx node %u", (unsigned long long)f->key, f->task); break;
@@ -209,6 +221,36 @@ void hbg__fault_format(const hbg__fault *f, char *buf, size_t cap)
         put(&m, f->where == HBG_AT_GRAPH ? " slot %d" : " arg %d", f->arg);
     put(&m, ": ");
     reason(&m, f);
+}
+
+hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st, const char *fmt, ...)
+{
+    if (!o)
+        return HBG_E_INVAL;
+    if (!o->in_pass)
+        return HBG_E_STATE;
+    if (st == HBG_OK)
+        st = HBG_E_INVAL;
+    /* Formatted only when it will be the one reported: a failing pass
+     * whose program goes on calling this formats once. */
+    if (o->err == HBG_OK) {
+        char *t = o->utext[o->utext_at];
+        t[0] = 0;
+        if (fmt) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(t, HBG_ORCH_MSG_MAX, fmt, ap);
+            va_end(ap);
+        }
+        /* One line in the log's ERROR record, whatever the program wrote. */
+        for (unsigned char *c = (unsigned char *)t; *c; c++)
+            if (*c < 0x20 || *c == 0x7f)
+                *c = '?';
+        hbg__why_clear(o);
+        hbg__why(o, HBG_WHY_USER, -1, 0, 0, 0);
+        o->why.text = t;
+    }
+    return hbg__orch_fail(o, st);
 }
 
 const char *hbg_orch_last_error(const hbg_orch *o)

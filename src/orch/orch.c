@@ -33,7 +33,9 @@ hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     if (o->cfg.nranks == 0)
         o->cfg.nranks = 1;
     bool ok = hbg__image_create(&o->img, o->window) == HBG_OK;
-    ok = ok && (o->msg = calloc(1, HBG_ORCH_MSG_MAX)) != NULL;
+    ok = ok && (o->msg = calloc(3, HBG_ORCH_MSG_MAX)) != NULL;
+    if (ok)
+        o->utext[0] = o->msg + HBG_ORCH_MSG_MAX, o->utext[1] = o->msg + 2 * HBG_ORCH_MSG_MAX;
     ok = ok && (o->task_stamp = hbg__reserve(o->window * sizeof *o->task_stamp)) != NULL;
     /* A task touches at most 32 tensors plus a predicate word. */
     ok = ok && hbg__tmap_init(&o->map, o->window * 4u, o->window * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;

@@ -119,6 +119,7 @@ typedef enum hbg__why_code {
                              boundary scalars, -1 outside any body */
     HBG_WHY_SCOPE,        /* n0: 0 nested past n1 scopes, 1 AUTO inside MANUAL,
                              2 an end with no scope open */
+    HBG_WHY_USER,           /* hbg_orch_fail: the fault's `text` */
 } hbg__why_code;
 
 /* A bound (bound.c): its tensors, the arguments that point at them, and
@@ -157,6 +158,7 @@ typedef struct hbg__fault {
     uint32_t task;
     uint64_t key;
     int64_t n[4];
+    const char *text; /* HBG_WHY_USER: the orchestration's words (orch.c, utext) */
 } hbg__fault;
 
 /* Per-op statistics for the `host-orch phase=` lines (opsample.h: which
@@ -182,6 +184,13 @@ struct hbg_orch {
     hbg__fault fault;          /* its facts */
     hbg__fault why;            /* facts of the failure being returned now */
     char *msg;                 /* hbg_orch_last_error's text, HBG_ORCH_MSG_MAX bytes */
+    /* hbg_orch_fail's texts, HBG_ORCH_MSG_MAX bytes each: the next one is
+     * written into utext[utext_at]. Two, because a Graph body run inline
+     * fails with a clean slate (hbg__err_take) while the pass's first
+     * failure, maybe one of these, waits to be put back; bodies do not
+     * nest, so one level is all there is. */
+    char *utext[2];
+    uint8_t utext_at;
     uint64_t heap_used;
     hbg_tensor *args;          /* caller tensors of this pass (hbg_orch_arg) */
     uint32_t nargs;
@@ -338,6 +347,9 @@ static inline hbg__err_state hbg__err_take(hbg_orch *o)
 {
     hbg__err_state s = {o->err, o->fault};
     o->err = HBG_OK;
+    /* A body's hbg_orch_fail must not write over the text kept here. */
+    if (s.err && s.fault.why == HBG_WHY_USER)
+        o->utext_at ^= 1;
     return s;
 }
 static inline void hbg__err_restore(hbg_orch *o, hbg__err_state s)
