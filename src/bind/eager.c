@@ -11,6 +11,7 @@
  */
 #include <sys/mman.h>
 
+#include "bind/bind_internal.h"
 #include "device/exec.h"
 #include "graph/graph_internal.h"
 #include "hbg/runtime.h"
@@ -65,7 +66,7 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
                                 uint32_t task_window, uint32_t rank, uint32_t nranks, void *services)
 {
     /* a rank outside its job, refused as hbg_runtime_create refuses it */
-    if (!p || !p->orch || !kt || p->nargs > 256 || (p->nargs && !p->args) ||
+    if (!p || !p->orch || !kt || p->nargs > HBG_MAX_PROGRAM_ARGS || (p->nargs && !p->args) ||
         (nranks ? rank >= nranks : rank != 0))
         return HBG_E_INVAL;
     if (heap_bytes == 0)
@@ -73,7 +74,7 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
     void *heap = mmap(NULL, heap_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (heap == MAP_FAILED)
         return HBG_E_NOMEM;
-    hbg_tensor args[256];
+    hbg_tensor args[HBG_MAX_PROGRAM_ARGS];
     for (uint32_t i = 0; i < p->nargs; i++) {
         args[i] = p->args[i].layout;
         args[i].addr = (uint64_t)(uintptr_t)p->args[i].host;
