@@ -544,17 +544,20 @@ static void test_run_failure(void **state)
     "top=$(cd \"$(dirname \"$0\")/..\" && pwd)\n"                                                            \
     "rev=$(git -C \"$top\" rev-parse --short=7 HEAD)\n"                                                      \
     "if [ \"$1\" = version ]; then echo \"hbg $rev\"; exit 0; fi\n"                                          \
-    "cs=$2 log= mode= rounds= prev=\n"                                                                       \
+    "cs=$2 log= mode= rounds= prev= nophases=\n"                                                             \
     "for a in \"$@\"; do\n"                                                                                  \
     "  case \"$prev\" in -o) log=$a;; --mode) mode=$a;; --rounds) rounds=$a;; esac\n"                        \
     "  if [ \"$a\" = --bogus ]; then\n"                                                                      \
     "    echo \"hbg run: unknown or incomplete option '--bogus' (see \\`hbg run --help\\`)\" >&2; exit 2\n"  \
     "  fi\n"                                                                                                 \
+    "  if [ \"$a\" = --help ]; then echo \"usage: hbg run CASE\"; exit 0; fi\n"                              \
+    "  if [ \"$a\" = --no-phases ]; then nophases=1; fi\n"                                                   \
     "  prev=$a\n"                                                                                            \
     "done\n"                                                                                                 \
     "echo \"fake hbg run of $rev\"\n"                                                                        \
     "{ echo \"[stamp] $rev env HBG_BIND_BREAKDOWN=1 HBG_HOST_PHASE_RECORDS=0 HBG_SKIP_DEVICE_RUN=1 "         \
-    "HBG_LOG_LEVEL=timing hbg run $cs --mode $mode --rounds $rounds\"; sh \"$top/measure.sh\"; } > \"$log\"\n"
+    "HBG_LOG_LEVEL=timing hbg run $cs --mode $mode --rounds $rounds\"; [ -n \"$nophases\" ] || "             \
+    "sh \"$top/measure.sh\"; } > \"$log\"\n"
 
 /* hbg ab C1 C2, 2 repetitions, with the default run on the stand-in; the
  * --build also appends each revision it builds to `built` (a new file is
@@ -812,6 +815,27 @@ static void test_plot_checked_first(void **state)
     free(out);
 }
 
+/* A trial stopped ab_fake's hbg ab: REV_A alone was built (`built`),
+ * stderr (se) ends with the line `want`, nothing is in `out`, stdout (so)
+ * is empty. Frees so and se. */
+static void trial_stopped(const char *out, const char *built, char *so, char *se, const char *want)
+{
+    char a[64];
+    snprintf(a, sizeof a, "%s\n", c1);
+    char *b = ab_read(built);
+    assert_string_equal(b, a);
+    free(b);
+    const char *last = se + strlen(se) - 1; /* after REV_A's build */
+    while (last > se && last[-1] != '\n')
+        last--;
+    if (strcmp(last, want))
+        fail_msg("stderr '%s'", se);
+    assert_true(ab_entries(out) <= 0);
+    assert_string_equal(so, "");
+    free(so);
+    free(se);
+}
+
 /* The arguments after -- are tried on the first built hbg before the
  * other tree is built; with both built, the first run's failure says
  * where hbg run said why (it made no log). */
@@ -823,23 +847,10 @@ static void test_args_tried_before_second_build(void **state)
     char *so, *se;
     assert_int_equal(ab_fake(out, built, bogus, &so, &se), 2);
     char want[8192];
-    snprintf(want, sizeof want, "%s\n", c1);
-    char *b = ab_read(built);
-    assert_string_equal(b, want);
-    free(b);
-    /* the last line, after REV_A's build */
-    const char *last = se + strlen(se) - 1;
-    while (last > se && last[-1] != '\n')
-        last--;
     snprintf(want, sizeof want, "hbg ab: REV_A %s (%s): a 1-round trial of hbg run failed, so REV_B was not built and "
              "nothing was measured: exit status 2: 'hbg run: unknown or incomplete option '--bogus' (see `hbg run "
              "--help`)'\n", c1, c1);
-    if (strcmp(last, want))
-        fail_msg("stderr '%s'", se);
-    assert_true(ab_entries(out) <= 0);
-    assert_string_equal(so, "");
-    free(so);
-    free(se);
+    trial_stopped(out, built, so, se, want);
 
     /* A trial's scratch folder whose hbg ab is gone (interrupted during
      * its trial) is removed by the next trial; one whose hbg ab lives
@@ -964,6 +975,39 @@ static void test_args_tried_before_second_build(void **state)
     free(out);
 }
 
+/* A trial that exits 0 counts only when it leaves a log with bind-phase
+ * lines: hbg run's --help (no log) and a log with the lines turned off
+ * stop hbg ab before the second build, as a refused option does. */
+static void test_trial_needs_phase_lines(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *arg, *what;
+    } c[] = {
+        {"--help", "exited 0 but made no log (an argument after -- that writes none, such as --help or --list?)"},
+        {"--no-phases", "made a log with no bind-phase lines (\"bind phase=\"; an argument after -- that turns them "
+                        "off, such as --log-level above timing?)"},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "out-trial%zu", k);
+        char *out = in_root(name);
+        snprintf(name, sizeof name, "built-trial%zu", k);
+        char *built = in_root(name);
+        const char *extra[] = {"--", c[k].arg, NULL};
+        char *so, *se;
+        assert_int_equal(ab_fake(out, built, extra, &so, &se), 2);
+        char want[8192];
+        snprintf(want, sizeof want,
+                 "hbg ab: REV_A %s (%s): a 1-round trial of hbg run %s, so REV_B was not built and nothing was "
+                 "measured\n",
+                 c1, c1, c[k].what);
+        trial_stopped(out, built, so, se, want);
+        free(built);
+        free(out);
+    }
+}
+
 static void usage_error(const char *dir, const char *const *args, const char *needle)
 {
     char *so, *se;
@@ -1063,6 +1107,7 @@ int main(void)
         cmocka_unit_test(test_existing_out_refused),
         cmocka_unit_test(test_plot_checked_first),
         cmocka_unit_test(test_args_tried_before_second_build),
+        cmocka_unit_test(test_trial_needs_phase_lines),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_owned_options_abbreviated),
         cmocka_unit_test(test_help),

@@ -840,6 +840,24 @@ static void sweep_dead_trials(const char *cache)
     closedir(d);
 }
 
+/* Whether the log at path holds a bind-phase line: 1 yes, 0 no, -1 no
+ * such log (or none that can be read). */
+static int log_has_phases(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    int found = 0;
+    while (!found && getline(&line, &cap, f) >= 0)
+        found = strstr(line, "bind phase=") != NULL;
+    int bad = ferror(f);
+    free(line);
+    fclose(f);
+    return bad ? -1 : found;
+}
+
 static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, const ab_arm *next)
 {
     char dir[AB_PATH_X], log[AB_PATH_X + 16], outp[AB_PATH_X + 32];
@@ -857,6 +875,7 @@ static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, cons
         close(fd);
     free(argv);
     int rc = 0;
+    int phases = st ? 1 : log_has_phases(log);
     if (st) {
         char why[224], line[512] = "";
         ab_status_text(st, why, sizeof why);
@@ -864,6 +883,16 @@ static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, cons
         rc = fail("%s %s (%s): a 1-round trial of hbg run failed, so %s was not built and nothing was measured: "
                   "%s%s%s%s", arm->role, arm->t.rev, arm->spec, next->role, why, said ? ": '" : "", line,
                   said ? "'" : "");
+    } else if (phases <= 0) {
+        /* Exit 0 is not enough: every repetition must leave a log that
+         * hbg compare can read, or the builds and runs are for nothing. */
+        rc = fail("%s %s (%s): a 1-round trial of hbg run %s, so %s was not built and nothing was measured", arm->role,
+                  arm->t.rev, arm->spec,
+                  phases < 0 ? "exited 0 but made no log (an argument after -- that writes none, such as --help "
+                               "or --list?)"
+                             : "made a log with no bind-phase lines (\"bind phase=\"; an argument after -- that "
+                               "turns them off, such as --log-level above timing?)",
+                  next->role);
     }
     ab_remove_tree(dir);
     if (lock >= 0)
@@ -999,12 +1028,13 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
     if (finish_log(part, arm->logs[i]) != 0) {
         if (p->line)
             fputc('\n', stderr), p->line = false;
+        bool sys = errno != EEXIST && errno != ENOENT;
         const char *why = errno == EEXIST ? "was kept as it is: the log exists, made meanwhile"
-                          : errno != ENOENT ? strerror(errno)
+                          : sys ? strerror(errno)
                           : o->run ? "was not made (does the --run command write {log}?)"
                                    : "was not made (an argument after -- that writes none, such as --list?)";
-        return fail("rep %u/%u %c %s: the run exited 0 but its log %s: %s", i + 1, o->reps, arm->label, arm->t.rev,
-                    part, why);
+        return fail("rep %u/%u %c %s: the run exited 0 but its log %s%s%s", i + 1, o->reps, arm->label, arm->t.rev,
+                    part, sys ? ": " : " ", why);
     }
     if (!p->tty)
         fprintf(stderr, "hbg ab: rep %u/%u %c %s: %s (%.1f s)\n", i + 1, o->reps, arm->label, arm->t.rev, name, dt);
