@@ -483,15 +483,16 @@ static void case_limits_are_usage_errors(void **state)
 
 /* The same conditions, typed differently, make the same stamp: long
  * options in full as `--name value`, a repeated one once with its last
- * value, numbers without leading zeros, the artifact paths (--out for
- * --out-dir) left out; the words stay in the order given. */
+ * value, numbers without leading zeros, bytes in their largest whole
+ * unit, the artifact paths (--out for --out-dir) left out; the words stay
+ * in the order given. */
 static void stamp_is_canonical(void **state)
 {
     (void)state;
     static const char *const typed[] = {
-        "run synth --rounds 2 --tasks 40 --keep-definitions --log-level timing",
-        "run synth --ro 2 --ta=040 --keep --out %s/art --log-level=TIMING",
-        "run synth --rounds 5 --tasks 7 --rounds=2 --tasks 40 --ke --out-dir=%s/art --log-l Timing",
+        "run synth --rounds 2 --tasks 40 --keep-definitions --log-level timing --device-memory 1G",
+        "run synth --ro 2 --ta=040 --keep --out %s/art --log-level=TIMING --device-memory=1024m",
+        "run synth --rounds 5 --tasks 7 --rounds=2 --tasks 40 --ke --out-dir=%s/art --log-l Timing --dev 1073741824",
     };
     char *first = NULL;
     for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++) {
@@ -505,7 +506,8 @@ static void stamp_is_canonical(void **state)
         assert_non_null(nl);
         *nl = 0;
         assert_non_null(
-            strstr(text, " hbg run synth --rounds 2 --tasks 40 --keep-definitions --log-level timing --mode numbers"));
+            strstr(text, " hbg run synth --rounds 2 --tasks 40 --keep-definitions --log-level timing --device-memory 1G "
+                         "--mode numbers"));
         if (!first)
             first = text;
         else

@@ -204,6 +204,7 @@ typedef struct stamp_word {
 static void stamp_command(int argc, char **argv, const struct option *opts, char *out, size_t cap)
 {
     stamp_word w[256];
+    char mem[32]; /* --device-memory's value (given twice: the last, the one kept) */
     int nw = 0;
     for (int i = 0; i < argc && nw < (int)(sizeof w / sizeof w[0]); i++) {
         const char *a = argv[i];
@@ -237,6 +238,18 @@ static void stamp_command(int argc, char **argv, const struct option *opts, char
         hbg_level lv; /* the level it names, spelled as the stamp's HBG_LOG_LEVEL= is */
         if (v && !strcmp(p->name, "log-level") && hbg_level_parse(v, &lv) == HBG_OK)
             v = hbg__level_lower(lv);
+        uint64_t bytes; /* in its largest whole unit: 1g, 1024M and 1073741824 are 1G */
+        if (v && !strcmp(p->name, "device-memory") && parse_bytes(v, &bytes)) {
+            static const char unit[] = "GMK";
+            int u = 0;
+            while (u < 3 && bytes % (1ull << (10 * (3 - u))))
+                u++;
+            if (u < 3)
+                snprintf(mem, sizeof mem, "%llu%c", (unsigned long long)(bytes >> (10 * (3 - u))), unit[u]);
+            else
+                snprintf(mem, sizeof mem, "%llu", (unsigned long long)bytes);
+            v = mem;
+        }
         w[nw++] = (stamp_word){p->name, v ? canonical_value(v) : NULL};
     }
     size_t n = (size_t)snprintf(out, cap, "hbg");
