@@ -408,6 +408,27 @@ static void test_worktree_snapshot(void **state)
     assert_non_null(strstr(se, want));
     free(se);
 
+    /* hbg ab's own outputs inside the tree are no change of it: an
+     * --outputs folder an earlier run filled and a --plot there leave the
+     * snapshot as it was, and its build is reused */
+    char in_out[4096], in_plot[4096];
+    snprintf(in_out, sizeof in_out, "%s/ab-out", r);
+    snprintf(in_plot, sizeof in_plot, "%s/ab.svg", r);
+    assert_int_equal(mkdir(in_out, 0755), 0);
+    snprintf(path, sizeof path, "%s/left.txt", in_out);
+    ab_write(path, "an earlier run's\n");
+    ab_write(in_plot, "<svg/>\n");
+    const char *inside[] = {"ab",    w1, "WORKTREE", "--build", "true",   "--run", tmpl,
+                            "--reps", "2", "--outputs", in_out, "--plot", "ab.svg", NULL};
+    ab_hbg(r, inside, NULL, &se);
+    if (!strstr(se, want))
+        fail_msg("stderr '%s'", se);
+    free(se);
+    char *made = NULL;
+    assert_true(asprintf(&made, "rm -rf '%s' '%s'", in_out, in_plot) > 0);
+    assert_int_equal(system(made), 0);
+    free(made);
+
     /* a clean tree is HEAD itself, and HEAD against HEAD is refused */
     snprintf(path, sizeof path, "%s/measure.sh", r);
     ab_write(path, script);

@@ -632,28 +632,39 @@ static bool hash_file(const char *top, const char *rel, uint64_t *h)
     return n == 0;
 }
 
-/* The uncommitted state: the diff against HEAD and the untracked files. */
-static int worktree_state(const ab_repo *r, ab_tree *t)
+/* The uncommitted state: the diff against HEAD and the untracked files,
+ * but for the paths `skip` names inside the repository. */
+static int worktree_state(const ab_repo *r, ab_tree *t, const char *const *skip, size_t nskip)
 {
     /* Explicit prefixes and no config-driven variants, so `git apply` in
      * the snapshot reads what it is given whatever the user's settings. */
-    const char *diff[] = {"git", "-c", "diff.noprefix=false", "diff", "HEAD", "--binary", "--no-color",
-                          "--no-ext-diff", "--no-textconv", "--no-relative", "--submodule=short",
-                          "--src-prefix=a/", "--dst-prefix=b/", NULL};
-    const char *others[] = {"git", "ls-files", "--others", "--exclude-standard", "-z", NULL};
+    const char *diff[32] = {"git", "-c", "diff.noprefix=false", "diff", "HEAD", "--binary", "--no-color",
+                            "--no-ext-diff", "--no-textconv", "--no-relative", "--submodule=short",
+                            "--src-prefix=a/", "--dst-prefix=b/", "--", "."};
+    const char *others[32] = {"git", "ls-files", "--others", "--exclude-standard", "-z", "--", "."};
+    size_t nd = 15, no = 7, top = strlen(r->top);
+    char spec[4][AB_PATH + 32];
+    for (size_t i = 0, k = 0; i < nskip && k < 4; i++) {
+        const char *p = skip[i];
+        if (!p || strncmp(p, r->top, top) || p[top] != '/' || !p[top + 1])
+            continue; /* not inside the repository */
+        snprintf(spec[k], sizeof spec[k], ":(exclude,literal)%s", p + top + 1);
+        diff[nd++] = others[no++] = spec[k++];
+    }
     if (ab_capture(diff, r->top, &t->diff, -1) || ab_capture(others, r->top, &t->untracked, -1))
         return 2;
     return 0;
 }
 
-int ab_resolve_worktree(const ab_repo *r, ab_tree *t, bool *clean, char *err, size_t cap)
+int ab_resolve_worktree(const ab_repo *r, ab_tree *t, const char *const *skip, size_t nskip, bool *clean, char *err,
+                        size_t cap)
 {
     if (ab_resolve_commit(r, "HEAD", t, err, cap)) {
         snprintf(err, cap, "WORKTREE is the uncommitted tree on top of HEAD, and this repository has no HEAD "
                            "commit yet");
         return 2;
     }
-    if (worktree_state(r, t)) {
+    if (worktree_state(r, t, skip, nskip)) {
         snprintf(err, cap, "cannot read the uncommitted changes of %s (git diff HEAD / git ls-files failed)",
                  r->top);
         return 2;

@@ -107,8 +107,12 @@ int ab_repo_open(ab_repo *r, char *err, size_t cap);
 /* A revision as a commit. */
 int ab_resolve_commit(const ab_repo *r, const char *spec, ab_tree *t, char *err, size_t cap);
 /* The uncommitted tree on top of HEAD. *clean is set when there is
- * nothing uncommitted (t then names HEAD itself, not a snapshot). */
-int ab_resolve_worktree(const ab_repo *r, ab_tree *t, bool *clean, char *err, size_t cap);
+ * nothing uncommitted (t then names HEAD itself, not a snapshot). The
+ * nskip paths `skip` (absolute, NULL entries ignored) are left out where
+ * they lie inside the repository: hbg ab's own outputs, which would make
+ * every run's tree differ from the last's. */
+int ab_resolve_worktree(const ab_repo *r, ab_tree *t, const char *const *skip, size_t nskip, bool *clean, char *err,
+                        size_t cap);
 void ab_tree_free(ab_tree *t);
 
 /* How a tree is built: the default cmake build of hbg, or a template. */

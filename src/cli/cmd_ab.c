@@ -312,7 +312,21 @@ static int check_args(const ab_opts *o)
 
 /* --- revisions and log names --------------------------------------------- */
 
-static int resolve_arm(const ab_repo *r, ab_arm *arm)
+/* The absolute path of `path`, whose folder exists (the file need not),
+ * into out; NULL when it cannot be resolved. */
+static const char *abs_path(const char *path, char *out, size_t cap)
+{
+    char dir[AB_PATH], real[AB_PATH];
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    if (!*base || strlen(path) >= sizeof dir)
+        return NULL;
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    if (!realpath(dir, real) || (size_t)snprintf(out, cap, "%s/%s", real, base) >= cap)
+        return NULL;
+    return out;
+}
+
+static int resolve_arm(const ab_opts *o, const ab_repo *r, ab_arm *arm)
 {
     char err[2 * AB_PATH];
     if (strcmp(arm->spec, "WORKTREE")) {
@@ -322,8 +336,14 @@ static int resolve_arm(const ab_repo *r, ab_arm *arm)
     }
     if (arm->label == 'A')
         return fail("WORKTREE (the uncommitted tree) can only be REV_B, the arm measured against REV_A");
+    /* hbg ab's own outputs inside the tree are no change to measure: the
+     * --plot of the README's `hbg ab main WORKTREE --plot ab.svg` would
+     * otherwise make each run's tree a new one, built again. */
+    char outs[AB_PATH], plot[AB_PATH];
+    const char *skip[] = {realpath(o->outputs, outs),
+                          o->plot && strcmp(o->plot, "-") ? abs_path(o->plot, plot, sizeof plot) : NULL};
     bool clean = false;
-    if (ab_resolve_worktree(r, &arm->t, &clean, err, sizeof err))
+    if (ab_resolve_worktree(r, &arm->t, skip, 2, &clean, err, sizeof err))
         return fail("%s", err);
     if (clean)
         fprintf(stderr, "hbg ab: WORKTREE has no uncommitted changes: measuring HEAD (%s) itself\n", arm->t.rev);
@@ -332,7 +352,7 @@ static int resolve_arm(const ab_repo *r, ab_arm *arm)
 
 static int resolve(const ab_opts *o, const ab_repo *r, ab_arm *a, ab_arm *b)
 {
-    if (resolve_arm(r, a) || resolve_arm(r, b))
+    if (resolve_arm(o, r, a) || resolve_arm(o, r, b))
         return 2;
     if (!b->t.snapshot && !strcmp(a->t.sha, b->t.sha))
         return fail("REV_A '%s' and REV_B '%s' are the same commit %s, so both arms' logs would have the same "
