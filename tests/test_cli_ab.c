@@ -369,7 +369,7 @@ static void test_worktree_snapshot(void **state)
     char *se;
     int rc = ab_hbg(r, args, NULL, &se);
     assert_true(rc == 0 || rc == 1 || rc == 2);
-    assert_int_equal(ab_entries(out), 4);
+    assert_int_equal(ab_entries(out), 5); /* 4 logs, and the tree file of WORKTREE's */
     char dirty[32];
     snprintf(dirty, sizeof dirty, "%s-dirty", head);
     char *la = log_name(out, w1, 2), *lb = log_name(out, dirty, 2);
@@ -398,6 +398,33 @@ static void test_worktree_snapshot(void **state)
     assert_true(note < strstr(se, "hbg ab: rep 1/2"));
     char *after = porcelain(r);
     assert_string_equal(before, after);
+    free(se);
+
+    /* --resume keeps WORKTREE's logs only for the uncommitted state they
+     * came from: their stamp says -dirty alone, the file beside them
+     * names the snapshot */
+    const char *resume[] = {"ab", w1, "WORKTREE", "--build", "true", "--run", tmpl, "--reps", "2", "--outputs", out,
+                            "--resume", NULL};
+    ab_hbg(r, resume, NULL, &se);
+    if (strstr(se, "--resume:"))
+        fail_msg("stderr '%s'", se);
+    free(se);
+    char *other = NULL;
+    assert_true(asprintf(&other, "%secho another-state\n", edited) > 0);
+    snprintf(path, sizeof path, "%s/measure.sh", r);
+    ab_write(path, other);
+    assert_int_equal(ab_hbg(r, resume, NULL, &se), 2);
+    assert_true(one_line(se));
+    assert_non_null(strstr(se, "hbg ab: --resume: the logs of REV_B "));
+    assert_non_null(strstr(se, " (WORKTREE) were made from another uncommitted state ("));
+    free(se);
+    free(other);
+    ab_write(path, edited);
+    char tree[4096];
+    snprintf(tree, sizeof tree, "%s/bind_qwen_numbers_%s.tree", out, dirty);
+    assert_int_equal(unlink(tree), 0);
+    assert_int_equal(ab_hbg(r, resume, NULL, &se), 2);
+    assert_non_null(strstr(se, " (WORKTREE) have no record of the uncommitted state they were made from ("));
     free(se);
 
     /* the same uncommitted state is the same snapshot: its build is reused */

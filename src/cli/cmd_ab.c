@@ -484,6 +484,48 @@ static void part_of(const char *log, char *out, size_t cap)
 
 /* --- the plan ------------------------------------------------------------- */
 
+/* A WORKTREE arm's logs are stamped <HEAD>-dirty whatever the
+ * uncommitted state, so beside them a file names the snapshot they came
+ * from (its cache key): --resume keeps them only for that snapshot, and
+ * never finishes one state's repetitions with another's. */
+static void tree_file(const ab_opts *o, const ab_arm *arm, char *out, size_t cap)
+{
+    const char *sep = o->outputs[strlen(o->outputs) - 1] == '/' ? "" : "/";
+    snprintf(out, cap, "%s%sbind_%s_%s_%s.tree", o->outputs, sep, o->case_name, o->mode, arm->t.rev);
+}
+
+static int resume_tree_check(const ab_opts *o, const ab_arm *arm)
+{
+    char path[AB_PATH_X], had[256];
+    tree_file(o, arm, path, sizeof path);
+    if (!first_line(path, had, sizeof had))
+        return fail("--resume: the logs of %s %s (WORKTREE) have no record of the uncommitted state they were made "
+                    "from (%s: %s), so they may come from another than the tree's now (%s): move them away",
+                    arm->role, arm->t.rev, path, strerror(errno), arm->t.key);
+    if (strcmp(had, arm->t.key))
+        return fail("--resume: the logs of %s %s (WORKTREE) were made from another uncommitted state (%.200s, in "
+                    "%s) than the tree's now (%s): finish them from that state, or move them away",
+                    arm->role, arm->t.rev, had, path, arm->t.key);
+    return 0;
+}
+
+/* Writes the tree file of a WORKTREE arm, replacing an earlier one. */
+static int write_tree_file(const ab_opts *o, const ab_arm *arm)
+{
+    char path[AB_PATH_X], tmp[AB_PATH_X + 8];
+    tree_file(o, arm, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.part", path);
+    FILE *f = fopen(tmp, "w");
+    bool ok = f && fprintf(f, "%s\n", arm->t.key) > 0;
+    ok = (f && fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return fail("cannot write %s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
 /* --resume: a log is kept only when its stamp is this run's. */
 static int resume_check(const ab_arm *arm, unsigned i)
 {
@@ -529,6 +571,8 @@ static int check_logs(const ab_opts *o, ab_arm *arms)
                 continue;
             }
             if (resume_check(&arms[a], i))
+                return 2;
+            if (arms[a].t.snapshot && arms[a].to_run == o->reps && resume_tree_check(o, &arms[a]))
                 return 2;
             arms[a].reuse[i] = true;
             arms[a].to_run--;
@@ -1179,6 +1223,9 @@ int hbg_cmd_ab(int argc, char **argv)
     rc = plan(&o, &repo, arms);
     if (!rc)
         rc = make_outputs(&o);
+    for (int a = 0; a < 2 && !rc; a++)
+        if (arms[a].t.snapshot && arms[a].to_run)
+            rc = write_tree_file(&o, &arms[a]) ? 2 : 0;
     if (!rc)
         rc = check_plot(&o, arms);
     if (!rc)
