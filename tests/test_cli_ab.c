@@ -1054,6 +1054,25 @@ static void test_trial_needs_phase_lines(void **state)
         free(built);
         free(out);
     }
+    /* Both built, there is no trial: the first run's log is read so */
+    char *built = in_root("built-trial-both"), *out = in_root("out-trial-both"), *out2 = in_root("out-trial-both2");
+    ab_fake(out, built, NULL, NULL, NULL);
+    assert_int_equal(ab_lines(built), 2);
+    const char *extra[] = {"--", "--no-phases", NULL};
+    char *so, *se;
+    assert_int_equal(ab_fake(out2, built, extra, &so, &se), 2);
+    assert_int_equal(ab_lines(built), 2);
+    char *a1 = log_name(out2, c1, 1), *b1 = log_name(out2, c2, 1), want[8192];
+    snprintf(want, sizeof want,
+             "hbg ab: rep 1/2 A %s: the run exited 0 but its log %s has no bind-phase lines (\"bind phase=\"; an "
+             "argument after -- that turns them off, such as --log-level above timing?), so hbg compare could read "
+             "none: the other runs were not made\n",
+             c1, a1);
+    if (!strstr(se, want))
+        fail_msg("stderr '%s'", se);
+    assert_int_equal(access(a1, F_OK), 0);
+    assert_int_equal(access(b1, F_OK), -1);
+    free(a1), free(b1), free(so), free(se), free(built), free(out), free(out2);
 }
 
 static void usage_error(const char *dir, const char *const *args, const char *needle)

@@ -1100,6 +1100,18 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
         return fail("rep %u/%u %c %s: the run exited 0 but its log %s%s%s", i + 1, o->reps, arm->label, arm->t.rev,
                     part, sys ? ": " : " ", why);
     }
+    /* The first run's log, read as the trial's is (there may have been no
+     * trial): one hbg compare cannot read means every other would be
+     * the same, and the rest of the runs for nothing. */
+    if (p->done == 1 && log_has_phases(arm->logs[i]) == 0) {
+        if (p->line)
+            fputc('\n', stderr), p->line = false;
+        return fail("rep %u/%u %c %s: the run exited 0 but its log %s has no bind-phase lines (\"bind phase=\"; %s), "
+                    "so hbg compare could read none: the other runs were not made",
+                    i + 1, o->reps, arm->label, arm->t.rev, arm->logs[i],
+                    o->run ? "does the --run command turn HBG_BIND_BREAKDOWN on, at HBG_LOG_LEVEL timing or below?"
+                           : "an argument after -- that turns them off, such as --log-level above timing?");
+    }
     if (!p->tty)
         fprintf(stderr, "hbg ab: rep %u/%u %c %s: %s (%.1f s)\n", i + 1, o->reps, arm->label, arm->t.rev, name, dt);
     return 0;
