@@ -442,8 +442,9 @@ static void test_worktree_snapshot(void **state)
     snprintf(in_out, sizeof in_out, "%s/ab-out", r);
     snprintf(in_plot, sizeof in_plot, "%s/ab.svg", r);
     assert_int_equal(mkdir(in_out, 0755), 0);
-    snprintf(path, sizeof path, "%s/left.txt", in_out);
-    ab_write(path, "an earlier run's\n");
+    char left[4096 + 16];
+    snprintf(left, sizeof left, "%s/left.txt", in_out);
+    ab_write(left, "an earlier run's\n");
     ab_write(in_plot, "<svg/>\n");
     const char *inside[] = {"ab",    w1, "WORKTREE", "--build", "true",   "--run", tmpl,
                             "--reps", "2", "--outputs", in_out, "--plot", "ab.svg", NULL};
