@@ -582,6 +582,14 @@ static void body_fails_in_its_own_words(void **state)
     assert_int_equal(hbg_submit_graph(o, 7, failing_body, &c, &other, HBG_GRAPH_FALLBACK, &id), HBG_E_INVAL);
     assert_int_equal(hbg_orch_error(o), HBG_E_NOMEM);
     assert_string_equal(hbg_orch_last_error(o), "orchestration (1 task submitted): outer");
+    /* and after another, and a third: each body's words go where the
+     * kept ones are not */
+    c.why = "inner 2";
+    assert_int_equal(hbg_submit_graph(o, 7, failing_body, &c, &other, HBG_GRAPH_FALLBACK, &id), HBG_E_INVAL);
+    c.why = "inner 3";
+    assert_int_equal(hbg_submit_graph(o, 7, failing_body, &c, &other, HBG_GRAPH_FALLBACK, &id), HBG_E_INVAL);
+    assert_int_equal(hbg_orch_error(o), HBG_E_NOMEM);
+    assert_string_equal(hbg_orch_last_error(o), "orchestration (1 task submitted): outer");
 
     /* and inline in a pass that had not failed, the body's words are its */
     hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);

@@ -234,7 +234,9 @@ hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st, const char *fmt, ...)
     /* Formatted only when it will be the one reported: a failing pass
      * whose program goes on calling this formats once. */
     if (o->err == HBG_OK) {
-        char *t = o->utext[o->utext_at];
+        /* Not the kept failure's text, which a Graph body run inline
+         * (hbg__err_take) may be waiting to put back. */
+        char *t = o->fault.text == o->utext[0] ? o->utext[1] : o->utext[0];
         t[0] = 0;
         if (fmt) {
             va_list ap;

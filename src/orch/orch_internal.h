@@ -185,12 +185,12 @@ struct hbg_orch {
     hbg__fault why;            /* facts of the failure being returned now */
     char *msg;                 /* hbg_orch_last_error's text, HBG_ORCH_MSG_MAX bytes */
     /* hbg_orch_fail's texts, HBG_ORCH_MSG_MAX bytes each: the next one is
-     * written into utext[utext_at]. Two, because a Graph body run inline
-     * fails with a clean slate (hbg__err_take) while the pass's first
-     * failure, maybe one of these, waits to be put back; bodies do not
-     * nest, so one level is all there is. */
+     * written into the one `fault.text` does not name. Two, because a
+     * Graph body run inline fails with a clean slate (hbg__err_take, which
+     * leaves `fault` in place) while the pass's first failure, maybe one
+     * of these, waits to be put back; bodies do not nest, so one level is
+     * all there is. */
     char *utext[2];
-    uint8_t utext_at;
     uint64_t heap_used;
     hbg_tensor *args;          /* caller tensors of this pass (hbg_orch_arg) */
     uint32_t nargs;
@@ -347,9 +347,6 @@ static inline hbg__err_state hbg__err_take(hbg_orch *o)
 {
     hbg__err_state s = {o->err, o->fault};
     o->err = HBG_OK;
-    /* A body's hbg_orch_fail must not write over the text kept here. */
-    if (s.err && s.fault.why == HBG_WHY_USER)
-        o->utext_at ^= 1;
     return s;
 }
 static inline void hbg__err_restore(hbg_orch *o, hbg__err_state s)
