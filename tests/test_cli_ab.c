@@ -1033,7 +1033,7 @@ static void test_trial_needs_phase_lines(void **state)
     static const struct {
         const char *arg, *what;
     } c[] = {
-        {"--help", "exited 0 but made no log (an argument after -- that writes none, such as --help or --list?)"},
+        {"--help", "exited 0 but made no log (an argument after -- that writes none, such as --help?)"},
         {"--no-phases", "made a log with no bind-phase lines (\"bind phase=\"; an argument after -- that turns them "
                         "off, such as --log-level above timing?)"},
     };
@@ -1063,17 +1063,46 @@ static void test_trial_needs_phase_lines(void **state)
     char *so, *se;
     assert_int_equal(ab_fake(out2, built, extra, &so, &se), 2);
     assert_int_equal(ab_lines(built), 2);
-    char *a1 = log_name(out2, c1, 1), *b1 = log_name(out2, c2, 1), want[8192];
+    char *a1 = log_name(out2, c1, 1), *b1 = log_name(out2, c2, 1), want[8192], part[4096];
+    snprintf(part, sizeof part, "%s.part", a1);
     snprintf(want, sizeof want,
-             "hbg ab: rep 1/2 A %s: the run exited 0 but its log %s has no bind-phase lines (\"bind phase=\"; an "
+             "hbg ab: rep 1/2 A %s: the run exited 0 but its log has no bind-phase lines (\"bind phase=\"; an "
              "argument after -- that turns them off, such as --log-level above timing?), so hbg compare could read "
-             "none: the other runs were not made\n",
-             c1, a1);
+             "none: the other runs were not made, and it stays at %s (--resume runs it again)\n",
+             c1, part);
     if (!strstr(se, want))
         fail_msg("stderr '%s'", se);
-    assert_int_equal(access(a1, F_OK), 0);
+    assert_int_equal(access(a1, F_OK), -1); /* not a finished log: --resume does not keep it */
+    assert_int_equal(access(part, F_OK), 0);
     assert_int_equal(access(b1, F_OK), -1);
-    free(a1), free(b1), free(so), free(se), free(built), free(out), free(out2);
+    free(so), free(se);
+    /* a finished log without them (an older hbg ab's) is not kept by
+     * --resume either */
+    const char *resume[] = {"--resume", NULL};
+    ab_fake(out2, built, resume, NULL, NULL); /* runs them all: the partial one again */
+    assert_int_equal(access(a1, F_OK), 0);
+    assert_int_equal(access(part, F_OK), -1);
+    char *b2 = log_name(out2, c2, 2), *stamp = ab_read(b2);
+    assert_non_null(stamp);
+    *(strchr(stamp, '\n') + 1) = 0; /* the stamp line alone */
+    ab_write(b2, stamp);
+    assert_int_equal(ab_fake(out2, built, resume, &so, &se), 2);
+    snprintf(want, sizeof want,
+             "hbg ab: --resume: %s has no bind-phase lines (\"bind phase=\"), so hbg compare could not read it; move "
+             "it away and --resume runs its repetition again\n",
+             b2);
+    if (strcmp(se, want))
+        fail_msg("stderr '%s'", se);
+    free(stamp), free(b2), free(a1), free(b1), free(so), free(se), free(built), free(out), free(out2);
+
+    /* the stamp line quoting a --run template is no bind-phase line */
+    char *out3 = in_root("out-trial-stamp");
+    const char *tmpl[] = {"ab",      c1, c2, "--build", "true", "--run", "echo 'bind phase=' >/dev/null", "--reps", "2",
+                          "--outputs", out3, NULL};
+    assert_int_equal(ab_hbg(repo, tmpl, &so, &se), 2);
+    assert_non_null(strstr(se, "the run exited 0 but its log has no bind-phase lines (\"bind phase=\"; does the --run "
+                               "command turn HBG_BIND_BREAKDOWN (or SIMPLER_HBG_BIND_BREAKDOWN_ENABLE) on"));
+    free(so), free(se), free(out3);
 }
 
 static void usage_error(const char *dir, const char *const *args, const char *needle)

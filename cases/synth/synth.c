@@ -22,7 +22,7 @@ static const hbg_case_param params[] = {
     [SYN_P_REPLAYS] = {"replays", "replays of the Definition", 10, 0, SYN_MAX_WINDOW},
     [SYN_P_BOUNDARY] = {"boundary", "boundary tensors per replay", 8, 1, HBG_MAX_BOUNDARY_TENSORS},
     [SYN_P_FANIN] = {"fanin", "earlier results each task and node reads", 2, 0, SYN_MAX_FANIN},
-    [SYN_P_BOUND] = {"bound", "1: each task's arguments and replay's tensors held in a bound (hbg_bound), 0: passed",
+    [SYN_P_BOUND] = {"bound", "1: bounds (hbg_bound) hold each task's arguments and replay's tensors, 0: views each pass",
                      0, 0, 1},
     [SYN_NPARAMS] = {NULL, NULL, 0, 0, 0},
 };

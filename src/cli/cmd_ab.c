@@ -474,6 +474,27 @@ static bool first_line(const char *path, char *out, size_t cap)
     return true;
 }
 
+/* Whether the log at path holds a bind-phase line: 1 yes, 0 no, -1 no
+ * log that can be read (errno says why: ENOENT, none). The stamp line
+ * is not one, though it may quote a --run template that names them. */
+static int log_has_phases(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    int found = 0;
+    while (!found && getline(&line, &cap, f) >= 0)
+        found = strncmp(line, "[stamp]", 7) && strstr(line, "bind phase=") != NULL;
+    int bad = ferror(f);
+    free(line);
+    fclose(f);
+    if (bad)
+        errno = EIO;
+    return bad ? -1 : found;
+}
+
 /* A run writes its log as LOG.part and renames it LOG when it has exited
  * 0: an interrupted run (hbg ab stopped by Ctrl-C, the machine gone)
  * leaves a LOG.part, never a LOG that --resume would take for finished. */
@@ -536,6 +557,11 @@ static int resume_check(const ab_arm *arm, unsigned i)
         return fail("--resume: %s was written by another run: its first line is '%.300s', this run's stamp is "
                     "'%.300s'; move it away or pick another --outputs", arm->logs[i], line,
                     ab_buf_cstr(&arm->stamp));
+    /* A finished log hbg compare cannot read (an older hbg ab's) is no
+     * repetition to keep. */
+    if (log_has_phases(arm->logs[i]) <= 0)
+        return fail("--resume: %s has no bind-phase lines (\"bind phase=\"), so hbg compare could not read it; "
+                    "move it away and --resume runs its repetition again", arm->logs[i]);
     return 0;
 }
 
@@ -904,23 +930,6 @@ static void sweep_dead_trials(const char *cache)
     closedir(d);
 }
 
-/* Whether the log at path holds a bind-phase line: 1 yes, 0 no, -1 no
- * such log (or none that can be read). */
-static int log_has_phases(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    char *line = NULL;
-    size_t cap = 0;
-    int found = 0;
-    while (!found && getline(&line, &cap, f) >= 0)
-        found = strstr(line, "bind phase=") != NULL;
-    int bad = ferror(f);
-    free(line);
-    fclose(f);
-    return bad ? -1 : found;
-}
 
 static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, const ab_arm *next)
 {
@@ -939,7 +948,7 @@ static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, cons
         close(fd);
     free(argv);
     int rc = 0;
-    int phases = st ? 1 : log_has_phases(log);
+    int phases = st ? 1 : log_has_phases(log), e = errno;
     if (st) {
         char why[224], line[512] = "";
         ab_status_text(st, why, sizeof why);
@@ -950,13 +959,13 @@ static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, cons
     } else if (phases <= 0) {
         /* Exit 0 is not enough: every repetition must leave a log that
          * hbg compare can read, or the builds and runs are for nothing. */
-        rc = fail("%s %s (%s): a 1-round trial of hbg run %s, so %s was not built and nothing was measured", arm->role,
-                  arm->t.rev, arm->spec,
-                  phases < 0 ? "exited 0 but made no log (an argument after -- that writes none, such as --help "
-                               "or --list?)"
-                             : "made a log with no bind-phase lines (\"bind phase=\"; an argument after -- that "
-                               "turns them off, such as --log-level above timing?)",
-                  next->role);
+        rc = fail("%s %s (%s): a 1-round trial of hbg run %s%s, so %s was not built and nothing was measured",
+                  arm->role, arm->t.rev, arm->spec,
+                  phases == 0 ? "made a log with no bind-phase lines (\"bind phase=\"; an argument after -- that "
+                                "turns them off, such as --log-level above timing?)"
+                  : e == ENOENT ? "exited 0 but made no log (an argument after -- that writes none, such as --help?)"
+                                : "made a log that cannot be read: ",
+                  phases < 0 && e != ENOENT ? strerror(e) : "", next->role);
     }
     ab_remove_tree(dir);
     if (lock >= 0)
@@ -1089,6 +1098,26 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
             fputc('\n', stderr), p->line = false;
         return run_failed(o, arm, i, st, outp);
     }
+    /* The first run's log, read as the trial's is (there may have been no
+     * trial): one hbg compare cannot read means every other would be the
+     * same, and the rest of the runs for nothing. Read before it is
+     * finished, it stays a partial log that --resume runs again. */
+    int phases = p->done == 1 ? log_has_phases(part) : 1, e = errno;
+    if (phases == 0 || (phases < 0 && e != ENOENT)) {
+        if (p->line)
+            fputc('\n', stderr), p->line = false;
+        if (phases < 0)
+            return fail("rep %u/%u %c %s: the run exited 0 but its log %s cannot be read: %s", i + 1, o->reps,
+                        arm->label, arm->t.rev, part, strerror(e));
+        return fail("rep %u/%u %c %s: the run exited 0 but its log has no bind-phase lines (\"bind phase=\"; %s), so "
+                    "hbg compare could read none: the other runs were not made, and it stays at %s (--resume runs it "
+                    "again)",
+                    i + 1, o->reps, arm->label, arm->t.rev,
+                    o->run ? "does the --run command turn HBG_BIND_BREAKDOWN (or SIMPLER_HBG_BIND_BREAKDOWN_ENABLE) "
+                             "on, at HBG_LOG_LEVEL timing or below?"
+                           : "an argument after -- that turns them off, such as --log-level above timing?",
+                    part);
+    }
     if (finish_log(part, arm->logs[i]) != 0) {
         if (p->line)
             fputc('\n', stderr), p->line = false;
@@ -1096,21 +1125,9 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
         const char *why = errno == EEXIST ? "was kept as it is: the log exists, made meanwhile"
                           : sys ? strerror(errno)
                           : o->run ? "was not made (does the --run command write {log}?)"
-                                   : "was not made (an argument after -- that writes none, such as --list?)";
+                                   : "was not made (an argument after -- that writes none, such as --help?)";
         return fail("rep %u/%u %c %s: the run exited 0 but its log %s%s%s", i + 1, o->reps, arm->label, arm->t.rev,
                     part, sys ? ": " : " ", why);
-    }
-    /* The first run's log, read as the trial's is (there may have been no
-     * trial): one hbg compare cannot read means every other would be
-     * the same, and the rest of the runs for nothing. */
-    if (p->done == 1 && log_has_phases(arm->logs[i]) == 0) {
-        if (p->line)
-            fputc('\n', stderr), p->line = false;
-        return fail("rep %u/%u %c %s: the run exited 0 but its log %s has no bind-phase lines (\"bind phase=\"; %s), "
-                    "so hbg compare could read none: the other runs were not made",
-                    i + 1, o->reps, arm->label, arm->t.rev, arm->logs[i],
-                    o->run ? "does the --run command turn HBG_BIND_BREAKDOWN on, at HBG_LOG_LEVEL timing or below?"
-                           : "an argument after -- that turns them off, such as --log-level above timing?");
     }
     if (!p->tty)
         fprintf(stderr, "hbg ab: rep %u/%u %c %s: %s (%.1f s)\n", i + 1, o->reps, arm->label, arm->t.rev, name, dt);
