@@ -1103,6 +1103,14 @@ static void test_trial_needs_phase_lines(void **state)
     assert_non_null(strstr(se, "the run exited 0 but its log has no bind-phase lines (\"bind phase=\"; does the --run "
                                "command turn HBG_BIND_BREAKDOWN (or SIMPLER_HBG_BIND_BREAKDOWN_ENABLE) on"));
     free(so), free(se), free(out3);
+    /* a --run command that writes a stamp of its own (an hbg run writing
+     * its log to stderr) makes logs hbg compare refuses as mixed runs */
+    char *out4 = in_root("out-trial-stamp2");
+    tmpl[6] = "printf '[stamp] x env y\\nbind phase=args dur_ns=1\\n'";
+    tmpl[10] = out4;
+    assert_int_equal(ab_hbg(repo, tmpl, &so, &se), 2);
+    assert_non_null(strstr(se, "the run's log holds a second [stamp] line, which hbg compare refuses as two runs mixed"));
+    free(so), free(se), free(out4);
 }
 
 static void usage_error(const char *dir, const char *const *args, const char *needle)

@@ -476,8 +476,9 @@ static bool first_line(const char *path, char *out, size_t cap)
 
 /* Whether the log at path holds a bind-phase line: 1 yes, 0 no, -1 no
  * log that can be read (errno says why: ENOENT, none). The stamp line
- * is not one, though it may quote a --run template that names them. */
-static int log_has_phases(const char *path)
+ * is not one, though it may quote a --run template that names them.
+ * *stamps (unless NULL) counts the [stamp] lines before the first. */
+static int log_has_phases(const char *path, unsigned *stamps)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -485,8 +486,14 @@ static int log_has_phases(const char *path)
     char *line = NULL;
     size_t cap = 0;
     int found = 0;
-    while (!found && getline(&line, &cap, f) >= 0)
-        found = strncmp(line, "[stamp]", 7) && strstr(line, "bind phase=") != NULL;
+    unsigned n = 0;
+    while (!found && getline(&line, &cap, f) >= 0) {
+        bool stamp = !strncmp(line, "[stamp]", 7);
+        n += stamp;
+        found = !stamp && strstr(line, "bind phase=") != NULL;
+    }
+    if (stamps)
+        *stamps = n;
     int bad = ferror(f);
     free(line);
     fclose(f);
@@ -559,7 +566,7 @@ static int resume_check(const ab_arm *arm, unsigned i)
                     ab_buf_cstr(&arm->stamp));
     /* A finished log hbg compare cannot read (an older hbg ab's) is no
      * repetition to keep. */
-    if (log_has_phases(arm->logs[i]) <= 0)
+    if (log_has_phases(arm->logs[i], NULL) <= 0)
         return fail("--resume: %s has no bind-phase lines (\"bind phase=\"), so hbg compare could not read it; "
                     "move it away and --resume runs its repetition again", arm->logs[i]);
     return 0;
@@ -948,7 +955,7 @@ static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, cons
         close(fd);
     free(argv);
     int rc = 0;
-    int phases = st ? 1 : log_has_phases(log), e = errno;
+    int phases = st ? 1 : log_has_phases(log, NULL), e = errno;
     if (st) {
         char why[224], line[512] = "";
         ab_status_text(st, why, sizeof why);
@@ -1102,10 +1109,17 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
      * trial): one hbg compare cannot read means every other would be the
      * same, and the rest of the runs for nothing. Read before it is
      * finished, it stays a partial log that --resume runs again. */
-    int phases = p->done == 1 ? log_has_phases(part) : 1, e = errno;
-    if (phases == 0 || (phases < 0 && e != ENOENT)) {
+    unsigned stamps = 0;
+    int phases = p->done == 1 ? log_has_phases(part, &stamps) : 1, e = errno;
+    if (phases == 0 || (phases < 0 && e != ENOENT) || stamps > 1) {
         if (p->line)
             fputc('\n', stderr), p->line = false;
+        if (stamps > 1)
+            return fail("rep %u/%u %c %s: the run's log holds a second [stamp] line, which hbg compare refuses as "
+                        "two runs mixed: the --run command wrote one of its own (an hbg run? hbg ab's default run, "
+                        "without --run, measures hbg run, its options after --): the other runs were not made, and "
+                        "it stays at %s (--resume runs it again)",
+                        i + 1, o->reps, arm->label, arm->t.rev, part);
         if (phases < 0)
             return fail("rep %u/%u %c %s: the run exited 0 but its log %s cannot be read: %s", i + 1, o->reps,
                         arm->label, arm->t.rev, part, strerror(e));
