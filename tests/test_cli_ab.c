@@ -594,6 +594,7 @@ static void test_run_failure(void **state)
     "rev=$(git -C \"$top\" rev-parse --short=7 HEAD)\n"                                                      \
     "if [ \"$1\" = version ]; then echo \"hbg $rev\"; exit 0; fi\n"                                          \
     "cs=$2 log= mode= rounds= prev= nophases=\n"                                                             \
+    "if [ \"$rev\" = \"${FAKE_NOPHASES_REV:-}\" ]; then nophases=1; fi\n"                                    \
     "for a in \"$@\"; do\n"                                                                                  \
     "  case \"$prev\" in -o) log=$a;; --mode) mode=$a;; --rounds) rounds=$a;; esac\n"                        \
     "  if [ \"$a\" = --bogus ]; then\n"                                                                      \
@@ -1094,6 +1095,19 @@ static void test_trial_needs_phase_lines(void **state)
     if (strcmp(se, want))
         fail_msg("stderr '%s'", se);
     free(stamp), free(b2), free(a1), free(b1), free(so), free(se), free(built), free(out), free(out2);
+
+    /* each arm's first run is read: here REV_B's build writes none */
+    char *out5 = in_root("out-trial-b");
+    built = in_root("built-trial-both");
+    setenv("FAKE_NOPHASES_REV", c2, 1);
+    assert_int_equal(ab_fake(out5, built, NULL, &so, &se), 2);
+    unsetenv("FAKE_NOPHASES_REV");
+    char *a1b = log_name(out5, c1, 1);
+    snprintf(want, sizeof want, "hbg ab: rep 1/2 B %s: the run exited 0 but its log has no bind-phase lines", c2);
+    if (!strstr(se, want))
+        fail_msg("stderr '%s'", se);
+    assert_int_equal(access(a1b, F_OK), 0); /* A's, read and finished */
+    free(a1b), free(so), free(se), free(built), free(out5);
 
     /* the stamp line quoting a --run template is no bind-phase line */
     char *out3 = in_root("out-trial-stamp");

@@ -62,6 +62,7 @@ typedef struct ab_progress {
     bool tty, line;         /* stderr is a terminal; an updating line is showing */
     double t0, spent;       /* when the first run started; seconds of finished runs */
     unsigned done, total;   /* runs finished / to run (reused logs not counted) */
+    bool read[2];           /* each arm's first run made here: its log read (run_one) */
 } ab_progress;
 
 static void usage(FILE *f)
@@ -1105,12 +1106,15 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
             fputc('\n', stderr), p->line = false;
         return run_failed(o, arm, i, st, outp);
     }
-    /* The first run's log, read as the trial's is (there may have been no
-     * trial): one hbg compare cannot read means every other would be the
-     * same, and the rest of the runs for nothing. Read before it is
-     * finished, it stays a partial log that --resume runs again. */
+    /* Each arm's first run's log, read as the trial's is (there may have
+     * been no trial, and the arms are two builds): one hbg compare cannot
+     * read means every other of the arm would be the same, and the rest
+     * of the runs for nothing. Read before it is finished, it stays a
+     * partial log that --resume runs again. */
     unsigned stamps = 0;
-    int phases = p->done == 1 ? log_has_phases(part, &stamps) : 1, e = errno;
+    bool *read = &p->read[arm->label == 'B'];
+    int phases = !*read ? log_has_phases(part, &stamps) : 1, e = errno;
+    *read = true;
     if (phases == 0 || (phases < 0 && e != ENOENT) || stamps > 1) {
         if (p->line)
             fputc('\n', stderr), p->line = false;
