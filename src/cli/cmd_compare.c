@@ -17,6 +17,7 @@
 #include "tools/compare.h"
 #include "tools/jw.h"
 #include "tools/svgplot.h"
+#include "util/printable.h"
 
 enum { FMT_TABLE, FMT_JSON, FMT_CSV };
 
@@ -287,7 +288,7 @@ static void put_clean(FILE *f, const char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+        fputc(hbg__is_control(c) ? '?' : c, f);
     }
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "tools/jw.h"
+#include "util/printable.h"
 
 bool so_parse_view(const char *s, so_view *v)
 {
@@ -57,7 +58,7 @@ static void put_clean(FILE *f, const char *s, size_t n, bool csv)
         unsigned char c = (unsigned char)s[i];
         if (quote && c == '"')
             fputc('"', f);
-        fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+        fputc(hbg__is_control(c) ? '?' : c, f);
     }
     if (quote)
         fputc('"', f);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "orch/orch_internal.h"
+#include "util/printable.h"
 
 typedef struct msgbuf {
     char *p;
@@ -203,12 +204,12 @@ void hbg__fault_format(const hbg__fault *f, char *buf, size_t cap)
     buf[0] = 0;
     /* The orchestration's own failure is at no task or node of its own:
      * it says how far the program had got. */
-    if (f->why == HBG_WHY_USER && f->where == HBG_AT_NODE)
-        put(&m, "graph key 0x%llx body (%u node%s recorded): ", (unsigned long long)f->key, f->task,
-            f->task == 1 ? "" : "s");
-    else if (f->why == HBG_WHY_USER)
-        put(&m, "orchestration (%u task%s submitted): ", f->task, f->task == 1 ? "" : "s");
     if (f->why == HBG_WHY_USER) {
+        const char *s = f->task == 1 ? "" : "s";
+        if (f->where == HBG_AT_NODE)
+            put(&m, "graph key 0x%llx body (%u node%s recorded): ", (unsigned long long)f->key, f->task, s);
+        else
+            put(&m, "orchestration (%u task%s submitted): ", f->task, s);
         reason(&m, f);
         return;
     }
@@ -244,10 +245,7 @@ hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st, const char *fmt, ...)
             vsnprintf(t, HBG_ORCH_MSG_MAX, fmt, ap);
             va_end(ap);
         }
-        /* One line in the log's ERROR record, whatever the program wrote. */
-        for (unsigned char *c = (unsigned char *)t; *c; c++)
-            if (*c < 0x20 || *c == 0x7f)
-                *c = '?';
+        hbg__mask_controls(t); /* one line in the log's ERROR record, whatever the program wrote */
         hbg__why_clear(o);
         hbg__why(o, HBG_WHY_USER, -1, 0, 0, 0);
         o->why.text = t;

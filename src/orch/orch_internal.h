@@ -119,7 +119,7 @@ typedef enum hbg__why_code {
                              boundary scalars, -1 outside any body */
     HBG_WHY_SCOPE,        /* n0: 0 nested past n1 scopes, 1 AUTO inside MANUAL,
                              2 an end with no scope open */
-    HBG_WHY_USER,           /* hbg_orch_fail: the fault's `text` */
+    HBG_WHY_USER,         /* hbg_orch_fail: the fault's `text` */
 } hbg__why_code;
 
 /* A bound (bound.c): its tensors, the arguments that point at them, and
@@ -158,7 +158,7 @@ typedef struct hbg__fault {
     uint32_t task;
     uint64_t key;
     int64_t n[4];
-    const char *text; /* HBG_WHY_USER: the orchestration's words (orch.c, utext) */
+    const char *text; /* HBG_WHY_USER: the orchestration's words, in one of utext (hbg_orch_fail) */
 } hbg__fault;
 
 /* Per-op statistics for the `host-orch phase=` lines (opsample.h: which

@@ -1,6 +1,7 @@
 /* Messages are formatted once, when found; a pathological input that would
  * produce millions of them is capped so memory stays bounded. */
 #include "tools/diag.h"
+#include "util/printable.h"
 #include "util/vec.h"
 
 #include <stdarg.h>
@@ -39,10 +40,7 @@ void dg_add(dg_list *d, const char *fmt, ...)
 
 char *dg_sanitize(char *s)
 {
-    for (char *c = s; *c; c++)
-        if ((unsigned char)*c < 0x20 || *c == 0x7f)
-            *c = '?';
-    return s;
+    return hbg__mask_controls(s);
 }
 
 void dg_free(dg_list *d)
