@@ -25,13 +25,17 @@ static _Atomic uint64_t stamp_last;
 /* Why the last failed bound call on this thread failed (hbg_bound_last_error). */
 static _Thread_local char last_error[192];
 
-__attribute__((format(printf, 1, 2))) static hbg_status fail(const char *fmt, ...)
+/* The end of a message about a direction dir_ok refuses. */
+#define NOT_HELD "is none a bound holds (HBG_IN, HBG_INOUT, HBG_OUT, HBG_NO_DEP)"
+
+/* Notes why in last_error; returns st. */
+__attribute__((format(printf, 2, 3))) static hbg_status fail(hbg_status st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
-    return HBG_E_INVAL;
+    return st;
 }
 
 const char *hbg_bound_last_error(void)
@@ -61,29 +65,24 @@ static bool dir_ok(uint8_t dir)
 hbg_status hbg_bound_create(uint32_t n, const hbg_arg *args, hbg_bound **out)
 {
     if (!out)
-        return fail("hbg_bound_create: no place for the bound (out is NULL)");
+        return fail(HBG_E_INVAL, "hbg_bound_create: no place for the bound (out is NULL)");
     *out = NULL;
-    if (n > HBG_MAX_BOUND_TENSORS) {
-        fail("hbg_bound_create: %u tensors, the limit is %d", n, HBG_MAX_BOUND_TENSORS);
-        return HBG_E_BOUNDARY_TOO_WIDE;
-    }
+    if (n > HBG_MAX_BOUND_TENSORS)
+        return fail(HBG_E_BOUNDARY_TOO_WIDE, "hbg_bound_create: %u tensors, the limit is %d", n,
+                    HBG_MAX_BOUND_TENSORS);
     if (n && !args)
-        return fail("hbg_bound_create: %u tensors but no array of them (NULL)", n);
+        return fail(HBG_E_INVAL, "hbg_bound_create: %u tensors but no array of them (NULL)", n);
     for (uint32_t k = 0; k < n; k++) {
         if (!args[k].t)
-            return fail("hbg_bound_create: argument %u has no tensor (NULL)", k);
+            return fail(HBG_E_INVAL, "hbg_bound_create: argument %u has no tensor (NULL)", k);
         if (!dir_ok(args[k].dir))
-            return fail("hbg_bound_create: argument %u: direction %u is none a bound holds (HBG_IN, HBG_INOUT, "
-                        "HBG_OUT, HBG_NO_DEP)",
-                        k, args[k].dir);
+            return fail(HBG_E_INVAL, "hbg_bound_create: argument %u: direction %u " NOT_HELD, k, args[k].dir);
     }
     /* One block: the tensors first (16-byte aligned, as malloc's), then
      * the arguments that point at them. */
     hbg_bound *bd = malloc(sizeof *bd + (size_t)n * (sizeof(hbg_tensor) + sizeof(hbg_arg)));
-    if (!bd) {
-        snprintf(last_error, sizeof last_error, "hbg_bound_create: out of memory for %u tensors", n);
-        return HBG_E_NOMEM;
-    }
+    if (!bd)
+        return fail(HBG_E_NOMEM, "hbg_bound_create: out of memory for %u tensors", n);
     bd->n = n;
     bd->tensors = (hbg_tensor *)(void *)(bd + 1);
     bd->args = (hbg_arg *)(void *)(bd->tensors + n);
@@ -98,13 +97,14 @@ hbg_status hbg_bound_create(uint32_t n, const hbg_arg *args, hbg_bound **out)
 
 hbg_status hbg_bound_set(hbg_bound *bd, uint32_t slot, const hbg_tensor *t, uint8_t dir)
 {
-    if (!bd || !t || slot >= bd->n || !dir_ok(dir))
-        return !bd   ? fail("hbg_bound_set: no bound (NULL)")
-               : !t  ? fail("hbg_bound_set: slot %u: no tensor (NULL)", slot)
-               : slot >= bd->n ? fail("hbg_bound_set: slot %u, but the bound has %u", slot, bd->n)
-                     : fail("hbg_bound_set: slot %u: direction %u is none a bound holds (HBG_IN, HBG_INOUT, "
-                            "HBG_OUT, HBG_NO_DEP)",
-                            slot, dir);
+    if (!bd)
+        return fail(HBG_E_INVAL, "hbg_bound_set: no bound (NULL)");
+    if (!t)
+        return fail(HBG_E_INVAL, "hbg_bound_set: slot %u: no tensor (NULL)", slot);
+    if (slot >= bd->n)
+        return fail(HBG_E_INVAL, "hbg_bound_set: slot %u, but the bound has %u", slot, bd->n);
+    if (!dir_ok(dir))
+        return fail(HBG_E_INVAL, "hbg_bound_set: slot %u: direction %u " NOT_HELD, slot, dir);
     /* The same bytes keep the stamp: a caller that sets every slot after
      * a buffer moved leaves the calls of the slots that did not move
      * answerable. */
@@ -123,10 +123,12 @@ uint32_t hbg_bound_count(const hbg_bound *bd)
 
 hbg_status hbg_bound_get(const hbg_bound *bd, uint32_t slot, hbg_tensor *t, uint8_t *dir)
 {
-    if (!bd || slot >= bd->n || !t || !dir)
-        return !bd            ? fail("hbg_bound_get: no bound (NULL)")
-               : slot >= bd->n ? fail("hbg_bound_get: slot %u, but the bound has %u", slot, bd->n)
-                              : fail("hbg_bound_get: nowhere to put slot %u (t or dir is NULL)", slot);
+    if (!bd)
+        return fail(HBG_E_INVAL, "hbg_bound_get: no bound (NULL)");
+    if (slot >= bd->n)
+        return fail(HBG_E_INVAL, "hbg_bound_get: slot %u, but the bound has %u", slot, bd->n);
+    if (!t || !dir)
+        return fail(HBG_E_INVAL, "hbg_bound_get: nowhere to put slot %u (t or dir is NULL)", slot);
     *t = bd->tensors[slot];
     *dir = bd->args[slot].dir;
     return HBG_OK;
