@@ -938,7 +938,6 @@ static void sweep_dead_trials(const char *cache)
     closedir(d);
 }
 
-
 static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, const ab_arm *next)
 {
     char dir[AB_PATH_X], log[AB_PATH_X + 16], outp[AB_PATH_X + 32];

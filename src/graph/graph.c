@@ -637,7 +637,6 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
         was = *e;
         e->gen = 0; /* a new Definition: no replay noted under the old one's gen */
         reused = true;
-        g->orphans = true;
     }
     st = build_definition(o, e, key, b, alias);
     if (st) {
@@ -650,6 +649,7 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
             g->ndefs--;
         return st;
     }
+    g->orphans = g->orphans || reused;
     e->body = body;
     *out = e;
     return HBG_OK;
