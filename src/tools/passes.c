@@ -593,9 +593,12 @@ static ps_pass *thread_pass(ps_log *L, uint64_t th, bool has_pid, uint64_t pid, 
 /* Charges pass p with an ignored line of segment id (-1: none named). */
 static void mark_ignored(ps_pass *p, int id, size_t line)
 {
-    if (!(p->defects & PS_D_IGNORED)) {
+    /* A held line is charged when its pass is known, after later lines
+       may have been: keep the earliest, the one a reader looks at first. */
+    uint32_t l32 = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
+    if (!(p->defects & PS_D_IGNORED) || l32 < p->ignored_line) {
         p->defects |= PS_D_IGNORED;
-        p->ignored_line = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
+        p->ignored_line = l32;
     }
     if (id >= 0 && !((p->present | p->ignored_segs) & (1u << id))) {
         if (p->first_seg < 0)
