@@ -101,6 +101,38 @@ static void a_second_line_of_a_pass_is_named_and_skipped(void **state)
     dg_free(&w);
 }
 
+/* Lines ending in CR alone, as in CRLF, or in LF, read alike; in a file
+ * with LF line ends a CR is JSON's whitespace, inside its line. */
+static void every_line_end_is_read(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "{\"pid\": 1, \"inv\": 2, \"dropped\": 0, \"records\": []}\r"
+        "{\"pid\": 1, \"inv\": 3, \"dropped\": 0, \"records\": []}\r"
+        "{\"pid\": 1, \"inv\": 2, \"dropped\": 5, \"records\": []}\r",
+        "{\"pid\": 1, \"inv\": 2, \"dropped\": 0, \"records\": []}\r\n"
+        "{\"pid\": 1, \"inv\": 3, \"dropped\": 0, \"records\": []}\r\n"
+        "{\"pid\": 1, \"inv\": 2, \"dropped\": 5, \"records\": []}",
+        "{\"pid\": 1, \"inv\": 2, \"dropped\": 0, \"records\": []}\n"
+        "{\"pid\": 1,\r\"inv\": 3, \"dropped\": 0, \"records\": []}\n"
+        "{\"pid\": 1, \"inv\": 2, \"dropped\": 5, \"records\": []}\n",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        rc_file f;
+        dg_list w;
+        parse_text(&f, &w, texts[i]);
+        assert_int_equal(f.nline, 2);
+        assert_int_equal(f.line[1].lineno, 2);
+        assert_int_equal(f.line[1].inv, 3);
+        assert_int_equal(f.nbad, 1);
+        assert_int_equal(w.n, 1);
+        assert_string_equal(w.msg[0],
+                            "R:3: a second records line for pid=1 inv=2 (the first is line 1); line skipped");
+        rc_free(&f);
+        dg_free(&w);
+    }
+}
+
 /* One line whose single record has the phase name given. */
 static void one_phase(char *buf, size_t cap, const char *name, uint64_t inv)
 {
@@ -206,6 +238,7 @@ int main(void)
         cmocka_unit_test(detail_past_int64_is_read_exactly),
         cmocka_unit_test(a_detail_that_is_no_uint64_is_named),
         cmocka_unit_test(a_second_line_of_a_pass_is_named_and_skipped),
+        cmocka_unit_test(every_line_end_is_read),
         cmocka_unit_test(the_readers_limits_are_named),
         cmocka_unit_test(a_file_is_read_in_lines_with_a_bound),
     };

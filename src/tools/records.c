@@ -376,9 +376,13 @@ static bool feed_lines(void *ctx, const char *buf, size_t len)
         return true;
     }
     const char *p = buf, *e = buf + len;
+    /* A piece without a '\n' comes from a file whose lines end in CR
+     * alone (the reader hands those over whole or cut at a CR): its CRs
+     * end its lines. Elsewhere a CR is a CRLF's, or JSON's whitespace. */
+    char eol = memchr(buf, '\n', len) ? '\n' : '\r';
     while (p < e) {
         fd->lineno++;
-        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        const char *nl = memchr(p, eol, (size_t)(e - p));
         const char *le = nl ? nl : e;
         const char *s = p, *t = le;
         while (s < t && (*s == ' ' || *s == '\t' || *s == '\r'))
