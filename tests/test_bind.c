@@ -393,6 +393,14 @@ static void caller_tensor_cannot_be_allocated(void **state)
         assert_int_equal(rep.failed_segment, HBG_PH_ARGS);
     }
     r.prog.args[2].dir = HBG_OUT;
+    /* a size no device has: refused by the device, in its words */
+    uint64_t nbytes = r.prog.args[2].layout.nbytes;
+    r.prog.args[2].layout.nbytes = UINT64_MAX;
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_E_DEVICE_ALLOC);
+    assert_int_equal(rep.failed_segment, HBG_PH_ARGS);
+    assert_string_equal(rep.error, "args: sim: cannot allocate 18446744073709551615 bytes of device memory (more "
+                                   "than the address space holds)");
+    r.prog.args[2].layout.nbytes = nbytes;
     assert_int_equal(hbg_runtime_run(r.rt, &r.prog, false, &rep), HBG_OK);
     golden(&r);
     rig_close(&r);
@@ -522,6 +530,125 @@ static void a_moved_alias_is_not_replayed(void **state)
     assert_memory_equal(y, want, sizeof y);
     for (int i = 0; i < 8; i++)
         assert_true(want[i] == 2.0f); /* each half doubled once */
+    hbg_runtime_destroy(rt);
+    hbg_kernel_table_destroy(kt);
+    hbg_device_close(dev);
+}
+
+/* A persistent IN is staged once and kept while its host pointer and
+ * size stay the same: but only while nothing else wrote its device
+ * buffer. The buffers are kept per argument position, so another
+ * program's OUT in that position is written there by its kernels: the
+ * next pass of the first program must stage its weights again, not read
+ * the other's output as them. Kept on the device means the host copy is
+ * not read again, so `persistent` on a tensor the device writes is
+ * refused, by the device path and the eager reference alike. */
+#define K_COPY 2
+#define K_FILL 3
+
+static int copy_kernel(const hbg_kernel_args *a)
+{
+    const float *x = hbg_kernel_ptr(&a->tensors[0]);
+    float *y = hbg_kernel_ptr(&a->tensors[1]);
+    for (uint32_t i = 0; i < a->tensors[0].shape[0]; i++)
+        y[i] = x[i];
+    return 0;
+}
+
+static int fill_kernel(const hbg_kernel_args *a)
+{
+    float *y = hbg_kernel_ptr(&a->tensors[0]);
+    for (uint32_t i = 0; i < a->tensors[0].shape[0]; i++)
+        y[i] = 1000.0f + (float)i;
+    return 0;
+}
+
+static hbg_status copy_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_arg a[] = {{hbg_orch_arg(o, 0), HBG_IN}, {hbg_orch_arg(o, 1), HBG_OUT}};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = K_COPY, .core = HBG_CORE_AIV, .blocks = 1,
+                  .ntensors = 2, .args = a};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static hbg_status fill_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_arg a[] = {{hbg_orch_arg(o, 0), HBG_OUT}};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = K_FILL, .core = HBG_CORE_AIV, .blocks = 1,
+                  .ntensors = 1, .args = a};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static void a_kept_input_is_restaged_after_another_write(void **state)
+{
+    (void)state;
+    hbg_device *dev;
+    hbg_kernel_table *kt;
+    hbg_sim_config sc = {0};
+    assert_int_equal(hbg_sim_open(&sc, &dev), HBG_OK);
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, K_COPY, "copy", copy_kernel), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, K_FILL, "fill", fill_kernel), HBG_OK);
+    hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = 1 << 20, .records_fd = -1, .nranks = 1};
+    hbg_runtime *rt;
+    assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
+    uint32_t n = 4;
+    float w[4] = {7, 7, 7, 7}, out[4], junk[4];
+    hbg_host_tensor aa[] = {
+        {.name = "w", .host = w, .layout = hbg_tensor_desc(HBG_F32, 1, &n), .dir = HBG_IN, .persistent = true},
+        {.name = "out", .host = out, .layout = hbg_tensor_desc(HBG_F32, 1, &n), .dir = HBG_OUT}};
+    hbg_host_tensor ba[] = {{.name = "junk", .host = junk, .layout = hbg_tensor_desc(HBG_F32, 1, &n), .dir = HBG_OUT}};
+    hbg_program pa = {.name = "copy", .orch = copy_orch, .nargs = 2, .args = aa};
+    hbg_program pb = {.name = "fill", .orch = fill_orch, .nargs = 1, .args = ba};
+    hbg_pass_report rep;
+    static const uint64_t staged[] = {1, 0, 1}; /* w: cold, kept, after fill's write */
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 2) {
+            assert_int_equal(hbg_runtime_run(rt, &pb, false, &rep), HBG_OK);
+            assert_true(junk[0] == 1000.0f);
+        }
+        memset(out, 0, sizeof out);
+        assert_int_equal(hbg_runtime_run(rt, &pa, false, &rep), HBG_OK);
+        assert_int_equal(attr(&rep, HBG_PH_ARGS, "staged"), staged[pass]);
+        for (int i = 0; i < 4; i++)
+            assert_true(out[i] == 7.0f);
+    }
+
+    /* persistent on a tensor the device writes: refused, in words */
+    for (int i = 0; i < 2; i++) {
+        static const char *const want[] = {
+            "args: caller tensor 1 (out): persistent, but its direction is HBG_OUT: only an HBG_IN is kept on "
+            "the device (the device writes this one)",
+            "args: caller tensor 1 (out): persistent, but its direction is HBG_INOUT: only an HBG_IN is kept on "
+            "the device (the device writes this one)"};
+        aa[1].dir = i ? HBG_INOUT : HBG_OUT;
+        aa[1].persistent = true;
+        assert_int_equal(hbg_runtime_run(rt, &pa, false, &rep), HBG_E_INVAL);
+        assert_string_equal(rep.error, want[i]);
+        assert_int_equal(hbg_eager_run(&pa, kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
+        assert_string_equal(hbg_eager_last_error(), want[i]);
+    }
+    /* the eager reference checks the caller tensors as bind does */
+    aa[1].persistent = false;
+    aa[1].dir = HBG_OUT_ALLOC;
+    assert_int_equal(hbg_eager_run(&pa, kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
+    assert_string_equal(hbg_eager_last_error(), "args: caller tensor 1 (out): direction 1, not HBG_IN, HBG_OUT or "
+                                                "HBG_INOUT");
+    aa[1].dir = HBG_OUT;
+    aa[1].host = NULL;
+    assert_int_equal(hbg_eager_run(&pa, kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
+    assert_string_equal(hbg_eager_last_error(), "args: caller tensor 1 (out): no host memory (host is NULL)");
+    aa[1].host = out;
+    pa.orch = NULL;
+    assert_int_equal(hbg_eager_run(&pa, kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
+    assert_string_equal(hbg_eager_last_error(), "program copy has no orchestration function (orch is NULL)");
+    assert_int_equal(hbg_runtime_run(rt, &pa, false, &rep), HBG_E_INVAL);
+    assert_string_equal(rep.error, "host_orch: program copy has no orchestration function (orch is NULL)");
+    pa.orch = copy_orch;
+    assert_int_equal(hbg_eager_run(&pa, kt, 1 << 20, 0, 1, NULL), HBG_OK);
+    assert_string_equal(hbg_eager_last_error(), "");
     hbg_runtime_destroy(rt);
     hbg_kernel_table_destroy(kt);
     hbg_device_close(dev);
@@ -907,6 +1034,7 @@ int main(void)
         cmocka_unit_test(caller_output_not_reallocated),
         cmocka_unit_test(fallback_is_counted_and_logged),
         cmocka_unit_test(a_moved_alias_is_not_replayed),
+        cmocka_unit_test(a_kept_input_is_restaged_after_another_write),
         cmocka_unit_test(skip_device_binds_fully),
         cmocka_unit_test(records_write_failure_is_named),
         cmocka_unit_test(kept_definitions_record_once),

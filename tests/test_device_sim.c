@@ -805,6 +805,11 @@ static void memory_limits(void **state)
     assert_int_equal(hbg_device_alloc(d, 1 << 19, &b), HBG_OK);
     assert_int_equal(hbg_device_alloc(d, 1, &c), HBG_E_DEVICE_ALLOC);
     assert_int_equal(hbg_device_alloc(d, 0, &c), HBG_E_INVAL);
+    /* a size past any address space is a size the device has not: a
+     * refusal like any other, not a bad argument */
+    assert_int_equal(hbg_device_alloc(d, UINT64_MAX, &c), HBG_E_DEVICE_ALLOC);
+    assert_string_equal(hbg_device_last_error(), "sim: cannot allocate 18446744073709551615 bytes of device memory "
+                                                 "(more than the address space holds)");
     unsigned char buf[256] = {1, 2, 3};
     hbg_device_free(d, b);
     assert_int_equal(hbg_device_h2d(d, b, buf, 1), HBG_E_INVAL); /* freed */

@@ -144,9 +144,10 @@ static hbg_status dsv4_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_
 }
 
 /* Runs the orchestration eagerly on copies of everything it writes, with
- * the outputs landing in `logits` / `result`. */
+ * the outputs landing in `logits` / `result`. *why (when why is not NULL):
+ * the eager run's words when it ran and failed, else the status's. */
 static hbg_status eager_into(dsv4_state *s, const hbg_case_env *env, const hbg_kernel_table *kt, uint32_t *logits,
-                             uint32_t *result)
+                             uint32_t *result, const char **why)
 {
     hbg_host_tensor args[A_COUNT];
     void *copies[A_COUNT] = {NULL};
@@ -167,6 +168,8 @@ static hbg_status eager_into(dsv4_state *s, const hbg_case_env *env, const hbg_k
     if (!st) {
         hbg_program p = {.name = "dsv4", .orch = dsv4_orchestrate, .ctx = s, .nargs = A_COUNT, .args = args};
         st = hbg_eager_run(&p, kt, hbg_case_dsv4.heap_bytes, env->rank, env->nranks, env->services);
+        if (st && why)
+            *why = hbg_eager_last_error();
     }
     for (uint32_t a = 0; a < A_COUNT; a++)
         free(copies[a]);
@@ -192,9 +195,10 @@ static hbg_status dsv4_golden(void *state, const hbg_case_env *env, const hbg_ke
     uint32_t *lg = calloc(nl, 4), *rs = calloc(nr, 4);
     hbg_status st = lg && rs ? HBG_OK : HBG_E_NOMEM;
     if (!st) {
-        st = eager_into(s, env, kt, lg, rs);
+        const char *why = NULL;
+        st = eager_into(s, env, kt, lg, rs, &why);
         if (st)
-            snprintf(msg, cap, "the eager golden run failed: %s", hbg_strerror(st));
+            snprintf(msg, cap, "the eager golden run failed: %s", why && *why ? why : hbg_strerror(st));
     }
     if (!st)
         st = compare("result", s->mem[A_OUT_RESULT], rs, nr, msg, cap);
@@ -228,7 +232,7 @@ void *dsv4_arg_host(void *state, uint32_t arg)
 hbg_status dsv4_eager_outputs(void *state, const hbg_case_env *env, const hbg_kernel_table *kt)
 {
     dsv4_state *s = state;
-    return eager_into(s, env, kt, s->mem[A_OUT_LOGITS], s->mem[A_OUT_RESULT]);
+    return eager_into(s, env, kt, s->mem[A_OUT_LOGITS], s->mem[A_OUT_RESULT], NULL);
 }
 
 const hbg_case hbg_case_dsv4 = {

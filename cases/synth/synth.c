@@ -271,7 +271,8 @@ static hbg_status syn_golden(void *state, const hbg_case_env *env, const hbg_ker
     hbg_status st = hbg_eager_run_window(&p, kt, s->n.heap_bytes, (uint32_t)s->n.eager_window, env->rank, env->nranks,
                                          env->services);
     if (st)
-        snprintf(msg, cap, "the eager golden run failed: %s", hbg_strerror(st));
+        snprintf(msg, cap, "the eager golden run failed: %s",
+                 *hbg_eager_last_error() ? hbg_eager_last_error() : hbg_strerror(st));
     for (uint64_t j = 0; j < words && !st; j++)
         if (s->out[j] != want[j]) {
             snprintf(msg, cap, "out[%" PRIu64 "][%" PRIu64 "] = 0x%08x, golden 0x%08x (exact match expected)",

@@ -35,7 +35,9 @@ typedef struct hbg_host_tensor {
                            the orchestration passes it to tasks with the same
                            name: HBG_OUT writes into this buffer */
     bool persistent;    /* an IN staged once and kept on the device while its
-                           host pointer and size stay the same (weights) */
+                           host pointer and size stay the same (weights) and
+                           no other program's OUT in its position wrote it;
+                           on an OUT or INOUT the pass fails (HBG_E_INVAL) */
 } hbg_host_tensor;
 
 /* The orchestration function: builds the pass's task graph. The caller
@@ -194,6 +196,11 @@ hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint6
  * for a program of more tasks than HBG_DEFAULT_TASK_WINDOW. */
 hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
                                 uint32_t task_window, uint32_t rank, uint32_t nranks, void *services);
+/* Why this thread's last hbg_eager_run or hbg_eager_run_window failed, in
+ * the words a pass report would give ("args: caller tensor 0 (x): ...",
+ * or the orchestration's hbg_orch_last_error); "" after a success. The
+ * caller tensors are checked as hbg_runtime_run checks them. */
+const char *hbg_eager_last_error(void);
 
 /* The orchestrator (for Definition info after a pass). */
 const hbg_orch *hbg_runtime_orch(const hbg_runtime *rt);

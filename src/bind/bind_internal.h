@@ -36,6 +36,24 @@ typedef struct hbg__hostview {
     uint64_t dev, bytes;
 } hbg__hostview;
 
+typedef enum hbg__argfault {
+    HBG_ARGF_NONE,
+    HBG_ARGF_TOO_MANY,   /* value: nargs */
+    HBG_ARGF_NO_ARRAY,   /* value: nargs */
+    HBG_ARGF_NO_HOST,
+    HBG_ARGF_EMPTY,
+    HBG_ARGF_DIR,        /* value: the direction */
+    HBG_ARGF_DTYPE,      /* value: the dtype */
+    HBG_ARGF_PERSISTENT, /* value: the direction (not HBG_IN) */
+} hbg__argfault;
+
+/* A refused caller tensor: what (an hbg__argfault), which, and a value. */
+typedef struct hbg__argfault_at {
+    uint8_t what;
+    uint32_t index;
+    uint64_t value;
+} hbg__argfault_at;
+
 struct hbg_runtime {
     hbg_runtime_config cfg;
     hbg_device *dev;
@@ -68,23 +86,15 @@ struct hbg_runtime {
                                     at its start: a message past it is this pass's failure */
     hbg__stack stack;            /* the creating thread's, committed by the first pass */
     /* Why args refused the program's caller tensors, formatted after the
-     * pass (pass_error): what (an hbg__argfault), which, and a value. */
-    struct {
-        uint8_t what;
-        uint32_t index;
-        uint64_t value;
-    } argfault;
+     * pass (pass_error). */
+    hbg__argfault_at argfault;
 };
 
-typedef enum hbg__argfault {
-    HBG_ARGF_NONE,
-    HBG_ARGF_TOO_MANY, /* value: nargs */
-    HBG_ARGF_NO_ARRAY, /* value: nargs */
-    HBG_ARGF_NO_HOST,
-    HBG_ARGF_EMPTY,
-    HBG_ARGF_DIR,      /* value: the direction */
-    HBG_ARGF_DTYPE,    /* value: the dtype */
-} hbg__argfault;
+/* Caller tensors (callerargs.c), checked alike by bind and the eager
+ * reference: true when p's can be passed, else *f says why. */
+bool hbg__caller_args_ok(const hbg_program *p, hbg__argfault_at *f);
+/* f's words, "args: caller tensor 2 (x): ...", for program p. */
+void hbg__argfault_format(const hbg__argfault_at *f, const hbg_program *p, char *buf, size_t len);
 
 /* One bind pass: the ten segments. Fills rep->trace for the segments that
  * ran; on failure names the segment. */

@@ -9,6 +9,10 @@
  * the device layer's business (device/exec.h), and the orchestrator only
  * calls back through hbg__orch_config.run_task.
  */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "bind/bind_internal.h"
@@ -62,18 +66,52 @@ hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint6
     return hbg_eager_run_window(p, kt, heap_bytes, 0, rank, nranks, services);
 }
 
+/* The words of this thread's last failed eager run ("" after a success):
+ * the orchestrator that held them is gone when the call returns. */
+static _Thread_local char last_error[HBG_PASS_ERROR_MAX];
+
+const char *hbg_eager_last_error(void)
+{
+    return last_error;
+}
+
+static hbg_status fail(hbg_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static hbg_status fail(hbg_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
 hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
                                 uint32_t task_window, uint32_t rank, uint32_t nranks, void *services)
 {
+    last_error[0] = '\0';
+    if (!p)
+        return fail(HBG_E_INVAL, "no program (hbg_program is NULL)");
+    if (!p->orch)
+        return fail(HBG_E_INVAL, "program %s has no orchestration function (orch is NULL)",
+                    p->name ? p->name : "(unnamed)");
+    if (!kt)
+        return fail(HBG_E_INVAL, "no kernel table (NULL)");
     /* a rank outside its job, refused as hbg_runtime_create refuses it */
-    if (!p || !p->orch || !kt || p->nargs > HBG_MAX_PROGRAM_ARGS || (p->nargs && !p->args) ||
-        (nranks ? rank >= nranks : rank != 0))
+    if (nranks ? rank >= nranks : rank != 0)
+        return fail(HBG_E_INVAL, "rank %u of %u ranks: no such rank", rank, nranks);
+    /* the caller tensors bind would refuse: a reference that ran them
+     * would check nothing */
+    hbg__argfault_at af;
+    if (!hbg__caller_args_ok(p, &af)) {
+        hbg__argfault_format(&af, p, last_error, sizeof last_error);
         return HBG_E_INVAL;
+    }
     if (heap_bytes == 0)
         heap_bytes = HBG_DEFAULT_HEAP_BYTES;
     void *heap = mmap(NULL, heap_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (heap == MAP_FAILED)
-        return HBG_E_NOMEM;
+        return fail(HBG_E_NOMEM, "cannot reserve %llu bytes of host memory for the GM heap: %s",
+                    (unsigned long long)heap_bytes, strerror(errno));
     hbg_tensor args[HBG_MAX_PROGRAM_ARGS];
     for (uint32_t i = 0; i < p->nargs; i++) {
         args[i] = p->args[i].layout;
@@ -88,12 +126,20 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
                            .run_task = run_task, .run_ctx = &ec, .rank = rank, .nranks = nranks};
     hbg_orch *o;
     hbg_status st = hbg__graph_orch_create(&cfg, &o);
-    if (!st) {
+    if (st) {
+        fail(st, "cannot create the orchestrator: %s", hbg_strerror(st));
+    } else {
         hbg__orch_begin_pass(o, cfg.heap_base, args, p->nargs);
         hbg_status ost = p->orch(o, p->ctx);
         st = hbg__orch_end_pass(o);
         if (!st)
             st = ost;
+        if (st) {
+            if (hbg_orch_error(o))
+                fail(st, "%s", hbg_orch_last_error(o));
+            else /* a bare status from the program's own code */
+                fail(st, "orchestration: %s", hbg_strerror(st));
+        }
         hbg__orch_destroy(o);
     }
     munmap(heap, heap_bytes);

@@ -118,36 +118,6 @@ static const char *prog_name(const hbg_program *p)
  * (rt->dev_seq: the device's message count when the pass began, or after
  * a refusal it recovered from); an older message, say of an allocation
  * that graph_upload retried with success, is not this failure's. */
-/* args' refusal of caller tensor rt->argfault.index of p, in words. */
-static void args_error(const hbg_runtime *rt, const hbg_program *p, hbg_pass_report *rep)
-{
-    uint32_t i = rt->argfault.index;
-    unsigned long long v = (unsigned long long)rt->argfault.value;
-    char who[96];
-    snprintf(who, sizeof who, "caller tensor %u (%s)", i,
-             rt->argfault.what > HBG_ARGF_NO_ARRAY && p->args[i].name ? p->args[i].name : "unnamed");
-    switch (rt->argfault.what) {
-    case HBG_ARGF_TOO_MANY:
-        snprintf(rep->error, sizeof rep->error, "args: %llu caller tensors, the limit is %d", v, HBG_MAX_PROGRAM_ARGS);
-        break;
-    case HBG_ARGF_NO_ARRAY:
-        snprintf(rep->error, sizeof rep->error, "args: %llu caller tensors but no array of them (NULL)", v);
-        break;
-    case HBG_ARGF_NO_HOST:
-        snprintf(rep->error, sizeof rep->error, "args: %s: no host memory (host is NULL)", who);
-        break;
-    case HBG_ARGF_EMPTY:
-        snprintf(rep->error, sizeof rep->error, "args: %s: layout.nbytes is 0", who);
-        break;
-    case HBG_ARGF_DIR:
-        snprintf(rep->error, sizeof rep->error, "args: %s: direction %llu, not HBG_IN, HBG_OUT or HBG_INOUT", who, v);
-        break;
-    default:
-        snprintf(rep->error, sizeof rep->error, "args: %s: dtype %llu is no hbg_dtype", who, v);
-        break;
-    }
-}
-
 static void pass_error(const hbg_runtime *rt, const hbg_program *p, hbg_pass_report *rep, hbg_status st,
                        bool device)
 {
@@ -157,7 +127,10 @@ static void pass_error(const hbg_runtime *rt, const hbg_program *p, hbg_pass_rep
     if (device)
         snprintf(rep->error, sizeof rep->error, "device run: %s", *dev ? dev : hbg_strerror(st));
     else if (rep->failed_segment == HBG_PH_ARGS && rt->argfault.what != HBG_ARGF_NONE)
-        args_error(rt, p, rep);
+        hbg__argfault_format(&rt->argfault, p, rep->error, sizeof rep->error);
+    else if (rep->failed_segment == HBG_PH_HOST_ORCH && !p->orch)
+        snprintf(rep->error, sizeof rep->error, "host_orch: program %s has no orchestration function (orch is NULL)",
+                 prog_name(p));
     else if (rep->failed_segment == HBG_PH_HOST_ORCH && hbg_orch_error(rt->orch))
         snprintf(rep->error, sizeof rep->error, "%s", hbg_orch_last_error(rt->orch));
     else if (rep->failed_segment != HBG_PH_NONE && rep->failed_segment != HBG_PH_HOST_ORCH && dev_said)

@@ -66,28 +66,12 @@ static hbg_status seg_args(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
     uint64_t bytes = 0;
     hbg_status st = HBG_OK;
     rt->nviews = 0;
-    rt->argfault.what = HBG_ARGF_NONE;
-    if (p->nargs > HBG_MAX_PROGRAM_ARGS || (p->nargs && !p->args)) {
-        rt->argfault.what = p->nargs > HBG_MAX_PROGRAM_ARGS ? HBG_ARGF_TOO_MANY : HBG_ARGF_NO_ARRAY;
-        rt->argfault.value = p->nargs;
+    if (!hbg__caller_args_ok(p, &rt->argfault))
         st = HBG_E_INVAL;
-    }
     for (uint32_t i = 0; i < p->nargs && !st; i++) {
         const hbg_host_tensor *a = &p->args[i];
         hbg__argbuf *ab = &rt->argbufs[i];
         uint64_t n = a->layout.nbytes;
-        uint8_t why = !a->host                                                             ? HBG_ARGF_NO_HOST
-                      : n == 0                                                             ? HBG_ARGF_EMPTY
-                      : a->dir != HBG_IN && a->dir != HBG_OUT && a->dir != HBG_INOUT      ? HBG_ARGF_DIR
-                      : a->layout.dtype >= HBG_DTYPE_COUNT                                 ? HBG_ARGF_DTYPE
-                                                                                           : HBG_ARGF_NONE;
-        if (why) {
-            rt->argfault.what = why;
-            rt->argfault.index = i;
-            rt->argfault.value = why == HBG_ARGF_DIR ? a->dir : a->layout.dtype;
-            st = HBG_E_INVAL;
-            break;
-        }
         if (ab->cap < n) {
             /* Cold: a buffer is reserved the first time an argument of this
              * size is seen, then reused pass after pass. */
@@ -99,7 +83,10 @@ static hbg_status seg_args(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
                 break;
             ab->cap = n;
         }
-        if (a->dir != HBG_OUT) {
+        if (a->dir == HBG_OUT) {
+            /* the kernels write it: it holds no caller's staging any more */
+            ab->staged_from = NULL;
+        } else {
             bool fresh = a->persistent && ab->staged_from == a->host && ab->staged_bytes == n;
             if (!fresh) {
                 st = hbg_device_h2d(rt->dev, ab->dev, a->host, n);

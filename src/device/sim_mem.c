@@ -42,9 +42,16 @@ static size_t upper(const sim_mem *m, uint64_t a)
 
 hbg_status sim_mem_alloc(sim_mem *m, uint64_t bytes, uint64_t *addr)
 {
-    if (!addr || bytes == 0 || bytes > SIZE_MAX / 2) {
-        hbg__exec_set_error("sim: cannot allocate %llu bytes of device memory", (unsigned long long)bytes);
+    if (!addr || bytes == 0) {
+        hbg__exec_set_error(addr ? "sim: an allocation of 0 bytes" : "sim: no place for the address (NULL)");
         return HBG_E_INVAL;
+    }
+    /* A size no mapping can have is still a size: the device has not that
+     * much memory, as it has not for one just past its limit. */
+    if (bytes > SIZE_MAX / 2) {
+        hbg__exec_set_error("sim: cannot allocate %llu bytes of device memory (more than the address space holds)",
+                           (unsigned long long)bytes);
+        return HBG_E_DEVICE_ALLOC;
     }
     pthread_mutex_lock(&m->lock);
     hbg_status st = HBG_OK;
