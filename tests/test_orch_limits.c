@@ -487,8 +487,9 @@ static void malformed_tasks_are_named(void **state)
                    .ntensors = 1, .args = use};
     char want[256];
     snprintf(want, sizeof want,
-             "task 1 arg 0: the tensor names buffer 0x%llx, a Graph body's own (HBG_OUT_ALLOC inside the body), "
-             "which exists only in that body's replays",
+             "task 1 arg 0: the tensor names address 0x%llx, no buffer outside a Graph body: from 0xf000000000000000 "
+             "up, addresses are a Graph body's own buffers (HBG_OUT_ALLOC inside the body), which exist only in that "
+             "body's replays",
              (unsigned long long)tmp.addr);
     hbg_task_id id;
     assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_GRAPH_CAPTURE);
@@ -500,7 +501,29 @@ static void malformed_tasks_are_named(void **state)
     hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     ba[0].t = &tmp;
     assert_int_equal(hbg_submit_graph(o, 4, keep_own, &other, &b, 0, NULL), HBG_E_INVAL);
-    assert_non_null(strstr(hbg_orch_last_error(o), "slot 0: the tensor names buffer 0x"));
+    assert_non_null(strstr(hbg_orch_last_error(o), "slot 0: the tensor names address 0x"));
+    assert_int_equal(hbg_orch_task_count(o), 0);
+
+    /* an address that high with no Graph anywhere: no buffer either, and
+     * said so (no body's buffer can be told from it) */
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_tensor wild = fx_buf(UINT64_MAX - 8, 4, 4);
+    use[0].t = &wild;
+    t = (hbg_task){.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1,
+                   .ntensors = 1, .args = use};
+    assert_int_equal(hbg_submit_task(o, &t, &id), HBG_E_GRAPH_CAPTURE);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 0 arg 0: the tensor names address 0xfffffffffffffff7, no buffer outside a Graph body: "
+                        "from 0xf000000000000000 up, addresses are a Graph body's own buffers (HBG_OUT_ALLOC inside "
+                        "the body), which exist only in that body's replays");
+
+    /* a flag bit that is no flag: refused, not ignored */
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    ba[0].t = &other;
+    assert_int_equal(hbg_submit_graph(o, 4, keep_own, &tmp, &b, HBG_GRAPH_FALLBACK | 0x80, NULL), HBG_E_INVAL);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 0 (graph key 0x4): flags 0x81: bits 0x80 are no flag (HBG_GRAPH_FALLBACK, "
+                        "HBG_GRAPH_CHECK_BODY)");
     assert_int_equal(hbg_orch_task_count(o), 0);
     hbg__orch_destroy(o);
 }

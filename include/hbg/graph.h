@@ -56,6 +56,8 @@ enum {
      * per call: a check for tests and debugging, not for measured runs. */
     HBG_GRAPH_CHECK_BODY = 1u << 1
 };
+/* Any other bit in `flags` is HBG_E_INVAL ("flags 0x84: bits 0x80 are no
+ * flag ..."), never ignored. */
 
 hbg_status hbg_submit_graph(hbg_orch *o, uint64_t key, hbg_graph_body body, void *ctx,
                             const hbg_boundary *b, uint32_t flags, hbg_task_id *id);

@@ -184,7 +184,8 @@ uint64_t hbg_recpool_dropped(const hbg_recpool *p);
  * kernel tid. The line is formatted into the pool's own buffer and written
  * with one write(2) (continued only after a short write), so lines of rank
  * processes appending to one O_APPEND file do not interleave.
- * HBG_E_STATE if the pool was never armed, HBG_E_IO if the write fails. */
+ * HBG_E_INVAL for a NULL pool or a negative fd, HBG_E_STATE if the pool
+ * was never armed, HBG_E_IO if the write fails. */
 hbg_status hbg_recpool_write_jsonl(hbg_recpool *p, int fd);
 
 /* --- switches --------------------------------------------------------- */

@@ -790,6 +790,13 @@ static hbg_status submit(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
         hbg__why(o, HBG_WHY_NULL_INPUT, -1, 2, 0, 0);
         return graph_fail(o, key, HBG_E_INVAL);
     }
+    /* A bit no flag has may be one a later version gives a meaning: run
+     * without it, the call would mean something else than was asked. */
+    if (flags & ~(uint32_t)(HBG_GRAPH_FALLBACK | HBG_GRAPH_CHECK_BODY)) {
+        hbg__why(o, HBG_WHY_GRAPH_FLAGS, -1, flags, flags & ~(uint32_t)(HBG_GRAPH_FALLBACK | HBG_GRAPH_CHECK_BODY),
+                 0);
+        return graph_fail(o, key, HBG_E_INVAL);
+    }
     /* A Graph inside a Graph body would need nested Definitions. */
     if (o->capturing || o->body) {
         hbg__why(o, HBG_WHY_NESTED, -1, 0, 0, 0);

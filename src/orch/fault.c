@@ -126,9 +126,11 @@ static void reason(msgbuf *m, const hbg__fault *f)
             (long long)n[0], (long long)n[2]);
         break;
     case HBG_WHY_REC_BUFFER:
-        put(m, "the tensor names buffer 0x%llx, a Graph body's own (HBG_OUT_ALLOC inside the body), which exists only in "
-               "that body's replays",
-            (unsigned long long)n[0]);
+        /* a body's buffer kept past its body, or an address that is no
+         * buffer at all: from HBG_REC_BASE up they cannot be told apart */
+        put(m, "the tensor names address 0x%llx, no buffer outside a Graph body: from 0x%llx up, addresses are a "
+               "Graph body's own buffers (HBG_OUT_ALLOC inside the body), which exist only in that body's replays",
+            (unsigned long long)n[0], (unsigned long long)HBG_REC_BASE);
         break;
     case HBG_WHY_NULL_INPUT:
         put(m, "no %s (NULL)",
@@ -190,6 +192,10 @@ static void reason(msgbuf *m, const hbg__fault *f)
         else
             put(m, "the pass ended with %lld scope(s) open (an hbg_scope_begin without its hbg_scope_end)",
                 (long long)n[0]);
+        break;
+    case HBG_WHY_GRAPH_FLAGS:
+        put(m, "flags 0x%llx: bits 0x%llx are no flag (HBG_GRAPH_FALLBACK, HBG_GRAPH_CHECK_BODY)",
+            (unsigned long long)n[0], (unsigned long long)n[1]);
         break;
     case HBG_WHY_USER: put(m, "%s", f->text && *f->text ? f->text : hbg_strerror(f->st)); break;
     default: put(m, "%s", hbg_strerror(f->st)); break;

@@ -120,6 +120,7 @@ typedef enum hbg__why_code {
     HBG_WHY_SCOPE,        /* n0: 0 nested past n1 scopes, 1 AUTO inside MANUAL,
                              2 an end with no scope open */
     HBG_WHY_USER,         /* hbg_orch_fail: the fault's `text` */
+    HBG_WHY_GRAPH_FLAGS,  /* n0 the flags given, n1 the bits no flag has */
 } hbg__why_code;
 
 /* A bound (bound.c): its tensors, the arguments that point at them, and
