@@ -96,6 +96,40 @@ static void test_ours_one_rank(void **st)
     drop(f);
 }
 
+/* A rank's cold pass is its lowest inv=, wherever it lies in the file: a
+ * warm pass first (logs joined in the wrong order) once made the cold
+ * pass, 900 times slower, a used one, with no word. */
+static void the_cold_pass_is_the_lowest_inv(void **st)
+{
+    (void)st;
+    static const struct {
+        unsigned inv;
+        unsigned orch;
+    } order[] = {{2, 1000}, {1, 900000}, {3, 1100}};
+    char text[2048];
+    size_t n = 0;
+    for (size_t i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++)
+            n += (size_t)snprintf(text + n, sizeof text - n,
+                                  "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:24] bind phase=%s "
+                                  "start_ns=1 dur_ns=%u pid=9 inv=%u\n",
+                                  k == 0 ? "host_orch" : k == 1 ? "graph_upload" : "arena_h2d",
+                                  k ? 1 : order[i].orch, order[i].inv);
+    fx f = {0};
+    ps_options o = {0};
+    assert_int_equal(ps_read(&f.L, "ooo.log", text, n, &o), HBG_OK);
+    assert_int_equal(f.L.ncold, 1);
+    assert_int_equal(f.L.nused, 2);
+    assert_false(f.L.pass[0].cold);
+    assert_true(f.L.pass[1].cold);
+    assert_int_equal(f.L.warn.n, 1);
+    assert_string_equal(f.L.warn.msg[0], "ooo.log:1: pass pid=9 inv=2 comes before its rank's pass inv=1 (line 4): "
+                                         "the passes are out of order; inv=1 is taken as the cold pass");
+    assert_int_equal(phs_compute(&f.L, &f.R, NULL), HBG_OK);
+    check(&f.R.total, 1002, 1052, 0, 1102, 2);
+    ps_free(&f.L);
+}
+
 /* A duration past 32 bits: the statistics columns are 64-bit then, and
  * every figure is the same as it would be in a narrow column. */
 static void test_wide_durations(void **st)
@@ -759,6 +793,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keyless_line_among_many_ranks),
         cmocka_unit_test(test_ours_one_rank),
+        cmocka_unit_test(the_cold_pass_is_the_lowest_inv),
         cmocka_unit_test(test_long_tail_is_cut),
         cmocka_unit_test(test_wide_durations),
         cmocka_unit_test(test_keep_first),

@@ -86,6 +86,47 @@ void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
         }
 }
 
+/* A rank's cold pass is its first by inv= where its passes have one (a
+ * process numbers its passes from 1 up), not by its place in the file:
+ * logs joined in the wrong order put a warm pass first, and the cold
+ * one, slower by orders of magnitude, would be taken for warm while a
+ * warm one was dropped. Said once per rank. Keyless passes (the original
+ * runtime writes no inv=) keep the file's order. False when out of
+ * memory (L->oom set). */
+static bool cold_by_inv(ps_log *L)
+{
+    size_t *first = malloc((L->nrank ? L->nrank : 1) * sizeof *first);
+    if (!first) {
+        L->oom = true;
+        return false;
+    }
+    for (size_t r = 0; r < L->nrank; r++)
+        first[r] = SIZE_MAX;
+    for (size_t i = 0; i < L->npass; i++) {
+        const ps_pass *p = &L->pass[i];
+        size_t *f = &first[p->rank];
+        if (p->cold)
+            *f = i; /* the file's first: it stays unless a keyed pass is earlier */
+        else if (p->has_inv && *f != SIZE_MAX && L->pass[*f].has_inv && p->inv < L->pass[*f].inv &&
+                 L->pass[*f].has_pid == p->has_pid && L->pass[*f].pid == p->pid)
+            *f = i;
+    }
+    for (size_t i = 0; i < L->npass; i++) {
+        ps_pass *p = &L->pass[i];
+        if (!p->cold || first[p->rank] == i)
+            continue;
+        const ps_pass *c = &L->pass[first[p->rank]];
+        dg_add(&L->warn,
+               "%s:%zu: pass pid=%" PRIu64 " inv=%" PRIu64 " comes before its rank's pass inv=%" PRIu64
+               " (line %zu): the passes are out of order; inv=%" PRIu64 " is taken as the cold pass",
+               L->path, p->first_line, p->pid, p->inv, c->inv, c->first_line, c->inv);
+        p->cold = false;
+        L->pass[first[p->rank]].cold = true;
+    }
+    free(first);
+    return true;
+}
+
 /* Each pass's rank and whether it is its rank's first (cold) pass. last[]
  * gets the index of each rank's last pass (the caller frees it); false
  * when out of memory (L->oom set). */
@@ -116,6 +157,10 @@ static bool assign_ranks(ps_log *L, size_t **lastp)
         p->rank = rk;
         p->cold = L->rank[rk].npasses == 0;
         L->rank[rk].npasses++;
+    }
+    if (!cold_by_inv(L)) {
+        free(last);
+        return false;
     }
     *lastp = last;
     return true;
