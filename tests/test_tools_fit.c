@@ -36,6 +36,7 @@ typedef struct gen {
     int warm;           /* warm passes per log */
     bool original;      /* no slots= (the original runtime has none) */
     uint64_t spike;     /* ns added to the first warm pass (hbg's second pass writes its journal) */
+    int zero_inv;       /* a pass whose control plane took 0 ns (0: none) */
 } gen;
 
 static uint64_t cost_of(const cfg *c, const gen *g, int pass)
@@ -56,12 +57,13 @@ static char *write_log(const cfg *c, const gen *g, int pid)
                           (unsigned long long)c->tasks);
     for (int inv = 1; inv <= g->warm + 1; inv++) {
         uint64_t y = inv == 1 ? 999999 : cost_of(c, g, inv) + (inv == 2 ? g->spike : 0);
+        bool zero = inv == g->zero_inv;
         const char *pre = "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:24]";
         n += (size_t)snprintf(b + n, cap - n,
                               "%s bind phase=args start_ns=1 dur_ns=10 bytes=0 pid=%d inv=%d\n"
                               "%s bind phase=host_orch start_ns=2 dur_ns=%llu tasks=%llu heap_used=0 pid=%d inv=%d\n",
-                              pre, pid, inv, pre, (unsigned long long)(y - 300), (unsigned long long)c->tasks, pid,
-                              inv);
+                              pre, pid, inv, pre, zero ? 0ull : (unsigned long long)(y - 300),
+                              (unsigned long long)c->tasks, pid, inv);
         if (g->original)
             n += (size_t)snprintf(b + n, cap - n,
                                   "%s bind phase=graph_upload start_ns=3 dur_ns=100 defs=0 bytes=0 submissions=%llu "
@@ -69,11 +71,12 @@ static char *write_log(const cfg *c, const gen *g, int pid)
                                   pre, (unsigned long long)c->replays, pid, inv);
         else
             n += (size_t)snprintf(b + n, cap - n,
-                                  "%s bind phase=graph_upload start_ns=3 dur_ns=100 defs=0 bytes=0 submissions=%llu "
+                                  "%s bind phase=graph_upload start_ns=3 dur_ns=%d defs=0 bytes=0 submissions=%llu "
                                   "slots=%llu pid=%d inv=%d\n",
-                                  pre, (unsigned long long)c->replays, (unsigned long long)c->slots, pid, inv);
-        n += (size_t)snprintf(b + n, cap - n, "%s bind phase=arena_h2d start_ns=4 dur_ns=200 bytes=0 pid=%d inv=%d\n",
-                              pre, pid, inv);
+                                  pre, zero ? 0 : 100, (unsigned long long)c->replays, (unsigned long long)c->slots,
+                                  pid, inv);
+        n += (size_t)snprintf(b + n, cap - n, "%s bind phase=arena_h2d start_ns=4 dur_ns=%d bytes=0 pid=%d inv=%d\n",
+                              pre, zero ? 0 : 200, pid, inv);
         const char *ops[5] = {"submit_task", "alloc_tensors", "record_node", "graph_submit", "build_definition"};
         uint64_t cnt[5] = {c->tasks, 1, c->nodes, c->replays, c->nodes ? 1 : 0};
         for (int k = 0; k < 5; k++)
@@ -147,7 +150,7 @@ static int fit_logs(const logs *L, bool relative, fit_data *d, fit_result *R, ch
         ps_free(&P);
         free(buf);
     }
-    return fit_solve(d, relative, R, err, errlen);
+    return fit_solve(d, relative, (const char *const *)L->path, R, err, errlen);
 }
 
 /* Logs of configurations c made with g, read and fitted (which must work). */
@@ -420,6 +423,26 @@ static void test_relative(void **state)
         }
         drop_logs(&L);
     }
+}
+
+/* A pass of no cost cannot be divided by: named by its log and line,
+ * exit 1 (the logs were read; no fit can be made of them so). */
+static void test_relative_zero_cost(void **state)
+{
+    (void)state;
+    gen g = {.warm = 3, .zero_inv = 3};
+    logs L;
+    make_logs(&L, design, 2, &g);
+    char *out, *errs, want[512];
+    assert_int_equal(run_fit(&L, "--relative", NULL, NULL, &out, &errs), 1);
+    snprintf(want, sizeof want,
+             "hbg fit: %s:20: pass pid=1000 inv=3 has a control plane of 0 ns, and --relative divides each pass by "
+             "its cost; fit without --relative\n",
+             L.path[0]);
+    assert_string_equal(errs, want);
+    assert_string_equal(out, "");
+    free(out), free(errs);
+    drop_logs(&L);
 }
 
 /* One point per log: its cheapest warm pass. */
@@ -962,7 +985,7 @@ int main(void)
         cmocka_unit_test(test_bad_slots_leave_the_pass_out),
         cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_skip_warm),
         cmocka_unit_test(test_skip_warm_counts_excluded_passes), cmocka_unit_test(test_counts_past_2_53_left_out),
-        cmocka_unit_test(test_relative), cmocka_unit_test(test_original_logs),
+        cmocka_unit_test(test_relative), cmocka_unit_test(test_relative_zero_cost), cmocka_unit_test(test_original_logs),
         cmocka_unit_test(test_t_quantile), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_plot),
         cmocka_unit_test(test_same_log_twice),

@@ -47,8 +47,8 @@ static void usage(FILE *f)
             "  --relative      least squares of residuals relative to each pass's cost (for\n"
             "                  sweeps over decades, where the noise grows with the cost)\n"
             "  -h, --help      this text\n\n"
-            "exit status: 0 fitted, 1 too few usable passes, 2 usage error, unusable input or a\n"
-            "failed write\n");
+            "exit status: 0 fitted, 1 too few usable passes (or a pass of 0 ns with --relative),\n"
+            "2 usage error, unusable input, a failed write or out of memory\n");
 }
 
 static void print_warnings(const dg_list *w)
@@ -383,9 +383,10 @@ int hbg_cmd_fit(int argc, char **argv)
     char err[256];
     if (!rc) {
         print_warnings(&d.warn);
-        if (fit_solve(&d, relative, &R, err, sizeof err)) {
+        int fr = fit_solve(&d, relative, names, &R, err, sizeof err);
+        if (fr) {
             fprintf(stderr, "hbg fit: %s\n", err);
-            rc = 1;
+            rc = fr == -2 ? 2 : 1;
         }
     }
     if (!rc) {

@@ -325,7 +325,7 @@ static void slope_of(const fit_data *d, fit_result *R)
     R->slope = (sxy - sx * sy / (double)m) / var;
 }
 
-int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errlen)
+int fit_solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen)
 {
     memset(R, 0, sizeof *R);
     R->relative = relative;
@@ -337,14 +337,17 @@ int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errle
     int rc = -1;
     if (!y || !w) {
         snprintf(err, errlen, "out of memory");
+        rc = -2;
         goto out;
     }
     /* Relative errors: each row divided by its cost, so a pass of 10 ms
      * weighs what one of 10 us does. */
     for (size_t i = 0; i < n; i++) {
         if (relative && d->pt[i].y <= 0) {
-            snprintf(err, errlen, "--relative needs every pass's cost above 0; pass %s (line %zu) has 0",
-                     d->pt[i].label, d->pt[i].line);
+            snprintf(err, errlen,
+                     "%s:%zu: pass %s has a control plane of 0 ns, and --relative divides each pass by its cost; "
+                     "fit without --relative",
+                     names && names[d->pt[i].log] ? names[d->pt[i].log] : "LOG", d->pt[i].line, d->pt[i].label);
             goto out;
         }
         w[i] = relative ? 1 / d->pt[i].y : 1;
@@ -352,6 +355,7 @@ int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errle
     Q.w = w;
     if (n && build_qr(d, &Q, R)) {
         snprintf(err, errlen, "out of memory");
+        rc = -2;
         goto out;
     }
     R->n = n, R->k = Q.k;

@@ -95,9 +95,10 @@ typedef struct fit_result {
 /* Fits d (filling each point's fitted value and residual). With relative,
  * minimises the sum of squared residuals divided by each cost (the right
  * weights when the noise grows with the cost, as it does across a sweep
- * of decades). Returns 0, or -1 with a one-line reason in err when there
- * are no more points than terms to fit (or, relative, a cost is 0). */
-int fit_solve(fit_data *d, bool relative, fit_result *R, char *err, size_t errlen);
+ * of decades). names[i] is log i's path, for the messages (NULL: "LOG").
+ * Returns 0; -1 with a one-line reason in err when there are no more
+ * points than terms to fit (or, relative, a cost is 0); -2 out of memory. */
+int fit_solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen);
 
 /* The 0.975 quantile of Student's t with df degrees of freedom (df >= 1):
  * exact to 9 digits up to 30, a Cornish-Fisher expansion beyond. */
