@@ -278,6 +278,19 @@ static void test_refusals_and_exit_status(void **st)
     assert_string_equal(err, "hbg phases: cannot read /: it is a directory\n");
     free(out);
     free(err);
+    /* a path as typed may hold a line break or an escape: the error is
+     * still one line, and nothing reaches the terminal as a control */
+    assert_int_equal(phases("/nonexistent/x\ny\033[2J.log", NULL, NULL, NULL, &out, &err), 2);
+    assert_string_equal(err, "hbg phases: cannot open /nonexistent/x?y?[2J.log: No such file or directory\n");
+    free(out);
+    free(err);
+    {
+        const char *args[] = {"fit", ts_fixture("ours-1rank-4pass.log"), "--plot", "/nonexistent\n/p.svg", NULL};
+        assert_int_equal(ts_run_cli(args, &out, &err), 2);
+        assert_string_equal(err, "hbg fit: cannot create /nonexistent?/p.svg: No such file or directory\n");
+        free(out);
+        free(err);
+    }
 
     snprintf(path, sizeof path, "%s", ts_fixture("ours-1rank-4pass.log"));
     assert_int_equal(phases(path, "--format", "xml", NULL, &out, &err), 2);

@@ -1,5 +1,6 @@
 /* hbg ab: child processes, revision worktrees, builds. See ab_build.h. */
 #include "cli/ab_build.h"
+#include "tools/diag.h"
 #include "cli/stopsig.h"
 #include "util/fdio.h"
 #include "util/vec.h"
@@ -816,7 +817,7 @@ static int make_tree(const ab_repo *r, ab_tree *t, const char *ready, int logfd,
     if (t->snapshot && overlay(r, t, logfd, err, cap))
         return 2;
     if (write_file(ready, t->sha, 40)) {
-        snprintf(err, cap, "cannot write %s: %s", ready, strerror(errno));
+        snprintf(err, cap, "cannot write %s: %s", dg_shown(ready), strerror(errno));
         return 2;
     }
     return 0;
@@ -896,7 +897,7 @@ int ab_build(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_
     }
     int logfd = open(t->log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     if (logfd < 0) {
-        snprintf(err, cap, "cannot create %s: %s", t->log, strerror(errno));
+        snprintf(err, cap, "cannot create %s: %s", dg_shown(t->log), strerror(errno));
         return 2;
     }
     /* Gone before the build starts, so an interrupted build is not taken
@@ -911,7 +912,7 @@ int ab_build(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_
     ab_buf desc = {0};
     describe(b, &desc);
     if (!rc && write_file(built, desc.p, desc.n)) {
-        snprintf(err, cap, "cannot write %s: %s", built, strerror(errno));
+        snprintf(err, cap, "cannot write %s: %s", dg_shown(built), strerror(errno));
         rc = 2;
     }
     ab_buf_free(&desc);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "case.h"
+#include "tools/diag.h"
 #include "cli/ab_build.h"
 #include "cli/cli.h"
 #include "cli/run_opts.h"
@@ -550,7 +551,7 @@ static int write_tree_file(const ab_opts *o, const ab_arm *arm)
     if (!ok || rename(tmp, path) != 0) {
         int e = errno;
         unlink(tmp);
-        return fail("cannot write %s: %s", path, strerror(e));
+        return fail("cannot write %s: %s", dg_shown(path), strerror(e));
     }
     return 0;
 }
@@ -560,7 +561,7 @@ static int resume_check(const ab_arm *arm, unsigned i)
 {
     static char line[8192];
     if (!first_line(arm->logs[i], line, sizeof line))
-        return fail("--resume: cannot read %s: %s", arm->logs[i], strerror(errno));
+        return fail("--resume: cannot read %s: %s", dg_shown(arm->logs[i]), strerror(errno));
     if (strcmp(line, ab_buf_cstr(&arm->stamp)))
         return fail("--resume: %s was written by another run: its first line is '%.300s', this run's stamp is "
                     "'%.300s'; move it away or pick another --outputs", arm->logs[i], line,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "tools/diag.h"
 #include "cli/outfile.h"
 #include "tools/compare.h"
 #include "tools/jw.h"
@@ -594,7 +595,7 @@ static int write_plot(const cp_result *R, const char *path)
 {
     sp_rep *reps = calloc(R->nrep, sizeof *reps);
     if (!reps) {
-        fprintf(stderr, "hbg compare: cannot write %s: out of memory\n", path);
+        fprintf(stderr, "hbg compare: cannot write %s: out of memory\n", dg_shown(path));
         return -1;
     }
     for (size_t i = 0; i < R->nrep; i++) {
@@ -617,7 +618,7 @@ static int write_plot(const cp_result *R, const char *path)
         int werr = errno ? errno : EIO; /* sp_write's, before the close can change it */
         rc = hbg_outfile_close(&of, ok);
         if (!ok)
-            fprintf(stderr, "hbg compare: cannot write %s: %s\n", path, strerror(werr));
+            fprintf(stderr, "hbg compare: cannot write %s: %s\n", dg_shown(path), strerror(werr));
     }
     free(reps);
     return rc;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "tools/diag.h"
 #include "cli/outfile.h"
 #include "tools/fit.h"
 #include "tools/fitplot.h"
@@ -296,7 +297,7 @@ static int write_plot(const char *path, const fit_data *d, const fit_result *R)
     int werr = errno ? errno : EIO; /* fp_write's, before the close can change it */
     int rc = hbg_outfile_close(&of, ok) ? 2 : 0;
     if (!ok)
-        fprintf(stderr, "hbg fit: cannot write %s: %s\n", path, strerror(werr));
+        fprintf(stderr, "hbg fit: cannot write %s: %s\n", dg_shown(path), strerror(werr));
     return rc;
 }
 

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "case.h"
+#include "tools/diag.h"
 #include "cli/case_opts.h"
 #include "cli/cli.h"
 #include "cli/run_opts.h"
@@ -53,12 +54,12 @@ static int open_log(const run_opts *o, int *fd)
             fprintf(stderr, "hbg run: refusing to overwrite %s: it exists (name each run apart, e.g. _r2)\n",
                     o->log_path);
         else
-            fprintf(stderr, "hbg run: cannot create %s: %s\n", o->log_path, strerror(errno));
+            fprintf(stderr, "hbg run: cannot create %s: %s\n", dg_shown(o->log_path), strerror(errno));
         return 1;
     }
     hbg_status sst = hbg_log_stamp(*fd, &stamp);
     if (sst) {
-        fprintf(stderr, "hbg run: cannot write %s: %s\n", o->log_path,
+        fprintf(stderr, "hbg run: cannot write %s: %s\n", dg_shown(o->log_path),
                 sst == HBG_E_IO ? strerror(errno) : hbg_strerror(sst));
         close(*fd);
         unlink(o->log_path); /* made just now (O_EXCL): at most a cut stamp */
@@ -73,7 +74,7 @@ static int make_out_dir(const run_opts *o, char *dir, size_t cap, bool *made)
     *made = false;
     if (mkdir(o->out_dir, 0755)) {
         if (errno != EEXIST) {
-            fprintf(stderr, "hbg run: cannot create %s: %s\n", o->out_dir, strerror(errno));
+            fprintf(stderr, "hbg run: cannot create %s: %s\n", dg_shown(o->out_dir), strerror(errno));
             return 1;
         }
     } else {
@@ -97,7 +98,7 @@ static int make_out_dir(const run_opts *o, char *dir, size_t cap, bool *made)
         return 1;
     }
     if (mkdir(dir, 0755)) {
-        fprintf(stderr, "hbg run: cannot create %s: %s\n", dir, strerror(errno));
+        fprintf(stderr, "hbg run: cannot create %s: %s\n", dg_shown(dir), strerror(errno));
         if (*made)
             rmdir(o->out_dir);
         return 1;
@@ -534,7 +535,7 @@ int hbg_cmd_run(int argc, char **argv)
         snprintf(path, sizeof path, "%s/host_phase_records.jsonl", dir);
         recfd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
         if (recfd < 0) {
-            fprintf(stderr, "hbg run: cannot create %s: %s\n", path, strerror(errno));
+            fprintf(stderr, "hbg run: cannot create %s: %s\n", dg_shown(path), strerror(errno));
             rmdir(dir);
             if (made_out)
                 rmdir(o.out_dir);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "tools/diag.h"
 #include "cli/outfile.h"
 #include "tools/passes.h"
 #include "tools/records.h"
@@ -204,7 +205,7 @@ static int write_trace(ps_log *L, const rc_file *recs, size_t nr, bool per_inv, 
     bool written = hbg_outfile_close(&of, st == HBG_OK && !empty) == 0;
     print_warnings(L, warn, true);
     if (st != HBG_OK) {
-        fprintf(stderr, "hbg timeline: cannot write %s: %s\n", strcmp(out, "-") ? out : "standard output",
+        fprintf(stderr, "hbg timeline: cannot write %s: %s\n", strcmp(out, "-") ? dg_shown(out) : "standard output",
                 st == HBG_E_NOMEM ? "out of memory" : strerror(werr));
         return 2;
     }

@@ -1,4 +1,5 @@
 #include "cli/outfile.h"
+#include "tools/diag.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -18,20 +19,20 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
         o->f = fopen(path, "w");
         if (!o->f) {
-            fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
+            fprintf(stderr, "%s: cannot write %s: %s\n", cmd, dg_shown(path), strerror(errno));
             return -1;
         }
         return 0;
     }
     if (asprintf(&o->tmp, "%s.tmp%ld", path, (long)getpid()) < 0) {
         o->tmp = NULL;
-        fprintf(stderr, "%s: cannot create %s: out of memory\n", cmd, path);
+        fprintf(stderr, "%s: cannot create %s: out of memory\n", cmd, dg_shown(path));
         return -1;
     }
     o->f = fopen(o->tmp, "w");
     if (!o->f) {
         /* the file asked for: the temporary beside it is ours */
-        fprintf(stderr, "%s: cannot create %s: %s\n", cmd, path, strerror(errno));
+        fprintf(stderr, "%s: cannot create %s: %s\n", cmd, dg_shown(path), strerror(errno));
         free(o->tmp);
         o->tmp = NULL;
         return -1;
@@ -45,13 +46,13 @@ int hbg_outfile_probe(const char *cmd, const char *path)
     if (strcmp(path, "-") == 0)
         return 0;
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(EISDIR));
+        fprintf(stderr, "%s: cannot write %s: %s\n", cmd, dg_shown(path), strerror(EISDIR));
         return -1;
     }
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
         if (access(path, W_OK) == 0)
             return 0;
-        fprintf(stderr, "%s: cannot write %s: %s\n", cmd, path, strerror(errno));
+        fprintf(stderr, "%s: cannot write %s: %s\n", cmd, dg_shown(path), strerror(errno));
         return -1;
     }
     hbg_outfile o;
@@ -81,10 +82,10 @@ int hbg_outfile_close(hbg_outfile *o, bool ok)
     o->f = NULL;
     int rc = 0;
     if (ok && e) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", o->cmd, o->path, strerror(e));
+        fprintf(stderr, "%s: cannot write %s: %s\n", o->cmd, dg_shown(o->path), strerror(e));
         rc = -1;
     } else if (ok && o->tmp && rename(o->tmp, o->path) != 0) {
-        fprintf(stderr, "%s: cannot rename %s to %s: %s\n", o->cmd, o->tmp, o->path, strerror(errno));
+        fprintf(stderr, "%s: cannot rename %s to %s: %s\n", o->cmd, dg_shown(o->tmp), dg_shown(o->path), strerror(errno));
         rc = -1;
     }
     if (o->tmp && (!ok || rc))

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/run_report.h"
+#include "tools/diag.h"
 #include "hbg/trace.h"
 
 int collector_init(run_collector *c, uint32_t ranks, uint32_t rounds)
@@ -153,7 +154,7 @@ int collector_log_errors(const run_collector *c, const char *log_name, FILE *err
         if (!e)
             continue;
         fprintf(err, "hbg run: cannot write %s: %s (rank %u; records from then on are missing or cut short)\n",
-                log_name, strerror(e), r);
+                dg_shown(log_name), strerror(e), r);
         rc = 1;
     }
     return rc;

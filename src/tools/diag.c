@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void dg_init(dg_list *d, size_t limit)
 {
@@ -41,6 +42,27 @@ void dg_add(dg_list *d, const char *fmt, ...)
 char *dg_sanitize(char *s)
 {
     return hbg__mask_controls(s);
+}
+
+const char *dg_shown(const char *s)
+{
+    static _Thread_local char buf[4][1024];
+    static _Thread_local unsigned next;
+    const char *c = s;
+    while (*c && !hbg__is_control((unsigned char)*c))
+        c++;
+    if (!*c)
+        return s;
+    char *b = buf[next++ % 4];
+    size_t n = strlen(s);
+    if (n >= sizeof buf[0]) { /* a path that long is shown by its end: where it differs */
+        memcpy(b, "...", 3);
+        memcpy(b + 3, s + n - (sizeof buf[0] - 4), sizeof buf[0] - 4);
+        b[sizeof buf[0] - 1] = '\0';
+    } else {
+        memcpy(b, s, n + 1);
+    }
+    return hbg__mask_controls(b);
 }
 
 void dg_free(dg_list *d)

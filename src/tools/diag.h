@@ -22,4 +22,11 @@ void dg_free(dg_list *d);
  * 0x80 stay: they are UTF-8 text. Returns s. */
 char *dg_sanitize(char *s);
 
+/* s as a message may show it: s itself when it has no control byte, else
+ * a masked copy ('?' for each) in one of a few buffers of this thread,
+ * valid until the fourth call after. For the paths the user gave, which
+ * an error quotes as they were typed ($'x\ny.log' would split the one
+ * line the error is). */
+const char *dg_shown(const char *s);
+
 #endif

@@ -1,5 +1,6 @@
 /* Grouping bind-phase lines into passes; see passes.h for the rules. */
 #include "tools/passes.h"
+#include "tools/diag.h"
 #include "tools/passes_internal.h"
 #include "hbg/trace.h"
 #include "tools/hugemem.h"
@@ -1091,7 +1092,7 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
                "%zu MiB, the rest skipped",
                path, cut, cut == 1 ? "" : "s", mib, cut == 1 ? "its" : "their", mib);
     if (e && e != ENOMEM) {
-        snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
+        snprintf(err, errlen, "cannot read %s: %s", dg_shown(path), strerror(e));
         return HBG_E_IO;
     }
     warn_long_spans(L);

@@ -3,6 +3,7 @@
  * read in whole-line pieces (linereader.h): only its longest line is held
  * as text at once, never the file. */
 #include "tools/records.h"
+#include "tools/diag.h"
 #include "tools/linereader.h"
 #include "tools/text.h"
 #include "util/vec.h"
@@ -428,7 +429,7 @@ hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_
         return HBG_E_NOMEM;
     }
     if (e) {
-        snprintf(err, errlen, "cannot read %s: %s", path, strerror(e));
+        snprintf(err, errlen, "cannot read %s: %s", dg_shown(path), strerror(e));
         return HBG_E_IO;
     }
     if (cut) {

@@ -1,5 +1,6 @@
 /* Opening a log or a records file to read in pieces (read, never mapped). */
 #include "tools/text.h"
+#include "tools/diag.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -16,12 +17,12 @@
 static int usable(int fd, const char *name, char *err, size_t errlen)
 {
     if (fd < 0) {
-        snprintf(err, errlen, "cannot open %s: %s", name, strerror(errno));
+        snprintf(err, errlen, "cannot open %s: %s", dg_shown(name), strerror(errno));
         return -1;
     }
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        snprintf(err, errlen, "cannot read %s: it is a directory", name);
+        snprintf(err, errlen, "cannot read %s: it is a directory", dg_shown(name));
         close(fd);
         return -1;
     }
