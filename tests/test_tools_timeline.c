@@ -65,7 +65,9 @@ static json_t *run_timeline(const char *log, const char *records, int want, char
     if (want == 0)
         keep_trace(log, records ? "records" : NULL, s);
     json_error_t je;
-    json_t *j = json_loads(s, 0, &je);
+    /* a member twice in one object is kept by most readers as the last:
+     * every trace these tests make must have none */
+    json_t *j = json_loads(s, JSON_REJECT_DUPLICATES, &je);
     if (!j && want == 0)
         fprintf(stderr, "trace does not parse: %s at line %d\n", je.text, je.line);
     free(s);
@@ -101,6 +103,32 @@ static size_t find(json_t *ev, const char *name, const char *cat, long long pid,
         n++;
     }
     return n;
+}
+
+/* A line's own attribute named like a member this tool writes (wall_ns
+ * and utc from the clock anchor) is kept under "logged_<name>": a second
+ * member of one name was read as the last, the logged text over the
+ * value computed. */
+static void test_a_logged_key_is_not_a_second_member(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=1][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=5 mono_ns=1 wall_ns=1796582114695931462\n"
+        "[mono_ns=2][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run "
+        "ts=100 dur=10 wall_ns=7 utc=x\n";
+    char *log = ts_temp_file(text, strlen(text), ".log"), *err;
+    json_t *j = run_timeline(log, NULL, 0, &err);
+    assert_non_null(j);
+    json_t *e = NULL;
+    assert_int_equal(find(json_object_get(j, "traceEvents"), "chip.run", "span", -1, -1, &e), 1);
+    json_t *a = json_object_get(e, "args");
+    assert_string_equal(json_string_value(json_object_get(a, "wall_ns")), "1796582114695931561");
+    assert_int_equal(json_integer_value(json_object_get(a, "logged_wall_ns")), 7);
+    assert_string_equal(json_string_value(json_object_get(a, "logged_utc")), "x");
+    json_decref(j);
+    free(err);
+    unlink(log);
+    free(log);
 }
 
 static void test_original_with_records(void **st)
@@ -1740,6 +1768,7 @@ int main(void)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_original_with_records),
+        cmocka_unit_test(test_a_logged_key_is_not_a_second_member),
         cmocka_unit_test(test_foreign_records_make_no_lane),
         cmocka_unit_test(test_anchor_out_of_range_is_said),
         cmocka_unit_test(test_round_start_far_from_anchor),

@@ -546,7 +546,22 @@ static void put_num(jw *w, uint64_t v)
         jw_u64str(w, v);
 }
 
-/* The k=v attribute text of a line, as args members. */
+/* Whether key k is one this tool writes into an event's args itself: a
+ * line's own attribute of that name would make a second member of one
+ * name, and most readers keep the last, the logged text over the value
+ * computed (wall_ns from the clock anchor). */
+static bool generated_key(const char *k, size_t kl)
+{
+    static const char *const gen[] = {"inv", "hid", "depth", "wall_ns", "utc", "clock", "placed", "device_ts_ns",
+                                      "host_pid"};
+    for (size_t i = 0; i < sizeof gen / sizeof gen[0]; i++)
+        if (strlen(gen[i]) == kl && !memcmp(gen[i], k, kl))
+            return true;
+    return false;
+}
+
+/* The k=v attribute text of a line, as args members; a key this tool
+ * writes itself is kept as "logged_<key>". */
 static void write_attrs(tl *t, const char *p, size_t n)
 {
     const char *e = p + n;
@@ -567,7 +582,13 @@ static void write_attrs(tl *t, const char *p, size_t n)
         if (!kl)
             continue;
         JW_LIT(&t->w, ",");
-        jw_str(&t->w, k, kl);
+        if (generated_key(k, kl)) {
+            char both[64];
+            int bl = snprintf(both, sizeof both, "logged_%.*s", (int)kl, k);
+            jw_str(&t->w, both, (size_t)bl);
+        } else {
+            jw_str(&t->w, k, kl);
+        }
         JW_LIT(&t->w, ":");
         uint64_t x;
         lx_slice s = {v, vl};
