@@ -581,6 +581,47 @@ static hbg_status fill_orch(hbg_orch *o, void *ctx)
     return hbg_submit_task(o, &t, NULL);
 }
 
+/* Task 0 adds 1 to caller tensor 0 in place; task 1 copies it to 1. */
+#define K_INC 4
+
+static int inc_kernel(const hbg_kernel_args *a)
+{
+    float *y = hbg_kernel_ptr(&a->tensors[0]);
+    for (uint32_t i = 0; i < a->tensors[0].shape[0]; i++)
+        y[i] += 1.0f;
+    return 0;
+}
+
+static hbg_status inc_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_arg a[] = {{hbg_orch_arg(o, 0), HBG_INOUT}};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = K_INC, .core = HBG_CORE_AIV, .blocks = 1,
+                  .ntensors = 1, .args = a};
+    hbg_submit_task(o, &t, NULL);
+    return hbg_orch_error(o) ? hbg_orch_error(o) : copy_orch(o, ctx);
+}
+
+static hbg_status inc_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_arg a[] = {{b->args[0].t, HBG_INOUT}};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = K_INC, .core = HBG_CORE_AIV, .blocks = 1,
+                  .ntensors = 1, .args = a};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+/* The Graph recorded on out (overwritten by the copy after), then
+ * replayed on caller tensor 0: the replay's slot writes it. */
+static hbg_status inc_graph_orch(hbg_orch *o, void *ctx)
+{
+    hbg_arg a0[] = {{hbg_orch_arg(o, 1), HBG_INOUT}}, a1[] = {{hbg_orch_arg(o, 0), HBG_INOUT}};
+    hbg_boundary b0 = {.ntensors = 1, .args = a0}, b1 = {.ntensors = 1, .args = a1};
+    hbg_submit_graph(o, 7, inc_body, NULL, &b0, 0, NULL);
+    hbg_submit_graph(o, 7, inc_body, NULL, &b1, 0, NULL);
+    return hbg_orch_error(o) ? hbg_orch_error(o) : copy_orch(o, ctx);
+}
+
 static void a_kept_input_is_restaged_after_another_write(void **state)
 {
     (void)state;
@@ -615,6 +656,31 @@ static void a_kept_input_is_restaged_after_another_write(void **state)
         for (int i = 0; i < 4; i++)
             assert_true(out[i] == 7.0f);
     }
+
+    /* a task of the program that writes a kept input: refused, as its
+     * write would outlive the pass (each pass would add to the last's);
+     * by a task, and by a Graph's slot, and also where the same program
+     * ran before with the input not kept (its memo must not answer) */
+    assert_int_equal(hbg_kernel_register(kt, K_INC, "inc", inc_kernel), HBG_OK);
+    static const hbg_orch_fn writers[] = {inc_orch, inc_graph_orch};
+    for (int g = 0; g < 2; g++) {
+        pa.orch = writers[g];
+        aa[0].persistent = false;
+        for (int pass = 0; pass < 2; pass++) {
+            w[0] = 7;
+            assert_int_equal(hbg_runtime_run(rt, &pa, false, &rep), HBG_OK);
+            assert_true(out[0] == 8.0f);
+        }
+        aa[0].persistent = true;
+        assert_int_equal(hbg_runtime_run(rt, &pa, false, &rep), HBG_E_INVAL);
+        assert_string_equal(rep.error, g ? "task 1 (graph key 0x7) slot 0: writes caller tensor 0, which is "
+                                           "persistent: its device copy is kept and not staged again, so the write "
+                                           "would outlive the pass (mark persistent only what no task writes)"
+                                         : "task 0 arg 0: writes caller tensor 0, which is persistent: its device "
+                                           "copy is kept and not staged again, so the write would outlive the pass "
+                                           "(mark persistent only what no task writes)");
+    }
+    pa.orch = copy_orch;
 
     /* persistent on a tensor the device writes: refused, in words */
     for (int i = 0; i < 2; i++) {

@@ -37,7 +37,8 @@ typedef struct hbg_host_tensor {
     bool persistent;    /* an IN staged once and kept on the device while its
                            host pointer and size stay the same (weights) and
                            no other program's OUT in its position wrote it;
-                           on an OUT or INOUT the pass fails (HBG_E_INVAL) */
+                           on an OUT or INOUT the pass fails (HBG_E_INVAL),
+                           and so does a task or Graph slot that writes it */
 } hbg_host_tensor;
 
 /* The orchestration function: builds the pass's task graph. The caller

@@ -12,6 +12,7 @@
 
 #define HBG_MAX_PROGRAM_ARGS 256
 #define HBG_DEVTABLE_CAP 256
+_Static_assert(HBG_MAX_PROGRAM_ARGS <= HBG_ORCH_MAX_KEPT, "every caller tensor may be kept");
 #define HBG_ARENA_INITIAL (1ull << 20)
 /* Definitions carved from the device pool start on a cache line. */
 #define HBG_DEFPOOL_ALIGN 64u
@@ -72,6 +73,8 @@ struct hbg_runtime {
     uint64_t defpool_dev, defpool_bytes, defpool_used; /* Definitions, filled from the front */
 
     hbg__argbuf argbufs[HBG_MAX_PROGRAM_ARGS];
+    uint64_t kept_addr[HBG_MAX_PROGRAM_ARGS]; /* the persistent INs' buffers, for the orchestrator */
+    uint32_t kept_arg[HBG_MAX_PROGRAM_ARGS];
     hbg_tensor devargs[HBG_MAX_PROGRAM_ARGS];
     hbg__hostview views[HBG_MAX_PROGRAM_ARGS];
     uint32_t nviews;

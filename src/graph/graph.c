@@ -222,6 +222,11 @@ static bool slot_ok(hbg_orch *o, const hbg_arg *a, uint32_t k, hbg__range *r)
         hbg__why(o, HBG_WHY_DIR, (int32_t)k, a->dir, 0, 0);
         return false;
     }
+    int32_t kept;
+    if (a->dir != HBG_IN && (kept = hbg__orch_kept(o, a->t->addr)) >= 0) {
+        hbg__why(o, HBG_WHY_KEPT_WRITE, (int32_t)k, kept, 0, 0);
+        return false;
+    }
     return hbg__orch_check_view(o, a->t, (int32_t)k, r) == HBG_OK;
 }
 
@@ -323,6 +328,11 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg__
         if (!p->ranged || t->offset > p->max_offset || hi > t->nbytes || t->addr >= HBG_REC_BASE) {
             hbg__range rk;
             hbg__orch_check_view(o, t, (int32_t)k, &rk); /* notes the reason */
+            return HBG_E_INVAL;
+        }
+        int32_t kept;
+        if (p->dir != HBG_IN && (kept = hbg__orch_kept(o, t->addr)) >= 0) {
+            hbg__why(o, HBG_WHY_KEPT_WRITE, (int32_t)k, kept, 0, 0);
             return HBG_E_INVAL;
         }
         if (p->alias != k) {

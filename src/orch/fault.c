@@ -197,6 +197,12 @@ static void reason(msgbuf *m, const hbg__fault *f)
         put(m, "flags 0x%llx: bits 0x%llx are no flag (HBG_GRAPH_FALLBACK, HBG_GRAPH_CHECK_BODY)",
             (unsigned long long)n[0], (unsigned long long)n[1]);
         break;
+    case HBG_WHY_KEPT_WRITE:
+        put(m,
+            "writes caller tensor %lld, which is persistent: its device copy is kept and not staged again, so the "
+            "write would outlive the pass (mark persistent only what no task writes)",
+            (long long)n[0]);
+        break;
     case HBG_WHY_USER: put(m, "%s", f->text && *f->text ? f->text : hbg_strerror(f->st)); break;
     default: put(m, "%s", hbg_strerror(f->st)); break;
     }

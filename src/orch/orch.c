@@ -79,6 +79,26 @@ void hbg__orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records)
         hbg__opclock_calibrate(&o->clock);
 }
 
+void hbg__orch_set_kept(hbg_orch *o, const uint64_t *addr, const uint32_t *arg, uint32_t n)
+{
+    n = n < HBG_ORCH_MAX_KEPT ? n : HBG_ORCH_MAX_KEPT;
+    bool same = n == o->nkept;
+    for (uint32_t i = 0; i < n && same; i++)
+        same = o->kept_addr[i] == addr[i] && o->kept_arg[i] == arg[i];
+    if (same)
+        return;
+    /* a memo's answer skips the check: a task it answers was checked
+     * against the last pass's set */
+    hbg__memo_forget(o);
+    o->kept_bloom = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        o->kept_addr[i] = addr[i];
+        o->kept_arg[i] = arg[i];
+        o->kept_bloom |= 1ull << hbg__kept_bit(addr[i]);
+    }
+    o->nkept = n;
+}
+
 void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs)
 {
     o->pass++;
@@ -304,6 +324,11 @@ static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg__range
     }
     if (a->dir == HBG_OUT_ALLOC)
         return HBG_OK;
+    int32_t k;
+    if ((a->dir == HBG_OUT || a->dir == HBG_INOUT) && (k = hbg__orch_kept(o, a->t->addr)) >= 0) {
+        hbg__why(o, HBG_WHY_KEPT_WRITE, i, k, 0, 0);
+        return HBG_E_INVAL;
+    }
     return hbg__orch_check_view(o, a->t, i, r);
 }
 

@@ -121,6 +121,7 @@ typedef enum hbg__why_code {
                              2 an end with no scope open */
     HBG_WHY_USER,         /* hbg_orch_fail: the fault's `text` */
     HBG_WHY_GRAPH_FLAGS,  /* n0 the flags given, n1 the bits no flag has */
+    HBG_WHY_KEPT_WRITE,   /* n0 the caller index of the persistent IN written */
 } hbg__why_code;
 
 /* A bound (bound.c): its tensors, the arguments that point at them, and
@@ -174,6 +175,8 @@ typedef struct hbg__opstat {
     uint32_t at;       /* the place of the last timed one in its block */
 } hbg__opstat;
 
+#define HBG_ORCH_MAX_KEPT 256
+
 struct hbg_orch {
     hbg__orch_config cfg;
     uint32_t window;
@@ -195,6 +198,16 @@ struct hbg_orch {
     uint64_t heap_used;
     hbg_tensor *args;          /* caller tensors of this pass (hbg_orch_arg) */
     uint32_t nargs;
+    /* The caller tensors kept on the device (persistent INs: staged once,
+     * not again while unchanged), by buffer address, with their caller
+     * index: a task or replay slot that writes one is refused, as its
+     * write would outlive the pass (hbg__orch_set_kept). kept_bloom: one
+     * bit per address (hbg__kept_bit), so that the check of a written
+     * argument is one test where nothing is kept. */
+    uint64_t kept_addr[HBG_ORCH_MAX_KEPT];
+    uint32_t kept_arg[HBG_ORCH_MAX_KEPT];
+    uint32_t nkept;
+    uint64_t kept_bloom;
 
     /* the task image's host mirror */
     hbg__image img;
@@ -270,6 +283,27 @@ void hbg__orch_destroy(hbg_orch *o);
 /* Starts a pass: empties the window and the tensor map, and lets the
  * extension start its pass. `heap_base` may move between passes. */
 void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uint32_t nargs);
+/* The next pass's kept caller tensors (n at most HBG_ORCH_MAX_KEPT): the
+ * buffer addresses and the caller index of each. Called before
+ * hbg__orch_begin_pass; a set other than the last voids the task and
+ * replay memos, whose answers skip the check. */
+void hbg__orch_set_kept(hbg_orch *o, const uint64_t *addr, const uint32_t *arg, uint32_t n);
+
+static inline unsigned hbg__kept_bit(uint64_t addr)
+{
+    return (unsigned)(((addr >> 6) * 0x9e3779b97f4a7c15ull) >> 58);
+}
+
+/* The caller index of the kept tensor whose buffer is addr; -1 for none. */
+static inline int32_t hbg__orch_kept(const hbg_orch *o, uint64_t addr)
+{
+    if (!((o->kept_bloom >> hbg__kept_bit(addr)) & 1))
+        return -1;
+    for (uint32_t i = 0; i < o->nkept; i++)
+        if (o->kept_addr[i] == addr)
+            return (int32_t)o->kept_arg[i];
+    return -1;
+}
 /* Ends it, and with it the operation clock's pass; returns the pass's
  * first error. */
 hbg_status hbg__orch_end_pass(hbg_orch *o);
