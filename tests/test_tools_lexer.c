@@ -250,6 +250,31 @@ static void test_decode_name(void **st)
     }
 }
 
+/* The one encoding of a name: what needs no encoding decoded, the rest
+ * in capitals, a '%' without two hex digits as it stands. */
+static void test_canon_name(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *in, *out;
+    } c[] = {
+        {"chip.run", "chip.run"},
+        {"chip.run.bin%64", "chip.run.bind"},
+        {"a%2fb%2F", "a/b/"},
+        {"a%20b%3d%5b%25", "a%20b%3D%5B%25"},
+        {"x%0ay%7f%e2%82%ac", "x%0Ay%7F%E2%82%AC"},
+        {"%4", "%4"},
+        {"%zz%41", "%zzA"},
+        {"a%", "a%"},
+    };
+    char out[64];
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        size_t n = lx_canon_name((lx_slice){c[i].in, strlen(c[i].in)}, out);
+        out[n] = 0;
+        assert_string_equal(out, c[i].out);
+    }
+}
+
 static void test_overflow_is_reported(void **st)
 {
     (void)st;
@@ -576,7 +601,7 @@ int main(void)
         cmocka_unit_test(test_spans_only),
         cmocka_unit_test(test_crlf_and_noise),
         cmocka_unit_test(test_nul_and_cr_inside_a_line),
-        cmocka_unit_test(test_decode_name),
+        cmocka_unit_test(test_decode_name), cmocka_unit_test(test_canon_name),
         cmocka_unit_test(test_overflow_is_reported),
         cmocka_unit_test(test_malformed_records),
         cmocka_unit_test(test_cut_marker_and_name),

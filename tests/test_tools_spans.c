@@ -645,6 +645,36 @@ static void test_tree_child_outside_parent(void **st)
     free(src);
 }
 
+/* A name encoded otherwise than a writer of the format encodes it
+ * ("chip.run.bin%64", a lowercase %2f) is the name it decodes to: one
+ * row with the other spans of that name, and matched by --assert-overlap,
+ * where it once made a row of its own under the same shown name. */
+static void test_one_name_one_row(void **st)
+{
+    (void)st;
+    static const char src[] =
+        "[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 "
+        "name=chip.run.bind ts=100 dur=10\n"
+        "[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run "
+        "ts=90 dur=30\n"
+        "[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 "
+        "name=chip.run.bin%64 ts=200 dur=12\n"
+        "[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run "
+        "ts=190 dur=30\n";
+    char *p = ts_temp_file(src, strlen(src), ".log"), *out, *err;
+    const char *a[] = {"spans", p, "--view", "tree", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(out, "\n  chip.run.bind                                      host       2"));
+    assert_false(ts_contains(out, "host       1"));
+    free(out), free(err);
+    const char *b[] = {"spans", p, "--assert-overlap", "chip.run.bind,chip.run", NULL};
+    assert_int_equal(ts_run_cli(b, &out, &err), 1);
+    assert_true(ts_contains(out, "chip.run.bind of inv 2 starts at 200, not before chip.run of inv 1 ends at 120"));
+    free(out), free(err);
+    unlink(p);
+    free(p);
+}
+
 /* --- the overlap assertion ---------------------------------------------------------- */
 
 static void test_overlap_holds_when_pipelined(void **st)
@@ -1029,6 +1059,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tpot_ours_two_ranks),
+        cmocka_unit_test(test_one_name_one_row),
         cmocka_unit_test(test_tpot_original_pipelined),
         cmocka_unit_test(test_a_run_twice_counts_once),
         cmocka_unit_test(test_rounds_two_ranks_anchors),

@@ -918,6 +918,27 @@ static int hexval(char c)
     return -1;
 }
 
+size_t lx_canon_name(lx_slice s, char *out)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t k = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        int hi, lo;
+        if (s.p[i] == '%' && i + 2 < s.n && (hi = hexval(s.p[i + 1])) >= 0 && (lo = hexval(s.p[i + 2])) >= 0) {
+            unsigned char c = (unsigned char)(hi * 16 + lo);
+            if (c < '!' || c > '~' || c == '%' || c == '[' || c == ']' || c == '=') {
+                out[k++] = '%', out[k++] = hex[c >> 4], out[k++] = hex[c & 15];
+            } else {
+                out[k++] = (char)c;
+            }
+            i += 2;
+        } else {
+            out[k++] = s.p[i];
+        }
+    }
+    return k;
+}
+
 size_t lx_decode_name(lx_slice s, char *out)
 {
     size_t k = 0;

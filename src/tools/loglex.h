@@ -109,6 +109,14 @@ int lx_parse_u64(lx_slice v, uint64_t *out);
  * shown is one byte encoded. */
 size_t lx_decode_name(lx_slice s, char *out);
 
+/* s in the one encoding a writer that follows the format gives it: a %XX
+ * of a byte that needs no encoding decoded ("chip.run.bin%64" is
+ * "chip.run.bind"), every other %XX in capitals; anything else as it
+ * stands. Names are grouped and matched by this form, so one name has
+ * one. Into out, which has room for s.n bytes (the form is never
+ * longer); returns its length. */
+size_t lx_canon_name(lx_slice s, char *out);
+
 /* The last handle parsed: a log's lines come from a few threads. */
 typedef struct lx_thread_cache {
     char text[16];

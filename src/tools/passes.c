@@ -279,6 +279,34 @@ static lx_slice keep_slice(ps_log *L, lx_slice s)
     return o;
 }
 
+/* A span's name, kept in its canonical encoding (lx_canon_name): a name
+ * that a writer encoded otherwise ("chip.run.bin%64") is grouped, matched
+ * and drawn as the name it is. */
+static lx_slice keep_name(ps_log *L, lx_slice s)
+{
+    if (!s.n || !memchr(s.p, '%', s.n))
+        return keep_slice(L, s);
+    char small[256], *buf = s.n <= sizeof small ? small : malloc(s.n);
+    if (!buf) {
+        L->oom = true;
+        return (lx_slice){s.p, 0};
+    }
+    lx_slice c = {buf, lx_canon_name(s, buf)};
+    lx_slice o = keep_slice(L, c);
+    if (buf != small)
+        free(buf);
+    return o;
+}
+
+/* Whether span name s is, in its canonical encoding, the text t. */
+static bool name_is(lx_slice s, const char *t)
+{
+    char buf[64];
+    if (!memchr(s.p, '%', s.n) || s.n > sizeof buf)
+        return lx_slice_eq(s, t);
+    return lx_slice_eq((lx_slice){buf, lx_canon_name(s, buf)}, t);
+}
+
 /* The side-table entry of segment id (>= PS_INLINE) of pass p. */
 static ps_xseg *side_seg(ps_log *L, const ps_pass *p, int id, bool insert)
 {
@@ -835,7 +863,7 @@ static void keep_span(ps_log *L, const lx_rec *r)
     if (r->dur >= LX_DUR_LIMIT_NS) {
         if (!L->nlong_spans++)
             L->long_first = (ps_span){.dur = r->dur, .line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line,
-                                      .name = keep_slice(L, r->name)};
+                                      .name = keep_name(L, r->name)};
         return;
     }
     if (L->nspan == L->capspan) {
@@ -864,7 +892,7 @@ static void keep_span(ps_log *L, const lx_rec *r)
     s->ts = r->start;
     s->dur = r->dur;
     s->line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
-    s->name = keep_slice(L, r->name);
+    s->name = keep_name(L, r->name);
     s->hid = keep_slice(L, r->hid);
     s->extra = keep_slice(L, r->attr_text);
     s->dev = r->dev_clock;
@@ -875,7 +903,7 @@ static void on_span(ps_log *L, const lx_rec *r)
     L->nspans++;
     if (L->opt.keep_spans)
         keep_span(L, r);
-    if (r->dev_clock || r->depth != 1 || !lx_slice_eq(r->name, "chip.run.bind"))
+    if (r->dev_clock || r->depth != 1 || !name_is(r->name, "chip.run.bind"))
         return;
     L->nbindspans++;
     ps_pass *p = keyed_pass(L, r->pid, r->inv, r->line, false);
