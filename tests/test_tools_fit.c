@@ -37,6 +37,7 @@ typedef struct gen {
     bool original;      /* no slots= (the original runtime has none) */
     uint64_t spike;     /* ns added to the first warm pass (hbg's second pass writes its journal) */
     int zero_inv;       /* a pass whose control plane took 0 ns (0: none) */
+    bool swap23;        /* passes inv=2 and inv=3 written the other way round */
 } gen;
 
 static uint64_t cost_of(const cfg *c, const gen *g, int pass)
@@ -55,7 +56,8 @@ static char *write_log(const cfg *c, const gen *g, int pid)
     assert_non_null(b);
     n += (size_t)snprintf(b + n, cap - n, "[stamp] test env HBG_BIND_BREAKDOWN=1 hbg run synth --tasks %llu\n",
                           (unsigned long long)c->tasks);
-    for (int inv = 1; inv <= g->warm + 1; inv++) {
+    for (int at = 1; at <= g->warm + 1; at++) {
+        int inv = g->swap23 && (at == 2 || at == 3) ? 5 - at : at;
         uint64_t y = inv == 1 ? 999999 : cost_of(c, g, inv) + (inv == 2 ? g->spike : 0);
         bool zero = inv == g->zero_inv;
         const char *pre = "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:24]";
@@ -490,6 +492,23 @@ static void test_skip_warm(void **state)
         assert_true(ts_contains(errs, "--skip-warm expects a count of passes"));
         free(out), free(errs);
     }
+    drop_logs(&L);
+}
+
+/* A rank's first warm pass is its lowest inv= above the cold one's,
+ * wherever the log puts it: with inv=3 written before inv=2 (the spiked
+ * one), --skip-warm 1 still leaves out inv=2, and the fit is exact. */
+static void test_skip_warm_by_inv(void **state)
+{
+    (void)state;
+    gen g = {.warm = 3, .spike = 1000000, .swap23 = true};
+    logs L;
+    make_logs(&L, design, NDESIGN, &g);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, "--skip-warm", "1", NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "passes          20 warm passes from 10 logs (10 skipped: each rank's first 1)\n"));
+    assert_true(ts_contains(out, "R\xC2\xB2              1.000000\n"));
+    free(out), free(errs);
     drop_logs(&L);
 }
 
@@ -983,7 +1002,7 @@ int main(void)
         cmocka_unit_test(test_mean_only), cmocka_unit_test(test_superlinear_not_tested_is_null),
         cmocka_unit_test(test_superlinear),
         cmocka_unit_test(test_bad_slots_leave_the_pass_out),
-        cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_skip_warm),
+        cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_skip_warm), cmocka_unit_test(test_skip_warm_by_inv),
         cmocka_unit_test(test_skip_warm_counts_excluded_passes), cmocka_unit_test(test_counts_past_2_53_left_out),
         cmocka_unit_test(test_relative), cmocka_unit_test(test_relative_zero_cost), cmocka_unit_test(test_original_logs),
         cmocka_unit_test(test_t_quantile), cmocka_unit_test(test_bad_input),

@@ -39,30 +39,64 @@ hbg_status fit_add_log_min(fit_data *d, const ps_log *L, uint32_t log)
     return add_log(d, L, log, true);
 }
 
+typedef struct warm_at {
+    int32_t rank;
+    uint64_t key; /* inv=, or the place in the log of a pass without one */
+    size_t i;
+} warm_at;
+
+static int by_rank_then_key(const void *a, const void *b)
+{
+    const warm_at *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Which passes --skip-warm leaves out: each rank's first N warm passes,
+ * used or not (counting only the passes the reader kept would, after a
+ * pass excluded for a defect, skip the valid one after it too). First by
+ * inv=, as the cold pass is (a log's passes out of order would otherwise
+ * skip the wrong one, and fit hbg's journal pass); by their place in the
+ * log where they have none. skip[i] for pass i; NULL when out of memory. */
+static bool *skipped_passes(const ps_log *L, size_t n_skip)
+{
+    bool *skip = calloc(L->npass ? L->npass : 1, sizeof *skip);
+    warm_at *w = malloc((L->npass ? L->npass : 1) * sizeof *w);
+    if (!skip || !w) {
+        free(skip);
+        free(w);
+        return NULL;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < L->npass; i++)
+        if (!L->pass[i].cold)
+            w[n++] = (warm_at){L->pass[i].rank, L->pass[i].has_inv ? L->pass[i].inv : i, i};
+    qsort(w, n, sizeof *w, by_rank_then_key);
+    for (size_t j = 0, run = 0; j < n; j++) {
+        run = j && w[j].rank == w[j - 1].rank ? run + 1 : 0;
+        skip[w[j].i] = run < n_skip;
+    }
+    free(w);
+    return skip;
+}
+
 static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_only)
 {
     size_t first = d->n;
     uint64_t *cost = malloc((L->nused ? L->nused : 1) * sizeof *cost);
-    /* warm passes seen per rank, for skip_warm */
-    int32_t maxrank = 0;
-    for (size_t i = 0; i < L->npass; i++)
-        maxrank = L->pass[i].rank > maxrank ? L->pass[i].rank : maxrank;
-    /* one count per rank, and one (the first) for passes of no known rank */
-    size_t *seen = d->skip_warm ? calloc((size_t)maxrank + 2, sizeof *seen) : NULL;
-    if (!cost || (d->skip_warm && !seen)) {
+    bool *skipped = d->skip_warm ? skipped_passes(L, d->skip_warm) : NULL;
+    if (!cost || (d->skip_warm && !skipped)) {
         free(cost);
-        free(seen);
+        free(skipped);
         return HBG_E_NOMEM;
     }
     size_t nc = phs_values(L, PHS_TOTAL, cost), k = 0;
     for (size_t i = 0; i < L->npass && k < nc; i++) {
         const ps_pass *p = &L->pass[i];
-        /* A rank's first N warm passes are its first N in the log, used
-         * or not: counting only the passes the reader kept would, after
-         * a pass excluded for a defect, skip the valid one after it
-         * too. Only a used pass that is skipped is counted as skipped:
-         * an excluded one was never going to be fitted. */
-        bool skip = seen && !p->cold && seen[p->rank < 0 ? 0 : p->rank + 1]++ < d->skip_warm;
+        /* Only a used pass that is skipped is counted as skipped: an
+         * excluded one was never going to be fitted. */
+        bool skip = skipped && skipped[i];
         if (!p->used)
             continue;
         uint64_t y = cost[k++];
@@ -118,7 +152,7 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
             fit_point *np = realloc(d->pt, nc2 * sizeof *np);
             if (!np) {
                 free(cost);
-                free(seen);
+                free(skipped);
                 return HBG_E_NOMEM;
             }
             d->pt = np, d->cap = nc2;
@@ -140,7 +174,7 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
         }
     }
     free(cost);
-    free(seen);
+    free(skipped);
     return HBG_OK;
 }
 

@@ -57,8 +57,8 @@ typedef struct fit_data {
 void fit_init(fit_data *d);
 void fit_free(fit_data *d);
 /* Adds L's used passes as points of log `log`, but those among each
- * rank's first d->skip_warm warm passes (in the log's order, excluded
- * passes counted: they hold their place). A pass without tasks= on
+ * rank's first d->skip_warm warm passes (by inv=, else in the log's
+ * order; excluded passes counted: they hold their place). A pass without tasks= on
  * its host_orch line or without host-orch lines has no counts, and one
  * with a count above FIT_COUNT_MAX has none the fit can hold exactly:
  * each is left out with a warning naming its line. HBG_E_NOMEM only. */
