@@ -347,6 +347,11 @@ static void device_failure_names_no_segment(void **state)
     assert_string_equal(hbg_phase_name(rep.failed_segment), "none");
     assert_true(strncmp(rep.error, "device run: ", 12) == 0);
     assert_string_equal(rep.error + 12, hbg_device_last_error());
+    /* the eager reference says the same, in the kernel's words */
+    char want[HBG_PASS_ERROR_MAX];
+    snprintf(want, sizeof want, "%s", rep.error + 12);
+    assert_int_equal(hbg_eager_run(&bad, r.kt, r.c->heap_bytes, 0, 1, NULL), HBG_E_KERNEL);
+    assert_string_equal(hbg_eager_last_error(), want);
     rig_close(&r);
 }
 

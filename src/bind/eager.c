@@ -125,6 +125,7 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
                            .no_journal = true,
                            .run_task = run_task, .run_ctx = &ec, .rank = rank, .nranks = nranks};
     hbg_orch *o;
+    uint64_t seq = hbg__exec_error_seq(); /* a kernel's failure says why past it */
     hbg_status st = hbg__graph_orch_create(&cfg, &o);
     if (st) {
         fail(st, "cannot create the orchestrator: %s", hbg_strerror(st));
@@ -135,7 +136,9 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
         if (!st)
             st = ost;
         if (st) {
-            if (hbg_orch_error(o))
+            if (st == HBG_E_KERNEL && hbg__exec_error_seq() != seq)
+                fail(st, "%s", hbg__exec_last_error()); /* the kernel's own words, as a device run gives them */
+            else if (hbg_orch_error(o))
                 fail(st, "%s", hbg_orch_last_error(o));
             else /* a bare status from the program's own code */
                 fail(st, "orchestration: %s", hbg_strerror(st));
