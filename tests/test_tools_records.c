@@ -232,6 +232,35 @@ static void a_file_is_read_in_lines_with_a_bound(void **state)
     unlink(path);
 }
 
+/* Read from a file, in the reader's pieces: an LF file's last line,
+ * without a '\n' of its own, comes as a piece of its own; a CR in it is
+ * JSON's whitespace still, not a line end (it was split there: two bad
+ * lines, one of them a line 3 the file does not have). */
+static void an_unended_last_line_keeps_its_cr(void **state)
+{
+    (void)state;
+    static const char text[] = "{\"pid\":1,\"inv\":2,\"dropped\":0,\"records\":[]}\n"
+                               "{\"pid\": 1,\r\"inv\": 3,\"dropped\":0,\"records\":[]}";
+    char path[] = "/tmp/hbg-records-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, sizeof text - 1), (ssize_t)(sizeof text - 1));
+    assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+    rc_file r;
+    dg_list w;
+    dg_init(&w, 10);
+    char err[256];
+    assert_int_equal(rc_read_fd(&r, "R", fd, 0, &w, err, sizeof err), HBG_OK);
+    close(fd);
+    unlink(path);
+    assert_int_equal(r.nline, 2);
+    assert_int_equal(r.nbad, 0);
+    assert_int_equal(r.line[1].inv, 3);
+    assert_int_equal(w.n, 0);
+    rc_free(&r);
+    dg_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +268,7 @@ int main(void)
         cmocka_unit_test(a_detail_that_is_no_uint64_is_named),
         cmocka_unit_test(a_second_line_of_a_pass_is_named_and_skipped),
         cmocka_unit_test(every_line_end_is_read),
+        cmocka_unit_test(an_unended_last_line_keeps_its_cr),
         cmocka_unit_test(the_readers_limits_are_named),
         cmocka_unit_test(a_file_is_read_in_lines_with_a_bound),
     };

@@ -361,6 +361,7 @@ typedef struct feed {
     bool oom;
     const size_t *cut;      /* the reader's count of lines cut (NULL: none) */
     size_t cut_seen;
+    bool seen_nl;           /* a '\n' came: the file's lines end in it */
 } feed;
 
 /* Parses the whole lines of [buf, buf + len), numbering them on from the
@@ -377,10 +378,13 @@ static bool feed_lines(void *ctx, const char *buf, size_t len)
         return true;
     }
     const char *p = buf, *e = buf + len;
-    /* A piece without a '\n' comes from a file whose lines end in CR
-     * alone (the reader hands those over whole or cut at a CR): its CRs
-     * end its lines. Elsewhere a CR is a CRLF's, or JSON's whitespace. */
-    char eol = memchr(buf, '\n', len) ? '\n' : '\r';
+    /* A file without a '\n' so far has lines that end in CR alone (the
+     * reader hands those over whole or cut at a CR): its CRs end its
+     * lines. Elsewhere a CR is a CRLF's, or JSON's whitespace, even in
+     * the last line of an LF file, handed over alone when it has no '\n'
+     * of its own. */
+    fd->seen_nl = fd->seen_nl || memchr(buf, '\n', len);
+    char eol = fd->seen_nl ? '\n' : '\r';
     while (p < e) {
         fd->lineno++;
         const char *nl = memchr(p, eol, (size_t)(e - p));
@@ -408,7 +412,7 @@ hbg_status rc_parse(rc_file *f, const char *path, const char *buf, size_t len, d
 {
     memset(f, 0, sizeof *f);
     f->path = path;
-    feed fd = {f, warn, 0, false, NULL, 0};
+    feed fd = {f, warn, 0, false, NULL, 0, false};
     if (!feed_lines(&fd, buf, len))
         return HBG_E_NOMEM;
     drop_duplicates(f, warn);
@@ -421,7 +425,7 @@ hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_
     memset(f, 0, sizeof *f);
     f->path = path;
     size_t cut = 0, maxl = max_line ? max_line : RC_MAX_LINE;
-    feed c = {f, warn, 0, false, &cut, 0};
+    feed c = {f, warn, 0, false, &cut, 0, false};
     int e = lr_read_lines(fd, 0, maxl, feed_lines, &c, &cut);
     maxl = maxl > LR_CHUNK ? maxl : LR_CHUNK; /* the reader's bound: at least a piece */
     if (c.oom || e == ENOMEM) {
