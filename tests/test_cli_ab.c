@@ -1153,6 +1153,7 @@ static void test_usage_errors(void **state)
         {"ab", "--alpha", "1", "HEAD~1", "HEAD", NULL},           {"ab", "--threshold", "-1", "HEAD~1", "HEAD", NULL},
         {"ab", "HEAD~1", "HEAD", "--", "--rounds", "3", NULL},    {"ab", "HEAD~1", "HEAD", "--reps", NULL},
         {"ab", "--threshold", "0x10", "HEAD~1", "HEAD", NULL},    {"ab", "--alpha", "0x0.1", "HEAD~1", "HEAD", NULL},
+        {"ab", "--case", "x\ny\033", "HEAD~1", "HEAD", NULL},
     };
     const char *why[] = {"--reps expects an integer from 1 to", "--reps expects", "--rounds expects",
                          "unknown or incomplete option '--bogus'", "expected two revisions", "expected two revisions",
@@ -1160,7 +1161,8 @@ static void test_usage_errors(void **state)
                          "can only be REV_B", "--order expects abab or abba", "--mode expects numbers or timeline",
                          "--case expects a case `hbg run --list` names, got 'llama'", "--format expects table, json or csv",
                          "--alpha expects", "--threshold expects", "would override", "unknown or incomplete option",
-                         "--threshold expects", "--alpha expects"};
+                         "--threshold expects", "--alpha expects",
+                         "--case expects a case `hbg run --list` names, got 'x?y?'\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         usage_error(repo, bad[i], why[i]);
     /* outside any repository */

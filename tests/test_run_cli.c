@@ -448,6 +448,9 @@ static void case_limits_are_usage_errors(void **state)
          "hbg run: --records-per-thread expects an integer from 1 to 16777216, got '16777217' (see `hbg run --help`)\n"},
         {"run synth --ranks 2", "hbg run: synth runs on exactly 1 rank, got --ranks 2 (see `hbg run --help`)\n"},
         {"run vector --rounds +2", "hbg run: --rounds expects an integer from 1 to 100000, got '+2' (see `hbg run --help`)\n"},
+        /* a value's control bytes are shown as '?': the error stays one line */
+        {"run vector --rounds 1\033[2J", "hbg run: --rounds expects an integer from 1 to 100000, got '1?[2J' (see "
+                                          "`hbg run --help`)\n"},
         {"run synth --tasks +5", "hbg run: --tasks expects"},
         {"run qwen --tile-unit 4294967296",
          "hbg run: --tile-unit expects an integer under 2^32 (each case takes its own range), got '4294967296' (see "

@@ -120,12 +120,13 @@ static void usage(FILE *f)
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
 {
+    /* one line, whatever the paths and revisions it quotes hold */
+    char msg[4096];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "hbg ab: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "hbg ab: %s\n", dg_sanitize(msg));
     return 2;
 }
 

@@ -152,13 +152,13 @@ static int parse_args(int argc, char **argv, cmp_args *a)
             v = opt_value(argc, argv, &i, "--alpha");
             if (!parse_double(v, 0, 1, true, &a->opt.alpha) || a->opt.alpha >= 1) {
                 fprintf(stderr, "hbg compare: --alpha expects a number between 0 and 1 (exclusive), got '%s'\n",
-                        v ? v : "");
+                        dg_shown(v ? v : ""));
                 return 2;
             }
         } else if (is_opt(s, "--threshold")) {
             v = opt_value(argc, argv, &i, "--threshold");
             if (!parse_double(v, 0, 1e6, false, &a->opt.threshold_pct)) {
-                fprintf(stderr, "hbg compare: --threshold expects a percentage >= 0, got '%s'\n", v ? v : "");
+                fprintf(stderr, "hbg compare: --threshold expects a percentage >= 0, got '%s'\n", dg_shown(v ? v : ""));
                 return 2;
             }
         } else if (is_opt(s, "--format")) {
@@ -167,7 +167,7 @@ static int parse_args(int argc, char **argv, cmp_args *a)
             else if (v && !strcmp(v, "json")) a->fmt = FMT_JSON;
             else if (v && !strcmp(v, "csv")) a->fmt = FMT_CSV;
             else {
-                fprintf(stderr, "hbg compare: --format expects table, json or csv, got '%s'\n", v ? v : "");
+                fprintf(stderr, "hbg compare: --format expects table, json or csv, got '%s'\n", dg_shown(v ? v : ""));
                 return 2;
             }
         } else if (is_opt(s, "--plot")) {
@@ -188,7 +188,7 @@ static int parse_args(int argc, char **argv, cmp_args *a)
         } else {
             fprintf(stderr, "hbg compare: unexpected argument '%s' (logs follow --base or --measure; see hbg compare "
                             "--help)\n",
-                    s);
+                    dg_shown(s));
             return 2;
         }
     }

@@ -323,7 +323,7 @@ int hbg_cmd_fit(int argc, char **argv)
         switch (ch) {
         case 'f':
             if (strcmp(optarg, "table") && strcmp(optarg, "json")) {
-                fprintf(stderr, "hbg fit: --format expects table or json, got '%s'\n", optarg);
+                fprintf(stderr, "hbg fit: --format expects table or json, got '%s'\n", dg_shown(optarg));
                 return 2;
             }
             json = strcmp(optarg, "json") == 0;
@@ -346,14 +346,14 @@ int hbg_cmd_fit(int argc, char **argv)
             skip = strtoul(optarg, &end, 10);
             if (errno || end == optarg || *end || optarg[0] == '-' || skip > 1000000) {
                 fprintf(stderr, "hbg fit: --skip-warm expects a count of passes from 0 to 1000000, got '%s'\n",
-                        optarg);
+                        dg_shown(optarg));
                 return 2;
             }
             break;
         }
         case 'h': usage(stdout); return 0;
         default:
-            fprintf(stderr, "hbg fit: unknown or incomplete option '%s' (see hbg fit --help)\n", argv[optind - 1]);
+            fprintf(stderr, "hbg fit: unknown or incomplete option '%s' (see hbg fit --help)\n", dg_shown(argv[optind - 1]));
             return 2;
         }
     }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "tools/diag.h"
 #include "cli/outfile.h"
 #include "tools/jw.h"
 #include "tools/phstats.h"
@@ -377,13 +378,13 @@ static int parse_args(int argc, char **argv, phases_args *a)
         switch (c) {
         case 'r':
             if (!parse_count(optarg, &a->rounds)) {
-                fprintf(stderr, "hbg phases: --rounds expects a positive integer, got '%s'\n", optarg);
+                fprintf(stderr, "hbg phases: --rounds expects a positive integer, got '%s'\n", dg_shown(optarg));
                 return 2;
             }
             break;
         case 'k':
             if (!parse_count(optarg, &a->ranks)) {
-                fprintf(stderr, "hbg phases: --ranks expects a positive integer, got '%s'\n", optarg);
+                fprintf(stderr, "hbg phases: --ranks expects a positive integer, got '%s'\n", dg_shown(optarg));
                 return 2;
             }
             break;
@@ -393,14 +394,14 @@ static int parse_args(int argc, char **argv, phases_args *a)
             else if (!strcmp(optarg, "json")) a->fmt = FMT_JSON;
             else if (!strcmp(optarg, "csv")) a->fmt = FMT_CSV;
             else {
-                fprintf(stderr, "hbg phases: --format expects table, json or csv, got '%s'\n", optarg);
+                fprintf(stderr, "hbg phases: --format expects table, json or csv, got '%s'\n", dg_shown(optarg));
                 return 2;
             }
             break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "hbg phases: unknown or incomplete option '%s' (see hbg phases --help)\n",
-                    argv[optind - 1]);
+                    dg_shown(argv[optind - 1]));
             return 2;
         }
     }

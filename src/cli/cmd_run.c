@@ -52,7 +52,7 @@ static int open_log(const run_opts *o, int *fd)
     if (*fd < 0) {
         if (errno == EEXIST)
             fprintf(stderr, "hbg run: refusing to overwrite %s: it exists (name each run apart, e.g. _r2)\n",
-                    o->log_path);
+                    dg_shown(o->log_path));
         else
             fprintf(stderr, "hbg run: cannot create %s: %s\n", dg_shown(o->log_path), strerror(errno));
         return 1;

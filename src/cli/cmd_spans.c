@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "tools/diag.h"
 #include "cli/outfile.h"
 #include "cli/spans_out.h"
 #include "tools/records.h"
@@ -57,7 +58,7 @@ static void usage(FILE *f)
 static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "hbg spans: ");
-    fprintf(stderr, fmt, arg);
+    fprintf(stderr, fmt, arg ? dg_shown(arg) : arg);
     fprintf(stderr, " (see hbg spans --help)\n");
     return 2;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/case_opts.h"
+#include "tools/diag.h"
 #include "cli/run_opts.h"
 #include "hostmem.h"
 #include "trace/level.h"
@@ -70,7 +71,7 @@ static void usage(FILE *f)
 static int fail_usage(const char *fmt, const char *arg)
 {
     fprintf(stderr, "hbg run: ");
-    fprintf(stderr, fmt, arg);
+    fprintf(stderr, fmt, arg ? dg_shown(arg) : arg);
     fprintf(stderr, " (see `hbg run --help`)\n");
     return 2;
 }
