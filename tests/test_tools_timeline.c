@@ -115,7 +115,7 @@ static void test_a_logged_key_is_not_a_second_member(void **st)
     static const char text[] =
         "[mono_ns=1][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=5 mono_ns=1 wall_ns=1796582114695931462\n"
         "[mono_ns=2][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run "
-        "ts=100 dur=10 wall_ns=7 utc=x\n";
+        "ts=100 dur=10 wall_ns=7 utc=x logged_utc=y\n";
     char *log = ts_temp_file(text, strlen(text), ".log"), *err;
     json_t *j = run_timeline(log, NULL, 0, &err);
     assert_non_null(j);
@@ -124,7 +124,8 @@ static void test_a_logged_key_is_not_a_second_member(void **st)
     json_t *a = json_object_get(e, "args");
     assert_string_equal(json_string_value(json_object_get(a, "wall_ns")), "1796582114695931561");
     assert_int_equal(json_integer_value(json_object_get(a, "logged_wall_ns")), 7);
-    assert_string_equal(json_string_value(json_object_get(a, "logged_utc")), "x");
+    assert_string_equal(json_string_value(json_object_get(a, "logged_logged_utc")), "x");
+    assert_string_equal(json_string_value(json_object_get(a, "logged_utc")), "y");
     json_decref(j);
     free(err);
     unlink(log);

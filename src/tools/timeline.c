@@ -560,10 +560,30 @@ static bool generated_key(const char *k, size_t kl)
     return false;
 }
 
+/* Whether the k=v text [p, p + n) has the key k. */
+static bool has_key(const char *p, size_t n, const char *k, size_t kl)
+{
+    const char *e = p + n;
+    while (p < e) {
+        while (p < e && (*p == ' ' || *p == '\t'))
+            p++;
+        const char *s = p;
+        while (p < e && *p != '=' && *p != ' ' && *p != '\t')
+            p++;
+        if ((size_t)(p - s) == kl && !memcmp(s, k, kl))
+            return true;
+        while (p < e && *p != ' ' && *p != '\t')
+            p++;
+    }
+    return false;
+}
+
 /* The k=v attribute text of a line, as args members; a key this tool
- * writes itself is kept as "logged_<key>". */
+ * writes itself is kept as "logged_<key>" (or "logged_logged_<key>", and
+ * so on, where the line has that key too). */
 static void write_attrs(tl *t, const char *p, size_t n)
 {
+    const char *const text = p;
     const char *e = p + n;
     while (p < e) {
         while (p < e && (*p == ' ' || *p == '\t'))
@@ -583,8 +603,13 @@ static void write_attrs(tl *t, const char *p, size_t n)
             continue;
         JW_LIT(&t->w, ",");
         if (generated_key(k, kl)) {
-            char both[64];
+            char both[96];
             int bl = snprintf(both, sizeof both, "logged_%.*s", (int)kl, k);
+            while (bl + 7 < (int)sizeof both && has_key(text, n, both, (size_t)bl)) {
+                memmove(both + 7, both, (size_t)bl + 1);
+                memcpy(both, "logged_", 7);
+                bl += 7;
+            }
             jw_str(&t->w, both, (size_t)bl);
         } else {
             jw_str(&t->w, k, kl);
