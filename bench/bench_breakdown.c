@@ -74,12 +74,14 @@ int main(int argc, char **argv)
     const char *name = argc > 1 ? argv[1] : NULL;
     long passes = 200;
     bool keep = false, bad = false;
+    int counts = 0;
     for (int i = 2; i < argc; i++) {
         char *end;
         if (!strcmp(argv[i], "--keep-definitions")) {
             keep = true;
             continue;
         }
+        bad = bad || counts++; /* one count: a second one was taken over the first */
         errno = 0;
         passes = strtol(argv[i], &end, 10);
         bad = bad || errno || end == argv[i] || *end || passes < 2 || passes > 1000000;

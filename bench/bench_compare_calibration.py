@@ -89,6 +89,13 @@ def main():
     ap.add_argument("--control", choices=("short", "long"), default="short")
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
+    if not (os.path.isfile(a.hbg) and os.access(a.hbg, os.X_OK)):
+        ap.error(f"--hbg {a.hbg}: no such program (build it: make build)")
+    for name in ("trials", "reps", "rounds"):
+        if getattr(a, name) < 1:
+            ap.error(f"--{name} is a count from 1, not {getattr(a, name)}")
+    if a.rounds < 2:
+        ap.error("--rounds needs 2 at least: a cold pass and a warm one")
     tmp = tempfile.mkdtemp(prefix="hbg-calib-")
     try:
         c = collections.Counter()

@@ -4,6 +4,7 @@
  * runtime's grammar (ours: pid=/inv= on the bind lines, arena_h2d last;
  * original: neither, host_view_close after arena_h2d).
  * Usage: bench_gen_log ours|original MB OUT */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +26,18 @@ int main(int argc, char **argv)
         return 2;
     }
     int ours = !strcmp(argv[1], "ours");
-    uint64_t want = strtoull(argv[2], NULL, 10) << 20;
+    /* a whole number of MB, 1 to 1 TB: strtoull alone took "-1" for
+     * 2^64 - 1 and filled the disk, and "abc" for 0 */
+    char *end;
+    errno = 0;
+    unsigned long long mb = strtoull(argv[2], &end, 10);
+    if (errno || end == argv[2] || *end || argv[2][0] < '0' || argv[2][0] > '9' || mb < 1 || mb > (1ull << 20)) {
+        fprintf(stderr, "bench_gen_log: MB must be a whole number from 1 to 1048576, got '%s'\n"
+                        "usage: bench_gen_log ours|original MB OUT\n",
+                argv[2]);
+        return 2;
+    }
+    uint64_t want = (uint64_t)mb << 20;
     FILE *f = fopen(argv[3], "w");
     if (!f) {
         perror(argv[3]);

@@ -6,6 +6,8 @@
  * over warm passes with the range [min, max]. The first pass is cold and
  * dropped. Usage: bench_orch [passes]
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -76,11 +78,28 @@ static hbg_status wide_body(hbg_orch *o, void *vctx, const hbg_boundary *b)
     return HBG_OK;
 }
 
+/* s as a whole number in [lo, hi]. */
+static bool parse_count(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || s[0] < '0' || s[0] > '9' || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
-    int passes = argc > 1 ? atoi(argv[1]) : 21;
-    if (passes < 2)
-        passes = 2;
+    long given = 21;
+    if (argc > 2 || (argc == 2 && !parse_count(argv[1], 2, 100000, &given))) {
+        fprintf(stderr, "bench_orch: PASSES must be a whole number from 2 to 100000, got '%s'\n"
+                        "usage: bench_orch [PASSES]\n",
+                argc > 2 ? argv[2] : argv[1]);
+        return 2;
+    }
+    int passes = (int)given;
     uint32_t shape[2] = {NTASK, 64};
     hbg_tensor a = hbg_tensor_at(0x10000000, HBG_F32, 2, shape), b = hbg_tensor_at(0x20000000, HBG_F32, 2, shape);
 

@@ -8,6 +8,8 @@
  *
  *   bench_recpool [runs] [records]      (defaults 30 and 65536)
  */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,15 +23,29 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* s as a whole number in [lo, hi]. */
+static bool parse_count(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || s[0] < '0' || s[0] > '9' || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
 int main(int argc, char **argv)
 {
-    int runs = argc > 1 ? atoi(argv[1]) : 30;
-    int records = argc > 2 ? atoi(argv[2]) : 65536;
-    if (runs < 1 || records < 1) {
-        fprintf(stderr, "bench_recpool: expected positive [runs] [records], got %s %s\n",
-                argc > 1 ? argv[1] : "", argc > 2 ? argv[2] : "");
+    long runs_l = 30, records_l = 65536;
+    if (argc > 3 || (argc > 1 && !parse_count(argv[1], 1, 100000, &runs_l)) ||
+        (argc > 2 && !parse_count(argv[2], 1, 1 << 24, &records_l))) {
+        fprintf(stderr, "bench_recpool: expected [RUNS 1..100000] [RECORDS 1..16777216], got '%s' '%s'%s\n"
+                        "usage: bench_recpool [RUNS] [RECORDS]\n",
+                argc > 1 ? argv[1] : "", argc > 2 ? argv[2] : "", argc > 3 ? " and more" : "");
         return 2;
     }
+    int runs = (int)runs_l, records = (int)records_l;
     hbg_recpool *p;
     hbg_status st = hbg_recpool_create(1, (unsigned)records, &p);
     if (st) {

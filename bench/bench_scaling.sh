@@ -18,8 +18,8 @@
 # Knobs (environment):
 #   SCALE=full|small  full: tasks 10^3..10^6, replays 10..10^4 (about 3
 #                     minutes on 2 cores); small: tasks 10^2..10^5,
-#                     replays 1..10^3 (under a minute). Default full.
-#   ROUNDS=N          bind passes per run, the first cold (default 4)
+#                     replays 1..10^3 (some 20 s). Default full.
+#   ROUNDS=N          bind passes per run, the first cold (default 4, at least 3)
 #   OUT=DIR           where the logs, fit.txt and fit.svg go (default
 #                     outputs/scaling_<UTC time>; must not exist)
 #   BOUND=0|1         1: every run passes synth --bound 1, each replay's
@@ -35,6 +35,9 @@ hbg=$build/hbg
 [ -x "$hbg" ] || { echo "bench_scaling.sh: $hbg is not built" >&2; exit 2; }
 scale=${SCALE:-full}
 rounds=${ROUNDS:-4}
+# a cold pass, the journal pass --skip-warm 1 leaves out, and one to fit
+[[ $rounds =~ ^[1-9][0-9]*$ ]] && [ "$rounds" -ge 3 ] ||
+    { echo "bench_scaling.sh: ROUNDS is a count from 3 (a cold pass, the journal pass, one to fit), not '$rounds'" >&2; exit 2; }
 bound=${BOUND:-0}
 case $bound in 0 | 1) ;; *) echo "bench_scaling.sh: BOUND is 0 or 1, not '$bound'" >&2; exit 2 ;; esac
 out=${OUT:-outputs/scaling_$(date -u +%Y%m%d-%H%M%S)}

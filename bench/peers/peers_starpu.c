@@ -7,9 +7,13 @@
  * STARPU_TASK_DEPS_ARRAY. The workers are paused while a pass is built, so
  * no task runs during the timed part; the pass then runs to completion,
  * which leaves every handle without pending accessors for the next one. */
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <starpu.h>
 
@@ -37,6 +41,32 @@ static struct starpu_codelet empty_cl = {
     .name = "peers_empty",
 };
 
+static char own_home[4096]; /* the StarPU home this run made, "" for none */
+
+/* Removes path and everything below it (no link is followed). */
+static void remove_tree(const char *path)
+{
+    struct stat sb;
+    if (lstat(path, &sb))
+        return;
+    if (S_ISDIR(sb.st_mode)) {
+        DIR *d = opendir(path);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            char sub[4096];
+            if (snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) < (int)sizeof sub)
+                remove_tree(sub);
+        }
+        if (d)
+            closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
 hbg_status peers_starpu_init(char *msg, size_t cap)
 {
     /* Quiet and quick unless the caller says otherwise: one CPU worker,
@@ -46,8 +76,19 @@ hbg_status peers_starpu_init(char *msg, size_t cap)
     setenv("STARPU_NCUDA", "0", 0);
     setenv("STARPU_NOPENCL", "0", 0);
     setenv("STARPU_SCHED", "eager", 0);
-    if (!getenv("STARPU_HOME"))
-        setenv("STARPU_HOME", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", 0);
+    /* StarPU keeps its sampling files under $STARPU_HOME/.starpu: unless
+     * the caller chose a home, a folder of this run's own, removed at
+     * shutdown, so no run leaves files behind */
+    if (!getenv("STARPU_HOME")) {
+        snprintf(own_home, sizeof own_home, "%s/hbg-starpu.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+        if (!mkdtemp(own_home)) {
+            snprintf(msg, cap, "cannot create a StarPU home in %s: %s",
+                     getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
+            own_home[0] = '\0';
+            return HBG_E_IO;
+        }
+        setenv("STARPU_HOME", own_home, 1);
+    }
     int r = starpu_init(NULL);
     if (r) {
         snprintf(msg, cap, "starpu_init failed (%d)", r);
@@ -61,6 +102,10 @@ void peers_starpu_shutdown(void)
 {
     starpu_resume();
     starpu_shutdown();
+    if (own_home[0]) {
+        remove_tree(own_home);
+        own_home[0] = '\0';
+    }
 }
 
 peers_sp *peers_starpu_prepare(const peers_stream *s)
