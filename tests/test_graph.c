@@ -423,6 +423,52 @@ static void capture_errors(void **state)
     hbg__orch_destroy(o);
 }
 
+/* A node writing slot 0's tensor, or a row of it. */
+static hbg_status write_slot0(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    const bool *row = ctx;
+    hbg_tensor r0 = fx_tile(b->args[0].t, 0, 0, 1, 4);
+    hbg_arg a[] = {{*row ? &r0 : b->args[0].t, HBG_INOUT}};
+    return fx_task(o, 1, a, NULL);
+}
+
+/* The outer task counts as writing only the slots passed HBG_INOUT or
+ * HBG_OUT: a body that writes what a slot passes as HBG_IN would leave a
+ * write no later task is ordered after. Refused while it is recorded;
+ * another slot on the buffer passed for writing that holds the range
+ * carries it. */
+static void a_body_writes_only_through_written_slots(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_tensor x = fx_buf(0x100000, 4, 4), y = fx_buf(0x200000, 4, 4);
+    for (int row = 0; row < 2; row++) {
+        bool r = row;
+        hbg_arg in[] = {{&x, HBG_IN}};
+        hbg_boundary b = {.ntensors = 1, .args = in};
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        assert_int_equal(hbg_submit_graph(o, 5, write_slot0, &r, &b, 0, NULL), HBG_E_GRAPH_CAPTURE);
+        assert_string_equal(hbg_orch_last_error(o),
+                            "graph key 0x5 node 0 arg 0: writes boundary slot 0, which the call passes as HBG_IN: "
+                            "the outer task would not count as writing it (pass the slot as HBG_INOUT or HBG_OUT)");
+        assert_int_equal(hbg_orch_def_count(o), 0);
+        /* passed for writing: recorded */
+        hbg_arg io[] = {{&x, HBG_INOUT}};
+        b.args = io;
+        assert_int_equal(hbg_submit_graph(o, 6 + row, write_slot0, &r, &b, 0, NULL), HBG_OK);
+        /* slot 0 read, slot 1 on the same buffer written: slot 1 carries it */
+        hbg_arg both[] = {{&x, HBG_IN}, {&x, HBG_INOUT}};
+        hbg_boundary b2 = {.ntensors = 2, .args = both};
+        assert_int_equal(hbg_submit_graph(o, 8 + row, write_slot0, &r, &b2, 0, NULL), HBG_OK);
+        /* slot 1 on another buffer carries nothing of slot 0's */
+        hbg_arg other[] = {{&x, HBG_IN}, {&y, HBG_INOUT}};
+        b2.args = other;
+        assert_int_equal(hbg_submit_graph(o, 10 + row, write_slot0, &r, &b2, 0, NULL), HBG_E_GRAPH_CAPTURE);
+        assert_int_equal(hbg__orch_end_pass(o), HBG_E_GRAPH_CAPTURE);
+    }
+    hbg__orch_destroy(o);
+}
+
 static hbg_status other_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
 {
     return layer_body(o, ctx, b);
@@ -645,6 +691,7 @@ int main(void)
         cmocka_unit_test(given_places_are_packed),
         cmocka_unit_test(boundary_mismatch_detected),
         cmocka_unit_test(capture_errors),
+        cmocka_unit_test(a_body_writes_only_through_written_slots),
         cmocka_unit_test(body_alloc_into_buffer_refused),
         cmocka_unit_test(key_names_one_body),
         cmocka_unit_test(check_body_compares_content),

@@ -170,8 +170,9 @@ static void replay_matches_reference(void **state)
         uint32_t n = key % 4 == 0 ? HBG_MAX_BOUNDARY_TENSORS : 1 + rnd(HBG_MAX_BOUNDARY_TENSORS);
         for (uint32_t k = 0; k < n; k++) {
             rec_t[k] = random_view();
+            /* a body writes only through slots passed for writing */
             static const hbg_dir dirs[] = {HBG_IN, HBG_IN, HBG_INOUT, HBG_OUT};
-            rec_a[k] = (hbg_arg){&rec_t[k], dirs[rnd(4)]};
+            rec_a[k] = (hbg_arg){&rec_t[k], key % 2 ? dirs[2 + rnd(2)] : dirs[rnd(4)]};
         }
         hbg_boundary b = {.ntensors = n, .args = rec_a};
         /* a body that reads nothing leaves slots on one buffer free to move apart */
@@ -311,11 +312,13 @@ static hbg_status replay_moved(hbg_orch *o, int how, uint64_t key, bool rows_equ
 {
     hbg_tensor x = fx_buf(0x10000, 4, 8), y = fx_buf(0x20000, 4, 8);
     hbg_tensor r0 = fx_tile(&x, 0, 0, 1, 8), r1 = fx_tile(&x, rows_equal ? 0 : 1, 0, 1, 8);
-    hbg_arg a[] = {{&r0, HBG_IN}, {&r1, HBG_IN}, {&y, HBG_IN}};
+    /* a body writes only through slots passed for writing */
+    hbg_dir d = how == 2 ? HBG_INOUT : HBG_IN;
+    hbg_arg a[] = {{&r0, d}, {&r1, d}, {&y, d}};
     hbg_boundary b = {.ntensors = 3, .args = a};
     assert_int_equal(hbg_submit_graph(o, key, read_slots, &how, &b, 0, NULL), HBG_OK);
     hbg_tensor m0 = fx_tile(&x, 2, 0, 1, 8), m1 = fx_tile(&x, 0, 0, 1, 8);
-    hbg_arg m[] = {{&m0, HBG_IN}, {&m1, HBG_IN}, {&y, HBG_IN}};
+    hbg_arg m[] = {{&m0, d}, {&m1, d}, {&y, d}};
     hbg_boundary bm = {.ntensors = 3, .args = m};
     return hbg_submit_graph(o, key, read_slots, &how, &bm, 0, NULL);
 }

@@ -368,7 +368,16 @@ static hbg_status run_node(hbg_orch *o, const hbg_boundary *b, const bspec *body
         default:
             t = a[s->k].t;
         }
-        a[k] = (hbg_arg){t, s->dir};
+        /* Slot 0 is passed as HBG_IN (gen_shape), and a node may write a
+         * boundary buffer only through a slot passed for writing: a write
+         * on slot 0's buffer that slot 1 (when it shares it) cannot
+         * carry is made a read, so the bodies are refused no more often
+         * than before that rule. */
+        uint8_t dir = s->dir;
+        if ((dir == HBG_INOUT || dir == HBG_OUT) && b->ntensors && t->addr == b->args[0].t->addr &&
+            !(b->ntensors > 1 && b->args[1].t->addr == t->addr))
+            dir = HBG_IN;
+        a[k] = (hbg_arg){t, dir};
     }
     hbg_task_id deps[4];
     uint32_t nd = 0;

@@ -271,6 +271,23 @@ void hbg__rec_end(hbg__recorder *r, hbg_status st)
     r->last_clean = !st;
 }
 
+/* Whether a node may write t, classified as g, through the boundary:
+ * some slot that holds it (passes it, or a range around it) is passed as
+ * HBG_INOUT or HBG_OUT. The outer task registers only those slots as
+ * written, so a write through an HBG_IN slot would be one no later task
+ * is ordered after (and, on a persistent caller input, one that outlives
+ * the pass). */
+static bool writable(hbg__recorder *r, const hbg_def_targ *g, const hbg_tensor *t, const hbg__range *rng)
+{
+    if (g->cls != HBG_TARG_BOUNDARY && g->cls != HBG_TARG_BVIEW)
+        return true;
+    for (int j = boundary_head(r, t->addr); j >= 0 && j != 0xffff; j = r->bnext[j])
+        if (r->bargs[j].dir != HBG_IN &&
+            (r->bptr[j] == t || (rng->lo >= r->brng[j].lo && rng->hi <= r->brng[j].hi)))
+            return true;
+    return false;
+}
+
 hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task_id *id)
 {
     hbg__recorder *r = &o->graph->rec;
@@ -324,6 +341,10 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
                 st = classify(r, a->t, rng[i].lo, rng[i].hi, g, &r->tvia[r->ntarg]);
                 if (st)
                     hbg__why(o, HBG_WHY_CAPTURE, (int32_t)i, 0, 0, 0);
+                if (!st && (a->dir == HBG_INOUT || a->dir == HBG_OUT) && !writable(r, g, a->t, &rng[i])) {
+                    hbg__why(o, HBG_WHY_IN_SLOT_WRITE, (int32_t)i, g->ref, 0, 0);
+                    st = HBG_E_GRAPH_CAPTURE;
+                }
                 if (!st && infer && a->dir != HBG_NO_DEP)
                     st = infer_read(r, n, self, a->t, rng[i].lo, rng[i].hi);
             }

@@ -197,6 +197,12 @@ static void reason(msgbuf *m, const hbg__fault *f)
         put(m, "flags 0x%llx: bits 0x%llx are no flag (HBG_GRAPH_FALLBACK, HBG_GRAPH_CHECK_BODY)",
             (unsigned long long)n[0], (unsigned long long)n[1]);
         break;
+    case HBG_WHY_IN_SLOT_WRITE:
+        put(m,
+            "writes boundary slot %lld, which the call passes as HBG_IN: the outer task would not count as "
+            "writing it (pass the slot as HBG_INOUT or HBG_OUT)",
+            (long long)n[0]);
+        break;
     case HBG_WHY_KEPT_WRITE:
         put(m,
             "writes caller tensor %lld, which is persistent: its device copy is kept and not staged again, so the "

@@ -122,6 +122,7 @@ typedef enum hbg__why_code {
     HBG_WHY_USER,         /* hbg_orch_fail: the fault's `text` */
     HBG_WHY_GRAPH_FLAGS,  /* n0 the flags given, n1 the bits no flag has */
     HBG_WHY_KEPT_WRITE,   /* n0 the caller index of the persistent IN written */
+    HBG_WHY_IN_SLOT_WRITE, /* a body writes what boundary slot n0 (and any other holding it) passes as HBG_IN */
 } hbg__why_code;
 
 /* A bound (bound.c): its tensors, the arguments that point at them, and
