@@ -677,6 +677,9 @@ static void a_kept_input_is_restaged_after_another_write(void **state)
             assert_true(out[0] == 8.0f);
         }
         aa[0].persistent = true;
+        assert_int_equal(hbg_eager_run(&pa, kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
+        assert_true(w[0] == 7.0f); /* the caller's weights, not written in place */
+        assert_non_null(strstr(hbg_eager_last_error(), "writes caller tensor 0, which is persistent"));
         assert_int_equal(hbg_runtime_run(rt, &pa, false, &rep), HBG_E_INVAL);
         assert_string_equal(rep.error, g ? "task 1 (graph key 0x7) slot 0: writes caller tensor 0, which is "
                                            "persistent: its device copy is kept and not staged again, so the write "
