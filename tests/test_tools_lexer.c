@@ -263,9 +263,15 @@ static void test_canon_name(void **st)
         {"a%2fb%2F", "a/b/"},
         {"a%20b%3d%5b%25", "a%20b%3D%5B%25"},
         {"x%0ay%7f%e2%82%ac", "x%0Ay%7F%E2%82%AC"},
-        {"%4", "%4"},
-        {"%zz%41", "%zzA"},
-        {"a%", "a%"},
+        {"%4", "%254"},
+        {"%zz%41", "%25zzA"},
+        {"a%", "a%25"},
+        /* raw bytes that need encoding meet their encoded spelling */
+        {"x.caf\xc3\xa9", "x.caf%C3%A9"},
+        {"x.caf%c3%A9", "x.caf%C3%A9"},
+        {"z.a=b", "z.a%3Db"},
+        {"y.a%zz", "y.a%25zz"},
+        {"y.a%25zz", "y.a%25zz"},
     };
     char out[64];
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {

@@ -924,17 +924,17 @@ size_t lx_canon_name(lx_slice s, char *out)
     size_t k = 0;
     for (size_t i = 0; i < s.n; i++) {
         int hi, lo;
-        if (s.p[i] == '%' && i + 2 < s.n && (hi = hexval(s.p[i + 1])) >= 0 && (lo = hexval(s.p[i + 2])) >= 0) {
-            unsigned char c = (unsigned char)(hi * 16 + lo);
-            if (c < '!' || c > '~' || c == '%' || c == '[' || c == ']' || c == '=') {
-                out[k++] = '%', out[k++] = hex[c >> 4], out[k++] = hex[c & 15];
-            } else {
-                out[k++] = (char)c;
-            }
+        unsigned char c = (unsigned char)s.p[i];
+        if (c == '%' && i + 2 < s.n && (hi = hexval(s.p[i + 1])) >= 0 && (lo = hexval(s.p[i + 2])) >= 0) {
+            c = (unsigned char)(hi * 16 + lo);
             i += 2;
-        } else {
-            out[k++] = s.p[i];
         }
+        /* a byte as it came (raw UTF-8, a lone '%') or decoded: encoded
+         * where the format encodes it, so both spellings meet */
+        if (c < '!' || c > '~' || c == '%' || c == '[' || c == ']' || c == '=')
+            out[k++] = '%', out[k++] = hex[c >> 4], out[k++] = hex[c & 15];
+        else
+            out[k++] = (char)c;
     }
     return k;
 }

@@ -111,10 +111,11 @@ size_t lx_decode_name(lx_slice s, char *out);
 
 /* s in the one encoding a writer that follows the format gives it: a %XX
  * of a byte that needs no encoding decoded ("chip.run.bin%64" is
- * "chip.run.bind"), every other %XX in capitals; anything else as it
- * stands. Names are grouped and matched by this form, so one name has
- * one. Into out, which has room for s.n bytes (the form is never
- * longer); returns its length. */
+ * "chip.run.bind"), every other byte that needs one encoded, whether it
+ * came encoded or raw ("caf\xc3\xa9" and "caf%c3%A9" are "caf%C3%A9", a
+ * lone '%' is "%25"). Names are grouped and matched by this form, so one
+ * name has one. Into out, which has room for 3 * s.n bytes; returns its
+ * length. */
 size_t lx_canon_name(lx_slice s, char *out);
 
 /* The last handle parsed: a log's lines come from a few threads. */

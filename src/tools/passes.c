@@ -279,14 +279,26 @@ static lx_slice keep_slice(ps_log *L, lx_slice s)
     return o;
 }
 
+/* Whether name s is its own canonical encoding: no '%' to look at, no
+ * byte that needs one (the common case, checked without a copy). */
+static bool canonical(lx_slice s)
+{
+    for (size_t i = 0; i < s.n; i++) {
+        unsigned char c = (unsigned char)s.p[i];
+        if (c < '!' || c > '~' || c == '%' || c == '[' || c == ']' || c == '=')
+            return false;
+    }
+    return true;
+}
+
 /* A span's name, kept in its canonical encoding (lx_canon_name): a name
  * that a writer encoded otherwise ("chip.run.bin%64") is grouped, matched
  * and drawn as the name it is. */
 static lx_slice keep_name(ps_log *L, lx_slice s)
 {
-    if (!s.n || !memchr(s.p, '%', s.n))
+    if (!s.n || canonical(s))
         return keep_slice(L, s);
-    char small[256], *buf = s.n <= sizeof small ? small : malloc(s.n);
+    char small[768], *buf = 3 * s.n <= sizeof small ? small : malloc(3 * s.n);
     if (!buf) {
         L->oom = true;
         return (lx_slice){s.p, 0};
@@ -301,8 +313,8 @@ static lx_slice keep_name(ps_log *L, lx_slice s)
 /* Whether span name s is, in its canonical encoding, the text t. */
 static bool name_is(lx_slice s, const char *t)
 {
-    char buf[64];
-    if (!memchr(s.p, '%', s.n) || s.n > sizeof buf)
+    char buf[192];
+    if (canonical(s) || 3 * s.n > sizeof buf)
         return lx_slice_eq(s, t);
     return lx_slice_eq((lx_slice){buf, lx_canon_name(s, buf)}, t);
 }
