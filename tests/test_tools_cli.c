@@ -291,6 +291,17 @@ static void test_refusals_and_exit_status(void **st)
         free(out);
         free(err);
     }
+    {
+        const char *cmd[] = {"x\ny", NULL}, *opt[] = {"timeline", "--zz\033[31m", NULL};
+        assert_int_equal(ts_run_cli(cmd, &out, &err), 2);
+        assert_string_equal(err, "hbg: unknown command 'x?y' (see `hbg help`)\n");
+        free(out);
+        free(err);
+        assert_int_equal(ts_run_cli(opt, &out, &err), 2);
+        assert_string_equal(err, "hbg timeline: unknown or incomplete option '--zz?[31m' (see hbg timeline --help)\n");
+        free(out);
+        free(err);
+    }
 
     snprintf(path, sizeof path, "%s", ts_fixture("ours-1rank-4pass.log"));
     assert_int_equal(phases(path, "--format", "xml", NULL, &out, &err), 2);

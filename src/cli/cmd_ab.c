@@ -130,6 +130,23 @@ static int fail(const char *fmt, ...)
     return 2;
 }
 
+/* A line of hbg ab's own on stderr (fmt ends in '\n'), with the control
+ * bytes of what it quotes (paths, revisions, specs) masked: one line. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    char msg[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(msg);
+    bool nl = n && msg[n - 1] == '\n';
+    if (nl)
+        msg[n - 1] = '\0';
+    fprintf(stderr, "%s%s", dg_sanitize(msg), nl ? "\n" : "");
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -292,7 +309,7 @@ static int check_args(const ab_opts *o)
 {
     static const char *const owned[][2] = {{"rounds", "--rounds"}, {"mode", "--mode"}, {"log", "-o (the log names)"}};
     if (o->run && (o->nargs || o->keep_defs)) {
-        fprintf(stderr, "hbg ab: warning: --run replaces hbg run, so --keep-definitions and the arguments after "
+        say("hbg ab: warning: --run replaces hbg run, so --keep-definitions and the arguments after "
                         "-- are not used\n");
         return 0;
     }
@@ -349,7 +366,7 @@ static int resolve_arm(const ab_opts *o, const ab_repo *r, ab_arm *arm)
     if (ab_resolve_worktree(r, &arm->t, skip, 2, &clean, err, sizeof err))
         return fail("%s", err);
     if (clean)
-        fprintf(stderr, "hbg ab: WORKTREE has no uncommitted changes: measuring HEAD (%s) itself\n", arm->t.rev);
+        say("hbg ab: WORKTREE has no uncommitted changes: measuring HEAD (%s) itself\n", arm->t.rev);
     return 0;
 }
 
@@ -713,7 +730,7 @@ static void check_version(const ab_arm *arm)
     char want[80];
     snprintf(want, sizeof want, "hbg %s\n", arm->t.rev);
     if (ab_capture(argv, NULL, &out, -1) == 0 && strcmp(ab_buf_cstr(&out), want))
-        fprintf(stderr, "hbg ab: warning: the hbg built for %s '%s' reports '%.*s', not %s: its stamps will not "
+        say("hbg ab: warning: the hbg built for %s '%s' reports '%.*s', not %s: its stamps will not "
                         "match the log names\n", arm->role, arm->spec, (int)strcspn(ab_buf_cstr(&out), "\n"),
                 ab_buf_cstr(&out), arm->t.rev);
     ab_buf_free(&out);
@@ -724,14 +741,14 @@ static int build_arm(const ab_opts *o, const ab_repo *r, ab_arm *arm)
     ab_builder b = builder_of(o);
     char err[2 * AB_PATH];
     if (ab_built(r, &arm->t, &b)) {
-        fprintf(stderr, "hbg ab: %s %s (%s): reusing the build in %s\n", arm->role, arm->t.rev, arm->spec,
+        say("hbg ab: %s %s (%s): reusing the build in %s\n", arm->role, arm->t.rev, arm->spec,
                 arm->t.dir);
     } else {
-        fprintf(stderr, "hbg ab: building %s %s (%s) in %s; output in %s\n", arm->role, arm->t.rev, arm->spec,
+        say("hbg ab: building %s %s (%s) in %s; output in %s\n", arm->role, arm->t.rev, arm->spec,
                 arm->t.dir, arm->t.log);
         int rc = ab_build(r, &arm->t, &b, err, sizeof err);
         if (rc) {
-            fprintf(stderr, "hbg ab: building %s '%s' (%s) failed: %s; the full log is %s; its last %d lines:\n",
+            say("hbg ab: building %s '%s' (%s) failed: %s; the full log is %s; its last %d lines:\n",
                     arm->role, arm->spec, arm->t.rev, err, arm->t.log, TAIL_LINES);
             ab_print_tail(stderr, arm->t.log, TAIL_LINES);
             return 2;
@@ -1044,7 +1061,7 @@ static int run_failed(const ab_opts *o, const ab_arm *arm, unsigned i, int st, c
     char part[AB_PATH_X + 8];
     part_of(arm->logs[i], part, sizeof part);
     if (!lstat(part, &sb)) {
-        fprintf(stderr, "hbg ab: rep %u/%u %c %s (%s '%s') failed: %s %s; the partial log stays at %s (--resume "
+        say("hbg ab: rep %u/%u %c %s (%s '%s') failed: %s %s; the partial log stays at %s (--resume "
                         "runs this repetition again); %s ends:\n",
                 i + 1, o->reps, arm->label, arm->t.rev, arm->role, arm->spec, o->run ? "--run" : "hbg run", why,
                 part, outp);
@@ -1053,7 +1070,7 @@ static int run_failed(const ab_opts *o, const ab_arm *arm, unsigned i, int st, c
          * switch): its reason is a line of LOG.out */
         char line[512];
         bool said = ab_last_line(outp, "hbg run: ", line, sizeof line);
-        fprintf(stderr, "hbg ab: rep %u/%u %c %s (%s '%s') failed: %s %s%s%s%s; it made no log; its output is in "
+        say("hbg ab: rep %u/%u %c %s (%s '%s') failed: %s %s%s%s%s; it made no log; its output is in "
                         "%s, which ends:\n",
                 i + 1, o->reps, arm->label, arm->t.rev, arm->role, arm->spec, o->run ? "--run" : "hbg run", why,
                 said ? ": '" : "", said ? line : "", said ? "'" : "", outp);
@@ -1080,7 +1097,7 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
     const char *name = strrchr(arm->logs[i], '/') ? strrchr(arm->logs[i], '/') + 1 : arm->logs[i];
     if (arm->reuse[i]) {
         if (!p->tty)
-            fprintf(stderr, "hbg ab: rep %u/%u %c %s: %s (reused)\n", i + 1, o->reps, arm->label, arm->t.rev, name);
+            say("hbg ab: rep %u/%u %c %s: %s (reused)\n", i + 1, o->reps, arm->label, arm->t.rev, name);
         return 0;
     }
     char outp[AB_PATH_X + 8], part[AB_PATH_X + 8];
@@ -1149,7 +1166,7 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
                     part, sys ? ": " : " ", why);
     }
     if (!p->tty)
-        fprintf(stderr, "hbg ab: rep %u/%u %c %s: %s (%.1f s)\n", i + 1, o->reps, arm->label, arm->t.rev, name, dt);
+        say("hbg ab: rep %u/%u %c %s: %s (%.1f s)\n", i + 1, o->reps, arm->label, arm->t.rev, name, dt);
     return 0;
 }
 
@@ -1196,7 +1213,7 @@ static int compare(const ab_opts *o, const ab_arm *arms)
         ab_buf_str(&line, " ");
         ab_buf_shquote(&line, argv[k]);
     }
-    fprintf(stderr, "hbg ab: to compare these logs again: %s\n", ab_buf_cstr(&line));
+    say("hbg ab: to compare these logs again: %s\n", ab_buf_cstr(&line));
     ab_buf_free(&line);
     fflush(NULL);
     optind = 1;

@@ -105,7 +105,7 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
         rc = 2;
     } else if (L.nbind == 0) {
         char why[320];
-        fprintf(stderr, "hbg fit: %s%s\n", *name, ps_no_bind_why(&L, why, sizeof why));
+        fprintf(stderr, "hbg fit: %s%s\n", dg_shown(*name), ps_no_bind_why(&L, why, sizeof why));
         rc = 2;
     } else if (L.nused && phs_compute(&L, &R, NULL) != HBG_OK) {
         fprintf(stderr, "hbg fit: %s: out of memory\n", *name);

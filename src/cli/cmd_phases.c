@@ -452,7 +452,7 @@ int hbg_cmd_phases(int argc, char **argv)
     if (L.nbind == 0) {
         print_warnings(&L);
         char why[320];
-        fprintf(stderr, "hbg phases: %s%s\n", path, ps_no_bind_why(&L, why, sizeof why));
+        fprintf(stderr, "hbg phases: %s%s\n", dg_shown(path), ps_no_bind_why(&L, why, sizeof why));
         rc = 1;
         goto out;
     }

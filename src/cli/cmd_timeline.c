@@ -86,7 +86,7 @@ static int parse_args(int argc, char **argv, tl_args *a)
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "hbg timeline: unknown or incomplete option '%s' (see hbg timeline --help)\n",
-                    argv[optind - 1]);
+                    dg_shown(argv[optind - 1]));
             return 2;
         }
     }

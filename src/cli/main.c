@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "tools/diag.h"
 #include "cli/outfile.h"
 
 typedef struct command {
@@ -124,14 +125,14 @@ int main(int argc, char **argv)
         bool about = is_help && topic && !self; /* hbg help CMD */
         int used = 2 + (self || about);
         if (argc > used) {
-            fprintf(stderr, "hbg: unexpected argument '%s' after `%s%s%s` (see `hbg help`)\n", argv[used], name,
-                    about ? " " : "", about ? topic : "");
+            fprintf(stderr, "hbg: unexpected argument '%s' after `%s%s%s` (see `hbg help`)\n",
+                    dg_shown(argv[used]), name, about ? " " : "", about ? dg_shown(topic) : "");
             return 2;
         }
         if (about && strcmp(topic, "help") && strcmp(topic, "version")) {
             const command *c = find(topic);
             if (!c) {
-                fprintf(stderr, "hbg: unknown command '%s' (see `hbg help`)\n", topic);
+                fprintf(stderr, "hbg: unknown command '%s' (see `hbg help`)\n", dg_shown(topic));
                 return 2;
             }
             char *hargv[] = {argv[2], "--help", NULL};
@@ -150,7 +151,7 @@ int main(int argc, char **argv)
     }
     const command *c = find(name);
     if (!c) {
-        fprintf(stderr, "hbg: unknown command '%s' (see `hbg help`)\n", name);
+        fprintf(stderr, "hbg: unknown command '%s' (see `hbg help`)\n", dg_shown(name));
         return 2;
     }
     char prefix[32];
