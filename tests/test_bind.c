@@ -627,6 +627,15 @@ static hbg_status inc_graph_orch(hbg_orch *o, void *ctx)
     return hbg_orch_error(o) ? hbg_orch_error(o) : copy_orch(o, ctx);
 }
 
+/* The Graph's slot passes caller tensor 0 as HBG_IN; its body writes it. */
+static hbg_status inc_in_slot_orch(hbg_orch *o, void *ctx)
+{
+    hbg_arg a[] = {{hbg_orch_arg(o, 0), HBG_IN}};
+    hbg_boundary b = {.ntensors = 1, .args = a};
+    hbg_submit_graph(o, 8, inc_body, NULL, &b, 0, NULL);
+    return hbg_orch_error(o) ? hbg_orch_error(o) : copy_orch(o, ctx);
+}
+
 static void a_kept_input_is_restaged_after_another_write(void **state)
 {
     (void)state;
@@ -688,6 +697,19 @@ static void a_kept_input_is_restaged_after_another_write(void **state)
                                            "copy is kept and not staged again, so the write would outlive the pass "
                                            "(mark persistent only what no task writes)");
     }
+    pa.orch = copy_orch;
+
+    /* a body writing through a slot passed as HBG_IN: refused by the
+     * device path while it is recorded, and by the eager reference, which
+     * runs the body inline (it wrote the caller's tensor in place) */
+    aa[0].persistent = false;
+    pa.orch = inc_in_slot_orch;
+    w[0] = 7;
+    assert_int_equal(hbg_runtime_run(rt, &pa, false, &rep), HBG_E_GRAPH_CAPTURE);
+    assert_non_null(strstr(rep.error, "writes boundary slot 0, which the call passes as HBG_IN"));
+    assert_int_equal(hbg_eager_run(&pa, kt, 1 << 20, 0, 1, NULL), HBG_E_GRAPH_CAPTURE);
+    assert_non_null(strstr(hbg_eager_last_error(), "writes boundary slot 0, which the call passes as HBG_IN"));
+    assert_true(w[0] == 7.0f);
     pa.orch = copy_orch;
 
     /* persistent on a tensor the device writes: refused, in words */

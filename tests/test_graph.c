@@ -432,6 +432,18 @@ static hbg_status write_slot0(hbg_orch *o, void *ctx, const hbg_boundary *b)
     return fx_task(o, 1, a, NULL);
 }
 
+/* Moves slot 1's own tensor two rows down, writes it, and moves it back. */
+static hbg_status move_and_write_slot1(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_tensor *z = b->args[1].t;
+    z->offset += 8;
+    hbg_arg a[] = {{z, HBG_INOUT}};
+    hbg_status st = fx_task(o, 1, a, NULL);
+    z->offset -= 8;
+    return st;
+}
+
 /* The outer task counts as writing only the slots passed HBG_INOUT or
  * HBG_OUT: a body that writes what a slot passes as HBG_IN would leave a
  * write no later task is ordered after. Refused while it is recorded;
@@ -466,6 +478,26 @@ static void a_body_writes_only_through_written_slots(void **state)
         assert_int_equal(hbg_submit_graph(o, 10 + row, write_slot0, &r, &b2, 0, NULL), HBG_E_GRAPH_CAPTURE);
         assert_int_equal(hbg__orch_end_pass(o), HBG_E_GRAPH_CAPTURE);
     }
+    /* the node memo does not answer a capture whose slots' directions
+     * changed: the write recorded twice through INOUT is refused through IN */
+    bool whole = false;
+    for (int pass = 0; pass < 3; pass++) {
+        hbg_arg one[] = {{&x, pass < 2 ? HBG_INOUT : HBG_IN}};
+        hbg_boundary b = {.ntensors = 1, .args = one};
+        hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+        assert_int_equal(hbg_submit_graph(o, 20, write_slot0, &whole, &b, 0, NULL),
+                         pass < 2 ? HBG_OK : HBG_E_GRAPH_CAPTURE);
+        hbg__orch_end_pass(o);
+    }
+    /* a body that moves the caller's tensor of a writing slot out of its
+     * range writes what that slot does not hold */
+    hbg_tensor z = fx_tile(&x, 0, 0, 1, 4);
+    hbg_arg moved[] = {{&x, HBG_IN}, {&z, HBG_INOUT}};
+    hbg_boundary bm = {.ntensors = 2, .args = moved};
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    assert_int_equal(hbg_submit_graph(o, 30, move_and_write_slot1, NULL, &bm, 0, NULL), HBG_E_GRAPH_CAPTURE);
+    assert_true(z.offset == 0);
+    hbg__orch_end_pass(o);
     hbg__orch_destroy(o);
 }
 

@@ -135,16 +135,27 @@ static int fail(const char *fmt, ...)
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void say(const char *fmt, ...)
 {
-    char msg[4096];
-    va_list ap;
+    /* as long as it is: the "compare these logs again" line quotes every
+     * log's path */
+    va_list ap, aq;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_copy(aq, ap);
+    int len = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    size_t n = strlen(msg);
-    bool nl = n && msg[n - 1] == '\n';
+    char small[1024], *msg = len >= 0 && (size_t)len < sizeof small ? small : malloc(len > 0 ? (size_t)len + 1 : 1);
+    if (len < 0 || !msg) {
+        vfprintf(stderr, fmt, aq); /* no room to mask it: as it is */
+        va_end(aq);
+        return;
+    }
+    vsnprintf(msg, (size_t)len + 1, fmt, aq);
+    va_end(aq);
+    bool nl = len && msg[len - 1] == '\n';
     if (nl)
-        msg[n - 1] = '\0';
+        msg[len - 1] = '\0';
     fprintf(stderr, "%s%s", dg_sanitize(msg), nl ? "\n" : "");
+    if (msg != small)
+        free(msg);
 }
 
 static double now_s(void)

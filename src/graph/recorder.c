@@ -243,7 +243,10 @@ void hbg__rec_begin(hbg_orch *o, const hbg_boundary *b, const hbg__range *brng)
     hbg_boundary *p = &r->bpassed;
     bool same = r->last_clean && p->ntensors == b->ntensors && p->nscalars == b->nscalars;
     for (uint32_t k = 0; k < b->ntensors; k++) {
-        same = same && hbg__same_bytes16(&r->bsnap[k], b->args[k].t, sizeof r->bsnap[k]);
+        /* the directions too: what a node may write through depends on
+         * them (writable()), and a memo's answer checks nothing */
+        same = same && r->bargs[k].dir == b->args[k].dir &&
+               hbg__same_bytes16(&r->bsnap[k], b->args[k].t, sizeof r->bsnap[k]);
         r->bsnap[k] = *b->args[k].t;
         r->bptr[k] = b->args[k].t;
         r->bargs[k] = (hbg_arg){&r->bsnap[k], b->args[k].dir};
@@ -283,7 +286,7 @@ static bool writable(hbg__recorder *r, const hbg_def_targ *g, const hbg_tensor *
         return true;
     for (int j = boundary_head(r, t->addr); j >= 0 && j != 0xffff; j = r->bnext[j])
         if (r->bargs[j].dir != HBG_IN &&
-            (r->bptr[j] == t || (rng->lo >= r->brng[j].lo && rng->hi <= r->brng[j].hi)))
+            ((r->bptr[j] == t && same_view(t, &r->bsnap[j])) || (rng->lo >= r->brng[j].lo && rng->hi <= r->brng[j].hi)))
             return true;
     return false;
 }

@@ -302,6 +302,30 @@ hbg_status hbg__orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t
     return hbg__tmap_write(&o->map, t, lo, hi, dense, task, dir == HBG_INOUT || dir == HBG_OUT);
 }
 
+/* In an eager run a Graph body runs inline, never recorded: the rule the
+ * recorder keeps (a node writes a boundary buffer only through a slot
+ * passed for writing whose range holds the write) is kept here, so the
+ * reference refuses what the device path refuses. The first HBG_IN slot
+ * on t's buffer when no writing slot holds the write; -1 when one does,
+ * or t is on no slot's buffer. */
+static int32_t inline_in_slot(const hbg_boundary *b, const hbg_tensor *t, const hbg__range *r)
+{
+    int32_t in = -1;
+    for (uint32_t k = 0; k < b->ntensors; k++) {
+        const hbg_tensor *s = b->args[k].t;
+        if (!s || s->addr != t->addr)
+            continue;
+        if (b->args[k].dir == HBG_IN) {
+            in = in < 0 ? (int32_t)k : in;
+            continue;
+        }
+        uint64_t lo, hi;
+        if (s == t || (hbg__byte_range(s, &lo, &hi) && r->lo >= lo && r->hi <= hi))
+            return -1;
+    }
+    return in;
+}
+
 /* One tensor argument: present, a known direction, a buffer exactly when
  * it is not to be allocated, and (unless allocated) a view inside it. The
  * range is computed once here and reused by inference. */
@@ -329,7 +353,13 @@ static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg__range
         hbg__why(o, HBG_WHY_KEPT_WRITE, i, k, 0, 0);
         return HBG_E_INVAL;
     }
-    return hbg__orch_check_view(o, a->t, i, r);
+    hbg_status st = hbg__orch_check_view(o, a->t, i, r);
+    if (!st && o->cfg.eager && o->body && (a->dir == HBG_OUT || a->dir == HBG_INOUT) &&
+        (k = inline_in_slot(o->body, a->t, r)) >= 0) {
+        hbg__why(o, HBG_WHY_IN_SLOT_WRITE, i, k, 0, 0);
+        return HBG_E_GRAPH_CAPTURE;
+    }
+    return st;
 }
 
 /* A body's own buffer exists in its replays alone: on the device the
