@@ -6,10 +6,10 @@
  * over warm passes with the range [min, max]. The first pass is cold and
  * dropped. Usage: bench_orch [passes]
  */
-#include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "bench_args.h"
 
 #include "graph/graph_internal.h"
 
@@ -78,22 +78,10 @@ static hbg_status wide_body(hbg_orch *o, void *vctx, const hbg_boundary *b)
     return HBG_OK;
 }
 
-/* s as a whole number in [lo, hi]. */
-static bool parse_count(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || s[0] < '0' || s[0] > '9' || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
 int main(int argc, char **argv)
 {
     long given = 21;
-    if (argc > 2 || (argc == 2 && !parse_count(argv[1], 2, 100000, &given))) {
+    if (argc > 2 || (argc == 2 && !bench_count(argv[1], 2, 100000, &given))) {
         fprintf(stderr, "bench_orch: PASSES must be a whole number from 2 to 100000, got '%s'\n"
                         "usage: bench_orch [PASSES]\n",
                 argc > 2 ? argv[2] : argv[1]);

@@ -8,10 +8,10 @@
  *
  *   bench_recpool [runs] [records]      (defaults 30 and 65536)
  */
-#include <errno.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "bench_args.h"
 
 #include "hbg/trace.h"
 
@@ -23,23 +23,11 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* s as a whole number in [lo, hi]. */
-static bool parse_count(const char *s, long lo, long hi, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || s[0] < '0' || s[0] > '9' || v < lo || v > hi)
-        return false;
-    *out = v;
-    return true;
-}
-
 int main(int argc, char **argv)
 {
     long runs_l = 30, records_l = 65536;
-    if (argc > 3 || (argc > 1 && !parse_count(argv[1], 1, 100000, &runs_l)) ||
-        (argc > 2 && !parse_count(argv[2], 1, 1 << 24, &records_l))) {
+    if (argc > 3 || (argc > 1 && !bench_count(argv[1], 1, 100000, &runs_l)) ||
+        (argc > 2 && !bench_count(argv[2], 1, 1 << 24, &records_l))) {
         fprintf(stderr, "bench_recpool: expected [RUNS 1..100000] [RECORDS 1..16777216], got '%s' '%s'%s\n"
                         "usage: bench_recpool [RUNS] [RECORDS]\n",
                 argc > 1 ? argv[1] : "", argc > 2 ? argv[2] : "", argc > 3 ? " and more" : "");
