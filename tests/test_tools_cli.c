@@ -292,6 +292,41 @@ static void test_refusals_and_exit_status(void **st)
         free(err);
     }
     {
+        /* a log whose name holds a line break: the messages about it show
+         * '?', its JSON "log" the name as it is */
+        char dir[] = "/tmp/hbg-ctl-XXXXXX", name[64];
+        assert_non_null(mkdtemp(dir));
+        snprintf(name, sizeof name, "%s/x\ny.log", dir);
+        FILE *f = fopen(name, "w");
+        assert_non_null(f);
+        fputs("[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:24] bind phase=host_orch start_ns=1 "
+              "dur_ns=900 pid=9 inv=1\n", f);
+        assert_int_equal(fclose(f), 0);
+        const char *a1[] = {"phases", name, NULL}, *a2[] = {"phases", name, "--format", "json", NULL};
+        char want[256];
+        assert_int_equal(ts_run_cli(a1, &out, &err), 1);
+        snprintf(want, sizeof want, "hbg phases: %s/x?y.log: every pass is the cold first pass", dir);
+        assert_true(ts_contains(err, want));
+        assert_null(strstr(err, "x\ny"));
+        free(out);
+        free(err);
+        size_t flen;
+        char *fx = ts_slurp(ts_fixture("ours-1rank-4pass.log"), &flen);
+        assert_non_null(fx);
+        f = fopen(name, "w");
+        assert_non_null(f);
+        assert_int_equal(fwrite(fx, 1, flen, f), flen);
+        assert_int_equal(fclose(f), 0);
+        free(fx);
+        assert_int_equal(ts_run_cli(a2, &out, &err), 0);
+        snprintf(want, sizeof want, "{\"log\": \"%s/x\\u000ay.log\"", dir);
+        assert_true(strncmp(out, want, strlen(want)) == 0);
+        free(out);
+        free(err);
+        unlink(name);
+        rmdir(dir);
+    }
+    {
         const char *cmd[] = {"x\ny", NULL}, *opt[] = {"timeline", "--zz\033[31m", NULL};
         assert_int_equal(ts_run_cli(cmd, &out, &err), 2);
         assert_string_equal(err, "hbg: unknown command 'x?y' (see `hbg help`)\n");

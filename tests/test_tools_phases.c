@@ -130,6 +130,32 @@ static void the_cold_pass_is_the_lowest_inv(void **st)
     ps_free(&f.L);
 }
 
+/* A span name read in its canonical form (chip.run.bin%64 is
+ * chip.run.bind) from a log read in memory, where the reader keeps the log's
+ * own bytes and copies nothing: a name it rewrote is a copy of its own,
+ * not the bytes of the frame that rewrote it. */
+static void wipe_stack(void)
+{
+    volatile char junk[1 << 16];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (char)0xa5;
+}
+
+static void a_rewritten_name_outlives_its_reading(void **st)
+{
+    (void)st;
+    static const char src[] = "[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=5 tid=5 inv=1 hid=aa "
+                              "depth=1 name=chip.run.bin%64 ts=100 dur=10\n";
+    ps_log L;
+    ps_options o = {.keep_spans = true};
+    assert_int_equal(ps_read(&L, "m.log", src, sizeof src - 1, &o), HBG_OK);
+    wipe_stack();
+    assert_int_equal(L.nspan, 1);
+    assert_true(lx_slice_eq(L.span[0].name, "chip.run.bind"));
+    assert_int_equal(L.nbindspans, 1);
+    ps_free(&L);
+}
+
 /* A duration past 32 bits: the statistics columns are 64-bit then, and
  * every figure is the same as it would be in a narrow column. */
 static void test_wide_durations(void **st)
@@ -794,6 +820,7 @@ int main(void)
         cmocka_unit_test(test_keyless_line_among_many_ranks),
         cmocka_unit_test(test_ours_one_rank),
         cmocka_unit_test(the_cold_pass_is_the_lowest_inv),
+        cmocka_unit_test(a_rewritten_name_outlives_its_reading),
         cmocka_unit_test(test_long_tail_is_cut),
         cmocka_unit_test(test_wide_durations),
         cmocka_unit_test(test_keep_first),

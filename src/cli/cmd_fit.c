@@ -101,14 +101,14 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
     phs_result R;
     if (L.stamp_conflict) {
         char mixed[PATH_MAX + 160];
-        fprintf(stderr, "hbg fit: %s; refusing it\n", ps_mixed_runs(&L, *name, mixed, sizeof mixed));
+        fprintf(stderr, "hbg fit: %s; refusing it\n", ps_mixed_runs(&L, L.path, mixed, sizeof mixed));
         rc = 2;
     } else if (L.nbind == 0) {
         char why[320];
-        fprintf(stderr, "hbg fit: %s%s\n", dg_shown(*name), ps_no_bind_why(&L, why, sizeof why));
+        fprintf(stderr, "hbg fit: %s%s\n", L.path, ps_no_bind_why(&L, why, sizeof why));
         rc = 2;
     } else if (L.nused && phs_compute(&L, &R, NULL) != HBG_OK) {
-        fprintf(stderr, "hbg fit: %s: out of memory\n", *name);
+        fprintf(stderr, "hbg fit: %s: out of memory\n", L.path);
         rc = 2;
     } else if ((min_only ? fit_add_log_min(d, &L, index) : fit_add_log(d, &L, index)) != HBG_OK) {
         fprintf(stderr, "hbg fit: out of memory\n");
@@ -117,12 +117,12 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
         fprintf(stderr,
                 "hbg fit: warning: %s: every pass is the cold first pass of its rank (%zu); it adds nothing to the "
                 "fit (run at least 2 rounds)\n",
-                *name, L.ncold);
+                L.path, L.ncold);
     } else if (L.nused == 0) {
         fprintf(stderr,
                 "hbg fit: warning: %s: all %zu warm passes were excluded (see the warnings); it adds nothing to the "
                 "fit\n",
-                *name, L.nwarm);
+                L.path, L.nwarm);
     }
     ps_free(&L);
     return rc;
@@ -171,7 +171,7 @@ static void out_table(const fit_data *d, const fit_result *R, const char *const 
     if (w->fitted > 0) /* a share of a cost: none of a cost of 0 or below */
         snprintf(pct, sizeof pct, "; %+.2f %%", shown(100 * w->resid / w->fitted, 100));
     printf("worst residual  %+.1f ns (measured %.0f, fitted %.1f%s) at %s pass %s (line %zu)\n", shown(w->resid, 10),
-           w->y, w->fitted, pct, names[w->log], w->label, w->line);
+           w->y, w->fitted, pct, dg_shown(names[w->log]), w->label, w->line);
     if (R->has_slope)
         printf("log-log slope   %.4f (measured against fitted cost; 1 for a linear cost)\n", R->slope);
     if (R->reset_done)
@@ -397,7 +397,7 @@ int hbg_cmd_fit(int argc, char **argv)
                     "hbg fit: warning: the model puts %zu pass%s below zero cost (the lowest %.1f ns, measured %.0f, "
                     "at %s pass %s, line %zu): a coefficient's sign is off, most likely a count that barely "
                     "varies or moves with another\n",
-                    R.nneg, R.nneg == 1 ? "" : "es", q->fitted, q->y, names[q->log], q->label, q->line);
+                    R.nneg, R.nneg == 1 ? "" : "es", q->fitted, q->y, dg_shown(names[q->log]), q->label, q->line);
         }
         if (R.superlinear)
             fprintf(stderr,

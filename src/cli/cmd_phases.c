@@ -241,7 +241,7 @@ static void out_json(ps_log *L, const phs_result *R, const phs_stat *by_rank)
     if (!jw_init(&w, stdout))
         return;
     jw_lit(&w, "{\"log\": ");
-    jw_str(&w, L->path, strlen(L->path));
+    jw_str(&w, L->file, strlen(L->file));
     jw_lit(&w, ", \"stamp\": ");
     if (L->has_stamp)
         jw_str(&w, L->stamp.p, L->stamp.n);
@@ -445,14 +445,14 @@ int hbg_cmd_phases(int argc, char **argv)
     if (L.stamp_conflict) {
         print_warnings(&L);
         char mixed[PATH_MAX + 160];
-        fprintf(stderr, "hbg phases: %s; refusing to merge them\n", ps_mixed_runs(&L, path, mixed, sizeof mixed));
+        fprintf(stderr, "hbg phases: %s; refusing to merge them\n", ps_mixed_runs(&L, L.path, mixed, sizeof mixed));
         rc = 2;
         goto out;
     }
     if (L.nbind == 0) {
         print_warnings(&L);
         char why[320];
-        fprintf(stderr, "hbg phases: %s%s\n", dg_shown(path), ps_no_bind_why(&L, why, sizeof why));
+        fprintf(stderr, "hbg phases: %s%s\n", L.path, ps_no_bind_why(&L, why, sizeof why));
         rc = 1;
         goto out;
     }
@@ -464,7 +464,7 @@ int hbg_cmd_phases(int argc, char **argv)
                     "hbg phases: %s: every pass is the cold first pass of its rank (%zu rank%s, one pass each), "
                     "and cold passes are dropped; run at least 2 rounds (6 recommended), or pass --keep-first "
                     "to look at the cold passes\n",
-                    path, L.nrank, L.nrank == 1 ? "" : "s");
+                    L.path, L.nrank, L.nrank == 1 ? "" : "s");
         else {
             char why[256];
             ps_exclusions(&L, why, sizeof why);
@@ -472,7 +472,7 @@ int hbg_cmd_phases(int argc, char **argv)
             bool kf = L.opt.keep_first;
             fprintf(stderr,
                     "hbg phases: %s: no usable passes: all %zu %spasses were excluded (%s; see the warnings)\n",
-                    path, L.nwarm + (kf ? L.ncold : 0), kf ? "" : "warm ", why);
+                    L.path, L.nwarm + (kf ? L.ncold : 0), kf ? "" : "warm ", why);
         }
         rc = 1;
         goto out;
@@ -482,7 +482,7 @@ int hbg_cmd_phases(int argc, char **argv)
     by_rank = L.nrank > 1 ? calloc(L.nrank, sizeof *by_rank) : NULL;
     hbg_status st = L.nrank > 1 && !by_rank ? HBG_E_NOMEM : phs_compute(&L, &R, by_rank);
     if (st != HBG_OK) {
-        fprintf(stderr, "hbg phases: %s: out of memory\n", path);
+        fprintf(stderr, "hbg phases: %s: out of memory\n", L.path);
         rc = 2;
         goto out;
     }

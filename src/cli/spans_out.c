@@ -152,7 +152,7 @@ static void json_head(const so_ctx *o, jw *w, const char *view)
     const ps_log *L = o->L;
     const sp_set *S = o->S;
     jw_lit(w, "{\"log\": ");
-    jstr(w, L->path);
+    jstr(w, L->file);
     jw_lit(w, ", \"stamp\": ");
     if (L->has_stamp)
         jw_str(w, L->stamp.p, L->stamp.n);

@@ -381,7 +381,7 @@ int fit_solve(fit_data *d, bool relative, const char *const *names, fit_result *
             snprintf(err, errlen,
                      "%s:%zu: pass %s has a control plane of 0 ns, and --relative divides each pass by its cost; "
                      "fit without --relative",
-                     names && names[d->pt[i].log] ? names[d->pt[i].log] : "LOG", d->pt[i].line, d->pt[i].label);
+                     names && names[d->pt[i].log] ? dg_shown(names[d->pt[i].log]) : "LOG", d->pt[i].line, d->pt[i].label);
             goto out;
         }
         w[i] = relative ? 1 / d->pt[i].y : 1;

@@ -303,8 +303,12 @@ static lx_slice keep_name(ps_log *L, lx_slice s)
         L->oom = true;
         return (lx_slice){s.p, 0};
     }
-    lx_slice c = {buf, lx_canon_name(s, buf)};
-    lx_slice o = keep_slice(L, c);
+    /* a copy of its own whatever the mode: keep_text hands back the log's
+     * own bytes when the log is in memory, and these are this frame's */
+    size_t n = lx_canon_name(s, buf);
+    lx_slice o = {intern_text(L, buf, n), n};
+    if (!o.p)
+        o.n = 0;
     if (buf != small)
         free(buf);
     return o;
@@ -1050,7 +1054,12 @@ static void sink_bad(void *ctx, const lx_rec *r, const char *msg)
 static bool init(ps_log *L, const char *path, const ps_options *opt)
 {
     memset(L, 0, sizeof *L);
-    L->path = path;
+    L->path = L->file = path;
+    if (path && strcmp(dg_shown(path), path)) {
+        if (!(L->path_own = strdup(dg_shown(path))))
+            return false;
+        L->path = L->path_own;
+    }
     if (opt)
         L->opt = *opt;
     dg_init(&L->warn, 1000);
@@ -1147,6 +1156,8 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
 
 void ps_free(ps_log *L)
 {
+    free(L->path_own);
+    L->path_own = NULL;
     hm_free(&L->passmem);
     hm_free(&L->segxmem);
     ps_index *X = L->ix;

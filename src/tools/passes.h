@@ -166,7 +166,12 @@ typedef struct ps_options {
 } ps_options;
 
 typedef struct ps_log {
+    /* the log as messages name it: the name given, its control bytes shown
+     * as '?' (a name with a line break would split the one line a message
+     * is); `file` is the name as given, for JSON, which holds any byte */
     const char *path;
+    const char *file;
+    char *path_own;         /* path's masked copy, when it needed one */
     const char *buf;
     size_t len;
     ps_options opt;

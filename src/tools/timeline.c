@@ -1837,7 +1837,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
             meta(&t, "thread_name", dev_pid(t.proc[i].pid), k + 1, name);
         }
     JW_LIT(&t.w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline\",\"log\":");
-    jw_str(&t.w, L->path, strlen(L->path));
+    jw_str(&t.w, L->file, strlen(L->file));
     JW_LIT(&t.w, ",\"stamp\":");
     if (L->has_stamp)
         jw_str(&t.w, L->stamp.p, L->stamp.n);

@@ -192,7 +192,7 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
     rep->far = W.note.n;
     JW_LIT(&w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline --per-invocation\","
                "\"log\":");
-    jw_str(&w, L->path, strlen(L->path));
+    jw_str(&w, L->file, strlen(L->file));
     JW_LIT(&w, "}}\n");
     bool ok = jw_flush(&w);
     jw_free(&w);
