@@ -310,6 +310,14 @@ static void test_refusals_and_exit_status(void **st)
         assert_null(strstr(err, "x\ny"));
         free(out);
         free(err);
+        /* hbg compare's refusals quote it masked too */
+        const char *a3[] = {"compare", "--base", name, "--measure", ts_fixture("ours-1rank-4pass.log"), NULL};
+        assert_int_equal(ts_run_cli(a3, &out, &err), 2);
+        snprintf(want, sizeof want, "hbg compare: %s/x?y.log has no [stamp] line", dir);
+        assert_true(ts_contains(err, want));
+        assert_null(strstr(err, "x\ny"));
+        free(out);
+        free(err);
         size_t flen;
         char *fx = ts_slurp(ts_fixture("ours-1rank-4pass.log"), &flen);
         assert_non_null(fx);

@@ -354,7 +354,7 @@ static void out_table(const cp_result *R)
                 o->threshold_pct, R->hl.lo, R->regression ? "it does" : "no");
     for (size_t i = 0; i < R->nrep; i++) {
         const cp_rep *r = &R->rep[i];
-        fprintf(f, "\nrepetition %zu: base %s, measure %s\n", i + 1, r->base.path, r->measure.path);
+        fprintf(f, "\nrepetition %zu: base %s, measure %s\n", i + 1, dg_shown(r->base.path), dg_shown(r->measure.path));
         fprintf(f, "%-18s %-2s %12s %12s %12s %9s %14s %14s %14s %9s\n", "row", "", "base_min", "measure_min",
                 "delta_ns", "delta", "base_median", "measure_median", "delta_ns", "delta");
         for (int k = 0; k < r->nrow; k++)

@@ -1,6 +1,7 @@
 /* The A/B comparison: loading, the comparability checks, the per-repetition
  * rows, the verdict and its flags. Output is the command's (cmd_compare.c). */
 #include "tools/compare.h"
+#include "tools/diag.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -41,6 +42,7 @@ static hbg_status refuse(char *err, size_t n, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, n, fmt, ap);
     va_end(ap);
+    dg_sanitize(err); /* one line, whatever the paths it quotes hold */
     return HBG_E_INVAL;
 }
 
