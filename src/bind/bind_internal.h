@@ -73,8 +73,6 @@ struct hbg_runtime {
     uint64_t defpool_dev, defpool_bytes, defpool_used; /* Definitions, filled from the front */
 
     hbg__argbuf argbufs[HBG_MAX_PROGRAM_ARGS];
-    uint64_t kept_addr[HBG_MAX_PROGRAM_ARGS]; /* the persistent INs' buffers, for the orchestrator */
-    uint32_t kept_arg[HBG_MAX_PROGRAM_ARGS];
     hbg_tensor devargs[HBG_MAX_PROGRAM_ARGS];
     hbg__hostview views[HBG_MAX_PROGRAM_ARGS];
     uint32_t nviews;
@@ -98,6 +96,10 @@ struct hbg_runtime {
 bool hbg__caller_args_ok(const hbg_program *p, hbg__argfault_at *f);
 /* f's words, "args: caller tensor 2 (x): ...", for program p. */
 void hbg__argfault_format(const hbg__argfault_at *f, const hbg_program *p, char *buf, size_t len);
+/* Hands o the persistent caller tensors of p (args[i]: caller tensor i
+ * where the pass has it, device buffer or host memory): a task that
+ * writes one is refused, as its write would outlive the pass. */
+void hbg__set_kept(hbg_orch *o, const hbg_program *p, const hbg_tensor *args);
 
 /* One bind pass: the ten segments. Fills rep->trace for the segments that
  * ran; on failure names the segment. */

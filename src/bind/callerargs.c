@@ -89,3 +89,15 @@ void hbg__argfault_format(const hbg__argfault_at *f, const hbg_program *p, char 
         break;
     }
 }
+
+void hbg__set_kept(hbg_orch *o, const hbg_program *p, const hbg_tensor *args)
+{
+    uint64_t addr[HBG_MAX_PROGRAM_ARGS];
+    uint32_t arg[HBG_MAX_PROGRAM_ARGS], n = 0;
+    for (uint32_t i = 0; i < p->nargs; i++)
+        if (p->args[i].persistent) {
+            addr[n] = args[i].addr;
+            arg[n++] = i;
+        }
+    hbg__orch_set_kept(o, addr, arg, n);
+}

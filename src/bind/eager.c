@@ -130,17 +130,9 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
     if (st) {
         fail(st, "cannot create the orchestrator: %s", hbg_strerror(st));
     } else {
-        /* a task that writes a persistent input is refused here too,
-         * as the device path refuses it: here it would change the
-         * caller's own weights in place */
-        uint64_t kept_addr[HBG_MAX_PROGRAM_ARGS];
-        uint32_t kept_arg[HBG_MAX_PROGRAM_ARGS], nkept = 0;
-        for (uint32_t i = 0; i < p->nargs; i++)
-            if (p->args[i].persistent) {
-                kept_addr[nkept] = args[i].addr;
-                kept_arg[nkept++] = i;
-            }
-        hbg__orch_set_kept(o, kept_addr, kept_arg, nkept);
+        /* refused here too, as the device path refuses it: here the
+         * write would change the caller's own weights in place */
+        hbg__set_kept(o, p, args);
         hbg__orch_begin_pass(o, cfg.heap_base, args, p->nargs);
         hbg_status ost = p->orch(o, p->ctx);
         st = hbg__orch_end_pass(o);

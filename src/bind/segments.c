@@ -105,15 +105,8 @@ static hbg_status seg_args(hbg_runtime *rt, const hbg_program *p, seg_clock *c)
         rt->devargs[i].nbytes = n;
         rt->devargs[i].creator = 0;
     }
-    /* the kept ones: a task that writes one is refused (its write would
-     * outlive the pass, the device copy no longer the caller's) */
-    uint32_t nkept = 0;
-    for (uint32_t i = 0; i < p->nargs && !st; i++)
-        if (p->args[i].persistent) {
-            rt->kept_addr[nkept] = rt->argbufs[i].dev;
-            rt->kept_arg[nkept++] = i;
-        }
-    hbg__orch_set_kept(rt->orch, rt->kept_addr, rt->kept_arg, nkept);
+    if (!st)
+        hbg__set_kept(rt->orch, p, rt->devargs);
     seg_attr(c, "ntensor", p->nargs);
     seg_attr(c, "staged", staged);
     seg_attr(c, "bytes", bytes);

@@ -222,11 +222,8 @@ static bool slot_ok(hbg_orch *o, const hbg_arg *a, uint32_t k, hbg__range *r)
         hbg__why(o, HBG_WHY_DIR, (int32_t)k, a->dir, 0, 0);
         return false;
     }
-    int32_t kept;
-    if (a->dir != HBG_IN && (kept = hbg__orch_kept(o, a->t->addr)) >= 0) {
-        hbg__why(o, HBG_WHY_KEPT_WRITE, (int32_t)k, kept, 0, 0);
+    if (hbg__orch_writes_kept(o, a->dir, a->t->addr, (int32_t)k))
         return false;
-    }
     return hbg__orch_check_view(o, a->t, (int32_t)k, r) == HBG_OK;
 }
 
@@ -330,11 +327,8 @@ static hbg_status match_boundary(hbg_orch *o, const hbg_boundary *b, const hbg__
             hbg__orch_check_view(o, t, (int32_t)k, &rk); /* notes the reason */
             return HBG_E_INVAL;
         }
-        int32_t kept;
-        if (p->dir != HBG_IN && (kept = hbg__orch_kept(o, t->addr)) >= 0) {
-            hbg__why(o, HBG_WHY_KEPT_WRITE, (int32_t)k, kept, 0, 0);
+        if (hbg__orch_writes_kept(o, p->dir, t->addr, (int32_t)k))
             return HBG_E_INVAL;
-        }
         if (p->alias != k) {
             if (img[p->alias].addr != t->addr) {
                 hbg__why(o, HBG_WHY_B_ALIAS, (int32_t)k, -1, p->alias, 0);
@@ -802,9 +796,9 @@ static hbg_status submit(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
     }
     /* A bit no flag has may be one a later version gives a meaning: run
      * without it, the call would mean something else than was asked. */
-    if (flags & ~(uint32_t)(HBG_GRAPH_FALLBACK | HBG_GRAPH_CHECK_BODY)) {
-        hbg__why(o, HBG_WHY_GRAPH_FLAGS, -1, flags, flags & ~(uint32_t)(HBG_GRAPH_FALLBACK | HBG_GRAPH_CHECK_BODY),
-                 0);
+    uint32_t unknown = flags & ~(uint32_t)(HBG_GRAPH_FALLBACK | HBG_GRAPH_CHECK_BODY);
+    if (unknown) {
+        hbg__why(o, HBG_WHY_GRAPH_FLAGS, -1, flags, unknown, 0);
         return graph_fail(o, key, HBG_E_INVAL);
     }
     /* A Graph inside a Graph body would need nested Definitions. */

@@ -348,11 +348,9 @@ static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg__range
     }
     if (a->dir == HBG_OUT_ALLOC)
         return HBG_OK;
-    int32_t k;
-    if ((a->dir == HBG_OUT || a->dir == HBG_INOUT) && (k = hbg__orch_kept(o, a->t->addr)) >= 0) {
-        hbg__why(o, HBG_WHY_KEPT_WRITE, i, k, 0, 0);
+    if (hbg__orch_writes_kept(o, a->dir, a->t->addr, i))
         return HBG_E_INVAL;
-    }
+    int32_t k;
     hbg_status st = hbg__orch_check_view(o, a->t, i, r);
     if (!st && o->cfg.eager && o->body && (a->dir == HBG_OUT || a->dir == HBG_INOUT) &&
         (k = inline_in_slot(o->body, a->t, r)) >= 0) {

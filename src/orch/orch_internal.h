@@ -295,16 +295,6 @@ static inline unsigned hbg__kept_bit(uint64_t addr)
     return (unsigned)(((addr >> 6) * 0x9e3779b97f4a7c15ull) >> 58);
 }
 
-/* The caller index of the kept tensor whose buffer is addr; -1 for none. */
-static inline int32_t hbg__orch_kept(const hbg_orch *o, uint64_t addr)
-{
-    if (!((o->kept_bloom >> hbg__kept_bit(addr)) & 1))
-        return -1;
-    for (uint32_t i = 0; i < o->nkept; i++)
-        if (o->kept_addr[i] == addr)
-            return (int32_t)o->kept_arg[i];
-    return -1;
-}
 /* Ends it, and with it the operation clock's pass; returns the pass's
  * first error. */
 hbg_status hbg__orch_end_pass(hbg_orch *o);
@@ -331,6 +321,20 @@ static inline void hbg__why(hbg_orch *o, hbg__why_code why, int32_t arg, int64_t
     o->why.why = (uint8_t)why;
     o->why.arg = arg;
     o->why.n[0] = n0, o->why.n[1] = n1, o->why.n[2] = n2;
+}
+
+/* Whether argument or slot i, of direction dir on buffer addr, writes a
+ * kept caller tensor: noted (HBG_WHY_KEPT_WRITE), for the caller to refuse. */
+static inline bool hbg__orch_writes_kept(hbg_orch *o, uint8_t dir, uint64_t addr, int32_t i)
+{
+    if ((dir != HBG_OUT && dir != HBG_INOUT) || !((o->kept_bloom >> hbg__kept_bit(addr)) & 1))
+        return false;
+    for (uint32_t k = 0; k < o->nkept; k++)
+        if (o->kept_addr[k] == addr) {
+            hbg__why(o, HBG_WHY_KEPT_WRITE, i, o->kept_arg[k], 0, 0);
+            return true;
+        }
+    return false;
 }
 /* An array of n items of `kind` (hbg__count), as a task or a Graph call
  * gives it: NULL only when n is 0. Notes what is wrong. */
