@@ -117,33 +117,17 @@ static void usage(FILE *f)
             "comparable; 2 also for bad usage, a failed build or a failed run.\n");
 }
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int fail(const char *fmt, ...)
+/* A line of hbg ab's own on stderr, with the control bytes of what it
+ * quotes (paths, revisions, specs) masked: one line, as long as it is
+ * (the "compare these logs again" line quotes every log's path). */
+static void vsay(const char *prefix, const char *fmt, va_list ap)
 {
-    /* one line, whatever the paths and revisions it quotes hold */
-    char msg[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "hbg ab: %s\n", dg_sanitize(msg));
-    return 2;
-}
-
-/* A line of hbg ab's own on stderr (fmt ends in '\n'), with the control
- * bytes of what it quotes (paths, revisions, specs) masked: one line. */
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *fmt, ...)
-{
-    /* as long as it is: the "compare these logs again" line quotes every
-     * log's path */
-    va_list ap, aq;
-    va_start(ap, fmt);
+    va_list aq;
     va_copy(aq, ap);
     int len = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
     char small[1024], *msg = len >= 0 && (size_t)len < sizeof small ? small : malloc(len > 0 ? (size_t)len + 1 : 1);
     if (len < 0 || !msg) {
+        fputs(prefix, stderr);
         vfprintf(stderr, fmt, aq); /* no room to mask it: as it is */
         va_end(aq);
         return;
@@ -153,9 +137,31 @@ static void say(const char *fmt, ...)
     bool nl = len && msg[len - 1] == '\n';
     if (nl)
         msg[len - 1] = '\0';
-    fprintf(stderr, "%s%s", dg_sanitize(msg), nl ? "\n" : "");
+    fprintf(stderr, "%s%s%s", prefix, dg_sanitize(msg), nl ? "\n" : "");
     if (msg != small)
         free(msg);
+}
+
+/* fmt (ending in '\n') on stderr, masked. */
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay("", fmt, ap);
+    va_end(ap);
+}
+
+/* A refusal before anything ran: "hbg ab: ..." on one line, exit 2. */
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsay("hbg ab: ", fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 2;
 }
 
 static double now_s(void)

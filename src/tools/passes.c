@@ -1055,8 +1055,9 @@ static bool init(ps_log *L, const char *path, const ps_options *opt)
 {
     memset(L, 0, sizeof *L);
     L->path = L->file = path;
-    if (path && strcmp(dg_shown(path), path)) {
-        if (!(L->path_own = strdup(dg_shown(path))))
+    const char *shown = path ? dg_shown(path) : path;
+    if (shown != path) { /* dg_shown's copy lasts a few calls: L keeps its own */
+        if (!(L->path_own = strdup(shown)))
             return false;
         L->path = L->path_own;
     }
