@@ -502,18 +502,39 @@ static hbg_status moved_alias_orch(hbg_orch *o, void *ctx)
     return hbg_orch_error(o);
 }
 
+/* A sim device, a kernel table and a runtime of 1 MiB of heap: the
+ * set-up of the tests that bring kernels of their own. */
+typedef struct bare {
+    hbg_device *dev;
+    hbg_kernel_table *kt;
+    hbg_runtime *rt;
+} bare;
+
+static void bare_open(bare *b)
+{
+    hbg_sim_config sc = {0};
+    assert_int_equal(hbg_sim_open(&sc, &b->dev), HBG_OK);
+    assert_int_equal(hbg_kernel_table_create(&b->kt), HBG_OK);
+    hbg_runtime_config rc = {
+        .device = b->dev, .kernels = b->kt, .heap_bytes = 1 << 20, .records_fd = -1, .nranks = 1};
+    assert_int_equal(hbg_runtime_create(&rc, &b->rt), HBG_OK);
+}
+
+static void bare_close(bare *b)
+{
+    hbg_runtime_destroy(b->rt);
+    hbg_kernel_table_destroy(b->kt);
+    hbg_device_close(b->dev);
+}
+
 static void a_moved_alias_is_not_replayed(void **state)
 {
     (void)state;
-    hbg_device *dev;
-    hbg_kernel_table *kt;
-    hbg_sim_config sc = {0};
-    assert_int_equal(hbg_sim_open(&sc, &dev), HBG_OK);
-    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    bare b;
+    bare_open(&b);
+    hbg_kernel_table *kt = b.kt;
+    hbg_runtime *rt = b.rt;
     assert_int_equal(hbg_kernel_register(kt, K_TWICE, "twice", twice_kernel), HBG_OK);
-    hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = 1 << 20, .records_fd = -1, .nranks = 1};
-    hbg_runtime *rt;
-    assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
     float y[8], want[8];
     uint32_t n = 8, flags = 0;
     hbg_host_tensor arg = {.name = "y", .host = y, .layout = hbg_tensor_desc(HBG_F32, 1, &n), .dir = HBG_INOUT};
@@ -535,9 +556,7 @@ static void a_moved_alias_is_not_replayed(void **state)
     assert_memory_equal(y, want, sizeof y);
     for (int i = 0; i < 8; i++)
         assert_true(want[i] == 2.0f); /* each half doubled once */
-    hbg_runtime_destroy(rt);
-    hbg_kernel_table_destroy(kt);
-    hbg_device_close(dev);
+    bare_close(&b);
 }
 
 /* A persistent IN is staged once and kept while its host pointer and
@@ -639,16 +658,12 @@ static hbg_status inc_in_slot_orch(hbg_orch *o, void *ctx)
 static void a_kept_input_is_restaged_after_another_write(void **state)
 {
     (void)state;
-    hbg_device *dev;
-    hbg_kernel_table *kt;
-    hbg_sim_config sc = {0};
-    assert_int_equal(hbg_sim_open(&sc, &dev), HBG_OK);
-    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    bare bb;
+    bare_open(&bb);
+    hbg_kernel_table *kt = bb.kt;
+    hbg_runtime *rt = bb.rt;
     assert_int_equal(hbg_kernel_register(kt, K_COPY, "copy", copy_kernel), HBG_OK);
     assert_int_equal(hbg_kernel_register(kt, K_FILL, "fill", fill_kernel), HBG_OK);
-    hbg_runtime_config rc = {.device = dev, .kernels = kt, .heap_bytes = 1 << 20, .records_fd = -1, .nranks = 1};
-    hbg_runtime *rt;
-    assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
     uint32_t n = 4;
     float w[4] = {7, 7, 7, 7}, out[4], junk[4];
     hbg_host_tensor aa[] = {
@@ -745,9 +760,7 @@ static void a_kept_input_is_restaged_after_another_write(void **state)
     pa.orch = copy_orch;
     assert_int_equal(hbg_eager_run(&pa, kt, 1 << 20, 0, 1, NULL), HBG_OK);
     assert_string_equal(hbg_eager_last_error(), "");
-    hbg_runtime_destroy(rt);
-    hbg_kernel_table_destroy(kt);
-    hbg_device_close(dev);
+    bare_close(&bb);
 }
 
 static void skip_device_binds_fully(void **state)
