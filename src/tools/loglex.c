@@ -931,7 +931,7 @@ size_t lx_canon_name(lx_slice s, char *out)
         }
         /* a byte as it came (raw UTF-8, a lone '%') or decoded: encoded
          * where the format encodes it, so both spellings meet */
-        if (c < '!' || c > '~' || c == '%' || c == '[' || c == ']' || c == '=')
+        if (lx_name_encodes(c))
             out[k++] = '%', out[k++] = hex[c >> 4], out[k++] = hex[c & 15];
         else
             out[k++] = (char)c;

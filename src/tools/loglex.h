@@ -109,6 +109,13 @@ int lx_parse_u64(lx_slice v, uint64_t *out);
  * shown is one byte encoded. */
 size_t lx_decode_name(lx_slice s, char *out);
 
+/* Whether a span name's byte c is written as %XX: outside ! .. ~, and
+ * % [ ] = (the format's rule, for every reader and writer of names). */
+static inline bool lx_name_encodes(unsigned char c)
+{
+    return c < '!' || c > '~' || c == '%' || c == '[' || c == ']' || c == '=';
+}
+
 /* s in the one encoding a writer that follows the format gives it: a %XX
  * of a byte that needs no encoding decoded ("chip.run.bin%64" is
  * "chip.run.bind"), every other byte that needs one encoded, whether it

@@ -285,7 +285,7 @@ static bool canonical(lx_slice s)
 {
     for (size_t i = 0; i < s.n; i++) {
         unsigned char c = (unsigned char)s.p[i];
-        if (c < '!' || c > '~' || c == '%' || c == '[' || c == ']' || c == '=')
+        if (lx_name_encodes(c))
             return false;
     }
     return true;

@@ -17,7 +17,7 @@ static char *encode_name(const char *s)
         return NULL;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        if (c < '!' || c > '~' || c == '%' || c == '[' || c == ']' || c == '=')
+        if (lx_name_encodes(c))
             p += sprintf(p, "%%%02X", c);
         else
             *p++ = (char)c;
