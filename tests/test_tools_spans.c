@@ -645,6 +645,54 @@ static void test_tree_child_outside_parent(void **st)
     free(src);
 }
 
+/* Each span is under the reader's 2^62 ns rule, but three absurd ones of
+ * one name in one invocation add up past 2^63 - 1 ns: tpot, tree and
+ * rounds show the sum clamped there, as they always did, and now say so on
+ * stderr, naming the first span that passed it. Once was a silent
+ * 9223372036854775807 like any other number. Counted once a sum. */
+static void test_clamped_sums_warned(void **st)
+{
+    (void)st;
+    static const char src[] =
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=101 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=102 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=103 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=1 "
+        "dur=4000000000000000000 clk=dev\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=2 "
+        "dur=4000000000000000000 clk=dev\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=3 "
+        "dur=4000000000000000000 clk=dev\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
+    char *p = ts_temp_file(src, strlen(src), ".log"), *out, *err;
+    const char *a[] = {"spans", p, "--view", "tpot", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(err, ".log:4: callable aa: 2 sums of one invocation's spans leave the 64-bit range (this "
+                                 "line's span took the first out) and are shown clamped at its end: the log is "
+                                 "corrupt\n"));
+    assert_true(ts_contains(out, "9223372036854775807"));
+    free(out), free(err);
+    const char *b[] = {"spans", p, "--view", "tree", NULL};
+    assert_int_equal(ts_run_cli(b, &out, &err), 0);
+    /* x's sum, the device span's, and chip.run's untimed remainder */
+    assert_true(ts_contains(err, ".log:4: callable aa: 3 sums of one invocation's spans leave the 64-bit range"));
+    assert_true(ts_contains(out, "-9223372036854775808"));
+    free(out), free(err);
+    const char *c[] = {"spans", p, "--view", "rounds", NULL};
+    assert_int_equal(ts_run_cli(c, &out, &err), 0);
+    assert_true(ts_contains(err, ": callable aa: 1 round (the first pid=5 inv=2) has a device column "
+                                 "whose spans add up past 2^63 - 1 ns, shown clamped there: the log is corrupt\n"));
+    free(out), free(err);
+    /* sums that stay in range: no such line */
+    const char *d[] = {"spans", ts_fixture("spans-ours-2rank.log"), "--view", "tree", NULL};
+    assert_int_equal(ts_run_cli(d, &out, &err), 0);
+    assert_false(ts_contains(err, "clamped"));
+    free(out), free(err);
+    unlink(p);
+    free(p);
+}
+
 /* A name encoded otherwise than a writer of the format encodes it
  * ("chip.run.bin%64", a lowercase %2f) is the name it decodes to: one
  * row with the other spans of that name, and matched by --assert-overlap,
@@ -1066,6 +1114,7 @@ int main(void)
         cmocka_unit_test(test_rounds_pipelined_device_phases),
         cmocka_unit_test(test_tree_from_depth),
         cmocka_unit_test(test_tree_child_outside_parent),
+        cmocka_unit_test(test_clamped_sums_warned),
         cmocka_unit_test(test_tree_many_children),
         cmocka_unit_test(test_overlap_holds_when_pipelined),
         cmocka_unit_test(test_overlap_fails_naming_the_pair),

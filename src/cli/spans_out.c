@@ -212,6 +212,19 @@ static void print_warnings(const so_ctx *o)
     }
 }
 
+/* A sum clamped at the end of the 64-bit range prints as a number like any
+ * other; only this line says it is not one. */
+static void warn_sat(const so_ctx *o, const sp_callable *cl, const sp_sat_note *sat)
+{
+    if (sat->n)
+        fprintf(stderr,
+                "hbg spans: warning: %s:%" PRIu32 ": callable %.*s: %zu sum%s of one invocation's spans leave%s "
+                "the 64-bit range (this line's span took the first out) and %s shown clamped at its end: the log "
+                "is corrupt\n",
+                o->L->path, sat->line, (int)cl->hid.n, cl->hid.p, sat->n, sat->n == 1 ? "" : "s",
+                sat->n == 1 ? "s" : "", sat->n == 1 ? "is" : "are");
+}
+
 /* --- tpot ------------------------------------------------------------------ */
 
 static hbg_status tpot(const so_ctx *o, jw *w)
@@ -225,8 +238,10 @@ static hbg_status tpot(const so_ctx *o, jw *w)
         const sp_callable *cl = &S->call[c];
         sp_stage *st;
         size_t n;
-        if (sp_tpot(S, c, &st, &n) != HBG_OK)
+        sp_sat_note sat;
+        if (sp_tpot(S, c, &st, &n, &sat) != HBG_OK)
             return HBG_E_NOMEM;
+        warn_sat(o, cl, &sat);
         if (o->fmt == SO_TABLE) {
             callable_head(cl, "");
             printf("%-44s %-6s %5s %15s %17s %15s %17s\n", "stage", "clock", "n", "min_ns", "median_ns", "max_ns",
@@ -304,9 +319,10 @@ static hbg_status tree(const so_ctx *o, jw *w)
             return HBG_E_NOMEM;
         if (notes.orphans)
             fprintf(stderr,
-                    "hbg spans: warning: %s: callable %.*s: %zu spans skip a depth or have no parent span; drawn "
+                    "hbg spans: warning: %s: callable %.*s: %zu span%s a depth or %s no parent span; drawn "
                     "under the span that ended around them, or as roots\n",
-                    o->L->path, (int)cl->hid.n, cl->hid.p, notes.orphans);
+                    o->L->path, (int)cl->hid.n, cl->hid.p, notes.orphans, notes.orphans == 1 ? " skips" : "s skip",
+                    notes.orphans == 1 ? "has" : "have");
         if (notes.outside) {
             bool one = notes.outside == 1;
             const char *its = one ? "its" : "their";
@@ -316,6 +332,7 @@ static hbg_status tree(const so_ctx *o, jw *w)
                     o->L->path, notes.outside_line, (int)cl->hid.n, cl->hid.p, notes.outside, one ? " lies" : "s lie",
                     its, its);
         }
+        warn_sat(o, cl, &notes.sat);
         if (o->fmt == SO_TABLE) {
             callable_head(cl, "");
             printf("%-52s %-6s %5s %17s %8s\n", "node", "clock", "n", "median_ns", "share");
@@ -620,6 +637,20 @@ static hbg_status rounds(const so_ctx *o, jw *w)
     if (sp_rounds(S, 0, &r, &n, &cols, sum) != HBG_OK)
         return HBG_E_NOMEM;
     const sp_callable *cl = &S->call[0];
+    size_t nsat = 0, first = 0;
+    for (size_t i = n; i-- > 0;)
+        if (r[i].saturated) {
+            nsat++;
+            first = i;
+        }
+    if (nsat) {
+        const sp_inv *x = &S->inv[r[first].inv];
+        fprintf(stderr,
+                "hbg spans: warning: %s: callable %.*s: %zu round%s (the first pid=%" PRIu64 " inv=%" PRIu64
+                ") %s a device column whose spans add up past 2^63 - 1 ns, shown clamped there: the log is corrupt\n",
+                o->L->path, (int)cl->hid.n, cl->hid.p, nsat, nsat == 1 ? "" : "s", x->pid, x->inv,
+                nsat == 1 ? "has" : "have");
+    }
     if (o->fmt == SO_TABLE) {
         rounds_table(o, cl, r, n, cols, sum);
     } else if (o->fmt == SO_JSON) {

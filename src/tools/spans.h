@@ -100,8 +100,18 @@ typedef struct sp_stage {
     sp_stat st;
 } sp_stage;
 
+/* Sums of one invocation's spans that left the 64-bit range (past 2^63 - 1
+ * ns, or an untimed remainder below -2^63) and are shown clamped at its
+ * end: each span is under the reader's 2^62 ns rule, so only three or
+ * more absurd ones (a corrupt log) get there. n such sums; line: the span
+ * that took the first one out. */
+typedef struct sp_sat_note {
+    size_t n;
+    uint32_t line;
+} sp_sat_note;
+
 /* The tpot rows of callable c, sorted by name. *out is malloc'd. */
-hbg_status sp_tpot(const sp_set *S, size_t c, sp_stage **out, size_t *n);
+hbg_status sp_tpot(const sp_set *S, size_t c, sp_stage **out, size_t *n, sp_sat_note *sat);
 
 /* One row of the tree view, in depth-first order; an untimed row (a node's
  * duration minus its children's) follows the node's children. */
@@ -125,6 +135,7 @@ typedef struct sp_tree_notes {
      * line in outside_line */
     size_t outside;
     uint32_t outside_line;
+    sp_sat_note sat;
 } sp_tree_notes;
 
 hbg_status sp_tree(const sp_set *S, size_t c, sp_node **out, size_t *n, sp_tree_notes *notes);
@@ -139,6 +150,7 @@ typedef struct sp_round {
     bool cold;              /* the first round of its rank */
     unsigned has;           /* bit per column */
     int64_t val[SP_NCOL];
+    bool saturated;         /* a column's sum is clamped at 2^63 - 1 ns (sp_sat_note) */
     bool has_wall;          /* its start as wall-clock time, from the anchor in force */
     bool wall_range;        /* none because that anchor's wall_ns puts it out of range */
     bool wall_far;          /* none because its start is years from that anchor */

@@ -41,13 +41,23 @@ typedef struct atab {
     size_t stamp;
     size_t *touched;
     size_t ntouched, captouched;
+    sp_sat_note sat;
     bool oom;
 } atab;
 
-static void sat_add(int64_t *acc, int64_t x)
+/* Adds x to *acc, clamped to int64; false when it had to clamp. */
+static bool sat_add(int64_t *acc, int64_t x)
 {
-    if (__builtin_add_overflow(*acc, x, acc))
-        *acc = x < 0 ? INT64_MIN : INT64_MAX;
+    if (!__builtin_add_overflow(*acc, x, acc))
+        return true;
+    *acc = x < 0 ? INT64_MIN : INT64_MAX;
+    return false;
+}
+
+static void note_sat(sp_sat_note *n, uint32_t line)
+{
+    if (!n->n++)
+        n->line = line;
 }
 
 static bool push(i64vec *v, int64_t x)
@@ -125,9 +135,9 @@ static void touch(atab *T, size_t k)
     T->touched[T->ntouched++] = k;
 }
 
-/* Adds x to this invocation's sum (the duration's, or with rem the untimed
- * remainder's) of node k. */
-static void add(atab *T, size_t k, int64_t x, bool rem)
+/* Adds x, from the span at line, to this invocation's sum (the
+ * duration's, or with rem the untimed remainder's) of node k. */
+static void add(atab *T, size_t k, int64_t x, bool rem, uint32_t line)
 {
     touch(T, k);
     anode *a = &T->n[k];
@@ -137,7 +147,10 @@ static void add(atab *T, size_t k, int64_t x, bool rem)
         *stamp = T->stamp;
         *cur = 0;
     }
-    sat_add(cur, x);
+    /* a sum clamped before is one sum, however many more it is given */
+    bool was = *cur == INT64_MAX || *cur == INT64_MIN;
+    if (!sat_add(cur, x) && !was)
+        note_sat(&T->sat, line);
 }
 
 /* The end of an invocation: each node it touched gets one value. */
@@ -183,7 +196,7 @@ static int cmp_stage(const void *a, const void *b)
     return c ? c : (x->name.n > y->name.n) - (x->name.n < y->name.n);
 }
 
-hbg_status sp_tpot(const sp_set *S, size_t c, sp_stage **out, size_t *n)
+hbg_status sp_tpot(const sp_set *S, size_t c, sp_stage **out, size_t *n, sp_sat_note *sat)
 {
     const ps_log *L = S->L;
     const sp_callable *cl = &S->call[c];
@@ -195,10 +208,11 @@ hbg_status sp_tpot(const sp_set *S, size_t c, sp_stage **out, size_t *n)
             const ps_span *s = &L->span[S->idx[x->first + k]];
             size_t nd = child(&T, NONE, s);
             if (nd != NONE)
-                add(&T, nd, (int64_t)s->dur, false);
+                add(&T, nd, (int64_t)s->dur, false, s->line);
         }
         flush(&T);
     }
+    *sat = T.sat;
     sp_stage *st = T.oom ? NULL : calloc(T.nn ? T.nn : 1, sizeof *st);
     if (!st) {
         atab_free(&T);
@@ -319,14 +333,18 @@ static bool merge_instances(const sp_set *S, atab *T, tree_work *w, size_t root)
         size_t nd = child(T, parent, s);
         if (nd == NONE)
             return false;
-        add(T, nd, (int64_t)s->dur, false);
+        add(T, nd, (int64_t)s->dur, false, s->line);
         if (w->in[i].first_child == NONE)
             continue;
         /* what the node did outside its instrumented children */
         int64_t rem = (int64_t)s->dur;
+        bool clamped = false;
         for (size_t c = w->in[i].first_child; c != NONE; c = w->in[c].next) {
             const ps_span *k = &L->span[w->in[c].span];
-            sat_add(&rem, -(int64_t)k->dur);
+            if (!sat_add(&rem, -(int64_t)k->dur) && !clamped) {
+                clamped = true;
+                note_sat(&T->sat, k->line);
+            }
             /* spans below LX_DUR_LIMIT_NS: ts + dur stays in 64 bits
              * unless ts is itself absurd, which then counts too */
             if (!s->dev && !k->dev &&
@@ -334,7 +352,7 @@ static bool merge_instances(const sp_set *S, atab *T, tree_work *w, size_t root)
                 !w->notes.outside++)
                 w->notes.outside_line = k->line;
         }
-        add(T, nd, rem, true);
+        add(T, nd, rem, true, s->line);
         if (!push_list(w, w->in[i].first_child, nd))
             return false;
     }
@@ -410,6 +428,7 @@ hbg_status sp_tree(const sp_set *S, size_t c, sp_node **out, size_t *n, sp_tree_
     size_t nrows = 0, cap = 0;
     ok = ok && emit_rows(&T, &rows, &nrows, &cap);
     *notes = w.notes;
+    notes->sat = T.sat;
     free(w.in);
     free(w.stack);
     free(w.walk);
@@ -453,7 +472,8 @@ static void round_values(const sp_set *S, const sp_inv *x, sp_round *r)
         if (!(r->has & (1u << col)))
             r->val[col] = 0;
         r->has |= 1u << col;
-        sat_add(&r->val[col], (int64_t)s->dur);
+        if (!sat_add(&r->val[col], (int64_t)s->dur))
+            r->saturated = true;
         if (col != SP_DEVICE) {
             /* effective: the union window of orch and sched on the device clock */
             uint64_t end = s->ts + s->dur < s->ts ? UINT64_MAX : s->ts + s->dur;
