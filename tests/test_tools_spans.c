@@ -693,6 +693,33 @@ static void test_clamped_sums_warned(void **st)
     free(p);
 }
 
+/* A name that is not ASCII is padded by the columns it takes, not its
+ * bytes: "测试" is six bytes and four columns, "é" (e and a combining
+ * accent) three bytes and one column. The clock column once started two
+ * and two columns early on such rows. */
+static void test_table_aligns_utf8_names(void **st)
+{
+    (void)st;
+    static const char src[] =
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=%E6%B5%8B%E8%AF%95 ts=101 dur=10\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=e%CC%81 ts=111 dur=10\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
+    char *p = ts_temp_file(src, strlen(src), ".log"), *out, *err;
+    const char *a[] = {"spans", p, "--view", "tree", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(out, "\n  \xe6\xb5\x8b\xe8\xaf\x95" "                                               host "));
+    assert_true(ts_contains(out, "\n  e\xcc\x81" "                                                  host "));
+    assert_true(ts_contains(out, "\nchip.run                                             host "));
+    free(out), free(err);
+    const char *b[] = {"spans", p, "--view", "tpot", NULL};
+    assert_int_equal(ts_run_cli(b, &out, &err), 0);
+    assert_true(ts_contains(out, "\n  \xe6\xb5\x8b\xe8\xaf\x95" "                                       host "));
+    assert_true(ts_contains(out, "\nchip.run                                     host "));
+    free(out), free(err);
+    unlink(p);
+    free(p);
+}
+
 /* A name encoded otherwise than a writer of the format encodes it
  * ("chip.run.bin%64", a lowercase %2f) is the name it decodes to: one
  * row with the other spans of that name, and matched by --assert-overlap,
@@ -1115,6 +1142,7 @@ int main(void)
         cmocka_unit_test(test_tree_from_depth),
         cmocka_unit_test(test_tree_child_outside_parent),
         cmocka_unit_test(test_clamped_sums_warned),
+        cmocka_unit_test(test_table_aligns_utf8_names),
         cmocka_unit_test(test_tree_many_children),
         cmocka_unit_test(test_overlap_holds_when_pipelined),
         cmocka_unit_test(test_overlap_fails_naming_the_pair),

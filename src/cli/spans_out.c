@@ -64,6 +64,45 @@ static void put_clean(FILE *f, const char *s, size_t n, bool csv)
         fputc('"', f);
 }
 
+/* The columns a name takes on a UTF-8 terminal, so the next column lines
+ * up after a name that is not ASCII: a code point is one column, a
+ * combining mark none, an East Asian wide or emoji one two, and a byte
+ * that starts no valid sequence one (the terminal shows it as one
+ * replacement mark). The ranges are the common blocks, not all of
+ * Unicode's tables: close enough for a table, and no locale needed. */
+static int shown_width(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    int w = 0;
+    for (size_t i = 0; i < n;) {
+        unsigned c = p[i];
+        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+        for (size_t k = 1; len && k < len; k++) {
+            if (i + k >= n || (p[i + k] & 0xc0) != 0x80) {
+                len = 0;
+                break;
+            }
+            cp = cp << 6 | (p[i + k] & 0x3f);
+        }
+        if (!len) {
+            w++;
+            i++;
+            continue;
+        }
+        i += len;
+        if ((cp >= 0x0300 && cp <= 0x036f) || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0xfe00 && cp <= 0xfe0f))
+            continue;
+        bool wide = (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
+                    (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
+                    (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
+                    (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
+                    (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd);
+        w += wide ? 2 : 1;
+    }
+    return w;
+}
+
 static void jstr(jw *w, const char *s)
 {
     jw_str(w, s, strlen(s));
@@ -258,7 +297,7 @@ static hbg_status tpot(const so_ctx *o, jw *w)
             if (o->fmt == SO_TABLE) {
                 printf("%*s", (int)(2 * (st[i].depth < 8 ? st[i].depth : 8)), "");
                 put_clean(stdout, nm, strlen(nm), false);
-                int pad = 44 - (int)(2 * (st[i].depth < 8 ? st[i].depth : 8)) - (int)strlen(nm);
+                int pad = 44 - (int)(2 * (st[i].depth < 8 ? st[i].depth : 8)) - shown_width(nm, strlen(nm));
                 printf("%*s %-6s %5zu %15" PRId64 " %17s %15" PRId64 " %17.1f\n", pad > 0 ? pad : 0, "",
                        st[i].dev ? "device" : "host", x->n, x->min, med, x->max, x->mean);
             } else if (o->fmt == SO_CSV) {
@@ -355,7 +394,7 @@ static hbg_status tree(const so_ctx *o, jw *w)
                 int ind = (int)(2 * (r->depth < 10 ? r->depth : 10));
                 printf("%*s", ind, "");
                 put_clean(stdout, label, strlen(label), false);
-                int pad = 52 - ind - (int)strlen(label);
+                int pad = 52 - ind - shown_width(label, strlen(label));
                 printf("%*s %-6s %5zu %17s %8s\n", pad > 0 ? pad : 0, "", clock, r->st.n, med, sh);
             } else if (o->fmt == SO_CSV) {
                 printf("%.*s,", (int)cl->hid.n, cl->hid.p);
