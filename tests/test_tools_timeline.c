@@ -330,6 +330,65 @@ static void test_foreign_records_make_no_lane(void **st)
     free(rp);
 }
 
+/* A device lane is never a host process: beside pid 4242 (device lane
+ * 1000004242) a log holding pid 1000004242 moves every device lane to
+ * 10^10 + P. Once the two shared one pid: two process names, one lane.
+ * A pid past 10^18 (no real one is) puts the lanes on the largest
+ * numbers no process holds, down from 2^64 - 1. */
+static void test_device_lane_never_a_host_pid(void **st)
+{
+    (void)st;
+    size_t n;
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), &n);
+    assert_non_null(src);
+    for (int big = 0; big < 2; big++) {
+        const char *pid = big ? "18446744073709551615" : "1000004242";
+        char extra[512];
+        int m = snprintf(extra, sizeof extra,
+                         "[mono_ns=5000000300000][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=%s tid=7 inv=1 "
+                         "hid=aa depth=0 name=chip.run ts=5000000300000 dur=10\n",
+                         pid);
+        char *log = malloc(n + (size_t)m);
+        assert_non_null(log);
+        memcpy(log, src, n);
+        memcpy(log + n, extra, (size_t)m);
+        char *lp = ts_temp_file(log, n + (size_t)m, ".log");
+        free(log);
+        char *o = ts_temp_file("", 0, ".json"), *out, *err;
+        const char *a[] = {"timeline", lp, "-o", o, NULL};
+        assert_int_equal(ts_run_cli(a, &out, &err), 0);
+        char *t = ts_slurp(o, NULL);
+        assert_non_null(t);
+        if (!big) {
+            json_t *j = json_loads(t, JSON_REJECT_DUPLICATES, NULL);
+            assert_non_null(j);
+            json_t *ev = json_object_get(j, "traceEvents"), *e = NULL;
+            assert_int_equal(find(ev, "process_name", NULL, 1000004242, 0, &e), 1);
+            assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                                "rank 1 (pid 1000004242) - no clock anchor");
+            assert_int_equal(find(ev, "process_name", NULL, 10000004242, 0, &e), 1);
+            assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                                "rank 0 (pid 4242) device: device-clock spans, placed at the start of runner_run");
+            assert_int_equal(find(ev, NULL, "device", 10000004242, -1, NULL), 4);
+            assert_int_equal(find(ev, NULL, "device", 1000004242, -1, NULL), 0);
+            json_decref(j);
+        } else {
+            /* past int64, so read as text: 4242's lane is the largest
+             * number free, 2^64 - 2 (the big pid has no device spans, so
+             * no lane of its own) */
+            assert_true(ts_contains(t, "\"pid\":18446744073709551614,\"tid\":0,\"args\":{\"name\":\"rank 0 (pid "
+                                       "4242) device"));
+            assert_true(ts_contains(t, "\"pid\":18446744073709551615,\"tid\":0,\"args\":{\"name\":\"rank 1 (pid "
+                                       "18446744073709551615) - no clock anchor\"}"));
+            assert_false(ts_contains(t, "(pid 18446744073709551615) device"));
+        }
+        free(t), free(out), free(err);
+        unlink(o), unlink(lp);
+        free(o), free(lp);
+    }
+    free(src);
+}
+
 /* An anchor whose wall_ns puts its events past 2^64 ns: they carry no
  * wall_ns, and the trace says why instead of dropping it silently. */
 static void test_anchor_out_of_range_is_said(void **st)
@@ -1771,6 +1830,7 @@ int main(void)
         cmocka_unit_test(test_original_with_records),
         cmocka_unit_test(test_a_logged_key_is_not_a_second_member),
         cmocka_unit_test(test_foreign_records_make_no_lane),
+        cmocka_unit_test(test_device_lane_never_a_host_pid),
         cmocka_unit_test(test_anchor_out_of_range_is_said),
         cmocka_unit_test(test_round_start_far_from_anchor),
         cmocka_unit_test(test_corrupt_anchor_is_blamed),

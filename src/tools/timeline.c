@@ -19,6 +19,7 @@
 
 typedef struct proc {
     uint64_t pid;
+    uint64_t dev_pid;       /* its device lane's process (set_dev_pids) */
     bool has_dev;
     bool has_anchor;
     bool has_span_tid;      /* span_tid: the thread of its first host span */
@@ -332,9 +333,50 @@ static const ps_span *bind_span(tl *t, uint64_t pid, uint64_t inv)
     return NULL;
 }
 
-static uint64_t dev_pid(uint64_t pid)
+static uint64_t dev_pid(tl *t, uint64_t pid)
 {
-    return pid <= UINT64_MAX - TL_DEVICE_PID_BASE ? pid + TL_DEVICE_PID_BASE : pid;
+    proc *p = find_proc(t, pid, false);
+    return p ? p->dev_pid : pid;
+}
+
+/* Each process's device lane: pid + B, B the first power of ten from
+ * TL_DEVICE_PID_BASE up that is past every pid of the log, so a device
+ * lane is never a host process's (a corrupt or foreign log may hold pid
+ * 1000000005 beside 5). Past 10^18 (no such pid is real), the lanes take
+ * the largest numbers that no process holds, down from 2^64 - 1. */
+static void set_dev_pids(tl *t)
+{
+    uint64_t top = 0;
+    for (size_t i = 0; i < t->nproc; i++)
+        top = t->proc[i].pid > top ? t->proc[i].pid : top;
+    uint64_t base = TL_DEVICE_PID_BASE;
+    while (base <= top && base < 1000000000000000000ull)
+        base *= 10;
+    if (top < base) {
+        for (size_t i = 0; i < t->nproc; i++)
+            t->proc[i].dev_pid = t->proc[i].pid + base;
+        return;
+    }
+    uint64_t *sorted = malloc((t->nproc ? t->nproc : 1) * sizeof *sorted);
+    if (!sorted) {
+        t->oom = true;
+        return;
+    }
+    for (size_t i = 0; i < t->nproc; i++)
+        sorted[i] = t->proc[i].pid;
+    qsort(sorted, t->nproc, sizeof *sorted, cmp_pid);
+    uint64_t next = UINT64_MAX;
+    size_t k = t->nproc; /* sorted[k - 1]: the largest pid not yet passed */
+    for (size_t i = 0; i < t->nproc; i++) {
+        while (k && sorted[k - 1] > next)
+            k--;
+        while (k && sorted[k - 1] == next) {
+            next--;
+            k--;
+        }
+        t->proc[i].dev_pid = next--;
+    }
+    free(sorted);
 }
 
 /* --- event pieces ------------------------------------------------------- */
@@ -1115,7 +1157,7 @@ static bool span_place(tl *t, const ps_span *s, uint64_t *pid, uint64_t *tid, ui
     const devplace *d = find_dp(t, s->pid, s->inv);
     if (!d || !d->has_host)
         return false;
-    *pid = dev_pid(s->pid);
+    *pid = dev_pid(t, s->pid);
     *tid = dev_lane(t, s->name, slot_of(t, s->pid, s->inv));
     uint64_t off = s->ts - d->dev_base;
     *ts = d->host_ts + off < d->host_ts ? UINT64_MAX : d->host_ts + off;
@@ -1735,6 +1777,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     for (size_t i = 0; i < L->npass; i++)
         if (L->pass[i].has_pid)
             find_proc(&t, L->pass[i].pid, true);
+    set_dev_pids(&t);
 
     for (size_t i = 0; i < L->nspan; i++)
         if (!L->span[i].dev && L->span[i].depth == 1 && lx_slice_eq(L->span[i].name, "chip.run.bind"))
@@ -1812,8 +1855,8 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
             snprintf(name, sizeof name,
                      "rank %zu (pid %" PRIu64 ") device: device-clock spans, placed at the start of runner_run", k,
                      p->pid);
-            meta(&t, "process_name", dev_pid(p->pid), 0, name);
-            meta_sort(&t, dev_pid(p->pid), 2 * k + 1);
+            meta(&t, "process_name", p->dev_pid, 0, name);
+            meta_sort(&t, p->dev_pid, 2 * k + 1);
         }
     }
     free(by_pid);
@@ -1834,7 +1877,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
                 snprintf(name, sizeof name, "%.*s (pipeline slot %u)", (int)nl, t.nbuf, t.dl[k].slot);
             else
                 snprintf(name, sizeof name, "%.*s", (int)nl, t.nbuf);
-            meta(&t, "thread_name", dev_pid(t.proc[i].pid), k + 1, name);
+            meta(&t, "thread_name", t.proc[i].dev_pid, k + 1, name);
         }
     JW_LIT(&t.w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline\",\"log\":");
     jw_str(&t.w, L->file, strlen(L->file));
