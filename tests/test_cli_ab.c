@@ -465,7 +465,11 @@ static void test_worktree_snapshot(void **state)
     const char *same[] = {"ab", "HEAD", "WORKTREE", "--run", "true", "--outputs", out2, NULL};
     assert_int_equal(ab_hbg(r, same, NULL, &se), 2);
     assert_non_null(strstr(se, "no uncommitted changes"));
+    /* the advice is not "or WORKTREE": that is what was named */
     assert_non_null(strstr(se, "same commit"));
+    assert_non_null(strstr(se, "_rN.log); WORKTREE has no uncommitted changes: change the tree, or name two "
+                               "different commits\n"));
+    assert_null(strstr(se, "or WORKTREE for"));
     free(se);
     free(out2);
     free(after);

@@ -391,10 +391,14 @@ static int resolve(const ab_opts *o, const ab_repo *r, ab_arm *a, ab_arm *b)
 {
     if (resolve_arm(o, r, a) || resolve_arm(o, r, b))
         return 2;
+    /* a clean WORKTREE is HEAD: pointing at WORKTREE would be no advice */
     if (!b->t.snapshot && !strcmp(a->t.sha, b->t.sha))
         return fail("REV_A '%s' and REV_B '%s' are the same commit %s, so both arms' logs would have the same "
-                    "names (bind_%s_%s_%s_rN.log); name two different commits, or WORKTREE for the uncommitted "
-                    "tree", a->spec, b->spec, a->t.rev, o->case_name, o->mode, a->t.rev);
+                    "names (bind_%s_%s_%s_rN.log); %s", a->spec, b->spec, a->t.rev, o->case_name, o->mode,
+                    a->t.rev,
+                    strcmp(b->spec, "WORKTREE") ? "name two different commits, or WORKTREE for the uncommitted tree"
+                                                : "WORKTREE has no uncommitted changes: change the tree, or name "
+                                                  "two different commits");
     return 0;
 }
 

@@ -38,7 +38,7 @@ static void usage(FILE *f)
             "                        slower)\n"
             "  --log-level LEVEL     debug|info|timing|warn|error|off (default timing)\n"
             "  --tile-unit U         the case's size unit (default: the case's; qwen: a multiple of\n"
-            "                        16 from 16 to 1024, vector: 1 to 524288, dsv4: none)\n"
+            "                        16 from 16 to 1024, vector: 1 to 524288, dsv4 and synth: none)\n"
             "  --NAME N              a case's own parameter (synth: --tasks N and others;\n"
             "                        `hbg run --list` names each case's)\n"
             "  --records-per-thread N  per-op record pool size per thread, 1 to 16777216 (default 65536)\n"
