@@ -284,6 +284,16 @@ static void test_refusals_and_exit_status(void **st)
     assert_string_equal(err, "hbg phases: cannot open /nonexistent/x?y?[2J.log: No such file or directory\n");
     free(out);
     free(err);
+    /* and the C1 controls, CSI among them: as UTF-8 (C2 9B, each byte a
+     * '?') and as a bare byte (9B); characters whose UTF-8 holds bytes
+     * 0x80..0x9F (U+00C9 is C3 89, U+6D4B is E6 B5 8B) stay as they are */
+    assert_int_equal(phases("/nonexistent/a\xc2\x9b" "2Jb\x9b" "31m\xc3\x89\xe6\xb5\x8b.log", NULL, NULL, NULL, &out,
+                            &err),
+                     2);
+    assert_string_equal(err, "hbg phases: cannot open /nonexistent/a??2Jb?31m\xc3\x89\xe6\xb5\x8b.log: No such file or "
+                             "directory\n");
+    free(out);
+    free(err);
     {
         const char *args[] = {"fit", ts_fixture("ours-1rank-4pass.log"), "--plot", "/nonexistent\n/p.svg", NULL};
         assert_int_equal(ts_run_cli(args, &out, &err), 2);

@@ -355,7 +355,8 @@ static void test_pieces(void **st)
  * UTF-8, and "café" must read as café, not cafÃ©); a byte that is no part
  * of one (a lone lead or continuation byte, an overlong form, a
  * surrogate, past U+10FFFF, cut short) becomes \u00XX, as control bytes
- * do, so the output stays valid whatever the log holds. */
+ * do, so the output stays valid whatever the log holds. C1 controls
+ * (U+0080..U+009F) are written \u00XX too. */
 static void check_str(const char *in, size_t n, const char *want)
 {
     mem m;
@@ -384,6 +385,9 @@ static void test_strings(void **st)
     check_str("\xed\xa0\x80", 3, "\"\\u00ed\\u00a0\\u0080\"");          /* a surrogate */
     check_str("\xf4\x90\x80\x80", 4, "\"\\u00f4\\u0090\\u0080\\u0080\""); /* past U+10FFFF */
     check_str("ab\xe2\x82", 4, "\"ab\\u00e2\\u0082\"");                 /* cut short at the end */
+    /* a C1 control is escaped as C0 ones are (the same string to a
+     * parser, no CSI to a terminal showing the file); U+00A0 is not one */
+    check_str("\xc2\x9b[2J\xc2\x80\xc2\x9f\xc2\xa0", 11, "\"\\u009b[2J\\u0080\\u009f\xc2\xa0\"");
     /* past the eight-byte fast path, a character at every offset */
     char lng[64];
     char want[80];

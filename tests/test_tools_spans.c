@@ -718,6 +718,17 @@ static void test_table_aligns_utf8_names(void **st)
     free(out), free(err);
     unlink(p);
     free(p);
+    /* a C1 control in a name (CSI, as UTF-8) is one '?' and one column */
+    static const char c1[] = "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=a%C2%9B2Jb ts=101 dur=10\n"
+                             "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
+    p = ts_temp_file(c1, strlen(c1), ".log");
+    const char *c[] = {"spans", p, "--view", "tree", NULL};
+    assert_int_equal(ts_run_cli(c, &out, &err), 0);
+    assert_true(ts_contains(out, "\n  a?2Jb                                              host "));
+    assert_null(strstr(out, "\xc2\x9b"));
+    free(out), free(err);
+    unlink(p);
+    free(p);
 }
 
 /* A name encoded otherwise than a writer of the format encodes it

@@ -285,14 +285,6 @@ static const char *pct_str(double v, char *b, size_t n)
 
 /* --- table ------------------------------------------------------------------ */
 
-static void put_clean(FILE *f, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        fputc(hbg__is_control(c) ? '?' : c, f);
-    }
-}
-
 static void table_row(FILE *f, const cp_row *w)
 {
     char b[32], m[32], d[32], p1[48], p2[48];
@@ -328,7 +320,7 @@ static void out_table(const cp_result *R)
             half_str(med2(R->measure_tot.med), false, m2, sizeof m2));
     if (R->stamp_rest) {
         fprintf(f, "stamp      ");
-        put_clean(f, R->stamp_rest, R->stamp_rest_len);
+        hbg__fput_masked(f, R->stamp_rest, R->stamp_rest_len);
         fprintf(f, "  (the first base log's; every log agrees with it but for its commit, log path and time "
                    "limits)\n");
     }

@@ -48,15 +48,6 @@ static bool parse_count(const char *s, unsigned long *out)
     return true;
 }
 
-/* The stamp as printable text: control bytes would garble a terminal. */
-static void put_clean(FILE *f, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        fputc(hbg__is_control(c) ? '?' : c, f);
-    }
-}
-
 static void rank_label(const ps_rank *k, char *out, size_t n)
 {
     if (k->has_pid)
@@ -140,7 +131,7 @@ static void out_table(ps_log *L, const phs_result *R, const phs_stat *by_rank)
     fprintf(f, "log     %s\n", L->path);
     if (L->has_stamp) {
         fprintf(f, "stamp   ");
-        put_clean(f, L->stamp.p, L->stamp.n);
+        hbg__fput_masked(f, L->stamp.p, L->stamp.n);
         fputc('\n', f);
     } else {
         fprintf(f, "stamp   none: this log has no [stamp] line, so nothing in it records the command and commit\n");

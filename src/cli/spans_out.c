@@ -46,19 +46,24 @@ static char *name_of(lx_slice s)
     return b;
 }
 
-/* Text for a terminal or a CSV cell: control bytes become '?'. A CSV cell
- * holding a comma or a quote is quoted as RFC 4180 has it (the quote
- * doubled), so the name reads back as it is. */
+/* Text for a terminal or a CSV cell: each control (printable.h) becomes
+ * one '?'. A CSV cell holding a comma or a quote is quoted as RFC 4180
+ * has it (the quote doubled), so the name reads back as it is. */
 static void put_clean(FILE *f, const char *s, size_t n, bool csv)
 {
     bool quote = csv && (memchr(s, ',', n) || memchr(s, '"', n));
     if (quote)
         fputc('"', f);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (quote && c == '"')
+    for (size_t i = 0; i < n;) {
+        bool ctl;
+        size_t len = hbg__text_step(s + i, n - i, &ctl);
+        if (quote && s[i] == '"')
             fputc('"', f);
-        fputc(hbg__is_control(c) ? '?' : c, f);
+        if (ctl)
+            fputc('?', f);
+        else
+            fwrite(s + i, 1, len, f);
+        i += len;
     }
     if (quote)
         fputc('"', f);

@@ -48,13 +48,10 @@ const char *dg_shown(const char *s)
 {
     static _Thread_local char buf[4][1024];
     static _Thread_local unsigned next;
-    const char *c = s;
-    while (*c && !hbg__is_control((unsigned char)*c))
-        c++;
-    if (!*c)
+    size_t n = strlen(s);
+    if (!hbg__has_control(s, n))
         return s;
     char *b = buf[next++ % 4];
-    size_t n = strlen(s);
     if (n >= sizeof buf[0]) { /* a path that long is shown by its end: where it differs */
         memcpy(b, "...", 3);
         memcpy(b + 3, s + n - (sizeof buf[0] - 4), sizeof buf[0] - 4);

@@ -1,5 +1,6 @@
 #include "tools/jw.h"
 #include "tools/bgwrite.h"
+#include "util/printable.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -268,27 +269,6 @@ static const char hex[] = "0123456789abcdef";
 /* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
  * overlong form, no surrogate, nothing past U+10FFFF), or 0 for a byte
  * that starts none. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-    else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t k = 2; k < len; k++)
-        if (s[k] < 0x80 || s[k] > 0xbf)
-            return 0;
-    return len;
-}
-
 void jw_str(jw *w, const char *s, size_t n)
 {
     char *p = room(w, 2);
@@ -317,10 +297,22 @@ void jw_str(jw *w, const char *s, size_t n)
         if (j == n)
             break;
         unsigned char c = (unsigned char)s[j];
-        size_t u = c >= 0x80 ? utf8_len((const unsigned char *)s + j, n - j) : 0;
-        if (u) { /* a character, as it is: JSON text is UTF-8 */
+        size_t u = c >= 0x80 ? hbg__utf8_len(s + j, n - j) : 0;
+        if (u && !hbg__utf8_is_c1(s + j, u)) { /* a character, as it is: JSON text is UTF-8 */
             jw_raw(w, s + j, u);
             i = j + u;
+            continue;
+        }
+        if (u) {
+            /* a C1 control (CSI among them) escaped, as C0 ones are: the
+             * same string to a parser, nothing a terminal acts on to one
+             * who reads the file */
+            p = room(w, 8);
+            memcpy(p, "\\u00", 4);
+            p[4] = hex[(unsigned char)s[j + 1] >> 4];
+            p[5] = hex[s[j + 1] & 15];
+            w->n += 6;
+            i = j + 2;
             continue;
         }
         p = room(w, 8);
@@ -349,8 +341,14 @@ char *jw_escape(const char *s, size_t n, char *out, size_t outlen)
     size_t k = 0;
     for (size_t i = 0; i < n && k + 7 < outlen; i++) {
         unsigned char c = (unsigned char)s[i];
-        size_t u = c >= 0x80 ? utf8_len((const unsigned char *)s + i, n - i) : 0;
-        if (u && k + u + 7 < outlen) {
+        size_t u = c >= 0x80 ? hbg__utf8_len(s + i, n - i) : 0;
+        if (u && hbg__utf8_is_c1(s + i, u)) { /* as jw_str has it */
+            memcpy(out + k, "\\u00", 4);
+            out[k + 4] = hex[(unsigned char)s[i + 1] >> 4];
+            out[k + 5] = hex[s[i + 1] & 15];
+            k += 6;
+            i++;
+        } else if (u && k + u + 7 < outlen) {
             memcpy(out + k, s + i, u);
             k += u;
             i += u - 1;

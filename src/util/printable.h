@@ -2,13 +2,17 @@
  *
  * A message that quotes its input (a log's bytes, a program's own words)
  * must not carry an escape sequence to the terminal that shows it, nor a
- * line break that splits the one line it is. Bytes from 0x80 stay: they
- * are UTF-8 text.
+ * line break that splits the one line it is. Bytes from 0x80 stay where
+ * they are UTF-8 text; not the C1 controls (U+0080..U+009F, CSI among
+ * them), which a terminal may act on whether they come as UTF-8 (C2 9B)
+ * or as a bare byte (9B) read by a terminal in an 8-bit mode.
  */
 #ifndef HBG_UTIL_PRINTABLE_H
 #define HBG_UTIL_PRINTABLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 /* Below 0x20, or DEL. */
 static inline bool hbg__is_control(unsigned char c)
@@ -16,13 +20,96 @@ static inline bool hbg__is_control(unsigned char c)
     return c < 0x20 || c == 0x7f;
 }
 
-/* Replaces each control byte of s by '?'. Returns s. */
+/* The length of the well-formed UTF-8 character at s[0..n) (2 to 4
+ * bytes; no overlong form, surrogate or code point past U+10FFFF), or 0
+ * when s starts none (ASCII included). */
+static inline size_t hbg__utf8_len(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    unsigned char c = p[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+    else
+        return 0;
+    if (n < len || p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t k = 2; k < len; k++)
+        if (p[k] < 0x80 || p[k] > 0xbf)
+            return 0;
+    return len;
+}
+
+/* Whether the character at s, of len bytes (hbg__utf8_len), is a C1
+ * control, U+0080..U+009F. */
+static inline bool hbg__utf8_is_c1(const char *s, size_t len)
+{
+    return len == 2 && (unsigned char)s[0] == 0xc2 && (unsigned char)s[1] <= 0x9f;
+}
+
+/* The length of the piece of text at s[0..n) (n >= 1): a whole UTF-8
+ * character, else one byte; *control tells whether it is a control (C0,
+ * DEL, a C1 as UTF-8, or a byte 0x80..0x9F that starts no character).
+ * A caller steps through text by it, so that the continuation bytes of a
+ * character (0x80..0xBF) are never taken for bare C1 bytes. */
+static inline size_t hbg__text_step(const char *s, size_t n, bool *control)
+{
+    unsigned char c = (unsigned char)s[0];
+    size_t len = c >= 0x80 ? hbg__utf8_len(s, n) : 0;
+    if (len) {
+        *control = hbg__utf8_is_c1(s, len);
+        return len;
+    }
+    *control = hbg__is_control(c) || (c >= 0x80 && c <= 0x9f);
+    return 1;
+}
+
+/* Replaces each byte of each control of s by '?' (so C2 9B is "??"), in
+ * place. Returns s. */
 static inline char *hbg__mask_controls(char *s)
 {
-    for (char *c = s; *c; c++)
-        if (hbg__is_control((unsigned char)*c))
-            *c = '?';
+    size_t n = 0;
+    while (s[n])
+        n++;
+    for (size_t i = 0; i < n;) {
+        bool ctl;
+        size_t len = hbg__text_step(s + i, n - i, &ctl);
+        for (size_t k = 0; ctl && k < len; k++)
+            s[i + k] = '?';
+        i += len;
+    }
     return s;
+}
+
+/* Whether s[0..n) holds a control (hbg__text_step). */
+static inline bool hbg__has_control(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        bool ctl;
+        i += hbg__text_step(s + i, n - i, &ctl);
+        if (ctl)
+            return true;
+    }
+    return false;
+}
+
+/* Writes s[0..n) to f with each control as one '?'. */
+static inline void hbg__fput_masked(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        bool ctl;
+        size_t len = hbg__text_step(s + i, n - i, &ctl);
+        if (ctl)
+            fputc('?', f);
+        else
+            fwrite(s + i, 1, len, f);
+        i += len;
+    }
 }
 
 #endif
