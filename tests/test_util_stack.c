@@ -18,7 +18,8 @@
 
 typedef struct job {
     int kind;         /* 0: own stack, 1: the main thread's, 2: no bounds,
-                         3: own bounds but another thread's */
+                         3: own bounds but another thread's, 4: an ended
+                         thread's (reuse below) */
     hbg__stack main;  /* the main thread's */
     hbg__stack own;
     size_t before, after; /* resident pages in the window below the frame */
@@ -39,6 +40,8 @@ __attribute__((noinline)) static void run(job *j)
         s.lo = s.hi = 0;
     else if (j->kind == 3)
         s.owner = j->main.owner;
+    else if (j->kind == 4)
+        s = j->main; /* an ended thread's, with this one's pthread_t */
     hbg__stack_commit(s);
     j->after = ts_resident(lo, hi, &j->pages);
 }
@@ -73,7 +76,7 @@ static void bounds_hold_the_caller(void **st)
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
     hbg__stack s = hbg__stack_of_caller();
     assert_true(s.lo != 0 && s.lo < here && here < s.hi);
-    assert_true(pthread_equal(s.owner, pthread_self()));
+    assert_int_equal(s.owner, hbg__thread_serial());
     job j = on_thread(0, (size_t)1 << 20);
     assert_int_equal(j.own.hi - j.own.lo, (size_t)1 << 20);
     /* Another thread's stack is elsewhere. */
@@ -103,6 +106,67 @@ static void nothing_on_another_threads_bounds_or_none(void **st)
     assert_int_equal(j.after, 0);
 }
 
+/* A thread that ends leaves its pthread_t to the next thread whose stack
+ * ends where its did (glibc's pthread_t is its descriptor, at the stack's
+ * top). Thread A, on a 16 MB stack, notes its stack and ends; thread B, on
+ * the top 64 KB of the same mapping, has A's pthread_t, and its frame lies
+ * inside A's bounds with room to spare by them: only the thread serial
+ * tells them apart. Once the commit ran on B and wrote 64 KB below a frame
+ * that had less than that (a crash on a stack of its own mapping). */
+typedef struct reuse {
+    void *stack;
+    size_t bytes;
+    pthread_t self;
+    hbg__stack noted;
+    job j;
+} reuse;
+
+static void *note_and_end(void *arg)
+{
+    reuse *r = arg;
+    r->self = pthread_self();
+    r->noted = hbg__stack_of_caller();
+    return NULL;
+}
+
+static void *commit_noted(void *arg)
+{
+    reuse *r = arg;
+    assert_true(pthread_equal(pthread_self(), r->self)); /* the case this test is about */
+    r->j.kind = 4;
+    run(&r->j);
+    return NULL;
+}
+
+static void start(reuse *r, void *stack, size_t bytes, void *(*fn)(void *))
+{
+    pthread_attr_t at;
+    assert_int_equal(pthread_attr_init(&at), 0);
+    assert_int_equal(pthread_attr_setstack(&at, stack, bytes), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, &at, fn, r), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    pthread_attr_destroy(&at);
+}
+
+static void nothing_on_a_reused_pthread_t(void **st)
+{
+    (void)st;
+    reuse r = {.bytes = (size_t)16 << 20};
+    r.stack = mmap(NULL, r.bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(r.stack != MAP_FAILED);
+    start(&r, r.stack, r.bytes, note_and_end);
+    r.j.main = r.noted;
+    size_t small = (size_t)64 << 10;
+    start(&r, (char *)r.stack + r.bytes - small, small, commit_noted);
+    assert_int_equal(r.j.after, 0);
+    /* nothing below B's stack either */
+    assert_int_equal(ts_resident((uintptr_t)r.stack + r.bytes - 2 * small, (uintptr_t)r.stack + r.bytes - small,
+                                 NULL),
+                     0);
+    munmap(r.stack, r.bytes);
+}
+
 /* A stack that cannot spare twice HBG_STACK_HOT below the frame is left
  * alone (the commit would eat its margin). */
 static void nothing_on_a_small_stack(void **st)
@@ -119,6 +183,7 @@ int main(void)
         cmocka_unit_test(commit_makes_the_pages_below_resident),
         cmocka_unit_test(nothing_on_another_threads_bounds_or_none),
         cmocka_unit_test(nothing_on_a_small_stack),
+        cmocka_unit_test(nothing_on_a_reused_pthread_t),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

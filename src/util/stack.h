@@ -23,11 +23,18 @@
 #define HBG_STACK_HOT ((uintptr_t)64 << 10)
 
 /* One thread's stack: the thread, and its bounds (zero where they cannot
- * be learnt). */
+ * be learnt). The thread is a serial number of this process's threads,
+ * not its pthread_t: a thread started after another has ended may get the
+ * ended one's pthread_t (glibc's is the address of its descriptor, at the
+ * top of its stack) on a stack of another size. */
 typedef struct hbg__stack {
-    pthread_t owner;
+    uint64_t owner;
     uintptr_t lo, hi;
 } hbg__stack;
+
+/* The calling thread's serial number: from 1, never one another thread
+ * of this process had. */
+uint64_t hbg__thread_serial(void);
 
 /* The calling thread's stack. It may read /proc and allocate: call it
  * once, at creation, on the thread that will bind. */
