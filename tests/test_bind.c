@@ -842,6 +842,43 @@ static void records_write_failure_is_named(void **state)
     close(fd);
 }
 
+/* A record pool serves one pass at a time, so one runtime holds it from
+ * create to destroy: a second runtime given it (a config copied to
+ * several threads) is refused at create, HBG_E_STATE, and gets it once
+ * the first is gone. Two runtimes armed one pool at once, and each
+ * pass's line held the other's records and inv. */
+static void a_record_pool_has_one_runtime(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, "vector", 0, false);
+    hbg_runtime_destroy(r.rt);
+    hbg_recpool *pool;
+    assert_int_equal(hbg_recpool_create(1, 64, &pool), HBG_OK);
+    hbg_runtime_config rc = {.device = r.dev, .kernels = r.kt, .heap_bytes = r.c->heap_bytes, .records = pool,
+                             .records_fd = -1, .nranks = 1};
+    hbg_runtime *second = (hbg_runtime *)&rc;
+    assert_int_equal(hbg_runtime_create(&rc, &r.rt), HBG_OK);
+    assert_int_equal(hbg_runtime_create(&rc, &second), HBG_E_STATE);
+    assert_null(second);
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &r.prog, true, &rep), HBG_OK);
+    assert_true(hbg_recpool_count(pool) > 0);
+    hbg_runtime_destroy(r.rt);
+    r.rt = NULL;
+    assert_int_equal(hbg_runtime_create(&rc, &second), HBG_OK);
+    assert_int_equal(hbg_runtime_run(second, &r.prog, true, &rep), HBG_OK);
+    hbg_runtime_destroy(second);
+    /* a create that fails after taking the pool (a window past the cap)
+     * gives it back */
+    rc.task_window = HBG_MAX_TASK_WINDOW + 1;
+    assert_int_equal(hbg_runtime_create(&rc, &second), HBG_E_INVAL);
+    rc.task_window = 0;
+    assert_int_equal(hbg_runtime_create(&rc, &r.rt), HBG_OK);
+    rig_close(&r);
+    hbg_recpool_destroy(pool);
+}
+
 static void kept_definitions_record_once(void **state)
 {
     (void)state;
@@ -1146,6 +1183,7 @@ int main(void)
         cmocka_unit_test(a_kept_input_is_restaged_after_another_write),
         cmocka_unit_test(skip_device_binds_fully),
         cmocka_unit_test(records_write_failure_is_named),
+        cmocka_unit_test(a_record_pool_has_one_runtime),
         cmocka_unit_test(kept_definitions_record_once),
         cmocka_unit_test(eager_matches_serial_image),
         cmocka_unit_test(breakdown_counts_all_and_times_a_sample),

@@ -62,7 +62,10 @@ typedef struct hbg_runtime_config {
     bool keep_definitions;            /* keep Definitions across passes */
     hbg_log *log;                     /* spans and breakdown lines; NULL: none */
     bool breakdown;                   /* emit `bind phase=` / `host-orch phase=` */
-    hbg_recpool *records;             /* arm per-op records each pass; NULL: off */
+    hbg_recpool *records;             /* arm per-op records each pass; NULL: off.
+                                         Held by one runtime at a time, from
+                                         create to destroy (a pool serves one
+                                         pass at a time): see hbg_runtime_create */
     int records_fd;                   /* host_phase_records.jsonl (when records);
                                          -1: kept in the pool, not written */
     uint32_t rank, nranks;            /* rank < nranks (nranks 0: one rank, rank 0) */
@@ -127,7 +130,8 @@ typedef struct hbg_runtime_config {
  * An unset switch leaves the field as it was, except log_level, which is
  * then HBG_LOG_TIMING. Records on with no pool in cfg->records creates one
  * of record_threads x records_per_thread records; it is the caller's, to
- * hbg_recpool_destroy after the runtime. Records off sets cfg->records to
+ * hbg_recpool_destroy after the runtime, and serves that one runtime (a
+ * config copied to a second is refused: hbg_runtime_create). Records off sets cfg->records to
  * NULL (a pool the caller made stays the caller's). The caller still sets
  * records_fd.
  *
@@ -164,6 +168,11 @@ typedef struct hbg_pass_report {
     hbg_run_stats run;
 } hbg_pass_report;
 
+/* HBG_E_INVAL for a NULL cfg, device or kernel table, or a rank outside
+ * nranks; HBG_E_STATE when cfg->records is a pool another live runtime
+ * holds: runtimes that run at the same time need a pool each (a config
+ * copied after hbg_runtime_config_from_env made its pool shares that
+ * one; call it once per runtime, or hbg_recpool_create one each). */
 hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out);
 void hbg_runtime_destroy(hbg_runtime *rt);
 

@@ -15,6 +15,7 @@
 #include "device/exec.h"
 #include "graph/graph_internal.h"
 #include "orch/taskmemo.h"
+#include "trace/recpool_hold.h"
 #include "util/hash.h"
 
 /* (pid, inv) names one run of a callable: inv counts runs per process. A
@@ -34,6 +35,10 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
     hbg_runtime *rt = calloc(1, sizeof *rt);
     if (!rt)
         return HBG_E_NOMEM;
+    if (cfg->records && !hbg__recpool_hold(cfg->records, rt)) {
+        free(rt);
+        return HBG_E_STATE; /* another runtime's pool (trace/recpool_hold.h) */
+    }
     rt->cfg = *cfg;
     atomic_init(&rt->running, false);
     rt->stack = hbg__stack_of_caller();
@@ -53,6 +58,8 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
     };
     hbg_status st = hbg__graph_orch_create(&oc, &rt->orch);
     if (st) {
+        if (cfg->records)
+            hbg__recpool_release(cfg->records, rt);
         free(rt);
         return st;
     }
@@ -90,6 +97,8 @@ void hbg_runtime_destroy(hbg_runtime *rt)
         hbg_device_free(rt->dev, rt->arena_dev);
     free(rt->staging);
     hbg__orch_destroy(rt->orch);
+    if (rt->cfg.records)
+        hbg__recpool_release(rt->cfg.records, rt);
     free(rt);
 }
 

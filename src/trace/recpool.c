@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trace/recpool_hold.h"
 #include "trace/recticks.h"
 #include "util/fdio.h"
 #include "trace/trace_internal.h"
@@ -56,6 +57,7 @@ _Static_assert(sizeof(buf) == 64, "one cache line per thread buffer");
 struct hbg_recpool {
     unsigned max_threads, per_thread;
     _Atomic uint64_t gen;          /* 0: disarmed; otherwise this pass's generation */
+    _Atomic(const void *) holder;  /* the runtime that arms it (recpool_hold.h) */
     uint64_t last_gen;             /* the last pass armed, for write_jsonl */
     _Atomic uint32_t nclaimed;
     _Atomic uint64_t dropped;
@@ -115,6 +117,7 @@ hbg_status hbg_recpool_create(unsigned max_threads, unsigned per_thread, hbg_rec
         p->bufs[i].recs = p->storage + (size_t)i * per_thread;
     }
     atomic_init(&p->gen, 0);
+    atomic_init(&p->holder, NULL);
     atomic_init(&p->nclaimed, 0);
     atomic_init(&p->dropped, 0);
     *out = p;
@@ -148,6 +151,18 @@ void hbg_recpool_arm(hbg_recpool *p, uint32_t pid, uint64_t inv)
     p->have_map = false;
     p->last_gen = atomic_fetch_add_explicit(&next_gen, 1, memory_order_relaxed);
     atomic_store_explicit(&p->gen, p->last_gen, memory_order_release);
+}
+
+bool hbg__recpool_hold(hbg_recpool *p, const void *who)
+{
+    const void *none = NULL;
+    return atomic_compare_exchange_strong(&p->holder, &none, who);
+}
+
+void hbg__recpool_release(hbg_recpool *p, const void *who)
+{
+    const void *mine = who;
+    atomic_compare_exchange_strong(&p->holder, &mine, NULL);
 }
 
 void hbg_recpool_disarm(hbg_recpool *p)
