@@ -598,9 +598,10 @@ static void test_cli(void **state)
     assert_string_equal(out, "hbg run: synth: 2097664 tasks per pass (2097152 outer + 0 replays + 512 allocations) "
                              "is past the cap of 2097152 (the task window); lower --tasks or --replays\n");
     assert_int_equal(rs_run("", "run synth --fanin 17", out, sizeof out), 2);
-    assert_string_equal(out, "hbg run: --fanin expects an integer from 0 to 16, got '17'\n");
+    assert_string_equal(out, "hbg run: --fanin expects an integer from 0 to 16, got '17' (see `hbg run --help`)\n");
     assert_int_equal(rs_run("", "run synth --tasks=-3", out, sizeof out), 2);
-    assert_string_equal(out, "hbg run: --tasks expects an integer from 1 to 2097152, got '-3'\n");
+    assert_string_equal(out,
+                        "hbg run: --tasks expects an integer from 1 to 2097152, got '-3' (see `hbg run --help`)\n");
     assert_int_equal(rs_run("", "run qwen --tasks 5", out, sizeof out), 2);
     assert_string_equal(out, "hbg run: --tasks is not an option of case qwen (`hbg run --list` names each case's)\n");
     assert_int_equal(rs_run("", "run synth --tasks 200 --graph-nodes 4 --replays 3 --boundary 5 --fanin 3 "

@@ -154,6 +154,12 @@ static void skip_device_switch_values(void **state)
     /* a value that is not a switch value is refused, naming the variable */
     assert_int_equal(rs_run("HBG_SKIP_DEVICE_RUN=maybe", "run vector", out, sizeof out), 2);
     assert_non_null(strstr(out, "HBG_SKIP_DEVICE_RUN=maybe is not a switch value"));
+    /* as typed it may hold an escape or a line break: masked, one line */
+    assert_int_equal(rs_run("HBG_BIND_BREAKDOWN=\"$(printf '\\033[31mred')\"", "run vector", out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: HBG_BIND_BREAKDOWN=?[31mred is not a switch value (expected 1/true/on/yes or "
+                             "0/false/off/no/empty)\n");
+    assert_int_equal(rs_run("HBG_LOG_LEVEL=\"$(printf 'x\\ty')\"", "run vector", out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: HBG_LOG_LEVEL=x?y is not a log level (expected debug|info|timing|warn|error|off)\n");
     /* the breakdown off: no bind phase lines at all */
     snprintf(log, sizeof log, "%s/off.log", rs_dir);
     snprintf(args, sizeof args, "run vector --rounds 2 -o %s", log);
@@ -423,6 +429,13 @@ static void progress_on_stderr(void **state)
     remove(log);
     assert_int_equal(rs_run("HBG_PROGRESS_S=soon", args, out, sizeof out), 2);
     assert_string_equal(out, "hbg run: HBG_PROGRESS_S=soon is not a number of seconds from 0 to 86400\n");
+    /* the value as typed may hold an escape: masked */
+    assert_int_equal(rs_run("HBG_PROGRESS_S=\"$(printf '1\\033[2J')\"", args, out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: HBG_PROGRESS_S=1?[2J is not a number of seconds from 0 to 86400\n");
+    /* a fraction without its 0 */
+    assert_int_equal(rs_run("HBG_PROGRESS_S=.001", args, out, sizeof out), 0);
+    assert_non_null(strstr(out, " of 20 passes after "));
+    remove(log);
     /* decimal only */
     assert_int_equal(rs_run("HBG_PROGRESS_S=0x10", args, out, sizeof out), 2);
     assert_int_equal(rs_run("HBG_PROGRESS_S=1e1", args, out, sizeof out), 2);

@@ -67,6 +67,10 @@ static void bad_value_names_the_variable(void **state)
     setenv("HBG_BIND_BREAKDOWN", "0", 1);
     assert_int_equal(hbg_runtime_config_from_env(&c, msg, sizeof msg), HBG_E_BAD_ENV);
     assert_string_equal(msg, "HBG_LOG_LEVEL=loud is not a log level (expected debug|info|timing|warn|error|off)");
+    /* the message is one line, with nothing a terminal acts on */
+    setenv("HBG_LOG_LEVEL", "lo\nud\033[2J", 1);
+    assert_int_equal(hbg_runtime_config_from_env(&c, msg, sizeof msg), HBG_E_BAD_ENV);
+    assert_string_equal(msg, "HBG_LOG_LEVEL=lo?ud?[2J is not a log level (expected debug|info|timing|warn|error|off)");
     /* nothing was changed */
     assert_true(c.breakdown);
     assert_string_equal(hbg_status_name(HBG_E_BAD_ENV), "HBG_E_BAD_ENV");

@@ -9,12 +9,15 @@
 #include <stdlib.h>
 
 #include "hbg/runtime.h"
+#include "util/printable.h"
 
 static hbg_status bad(char *msg, size_t cap, const char *ours, const char *seed, const char *expected)
 {
     const char *which = hbg_switch_which(ours, seed);
-    if (msg && cap)
+    if (msg && cap) {
         snprintf(msg, cap, "%s=%s is not %s", which, getenv(which), expected);
+        hbg__mask_controls(msg); /* one line, whatever the value holds */
+    }
     return HBG_E_BAD_ENV;
 }
 

@@ -90,7 +90,7 @@ static int make_out_dir(const run_opts *o, char *dir, size_t cap, bool *made)
         /* cut short, the name would lose its time and pid: the next
          * run's would then be the same */
         fprintf(stderr, "hbg run: --out-dir %s is too long (a run folder's path takes at most %zu bytes)\n",
-                o->out_dir, cap - 1);
+                dg_shown(o->out_dir), cap - 1);
         /* refused, a run leaves nothing behind (as every refusal here):
          * not even the --out-dir it made just now */
         if (*made)

@@ -116,7 +116,7 @@ static bool read_switch(const char *ours, const char *original, bool *on)
         return true;
     const char *which = hbg_switch_which(ours, original);
     fprintf(stderr, "hbg run: %s=%s is not a switch value (expected 1/true/on/yes or 0/false/off/no/empty)\n",
-            which, getenv(which));
+            which, dg_shown(getenv(which)));
     return false;
 }
 
@@ -437,7 +437,7 @@ static int apply_switches(run_opts *o, const explicit_opts *x)
     if (hbg_switch_level(&o->level)) {
         const char *which = hbg_switch_which(HBG_SW_LOG_LEVEL);
         fprintf(stderr, "hbg run: %s=%s is not a log level (expected debug|info|timing|warn|error|off)\n",
-                which, getenv(which));
+                which, dg_shown(getenv(which)));
         return 2;
     }
     if (x->skip_device)
@@ -466,7 +466,7 @@ static int check_memory(const run_opts *o)
         unsigned long long b = strtoull(v, &end, 10);
         if (errno || *end || v[0] < '0' || v[0] > '9') {
             fprintf(stderr, "hbg run: HBG_HOST_MEMORY=%s is not a number of bytes below 2^64 (or 0, empty, off: no "
-                            "check)\n", v);
+                            "check)\n", dg_shown(v));
             return 2;
         }
         h.avail = b;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "hbg/trace.h"
+#include "tools/diag.h"
 
 #define SEC 1000000000ull
 
@@ -20,10 +21,11 @@ bool run_progress_start(run_progress *p, bool log_on_stderr, uint32_t total)
         char *end;
         errno = 0;
         double s = strtod(env, &end);
-        /* decimal only: strtod would also take 0x10 (16) or 1e3 */
-        if (errno || *end || env[0] < '0' || env[0] > '9' || strspn(env, "0123456789.") != strlen(env) ||
-            !(s <= 86400)) {
-            fprintf(stderr, "hbg run: HBG_PROGRESS_S=%s is not a number of seconds from 0 to 86400\n", env);
+        /* decimal only: strtod would also take 0x10 (16) or 1e3; a
+         * fraction may leave out its 0 (.5) */
+        if (errno || *end || strspn(env, "0123456789.") != strlen(env) || !(s <= 86400)) {
+            fprintf(stderr, "hbg run: HBG_PROGRESS_S=%s is not a number of seconds from 0 to 86400\n",
+                    dg_shown(env));
             return false;
         }
         p->on = p->on && s > 0;
