@@ -31,6 +31,9 @@ static void buffer_statuses(void **state)
     assert_int_equal(HBG_E_ARG_NO_BUFFER, 24);
     assert_int_equal(HBG_E_GRAPH_KEY_REUSED, 25);
     assert_int_equal(HBG_E_BAD_ENV, 26);
+    assert_int_equal(HBG_E_PEER_GONE, 27);
+    assert_string_equal(hbg_status_name(HBG_E_PEER_GONE), "HBG_E_PEER_GONE");
+    assert_string_equal(hbg_strerror(HBG_E_PEER_GONE), "a peer rank has ended: its arrivals will not come");
     assert_string_equal(hbg_status_name(HBG_E_BAD_ENV), "HBG_E_BAD_ENV");
     assert_string_equal(hbg_strerror(HBG_E_BAD_ENV), "an environment switch has a value it does not take");
     assert_string_equal(hbg_status_name(HBG_E_ARG_HAS_BUFFER), "HBG_E_ARG_HAS_BUFFER");

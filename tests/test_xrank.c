@@ -100,6 +100,39 @@ static void silent_peer_times_out(void **state)
     hbg_xrank_destroy(x);
 }
 
+/* A rank the driver abandons ends its peers' waits at once: a child
+ * waiting under a 60 s bound is woken by the parent's abandon and returns
+ * HBG_E_PEER_GONE within a second; a wait whose arrivals are there is
+ * still answered; a wait begun later fails at once; a rank out of range is
+ * refused. */
+static void abandon_ends_waits(void **state)
+{
+    (void)state;
+    hbg_xrank *x;
+    uint64_t bound = 60ull * 1000 * 1000 * 1000;
+    assert_int_equal(hbg_xrank_create(3, 4096, bound, &x), HBG_OK);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        uint64_t t0 = now_ns();
+        hbg_status st = hbg_xrank_wait(x, 0, 7, 1);
+        exit(st == HBG_E_PEER_GONE && now_ns() - t0 < 1000ull * 1000 * 1000 ? 0 : 1);
+    }
+    struct timespec nap = {0, 50 * 1000 * 1000}; /* let it sleep first */
+    nanosleep(&nap, NULL);
+    assert_int_equal(hbg_xrank_abandon(x, 2), HBG_OK);
+    assert_int_equal(child_status(pid), 0);
+    assert_int_equal(hbg_xrank_signal(x, 1, 9), HBG_OK);
+    assert_int_equal(hbg_xrank_wait(x, 1, 9, 1), HBG_OK);
+    uint64_t t0 = now_ns();
+    assert_int_equal(hbg_xrank_wait(x, 1, 10, 1), HBG_E_PEER_GONE);
+    assert_true(now_ns() - t0 < 1000ull * 1000 * 1000);
+    assert_int_equal(hbg_xrank_abandon(x, 3), HBG_E_INVAL);
+    assert_int_equal(hbg_xrank_abandon(NULL, 0), HBG_E_INVAL);
+    hbg_xrank_destroy(x);
+}
+
 static void epoch_tags_and_counts(void **state)
 {
     (void)state;
@@ -147,6 +180,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(two_processes_exchange),
         cmocka_unit_test(silent_peer_times_out),
+        cmocka_unit_test(abandon_ends_waits),
         cmocka_unit_test(epoch_tags_and_counts),
         cmocka_unit_test(bad_arguments),
     };

@@ -38,6 +38,7 @@ typedef enum hbg_status {
     HBG_E_ARG_NO_BUFFER,      /* a tensor argument other than HBG_OUT_ALLOC names no buffer (addr 0) */
     HBG_E_GRAPH_KEY_REUSED,   /* a Graph key recorded with one body is used with another */
     HBG_E_BAD_ENV,            /* an environment switch has a value it does not take */
+    HBG_E_PEER_GONE,          /* a cross-rank wait's peer rank has ended (hbg_xrank_abandon) */
     HBG_STATUS_COUNT
 } hbg_status;
 

@@ -24,7 +24,10 @@
  * so ranks may drift apart by fewer than that many epochs.
  *
  * A wait never spins forever: it sleeps on a futex between checks and gives
- * up with HBG_E_PEER_TIMEOUT once the object's timeout has passed.
+ * up with HBG_E_PEER_TIMEOUT once the object's timeout has passed, or at
+ * once with HBG_E_PEER_GONE when the driver has said a rank has ended
+ * (hbg_xrank_abandon): a survivor then reports its own failure rather
+ * than sit out the timeout, by whose end the driver may have killed it.
  */
 #ifndef HBG_XRANK_H
 #define HBG_XRANK_H
@@ -59,8 +62,18 @@ void *hbg_xrank_window(hbg_xrank *x, uint32_t rank);
 hbg_status hbg_xrank_signal(hbg_xrank *x, uint32_t rank, uint64_t epoch);
 
 /* Blocks until `rank` has `expected` arrivals for `epoch`, or the timeout
- * passes (HBG_E_PEER_TIMEOUT). */
+ * passes (HBG_E_PEER_TIMEOUT), or a rank has been abandoned
+ * (HBG_E_PEER_GONE, checked only while the arrivals are short: a wait
+ * already answered stays answered). */
 hbg_status hbg_xrank_wait(hbg_xrank *x, uint32_t rank, uint64_t epoch, uint32_t expected);
+
+/* Says `rank` has ended for good (the driver, when a rank process dies or
+ * fails, or cannot be started) and wakes every waiter: each wait under way
+ * or to come whose arrivals are short ends with HBG_E_PEER_GONE, whichever
+ * peer it waits for, since the run they belong to cannot finish. Safe from
+ * any process of the mapping, at any time; HBG_E_INVAL for a rank out of
+ * range. */
+hbg_status hbg_xrank_abandon(hbg_xrank *x, uint32_t rank);
 
 #ifdef __cplusplus
 }

@@ -259,10 +259,22 @@ typedef struct rank_watch {
     int fd[MAX_RANKS];        /* read end of each rank's pipe, -1 once at EOF */
     bool live[MAX_RANKS];     /* forked and not yet reaped */
     const run_lines *line;    /* the ranks' start and finish lines */
+    hbg_xrank *xr;            /* the cross-rank services, NULL: none */
     uint64_t deadline;        /* when the ranks still running are killed; 0: not armed */
     char why[128];            /* what armed it, for the kill messages */
     run_progress *pg;         /* the progress line, cleared before each message */
 } rank_watch;
+
+/* Rank r will never signal its peers again: their waits end now, each
+ * rank reporting its own failure (HBG_E_PEER_GONE), where they used to
+ * sit out --peer-timeout, the same length as the bound this side arms at
+ * that moment: whichever started later lost, and a survivor killed by the
+ * bound had only "killed by signal 9" to say. */
+static void abandon(rank_watch *w, uint32_t r)
+{
+    if (w->xr)
+        hbg_xrank_abandon(w->xr, r);
+}
 
 /* A rank that could not be started (out of descriptors or processes) has
  * no pid to name: it is named as not started, and the bound on the other
@@ -271,6 +283,7 @@ static void not_started(const run_opts *o, run_collector *col, rank_watch *w, ui
 {
     snprintf(col->rank[r].sum.msg, sizeof col->rank[r].sum.msg, "not started: %s: %s", call, strerror(errno));
     arrive_for(w->line, r);
+    abandon(w, r);
     if (o->ranks > 1) {
         run_progress_clear(w->pg);
         fprintf(stderr, "hbg run: rank %u %s; waiting at most %u s for the other ranks\n", r, col->rank[r].sum.msg,
@@ -345,7 +358,10 @@ static void arm_on_failure(const run_opts *o, const run_collector *col, rank_wat
     const rank_state *rs = &col->rank[r];
     bool died = !rs->sum.final || !WIFEXITED(ws) || WEXITSTATUS(ws);
     /* a rank the parent killed was named when it was */
-    if (w->deadline || rs->stopped || !(died || rs->sum.status))
+    if (rs->stopped || !(died || rs->sum.status))
+        return;
+    abandon(w, r);
+    if (w->deadline)
         return;
     if (o->ranks > 1) {
         run_progress_clear(w->pg);
@@ -468,13 +484,13 @@ static void read_pipes(const run_opts *o, run_collector *col, rank_watch *w)
  * So a rank stopped or hung cannot hold the command where a peer is there
  * to notice it, nor under --time-limit; a lone rank has no peer, and
  * only --time-limit bounds it. */
-static void spawn_ranks(const run_opts *o, int logfd, int recfd, void *services, const run_lines *line,
+static void spawn_ranks(const run_opts *o, int logfd, int recfd, hbg_xrank *xr, const run_lines *line,
                         run_collector *col, run_progress *pg)
 {
-    rank_watch w = {.pg = pg};
+    rank_watch w = {.pg = pg, .xr = xr};
     uint64_t limit = o->time_limit_s ? hbg_mono_ns() + secs_ns(o->time_limit_s) : UINT64_MAX;
     stopsig_catch(on_stop_signal); /* no SA_RESTART: the poll below returns at once */
-    fork_ranks(o, logfd, recfd, services, line, col, &w);
+    fork_ranks(o, logfd, recfd, xr, line, col, &w);
     for (;;) {
         bool any = false;
         for (uint32_t r = 0; r < o->ranks; r++)

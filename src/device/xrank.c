@@ -41,6 +41,7 @@ struct hbg_xrank {
     uint64_t timeout_ns;
     uint64_t map_bytes;
     uint64_t windows_off;
+    _Atomic uint64_t gone;  /* bit per rank abandoned (hbg_xrank_abandon) */
     xr_rank ranks[];
 };
 
@@ -115,6 +116,18 @@ hbg_status hbg_xrank_signal(hbg_xrank *x, uint32_t rank, uint64_t epoch)
     return HBG_OK;
 }
 
+hbg_status hbg_xrank_abandon(hbg_xrank *x, uint32_t rank)
+{
+    if (!x || rank >= x->nranks)
+        return HBG_E_INVAL;
+    atomic_fetch_or_explicit(&x->gone, 1ull << rank, memory_order_release);
+    for (uint32_t r = 0; r < x->nranks; r++) {
+        atomic_fetch_add_explicit(&x->ranks[r].seq, 1, memory_order_release);
+        syscall(SYS_futex, (uint32_t *)&x->ranks[r].seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    }
+    return HBG_OK;
+}
+
 hbg_status hbg_xrank_wait(hbg_xrank *x, uint32_t rank, uint64_t epoch, uint32_t expected)
 {
     if (!x || rank >= x->nranks || epoch > MAX_EPOCH || expected > COUNT_MASK)
@@ -132,6 +145,9 @@ hbg_status hbg_xrank_wait(hbg_xrank *x, uint32_t rank, uint64_t epoch, uint32_t 
         uint64_t v = atomic_load_explicit(s, memory_order_acquire);
         if ((v & ~COUNT_MASK) == tag && (v & COUNT_MASK) >= expected)
             return HBG_OK;
+        /* after the sequence: an abandon bumps it after setting the bit */
+        if (atomic_load_explicit(&x->gone, memory_order_acquire))
+            return HBG_E_PEER_GONE;
         uint64_t el = now_ns() - start;
         if (el >= x->timeout_ns)
             return HBG_E_PEER_TIMEOUT;

@@ -34,6 +34,7 @@ static const struct {
                                                     "HBG_OUT_ALLOC or hbg_alloc_tensors)"},
     [HBG_E_GRAPH_KEY_REUSED] = {"HBG_E_GRAPH_KEY_REUSED", "graph key already names another body"},
     [HBG_E_BAD_ENV] = {"HBG_E_BAD_ENV", "an environment switch has a value it does not take"},
+    [HBG_E_PEER_GONE] = {"HBG_E_PEER_GONE", "a peer rank has ended: its arrivals will not come"},
 };
 
 _Static_assert(sizeof table / sizeof table[0] == HBG_STATUS_COUNT, "every hbg_status needs a text");
