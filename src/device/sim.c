@@ -82,6 +82,12 @@ struct sim {
     core **idle[2];
     unsigned nidle[2];
     job *free_jobs;
+    /* Jobs made and not yet done, and the most there may be: the ready
+     * items past it wait in `ready` (8 bytes each) until jobs finish. A
+     * job holds a whole kernel call (3 KB), and a run of N independent
+     * tasks once made N of them at once: 900 MB for 200,000 tasks that
+     * four cores run a few at a time. */
+    uint32_t njobs, max_jobs;
 
     /* The run in progress. */
     bool active, finished;
@@ -167,6 +173,7 @@ static job *new_job(sim *s)
     }
     j->next = NULL;
     j->next_block = j->blocks_done = 0;
+    s->njobs++;
     return j;
 }
 
@@ -174,6 +181,7 @@ static void free_job(sim *s, job *j)
 {
     j->next = s->free_jobs;
     s->free_jobs = j;
+    s->njobs--;
 }
 
 static void enqueue(sim *s, job *j)
@@ -326,7 +334,7 @@ static void sched_step(sim *s)
     if (s->status == HBG_OK) {
         while (s->dhead < s->dtail)
             complete(s, s->done[s->dhead++]);
-        while (s->rhead < s->rtail && s->status == HBG_OK)
+        while (s->rhead < s->rtail && s->status == HBG_OK && s->njobs < s->max_jobs)
             dispatch(s, s->ready[s->rhead++]);
         if (s->status == HBG_OK)
             assign(s);
@@ -647,6 +655,8 @@ hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
     pthread_cond_init(&s->done_cv, NULL);
 
     unsigned n = s->ncores[0] + s->ncores[1];
+    /* enough queued behind each core that none waits for the scheduler */
+    s->max_jobs = n < 8 ? 256 : 32 * n;
     s->cores = calloc(n, sizeof *s->cores);
     s->scheds = calloc(s->nsched, sizeof *s->scheds);
     s->idle[0] = calloc(s->ncores[0], sizeof *s->idle[0]);
