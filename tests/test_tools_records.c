@@ -101,6 +101,38 @@ static void a_second_line_of_a_pass_is_named_and_skipped(void **state)
     dg_free(&w);
 }
 
+/* A rank killed inside its write of a line leaves the line cut, and the
+ * other rank's next line runs on from the cut. The intact line is read
+ * (once it was lost with the cut one, as "not a JSON object"); the cut
+ * piece is a bad line of its own; a warning names the column. */
+static void a_cut_line_and_the_next_are_read_apart(void **state)
+{
+    (void)state;
+    static const char text[] = "{\"pid\": 1, \"inv\": 1, \"dropped\": 0, \"records\": []}\n"
+                               "{\"pid\": 2, \"inv\": 1, \"dropped\": 0, \"records\": [{\"pha"
+                               "{\"pid\": 1, \"inv\": 2, \"dropped\": 0, \"records\": []}\n"
+                               "{\"pid\": 1, \"inv\": 3, \"dropped\": 0, \"records\": []}{\"pid\":1, \"inv\": 4, "
+                               "\"dropped\": 0, \"records\": []}\n";
+    rc_file f;
+    dg_list w;
+    parse_text(&f, &w, text);
+    assert_int_equal(f.nline, 4);
+    assert_int_equal(f.line[1].pid, 1);
+    assert_int_equal(f.line[1].inv, 2);
+    assert_int_equal(f.line[1].lineno, 2);
+    assert_int_equal(f.line[2].inv, 3);
+    assert_int_equal(f.line[3].inv, 4); /* two whole objects run together: both */
+    assert_int_equal(f.nbad, 1);
+    assert_int_equal(w.n, 3);
+    assert_string_equal(w.msg[0], "R:2: a records line runs into another at column 53 (a writer stopped mid-line, "
+                                  "e.g. a rank killed): the two are read apart");
+    assert_true(strncmp(w.msg[1], "R:2: not a JSON object (", 24) == 0);
+    assert_string_equal(w.msg[2], "R:3: a records line runs into another at column 50 (a writer stopped mid-line, "
+                                  "e.g. a rank killed): the two are read apart");
+    rc_free(&f);
+    dg_free(&w);
+}
+
 /* Lines ending in CR alone, as in CRLF, or in LF, read alike; in a file
  * with LF line ends a CR is JSON's whitespace, inside its line. */
 static void every_line_end_is_read(void **state)
@@ -268,6 +300,7 @@ int main(void)
         cmocka_unit_test(a_detail_that_is_no_uint64_is_named),
         cmocka_unit_test(a_second_line_of_a_pass_is_named_and_skipped),
         cmocka_unit_test(every_line_end_is_read),
+        cmocka_unit_test(a_cut_line_and_the_next_are_read_apart),
         cmocka_unit_test(an_unended_last_line_keeps_its_cr),
         cmocka_unit_test(the_readers_limits_are_named),
         cmocka_unit_test(a_file_is_read_in_lines_with_a_bound),

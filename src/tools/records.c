@@ -364,6 +364,17 @@ typedef struct feed {
     bool seen_nl;           /* a '\n' came: the file's lines end in it */
 } feed;
 
+/* The first `{"pid":` in [s, t), or NULL. */
+static const char *line_start(const char *s, const char *t)
+{
+    static const char mark[] = "{\"pid\":";
+    const size_t n = sizeof mark - 1;
+    for (const char *c = s; (size_t)(t - c) >= n && (c = memchr(c, '{', (size_t)(t - c) - n + 1)); c++)
+        if (!memcmp(c, mark, n))
+            return c;
+    return NULL;
+}
+
 /* Parses the whole lines of [buf, buf + len), numbering them on from the
  * last; false once out of memory. A line cut to the reader's bound comes
  * alone, counted before it is handed over: it is skipped, not parsed (its
@@ -394,14 +405,27 @@ static bool feed_lines(void *ctx, const char *buf, size_t len)
             s++;
         while (t > s && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r'))
             t--;
-        if (t > s) {
-            int r = parse_line(fd->f, s, (size_t)(t - s), fd->lineno, fd->warn);
+        /* A writer killed inside its one write(2) of a line leaves it cut,
+         * and the next line appended to the file runs on from the cut:
+         * each piece from a `{"pid":` on is read as a line of its own, so
+         * the intact line after the cut is kept. No records line holds
+         * that text but at its start (its only strings are phase names). */
+        while (t > s) {
+            const char *next = line_start(s + 1, t);
+            const char *end = next ? next : t;
+            if (next)
+                dg_add(fd->warn,
+                       "%s:%zu: a records line runs into another at column %zu (a writer stopped mid-line, e.g. "
+                       "a rank killed): the two are read apart",
+                       fd->f->path, fd->lineno, (size_t)(next - p) + 1);
+            int r = parse_line(fd->f, s, (size_t)(end - s), fd->lineno, fd->warn);
             if (r < 0) {
                 fd->oom = true;
                 return false;
             }
             if (r == 0)
                 fd->f->nbad++;
+            s = end;
         }
         p = nl ? nl + 1 : e;
     }
