@@ -306,12 +306,12 @@ static void test_memory_estimate(void **state)
     /* 32 MiB + 1000 x (1280 + 2 x 480) + 10 x (896 + 8 x 224) + 100 x 1536 */
     syn_memory m = syn_host_bytes(&p, &n, true, true);
     assert_int_equal(m.runtime, 35974912);
-    /* heap 1128320 + 1000 x 128 + 10 x 320 + 10 x 100 x 16 */
-    assert_int_equal(m.device, 1275520);
+    /* heap 1128320 + 1000 x 128 + 10 x 128 + 10 x 100 x 96 */
+    assert_int_equal(m.device, 1353600);
     /* 2001 eager tasks x (512 + 2 x 112) */
     assert_int_equal(m.golden, 1472736);
     m = syn_host_bytes(&p, &n, true, false);
-    assert_int_equal(m.device, 1275520);
+    assert_int_equal(m.device, 1353600);
     assert_int_equal(m.golden, 0);
     m = syn_host_bytes(&p, &n, false, true); /* no device run, no golden */
     assert_int_equal(m.runtime, 35974912);
@@ -323,13 +323,13 @@ static void test_memory_estimate(void **state)
 
     /* the check, at the boundary and with its message */
     p = (syn_params){1000, 100, 10, 8, 2, 0};
-    uint64_t all = 35974912ull + 1275520 + 1472736;
+    uint64_t all = 35974912ull + 1353600 + 1472736;
     hbg_case_host h = {true, true, all, "MemAvailable + free swap"};
     assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_OK);
     h.avail = all - 1;
     assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_E_NOMEM);
-    assert_string_equal(msg, "a run of these parameters needs about 38.7 MB of memory (1.3 MB of it the device "
-                             "run's, 1.5 MB the golden's); 38.7 MB is available (MemAvailable + free swap); lower "
+    assert_string_equal(msg, "a run of these parameters needs about 38.8 MB of memory (1.4 MB of it the device "
+                             "run's, 1.5 MB the golden's); 38.8 MB is available (MemAvailable + free swap); lower "
                              "--tasks, --replays, --graph-nodes, --boundary or --fanin, or leave out the golden "
                              "(--skip-golden) or the device run (--skip-device-run)");
     p = (syn_params){1, 1, 2097150, 128, 0, 0};
@@ -339,7 +339,7 @@ static void test_memory_estimate(void **state)
                              "(HBG_HOST_MEMORY); lower --tasks, --replays, --graph-nodes, --boundary or --fanin");
     h = (hbg_case_host){true, false, 21000000000ull, "HBG_HOST_MEMORY"};
     assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_E_NOMEM);
-    assert_string_equal(msg, "a run of these parameters needs about 62.7 GB of memory (705.7 MB of it the device "
+    assert_string_equal(msg, "a run of these parameters needs about 62.5 GB of memory (470.8 MB of it the device "
                              "run's); 21.0 GB is available (HBG_HOST_MEMORY); lower --tasks, --replays, "
                              "--graph-nodes, --boundary or --fanin, or leave out the device run (--skip-device-run)");
     /* past a cap: the cap's reason */
@@ -543,12 +543,12 @@ static void test_cli_memory(void **state)
     char dir[] = "/tmp/hbg-synth-mem-XXXXXX", log[64];
     assert_non_null(mkdtemp(dir));
     snprintf(log, sizeof log, "%s/run.log", dir);
-    uint64_t all = 35974912ull + 1275520 + 1472736;
+    uint64_t all = 35974912ull + 1353600 + 1472736;
     snprintf(env, sizeof env, "HBG_HOST_MEMORY=%llu", (unsigned long long)(all - 1));
     snprintf(args, sizeof args, "run synth --log-level off -o %s", log);
     assert_int_equal(rs_run(env, args, out, sizeof out), 2);
-    assert_string_equal(out, "hbg run: synth: a run of these parameters needs about 38.7 MB of memory (1.3 MB of it "
-                             "the device run's, 1.5 MB the golden's); 38.7 MB is available (HBG_HOST_MEMORY); lower "
+    assert_string_equal(out, "hbg run: synth: a run of these parameters needs about 38.8 MB of memory (1.4 MB of it "
+                             "the device run's, 1.5 MB the golden's); 38.8 MB is available (HBG_HOST_MEMORY); lower "
                              "--tasks, --replays, --graph-nodes, --boundary or --fanin, or leave out the golden "
                              "(--skip-golden) or the device run (--skip-device-run)\n");
     assert_int_equal(access(log, F_OK), -1);

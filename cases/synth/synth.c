@@ -101,8 +101,8 @@ hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap)
 #define SYN_MEM_SLOT 224u
 #define SYN_MEM_NODE 1536u
 #define SYN_MEM_DEV_TASK 128u
-#define SYN_MEM_DEV_REPLAY 320u
-#define SYN_MEM_DEV_NODE 16u
+#define SYN_MEM_DEV_REPLAY 128u
+#define SYN_MEM_DEV_NODE 96u
 #define SYN_MEM_EAGER_TASK 512u
 #define SYN_MEM_EAGER_READ 112u
 /* A bound: its header, allocation and pointer, and a tensor and an

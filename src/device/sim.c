@@ -36,12 +36,24 @@ typedef struct item {
     uint32_t idx;
 } item;
 
+/* A kernel call, 3 KB with its tensors: a job gets one when its first
+ * block goes to a core and gives it back when its last block is done. */
+typedef struct callbuf {
+    struct callbuf *next; /* free list */
+    hbg__exec_call call;
+} callbuf;
+
+/* A kernel call queued for its cores: small, since a run of N independent
+ * tasks queues N of them at once (with its call in each, 900 MB at
+ * 200,000 tasks). */
 typedef struct job {
     struct job *next; /* job queue or free list */
     item it;
     uint32_t task, node; /* for messages */
+    uint8_t core;        /* hbg_core */
+    uint32_t blocks;
     uint32_t next_block, blocks_done;
-    hbg__exec_call call;
+    callbuf *cb;         /* NULL until a block is placed */
 } job;
 
 typedef struct sim sim;
@@ -82,12 +94,10 @@ struct sim {
     core **idle[2];
     unsigned nidle[2];
     job *free_jobs;
-    /* Jobs made and not yet done, and the most there may be: the ready
-     * items past it wait in `ready` (8 bytes each) until jobs finish. A
-     * job holds a whole kernel call (3 KB), and a run of N independent
-     * tasks once made N of them at once: 900 MB for 200,000 tasks that
-     * four cores run a few at a time. */
-    uint32_t njobs, max_jobs;
+    /* Calls for the jobs that have a block placed: at most one a core and
+     * one a queue (its head may be placed in part), all made at open. */
+    callbuf *free_calls;
+    hbg__exec_call scratch; /* a call built at dispatch to check it */
 
     /* The run in progress. */
     bool active, finished;
@@ -173,20 +183,35 @@ static job *new_job(sim *s)
     }
     j->next = NULL;
     j->next_block = j->blocks_done = 0;
-    s->njobs++;
+    j->cb = NULL;
     return j;
 }
 
 static void free_job(sim *s, job *j)
 {
+    if (j->cb) {
+        j->cb->next = s->free_calls;
+        s->free_calls = j->cb;
+        j->cb = NULL;
+    }
     j->next = s->free_jobs;
     s->free_jobs = j;
-    s->njobs--;
+}
+
+/* The call of the item j was made for, as dispatch built and checked it;
+ * built again now (the image does not change during a run). */
+static void build_call(sim *s, const item *it, hbg__exec_call *c)
+{
+    if (it->inst == NO_INST)
+        hbg__exec_task_call(s->im, it->idx, s->dev.rank, s->dev.nranks, s->dev.services, c);
+    else
+        (void)hbg__exec_node_call(s->im, s->insts[it->inst].replay, it->idx, s->dev.rank, s->dev.nranks,
+                                  s->dev.services, c);
 }
 
 static void enqueue(sim *s, job *j)
 {
-    jobq *q = &s->q[j->call.core];
+    jobq *q = &s->q[j->core];
     if (q->tail)
         q->tail->next = j;
     else
@@ -263,15 +288,19 @@ static void dispatch(sim *s, item it)
     j->it = it;
     j->task = task ? it.idx : x->task;
     j->node = task ? HBG_EXEC_NO_NODE : it.idx;
+    /* built here for its checks (a node's tensors resolved against its
+     * replay), and again when a core takes it */
     if (task)
-        hbg__exec_task_call(im, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
+        hbg__exec_task_call(im, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &s->scratch);
     else
-        st = hbg__exec_node_call(im, x->replay, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &j->call);
+        st = hbg__exec_node_call(im, x->replay, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &s->scratch);
     if (st) {
         free_job(s, j);
         fail(s, st);
         return;
     }
+    j->core = s->scratch.core;
+    j->blocks = s->scratch.blocks;
     enqueue(s, j);
 }
 
@@ -292,13 +321,18 @@ static void place(sim *s, int qi, core *c, core *partner)
 {
     jobq *q = &s->q[qi];
     job *j = q->head;
+    if (!j->cb) {
+        j->cb = s->free_calls; /* never empty: see free_calls */
+        s->free_calls = j->cb->next;
+        build_call(s, &j->it, &j->cb->call);
+    }
     c->job = j;
     c->block = j->next_block++;
     c->part = qi == HBG_CORE_AIV ? HBG_CORE_AIV : HBG_CORE_AIC;
     c->partner = partner;
     if (partner)
         partner->partner = c;
-    if (j->next_block == j->call.blocks) {
+    if (j->next_block == j->blocks) {
         q->head = j->next;
         if (!q->head)
             q->tail = NULL;
@@ -334,7 +368,7 @@ static void sched_step(sim *s)
     if (s->status == HBG_OK) {
         while (s->dhead < s->dtail)
             complete(s, s->done[s->dhead++]);
-        while (s->rhead < s->rtail && s->status == HBG_OK && s->njobs < s->max_jobs)
+        while (s->rhead < s->rtail && s->status == HBG_OK)
             dispatch(s, s->ready[s->rhead++]);
         if (s->status == HBG_OK)
             assign(s);
@@ -371,7 +405,7 @@ static void *sched_main(void *p)
 static void block_done(sim *s, job *j)
 {
     s->in_flight--;
-    if (++j->blocks_done == j->call.blocks) {
+    if (++j->blocks_done == j->blocks) {
         if (s->status == HBG_OK) {
             s->stats.tasks_run++;
             s->done[s->dtail++] = j->it;
@@ -398,11 +432,11 @@ static void *core_main(void *p)
          * dropped: the run is over, only running calls may finish. */
         bool run = s->status == HBG_OK;
         pthread_mutex_unlock(&s->m);
-        hbg_status st = run ? hbg__exec_invoke(s->kt, &j->call, block, part, j->task, j->node) : HBG_OK;
+        hbg_status st = run ? hbg__exec_invoke(s->kt, &j->cb->call, block, part, j->task, j->node) : HBG_OK;
         pthread_mutex_lock(&s->m);
         if (st)
             fail(s, st);
-        if (j->call.core != HBG_CORE_MIX) {
+        if (j->core != HBG_CORE_MIX) {
             release(s, c);
             block_done(s, j);
         } else if (part == HBG_CORE_AIC && s->status == HBG_OK) {
@@ -604,6 +638,10 @@ static void sim_destroy(hbg_device *d)
         nx = j->next;
         free(j);
     }
+    for (callbuf *b = s->free_calls, *nx; b; b = nx) {
+        nx = b->next;
+        free(b);
+    }
     free(s->cores);
     free(s->scheds);
     free(s->idle[0]);
@@ -655,8 +693,6 @@ hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
     pthread_cond_init(&s->done_cv, NULL);
 
     unsigned n = s->ncores[0] + s->ncores[1];
-    /* enough queued behind each core that none waits for the scheduler */
-    s->max_jobs = n < 8 ? 256 : 32 * n;
     s->cores = calloc(n, sizeof *s->cores);
     s->scheds = calloc(s->nsched, sizeof *s->scheds);
     s->idle[0] = calloc(s->ncores[0], sizeof *s->idle[0]);
@@ -664,6 +700,18 @@ hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
     if (!s->cores || !s->scheds || !s->idle[0] || !s->idle[1]) {
         sim_destroy(&s->dev);
         return HBG_E_NOMEM;
+    }
+    /* A job holds a call from its first block placed to its last done:
+     * each such job has a block on a core, or is the head of its queue
+     * with blocks still to place (place() takes the head's first). */
+    for (unsigned i = 0; i < n + 3; i++) {
+        callbuf *b = malloc(sizeof *b);
+        if (!b) {
+            sim_destroy(&s->dev);
+            return HBG_E_NOMEM;
+        }
+        b->next = s->free_calls;
+        s->free_calls = b;
     }
     for (unsigned i = 0; i < n; i++) {
         core *c = &s->cores[i];
