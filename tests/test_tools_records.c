@@ -131,6 +131,17 @@ static void a_cut_line_and_the_next_are_read_apart(void **state)
                                   "e.g. a rank killed): the two are read apart");
     rc_free(&f);
     dg_free(&w);
+    /* a valid line holding the text elsewhere (a key of its own) is read
+     * whole, and a string cannot hold it unescaped */
+    static const char whole[] = "{\"pid\": 1, \"inv\": 5, \"dropped\": 0, \"x\": {\"pid\": 2}, \"records\": [], "
+                                "\"y\": \"{\\\"pid\\\": 3\"}\n";
+    parse_text(&f, &w, whole);
+    assert_int_equal(f.nline, 1);
+    assert_int_equal(f.line[0].inv, 5);
+    assert_int_equal(f.nbad, 0);
+    assert_int_equal(w.n, 0);
+    rc_free(&f);
+    dg_free(&w);
 }
 
 /* Lines ending in CR alone, as in CRLF, or in LF, read alike; in a file

@@ -201,8 +201,9 @@ static void *count_malloc(size_t n)
     return p;
 }
 
-/* 1 ok, 0 bad line (warned), -1 out of memory */
-static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_list *warn)
+/* 1 ok, 0 bad line (warned), -1 out of memory; 2, with quiet, for a line
+ * that is no JSON at all (not warned: the caller reads it in pieces). */
+static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_list *warn, bool quiet)
 {
     json_error_t je;
     size_t wn = 0;
@@ -234,6 +235,8 @@ static int parse_line(rc_file *f, const char *s, size_t n, size_t lineno, dg_lis
     if (!o && (json_error_code(&je) == json_error_out_of_memory || je.text[0] == 0))
         return -1;
     if (!o) {
+        if (quiet)
+            return 2;
         dg_add(warn, "%s:%zu: not a JSON object (%s, column %d); line skipped", f->path, lineno, je.text, je.column);
         return 0;
     }
@@ -406,19 +409,34 @@ static bool feed_lines(void *ctx, const char *buf, size_t len)
         while (t > s && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r'))
             t--;
         /* A writer killed inside its one write(2) of a line leaves it cut,
-         * and the next line appended to the file runs on from the cut:
-         * each piece from a `{"pid":` on is read as a line of its own, so
-         * the intact line after the cut is kept. No records line holds
-         * that text but at its start (its only strings are phase names). */
+         * and the next line appended to the file runs on from the cut: a
+         * line that is no JSON, with a `{"pid":` past its start, is read
+         * in pieces, each from a `{"pid":` on, so that the intact line
+         * after the cut is kept. (Inside a JSON string that text cannot
+         * stand, its quotes unescaped; a valid line holding it elsewhere,
+         * as an object of a key of its own, is read whole.) */
+        bool pieces = false;
+        if (t > s && line_start(s + 1, t)) {
+            int r = parse_line(fd->f, s, (size_t)(t - s), fd->lineno, fd->warn, true);
+            if (r < 0) {
+                fd->oom = true;
+                return false;
+            }
+            if (r == 0)
+                fd->f->nbad++;
+            pieces = r == 2;
+            if (!pieces)
+                s = t;
+        }
         while (t > s) {
-            const char *next = line_start(s + 1, t);
+            const char *next = pieces ? line_start(s + 1, t) : NULL;
             const char *end = next ? next : t;
             if (next)
                 dg_add(fd->warn,
                        "%s:%zu: a records line runs into another at column %zu (a writer stopped mid-line, e.g. "
                        "a rank killed): the two are read apart",
                        fd->f->path, fd->lineno, (size_t)(next - p) + 1);
-            int r = parse_line(fd->f, s, (size_t)(end - s), fd->lineno, fd->warn);
+            int r = parse_line(fd->f, s, (size_t)(end - s), fd->lineno, fd->warn, false);
             if (r < 0) {
                 fd->oom = true;
                 return false;
