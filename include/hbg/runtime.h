@@ -192,7 +192,9 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
  * its periods taken from the last pass it timed (docs/log-format.md,
  * "Bind-phase lines"), so a runtime that turns it on now and then pays
  * for a sample, not for every operation. HBG_E_INVAL for a NULL runtime,
- * HBG_E_STATE inside a pass (from the program's orchestration). */
+ * HBG_E_STATE while a pass of this runtime is under way (called from its
+ * orchestration, a kernel of its device run, or another thread), as
+ * hbg_runtime_run is. */
 hbg_status hbg_runtime_set_breakdown(hbg_runtime *rt, bool on);
 
 /* Runs p's orchestration eagerly on host memory, in program order: every

@@ -72,10 +72,15 @@ hbg_status hbg_runtime_set_breakdown(hbg_runtime *rt, bool on)
 {
     if (!rt)
         return HBG_E_INVAL;
-    if (rt->orch->in_pass)
+    /* Claimed as a pass claims it: from the pass's own orchestration, or
+     * from another thread while one runs, the switch would change under
+     * the pass (the runtime is one thread's at a time, but a plain flag
+     * read here raced with a pass starting on another thread). */
+    if (atomic_exchange(&rt->running, true))
         return HBG_E_STATE;
     rt->cfg.breakdown = on;
     hbg__orch_set_timing(rt->orch, on, rt->cfg.records);
+    atomic_store(&rt->running, false);
     return HBG_OK;
 }
 
