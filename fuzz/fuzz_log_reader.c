@@ -30,9 +30,10 @@ static void use_spans(ps_log *L, FILE *sink)
             sp_round *r;
             size_t n;
             sp_tree_notes notes;
+            sp_sat_note sat;
             unsigned cols;
             sp_stat sum[SP_NCOL];
-            if (sp_tpot(&S, c, &st, &n) == HBG_OK)
+            if (sp_tpot(&S, c, &st, &n, &sat) == HBG_OK)
                 free(st);
             if (sp_tree(&S, c, &nd, &n, &notes) == HBG_OK)
                 free(nd);

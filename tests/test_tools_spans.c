@@ -684,6 +684,27 @@ static void test_clamped_sums_warned(void **st)
     assert_true(ts_contains(err, ": callable aa: 1 round (the first pid=5 inv=2) has a device column "
                                  "whose spans add up past 2^63 - 1 ns, shown clamped there: the log is corrupt\n"));
     free(out), free(err);
+    unlink(p);
+    free(p);
+    /* A sum that leaves the range and comes back is exact, not clamped
+     * (once it stayed at the clamp it had reached, and was added to
+     * there): x's untimed remainder is 10 - 3 x 4e18 + 4e18 - 1. */
+    static const char mixed[] =
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=2 name=k ts=101 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=2 name=k ts=102 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=2 name=k ts=103 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=x ts=100 dur=10\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=2 name=k ts=201 dur=1\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=x ts=200 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
+    p = ts_temp_file(mixed, strlen(mixed), ".log");
+    const char *e[] = {"spans", p, "--view", "tree", NULL};
+    assert_int_equal(ts_run_cli(e, &out, &err), 0);
+    assert_true(ts_contains(out, "    (untimed)                                                   1 -7999999999999999991 "));
+    assert_true(ts_contains(out, "    k                                                host       1 9223372036854775807 "));
+    /* k's sum alone is clamped */
+    assert_true(ts_contains(err, ".log:3: callable aa: 1 sum of one invocation's spans leaves the 64-bit range"));
+    free(out), free(err);
     /* sums that stay in range: no such line */
     const char *d[] = {"spans", ts_fixture("spans-ours-2rank.log"), "--view", "tree", NULL};
     assert_int_equal(ts_run_cli(d, &out, &err), 0);

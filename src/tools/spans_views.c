@@ -28,7 +28,9 @@ typedef struct anode {
     uint32_t depth;         /* depth= of its first span */
     size_t parent, first_child, last_child, next;
     size_t nkids;
-    int64_t cur, rcur;      /* this invocation's sums: duration, untimed remainder */
+    __int128 cur, rcur;     /* this invocation's sums: duration, untimed remainder
+                               (exact: clamped to int64 once, at its end) */
+    uint32_t line, rline;   /* the span that last took each out of int64 */
     size_t stamp, rstamp;   /* the invocation they belong to, + 1 */
     i64vec val, rem;
 } anode;
@@ -45,19 +47,24 @@ typedef struct atab {
     bool oom;
 } atab;
 
-/* Adds x to *acc, clamped to int64; false when it had to clamp. */
-static bool sat_add(int64_t *acc, int64_t x)
+/* Sums are kept exact in 128 bits (each span is under 2^62 ns, so no
+ * count of them a log can hold reaches 2^127) and clamped to int64 once,
+ * when the sum is done: a sum clamped on the way and then added to would
+ * be neither the clamp nor the sum. */
+static bool out_of_int64(__int128 v)
 {
-    if (!__builtin_add_overflow(*acc, x, acc))
-        return true;
-    *acc = x < 0 ? INT64_MIN : INT64_MAX;
-    return false;
+    return v > INT64_MAX || v < INT64_MIN;
 }
 
-static void note_sat(sp_sat_note *n, uint32_t line)
+/* v as an int64, clamped; noted (with the line of the span that took it
+ * out) when it had to be. */
+static int64_t clamp(__int128 v, sp_sat_note *n, uint32_t line)
 {
+    if (!out_of_int64(v))
+        return (int64_t)v;
     if (!n->n++)
         n->line = line;
+    return v < 0 ? INT64_MIN : INT64_MAX;
 }
 
 static bool push(i64vec *v, int64_t x)
@@ -137,20 +144,20 @@ static void touch(atab *T, size_t k)
 
 /* Adds x, from the span at line, to this invocation's sum (the
  * duration's, or with rem the untimed remainder's) of node k. */
-static void add(atab *T, size_t k, int64_t x, bool rem, uint32_t line)
+static void add(atab *T, size_t k, __int128 x, bool rem, uint32_t line)
 {
     touch(T, k);
     anode *a = &T->n[k];
     size_t *stamp = rem ? &a->rstamp : &a->stamp;
-    int64_t *cur = rem ? &a->rcur : &a->cur;
+    __int128 *cur = rem ? &a->rcur : &a->cur;
     if (*stamp != T->stamp) {
         *stamp = T->stamp;
         *cur = 0;
     }
-    /* a sum clamped before is one sum, however many more it is given */
-    bool was = *cur == INT64_MAX || *cur == INT64_MIN;
-    if (!sat_add(cur, x) && !was)
-        note_sat(&T->sat, line);
+    bool was = out_of_int64(*cur);
+    *cur += x;
+    if (!was && out_of_int64(*cur))
+        *(rem ? &a->rline : &a->line) = line;
 }
 
 /* The end of an invocation: each node it touched gets one value. */
@@ -158,9 +165,9 @@ static void flush(atab *T)
 {
     for (size_t i = 0; i < T->ntouched; i++) {
         anode *a = &T->n[T->touched[i]];
-        if (a->stamp == T->stamp && !push(&a->val, a->cur))
+        if (a->stamp == T->stamp && !push(&a->val, clamp(a->cur, &T->sat, a->line)))
             T->oom = true;
-        if (a->rstamp == T->stamp && !push(&a->rem, a->rcur))
+        if (a->rstamp == T->stamp && !push(&a->rem, clamp(a->rcur, &T->sat, a->rline)))
             T->oom = true;
     }
     T->ntouched = 0;
@@ -337,14 +344,14 @@ static bool merge_instances(const sp_set *S, atab *T, tree_work *w, size_t root)
         if (w->in[i].first_child == NONE)
             continue;
         /* what the node did outside its instrumented children */
-        int64_t rem = (int64_t)s->dur;
-        bool clamped = false;
+        __int128 rem = s->dur;
+        uint32_t out_line = s->line; /* the child that took rem out of int64 */
         for (size_t c = w->in[i].first_child; c != NONE; c = w->in[c].next) {
             const ps_span *k = &L->span[w->in[c].span];
-            if (!sat_add(&rem, -(int64_t)k->dur) && !clamped) {
-                clamped = true;
-                note_sat(&T->sat, k->line);
-            }
+            bool was = out_of_int64(rem);
+            rem -= k->dur;
+            if (!was && out_of_int64(rem))
+                out_line = k->line;
             /* spans below LX_DUR_LIMIT_NS: ts + dur stays in 64 bits
              * unless ts is itself absurd, which then counts too */
             if (!s->dev && !k->dev &&
@@ -352,7 +359,7 @@ static bool merge_instances(const sp_set *S, atab *T, tree_work *w, size_t root)
                 !w->notes.outside++)
                 w->notes.outside_line = k->line;
         }
-        add(T, nd, rem, true, s->line);
+        add(T, nd, rem, true, out_of_int64(rem) ? out_line : s->line);
         if (!push_list(w, w->in[i].first_child, nd))
             return false;
     }
@@ -472,8 +479,11 @@ static void round_values(const sp_set *S, const sp_inv *x, sp_round *r)
         if (!(r->has & (1u << col)))
             r->val[col] = 0;
         r->has |= 1u << col;
-        if (!sat_add(&r->val[col], (int64_t)s->dur))
+        /* durations only add: a sum that passes INT64_MAX stays there */
+        if (__builtin_add_overflow(r->val[col], (int64_t)s->dur, &r->val[col])) {
+            r->val[col] = INT64_MAX;
             r->saturated = true;
+        }
         if (col != SP_DEVICE) {
             /* effective: the union window of orch and sched on the device clock */
             uint64_t end = s->ts + s->dur < s->ts ? UINT64_MAX : s->ts + s->dur;
