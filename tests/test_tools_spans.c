@@ -739,6 +739,22 @@ static void test_table_aligns_utf8_names(void **st)
     free(out), free(err);
     unlink(p);
     free(p);
+    /* bytes that start no well-formed character (an overlong '/', an
+     * overlong 3-byte form, past U+10FFFF) are a column each, as printed:
+     * the padding once took each such sequence for one character */
+    static const char bad[] = "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=a%C0%AFb ts=101 dur=10\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=c%E0%80%AFd ts=102 dur=10\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=e%F4%90%80%80f ts=103 dur=10\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
+    p = ts_temp_file(bad, strlen(bad), ".log");
+    const char *d[] = {"spans", p, "--view", "tree", NULL};
+    assert_int_equal(ts_run_cli(d, &out, &err), 0);
+    assert_true(ts_contains(out, "\n  a\xc0\xaf" "b                                               host "));
+    assert_true(ts_contains(out, "\n  c\xe0?\xaf" "d                                              host "));
+    assert_true(ts_contains(out, "\n  e\xf4???f                                             host "));
+    free(out), free(err);
+    unlink(p);
+    free(p);
     /* a C1 control in a name (CSI, as UTF-8) is one '?' and one column */
     static const char c1[] = "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=a%C2%9B2Jb ts=101 dur=10\n"
                              "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n";

@@ -69,33 +69,33 @@ static void put_clean(FILE *f, const char *s, size_t n, bool csv)
         fputc('"', f);
 }
 
-/* The columns a name takes on a UTF-8 terminal, so the next column lines
- * up after a name that is not ASCII: a code point is one column, a
- * combining mark none, an East Asian wide or emoji one two, and a byte
- * that starts no valid sequence one (the terminal shows it as one
- * replacement mark). The ranges are the common blocks, not all of
- * Unicode's tables: close enough for a table, and no locale needed. */
+/* The columns a name takes on a UTF-8 terminal as put_clean prints it, so
+ * the next column lines up after a name that is not ASCII. It steps as
+ * put_clean does (printable.h): a control is one '?'; a byte that starts
+ * no well-formed character (an overlong form, a surrogate, one past
+ * U+10FFFF) one replacement mark; a character one column, a combining
+ * mark none, an East Asian wide or emoji one two. The ranges are the
+ * common blocks, not all of Unicode's tables: close enough for a table,
+ * and no locale needed. */
 static int shown_width(const char *s, size_t n)
 {
     const unsigned char *p = (const unsigned char *)s;
     int w = 0;
     for (size_t i = 0; i < n;) {
-        unsigned c = p[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
-        for (size_t k = 1; len && k < len; k++) {
-            if (i + k >= n || (p[i + k] & 0xc0) != 0x80) {
-                len = 0;
-                break;
-            }
-            cp = cp << 6 | (p[i + k] & 0x3f);
-        }
-        if (!len) {
+        bool ctl;
+        size_t len = hbg__text_step(s + i, n - i, &ctl);
+        uint32_t cp = p[i];
+        if (len == 2)
+            cp = (p[i] & 0x1fu) << 6 | (p[i + 1] & 0x3fu);
+        else if (len == 3)
+            cp = (p[i] & 0x0fu) << 12 | (p[i + 1] & 0x3fu) << 6 | (p[i + 2] & 0x3fu);
+        else if (len == 4)
+            cp = (p[i] & 0x07u) << 18 | (p[i + 1] & 0x3fu) << 12 | (p[i + 2] & 0x3fu) << 6 | (p[i + 3] & 0x3fu);
+        i += len;
+        if (ctl || len == 1) {
             w++;
-            i++;
             continue;
         }
-        i += len;
         if ((cp >= 0x0300 && cp <= 0x036f) || (cp >= 0x200b && cp <= 0x200f) || (cp >= 0xfe00 && cp <= 0xfe0f))
             continue;
         bool wide = (cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
