@@ -330,11 +330,12 @@ static void test_foreign_records_make_no_lane(void **st)
     free(rp);
 }
 
-/* A device lane is never a host process: beside pid 4242 (device lane
- * 1000004242) a log holding pid 1000004242 moves every device lane to
- * 10^10 + P. Once the two shared one pid: two process names, one lane.
- * A pid past 10^18 (no real one is) puts the lanes on the largest
- * numbers no process holds, down from 2^64 - 1. */
+/* A device lane is never a host process, and lies below 2^32 (Perfetto
+ * reads a pid as 32 bits; a larger one becomes 0). Beside pid 4242
+ * (device lane 1000004242) a log holding pid 1000004242 moves 4242's lane
+ * to the largest number free below 2^32; once the two shared one pid:
+ * two process names, one lane. A pid past 2^32 - 10^9 (no real one is)
+ * leaves 4242's lane where it is. */
 static void test_device_lane_never_a_host_pid(void **st)
 {
     (void)st;
@@ -366,18 +367,16 @@ static void test_device_lane_never_a_host_pid(void **st)
             assert_int_equal(find(ev, "process_name", NULL, 1000004242, 0, &e), 1);
             assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
                                 "rank 1 (pid 1000004242) - no clock anchor");
-            assert_int_equal(find(ev, "process_name", NULL, 10000004242, 0, &e), 1);
+            assert_int_equal(find(ev, "process_name", NULL, 4294967295, 0, &e), 1);
             assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
                                 "rank 0 (pid 4242) device: device-clock spans, placed at the start of runner_run");
-            assert_int_equal(find(ev, NULL, "device", 10000004242, -1, NULL), 4);
+            assert_int_equal(find(ev, NULL, "device", 4294967295, -1, NULL), 4);
             assert_int_equal(find(ev, NULL, "device", 1000004242, -1, NULL), 0);
             json_decref(j);
         } else {
-            /* past int64, so read as text: 4242's lane is the largest
-             * number free, 2^64 - 2 (the big pid has no device spans, so
-             * no lane of its own) */
-            assert_true(ts_contains(t, "\"pid\":18446744073709551614,\"tid\":0,\"args\":{\"name\":\"rank 0 (pid "
-                                       "4242) device"));
+            /* past int64, so read as text: 4242's lane is its usual one,
+             * and the big pid, with no device spans, has none */
+            assert_true(ts_contains(t, "\"pid\":1000004242,\"tid\":0,\"args\":{\"name\":\"rank 0 (pid 4242) device"));
             assert_true(ts_contains(t, "\"pid\":18446744073709551615,\"tid\":0,\"args\":{\"name\":\"rank 1 (pid "
                                        "18446744073709551615) - no clock anchor\"}"));
             assert_false(ts_contains(t, "(pid 18446744073709551615) device"));

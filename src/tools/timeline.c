@@ -339,44 +339,42 @@ static uint64_t dev_pid(tl *t, uint64_t pid)
     return p ? p->dev_pid : pid;
 }
 
-/* Each process's device lane: pid + B, B the first power of ten from
- * TL_DEVICE_PID_BASE up that is past every pid of the log, so a device
- * lane is never a host process's (a corrupt or foreign log may hold pid
- * 1000000005 beside 5). Past 10^18 (no such pid is real), the lanes take
- * the largest numbers that no process holds, down from 2^64 - 1. */
+/* Each process's device lane, never a host process's. Perfetto reads a
+ * pid as a 32-bit number (a larger one becomes 0, one lane for all), so
+ * every lane lies below 2^32: pid + TL_DEVICE_PID_BASE, as every real log
+ * has it, where that is below 2^32 and no process of the log holds it
+ * (a corrupt or foreign log may hold pid 1000000005 beside 5); else the
+ * largest number below 2^32 that no process and no other lane holds. */
 static void set_dev_pids(tl *t)
 {
-    uint64_t top = 0;
-    for (size_t i = 0; i < t->nproc; i++)
-        top = t->proc[i].pid > top ? t->proc[i].pid : top;
-    uint64_t base = TL_DEVICE_PID_BASE;
-    while (base <= top && base < 1000000000000000000ull)
-        base *= 10;
-    if (top < base) {
-        for (size_t i = 0; i < t->nproc; i++)
-            t->proc[i].dev_pid = t->proc[i].pid + base;
-        return;
-    }
-    uint64_t *sorted = malloc((t->nproc ? t->nproc : 1) * sizeof *sorted);
-    if (!sorted) {
+    const uint64_t lim = (uint64_t)1 << 32;
+    size_t n = t->nproc, nt = 0;
+    uint64_t *taken = malloc((n ? 2 * n : 1) * sizeof *taken);
+    if (!taken) {
         t->oom = true;
         return;
     }
-    for (size_t i = 0; i < t->nproc; i++)
-        sorted[i] = t->proc[i].pid;
-    qsort(sorted, t->nproc, sizeof *sorted, cmp_pid);
-    uint64_t next = UINT64_MAX;
-    size_t k = t->nproc; /* sorted[k - 1]: the largest pid not yet passed */
-    for (size_t i = 0; i < t->nproc; i++) {
-        while (k && sorted[k - 1] > next)
-            k--;
-        while (k && sorted[k - 1] == next) {
+    for (size_t i = 0; i < n; i++)
+        taken[nt++] = t->proc[i].pid;
+    qsort(taken, nt, sizeof *taken, cmp_pid);
+    size_t nhost = nt;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t pid = t->proc[i].pid, c = pid + TL_DEVICE_PID_BASE;
+        bool ok = pid < lim - TL_DEVICE_PID_BASE && !bsearch(&c, taken, nhost, sizeof *taken, cmp_pid);
+        t->proc[i].dev_pid = ok ? c : 0; /* 0: none yet (a lane from the base up is never 0) */
+        if (ok)
+            taken[nt++] = c;
+    }
+    qsort(taken, nt, sizeof *taken, cmp_pid);
+    uint64_t next = lim - 1;
+    for (size_t i = 0; i < n; i++) {
+        if (t->proc[i].dev_pid)
+            continue;
+        while (bsearch(&next, taken, nt, sizeof *taken, cmp_pid))
             next--;
-            k--;
-        }
         t->proc[i].dev_pid = next--;
     }
-    free(sorted);
+    free(taken);
 }
 
 /* --- event pieces ------------------------------------------------------- */
