@@ -815,6 +815,28 @@ static void test_refuses_unusable_input(void **st)
     free_arms(&a);
 }
 
+/* An arm's commit heads the verdict's lines: one holding a control, a C1
+ * one (CSI as C2 9B or a bare 9B) included, is refused, not printed. */
+static void test_refuses_a_commit_with_a_control(void **st)
+{
+    (void)st;
+    static const char *const commits[] = {"1a\x1b[2J", "1a\xc2\x9b" "2J", "1a\x9b" "2J"};
+    for (size_t i = 0; i < sizeof commits / sizeof commits[0]; i++) {
+        arms a;
+        make_arms(&a, 1, cg_default(commits[i], 33), cg_default("5d6e7f8", 34), NULL);
+        expect_refusal(&a, NULL, ":1: the stamp's commit has a control byte\n");
+        free_arms(&a);
+    }
+    /* a character whose UTF-8 holds such bytes is no control */
+    arms a;
+    make_arms(&a, 1, cg_default("1a\xc3\x89", 35), cg_default("5d6e7f8", 36), NULL);
+    char *out, *err;
+    compare(&a, NULL, &out, &err);
+    assert_null(strstr(err, "control byte"));
+    free(out), free(err);
+    free_arms(&a);
+}
+
 /* The same file named twice (again, through a link, as '-' on stdin) would
  * count as two repetitions, or compare a log with itself: refused, naming
  * both arguments, before anything is read. A copy is a log of its own. */
@@ -1241,6 +1263,7 @@ int main(void)
         cmocka_unit_test(test_refuses_different_rank_counts),
         cmocka_unit_test(test_refuses_an_arm_of_two_commits),
         cmocka_unit_test(test_refuses_unusable_input),
+        cmocka_unit_test(test_refuses_a_commit_with_a_control),
         cmocka_unit_test(test_refuses_a_log_given_twice),
         cmocka_unit_test(test_plot_refusals),
         cmocka_unit_test(test_json_on_a_full_stdout),

@@ -823,6 +823,22 @@ static void test_overlap_holds_when_pipelined(void **st)
     free(err);
 }
 
+/* --assert-overlap's names as typed reach the table and stderr masked:
+ * once an escape in A went to the terminal as it was. */
+static void test_overlap_names_masked(void **st)
+{
+    (void)st;
+    const char *a[] = {"spans", ts_fixture("spans-ours-2rank.log"), "--assert-overlap",
+                       "chip.run.bind\033[31m,chip.run", NULL};
+    char *out, *err;
+    assert_int_equal(ts_run_cli(a, &out, &err), 1);
+    assert_true(ts_contains(out, "overlap: chip.run.bind?[31m of invocation N+1 against chip.run of invocation N"));
+    assert_true(ts_contains(err, "have both chip.run.bind?[31m and chip.run: nothing to check\n"));
+    assert_null(strchr(out, '\033'));
+    assert_null(strchr(err, '\033'));
+    free(out), free(err);
+}
+
 static void test_overlap_fails_naming_the_pair(void **st)
 {
     (void)st;
@@ -1194,6 +1210,7 @@ int main(void)
         cmocka_unit_test(test_tree_many_children),
         cmocka_unit_test(test_overlap_holds_when_pipelined),
         cmocka_unit_test(test_overlap_fails_naming_the_pair),
+        cmocka_unit_test(test_overlap_names_masked),
         cmocka_unit_test(test_ops_tails),
         cmocka_unit_test(test_names_in_csv_and_json),
         cmocka_unit_test(test_formats_and_errors),

@@ -844,12 +844,24 @@ static void why(const sp_pair *p, const char *a, const char *b, bool hidden, con
 
 int so_overlap(const so_ctx *o, const sp_overlap *ov, const char *a, const char *b, bool hidden)
 {
+    /* the names as typed, for the table and stderr: controls masked
+     * (JSON escapes its own) */
+    char *ma = strdup(a), *mb = strdup(b);
+    if (!ma || !mb) {
+        free(ma), free(mb);
+        fprintf(stderr, "hbg spans: out of memory\n");
+        return 2;
+    }
+    hbg__mask_controls(ma);
+    hbg__mask_controls(mb);
     const sp_set *S = o->S;
     char r[512];
     if (o->fmt == SO_JSON) {
         jw w;
-        if (!jw_init(&w, stdout))
+        if (!jw_init(&w, stdout)) {
+            free(ma), free(mb);
             return 2;
+        }
         json_head(o, &w, "overlap");
         jw_lit(&w, ", \"a\": ");
         jstr(&w, a);
@@ -895,39 +907,42 @@ int so_overlap(const so_ctx *o, const sp_overlap *ov, const char *a, const char 
         table_head(o);
         printf("\noverlap: %s of invocation N+1 against %s of invocation N, each rank's invocations in inv "
                "order%s\n",
-               a, b, hidden ? "; hidden: A must also end inside B" : "");
+               ma, mb, hidden ? "; hidden: A must also end inside B" : "");
         printf("%-5s %-10s %8s %8s  %s\n", "rank", "pid", "inv N", "inv N+1", "result");
         for (size_t i = 0; i < ov->npair; i++) {
             const sp_pair *p = &ov->pair[i];
             const sp_inv *x = &S->inv[p->prev];
-            why(p, a, b, hidden, S, r, sizeof r);
+            why(p, ma, mb, hidden, S, r, sizeof r);
             if (p->ok)
                 printf("%-5u %-10" PRIu64 " %8" PRIu64 " %8" PRIu64 "  ok: %s starts %" PRIu64
                        " ns before %s of N ends\n",
-                       x->rank, x->pid, x->inv, S->inv[p->next].inv, a, p->b1 - p->a0, b);
+                       x->rank, x->pid, x->inv, S->inv[p->next].inv, ma, p->b1 - p->a0, mb);
             else
                 printf("%-5u %-10" PRIu64 " %8" PRIu64 " %8" PRIu64 "  FAILED: %s\n", x->rank, x->pid, x->inv,
                        S->inv[p->next].inv, r);
         }
         if (ov->nmissing)
             printf("%zu invocation%s without %s or %s (host clock) not checked\n", ov->nmissing,
-                   ov->nmissing == 1 ? "" : "s", a, b);
+                   ov->nmissing == 1 ? "" : "s", ma, mb);
     }
     if (!ov->npair) {
         fprintf(stderr, "hbg spans: %s: no two adjacent invocations of one rank have both %s and %s: nothing to "
                         "check\n",
-                o->L->path, a, b);
+                o->L->path, ma, mb);
+        free(ma), free(mb);
         return 1;
     }
     if (ov->first_fail != SIZE_MAX) {
         const sp_pair *p = &ov->pair[ov->first_fail];
         const sp_inv *x = &S->inv[p->prev];
-        why(p, a, b, hidden, S, r, sizeof r);
+        why(p, ma, mb, hidden, S, r, sizeof r);
         fprintf(stderr, "hbg spans: overlap assertion failed: rank %u (pid %" PRIu64 ") inv %" PRIu64 " -> %" PRIu64
                         ": %s\n",
                 x->rank, x->pid, x->inv, S->inv[p->next].inv, r);
+        free(ma), free(mb);
         return 1;
     }
     fprintf(stderr, "hbg spans: overlap held for all %zu pairs\n", ov->npair);
+    free(ma), free(mb);
     return 0;
 }

@@ -2,6 +2,7 @@
  * rows, the verdict and its flags. Output is the command's (cmd_compare.c). */
 #include "tools/compare.h"
 #include "tools/diag.h"
+#include "util/printable.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -132,8 +133,11 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
         while (b < L->stamp.n && (L->stamp.p[b] == ' ' || L->stamp.p[b] == '\t'))
             b++;
         for (k = b; k < L->stamp.n && L->stamp.p[k] != ' ' && L->stamp.p[k] != '\t'; k++)
-            if ((unsigned char)L->stamp.p[k] < 0x20 || L->stamp.p[k] == 0x7f)
-                return refuse(err, n, "%s:%zu: the stamp's commit has a control byte", g->path, L->stamp_line);
+            ;
+        /* the commit heads the verdict's lines: a C1 control (CSI as C2 9B
+         * or a bare 9B) is one too */
+        if (hbg__has_control(L->stamp.p + b, k - b))
+            return refuse(err, n, "%s:%zu: the stamp's commit has a control byte", g->path, L->stamp_line);
         if (k - b + 1 > sizeof g->commit)
             return refuse(err, n, "%s:%zu: the stamp's commit is %zu bytes long (at most %zu)", g->path,
                           L->stamp_line, k - b, sizeof g->commit - 1);
