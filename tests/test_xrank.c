@@ -101,10 +101,11 @@ static void silent_peer_times_out(void **state)
 }
 
 /* A rank the driver abandons ends its peers' waits at once: a child
- * waiting under a 60 s bound is woken by the parent's abandon and returns
- * HBG_E_PEER_GONE within a second; a wait whose arrivals are there is
- * still answered; a wait begun later fails at once; a rank out of range is
- * refused. */
+ * waiting under a 60 s bound returns HBG_E_PEER_GONE within a second of
+ * the parent's abandon (a wait looks again every 5 ms at most, so this
+ * holds with or without the futex wake, which only saves that nap); a
+ * wait whose arrivals are there is still answered; a wait begun later
+ * fails at once; a rank out of range is refused. */
 static void abandon_ends_waits(void **state)
 {
     (void)state;

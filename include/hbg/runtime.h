@@ -172,7 +172,8 @@ typedef struct hbg_pass_report {
  * nranks; HBG_E_STATE when cfg->records is a pool another live runtime
  * holds: runtimes that run at the same time need a pool each (a config
  * copied after hbg_runtime_config_from_env made its pool shares that
- * one; call it once per runtime, or hbg_recpool_create one each). */
+ * one, and calling it again on the copy keeps it: call it on a config
+ * whose records is NULL, or hbg_recpool_create one each). */
 hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out);
 void hbg_runtime_destroy(hbg_runtime *rt);
 
