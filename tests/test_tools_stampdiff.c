@@ -57,6 +57,29 @@ static void options_are_a_set(void **st)
     DIFFER("1a2b3c4 p --x", "5d6e7f8 p --x=", "command option --x: no value in A, '' in B");
 }
 
+/* An earlier revision of hbg run stamped its options as typed; a later one
+ * stamps one spelling. So `hbg ab OLD NEW -- --device-memory 1g` was
+ * refused as two different commands: in two hbg run stamps a decimal is
+ * its number and a --device-memory its bytes. Elsewhere "007" is a word. */
+static void run_values_by_what_they_mean(void **st)
+{
+    (void)st;
+    SAME("1a2b3c4 hbg run qwen --rounds 03 --device-memory 1g", "5d6e7f8 hbg run qwen --rounds 3 --device-memory 1G");
+    SAME("1a2b3c4 hbg run qwen --device-memory 1024M", "5d6e7f8 hbg run qwen --device-memory=1G");
+    SAME("1a2b3c4 hbg run qwen --device-memory 1048576k", "5d6e7f8 hbg run qwen --device-memory 1073741824");
+    SAME("1a2b3c4 hbg run qwen --rounds 0", "5d6e7f8 hbg run qwen --rounds 000");
+    DIFFER("1a2b3c4 hbg run qwen --device-memory 1g", "5d6e7f8 hbg run qwen --device-memory 1025M",
+           "command option --device-memory: '1g' in A, '1025M' in B");
+    DIFFER("1a2b3c4 hbg run qwen --rounds 03", "5d6e7f8 hbg run qwen --rounds 30",
+           "command option --rounds: '03' in A, '30' in B");
+    DIFFER("1a2b3c4 hbg run qwen --device-memory 1x", "5d6e7f8 hbg run qwen --device-memory 1X",
+           "command option --device-memory: '1x' in A, '1X' in B");
+    DIFFER("1a2b3c4 python main.py --rounds 03", "5d6e7f8 python main.py --rounds 3",
+           "command option --rounds: '03' in A, '3' in B");
+    DIFFER("1a2b3c4 hbg run qwen --rounds 3", "5d6e7f8 python main.py --rounds 03",
+           "command word 1: 'hbg' in A, 'python' in B");
+}
+
 /* hbg run's --mode, --skip-device-run and --log-level do nothing but set
  * switches; where the stamp gives every switch resolved (as hbg run's
  * stamps do), the switches are compared and those options are not. */
@@ -181,6 +204,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(options_are_a_set),
+        cmocka_unit_test(run_values_by_what_they_mean),
         cmocka_unit_test(hbg_run_switch_options_are_their_switches),
         cmocka_unit_test(one_options_occurrences_keep_their_order),
         cmocka_unit_test(positional_words_keep_their_order),

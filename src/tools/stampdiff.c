@@ -322,11 +322,61 @@ static lx_slice value_word(const stamp_words *s, const sd_opt *o, int i)
     return o->has_inl && i == 0 ? o->inl : s->w[o->vfrom + i - o->has_inl];
 }
 
+/* Digits only, at least one (a stamp's words are not NUL-terminated). */
+static bool decimal(lx_slice w)
+{
+    for (size_t i = 0; i < w.n; i++)
+        if (w.p[i] < '0' || w.p[i] > '9')
+            return false;
+    return w.n > 0;
+}
+
+/* A byte count as hbg run reads --device-memory: digits, then K, M or G
+ * (any case) or nothing, at most 20 digits; false for anything else. */
+static bool byte_count(lx_slice w, unsigned __int128 *out)
+{
+    size_t n = w.n, shift = 0;
+    if (n > 1 && memchr("KMGkmg", w.p[n - 1], 6)) {
+        char u = (char)(w.p[n - 1] & ~0x20);
+        shift = u == 'K' ? 10 : u == 'M' ? 20 : 30;
+        n--;
+    }
+    if (n > 20 || !decimal((lx_slice){w.p, n}))
+        return false;
+    unsigned __int128 v = 0;
+    for (size_t i = 0; i < n; i++)
+        v = v * 10 + (unsigned)(w.p[i] - '0');
+    *out = v << shift;
+    return true;
+}
+
+/* One value of an hbg run option as later revisions stamp it, against
+ * the spelling an earlier one stamped as typed: a decimal with leading
+ * zeros is its number (`--rounds 03` is `--rounds 3`), and a
+ * --device-memory its bytes (`1g` is `1G` is `1024M`). Both stamps must
+ * be hbg run's: elsewhere "007" may be a name. */
+static bool same_run_value(const sd_opt *oa, lx_slice va, lx_slice vb)
+{
+    unsigned __int128 x, y;
+    if (lx_slice_eq(oa->name, "--device-memory"))
+        return byte_count(va, &x) && byte_count(vb, &y) && x == y;
+    if (!decimal(va) || !decimal(vb))
+        return false;
+    while (va.n > 1 && va.p[0] == '0')
+        va.p++, va.n--;
+    while (vb.n > 1 && vb.p[0] == '0')
+        vb.p++, vb.n--;
+    return va.n == vb.n && !memcmp(va.p, vb.p, va.n);
+}
+
 static bool same_value(const stamp_words *a, const sd_opt *oa, const stamp_words *b, const sd_opt *ob)
 {
     int c = value_count(oa);
     if (c != value_count(ob))
         return false;
+    if (c == 1 && is_hbg_run(a) && is_hbg_run(b) &&
+        same_run_value(oa, value_word(a, oa, 0), value_word(b, ob, 0)))
+        return true;
     for (int i = 0; i < c; i++)
         if (!same_word(value_word(a, oa, i), a, value_word(b, ob, i), b))
             return false;

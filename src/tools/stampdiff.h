@@ -12,6 +12,9 @@
  * - options that say where output goes or how long a run may last, not how
  *   it is measured, are left out: -o/--log, --out-dir, --time-limit,
  *   --peer-timeout (as "-o LOG", "--log LOG" or "--log=LOG");
+ * - in two `hbg run` stamps (the program named hbg, then "run"), a value
+ *   that is a decimal is its number (03 is 3) and a --device-memory its
+ *   bytes (1g is 1G is 1024M): an earlier revision stamped as typed;
  * - in an `hbg run` stamp (the program named hbg, then "run") that assigns
  *   all four switches (HBG_BIND_BREAKDOWN, HBG_HOST_PHASE_RECORDS,
  *   HBG_SKIP_DEVICE_RUN, HBG_LOG_LEVEL), as hbg run's own do, --mode,
