@@ -433,6 +433,20 @@ static void test_zero_base_has_no_percentages(void **st)
     assert_int_equal(compare(&a, cs, &out, &err), 1);
     assert_true(ts_contains(out, ",host_orch,1,0,0,"));
     free(out), free(err);
+    /* the plot's title gives the shift in ns (it said "n/a % (95 % CI
+     * n/a..n/a %)", no number at all) */
+    char *svg = ts_temp_file("", 0, ".svg");
+    const char *pl[] = {"--plot", svg, NULL};
+    assert_int_equal(compare(&a, pl, &out, &err), 1);
+    free(out), free(err);
+    char *text = ts_slurp(svg, NULL);
+    assert_non_null(text);
+    assert_true(ts_contains(text, "slower: +"));
+    assert_true(ts_contains(text, " ns; no share of a 0 ns base); Mann-Whitney p = "));
+    assert_false(ts_contains(text, "n/a"));
+    free(text);
+    unlink(svg);
+    free(svg);
     free_arms(&a);
 
     /* 0 ns in both arms: no percentage either (0 / 0), and every delta 0

@@ -16,6 +16,7 @@
 #include "support/fault_support.h"
 #include "support/tools_support.h"
 #include "tools/fit.h"
+#include "tools/fitplot.h"
 #include "tools/phstats.h"
 
 /* One configuration of a pass: its counts. */
@@ -740,6 +741,60 @@ static void test_bad_input(void **state)
     free(out), free(errs);
 }
 
+/* A pass with a cost below 1 ns, measured or fitted (a model that gives
+ * a small pass a negative cost), has no place on a log axis: it is drawn
+ * as a cross on the frame and counted in the subtitle, where it once sat
+ * on the frame as a point like any other. The axes start at 1 ns (a
+ * decade below labelled "0 ns"), and a sweep over many decades labels at
+ * most nine of them. */
+static void test_plot_edges(void **state)
+{
+    (void)state;
+    fit_point p[12];
+    memset(p, 0, sizeof p);
+    for (int i = 0; i < 10; i++) {
+        p[i].y = 1000.0 + 500 * i;
+        p[i].fitted = 900.0 + 520 * i;
+    }
+    p[10].y = 3e7, p[10].fitted = -4.9e6; /* fitted below zero */
+    p[11].y = 0, p[11].fitted = 0;
+    fit_data d = {.pt = p, .n = 12};
+    fit_result R = {.r2 = 0.97, .worst = 10};
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    assert_non_null(f);
+    assert_int_equal(fp_write(f, &d, &R, "t"), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_true(ts_contains(s, ">12 passes, R\xC2\xB2 = 0.970000; 2 with a cost below 1 ns (\xC3\x97 on the frame)<"));
+    size_t crosses = 0, dots = 0;
+    for (const char *q = s; (q = strstr(q, "<path d=\"M")); q++)
+        crosses++;
+    for (const char *q = s; (q = strstr(q, "r=\"3\" fill=")); q++)
+        dots++;
+    assert_int_equal(crosses, 2 + 1); /* and the legend's */
+    assert_int_equal(dots, 10 + 1);
+    assert_true(ts_contains(s, ">a cost below 1 ns<"));
+    free(s);
+    /* 1 ns to 100 s: no "0 ns", and every other decade labelled */
+    for (int i = 0; i < 10; i++)
+        p[i].y *= 1e7, p[i].fitted *= 1e7;
+    p[0].y = p[0].fitted = 1;
+    d.n = 10;
+    R.worst = 3;
+    s = NULL;
+    f = open_memstream(&s, &len);
+    assert_non_null(f);
+    assert_int_equal(fp_write(f, &d, &R, "t"), 0);
+    assert_int_equal(fclose(f), 0);
+    assert_false(ts_contains(s, ">0 ns<"));
+    assert_true(ts_contains(s, ">1 ns<"));
+    assert_false(ts_contains(s, ">10 ns<"));
+    assert_true(ts_contains(s, ">100 ns<"));
+    assert_false(ts_contains(s, "below 1 ns"));
+    free(s);
+}
+
 static void test_plot(void **state)
 {
     (void)state;
@@ -764,6 +819,19 @@ static void test_plot(void **state)
     for (const char *p = s; (p = strstr(p, "<circle")); p++)
         circles++;
     assert_int_equal(circles, 20 + 1 + 2);
+    assert_true(ts_contains(s, "</svg>\n"));
+    free(s);
+    unlink(svg);
+    /* a pipe whose reader has gone: SIGPIPE ends the command at its first
+     * write to stdout, and the plot, drawn after, was lost */
+    char cmd[8192];
+    int k = snprintf(cmd, sizeof cmd, "'%s' fit --format json --plot '%s'", getenv("HBG_CLI"), svg);
+    for (size_t i = 0; i < L.n; i++)
+        k += snprintf(cmd + k, sizeof cmd - (size_t)k, " '%s'", L.path[i]);
+    snprintf(cmd + k, sizeof cmd - (size_t)k, " 2>/dev/null | true");
+    assert_int_equal(system(cmd), 0);
+    s = ts_slurp(svg, &len);
+    assert_non_null(s);
     assert_true(ts_contains(s, "</svg>\n"));
     free(s);
     unlink(svg);
@@ -997,6 +1065,7 @@ int main(void)
         cmocka_unit_test(test_relative), cmocka_unit_test(test_relative_zero_cost), cmocka_unit_test(test_original_logs),
         cmocka_unit_test(test_t_quantile), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_plot),
+        cmocka_unit_test(test_plot_edges),
         cmocka_unit_test(test_same_log_twice),
         cmocka_unit_test(test_unreadable_log),
         cmocka_unit_test(test_warnings_are_prefixed),

@@ -658,6 +658,9 @@ int hbg_cmd_compare(int argc, char **argv)
         rc = 2;
         goto out;
     }
+    /* the plot first: stdout may be a pipe whose reader has gone (`| head
+     * -1`), and SIGPIPE would end the command before a plot drawn after */
+    bool plot_failed = a.plot && write_plot(&R, a.plot) != 0;
     int werr = 0;
     if (a.fmt == FMT_JSON)
         werr = out_json(&R);
@@ -666,9 +669,7 @@ int hbg_cmd_compare(int argc, char **argv)
     else
         out_table(&R);
     rc = R.regression ? 1 : 0;
-    if (werr < 0 || hbg_stdout_done("hbg compare", werr) != 0)
-        rc = 2;
-    if (a.plot && write_plot(&R, a.plot) != 0)
+    if (werr < 0 || hbg_stdout_done("hbg compare", werr) != 0 || plot_failed)
         rc = 2;
 out:
     cp_free(&R);

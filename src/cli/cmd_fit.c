@@ -404,6 +404,12 @@ int hbg_cmd_fit(int argc, char **argv)
                     "hbg fit: warning: residuals grow with size: the square of the fitted cost explains what the "
                     "linear terms leave (t = %.2f, df %zu); some cost is super-linear in a count\n",
                     R.reset_t, R.df - 1);
+        /* the plot is drawn even when stdout fails (as compare's is): the
+         * fit was made, and nothing of it need be lost. First, then: a
+         * pipe whose reader has gone (`| head -1`) ends the command by
+         * SIGPIPE at the first write to it. */
+        if (plot && write_plot(plot, &d, &R))
+            rc = 2;
         int werr = 0;
         if (json)
             werr = out_json(&d, &R, names, nlogs);
@@ -412,10 +418,6 @@ int hbg_cmd_fit(int argc, char **argv)
         if (werr < 0)
             rc = 2;
         else if (hbg_stdout_done("hbg fit", werr) != 0)
-            rc = 2;
-        /* the plot is drawn even when stdout failed (as compare's is):
-         * the fit was made, and nothing of it need be lost */
-        if (plot && write_plot(plot, &d, &R))
             rc = 2;
     }
     fit_free(&d);

@@ -686,10 +686,18 @@ static void verdict_line(cp_result *R)
 static void verdict_title(cp_result *R)
 {
     const char *v = cp_verdict_name(R->verdict);
-    char eff[128], ci[40];
-    char pe[48], pl[48], ph[48];
-    snprintf(eff, sizeof eff, "%s %% (%s %s..%s %%)", cp_pct(R->effect_pct, pe, sizeof pe),
-             ci_label(R, ci, sizeof ci), cp_pct(R->lo_pct, pl, sizeof pl), cp_pct(R->hi_pct, ph, sizeof ph));
+    char eff[160], ci[40];
+    char pe[48], pl[48], ph[48], es[48];
+    /* the shift in ns beside its share: a share rounds to +0.00 % (a 1 ns
+     * effect on 1000 s), or has no base to be a share of (a 0 ns minimum),
+     * where the ns still say what moved */
+    cp_shift_ns(&R->hl, true, es, sizeof es);
+    if (!isnan(R->effect_pct))
+        snprintf(eff, sizeof eff, "%s %% = %s ns (%s %s..%s %%)", cp_pct(R->effect_pct, pe, sizeof pe), es,
+                 ci_label(R, ci, sizeof ci), cp_pct(R->lo_pct, pl, sizeof pl), cp_pct(R->hi_pct, ph, sizeof ph));
+    else
+        snprintf(eff, sizeof eff, "%s ns (%s %+" PRId64 "..%+" PRId64 " ns; no share of a 0 ns base)", es,
+                 ci_label(R, ci, sizeof ci), R->hl.lo, R->hl.hi);
     if (R->verdict == CP_CONTENDED && R->ctl_significant)
         snprintf(R->title, sizeof R->title, "%s: the control %s moved (p = %.3g)", v, R->opt.control, R->ctl.p_two);
     else if (R->verdict == CP_CONTENDED)

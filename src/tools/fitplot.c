@@ -1,6 +1,10 @@
 /* The fit plot (see fitplot.h), plain SVG through svgplot.h's writer. The
  * counts of a sweep span decades, so both axes are logarithmic, from the
- * decade below the smallest value to the one above the largest. */
+ * decade below the smallest value to the one above the largest (a value
+ * on a decade gets the next one, so that no point sits on the frame). A
+ * pass with a cost below 1 ns, measured or fitted (a model that gives a
+ * small pass a negative cost), has no place on such an axis: it is drawn
+ * as a cross on the frame, and the subtitle counts those. */
 #include "tools/fitplot.h"
 
 #include <errno.h>
@@ -11,7 +15,7 @@
 #define W 640.0
 #define H 560.0
 #define X0 92.0
-#define X1 (W - 24.0)
+#define X1 (W - 48.0) /* room for half of the last x label, "1e4 s" and the like */
 #define Y0 64.0
 #define Y1 (H - 64.0)
 
@@ -38,16 +42,22 @@ static double ymap(const lax *a, double v)
     return Y1 - frac(a, v) * (Y1 - Y0);
 }
 
-/* "100 µs" for 10^k ns. */
+/* "100 µs" for 10^k ns; past 1000 s, "1e4 s". */
 static void decade_label(int k, char *buf, size_t n)
 {
     static const char *const unit[] = {"ns", "\xC2\xB5s", "ms", "s"};
     int u = k / 3 > 3 ? 3 : k / 3;
-    snprintf(buf, n, "%.0f %s", pow(10, k - 3 * u), unit[u]);
+    if (k - 3 * u > 3)
+        snprintf(buf, n, "1e%d s", k - 9);
+    else
+        snprintf(buf, n, "%.0f %s", pow(10, k - 3 * u), unit[u]);
 }
 
 static void axes(sp_writer *w, const lax *a)
 {
+    /* a grid line every decade, a label every `step` (at most nine), so
+     * that labels of a wide sweep do not run into each other */
+    int nd = (int)(a->hi - a->lo), step = (nd + 8) / 9;
     for (int k = (int)a->lo; k <= (int)a->hi; k++) {
         char lab[32];
         decade_label(k, lab, sizeof lab);
@@ -56,6 +66,8 @@ static void axes(sp_writer *w, const lax *a)
                SP_COL_GRID);
         sp_out(w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\"/>\n", x, Y0, x, Y1,
                SP_COL_GRID);
+        if ((k - (int)a->lo) % step)
+            continue;
         sp_out(w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" text-anchor=\"end\" fill=\"%s\">%s</text>\n",
                X0 - 6, y + 4, SP_COL_INK, lab);
         sp_out(w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" text-anchor=\"middle\" fill=\"%s\">%s</text>\n", x,
@@ -83,7 +95,10 @@ int fp_write(FILE *f, const fit_data *d, const fit_result *R, const char *title)
         }
     if (vmax == 0)
         vmin = 1, vmax = 10;
-    lax a = {floor(log10(vmin)), ceil(log10(vmax))};
+    lax a = {fmax(0, floor(log10(vmin) - 0.01)), ceil(log10(vmax) + 0.01)}; /* from 1 ns: a decade per label */
+    size_t off = 0; /* passes with a cost below 1 ns, drawn on the frame */
+    for (size_t i = 0; i < d->n; i++)
+        off += d->pt[i].fitted < 1 || d->pt[i].y < 1;
     if (a.hi <= a.lo)
         a.hi = a.lo + 1;
     sp_out(&w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -98,21 +113,33 @@ int fp_write(FILE *f, const fit_data *d, const fit_result *R, const char *title)
         snprintf(r2, sizeof r2, "R\xC2\xB2 n/a (every pass costs the same)");
     else
         snprintf(r2, sizeof r2, "R\xC2\xB2 = %.6f", R->r2);
-    sp_out(&w, "</text>\n<text x=\"%.2f\" y=\"44\" font-size=\"12\" fill=\"%s\">%zu passes, %s%s</text>\n", X0,
-           SP_COL_SOFT, d->n, r2, R->superlinear ? "; residuals grow with size (super-linear)" : "");
+    char offs[96] = "";
+    if (off)
+        snprintf(offs, sizeof offs, "; %zu with a cost below 1 ns (\xC3\x97 on the frame)", off);
+    sp_out(&w, "</text>\n<text x=\"%.2f\" y=\"44\" font-size=\"12\" fill=\"%s\">%zu passes, %s%s%s</text>\n", X0,
+           SP_COL_SOFT, d->n, r2, R->superlinear ? "; residuals grow with size (super-linear)" : "", offs);
     axes(&w, &a);
     double lo = pow(10, a.lo), hi = pow(10, a.hi);
     sp_out(&w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-dasharray=\"6 4\"/>\n",
            xmap(&a, lo), ymap(&a, lo), xmap(&a, hi), ymap(&a, hi), SP_COL_SOFT);
-    for (size_t i = 0; i < d->n; i++)
-        sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\" fill-opacity=\"0.7\"/>\n",
-               xmap(&a, d->pt[i].fitted), ymap(&a, d->pt[i].y), SP_COL_BASE);
+    for (size_t i = 0; i < d->n; i++) {
+        double x = xmap(&a, d->pt[i].fitted), y = ymap(&a, d->pt[i].y);
+        if (d->pt[i].fitted >= 1 && d->pt[i].y >= 1)
+            sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\" fill-opacity=\"0.7\"/>\n", x, y,
+                   SP_COL_BASE);
+        else
+            sp_out(&w, "<path d=\"M%.2f %.2fl8 8m0 -8l-8 8\" stroke=\"%s\" stroke-width=\"2\"/>\n", x - 4, y - 4,
+                   SP_COL_MEAS);
+    }
     if (d->n) {
         const fit_point *p = &d->pt[R->worst];
         sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"6\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
                xmap(&a, p->fitted), ymap(&a, p->y), SP_COL_MEAS);
     }
-    /* the legend, top left inside the plot */
+    /* the legend, top left inside the plot, over whatever lies there */
+    sp_out(&w, "<rect x=\"%.2f\" y=\"%.2f\" width=\"140\" height=\"%d\" fill=\"#FFFFFF\" fill-opacity=\"0.85\" "
+               "stroke=\"%s\"/>\n",
+           X0 + 4, Y0 + 4, off ? 80 : 62, SP_COL_GRID);
     sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n", X0 + 14, Y0 + 16, SP_COL_BASE);
     sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">a warm pass</text>\n", X0 + 24, Y0 + 20,
            SP_COL_INK);
@@ -124,6 +151,12 @@ int fp_write(FILE *f, const fit_data *d, const fit_result *R, const char *title)
            X0 + 6, Y0 + 56, X0 + 22, Y0 + 56, SP_COL_SOFT);
     sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">measured = fitted</text>\n", X0 + 24,
            Y0 + 60, SP_COL_INK);
+    if (off) {
+        sp_out(&w, "<path d=\"M%.2f %.2fl8 8m0 -8l-8 8\" stroke=\"%s\" stroke-width=\"2\"/>\n", X0 + 10, Y0 + 70,
+               SP_COL_MEAS);
+        sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">a cost below 1 ns</text>\n", X0 + 24,
+               Y0 + 78, SP_COL_INK);
+    }
     sp_out(&w, "</svg>\n");
     if (!w.err && fflush(f))
         w.err = errno ? errno : EIO;
