@@ -365,10 +365,6 @@ static void check_str(const char *in, size_t n, const char *want)
     char *got = mem_close(&m);
     assert_string_equal(got, want);
     free(got);
-    char esc[256];
-    char quoted[260];
-    snprintf(quoted, sizeof quoted, "\"%s\"", jw_escape(in, n, esc, sizeof esc));
-    assert_string_equal(quoted, want);
 }
 
 static void test_strings(void **st)

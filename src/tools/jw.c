@@ -266,9 +266,37 @@ void jw_dur_us(jw *w, uint64_t ts, uint64_t dur)
 
 static const char hex[] = "0123456789abcdef";
 
-/* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
- * overlong form, no surrogate, nothing past U+10FFFF), or 0 for a byte
- * that starts none. */
+/* The JSON text the bytes at s[0..n) (n >= 1) start with: returns how
+ * many bytes that is, with *elen 0 when they are written as they are, else
+ * their escape in esc (*elen bytes). A well-formed UTF-8 character passes
+ * as it is (JSON text is UTF-8), but for a C1 control (CSI among them),
+ * escaped as its code point as C0 ones are: the same string to a parser,
+ * nothing a terminal acts on for one who reads the file. Control bytes,
+ * and bytes >= 0x80 that are no part of a well-formed character, become
+ * \u00XX: the log is bytes, not necessarily UTF-8, and the output must
+ * stay valid. */
+static size_t escape_at(const char *s, size_t n, char esc[6], size_t *elen)
+{
+    unsigned char c = (unsigned char)s[0];
+    size_t u = c >= 0x80 ? hbg__utf8_len(s, n) : 0;
+    *elen = 0;
+    if (u && !hbg__utf8_is_c1(s, u))
+        return u;
+    if (u)
+        c = (unsigned char)s[1]; /* U+0080..U+009F */
+    if (c == '"' || c == '\\') {
+        esc[0] = '\\';
+        esc[1] = (char)c;
+        *elen = 2;
+    } else if (c < 0x20 || c >= 0x80) {
+        memcpy(esc, "\\u00", 4);
+        esc[4] = hex[c >> 4];
+        esc[5] = hex[c & 15];
+        *elen = 6;
+    }
+    return u ? u : 1;
+}
+
 void jw_str(jw *w, const char *s, size_t n)
 {
     char *p = room(w, 2);
@@ -296,73 +324,18 @@ void jw_str(jw *w, const char *s, size_t n)
             jw_raw(w, s + i, j - i);
         if (j == n)
             break;
-        unsigned char c = (unsigned char)s[j];
-        size_t u = c >= 0x80 ? hbg__utf8_len(s + j, n - j) : 0;
-        if (u && !hbg__utf8_is_c1(s + j, u)) { /* a character, as it is: JSON text is UTF-8 */
-            jw_raw(w, s + j, u);
-            i = j + u;
-            continue;
-        }
-        if (u) {
-            /* a C1 control (CSI among them) escaped, as C0 ones are: the
-             * same string to a parser, nothing a terminal acts on to one
-             * who reads the file */
-            p = room(w, 8);
-            memcpy(p, "\\u00", 4);
-            p[4] = hex[(unsigned char)s[j + 1] >> 4];
-            p[5] = hex[s[j + 1] & 15];
-            w->n += 6;
-            i = j + 2;
-            continue;
-        }
-        p = room(w, 8);
-        if (c == '"' || c == '\\') {
-            p[0] = '\\';
-            p[1] = (char)c;
-            w->n += 2;
+        char esc[6];
+        size_t el, len = escape_at(s + j, n - j, esc, &el);
+        if (el) {
+            p = room(w, el);
+            memcpy(p, esc, el);
+            w->n += el;
         } else {
-            /* Control bytes, and bytes >= 0x80 that are no part of a
-             * well-formed UTF-8 character, become \u00XX: the log is bytes,
-             * not necessarily UTF-8, and the output must stay valid. */
-            memcpy(p, "\\u00", 4);
-            p[4] = hex[c >> 4];
-            p[5] = hex[c & 15];
-            w->n += 6;
+            jw_raw(w, s + j, len);
         }
-        i = j + 1;
+        i = j + len;
     }
     p = room(w, 1);
     *p = '"';
     w->n++;
-}
-
-char *jw_escape(const char *s, size_t n, char *out, size_t outlen)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n && k + 7 < outlen; i++) {
-        unsigned char c = (unsigned char)s[i];
-        size_t u = c >= 0x80 ? hbg__utf8_len(s + i, n - i) : 0;
-        if (u && hbg__utf8_is_c1(s + i, u)) { /* as jw_str has it */
-            memcpy(out + k, "\\u00", 4);
-            out[k + 4] = hex[(unsigned char)s[i + 1] >> 4];
-            out[k + 5] = hex[s[i + 1] & 15];
-            k += 6;
-            i++;
-        } else if (u && k + u + 7 < outlen) {
-            memcpy(out + k, s + i, u);
-            k += u;
-            i += u - 1;
-        } else if (c == '"' || c == '\\') {
-            out[k++] = '\\';
-            out[k++] = (char)c;
-        } else if (c < 0x20 || c >= 0x80) {
-            memcpy(out + k, "\\u00", 4);
-            out[k + 4] = hex[c >> 4];
-            out[k + 5] = hex[c & 15];
-            k += 6;
-        } else
-            out[k++] = (char)c;
-    }
-    out[k] = 0;
-    return out;
 }

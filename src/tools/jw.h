@@ -185,7 +185,4 @@ void jw_us(jw *w, uint64_t ns);           /* ns as microseconds: 5120000000.317 
 void jw_dur_us(jw *w, uint64_t ts, uint64_t dur);
 void jw_str(jw *w, const char *s, size_t n);  /* quoted and escaped */
 
-/* Escapes into a caller buffer (for printf users); returns out. */
-char *jw_escape(const char *s, size_t n, char *out, size_t outlen);
-
 #endif

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Below 0x20, or DEL. */
 static inline bool hbg__is_control(unsigned char c)
@@ -73,9 +74,7 @@ static inline size_t hbg__text_step(const char *s, size_t n, bool *control)
  * place. Returns s. */
 static inline char *hbg__mask_controls(char *s)
 {
-    size_t n = 0;
-    while (s[n])
-        n++;
+    size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
         bool ctl;
         size_t len = hbg__text_step(s + i, n - i, &ctl);
