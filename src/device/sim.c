@@ -198,15 +198,18 @@ static void free_job(sim *s, job *j)
     s->free_jobs = j;
 }
 
-/* The call of the item j was made for, as dispatch built and checked it;
- * built again now (the image does not change during a run). */
-static void build_call(sim *s, const item *it, hbg__exec_call *c)
+/* The kernel call of a ready item: a task's read in place from the
+ * image, a node's resolved against its replay (which may fail). Dispatch
+ * builds it to check it and learn its cores; place() builds it again when
+ * a core takes it (the image does not change during a run). */
+static hbg_status build_call(sim *s, const item *it, hbg__exec_call *c)
 {
-    if (it->inst == NO_INST)
+    if (it->inst == NO_INST) {
         hbg__exec_task_call(s->im, it->idx, s->dev.rank, s->dev.nranks, s->dev.services, c);
-    else
-        (void)hbg__exec_node_call(s->im, s->insts[it->inst].replay, it->idx, s->dev.rank, s->dev.nranks,
-                                  s->dev.services, c);
+        return HBG_OK;
+    }
+    return hbg__exec_node_call(s->im, s->insts[it->inst].replay, it->idx, s->dev.rank, s->dev.nranks,
+                               s->dev.services, c);
 }
 
 static void enqueue(sim *s, job *j)
@@ -288,12 +291,7 @@ static void dispatch(sim *s, item it)
     j->it = it;
     j->task = task ? it.idx : x->task;
     j->node = task ? HBG_EXEC_NO_NODE : it.idx;
-    /* built here for its checks (a node's tensors resolved against its
-     * replay), and again when a core takes it */
-    if (task)
-        hbg__exec_task_call(im, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &s->scratch);
-    else
-        st = hbg__exec_node_call(im, x->replay, it.idx, s->dev.rank, s->dev.nranks, s->dev.services, &s->scratch);
+    st = build_call(s, &it, &s->scratch);
     if (st) {
         free_job(s, j);
         fail(s, st);
@@ -324,7 +322,7 @@ static void place(sim *s, int qi, core *c, core *partner)
     if (!j->cb) {
         j->cb = s->free_calls; /* never empty: see free_calls */
         s->free_calls = j->cb->next;
-        build_call(s, &j->it, &j->cb->call);
+        (void)build_call(s, &j->it, &j->cb->call); /* checked at dispatch */
     }
     c->job = j;
     c->block = j->next_block++;
