@@ -378,6 +378,18 @@ static const char *line_start(const char *s, const char *t)
     return NULL;
 }
 
+/* Parses [s, t) as the current line, counting it when bad: parse_line's
+ * answer (-1 also noted as out of memory). */
+static int take_line(feed *fd, const char *s, const char *t, bool quiet)
+{
+    int r = parse_line(fd->f, s, (size_t)(t - s), fd->lineno, fd->warn, quiet);
+    if (r < 0)
+        fd->oom = true;
+    if (r == 0)
+        fd->f->nbad++;
+    return r;
+}
+
 /* Parses the whole lines of [buf, buf + len), numbering them on from the
  * last; false once out of memory. A line cut to the reader's bound comes
  * alone, counted before it is handed over: it is skipped, not parsed (its
@@ -415,35 +427,19 @@ static bool feed_lines(void *ctx, const char *buf, size_t len)
          * after the cut is kept. (Inside a JSON string that text cannot
          * stand, its quotes unescaped; a valid line holding it elsewhere,
          * as an object of a key of its own, is read whole.) */
-        bool pieces = false;
-        if (t > s && line_start(s + 1, t)) {
-            int r = parse_line(fd->f, s, (size_t)(t - s), fd->lineno, fd->warn, true);
-            if (r < 0) {
-                fd->oom = true;
-                return false;
-            }
-            if (r == 0)
-                fd->f->nbad++;
-            pieces = r == 2;
-            if (!pieces)
-                s = t;
-        }
-        while (t > s) {
-            const char *next = pieces ? line_start(s + 1, t) : NULL;
-            const char *end = next ? next : t;
+        int r = t > s ? take_line(fd, s, t, line_start(s + 1, t) != NULL) : 1;
+        if (r < 0)
+            return false;
+        for (const char *end; r == 2 && s < t; s = end) { /* no JSON as a whole: in pieces */
+            const char *next = line_start(s + 1, t);
+            end = next ? next : t;
             if (next)
                 dg_add(fd->warn,
                        "%s:%zu: a records line runs into another at column %zu (a writer stopped mid-line, e.g. "
                        "a rank killed): the two are read apart",
                        fd->f->path, fd->lineno, (size_t)(next - p) + 1);
-            int r = parse_line(fd->f, s, (size_t)(end - s), fd->lineno, fd->warn, false);
-            if (r < 0) {
-                fd->oom = true;
+            if (take_line(fd, s, end, false) < 0)
                 return false;
-            }
-            if (r == 0)
-                fd->f->nbad++;
-            s = end;
         }
         p = nl ? nl + 1 : e;
     }
