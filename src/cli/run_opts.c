@@ -10,6 +10,7 @@
 #include "cli/run_opts.h"
 #include "hostmem.h"
 #include "trace/level.h"
+#include "util/bytecount.h"
 
 static void usage(FILE *f)
 {
@@ -87,25 +88,14 @@ static bool parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
     return true;
 }
 
-/* B, or B with a suffix K, M or G (KiB, MiB, GiB; lower case too), from
- * 1 byte to 2^62: a device's memory. */
+/* B, or B with a suffix K, M or G (util/bytecount.h), from 1 byte to
+ * 2^62: a device's memory. */
 static bool parse_bytes(const char *s, uint64_t *out)
 {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || s[0] < '0' || s[0] > '9' || v == 0)
+    uint64_t v;
+    if (!hbg__byte_count(s, strlen(s), &v) || v == 0 || v > 1ull << 62)
         return false;
-    unsigned shift = 0;
-    if (*end) {
-        const char *units = "KMG", *u = strchr(units, *end & ~0x20); /* k, m, g too */
-        if (!u || !*u || end[1])
-            return false;
-        shift = 10u * (unsigned)(u - units + 1);
-    }
-    if (v > (1ull << 62) >> shift)
-        return false;
-    *out = (uint64_t)v << shift;
+    *out = v;
     return true;
 }
 

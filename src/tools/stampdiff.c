@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tools/loglex.h"
+#include "util/bytecount.h"
 
 #define SD_WORDS 256
 
@@ -331,25 +332,6 @@ static bool decimal(lx_slice w)
     return w.n > 0;
 }
 
-/* A byte count as hbg run reads --device-memory: digits, then K, M or G
- * (any case) or nothing, at most 20 digits; false for anything else. */
-static bool byte_count(lx_slice w, unsigned __int128 *out)
-{
-    size_t n = w.n, shift = 0;
-    if (n > 1 && memchr("KMGkmg", w.p[n - 1], 6)) {
-        char u = (char)(w.p[n - 1] & ~0x20);
-        shift = u == 'K' ? 10 : u == 'M' ? 20 : 30;
-        n--;
-    }
-    if (n > 20 || !decimal((lx_slice){w.p, n}))
-        return false;
-    unsigned __int128 v = 0;
-    for (size_t i = 0; i < n; i++)
-        v = v * 10 + (unsigned)(w.p[i] - '0');
-    *out = v << shift;
-    return true;
-}
-
 /* One value of an hbg run option as later revisions stamp it, against
  * the spelling an earlier one stamped as typed: a decimal with leading
  * zeros is its number (`--rounds 03` is `--rounds 3`), and a
@@ -357,9 +339,9 @@ static bool byte_count(lx_slice w, unsigned __int128 *out)
  * be hbg run's: elsewhere "007" may be a name. */
 static bool same_run_value(const sd_opt *oa, lx_slice va, lx_slice vb)
 {
-    unsigned __int128 x, y;
+    uint64_t x, y;
     if (lx_slice_eq(oa->name, "--device-memory"))
-        return byte_count(va, &x) && byte_count(vb, &y) && x == y;
+        return hbg__byte_count(va.p, va.n, &x) && hbg__byte_count(vb.p, vb.n, &y) && x == y;
     if (!decimal(va) || !decimal(vb))
         return false;
     while (va.n > 1 && va.p[0] == '0')
