@@ -19,7 +19,8 @@
 
 typedef struct proc {
     uint64_t pid;
-    uint64_t dev_pid;       /* its device lane's process (set_dev_pids) */
+    size_t rank;            /* its rank as hbg run numbers them (number_procs) */
+    uint64_t dev_pid;       /* its device lane's process (number_procs) */
     bool has_dev;
     bool has_anchor;
     bool has_span_tid;      /* span_tid: the thread of its first host span */
@@ -339,13 +340,18 @@ static uint64_t dev_pid(tl *t, uint64_t pid)
     return p ? p->dev_pid : pid;
 }
 
-/* Each process's device lane, never a host process's. Perfetto reads a
- * pid as a 32-bit number (a larger one becomes 0, one lane for all), so
- * every lane lies below 2^32: pid + TL_DEVICE_PID_BASE, as every real log
- * has it, where that is below 2^32 and no process of the log holds it
- * (a corrupt or foreign log may hold pid 1000000005 beside 5); else the
- * largest number below 2^32 that no process and no other lane holds. */
-static void set_dev_pids(tl *t)
+/* Each process's rank and device lane, from its pids sorted.
+ *
+ * Ranks as hbg run numbers them: it forks rank 0 first, so by ascending
+ * pid, not by which rank happened to write first.
+ *
+ * A device lane is never a host process's. Perfetto reads a pid as a
+ * 32-bit number (a larger one becomes 0, one lane for all), so every lane
+ * lies below 2^32: pid + TL_DEVICE_PID_BASE, as every real log has it,
+ * where that is below 2^32 and no process of the log holds it (a corrupt
+ * or foreign log may hold pid 1000000005 beside 5); else the largest
+ * number below 2^32 that no process and no other lane holds. */
+static void number_procs(tl *t)
 {
     const uint64_t lim = (uint64_t)1 << 32;
     size_t n = t->nproc, nt = 0;
@@ -360,6 +366,7 @@ static void set_dev_pids(tl *t)
     size_t nhost = nt;
     for (size_t i = 0; i < n; i++) {
         uint64_t pid = t->proc[i].pid, c = pid + TL_DEVICE_PID_BASE;
+        t->proc[i].rank = (size_t)((const uint64_t *)bsearch(&pid, taken, nhost, sizeof *taken, cmp_pid) - taken);
         bool ok = pid < lim - TL_DEVICE_PID_BASE && !bsearch(&c, taken, nhost, sizeof *taken, cmp_pid);
         t->proc[i].dev_pid = ok ? c : 0; /* 0: none yet (a lane from the base up is never 0) */
         if (ok)
@@ -1775,7 +1782,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     for (size_t i = 0; i < L->npass; i++)
         if (L->pass[i].has_pid)
             find_proc(&t, L->pass[i].pid, true);
-    set_dev_pids(&t);
+    number_procs(&t);
 
     for (size_t i = 0; i < L->nspan; i++)
         if (!L->span[i].dev && L->span[i].depth == 1 && lx_slice_eq(L->span[i].name, "chip.run.bind"))
@@ -1829,18 +1836,9 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     }
 
     char name[160];
-    /* ranks as hbg run numbers them: it forks rank 0 first, so by ascending
-     * pid, not by which rank happened to write first */
-    uint64_t *by_pid = malloc((t.nproc ? t.nproc : 1) * sizeof *by_pid);
-    if (!by_pid)
-        t.oom = true;
-    for (size_t i = 0; by_pid && i < t.nproc; i++)
-        by_pid[i] = t.proc[i].pid;
-    if (by_pid)
-        qsort(by_pid, t.nproc, sizeof *by_pid, cmp_pid);
-    for (size_t i = 0; by_pid && i < t.nproc; i++) {
+    for (size_t i = 0; i < t.nproc; i++) {
         const proc *p = &t.proc[i];
-        size_t k = (size_t)((const uint64_t *)bsearch(&p->pid, by_pid, t.nproc, sizeof *by_pid, cmp_pid) - by_pid);
+        size_t k = p->rank;
         snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ")%s", k, p->pid,
                  p->has_anchor ? "" : " - no clock anchor");
         meta(&t, "process_name", p->pid, 0, name);
@@ -1857,7 +1855,6 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
             meta_sort(&t, p->dev_pid, 2 * k + 1);
         }
     }
-    free(by_pid);
     for (size_t i = 0; i < t.nthr; i++) {
         const ns_role *role = t.thr[i].slot ? NULL : ns_role_of(&t.ns, t.thr[i].pid, t.thr[i].tid);
         if (t.thr[i].slot)
