@@ -925,24 +925,22 @@ int so_overlap(const so_ctx *o, const sp_overlap *ov, const char *a, const char 
             printf("%zu invocation%s without %s or %s (host clock) not checked\n", ov->nmissing,
                    ov->nmissing == 1 ? "" : "s", ma, mb);
     }
+    int rc = 1;
     if (!ov->npair) {
         fprintf(stderr, "hbg spans: %s: no two adjacent invocations of one rank have both %s and %s: nothing to "
                         "check\n",
                 o->L->path, ma, mb);
-        free(ma), free(mb);
-        return 1;
-    }
-    if (ov->first_fail != SIZE_MAX) {
+    } else if (ov->first_fail != SIZE_MAX) {
         const sp_pair *p = &ov->pair[ov->first_fail];
         const sp_inv *x = &S->inv[p->prev];
         why(p, ma, mb, hidden, S, r, sizeof r);
         fprintf(stderr, "hbg spans: overlap assertion failed: rank %u (pid %" PRIu64 ") inv %" PRIu64 " -> %" PRIu64
                         ": %s\n",
                 x->rank, x->pid, x->inv, S->inv[p->next].inv, r);
-        free(ma), free(mb);
-        return 1;
+    } else {
+        fprintf(stderr, "hbg spans: overlap held for all %zu pairs\n", ov->npair);
+        rc = 0;
     }
-    fprintf(stderr, "hbg spans: overlap held for all %zu pairs\n", ov->npair);
     free(ma), free(mb);
-    return 0;
+    return rc;
 }

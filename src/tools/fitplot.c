@@ -83,22 +83,28 @@ static void axes(sp_writer *w, const lax *a)
            18.0, (Y0 + Y1) / 2, SP_COL_INK, 18.0, (Y0 + Y1) / 2);
 }
 
+/* A pass with no place on the axes, centred at (x, y). */
+static void cross(sp_writer *w, double x, double y)
+{
+    sp_out(w, "<path d=\"M%.2f %.2fl8 8m0 -8l-8 8\" stroke=\"%s\" stroke-width=\"2\"/>\n", x - 4, y - 4, SP_COL_MEAS);
+}
+
 int fp_write(FILE *f, const fit_data *d, const fit_result *R, const char *title)
 {
     sp_writer w = {f, 0};
     double vmin = INFINITY, vmax = 0;
-    for (size_t i = 0; i < d->n; i++)
+    size_t off = 0; /* passes with a cost below 1 ns, drawn on the frame */
+    for (size_t i = 0; i < d->n; i++) {
         for (int k = 0; k < 2; k++) {
             double v = k ? d->pt[i].fitted : d->pt[i].y;
             if (v >= 1)
                 vmin = fmin(vmin, v), vmax = fmax(vmax, v);
         }
+        off += d->pt[i].fitted < 1 || d->pt[i].y < 1;
+    }
     if (vmax == 0)
         vmin = 1, vmax = 10;
     lax a = {fmax(0, floor(log10(vmin) - 0.01)), ceil(log10(vmax) + 0.01)}; /* from 1 ns: a decade per label */
-    size_t off = 0; /* passes with a cost below 1 ns, drawn on the frame */
-    for (size_t i = 0; i < d->n; i++)
-        off += d->pt[i].fitted < 1 || d->pt[i].y < 1;
     if (a.hi <= a.lo)
         a.hi = a.lo + 1;
     sp_out(&w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -128,8 +134,7 @@ int fp_write(FILE *f, const fit_data *d, const fit_result *R, const char *title)
             sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\" fill-opacity=\"0.7\"/>\n", x, y,
                    SP_COL_BASE);
         else
-            sp_out(&w, "<path d=\"M%.2f %.2fl8 8m0 -8l-8 8\" stroke=\"%s\" stroke-width=\"2\"/>\n", x - 4, y - 4,
-                   SP_COL_MEAS);
+            cross(&w, x, y);
     }
     if (d->n) {
         const fit_point *p = &d->pt[R->worst];
@@ -152,8 +157,7 @@ int fp_write(FILE *f, const fit_data *d, const fit_result *R, const char *title)
     sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">measured = fitted</text>\n", X0 + 24,
            Y0 + 60, SP_COL_INK);
     if (off) {
-        sp_out(&w, "<path d=\"M%.2f %.2fl8 8m0 -8l-8 8\" stroke=\"%s\" stroke-width=\"2\"/>\n", X0 + 10, Y0 + 70,
-               SP_COL_MEAS);
+        cross(&w, X0 + 14, Y0 + 74);
         sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">a cost below 1 ns</text>\n", X0 + 24,
                Y0 + 78, SP_COL_INK);
     }
