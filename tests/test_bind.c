@@ -817,20 +817,28 @@ static void first_pass_commits_its_stack(void **state)
     assert_int_equal(j.after, j.pages);
 }
 
+/* The vector rig without its runtime, and the config of one that records
+ * into a new pool of its own (written to fd; -1: kept in the pool). */
+static hbg_runtime_config pooled_rig(rig *r, hbg_recpool **pool, int fd)
+{
+    rig_open(r, "vector", 0, false);
+    hbg_runtime_destroy(r->rt);
+    r->rt = NULL;
+    assert_int_equal(hbg_recpool_create(1, 64, pool), HBG_OK);
+    return (hbg_runtime_config){.device = r->dev, .kernels = r->kt, .heap_bytes = r->c->heap_bytes,
+                                .records = *pool, .records_fd = fd, .nranks = 1};
+}
+
 /* A records file that cannot be written fails the pass, naming the file
  * and the errno (/dev/full: ENOSPC), and the next pass runs again. */
 static void records_write_failure_is_named(void **state)
 {
     (void)state;
     rig r;
-    rig_open(&r, "vector", 0, false);
-    hbg_runtime_destroy(r.rt);
     hbg_recpool *pool;
-    assert_int_equal(hbg_recpool_create(1, 64, &pool), HBG_OK);
     int fd = open("/dev/full", O_WRONLY);
     assert_true(fd >= 0);
-    hbg_runtime_config rc = {.device = r.dev, .kernels = r.kt, .heap_bytes = r.c->heap_bytes, .records = pool,
-                             .records_fd = fd, .nranks = 1};
+    hbg_runtime_config rc = pooled_rig(&r, &pool, fd);
     assert_int_equal(hbg_runtime_create(&rc, &r.rt), HBG_OK);
     for (int round = 0; round < 2; round++) {
         hbg_pass_report rep;
@@ -851,12 +859,8 @@ static void a_record_pool_has_one_runtime(void **state)
 {
     (void)state;
     rig r;
-    rig_open(&r, "vector", 0, false);
-    hbg_runtime_destroy(r.rt);
     hbg_recpool *pool;
-    assert_int_equal(hbg_recpool_create(1, 64, &pool), HBG_OK);
-    hbg_runtime_config rc = {.device = r.dev, .kernels = r.kt, .heap_bytes = r.c->heap_bytes, .records = pool,
-                             .records_fd = -1, .nranks = 1};
+    hbg_runtime_config rc = pooled_rig(&r, &pool, -1);
     hbg_runtime *second = (hbg_runtime *)&rc;
     assert_int_equal(hbg_runtime_create(&rc, &r.rt), HBG_OK);
     assert_int_equal(hbg_runtime_create(&rc, &second), HBG_E_STATE);

@@ -67,7 +67,8 @@ int case_opts_apply(const case_opts *co, const hbg_case *c, hbg_case_env *env, h
         const hbg_case_param *p = &c->params[i];
         if (!parse_u64(co->given_val[g], p->min, p->max, &env->param[i])) {
             fprintf(err,
-                    "hbg run: --%s expects an integer from %" PRIu64 " to %" PRIu64 ", got '%s' (see `hbg run --help`)\n",
+                    "hbg run: --%s expects an integer from %" PRIu64 " to %" PRIu64 ", got '%s' (see `hbg run "
+                    "--help`)\n",
                     p->name, p->min, p->max, dg_shown(co->given_val[g]));
             return 2;
         }
