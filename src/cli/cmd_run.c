@@ -297,9 +297,14 @@ static void not_started(const run_opts *o, run_collector *col, rank_watch *w, ui
 
 /* SIGINT, SIGTERM or SIGHUP to the command (Ctrl-C reaches the ranks
  * too, in the same process group): the parent notes it, kills the ranks
- * still running, reports what they did, then ends by the same signal,
- * so that whatever ran it sees how it ended. */
+ * still running after a short grace, reports what they did, then ends by
+ * the same signal, so that whatever ran it sees how it ended. */
 static volatile sig_atomic_t g_signal;
+
+/* How long the ranks are given to end by a stop signal of their own
+ * before those still running are killed: ample for a rank to die of a
+ * signal delivered with the command's, short beside a person's wait. */
+#define STOP_GRACE_NS (250ull * 1000 * 1000)
 
 static void on_stop_signal(int sig)
 {
@@ -489,6 +494,7 @@ static void spawn_ranks(const run_opts *o, int logfd, int recfd, hbg_xrank *xr, 
 {
     rank_watch w = {.pg = pg, .xr = xr};
     uint64_t limit = o->time_limit_s ? hbg_mono_ns() + secs_ns(o->time_limit_s) : UINT64_MAX;
+    uint64_t grace = 0; /* when a stop signal's grace ends; 0: no signal yet */
     stopsig_catch(on_stop_signal); /* no SA_RESTART: the poll below returns at once */
     fork_ranks(o, logfd, recfd, xr, line, col, &w);
     for (;;) {
@@ -503,7 +509,12 @@ static void spawn_ranks(const run_opts *o, int logfd, int recfd, hbg_xrank *xr, 
             if (w.live[r] && w.fd[r] < 0)
                 reap(o, col, &w, r, w.deadline == UINT64_MAX);
         uint64_t now = hbg_mono_ns();
-        if (g_signal && w.deadline != UINT64_MAX) {
+        /* Ctrl-C reaches the whole process group: ranks that got the
+         * signal too end by it, and are reaped as such in a short grace,
+         * not killed again and named as killed by the command. */
+        if (g_signal && !grace)
+            grace = now + STOP_GRACE_NS;
+        if (g_signal && now > grace && w.deadline != UINT64_MAX) {
             snprintf(w.why, sizeof w.why, "when the command got signal %d (%s)", (int)g_signal,
                      strsignal(g_signal));
             kill_rest(col, &w, o->ranks);

@@ -104,8 +104,11 @@ int collector_print(const run_collector *c, FILE *out, bool skip_device, bool sk
         const rank_state *rs = &c->rank[r];
         const rank_summary *s = &rs->sum;
         char why[160] = "";
+        /* "stopped": by the command's own SIGKILL; a rank that died of
+         * another signal on the way (the group's Ctrl-C) died of that */
         if (rs->reaped && WIFSIGNALED(rs->wait_status))
-            snprintf(why, sizeof why, "%s by signal %d (%s)", rs->stopped ? "stopped" : "killed",
+            snprintf(why, sizeof why, "%s by signal %d (%s)",
+                     rs->stopped && WTERMSIG(rs->wait_status) == SIGKILL ? "stopped" : "killed",
                      WTERMSIG(rs->wait_status), strsignal(WTERMSIG(rs->wait_status)));
         else if (rs->reaped && WIFEXITED(rs->wait_status) && WEXITSTATUS(rs->wait_status))
             snprintf(why, sizeof why, "exited with status %d", WEXITSTATUS(rs->wait_status));

@@ -295,6 +295,41 @@ static void a_stop_signal_is_reported_and_no_rank_outlives_the_command(void **st
     fs_rmdir(dir);
 }
 
+/* Ctrl-C at a terminal: SIGINT to the command and its ranks at once.
+ * The ranks end by it, and are named by it: not as ranks the command
+ * found still running and killed (it did, after them: "stopped by
+ * signal 2", as if SIGINT were its own kill). */
+static void ctrl_c_names_the_ranks_by_their_own_signal(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("ctrlc");
+    char *log = fs_path(dir, "run.log");
+    const char *args[] = {"run", "dsv4", "--mode", "numbers", "--rounds", "100000", "-o", log, NULL};
+    fs_spec spec = {.args = args, .group = true};
+    fs_child c;
+    fs_start(&spec, &c);
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 3000 && count_in(log, "name=chip.run ") < 4; i++)
+        nanosleep(&nap, NULL);
+    assert_true(count_in(log, "name=chip.run ") >= 4);
+    pid_t r1 = last_child(c.pid);
+    assert_true(r1 > 0);
+    assert_int_equal(kill(-c.pid, SIGINT), 0);
+    char *out = NULL, *err = NULL;
+    int sig = 0;
+    assert_int_equal(fs_finish_any(&c, 60, &sig, &out, &err), -1);
+    assert_int_equal(sig, SIGINT);
+    fs_expect(err, "hbg run: stopped by signal 2 (Interrupt); the passes that ran are listed, the log holds them\n");
+    assert_null(strstr(err, "killing it"));
+    expect_pid(out, "rank 1 (pid %d): FAILED: killed by signal 2 (Interrupt) after ", r1);
+    assert_null(strstr(out, "stopped by signal"));
+    assert_true(fs_gone(r1));
+    free(out);
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -303,6 +338,7 @@ int main(void)
         cmocka_unit_test_teardown(a_rank_stopped_after_the_finish_line_is_killed, teardown),
         cmocka_unit_test(the_time_limit_ends_the_run),
         cmocka_unit_test(a_stop_signal_is_reported_and_no_rank_outlives_the_command),
+        cmocka_unit_test(ctrl_c_names_the_ranks_by_their_own_signal),
         cmocka_unit_test(a_killed_rank_does_not_hold_its_peer_at_the_finish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,6 +51,8 @@ static void child(const fs_spec *s, const fs_child *c, const char *cli)
     for (int fd = 3; fd < 1024; fd++)
         close(fd);
     signal(SIGXFSZ, SIG_IGN); /* a write past RLIMIT_FSIZE then fails with EFBIG */
+    if (s->group && (setpgid(0, 0) || signal(SIGINT, SIG_DFL) == SIG_ERR))
+        _exit(126);
     limit(RLIMIT_AS, s->as_bytes);
     limit(RLIMIT_NOFILE, s->nofile);
     limit(RLIMIT_FSIZE, s->fsize);

@@ -19,6 +19,7 @@ typedef struct fs_spec {
     unsigned long nofile;     /* RLIMIT_NOFILE, 0: unchanged */
     unsigned long fsize;      /* RLIMIT_FSIZE in bytes, 0: unchanged (SIGXFSZ ignored) */
     const char *env;          /* one NAME=VALUE put into the child's environment, or NULL */
+    bool group;               /* a process group of its own, SIGINT default: a terminal's job */
 } fs_spec;
 
 typedef struct fs_child {
