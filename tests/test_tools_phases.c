@@ -130,6 +130,57 @@ static void the_cold_pass_is_the_lowest_inv(void **st)
     ps_free(&f.L);
 }
 
+/* A pass whose span is missing takes the pid of the other passes of its
+ * thread, but ranks forked from one process share a thread id: on a
+ * thread of two pids it is no one's (taking the nearest named pass's pid
+ * counted pid 200's cold pass, 9000 ns, as a warm one of pid 100). On a
+ * thread of one pid (300 on 0x2) it still takes that pid, and is cold. */
+static void a_spanless_pass_on_a_shared_thread_is_no_ones(void **st)
+{
+    (void)st;
+    static const struct {
+        unsigned thread, pid, inv, orch; /* pid 0: its span is missing */
+    } pass[] = {{1, 100, 1, 1000}, {1, 0, 0, 9000}, {2, 0, 0, 7000}, {1, 100, 2, 100}, {1, 200, 2, 900},
+                {2, 300, 2, 700},  {1, 100, 3, 110}, {1, 200, 3, 910}, {2, 300, 3, 710}};
+    char text[8192];
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof pass / sizeof pass[0]; i++) {
+        for (int k = 0; k < 2; k++)
+            n += (size_t)snprintf(text + n, sizeof text - n,
+                                  "[mono_ns=1][T0x%u][TIMING] f: [host_phase_trace.c:393] bind phase=%s start_ns=1 "
+                                  "dur_ns=%u\n",
+                                  pass[i].thread, k ? "arena_h2d" : "host_orch", k ? 0 : pass[i].orch);
+        if (pass[i].pid)
+            n += (size_t)snprintf(text + n, sizeof text - n,
+                                  "[mono_ns=1][T0x%u][TIMING] emit_host_span: [STRACE] v=1 pid=%u tid=%u inv=%u "
+                                  "hid=ab depth=1 name=chip.run.bind ts=1 dur=%u\n",
+                                  pass[i].thread, pass[i].pid, pass[i].pid, pass[i].inv, pass[i].orch);
+    }
+    fx f = {0};
+    ps_options o = {0};
+    assert_int_equal(ps_read(&f.L, "shared.log", text, n, &o), HBG_OK);
+    assert_int_equal(f.L.nrank, 3);
+    assert_false(f.L.pass[1].has_pid);
+    assert_true(f.L.pass[1].defects & PS_D_NO_PID);
+    assert_false(f.L.pass[1].cold);
+    assert_true(f.L.pass[2].has_pid && f.L.pass[2].pid == 300 && f.L.pass[2].cold);
+    assert_int_equal(f.L.ncold, 3);  /* pid 100 inv 1, pid 200 inv 2 (its first seen), pid 300's spanless */
+    assert_int_equal(f.L.nused, 5);
+    assert_int_equal(f.L.warn.n, 1);
+    assert_string_equal(f.L.warn.msg[0], "shared.log:4: pass thread 0x1 has no pid (no chip.run.bind span), and its "
+                                         "thread carries the passes of several pids, any one's it could be; "
+                                         "excluded");
+    assert_int_equal(f.L.rank[0].npasses, 3);
+    assert_int_equal(f.L.rank[1].npasses, 3); /* pid 300 */
+    assert_int_equal(f.L.rank[2].npasses, 2); /* pid 200: the spanless pass counts in no rank */
+    char why[256];
+    ps_exclusions(&f.L, why, sizeof why);
+    assert_string_equal(why, "1 of no one pid");
+    assert_int_equal(phs_compute(&f.L, &f.R, NULL), HBG_OK);
+    check(&f.R.total, 100, 700, 0, 910, 5);
+    ps_free(&f.L);
+}
+
 /* A span name read in its canonical form (chip.run.bin%64 is
  * chip.run.bind) from a log read in memory, where the reader keeps the log's
  * own bytes and copies nothing: a name it rewrote is a copy of its own,
@@ -832,6 +883,7 @@ int main(void)
         cmocka_unit_test(test_missing_close_ours),
         cmocka_unit_test(test_missing_close_original_not_merged),
         cmocka_unit_test(test_missing_close_original_without_spans),
+        cmocka_unit_test(a_spanless_pass_on_a_shared_thread_is_no_ones),
         cmocka_unit_test(test_duplicate_segment),
         cmocka_unit_test(test_truncated_last_pass),
         cmocka_unit_test(test_segment_sets_differ),

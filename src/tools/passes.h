@@ -53,8 +53,9 @@ enum {
     PS_D_IGNORED = 1u << 5,     /* one of its lines was malformed and ignored */
     PS_D_NO_ORCH = 1u << 6,     /* no host_orch line: a total would lack most of the control plane */
     PS_D_LONG = 1u << 7,        /* its control-plane sum reaches LX_DUR_LIMIT_NS: no measurement */
+    PS_D_NO_PID = 1u << 8,      /* no pid, on a thread the passes of several pids share */
 };
-#define PS_NDEFECTS 8
+#define PS_NDEFECTS 9
 
 /* One segment of a pass, as ps_get returns it. */
 typedef struct ps_seg {
@@ -95,7 +96,7 @@ typedef struct ps_pass {
     uint32_t ignored_line;  /* its first malformed line (PS_D_IGNORED) */
     uint32_t has_bytes;     /* bit per segment id: its line had bytes= */
     int32_t rank;
-    uint8_t defects;
+    uint16_t defects;
     uint8_t ops_present;
     int8_t first_seg;
     int8_t dup_seg;         /* segment id, or -1 - op for a host-orch kind */

@@ -12,7 +12,8 @@
 
 static int rank_of(ps_log *L, const ps_pass *p)
 {
-    uint32_t *s = hmap_put2(&L->ix->rmap, p->has_pid ? p->pid : p->thread, p->has_pid ? 1 : 2);
+    bool named = p->has_pid || (p->defects & PS_D_NO_PID);
+    uint32_t *s = hmap_put2(&L->ix->rmap, named ? p->pid : p->thread, named ? 1 : 2);
     if (!s) {
         L->oom = true;
         return -1;
@@ -24,8 +25,8 @@ static int rank_of(ps_log *L, const ps_pass *p)
         return -1;
     }
     ps_rank *k = &L->rank[L->nrank];
-    k->has_pid = p->has_pid;
-    k->pid = p->has_pid ? p->pid : 0;
+    k->has_pid = named;
+    k->pid = named ? p->pid : 0;
     k->thread = p->thread;
     k->npasses = 0;
     *s = (uint32_t)(L->nrank + 1);
@@ -33,36 +34,50 @@ static int rank_of(ps_log *L, const ps_pass *p)
 }
 
 /* A pass whose bind lines carry no pid and whose span is missing belongs to
- * the process that wrote the other passes of its thread: the nearest named
- * pass before it, else after it. Two sweeps, one map of thread -> pass. */
+ * the process that wrote the other passes of its thread. But a thread id
+ * is no process's own: ranks forked from one process run on a thread of
+ * the same id. Where a thread carries the passes of several pids, the
+ * pass could be any one's (taking the nearest named one's charged a
+ * rank's cold pass to its peer, as warm): it is excluded (PS_D_NO_PID),
+ * filed under the first one's rank without counting in it. Maps of
+ * thread -> its first named pass, and of the threads several pids share. */
 static bool inherit_pids(ps_log *L)
 {
-    for (int dir = 0; dir < 2; dir++) {
-        hmap m;
-        hmap_init(&m, 1);
-        for (size_t k = 0; k < L->npass; k++) {
-            size_t i = dir == 0 ? k : L->npass - 1 - k;
-            ps_pass *p = &L->pass[i];
-            if (!p->has_thread)
-                continue;
-            if (p->has_inv) {
-                uint32_t *s = hmap_put(&m, &p->thread);
-                if (!s) {
-                    hmap_free(&m);
-                    return false;
-                }
-                *s = (uint32_t)(i + 1);
-            } else if (!p->has_pid) {
-                uint32_t v = hmap_get(&m, &p->thread);
-                if (v) {
-                    p->pid = L->pass[v - 1].pid; /* for its rank only: its inv stays unknown */
-                    p->has_pid = true;
-                }
-            }
+    hmap first, shared;
+    hmap_init(&first, 1);
+    hmap_init(&shared, 1);
+    bool ok = true;
+    for (size_t i = 0; i < L->npass && ok; i++) {
+        const ps_pass *p = &L->pass[i];
+        if (!p->has_thread || !p->has_pid)
+            continue;
+        uint32_t *f = hmap_put(&first, &p->thread);
+        if (!f) {
+            ok = false;
+        } else if (!*f) {
+            *f = (uint32_t)(i + 1);
+        } else if (L->pass[*f - 1].pid != p->pid) {
+            uint32_t *sh = hmap_put(&shared, &p->thread);
+            if (sh)
+                *sh = 1;
+            ok = sh != NULL;
         }
-        hmap_free(&m);
     }
-    return true;
+    for (size_t i = 0; i < L->npass && ok; i++) {
+        ps_pass *p = &L->pass[i];
+        if (!p->has_thread || p->has_pid)
+            continue;
+        uint32_t v = hmap_get(&first, &p->thread);
+        if (v && hmap_get(&shared, &p->thread))
+            p->defects |= PS_D_NO_PID;
+        if (v) {
+            p->pid = L->pass[v - 1].pid; /* for its rank only: its inv stays unknown */
+            p->has_pid = !(p->defects & PS_D_NO_PID);
+        }
+    }
+    hmap_free(&first);
+    hmap_free(&shared);
+    return ok;
 }
 
 /* How many candidate passes have each segment set. */
@@ -139,7 +154,8 @@ static bool assign_ranks(ps_log *L, size_t **lastp)
     int krk = -1;
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
-        uint64_t a = p->has_pid ? p->pid : p->thread, b = p->has_pid ? 1 : 2;
+        bool named = p->has_pid || (p->defects & PS_D_NO_PID);
+        uint64_t a = named ? p->pid : p->thread, b = named ? 1 : 2;
         int rk = krk >= 0 && a == ka && b == kb ? krk : rank_of(L, p);
         ka = a;
         kb = b;
@@ -153,8 +169,10 @@ static bool assign_ranks(ps_log *L, size_t **lastp)
             L->oom = true;
             return false;
         }
-        last[rk] = i;
         p->rank = rk;
+        if (p->defects & PS_D_NO_PID)
+            continue; /* its rank is a guess: not its first or last pass, nor one of its passes */
+        last[rk] = i;
         p->cold = L->rank[rk].npasses == 0;
         L->rank[rk].npasses++;
     }
@@ -255,6 +273,9 @@ static void warn_defects(ps_log *L, const ps_pass *p, uint32_t ref, size_t best)
     if (p->defects & PS_D_NO_ORCH)
         dg_add(&L->warn, "%s:%zu: pass %s has no host_orch (no control-plane total without it); excluded",
                L->path, p->first_line, label);
+    if (p->defects & PS_D_NO_PID)
+        dg_add(&L->warn, "%s:%zu: pass %s has no pid (no chip.run.bind span), and its thread carries the passes of "
+               "several pids, any one's it could be; excluded", L->path, p->first_line, label);
     if (p->defects & PS_D_LONG)
         dg_add(&L->warn, "%s:%zu: pass %s has a control-plane sum of 2^62 ns (146 years) or more: no measurement; "
                "excluded", L->path, p->first_line, label);
@@ -326,7 +347,8 @@ void ps_exclusions(const ps_log *L, char *out, size_t n)
     static const char *const why[PS_NDEFECTS] = {"without arena_h2d",    "truncated",
                                                  "with a segment twice", "with dropped records",
                                                  "with other segments",  "with an ignored line",
-                                                 "without host_orch",   "with a sum of 2^62 ns or more"};
+                                                 "without host_orch",   "with a sum of 2^62 ns or more",
+                                                 "of no one pid"};
     size_t count[PS_NDEFECTS] = {0};
     for (size_t i = 0; i < L->npass; i++) {
         const ps_pass *p = &L->pass[i];
