@@ -481,6 +481,78 @@ static void a_run_from_a_kernel_is_refused(void **state)
     rig_close(&r);
 }
 
+/* A kernel that runs another runtime sharing its device (runtimes may
+ * share one): the device's run waits for the kernel, whose run would
+ * wait for the device. Refused (HBG_E_STATE), where it hung. */
+static struct {
+    hbg_runtime *rt2;
+    hbg_host_tensor *arg;
+    hbg_status st;
+    char error[256];
+} peer;
+
+static int k_peer(const hbg_kernel_args *a)
+{
+    (void)a;
+    hbg_program p = {.name = "peer", .orch = add_one, .nargs = 1, .args = peer.arg};
+    hbg_pass_report rep;
+    peer.st = hbg_runtime_run(peer.rt2, &p, false, &rep);
+    snprintf(peer.error, sizeof peer.error, "%s", rep.error);
+    return 0;
+}
+
+static void a_run_of_its_own_device_from_a_kernel_is_refused(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    assert_int_equal(hbg_kernel_register(r.kt, K_NESTED, "peer", k_peer), HBG_OK);
+    hbg_runtime_config rc = {.device = r.dev, .kernels = r.kt, .records_fd = -1, .nranks = 1};
+    assert_int_equal(hbg_runtime_create(&rc, &peer.rt2), HBG_OK);
+    int32_t y[N] = {0};
+    hbg_host_tensor arg = {.name = "y", .host = y, .layout = hbg_tensor_desc(HBG_I32, 1, (uint32_t[]){N}),
+                           .dir = HBG_INOUT};
+    peer.arg = &arg;
+    peer.st = HBG_OK;
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, nested_kernel_orch, NULL, &rep), HBG_OK);
+    assert_int_equal(peer.st, HBG_E_STATE);
+    if (!strstr(peer.error, "a run of this device from one of its own kernels"))
+        fail_msg("report: %s", peer.error);
+    assert_int_equal(r.x[0], 5);
+    assert_int_equal(y[0], 0);
+    /* outside a kernel the second runtime runs on the device as before */
+    hbg_program p = {.name = "peer", .orch = add_one, .nargs = 1, .args = &arg};
+    assert_int_equal(hbg_runtime_run(peer.rt2, &p, false, &rep), HBG_OK);
+    assert_int_equal(y[0], 1);
+    hbg_runtime_destroy(peer.rt2);
+    rig_close(&r);
+}
+
+/* hbg_sim_open: a core or scheduler count past its limit (a thread each)
+ * is refused by name; two counts that wrapped their sum to 0 made a
+ * device of no cores whose every run failed as "a fanin cycle". */
+static void sim_counts_past_the_limits_are_named(void **state)
+{
+    (void)state;
+    static const struct {
+        hbg_sim_config c;
+        const char *msg;
+    } bad[] = {
+        {{.aic_cores = 0x80000000u, .aiv_cores = 0x80000000u},
+         "sim: aic_cores 2147483648 is past the limit of 1024 (a thread each)"},
+        {{.aic_cores = 2, .aiv_cores = HBG_SIM_MAX_CORES + 1},
+         "sim: aiv_cores 1025 is past the limit of 1024 (a thread each)"},
+        {{.schedulers = 65}, "sim: schedulers 65 is past the limit of 64 (a thread each)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        hbg_device *d = (hbg_device *)&d;
+        assert_int_equal(hbg_sim_open(&bad[i].c, &d), HBG_E_INVAL);
+        assert_null(d);
+        assert_string_equal(hbg_device_last_error(), bad[i].msg);
+    }
+}
+
 /* A per-op records file that cannot be written fails the call, but the
  * pass was bound and is still run: the output is computed, and the
  * report says both. */
@@ -718,6 +790,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_run_inside_a_pass_is_refused),
+        cmocka_unit_test(a_run_of_its_own_device_from_a_kernel_is_refused),
+        cmocka_unit_test(sim_counts_past_the_limits_are_named),
         cmocka_unit_test(an_open_scope_is_named),
         cmocka_unit_test(a_predicate_needs_a_buffer),
         cmocka_unit_test(blocks_past_the_device_limit),

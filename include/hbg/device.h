@@ -46,10 +46,14 @@ struct hbg_device {
     void *services; /* passed to kernels as hbg_kernel_args.services */
 };
 
+/* hbg_sim_open refuses more (HBG_E_INVAL): each is a thread. */
+#define HBG_SIM_MAX_CORES 1024u      /* of each type */
+#define HBG_SIM_MAX_SCHEDULERS 64u
+
 typedef struct hbg_sim_config {
-    unsigned aic_cores;        /* simulated cube cores (threads), default 2 */
-    unsigned aiv_cores;        /* simulated vector cores (threads), default 2 */
-    unsigned schedulers;       /* scheduler threads, default 1 */
+    unsigned aic_cores;        /* simulated cube cores (threads), default 2, at most HBG_SIM_MAX_CORES */
+    unsigned aiv_cores;        /* simulated vector cores (threads), default 2, at most HBG_SIM_MAX_CORES */
+    unsigned schedulers;       /* scheduler threads, default 1, at most HBG_SIM_MAX_SCHEDULERS */
     uint64_t mem_limit;        /* refuse allocations past this (0: no limit) */
     uint32_t rank, nranks;
 } hbg_sim_config;

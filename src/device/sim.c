@@ -413,10 +413,16 @@ static void block_done(sim *s, job *j)
     kick(s);
 }
 
+/* The device whose core this thread is, NULL on any other thread: a
+ * kernel that runs this device again (through another runtime sharing
+ * it) would wait on run_lock for the run that waits for the kernel. */
+static _Thread_local const sim *tl_core_of;
+
 static void *core_main(void *p)
 {
     core *c = p;
     sim *s = c->s;
+    tl_core_of = s;
     pthread_mutex_lock(&s->m);
     for (;;) {
         while (!s->quit && !c->job)
@@ -519,6 +525,13 @@ static hbg_status sim_run(hbg_device *d, uint64_t arena, uint64_t bytes, const h
                           hbg_run_stats *stats)
 {
     sim *s = S(d);
+    if (tl_core_of == s) {
+        hbg__exec_set_error("sim: a run of this device from one of its own kernels: the run under way waits for the "
+                            "kernel, which would wait for it");
+        if (stats)
+            memset(stats, 0, sizeof *stats);
+        return HBG_E_STATE;
+    }
     pthread_mutex_lock(&s->run_lock);
     uint64_t t0 = now_ns();
     hbg_run_stats rs = {0};
@@ -675,9 +688,24 @@ hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
         hbg__exec_set_error("sim: rank %u is not below nranks %u", cfg->rank, nranks);
         return HBG_E_INVAL;
     }
+    /* a thread each: past these a machine runs out of threads first */
+    if (cfg->aic_cores > HBG_SIM_MAX_CORES || cfg->aiv_cores > HBG_SIM_MAX_CORES ||
+        cfg->schedulers > HBG_SIM_MAX_SCHEDULERS) {
+        hbg__exec_set_error("sim: %s %u is past the limit of %u (a thread each)",
+                            cfg->schedulers > HBG_SIM_MAX_SCHEDULERS ? "schedulers"
+                            : cfg->aic_cores > HBG_SIM_MAX_CORES     ? "aic_cores"
+                                                                     : "aiv_cores",
+                            cfg->schedulers > HBG_SIM_MAX_SCHEDULERS ? cfg->schedulers
+                            : cfg->aic_cores > HBG_SIM_MAX_CORES     ? cfg->aic_cores
+                                                                     : cfg->aiv_cores,
+                            cfg->schedulers > HBG_SIM_MAX_SCHEDULERS ? HBG_SIM_MAX_SCHEDULERS : HBG_SIM_MAX_CORES);
+        return HBG_E_INVAL;
+    }
     sim *s = calloc(1, sizeof *s);
-    if (!s)
+    if (!s) {
+        hbg__exec_set_error("sim: out of memory for the device");
         return HBG_E_NOMEM;
+    }
     s->dev.ops = &sim_ops;
     s->dev.rank = cfg->rank;
     s->dev.nranks = nranks;
@@ -696,6 +724,7 @@ hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
     s->idle[0] = calloc(s->ncores[0], sizeof *s->idle[0]);
     s->idle[1] = calloc(s->ncores[1], sizeof *s->idle[1]);
     if (!s->cores || !s->scheds || !s->idle[0] || !s->idle[1]) {
+        hbg__exec_set_error("sim: out of memory for %u cores and %u schedulers", n, s->nsched);
         sim_destroy(&s->dev);
         return HBG_E_NOMEM;
     }
@@ -705,6 +734,7 @@ hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
     for (unsigned i = 0; i < n + 3; i++) {
         callbuf *b = malloc(sizeof *b);
         if (!b) {
+            hbg__exec_set_error("sim: out of memory for the kernel calls of %u cores", n);
             sim_destroy(&s->dev);
             return HBG_E_NOMEM;
         }
