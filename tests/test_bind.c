@@ -328,6 +328,29 @@ static hbg_status failing_orch(hbg_orch *o, void *ctx)
     return hbg_submit_task(o, &t, NULL);
 }
 
+/* A kernel whose return value is a status of its own (a peer's timeout). */
+#define TIMEOUT_KERNEL 901
+static int timeout_kernel(const hbg_kernel_args *a)
+{
+    (void)a;
+    return -HBG_E_PEER_TIMEOUT;
+}
+
+static hbg_status timeout_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_task t = {.kernel_aic = TIMEOUT_KERNEL, .core = HBG_CORE_AIC, .blocks = 1};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+/* An orchestration whose own eager run fails, and which then succeeds. */
+static hbg_status nested_eager_orch(hbg_orch *o, void *ctx)
+{
+    (void)o;
+    const hbg_program *inner = ctx;
+    return hbg_eager_run(inner, inner->ctx, 1 << 20, 0, 1, NULL) == HBG_E_KERNEL ? HBG_OK : HBG_E_INVAL;
+}
+
 /* A pass that binds and then fails on the device names no segment: its
  * failed_segment is HBG_PH_NONE, apart from every phase name. */
 static void device_failure_names_no_segment(void **state)
@@ -352,6 +375,23 @@ static void device_failure_names_no_segment(void **state)
     snprintf(want, sizeof want, "%s", rep.error + 12);
     assert_int_equal(hbg_eager_run(&bad, r.kt, r.c->heap_bytes, 0, 1, NULL), HBG_E_KERNEL);
     assert_string_equal(hbg_eager_last_error(), want);
+    /* whatever status the kernel returned: the eager words named it by
+     * its status alone ("task 0: timed out waiting for the peer rank") */
+    assert_int_equal(hbg_kernel_register(r.kt, TIMEOUT_KERNEL, "times_out", timeout_kernel), HBG_OK);
+    bad.orch = timeout_orch;
+    assert_int_equal(hbg_runtime_run(r.rt, &bad, false, &rep), HBG_E_PEER_TIMEOUT);
+    assert_true(strncmp(rep.error, "device run: ", 12) == 0);
+    snprintf(want, sizeof want, "%s", rep.error + 12);
+    assert_int_equal(hbg_eager_run(&bad, r.kt, r.c->heap_bytes, 0, 1, NULL), HBG_E_PEER_TIMEOUT);
+    assert_string_equal(hbg_eager_last_error(), want);
+    /* "" after a success, though a run nested in it failed */
+    bad.orch = failing_orch;
+    bad.ctx = r.kt;
+    hbg_program outer = r.prog;
+    outer.orch = nested_eager_orch;
+    outer.ctx = &bad;
+    assert_int_equal(hbg_eager_run(&outer, r.kt, r.c->heap_bytes, 0, 1, NULL), HBG_OK);
+    assert_string_equal(hbg_eager_last_error(), "");
     rig_close(&r);
 }
 

@@ -24,12 +24,14 @@ typedef struct eager_ctx {
     const hbg_kernel_table *kernels;
     void *services;
     uint32_t rank, nranks;
+    bool kernel_failed; /* a kernel's return failed the pass: the words are its call's */
+    char kernel_error[HBG_PASS_ERROR_MAX];
 } eager_ctx;
 
 static hbg_status run_task(void *ctx, uint32_t task, const hbg_img_task *t, const hbg_tensor *tensors,
                            const uint64_t *scalars, const hbg_img_pred *preds)
 {
-    const eager_ctx *e = ctx;
+    eager_ctx *e = ctx;
     if (t->kind != HBG_TASK_KERNEL || (t->has_pred && !hbg__exec_pred_holds(&preds[t->pred])))
         return HBG_OK;
     /* The same call the device executors make, so a kernel sees the same
@@ -54,8 +56,11 @@ static hbg_status run_task(void *ctx, uint32_t task, const hbg_img_task *t, cons
             st = hbg__exec_invoke(e->kernels, &c, b, HBG_CORE_AIC, task, HBG_EXEC_NO_NODE);
         if (!st && (t->core == HBG_CORE_AIV || t->core == HBG_CORE_MIX))
             st = hbg__exec_invoke(e->kernels, &c, b, HBG_CORE_AIV, task, HBG_EXEC_NO_NODE);
-        if (st)
+        if (st) {
+            e->kernel_failed = true;
+            snprintf(e->kernel_error, sizeof e->kernel_error, "%s", hbg__exec_last_error());
             return st;
+        }
     }
     return HBG_OK;
 }
@@ -125,7 +130,6 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
                            .no_journal = true,
                            .run_task = run_task, .run_ctx = &ec, .rank = rank, .nranks = nranks};
     hbg_orch *o;
-    uint64_t seq = hbg__exec_error_seq(); /* a kernel's failure says why past it */
     hbg_status st = hbg__graph_orch_create(&cfg, &o);
     if (st) {
         fail(st, "cannot create the orchestrator: %s", hbg_strerror(st));
@@ -139,8 +143,8 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
         if (!st)
             st = ost;
         if (st) {
-            if (st == HBG_E_KERNEL && hbg__exec_error_seq() != seq)
-                fail(st, "%s", hbg__exec_last_error()); /* the kernel's own words, as a device run gives them */
+            if (ec.kernel_failed) /* the kernel's call named, as a device run names it, whatever it returned */
+                fail(st, "%s", ec.kernel_error);
             else if (hbg_orch_error(o))
                 fail(st, "%s", hbg_orch_last_error(o));
             else /* a bare status from the program's own code */
@@ -149,5 +153,7 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
         hbg__orch_destroy(o);
     }
     munmap(heap, heap_bytes);
+    if (!st) /* a failed run nested in this one (its orchestration's, a kernel's) left its words */
+        last_error[0] = '\0';
     return st;
 }
