@@ -260,6 +260,50 @@ static hbg_status end_alone(hbg_orch *o, void *ctx)
     return hbg_scope_end(o);
 }
 
+/* A Graph body that ends its caller's scope and begins a MANUAL one of
+ * its own: the caller's tasks after the call lost their inferred edges,
+ * every call returning HBG_OK. */
+static hbg_status swap_scope_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_status st = hbg_scope_end(o);
+    if (!st)
+        st = hbg_scope_begin(o, HBG_SCOPE_MANUAL);
+    return st ? st : add(o, b->args[0].t, 1);
+}
+
+static hbg_status open_scope_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_status st = hbg_scope_begin(o, HBG_SCOPE_MANUAL);
+    return st ? st : add(o, b->args[0].t, 1);
+}
+
+static hbg_graph_body scope_body;
+
+static hbg_status scope_in_body(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_status st = hbg_scope_begin(o, HBG_SCOPE_AUTO);
+    hbg_arg ba = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &ba};
+    if (!st)
+        st = hbg_submit_graph(o, 4, scope_body, NULL, &b, 0, NULL);
+    if (!st)
+        st = add(o, hbg_orch_arg(o, 0), 10);
+    return st ? st : hbg_scope_end(o);
+}
+
+static void a_body_keeps_out_of_its_callers_scopes(void **state)
+{
+    (void)state;
+    scope_body = swap_scope_body;
+    refused_both(scope_in_body, HBG_E_SCOPE, "graph key 0x4 node 0: hbg_scope_end in a Graph body ends a scope of "
+                                             "its caller's");
+    scope_body = open_scope_body;
+    refused_both(scope_in_body, HBG_E_SCOPE, "graph key 0x4 node 1: a Graph body left 1 scope open");
+}
+
 static void scope_misuse_is_named(void **state)
 {
     (void)state;
@@ -790,6 +834,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_run_inside_a_pass_is_refused),
+        cmocka_unit_test(a_body_keeps_out_of_its_callers_scopes),
         cmocka_unit_test(a_run_of_its_own_device_from_a_kernel_is_refused),
         cmocka_unit_test(sim_counts_past_the_limits_are_named),
         cmocka_unit_test(an_open_scope_is_named),

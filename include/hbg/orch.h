@@ -172,7 +172,8 @@ typedef enum hbg_scope_mode {
 
 /* Scopes nest; AUTO inside MANUAL is HBG_E_SCOPE. Outside a pass, like
  * the submits: HBG_E_STATE. A pass that ends with a scope open fails with
- * HBG_E_SCOPE. */
+ * HBG_E_SCOPE. A Graph body's scopes are its own: ending one its caller
+ * began, or returning with one of its own open, is HBG_E_SCOPE. */
 hbg_status hbg_scope_begin(hbg_orch *o, hbg_scope_mode mode);
 hbg_status hbg_scope_end(hbg_orch *o);
 

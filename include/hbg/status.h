@@ -20,7 +20,7 @@ typedef enum hbg_status {
     HBG_E_WINDOW_FULL,        /* the task window of this pass is exhausted */
     HBG_E_HEAP_EXHAUSTED,     /* the GM heap of this pass is exhausted */
     HBG_E_POOL_EXHAUSTED,     /* a pool sized up front (tensor map, image pool) is full */
-    HBG_E_SCOPE,              /* AUTO scope inside MANUAL, unbalanced scope end */
+    HBG_E_SCOPE,              /* AUTO scope inside MANUAL, unbalanced scope end, a body's scopes unbalanced */
     HBG_E_BAD_DEP,            /* an explicit dep names no earlier task/node */
     HBG_E_BOUNDARY_TOO_WIDE,  /* > HBG_MAX_BOUNDARY_TENSORS / _SCALARS */
     HBG_E_BOUNDARY_MISMATCH,  /* a replay's boundary signature differs from the Definition's */

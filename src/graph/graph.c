@@ -585,13 +585,10 @@ static hbg_status capture(hbg_orch *o, uint64_t key, hbg_graph_body body, void *
     o->capturing = true;
     hbg__rec_begin(o, b, brng);
     o->body = hbg__rec_passed(r); /* scalar slots are checked against it */
-    uint32_t depth0 = o->scope_depth;
     hbg__err_state e0 = hbg__err_take(o);
-    hbg_status st = body(o, ctx, b);
+    hbg_status st = hbg__orch_call_body(o, body, ctx, b);
     o->capturing = false;
     o->body = NULL;
-    if (!st && o->scope_depth != depth0)
-        st = HBG_E_SCOPE;
     /* A body that ignored a failed submit must not become a Definition;
      * the first failure inside it is the one worth reporting. */
     if (!st)
@@ -666,7 +663,7 @@ static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const 
     const hbg_boundary *saved = o->body;
     hbg__err_state e0 = hbg__err_take(o);
     o->body = b;
-    hbg_status st = body(o, ctx, b);
+    hbg_status st = hbg__orch_call_body(o, body, ctx, b);
     o->body = saved;
     if (!st)
         st = o->err;

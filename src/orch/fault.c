@@ -153,8 +153,12 @@ static void reason(msgbuf *m, const hbg__fault *f)
             put(m, "scopes nested past %lld deep", (long long)n[1]);
         else if (n[0] == 1)
             put(m, "an AUTO scope inside a MANUAL one");
-        else
+        else if (n[0] == 2)
             put(m, "hbg_scope_end with no scope open");
+        else if (n[0] == 3)
+            put(m, "hbg_scope_end in a Graph body ends a scope of its caller's");
+        else
+            put(m, "a Graph body left %lld scope%s open", (long long)n[1], n[1] == 1 ? "" : "s");
         break;
     case HBG_WHY_BOUND_REST:
         put(m, "%s ", n[1] ? "the task" : "`rest`");

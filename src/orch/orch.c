@@ -112,7 +112,7 @@ void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uin
     o->args = args;
     o->nargs = nargs;
     hbg__image_reset(&o->img);
-    o->scope_depth = o->manual_depth = 0;
+    o->scope_depth = o->manual_depth = o->scope_floor = 0;
     o->body = NULL;
     o->capturing = false;
     /* Each kind's period from the mean of its recent timed operations
@@ -779,13 +779,34 @@ hbg_status hbg_scope_end(hbg_orch *o)
         return HBG_E_INVAL;
     if (!o->in_pass)
         return HBG_E_STATE;
-    if (o->scope_depth == 0) {
-        hbg__why(o, HBG_WHY_SCOPE, -1, 2, 0, 0);
+    /* A Graph body that ended its caller's scope (and began one of its
+     * own: a MANUAL one) turned the caller's inference off for the tasks
+     * after the call, every call returning HBG_OK. */
+    if (o->scope_depth <= o->scope_floor) {
+        hbg__why(o, HBG_WHY_SCOPE, -1, o->scope_depth ? 3 : 2, 0, 0);
         return hbg__orch_fail(o, HBG_E_SCOPE);
     }
     if (o->scope_mode[--o->scope_depth] == HBG_SCOPE_MANUAL)
         o->manual_depth--;
     return HBG_OK;
+}
+
+hbg_status hbg__orch_call_body(hbg_orch *o, hbg_graph_body body, void *ctx, const hbg_boundary *b)
+{
+    uint32_t floor0 = o->scope_floor, depth0 = o->scope_depth;
+    o->scope_floor = depth0;
+    hbg_status st = body(o, ctx, b);
+    o->scope_floor = floor0;
+    if (o->scope_depth == depth0)
+        return st;
+    if (!st) {
+        hbg__why(o, HBG_WHY_SCOPE, -1, 4, o->scope_depth - depth0, 0);
+        st = hbg__orch_fail(o, HBG_E_SCOPE);
+    }
+    while (o->scope_depth > depth0)
+        if (o->scope_mode[--o->scope_depth] == HBG_SCOPE_MANUAL)
+            o->manual_depth--;
+    return st;
 }
 
 hbg_status hbg_orch_error(const hbg_orch *o) { return o ? o->err : HBG_E_INVAL; }

@@ -227,6 +227,7 @@ struct hbg_orch {
     uint8_t scope_mode[HBG_MAX_SCOPE_DEPTH];
     uint32_t scope_depth;
     uint32_t manual_depth;     /* number of MANUAL scopes open */
+    uint32_t scope_floor;      /* scopes below it are a Graph body's caller's: not its to end */
 
     /* Graphs: the boundary of the body now running (recorded or inline),
      * whether it is being recorded, and the layer that records it */
@@ -377,6 +378,9 @@ void hbg__fault_format(const hbg__fault *f, char *buf, size_t cap);
 /* Keeps `st` (and the facts noted for it) when it is the pass's first
  * failure; forgets the noted facts either way. Returns st. */
 hbg_status hbg__orch_fail(hbg_orch *o, hbg_status st);
+/* Runs a Graph body with its caller's scopes out of its reach: ending one
+ * is refused, and the scopes it leaves open are a failure (and closed). */
+hbg_status hbg__orch_call_body(hbg_orch *o, hbg_graph_body body, void *ctx, const hbg_boundary *b);
 /* The first failure's facts and status, saved around a Graph body that
  * runs with a clean slate and put back if the pass had failed before. */
 typedef struct hbg__err_state {
