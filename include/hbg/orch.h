@@ -109,6 +109,7 @@ typedef struct hbg_pred {
  * with hbg_orch_last_error naming the core and both slots. `scalar_slots`,
  * when not NULL, marks each scalar as static (-1) or as boundary scalar k
  * of the enclosing Graph (k >= 0); in a replay the scalar is then rebound.
+ * Any other mark (below -1) is HBG_E_INVAL.
  *
  * A zero-initialised task is valid: one block of AIC kernel 0, no tensors,
  * scalars, deps or predicate. `blocks = 0` means 1, and every count of 0

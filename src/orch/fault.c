@@ -141,7 +141,10 @@ static void reason(msgbuf *m, const hbg__fault *f)
                         : "boundary");
         break;
     case HBG_WHY_SCALAR_SLOT:
-        if (n[2] < 0)
+        if (n[2] == -2)
+            put(m, "scalar %lld is marked %lld: a mark is -1 (a static scalar) or a boundary scalar's index",
+                (long long)n[0], (long long)n[1]);
+        else if (n[2] < 0)
             put(m, "scalar %lld is marked boundary scalar %lld outside any Graph body (-1 marks a static scalar)",
                 (long long)n[0], (long long)n[1]);
         else

@@ -432,7 +432,10 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
              * nothing at all. */
             uint32_t nbs = o->body ? o->body->nscalars : 0;
             for (uint32_t i = 0; i < t->nscalars; i++)
-                if (t->scalar_slots[i] >= 0 && (uint32_t)t->scalar_slots[i] >= nbs) {
+                if (t->scalar_slots[i] < -1) { /* no slot and no static mark: a value gone wrong */
+                    hbg__why(o, HBG_WHY_SCALAR_SLOT, -1, i, t->scalar_slots[i], -2);
+                    return HBG_E_INVAL;
+                } else if (t->scalar_slots[i] >= 0 && (uint32_t)t->scalar_slots[i] >= nbs) {
                     hbg__why(o, HBG_WHY_SCALAR_SLOT, -1, i, t->scalar_slots[i], o->body ? (int64_t)nbs : -1);
                     return o->body ? HBG_E_GRAPH_CAPTURE : HBG_E_INVAL;
                 }
