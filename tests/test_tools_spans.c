@@ -448,6 +448,32 @@ static void test_rounds_two_ranks_anchors(void **st)
     free(err);
 }
 
+/* Two records on one line (writes that interleave): the anchor first on
+ * the line dates the round after it (it was taken for one after the
+ * round, as if there were none); one after the round on its line does
+ * not date it. */
+static void test_rounds_an_anchor_on_the_line_of_a_round(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=100][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=8 mono_ns=100 wall_ns=1000000000000000000 "
+        "[mono_ns=202][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=8 tid=8 inv=1 hid=ab depth=0 name=chip.run "
+        "ts=150 dur=50\n"
+        "[mono_ns=302][T0x2][TIMING] emit_host_span: [STRACE] v=1 pid=9 tid=9 inv=1 hid=ab depth=0 name=chip.run "
+        "ts=100 dur=50 [mono_ns=300][T0x2][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=9 mono_ns=300 "
+        "wall_ns=1000000000000000000\n";
+    char *log = ts_temp_file(text, strlen(text), ".log"), *out, *err;
+    const char *a[] = {"spans", log, "--view", "rounds", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(out, "2001-09-09T01:46:40.000000050Z"));     /* pid 8: 1e18 + 150 - 100 */
+    assert_true(ts_contains(out, "- (no clock anchor before it)"));      /* pid 9 */
+    assert_false(ts_contains(out, "2001-09-09T01:46:39.999999800Z"));    /* pid 9, dated backwards */
+    free(out);
+    free(err);
+    unlink(log);
+    free(log);
+}
+
 static void test_rounds_pipelined_device_phases(void **st)
 {
     (void)st;
@@ -1202,6 +1228,7 @@ int main(void)
         cmocka_unit_test(test_tpot_original_pipelined),
         cmocka_unit_test(test_a_run_twice_counts_once),
         cmocka_unit_test(test_rounds_two_ranks_anchors),
+        cmocka_unit_test(test_rounds_an_anchor_on_the_line_of_a_round),
         cmocka_unit_test(test_rounds_pipelined_device_phases),
         cmocka_unit_test(test_tree_from_depth),
         cmocka_unit_test(test_tree_child_outside_parent),

@@ -132,6 +132,35 @@ static void test_a_logged_key_is_not_a_second_member(void **st)
     free(log);
 }
 
+/* Two records on one line (writes that interleave): an anchor first on
+ * the line is in force for the span after it; an anchor after the span
+ * is not (it was taken backwards to date the span before it). */
+static void test_an_anchor_on_the_line_of_a_span(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=100][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=8 mono_ns=100 wall_ns=1000000000000000000 "
+        "[mono_ns=202][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=8 tid=8 inv=1 hid=aa depth=0 name=chip.run "
+        "ts=150 dur=50\n"
+        "[mono_ns=202][T0x2][TIMING] emit_host_span: [STRACE] v=1 pid=9 tid=9 inv=1 hid=aa depth=0 name=chip.run "
+        "ts=100 dur=50 [mono_ns=300][T0x2][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=9 mono_ns=300 "
+        "wall_ns=1000000000000000000\n";
+    char *log = ts_temp_file(text, strlen(text), ".log"), *err;
+    json_t *j = run_timeline(log, NULL, 0, &err);
+    assert_non_null(j);
+    json_t *e = NULL;
+    assert_int_equal(find(json_object_get(j, "traceEvents"), "chip.run", "span", 8, -1, &e), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "wall_ns")),
+                        "1000000000000000050");
+    assert_int_equal(find(json_object_get(j, "traceEvents"), "chip.run", "span", 9, -1, &e), 1);
+    assert_null(json_object_get(json_object_get(e, "args"), "wall_ns"));
+    assert_true(ts_contains(err, "1 events precede their process's first clock anchor"));
+    json_decref(j);
+    free(err);
+    unlink(log);
+    free(log);
+}
+
 static void test_original_with_records(void **st)
 {
     (void)st;
@@ -1828,6 +1857,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_original_with_records),
         cmocka_unit_test(test_a_logged_key_is_not_a_second_member),
+        cmocka_unit_test(test_an_anchor_on_the_line_of_a_span),
         cmocka_unit_test(test_foreign_records_make_no_lane),
         cmocka_unit_test(test_device_lane_never_a_host_pid),
         cmocka_unit_test(test_anchor_out_of_range_is_said),

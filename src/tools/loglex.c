@@ -718,6 +718,7 @@ typedef struct scan {
     bool cr_lines;          /* no '\n' in the text: CR-only line ends */
     size_t base, line;
     const char *rec;
+    bool lexed;             /* a record was lexed on the current line */
     const lx_sink *sink;
     lx_rec r;
     char msg[192];
@@ -740,6 +741,8 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
     r->off = sc->base + (size_t)(start - sc->buf);
     r->at = start;
     r->line = sc->line;
+    r->line_first = !sc->lexed;
+    sc->lexed = true;
     cur c = {q + 1, sc->e, sc->cr_lines, false};
     const char *bad, *p;
     if (kind == LX_BIND || kind == LX_ORCH)
@@ -811,6 +814,7 @@ static void cut_marker(scan *sc, const char *end)
         r->off = sc->base + (size_t)(lo - sc->buf);
         r->at = lo;
         r->line = sc->line;
+        r->line_first = !sc->lexed;
         sc->sink->on_bad(sc->sink->ctx, r, "the line ends before phase= (cut short)");
         return;
     }
@@ -821,6 +825,7 @@ static inline void new_line(scan *sc, const char *q)
     if (sc->rec && !sc->sink->spans_only) /* a reader of spans reads no bind line */
         cut_marker(sc, q);
     sc->rec = NULL;
+    sc->lexed = false;
     sc->line++;
     if (at_stamp(q + 1, sc->e))
         emit_stamp(sc->buf, sc->base, sc->line, q + 1, sc->e, sc->sink, &sc->r);

@@ -47,6 +47,7 @@ typedef struct lx_rec {
     lx_kind kind;
     size_t off;         /* byte offset of the record (its prefix when it has one) */
     size_t line;        /* its physical line, from 1 */
+    bool line_first;    /* no record before it on that line (writes interleaved put several on one) */
     const char *at;     /* where off is in the buffer scanned */
     const char *prefix; /* the record's "[mono_ns=...][T0x...]" prefix, or NULL ... */
     const char *mark;   /* ... up to its marker; see lx_thread */

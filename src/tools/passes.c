@@ -983,6 +983,7 @@ static void on_anchor(ps_log *L, const lx_rec *r)
     a->wall = r->wall;
     a->off = r->off;
     a->line = r->line;
+    a->line_first = r->line_first;
     /* the line's own "[mono_ns=N]", written by the same clock a moment
      * before: ps_anchor_judge weighs the anchor's reading against it */
     a->has_line_mono = lx_prefix_mono(r, &a->line_mono);

@@ -135,7 +135,18 @@ typedef struct ps_anchor {
     size_t off, line;
     uint64_t line_mono;     /* its line's own [mono_ns=], when has_line_mono */
     bool has_line_mono;
+    bool line_first;        /* no record before it on its line */
 } ps_anchor;
+
+/* Whether anchor a comes before a record on line `line`, and so is in
+ * force there: on an earlier line, or first on that line (writes that
+ * interleave put two records on one line; a record before the anchor on
+ * it must not take the anchor's time backwards). A record after an anchor
+ * that is not first on the line takes an earlier anchor, or none. */
+static inline bool ps_anchor_precedes(const ps_anchor *a, size_t line)
+{
+    return a->line < line || (a->line == line && a->line_first);
+}
 
 /* How a wall time for host time mono may be taken from anchor a:
  * PS_ANCHOR_OK; PS_ANCHOR_CORRUPT when a's mono_ns is over

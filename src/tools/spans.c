@@ -427,7 +427,7 @@ double sp_med_val(const sp_stat *s)
 int sp_wall_at(const ps_log *L, uint64_t pid, size_t line, uint64_t mono, uint64_t *wall)
 {
     const ps_anchor *a = NULL;
-    for (size_t i = 0; i < L->nanchor && L->anchor[i].line < line; i++)
+    for (size_t i = 0; i < L->nanchor && ps_anchor_precedes(&L->anchor[i], line); i++)
         if (L->anchor[i].pid == pid)
             a = &L->anchor[i];
     if (!a)

@@ -551,7 +551,7 @@ static void put_wall(tl *t, uint64_t wall)
 }
 
 /* wall_ns and utc of host time mono of a record at line: from the anchor in
- * force there (the process's latest anchor at or before that line). An
+ * force there (the process's latest anchor before it: ps_anchor_precedes). An
  * event before its process's first anchor gets neither: extrapolating a
  * later anchor backwards would invent a time. */
 static void arg_wall(tl *t, const proc *p, size_t line, uint64_t mono)
@@ -561,7 +561,7 @@ static void arg_wall(tl *t, const proc *p, size_t line, uint64_t mono)
     size_t lo = 0, hi = p->na;
     while (lo < hi) {
         size_t m = (lo + hi) / 2;
-        if (t->anc[p->a0 + m]->line <= line)
+        if (ps_anchor_precedes(t->anc[p->a0 + m], line))
             lo = m + 1;
         else
             hi = m;
