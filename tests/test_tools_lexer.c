@@ -327,6 +327,33 @@ static void test_malformed_records(void **st)
     assert_string_equal(g.bad[0], "expected dur_ns=<ns> (the line is cut short or not a bind line)");
     scan("bind phase=Args start_ns=1 dur_ns=2\n", &g);
     assert_string_equal(g.bad[0], "expected phase=<name of [a-z0-9_]>, found phase=Args");
+    /* a name of the grammar too long to hold is said to be that, not a
+     * name outside the grammar; LX_MAX_NAME characters are read */
+    char line[512], name[LX_MAX_NAME + 2];
+    memset(name, 'x', sizeof name - 1);
+    name[sizeof name - 1] = 0;
+    snprintf(line, sizeof line, "bind phase=%s start_ns=1 dur_ns=2\n", name);
+    scan(line, &g);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "phase=xxxxxxxxxxxxxxxxxxxxxxxx... is a name of 65 characters; the tools read names "
+                                  "of at most 64");
+    name[LX_MAX_NAME] = 0;
+    snprintf(line, sizeof line, "bind phase=%s start_ns=1 dur_ns=2\n", name);
+    scan(line, &g);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.rec[0].name.n, LX_MAX_NAME);
+    /* LX_MAX_ATTRS attributes are read, one more is refused by name */
+    size_t k = (size_t)snprintf(line, sizeof line, "bind phase=args start_ns=1 dur_ns=2");
+    for (int i = 0; i < LX_MAX_ATTRS; i++)
+        k += (size_t)snprintf(line + k, sizeof line - k, " a%d=%d", i, i);
+    snprintf(line + k, sizeof line - k, "\n");
+    scan(line, &g);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.rec[0].nattr, LX_MAX_ATTRS);
+    snprintf(line + k, sizeof line - k, " z=1\n");
+    scan(line, &g);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "more than 64 attributes (the most the tools read on one line)");
     scan("bind phase=args start_ns=-1 dur_ns=2\n", &g);
     assert_string_equal(g.bad[0], "expected start_ns=<decimal integer>, found start_ns=-1");
     scan("bind phase=args start_ns=1 dur_ns=2 pid=4\n", &g);

@@ -306,7 +306,7 @@ static void add_attr(lx_rec *r, lx_slice k, lx_slice v, const numv *nv, const ch
     r->attr_keys |= bit;
     if (r->nattr == LX_MAX_ATTRS) {
         if (!*bad) {
-            snprintf(msg, mlen, "more than %d attributes", LX_MAX_ATTRS);
+            snprintf(msg, mlen, "more than %d attributes (the most the tools read on one line)", LX_MAX_ATTRS);
             *bad = msg;
         }
         return;
@@ -337,9 +337,9 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
      * invalid one needs the second look */
     while (p < c->e && segch[(unsigned char)*p])
         p++;
-    bool valid = p - s <= 64 && p > s;
+    bool valid = p - s <= LX_MAX_NAME && p > s, long_name = p - s > LX_MAX_NAME;
     if (p < c->e && cls[(unsigned char)*p] == C_TEXT) {
-        valid = false;
+        valid = long_name = false;
         while (p < c->e && cls[(unsigned char)*p] == C_TEXT)
             p++;
     }
@@ -347,6 +347,11 @@ static const char *lex_phase(lx_rec *r, cur *c, char *msg, size_t mlen)
     r->name.n = (size_t)(p - s);
     r->name_ok = valid;
     c->p = p;
+    if (long_name) { /* a name of the grammar, past what the tools hold */
+        snprintf(msg, mlen, "phase=%.24s... is a name of %zu characters; the tools read names of at most %d",
+                 r->name.p, r->name.n, LX_MAX_NAME);
+        return msg;
+    }
     if (!valid) {
         snprintf(msg, mlen, "expected phase=<name of [a-z0-9_]>, found phase=%.*s",
                  (int)(r->name.n > 24 ? 24 : r->name.n), r->name.p);

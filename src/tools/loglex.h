@@ -26,7 +26,11 @@ typedef struct lx_slice {
 
 typedef enum lx_kind { LX_BIND, LX_ORCH, LX_SPAN, LX_ANCHOR, LX_STAMP } lx_kind;
 
-#define LX_MAX_ATTRS 16
+/* A line's attributes past this many, and a segment or kind name longer
+ * than LX_MAX_NAME, make the line malformed, said so in its warning: the
+ * logs carry a handful of each and names of a dozen characters. */
+#define LX_MAX_ATTRS 64
+#define LX_MAX_NAME 64
 
 /* A duration of 2^62 ns (146 years) or more is no measurement but a
  * clock that went backwards and wrapped, or a corrupted digit: the lexer

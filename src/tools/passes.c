@@ -1043,7 +1043,7 @@ static void sink_bad(void *ctx, const lx_rec *r, const char *msg)
     switch (r->kind) {
     case LX_BIND: L->nbad_bind++; break;
     case LX_ORCH: L->nbad_orch++; what = "host-orch line"; break;
-    case LX_SPAN: L->ntorn++; what = "[STRACE] span (torn)"; break;
+    case LX_SPAN: L->ntorn++; what = "[STRACE] span"; break; /* its msg says when it is torn */
     default: L->nbad_anchor++; what = "clock anchor"; break;
     }
     dg_add(&L->warn, "%s:%zu: malformed %s: %s; ignored", L->path, r->line, what, msg);

@@ -191,7 +191,7 @@ typedef struct ps_log {
     int nseg;
     uint32_t seen;          /* bit per segment id some pass has */
     uint64_t max_dur;       /* the largest dur_ns of any segment */
-    char segname[PS_MAXSEG][65];
+    char segname[PS_MAXSEG][LX_MAX_NAME + 1];
     uint8_t seglen[PS_MAXSEG];
     bool seg_overflow_warned;
     unsigned unknown_op_warned;
