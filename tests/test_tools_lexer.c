@@ -342,6 +342,23 @@ static void test_malformed_records(void **st)
     scan(line, &g);
     assert_int_equal(g.n, 1);
     assert_int_equal(g.rec[0].name.n, LX_MAX_NAME);
+    /* a prefix that is not the writers' is a line damaged at its start */
+    static const char *const pfx[][2] = {
+        {"[mono_ns=2x0][T0x1][TIMING] f: [a.c:1] host-orch phase=record_node total_ns=5 count=7 detail_sum=0 "
+         "dropped=99\n", "its prefix [mono_ns=2x0][T0x1] is not [mono_ns=<ns>][T0x<hex>]"},
+        {"[mono_ns=][T0x1][TIMING] f: [a.c:1] bind phase=args start_ns=1 dur_ns=2\n",
+         "its prefix [mono_ns=][T0x1] is not [mono_ns=<ns>][T0x<hex>]"},
+        {"[mono_ns=5][T0xg1][TIMING] f: [a.c:1] bind phase=args start_ns=1 dur_ns=2\n",
+         "its prefix [mono_ns=5][T0xg1] is not [mono_ns=<ns>][T0x<hex>]"},
+    };
+    for (size_t i = 0; i < sizeof pfx / sizeof pfx[0]; i++) {
+        scan(pfx[i][0], &g);
+        assert_int_equal(g.n, 0);
+        assert_int_equal(g.nbad, 1);
+        assert_string_equal(g.bad[0], pfx[i][1]);
+    }
+    scan("[mono_ns=5][T0x7f3c9a7fc650][TIMING] f: [a.c:1] bind phase=args start_ns=1 dur_ns=2\n", &g);
+    assert_int_equal(g.n, 1);
     /* LX_MAX_ATTRS attributes are read, one more is refused by name */
     size_t k = (size_t)snprintf(line, sizeof line, "bind phase=args start_ns=1 dur_ns=2");
     for (int i = 0; i < LX_MAX_ATTRS; i++)

@@ -181,6 +181,35 @@ static void a_spanless_pass_on_a_shared_thread_is_no_ones(void **st)
     ps_free(&f.L);
 }
 
+/* A host-orch line whose prefix is damaged ("[mono_ns=2x0]") was taken
+ * for one with no thread, "with no bind burst before it": its
+ * dropped=99 lost, and its pass kept as clean. It is malformed, and its
+ * thread still charges it to its pass, which is excluded. */
+static void a_damaged_prefix_excludes_its_pass(void **st)
+{
+    (void)st;
+    char text[4096];
+    size_t n = 0;
+    for (int i = 1; i <= 3; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "[mono_ns=%d0][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=%d00\n"
+                              "[mono_ns=%d0][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=%d0\n"
+                              "[mono_ns=%s][T0x1][TIMING] f: [a.c:2] host-orch phase=record_node total_ns=5 count=7 "
+                              "detail_sum=0 dropped=%d\n",
+                              i, i, i, i, i == 2 ? "2x0" : i == 1 ? "10" : "30", i == 2 ? 99 : 0);
+    fx f = {0};
+    ps_options o = {0};
+    assert_int_equal(ps_read(&f.L, "pfx.log", text, n, &o), HBG_OK);
+    assert_int_equal(f.L.npass, 3);
+    assert_int_equal(f.L.nused, 1);
+    assert_int_equal(f.L.warn.n, 2);
+    assert_string_equal(f.L.warn.msg[0], "pfx.log:6: malformed host-orch line: its prefix [mono_ns=2x0][T0x1] is not "
+                                         "[mono_ns=<ns>][T0x<hex>]; ignored");
+    assert_string_equal(f.L.warn.msg[1], "pfx.log:4: pass thread 0x1 has a malformed line that was ignored (line 6); "
+                                         "excluded");
+    ps_free(&f.L);
+}
+
 /* A span name read in its canonical form (chip.run.bin%64 is
  * chip.run.bind) from a log read in memory, where the reader keeps the log's
  * own bytes and copies nothing: a name it rewrote is a copy of its own,
@@ -884,6 +913,7 @@ int main(void)
         cmocka_unit_test(test_missing_close_original_not_merged),
         cmocka_unit_test(test_missing_close_original_without_spans),
         cmocka_unit_test(a_spanless_pass_on_a_shared_thread_is_no_ones),
+        cmocka_unit_test(a_damaged_prefix_excludes_its_pass),
         cmocka_unit_test(test_duplicate_segment),
         cmocka_unit_test(test_truncated_last_pass),
         cmocka_unit_test(test_segment_sets_differ),

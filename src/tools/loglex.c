@@ -220,8 +220,14 @@ static bool parse_thread(const char *p, const char *e, uint64_t *out, lx_thread_
 #endif
     while (p < e && *p >= '0' && *p <= '9')
         p++;
-    if (e - p < 6 || memcmp(p, "][T0x", 5) != 0)
-        return false;
+    if (e - p < 6 || memcmp(p, "][T0x", 5) != 0) {
+        /* a time gone wrong ("[mono_ns=2x0]"; the lexer calls the record
+         * malformed): its thread still names the pass it is charged to */
+        while (e - p >= 6 && memcmp(p, "][T0x", 5) != 0)
+            p++;
+        if (e - p < 6)
+            return false;
+    }
     p += 5;
     if (c && c->n && (size_t)(e - p) > c->n && p[c->n] == ']' && memcmp(p, c->text, c->n) == 0) {
         *out = c->val;
@@ -729,6 +735,21 @@ typedef struct scan {
     char msg[192];
 } scan;
 
+/* Whether a record's prefix, up to its marker, begins as the writers
+ * write it: "[mono_ns=<decimal>][T0x<1 to 16 hex digits>]". */
+static bool prefix_ok(const char *p, const char *mark)
+{
+    const char *d = p += PREFIX_LEN;
+    while (p < mark && *p >= '0' && *p <= '9')
+        p++;
+    if (p == d || mark - p < 6 || memcmp(p, "][T0x", 5) != 0)
+        return false;
+    const char *h = p += 5;
+    while (p < mark && ((*p >= '0' && *p <= '9') || ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'f')))
+        p++;
+    return p > h && p - h <= 16 && p < mark && *p == ']';
+}
+
 /* Lexes the record of kind whose marker starts at mark; q is the '=' after
  * the marker's last word ("phase" of "bind phase=", the byte before "v=" of
  * the others). Returns where the scan goes on. */
@@ -756,6 +777,17 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
         bad = lex_span(r, &c, sc->msg, sizeof sc->msg);
     else
         bad = lex_anchor(r, &c, sc->msg, sizeof sc->msg);
+    /* A prefix that is not the writers' is a line damaged at its start:
+     * nothing on it can be trusted (a dropped=99 read from it was lost,
+     * and its pass kept as clean). What was read still names its pass. */
+    if (!bad && r->prefix && !prefix_ok(r->prefix, mark)) {
+        const char *end = memchr(r->prefix + PREFIX_LEN, ']', (size_t)(mark - r->prefix - PREFIX_LEN));
+        end = end && end + 1 < mark && end[1] == '[' ? memchr(end + 1, ']', (size_t)(mark - end - 1)) : end;
+        int n = (int)((end ? end + 1 : mark) - r->prefix);
+        snprintf(sc->msg, sizeof sc->msg, "its prefix %.*s%s is not [mono_ns=<ns>][T0x<hex>]", n > 48 ? 48 : n,
+                 r->prefix, n > 48 ? "..." : "");
+        bad = sc->msg;
+    }
     if (bad) {
         sc->sink->on_bad(sc->sink->ctx, r, bad);
         p = c.at_next ? c.p : skip_record(c.p, sc->e);
