@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "support/tools_support.h"
+#include "tools/passes.h"
 
 static void two_runs_in_one_log_are_named(void **state)
 {
@@ -72,7 +73,7 @@ static void a_quiet_level_is_the_reason_given(void **state)
     char *err = NULL, want[1200];
     assert_int_equal(ts_run_cli(args, NULL, &err), 1);
     snprintf(want, sizeof want,
-             "hbg phases: %s has no bind-phase lines: its stamp shows HBG_LOG_LEVEL=off, which writes no TIMING "
+             "hbg phases: %s has no bind-phase lines: its stamp shows --log-level off, which writes no TIMING "
              "records; run the workload at --log-level timing (or debug/info)\n", in);
     assert_string_equal(err, want);
     free(err);
@@ -80,14 +81,14 @@ static void a_quiet_level_is_the_reason_given(void **state)
     const char *fargs[] = {"fit", in, NULL};
     assert_int_equal(ts_run_cli(fargs, NULL, &err), 2);
     snprintf(want, sizeof want,
-             "hbg fit: %s has no bind-phase lines: its stamp shows HBG_LOG_LEVEL=off, which writes no TIMING "
+             "hbg fit: %s has no bind-phase lines: its stamp shows --log-level off, which writes no TIMING "
              "records; run the workload at --log-level timing (or debug/info)\n", in);
     assert_true(ts_contains(err, want));
     free(err);
     char *in2 = ts_temp_file(log, sizeof log - 1, ".log");
     const char *cargs[] = {"compare", "--base", in, "--measure", in2, NULL};
     assert_int_equal(ts_run_cli(cargs, NULL, &err), 2);
-    assert_true(ts_contains(err, "has no bind-phase lines: its stamp shows HBG_LOG_LEVEL=off, which writes no TIMING "
+    assert_true(ts_contains(err, "has no bind-phase lines: its stamp shows --log-level off, which writes no TIMING "
                                  "records"));
     free(err);
     remove(in2);
@@ -96,11 +97,49 @@ static void a_quiet_level_is_the_reason_given(void **state)
     assert_int_equal(ts_run_cli(targs, NULL, &err), 1);
     snprintf(want, sizeof want,
              "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines: its stamp shows "
-             "HBG_LOG_LEVEL=off, which writes no TIMING records; run at --log-level timing\n", in);
+             "--log-level off, which writes no TIMING records; run at --log-level timing\n", in);
     assert_string_equal(err, want);
     free(err);
     remove(in);
     free(in);
+}
+
+/* The level a stamp shows: its command's --log-level over the
+ * environment, hbg's variable over the original runtime's, in any case;
+ * named as written. Only HBG_LOG_LEVEL= was read: an original runtime's
+ * log at SIMPLER_LOG_LEVEL=warn was told to turn the breakdown on. */
+static void the_level_is_read_as_the_runtimes_read_it(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *stamp, *level, *said;
+    } c[] = {
+        {"777d417 env SIMPLER_LOG_LEVEL=WARN python main.py --rounds 4", "warn", "SIMPLER_LOG_LEVEL=WARN"},
+        {"777d417 env SIMPLER_LOG_LEVEL=timing python main.py --log-level error", "error", "--log-level error"},
+        {"777d417 env python main.py --log-level=off --rounds 2", "off", "--log-level off"},
+        {"abc env HBG_LOG_LEVEL=warn hbg run qwen --log-level timing", NULL, NULL},
+        {"abc env HBG_LOG_LEVEL=timing SIMPLER_LOG_LEVEL=off hbg run qwen", NULL, NULL},
+        {"abc env SIMPLER_LOG_LEVEL=off HBG_LOG_LEVEL=off hbg run qwen --log-level off --log-level=info", NULL, NULL},
+        {"abc env HBG_LOG_LEVEL=Off hbg run qwen", "off", "HBG_LOG_LEVEL=Off"},
+        {"abc env HBG_LOG_LEVEL=offx hbg run qwen", NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char log[256], said[96] = "";
+        int n = snprintf(log, sizeof log, "[stamp] %s\n", c[i].stamp);
+        ps_log L;
+        ps_options o = {0};
+        assert_int_equal(ps_read(&L, "s.log", log, (size_t)n, &o), HBG_OK);
+        const char *lv = ps_stamp_quiet_level(&L, said, sizeof said);
+        if (!c[i].level) {
+            if (lv)
+                fail_msg("%s: read as %s", c[i].stamp, lv);
+        } else {
+            assert_non_null(lv);
+            assert_string_equal(lv, c[i].level);
+            assert_string_equal(said, c[i].said);
+        }
+        ps_free(&L);
+    }
 }
 
 /* A [stamp] line with no text records no command or commit: compare says
@@ -138,6 +177,7 @@ int main(void)
         cmocka_unit_test(two_runs_in_one_log_are_named),
         cmocka_unit_test(a_stamp_ends_at_a_cr),
         cmocka_unit_test(a_quiet_level_is_the_reason_given),
+        cmocka_unit_test(the_level_is_read_as_the_runtimes_read_it),
         cmocka_unit_test(an_empty_stamp_is_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -161,6 +161,26 @@ static void test_an_anchor_on_the_line_of_a_span(void **st)
     free(log);
 }
 
+/* A log whose every record is malformed: that is the reason given, not
+ * the breakdown switch it was told to turn on. */
+static void test_nothing_whole_is_the_reason_given(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=1][T0x1][TIMING] e: [STRACE] v=1 pid=1 tid=1 inv=1 hid=ab depth=0 name=chip.run ts=5\n"
+        "[mono_ns=2][T0x1][TIMING] e: [STRACE] v=1 pid=1 tid=1 inv=2 hid=ab depth=0 name=chip.run dur=5\n";
+    char *log = ts_temp_file(text, strlen(text), ".log"), *err = NULL, want[4400];
+    const char *args[] = {"timeline", log, "-o", "/dev/null", NULL};
+    assert_int_equal(ts_run_cli(args, NULL, &err), 1);
+    snprintf(want, sizeof want, "hbg timeline: nothing to draw: %s: none of its 2 [STRACE] records is whole (see "
+             "the warnings)\n", log);
+    assert_true(ts_contains(err, want));
+    assert_false(ts_contains(err, "HBG_BIND_BREAKDOWN"));
+    free(err);
+    unlink(log);
+    free(log);
+}
+
 static void test_original_with_records(void **st)
 {
     (void)st;
@@ -1858,6 +1878,7 @@ int main(void)
         cmocka_unit_test(test_original_with_records),
         cmocka_unit_test(test_a_logged_key_is_not_a_second_member),
         cmocka_unit_test(test_an_anchor_on_the_line_of_a_span),
+        cmocka_unit_test(test_nothing_whole_is_the_reason_given),
         cmocka_unit_test(test_foreign_records_make_no_lane),
         cmocka_unit_test(test_device_lane_never_a_host_pid),
         cmocka_unit_test(test_anchor_out_of_range_is_said),

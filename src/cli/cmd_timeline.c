@@ -141,7 +141,19 @@ static void print_warnings(const ps_log *L, const dg_list *warn, bool more)
  * else the breakdown switch. */
 static void nothing_to_draw(const ps_log *L, const char *path, bool per_inv)
 {
-    const char *quiet = ps_stamp_quiet_level(L);
+    char said[96];
+    const char *quiet = ps_stamp_quiet_level(L, said, sizeof said);
+    /* records there are, none whole: the level and the switch are not why */
+    size_t torn = L->ntorn, bad = per_inv ? 0 : L->nbad_bind;
+    if (torn || bad) {
+        fprintf(stderr, "hbg timeline: nothing to draw: %s: none of its ", path);
+        if (torn)
+            fprintf(stderr, "%zu [STRACE] record%s%s", torn, torn == 1 ? "" : "s", bad ? " and " : "");
+        if (bad)
+            fprintf(stderr, "%zu bind line%s", bad, bad == 1 ? "" : "s");
+        fprintf(stderr, " is whole (see the warnings)\n");
+        return;
+    }
     if (per_inv && !L->npass && !quiet)
         /* the breakdown switch adds bind lines, which this view does not draw */
         fprintf(stderr, "hbg timeline: nothing to draw: %s has no [STRACE] spans, which --per-invocation draws\n",
@@ -155,8 +167,8 @@ static void nothing_to_draw(const ps_log *L, const char *path, bool per_inv)
     else if (quiet)
         fprintf(stderr,
                 "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines: its stamp "
-                "shows HBG_LOG_LEVEL=%s, which writes no TIMING records; run at --log-level timing\n",
-                path, quiet);
+                "shows %s, which writes no TIMING records; run at --log-level timing\n",
+                path, said);
     else
         fprintf(stderr,
                 "hbg timeline: nothing to draw: %s has no [STRACE] spans and no bind-phase lines (run with "

@@ -1194,14 +1194,15 @@ const char *ps_mixed_runs(const ps_log *L, const char *path, char *buf, size_t c
 
 const char *ps_no_bind_why(const ps_log *L, char *buf, size_t cap)
 {
-    const char *quiet = ps_stamp_quiet_level(L);
+    char said[96];
+    const char *quiet = ps_stamp_quiet_level(L, said, sizeof said);
     if (L->nbad_bind)
         snprintf(buf, cap, ": none of its %zu bind lines is well-formed (see the warnings)", L->nbad_bind);
     else if (quiet)
         snprintf(buf, cap,
-                 " has no bind-phase lines: its stamp shows HBG_LOG_LEVEL=%s, which writes no TIMING records; run the "
+                 " has no bind-phase lines: its stamp shows %s, which writes no TIMING records; run the "
                  "workload at --log-level timing (or debug/info)",
-                 quiet);
+                 said);
     else
         snprintf(buf, cap,
                  " has no bind-phase lines (\"bind phase=\"); run the workload with HBG_BIND_BREAKDOWN=1 (the "
@@ -1209,25 +1210,61 @@ const char *ps_no_bind_why(const ps_log *L, char *buf, size_t cap)
     return buf;
 }
 
-const char *ps_stamp_quiet_level(const ps_log *L)
+/* Whether v (n bytes) is a level that writes no TIMING records, in any
+ * case; *lv the level in lower case. */
+static bool quiet_word(const char *v, size_t n, const char **lv)
 {
     static const char *const quiet[] = {"warn", "error", "off"};
-    static const char key[] = " HBG_LOG_LEVEL=";
+    for (int i = 0; i < 3; i++) {
+        size_t k = 0;
+        while (k < n && quiet[i][k] && (v[k] | 0x20) == quiet[i][k])
+            k++;
+        if (k == n && !quiet[i][k]) {
+            *lv = quiet[i];
+            return true;
+        }
+    }
+    return false;
+}
+
+const char *ps_stamp_quiet_level(const ps_log *L, char *said, size_t n)
+{
     if (!L->has_stamp)
         return NULL;
-    const char *p = L->stamp.p, *e = p + L->stamp.n;
-    for (; (size_t)(e - p) >= sizeof key - 1; p++) {
-        if (memcmp(p, key, sizeof key - 1) != 0)
-            continue;
-        const char *v = p + sizeof key - 1;
-        for (int i = 0; i < 3; i++) {
-            size_t n = strlen(quiet[i]);
-            if ((size_t)(e - v) >= n && memcmp(v, quiet[i], n) == 0 && (v + n == e || v[n] == ' '))
-                return quiet[i];
+    /* The stamp's words: env assignments, then the command, whose
+     * --log-level (hbg run's, the original runtime's) wins over the
+     * environment; of the two variables hbg's own wins, as it does in
+     * hbg run. The level of the last word that names one. */
+    static const char *const keys[] = {"SIMPLER_LOG_LEVEL=", "HBG_LOG_LEVEL=", "--log-level=", "--log-level"};
+    const char *p = L->stamp.p, *e = p + L->stamp.n, *level = NULL, *lv;
+    int best = -1;
+    while (p < e) {
+        while (p < e && *p == ' ')
+            p++;
+        const char *w = p;
+        while (p < e && *p != ' ')
+            p++;
+        for (int k = 0; k < 4; k++) {
+            size_t kn = strlen(keys[k]);
+            int rank = k < 2 ? k : 2; /* the option's two spellings are one */
+            if (rank < best || (size_t)(p - w) < kn || memcmp(w, keys[k], kn) != 0 ||
+                (k == 3 && (size_t)(p - w) != kn))
+                continue;
+            const char *v = w + kn, *ve = p;
+            if (k == 3) { /* "--log-level LEVEL": the next word */
+                for (v = p; v < e && *v == ' '; v++)
+                    ;
+                for (ve = v; ve < e && *ve != ' '; ve++)
+                    ;
+            }
+            best = rank;
+            level = quiet_word(v, (size_t)(ve - v), &lv) ? lv : NULL;
+            if (level)
+                snprintf(said, n, "%s%.*s", k < 2 ? keys[k] : "--log-level ", (int)(ve - v), v);
+            break;
         }
-        return NULL;
     }
-    return NULL;
+    return level;
 }
 
 static uint64_t dist(uint64_t a, uint64_t b)

@@ -283,8 +283,11 @@ static inline ps_text ps_seg_attr(const ps_log *L, const ps_pass *p, int id)
 void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n);
 /* The log level the stamp shows when it is one that writes no TIMING
  * records ("warn", "error", "off"), else NULL: then a log without bind
- * lines lacks them because of the level, whatever the breakdown switch. */
-const char *ps_stamp_quiet_level(const ps_log *L);
+ * lines lacks them because of the level, whatever the breakdown switch.
+ * The level is the stamp's --log-level, else its HBG_LOG_LEVEL=, else its
+ * SIMPLER_LOG_LEVEL=; `said` gets the words that set it, as written
+ * ("--log-level warn", "SIMPLER_LOG_LEVEL=WARN"). */
+const char *ps_stamp_quiet_level(const ps_log *L, char *said, size_t n);
 /* What follows a log's name in the message for a log with no bind lines
  * (L->nbind == 0), the same in every tool: none well-formed, the stamp's
  * quiet level, or the breakdown switch. Into buf, which it returns. */
