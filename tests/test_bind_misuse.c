@@ -317,6 +317,48 @@ static void a_body_keeps_out_of_its_callers_scopes(void **state)
     refused_both(scope_in_body, HBG_E_SCOPE, "graph key 0x4 node 1: a Graph body left 1 scope open");
 }
 
+/* A status that is no hbg_status, from the program's own code: the pass
+ * fails as HBG_E_ORCH in words (999 was passed on, "unknown status"). */
+static hbg_status returns_999(hbg_orch *o, void *ctx)
+{
+    (void)o;
+    (void)ctx;
+    return (hbg_status)999;
+}
+
+static hbg_status fails_555(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    return hbg_orch_fail(o, (hbg_status)555, "layer %d is short", 3);
+}
+
+static hbg_status body_999(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)o;
+    (void)ctx;
+    (void)b;
+    return (hbg_status)999;
+}
+
+static hbg_status graph_999(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_arg ba = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &ba};
+    hbg_status st = hbg_submit_graph(o, 5, body_999, NULL, &b, 0, NULL);
+    return st == HBG_E_ORCH ? HBG_OK : HBG_E_INVAL; /* the pass has failed all the same */
+}
+
+static void a_status_that_is_none_is_named(void **state)
+{
+    (void)state;
+    refused_both(returns_999, HBG_E_ORCH, "orchestration (0 tasks submitted): the orchestration function returned "
+                                          "999, which is no hbg_status");
+    refused_both(fails_555, HBG_E_ORCH, "orchestration (0 tasks submitted): layer 3 is short");
+    refused_both(graph_999, HBG_E_ORCH, "graph key 0x5 body (0 nodes recorded): the Graph body returned 999, which "
+                                        "is no hbg_status");
+}
+
 static void scope_misuse_is_named(void **state)
 {
     (void)state;
@@ -848,6 +890,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_run_inside_a_pass_is_refused),
         cmocka_unit_test(a_body_keeps_out_of_its_callers_scopes),
+        cmocka_unit_test(a_status_that_is_none_is_named),
         cmocka_unit_test(a_run_of_its_own_device_from_a_kernel_is_refused),
         cmocka_unit_test(sim_counts_past_the_limits_are_named),
         cmocka_unit_test(an_open_scope_is_named),

@@ -195,7 +195,8 @@ const char *hbg_orch_last_error(const hbg_orch *o);
 /* Fails the pass from the orchestration's own code, in its own words: for
  * what no hbg_ call refused (caller tensors it cannot use, a bound it could
  * not fill). `st` becomes the pass's error (HBG_OK is taken as
- * HBG_E_INVAL) and `fmt`, printf-style, its text, so that
+ * HBG_E_INVAL, a value that is no hbg_status as HBG_E_ORCH) and `fmt`,
+ * printf-style, its text, so that
  *   return hbg_orch_fail(o, HBG_E_INVAL, "layer %u: %s", l, why);
  * ends the orchestration function and hbg_orch_last_error (and the pass
  * report) read "orchestration (40 tasks submitted): layer 3: ...", or

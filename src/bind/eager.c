@@ -138,7 +138,7 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
          * write would change the caller's own weights in place */
         hbg__set_kept(o, p, args);
         hbg__orch_begin_pass(o, cfg.heap_base, args, p->nargs);
-        hbg_status ost = p->orch(o, p->ctx);
+        hbg_status ost = hbg__orch_returned(o, p->orch(o, p->ctx), false);
         st = hbg__orch_end_pass(o);
         if (!st)
             st = ost;

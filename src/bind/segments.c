@@ -234,7 +234,7 @@ static hbg_status seg_host_orch(hbg_runtime *rt, const hbg_program *p, seg_clock
     uint64_t tick;
     seg_begin_at(c, HBG_PH_HOST_ORCH, hbg__orch_clock_read(o, &tick));
     hbg__orch_open_clock_at(o, tick, c->t0);
-    hbg_status ost = p->orch ? p->orch(o, p->ctx) : HBG_E_INVAL;
+    hbg_status ost = p->orch ? hbg__orch_returned(o, p->orch(o, p->ctx), false) : HBG_E_INVAL;
     uint64_t t1 = hbg__orch_clock_read(o, &tick);
     hbg_status st = hbg__orch_end_pass_at(o, tick, t1);
     if (!st)

@@ -257,6 +257,8 @@ hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st, const char *fmt, ...)
         return HBG_E_STATE;
     if (st == HBG_OK)
         st = HBG_E_INVAL;
+    else if ((unsigned)st >= HBG_STATUS_COUNT) /* the program's own code: a status a caller can name */
+        st = HBG_E_ORCH;
     /* Formatted only when it will be the one reported: a failing pass
      * whose program goes on calling this formats once. */
     if (o->err == HBG_OK) {
@@ -276,6 +278,14 @@ hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st, const char *fmt, ...)
         o->why.text = t;
     }
     return hbg__orch_fail(o, st);
+}
+
+hbg_status hbg__orch_returned(hbg_orch *o, hbg_status ost, bool body)
+{
+    if ((unsigned)ost < HBG_STATUS_COUNT)
+        return ost;
+    return hbg_orch_fail(o, HBG_E_ORCH, "the %s returned %d, which is no hbg_status",
+                         body ? "Graph body" : "orchestration function", (int)ost);
 }
 
 const char *hbg_orch_last_error(const hbg_orch *o)

@@ -798,7 +798,7 @@ hbg_status hbg__orch_call_body(hbg_orch *o, hbg_graph_body body, void *ctx, cons
 {
     uint32_t floor0 = o->scope_floor, depth0 = o->scope_depth;
     o->scope_floor = depth0;
-    hbg_status st = body(o, ctx, b);
+    hbg_status st = hbg__orch_returned(o, body(o, ctx, b), true);
     o->scope_floor = floor0;
     if (o->scope_depth == depth0)
         return st;

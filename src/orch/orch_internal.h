@@ -307,6 +307,11 @@ hbg_status hbg__orch_end_pass(hbg_orch *o);
 uint64_t hbg__orch_clock_read(const hbg_orch *o, uint64_t *tick);
 void hbg__orch_open_clock_at(hbg_orch *o, uint64_t tick, uint64_t mono);
 hbg_status hbg__orch_end_pass_at(hbg_orch *o, uint64_t tick, uint64_t mono);
+/* What the orchestration function (or a Graph body) returned, as a
+ * status: a value that is no hbg_status (the program's own code, 999)
+ * fails the pass as HBG_E_ORCH in words, where it was passed on for
+ * hbg_strerror to call "unknown status". Called while the pass is open. */
+hbg_status hbg__orch_returned(hbg_orch *o, hbg_status ost, bool body);
 
 /* Instrumentation switches for the next passes. */
 void hbg__orch_set_timing(hbg_orch *o, bool on, hbg_recpool *records);
