@@ -349,6 +349,46 @@ static hbg_status graph_999(hbg_orch *o, void *ctx)
     return st == HBG_E_ORCH ? HBG_OK : HBG_E_INVAL; /* the pass has failed all the same */
 }
 
+/* A message cut to fit (255 bytes) ends on a whole character, in every
+ * place it is cut: a lone lead byte of "é" ended it. */
+static hbg_status fails_long(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    char e[601];
+    for (int i = 0; i < 600; i += 2)
+        memcpy(e + i, "\xc3\xa9", 2);
+    e[600] = 0;
+    return hbg_orch_fail(o, HBG_E_INVAL, "x%s", e);
+}
+
+static bool ends_whole(const char *s)
+{
+    size_t n = strlen(s), j = n - 1; /* the last byte that is no continuation */
+    while (j > 0 && ((unsigned char)s[j] & 0xc0) == 0x80)
+        j--;
+    unsigned char c = (unsigned char)s[j];
+    size_t need = c < 0x80 ? 1 : c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    return n - j == need;
+}
+
+static void a_cut_message_ends_on_a_whole_character(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, fails_long, NULL, &rep), HBG_E_INVAL);
+    assert_true(strlen(rep.error) > 240);
+    if (!ends_whole(rep.error))
+        fail_msg("the report ends inside a character: %s", rep.error);
+    hbg_program p = {.name = "eager", .orch = fails_long, .nargs = 1, .args = &r.arg};
+    assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
+    assert_true(strlen(hbg_eager_last_error()) > 240);
+    if (!ends_whole(hbg_eager_last_error()))
+        fail_msg("the eager message ends inside a character: %s", hbg_eager_last_error());
+    rig_close(&r);
+}
+
 static void a_status_that_is_none_is_named(void **state)
 {
     (void)state;
@@ -891,6 +931,7 @@ int main(void)
         cmocka_unit_test(a_run_inside_a_pass_is_refused),
         cmocka_unit_test(a_body_keeps_out_of_its_callers_scopes),
         cmocka_unit_test(a_status_that_is_none_is_named),
+        cmocka_unit_test(a_cut_message_ends_on_a_whole_character),
         cmocka_unit_test(a_run_of_its_own_device_from_a_kernel_is_refused),
         cmocka_unit_test(sim_counts_past_the_limits_are_named),
         cmocka_unit_test(an_open_scope_is_named),

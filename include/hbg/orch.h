@@ -202,11 +202,11 @@ const char *hbg_orch_last_error(const hbg_orch *o);
  * report) read "orchestration (40 tasks submitted): layer 3: ...", or
  * "graph key 0x2a body (3 nodes recorded): ..." from a body being
  * recorded. The text is formatted now, a failure path; the whole message
- * is cut to fit 255 bytes, control bytes in it read '?', and a NULL or
- * empty fmt gives the status's own text. As for a refused call, a pass
- * that has failed already keeps its first failure (nothing is
- * formatted). Returns st; HBG_E_STATE outside a pass, HBG_E_INVAL for a
- * NULL orchestrator. */
+ * is cut to fit 255 bytes (at a whole character), control bytes in it
+ * read '?', and a NULL or empty fmt gives the status's own text. As for
+ * a refused call, a pass that has failed already keeps its first failure
+ * (nothing is formatted). Returns st; HBG_E_STATE outside a pass,
+ * HBG_E_INVAL for a NULL orchestrator. */
 hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

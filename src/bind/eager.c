@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 
 #include "bind/bind_internal.h"
+#include "util/printable.h"
 #include "device/exec.h"
 #include "graph/graph_internal.h"
 #include "hbg/runtime.h"
@@ -87,6 +88,7 @@ static hbg_status fail(hbg_status st, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
+    hbg__utf8_trim(last_error);
     return st;
 }
 

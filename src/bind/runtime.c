@@ -17,6 +17,7 @@
 #include "orch/taskmemo.h"
 #include "trace/recpool_hold.h"
 #include "util/hash.h"
+#include "util/printable.h"
 
 /* (pid, inv) names one run of a callable: inv counts runs per process. A
  * forked rank starts from its parent's count, which is zero as long as the
@@ -153,6 +154,7 @@ static void pass_error(const hbg_runtime *rt, const hbg_program *p, hbg_pass_rep
         snprintf(rep->error, sizeof rep->error, "%s: %s", hbg_phase_name(rep->failed_segment), hbg_strerror(st));
     else
         snprintf(rep->error, sizeof rep->error, "%s", hbg_strerror(st));
+    hbg__utf8_trim(rep->error); /* a long message is cut: never inside a character */
 }
 
 /* The warning HBG_GRAPH_FALLBACK promises, once per pass, after it. */

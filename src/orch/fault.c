@@ -25,8 +25,12 @@ static void put(msgbuf *m, const char *fmt, ...)
     va_start(ap, fmt);
     int k = vsnprintf(m->p + m->n, m->cap - m->n, fmt, ap);
     va_end(ap);
-    if (k > 0)
-        m->n += (size_t)k < m->cap - m->n ? (size_t)k : m->cap - m->n - 1;
+    if (k > 0 && (size_t)k >= m->cap - m->n) /* cut: at a whole character */
+        m->n = m->cap; /* nothing more goes in */
+    else if (k > 0)
+        m->n += (size_t)k;
+    if (m->n == m->cap)
+        hbg__utf8_trim(m->p);
 }
 
 static const char *dir_name(int64_t d)
@@ -272,7 +276,7 @@ hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st, const char *fmt, ...)
             vsnprintf(t, HBG_ORCH_MSG_MAX, fmt, ap);
             va_end(ap);
         }
-        hbg__mask_controls(t); /* one line in the log's ERROR record, whatever the program wrote */
+        hbg__mask_controls(hbg__utf8_trim(t)); /* one line in the log's ERROR record, whatever the program wrote */
         hbg__why_clear(o);
         hbg__why(o, HBG_WHY_USER, -1, 0, 0, 0);
         o->why.text = t;

@@ -46,6 +46,28 @@ static inline size_t hbg__utf8_len(const char *s, size_t n)
     return len;
 }
 
+/* Ends s where its last whole character ends: text cut to fit a buffer
+ * (snprintf) may stop inside a UTF-8 character, and its lone lead bytes
+ * would reach a terminal, a log line or JSON as a broken character.
+ * Drops only a lead byte (and its continuations) whose character runs
+ * past the end. Returns s. */
+static inline char *hbg__utf8_trim(char *s)
+{
+    size_t n = strlen(s);
+    for (size_t back = 1; back <= 3 && back <= n; back++) {
+        unsigned char c = (unsigned char)s[n - back];
+        if (c < 0x80)
+            break;
+        if (c >= 0xc0) { /* a lead byte: how long its character is */
+            size_t need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+            if (need > back)
+                s[n - back] = '\0';
+            break;
+        }
+    }
+    return s;
+}
+
 /* Whether the character at s, of len bytes (hbg__utf8_len), is a C1
  * control, U+0080..U+009F. */
 static inline bool hbg__utf8_is_c1(const char *s, size_t len)
