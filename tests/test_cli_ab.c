@@ -1217,6 +1217,93 @@ static void test_help(void **state)
     free(se);
 }
 
+/* hbg ab with args (args[0] "ab"), started in the tests' repository and
+ * not waited for; its stdout and stderr go to errpath. */
+static pid_t ab_background(const char *const *args, const char *errpath)
+{
+    const char *cli = getenv("HBG_CLI");
+    assert_non_null(cli);
+    const char *av[40] = {cli};
+    size_t n = 1;
+    for (; args[n - 1] && n < 39; n++)
+        av[n] = args[n - 1];
+    av[n] = NULL;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644), nul = open("/dev/null", O_RDONLY);
+        if (fd < 0 || nul < 0 || chdir(repo) != 0)
+            _exit(127);
+        dup2(nul, STDIN_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        execv(cli, (char *const *)av);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Waits (at most 60 s) until the file at path holds text. */
+static void wait_for_text(const char *path, const char *text)
+{
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 3000; i++) {
+        char *s = ab_read(path);
+        bool there = s && strstr(s, text);
+        free(s);
+        if (there)
+            return;
+        nanosleep(&nap, NULL);
+    }
+    fail_msg("%s never held '%s'", path, text);
+}
+
+/* The exit status of pid, which must exit (not die by a signal). */
+static int exit_status(pid_t pid)
+{
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    if (!WIFEXITED(ws))
+        fail_msg("hbg ab ended by signal %d", WIFSIGNALED(ws) ? WTERMSIG(ws) : -1);
+    return WEXITSTATUS(ws);
+}
+
+/* Two hbg ab measuring the same trees at once, into two folders: the
+ * second waits for the first's build of a tree and reuses it, where it
+ * would have built the tree over the first's (relinking the binary the
+ * first runs, removing the worktree it makes). */
+static void test_same_tree_built_once_at_once(void **state)
+{
+    (void)state;
+    char *out1 = in_root("out-twice1"), *out2 = in_root("out-twice2"), *built = in_root("built-twice");
+    char *errp = in_root("err-twice");
+    char build[4096];
+    snprintf(build, sizeof build, "echo {rev} >> '%s'; sleep 1", built);
+    const char *args[] = {"ab", c1, c2, "--build", build, "--run", "sh {worktree}/measure.sh", "--reps", "2",
+                          "--outputs", out1, NULL};
+    pid_t first = ab_background(args, errp);
+    wait_for_text(built, c1); /* the first is building REV_A */
+    args[10] = out2;
+    char *se;
+    int rc2 = ab_hbg(repo, args, NULL, &se);
+    int rc1 = exit_status(first);
+    char *se1 = ab_read(errp);
+    if (rc1 != rc2 || (rc1 != 0 && rc1 != 1 && compare_real))
+        fail_msg("exit status %d and %d:\n%s\n%s", rc1, rc2, se1, se);
+    assert_int_equal(ab_lines(built), 2); /* each tree built once */
+    char want[64];
+    snprintf(want, sizeof want, " (pid %ld)\n", (long)first);
+    const char *w = strstr(se, "hbg ab: waiting for another hbg ab building ");
+    if (!w || !strstr(w, want))
+        fail_msg("stderr '%s'", se);
+    free(se1);
+    free(se);
+    free(errp);
+    free(built);
+    free(out2);
+    free(out1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1236,6 +1323,7 @@ int main(void)
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_owned_options_abbreviated),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_same_tree_built_once_at_once),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -466,6 +467,44 @@ int ab_remove_tree(const char *path)
     return nftw(path, rm_one, 32, FTW_DEPTH | FTW_PHYS) && errno != ENOENT ? -1 : 0;
 }
 
+/* --- locks --------------------------------------------------------------- */
+
+int ab_lock_open(const char *path)
+{
+    return open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+}
+
+/* The pid is for the words of whoever waits: the lock alone decides. */
+static void lock_note_pid(int fd)
+{
+    char pid[24];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) == 0)
+        (void)!pwrite(fd, pid, (size_t)n, 0);
+}
+
+bool ab_lock_take(int fd, long *holder)
+{
+    *holder = 0;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK) {
+        lock_note_pid(fd);
+        return true;
+    }
+    char pid[24];
+    ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+    pid[n > 0 ? n : 0] = 0;
+    *holder = strtol(pid, NULL, 10);
+    return false;
+}
+
+void ab_lock_wait(int fd)
+{
+    /* no SA_RESTART: a stop signal interrupts the wait, and ends hbg ab */
+    while (flock(fd, LOCK_EX) && errno == EINTR)
+        ab_stop_if_signalled();
+    lock_note_pid(fd);
+}
+
 /* FNV-1a, 64 bits: a cache key, not a defence against anyone. */
 static uint64_t fnv(uint64_t h, const void *data, size_t n)
 {
@@ -887,6 +926,27 @@ bool ab_built(const ab_repo *r, const ab_tree *t, const ab_builder *b)
     return done;
 }
 
+/* The tree's lock, held while its worktree is made and built: two hbg ab
+ * measuring the same tree at once (one WORKTREE, two --outputs) would
+ * otherwise remove each other's half-made worktree, or relink the binary
+ * the other is about to run. The second waits, and says for whom. */
+static int lock_tree(const ab_repo *r, const ab_tree *t, char *err, size_t cap)
+{
+    char path[AB_PATH_X];
+    snprintf(path, sizeof path, "%s/%s.lock", r->cache, t->key);
+    int fd = ab_lock_open(path);
+    if (fd < 0) {
+        snprintf(err, cap, "cannot create %s: %s", dg_shown(path), strerror(errno));
+        return -1;
+    }
+    long holder;
+    if (!ab_lock_take(fd, &holder)) {
+        fprintf(stderr, "hbg ab: waiting for another hbg ab building %s (pid %ld)\n", dg_shown(t->dir), holder);
+        ab_lock_wait(fd);
+    }
+    return fd;
+}
+
 int ab_build(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_t cap)
 {
     char ready[AB_PATH_X], built[AB_PATH_X];
@@ -895,9 +955,18 @@ int ab_build(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_
         snprintf(err, cap, "cannot create the cache folder %s: %s", r->cache, strerror(errno));
         return 2;
     }
+    int lock = lock_tree(r, t, err, cap);
+    if (lock < 0)
+        return 2;
+    /* the hbg ab waited for may have built it, with this builder */
+    if (ab_built(r, t, b)) {
+        close(lock);
+        return 0;
+    }
     int logfd = open(t->log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
     if (logfd < 0) {
         snprintf(err, cap, "cannot create %s: %s", dg_shown(t->log), strerror(errno));
+        close(lock);
         return 2;
     }
     /* Gone before the build starts, so an interrupted build is not taken
@@ -916,5 +985,6 @@ int ab_build(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_
         rc = 2;
     }
     ab_buf_free(&desc);
+    close(lock); /* the tree is finished: runs of it need no lock */
     return rc;
 }

@@ -82,6 +82,20 @@ int ab_mkdirs(const char *path);
 /* rm -rf, without following links. 0, or -1 with errno. */
 int ab_remove_tree(const char *path);
 
+/* Lock files, for what two hbg ab at once must not share: a tree's build,
+ * an --outputs folder. The lock is flock(2)'s, which the kernel drops when
+ * the process ends, however it ends: a crash leaves no stale lock. */
+/* Opens (creating) the lock file at path: the descriptor, or -1 (errno). */
+int ab_lock_open(const char *path);
+/* Takes fd's lock without waiting and writes our pid into the file. True
+ * when it is ours (or the file system takes no locks: then no one's);
+ * false when another process holds it, *holder the pid it wrote (0 when
+ * unknown). */
+bool ab_lock_take(int fd, long *holder);
+/* Waits for fd's lock (a stop signal ends hbg ab meanwhile), then writes
+ * our pid into the file. */
+void ab_lock_wait(int fd);
+
 /* --- the repository and its revisions ------------------------------------ */
 
 typedef struct ab_repo {
@@ -126,7 +140,9 @@ typedef struct ab_builder {
 bool ab_built(const ab_repo *r, const ab_tree *t, const ab_builder *b);
 /* Makes t's worktree (unless a finished one is there) and builds it, its
  * output into t->log. Returns 0; 1 when the build failed (err says how;
- * the log holds the rest); 2 when the worktree could not be made. */
+ * the log holds the rest); 2 when the worktree could not be made. While
+ * another hbg ab builds the same tree, it waits for that build (said on
+ * stderr), and reuses it when it is this builder's. */
 int ab_build(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_t cap);
 
 #endif
