@@ -1304,6 +1304,54 @@ static void test_same_tree_built_once_at_once(void **state)
     free(out1);
 }
 
+/* An --outputs folder is one hbg ab's at a time: a second one there, even
+ * with --resume (which removes the partial logs of the repetitions it
+ * runs again), is refused at once, and the first's logs are whole. */
+static void test_outputs_held_by_one_run(void **state)
+{
+    (void)state;
+    char *out = in_root("out-held"), *errp = in_root("err-held"), *started = in_root("started-held");
+    char tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "echo {rev} >> '%s'; sleep 0.3; sh {worktree}/measure.sh", started);
+    const char *args[] = {"ab", c1, c2, "--build", "true", "--run", tmpl, "--reps", "2", "--outputs", out,
+                          NULL, NULL};
+    pid_t first = ab_background(args, errp);
+    wait_for_text(started, c1); /* its first run is writing its LOG.part */
+    args[11] = "--resume";
+    char *se;
+    assert_int_equal(ab_hbg(repo, args, NULL, &se), 2);
+    char want[4096];
+    snprintf(want, sizeof want, "hbg ab: the --outputs folder %s is in use by another hbg ab (pid %ld): nothing was "
+                                "run; wait for it to end, or pick another --outputs\n", out, (long)first);
+    assert_string_equal(se, want);
+    int rc = exit_status(first);
+    char *se1 = ab_read(errp);
+    if (compare_real && rc != 0 && rc != 1)
+        fail_msg("the first hbg ab exited %d: %s", rc, se1);
+    assert_int_equal(ab_entries(out), 4); /* its four logs, and no lock file left */
+    free(se1);
+    free(se);
+    free(started);
+    free(errp);
+    free(out);
+}
+
+/* An --outputs folder that takes no files is refused before anything is
+ * built (/proc: root may write anywhere a mode allows, but not there). */
+static void test_unwritable_outputs_refused_first(void **state)
+{
+    (void)state;
+    char *built = in_root("built-unwritable");
+    char *so, *se;
+    assert_int_equal(ab_fake("/proc", built, NULL, &so, &se), 2);
+    assert_true(one_line(se));
+    assert_true(!strncmp(se, "hbg ab: cannot create files in the --outputs folder /proc: ", 59));
+    assert_int_equal(access(built, F_OK), -1);
+    free(so);
+    free(se);
+    free(built);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1324,6 +1372,8 @@ int main(void)
         cmocka_unit_test(test_owned_options_abbreviated),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_same_tree_built_once_at_once),
+        cmocka_unit_test(test_outputs_held_by_one_run),
+        cmocka_unit_test(test_unwritable_outputs_refused_first),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

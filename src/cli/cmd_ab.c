@@ -1,8 +1,9 @@
 /* hbg ab — build two revisions, run them interleaved, compare.
  *
- * The plan is fixed before anything runs: both revisions resolved, every
- * log name checked (an existing one is refused, or with --resume reused
- * when its stamp is the one this run would write), and only then are the
+ * The plan is fixed before anything runs: both revisions resolved, the
+ * --outputs folder taken (one hbg ab's at a time), every log name checked
+ * (an existing one is refused, or with --resume reused when its stamp is
+ * the one this run would write), and only then are the
  * trees built (ab_build.c) and the arms run, alternating repetition by
  * repetition so that a machine that drifts during the measurement drifts
  * under both arms alike. The logs then go to `hbg compare`, in-process.
@@ -45,6 +46,7 @@ typedef struct ab_opts {
     char **args;            /* after --: for hbg run */
     int nargs;
     char outputs_abs[AB_PATH];
+    int outputs_lock;       /* the descriptor holding the --outputs folder's lock; -1: none */
 } ab_opts;
 
 typedef struct ab_arm {
@@ -85,7 +87,8 @@ static void usage(FILE *f)
             "  --mode numbers|timeline    hbg run's mode (default numbers)\n"
             "  --order abab|abba          abab: A B in every repetition; abba: A B, B A, A B, ...\n"
             "  --keep-definitions         passed to hbg run\n"
-            "  --outputs DIR              where the logs go (default outputs; made if missing)\n"
+            "  --outputs DIR              where the logs go (default outputs; made if missing); one\n"
+            "                             hbg ab at a time: another using it is refused\n"
             "  --resume                   reuse existing logs whose [stamp] is the one this run writes\n"
             "  --threshold PCT, --alpha A, --plot FILE.svg, --format table|json|csv\n"
             "                             passed to hbg compare (--plot is checked before anything is\n"
@@ -262,6 +265,7 @@ static void defaults(ab_opts *o)
     o->outputs = "outputs";
     o->reps = 5;
     o->rounds = 6;
+    o->outputs_lock = -1;
 }
 
 /* 1: go on; 0: help printed; 2: usage error (message printed). */
@@ -665,6 +669,56 @@ static int check_logs(const ab_opts *o, ab_arm *arms)
     return 0;
 }
 
+/* The --outputs folder's lock file: not a name hbg ab's logs take (bind_...). */
+#define OUTPUTS_LOCK ".hbg-ab.lock"
+
+/* An --outputs folder is one hbg ab's at a time: two in one folder would
+ * remove or replace each other's logs (a --resume removes the LOG.part the
+ * other is writing), and the names checked before the runs say nothing of
+ * a run under way. Taken before anything there is removed or written; the
+ * holder removes the file as it lets go (unlock_outputs), so the file
+ * locked must still be the one of that name. Creating it also shows that
+ * the folder takes files, before anything is built. */
+static int lock_outputs(ab_opts *o)
+{
+    char path[AB_PATH_X];
+    snprintf(path, sizeof path, "%s/" OUTPUTS_LOCK, o->outputs_abs);
+    for (;;) {
+        int fd = access(o->outputs_abs, W_OK | X_OK) ? -1 : ab_lock_open(path);
+        if (fd < 0)
+            return fail("cannot create files in the --outputs folder %s: %s", o->outputs, strerror(errno));
+        long holder;
+        if (!ab_lock_take(fd, &holder)) {
+            close(fd);
+            char pid[32] = "";
+            if (holder > 0)
+                snprintf(pid, sizeof pid, " (pid %ld)", holder);
+            return fail("the --outputs folder %s is in use by another hbg ab%s: nothing was run; wait for it to "
+                        "end, or pick another --outputs", o->outputs, pid);
+        }
+        struct stat held, named;
+        if (!fstat(fd, &held) && !stat(path, &named) && held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+            o->outputs_lock = fd;
+            return 0;
+        }
+        close(fd); /* removed by the hbg ab that held it, as it let go */
+    }
+}
+
+/* Once the runs are done: the logs are finished, and the comparison only
+ * reads them. A lock file left by an hbg ab that was stopped is harmless:
+ * its lock died with it. */
+static void unlock_outputs(ab_opts *o)
+{
+    if (o->outputs_lock < 0)
+        return;
+    char path[AB_PATH_X];
+    snprintf(path, sizeof path, "%s/" OUTPUTS_LOCK, o->outputs_abs);
+    unlink(path);
+    close(o->outputs_lock);
+    o->outputs_lock = -1;
+}
+
 static int make_outputs(ab_opts *o)
 {
     struct stat sb;
@@ -673,7 +727,7 @@ static int make_outputs(ab_opts *o)
                     errno ? strerror(errno) : "not a directory");
     if (!realpath(o->outputs, o->outputs_abs))
         return fail("cannot resolve %s: %s", o->outputs, strerror(errno));
-    return 0;
+    return lock_outputs(o);
 }
 
 /* Whether the plot, in the folder dir (which exists), is one of this
@@ -1126,7 +1180,7 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
     snprintf(outp, sizeof outp, "%s", part); /* --run: the output goes to the log */
     /* --resume: an earlier attempt's partial log goes (check_logs
      * refused one without it) */
-    if (unlink(part) && errno != ENOENT)
+    if (o->resume && unlink(part) && errno != ENOENT)
         return fail("rep %u/%u %c %s: cannot remove %s: %s", i + 1, o->reps, arm->label, arm->t.rev, part,
                     strerror(errno));
     double t = now_s();
@@ -1256,7 +1310,7 @@ static void arms_free(const ab_opts *o, ab_arm *arms)
     }
 }
 
-/* Everything before the first run: revisions, names, stamps, the check. */
+/* What the run will be: revisions, log names, stamps. */
 static int plan(ab_opts *o, ab_repo *r, ab_arm *arms)
 {
     char err[2 * AB_PATH];
@@ -1272,7 +1326,7 @@ static int plan(ab_opts *o, ab_repo *r, ab_arm *arms)
         else
             run_stamp(o, &arms[a]);
     }
-    return check_logs(o, arms);
+    return 0;
 }
 
 /* Said before the runs, when there is still time to stop and ask for
@@ -1309,6 +1363,8 @@ int hbg_cmd_ab(int argc, char **argv)
     rc = plan(&o, &repo, arms);
     if (!rc)
         rc = make_outputs(&o);
+    if (!rc)
+        rc = check_logs(&o, arms);
     for (int a = 0; a < 2 && !rc; a++)
         if (arms[a].t.snapshot && arms[a].to_run)
             rc = write_tree_file(&o, &arms[a]) ? 2 : 0;
@@ -1320,6 +1376,7 @@ int hbg_cmd_ab(int argc, char **argv)
         note_few_reps(&o);
         rc = run_all(&o, arms);
     }
+    unlock_outputs(&o);
     ab_stop_if_signalled(); /* one that came after the last child */
     if (!rc)
         rc = compare(&o, arms);
