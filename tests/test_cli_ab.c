@@ -1352,6 +1352,43 @@ static void test_unwritable_outputs_refused_first(void **state)
     free(built);
 }
 
+/* A stop signal during the comparison (in-process, after the runs) ends
+ * hbg ab by that signal, as one during a run does. The --plot is a FIFO
+ * no one reads, so the comparison waits in its write for as long as the
+ * test needs; a caught signal would only have interrupted that write. */
+static void test_stop_signal_during_compare(void **state)
+{
+    (void)state;
+    if (!compare_real)
+        skip();
+    char *out = in_root("out-sigcmp"), *errp = in_root("err-sigcmp"), *fifo = in_root("sigcmp.svg");
+    assert_int_equal(mkfifo(fifo, 0644), 0);
+    const char *args[] = {"ab", c1, c2, "--build", "true", "--run", "sh {worktree}/measure.sh", "--reps", "2",
+                          "--outputs", out, "--plot", fifo, NULL};
+    pid_t pid = ab_background(args, errp);
+    wait_for_text(errp, "hbg ab: to compare these logs again: ");
+    struct timespec nap = {0, 200 * 1000 * 1000};
+    nanosleep(&nap, NULL); /* into the comparison, or past it to the FIFO */
+    assert_int_equal(kill(pid, SIGTERM), 0);
+    int ws = 0;
+    nap.tv_nsec = 20 * 1000 * 1000;
+    for (int i = 0; i < 500 && waitpid(pid, &ws, WNOHANG) == 0; i++)
+        nanosleep(&nap, NULL);
+    if (waitpid(pid, &ws, WNOHANG) == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &ws, 0);
+        fail_msg("hbg ab went on after SIGTERM during the comparison");
+    }
+    char *se = ab_read(errp);
+    if (!WIFSIGNALED(ws) || WTERMSIG(ws) != SIGTERM)
+        fail_msg("hbg ab did not end by SIGTERM: %s", se);
+    free(se);
+    unlink(fifo);
+    free(fifo);
+    free(errp);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1374,6 +1411,7 @@ int main(void)
         cmocka_unit_test(test_same_tree_built_once_at_once),
         cmocka_unit_test(test_outputs_held_by_one_run),
         cmocka_unit_test(test_unwritable_outputs_refused_first),
+        cmocka_unit_test(test_stop_signal_during_compare),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -28,6 +28,7 @@
 #include "tools/diag.h"
 #include "cli/ab_build.h"
 #include "cli/cli.h"
+#include "cli/stopsig.h"
 #include "cli/run_opts.h"
 #include "hbg/trace.h"
 #include "tools/compare.h"
@@ -1377,6 +1378,11 @@ int hbg_cmd_ab(int argc, char **argv)
         rc = run_all(&o, arms);
     }
     unlock_outputs(&o);
+    /* The comparison runs in-process, with no child to pass a signal to:
+     * one that comes during it ends hbg ab at once, by its default action
+     * (a caught one would only interrupt a read or the plot's write). Put
+     * back before the check, so that one that came just before is seen. */
+    stopsig_default();
     ab_stop_if_signalled(); /* one that came after the last child */
     if (!rc)
         rc = compare(&o, arms);
