@@ -1389,6 +1389,41 @@ static void test_stop_signal_during_compare(void **state)
     free(out);
 }
 
+/* A WORKTREE whose only change is a new file, staged or intent-to-add,
+ * is a dirty snapshot to cmake/version.cmake (`git status --porcelain
+ * --untracked-files=no` not empty), as the log names say: a new file left
+ * untracked in the snapshot built as clean. */
+static void test_worktree_new_file_only(void **state)
+{
+    (void)state;
+    char w1[8], w2[8], path[4096];
+    char *r = ab_two_commit_repo(root, "wtnew", w1, w2);
+    char *head = ab_git_line(r, (const char *const[]){"rev-parse", "--short=7", "HEAD", NULL});
+    const char *tmpl = "sh {worktree}/measure.sh; cd {worktree} && git status --porcelain --untracked-files=no | "
+                       "grep -q . && echo snapshot-dirty; true";
+    const char *how[][3] = {{"add", "new.txt", NULL}, {"add", "-N", "new.txt"}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/new.txt", r);
+        ab_write(path, k ? "intent-to-add\n" : "staged\n");
+        ab_git(r, (const char *const[]){how[k][0], how[k][1], how[k][2], NULL});
+        char *out = in_root(k ? "out-wtnew-ita" : "out-wtnew-staged");
+        const char *args[] = {"ab", w1, "WORKTREE", "--build", "true", "--run", tmpl, "--reps", "1", "--outputs",
+                              out, NULL};
+        char *se;
+        ab_hbg(r, args, NULL, &se);
+        snprintf(path, sizeof path, "%s/bind_qwen_numbers_%s-dirty_r1.log", out, head);
+        char *log = ab_read(path);
+        if (!log || !strstr(strchr(log, '\n'), "snapshot-dirty"))
+            fail_msg("%s %s: the snapshot is not dirty:\n%s", how[k][0], how[k][1], se);
+        free(log);
+        free(se);
+        free(out);
+        ab_git(r, (const char *const[]){"rm", "-q", "--cached", "new.txt", NULL});
+    }
+    free(head);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1412,6 +1447,7 @@ int main(void)
         cmocka_unit_test(test_outputs_held_by_one_run),
         cmocka_unit_test(test_unwritable_outputs_refused_first),
         cmocka_unit_test(test_stop_signal_during_compare),
+        cmocka_unit_test(test_worktree_new_file_only),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

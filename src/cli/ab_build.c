@@ -793,15 +793,17 @@ static int copy_untracked(const char *top, const char *dir, const char *rel)
     return n == 0 ? 1 : -1;
 }
 
-/* The snapshot: HEAD's worktree plus the diff plus the untracked files,
- * the latter marked intent-to-add so that cmake/version.cmake (which
- * ignores untracked files) sees the snapshot as dirty too. */
+/* The snapshot: HEAD's worktree plus the diff plus the untracked files.
+ * cmake/version.cmake ignores untracked files, so none may be left in the
+ * snapshot: the diff goes to its index too (a tree whose only change is a
+ * new file, staged or `git add -N`, would otherwise build as clean), and
+ * the untracked files are marked intent-to-add. */
 static int overlay(const ab_repo *r, ab_tree *t, int logfd, char *err, size_t cap)
 {
     char side[AB_PATH_X];
     snprintf(side, sizeof side, "%s/%s.diff", r->cache, t->key);
     if (t->diff.n) {
-        const char *apply[] = {"git", "apply", "--whitespace=nowarn", side, NULL};
+        const char *apply[] = {"git", "apply", "--index", "--whitespace=nowarn", side, NULL};
         if (write_file(side, t->diff.p, t->diff.n) || logged(logfd, apply, t->dir)) {
             snprintf(err, cap, "cannot apply the uncommitted changes to a snapshot of HEAD (git apply failed; "
                                "see %s)", t->log);
