@@ -834,11 +834,16 @@ static void test_plot_checked_first(void **state)
 {
     (void)state;
     char *out = in_root("out-plot"), *built = in_root("built-plot"), *plot = in_root("no-such-dir/ab.svg");
-    char *b2 = log_name(out, c2, 2);
-    /* hbg compare refuses '-' and a plot over one of its logs, after the runs */
+    char *b2 = log_name(out, c2, 2), *a1part = NULL, *tree = NULL, *lock = NULL;
+    assert_true(asprintf(&a1part, "%s/bind_qwen_numbers_%s_r1.log.part", out, c1) > 0);
+    assert_true(asprintf(&tree, "%s/../out-plot/bind_qwen_numbers_%s-dirty.tree", out, c2) > 0);
+    assert_true(asprintf(&lock, "%s/.hbg-ab.lock", out) > 0);
+    /* hbg compare refuses '-' and a plot over one of its logs, after the
+     * runs; hbg ab's other files there it would replace */
     const char *nodir[] = {"--plot", plot, NULL}, *folder[] = {"--plot", root, NULL}, *dash[] = {"--plot", "-", NULL},
-               *over[] = {"--plot", b2, NULL};
-    const char *const *bad[] = {nodir, folder, dash, over};
+               *over[] = {"--plot", b2, NULL}, *part[] = {"--plot", a1part, NULL}, *rec[] = {"--plot", tree, NULL},
+               *locked[] = {"--plot", lock, NULL};
+    const char *const *bad[] = {nodir, folder, dash, over, part, rec, locked};
     char *so, *se;
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         assert_int_equal(ab_fake(out, built, bad[k], &so, &se), 2);
@@ -863,6 +868,9 @@ static void test_plot_checked_first(void **state)
     free(so);
     free(se);
     free(old);
+    free(lock);
+    free(tree);
+    free(a1part);
     free(b2);
     free(plot);
     free(built);

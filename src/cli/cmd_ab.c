@@ -93,7 +93,8 @@ static void usage(FILE *f)
             "  --resume                   reuse existing logs whose [stamp] is the one this run writes\n"
             "  --threshold PCT, --alpha A, --plot FILE.svg, --format table|json|csv\n"
             "                             passed to hbg compare (--plot is checked before anything is\n"
-            "                             built: not '-', nor a log; an existing FILE is replaced)\n"
+            "                             built: not '-', nor a name of hbg ab's own files in OUTPUTS,\n"
+            "                             bind_*; an existing FILE is replaced)\n"
             "  --build CMD                build a tree with CMD instead of cmake (run in the worktree)\n"
             "  --run CMD                  measure with CMD instead of hbg run (run in the worktree)\n"
             "  -h, --help                 this text\n"
@@ -731,24 +732,17 @@ static int make_outputs(ab_opts *o)
     return lock_outputs(o);
 }
 
-/* Whether the plot, in the folder dir (which exists), is one of this
- * run's logs or LOG.out files, by name: they may not exist yet. */
-static const char *plot_over_log(const ab_opts *o, const ab_arm *arms, const char *dir, const char *base)
+/* Whether the plot, in the folder dir (which exists), takes a name of hbg
+ * ab's own files in the --outputs folder: the logs, their LOG.part and
+ * LOG.out, a WORKTREE arm's .tree record (and its .part), of this run or
+ * another (a case, mode or commit of an earlier one), all "bind_...", and
+ * the folder's lock file. By name, as they may not exist yet; the folder
+ * resolved, whatever links or .. name it. */
+static bool plot_over_own(const ab_opts *o, const char *dir, const char *base)
 {
-    static char hit[AB_PATH_X];
     char abs[AB_PATH];
-    if (!realpath(dir, abs) || strcmp(abs, o->outputs_abs))
-        return NULL;
-    for (int a = 0; a < 2; a++)
-        for (unsigned i = 0; i < o->reps; i++) {
-            const char *log = arms[a].logs[i], *name = strrchr(log, '/') ? strrchr(log, '/') + 1 : log;
-            size_t n = strlen(name);
-            if (!strncmp(base, name, n) && (!base[n] || !strcmp(base + n, ".out"))) {
-                snprintf(hit, sizeof hit, "%s%s", log, base + n);
-                return hit;
-            }
-        }
-    return NULL;
+    return realpath(dir, abs) && !strcmp(abs, o->outputs_abs) &&
+           (!strncmp(base, "bind_", 5) || !strcmp(base, OUTPUTS_LOCK));
 }
 
 /* --plot: hbg compare writes it after every run, so a name it cannot write
@@ -757,9 +751,10 @@ static const char *plot_over_log(const ab_opts *o, const ab_arm *arms, const cha
  * command's output file (cli/outfile.h), an existing file is replaced,
  * written beside it and renamed over it: the folder must exist and take a
  * new file. A name that is not a regular file (/dev/null) is written in
- * place. '-' (stdout, where the verdict goes) and a name of this run's
- * logs, which hbg compare refuses too, are refused here first. */
-static int check_plot(const ab_opts *o, const ab_arm *arms)
+ * place. '-' (stdout, where the verdict goes) is refused, and so is a
+ * name of hbg ab's own files in the --outputs folder, which the plot
+ * would replace (hbg compare refuses a log it reads, not the others). */
+static int check_plot(const ab_opts *o)
 {
     if (!o->plot)
         return 0;
@@ -784,9 +779,9 @@ static int check_plot(const ab_opts *o, const ab_arm *arms)
     if (access(dir, W_OK | X_OK))
         return fail("cannot write the --plot file %s: cannot create files in %s: %s", o->plot, dir,
                     strerror(errno));
-    const char *log = plot_over_log(o, arms, dir, slash ? slash + 1 : o->plot);
-    if (log)
-        return fail("--plot %s would replace this run's %s; name another file", o->plot, log);
+    if (plot_over_own(o, dir, slash ? slash + 1 : o->plot))
+        return fail("--plot %s takes a name of hbg ab's own files in the --outputs folder (bind_...: the logs, "
+                    "LOG.part, LOG.out and .tree files; " OUTPUTS_LOCK "); name another file", o->plot);
     return 0;
 }
 
@@ -1370,7 +1365,7 @@ int hbg_cmd_ab(int argc, char **argv)
         if (arms[a].t.snapshot && arms[a].to_run)
             rc = write_tree_file(&o, &arms[a]) ? 2 : 0;
     if (!rc)
-        rc = check_plot(&o, arms);
+        rc = check_plot(&o);
     if (!rc)
         rc = build_all(&o, &repo, arms);
     if (!rc) {
