@@ -1432,6 +1432,44 @@ static void test_worktree_new_file_only(void **state)
     free(r);
 }
 
+/* A short sha two commits share is refused as ambiguous, not unknown;
+ * :/TEXT (a commit by its message) names a commit. The two commits are
+ * made with fixed dates, so that their shas are known: 1fc129e… and
+ * 1fc1379…, both on the empty tree. */
+static void test_ambiguous_and_message_revisions(void **state)
+{
+    (void)state;
+    char a1[8], a2[8];
+    char *r = ab_two_commit_repo(root, "amb", a1, a2);
+    setenv("GIT_AUTHOR_DATE", "946684800 +0000", 1);
+    setenv("GIT_COMMITTER_DATE", "946684800 +0000", 1);
+    ab_git(r, (const char *const[]){"hash-object", "-t", "tree", "-w", "/dev/null", NULL});
+    for (int k = 0; k < 2; k++)
+        ab_git(r, (const char *const[]){"commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m",
+                                        k ? "ambiguous 164" : "ambiguous 97", NULL});
+    unsetenv("GIT_AUTHOR_DATE");
+    unsetenv("GIT_COMMITTER_DATE");
+    char *out = in_root("out-amb");
+    const char *args[] = {"ab", "1fc1", "HEAD", "--build", "true", "--run", "sh {worktree}/measure.sh", "--reps",
+                          "1", "--outputs", out, NULL};
+    char *se;
+    assert_int_equal(ab_hbg(r, args, NULL, &se), 2);
+    assert_true(one_line(se));
+    if (!strstr(se, "hbg ab: ambiguous revision '1fc1': 2 objects of "))
+        fail_msg("stderr '%s'", se);
+    free(se);
+    args[1] = ":/host_orch 90 us";
+    ab_hbg(r, args, NULL, &se);
+    char *log = NULL;
+    assert_true(asprintf(&log, "%s/bind_qwen_numbers_%s_r1.log", out, a1) > 0);
+    if (access(log, F_OK))
+        fail_msg("no %s: stderr '%s'", log, se);
+    free(log);
+    free(se);
+    free(out);
+    free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1456,6 +1494,7 @@ int main(void)
         cmocka_unit_test(test_unwritable_outputs_refused_first),
         cmocka_unit_test(test_stop_signal_during_compare),
         cmocka_unit_test(test_worktree_new_file_only),
+        cmocka_unit_test(test_ambiguous_and_message_revisions),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -623,16 +623,44 @@ static int short_rev(const ab_repo *r, ab_tree *t)
     return git_line(r->top, (const char *const[]){"rev-parse", "--short=7", t->sha, NULL}, t->rev, sizeof t->rev);
 }
 
+/* The number of objects whose name starts with spec, when spec is a short
+ * hex name (git's --quiet, which keeps its other words off the terminal,
+ * drops the reason "ambiguous" too); 0 otherwise. */
+static size_t short_name_matches(const ab_repo *r, const char *spec)
+{
+    size_t n = strlen(spec);
+    if (n < 4 || n >= 40 || strspn(spec, "0123456789abcdefABCDEF") != n)
+        return 0;
+    char arg[64];
+    snprintf(arg, sizeof arg, "--disambiguate=%s", spec);
+    ab_buf out = {0};
+    size_t lines = 0;
+    if (ab_capture((const char *const[]){"git", "rev-parse", arg, NULL}, r->top, &out, -1) == 0)
+        for (const char *s = ab_buf_cstr(&out); (s = strchr(s, '\n')) != NULL; s++)
+            lines++;
+    ab_buf_free(&out);
+    return lines;
+}
+
 int ab_resolve_commit(const ab_repo *r, const char *spec, ab_tree *t, char *err, size_t cap)
 {
     memset(t, 0, sizeof *t);
+    /* :/TEXT, the youngest commit whose message matches TEXT, takes the
+     * rest of the spec as TEXT: a ^{commit} after it would be searched
+     * for too. It names a commit anyway. */
+    const char *peel = strncmp(spec, ":/", 2) ? "^{commit}" : "";
     char q[1024];
-    if (snprintf(q, sizeof q, "%s^{commit}", spec) >= (int)sizeof q ||
+    if (snprintf(q, sizeof q, "%s%s", spec, peel) >= (int)sizeof q ||
         git_line(r->top, (const char *const[]){"rev-parse", "--verify", "--quiet", q, NULL}, t->sha,
                  sizeof t->sha) ||
         strlen(t->sha) != 40) {
-        snprintf(err, cap, "unknown revision '%s': not a commit of %s (git rev-parse --verify '%s^{commit}' "
-                           "failed)", spec, r->top, spec);
+        size_t many = short_name_matches(r, spec);
+        if (many > 1)
+            snprintf(err, cap, "ambiguous revision '%s': %zu objects of %s start with it; give more of the "
+                               "commit's digits", spec, many, r->top);
+        else
+            snprintf(err, cap, "unknown revision '%s': not a commit of %s (git rev-parse --verify '%s%s' failed)",
+                     spec, r->top, spec, peel);
         return 2;
     }
     if (short_rev(r, t)) {
