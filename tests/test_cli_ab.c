@@ -1286,7 +1286,8 @@ static void test_same_tree_built_once_at_once(void **state)
     char *out1 = in_root("out-twice1"), *out2 = in_root("out-twice2"), *built = in_root("built-twice");
     char *errp = in_root("err-twice");
     char build[4096];
-    snprintf(build, sizeof build, "echo {rev} >> '%s'; sleep 1", built);
+    /* slow enough that the second reaches its lock on a loaded machine */
+    snprintf(build, sizeof build, "echo {rev} >> '%s'; sleep 2", built);
     const char *args[] = {"ab", c1, c2, "--build", build, "--run", "sh {worktree}/measure.sh", "--reps", "2",
                           "--outputs", out1, NULL};
     pid_t first = ab_background(args, errp);
@@ -1320,7 +1321,7 @@ static void test_outputs_held_by_one_run(void **state)
     (void)state;
     char *out = in_root("out-held"), *errp = in_root("err-held"), *started = in_root("started-held");
     char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "echo {rev} >> '%s'; sleep 0.3; sh {worktree}/measure.sh", started);
+    snprintf(tmpl, sizeof tmpl, "echo {rev} >> '%s'; sleep 1; sh {worktree}/measure.sh", started);
     const char *args[] = {"ab", c1, c2, "--build", "true", "--run", tmpl, "--reps", "2", "--outputs", out,
                           NULL, NULL};
     pid_t first = ab_background(args, errp);
