@@ -795,6 +795,36 @@ static void test_plot_edges(void **state)
     free(s);
 }
 
+/* The legend stands where fewer passes lie under it: top left, unless
+ * passes measured far above their fit lie there (they were hidden under
+ * it); then bottom right. */
+static void test_plot_legend_corner(void **state)
+{
+    (void)state;
+    fit_point p[20];
+    for (int i = 0; i < 20; i++) /* on the diagonal, 1 µs to 1 ms */
+        p[i].y = p[i].fitted = 1000.0 * pow(1.43, i);
+    fit_data d = {.pt = p, .n = 20};
+    fit_result R = {.r2 = 0.9, .worst = 0};
+    for (int k = 0; k < 2; k++) {
+        if (k) /* four small passes measured a thousand times their fit */
+            for (int i = 0; i < 4; i++)
+                p[i].y = p[i].fitted * 1000;
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&s, &len);
+        assert_non_null(f);
+        assert_int_equal(fp_write(f, &d, &R, "t"), 0);
+        assert_int_equal(fclose(f), 0);
+        /* X0 + 4 = 96, Y0 + 4 = 68; X1 - 4 - 140 = 448, Y1 - 4 - 62 = 430 */
+        const char *want = k ? "<rect x=\"448.00\" y=\"430.00\" width=\"140\" height=\"62\""
+                             : "<rect x=\"96.00\" y=\"68.00\" width=\"140\" height=\"62\"";
+        if (!ts_contains(s, want))
+            fail_msg("case %d: no %s in\n%s", k, want, s);
+        free(s);
+    }
+}
+
 static void test_plot(void **state)
 {
     (void)state;
@@ -1066,6 +1096,7 @@ int main(void)
         cmocka_unit_test(test_t_quantile), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_plot),
         cmocka_unit_test(test_plot_edges),
+        cmocka_unit_test(test_plot_legend_corner),
         cmocka_unit_test(test_same_log_twice),
         cmocka_unit_test(test_unreadable_log),
         cmocka_unit_test(test_warnings_are_prefixed),

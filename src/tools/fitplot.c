@@ -83,6 +83,22 @@ static void axes(sp_writer *w, const lax *a)
            18.0, (Y0 + Y1) / 2, SP_COL_INK, 18.0, (Y0 + Y1) / 2);
 }
 
+#define LEG_W 140.0
+
+/* The legend's corner: top left, where a pass measured far above its fit
+ * would lie, unless more passes lie under it there than bottom right
+ * (far below its fit). Under it at 85 % opacity, a pass is hidden. */
+static bool legend_below(const fit_data *d, const lax *a, double h)
+{
+    size_t top = 0, bottom = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        double x = xmap(a, d->pt[i].fitted), y = ymap(a, d->pt[i].y);
+        top += x <= X0 + 4 + LEG_W + 6 && y <= Y0 + 4 + h + 6;
+        bottom += x >= X1 - 4 - LEG_W - 6 && y >= Y1 - 4 - h - 6;
+    }
+    return bottom < top;
+}
+
 /* A pass with no place on the axes, centred at (x, y). */
 static void cross(sp_writer *w, double x, double y)
 {
@@ -141,25 +157,28 @@ int fp_write(FILE *f, const fit_data *d, const fit_result *R, const char *title)
         sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"6\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
                xmap(&a, p->fitted), ymap(&a, p->y), SP_COL_MEAS);
     }
-    /* the legend, top left inside the plot, over whatever lies there */
-    sp_out(&w, "<rect x=\"%.2f\" y=\"%.2f\" width=\"140\" height=\"%d\" fill=\"#FFFFFF\" fill-opacity=\"0.85\" "
-               "stroke=\"%s\"/>\n",
-           X0 + 4, Y0 + 4, off ? 80 : 62, SP_COL_GRID);
-    sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n", X0 + 14, Y0 + 16, SP_COL_BASE);
-    sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">a warm pass</text>\n", X0 + 24, Y0 + 20,
+    /* the legend, in the corner where fewer passes lie under it */
+    double lh = off ? 80 : 62, lx = X0 + 4, ly = Y0 + 4;
+    if (legend_below(d, &a, lh))
+        lx = X1 - 4 - LEG_W, ly = Y1 - 4 - lh;
+    sp_out(&w, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.0f\" height=\"%.0f\" fill=\"#FFFFFF\" "
+               "fill-opacity=\"0.85\" stroke=\"%s\"/>\n",
+           lx, ly, LEG_W, lh, SP_COL_GRID);
+    sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n", lx + 10, ly + 12, SP_COL_BASE);
+    sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">a warm pass</text>\n", lx + 20, ly + 16,
            SP_COL_INK);
-    sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"6\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n", X0 + 14,
-           Y0 + 36, SP_COL_MEAS);
-    sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">the worst residual</text>\n", X0 + 24,
-           Y0 + 40, SP_COL_INK);
+    sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"6\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n", lx + 10,
+           ly + 32, SP_COL_MEAS);
+    sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">the worst residual</text>\n", lx + 20,
+           ly + 36, SP_COL_INK);
     sp_out(&w, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-dasharray=\"6 4\"/>\n",
-           X0 + 6, Y0 + 56, X0 + 22, Y0 + 56, SP_COL_SOFT);
-    sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">measured = fitted</text>\n", X0 + 24,
-           Y0 + 60, SP_COL_INK);
+           lx + 2, ly + 52, lx + 18, ly + 52, SP_COL_SOFT);
+    sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">measured = fitted</text>\n", lx + 20,
+           ly + 56, SP_COL_INK);
     if (off) {
-        cross(&w, X0 + 14, Y0 + 74);
-        sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">a cost below 1 ns</text>\n", X0 + 24,
-               Y0 + 78, SP_COL_INK);
+        cross(&w, lx + 10, ly + 70);
+        sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"12\" fill=\"%s\">a cost below 1 ns</text>\n", lx + 20,
+               ly + 74, SP_COL_INK);
     }
     sp_out(&w, "</svg>\n");
     if (!w.err && fflush(f))
