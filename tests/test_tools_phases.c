@@ -179,6 +179,31 @@ static void a_spanless_pass_on_a_shared_thread_is_no_ones(void **st)
     assert_int_equal(phs_compute(&f.L, &f.R, NULL), HBG_OK);
     check(&f.R.total, 100, 700, 0, 910, 5);
     ps_free(&f.L);
+    /* Two runs put one after another in a file, each after its [stamp],
+     * on threads of one id: a thread is taken within its run, so run 1's
+     * spanless pass is pid 100's, as it was before the rule above. */
+    n = 0;
+    for (int run = 0; run < 2; run++) {
+        n += (size_t)snprintf(text + n, sizeof text - n, "[stamp] 777d417 env python run.py\n");
+        for (unsigned inv = 1; inv <= 4; inv++) {
+            unsigned pid = run ? 200 : 100, orch = inv == 1 ? 9000 : 500 + inv;
+            for (int k = 0; k < 2; k++)
+                n += (size_t)snprintf(text + n, sizeof text - n,
+                                      "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=%s start_ns=1 dur_ns=%u\n",
+                                      k ? "arena_h2d" : "host_orch", k ? 0 : orch);
+            if (run || inv != 2)
+                n += (size_t)snprintf(text + n, sizeof text - n,
+                                      "[mono_ns=1][T0x1][TIMING] e: [STRACE] v=1 pid=%u tid=%u inv=%u hid=ab "
+                                      "depth=1 name=chip.run.bind ts=1 dur=%u\n",
+                                      pid, pid, inv, orch);
+        }
+    }
+    assert_int_equal(ps_read(&f.L, "joined.log", text, n, &o), HBG_OK);
+    assert_int_equal(f.L.npass, 8);
+    assert_true(f.L.pass[1].has_pid && f.L.pass[1].pid == 100);
+    assert_int_equal(f.L.ncold, 2);
+    assert_int_equal(f.L.nused, 6);
+    ps_free(&f.L);
 }
 
 /* A host-orch line whose prefix is damaged ("[mono_ns=2x0]") was taken

@@ -102,6 +102,7 @@ static ps_pass *new_pass(ps_log *L, size_t line)
     p->first_line = line;
     p->first_seg = -1;
     p->rank = -1;
+    p->run = L->nstamps;
     return p;
 }
 
@@ -991,6 +992,7 @@ static void on_anchor(ps_log *L, const lx_rec *r)
 
 static void on_stamp(ps_log *L, const lx_rec *r)
 {
+    L->nstamps++;
     if (r->name.n == 0) {
         if (!L->empty_stamp_line)
             L->empty_stamp_line = r->line;

@@ -101,6 +101,7 @@ typedef struct ps_pass {
     int8_t first_seg;
     int8_t dup_seg;         /* segment id, or -1 - op for a host-orch kind */
     int8_t drop_op;
+    uint32_t run;           /* the [stamp] lines before it: logs put together hold runs one after another */
     bool has_pid;           /* pid known (from the lines, the span, or the thread's other passes) */
     bool has_inv;           /* inv known (from the lines or the span) */
     bool keyed;             /* from pid=/inv= on the bind lines */
@@ -212,6 +213,7 @@ typedef struct ps_log {
                                 (it records nothing: has_stamp stays false) */
     bool stamp_conflict;
     size_t stamp2_line;
+    uint32_t nstamps;       /* [stamp] lines read so far: a run begins at each (ps_pass.run) */
 
     size_t nbind, norch, nspans, nbad_bind, nbad_orch, ntorn, nbad_anchor;
     size_t nbindspans;

@@ -39,25 +39,27 @@ static int rank_of(ps_log *L, const ps_pass *p)
  * the same id. Where a thread carries the passes of several pids, the
  * pass could be any one's (taking the nearest named one's charged a
  * rank's cold pass to its peer, as warm): it is excluded (PS_D_NO_PID),
- * filed under the first one's rank without counting in it. Maps of
- * thread -> its first named pass, and of the threads several pids share. */
+ * filed under the first one's rank without counting in it. A thread is
+ * taken within its run (ps_pass.run): runs put one after another in one
+ * file share no pass, whatever their threads' ids. Maps of (thread, run)
+ * -> its first named pass, and of those several pids share. */
 static bool inherit_pids(ps_log *L)
 {
     hmap first, shared;
-    hmap_init(&first, 1);
-    hmap_init(&shared, 1);
+    hmap_init(&first, 2);
+    hmap_init(&shared, 2);
     bool ok = true;
     for (size_t i = 0; i < L->npass && ok; i++) {
         const ps_pass *p = &L->pass[i];
         if (!p->has_thread || !p->has_pid)
             continue;
-        uint32_t *f = hmap_put(&first, &p->thread);
+        uint32_t *f = hmap_put2(&first, p->thread, p->run);
         if (!f) {
             ok = false;
         } else if (!*f) {
             *f = (uint32_t)(i + 1);
         } else if (L->pass[*f - 1].pid != p->pid) {
-            uint32_t *sh = hmap_put(&shared, &p->thread);
+            uint32_t *sh = hmap_put2(&shared, p->thread, p->run);
             if (sh)
                 *sh = 1;
             ok = sh != NULL;
@@ -67,8 +69,8 @@ static bool inherit_pids(ps_log *L)
         ps_pass *p = &L->pass[i];
         if (!p->has_thread || p->has_pid)
             continue;
-        uint32_t v = hmap_get(&first, &p->thread);
-        if (v && hmap_get(&shared, &p->thread))
+        uint32_t v = hmap_get2(&first, p->thread, p->run);
+        if (v && hmap_get2(&shared, p->thread, p->run))
             p->defects |= PS_D_NO_PID;
         if (v) {
             p->pid = L->pass[v - 1].pid; /* for its rank only: its inv stays unknown */
