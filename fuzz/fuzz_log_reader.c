@@ -56,7 +56,8 @@ static void use_spans(ps_log *L, FILE *sink)
 static void use(ps_log *L, FILE *sink)
 {
     /* what the commands read from the stamp, and how they explain exclusions */
-    volatile const char *quiet = ps_stamp_quiet_level(L);
+    char said[96];
+    volatile const char *quiet = ps_stamp_quiet_level(L, said, sizeof said);
     (void)quiet;
     char why[256];
     ps_exclusions(L, why, sizeof why);
