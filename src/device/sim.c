@@ -84,6 +84,7 @@ struct sim {
     hbg_device dev; /* first: the handle callers hold */
     sim_mem mem;
     pthread_mutex_t run_lock; /* one run at a time */
+    const struct sim *outer;  /* during a run: the device whose kernel started it, NULL from a host thread */
     pthread_mutex_t m;        /* everything below */
     pthread_cond_t sched_cv, done_cv;
     bool quit;
@@ -415,8 +416,22 @@ static void block_done(sim *s, job *j)
 
 /* The device whose core this thread is, NULL on any other thread: a
  * kernel that runs this device again (through another runtime sharing
- * it) would wait on run_lock for the run that waits for the kernel. */
+ * it) would wait on run_lock for the run that waits for the kernel, and
+ * so would one that runs another device whose kernel runs this one (each
+ * run notes the device whose kernel started it: sim.outer). */
 static _Thread_local const sim *tl_core_of;
+
+/* Whether a run of s from this thread waits for itself: s is running a
+ * kernel that (through the devices its kernels ran) made this call. Each
+ * `outer` read is of a device running now, set before its cores were
+ * given work (under its mutex), so it stays put while we read it. */
+static bool runs_inside(const sim *s)
+{
+    for (const sim *p = tl_core_of; p; p = p->outer)
+        if (p == s)
+            return true;
+    return false;
+}
 
 static void *core_main(void *p)
 {
@@ -525,7 +540,7 @@ static hbg_status sim_run(hbg_device *d, uint64_t arena, uint64_t bytes, const h
                           hbg_run_stats *stats)
 {
     sim *s = S(d);
-    if (tl_core_of == s) {
+    if (runs_inside(s)) {
         hbg__exec_set_error("sim: a run of this device from one of its own kernels: the run under way waits for the "
                             "kernel, which would wait for it");
         if (stats)
@@ -533,6 +548,7 @@ static hbg_status sim_run(hbg_device *d, uint64_t arena, uint64_t bytes, const h
         return HBG_E_STATE;
     }
     pthread_mutex_lock(&s->run_lock);
+    s->outer = tl_core_of;
     uint64_t t0 = now_ns();
     hbg_run_stats rs = {0};
     hbg__exec_image im;
@@ -576,6 +592,7 @@ out:
         *stats = rs;
         stats->device_wall_ns = now_ns() - t0;
     }
+    s->outer = NULL;
     pthread_mutex_unlock(&s->run_lock);
     return st;
 }
