@@ -216,9 +216,10 @@ static bool same_task(const hbg_orch *o, const hbg__memo *m, const hbg_img_task 
         return false;
     if (stamp ? o->memo_bound[d - o->img.tasks] != stamp : !same_args(m, &o->img.tensors[d->tensor_off], t))
         return false;
-    /* Outside a Graph body a scalar slot is refused: never a hit. */
+    /* Outside a Graph body a scalar slot is refused, and so is a mark
+     * that is neither a slot nor static (-7): never a hit. */
     for (uint32_t i = 0; i < t->nscalars; i++)
-        if ((t->scalar_slots && t->scalar_slots[i] >= 0) || t->scalars[i] != o->img.scalars[d->scalar_off + i])
+        if ((t->scalar_slots && t->scalar_slots[i] != -1) || t->scalars[i] != o->img.scalars[d->scalar_off + i])
             return false;
     return hbg__memo_deps_lead(o, d, t->deps, t->ndeps) && (!t->pred || same_pred(o, d, t));
 }
