@@ -237,6 +237,38 @@ static hbg_status slot_below_static(hbg_orch *o, void *ctx)
     return hbg_submit_task(o, &t, NULL);
 }
 
+static int16_t memo_mark = -1;
+
+static hbg_status slot_marked(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    static const uint64_t sc[1] = {1};
+    const int16_t sl[1] = {memo_mark};
+    hbg_arg a = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_task t = {.kernel_aic = K_ADD, .ntensors = 1, .args = &a, .nscalars = 1, .scalars = sc, .scalar_slots = sl};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+/* The task memo answers a submit that repeats the last pass's without
+ * checking it again: a -7 after a pass of -1 was a hit, and ran. */
+static void a_bad_mark_is_no_memo_hit(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    hbg_pass_report rep;
+    memo_mark = -1;
+    assert_int_equal(run(&r, slot_marked, NULL, &rep), HBG_OK);
+    assert_int_equal(run(&r, slot_marked, NULL, &rep), HBG_OK);
+    memo_mark = -7;
+    assert_int_equal(run(&r, slot_marked, NULL, &rep), HBG_E_INVAL);
+    assert_string_equal(rep.error, "task 0: scalar 0 is marked -7: a mark is -1 (a static scalar) or a boundary "
+                                   "scalar's index");
+    assert_int_equal(r.x[0], 2);
+    memo_mark = -1;
+    rig_close(&r);
+}
+
 static void a_scalar_slot_is_named(void **state)
 {
     (void)state;
@@ -386,6 +418,46 @@ static void a_cut_message_ends_on_a_whole_character(void **state)
     assert_true(strlen(hbg_eager_last_error()) > 240);
     if (!ends_whole(hbg_eager_last_error()))
         fail_msg("the eager message ends inside a character: %s", hbg_eager_last_error());
+    rig_close(&r);
+}
+
+/* An eager run that has failed runs no kernel, in a body run inline too
+ * (its clean slate hid the failure): a kernel that failed there gave the
+ * pass its words under the first failure's status. */
+#define K_SEVEN 5
+static int k_seven(const hbg_kernel_args *a)
+{
+    (void)a;
+    return 7;
+}
+
+static hbg_status seven_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    (void)b;
+    hbg_task t = {.kernel_aic = K_SEVEN};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static hbg_status fail_then_body(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_orch_fail(o, HBG_E_INVAL, "the program's own first failure");
+    hbg_arg ba = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &ba};
+    (void)hbg_submit_graph(o, 6, seven_body, NULL, &b, 0, NULL);
+    return HBG_OK;
+}
+
+static void an_eager_run_that_failed_runs_no_body_kernel(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    assert_int_equal(hbg_kernel_register(r.kt, K_SEVEN, "seven", k_seven), HBG_OK);
+    hbg_program p = {.name = "eager", .orch = fail_then_body, .nargs = 1, .args = &r.arg};
+    assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
+    assert_string_equal(hbg_eager_last_error(), "orchestration (0 tasks submitted): the program's own first failure");
     rig_close(&r);
 }
 
@@ -668,6 +740,82 @@ static void a_run_of_its_own_device_from_a_kernel_is_refused(void **state)
     rig_close(&r);
 }
 
+/* The same through a second device: a kernel on A runs a runtime on B,
+ * whose kernel runs a second runtime on A, which waits for A's run,
+ * which waits for the first kernel. Refused where it hung. */
+#define K_TO_B 3
+#define K_TO_A 4
+static struct {
+    hbg_runtime *rt_b, *rt_a2;
+    hbg_host_tensor *arg, *arg_b; /* a2's, and b's own (b copies its own back after the kernel) */
+    hbg_status st_b, st_a2;
+    char error[256];
+} cyc;
+
+static hbg_status one_task(hbg_orch *o, void *ctx)
+{
+    hbg_task t = {.kernel_aic = (uint32_t)(uintptr_t)ctx};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static int k_to_a(const hbg_kernel_args *a)
+{
+    (void)a;
+    hbg_program p = {.name = "a2", .orch = add_one, .nargs = 1, .args = cyc.arg};
+    hbg_pass_report rep;
+    cyc.st_a2 = hbg_runtime_run(cyc.rt_a2, &p, false, &rep);
+    snprintf(cyc.error, sizeof cyc.error, "%s", rep.error);
+    return 0;
+}
+
+static int k_to_b(const hbg_kernel_args *a)
+{
+    (void)a;
+    hbg_program p = {.name = "b", .orch = one_task, .ctx = (void *)(uintptr_t)K_TO_A, .nargs = 1, .args = cyc.arg_b};
+    hbg_pass_report rep;
+    cyc.st_b = hbg_runtime_run(cyc.rt_b, &p, false, &rep);
+    return 0;
+}
+
+static void a_cycle_through_another_device_is_refused(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    assert_int_equal(hbg_kernel_register(r.kt, K_TO_B, "to_b", k_to_b), HBG_OK);
+    assert_int_equal(hbg_kernel_register(r.kt, K_TO_A, "to_a", k_to_a), HBG_OK);
+    hbg_device *b;
+    assert_int_equal(hbg_sim_open(NULL, &b), HBG_OK);
+    hbg_runtime_config rb = {.device = b, .kernels = r.kt, .records_fd = -1, .nranks = 1};
+    hbg_runtime_config ra = {.device = r.dev, .kernels = r.kt, .records_fd = -1, .nranks = 1};
+    assert_int_equal(hbg_runtime_create(&rb, &cyc.rt_b), HBG_OK);
+    assert_int_equal(hbg_runtime_create(&ra, &cyc.rt_a2), HBG_OK);
+    int32_t y[N] = {0};
+    hbg_host_tensor arg = {.name = "y", .host = y, .layout = hbg_tensor_desc(HBG_I32, 1, (uint32_t[]){N}),
+                           .dir = HBG_INOUT};
+    int32_t z[N] = {0};
+    hbg_host_tensor arg_b = arg;
+    arg_b.host = z;
+    cyc.arg = &arg;
+    cyc.arg_b = &arg_b;
+    cyc.st_b = cyc.st_a2 = HBG_E_INVAL;
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, one_task, (void *)(uintptr_t)K_TO_B, &rep), HBG_OK);
+    assert_int_equal(cyc.st_b, HBG_OK);
+    assert_int_equal(cyc.st_a2, HBG_E_STATE);
+    if (!strstr(cyc.error, "a run of this device from one of its own kernels"))
+        fail_msg("report: %s", cyc.error);
+    /* B run from a host thread, its kernel runs A: no cycle, it runs */
+    hbg_program p = {.name = "b", .orch = one_task, .ctx = (void *)(uintptr_t)K_TO_A, .nargs = 1, .args = &arg_b};
+    assert_int_equal(hbg_runtime_run(cyc.rt_b, &p, false, &rep), HBG_OK);
+    assert_int_equal(cyc.st_a2, HBG_OK);
+    assert_int_equal(y[0], 1);
+    hbg_runtime_destroy(cyc.rt_a2);
+    hbg_runtime_destroy(cyc.rt_b);
+    hbg_device_close(b);
+    rig_close(&r);
+}
+
 /* hbg_sim_open: a core or scheduler count past its limit (a thread each)
  * is refused by name; two counts that wrapped their sum to 0 made a
  * device of no cores whose every run failed as "a fanin cycle". */
@@ -931,8 +1079,10 @@ int main(void)
         cmocka_unit_test(a_run_inside_a_pass_is_refused),
         cmocka_unit_test(a_body_keeps_out_of_its_callers_scopes),
         cmocka_unit_test(a_status_that_is_none_is_named),
+        cmocka_unit_test(an_eager_run_that_failed_runs_no_body_kernel),
         cmocka_unit_test(a_cut_message_ends_on_a_whole_character),
         cmocka_unit_test(a_run_of_its_own_device_from_a_kernel_is_refused),
+        cmocka_unit_test(a_cycle_through_another_device_is_refused),
         cmocka_unit_test(sim_counts_past_the_limits_are_named),
         cmocka_unit_test(an_open_scope_is_named),
         cmocka_unit_test(a_predicate_needs_a_buffer),
@@ -944,6 +1094,7 @@ int main(void)
         cmocka_unit_test(a_records_write_failure_still_runs_the_pass),
         cmocka_unit_test(kept_definitions_turn_over),
         cmocka_unit_test(a_scalar_slot_is_named),
+        cmocka_unit_test(a_bad_mark_is_no_memo_hit),
         cmocka_unit_test(scope_misuse_is_named),
         cmocka_unit_test(a_bad_boundary_is_named),
         cmocka_unit_test(bad_caller_tensors_are_named),

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "device/exec.h"
+#include "util/printable.h"
 
 static _Thread_local char last_error[256];
 /* How many times this thread's last_error was set: a caller that noted it
@@ -40,6 +41,7 @@ void hbg__exec_set_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
+    hbg__utf8_trim(last_error); /* a long kernel name is cut: never inside a character */
     last_error_seq++;
 }
 

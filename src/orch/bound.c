@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "orch/orch_internal.h"
+#include "util/printable.h"
 
 static _Atomic uint64_t stamp_last;
 
@@ -35,6 +36,7 @@ __attribute__((format(printf, 2, 3))) static hbg_status fail(hbg_status st, cons
     va_start(ap, fmt);
     vsnprintf(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
+    hbg__utf8_trim(last_error);
     return st;
 }
 

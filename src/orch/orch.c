@@ -104,6 +104,7 @@ void hbg__orch_begin_pass(hbg_orch *o, uint64_t heap_base, hbg_tensor *args, uin
     o->pass++;
     o->in_pass = true;
     o->err = HBG_OK;
+    o->err_held = false;
     memset(&o->fault, 0, sizeof o->fault);
     hbg__why_clear(o);
     hbg__memo_begin_pass(o, heap_base);
@@ -596,8 +597,9 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, const hbg_b
     }
     /* After the first failure an eager run only records: later kernels
      * would read what the failed one never wrote (and a cross-rank wait
-     * would sit out its whole timeout again). */
-    if (o->cfg.eager && !dummy && o->err == HBG_OK) {
+     * would sit out its whole timeout again). A body run inline starts
+     * with a clean slate, but not a clean pass (err_held). */
+    if (o->cfg.eager && !dummy && o->err == HBG_OK && !o->err_held) {
         st = o->cfg.run_task(o->cfg.run_ctx, tid, &o->img.tasks[tid], o->img.tensors, o->img.scalars,
                              o->img.preds);
         if (st) {
@@ -802,7 +804,7 @@ hbg_status hbg__orch_call_body(hbg_orch *o, hbg_graph_body body, void *ctx, cons
     o->scope_floor = floor0;
     if (o->scope_depth == depth0)
         return st;
-    if (!st) {
+    if (!st && !o->err) { /* a body that went on past a failure has that one to report */
         hbg__why(o, HBG_WHY_SCOPE, -1, 4, o->scope_depth - depth0, 0);
         st = hbg__orch_fail(o, HBG_E_SCOPE);
     }

@@ -186,6 +186,7 @@ struct hbg_orch {
     uint64_t pass;             /* 1-based pass number; 0 before the first */
     bool in_pass;
     hbg_status err;            /* first error of this pass */
+    bool err_held;             /* the pass failed before the body now running (hbg__err_take holds it) */
     hbg__fault fault;          /* its facts */
     hbg__fault why;            /* facts of the failure being returned now */
     char *msg;                 /* hbg_orch_last_error's text, HBG_ORCH_MSG_MAX bytes */
@@ -396,10 +397,12 @@ static inline hbg__err_state hbg__err_take(hbg_orch *o)
 {
     hbg__err_state s = {o->err, o->fault};
     o->err = HBG_OK;
+    o->err_held = s.err != HBG_OK;
     return s;
 }
 static inline void hbg__err_restore(hbg_orch *o, hbg__err_state s)
 {
+    o->err_held = false;
     if (s.err) {
         o->err = s.err;
         o->fault = s.fault;
