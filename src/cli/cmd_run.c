@@ -368,7 +368,8 @@ static void arm_on_failure(const run_opts *o, const run_collector *col, rank_wat
     abandon(w, r);
     if (w->deadline)
         return;
-    if (o->ranks > 1) {
+    /* after a stop signal the command ends within its grace: no wait to announce */
+    if (o->ranks > 1 && !g_signal) {
         run_progress_clear(w->pg);
         fprintf(stderr, "hbg run: rank %u (pid %d) %s; waiting at most %u s for the other ranks\n", r, rs->pid,
                 died ? "ended without finishing" : "failed", o->peer_timeout_s);
@@ -466,7 +467,7 @@ static void read_pipes(const run_opts *o, run_collector *col, rank_watch *w)
         poll(NULL, 0, 20); /* only reaping is left: the ranks are exiting */
         return;
     }
-    int pr = poll(pf, n, 200);
+    int pr = poll(pf, n, g_signal ? 20 : 200); /* a stop signal's grace is counted in these */
     for (nfds_t i = 0; pr > 0 && i < n; i++) {
         if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
