@@ -1276,6 +1276,38 @@ static int exit_status(pid_t pid)
     return WEXITSTATUS(ws);
 }
 
+/* A --build template builds in a worktree of its own: two builders of
+ * one tree, one after the other, each reuse their own build, where the
+ * second replaced the first's marker (and, run at once, rebuilt the tree
+ * under the first's runs). */
+static void test_each_builder_its_own_tree(void **state)
+{
+    (void)state;
+    char *count = in_root("count-builders"), *out = in_root("out-builders");
+    char one[4096], two[4096];
+    snprintf(one, sizeof one, "echo one >> '%s'", count);
+    snprintf(two, sizeof two, "echo two >> '%s'", count);
+    const char *args[] = {"ab", c1, c2, "--build", one, "--run", "sh {worktree}/measure.sh", "--reps", "1",
+                          "--outputs", out, NULL};
+    char *se, want[256];
+    for (int k = 0; k < 3; k++) { /* one, two, one again */
+        args[4] = k == 1 ? two : one;
+        char sub[64];
+        snprintf(sub, sizeof sub, "-%d", k);
+        char *o = in_root(sub);
+        args[10] = o;
+        ab_hbg(repo, args, NULL, &se);
+        snprintf(want, sizeof want, "hbg ab: REV_A %s (%s): reusing the build in ", c1, c1);
+        if (k == 2 && !strstr(se, want))
+            fail_msg("builder one rebuilt after builder two: '%s'", se);
+        free(se);
+        free(o);
+    }
+    assert_int_equal(ab_lines(count), 4); /* each tree once per builder */
+    free(out);
+    free(count);
+}
+
 /* Two hbg ab measuring the same trees at once, into two folders: the
  * second waits for the first's build of a tree and reuses it, where it
  * would have built the tree over the first's (relinking the binary the
@@ -1442,14 +1474,22 @@ static void test_ambiguous_and_message_revisions(void **state)
     (void)state;
     char a1[8], a2[8];
     char *r = ab_two_commit_repo(root, "amb", a1, a2);
-    setenv("GIT_AUTHOR_DATE", "946684800 +0000", 1);
-    setenv("GIT_COMMITTER_DATE", "946684800 +0000", 1);
+    /* every input of the two commits' names fixed, whatever the
+     * environment says: their shas must both start with 1fc1 */
+    static const char *const id[][2] = {{"GIT_AUTHOR_DATE", "946684800 +0000"},
+                                        {"GIT_COMMITTER_DATE", "946684800 +0000"},
+                                        {"GIT_AUTHOR_NAME", "hbg test"},
+                                        {"GIT_COMMITTER_NAME", "hbg test"},
+                                        {"GIT_AUTHOR_EMAIL", "test@hbg.invalid"},
+                                        {"GIT_COMMITTER_EMAIL", "test@hbg.invalid"}};
+    for (size_t i = 0; i < sizeof id / sizeof id[0]; i++)
+        setenv(id[i][0], id[i][1], 1);
     ab_git(r, (const char *const[]){"hash-object", "-t", "tree", "-w", "/dev/null", NULL});
     for (int k = 0; k < 2; k++)
         ab_git(r, (const char *const[]){"commit-tree", "4b825dc642cb6eb9a060e54bf8d69288fbee4904", "-m",
                                         k ? "ambiguous 164" : "ambiguous 97", NULL});
-    unsetenv("GIT_AUTHOR_DATE");
-    unsetenv("GIT_COMMITTER_DATE");
+    for (size_t i = 0; i < sizeof id / sizeof id[0]; i++)
+        unsetenv(id[i][0]);
     char *out = in_root("out-amb");
     const char *args[] = {"ab", "1fc1", "HEAD", "--build", "true", "--run", "sh {worktree}/measure.sh", "--reps",
                           "1", "--outputs", out, NULL};
@@ -1490,6 +1530,7 @@ int main(void)
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_owned_options_abbreviated),
         cmocka_unit_test(test_help),
+        cmocka_unit_test(test_each_builder_its_own_tree),
         cmocka_unit_test(test_same_tree_built_once_at_once),
         cmocka_unit_test(test_outputs_held_by_one_run),
         cmocka_unit_test(test_unwritable_outputs_refused_first),

@@ -623,23 +623,30 @@ static int short_rev(const ab_repo *r, ab_tree *t)
     return git_line(r->top, (const char *const[]){"rev-parse", "--short=7", t->sha, NULL}, t->rev, sizeof t->rev);
 }
 
-/* The number of objects whose name starts with spec, when spec is a short
- * hex name (git's --quiet, which keeps its other words off the terminal,
- * drops the reason "ambiguous" too); 0 otherwise. */
-static size_t short_name_matches(const ab_repo *r, const char *spec)
+/* How many objects, and of them commits, have a name that starts with
+ * spec, when spec is a short hex name (git's --quiet, which keeps its
+ * other words off the terminal, drops the reason "ambiguous" too); 0
+ * otherwise. A blob or a tree that shares the digits is no revision to
+ * choose, but it makes the name ambiguous to git all the same. */
+static size_t short_name_matches(const ab_repo *r, const char *spec, size_t *commits)
 {
-    size_t n = strlen(spec);
+    size_t n = strlen(spec), objects = 0;
+    *commits = 0;
     if (n < 4 || n >= 40 || strspn(spec, "0123456789abcdefABCDEF") != n)
         return 0;
     char arg[64];
     snprintf(arg, sizeof arg, "--disambiguate=%s", spec);
     ab_buf out = {0};
-    size_t lines = 0;
     if (ab_capture((const char *const[]){"git", "rev-parse", arg, NULL}, r->top, &out, -1) == 0)
-        for (const char *s = ab_buf_cstr(&out); (s = strchr(s, '\n')) != NULL; s++)
-            lines++;
+        for (const char *s = ab_buf_cstr(&out), *e; (e = strchr(s, '\n')) != NULL; s = e + 1) {
+            char sha[64], type[16];
+            snprintf(sha, sizeof sha, "%.*s", (int)(e - s), s);
+            objects++;
+            *commits += git_line(r->top, (const char *const[]){"cat-file", "-t", sha, NULL}, type, sizeof type) == 0 &&
+                        !strcmp(type, "commit");
+        }
     ab_buf_free(&out);
-    return lines;
+    return objects;
 }
 
 int ab_resolve_commit(const ab_repo *r, const char *spec, ab_tree *t, char *err, size_t cap)
@@ -654,10 +661,10 @@ int ab_resolve_commit(const ab_repo *r, const char *spec, ab_tree *t, char *err,
         git_line(r->top, (const char *const[]){"rev-parse", "--verify", "--quiet", q, NULL}, t->sha,
                  sizeof t->sha) ||
         strlen(t->sha) != 40) {
-        size_t many = short_name_matches(r, spec);
-        if (many > 1)
-            snprintf(err, cap, "ambiguous revision '%s': %zu objects of %s start with it; give more of the "
-                               "commit's digits", spec, many, r->top);
+        size_t commits, many = short_name_matches(r, spec, &commits);
+        if (many > 1 && commits)
+            snprintf(err, cap, "ambiguous revision '%s': %zu objects of %s start with it (%zu commit%s); give more "
+                               "of the commit's digits", spec, many, r->top, commits, commits == 1 ? "" : "s");
         else
             snprintf(err, cap, "unknown revision '%s': not a commit of %s (git rev-parse --verify '%s%s' failed)",
                      spec, r->top, spec, peel);
@@ -937,10 +944,26 @@ static int run_build(const ab_tree *t, const ab_builder *b, int logfd, char *err
     return 0;
 }
 
+/* Beside the worktree, named after it: a builder of its own has a
+ * worktree of its own (ab_tree_use_builder), and so markers of its own. */
 static void markers(const ab_repo *r, const ab_tree *t, char *ready, char *built, size_t cap)
 {
-    snprintf(ready, cap, "%s/%s.ready", r->cache, t->key);
-    snprintf(built, cap, "%s/%s.built", r->cache, t->key);
+    (void)r;
+    snprintf(ready, cap, "%s.ready", t->dir);
+    snprintf(built, cap, "%s.built", t->dir);
+}
+
+int ab_tree_use_builder(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_t cap)
+{
+    if (!b->tmpl)
+        return 0;
+    uint64_t h = fnv(FNV0, b->tmpl, strlen(b->tmpl));
+    if (snprintf(t->dir, sizeof t->dir, "%s/%s-b%012" PRIx64, r->cache, t->key, h >> 16) >= (int)sizeof t->dir - 64 ||
+        snprintf(t->log, sizeof t->log, "%s.build.log", t->dir) >= (int)sizeof t->log) {
+        snprintf(err, cap, "the cache folder's path is too long");
+        return 2;
+    }
+    return 0;
 }
 
 bool ab_built(const ab_repo *r, const ab_tree *t, const ab_builder *b)
@@ -962,8 +985,9 @@ bool ab_built(const ab_repo *r, const ab_tree *t, const ab_builder *b)
  * the other is about to run. The second waits, and says for whom. */
 static int lock_tree(const ab_repo *r, const ab_tree *t, char *err, size_t cap)
 {
+    (void)r;
     char path[AB_PATH_X];
-    snprintf(path, sizeof path, "%s/%s.lock", r->cache, t->key);
+    snprintf(path, sizeof path, "%s.lock", t->dir);
     int fd = ab_lock_open(path);
     if (fd < 0) {
         snprintf(err, cap, "cannot create %s: %s", dg_shown(path), strerror(errno));
@@ -971,9 +995,18 @@ static int lock_tree(const ab_repo *r, const ab_tree *t, char *err, size_t cap)
     }
     long holder;
     if (!ab_lock_take(fd, &holder)) {
-        fprintf(stderr, "hbg ab: waiting for another hbg ab building %s (pid %ld)\n", dg_shown(t->dir), holder);
+        char pid[32] = "";
+        if (holder > 0)
+            snprintf(pid, sizeof pid, " (pid %ld)", holder);
+        fprintf(stderr, "hbg ab: waiting for another hbg ab building %s%s\n", dg_shown(t->dir), pid);
         ab_lock_wait(fd);
     }
+    /* The build's processes hold the lock too (it is not closed on exec):
+     * an hbg ab killed outright leaves its build running, and the lock
+     * with it, until that ends. */
+    int fl = fcntl(fd, F_GETFD);
+    if (fl >= 0)
+        fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
     return fd;
 }
 

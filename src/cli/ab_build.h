@@ -135,6 +135,10 @@ typedef struct ab_builder {
     unsigned jobs;        /* the default build's -j */
 } ab_builder;
 
+/* A --build template builds in a worktree of its own (its name has the
+ * template's hash), so that another builder's build, of another hbg ab at
+ * once, never replaces what this one measures. Call before t is built. */
+int ab_tree_use_builder(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_t cap);
 /* Whether t was built by this builder before, to completion (its marker
  * is written only after a successful build and names the builder). */
 bool ab_built(const ab_repo *r, const ab_tree *t, const ab_builder *b);

@@ -369,11 +369,15 @@ static const char *abs_path(const char *path, char *out, size_t cap)
     return out;
 }
 
+static ab_builder builder_of(const ab_opts *o);
+
 static int resolve_arm(const ab_opts *o, const ab_repo *r, ab_arm *arm)
 {
     char err[2 * AB_PATH];
+    ab_builder b = builder_of(o);
     if (strcmp(arm->spec, "WORKTREE")) {
-        if (ab_resolve_commit(r, arm->spec, &arm->t, err, sizeof err))
+        if (ab_resolve_commit(r, arm->spec, &arm->t, err, sizeof err) ||
+            ab_tree_use_builder(r, &arm->t, &b, err, sizeof err))
             return fail("%s", err);
         return 0;
     }
@@ -386,7 +390,8 @@ static int resolve_arm(const ab_opts *o, const ab_repo *r, ab_arm *arm)
     const char *skip[] = {realpath(o->outputs, outs),
                           o->plot && strcmp(o->plot, "-") ? abs_path(o->plot, plot, sizeof plot) : NULL};
     bool clean = false;
-    if (ab_resolve_worktree(r, &arm->t, skip, 2, &clean, err, sizeof err))
+    if (ab_resolve_worktree(r, &arm->t, skip, 2, &clean, err, sizeof err) ||
+        ab_tree_use_builder(r, &arm->t, &b, err, sizeof err))
         return fail("%s", err);
     if (clean)
         say("hbg ab: WORKTREE has no uncommitted changes: measuring HEAD (%s) itself\n", arm->t.rev);
