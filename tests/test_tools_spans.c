@@ -472,6 +472,21 @@ static void test_rounds_an_anchor_on_the_line_of_a_round(void **st)
     free(err);
     unlink(log);
     free(log);
+    /* After a bind line on its line, an anchor is not first there: as in
+     * hbg timeline, which lexes the bind line this reader passes over */
+    static const char after_bind[] =
+        "[mono_ns=1100][T0x2][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=host_orch start_ns=1050 "
+        "dur_ns=10 pid=8 inv=1[mono_ns=1000][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=7 mono_ns=1000 "
+        "wall_ns=1700000000000000000[mono_ns=1600][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=7 tid=7 inv=1 "
+        "hid=ab depth=0 name=chip.run ts=1100 dur=500\n";
+    log = ts_temp_file(after_bind, strlen(after_bind), ".log");
+    a[1] = log;
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(out, "- (no clock anchor before it)"));
+    free(out);
+    free(err);
+    unlink(log);
+    free(log);
 }
 
 static void test_rounds_pipelined_device_phases(void **st)

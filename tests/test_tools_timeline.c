@@ -579,7 +579,7 @@ static void test_torn_span_counted(void **st)
     char *err;
     json_t *j = run_timeline(p, NULL, 0, &err);
     assert_non_null(j);
-    assert_true(ts_contains(err, "hbg timeline: torn [STRACE] records (not drawn): 1\n"));
+    assert_true(ts_contains(err, "hbg timeline: malformed [STRACE] records (not drawn): 1\n"));
     assert_true(ts_contains(err, "malformed [STRACE] span: expected dur= (the span is torn); ignored"));
     assert_true(ts_contains(err, "hbg timeline: bind passes without a chip.run.bind span: 1\n"));
     json_t *ev = json_object_get(j, "traceEvents");

@@ -184,7 +184,7 @@ static void print_report(const char *out, const tl_report *rep)
             "copies on other threads, %zu records, %zu hand-off arrows of 2 events, %zu lane names)\n",
             out, rep->events, rep->spans, rep->device_spans, rep->segments, rep->orch_copies, rep->records,
             rep->flows, rep->lane_names);
-    count("torn [STRACE] records (not drawn)", rep->torn);
+    count("malformed [STRACE] records (not drawn)", rep->torn);
     count("records lines whose (pid, inv) has no chip.run.bind span (not drawn)", rep->rec_nobind);
     count("records outside their bind span (drawn, marked outside_bind_span)", rep->rec_outside_bind);
     count("records inside the bind span but outside host_orch (drawn, marked outside_host_orch)",

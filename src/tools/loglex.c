@@ -730,6 +730,7 @@ typedef struct scan {
     size_t base, line;
     const char *rec;
     bool lexed;             /* a record was lexed on the current line */
+    unsigned nprefix;       /* record prefixes seen on it, of records lexed or passed over */
     const lx_sink *sink;
     lx_rec r;
     char msg[192];
@@ -767,7 +768,10 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
     r->off = sc->base + (size_t)(start - sc->buf);
     r->at = start;
     r->line = sc->line;
-    r->line_first = !sc->lexed;
+    /* First on its line: no record before it, lexed or not (a reader of
+     * spans passes bind lines over, and must place an anchor as the
+     * other tools do): its own prefix the line's first, if it has one. */
+    r->line_first = !sc->lexed && sc->nprefix <= (r->prefix ? 1u : 0u);
     sc->lexed = true;
     cur c = {q + 1, sc->e, sc->cr_lines, false};
     const char *bad, *p;
@@ -851,7 +855,7 @@ static void cut_marker(scan *sc, const char *end)
         r->off = sc->base + (size_t)(lo - sc->buf);
         r->at = lo;
         r->line = sc->line;
-        r->line_first = !sc->lexed;
+        r->line_first = !sc->lexed && sc->nprefix <= 1;
         sc->sink->on_bad(sc->sink->ctx, r, "the line ends before phase= (cut short)");
         return;
     }
@@ -863,6 +867,7 @@ static inline void new_line(scan *sc, const char *q)
         cut_marker(sc, q);
     sc->rec = NULL;
     sc->lexed = false;
+    sc->nprefix = 0;
     sc->line++;
     if (at_stamp(q + 1, sc->e))
         emit_stamp(sc->buf, sc->base, sc->line, q + 1, sc->e, sc->sink, &sc->r);
@@ -898,7 +903,7 @@ static void scan_all(scan *sc)
             p = record(sc, LX_ANCHOR, q - 16, q - 2);
         } else {
             if (c1 == 's' && before >= PREFIX_LEN - 1 && memcmp(q - (PREFIX_LEN - 1), PREFIX, PREFIX_LEN - 1) == 0)
-                sc->rec = q - (PREFIX_LEN - 1);
+                sc->rec = q - (PREFIX_LEN - 1), sc->nprefix++;
             p = q + 1;
         }
     }
@@ -925,7 +930,7 @@ static void scan_spans(scan *sc)
             p = record(sc, LX_ANCHOR, q, q + 14);
         } else {
             if (after >= PREFIX_LEN && memcmp(q, PREFIX, PREFIX_LEN) == 0)
-                sc->rec = q;
+                sc->rec = q, sc->nprefix++;
             p = q + 1;
         }
     }
