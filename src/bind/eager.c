@@ -16,10 +16,10 @@
 #include <sys/mman.h>
 
 #include "bind/bind_internal.h"
-#include "util/printable.h"
 #include "device/exec.h"
 #include "graph/graph_internal.h"
 #include "hbg/runtime.h"
+#include "util/printable.h"
 
 typedef struct eager_ctx {
     const hbg_kernel_table *kernels;

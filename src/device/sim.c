@@ -706,18 +706,18 @@ hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
         return HBG_E_INVAL;
     }
     /* a thread each: past these a machine runs out of threads first */
-    if (cfg->aic_cores > HBG_SIM_MAX_CORES || cfg->aiv_cores > HBG_SIM_MAX_CORES ||
-        cfg->schedulers > HBG_SIM_MAX_SCHEDULERS) {
-        hbg__exec_set_error("sim: %s %u is past the limit of %u (a thread each)",
-                            cfg->schedulers > HBG_SIM_MAX_SCHEDULERS ? "schedulers"
-                            : cfg->aic_cores > HBG_SIM_MAX_CORES     ? "aic_cores"
-                                                                     : "aiv_cores",
-                            cfg->schedulers > HBG_SIM_MAX_SCHEDULERS ? cfg->schedulers
-                            : cfg->aic_cores > HBG_SIM_MAX_CORES     ? cfg->aic_cores
-                                                                     : cfg->aiv_cores,
-                            cfg->schedulers > HBG_SIM_MAX_SCHEDULERS ? HBG_SIM_MAX_SCHEDULERS : HBG_SIM_MAX_CORES);
-        return HBG_E_INVAL;
-    }
+    const struct {
+        const char *name;
+        unsigned n, max;
+    } lim[] = {{"aic_cores", cfg->aic_cores, HBG_SIM_MAX_CORES},
+               {"aiv_cores", cfg->aiv_cores, HBG_SIM_MAX_CORES},
+               {"schedulers", cfg->schedulers, HBG_SIM_MAX_SCHEDULERS}};
+    for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++)
+        if (lim[i].n > lim[i].max) {
+            hbg__exec_set_error("sim: %s %u is past the limit of %u (a thread each)", lim[i].name, lim[i].n,
+                                lim[i].max);
+            return HBG_E_INVAL;
+        }
     sim *s = calloc(1, sizeof *s);
     if (!s) {
         hbg__exec_set_error("sim: out of memory for the device");
