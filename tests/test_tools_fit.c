@@ -741,6 +741,18 @@ static void test_bad_input(void **state)
     free(out), free(errs);
 }
 
+/* The plot of d and R, as text (malloc'd). */
+static char *plot_text(const fit_data *d, const fit_result *R)
+{
+    char *s = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&s, &len);
+    assert_non_null(f);
+    assert_int_equal(fp_write(f, d, R, "t"), 0);
+    assert_int_equal(fclose(f), 0);
+    return s;
+}
+
 /* A pass with a cost below 1 ns, measured or fitted (a model that gives
  * a small pass a negative cost), has no place on a log axis: it is drawn
  * as a cross on the frame and counted in the subtitle, where it once sat
@@ -760,12 +772,7 @@ static void test_plot_edges(void **state)
     p[11].y = 0, p[11].fitted = 0;
     fit_data d = {.pt = p, .n = 12};
     fit_result R = {.r2 = 0.97, .worst = 10};
-    char *s = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&s, &len);
-    assert_non_null(f);
-    assert_int_equal(fp_write(f, &d, &R, "t"), 0);
-    assert_int_equal(fclose(f), 0);
+    char *s = plot_text(&d, &R);
     assert_true(ts_contains(s, ">12 passes, R\xC2\xB2 = 0.970000; 2 with a cost below 1 ns (\xC3\x97 on the frame)<"));
     size_t crosses = 0, dots = 0;
     for (const char *q = s; (q = strstr(q, "<path d=\"M")); q++)
@@ -782,11 +789,7 @@ static void test_plot_edges(void **state)
     p[0].y = p[0].fitted = 1;
     d.n = 10;
     R.worst = 3;
-    s = NULL;
-    f = open_memstream(&s, &len);
-    assert_non_null(f);
-    assert_int_equal(fp_write(f, &d, &R, "t"), 0);
-    assert_int_equal(fclose(f), 0);
+    s = plot_text(&d, &R);
     assert_false(ts_contains(s, ">0 ns<"));
     assert_true(ts_contains(s, ">1 ns<"));
     assert_false(ts_contains(s, ">10 ns<"));
@@ -810,12 +813,7 @@ static void test_plot_legend_corner(void **state)
         if (k) /* four small passes measured a thousand times their fit */
             for (int i = 0; i < 4; i++)
                 p[i].y = p[i].fitted * 1000;
-        char *s = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&s, &len);
-        assert_non_null(f);
-        assert_int_equal(fp_write(f, &d, &R, "t"), 0);
-        assert_int_equal(fclose(f), 0);
+        char *s = plot_text(&d, &R);
         /* X0 + 4 = 96, Y0 + 4 = 68; X1 - 4 - 140 = 448, Y1 - 4 - 62 = 430 */
         const char *want = k ? "<rect x=\"448.00\" y=\"430.00\" width=\"140\" height=\"62\""
                              : "<rect x=\"96.00\" y=\"68.00\" width=\"140\" height=\"62\"";
