@@ -546,6 +546,17 @@ static void test_few_repetitions_rest_on_a_t_test(void **st)
     assert_true(ts_contains(l, "(1 of 1 repetitions agree), too few repetitions for it to reach alpha = 0.05, and "
                                "one gives no spread for a t-test"));
     free(l), free(out), free(err);
+    /* and its JSON shows no t-test: null, not t = 0, df = 0, p = 1 */
+    const char *j1[] = {"--format", "json", NULL};
+    assert_int_equal(compare(&a, j1, &out, &err), 0);
+    j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    tt = json_object_get(j, "repetitions_t_test");
+    assert_true(json_is_null(json_object_get(tt, "t")) && json_is_null(json_object_get(tt, "df")) &&
+                json_is_null(json_object_get(tt, "p")));
+    assert_true(json_is_false(json_object_get(tt, "backs_verdict")));
+    json_decref(j);
+    free(out), free(err);
     /* a larger alpha needs fewer: 4 at 0.1 */
     const char *a1[] = {"--alpha", "0.1", NULL};
     assert_int_equal(compare(&a, a1, &out, &err), 0);

@@ -540,10 +540,17 @@ static int out_json(const cp_result *R)
     jkey(&w, "can_reach_alpha", false), jw_lit(&w, R->sign_can_reach ? "true" : "false");
     jw_lit(&w, "}");
     jkey(&w, "repetitions_t_test", false);
+    /* one repetition has no spread: no test was made, and none is shown
+     * (t = 0, df = 0, p = 1 read as a test that found nothing) */
+    bool tested = R->nrep >= 2;
     jw_lit(&w, "{\"t\": ");
-    jnum(&w, R->rep_t);
-    jkey(&w, "df", false), jw_u64(&w, R->nrep - 1);
-    jkey(&w, "p", false), jnum(&w, R->rep_t_p);
+    jnum(&w, tested ? R->rep_t : NAN);
+    jkey(&w, "df", false);
+    if (tested)
+        jw_u64(&w, R->nrep - 1);
+    else
+        jw_lit(&w, "null");
+    jkey(&w, "p", false), jnum(&w, tested ? R->rep_t_p : NAN);
     jkey(&w, "backs_verdict", false), jw_lit(&w, R->reps_back ? "true" : "false");
     jw_lit(&w, "}");
     jkey(&w, "control", false);
