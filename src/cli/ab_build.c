@@ -836,7 +836,7 @@ static int copy_untracked(const char *top, const char *dir, const char *rel)
 static int overlay(const ab_repo *r, ab_tree *t, int logfd, char *err, size_t cap)
 {
     char side[AB_PATH_X];
-    snprintf(side, sizeof side, "%s/%s.diff", r->cache, t->key);
+    snprintf(side, sizeof side, "%s.diff", t->dir); /* the tree's own: another builder's runs at once */
     if (t->diff.n) {
         const char *apply[] = {"git", "apply", "--index", "--whitespace=nowarn", side, NULL};
         if (write_file(side, t->diff.p, t->diff.n) || logged(logfd, apply, t->dir)) {
@@ -858,7 +858,7 @@ static int overlay(const ab_repo *r, ab_tree *t, int logfd, char *err, size_t ca
             ab_buf_add(&added, t->untracked.p + i, strlen(t->untracked.p + i) + 1);
     }
     int rc = 0;
-    snprintf(side, sizeof side, "%s/%s.untracked", r->cache, t->key);
+    snprintf(side, sizeof side, "%s.untracked", t->dir);
     const char *ita[] = {"git", "add", "--intent-to-add", "--pathspec-from-file", side, "--pathspec-file-nul", NULL};
     if (added.n && (write_file(side, added.p, added.n) || logged(logfd, ita, t->dir))) {
         snprintf(err, cap, "cannot mark the untracked files in the snapshot (git add -N failed; see %s)", t->log);
