@@ -946,9 +946,8 @@ static int run_build(const ab_tree *t, const ab_builder *b, int logfd, char *err
 
 /* Beside the worktree, named after it: a builder of its own has a
  * worktree of its own (ab_tree_use_builder), and so markers of its own. */
-static void markers(const ab_repo *r, const ab_tree *t, char *ready, char *built, size_t cap)
+static void markers(const ab_tree *t, char *ready, char *built, size_t cap)
 {
-    (void)r;
     snprintf(ready, cap, "%s.ready", t->dir);
     snprintf(built, cap, "%s.built", t->dir);
 }
@@ -966,10 +965,10 @@ int ab_tree_use_builder(const ab_repo *r, ab_tree *t, const ab_builder *b, char 
     return 0;
 }
 
-bool ab_built(const ab_repo *r, const ab_tree *t, const ab_builder *b)
+bool ab_built(const ab_tree *t, const ab_builder *b)
 {
     char ready[AB_PATH_X], built[AB_PATH_X], bin[AB_PATH_X];
-    markers(r, t, ready, built, sizeof ready);
+    markers(t, ready, built, sizeof ready);
     snprintf(bin, sizeof bin, "%s/build/hbg", t->dir);
     ab_buf desc = {0};
     describe(b, &desc);
@@ -983,9 +982,8 @@ bool ab_built(const ab_repo *r, const ab_tree *t, const ab_builder *b)
  * measuring the same tree at once (one WORKTREE, two --outputs) would
  * otherwise remove each other's half-made worktree, or relink the binary
  * the other is about to run. The second waits, and says for whom. */
-static int lock_tree(const ab_repo *r, const ab_tree *t, char *err, size_t cap)
+static int lock_tree(const ab_tree *t, char *err, size_t cap)
 {
-    (void)r;
     char path[AB_PATH_X];
     snprintf(path, sizeof path, "%s.lock", t->dir);
     int fd = ab_lock_open(path);
@@ -1013,16 +1011,16 @@ static int lock_tree(const ab_repo *r, const ab_tree *t, char *err, size_t cap)
 int ab_build(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_t cap)
 {
     char ready[AB_PATH_X], built[AB_PATH_X];
-    markers(r, t, ready, built, sizeof ready);
+    markers(t, ready, built, sizeof ready);
     if (ab_mkdirs(r->cache)) {
         snprintf(err, cap, "cannot create the cache folder %s: %s", r->cache, strerror(errno));
         return 2;
     }
-    int lock = lock_tree(r, t, err, cap);
+    int lock = lock_tree(t, err, cap);
     if (lock < 0)
         return 2;
     /* the hbg ab waited for may have built it, with this builder */
-    if (ab_built(r, t, b)) {
+    if (ab_built(t, b)) {
         close(lock);
         return 0;
     }

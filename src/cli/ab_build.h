@@ -141,7 +141,7 @@ typedef struct ab_builder {
 int ab_tree_use_builder(const ab_repo *r, ab_tree *t, const ab_builder *b, char *err, size_t cap);
 /* Whether t was built by this builder before, to completion (its marker
  * is written only after a successful build and names the builder). */
-bool ab_built(const ab_repo *r, const ab_tree *t, const ab_builder *b);
+bool ab_built(const ab_tree *t, const ab_builder *b);
 /* Makes t's worktree (unless a finished one is there) and builds it, its
  * output into t->log. Returns 0; 1 when the build failed (err says how;
  * the log holds the rest); 2 when the worktree could not be made. While

@@ -816,7 +816,7 @@ static int build_arm(const ab_opts *o, const ab_repo *r, ab_arm *arm)
 {
     ab_builder b = builder_of(o);
     char err[2 * AB_PATH];
-    if (ab_built(r, &arm->t, &b)) {
+    if (ab_built(&arm->t, &b)) {
         say("hbg ab: %s %s (%s): reusing the build in %s\n", arm->role, arm->t.rev, arm->spec,
                 arm->t.dir);
     } else {
@@ -1084,7 +1084,7 @@ static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, cons
 static int build_all(const ab_opts *o, const ab_repo *r, ab_arm *arms)
 {
     ab_builder b = builder_of(o);
-    bool ready[2] = {ab_built(r, &arms[0].t, &b), ab_built(r, &arms[1].t, &b)};
+    bool ready[2] = {ab_built(&arms[0].t, &b), ab_built(&arms[1].t, &b)};
     const ab_arm *built = NULL; /* an arm whose hbg can run */
     bool tried = o->run != NULL; /* a --run template has no command line to try */
     for (int pass = 0; pass < 2; pass++)
