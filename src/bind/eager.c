@@ -86,9 +86,8 @@ static hbg_status fail(hbg_status st, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    hbg__vformat(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
-    hbg__utf8_trim(last_error);
     return st;
 }
 

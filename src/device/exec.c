@@ -39,9 +39,8 @@ void hbg__exec_set_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    hbg__vformat(last_error, sizeof last_error, fmt, ap); /* a long kernel name is cut at a whole character */
     va_end(ap);
-    hbg__utf8_trim(last_error); /* a long kernel name is cut: never inside a character */
     last_error_seq++;
 }
 

@@ -34,9 +34,8 @@ __attribute__((format(printf, 2, 3))) static hbg_status fail(hbg_status st, cons
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    hbg__vformat(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
-    hbg__utf8_trim(last_error);
     return st;
 }
 

@@ -273,10 +273,10 @@ hbg_status hbg_orch_fail(hbg_orch *o, hbg_status st, const char *fmt, ...)
         if (fmt) {
             va_list ap;
             va_start(ap, fmt);
-            vsnprintf(t, HBG_ORCH_MSG_MAX, fmt, ap);
+            hbg__vformat(t, HBG_ORCH_MSG_MAX, fmt, ap);
             va_end(ap);
         }
-        hbg__mask_controls(hbg__utf8_trim(t)); /* one line in the log's ERROR record, whatever the program wrote */
+        hbg__mask_controls(t); /* one line in the log's ERROR record, whatever the program wrote */
         hbg__why_clear(o);
         hbg__why(o, HBG_WHY_USER, -1, 0, 0, 0);
         o->why.text = t;

@@ -10,6 +10,7 @@
 #ifndef HBG_UTIL_PRINTABLE_H
 #define HBG_UTIL_PRINTABLE_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -66,6 +67,14 @@ static inline char *hbg__utf8_trim(char *s)
         }
     }
     return s;
+}
+
+/* vsnprintf into buf, cut at a whole character (hbg__utf8_trim): the
+ * one way the per-thread "last error" messages are written. */
+static inline void hbg__vformat(char *buf, size_t n, const char *fmt, va_list ap)
+{
+    vsnprintf(buf, n, fmt, ap);
+    hbg__utf8_trim(buf);
 }
 
 /* Whether the character at s, of len bytes (hbg__utf8_len), is a C1
