@@ -2,11 +2,61 @@
 #include "tools/diag.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* The temporary an interrupt would leave behind: a signal that ends the
+ * command while it is being written (Ctrl-C during a long trace) removes
+ * it first, so nothing named PATH.tmpPID outlives the command. One at a
+ * time: a command writes one output file at once. Only signals whose
+ * action is the default are taken over (a command's own handler, or a
+ * signal it was started with ignored, is left as it is), and they are
+ * given back when the file is finished. */
+static const int g_end_sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+#define NEND (sizeof g_end_sigs / sizeof g_end_sigs[0])
+static char *volatile g_tmp;
+static bool g_taken[NEND];
+
+static void on_end_signal(int sig)
+{
+    char *tmp = g_tmp;
+    if (tmp)
+        unlink(tmp); /* async-signal-safe, as is all that follows */
+    signal(sig, SIG_DFL);
+    raise(sig); /* delivered on return: the signal is blocked in its handler */
+}
+
+static void guard_tmp(char *tmp)
+{
+    if (g_tmp)
+        return;
+    g_tmp = tmp;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_end_signal;
+    for (size_t i = 0; i < NEND; i++)
+        g_taken[i] = sigaction(g_end_sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+                     !(old.sa_flags & SA_SIGINFO) && sigaction(g_end_sigs[i], &sa, NULL) == 0;
+}
+
+/* Called once the temporary is renamed or removed, before its name is
+ * freed (the handler must never see a freed name). */
+static void unguard_tmp(const char *tmp)
+{
+    if (g_tmp != tmp)
+        return;
+    g_tmp = NULL;
+    for (size_t i = 0; i < NEND; i++)
+        if (g_taken[i]) {
+            signal(g_end_sigs[i], SIG_DFL);
+            g_taken[i] = false;
+        }
+}
 
 int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
 {
@@ -29,10 +79,13 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
         fprintf(stderr, "%s: cannot create %s: out of memory\n", cmd, dg_shown(path));
         return -1;
     }
+    guard_tmp(o->tmp); /* before the file exists: no moment it is unguarded */
     o->f = fopen(o->tmp, "w");
     if (!o->f) {
         /* the file asked for: the temporary beside it is ours */
-        fprintf(stderr, "%s: cannot create %s: %s\n", cmd, dg_shown(path), strerror(errno));
+        int e = errno;
+        unguard_tmp(o->tmp);
+        fprintf(stderr, "%s: cannot create %s: %s\n", cmd, dg_shown(path), strerror(e));
         free(o->tmp);
         o->tmp = NULL;
         return -1;
@@ -90,6 +143,7 @@ int hbg_outfile_close(hbg_outfile *o, bool ok)
     }
     if (o->tmp && (!ok || rc))
         remove(o->tmp);
+    unguard_tmp(o->tmp);
     free(o->tmp);
     o->tmp = NULL;
     return ok ? rc : -1;

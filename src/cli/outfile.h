@@ -3,7 +3,9 @@
  * never leaves half a file under the name asked for, and an older file of
  * that name survives the failure. "-" is stdout; a name that is not a
  * regular file (/dev/null, a FIFO) is written in place, since a rename would
- * replace it with a regular file. */
+ * replace it with a regular file. A stop signal (SIGINT, SIGTERM, SIGHUP,
+ * SIGPIPE) whose action is the default removes the temporary before it
+ * ends the command. */
 #ifndef HBG_CLI_OUTFILE_H
 #define HBG_CLI_OUTFILE_H
 

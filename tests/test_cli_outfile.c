@@ -1,0 +1,176 @@
+/* The commands' output files (src/cli/outfile.c): written to PATH.tmpPID
+ * and renamed over PATH once complete, so that neither a failure nor an
+ * interrupt leaves half a file under the name asked for, nor a temporary
+ * beside it. A stop signal that ends the command mid-write removes the
+ * temporary first; a signal the command handles itself, or was started
+ * with ignored, is left alone. The signal cases run in a child, which the
+ * signal ends. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/outfile.h"
+#include "support/fault_support.h"
+#include "support/tools_support.h"
+
+/* The number of entries in dir (. and .. aside). */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(d);
+    return n;
+}
+
+static void expect_file(const char *path, const char *text)
+{
+    char *got = ts_slurp(path, NULL);
+    assert_non_null(got);
+    assert_string_equal(got, text);
+    free(got);
+}
+
+static void test_renamed_on_success_removed_on_failure(void **st)
+{
+    (void)st;
+    char *dir = fs_tempdir("outfile");
+    char *path = fs_path(dir, "out.svg");
+    fs_write(path, "old");
+    hbg_outfile o;
+    assert_int_equal(hbg_outfile_open(&o, "hbg test", path), 0);
+    fputs("half", o.f);
+    assert_int_equal(entries(dir), 2); /* the old file and the temporary */
+    assert_int_equal(hbg_outfile_close(&o, false), -1);
+    expect_file(path, "old");
+    assert_int_equal(entries(dir), 1);
+    assert_int_equal(hbg_outfile_open(&o, "hbg test", path), 0);
+    fputs("new", o.f);
+    assert_int_equal(hbg_outfile_close(&o, true), 0);
+    expect_file(path, "new");
+    assert_int_equal(entries(dir), 1);
+    free(path);
+    fs_rmdir(dir);
+}
+
+/* In a child: sets sig's action (SIG_DFL, SIG_IGN or a handler), opens
+ * path, writes "new", raises sig, then finishes the file. Exits 0 when
+ * it lived through the signal and the action it set is in force again. */
+static int caught;
+static void on_sig(int sig)
+{
+    caught = sig;
+}
+
+static void child(const char *path, int sig, void (*action)(int))
+{
+    struct sigaction sa = {.sa_handler = action}; /* signal() may reset a handler once run */
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, NULL) != 0)
+        _exit(9);
+    hbg_outfile o;
+    if (hbg_outfile_open(&o, "hbg test", path) != 0)
+        _exit(10);
+    fputs("new", o.f);
+    fflush(o.f);
+    raise(sig);
+    if (hbg_outfile_close(&o, true) != 0)
+        _exit(11);
+    struct sigaction now;
+    if (sigaction(sig, NULL, &now) != 0 || now.sa_handler != action)
+        _exit(12);
+    _exit(action == on_sig && caught != sig ? 13 : 0);
+}
+
+static int run_child(const char *path, int sig, void (*action)(int), int *signo)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        child(path, sig, action);
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    *signo = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static void test_stop_signal_removes_the_temporary(void **st)
+{
+    (void)st;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        char *dir = fs_tempdir("outfile-sig");
+        char *path = fs_path(dir, "trace.json");
+        fs_write(path, "old");
+        int signo;
+        assert_int_equal(run_child(path, sigs[i], SIG_DFL, &signo), -1);
+        assert_int_equal(signo, sigs[i]); /* ended by it, as without the file */
+        expect_file(path, "old");
+        assert_int_equal(entries(dir), 1); /* no trace.json.tmpPID */
+        free(path);
+        fs_rmdir(dir);
+    }
+}
+
+/* A command's own handler (hbg run's, hbg ab's while it builds) or a
+ * signal ignored from the start (nohup) is not taken over: the write goes
+ * on and the file is completed; the action is the same after. */
+static void test_handled_or_ignored_signal_left_alone(void **st)
+{
+    (void)st;
+    void (*actions[])(int) = {SIG_IGN, on_sig};
+    for (size_t i = 0; i < 2; i++) {
+        char *dir = fs_tempdir("outfile-keep");
+        char *path = fs_path(dir, "fit.svg");
+        int signo;
+        assert_int_equal(run_child(path, SIGINT, actions[i], &signo), 0);
+        assert_int_equal(signo, 0);
+        expect_file(path, "new");
+        assert_int_equal(entries(dir), 1);
+        free(path);
+        fs_rmdir(dir);
+    }
+}
+
+/* Once the file is finished the default action is the default again: a
+ * later signal ends the command plainly, with no handler left pointing
+ * at a freed name. */
+static void test_default_given_back(void **st)
+{
+    (void)st;
+    char *dir = fs_tempdir("outfile-back");
+    char *path = fs_path(dir, "plot.svg");
+    hbg_outfile o;
+    assert_int_equal(hbg_outfile_open(&o, "hbg test", path), 0);
+    struct sigaction now;
+    assert_int_equal(sigaction(SIGTERM, NULL, &now), 0);
+    assert_true(now.sa_handler != SIG_DFL); /* guarded while written */
+    assert_int_equal(hbg_outfile_close(&o, true), 0);
+    assert_int_equal(sigaction(SIGTERM, NULL, &now), 0);
+    assert_true(now.sa_handler == SIG_DFL);
+    free(path);
+    fs_rmdir(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_renamed_on_success_removed_on_failure),
+        cmocka_unit_test(test_stop_signal_removes_the_temporary),
+        cmocka_unit_test(test_handled_or_ignored_signal_left_alone),
+        cmocka_unit_test(test_default_given_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
