@@ -238,6 +238,26 @@ static void check_tpot(const char *fixture, const char *hid, const char *label, 
     json_decref(j);
 }
 
+/* A log whose only record is malformed: that is the reason given (as
+ * hbg timeline gives it), in the singular, not the log level. */
+static void test_nothing_whole_is_the_reason_given(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=1][T0x1][TIMING] e: [STRACE] v=1 pid=1 tid=1 inv=1 hid=ab depth=0 name=chip.run ts=5\n";
+    char *log = ts_temp_file(text, strlen(text), ".log"), *out = NULL, *err = NULL, want[4400];
+    const char *args[] = {"spans", log, NULL};
+    assert_int_equal(ts_run_cli(args, &out, &err), 1);
+    snprintf(want, sizeof want, "hbg spans: %s: none of its 1 [STRACE] record is whole (see the warnings)\n", log);
+    assert_true(ts_contains(err, want));
+    assert_false(ts_contains(err, "log level"));
+    assert_string_equal(out, "");
+    free(out);
+    free(err);
+    unlink(log);
+    free(log);
+}
+
 static void test_tpot_ours_two_ranks(void **st)
 {
     (void)st;
@@ -1259,6 +1279,7 @@ int main(void)
         cmocka_unit_test(test_bind_lines_not_read),
         cmocka_unit_test(test_records_given_twice),
         cmocka_unit_test(test_output_on_a_full_or_closed_stdout),
+        cmocka_unit_test(test_nothing_whole_is_the_reason_given),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

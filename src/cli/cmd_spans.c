@@ -258,6 +258,7 @@ int hbg_cmd_spans(int argc, char **argv)
         goto done;
     }
     if (S.ninv == 0 && a.view != SO_OPS) {
+        char why[160];
         print_warnings(&L.warn);
         print_warnings(&S.warn);
         if (S.nforeign)
@@ -265,8 +266,7 @@ int hbg_cmd_spans(int argc, char **argv)
                             "families, which carry no run identity: no invocations to show\n",
                     path, S.nforeign);
         else if (L.ntorn)
-            fprintf(stderr, "hbg spans: %s: none of its %zu [STRACE] records is whole (see the warnings)\n", path,
-                    L.ntorn);
+            fprintf(stderr, "hbg spans: %s: %s\n", path, ps_none_whole(L.ntorn, 0, why, sizeof why));
         else
             fprintf(stderr, "hbg spans: %s has no [STRACE] spans (they are written at the default log level, "
                             "timing; HBG_LOG_LEVEL=warn or higher silences them)\n",

@@ -146,12 +146,8 @@ static void nothing_to_draw(const ps_log *L, const char *path, bool per_inv)
     /* records there are, none whole: the level and the switch are not why */
     size_t torn = L->ntorn, bad = per_inv ? 0 : L->nbad_bind;
     if (torn || bad) {
-        fprintf(stderr, "hbg timeline: nothing to draw: %s: none of its ", path);
-        if (torn)
-            fprintf(stderr, "%zu [STRACE] record%s%s", torn, torn == 1 ? "" : "s", bad ? " and " : "");
-        if (bad)
-            fprintf(stderr, "%zu bind line%s", bad, bad == 1 ? "" : "s");
-        fprintf(stderr, " is whole (see the warnings)\n");
+        char why[160];
+        fprintf(stderr, "hbg timeline: nothing to draw: %s: %s\n", path, ps_none_whole(torn, bad, why, sizeof why));
         return;
     }
     if (per_inv && !L->npass && !quiet)

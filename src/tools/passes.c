@@ -1212,6 +1212,17 @@ const char *ps_no_bind_why(const ps_log *L, char *buf, size_t cap)
     return buf;
 }
 
+const char *ps_none_whole(size_t torn, size_t bad, char *buf, size_t cap)
+{
+    char t[64] = "", b[64] = "";
+    if (torn)
+        snprintf(t, sizeof t, "%zu [STRACE] record%s", torn, torn == 1 ? "" : "s");
+    if (bad)
+        snprintf(b, sizeof b, "%zu bind line%s", bad, bad == 1 ? "" : "s");
+    snprintf(buf, cap, "none of its %s%s%s is whole (see the warnings)", t, torn && bad ? " and " : "", b);
+    return buf;
+}
+
 /* Whether v (n bytes) is a level that writes no TIMING records, in any
  * case; *lv the level in lower case. */
 static bool quiet_word(const char *v, size_t n, const char **lv)

@@ -294,6 +294,12 @@ const char *ps_stamp_quiet_level(const ps_log *L, char *said, size_t n);
  * (L->nbind == 0), the same in every tool: none well-formed, the stamp's
  * quiet level, or the breakdown switch. Into buf, which it returns. */
 const char *ps_no_bind_why(const ps_log *L, char *buf, size_t cap);
+/* For a log that has records but none whole, the same in spans and
+ * timeline: "none of its N [STRACE] records and M bind lines is whole
+ * (see the warnings)", either count left out when 0 (torn: L->ntorn; bad:
+ * the malformed bind lines, when the tool draws them). Into buf, which it
+ * returns. */
+const char *ps_none_whole(size_t torn, size_t bad, char *buf, size_t cap);
 /* For a log with a second, different stamp (L->stamp_conflict), the same
  * in every tool: "PATH:L: a second, different [stamp] line (the first is
  * at line K): the log mixes two runs". Each tool says what it does about
