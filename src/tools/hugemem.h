@@ -18,7 +18,7 @@ typedef struct hm_block {
 } hm_block;
 
 /* Zero-filled; returns 0, or -1 when the mapping fails. A block under
- * 64 KiB stays on small pages: a huge page is cleared whole. */
+ * 2 MiB stays on small pages: a huge page is cleared whole. */
 int hm_alloc(hm_block *b, size_t n);
 void hm_free(hm_block *b);
 

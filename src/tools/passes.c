@@ -171,6 +171,11 @@ static void set_open(ps_log *L, bool has_thread, uint64_t thread, uint32_t val)
     X->last_open_th = thread;
 }
 
+/* Text blocks grow from TEXTBLK0 to TEXTBLK, doubling: a small log's
+ * names fit in a few small pages, where a first block of 4 MiB took a
+ * huge page, cleared whole (2 MiB) for a few hundred bytes of text: half
+ * a millisecond a log, seconds for hbg compare over a thousand logs. */
+#define TEXTBLK0 ((size_t)16 << 10)
 #define TEXTBLK ((size_t)4 << 20)
 
 /* Eight bytes per step: every span and segment of a timeline is hashed, and
@@ -216,7 +221,8 @@ static const char *copy_text(ps_log *L, const char *p, size_t n)
             L->oom = true;
             return NULL;
         }
-        if (hm_alloc(&L->textblk[L->ntextblk], n > TEXTBLK ? n : TEXTBLK) != 0) {
+        size_t want = L->ntextblk >= 8 ? TEXTBLK : TEXTBLK0 << L->ntextblk; /* 16 KiB << 8 = 4 MiB */
+        if (hm_alloc(&L->textblk[L->ntextblk], n > want ? n : want) != 0) {
             L->oom = true;
             return NULL;
         }
