@@ -15,7 +15,10 @@ hbg=$build/hbg
 [ -x "$hbg" ] || { echo "bench_cases.sh: $hbg is not built (make build)" >&2; exit 2; }
 floor=$build/bench/bench_floor
 [ -x "$floor" ] || { echo "bench_cases.sh: $floor is not built (make build)" >&2; exit 2; }
-[ "$rounds" -ge 6 ] || { echo "bench_cases.sh: use at least 6 rounds" >&2; exit 2; }
+# digits first: [ -ge ] on anything else is an error of its own, and a count
+# past 64 bits wraps
+[[ $rounds =~ ^[1-9][0-9]{0,5}$ ]] && [ "$rounds" -ge 6 ] && [ "$rounds" -le 100000 ] ||
+    { echo "bench_cases.sh: ROUNDS is a count from 6 to 100000, not '$rounds'" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '%-5s %-10s %5s %12s %12s %24s %12s %12s %6s %8s\n' case definitions n "min_us" "median_us" "range_us" \

@@ -18,7 +18,8 @@ old=$1 new=$2 runs=${3:-20} case=${4:-dsv4}
 for b in "$old" "$new"; do
     [ -x "$b/hbg" ] || { echo "bench_cold.sh: $b/hbg is not built" >&2; exit 2; }
 done
-[ "$runs" -ge 1 ] 2>/dev/null || { echo "bench_cold.sh: RUNS is a count, not '$runs'" >&2; exit 2; }
+[[ $runs =~ ^[1-9][0-9]{0,5}$ ]] ||
+    { echo "bench_cold.sh: RUNS is a count from 1 to 999999, not '$runs'" >&2; exit 2; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hbg-cold.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 

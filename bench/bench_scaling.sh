@@ -36,8 +36,9 @@ hbg=$build/hbg
 scale=${SCALE:-full}
 rounds=${ROUNDS:-4}
 # a cold pass, the journal pass --skip-warm 1 leaves out, and one to fit
-[[ $rounds =~ ^[1-9][0-9]*$ ]] && [ "$rounds" -ge 3 ] ||
-    { echo "bench_scaling.sh: ROUNDS is a count from 3 (a cold pass, the journal pass, one to fit), not '$rounds'" >&2; exit 2; }
+[[ $rounds =~ ^[1-9][0-9]{0,5}$ ]] && [ "$rounds" -ge 3 ] && [ "$rounds" -le 100000 ] ||
+    { echo "bench_scaling.sh: ROUNDS is a count from 3 (a cold pass, the journal pass, one to fit) to 100000," \
+        "not '$rounds'" >&2; exit 2; }
 bound=${BOUND:-0}
 case $bound in 0 | 1) ;; *) echo "bench_scaling.sh: BOUND is 0 or 1, not '$bound'" >&2; exit 2 ;; esac
 out=${OUT:-outputs/scaling_$(date -u +%Y%m%d-%H%M%S)}

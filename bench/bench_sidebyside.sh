@@ -17,7 +17,8 @@
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 OLD_BUILD NEW_BUILD [REPS] [LOG_MB]" >&2; exit 2; }
 old=$1 new=$2 reps=${3:-5} mb=${4:-50}
-[[ $reps =~ ^[1-9][0-9]*$ ]] || { echo "bench_sidebyside.sh: REPS is a count from 1, not '$reps'" >&2; exit 2; }
+[[ $reps =~ ^[1-9][0-9]{0,5}$ ]] ||
+    { echo "bench_sidebyside.sh: REPS is a count from 1 to 999999, not '$reps'" >&2; exit 2; }
 [[ $mb =~ ^[1-9][0-9]*$ ]] || { echo "bench_sidebyside.sh: LOG_MB is a whole number of megabytes from 1, not '$mb'" >&2; exit 2; }
 for b in "$old" "$new"; do
     for x in hbg bench/bench_orch bench/bench_gen_log; do

@@ -23,12 +23,14 @@
 #              directory holding simpler_setup/tools/strace_timing.py
 #   defaults:  build 200 5;  PYTHON=python3
 set -euo pipefail
-orig=${1:?usage: bench/bench_spans_original.sh ORIGINAL [BUILD_DIR] [MB] [RUNS]}
+[ $# -ge 1 ] || { echo "usage: $0 ORIGINAL [BUILD_DIR] [MB] [RUNS]" >&2; exit 2; }
+orig=$1
 build=${2:-build}
 mb=${3:-200}
 runs=${4:-5}
 [[ $mb =~ ^[1-9][0-9]*$ ]] || { echo "bench_spans_original.sh: MB is a whole number of megabytes from 1, not '$mb'" >&2; exit 2; }
-[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "bench_spans_original.sh: RUNS is a count from 1, not '$runs'" >&2; exit 2; }
+[[ $runs =~ ^[1-9][0-9]{0,5}$ ]] ||
+    { echo "bench_spans_original.sh: RUNS is a count from 1 to 999999, not '$runs'" >&2; exit 2; }
 py=${PYTHON:-python3}
 tool=$orig/simpler_setup/tools/strace_timing.py
 hbg=$build/hbg

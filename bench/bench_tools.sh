@@ -10,7 +10,8 @@ build=${1:-build}
 mb=${2:-200}
 runs=${3:-7}
 [[ $mb =~ ^[1-9][0-9]*$ ]] || { echo "bench_tools.sh: MB is a whole number of megabytes from 1, not '$mb'" >&2; exit 2; }
-[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "bench_tools.sh: RUNS is a count from 1, not '$runs'" >&2; exit 2; }
+[[ $runs =~ ^[1-9][0-9]{0,5}$ ]] ||
+    { echo "bench_tools.sh: RUNS is a count from 1 to 999999, not '$runs'" >&2; exit 2; }
 hbg=$build/hbg
 gen=$build/bench/bench_gen_log
 for x in "$hbg" "$gen"; do
