@@ -22,9 +22,10 @@
 #   ROUNDS=N          bind passes per run, the first cold (default 4, at least 3)
 #   OUT=DIR           where the logs, fit.txt and fit.svg go (default
 #                     outputs/scaling_<UTC time>; must not exist)
-#   BOUND=0|1         1: every run passes synth --bound 1, each replay's
-#                     tensors held in a bound (hbg_bound) instead of
-#                     passed as a boundary (default 0)
+#   BOUND=0|1         1: every run passes synth --bound 1, each outer
+#                     task's arguments and each replay's tensors held in
+#                     a bound (hbg_bound) instead of passed as views and
+#                     a boundary (default 0)
 # Every run is `hbg run synth --mode numbers` (breakdown on, device run
 # skipped, Definitions re-recorded every pass so recorded nodes count).
 # Nodes sweep 4..4000 (a Definition holds at most 4096); boundary sweeps
