@@ -489,6 +489,68 @@ static void test_invalid_utf8_stays_valid_json(void **st)
     free(src);
 }
 
+/* A copy of fixture `from` at `to`. */
+static void copy_fixture(const char *from, const char *to)
+{
+    size_t n;
+    char *data = ts_slurp(ts_fixture(from), &n);
+    assert_non_null(data);
+    FILE *f = fopen(to, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+    free(data);
+}
+
+/* The refusals that name two arguments (an output that is an input, a
+ * file given twice) quote them as every other message does: a control
+ * byte in a name shows as '?', so the message stays one line and sends
+ * nothing to the terminal. */
+static void test_refusals_mask_controls(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/hbg-ctl-XXXXXX", log[64], rec[64], alias[64], want[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(log, sizeof log, "%s/x\033[2J.log", dir);
+    snprintf(rec, sizeof rec, "%s/r\ny.jsonl", dir);
+    snprintf(alias, sizeof alias, "%s/r2\ny.jsonl", dir);
+    copy_fixture("hbg-run-vector-timeline.log", log);
+    copy_fixture("hbg-run-vector-timeline.host_phase_records.jsonl", rec);
+    assert_int_equal(link(rec, alias), 0);
+    char *out, *err;
+    const char *tl[] = {"timeline", log, "-o", log, NULL};
+    assert_int_equal(ts_run_cli(tl, &out, &err), 2);
+    snprintf(want, sizeof want, "hbg timeline: refusing to write %s/x?[2J.log: it is the input %s/x?[2J.log\n", dir,
+             dir);
+    assert_string_equal(err, want);
+    free(out);
+    free(err);
+    const char *fit[] = {"fit", log, log, NULL};
+    assert_int_equal(ts_run_cli(fit, &out, &err), 2);
+    snprintf(want, sizeof want, "hbg fit: LOG 1 (%s/x?[2J.log) and LOG 2 (%s/x?[2J.log) are the same file", dir, dir);
+    assert_true(ts_contains(err, want));
+    free(out);
+    free(err);
+    const char *sp[] = {"spans", log, "--records", rec, "--records", alias, NULL};
+    assert_int_equal(ts_run_cli(sp, &out, &err), 2);
+    snprintf(want, sizeof want, "hbg spans: --records 1 (%s/r?y.jsonl) and --records 2 (%s/r2?y.jsonl) are the same "
+             "file", dir, dir);
+    assert_true(ts_contains(err, want));
+    free(out);
+    free(err);
+    const char *tr[] = {"timeline", log, "--records", rec, "--records", alias, "-o", "-", NULL};
+    assert_int_equal(ts_run_cli(tr, &out, &err), 2);
+    snprintf(want, sizeof want, "hbg timeline: --records 1 (%s/r?y.jsonl) and --records 2 (%s/r2?y.jsonl) are the "
+             "same file", dir, dir);
+    assert_true(ts_contains(err, want));
+    free(out);
+    free(err);
+    unlink(alias);
+    unlink(rec);
+    unlink(log);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +564,7 @@ int main(void)
         cmocka_unit_test(test_rounds_and_ranks_checked),
         cmocka_unit_test(test_junk_inputs),
         cmocka_unit_test(test_invalid_utf8_stays_valid_json),
+        cmocka_unit_test(test_refusals_mask_controls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,7 +93,7 @@ static int distinct_records(const args *a)
     fprintf(stderr,
             "hbg spans: --records %zu (%s) and --records %zu (%s) are the same file: its records would count twice; "
             "give each records file once\n",
-            i + 1, a->rpath[i], j + 1, a->rpath[j]);
+            i + 1, dg_shown(a->rpath[i]), j + 1, dg_shown(a->rpath[j]));
     return 2;
 }
 

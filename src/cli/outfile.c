@@ -177,7 +177,8 @@ int hbg_outfile_not_input(const char *cmd, const char *out, const char *const *i
     for (size_t k = 0; k < n; k++)
         if (stat_arg(in[k], STDIN_FILENO, &i) == 0 && i.st_dev == o.st_dev && i.st_ino == o.st_ino) {
             fprintf(stderr, "%s: refusing to write %s: it is the input %s\n", cmd,
-                    strcmp(out, "-") ? out : "standard output", strcmp(in[k], "-") ? in[k] : "standard input");
+                    strcmp(out, "-") ? dg_shown(out) : "standard output",
+                    strcmp(in[k], "-") ? dg_shown(in[k]) : "standard input");
             return -1;
         }
     return 0;
