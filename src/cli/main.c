@@ -135,8 +135,11 @@ int main(int argc, char **argv)
                 fprintf(stderr, "hbg: unknown command '%s' (see `hbg help`)\n", dg_shown(topic));
                 return 2;
             }
-            char *hargv[] = {argv[2], "--help", NULL};
-            return check_stdout(c->fn(2, hargv), "hbg", 2);
+            /* as `hbg CMD --help` ends: its prefix, its status for a
+             * failed write (hbg run's is 1) */
+            char *hargv[] = {argv[2], "--help", NULL}, prefix[32];
+            snprintf(prefix, sizeof prefix, "hbg %s", c->name);
+            return check_stdout(c->fn(2, hargv), prefix, c->write_failed);
         }
         if (is_version && !self) {
             printf("hbg %s\n", hbg_build_commit());

@@ -161,6 +161,27 @@ static void spans_and_fit_on_a_full_or_closed_stdout(void **state)
         }
 }
 
+/* `hbg help CMD` is `hbg CMD --help`, to the end: on a full stdout both
+ * say so in the command's name and exit with its status for a failed
+ * write (hbg run's 1, the others' 2). */
+static void help_on_a_full_stdout_is_the_commands_own(void **state)
+{
+    (void)state;
+    const char *cmds[] = {"run", "phases", "ab"};
+    for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+        const char *help[] = {"help", cmds[i], NULL}, *opt[] = {cmds[i], "--help", NULL};
+        const char *const *args[2] = {help, opt};
+        for (int k = 0; k < 2; k++) {
+            fs_spec spec = {.args = args[k], .out = FS_OUT_FULL};
+            char *err = NULL, want[128];
+            assert_int_equal(fs_run(&spec, 60, NULL, &err), strcmp(cmds[i], "run") ? 2 : 1);
+            snprintf(want, sizeof want, "hbg %s: cannot write standard output: No space left on device\n", cmds[i]);
+            assert_string_equal(err, want);
+            free(err);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -171,6 +192,7 @@ int main(void)
         cmocka_unit_test(a_trace_on_a_full_disk_is_not_left_half_written),
         cmocka_unit_test(a_closed_stdout_is_reported_and_the_log_stays_clean),
         cmocka_unit_test(spans_and_fit_on_a_full_or_closed_stdout),
+        cmocka_unit_test(help_on_a_full_stdout_is_the_commands_own),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
