@@ -937,6 +937,7 @@ static void test_overlap_fails_naming_the_pair(void **st)
     assert_int_equal(ts_run_cli(c, &out, &err), 0);
     free(out);
     free(err);
+    json_t *j;
 
     /* a device-clock span has no place on the host axis: refused */
     const char *d[] = {"spans", lp, "--assert-overlap", "chip.run.bind,chip.run.runner_run.device_wall", NULL};
@@ -944,9 +945,30 @@ static void test_overlap_fails_naming_the_pair(void **st)
     assert_true(ts_contains(err, "chip.run.runner_run.device_wall is a device-clock span"));
     free(out);
     free(err);
+    /* JSON has the figures the table and the CSV show: each pair's
+     * span ends, so an ok pair's margin too */
+    const char *g[] = {"spans", lp, "--assert-overlap", "chip.run.bind,chip.run.runner_run", "--format", "json", NULL};
+    j = run_json(g, 0, &err);
+    free(err);
+    json_t *pairs = json_object_get(j, "pairs");
+    assert_int_equal(json_array_size(pairs), 3);
+    read_fixture("spans-original-pipelined.log", &x);
+    for (size_t i = 0; i < 3; i++) {
+        json_t *pr = json_array_get(pairs, i);
+        uint64_t pi = (uint64_t)json_integer_value(json_object_get(pr, "prev_inv"));
+        const xspan *an = find_span(&x, 7001, pi + 1, "chip.run.bind");
+        const xspan *bp = find_span(&x, 7001, pi, "chip.run.runner_run");
+        const xspan *bn2 = find_span(&x, 7001, pi + 1, "chip.run.runner_run");
+        assert_int_equal(json_integer_value(json_object_get(pr, "a_start")), an->ts);
+        assert_int_equal(json_integer_value(json_object_get(pr, "a_end")), an->ts + an->dur);
+        assert_int_equal(json_integer_value(json_object_get(pr, "b_start")), bp->ts);
+        assert_int_equal(json_integer_value(json_object_get(pr, "b_end")), bp->ts + bp->dur);
+        assert_int_equal(json_integer_value(json_object_get(pr, "next_b_start")), bn2->ts);
+    }
+    json_decref(j);
     /* names no invocation has: nothing to check */
     const char *e[] = {"spans", lp, "--assert-overlap", "chip.run.bind,nope", "--format", "json", NULL};
-    json_t *j = run_json(e, 1, &err);
+    j = run_json(e, 1, &err);
     assert_int_equal(json_integer_value(json_object_get(j, "missing")), 4);
     assert_true(ts_contains(err, "nothing to check"));
     json_decref(j);

@@ -882,6 +882,16 @@ int so_overlap(const so_ctx *o, const sp_overlap *ov, const char *a, const char 
             jw_u64(&w, x->inv);
             jw_lit(&w, ", \"next_inv\": ");
             jw_u64(&w, S->inv[p->next].inv);
+            /* the spans' ends, as the CSV gives them: the table's margin
+             * (b_end - a_start) and a failure's figures are these */
+            const char *key[] = {"a_start", "a_end", "b_start", "b_end", "next_b_start"};
+            const uint64_t at[] = {p->a0, p->a1, p->b0, p->b1, p->nb0};
+            for (size_t k = 0; k < sizeof at / sizeof *at; k++) {
+                jw_lit(&w, ", \"");
+                jw_lit(&w, key[k]);
+                jw_lit(&w, "\": ");
+                jw_u64(&w, at[k]);
+            }
             jw_lit(&w, p->ok ? ", \"ok\": true, \"why\": " : ", \"ok\": false, \"why\": ");
             why(p, a, b, hidden, S, r, sizeof r);
             jstr(&w, r);
