@@ -1194,6 +1194,23 @@ static void test_json(void **st)
     assert_int_equal(json_array_size(rows), 11);
     assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 0), "row")), "total");
     assert_string_equal(json_string_value(json_object_get(json_array_get(reps, 2), "base_log")), a.base[2]);
+    /* the arms' pooled figures, as the table's base and measure lines
+     * give them: the minimum and the median */
+    char *tout, *terr;
+    assert_int_equal(compare(&a, NULL, &tout, &terr), 1);
+    const char *arm[2] = {"\nbase       ", "\nmeasure    "}, *key[2][2] = {{"base_min_ns", "base_median_ns"},
+                                                                         {"measure_min_ns", "measure_median_ns"}};
+    for (int k = 0; k < 2; k++) {
+        const char *line = strstr(tout, arm[k]);
+        assert_non_null(line);
+        double min, med;
+        assert_int_equal(sscanf(strstr(line, "; min "), "; min %lf ns, median %lf ns", &min, &med), 2);
+        assert_true(json_is_integer(json_object_get(j, key[k][0])));
+        assert_true(json_number_value(json_object_get(j, key[k][0])) == min);
+        assert_true(json_is_number(json_object_get(j, key[k][1])));
+        assert_true(json_number_value(json_object_get(j, key[k][1])) == med);
+    }
+    free(tout), free(terr);
     json_decref(j);
     free(out), free(err);
     free_arms(&a);

@@ -513,6 +513,8 @@ static int out_json(const cp_result *R)
     jkey(&w, "measure_passes", false), jw_u64(&w, R->nmeasure);
     jkey(&w, "base_min_ns", false), jw_u64(&w, R->base_min);
     jkey(&w, "measure_min_ns", false), jw_u64(&w, R->measure_min);
+    jkey(&w, "base_median_ns", false), jhalf(&w, med2(R->base_tot.med));
+    jkey(&w, "measure_median_ns", false), jhalf(&w, med2(R->measure_tot.med));
     jkey(&w, "effect", false);
     /* exact, whole or a half, however large: a doubled estimate rounded
      * through a double once came out as --4611686018427387904 */
