@@ -551,6 +551,40 @@ static void test_refusals_mask_controls(void **st)
     rmdir(dir);
 }
 
+/* A count or a percentage out of range is refused naming the range, and
+ * a count is digits alone (as hbg run and hbg ab read theirs): a blank or
+ * a sign before it is no count. */
+static void test_counts_name_their_range(void **st)
+{
+    (void)st;
+    char lp[4096], mp[4096], want[256];
+    snprintf(lp, sizeof lp, "%s", ts_fixture("ours-1rank-4pass.log"));
+    snprintf(mp, sizeof mp, "%s", ts_fixture("ours-counts-vary.log"));
+    const char *opt[] = {"--rounds", "--ranks"}, *bad[] = {"2000000", " 3", "+3"};
+    char *out, *err;
+    for (int o = 0; o < 2; o++)
+        for (int b = 0; b < 3; b++) {
+            assert_int_equal(phases(lp, opt[o], bad[b], NULL, &out, &err), 2);
+            snprintf(want, sizeof want, "hbg phases: %s expects an integer from 1 to 1000000, got '%s'\n", opt[o],
+                     bad[b]);
+            assert_string_equal(err, want);
+            assert_string_equal(out, "");
+            free(out), free(err);
+        }
+    for (int b = 1; b < 3; b++) {
+        const char *fit[] = {"fit", lp, "--skip-warm", bad[b], NULL};
+        assert_int_equal(ts_run_cli(fit, &out, &err), 2);
+        snprintf(want, sizeof want, "hbg fit: --skip-warm expects a count of passes from 0 to 1000000, got '%s'\n",
+                 bad[b]);
+        assert_string_equal(err, want);
+        free(out), free(err);
+    }
+    const char *cmp[] = {"compare", "--base", lp, "--measure", mp, "--threshold", "2000000", NULL};
+    assert_int_equal(ts_run_cli(cmp, &out, &err), 2);
+    assert_string_equal(err, "hbg compare: --threshold expects a percentage from 0 to 1000000, got '2000000'\n");
+    free(out), free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -565,6 +599,7 @@ int main(void)
         cmocka_unit_test(test_junk_inputs),
         cmocka_unit_test(test_invalid_utf8_stays_valid_json),
         cmocka_unit_test(test_refusals_mask_controls),
+        cmocka_unit_test(test_counts_name_their_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

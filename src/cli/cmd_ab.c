@@ -245,7 +245,8 @@ static int take(ab_opts *o, int ch, const char *v)
                               "'%s'", MAX_ROUNDS, v);
     case 't':
         o->threshold = v;
-        return parse_real(v, 0, 1e6, false) ? 0 : fail("--threshold expects a percentage >= 0, got '%s'", v);
+        return parse_real(v, 0, 1e6, false) ? 0
+                                             : fail("--threshold expects a percentage from 0 to 1000000, got '%s'", v);
     case 'a':
         o->alpha = v;
         return parse_real(v, 0, 1, true) ? 0 : fail("--alpha expects a probability between 0 and 1 (exclusive), "

@@ -158,7 +158,8 @@ static int parse_args(int argc, char **argv, cmp_args *a)
         } else if (is_opt(s, "--threshold")) {
             v = opt_value(argc, argv, &i, "--threshold");
             if (!parse_double(v, 0, 1e6, false, &a->opt.threshold_pct)) {
-                fprintf(stderr, "hbg compare: --threshold expects a percentage >= 0, got '%s'\n", dg_shown(v ? v : ""));
+                fprintf(stderr, "hbg compare: --threshold expects a percentage from 0 to 1000000, got '%s'\n",
+                        dg_shown(v ? v : ""));
                 return 2;
             }
         } else if (is_opt(s, "--format")) {

@@ -345,7 +345,7 @@ int hbg_cmd_fit(int argc, char **argv)
             char *end;
             errno = 0;
             skip = strtoul(optarg, &end, 10);
-            if (errno || end == optarg || *end || optarg[0] == '-' || skip > 1000000) {
+            if (errno || *end || optarg[0] < '0' || optarg[0] > '9' || skip > 1000000) {
                 fprintf(stderr, "hbg fit: --skip-warm expects a count of passes from 0 to 1000000, got '%s'\n",
                         dg_shown(optarg));
                 return 2;

@@ -39,7 +39,8 @@ static void usage(FILE *f)
 static bool parse_count(const char *s, unsigned long *out)
 {
     char *end;
-    if (!s || !*s || *s == '-')
+    /* digits alone: strtoul would also take leading blanks and a sign */
+    if (!s || *s < '0' || *s > '9')
         return false;
     unsigned long v = strtoul(s, &end, 10);
     if (*end || v == 0 || v > 1000000)
@@ -369,13 +370,15 @@ static int parse_args(int argc, char **argv, phases_args *a)
         switch (c) {
         case 'r':
             if (!parse_count(optarg, &a->rounds)) {
-                fprintf(stderr, "hbg phases: --rounds expects a positive integer, got '%s'\n", dg_shown(optarg));
+                fprintf(stderr, "hbg phases: --rounds expects an integer from 1 to 1000000, got '%s'\n",
+                        dg_shown(optarg));
                 return 2;
             }
             break;
         case 'k':
             if (!parse_count(optarg, &a->ranks)) {
-                fprintf(stderr, "hbg phases: --ranks expects a positive integer, got '%s'\n", dg_shown(optarg));
+                fprintf(stderr, "hbg phases: --ranks expects an integer from 1 to 1000000, got '%s'\n",
+                        dg_shown(optarg));
                 return 2;
             }
             break;
