@@ -585,6 +585,52 @@ static void test_counts_name_their_range(void **st)
     free(out), free(err);
 }
 
+/* hbg compare: `--` ends the options, the words after it logs of the arm
+ * named last (once it was taken for a log itself, `cannot open --`). */
+static void test_compare_double_dash(void **st)
+{
+    (void)st;
+    char lp[4096], mp[4096];
+    snprintf(lp, sizeof lp, "%s", ts_fixture("ours-1rank-4pass.log"));
+    snprintf(mp, sizeof mp, "%s", ts_fixture("ours-counts-vary.log"));
+    char *out, *err, *want, *werr;
+    const char *plain[] = {"compare", "--base", lp, "--measure", mp, NULL};
+    assert_int_equal(ts_run_cli(plain, &want, &werr), 0);
+    const char *dd[] = {"compare", "--base", lp, "--measure", "--", mp, NULL};
+    assert_int_equal(ts_run_cli(dd, &out, &err), 0);
+    assert_string_equal(out, want);
+    free(out), free(err);
+    const char *dd2[] = {"compare", "--measure", mp, "--base", lp, "--", NULL};
+    assert_int_equal(ts_run_cli(dd2, &out, &err), 0);
+    assert_string_equal(out, want);
+    free(out), free(err);
+    free(want), free(werr);
+    /* a log named like an option, after -- */
+    char *dir = ts_tempdir("dd"), odd[4200];
+    snprintf(odd, sizeof odd, "%s/--odd.log", dir);
+    size_t n;
+    char *data = ts_slurp(mp, &n);
+    FILE *f = fopen(odd, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+    free(data);
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(dir), 0);
+    const char *o[] = {"compare", "--base", lp, "--measure", "--", "--odd.log", NULL};
+    assert_int_equal(ts_run_cli(o, &out, &err), 0);
+    assert_true(ts_contains(out, "measure --odd.log\n"));
+    free(out), free(err);
+    assert_int_equal(chdir(cwd), 0);
+    const char *none[] = {"compare", "--", "--base", lp, "--measure", mp, NULL};
+    assert_int_equal(ts_run_cli(none, &out, &err), 2);
+    assert_string_equal(err, "hbg compare: the logs after '--' belong to no arm: put it after --base or --measure "
+                             "(see hbg compare --help)\n");
+    free(out), free(err);
+    ts_rmtree(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -600,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_invalid_utf8_stays_valid_json),
         cmocka_unit_test(test_refusals_mask_controls),
         cmocka_unit_test(test_counts_name_their_range),
+        cmocka_unit_test(test_compare_double_dash),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

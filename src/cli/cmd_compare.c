@@ -59,6 +59,8 @@ static void usage(FILE *f)
             "link or another path to it included). Documentation: docs/compare.md.\n\n"
             "  --base LOG...        the base arm's logs, one per repetition ('-': stdin, once)\n"
             "  --measure LOG...     the measure arm's logs, as many\n"
+            "  --                   every word after it is a log of the arm named last (a log\n"
+            "                       whose name starts with --)\n"
             "  --control SEG        the untouched segment that witnesses noise (default runtime_init)\n"
             "  --alpha A            significance of the tests, 0 < A < 1 (default 0.05)\n"
             "  --threshold PCT      exit 1 when slower and the interval's lower bound exceeds\n"
@@ -103,7 +105,8 @@ static bool parse_double(const char *s, double lo, double hi, bool lo_open, doub
     return true;
 }
 
-/* The logs after --base / --measure: every argument up to the next option. */
+/* The logs after --base / --measure: every argument up to the next option
+ * or `--` (after which every argument is a log of the arm named last). */
 static int take_logs(int argc, char **argv, int *i, const char ***list, size_t *n, const char *name)
 {
     const char *a = argv[*i];
@@ -111,10 +114,9 @@ static int take_logs(int argc, char **argv, int *i, const char ***list, size_t *
     size_t before = *n;
     if (a[k] == '=')
         (*list)[(*n)++] = a + k + 1;
-    while (*i + 1 < argc && (strncmp(argv[*i + 1], "--", 2) != 0 || argv[*i + 1][2] == 0) &&
-           strcmp(argv[*i + 1], "-h") != 0)
+    while (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0 && strcmp(argv[*i + 1], "-h") != 0)
         (*list)[(*n)++] = argv[++*i];
-    if (*n == before) {
+    if (*n == before && !(*i + 1 < argc && !strcmp(argv[*i + 1], "--"))) {
         fprintf(stderr, "hbg compare: %s expects at least one LOG\n", name);
         return -1;
     }
@@ -131,17 +133,31 @@ static int parse_args(int argc, char **argv, cmp_args *a)
         fprintf(stderr, "hbg compare: out of memory\n");
         return 2;
     }
+    const char ***arm = NULL; /* the arm named last, and its count */
+    size_t *narm = NULL;
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i], *v;
-        if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+        if (!strcmp(s, "--")) {
+            /* the rest are logs, even one named like an option */
+            if (!arm) {
+                fprintf(stderr, "hbg compare: the logs after '--' belong to no arm: put it after --base or "
+                                "--measure (see hbg compare --help)\n");
+                return 2;
+            }
+            while (++i < argc)
+                (*arm)[(*narm)++] = argv[i];
+            break;
+        } else if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
             usage(stdout);
             return 0;
         } else if (is_opt(s, "--base")) {
             if (take_logs(argc, argv, &i, &a->base, &a->nbase, "--base"))
                 return 2;
+            arm = &a->base, narm = &a->nbase;
         } else if (is_opt(s, "--measure")) {
             if (take_logs(argc, argv, &i, &a->measure, &a->nmeasure, "--measure"))
                 return 2;
+            arm = &a->measure, narm = &a->nmeasure;
         } else if (is_opt(s, "--control")) {
             if (!(v = opt_value(argc, argv, &i, "--control")) || !*v) {
                 fprintf(stderr, "hbg compare: --control expects a segment name\n");
