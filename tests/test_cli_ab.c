@@ -1393,6 +1393,24 @@ static void test_unwritable_outputs_refused_first(void **state)
     free(built);
 }
 
+/* An --outputs that is a file, not a folder, is said to be one (once
+ * "File exists", the errno of the mkdir that found it), before any build. */
+static void test_outputs_that_is_a_file_refused(void **state)
+{
+    (void)state;
+    char *built = in_root("built-file-outputs"), *file = in_root("outputs-file");
+    ab_write(file, "x");
+    char *so, *se, want[4096];
+    assert_int_equal(ab_fake(file, built, NULL, &so, &se), 2);
+    snprintf(want, sizeof want, "hbg ab: cannot create the --outputs folder %s: Not a directory\n", file);
+    assert_string_equal(se, want);
+    assert_int_equal(access(built, F_OK), -1);
+    free(so);
+    free(se);
+    free(file);
+    free(built);
+}
+
 /* A stop signal during the comparison (in-process, after the runs) ends
  * hbg ab by that signal, as one during a run does. The --plot is a FIFO
  * no one reads, so the comparison waits in its write for as long as the
@@ -1534,6 +1552,7 @@ int main(void)
         cmocka_unit_test(test_same_tree_built_once_at_once),
         cmocka_unit_test(test_outputs_held_by_one_run),
         cmocka_unit_test(test_unwritable_outputs_refused_first),
+        cmocka_unit_test(test_outputs_that_is_a_file_refused),
         cmocka_unit_test(test_stop_signal_during_compare),
         cmocka_unit_test(test_worktree_new_file_only),
         cmocka_unit_test(test_ambiguous_and_message_revisions),

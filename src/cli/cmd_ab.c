@@ -730,9 +730,11 @@ static void unlock_outputs(ab_opts *o)
 static int make_outputs(ab_opts *o)
 {
     struct stat sb;
-    if (ab_mkdirs(o->outputs) || stat(o->outputs, &sb) || !S_ISDIR(sb.st_mode))
-        return fail("cannot create the --outputs folder %s: %s", o->outputs,
-                    errno ? strerror(errno) : "not a directory");
+    /* a file in the folder's place: ab_mkdirs leaves errno at EEXIST,
+     * which would say the folder exists */
+    int e = ab_mkdirs(o->outputs) || stat(o->outputs, &sb) ? errno : S_ISDIR(sb.st_mode) ? 0 : ENOTDIR;
+    if (e)
+        return fail("cannot create the --outputs folder %s: %s", o->outputs, strerror(e));
     if (!realpath(o->outputs, o->outputs_abs))
         return fail("cannot resolve %s: %s", o->outputs, strerror(errno));
     return lock_outputs(o);
