@@ -486,6 +486,12 @@ static void case_limits_are_usage_errors(void **state)
         /* an empty name is usage, not a file that cannot be created */
         {"run qwen --log=", "hbg run: -o/--log expects a file name, got '' (see `hbg run --help`)\n"},
         {"run qwen --out-dir=", "hbg run: --out-dir expects a folder, got '' (see `hbg run --help`)\n"},
+        /* '-' is standard output to the other commands; here it made a
+         * file named '-' */
+        {"run vector -o -", "hbg run: -o/--log expects a file name, not '-': standard output carries the results; "
+                            "without -o the log goes to stderr (./- names a file '-') (see `hbg run --help`)\n"},
+        {"run vector --log=-", "hbg run: -o/--log expects a file name, not '-': standard output carries the results; "
+                               "without -o the log goes to stderr (./- names a file '-') (see `hbg run --help`)\n"},
     };
     char out[8192];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -22,9 +22,9 @@ static void usage(FILE *f)
             "unless it is skipped. stdout: the per-pass figures, then one result line per rank.\n\n"
             "options:\n"
             "  --rounds N            bind passes per rank (default 1)\n"
-            "  -o, --log LOG         write the log to LOG (refuses an existing file); the first\n"
-            "                        line is the stamp. Without -o the log, stamp first, goes\n"
-            "                        to stderr.\n"
+            "  -o, --log LOG         write the log to LOG (refuses an existing file, and '-'); the\n"
+            "                        first line is the stamp. Without -o the log, stamp first,\n"
+            "                        goes to stderr.\n"
             "  --out-dir DIR         artifacts (host_phase_records.jsonl) under DIR/<case>_<time>_<pid>/\n"
             "                        (default: outputs)\n"
             "  --ranks N             rank processes (default: the case's; dsv4 runs on exactly 2)\n"
@@ -337,6 +337,12 @@ static int parse_options(int argc, char **argv, char **words, run_opts *o, expli
             /* `--log=` names no file: said as usage, not as a failed create */
             if (!*optarg)
                 return fail_usage("-o/--log expects a file name, got '%s'", optarg);
+            /* the other commands read '-' as standard input or output:
+             * here it would make a file named '-', and stdout carries
+             * the results */
+            if (!strcmp(optarg, "-"))
+                return fail_usage("-o/--log expects a file name, not '%s': standard output carries the results; "
+                                  "without -o the log goes to stderr (./- names a file '-')", optarg);
             o->log_path = optarg;
             break;
         case O_OUTDIR:
