@@ -966,6 +966,23 @@ static void test_overlap_fails_naming_the_pair(void **st)
         assert_int_equal(json_integer_value(json_object_get(pr, "next_b_start")), bn2->ts);
     }
     json_decref(j);
+    /* the pairs are printed instead of a view: a view or records named
+     * beside the check are refused, not left unshown */
+    const char *recs = ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl");
+    const char *const both[][8] = {
+        {"spans", lp, "--view", "tree", "--assert-overlap", "chip.run.bind,chip.run.runner_run", NULL},
+        {"spans", lp, "--assert-overlap", "chip.run.bind,chip.run.runner_run", "--records", recs, NULL},
+    };
+    const char *what[] = {"--view", "--records"};
+    for (int k = 0; k < 2; k++) {
+        char want[256];
+        assert_int_equal(ts_run_cli(both[k], &out, &err), 2);
+        snprintf(want, sizeof want, "hbg spans: --assert-overlap prints its pairs instead of a view; %s does not "
+                 "apply to it (see hbg spans --help)\n", what[k]);
+        assert_string_equal(err, want);
+        assert_string_equal(out, "");
+        free(out), free(err);
+    }
     /* names no invocation has: nothing to check */
     const char *e[] = {"spans", lp, "--assert-overlap", "chip.run.bind,nope", "--format", "json", NULL};
     j = run_json(e, 1, &err);

@@ -48,6 +48,7 @@ static void usage(FILE *f)
             "  --assert-overlap A,B  check that, for adjacent invocations of each rank, span A\n"
             "                      of N+1 starts before span B of N ends (and ends after it\n"
             "                      starts), and that B of N+1 starts no earlier than B of N\n"
+            "                      (instead of a view: not with --view or --records)\n"
             "  --hidden            with --assert-overlap: A of N+1 must also end inside B of N\n"
             "  -h, --help          this text\n\n"
             "exit status: 0 printed (with --assert-overlap: every pair held), 1 no spans, or\n"
@@ -65,6 +66,7 @@ static int usage_error(const char *fmt, const char *arg)
 
 typedef struct args {
     so_view view;
+    bool view_given;        /* --view named */
     so_format fmt;
     const char *rpath[MAX_RECORDS_FILES];
     size_t nr;
@@ -115,6 +117,7 @@ static int parse_args(int argc, char **argv, args *a)
         case 'v':
             if (!so_parse_view(optarg, &a->view))
                 return usage_error("--view expects tpot, rounds, tree or ops, got '%s'", optarg);
+            a->view_given = true;
             break;
         case 'F':
             if (!so_parse_format(optarg, &a->fmt))
@@ -144,6 +147,11 @@ static int parse_args(int argc, char **argv, args *a)
     }
     if (a->hidden && !a->overlap)
         return usage_error("--hidden needs --assert-overlap A,B%s", "");
+    /* the check prints its pairs instead of a view: a view or records
+     * named beside it would be left unshown without a word */
+    if (a->overlap && (a->view_given || a->nr))
+        return usage_error("--assert-overlap prints its pairs instead of a view; %s does not apply to it",
+                           a->view_given ? "--view" : "--records");
     if (a->view == SO_OPS && !a->nr)
         return usage_error("--view ops needs --records FILE%s", "");
     return distinct_records(a);
