@@ -120,7 +120,7 @@ static int parse_args(int argc, char **argv, tl_args *a)
         fprintf(stderr,
                 "hbg timeline: --records %zu (%s) and --records %zu (%s) are the same file: its records would be "
                 "drawn twice; give each records file once\n",
-            i + 1, dg_shown(a->rpath[i]), j + 1, dg_shown(a->rpath[j]));
+                i + 1, dg_shown(a->rpath[i]), j + 1, dg_shown(a->rpath[j]));
         return 2;
     }
     return -1;
