@@ -2,9 +2,9 @@
  *
  * A case builds its program once per rank process (kernels registered,
  * caller tensors allocated and filled deterministically), is bound and run
- * N rounds by the driver, and then compares its outputs with a golden that
- * is computed without the runtime's scheduling (a plain reference, or the
- * same orchestration run eagerly).
+ * N rounds by the driver, which compares its outputs after every round
+ * with a golden that is computed without the runtime's scheduling (a plain
+ * reference, or the same orchestration run eagerly).
  */
 #ifndef HBG_CASES_CASE_H
 #define HBG_CASES_CASE_H
@@ -64,8 +64,17 @@ typedef struct hbg_case {
     hbg_status (*setup)(const hbg_case_env *env, hbg_kernel_table *kt, hbg_program *prog, void **state);
     /* Compares the program's outputs (already read back into the caller
      * tensors' host memory) with the golden. HBG_OK when they match; else
-     * a one-line reason in msg. */
+     * a one-line reason in msg. Computes the golden for the call, unless
+     * `reference` has kept one. */
     hbg_status (*golden)(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg, size_t cap);
+    /* Computes the golden once and keeps it in the state, so that `golden`
+     * only compares: the driver calls it after the first pass that ran
+     * the device (every rank at that point: an eager golden may wait on
+     * its peers) and `golden` after every such pass, so a wrong result in
+     * any round is found, not only in the last. HBG_OK, or a one-line
+     * reason in msg (the golden then fails; the passes still run). NULL:
+     * the golden is cheap enough to compute at each call. */
+    hbg_status (*reference)(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg, size_t cap);
     void (*teardown)(void *state);
     /* The case's own options (NULL, or a list ended by a NULL name). */
     const hbg_case_param *params;

@@ -47,6 +47,7 @@ static void test_params_and_defaults(void **state)
     assert_int_equal(hbg_case_param_index(&hbg_case_synth, "boundary"), SYN_P_BOUNDARY);
     assert_int_equal(hbg_case_param_index(&hbg_case_synth, "fanin"), SYN_P_FANIN);
     assert_int_equal(hbg_case_param_index(&hbg_case_synth, "bound"), SYN_P_BOUND);
+    assert_int_equal(hbg_case_param_index(&hbg_case_synth, "fault-round"), SYN_P_FAULT);
     assert_int_equal(hbg_case_param_index(&hbg_case_synth, "tile-unit"), -1);
     assert_int_equal(hbg_case_param_index(hbg_case_find("qwen"), "tasks"), -1);
     hbg_case_env env;
@@ -299,7 +300,7 @@ static void test_caps(void **state)
 static void test_memory_estimate(void **state)
 {
     (void)state;
-    syn_params p = {1000, 100, 10, 8, 2, 0};
+    syn_params p = {1000, 100, 10, 8, 2, 0, 0};
     syn_counts n;
     char msg[320];
     assert_int_equal(syn_count(&p, &n, msg, sizeof msg), HBG_OK);
@@ -317,12 +318,12 @@ static void test_memory_estimate(void **state)
     assert_int_equal(m.runtime, 35974912);
     assert_int_equal(m.device + m.golden, 0);
     /* a golden past its own window cap refuses before it allocates */
-    p = (syn_params){10, 4096, 1000, 1, 0, 0};
+    p = (syn_params){10, 4096, 1000, 1, 0, 0, 0};
     assert_int_equal(syn_count(&p, &n, msg, sizeof msg), HBG_OK);
     assert_int_equal(syn_host_bytes(&p, &n, true, true).golden, 0);
 
     /* the check, at the boundary and with its message */
-    p = (syn_params){1000, 100, 10, 8, 2, 0};
+    p = (syn_params){1000, 100, 10, 8, 2, 0, 0};
     uint64_t all = 35974912ull + 1353600 + 1472736;
     hbg_case_host h = {true, true, all, "MemAvailable + free swap"};
     assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_OK);
@@ -332,7 +333,7 @@ static void test_memory_estimate(void **state)
                              "run's, 1.5 MB the golden's); 38.8 MB is available (MemAvailable + free swap); lower "
                              "--tasks, --replays, --graph-nodes, --boundary or --fanin, or leave out the golden "
                              "(--skip-golden) or the device run (--skip-device-run)");
-    p = (syn_params){1, 1, 2097150, 128, 0, 0};
+    p = (syn_params){1, 1, 2097150, 128, 0, 0, 0};
     h = (hbg_case_host){false, true, 21000000000ull, "HBG_HOST_MEMORY"};
     assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_E_NOMEM);
     assert_string_equal(msg, "a run of these parameters needs about 62.0 GB of memory; 21.0 GB is available "
@@ -343,7 +344,7 @@ static void test_memory_estimate(void **state)
                              "run's); 21.0 GB is available (HBG_HOST_MEMORY); lower --tasks, --replays, "
                              "--graph-nodes, --boundary or --fanin, or leave out the device run (--skip-device-run)");
     /* past a cap: the cap's reason */
-    p = (syn_params){2097152, 1, 0, 1, 0, 0};
+    p = (syn_params){2097152, 1, 0, 1, 0, 0, 0};
     h = (hbg_case_host){true, true, UINT64_MAX, "HBG_HOST_MEMORY"};
     assert_int_equal(syn_check_fits(&p, &h, msg, sizeof msg), HBG_E_INVAL);
 }
@@ -391,21 +392,21 @@ static void test_memory_estimate_covers_runs(void **state)
         bool device;
         const char *args[24];
     } runs[] = {
-        {{60000, 1, 0, 1, 8, 0}, false,
+        {{60000, 1, 0, 1, 8, 0, 0}, false,
          {"run", "synth", "--tasks", "60000", "--replays", "0", "--graph-nodes", "1", "--fanin", "8", "--mode",
           "numbers", "--rounds", "3", "--log-level", "off", NULL}},
-        {{1, 4, 20000, 32, 2, 0}, true,
+        {{1, 4, 20000, 32, 2, 0, 0}, true,
          {"run", "synth", "--tasks", "1", "--replays", "20000", "--boundary", "32", "--graph-nodes", "4",
           "--rounds", "2", "--log-level", "off", NULL}},
-        {{60000, 1, 0, 1, 8, 1}, false,
+        {{60000, 1, 0, 1, 8, 1, 0}, false,
          {"run", "synth", "--tasks", "60000", "--replays", "0", "--graph-nodes", "1", "--fanin", "8", "--bound", "1",
           "--mode", "numbers", "--rounds", "3", "--log-level", "off", NULL}},
-        {{1, 4, 20000, 32, 2, 1}, true,
+        {{1, 4, 20000, 32, 2, 1, 0}, true,
          {"run", "synth", "--tasks", "1", "--replays", "20000", "--boundary", "32", "--graph-nodes", "4",
           "--bound", "1", "--rounds", "2", "--log-level", "off", NULL}},
         /* every task ready at once: the device once made a 3 KB job of
          * each (899 MB at 200,000 tasks against an estimate of 320 MB) */
-        {{100000, 1, 0, 1, 0, 0}, true,
+        {{100000, 1, 0, 1, 0, 0, 0}, true,
          {"run", "synth", "--tasks", "100000", "--replays", "0", "--graph-nodes", "1", "--fanin", "0", "--rounds",
           "2", "--log-level", "off", NULL}},
     };
@@ -417,7 +418,11 @@ static void test_memory_estimate_covers_runs(void **state)
         uint64_t est = m.runtime + m.device + m.golden, rss = peak_rss(runs[i].args);
         print_message("run %zu: estimate %.1f MB, peak resident %.1f MB\n", i, (double)est / 1e6, (double)rss / 1e6);
         assert_true(est >= rss);
-        assert_true(est <= rss + rss / 2);
+        /* the golden's eager run is held after the first pass, under the
+         * peak of the later ones (their memo and journal): the parts that
+         * hold that peak are the ones held to it */
+        uint64_t held = m.runtime + m.device;
+        assert_true(held <= rss + rss / 2);
     }
 }
 
@@ -626,9 +631,48 @@ static void test_cli(void **state)
     assert_non_null(strstr(out, "--graph-nodes  N  nodes of the Definition (default 100, 1..4096)"));
 }
 
+/* The golden is checked after every round, not only the last: a result
+ * made wrong in round 1 or 2 of 3 (right again after it) fails the run,
+ * naming the round, with the bound path or without; no round made wrong,
+ * or no device run to check, does not. */
+static void test_golden_every_round(void **state)
+{
+    (void)state;
+    static char out[1 << 16];
+    static const char *const bound[] = {"0", "1"};
+    for (int b = 0; b < 2; b++)
+        for (int r = 0; r <= 3; r++) {
+            char cmd[256];
+            snprintf(cmd, sizeof cmd,
+                     "run synth --tasks 50 --replays 2 --graph-nodes 4 --rounds 3 --log-level off --bound %s "
+                     "--fault-round %d",
+                     bound[b], r);
+            int rc = rs_run("", cmd, out, sizeof out);
+            if (r == 0) {
+                assert_int_equal(rc, 0);
+                assert_non_null(strstr(out, "rank 0 (pid "));
+                assert_non_null(strstr(out, "): golden passed; "));
+                continue;
+            }
+            char want[96];
+            snprintf(want, sizeof want, "): golden FAILED: round %d: out[2][0] = 0x", r);
+            assert_int_equal(rc, 1);
+            assert_non_null(strstr(out, want));
+            assert_non_null(strstr(out, " (exact match expected); device wall min "));
+        }
+    /* a fault in a round past the last, or with no device run, is nothing */
+    assert_int_equal(rs_run("", "run synth --tasks 50 --replays 2 --graph-nodes 4 --rounds 3 --log-level off "
+                                "--fault-round 4", out, sizeof out), 0);
+    assert_non_null(strstr(out, "golden passed"));
+    assert_int_equal(rs_run("", "run synth --tasks 50 --replays 2 --graph-nodes 4 --rounds 3 --log-level off "
+                                "--fault-round 2 --skip-device-run", out, sizeof out), 0);
+    assert_non_null(strstr(out, "golden skipped"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_golden_every_round),
         cmocka_unit_test(test_params_and_defaults),
         cmocka_unit_test(test_counts),
         cmocka_unit_test(test_overlapping_views),

@@ -16,11 +16,24 @@
 
 #define QWEN_SEED 0x5157454e33313442ull
 
+/* The reference decode's outputs: the final hidden state and the new
+ * token's K and V rows of every layer. */
+typedef struct qwen_golden_ref {
+    float *ref, *knew, *vnew;
+} qwen_golden_ref;
+
 typedef struct qwen_state {
     qwen_model m;
     qwen_ctx *ctx;
     hbg_host_tensor args[QA_COUNT];
+    qwen_golden_ref kept;    /* qwen_keep_reference's, or all NULL */
 } qwen_state;
+
+static void free_ref(qwen_golden_ref *g)
+{
+    free(g->ref), free(g->knew), free(g->vnew);
+    *g = (qwen_golden_ref){NULL, NULL, NULL};
+}
 
 qwen_dims qwen_dims_for(uint32_t u)
 {
@@ -84,6 +97,7 @@ static void qwen_teardown(void *state)
         return;
     free_model(&s->m);
     qwen_ctx_destroy(s->ctx);
+    free_ref(&s->kept);
     free(s);
 }
 
@@ -272,40 +286,46 @@ static double norm_err(const float *got, const float *want, size_t n)
     return w > 0.0 ? sqrt(d / w) : sqrt(d);
 }
 
-static hbg_status qwen_golden(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg, size_t cap)
+static hbg_status make_ref(const qwen_model *m, qwen_golden_ref *g, char *msg, size_t cap)
 {
-    (void)env, (void)kt;
-    qwen_state *s = state;
-    const qwen_model *m = &s->m;
     const size_t B = QWEN_BATCH, H = m->d.hidden, KV = m->d.kvdim, L = QWEN_LAYERS;
-    float *ref = malloc(sizeof(float) * B * H), *knew = malloc(sizeof(float) * L * B * KV),
-          *vnew = malloc(sizeof(float) * L * B * KV), *dk = malloc(sizeof(float) * L * B * KV),
-          *dv = malloc(sizeof(float) * L * B * KV);
-    hbg_status st = ref && knew && vnew && dk && dv ? qwen_reference(m, ref, knew, vnew) : HBG_E_NOMEM;
+    g->ref = malloc(sizeof(float) * B * H);
+    g->knew = malloc(sizeof(float) * L * B * KV);
+    g->vnew = malloc(sizeof(float) * L * B * KV);
+    hbg_status st = g->ref && g->knew && g->vnew ? qwen_reference(m, g->ref, g->knew, g->vnew) : HBG_E_NOMEM;
     if (st) {
         snprintf(msg, cap, "qwen: reference decode failed: %s", hbg_strerror(st));
-        goto out;
+        free_ref(g);
     }
+    return st;
+}
+
+static hbg_status compare_ref(const qwen_model *m, const qwen_golden_ref *g, char *msg, size_t cap)
+{
+    const size_t B = QWEN_BATCH, H = m->d.hidden, KV = m->d.kvdim, L = QWEN_LAYERS;
     size_t w;
-    double e = rel_err(m->out, ref, B * H, &w);
+    double e = rel_err(m->out, g->ref, B * H, &w);
     if (!(e <= QWEN_TOLERANCE)) {
         snprintf(msg, cap,
                  "qwen: final hidden differs from the reference: relative error %.3g > tolerance %.0e "
                  "(max |device - reference| / max |reference|); worst at [%zu][%zu]: %.6g vs %.6g",
-                 e, QWEN_TOLERANCE, w / H, w % H, (double)m->out[w], (double)ref[w]);
-        st = HBG_E_DEVICE;
-        goto out;
+                 e, QWEN_TOLERANCE, w / H, w % H, (double)m->out[w], (double)g->ref[w]);
+        return HBG_E_DEVICE;
     }
+    float *dk = malloc(sizeof(float) * L * B * KV), *dv = malloc(sizeof(float) * L * B * KV);
+    hbg_status st = dk && dv ? HBG_OK : HBG_E_NOMEM;
+    if (st)
+        snprintf(msg, cap, "qwen: golden: out of memory");
     /* The new token's K and V rows, as the device left them in the caches. */
     const size_t kvl = (size_t)QWEN_PAGES * QWEN_PAGE * KV;
-    for (size_t l = 0; l < L; l++)
+    for (size_t l = 0; l < L && !st; l++)
         for (size_t b = 0; b < B; b++) {
             memcpy(dk + (l * B + b) * KV, m->kcache + l * kvl + (size_t)m->slots[b] * KV, sizeof(float) * KV);
             memcpy(dv + (l * B + b) * KV, m->vcache + l * kvl + (size_t)m->slots[b] * KV, sizeof(float) * KV);
         }
     for (size_t l = 0; l < L && !st; l++)
         for (int isv = 0; isv < 2 && !st; isv++) {
-            const float *got = (isv ? dv : dk) + l * B * KV, *want = (isv ? vnew : knew) + l * B * KV;
+            const float *got = (isv ? dv : dk) + l * B * KV, *want = (isv ? g->vnew : g->knew) + l * B * KV;
             double e = norm_err(got, want, B * KV);
             if (!(e <= QWEN_KV_TOLERANCE)) {
                 snprintf(msg, cap,
@@ -315,8 +335,30 @@ static hbg_status qwen_golden(void *state, const hbg_case_env *env, const hbg_ke
                 st = HBG_E_DEVICE;
             }
         }
-out:
-    free(ref), free(knew), free(vnew), free(dk), free(dv);
+    free(dk), free(dv);
+    return st;
+}
+
+static hbg_status qwen_keep_reference(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg,
+                                      size_t cap)
+{
+    (void)env, (void)kt;
+    qwen_state *s = state;
+    free_ref(&s->kept);
+    return make_ref(&s->m, &s->kept, msg, cap);
+}
+
+static hbg_status qwen_golden(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg, size_t cap)
+{
+    (void)env, (void)kt;
+    qwen_state *s = state;
+    if (s->kept.ref)
+        return compare_ref(&s->m, &s->kept, msg, cap);
+    qwen_golden_ref g;
+    hbg_status st = make_ref(&s->m, &g, msg, cap);
+    if (!st)
+        st = compare_ref(&s->m, &g, msg, cap);
+    free_ref(&g);
     return st;
 }
 
@@ -343,6 +385,7 @@ const hbg_case hbg_case_qwen = {
     .heap_bytes = 256ull << 20,
     .setup = qwen_setup,
     .golden = qwen_golden,
+    .reference = qwen_keep_reference,
     .teardown = qwen_teardown,
     .fits = qwen_fits,
 };

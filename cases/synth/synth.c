@@ -24,6 +24,8 @@ static const hbg_case_param params[] = {
     [SYN_P_FANIN] = {"fanin", "earlier results each task and node reads", 2, 0, SYN_MAX_FANIN},
     [SYN_P_BOUND] = {"bound", "1: bounds (hbg_bound) hold each task's arguments and replay's tensors, 0: views each pass",
                      0, 0, 1},
+    [SYN_P_FAULT] = {"fault-round", "a round whose device result is made wrong, to see the golden find it (0: none)",
+                     0, 0, 100000},
     [SYN_NPARAMS] = {NULL, NULL, 0, 0, 0},
 };
 
@@ -31,7 +33,8 @@ syn_params syn_params_of(const hbg_case_env *env)
 {
     return (syn_params){(uint32_t)env->param[SYN_P_TASKS], (uint32_t)env->param[SYN_P_NODES],
                         (uint32_t)env->param[SYN_P_REPLAYS], (uint32_t)env->param[SYN_P_BOUNDARY],
-                        (uint32_t)env->param[SYN_P_FANIN], (uint32_t)env->param[SYN_P_BOUND]};
+                        (uint32_t)env->param[SYN_P_FANIN], (uint32_t)env->param[SYN_P_BOUND],
+                        (uint32_t)env->param[SYN_P_FAULT]};
 }
 
 #define ALIGN64(x) (((x) + 63u) & ~(uint64_t)63u)
@@ -184,7 +187,7 @@ static void free_state(syn_state *s)
         for (uint32_t i = 0; i < s->p.tasks; i++)
             hbg_bound_destroy(s->tbounds[i]);
     free(s->bounds), free(s->tbounds), free(s->chunk_seen), free(s->rchunk_seen);
-    free(s->in), free(s->out), free(s->chunk), free(s->outrow), free(s->tmp);
+    free(s->in), free(s->out), free(s->chunk), free(s->outrow), free(s->tmp), free(s->kept);
     free(s);
 }
 
@@ -249,11 +252,11 @@ static hbg_status syn_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_p
     return HBG_OK;
 }
 
-/* The orchestration run eagerly into a fresh `out`, compared word by word. */
-static hbg_status syn_golden(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg,
-                             size_t cap)
+/* The orchestration run eagerly into a fresh `out` (*want). */
+static hbg_status make_ref(syn_state *s, const hbg_case_env *env, const hbg_kernel_table *kt, uint32_t **want,
+                           char *msg, size_t cap)
 {
-    syn_state *s = state;
+    *want = NULL;
     uint64_t words = (uint64_t)(s->p.replays + 1) * SYN_ROW;
     if (s->n.eager_window > SYN_MAX_WINDOW) {
         snprintf(msg, cap,
@@ -262,23 +265,59 @@ static hbg_status syn_golden(void *state, const hbg_case_env *env, const hbg_ker
                  s->n.eager_window, SYN_MAX_WINDOW);
         return HBG_E_INVAL;
     }
-    uint32_t *want = calloc(words, 4);
-    if (!want)
+    uint32_t *w = calloc(words, 4);
+    if (!w) {
+        snprintf(msg, cap, "the golden's %" PRIu64 " words: out of memory", words);
         return HBG_E_NOMEM;
+    }
     hbg_host_tensor args[2] = {s->args[0], s->args[1]};
-    args[1].host = want;
+    args[1].host = w;
     hbg_program p = {.name = "synth", .orch = syn_orchestrate, .ctx = s, .nargs = 2, .args = args};
+    s->eager = true;
     hbg_status st = hbg_eager_run_window(&p, kt, s->n.heap_bytes, (uint32_t)s->n.eager_window, env->rank, env->nranks,
                                          env->services);
-    if (st)
+    s->eager = false;
+    if (st) {
         snprintf(msg, cap, "the eager golden run failed: %s",
                  *hbg_eager_last_error() ? hbg_eager_last_error() : hbg_strerror(st));
-    for (uint64_t j = 0; j < words && !st; j++)
+        free(w);
+        return st;
+    }
+    *want = w;
+    return HBG_OK;
+}
+
+/* `out` against the golden, word by word. */
+static hbg_status compare_ref(const syn_state *s, const uint32_t *want, char *msg, size_t cap)
+{
+    uint64_t words = (uint64_t)(s->p.replays + 1) * SYN_ROW;
+    for (uint64_t j = 0; j < words; j++)
         if (s->out[j] != want[j]) {
             snprintf(msg, cap, "out[%" PRIu64 "][%" PRIu64 "] = 0x%08x, golden 0x%08x (exact match expected)",
                      j / SYN_ROW, j % SYN_ROW, s->out[j], want[j]);
-            st = HBG_E_DEVICE;
+            return HBG_E_DEVICE;
         }
+    return HBG_OK;
+}
+
+static hbg_status syn_keep_reference(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg,
+                                     size_t cap)
+{
+    syn_state *s = state;
+    free(s->kept);
+    return make_ref(s, env, kt, &s->kept, msg, cap);
+}
+
+static hbg_status syn_golden(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg,
+                             size_t cap)
+{
+    syn_state *s = state;
+    if (s->kept)
+        return compare_ref(s, s->kept, msg, cap);
+    uint32_t *want;
+    hbg_status st = make_ref(s, env, kt, &want, msg, cap);
+    if (!st)
+        st = compare_ref(s, want, msg, cap);
     free(want);
     return st;
 }
@@ -299,6 +338,7 @@ const hbg_case hbg_case_synth = {
     .heap_bytes = 0,
     .setup = syn_setup,
     .golden = syn_golden,
+    .reference = syn_keep_reference,
     .teardown = syn_teardown,
     .params = params,
     .pools = syn_pools,

@@ -13,7 +13,8 @@
 #include "case.h"
 
 /* The parameters, in the order of hbg_case_synth.params. */
-enum { SYN_P_TASKS = 0, SYN_P_NODES, SYN_P_REPLAYS, SYN_P_BOUNDARY, SYN_P_FANIN, SYN_P_BOUND, SYN_NPARAMS };
+enum { SYN_P_TASKS = 0, SYN_P_NODES, SYN_P_REPLAYS, SYN_P_BOUNDARY, SYN_P_FANIN, SYN_P_BOUND, SYN_P_FAULT,
+       SYN_NPARAMS };
 
 #define SYN_ROW 4u            /* uint32 words per row: one task's result */
 #define SYN_CHUNK_ROWS 128u   /* rows per scratch buffer */
@@ -32,6 +33,7 @@ enum { SYN_K_ROW_AIV = 300, SYN_K_NODE_AIC };
 typedef struct syn_params {
     uint32_t tasks, nodes, replays, boundary, fanin;
     uint32_t bound; /* 1: each replay's tensors in a bound (hbg_bound) */
+    uint32_t fault_round; /* a device pass (1: the first) whose result is made wrong; 0: none */
 } syn_params;
 
 typedef struct syn_counts {
@@ -49,6 +51,9 @@ typedef struct syn_state {
     syn_params p;
     syn_counts n;
     uint32_t *in, *out;       /* caller memory */
+    uint32_t *kept;           /* the golden `out` syn_keep_reference kept, or NULL */
+    bool eager;               /* the golden's eager run is under way: no device pass */
+    uint32_t device_passes;   /* orchestrations of device passes so far (for fault_round) */
     hbg_host_tensor args[2];
     /* Tensors the runtime fills in (the buffers alloc_tensors and OUT_ALLOC
      * give) and the pass reads later live here. A view the runtime only
@@ -78,7 +83,7 @@ hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap);
 
 /* The host memory a run needs, about, in its three parts (0 for a part
  * that does not run): the runtime and process, the device run, the eager
- * golden (which runs only after the device has). */
+ * golden (which runs once the device has, after the first pass). */
 typedef struct syn_memory {
     uint64_t runtime, device, golden;
 } syn_memory;

@@ -64,6 +64,10 @@ static hbg_status outer_task(hbg_orch *o, syn_state *s, const hbg_tensor *in, ui
     hbg_tensor rd[SYN_MAX_FANIN + 2], wr;
     hbg_arg a[SYN_MAX_FANIN + 4];
     uint64_t sc[2] = {i, i + 1 == s->p.tasks};
+    /* --fault-round: the last task hashes another index in that pass, so
+     * the row it writes into `out` is wrong there and right again after */
+    if (i + 1 == s->p.tasks && s->p.fault_round && !s->eager && s->device_passes == s->p.fault_round)
+        sc[0] ^= 1u << 31;
     hbg_task t = {.kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = SYN_K_ROW_AIV, .core = HBG_CORE_AIV, .blocks = 1,
                   .nscalars = 2, .scalars = sc};
     hbg_task_id id;
@@ -194,6 +198,8 @@ static hbg_status sync_bounds(hbg_orch *o, syn_state *s, const hbg_tensor *out)
 hbg_status syn_orchestrate(hbg_orch *o, void *ctx)
 {
     syn_state *s = ctx;
+    if (!s->eager)
+        s->device_passes++;
     hbg_tensor in = *hbg_orch_arg(o, 0), out = *hbg_orch_arg(o, 1);
     for (uint32_t k = 0; k <= s->p.replays; k++)
         row_view(&s->outrow[k], &out, k, 1);

@@ -201,6 +201,15 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     }
     if (st && !sum.msg[0])
         snprintf(sum.msg, sizeof sum.msg, "set-up failed: %s", hbg_strerror(st));
+    /* The golden is computed once, after the first pass that ran the
+     * device (every rank at that point: an eager golden may wait on its
+     * peers; and with the device's memory held, as the memory estimates
+     * assume), and the outputs are compared with it after every such
+     * pass: a wrong result in any round fails it, not only one in the
+     * last. */
+    bool check = !st && !o->skip_device && !o->skip_golden, referenced = false;
+    char gmsg[sizeof sum.msg] = "";
+    bool gfailed = false;
     sum.status = st;
     report_send(out, MSG_SUMMARY, &sum, sizeof sum);
     /* The ranks' first passes start together (cli/startline.h). */
@@ -227,19 +236,31 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
                      rep.failed_segment < HBG_SEGMENT_COUNT ? hbg_phase_name(rep.failed_segment) : "",
                      hbg_strerror(st), why ? "; " : "", why ? why : "");
         }
+        if (!st && check && rep.device_ran && !gfailed && !referenced && o->c->reference) {
+            referenced = true;
+            gfailed = o->c->reference(state, &env, kt, gmsg, sizeof gmsg) != HBG_OK;
+        }
+        if (!st && check && rep.device_ran && !gfailed) {
+            char why[sizeof sum.msg];
+            if (o->c->golden(state, &env, kt, why, sizeof why) != HBG_OK) {
+                snprintf(gmsg, sizeof gmsg, "round %u: %s", r + 1, why);
+                gfailed = true;
+            }
+        }
         if (rep.device_ran && (sum.device_wall_min_ns == 0 || rep.run.device_wall_ns < sum.device_wall_min_ns))
             sum.device_wall_min_ns = rep.run.device_wall_ns;
         sum.device_ran = sum.device_ran || rep.device_ran;
         sum.rounds_done = r + 1;
     }
-    /* The golden check and the teardown (unmapping gigabytes of
-     * reservations) wait for every peer's last pass: on a shared machine
-     * they slowed a peer's bind as a set-up does. */
+    /* The teardown (unmapping gigabytes of reservations) waits for every
+     * peer's last pass: on a shared machine it slowed a peer's bind as a
+     * set-up does. */
     meet(line->finish, rank, st != HBG_OK, o);
     sum.status = st;
-    if (!st && sum.device_ran && !o->skip_golden) {
-        hbg_status g = o->c->golden(state, &env, kt, sum.msg, sizeof sum.msg);
-        sum.golden = g == HBG_OK ? GOLDEN_PASSED : GOLDEN_FAILED;
+    if (!st && sum.device_ran && check) {
+        sum.golden = gfailed ? GOLDEN_FAILED : GOLDEN_PASSED;
+        if (gfailed)
+            snprintf(sum.msg, sizeof sum.msg, "%s", gmsg);
     }
     sum.final = true;
     sum.log_errno = hbg_log_write_error(log);
