@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
-#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,20 +18,9 @@
 #include <unistd.h>
 
 #include "cli/outfile.h"
+#include "support/ab_support.h"
 #include "support/fault_support.h"
 #include "support/tools_support.h"
-
-/* The number of entries in dir (. and .. aside). */
-static int entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    assert_non_null(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));)
-        n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
-    closedir(d);
-    return n;
-}
 
 static void expect_file(const char *path, const char *text)
 {
@@ -51,15 +39,15 @@ static void test_renamed_on_success_removed_on_failure(void **st)
     hbg_outfile o;
     assert_int_equal(hbg_outfile_open(&o, "hbg test", path), 0);
     fputs("half", o.f);
-    assert_int_equal(entries(dir), 2); /* the old file and the temporary */
+    assert_int_equal(ab_entries(dir), 2); /* the old file and the temporary */
     assert_int_equal(hbg_outfile_close(&o, false), -1);
     expect_file(path, "old");
-    assert_int_equal(entries(dir), 1);
+    assert_int_equal(ab_entries(dir), 1);
     assert_int_equal(hbg_outfile_open(&o, "hbg test", path), 0);
     fputs("new", o.f);
     assert_int_equal(hbg_outfile_close(&o, true), 0);
     expect_file(path, "new");
-    assert_int_equal(entries(dir), 1);
+    assert_int_equal(ab_entries(dir), 1);
     free(path);
     fs_rmdir(dir);
 }
@@ -118,7 +106,7 @@ static void test_stop_signal_removes_the_temporary(void **st)
         assert_int_equal(run_child(path, sigs[i], SIG_DFL, &signo), -1);
         assert_int_equal(signo, sigs[i]); /* ended by it, as without the file */
         expect_file(path, "old");
-        assert_int_equal(entries(dir), 1); /* no trace.json.tmpPID */
+        assert_int_equal(ab_entries(dir), 1); /* no trace.json.tmpPID */
         free(path);
         fs_rmdir(dir);
     }
@@ -138,7 +126,7 @@ static void test_handled_or_ignored_signal_left_alone(void **st)
         assert_int_equal(run_child(path, SIGINT, actions[i], &signo), 0);
         assert_int_equal(signo, 0);
         expect_file(path, "new");
-        assert_int_equal(entries(dir), 1);
+        assert_int_equal(ab_entries(dir), 1);
         free(path);
         fs_rmdir(dir);
     }
