@@ -241,7 +241,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
             gfailed = o->c->reference(state, &env, kt, gmsg, sizeof gmsg) != HBG_OK;
         }
         if (!st && check && rep.device_ran && !gfailed) {
-            char why[sizeof sum.msg];
+            char why[sizeof sum.msg - 24]; /* room for "round 4294967295: " before it */
             if (o->c->golden(state, &env, kt, why, sizeof why) != HBG_OK) {
                 snprintf(gmsg, sizeof gmsg, "round %u: %s", r + 1, why);
                 gfailed = true;
