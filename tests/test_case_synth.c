@@ -19,6 +19,7 @@
 
 #include "hbg/image.h"
 #include "hbg/runtime.h"
+#include "support/fault_support.h"
 #include "support/orch_fixture.h"
 #include "support/run_support.h"
 #include "hostmem.h"
@@ -629,6 +630,22 @@ static void test_cli(void **state)
     assert_true(line_has(out, "bind phase=graph_upload ", " submissions=3 slots=15 "));
     assert_int_equal(rs_run("", "run --list", out, sizeof out), 0);
     assert_non_null(strstr(out, "--graph-nodes  N  nodes of the Definition (default 100, 1..4096)"));
+    /* a record pool too small for a pass is said, not left to the
+     * records lines' dropped= (the run is measured: exit 0) */
+    char *dir = fs_tempdir("synth-drops"), cmd[512];
+    snprintf(cmd, sizeof cmd,
+             "run synth --tasks 2000 --replays 2 --graph-nodes 4 --rounds 3 --mode timeline --log-level off "
+             "--records-per-thread 1000 --out-dir %s", dir);
+    assert_int_equal(rs_run("", cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "hbg run: warning: rank 0 (pid "));
+    assert_non_null(strstr(out, "): 3054 per-op records dropped in 3 of 3 passes: the pool holds 1000 a thread "
+                                "(--records-per-thread); those passes' records lines are incomplete\n"));
+    snprintf(cmd, sizeof cmd,
+             "run synth --tasks 2000 --replays 2 --graph-nodes 4 --rounds 3 --mode timeline --log-level off "
+             "--records-per-thread 3018 --out-dir %s", dir);
+    assert_int_equal(rs_run("", cmd, out, sizeof out), 0);
+    assert_null(strstr(out, "dropped"));
+    fs_rmdir(dir);
 }
 
 /* The golden is checked after every round, not only the last: a result

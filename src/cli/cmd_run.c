@@ -247,6 +247,9 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
                 gfailed = true;
             }
         }
+        uint64_t dropped = rec ? hbg_recpool_dropped(rec) : 0;
+        sum.records_dropped += dropped;
+        sum.passes_dropping += dropped > 0;
         if (rep.device_ran && (sum.device_wall_min_ns == 0 || rep.run.device_wall_ns < sum.device_wall_min_ns))
             sum.device_wall_min_ns = rep.run.device_wall_ns;
         sum.device_ran = sum.device_ran || rep.device_ran;
@@ -636,6 +639,8 @@ int hbg_cmd_run(int argc, char **argv)
     rc = collector_print(&col, stdout, o.skip_device, o.skip_golden);
     if (collector_log_errors(&col, o.log_path ? o.log_path : "the log (standard error)", stderr))
         rc = 1;
+    if (o.records)
+        collector_record_drops(&col, o.records_per_thread, stderr);
     collector_free(&col);
     if (g_signal)
         stopsig_raise(g_signal);

@@ -149,6 +149,19 @@ int collector_print(const run_collector *c, FILE *out, bool skip_device, bool sk
     return rc;
 }
 
+void collector_record_drops(const run_collector *c, uint32_t per_thread, FILE *err)
+{
+    for (uint32_t r = 0; r < c->ranks; r++) {
+        const rank_summary *s = &c->rank[r].sum;
+        if (!s->records_dropped)
+            continue;
+        fprintf(err,
+                "hbg run: warning: rank %u (pid %u): %llu per-op records dropped in %u of %u passes: the pool holds "
+                "%u a thread (--records-per-thread); those passes' records lines are incomplete\n",
+                r, s->pid, (unsigned long long)s->records_dropped, s->passes_dropping, s->rounds_done, per_thread);
+    }
+}
+
 int collector_log_errors(const run_collector *c, const char *log_name, FILE *err)
 {
     int rc = 0;

@@ -24,6 +24,8 @@ typedef struct rank_summary {
     int32_t log_errno;          /* the rank's first failed log write (hbg_log_write_error) */
     bool device_ran, final;
     uint64_t device_wall_min_ns;
+    uint64_t records_dropped;   /* per-op records the pool refused, over all passes */
+    uint32_t passes_dropping;   /* passes that refused one or more */
     char msg[256];
 } rank_summary;
 
@@ -66,6 +68,12 @@ int collector_print(const run_collector *c, FILE *out, bool skip_device, bool sk
 /* Names on err each rank whose log writes failed ("hbg run: cannot write
  * LOG: why (rank N; ...)"); returns 1 when there was one, else 0. */
 int collector_log_errors(const run_collector *c, const char *log_name, FILE *err);
+
+/* Names on err each rank whose record pool refused records ("hbg run:
+ * warning: rank N (pid P): K per-op records dropped in J of M passes
+ * ..."): those passes' host_phase_records.jsonl lines are incomplete.
+ * The exit status is not changed: the bind ran and was measured. */
+void collector_record_drops(const run_collector *c, uint32_t per_thread, FILE *err);
 
 /* Writes one tagged message to a rank's pipe. */
 void report_send(int fd, uint32_t tag, const void *msg, size_t n);
