@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,6 +156,16 @@ static const char *pass_account(const hbg_pass_report *rep, hbg_status st)
     return e;
 }
 
+/* printf into buf, cut to cap: a message that joins two others (a round
+ * and the golden's reason) is cut where it must be, on purpose. */
+static __attribute__((format(printf, 3, 4))) void join_msg(char *buf, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+}
+
 /* One rank: device, case, runtime, rounds, golden. Results go to `out`. */
 static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int out, void *services,
                      const run_lines *line)
@@ -238,12 +249,22 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
         }
         if (!st && check && rep.device_ran && !gfailed && !referenced && o->c->reference) {
             referenced = true;
-            gfailed = o->c->reference(state, &env, kt, gmsg, sizeof gmsg) != HBG_OK;
+            hbg_status g = o->c->reference(state, &env, kt, gmsg, sizeof gmsg);
+            gfailed = g != HBG_OK;
+            /* A rank of several whose golden stopped short (out of memory,
+             * a peer gone) has exchanged less than its peers: its next
+             * pass would pair with their golden's exchanges and every one
+             * after with the wrong pass. It ends here, as a failed round
+             * does, so its peers are told it is gone. */
+            if (gfailed && o->ranks > 1) {
+                st = g;
+                join_msg(sum.msg, sizeof sum.msg, "the golden after round %u could not be computed: %s", r + 1, gmsg);
+            }
         }
         if (!st && check && rep.device_ran && !gfailed) {
-            char why[sizeof sum.msg - 24]; /* room for "round 4294967295: " before it */
+            char why[sizeof sum.msg];
             if (o->c->golden(state, &env, kt, why, sizeof why) != HBG_OK) {
-                snprintf(gmsg, sizeof gmsg, "round %u: %s", r + 1, why);
+                join_msg(gmsg, sizeof gmsg, "round %u: %s", r + 1, why);
                 gfailed = true;
             }
         }
@@ -260,6 +281,10 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
      * set-up does. */
     meet(line->finish, rank, st != HBG_OK, o);
     sum.status = st;
+    /* a round failed after the golden had: both are said */
+    size_t n = strlen(sum.msg);
+    if (st && gfailed && strstr(sum.msg, gmsg) == NULL && n + 32 < sizeof sum.msg)
+        join_msg(sum.msg + n, sizeof sum.msg - n, "; the golden had failed: %s", gmsg);
     if (!st && sum.device_ran && check) {
         sum.golden = gfailed ? GOLDEN_FAILED : GOLDEN_PASSED;
         if (gfailed)
