@@ -7,7 +7,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +245,87 @@ static void test_cr_only_lines(void **st)
     free(j.p);
 }
 
+typedef struct quiet_ctx {
+    long before[64];    /* the threads there were before the read (a sanitizer's own among them) */
+    int nbefore;
+    int quiet, others;
+} quiet_ctx;
+
+static bool was_there(const quiet_ctx *q, long tid)
+{
+    for (int i = 0; i < q->nbefore; i++)
+        if (q->before[i] == tid)
+            return true;
+    return false;
+}
+
+/* With count, how many threads started since q->before block SIGINT,
+ * SIGTERM, SIGHUP and SIGPIPE (q->quiet), of how many (q->others);
+ * without, notes the threads there are into q->before. */
+static void scan_threads(quiet_ctx *q, bool count)
+{
+    DIR *d = opendir("/proc/self/task");
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        long tid = atol(e->d_name);
+        if (e->d_name[0] == '.' || (count && was_there(q, tid)))
+            continue;
+        if (!count) {
+            if (q->nbefore < 64)
+                q->before[q->nbefore++] = tid;
+            continue;
+        }
+        char path[300], line[256];
+        snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
+        FILE *f = fopen(path, "r");
+        unsigned long long blk = 0;
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "SigBlk: %llx", &blk) == 1)
+                break;
+        if (f)
+            fclose(f);
+        unsigned long long want = 1ull << (SIGINT - 1) | 1ull << (SIGTERM - 1) | 1ull << (SIGHUP - 1) |
+                                  1ull << (SIGPIPE - 1);
+        q->others++;
+        q->quiet += (blk & want) == want;
+    }
+    closedir(d);
+}
+
+static bool note_threads(void *ctx, const char *p, size_t n)
+{
+    (void)p, (void)n;
+    quiet_ctx *q = ctx;
+    if (!q->others)
+        scan_threads(q, true);
+    return true;
+}
+
+/* The reading thread takes no signal: a Ctrl-C is handled on the thread
+ * that runs the command (hbg timeline's output file removes its
+ * temporary there, and frees its name there). */
+static void test_reader_thread_takes_no_signal(void **st)
+{
+    (void)st;
+    size_t len = 8u << 20;
+    char *data = malloc(len);
+    assert_non_null(data);
+    for (size_t i = 0; i < len; i++)
+        data[i] = i % 64 == 63 ? '\n' : 'x';
+    char *path = ts_temp_file(data, len, ".txt");
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    quiet_ctx q = {{0}, 0, 0, 0};
+    scan_threads(&q, false);
+    assert_int_equal(lr_read_lines(fd, 1u << 20, 0, note_threads, &q, NULL), 0);
+    assert_true(q.others >= 1); /* a file of several pieces is read on a second thread */
+    assert_int_equal(q.quiet, q.others);
+    close(fd);
+    unlink(path);
+    free(path);
+    free(data);
+}
+
 static void test_read_error(void **st)
 {
     (void)st;
@@ -446,6 +529,7 @@ int main(void)
         cmocka_unit_test(test_fixtures_any_read_size),
         cmocka_unit_test(test_cr_only_log_past_the_bound),
         cmocka_unit_test(test_last_line_with_crs),
+        cmocka_unit_test(test_reader_thread_takes_no_signal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 #include "tools/bgwrite.h"
 #include "tools/hugemem.h"
 #include "util/fdio.h"
+#include "util/quietthread.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -71,7 +72,7 @@ bw *bw_open(int fd, size_t size)
         goto fail_mu;
     if (pthread_cond_init(&b->emptied, NULL) != 0)
         goto fail_filled;
-    if (pthread_create(&b->th, NULL, writer_main, b) != 0)
+    if (hbg__thread_start_quiet(&b->th, writer_main, b) != 0)
         goto fail_emptied;
     return b;
 fail_emptied:

@@ -3,6 +3,7 @@
  * more fresh memory (which on a virtual machine costs more than it saves). */
 #include "tools/linereader.h"
 #include "tools/hugemem.h"
+#include "util/quietthread.h"
 #include "util/vec.h"
 
 #include <errno.h>
@@ -181,7 +182,7 @@ int lr_read_lines(int fd, size_t chunk, size_t max_line, bool (*fn)(void *ctx, c
     pthread_t th;
     if (regular && !small && pthread_mutex_init(&r.mu, NULL) == 0) {
         if (pthread_cond_init(&r.cv, NULL) == 0) {
-            r.threaded = pthread_create(&th, NULL, reader_main, &r) == 0;
+            r.threaded = hbg__thread_start_quiet(&th, reader_main, &r) == 0;
             if (!r.threaded)
                 pthread_cond_destroy(&r.cv);
         }
