@@ -51,9 +51,12 @@ static void unguard_tmp(const char *tmp)
     if (g_tmp != tmp)
         return;
     g_tmp = NULL;
+    struct sigaction now;
     for (size_t i = 0; i < NEND; i++)
         if (g_taken[i]) {
-            signal(g_end_sigs[i], SIG_DFL);
+            /* a handler the command put in meanwhile is its own: kept */
+            if (sigaction(g_end_sigs[i], NULL, &now) == 0 && now.sa_handler == on_end_signal)
+                signal(g_end_sigs[i], SIG_DFL);
             g_taken[i] = false;
         }
 }
