@@ -209,10 +209,12 @@ hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint6
  * for a program of more tasks than HBG_DEFAULT_TASK_WINDOW. */
 hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
                                 uint32_t task_window, uint32_t rank, uint32_t nranks, void *services);
-/* Why this thread's last hbg_eager_run or hbg_eager_run_window failed, in
- * the words a pass report would give ("args: caller tensor 0 (x): ...",
- * or the orchestration's hbg_orch_last_error); "" after a success. The
- * caller tensors are checked as hbg_runtime_run checks them. */
+/* Why this thread's last hbg_eager_run or hbg_eager_run_window failed:
+ * a refused caller tensor in a pass report's words ("args: caller tensor
+ * 0 (x): ..."), else the orchestration's hbg_orch_last_error, or for a
+ * bare status "orchestration: " and its text (a pass report says
+ * "host_orch: "); "" after a success. The caller tensors are checked as
+ * hbg_runtime_run checks them. */
 const char *hbg_eager_last_error(void);
 
 /* The orchestrator (for Definition info after a pass). */
