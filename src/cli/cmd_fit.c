@@ -141,7 +141,7 @@ static void put_interval(const fit_result *R, const fit_term *t)
     if (!t->ident)
         printf("not identifiable: %s\n", t->why);
     else
-        printf("%16.3f   [%.3f, %.3f]\n", t->coef, t->lo, t->hi);
+        printf("%16.3f   [%.3f, %.3f]\n", shown(t->coef, 1000), shown(t->lo, 1000), shown(t->hi, 1000));
     (void)R;
 }
 
