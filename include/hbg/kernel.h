@@ -40,6 +40,9 @@ typedef int (*hbg_kernel_fn)(const hbg_kernel_args *a);
 
 typedef struct hbg_kernel_table hbg_kernel_table;
 
+/* A table may be shared by runtimes on several threads, and a kernel
+ * registered while they run (a lookup sees no kernel or the whole entry;
+ * of two registrations of one id at once, one wins). */
 hbg_status hbg_kernel_table_create(hbg_kernel_table **out);
 void hbg_kernel_table_destroy(hbg_kernel_table *kt);
 hbg_status hbg_kernel_register(hbg_kernel_table *kt, uint16_t id, const char *name, hbg_kernel_fn fn);
