@@ -175,6 +175,11 @@ typedef struct hbg_pass_report {
  * one, and calling it again on the copy keeps it: call it on a config
  * whose records is NULL, or hbg_recpool_create one each). */
 hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out);
+/* Frees the runtime's device memory through cfg->device and gives its
+ * record pool back: the device, kernel table, log and pool outlive it.
+ * Never called while a pass of it is under way (from another thread, or
+ * from its orchestration, a Graph body or a kernel): unlike
+ * hbg_runtime_run it cannot refuse. */
 void hbg_runtime_destroy(hbg_runtime *rt);
 
 /* One chip.run: bind `p`, then (unless `skip_device`) run the device and
