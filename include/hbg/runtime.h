@@ -187,7 +187,11 @@ void hbg_runtime_destroy(hbg_runtime *rt);
  * runtime is ready for the next call. Called while a run of the same
  * runtime is under way (from its orchestration function, a Graph body,
  * a kernel of its device run, or another thread): HBG_E_STATE, the
- * report untouched and the running pass unchanged. A per-op records file
+ * report untouched and the running pass unchanged; so is a call that
+ * meets hbg_runtime_set_breakdown under way on another thread, which
+ * claims the runtime as a pass does (a runtime is one thread's at a
+ * time: a program that turns the switch from a second thread orders
+ * that call before the run itself). A per-op records file
  * (records_fd) that cannot be written fails the call with HBG_E_IO after
  * the pass was bound and run as usual (rep->device_ran says so). */
 hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep);
