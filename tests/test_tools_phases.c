@@ -529,6 +529,35 @@ static void test_segment_sets_differ(void **st)
     drop(f);
 }
 
+/* Two warm passes, one without its gm_heap line: of two sets shared by
+ * one pass each, the whole one is the norm and the other is excluded
+ * (the earlier set once won, and the whole pass was excluded against
+ * the one that lost a line). */
+static void test_a_tie_of_sets_keeps_the_whole_pass(void **st)
+{
+    (void)st;
+    static const char *const seg[] = {"gm_heap", "host_orch", "graph_upload", "arena_h2d"};
+    char text[4096];
+    size_t n = 0;
+    for (unsigned inv = 1; inv <= 3; inv++)
+        for (int k = 0; k < 4; k++)
+            if (!(inv == 2 && k == 0))
+                n += (size_t)snprintf(text + n, sizeof text - n,
+                                      "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:24] bind phase=%s "
+                                      "start_ns=1 dur_ns=%u pid=9 inv=%u\n",
+                                      seg[k], 100 * inv + (unsigned)k, inv);
+    fx f = {0};
+    ps_options o = {0};
+    assert_int_equal(ps_read(&f.L, "tie.log", text, n, &o), HBG_OK);
+    assert_int_equal(f.L.nused, 1);
+    assert_int_equal(f.L.warn.n, 1);
+    assert_string_equal(f.L.warn.msg[0], "tie.log:5: pass pid=9 inv=2 has other segments than the other 1 passes "
+                                         "(missing: gm_heap; extra: none); excluded");
+    assert_int_equal(phs_compute(&f.L, &f.R, NULL), HBG_OK);
+    check(&f.R.total, 906, 906, 0, 906, 1); /* inv=3: 301 + 302 + 303 */
+    ps_free(&f.L);
+}
+
 static void test_dropped_named(void **st)
 {
     (void)st;
@@ -1015,6 +1044,7 @@ int main(void)
         cmocka_unit_test(unreadable_host_orch_line_excludes_its_pass),
         cmocka_unit_test(warnings_carry_no_control_bytes),
         cmocka_unit_test(a_small_log_takes_no_huge_page),
+        cmocka_unit_test(test_a_tie_of_sets_keeps_the_whole_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -198,8 +198,11 @@ uint64_t ps_control_sum(const ps_log *L, const ps_pass *p)
 /* A pass without its closing segment: truncated when it is its rank's
  * last and nothing after its segments arrived; otherwise incomplete.
  * The segment set most of the other candidate passes share is the
- * reference (*ref, shared by *best passes); the set of the earliest pass
- * wins a tie. False when out of memory (L->oom set). */
+ * reference (*ref, shared by *best passes). Of sets shared by as many,
+ * the one of more segments wins (a pass that lost a segment's line is
+ * the likelier defect: with two warm passes, one without gm_heap was
+ * the norm the whole one was excluded against), then the earliest.
+ * False when out of memory (L->oom set). */
 static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *best)
 {
     /* the sets of one log are few: mc[] in order of first appearance */
@@ -249,11 +252,11 @@ static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *
         mc[*s - 1].n++;
     }
     hmap_free(&sets);
-    /* in order of first appearance, so the earliest set wins a tie */
+    /* in order of first appearance, so the earliest set wins a full tie */
     *ref = 0;
     *best = 0;
     for (size_t j = 0; j < nmask; j++)
-        if (mc[j].n > *best) {
+        if (mc[j].n > *best || (mc[j].n == *best && __builtin_popcount(mc[j].mask) > __builtin_popcount(*ref))) {
             *best = mc[j].n;
             *ref = mc[j].mask;
         }
