@@ -492,6 +492,8 @@ static void case_limits_are_usage_errors(void **state)
                             "without -o the log goes to stderr (./- names a file '-') (see `hbg run --help`)\n"},
         {"run vector --log=-", "hbg run: -o/--log expects a file name, not '-': standard output carries the results; "
                                "without -o the log goes to stderr (./- names a file '-') (see `hbg run --help`)\n"},
+        {"run vector --mode timeline --out-dir -",
+         "hbg run: --out-dir expects a folder, not '-' (./- names a folder '-') (see `hbg run --help`)\n"},
     };
     char out[8192];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -348,6 +348,10 @@ static int parse_options(int argc, char **argv, char **words, run_opts *o, expli
         case O_OUTDIR:
             if (!*optarg)
                 return fail_usage("--out-dir expects a folder, got '%s'", optarg);
+            /* as -o: '-' is a standard stream to the other commands, and
+             * a folder named '-' would be one's surprise */
+            if (!strcmp(optarg, "-"))
+                return fail_usage("--out-dir expects a folder, not '%s' (./- names a folder '-')", optarg);
             o->out_dir = optarg;
             break;
         case O_RANKS:
