@@ -62,19 +62,19 @@ typedef struct hbg_case {
     /* Registers kernels into kt and fills *prog (program name, orchestration
      * function, caller tensors with host memory the case owns). */
     hbg_status (*setup)(const hbg_case_env *env, hbg_kernel_table *kt, hbg_program *prog, void **state);
-    /* Compares the program's outputs (already read back into the caller
-     * tensors' host memory) with the golden. HBG_OK when they match; else
-     * a one-line reason in msg. Computes the golden for the call, unless
-     * `reference` has kept one. */
-    hbg_status (*golden)(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg, size_t cap);
-    /* Computes the golden once and keeps it in the state, so that `golden`
-     * only compares: the driver calls it after the first pass that ran
-     * the device (every rank at that point: an eager golden may wait on
-     * its peers) and `golden` after every such pass, so a wrong result in
-     * any round is found, not only in the last. HBG_OK, or a one-line
-     * reason in msg (the golden then fails; the passes still run). NULL:
-     * the golden is cheap enough to compute at each call. */
-    hbg_status (*reference)(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg, size_t cap);
+    /* The golden, in three steps so that it is computed once and checked
+     * after every pass that ran the device (the driver computes it after
+     * the first such pass, every rank at that point: an eager golden may
+     * wait on its peers), and a wrong result in any round is found, not
+     * only in the last. `reference` computes it into *ref (the case's
+     * own, given back to free_ref); HBG_OK, or a one-line reason in msg.
+     * `compare` compares the program's outputs (already read back into
+     * the caller tensors' host memory) with it: HBG_OK when they match,
+     * else a one-line reason in msg. hbg_case_golden does all three. */
+    hbg_status (*reference)(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, void **ref, char *msg,
+                            size_t cap);
+    hbg_status (*compare)(void *state, const void *ref, char *msg, size_t cap);
+    void (*free_ref)(void *ref);
     void (*teardown)(void *state);
     /* The case's own options (NULL, or a list ended by a NULL name). */
     const hbg_case_param *params;
@@ -90,6 +90,11 @@ typedef struct hbg_case {
      * NULL: the case's needs are small. */
     hbg_status (*fits)(const hbg_case_env *env, const hbg_case_host *host, char *msg, size_t cap);
 } hbg_case;
+
+/* The golden computed, compared with the outputs and freed: a check of
+ * the outputs as they stand (HBG_OK, or a one-line reason in msg). */
+hbg_status hbg_case_golden(const hbg_case *c, void *state, const hbg_case_env *env, const hbg_kernel_table *kt,
+                           char *msg, size_t cap);
 
 /* All cases, NULL-terminated, and lookup by name. */
 const hbg_case *const *hbg_cases(void);

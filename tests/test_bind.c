@@ -99,7 +99,7 @@ static uint64_t attr(const hbg_pass_report *rep, hbg_phase p, const char *k)
 static void golden(rig *r)
 {
     char msg[256] = "";
-    hbg_status st = r->c->golden(r->state, &r->env, r->kt, msg, sizeof msg);
+    hbg_status st = hbg_case_golden(r->c, r->state, &r->env, r->kt, msg, sizeof msg);
     if (st)
         fail_msg("golden: %s", msg);
 }

@@ -416,13 +416,13 @@ static int eager_rank(uint32_t rank, hbg_xrank *x)
     for (uint32_t t = 0; t < DSV4_T; t++)
         FAIL_IF(res[t * 4] >= DSV4_V, 5, "sampled token %u out of range", res[t * 4]);
     char msg[256] = "";
-    st = hbg_case_dsv4.golden(state, &env, kt, msg, sizeof msg);
+    st = hbg_case_golden(&hbg_case_dsv4, state, &env, kt, msg, sizeof msg);
     FAIL_IF(st, 6, "golden of an identical run failed: %s", msg);
     static const dsv4_fault faults[] = {DSV4_FAULT_FLIP_PRED, DSV4_FAULT_EARLY_READ};
     for (unsigned f = 0; f < 2; f++) {
         dsv4_set_fault(state, faults[f]);
         msg[0] = 0;
-        st = hbg_case_dsv4.golden(state, &env, kt, msg, sizeof msg);
+        st = hbg_case_golden(&hbg_case_dsv4, state, &env, kt, msg, sizeof msg);
         FAIL_IF(st != HBG_E_DEVICE, 7 + (int)f, "fault %u: golden returned %s", faults[f], hbg_status_name(st));
         FAIL_IF(strstr(msg, "golden 0x") == NULL, 9, "fault %u: message '%s'", faults[f], msg);
     }
@@ -502,7 +502,7 @@ static int device_rank(uint32_t rank, hbg_xrank *x)
                 round + 1, (unsigned long long)rep.run.tasks_skipped);
     }
     char msg[256] = "";
-    st = hbg_case_dsv4.golden(state, &env, kt, msg, sizeof msg);
+    st = hbg_case_golden(&hbg_case_dsv4, state, &env, kt, msg, sizeof msg);
     FAIL_IF(st, 9, "golden: %s", msg);
     hbg_case_dsv4.teardown(state);
     hbg_runtime_destroy(rt);

@@ -47,7 +47,7 @@ static void rig_close(rig *r)
 static hbg_status golden(rig *r, char *msg, size_t cap)
 {
     msg[0] = 0;
-    return r->c->golden(r->state, &r->env, r->kt, msg, cap);
+    return hbg_case_golden(r->c, r->state, &r->env, r->kt, msg, cap);
 }
 
 static void eager_golden_passes(void **unused)

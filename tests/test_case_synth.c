@@ -236,12 +236,12 @@ static void check_device(uint32_t N, uint32_t M, uint32_t R, uint32_t B, uint32_
         assert_int_equal(hbg_runtime_run(rt, &prog, false, &rep), HBG_OK);
         assert_int_equal(rep.tasks, pools.task_window);
         assert_int_equal(rep.run.replays, R);
-        assert_int_equal(hbg_case_synth.golden(state, &env, kt, msg, sizeof msg), HBG_OK);
+        assert_int_equal(hbg_case_golden(&hbg_case_synth, state, &env, kt, msg, sizeof msg), HBG_OK);
     }
     /* the golden is able to fail */
     uint32_t *out = prog.args[1].host;
     out[4 * R + 2] ^= 1;
-    assert_int_equal(hbg_case_synth.golden(state, &env, kt, msg, sizeof msg), HBG_E_DEVICE);
+    assert_int_equal(hbg_case_golden(&hbg_case_synth, state, &env, kt, msg, sizeof msg), HBG_E_DEVICE);
     char want[64];
     snprintf(want, sizeof want, "out[%u][2] = 0x", R);
     assert_non_null(strstr(msg, want));
@@ -289,7 +289,7 @@ static void test_caps(void **state)
     /* the eager golden's own cap: every replay's nodes run inline */
     env = env_of(10, 4096, 1000, 1, 0);
     assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &st), HBG_OK);
-    assert_int_equal(hbg_case_synth.golden(st, &env, kt, msg, sizeof msg), HBG_E_INVAL);
+    assert_int_equal(hbg_case_golden(&hbg_case_synth, st, &env, kt, msg, sizeof msg), HBG_E_INVAL);
     assert_string_equal(msg, "the eager golden would run 4096011 tasks (each replay's nodes inline), past the cap "
                              "of 2097152; use --skip-golden, or fewer --replays or --graph-nodes");
     hbg_case_synth.teardown(st);

@@ -84,8 +84,6 @@ static void free_state(dsv4_state *s)
     dsv4_release(s);
     for (uint32_t a = 0; a < A_COUNT; a++)
         free(s->mem[a]);
-    free(s->kept_logits);
-    free(s->kept_result);
     free(s);
 }
 
@@ -190,51 +188,47 @@ static hbg_status compare(const char *what, const uint32_t *got, const uint32_t 
     return HBG_OK;
 }
 
-/* The eager run's logits and result into fresh arrays (*lg, *rs). */
-static hbg_status make_ref(dsv4_state *s, const hbg_case_env *env, const hbg_kernel_table *kt, uint32_t **lg,
-                           uint32_t **rs, char *msg, size_t cap)
+/* The golden: the eager run's logits and result. */
+typedef struct dsv4_golden {
+    uint32_t *logits, *result;
+} dsv4_golden;
+
+static void dsv4_free_ref(void *ref)
 {
+    dsv4_golden *g = ref;
+    if (g)
+        free(g->logits), free(g->result);
+    free(g);
+}
+
+static hbg_status dsv4_make_ref(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, void **ref,
+                                char *msg, size_t cap)
+{
+    dsv4_state *s = state;
     uint64_t nl = s->args[A_OUT_LOGITS].layout.nbytes / 4, nr = s->args[A_OUT_RESULT].layout.nbytes / 4;
-    *lg = calloc(nl, 4), *rs = calloc(nr, 4);
-    hbg_status st = *lg && *rs ? HBG_OK : HBG_E_NOMEM;
+    dsv4_golden *g = calloc(1, sizeof *g);
+    if (g)
+        g->logits = calloc(nl, 4), g->result = calloc(nr, 4);
+    hbg_status st = g && g->logits && g->result ? HBG_OK : HBG_E_NOMEM;
     const char *why = NULL;
     if (!st)
-        st = eager_into(s, env, kt, *lg, *rs, &why);
+        st = eager_into(s, env, kt, g->logits, g->result, &why);
     if (st) {
         snprintf(msg, cap, "the eager golden run failed: %s", why && *why ? why : hbg_strerror(st));
-        free(*lg), free(*rs);
-        *lg = *rs = NULL;
+        dsv4_free_ref(g);
+        g = NULL;
     }
+    *ref = g;
     return st;
 }
 
-static hbg_status compare_ref(const dsv4_state *s, const uint32_t *lg, const uint32_t *rs, char *msg, size_t cap)
+static hbg_status dsv4_compare(void *state, const void *ref, char *msg, size_t cap)
 {
+    const dsv4_state *s = state;
+    const dsv4_golden *g = ref;
     uint64_t nl = s->args[A_OUT_LOGITS].layout.nbytes / 4, nr = s->args[A_OUT_RESULT].layout.nbytes / 4;
-    hbg_status st = compare("result", s->mem[A_OUT_RESULT], rs, nr, msg, cap);
-    return st ? st : compare("logits", s->mem[A_OUT_LOGITS], lg, nl, msg, cap);
-}
-
-static hbg_status dsv4_keep_reference(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg,
-                                      size_t cap)
-{
-    dsv4_state *s = state;
-    free(s->kept_logits), free(s->kept_result);
-    return make_ref(s, env, kt, &s->kept_logits, &s->kept_result, msg, cap);
-}
-
-static hbg_status dsv4_golden(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg, size_t cap)
-{
-    dsv4_state *s = state;
-    if (s->kept_logits)
-        return compare_ref(s, s->kept_logits, s->kept_result, msg, cap);
-    uint32_t *lg, *rs;
-    hbg_status st = make_ref(s, env, kt, &lg, &rs, msg, cap);
-    if (!st)
-        st = compare_ref(s, lg, rs, msg, cap);
-    free(lg);
-    free(rs);
-    return st;
+    hbg_status st = compare("result", s->mem[A_OUT_RESULT], g->result, nr, msg, cap);
+    return st ? st : compare("logits", s->mem[A_OUT_LOGITS], g->logits, nl, msg, cap);
 }
 
 static void dsv4_teardown(void *state)
@@ -274,7 +268,8 @@ const hbg_case hbg_case_dsv4 = {
     .heap_bytes = HBG_LARGE_HEAP_BYTES,
     .window_bytes = DSV4_WINDOW_BYTES,
     .setup = dsv4_setup,
-    .golden = dsv4_golden,
-    .reference = dsv4_keep_reference,
+    .reference = dsv4_make_ref,
+    .compare = dsv4_compare,
+    .free_ref = dsv4_free_ref,
     .teardown = dsv4_teardown,
 };

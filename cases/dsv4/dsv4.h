@@ -125,7 +125,6 @@ typedef struct dsv4_state {
     uint64_t seed;
     uint64_t epoch;         /* next exchange epoch; both ranks advance it alike */
     dsv4_fault fault;
-    uint32_t *kept_logits, *kept_result; /* the golden dsv4_keep_reference kept, or NULL */
     hbg_host_tensor args[A_COUNT];
     void *mem[A_COUNT];
     uint64_t slice[A_COUNT]; /* elements per layer (0: not per layer) */

@@ -26,13 +26,14 @@ typedef struct qwen_state {
     qwen_model m;
     qwen_ctx *ctx;
     hbg_host_tensor args[QA_COUNT];
-    qwen_golden_ref kept;    /* qwen_keep_reference's, or all NULL */
 } qwen_state;
 
-static void free_ref(qwen_golden_ref *g)
+static void qwen_free_ref(void *ref)
 {
-    free(g->ref), free(g->knew), free(g->vnew);
-    *g = (qwen_golden_ref){NULL, NULL, NULL};
+    qwen_golden_ref *g = ref;
+    if (g)
+        free(g->ref), free(g->knew), free(g->vnew);
+    free(g);
 }
 
 qwen_dims qwen_dims_for(uint32_t u)
@@ -97,7 +98,6 @@ static void qwen_teardown(void *state)
         return;
     free_model(&s->m);
     qwen_ctx_destroy(s->ctx);
-    free_ref(&s->kept);
     free(s);
 }
 
@@ -286,22 +286,32 @@ static double norm_err(const float *got, const float *want, size_t n)
     return w > 0.0 ? sqrt(d / w) : sqrt(d);
 }
 
-static hbg_status make_ref(const qwen_model *m, qwen_golden_ref *g, char *msg, size_t cap)
+static hbg_status qwen_make_ref(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, void **ref,
+                                char *msg, size_t cap)
 {
+    (void)env, (void)kt;
+    const qwen_model *m = &((qwen_state *)state)->m;
     const size_t B = QWEN_BATCH, H = m->d.hidden, KV = m->d.kvdim, L = QWEN_LAYERS;
-    g->ref = malloc(sizeof(float) * B * H);
-    g->knew = malloc(sizeof(float) * L * B * KV);
-    g->vnew = malloc(sizeof(float) * L * B * KV);
-    hbg_status st = g->ref && g->knew && g->vnew ? qwen_reference(m, g->ref, g->knew, g->vnew) : HBG_E_NOMEM;
+    qwen_golden_ref *g = calloc(1, sizeof *g);
+    if (g) {
+        g->ref = malloc(sizeof(float) * B * H);
+        g->knew = malloc(sizeof(float) * L * B * KV);
+        g->vnew = malloc(sizeof(float) * L * B * KV);
+    }
+    hbg_status st = g && g->ref && g->knew && g->vnew ? qwen_reference(m, g->ref, g->knew, g->vnew) : HBG_E_NOMEM;
     if (st) {
         snprintf(msg, cap, "qwen: reference decode failed: %s", hbg_strerror(st));
-        free_ref(g);
+        qwen_free_ref(g);
+        g = NULL;
     }
+    *ref = g;
     return st;
 }
 
-static hbg_status compare_ref(const qwen_model *m, const qwen_golden_ref *g, char *msg, size_t cap)
+static hbg_status qwen_compare(void *state, const void *golden, char *msg, size_t cap)
 {
+    const qwen_model *m = &((qwen_state *)state)->m;
+    const qwen_golden_ref *g = golden;
     const size_t B = QWEN_BATCH, H = m->d.hidden, KV = m->d.kvdim, L = QWEN_LAYERS;
     size_t w;
     double e = rel_err(m->out, g->ref, B * H, &w);
@@ -339,29 +349,6 @@ static hbg_status compare_ref(const qwen_model *m, const qwen_golden_ref *g, cha
     return st;
 }
 
-static hbg_status qwen_keep_reference(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg,
-                                      size_t cap)
-{
-    (void)env, (void)kt;
-    qwen_state *s = state;
-    free_ref(&s->kept);
-    return make_ref(&s->m, &s->kept, msg, cap);
-}
-
-static hbg_status qwen_golden(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg, size_t cap)
-{
-    (void)env, (void)kt;
-    qwen_state *s = state;
-    if (s->kept.ref)
-        return compare_ref(&s->m, &s->kept, msg, cap);
-    qwen_golden_ref g;
-    hbg_status st = make_ref(&s->m, &g, msg, cap);
-    if (!st)
-        st = compare_ref(&s->m, &g, msg, cap);
-    free_ref(&g);
-    return st;
-}
-
 void qwen_inject_fault(void *state, qwen_fault f)
 {
     qwen_ctx_fault(((qwen_state *)state)->ctx, f);
@@ -384,8 +371,9 @@ const hbg_case hbg_case_qwen = {
     .tile_step = 16,
     .heap_bytes = 256ull << 20,
     .setup = qwen_setup,
-    .golden = qwen_golden,
-    .reference = qwen_keep_reference,
+    .reference = qwen_make_ref,
+    .compare = qwen_compare,
+    .free_ref = qwen_free_ref,
     .teardown = qwen_teardown,
     .fits = qwen_fits,
 };

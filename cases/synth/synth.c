@@ -187,7 +187,7 @@ static void free_state(syn_state *s)
         for (uint32_t i = 0; i < s->p.tasks; i++)
             hbg_bound_destroy(s->tbounds[i]);
     free(s->bounds), free(s->tbounds), free(s->chunk_seen), free(s->rchunk_seen);
-    free(s->in), free(s->out), free(s->chunk), free(s->outrow), free(s->tmp), free(s->kept);
+    free(s->in), free(s->out), free(s->chunk), free(s->outrow), free(s->tmp);
     free(s);
 }
 
@@ -252,11 +252,12 @@ static hbg_status syn_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_p
     return HBG_OK;
 }
 
-/* The orchestration run eagerly into a fresh `out` (*want). */
-static hbg_status make_ref(syn_state *s, const hbg_case_env *env, const hbg_kernel_table *kt, uint32_t **want,
-                           char *msg, size_t cap)
+/* The orchestration run eagerly into a fresh `out` (*ref). */
+static hbg_status syn_make_ref(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, void **ref,
+                               char *msg, size_t cap)
 {
-    *want = NULL;
+    syn_state *s = state;
+    *ref = NULL;
     uint64_t words = (uint64_t)(s->p.replays + 1) * SYN_ROW;
     if (s->n.eager_window > SYN_MAX_WINDOW) {
         snprintf(msg, cap,
@@ -283,13 +284,15 @@ static hbg_status make_ref(syn_state *s, const hbg_case_env *env, const hbg_kern
         free(w);
         return st;
     }
-    *want = w;
+    *ref = w;
     return HBG_OK;
 }
 
 /* `out` against the golden, word by word. */
-static hbg_status compare_ref(const syn_state *s, const uint32_t *want, char *msg, size_t cap)
+static hbg_status syn_compare(void *state, const void *ref, char *msg, size_t cap)
 {
+    const syn_state *s = state;
+    const uint32_t *want = ref;
     uint64_t words = (uint64_t)(s->p.replays + 1) * SYN_ROW;
     for (uint64_t j = 0; j < words; j++)
         if (s->out[j] != want[j]) {
@@ -298,28 +301,6 @@ static hbg_status compare_ref(const syn_state *s, const uint32_t *want, char *ms
             return HBG_E_DEVICE;
         }
     return HBG_OK;
-}
-
-static hbg_status syn_keep_reference(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg,
-                                     size_t cap)
-{
-    syn_state *s = state;
-    free(s->kept);
-    return make_ref(s, env, kt, &s->kept, msg, cap);
-}
-
-static hbg_status syn_golden(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, char *msg,
-                             size_t cap)
-{
-    syn_state *s = state;
-    if (s->kept)
-        return compare_ref(s, s->kept, msg, cap);
-    uint32_t *want;
-    hbg_status st = make_ref(s, env, kt, &want, msg, cap);
-    if (!st)
-        st = compare_ref(s, want, msg, cap);
-    free(want);
-    return st;
 }
 
 static void syn_teardown(void *state)
@@ -337,8 +318,9 @@ const hbg_case hbg_case_synth = {
     .default_tile_unit = 0, /* no tile unit: its sizes are its parameters */
     .heap_bytes = 0,
     .setup = syn_setup,
-    .golden = syn_golden,
-    .reference = syn_keep_reference,
+    .reference = syn_make_ref,
+    .compare = syn_compare,
+    .free_ref = free,
     .teardown = syn_teardown,
     .params = params,
     .pools = syn_pools,

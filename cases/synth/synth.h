@@ -51,7 +51,6 @@ typedef struct syn_state {
     syn_params p;
     syn_counts n;
     uint32_t *in, *out;       /* caller memory */
-    uint32_t *kept;           /* the golden `out` syn_keep_reference kept, or NULL */
     bool eager;               /* the golden's eager run is under way: no device pass */
     uint32_t device_passes;   /* orchestrations of device passes so far (for fault_round) */
     hbg_host_tensor args[2];

@@ -219,6 +219,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
      * pass: a wrong result in any round fails it, not only one in the
      * last. */
     bool check = !st && !o->skip_device && !o->skip_golden, referenced = false;
+    void *golden = NULL;
     char gmsg[sizeof sum.msg] = "";
     bool gfailed = false;
     sum.status = st;
@@ -247,9 +248,9 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
                      rep.failed_segment < HBG_SEGMENT_COUNT ? hbg_phase_name(rep.failed_segment) : "",
                      hbg_strerror(st), why ? "; " : "", why ? why : "");
         }
-        if (!st && check && rep.device_ran && !gfailed && !referenced && o->c->reference) {
+        if (!st && check && rep.device_ran && !gfailed && !referenced) {
             referenced = true;
-            hbg_status g = o->c->reference(state, &env, kt, gmsg, sizeof gmsg);
+            hbg_status g = o->c->reference(state, &env, kt, &golden, gmsg, sizeof gmsg);
             gfailed = g != HBG_OK;
             /* A rank of several whose golden stopped short (out of memory,
              * a peer gone) has exchanged less than its peers: its next
@@ -263,7 +264,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
         }
         if (!st && check && rep.device_ran && !gfailed) {
             char why[sizeof sum.msg];
-            if (o->c->golden(state, &env, kt, why, sizeof why) != HBG_OK) {
+            if (o->c->compare(state, golden, why, sizeof why) != HBG_OK) {
                 join_msg(gmsg, sizeof gmsg, "round %u: %s", r + 1, why);
                 gfailed = true;
             }
@@ -294,6 +295,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     sum.log_errno = hbg_log_write_error(log);
     report_send(out, MSG_SUMMARY, &sum, sizeof sum);
 
+    o->c->free_ref(golden);
     if (state)
         o->c->teardown(state);
     hbg_runtime_destroy(rt);
