@@ -203,19 +203,40 @@ static void *race_runs(void *arg)
     return NULL;
 }
 
+/* A device, a table of the two kernels and a runtime on them. */
+typedef struct rig {
+    hbg_device *dev;
+    hbg_kernel_table *kt;
+    hbg_runtime *rt;
+} rig;
+
+static rig rig_open(void)
+{
+    rig r = {NULL, NULL, NULL};
+    hbg_sim_config sc = {0};
+    assert_int_equal(hbg_sim_open(&sc, &r.dev), HBG_OK);
+    r.kt = table_with(two, 2);
+    hbg_runtime_config rc = {.device = r.dev, .kernels = r.kt};
+    assert_int_equal(hbg_runtime_create(&rc, &r.rt), HBG_OK);
+    return r;
+}
+
+/* The runtime first: the device and table outlive it. */
+static void rig_close(rig *r)
+{
+    hbg_runtime_destroy(r->rt);
+    hbg_kernel_table_destroy(r->kt);
+    hbg_device_close(r->dev);
+}
+
 /* One runtime run from two threads at once: a run that finds another under
  * way is HBG_E_STATE with its report untouched, and every pass that ran
  * is whole. */
 static void one_runtime_two_threads_is_refused(void **state)
 {
     (void)state;
-    hbg_device *dev = NULL;
-    hbg_sim_config sc = {0};
-    assert_int_equal(hbg_sim_open(&sc, &dev), HBG_OK);
-    hbg_kernel_table *kt = table_with(two, 2);
-    hbg_runtime_config rc = {.device = dev, .kernels = kt};
-    hbg_runtime *rt = NULL;
-    assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
+    rig g = rig_open();
+    hbg_runtime *rt = g.rt;
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, 2);
     racer r[2] = {{.rt = rt, .go = &go}, {.rt = rt, .go = &go}};
@@ -233,9 +254,7 @@ static void one_runtime_two_threads_is_refused(void **state)
     /* how many ran depends on the interleaving (a refused thread may burn
      * its attempts while the other sleeps in one pass): some did */
     assert_true(r[0].ok + r[1].ok > 0);
-    hbg_runtime_destroy(rt);
-    hbg_kernel_table_destroy(kt);
-    hbg_device_close(dev);
+    rig_close(&g);
 }
 
 typedef struct late {
@@ -258,13 +277,9 @@ static void *register_late(void *arg)
 static void a_kernel_registered_while_a_runtime_runs(void **state)
 {
     (void)state;
-    hbg_device *dev = NULL;
-    hbg_sim_config sc = {0};
-    assert_int_equal(hbg_sim_open(&sc, &dev), HBG_OK);
-    hbg_kernel_table *kt = table_with(two, 2);
-    hbg_runtime_config rc = {.device = dev, .kernels = kt};
-    hbg_runtime *rt = NULL;
-    assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
+    rig g = rig_open();
+    hbg_runtime *rt = g.rt;
+    hbg_kernel_table *kt = g.kt;
     pthread_barrier_t go;
     pthread_barrier_init(&go, NULL, 2);
     late l = {.kt = kt, .go = &go};
@@ -289,9 +304,7 @@ static void a_kernel_registered_while_a_runtime_runs(void **state)
     pthread_barrier_destroy(&go);
     assert_int_equal(l.st, HBG_OK);
     assert_string_equal(hbg_kernel_name(kt, K_LATE), "late");
-    hbg_runtime_destroy(rt);
-    hbg_kernel_table_destroy(kt);
-    hbg_device_close(dev);
+    rig_close(&g);
 }
 
 /* Two threads registering one id at once: exactly one wins, the other is
