@@ -218,7 +218,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
      * assume), and the outputs are compared with it after every such
      * pass: a wrong result in any round fails it, not only one in the
      * last. */
-    bool check = !st && !o->skip_device && !o->skip_golden, referenced = false;
+    bool check = !st && !o->skip_device && !o->skip_golden;
     void *golden = NULL;
     char gmsg[sizeof sum.msg] = "";
     bool gfailed = false;
@@ -248,23 +248,23 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
                      rep.failed_segment < HBG_SEGMENT_COUNT ? hbg_phase_name(rep.failed_segment) : "",
                      hbg_strerror(st), why ? "; " : "", why ? why : "");
         }
-        if (!st && check && rep.device_ran && !gfailed && !referenced) {
-            referenced = true;
-            hbg_status g = o->c->reference(state, &env, kt, &golden, gmsg, sizeof gmsg);
-            gfailed = g != HBG_OK;
-            /* A rank of several whose golden stopped short (out of memory,
-             * a peer gone) has exchanged less than its peers: its next
-             * pass would pair with their golden's exchanges and every one
-             * after with the wrong pass. It ends here, as a failed round
-             * does, so its peers are told it is gone. */
-            if (gfailed && o->ranks > 1) {
-                st = g;
-                join_msg(sum.msg, sizeof sum.msg, "the golden after round %u could not be computed: %s", r + 1, gmsg);
-            }
-        }
         if (!st && check && rep.device_ran && !gfailed) {
+            hbg_status g = golden ? HBG_OK : o->c->reference(state, &env, kt, &golden, gmsg, sizeof gmsg);
             char why[sizeof sum.msg];
-            if (o->c->compare(state, golden, why, sizeof why) != HBG_OK) {
+            if (g) {
+                gfailed = true;
+                /* A rank of several whose golden stopped short (out of
+                 * memory, a peer gone) has exchanged less than its peers:
+                 * its next pass would pair with their golden's exchanges
+                 * and every one after with the wrong pass. It ends here,
+                 * as a failed round does, so its peers are told it is
+                 * gone. */
+                if (o->ranks > 1) {
+                    st = g;
+                    join_msg(sum.msg, sizeof sum.msg, "the golden after round %u could not be computed: %s", r + 1,
+                             gmsg);
+                }
+            } else if (o->c->compare(state, golden, why, sizeof why) != HBG_OK) {
                 join_msg(gmsg, sizeof gmsg, "round %u: %s", r + 1, why);
                 gfailed = true;
             }
