@@ -188,6 +188,54 @@ static void the_cold_pass_is_the_lowest_inv(void **st)
     ps_free(&f.L);
 }
 
+/* Our lines are grouped by (pid, inv) however they interleave: a pass
+ * whose host-orch line comes before its bind lines (a log sorted by
+ * another key, or two writers' lines shuffled) is whole. The line was
+ * warned as having "no bind burst before it" and dropped, so the pass
+ * lost its op counts. A key that has host-orch lines only is a pass
+ * without its bind lines: said once and excluded. */
+static void a_host_orch_line_before_its_bind_lines(void **st)
+{
+    (void)st;
+    char text[4096];
+    size_t n = 0;
+    for (unsigned inv = 1; inv <= 4; inv++) {
+        char orch[160];
+        snprintf(orch, sizeof orch,
+                 "[mono_ns=1][T0x1][TIMING] f: [a.c:2] host-orch phase=submit_task total_ns=%u count=%u "
+                 "detail_sum=0 dropped=0 pid=9 inv=%u\n",
+                 400 + inv, 10 + inv, inv);
+        if (inv == 3) /* pass 3's host-orch line first */
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s", orch);
+        for (int k = 0; k < 2; k++)
+            n += (size_t)snprintf(text + n, sizeof text - n,
+                                  "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=%s start_ns=1 dur_ns=%u pid=9 "
+                                  "inv=%u\n",
+                                  k ? "arena_h2d" : "host_orch", k ? 10 : 1000 + inv, inv);
+        if (inv != 3)
+            n += (size_t)snprintf(text + n, sizeof text - n, "%s", orch);
+    }
+    n += (size_t)snprintf(text + n, sizeof text - n,
+                          "[mono_ns=1][T0x1][TIMING] f: [a.c:2] host-orch phase=submit_task total_ns=1 count=1 "
+                          "detail_sum=0 dropped=0 pid=9 inv=5\n");
+    fx f = {0};
+    ps_options o = {0};
+    assert_int_equal(ps_read(&f.L, "early.log", text, n, &o), HBG_OK);
+    assert_int_equal(f.L.npass, 5);
+    assert_int_equal(f.L.ncold, 1);
+    assert_int_equal(f.L.nused, 3);
+    for (size_t i = 0; i < 4; i++) {
+        assert_true(f.L.pass[i].has_orch);
+        assert_int_equal(f.L.pass[i].op_count[0], 10 + f.L.pass[i].inv);
+    }
+    assert_int_equal(f.L.warn.n, 1);
+    assert_string_equal(f.L.warn.msg[0], "early.log:13: pass pid=9 inv=5 has host-orch lines and no bind lines; "
+                                         "excluded");
+    assert_int_equal(phs_compute(&f.L, &f.R, NULL), HBG_OK);
+    check(&f.R.total, 1012, 1013, 0, 1014, 3);
+    ps_free(&f.L);
+}
+
 /* A pass whose span is missing takes the pid of the other passes of its
  * thread, but ranks forked from one process share a thread id: on a
  * thread of two pids it is no one's (taking the nearest named pass's pid
@@ -1012,6 +1060,7 @@ int main(void)
         cmocka_unit_test(test_keyless_line_among_many_ranks),
         cmocka_unit_test(test_ours_one_rank),
         cmocka_unit_test(the_cold_pass_is_the_lowest_inv),
+        cmocka_unit_test(a_host_orch_line_before_its_bind_lines),
         cmocka_unit_test(a_rewritten_name_outlives_its_reading),
         cmocka_unit_test(test_long_tail_is_cut),
         cmocka_unit_test(test_wide_durations),

@@ -835,7 +835,16 @@ static void on_orch(ps_log *L, const lx_rec *r)
     L->norch++;
     ps_pass *p = NULL;
     if (r->has_pid && r->has_inv) {
-        p = keyed_pass(L, r->pid, r->inv, r->line, false);
+        /* Keyed lines are grouped by their key however they interleave:
+         * a host-orch line read before its pass's bind lines (a log sorted
+         * by another key, two writers' lines shuffled) opens the pass. One
+         * whose bind lines never come is excluded (PS_D_ORCH_ONLY). */
+        size_t before = L->npass;
+        p = keyed_pass(L, r->pid, r->inv, r->line, true);
+        if (p && !p->has_thread && (p->has_thread = lx_thread(r, &L->ix->thc, &p->thread)))
+            note_keyed_thread(L, p);
+        if (p && L->npass != before && L->ix->npend)
+            claim_pending(L, p);
     } else {
         uint64_t th;
         bool ht = lx_thread(r, &L->ix->thc, &th);
@@ -845,7 +854,7 @@ static void on_orch(ps_log *L, const lx_rec *r)
         dg_add(&L->warn, "%s:%zu: host-orch line with no bind burst before it; ignored", L->path, r->line);
         return;
     }
-    if (L->ix->npend && r->has_pid && r->has_inv)
+    if (L->ix->npend && r->has_pid && r->has_inv && p->first_line < r->line)
         claim_within(L, p);
     int op = op_id(r->name);
     if (op < 0) {

@@ -54,8 +54,9 @@ enum {
     PS_D_NO_ORCH = 1u << 6,     /* no host_orch line: a total would lack most of the control plane */
     PS_D_LONG = 1u << 7,        /* its control-plane sum reaches LX_DUR_LIMIT_NS: no measurement */
     PS_D_NO_PID = 1u << 8,      /* no pid, on a thread the passes of several pids share */
+    PS_D_ORCH_ONLY = 1u << 9,   /* host-orch lines of its key and no bind line */
 };
-#define PS_NDEFECTS 9
+#define PS_NDEFECTS 10
 
 /* One segment of a pass, as ps_get returns it. */
 typedef struct ps_seg {

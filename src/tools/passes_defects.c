@@ -215,6 +215,12 @@ static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *
     size_t capm = 0, nmask = 0;
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
+        /* made by a keyed host-orch line whose bind lines never came: one
+         * defect, not the three segments it lacks */
+        if (!(p->present | p->ignored_segs)) {
+            p->defects |= PS_D_ORCH_ONLY;
+            continue;
+        }
         if (!(p->present & (1u << PS_CLOSE))) {
             if (last[p->rank] == i && !p->has_orch && !p->has_span)
                 p->defects |= PS_D_TRUNCATED;
@@ -278,6 +284,9 @@ static void warn_defects(ps_log *L, const ps_pass *p, uint32_t ref, size_t best)
     if (p->defects & PS_D_NO_ORCH)
         dg_add(&L->warn, "%s:%zu: pass %s has no host_orch (no control-plane total without it); excluded",
                L->path, p->first_line, label);
+    if (p->defects & PS_D_ORCH_ONLY)
+        dg_add(&L->warn, "%s:%zu: pass %s has host-orch lines and no bind lines; excluded", L->path,
+               p->first_line, label);
     if (p->defects & PS_D_NO_PID)
         dg_add(&L->warn, "%s:%zu: pass %s has no pid (no chip.run.bind span), and its thread carries the passes of "
                "several pids, any one's it could be; excluded", L->path, p->first_line, label);
@@ -353,7 +362,7 @@ void ps_exclusions(const ps_log *L, char *out, size_t n)
                                                  "with a segment twice", "with dropped records",
                                                  "with other segments",  "with an ignored line",
                                                  "without host_orch",   "with a sum of 2^62 ns or more",
-                                                 "of no one pid"};
+                                                 "of no one pid",        "without bind lines"};
     size_t count[PS_NDEFECTS] = {0};
     for (size_t i = 0; i < L->npass; i++) {
         const ps_pass *p = &L->pass[i];
