@@ -20,6 +20,7 @@
 #define N 16
 #define K_FAIL 7
 #define K_TIMEOUT 8
+#define K_NO_STATUS 9
 #define K_PROBE 6
 
 static void assert_prefix(const char *s, const char *prefix)
@@ -86,6 +87,13 @@ static int k_timeout(const hbg_kernel_args *a)
     return -HBG_E_PEER_TIMEOUT;
 }
 
+/* Negative, but no negated hbg_status: a failure of the kernel's own. */
+static int k_no_status(const hbg_kernel_args *a)
+{
+    (void)a;
+    return -(int)HBG_STATUS_COUNT;
+}
+
 static hbg_kernel_table *kernels(void)
 {
     hbg_kernel_table *kt;
@@ -98,6 +106,7 @@ static hbg_kernel_table *kernels(void)
     assert_int_equal(hbg_kernel_register(kt, K_PROBE, "probe", k_probe), HBG_OK);
     assert_int_equal(hbg_kernel_register(kt, K_FAIL, "fail", k_fail), HBG_OK);
     assert_int_equal(hbg_kernel_register(kt, K_TIMEOUT, "timeout", k_timeout), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, K_NO_STATUS, "no_status", k_no_status), HBG_OK);
     return kt;
 }
 
@@ -557,6 +566,11 @@ static void failing_kernels(void **state)
                             "task 1: kernel 8 (timeout) block 0/1 on AIC returned -18 (HBG_E_PEER_TIMEOUT)");
         check_failed(flags, bc);
         assert_int_equal(run_failing(w, HBG_CORE_MIX, K_FAIL, 1, flags, bc), HBG_E_KERNEL);
+        check_failed(flags, bc);
+        /* A negative value that negates no status is the kernel's own failure. */
+        assert_int_equal(run_failing(w, HBG_CORE_AIV, 0, K_NO_STATUS, flags, bc), HBG_E_KERNEL);
+        assert_string_equal(hbg__exec_last_error(),
+                            "task 1: kernel 9 (no_status) block 0/1 on AIV returned -28 (HBG_E_KERNEL)");
         check_failed(flags, bc);
         /* A kernel id nobody registered: refused before anything runs. */
         assert_int_equal(run_failing(w, HBG_CORE_AIV, 0, 99, flags, bc), HBG_E_KERNEL);

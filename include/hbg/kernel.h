@@ -34,8 +34,10 @@ typedef struct hbg_kernel_args {
     void *services;   /* backend services, e.g. the cross-rank window */
 } hbg_kernel_args;
 
-/* Returns 0 on success; a non-zero value fails the device run (HBG_E_KERNEL
- * if positive, the negated hbg_status if negative). */
+/* Returns 0 on success; a non-zero value fails the device run: -st for an
+ * hbg_status st fails it with st (-HBG_E_PEER_TIMEOUT, or -1, which is
+ * -HBG_E_INVAL), any other value (positive, or -HBG_STATUS_COUNT and
+ * below) with HBG_E_KERNEL. */
 typedef int (*hbg_kernel_fn)(const hbg_kernel_args *a);
 
 typedef struct hbg_kernel_table hbg_kernel_table;
