@@ -17,10 +17,12 @@
  * HBG_MAX_BOUND_TENSORS) and never keeps the caller's pointers.
  * hbg_bound_set replaces one slot; a slot set to the bytes and direction
  * it holds is no change. Views are checked against their buffers where
- * the bound is used, as for arguments passed as such. Create, set and
- * destroy allocate and free: do them outside the bind, or when a buffer
- * moves, not every pass. A bound belongs to one thread at a time, and
- * must not be changed or destroyed while a submit that uses it runs.
+ * the bound is used, as for arguments passed as such. Create and destroy
+ * allocate and free; set copies one tensor, and a change costs the next
+ * submit that passes the bound its memo answer (a new stamp): do them
+ * outside the bind, or when a buffer moves, not every pass. A bound
+ * belongs to one thread at a time, and must not be changed or destroyed
+ * while a submit that uses it runs.
  * A Graph body is passed the bound's own tensors: what it changes while
  * it runs, the call stamps anew; a pointer kept past the call and
  * written through later changes the bound behind its stamp.
