@@ -43,6 +43,13 @@ static void refuses_what_compare_could_not_read(void **state)
     assert_int_equal(hbg_stamp_format(&s, buf, sizeof buf), HBG_E_INVAL);
     s.command = "a command far too long for the sixty-four bytes of this buffer";
     assert_int_equal(hbg_stamp_format(&s, buf, sizeof buf), HBG_E_INVAL);
+    /* a level that is none: the stamp would say HBG_LOG_LEVEL=? */
+    char line[256];
+    s.command = "x";
+    s.level = (hbg_level)(HBG_LOG_OFF + 1);
+    assert_int_equal(hbg_stamp_format(&s, line, sizeof line), HBG_E_INVAL);
+    s.level = HBG_LOG_OFF;
+    assert_int_equal(hbg_stamp_format(&s, line, sizeof line), HBG_OK);
     /* a write that fails is an error */
     s.command = "x";
     assert_int_equal(hbg_log_stamp(-1, &s), HBG_E_IO);

@@ -102,6 +102,22 @@ static void records_size_the_pool(void **state)
     assert_int_equal(HBG_DEFAULT_RECORDS_PER_THREAD, 65536);
 }
 
+/* A pool that cannot be made (2^32 records: past what a pool counts) is
+ * hbg_recpool_create's status, said in msg, and the config is left as it
+ * was, as for a bad value. */
+static void a_pool_refused_is_said(void **state)
+{
+    (void)state;
+    char msg[160];
+    hbg_runtime_config c = {.record_threads = 65536, .records_per_thread = 65536};
+    setenv("HBG_HOST_PHASE_RECORDS", "1", 1);
+    setenv("HBG_BIND_BREAKDOWN", "1", 1);
+    assert_int_equal(hbg_runtime_config_from_env(&c, msg, sizeof msg), HBG_E_INVAL);
+    assert_string_equal(msg, "a record pool of 65536 x 65536 records: invalid argument");
+    assert_null(c.records);
+    assert_false(c.breakdown);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -109,6 +125,7 @@ int main(void)
         cmocka_unit_test_setup(both_names_ours_wins, clean_env),
         cmocka_unit_test_setup(bad_value_names_the_variable, clean_env),
         cmocka_unit_test_setup(records_size_the_pool, clean_env),
+        cmocka_unit_test_setup(a_pool_refused_is_said, clean_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -138,7 +138,10 @@ typedef struct hbg_runtime_config {
  * A value a switch does not take is HBG_E_BAD_ENV, with cfg untouched and
  * `msg` (when not NULL; `cap` bytes) naming the variable, e.g.
  *   "HBG_BIND_BREAKDOWN=maybe is not a switch value (expected
- *    1/true/on/yes or 0/false/off/no/empty)". */
+ *    1/true/on/yes or 0/false/off/no/empty)".
+ * A record pool that cannot be created is hbg_recpool_create's status
+ * (HBG_E_NOMEM; HBG_E_INVAL past 2^31 - 1 records), cfg untouched and msg
+ * "a record pool of T x P records: " and the status's text. */
 hbg_status hbg_runtime_config_from_env(hbg_runtime_config *cfg, char *msg, size_t cap);
 
 #define HBG_PASS_ERROR_MAX 256
@@ -211,7 +214,8 @@ hbg_status hbg_runtime_set_breakdown(hbg_runtime *rt, bool on);
  * task executes the moment it is submitted, Graph bodies run inline, and
  * the caller tensors are used in place through their host pointers. The
  * reference a device run is checked against. `heap_bytes` of host address
- * space back the GM heap (reserved, touched only as used). */
+ * space back the GM heap (reserved, touched only as used; 0:
+ * HBG_DEFAULT_HEAP_BYTES). */
 hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
                          uint32_t rank, uint32_t nranks, void *services);
 /* The same with the orchestrator's task window given (0: the default),

@@ -92,8 +92,9 @@ typedef struct hbg_stamp {
  *           HBG_SKIP_DEVICE_RUN=<0|1> HBG_LOG_LEVEL=<level> <command>
  * (one line; every switch written resolved, so two stamps differ exactly
  * where two runs' conditions do). HBG_E_INVAL for a missing or empty
- * commit, a commit with a space or control byte, a missing command, or a
- * line that does not fit `cap` bytes (NUL included). */
+ * commit, a commit with a space or control byte, a missing command, a
+ * level that is no hbg_level, or a line that does not fit `cap` bytes
+ * (NUL included). */
 hbg_status hbg_stamp_format(const hbg_stamp *s, char *buf, size_t cap);
 
 /* Writes the stamp line to `fd` (the log's first line) with one write(2).
