@@ -98,6 +98,49 @@ static void a_small_log_takes_no_huge_page(void **st)
     }
 }
 
+/* Lines cut to the reader's bound are named by the first one's number
+ * (the warning said how many, not where): the lines around them keep
+ * their numbers, and a malformed line after them is named right. */
+static void a_cut_line_is_named_by_its_number(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(src);
+    size_t n = strlen(src), m = 5000, first = (size_t)((char *)memchr(src, '\n', n) - src) + 1;
+    char *text = malloc(n + 3 * m + 128), *at = text;
+    memcpy(at, src, first); /* line 1, the stamp; two lines too long; a malformed line; the rest */
+    at += first;
+    for (int k = 0; k < 2; k++) {
+        memset(at, 'x', m);
+        at += m;
+        *at++ = '\n';
+    }
+    at += sprintf(at, "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=x dur_ns=1\n");
+    memcpy(at, src + first, n - first);
+    at += n - first;
+    char *in = ts_temp_file(text, (size_t)(at - text), ".log");
+    int fd = open(in, O_RDONLY);
+    assert_true(fd >= 0);
+    ps_log L;
+    ps_options o = {.max_line = 4096, .chunk = 1024};
+    char err[256];
+    assert_int_equal(ps_read_fd(&L, "cut.log", fd, &o, err, sizeof err), HBG_OK);
+    close(fd);
+    bool named = false, bad = false;
+    for (size_t i = 0; i < L.warn.n; i++) {
+        named |= !strcmp(L.warn.msg[i], "cut.log:2: 2 lines longer than 0 MiB (no record is; a corrupt or truncated "
+                                        "tail?), this the first: read as their first 0 MiB, the rest skipped");
+        bad |= !strncmp(L.warn.msg[i], "cut.log:4: malformed bind line", 30);
+    }
+    if (!named || !bad)
+        for (size_t i = 0; i < L.warn.n; i++)
+            print_message("%s\n", L.warn.msg[i]);
+    assert_true(named && bad);
+    ps_free(&L);
+    remove(in);
+    free(in), free(text), free(src);
+}
+
 static const phs_stat *row(fx *f, const char *seg)
 {
     for (int r = 0; r < f->R.nrow; r++)
@@ -948,8 +991,8 @@ static void test_long_tail_is_cut(void **st)
     char *out = NULL, *err = NULL;
     assert_int_equal(ts_run_cli(json, &out, &err), 0);
     assert_true(ts_contains(out, "\"passes\": 4, \"warm\": 3"));
-    if (!ts_contains(err, ": 1 line longer than 16 MiB (no record is; a corrupt or truncated tail?): read as its "
-                          "first 16 MiB, the rest skipped\n"))
+    if (!ts_contains(err, ".log:83: a line longer than 16 MiB (no record is; a corrupt or truncated tail?): read as "
+                          "its first 16 MiB, the rest skipped\n"))
         fail_msg("%s", err);
     free(out), free(err);
     remove(in);
@@ -1063,6 +1106,7 @@ int main(void)
         cmocka_unit_test(a_host_orch_line_before_its_bind_lines),
         cmocka_unit_test(a_rewritten_name_outlives_its_reading),
         cmocka_unit_test(test_long_tail_is_cut),
+        cmocka_unit_test(a_cut_line_is_named_by_its_number),
         cmocka_unit_test(test_wide_durations),
         cmocka_unit_test(test_keep_first),
         cmocka_unit_test(test_crlf_same_numbers),

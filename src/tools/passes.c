@@ -1131,11 +1131,20 @@ typedef struct piece_ctx {
     ps_log *L;
     lx_pos pos;
     lx_sink sink;
+    const size_t *cut;     /* the reader's count of lines cut */
+    size_t cut_seen;
+    size_t first_cut_line; /* the first of them, for the warning */
 } piece_ctx;
 
 static bool on_piece(void *ctx, const char *p, size_t n)
 {
     piece_ctx *c = ctx;
+    /* the reader counts a cut line before it hands it over, alone */
+    if (*c->cut != c->cut_seen) {
+        if (!c->cut_seen)
+            c->first_cut_line = c->pos.line;
+        c->cut_seen = *c->cut;
+    }
     lx_scan_at(p, n, &c->pos, &c->sink);
     return !c->L->oom;
 }
@@ -1149,16 +1158,25 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
         L->size_hint = (size_t)sb.st_size;
-    piece_ctx c = {L, {0, 1, false}, {L, sink_rec, sink_bad, L->opt.spans_only}};
     size_t cut = 0;
+    piece_ctx c = {L, {0, 1, false}, {L, sink_rec, sink_bad, L->opt.spans_only}, &cut, 0, 0};
     int e = lr_read_lines(fd, L->opt.chunk, L->opt.max_line, on_piece, &c, &cut);
     L->len = c.pos.off;
     size_t mib = (L->opt.max_line ? L->opt.max_line : LR_MAX_LINE) >> 20;
-    if (cut)
+    /* every cut line is counted before it is handed over (on_piece saw
+     * it); should one not be, the line the lexer stopped on */
+    if (cut && !c.cut_seen)
+        c.first_cut_line = c.pos.line;
+    if (cut == 1)
         dg_add(&L->warn,
-               "%s: %zu line%s longer than %zu MiB (no record is; a corrupt or truncated tail?): read as %s first "
+               "%s:%zu: a line longer than %zu MiB (no record is; a corrupt or truncated tail?): read as its first "
                "%zu MiB, the rest skipped",
-               path, cut, cut == 1 ? "" : "s", mib, cut == 1 ? "its" : "their", mib);
+               path, c.first_cut_line, mib, mib);
+    else if (cut)
+        dg_add(&L->warn,
+               "%s:%zu: %zu lines longer than %zu MiB (no record is; a corrupt or truncated tail?), this the first: "
+               "read as their first %zu MiB, the rest skipped",
+               path, c.first_cut_line, cut, mib, mib);
     if (e && e != ENOMEM) {
         snprintf(err, errlen, "cannot read %s: %s", dg_shown(path), strerror(e));
         return HBG_E_IO;

@@ -364,6 +364,7 @@ typedef struct feed {
     bool oom;
     const size_t *cut;      /* the reader's count of lines cut (NULL: none) */
     size_t cut_seen;
+    size_t first_cut;       /* the line number of the first cut line */
     bool seen_nl;           /* a '\n' came: the file's lines end in it */
 } feed;
 
@@ -400,6 +401,8 @@ static bool feed_lines(void *ctx, const char *buf, size_t len)
     if (fd->cut && *fd->cut != fd->cut_seen) {
         fd->cut_seen = *fd->cut;
         fd->lineno++;
+        if (!fd->first_cut)
+            fd->first_cut = fd->lineno;
         fd->f->nbad++;
         return true;
     }
@@ -450,7 +453,7 @@ hbg_status rc_parse(rc_file *f, const char *path, const char *buf, size_t len, d
 {
     memset(f, 0, sizeof *f);
     f->path = path;
-    feed fd = {f, warn, 0, false, NULL, 0, false};
+    feed fd = {f, warn, 0, false, NULL, 0, 0, false};
     if (!feed_lines(&fd, buf, len))
         return HBG_E_NOMEM;
     drop_duplicates(f, warn);
@@ -463,7 +466,7 @@ hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_
     memset(f, 0, sizeof *f);
     f->path = path;
     size_t cut = 0, maxl = max_line ? max_line : RC_MAX_LINE;
-    feed c = {f, warn, 0, false, &cut, 0, false};
+    feed c = {f, warn, 0, false, &cut, 0, 0, false};
     int e = lr_read_lines(fd, 0, maxl, feed_lines, &c, &cut);
     maxl = maxl > LR_CHUNK ? maxl : LR_CHUNK; /* the reader's bound: at least a piece */
     if (c.oom || e == ENOMEM) {
@@ -480,9 +483,14 @@ hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_
             snprintf(lim, sizeof lim, "%zu MiB", maxl >> 20);
         else
             snprintf(lim, sizeof lim, "%zu bytes", maxl);
-        dg_add(warn, "%s: %zu line%s longer than %s (the reader's limit) read as %s first %s and skipped: no "
-                     "records line is that long",
-               path, cut, cut == 1 ? "" : "s", lim, cut == 1 ? "its" : "their", lim);
+        if (cut == 1)
+            dg_add(warn, "%s:%zu: a line longer than %s (the reader's limit) read as its first %s and skipped: no "
+                         "records line is that long",
+                   path, c.first_cut, lim, lim);
+        else
+            dg_add(warn, "%s:%zu: %zu lines longer than %s (the reader's limit), this the first, read as their "
+                         "first %s and skipped: no records line is that long",
+                   path, c.first_cut, cut, lim, lim);
     }
     drop_duplicates(f, warn);
     return HBG_OK;
