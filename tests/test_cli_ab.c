@@ -1448,6 +1448,27 @@ static void test_stop_signal_during_compare(void **state)
     free(out);
 }
 
+/* The comparison that hbg ab runs in-process on its logs is hbg ab's:
+ * a verdict it cannot write is said as hbg ab's failure (it was said as
+ * "hbg compare: cannot write standard output", a command the user did
+ * not run), exit 2, and the logs stay for the rerun line. */
+static void test_unwritable_verdict_is_said_by_ab(void **state)
+{
+    (void)state;
+    if (!compare_real || access("/dev/full", W_OK) != 0)
+        skip();
+    char *out = in_root("out-full"), *cmd = NULL;
+    assert_true(asprintf(&cmd, "exec \"$HBG_CLI\" ab %s %s --build true --run 'sh {worktree}/measure.sh' --reps 2 "
+                               "--outputs '%s' > /dev/full", c1, c2, out) > 0);
+    const char *argv[] = {"sh", "-c", cmd, NULL};
+    char *so = NULL, *se = NULL;
+    assert_int_equal(ab_exec(repo, argv, &so, &se), 2);
+    if (!strstr(se, "\nhbg ab: cannot write standard output: No space left on device\n") || strstr(se, "hbg compare:"))
+        fail_msg("%s", se);
+    assert_int_equal(ab_entries(out), 4);
+    free(so), free(se), free(cmd), free(out);
+}
+
 /* A WORKTREE whose only change is a new file, staged or intent-to-add,
  * is a dirty snapshot to cmake/version.cmake (`git status --porcelain
  * --untracked-files=no` not empty), as the log names say: a new file left
@@ -1554,6 +1575,7 @@ int main(void)
         cmocka_unit_test(test_unwritable_outputs_refused_first),
         cmocka_unit_test(test_outputs_that_is_a_file_refused),
         cmocka_unit_test(test_stop_signal_during_compare),
+        cmocka_unit_test(test_unwritable_verdict_is_said_by_ab),
         cmocka_unit_test(test_worktree_new_file_only),
         cmocka_unit_test(test_ambiguous_and_message_revisions),
     };

@@ -11,6 +11,9 @@ int hbg_cmd_phases(int argc, char **argv);
 int hbg_cmd_spans(int argc, char **argv);
 int hbg_cmd_timeline(int argc, char **argv);
 int hbg_cmd_compare(int argc, char **argv);
+/* hbg compare run by another command (hbg ab) on logs it made: cmd (e.g.
+ * "hbg ab") names it in the diagnostics. */
+int hbg_cmd_compare_as(const char *cmd, int argc, char **argv);
 int hbg_cmd_ab(int argc, char **argv);
 int hbg_cmd_fit(int argc, char **argv);
 

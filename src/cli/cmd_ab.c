@@ -1296,7 +1296,7 @@ static int compare(const ab_opts *o, const ab_arm *arms)
     ab_buf_free(&line);
     fflush(NULL);
     optind = 1;
-    int rc = hbg_cmd_compare((int)n, argv);
+    int rc = hbg_cmd_compare_as("hbg ab", (int)n, argv);
     fflush(stdout);
     free(argv);
     return rc;

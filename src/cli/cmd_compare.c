@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,20 @@
 #include "util/printable.h"
 
 enum { FMT_TABLE, FMT_JSON, FMT_CSV };
+
+/* The command named in diagnostics: "hbg compare", or the command that
+ * runs it in-process on logs of its own (hbg ab), so that a plot or
+ * stdout that cannot be written is said by the command the user ran. */
+static const char *who = "hbg compare";
+
+__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", who);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
 
 typedef struct cmp_args {
     const char **base, **measure;
@@ -117,7 +132,7 @@ static int take_logs(int argc, char **argv, int *i, const char ***list, size_t *
     while (*i + 1 < argc && strncmp(argv[*i + 1], "--", 2) != 0 && strcmp(argv[*i + 1], "-h") != 0)
         (*list)[(*n)++] = argv[++*i];
     if (*n == before && !(*i + 1 < argc && !strcmp(argv[*i + 1], "--"))) {
-        fprintf(stderr, "hbg compare: %s expects at least one LOG\n", name);
+        say("%s expects at least one LOG\n", name);
         return -1;
     }
     return 0;
@@ -130,7 +145,7 @@ static int parse_args(int argc, char **argv, cmp_args *a)
     a->base = calloc((size_t)argc, sizeof *a->base);
     a->measure = calloc((size_t)argc, sizeof *a->measure);
     if (!a->base || !a->measure) {
-        fprintf(stderr, "hbg compare: out of memory\n");
+        say("out of memory\n");
         return 2;
     }
     const char ***arm = NULL; /* the arm named last, and its count */
@@ -140,7 +155,7 @@ static int parse_args(int argc, char **argv, cmp_args *a)
         if (!strcmp(s, "--")) {
             /* the rest are logs, even one named like an option */
             if (!arm) {
-                fprintf(stderr, "hbg compare: the logs after '--' belong to no arm: put it after --base or "
+                say("the logs after '--' belong to no arm: put it after --base or "
                                 "--measure (see hbg compare --help)\n");
                 return 2;
             }
@@ -160,21 +175,21 @@ static int parse_args(int argc, char **argv, cmp_args *a)
             arm = &a->measure, narm = &a->nmeasure;
         } else if (is_opt(s, "--control")) {
             if (!(v = opt_value(argc, argv, &i, "--control")) || !*v) {
-                fprintf(stderr, "hbg compare: --control expects a segment name\n");
+                say("--control expects a segment name\n");
                 return 2;
             }
             a->opt.control = v;
         } else if (is_opt(s, "--alpha")) {
             v = opt_value(argc, argv, &i, "--alpha");
             if (!parse_double(v, 0, 1, true, &a->opt.alpha) || a->opt.alpha >= 1) {
-                fprintf(stderr, "hbg compare: --alpha expects a number between 0 and 1 (exclusive), got '%s'\n",
+                say("--alpha expects a number between 0 and 1 (exclusive), got '%s'\n",
                         dg_shown(v ? v : ""));
                 return 2;
             }
         } else if (is_opt(s, "--threshold")) {
             v = opt_value(argc, argv, &i, "--threshold");
             if (!parse_double(v, 0, 1e6, false, &a->opt.threshold_pct)) {
-                fprintf(stderr, "hbg compare: --threshold expects a percentage from 0 to 1000000, got '%s'\n",
+                say("--threshold expects a percentage from 0 to 1000000, got '%s'\n",
                         dg_shown(v ? v : ""));
                 return 2;
             }
@@ -184,18 +199,18 @@ static int parse_args(int argc, char **argv, cmp_args *a)
             else if (v && !strcmp(v, "json")) a->fmt = FMT_JSON;
             else if (v && !strcmp(v, "csv")) a->fmt = FMT_CSV;
             else {
-                fprintf(stderr, "hbg compare: --format expects table, json or csv, got '%s'\n", dg_shown(v ? v : ""));
+                say("--format expects table, json or csv, got '%s'\n", dg_shown(v ? v : ""));
                 return 2;
             }
         } else if (is_opt(s, "--plot")) {
             if (!(v = opt_value(argc, argv, &i, "--plot")) || !*v) {
-                fprintf(stderr, "hbg compare: --plot expects a file name\n");
+                say("--plot expects a file name\n");
                 return 2;
             }
             /* '-' would put the SVG after the verdict on stdout, where
              * nothing could read either */
             if (!strcmp(v, "-")) {
-                fprintf(stderr, "hbg compare: --plot expects a file name, not '-': the plot cannot share standard "
+                say("--plot expects a file name, not '-': the plot cannot share standard "
                                 "output with the results\n");
                 return 2;
             }
@@ -203,20 +218,19 @@ static int parse_args(int argc, char **argv, cmp_args *a)
         } else if (!strcmp(s, "--allow-unstamped")) {
             a->opt.allow_unstamped = true;
         } else {
-            fprintf(stderr, "hbg compare: unexpected argument '%s' (logs follow --base or --measure; see hbg compare "
+            say("unexpected argument '%s' (logs follow --base or --measure; see hbg compare "
                             "--help)\n",
                     dg_shown(s));
             return 2;
         }
     }
     if (!a->nbase || !a->nmeasure) {
-        fprintf(stderr, "hbg compare: give the logs of both arms: --base LOG... --measure LOG... (see hbg compare "
+        say("give the logs of both arms: --base LOG... --measure LOG... (see hbg compare "
                         "--help)\n");
         return 2;
     }
     if (a->nbase != a->nmeasure) {
-        fprintf(stderr,
-                "hbg compare: %zu base logs but %zu measure logs: the i-th of each arm is repetition i, so the "
+        say("%zu base logs but %zu measure logs: the i-th of each arm is repetition i, so the "
                 "counts must be equal\n",
                 a->nbase, a->nmeasure);
         return 2;
@@ -246,7 +260,7 @@ static int check_files(const cmp_args *a)
     size_t n = a->nbase + a->nmeasure, i, j;
     const char **in = calloc(n ? n : 1, sizeof *in);
     if (!in) {
-        fprintf(stderr, "hbg compare: out of memory\n");
+        say("out of memory\n");
         return 2;
     }
     memcpy(in, a->base, a->nbase * sizeof *in);
@@ -256,12 +270,12 @@ static int check_files(const cmp_args *a)
         char li[1024], lj[1024];
         log_label(a, i, li, sizeof li);
         log_label(a, j, lj, sizeof lj);
-        fprintf(stderr, "hbg compare: %s and %s are the same file: each repetition needs logs of its own; give each "
+        say("%s and %s are the same file: each repetition needs logs of its own; give each "
                         "log once\n", li, lj);
         rc = 2;
-    } else if (a->plot && hbg_outfile_not_input("hbg compare", a->plot, in, n)) {
+    } else if (a->plot && hbg_outfile_not_input(who, a->plot, in, n)) {
         rc = 2;
-    } else if (hbg_outfile_not_input("hbg compare", "-", in, n)) {
+    } else if (hbg_outfile_not_input(who, "-", in, n)) {
         rc = 2; /* the verdict appended to a log it reads (`>> LOG`) */
     }
     free(in);
@@ -501,7 +515,7 @@ static int out_json(const cp_result *R)
 {
     jw w;
     if (!jw_init(&w, stdout)) {
-        fprintf(stderr, "hbg compare: out of memory\n");
+        say("out of memory\n");
         return -1;
     }
     const cp_options *o = &R->opt;
@@ -613,7 +627,7 @@ static int write_plot(const cp_result *R, const char *path)
 {
     sp_rep *reps = calloc(R->nrep, sizeof *reps);
     if (!reps) {
-        fprintf(stderr, "hbg compare: cannot write %s: out of memory\n", dg_shown(path));
+        say("cannot write %s: out of memory\n", dg_shown(path));
         return -1;
     }
     for (size_t i = 0; i < R->nrep; i++) {
@@ -630,13 +644,13 @@ static int write_plot(const cp_result *R, const char *path)
     sp_plot p = {R->title, sub, bl, ml, "control-plane sum per warm pass", reps, R->nrep};
     hbg_outfile of;
     int rc = -1;
-    if (hbg_outfile_open(&of, "hbg compare", path) == 0) {
+    if (hbg_outfile_open(&of, who, path) == 0) {
         errno = 0;
         bool ok = sp_write(of.f, &p) == 0;
         int werr = errno ? errno : EIO; /* sp_write's, before the close can change it */
         rc = hbg_outfile_close(&of, ok);
         if (!ok)
-            fprintf(stderr, "hbg compare: cannot write %s: %s\n", dg_shown(path), strerror(werr));
+            say("cannot write %s: %s\n", dg_shown(path), strerror(werr));
     }
     free(reps);
     return rc;
@@ -650,15 +664,21 @@ static void print_warnings(const cp_result *R)
         const dg_list *l[2] = {&R->rep[i].base.L.warn, &R->rep[i].measure.L.warn};
         for (int k = 0; k < 2; k++) {
             for (size_t j = 0; j < l[k]->n; j++)
-                fprintf(stderr, "hbg compare: warning: %s\n", l[k]->msg[j]);
+                say("warning: %s\n", l[k]->msg[j]);
             if (l[k]->suppressed)
-                fprintf(stderr, "hbg compare: warning: %zu more warnings not shown\n", l[k]->suppressed);
+                say("warning: %zu more warnings not shown\n", l[k]->suppressed);
         }
     }
 }
 
 int hbg_cmd_compare(int argc, char **argv)
 {
+    return hbg_cmd_compare_as("hbg compare", argc, argv);
+}
+
+int hbg_cmd_compare_as(const char *cmd, int argc, char **argv)
+{
+    who = cmd;
     cmp_args a = {0};
     int rc = parse_args(argc, argv, &a);
     if (rc < 0 && check_files(&a))
@@ -670,7 +690,7 @@ int hbg_cmd_compare(int argc, char **argv)
     }
     /* A plot that cannot be created fails now, before a verdict goes out
      * under an exit status that says the command failed. */
-    if (a.plot && hbg_outfile_probe("hbg compare", a.plot)) {
+    if (a.plot && hbg_outfile_probe(who, a.plot)) {
         free(a.base);
         free(a.measure);
         return 2;
@@ -680,7 +700,7 @@ int hbg_cmd_compare(int argc, char **argv)
     hbg_status st = cp_run(&R, a.base, a.measure, a.nbase, &a.opt, err, sizeof err);
     print_warnings(&R);
     if (st != HBG_OK) {
-        fprintf(stderr, "hbg compare: %s\n", st == HBG_E_NOMEM ? "out of memory" : err);
+        say("%s\n", st == HBG_E_NOMEM ? "out of memory" : err);
         rc = 2;
         goto out;
     }
@@ -695,7 +715,7 @@ int hbg_cmd_compare(int argc, char **argv)
     else
         out_table(&R);
     rc = R.regression ? 1 : 0;
-    if (werr < 0 || hbg_stdout_done("hbg compare", werr) != 0 || plot_failed)
+    if (werr < 0 || hbg_stdout_done(who, werr) != 0 || plot_failed)
         rc = 2;
 out:
     cp_free(&R);
