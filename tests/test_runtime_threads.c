@@ -2,7 +2,9 @@
  * too): runtimes of their own sharing one device, one kernel table and one
  * log at once; one runtime run from two threads (the second is refused,
  * its report untouched); and a kernel table that gets a kernel while a
- * runtime that uses the table runs, or two registrations of one id at once. */
+ * runtime that uses the table runs, or two registrations of one id at once;
+ * and kernels on two threads that run each other's devices (refused, not
+ * a hang). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,7 +17,7 @@
 
 #include "hbg/runtime.h"
 
-enum { K_ADD = 1, K_DOUBLE = 2, K_LATE = 3, N = 16, THREADS = 4, PASSES = 20 };
+enum { K_ADD = 1, K_DOUBLE = 2, K_LATE = 3, K_TO_A = 4, K_TO_B = 5, N = 16, THREADS = 4, PASSES = 20 };
 
 static int k_add(const hbg_kernel_args *a)
 {
@@ -331,6 +333,111 @@ static void one_id_registered_twice_at_once(void **state)
     }
 }
 
+/* Two threads run devices A and B, and a kernel of each then runs the
+ * other device (through a second runtime on it) while both runs are under
+ * way: each run waits for its kernel, each kernel for the other's run.
+ * That hung for ever; now the run that would close the cycle is refused
+ * (HBG_E_STATE), its kernel returns, its device's run ends, and the other
+ * kernel's run goes on. Either may be the one refused, so both orders are
+ * tried in many rounds; SIGALRM ends a hang. */
+static struct {
+    hbg_runtime *inner[2]; /* [0] on B, run by A's kernel; [1] on A, by B's */
+    pthread_barrier_t both_in;
+    hbg_status st[2];
+    char error[2][HBG_PASS_ERROR_MAX];
+} cross;
+
+static int k_cross(int i)
+{
+    static const orch_ctx c = {.second = K_DOUBLE};
+    pthread_barrier_wait(&cross.both_in);
+    float y[N];
+    hbg_pass_report rep;
+    cross.st[i] = one_pass(cross.inner[i], &c, 1.0f, y, &rep);
+    snprintf(cross.error[i], sizeof cross.error[i], "%s", rep.error);
+    if (!cross.st[i] && y[5] != 2.0f * (1.0f + 5.0f))
+        cross.st[i] = HBG_E_INVAL;
+    return 0;
+}
+
+static int k_to_b(const hbg_kernel_args *a)
+{
+    (void)a;
+    return k_cross(0);
+}
+
+static int k_to_a(const hbg_kernel_args *a)
+{
+    (void)a;
+    return k_cross(1);
+}
+
+typedef struct outer_run {
+    hbg_runtime *rt;
+    uint16_t kernel;
+    hbg_status st;
+} outer_run;
+
+static void *run_outer(void *arg)
+{
+    outer_run *o = arg;
+    orch_ctx c = {.second = o->kernel};
+    float y[N];
+    hbg_pass_report rep;
+    o->st = one_pass(o->rt, &c, 0.0f, y, &rep);
+    return NULL;
+}
+
+static void kernels_running_each_others_devices_are_refused(void **state)
+{
+    (void)state;
+    static const hbg_kernel_def defs[] = {
+        {K_ADD, "add", k_add}, {K_DOUBLE, "double", k_double}, {K_TO_A, "to_a", k_to_a}, {K_TO_B, "to_b", k_to_b}};
+    hbg_kernel_table *kt = table_with(defs, 4);
+    hbg_sim_config sc = {0};
+    hbg_device *dev[2];
+    hbg_runtime *outer[2];
+    for (int d = 0; d < 2; d++)
+        assert_int_equal(hbg_sim_open(&sc, &dev[d]), HBG_OK);
+    for (int d = 0; d < 2; d++) {
+        hbg_runtime_config rc = {.device = dev[d], .kernels = kt, .records_fd = -1};
+        assert_int_equal(hbg_runtime_create(&rc, &outer[d]), HBG_OK);
+        rc.device = dev[1 - d];
+        assert_int_equal(hbg_runtime_create(&rc, &cross.inner[d]), HBG_OK);
+    }
+    unsigned refused[2] = {0, 0};
+    alarm(120);
+    for (int round = 0; round < 20; round++) {
+        pthread_barrier_init(&cross.both_in, NULL, 2);
+        outer_run o[2] = {{outer[0], K_TO_B, HBG_E_INVAL}, {outer[1], K_TO_A, HBG_E_INVAL}};
+        pthread_t th[2];
+        for (int d = 0; d < 2; d++)
+            assert_int_equal(pthread_create(&th[d], NULL, run_outer, &o[d]), 0);
+        for (int d = 0; d < 2; d++)
+            pthread_join(th[d], NULL);
+        pthread_barrier_destroy(&cross.both_in);
+        assert_int_equal(o[0].st, HBG_OK);
+        assert_int_equal(o[1].st, HBG_OK);
+        /* one inner run refused, the other run whole after it */
+        int r = cross.st[0] == HBG_E_STATE ? 0 : 1;
+        if (cross.st[r] != HBG_E_STATE || cross.st[1 - r] != HBG_OK)
+            fail_msg("round %d: inner runs %s, %s (%s | %s)", round, hbg_status_name(cross.st[0]),
+                     hbg_status_name(cross.st[1]), cross.error[0], cross.error[1]);
+        if (!strstr(cross.error[r], "a run of this device from a kernel whose own run it would wait for"))
+            fail_msg("round %d: %s", round, cross.error[r]);
+        refused[r]++;
+    }
+    alarm(0);
+    for (int d = 0; d < 2; d++) {
+        hbg_runtime_destroy(cross.inner[d]);
+        hbg_runtime_destroy(outer[d]);
+    }
+    for (int d = 0; d < 2; d++)
+        hbg_device_close(dev[d]);
+    hbg_kernel_table_destroy(kt);
+    assert_int_equal(refused[0] + refused[1], 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -338,6 +445,7 @@ int main(void)
         cmocka_unit_test(one_runtime_two_threads_is_refused),
         cmocka_unit_test(a_kernel_registered_while_a_runtime_runs),
         cmocka_unit_test(one_id_registered_twice_at_once),
+        cmocka_unit_test(kernels_running_each_others_devices_are_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

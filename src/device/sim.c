@@ -84,7 +84,13 @@ struct sim {
     hbg_device dev; /* first: the handle callers hold */
     sim_mem mem;
     pthread_mutex_t run_lock; /* one run at a time */
-    const struct sim *outer;  /* during a run: the device whose kernel started it, NULL from a host thread */
+    /* During a run (under wf_lock): the device whose kernel started it,
+     * NULL from a host thread, and that device's wait for this run. */
+    const struct sim *outer;
+    struct wf_edge {
+        const struct sim *from, *to;
+        struct wf_edge *next;
+    } nest;
     pthread_mutex_t m;        /* everything below */
     pthread_cond_t sched_cv, done_cv;
     bool quit;
@@ -421,16 +427,109 @@ static void block_done(sim *s, job *j)
  * run notes the device whose kernel started it: sim.outer). */
 static _Thread_local const sim *tl_core_of;
 
+/* Who waits for whom, across threads. A device's run waits for each of
+ * its kernels; a kernel that runs device E waits for E's run lock, which
+ * E's run under way holds until its own kernels return. The edges, D
+ * waits for E: a run of E started by a kernel of D (E's `nest`, D its
+ * `outer`), and a kernel of D blocked on E's run lock (a wf_edge on that
+ * kernel's stack). A kernel's run that would close a cycle is refused;
+ * so the graph has none, and a walk of it ends. All of it under
+ * wf_lock, taken around a run's start and end: the device side, never
+ * the bind. */
+typedef struct wf_edge wf_edge;
+static pthread_mutex_t wf_lock = PTHREAD_MUTEX_INITIALIZER;
+static wf_edge *wf_edges;
+static unsigned wf_nedges;
+
+static void wf_link(wf_edge *e)
+{
+    e->next = wf_edges;
+    wf_edges = e;
+    wf_nedges++;
+}
+
+static void wf_unlink(const wf_edge *e)
+{
+    for (wf_edge **p = &wf_edges; *p; p = &(*p)->next)
+        if (*p == e) {
+            *p = e->next;
+            wf_nedges--;
+            return;
+        }
+}
+
 /* Whether a run of s from this thread waits for itself: s is running a
- * kernel that (through the devices its kernels ran) made this call. Each
- * `outer` read is of a device running now, set before its cores were
- * given work (under its mutex), so it stays put while we read it. */
+ * kernel that (through the devices its kernels ran) made this call.
+ * Under wf_lock. */
 static bool runs_inside(const sim *s)
 {
     for (const sim *p = tl_core_of; p; p = p->outer)
         if (p == s)
             return true;
     return false;
+}
+
+/* Whether d's run waits, through the edges, for a run on this thread's
+ * chain of devices (this kernel's, and the runs that wait for it).
+ * Under wf_lock. A walk deeper than there are edges went round a cycle,
+ * which the refusals leave none of: taken as one all the same. */
+static bool wf_reaches(const sim *d, unsigned depth)
+{
+    if (runs_inside(d) || depth > wf_nedges)
+        return true;
+    for (const wf_edge *e = wf_edges; e; e = e->next)
+        if (e->from == d && wf_reaches(e->to, depth + 1))
+            return true;
+    return false;
+}
+
+/* Takes s's run lock for a run from this thread, or refuses it
+ * (HBG_E_STATE, the reason set) where the wait would never end: s runs
+ * the kernel that calls (runs_inside), or s's run waits for a run that
+ * waits for this kernel (two threads' kernels running each other's
+ * devices). A host thread's wait is no edge: no run waits for it. */
+static hbg_status wf_enter(sim *s)
+{
+    const sim *me = tl_core_of;
+    pthread_mutex_lock(&wf_lock);
+    if (runs_inside(s)) {
+        pthread_mutex_unlock(&wf_lock);
+        hbg__exec_set_error("sim: a run of this device from one of its own kernels: the run under way waits for the "
+                            "kernel, which would wait for it");
+        return HBG_E_STATE;
+    }
+    if (pthread_mutex_trylock(&s->run_lock) != 0) {
+        if (me && wf_reaches(s, 0)) {
+            pthread_mutex_unlock(&wf_lock);
+            hbg__exec_set_error("sim: a run of this device from a kernel whose own run it would wait for: the run "
+                                "under way here waits, through the devices its kernels run, for this kernel");
+            return HBG_E_STATE;
+        }
+        wf_edge w = {me, s, NULL};
+        if (me)
+            wf_link(&w);
+        pthread_mutex_unlock(&wf_lock);
+        pthread_mutex_lock(&s->run_lock);
+        pthread_mutex_lock(&wf_lock);
+        if (me)
+            wf_unlink(&w);
+    }
+    s->outer = me;
+    s->nest = (wf_edge){me, s, NULL};
+    if (me)
+        wf_link(&s->nest);
+    pthread_mutex_unlock(&wf_lock);
+    return HBG_OK;
+}
+
+static void wf_leave(sim *s)
+{
+    pthread_mutex_lock(&wf_lock);
+    if (s->outer)
+        wf_unlink(&s->nest);
+    s->outer = NULL;
+    pthread_mutex_unlock(&s->run_lock);
+    pthread_mutex_unlock(&wf_lock);
 }
 
 static void *core_main(void *p)
@@ -540,15 +639,11 @@ static hbg_status sim_run(hbg_device *d, uint64_t arena, uint64_t bytes, const h
                           hbg_run_stats *stats)
 {
     sim *s = S(d);
-    if (runs_inside(s)) {
-        hbg__exec_set_error("sim: a run of this device from one of its own kernels: the run under way waits for the "
-                            "kernel, which would wait for it");
+    if (wf_enter(s) != HBG_OK) {
         if (stats)
             memset(stats, 0, sizeof *stats);
         return HBG_E_STATE;
     }
-    pthread_mutex_lock(&s->run_lock);
-    s->outer = tl_core_of;
     uint64_t t0 = now_ns();
     hbg_run_stats rs = {0};
     hbg__exec_image im;
@@ -592,8 +687,7 @@ out:
         *stats = rs;
         stats->device_wall_ns = now_ns() - t0;
     }
-    s->outer = NULL;
-    pthread_mutex_unlock(&s->run_lock);
+    wf_leave(s);
     return st;
 }
 
