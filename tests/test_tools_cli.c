@@ -433,13 +433,15 @@ static void test_junk_inputs(void **st)
     }
     run_junk(b, n, 1, NULL);
     free(b);
-    /* one 10 MB line, with a bind marker and a 10 MB attribute value */
+    /* one 10 MB line, with a bind marker and a 10 MB attribute value (and
+     * its line end: a log that ends inside a record was cut there) */
     n = 10u << 20;
     char *l = malloc(n + 64);
     memset(l, 'a', n);
     memcpy(l + 1000, " bind phase=args start_ns=1 dur_ns=2 x=", 39);
-    l[n] = 0;
-    run_junk(l, n, 1, "every pass is the cold first pass");
+    l[n] = '\n';
+    run_junk(l, n + 1, 1, "every pass is the cold first pass");
+    run_junk(l, n, 1, "malformed bind line: the log ends inside the record (cut short: no line end after it)");
     /* the same line without a marker */
     memset(l, 'z', n);
     run_junk(l, n, 1, "has no bind-phase lines");

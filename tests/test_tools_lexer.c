@@ -531,6 +531,60 @@ static void test_cut_marker_and_name(void **st)
     assert_int_equal(g.nbad, 0);
 }
 
+/* A log's pieces: the last one, when it does not end in a line end, was
+ * cut there, and a record it cuts is malformed in each kind of record (its
+ * last value may be cut: "dur=13" of "dur=13275108"); one a line end, a
+ * CR or the next record's prefix ends is whole. lx_scan's text is not a
+ * log and is read as it stands. */
+static void scan_log(const char *const *piece, size_t n, got *g)
+{
+    memset(g, 0, sizeof *g);
+    lx_sink sink = {g, on_rec, on_bad, false};
+    lx_pos pos = {0, 1, false, true};
+    for (size_t i = 0; i < n; i++)
+        lx_scan_at(piece[i], strlen(piece[i]), &pos, &sink);
+}
+
+static void test_a_log_cut_inside_a_record(void **st)
+{
+    (void)st;
+    static const char *const cut[] = {
+        "[mono_ns=1][T0x1][TIMING] f: bind phase=args start_ns=1 dur_ns=7 pid=1 inv=1",
+        "host-orch phase=submit_task total_ns=5 count=1 detail_sum=0 dropped=0",
+        "[STRACE] v=1 pid=1 tid=1 inv=1 hid=ab depth=2 name=a ts=0 dur=13",
+        "[STRACE] v=1 pid=1 tid=1 inv=1 hid=ab depth=2 name=a ts=0 dur=13 ",
+        "[CLOCK_ANCHOR] v=1 pid=1 mono_ns=10 wall_ns=20",
+    };
+    got g;
+    for (size_t i = 0; i < sizeof cut / sizeof cut[0]; i++) {
+        const char *one[] = {cut[i]};
+        scan_log(one, 1, &g);
+        assert_int_equal(g.n, 0);
+        assert_int_equal(g.nbad, 1);
+        assert_string_equal(g.bad[0], "the log ends inside the record (cut short: no line end after it)");
+        /* in the log's last piece, after whole lines */
+        const char *two[] = {"[STRACE] v=1 pid=1 tid=1 inv=1 hid=ab depth=0 name=b ts=5 dur=6 \n", cut[i]};
+        scan_log(two, 2, &g);
+        assert_int_equal(g.n, 1);
+        assert_int_equal(g.nbad, 1);
+        assert_int_equal(g.badoff[0], strlen(two[0]));
+        /* lx_scan reads the same text as a record */
+        scan(cut[i], &g);
+        assert_int_equal(g.nbad, 0);
+        assert_int_equal(g.n, 1);
+    }
+    /* whole: a CR last (a CRLF line cut before its LF), a record the next
+     * one's prefix ends, a CR-only text */
+    const char *whole[] = {"[STRACE] v=1 pid=1 tid=1 inv=1 hid=ab depth=0 name=b ts=5 dur=6 \r",
+                           "bind phase=args start_ns=1 dur_ns=7 pid=1 inv=1[mono_ns=1][T0x1][TIMING] x: y\n",
+                           "bind phase=args start_ns=1 dur_ns=7\rbind phase=gm_heap start_ns=3 dur_ns=9\r"};
+    for (size_t i = 0; i < sizeof whole / sizeof whole[0]; i++) {
+        scan_log(&whole[i], 1, &g);
+        assert_int_equal(g.nbad, 0);
+        assert_true(g.n >= 1);
+    }
+}
+
 static void test_stamps_only_at_line_start(void **st)
 {
     (void)st;
@@ -655,6 +709,7 @@ int main(void)
         cmocka_unit_test(test_overflow_is_reported),
         cmocka_unit_test(test_malformed_records),
         cmocka_unit_test(test_cut_marker_and_name),
+        cmocka_unit_test(test_a_log_cut_inside_a_record),
         cmocka_unit_test(test_stamps_only_at_line_start),
         cmocka_unit_test(test_parse_u64),
         cmocka_unit_test(test_binary_and_empty),

@@ -591,6 +591,65 @@ static void test_torn_span_counted(void **st)
     free(src);
 }
 
+/* A log that ends inside a record (a full disk, a crash, a copy taken
+ * while it was written) lost the record's end: its last value may be cut
+ * ("dur=400" of "dur=40016810"), and a device span cut before its
+ * "clk=dev" reads as a host span at ts=0 that stretches the axis over the
+ * host's uptime. Such a record is malformed, as one cut inside the log. */
+static void test_log_cut_inside_its_last_record(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("hbg-grammar-1rank-3round.log"), NULL);
+    assert_non_null(src);
+    static const char *const cuts[] = {"device_wall ts=0 dur=400", "device_wall ts=0 dur=40016810 ",
+                                       "name=chip.run.runner_run ts=5125334366526 dur=4001"};
+    for (size_t k = 0; k < sizeof cuts / sizeof cuts[0]; k++) {
+        const char *at = strstr(src, cuts[k]);
+        assert_non_null(at);
+        size_t n = (size_t)(at - src) + strlen(cuts[k]);
+        char *p = ts_temp_file(src, n, ".log");
+        char *err;
+        json_t *j = run_timeline(p, NULL, 0, &err);
+        assert_non_null(j);
+        assert_true(ts_contains(err, "hbg timeline: malformed [STRACE] records (not drawn): 1\n"));
+        assert_true(ts_contains(err, "the log ends inside the record (cut short: no line end after it)"));
+        json_t *ev = json_object_get(j, "traceEvents");
+        /* nothing at the device clock's 0 on the host's axis, no runner_run cut short */
+        size_t i;
+        json_t *e;
+        json_array_foreach(ev, i, e)
+        {
+            json_t *ts = json_object_get(e, "ts");
+            if (ts)
+                assert_true(dnum(ts) > 5e9);
+        }
+        assert_int_equal(find(ev, "chip.run.runner_run", "span", 31337, -1, NULL), 0);
+        json_decref(j);
+        free(err);
+        unlink(p);
+        free(p);
+    }
+    /* a record whole but for its '\n' (a CRLF line cut between CR and LF)
+     * is whole: drawn as it is (here, with no runner_run, not placed) */
+    const char *at = strstr(src, "device_wall ts=0 dur=40016810 clk=dev\n");
+    assert_non_null(at);
+    size_t n = (size_t)(at - src) + strlen("device_wall ts=0 dur=40016810 clk=dev");
+    char *cr = malloc(n + 1);
+    assert_non_null(cr);
+    memcpy(cr, src, n);
+    cr[n] = '\r';
+    char *p = ts_temp_file(cr, n + 1, ".log");
+    char *err;
+    assert_int_equal(ts_run_cli((const char *[]){"timeline", p, "-o", "/dev/null", NULL}, NULL, &err), 0);
+    assert_false(ts_contains(err, "malformed"));
+    assert_true(ts_contains(err, "device"));
+    free(err);
+    unlink(p);
+    free(p);
+    free(cr);
+    free(src);
+}
+
 /* src with the first `from` after `after` replaced by `to` (malloc'd). */
 static char *swap_after(char *src, const char *after, const char *from, const char *to)
 {
@@ -1885,6 +1944,7 @@ int main(void)
         cmocka_unit_test(test_round_start_far_from_anchor),
         cmocka_unit_test(test_corrupt_anchor_is_blamed),
         cmocka_unit_test(test_torn_span_counted),
+        cmocka_unit_test(test_log_cut_inside_its_last_record),
         cmocka_unit_test(test_long_durations_left_out),
         cmocka_unit_test(test_absurd_starts_left_out),
         cmocka_unit_test(test_log_of_hbg_run),

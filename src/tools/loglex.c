@@ -718,7 +718,7 @@ static inline void reset(lx_rec *r, lx_kind kind)
 
 void lx_scan(const char *buf, size_t len, const lx_sink *sink)
 {
-    lx_pos pos = {0, 1, false};
+    lx_pos pos = {0, 1, false, false};
     lx_scan_at(buf, len, &pos, sink);
 }
 
@@ -730,6 +730,7 @@ typedef struct scan {
     size_t base, line;
     const char *rec;
     bool lexed;             /* a record was lexed on the current line */
+    bool cut_end;           /* the text is a log's end, inside a line (lx_pos.log) */
     unsigned nprefix;       /* record prefixes seen on it, of records lexed or passed over */
     const lx_sink *sink;
     lx_rec r;
@@ -784,6 +785,9 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
     /* A prefix that is not the writers' is a line damaged at its start:
      * nothing on it can be trusted (a dropped=99 read from it was lost,
      * and its pass kept as clean). What was read still names its pass. */
+    /* a record that the log's end cuts (nothing after it but spaces) */
+    if (!bad && sc->cut_end && c.p >= sc->e)
+        bad = "the log ends inside the record (cut short: no line end after it)";
     if (!bad && r->prefix && !prefix_ok(r->prefix, mark)) {
         const char *end = memchr(r->prefix + PREFIX_LEN, ']', (size_t)(mark - r->prefix - PREFIX_LEN));
         end = end && end + 1 < mark && end[1] == '[' ? memchr(end + 1, ']', (size_t)(mark - end - 1)) : end;
@@ -944,6 +948,8 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
     scan sc = {.buf = buf, .e = buf + len, .base = pos->off, .line = pos->line, .rec = NULL, .sink = sink};
     sc.cr_lines = !pos->seen_nl && memchr(buf, '\n', len) == NULL;
     pos->seen_nl = !sc.cr_lines;
+    /* a CR last ends a line: a CRLF one cut before its LF, or a CR-only one */
+    sc.cut_end = pos->log && buf[len - 1] != '\n' && buf[len - 1] != '\r';
     if (at_stamp(buf, sc.e))
         emit_stamp(buf, sc.base, sc.line, buf, sc.e, sink, &sc.r);
     if (sink->spans_only)

@@ -7,7 +7,8 @@
  * "[CLOCK_ANCHOR] v="). A record ends at a line end ('\n', a CR before
  * one or at the end of the text, any CR in a text of CR-only lines) or
  * where the next record's "[mono_ns=" prefix begins; a NUL or another CR
- * inside it makes it malformed. Stamp lines are found
+ * inside it makes it malformed, and so does a log's end without a line end
+ * (lx_pos.log). Stamp lines are found
  * separately, at physical line starts only (the original runtime writes them first).
  *
  * Grammar: docs/log-format.md (records, anchor, spans, bind-phase lines)
@@ -94,11 +95,19 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink);
  * (records never span lines); lx_scan_at advances pos past the piece.
  * seen_nl: a piece before had a '\n', so the file's lines end in '\n' and
  * a last piece without one (a final line with CRs in it) is not a text of
- * CR-only line ends. */
+ * CR-only line ends.
+ * log: the pieces are a whole log, so a piece that does not end in a line
+ * end is its last, and was cut there. Both runtimes end every record with
+ * one: a record that runs to that end was cut short (a full disk, a crash,
+ * a log copied while it was written), its last value maybe with it
+ * ("dur=13" of "dur=13275108"; a device span cut before "clk=dev" would
+ * read as a host span at ts=0), and is malformed. lx_scan is not a log's
+ * reader: its text may be a record alone. */
 typedef struct lx_pos {
     size_t off;
     size_t line;
     bool seen_nl;
+    bool log;
 } lx_pos;
 void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink);
 

@@ -1120,7 +1120,8 @@ hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, con
     L->len = len;
     L->size_hint = len;
     lx_sink sink = {L, sink_rec, sink_bad, L->opt.spans_only};
-    lx_scan(buf, len, &sink);
+    lx_pos pos = {0, 1, false, true};
+    lx_scan_at(buf, len, &pos, &sink);
     warn_long_spans(L);
     if (!L->oom)
         ps_analyse(L);
@@ -1159,7 +1160,7 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
         L->size_hint = (size_t)sb.st_size;
     size_t cut = 0;
-    piece_ctx c = {L, {0, 1, false}, {L, sink_rec, sink_bad, L->opt.spans_only}, &cut, 0, 0};
+    piece_ctx c = {L, {0, 1, false, true}, {L, sink_rec, sink_bad, L->opt.spans_only}, &cut, 0, 0};
     int e = lr_read_lines(fd, L->opt.chunk, L->opt.max_line, on_piece, &c, &cut);
     L->len = c.pos.off;
     size_t mib = (L->opt.max_line ? L->opt.max_line : LR_MAX_LINE) >> 20;
