@@ -1017,6 +1017,48 @@ static void test_nothing_to_draw(void **st)
     free(err);
 }
 
+/* A pass writes one records line: the same pass in a second records file
+ * (a copy, a file given under two directories) is skipped there, named
+ * with the first, as a second line in one file is: drawn again, each
+ * operation lay on its own copy. Passes the first file lacks are kept. */
+static void test_a_pass_in_two_records_files(void **st)
+{
+    (void)st;
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("hbg-run-vector-timeline.log"));
+    size_t n;
+    char *text = ts_slurp(ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl"), &n);
+    assert_non_null(text);
+    /* the first file holds the first pass alone, the second every pass */
+    char *nl = strchr(text, '\n');
+    char *r1 = ts_temp_file(text, (size_t)(nl + 1 - text), ".jsonl"), *r2 = ts_temp_file(text, n, ".jsonl");
+    char *o = ts_temp_file("", 0, ".json");
+    const char *a[] = {"timeline", lp, "--records", r1, "--records", r2, "-o", o, NULL};
+    char *out;
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    char want[8192];
+    snprintf(want, sizeof want, "%s:1: a second records line for pid=", r2);
+    assert_true(ts_contains(err, want));
+    snprintf(want, sizeof want, " (the first is %s:1); line skipped\n", r1);
+    assert_true(ts_contains(err, want));
+    assert_true(ts_contains(err, "hbg timeline: records lines not in the schema (skipped): 1\n"));
+    char *s = ts_slurp(o, NULL);
+    json_t *j = json_loads(s, 0, NULL);
+    assert_non_null(j);
+    /* every record once: as many as with the second file alone */
+    json_t *ev = json_object_get(j, "traceEvents");
+    size_t twice = find(ev, NULL, "op", -1, -1, NULL);
+    json_t *alone = run_timeline(lp, r2, 0, &err);
+    assert_non_null(alone);
+    assert_int_equal(twice, find(json_object_get(alone, "traceEvents"), NULL, "op", -1, -1, NULL));
+    assert_true(twice > 0);
+    json_decref(alone);
+    json_decref(j);
+    free(s), free(out), free(err);
+    unlink(o), unlink(r1), unlink(r2);
+    free(o), free(r1), free(r2), free(text);
+}
+
 static void test_records_reader(void **st)
 {
     (void)st;
@@ -1958,6 +2000,7 @@ int main(void)
         cmocka_unit_test(test_handoffs),
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),
+        cmocka_unit_test(test_a_pass_in_two_records_files),
         cmocka_unit_test(test_unnested_spans_said),
         cmocka_unit_test(test_unnested_random),
         cmocka_unit_test(test_log_twice_drawn_once),

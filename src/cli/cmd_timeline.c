@@ -265,6 +265,11 @@ int hbg_cmd_timeline(int argc, char **argv)
             rc = 2;
             goto done;
         }
+    if (rc_drop_repeats(recs, nr, &warn) != HBG_OK) {
+        fprintf(stderr, "hbg timeline: %s: out of memory\n", dg_shown(rpath[0]));
+        rc = 2;
+        goto done;
+    }
     ps_options po = {.keep_first = true, .keep_spans = true};
     hbg_status rs = ps_read_fd(&L, path, lfd, &po, err, sizeof err);
     close(lfd);

@@ -507,6 +507,62 @@ hbg_status rc_load(rc_file *f, const char *path, dg_list *warn, char *err, size_
     return st;
 }
 
+typedef struct line_key {
+    uint64_t pid, inv;
+    size_t file, line;
+} line_key;
+
+static int by_pass_then_file(const void *a, const void *b)
+{
+    const line_key *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->inv != y->inv)
+        return x->inv < y->inv ? -1 : 1;
+    return x->file < y->file ? -1 : x->file > y->file;
+}
+
+hbg_status rc_drop_repeats(rc_file *f, size_t n, dg_list *warn)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += f[i].nline;
+    if (n < 2 || total < 2)
+        return HBG_OK;
+    line_key *k = malloc(total * sizeof *k);
+    if (!k)
+        return HBG_E_NOMEM;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t l = 0; l < f[i].nline; l++)
+            k[m++] = (line_key){f[i].line[l].pid, f[i].line[l].inv, i, l};
+    /* a file holds a pass once (drop_duplicates): equal passes are of
+     * different files, the first file's first */
+    qsort(k, m, sizeof *k, by_pass_then_file);
+    for (size_t i = 1, first = 0; i < m; i++) {
+        if (k[i].pid != k[first].pid || k[i].inv != k[first].inv) {
+            first = i;
+            continue;
+        }
+        rc_file *a = &f[k[first].file], *b = &f[k[i].file];
+        rc_line *bl = &b->line[k[i].line];
+        dg_add(warn,
+               "%s:%zu: a second records line for pid=%" PRIu64 " inv=%" PRIu64 " (the first is %s:%zu); line skipped",
+               b->path, bl->lineno, bl->pid, bl->inv, a->path, a->line[k[first].line].lineno);
+        bl->lineno = 0; /* lines count from 1: this one is skipped */
+    }
+    free(k);
+    for (size_t i = 0; i < n; i++) {
+        size_t keep = 0;
+        for (size_t l = 0; l < f[i].nline; l++)
+            if (f[i].line[l].lineno)
+                f[i].line[keep++] = f[i].line[l];
+        f[i].nbad += f[i].nline - keep;
+        f[i].nline = keep;
+    }
+    return HBG_OK;
+}
+
 void rc_free(rc_file *f)
 {
     free(f->line);

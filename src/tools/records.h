@@ -62,6 +62,14 @@ hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_
  * for rc_free whatever the outcome). HBG_E_IO also when it cannot be
  * opened or is a directory. */
 hbg_status rc_load(rc_file *f, const char *path, dg_list *warn, char *err, size_t errlen);
+/* A pass writes one records line, so a file holds a pass once (a second
+ * line skipped, with a warning); across the files f[0..n) the same: a
+ * pass's line in a later file (a copy of a file, one given under two
+ * names that are not links) is skipped there, counted in its nbad, with
+ * "R2:L: a second records line for pid=P inv=I (the first is R1:K); line
+ * skipped", rather than drawn or counted twice. Its records stay in rec,
+ * reached by no line. HBG_E_NOMEM is the only failure (nothing skipped). */
+hbg_status rc_drop_repeats(rc_file *f, size_t n, dg_list *warn);
 void rc_free(rc_file *f);
 
 #endif
