@@ -1253,6 +1253,45 @@ static void test_records_given_twice(void **st)
     ts_rmtree(dir);
 }
 
+/* A pass's records line held twice, in one file (appended to twice) or in
+ * two (a copy of the file), counts once: the second is skipped with a
+ * warning, and its records are in no tail. */
+static void test_a_pass_held_twice_counts_once(void **st)
+{
+    (void)st;
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("hbg-run-vector-timeline.log"));
+    size_t n;
+    char *text = ts_slurp(ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl"), &n);
+    assert_non_null(text);
+    char *doubled = malloc(2 * n);
+    assert_non_null(doubled);
+    memcpy(doubled, text, n);
+    memcpy(doubled + n, text, n);
+    char *r1 = ts_temp_file(text, n, ".jsonl"), *r2 = ts_temp_file(text, n, ".jsonl");
+    char *rd = ts_temp_file(doubled, 2 * n, ".jsonl");
+    const char *once[] = {"spans", lp, "--records", r1, "--format", "json", NULL};
+    json_t *j1 = run_json(once, 0, &err);
+    free(err);
+    const char *in_one[] = {"spans", lp, "--records", rd, "--format", "json", NULL};
+    json_t *jd = run_json(in_one, 0, &err);
+    assert_true(ts_contains(err, ": a second records line for pid="));
+    free(err);
+    const char *in_two[] = {"spans", lp, "--records", r1, "--records", r2, "--format", "json", NULL};
+    json_t *j2 = run_json(in_two, 0, &err);
+    char want[8192];
+    snprintf(want, sizeof want, " (the first is %s:1); line skipped\n", r1);
+    assert_true(ts_contains(err, want));
+    free(err);
+    json_t *ops = json_object_get(j1, "operations");
+    assert_true(json_integer_value(json_object_get(ops, "lines")) > 0);
+    assert_true(json_equal(ops, json_object_get(jd, "operations")));
+    assert_true(json_equal(ops, json_object_get(j2, "operations")));
+    json_decref(j1), json_decref(jd), json_decref(j2);
+    unlink(r1), unlink(r2), unlink(rd);
+    free(r1), free(r2), free(rd), free(doubled), free(text);
+}
+
 /* JSON past the writer's 64 KiB buffer goes to stdout's descriptor, not
  * through the stream: a failed write is still one line with its reason,
  * as a table's is. */
@@ -1317,6 +1356,7 @@ int main(void)
         cmocka_unit_test(test_formats_and_errors),
         cmocka_unit_test(test_bind_lines_not_read),
         cmocka_unit_test(test_records_given_twice),
+        cmocka_unit_test(test_a_pass_held_twice_counts_once),
         cmocka_unit_test(test_output_on_a_full_or_closed_stdout),
         cmocka_unit_test(test_nothing_whole_is_the_reason_given),
     };

@@ -176,6 +176,10 @@ static int load_records(const args *a, rc_file *recs, size_t *nparsed, dg_list *
             fprintf(stderr, "hbg spans: %s\n", err);
             return 2;
         }
+    if (rc_drop_repeats(recs, *nparsed, warn) != HBG_OK) {
+        fprintf(stderr, "hbg spans: %s: out of memory\n", dg_shown(a->rpath[0]));
+        return 2;
+    }
     return 0;
 }
 

@@ -104,10 +104,13 @@ static hbg_status tails(sp_ops *o, const rc_file *f, size_t nf)
         return HBG_E_NOMEM;
     for (int k = 0; k < o->nkind; k++) {
         size_t m = 0;
+        /* by line: a line skipped (a pass held twice) keeps its records
+         * in rec, reached by no line */
         for (size_t i = 0; i < nf; i++)
-            for (size_t r = 0; r < f[i].nrec; r++)
-                if (!strcmp(f[i].phase[f[i].rec[r].phase], o->kind[k].name))
-                    v[m++] = f[i].rec[r].end - f[i].rec[r].start;
+            for (size_t l = 0; l < f[i].nline; l++)
+                for (size_t r = f[i].line[l].first; r < f[i].line[l].first + f[i].line[l].n; r++)
+                    if (!strcmp(f[i].phase[f[i].rec[r].phase], o->kind[k].name))
+                        v[m++] = f[i].rec[r].end - f[i].rec[r].start;
         /* p99 by nearest rank: the smallest value at or above 99 % of them */
         qsort(v, m, sizeof *v, cmp_u64);
         if (m)
