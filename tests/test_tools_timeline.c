@@ -665,6 +665,46 @@ static char *swap_after(char *src, const char *after, const char *from, const ch
     return o;
 }
 
+/* A bind segment that does not lie inside its pass's chip.run.bind span
+ * (a corrupt dur_ns, a clock read wrong) is drawn as the log has it, but
+ * marked and counted, as a record outside its bind span is: drawn
+ * silently it broke its lane's nesting, across the runner_run after it. */
+static void test_segment_outside_its_bind_span(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(src);
+    src = swap_after(src, "bind phase=arena_h2d start_ns=5000000134979", " dur_ns=900 ", " dur_ns=9000 ");
+    char *p = ts_temp_file(src, strlen(src), ".log");
+    char *err;
+    keep_none = true;
+    json_t *j = run_timeline(p, NULL, 0, &err);
+    keep_none = false;
+    assert_non_null(j);
+    assert_true(ts_contains(err, ":13: bind segment arena_h2d of pass pid=4242 inv=1 ends after its chip.run.bind "
+                                 "span (line 19); drawn, marked outside_bind_span\n"));
+    assert_true(ts_contains(
+        err, "hbg timeline: bind segments outside their chip.run.bind span (drawn, marked outside_bind_span): 1\n"));
+    json_t *ev = json_object_get(j, "traceEvents"), *e;
+    size_t i, marked = 0;
+    json_array_foreach(ev, i, e)
+    {
+        json_t *o = json_object_get(json_object_get(e, "args"), "outside_bind_span");
+        if (!o)
+            continue;
+        assert_true(json_is_true(o));
+        assert_string_equal(json_string_value(json_object_get(e, "name")), "arena_h2d");
+        assert_string_equal(json_string_value(json_object_get(e, "cat")), "bind");
+        marked++;
+    }
+    assert_int_equal(marked, 1);
+    json_decref(j);
+    free(err);
+    unlink(p);
+    free(p);
+    free(src);
+}
+
 /* Every event's number `key`, where it has one, in [lo, hi). */
 static void every_within(json_t *ev, const char *key, double lo, double hi)
 {
@@ -1987,6 +2027,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_anchor_is_blamed),
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_log_cut_inside_its_last_record),
+        cmocka_unit_test(test_segment_outside_its_bind_span),
         cmocka_unit_test(test_long_durations_left_out),
         cmocka_unit_test(test_absurd_starts_left_out),
         cmocka_unit_test(test_log_of_hbg_run),

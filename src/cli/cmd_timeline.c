@@ -31,9 +31,10 @@ static void usage(FILE *f)
             "pass's segments inside its chip.run.bind span, operations inside host_orch on\n"
             "the thread that did them, device-clock spans on their own lane, and an arrow\n"
             "(flow event) wherever one thread hands work to another. Anomalies\n"
-            "(torn spans, records without a bind span or outside it, dropped records,\n"
-            "spans that do not nest on their lane) are counted on stderr; a span the log\n"
-            "holds twice (logs put together) is drawn once. LOG '-' is standard input.\n"
+            "(torn spans, records without a bind span, records and bind segments outside\n"
+            "it, dropped records, spans that do not nest on their lane) are counted on\n"
+            "stderr; a span the log holds twice (logs put together) is drawn once. LOG '-'\n"
+            "is standard input.\n"
             "Documentation: docs/timeline.md.\n\n"
             "  --records FILE  a host_phase_records.jsonl (repeatable)\n"
             "  --per-invocation  instead: one lane per invocation, host and device tracks\n"
@@ -190,6 +191,7 @@ static void print_report(const char *out, const tl_report *rep)
                 rep->rec_dropped_lines, rep->rec_dropped);
     count("records lines not in the schema (skipped)", rep->rec_bad_lines);
     count("bind passes without a chip.run.bind span", rep->pass_nospan);
+    count("bind segments outside their chip.run.bind span (drawn, marked outside_bind_span)", rep->seg_outside_bind);
     count("bind passes without pid/inv (not drawn)", rep->pass_unplaced);
     count("processes without a clock anchor (no wall_ns)", rep->pids_no_anchor);
 }

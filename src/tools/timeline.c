@@ -1515,6 +1515,28 @@ static void emit_node_flows(tl *t)
     }
 }
 
+/* Whether segment s of pass p, starting at start, lies outside its
+ * chip.run.bind span bs: it is drawn as the log has it (a corrupt dur_ns,
+ * a clock read wrong), but its lane does not nest there, so it is said
+ * and counted, as a record outside its bind span is. */
+static bool seg_outside(tl *t, const ps_span *bs, const ps_pass *p, int s, uint64_t start)
+{
+    const ps_log *L = t->L;
+    uint64_t end = sat_end(start, ps_get(L, p, s).dur);
+    bool before = start < bs->ts;
+    bool after = end > sat_end(bs->ts, bs->dur);
+    if (!before && !after)
+        return false;
+    char label[96];
+    t->rep->seg_outside_bind++;
+    dg_add(t->warn,
+           "%s:%zu: bind segment %s of pass %s %s its chip.run.bind span (line %" PRIu32
+           "); drawn, marked outside_bind_span",
+           L->path, (size_t)ps_get(L, p, s).line, L->segname[s], ps_label(p, label, sizeof label),
+           before ? "starts before" : "ends after", bs->line);
+    return true;
+}
+
 static void emit_passes(tl *t)
 {
     ps_log *L = t->L;
@@ -1560,6 +1582,8 @@ static void emit_passes(tl *t)
             ps_text at = ps_seg_attr(L, p, s);
             if (at.n)
                 arg_attrs(t, at.p, at.n);
+            if (bs && seg_outside(t, bs, p, s, start))
+                JW_LIT(&t->w, ",\"outside_bind_span\":true");
             JW_LIT(&t->w, "}}");
             t->rep->segments++;
         }

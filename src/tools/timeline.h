@@ -32,6 +32,7 @@ typedef struct tl_report {
     uint64_t rec_dropped;      /* their dropped records, summed */
     size_t rec_bad_lines;      /* records lines that did not parse */
     size_t pass_nospan;        /* bind passes drawn without their chip.run.bind span */
+    size_t seg_outside_bind;   /* bind segments not inside their chip.run.bind span */
     size_t pass_unplaced;      /* bind passes with no pid: not drawn */
     size_t pids_no_anchor;     /* processes without a clock anchor: no wall_ns */
     size_t unnested;           /* spans that start inside another of their lane and end after it */
