@@ -591,7 +591,8 @@ static void failing_kernels(void **state)
 
 enum corruption {
     C_NONE, C_MAGIC, C_VERSION, C_SECTION_OOB, C_ELEM, C_FANIN, C_DEF_FORWARD, C_DEF_SLOT, C_DEF_SCALAR_SLOT,
-    C_REPLAY_BOUNDARY, C_DEF_MAGIC, C_DEF_HASH, C_CYCLE, C_PRED_SIZE, C_DEF_OUTSIDE, C_NODE_PRED, C_NODE_FAIL
+    C_REPLAY_BOUNDARY, C_DEF_MAGIC, C_DEF_HASH, C_CYCLE, C_PRED_SIZE, C_DEF_OUTSIDE, C_NODE_PRED, C_NODE_FAIL,
+    C_BVIEW_MIN, C_BVIEW_PAST
 };
 
 /* The parts of a small image, kept for byte-level corruption. */
@@ -635,6 +636,12 @@ static hbg_status run_corrupt(world *w, enum corruption c, small_image *keep)
         ((hbg_def_targ *)(dimg + dh->off_targs))[1].ref = 1;
     if (c == C_DEF_SCALAR_SLOT)
         ((hbg_def_sarg *)(dimg + dh->off_sargs))[0].slot = 3;
+    if (c == C_BVIEW_MIN || c == C_BVIEW_PAST) {
+        /* node 1's boundary tensor as a view: INT64_MIN elements back (its
+         * negation is no int64_t), or one forward of an offset at 2^64 - 1 */
+        hbg_def_targ *v = &((hbg_def_targ *)(dimg + dh->off_targs))[1];
+        *v = db_bview(0, c == C_BVIEW_MIN ? INT64_MIN : 1, ib_u32(0, N));
+    }
     if (c == C_DEF_MAGIC)
         dh->magic = 0x12345678;
     dh->hash = db_hash(dimg, dbytes);
@@ -673,6 +680,7 @@ static hbg_status run_corrupt(world *w, enum corruption c, small_image *keep)
     case C_ELEM: h->sec[HBG_SEC_SCALARS].elem = 4; break;
     case C_FANIN: fanins[0] = 3; break;
     case C_REPLAY_BOUNDARY: rp[0].btensor_off = 1; break;
+    case C_BVIEW_PAST: ((hbg_img_btensor *)(arena + h->sec[HBG_SEC_BTENSORS].off))[0].offset = UINT64_MAX; break;
     case C_CYCLE:
         /* task 0 waits for task 1, which shares its fanin list */
         tasks[0].fanin_off = 0;
@@ -717,6 +725,11 @@ static void malformed_images(void **state)
         {C_PRED_SIZE, "image: pred 0: op 0 / elem_size 3 (expected op 0..5, size 1/2/4/8)", HBG_E_DEVICE},
         {C_NODE_PRED, "replay 0 node 1: predicate word at byte 64 (+4) lies outside its 64-byte buffer", HBG_E_DEVICE},
         {C_NODE_FAIL, "task 1 node 1: kernel 7 (fail) block 0/1 on AIV returned 5 (HBG_E_KERNEL)", HBG_E_KERNEL},
+        {C_BVIEW_MIN, "replay 0: boundary view of slot 0 starts 9223372036854775808 elements before its buffer",
+         HBG_E_DEVICE},
+        {C_BVIEW_PAST,
+         "replay 0: boundary view of slot 0: offset 18446744073709551615 + delta 1 is past 2^64 elements",
+         HBG_E_DEVICE},
     };
     for (int wi = 0; wi < 2; wi++) {
         world *w = &worlds[wi];

@@ -486,6 +486,29 @@ void hbg__exec_task_call(const hbg__exec_image *im, uint32_t task, uint32_t rank
     c->args.scalars = im->scalars + t->scalar_off;
 }
 
+/* A boundary view's offset, the boundary's plus the recorded delta, in
+ * unsigned arithmetic: a negative delta is taken as its magnitude (so
+ * INT64_MIN is too), and a start before the buffer or past 2^64 elements
+ * is no view of it. */
+static hbg_status view_offset(const hbg__exec_image *im, const hbg_img_replay *r, const hbg_def_targ *ta,
+                              uint64_t base, uint64_t *out)
+{
+    unsigned rp = (unsigned)(r - im->replays);
+    if (ta->delta < 0) {
+        uint64_t back = 0 - (uint64_t)ta->delta;
+        if (back > base)
+            return FAIL("replay %u: boundary view of slot %u starts %llu elements before its buffer", rp, ta->ref,
+                        (unsigned long long)(back - base));
+        *out = base - back;
+    } else {
+        if ((uint64_t)ta->delta > UINT64_MAX - base)
+            return FAIL("replay %u: boundary view of slot %u: offset %llu + delta %lld is past 2^64 elements", rp,
+                        ta->ref, (unsigned long long)base, (long long)ta->delta);
+        *out = base + (uint64_t)ta->delta;
+    }
+    return HBG_OK;
+}
+
 /* A Definition tensor as this replay sees it. *base_nbytes is the size of
  * the buffer the tensor points into (for bounds of predicate words). */
 static hbg_status resolve_targ(const hbg__exec_image *im, const hbg_img_replay *r, const hbg__exec_def *d,
@@ -505,11 +528,7 @@ static hbg_status resolve_targ(const hbg__exec_image *im, const hbg_img_replay *
         *out = ta->layout;
         out->addr = bt->addr;
         out->nbytes = bt->nbytes;
-        if (ta->delta < 0 && (uint64_t)-ta->delta > bt->offset)
-            return FAIL("replay %u: boundary view of slot %u starts %lld elements before its buffer",
-                        (unsigned)(r - im->replays), ta->ref, (long long)(ta->delta + (int64_t)bt->offset));
-        out->offset = bt->offset + (uint64_t)ta->delta;
-        return HBG_OK;
+        return view_offset(im, r, ta, bt->offset, &out->offset);
     default: /* NODE_OUT, OWN_OUT: validated */
         *out = ta->layout;
         out->addr = r->heap_base + ta->heap_off;

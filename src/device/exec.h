@@ -10,8 +10,9 @@
  * Validation happens once per run, before anything executes, so the
  * executors can index every section without further checks. Two things
  * depend on the replay and are checked when a node resolves instead: a
- * boundary view whose offset falls before its buffer, and a node predicate
- * word outside its buffer or outside device memory.
+ * boundary view whose offset falls before its buffer or past 2^64
+ * elements, and a node predicate word outside its buffer or outside device
+ * memory.
  */
 #ifndef HBG_DEVICE_EXEC_H
 #define HBG_DEVICE_EXEC_H
