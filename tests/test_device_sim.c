@@ -592,7 +592,7 @@ static void failing_kernels(void **state)
 enum corruption {
     C_NONE, C_MAGIC, C_VERSION, C_SECTION_OOB, C_ELEM, C_FANIN, C_DEF_FORWARD, C_DEF_SLOT, C_DEF_SCALAR_SLOT,
     C_REPLAY_BOUNDARY, C_DEF_MAGIC, C_DEF_HASH, C_CYCLE, C_PRED_SIZE, C_DEF_OUTSIDE, C_NODE_PRED, C_NODE_FAIL,
-    C_BVIEW_MIN, C_BVIEW_PAST
+    C_BVIEW_MIN, C_BVIEW_PAST, C_FLAGS_OVER_PRED, C_FLAGS_OVER_HEADER
 };
 
 /* The parts of a small image, kept for byte-level corruption. */
@@ -681,6 +681,11 @@ static hbg_status run_corrupt(world *w, enum corruption c, small_image *keep)
     case C_FANIN: fanins[0] = 3; break;
     case C_REPLAY_BOUNDARY: rp[0].btensor_off = 1; break;
     case C_BVIEW_PAST: ((hbg_img_btensor *)(arena + h->sec[HBG_SEC_BTENSORS].off))[0].offset = UINT64_MAX; break;
+    /* The flags a run writes over the predicate's value (task 0's flag
+     * would turn 3 into 1 before task 2 reads it), or over the section
+     * table. */
+    case C_FLAGS_OVER_PRED: h->sec[HBG_SEC_FLAGS].off = h->sec[HBG_SEC_PREDS].off + 8; break;
+    case C_FLAGS_OVER_HEADER: h->sec[HBG_SEC_FLAGS].off = 200; break;
     case C_CYCLE:
         /* task 0 waits for task 1, which shares its fanin list */
         tasks[0].fanin_off = 0;
@@ -727,6 +732,8 @@ static void malformed_images(void **state)
         {C_NODE_FAIL, "task 1 node 1: kernel 7 (fail) block 0/1 on AIV returned 5 (HBG_E_KERNEL)", HBG_E_KERNEL},
         {C_BVIEW_MIN, "replay 0: boundary view of slot 0 starts 9223372036854775808 elements before its buffer",
          HBG_E_DEVICE},
+        {C_FLAGS_OVER_PRED, "image: section flags [568, +3 x 4) overlaps section preds [560, +1 x 24)", HBG_E_DEVICE},
+        {C_FLAGS_OVER_HEADER, "image: section flags [200, +3 x 4) overlaps the header (224 bytes)", HBG_E_DEVICE},
         {C_BVIEW_PAST,
          "replay 0: boundary view of slot 0: offset 18446744073709551615 + delta 1 is past 2^64 elements",
          HBG_E_DEVICE},
@@ -749,6 +756,42 @@ static void malformed_images(void **state)
     assert_prefix(hbg__exec_last_error(), "image: deftab[0]: [0x1000, +");
     assert_non_null(strstr(hbg__exec_last_error(), ") is not device memory"));
     assert_int_equal(run_corrupt(&worlds[1], C_NONE, NULL), HBG_OK);
+    hbg_device_close(d);
+    hbg_kernel_table_destroy(kt);
+}
+
+/* A def table entry that places the Definition over the arena's own
+ * flags, which the run writes as tasks complete: refused before the
+ * Definition is read (it would change under the run after validation). */
+static void definition_over_flags(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt = kernels();
+    hbg_device *d = open_sim(&(hbg_sim_config){.aic_cores = 1, .aiv_cores = 1});
+    world worlds[2] = {{.kt = kt}, {.dev = d, .kt = kt}};
+    for (int wi = 0; wi < 2; wi++) {
+        world *w = &worlds[wi];
+        small_image im;
+        assert_int_equal(run_corrupt(w, C_NONE, &im), HBG_OK);
+        hbg_img_header *h = (hbg_img_header *)im.arena;
+        hbg_img_def *tab = (hbg_img_def *)(im.arena + h->sec[HBG_SEC_DEFTAB].off);
+        /* one allocation for both, so the sim finds the Definition in
+         * device memory and gets as far as the overlap */
+        uint64_t at = w_alloc(w, im.bytes + im.dbytes);
+        uint64_t flags = at + h->sec[HBG_SEC_FLAGS].off;
+        tab[0].addr = flags - 8;
+        w_put(w, at, im.arena, im.bytes);
+        hbg_status st = w->dev ? d->ops->run(d, at, im.bytes, kt, NULL)
+                               : hbg__image_run_serial((void *)(uintptr_t)at, im.bytes, kt, 0, 1, NULL, NULL);
+        assert_int_equal(st, HBG_E_DEVICE);
+        char want[160];
+        snprintf(want, sizeof want, "image: deftab[0]: [0x%llx, +%llu) overlaps the arena's flags [0x%llx, +12)",
+                 (unsigned long long)(flags - 8), (unsigned long long)im.dbytes, (unsigned long long)flags);
+        assert_string_equal(hbg_device_last_error(), want);
+        free(im.arena);
+        free(im.def);
+        w_release(w);
+    }
     hbg_device_close(d);
     hbg_kernel_table_destroy(kt);
 }
@@ -887,6 +930,7 @@ int main(void)
         cmocka_unit_test(sim_matches_serial),
         cmocka_unit_test(failing_kernels),
         cmocka_unit_test(malformed_images),
+        cmocka_unit_test(definition_over_flags),
         cmocka_unit_test(corrupted_bytes),
         cmocka_unit_test(memory_limits),
         cmocka_unit_test(open_refusals),

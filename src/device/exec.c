@@ -122,8 +122,14 @@ static hbg_status check_targ(const hbg_def_header *h, const hbg_def_targ *t, uin
     }
 }
 
-static hbg_status open_def(hbg__exec_def *d, const hbg_img_def *e, uint32_t di, const hbg_kernel_table *kt,
-                           hbg__exec_mem_fn mem, void *mem_ctx)
+/* Whether [a, a+an) and [b, b+bn) share a byte (sizes that fit: checked). */
+static bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
+{
+    return an && bn && a < b + bn && b < a + an;
+}
+
+static hbg_status open_def(const hbg__exec_image *im, hbg__exec_def *d, const hbg_img_def *e, uint32_t di,
+                           const hbg_kernel_table *kt, hbg__exec_mem_fn mem, void *mem_ctx)
 {
     if (e->bytes < sizeof(hbg_def_header))
         return FAIL("image: deftab[%u]: %llu bytes cannot hold a Definition header (%zu)", di,
@@ -133,6 +139,13 @@ static hbg_status open_def(hbg__exec_def *d, const hbg_img_def *e, uint32_t di, 
     if (e->addr + e->bytes < e->addr || (mem && !mem(mem_ctx, e->addr, e->bytes)))
         return FAIL("image: deftab[%u]: [0x%llx, +%llu) is not device memory", di, (unsigned long long)e->addr,
                     (unsigned long long)e->bytes);
+    /* The run writes the arena's flags: a Definition under them would
+     * change after it was validated. */
+    uint64_t flags = (uint64_t)(uintptr_t)im->flags, flag_bytes = (uint64_t)im->ntasks * sizeof *im->flags;
+    if (overlap(e->addr, e->bytes, flags, flag_bytes))
+        return FAIL("image: deftab[%u]: [0x%llx, +%llu) overlaps the arena's flags [0x%llx, +%llu)", di,
+                    (unsigned long long)e->addr, (unsigned long long)e->bytes, (unsigned long long)flags,
+                    (unsigned long long)flag_bytes);
     const unsigned char *base = (const unsigned char *)(uintptr_t)e->addr;
     const hbg_def_header *h = (const hbg_def_header *)base;
     if (h->magic != HBG_DEF_MAGIC)
@@ -221,6 +234,27 @@ static hbg_status open_def(hbg__exec_def *d, const hbg_img_def *e, uint32_t di, 
     return HBG_OK;
 }
 
+/* FLAGS is the one section a run writes (a task's flag as it completes):
+ * over the header or another section, it would change what was validated
+ * while tasks still to run read it. Sections are inside the image here, so
+ * their ends do not overflow. */
+static hbg_status check_flags_alone(const hbg_img_header *h)
+{
+    const hbg_img_section *f = &h->sec[HBG_SEC_FLAGS];
+    uint64_t flag_bytes = (uint64_t)f->count * f->elem;
+    if (overlap(f->off, flag_bytes, 0, sizeof *h))
+        return FAIL("image: section flags [%llu, +%u x %u) overlaps the header (%zu bytes)",
+                    (unsigned long long)f->off, f->count, f->elem, sizeof *h);
+    for (int s = 0; s < HBG_SEC_COUNT; s++) {
+        const hbg_img_section *o = &h->sec[s];
+        if (s != HBG_SEC_FLAGS && overlap(f->off, flag_bytes, o->off, (uint64_t)o->count * o->elem))
+            return FAIL("image: section flags [%llu, +%u x %u) overlaps section %s [%llu, +%u x %u)",
+                        (unsigned long long)f->off, f->count, f->elem, sec_name(s), (unsigned long long)o->off,
+                        o->count, o->elem);
+    }
+    return HBG_OK;
+}
+
 /* The runtime header and the section table: magic, version, sizes, and
  * every section inside the image, aligned for its record. */
 static hbg_status check_header(const hbg_img_header *h, uint64_t bytes)
@@ -260,7 +294,7 @@ static hbg_status check_header(const hbg_img_header *h, uint64_t bytes)
     }
     if (h->sec[HBG_SEC_FLAGS].count != h->sec[HBG_SEC_TASKS].count)
         return FAIL("image: %u flags for %u tasks", h->sec[HBG_SEC_FLAGS].count, h->sec[HBG_SEC_TASKS].count);
-    return HBG_OK;
+    return check_flags_alone(h);
 }
 
 static hbg_status check_preds(const hbg__exec_image *im, uint32_t n, hbg__exec_mem_fn mem, void *mem_ctx)
@@ -384,7 +418,7 @@ hbg_status hbg__exec_open(hbg__exec_image *im, void *arena, uint64_t bytes, cons
         }
     }
     for (uint32_t d = 0; d < im->ndefs && !st; d++)
-        st = open_def(&im->defs[d], &deftab[d], d, kt, mem, mem_ctx);
+        st = open_def(im, &im->defs[d], &deftab[d], d, kt, mem, mem_ctx);
     for (uint32_t t = 0; t < im->ntasks && !st; t++)
         st = check_task(im, t, kt, mem, mem_ctx);
     if (st)
