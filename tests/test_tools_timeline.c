@@ -1088,6 +1088,7 @@ static void test_a_pass_in_two_records_files(void **st)
     /* every record once: as many as with the second file alone */
     json_t *ev = json_object_get(j, "traceEvents");
     size_t twice = find(ev, NULL, "op", -1, -1, NULL);
+    free(err);
     json_t *alone = run_timeline(lp, r2, 0, &err);
     assert_non_null(alone);
     assert_int_equal(twice, find(json_object_get(alone, "traceEvents"), NULL, "op", -1, -1, NULL));
