@@ -1092,6 +1092,46 @@ static void test_ops_tails(void **st)
     free(err);
 }
 
+/* The tails hold the records lines the reader kept: a second line of one
+ * pass and a line past the schema are skipped, with warnings, and neither
+ * their records nor a phase name only they carry enter a kind's row. */
+static void test_ops_tails_of_lines_kept(void **st)
+{
+    (void)st;
+    static const char recs[] =
+        "{\"pid\": 4001, \"inv\": 2, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": ["
+        "{\"phase\": \"submit_task\", \"start_ns\": 6000000139400, \"end_ns\": 6000000139500, \"detail\": 0, "
+        "\"tid\": 4011}, {\"phase\": \"submit_task\", \"start_ns\": 6000000139600, \"end_ns\": 6000000139700, "
+        "\"detail\": 1, \"tid\": 4011}]}\n"
+        "{\"pid\": 4001, \"inv\": 2, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": ["
+        "{\"phase\": \"submit_task\", \"start_ns\": 6000000139400, \"end_ns\": 6000000139900, \"detail\": 0, "
+        "\"tid\": 4011}, {\"phase\": \"twice_only\", \"start_ns\": 6000000139600, \"end_ns\": 6000000139700, "
+        "\"detail\": 1, \"tid\": 4011}]}\n"
+        "{\"pid\": 4002, \"inv\": 2, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": ["
+        "{\"phase\": \"skipped_only\", \"start_ns\": 6000000139400, \"end_ns\": 6000000139500, \"detail\": 0, "
+        "\"tid\": 4021}, {\"phase\": \"submit_task\", \"start_ns\": 5, \"end_ns\": 1, \"detail\": 0, "
+        "\"tid\": 4021}]}\n";
+    char lp[4096], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("original-2rank-interleaved.log"));
+    char *rp = ts_temp_file(recs, strlen(recs), ".jsonl");
+    const char *a[] = {"spans", lp, "--view", "ops", "--records", rp, "--format", "json", NULL};
+    json_t *j = run_json(a, 0, &err);
+    assert_true(ts_contains(err, ":2: a second records line for pid=4001 inv=2 (the first is line 1); line skipped"));
+    assert_true(ts_contains(err, ":3: record 1 ends before it starts; line skipped"));
+    free(err);
+    json_t *ops = json_object_get(j, "operations");
+    assert_int_equal(json_integer_value(json_object_get(ops, "lines")), 1);
+    json_t *kinds = json_object_get(ops, "kinds");
+    assert_int_equal(json_array_size(kinds), 1);
+    json_t *k = by_name(kinds, "kind", "submit_task");
+    assert_non_null(k);
+    assert_int_equal(json_integer_value(json_object_get(k, "count")), 2);
+    assert_int_equal(json_integer_value(json_object_get(k, "max_ns")), 100);
+    json_decref(j);
+    unlink(rp);
+    free(rp);
+}
+
 /* Names as the log spells them, read back from each format: a comma and
  * a quote make a quoted RFC 4180 cell (not '?'), and a UTF-8 character
  * stays one in JSON (not \u00c3\u00a9, which reads as two). */
@@ -1352,6 +1392,7 @@ int main(void)
         cmocka_unit_test(test_overlap_fails_naming_the_pair),
         cmocka_unit_test(test_overlap_names_masked),
         cmocka_unit_test(test_ops_tails),
+        cmocka_unit_test(test_ops_tails_of_lines_kept),
         cmocka_unit_test(test_names_in_csv_and_json),
         cmocka_unit_test(test_formats_and_errors),
         cmocka_unit_test(test_bind_lines_not_read),

@@ -94,22 +94,53 @@ static sp_opkind *kind_of(sp_ops *o, const char *name)
     return k;
 }
 
+/* The kind of each record of the lines the reader kept, in the order
+ * the kinds first come. Only those lines: the reader skips a second line
+ * of one pass, or one a record of which breaks the schema, after it has
+ * stored its records or taken in its phase names, so the file holds more
+ * of either than its lines hold. NULL on out of memory. */
+static int *kinds_of_lines(sp_ops *o, const rc_file *f)
+{
+    int *kind = malloc((f->nrec ? f->nrec : 1) * sizeof *kind), of[RC_MAX_PHASES];
+    if (!kind)
+        return NULL;
+    for (int k = 0; k < f->nphase; k++)
+        of[k] = -1;
+    for (size_t l = 0; l < f->nline; l++)
+        for (size_t r = f->line[l].first; r < f->line[l].first + f->line[l].n; r++) {
+            int ph = f->rec[r].phase;
+            if (of[ph] < 0) {
+                const sp_opkind *k = kind_of(o, f->phase[ph]);
+                if (!k) {
+                    free(kind);
+                    return NULL;
+                }
+                of[ph] = (int)(k - o->kind);
+            }
+            kind[r] = of[ph];
+        }
+    return kind;
+}
+
 static hbg_status tails(sp_ops *o, const rc_file *f, size_t nf)
 {
     size_t nmax = 0;
     for (size_t i = 0; i < nf; i++)
         nmax += f[i].nrec;
     uint64_t *v = malloc((nmax ? nmax : 1) * sizeof *v);
-    if (!v)
-        return HBG_E_NOMEM;
-    for (int k = 0; k < o->nkind; k++) {
+    int **kind = calloc(nf ? nf : 1, sizeof *kind);
+    hbg_status st = v && kind ? HBG_OK : HBG_E_NOMEM;
+    for (size_t i = 0; i < nf && st == HBG_OK; i++)
+        if (!(kind[i] = kinds_of_lines(o, &f[i])))
+            st = HBG_E_NOMEM;
+    for (int k = 0; k < o->nkind && st == HBG_OK; k++) {
         size_t m = 0;
-        /* by line: a line skipped (a pass held twice) keeps its records
-         * in rec, reached by no line */
+        /* by line: a line skipped keeps its records in rec, reached by
+         * no line */
         for (size_t i = 0; i < nf; i++)
             for (size_t l = 0; l < f[i].nline; l++)
                 for (size_t r = f[i].line[l].first; r < f[i].line[l].first + f[i].line[l].n; r++)
-                    if (!strcmp(f[i].phase[f[i].rec[r].phase], o->kind[k].name))
+                    if (kind[i][r] == k)
                         v[m++] = f[i].rec[r].end - f[i].rec[r].start;
         /* p99 by nearest rank: the smallest value at or above 99 % of them */
         qsort(v, m, sizeof *v, cmp_u64);
@@ -122,8 +153,11 @@ static hbg_status tails(sp_ops *o, const rc_file *f, size_t nf)
         o->kind[k].med = s.med;
         o->kind[k].max = s.max;
     }
+    for (size_t i = 0; kind && i < nf; i++)
+        free(kind[i]);
+    free(kind);
     free(v);
-    return HBG_OK;
+    return st;
 }
 
 hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, dg_list *warn)
@@ -134,11 +168,8 @@ hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, 
     size_t unjoined = 0;
     for (size_t i = 0; i < nf; i++) {
         bool op[RC_MAX_PHASES];
-        for (int k = 0; k < f[i].nphase; k++) {
+        for (int k = 0; k < f[i].nphase; k++)
             op[k] = is_op(f[i].phase[k]);
-            if (!kind_of(o, f[i].phase[k]))
-                return HBG_E_NOMEM;
-        }
         for (size_t l = 0; l < f[i].nline; l++) {
             const rc_line *ln = &f[i].line[l];
             o->lines++;
