@@ -509,6 +509,31 @@ static void test_rounds_an_anchor_on_the_line_of_a_round(void **st)
     free(log);
 }
 
+/* A round's host_ns and start are its chip.run span's, not those of a
+ * depth-0 span of another name written before it in its invocation. */
+static void test_rounds_host_is_chip_run(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=100][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=8 mono_ns=100 wall_ns=1000000000000000000\n"
+        "[mono_ns=120][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=8 tid=8 inv=1 hid=ab depth=0 name=prep "
+        "ts=100 dur=20 \n"
+        "[mono_ns=200][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=8 tid=8 inv=1 hid=ab depth=0 name=chip.run "
+        "ts=130 dur=70 \n";
+    char *log = ts_temp_file(text, strlen(text), ".log"), *err;
+    const char *a[] = {"spans", log, "--view", "rounds", "--format", "json", NULL};
+    json_t *j = run_json(a, 0, &err);
+    free(err);
+    json_t *r = json_array_get(json_object_get(j, "rounds"), 0);
+    assert_non_null(r);
+    assert_int_equal(json_integer_value(json_object_get(r, "host_ns")), 70);
+    /* 1e18 + 130 - 100 */
+    assert_string_equal(json_string_value(json_object_get(r, "start_utc")), "2001-09-09T01:46:40.000000030Z");
+    json_decref(j);
+    unlink(log);
+    free(log);
+}
+
 static void test_rounds_pipelined_device_phases(void **st)
 {
     (void)st;
@@ -1383,6 +1408,7 @@ int main(void)
         cmocka_unit_test(test_rounds_two_ranks_anchors),
         cmocka_unit_test(test_rounds_an_anchor_on_the_line_of_a_round),
         cmocka_unit_test(test_rounds_pipelined_device_phases),
+        cmocka_unit_test(test_rounds_host_is_chip_run),
         cmocka_unit_test(test_tree_from_depth),
         cmocka_unit_test(test_tree_child_outside_parent),
         cmocka_unit_test(test_clamped_sums_warned),

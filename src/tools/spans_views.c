@@ -451,12 +451,29 @@ hbg_status sp_tree(const sp_set *S, size_t c, sp_node **out, size_t *n, sp_tree_
 
 /* --- rounds -------------------------------------------------------------- */
 
+/* The invocation's chip.run span: its first depth-0 host span of that
+ * name, NONE when it has none. Not its root as such: a depth-0 span of
+ * another name written first (a step of its own around the run) would
+ * give the round that step's time for the run's, and its start. */
+static size_t run_span(const sp_set *S, const sp_inv *x)
+{
+    if (x->root != NONE && lx_slice_eq(S->L->span[x->root].name, "chip.run"))
+        return x->root;
+    for (size_t k = 0; k < x->n; k++) {
+        const ps_span *s = &S->L->span[S->idx[x->first + k]];
+        if (s->depth == 0 && !s->dev && lx_slice_eq(s->name, "chip.run"))
+            return S->idx[x->first + k];
+    }
+    return NONE;
+}
+
 static void round_values(const sp_set *S, const sp_inv *x, sp_round *r)
 {
     const ps_log *L = S->L;
     uint64_t e0 = UINT64_MAX, e1 = 0;
-    if (x->root != NONE) {
-        const ps_span *s = &L->span[x->root];
+    size_t run = run_span(S, x);
+    if (run != NONE) {
+        const ps_span *s = &L->span[run];
         r->has |= 1u << SP_HOST;
         r->val[SP_HOST] = (int64_t)s->dur;
         int w = sp_wall_at(L, x->pid, s->line, s->ts, &r->wall);
