@@ -174,6 +174,20 @@ static char *num_str(json_t *v, char *buf, size_t n)
     return buf;
 }
 
+/* Whether an element of j's "warnings" holds text. */
+static bool json_warned(json_t *j, const char *text)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(j, "warnings"), i, e)
+    {
+        const char *s = json_string_value(e);
+        if (s && ts_contains(s, text))
+            return true;
+    }
+    return false;
+}
+
 static json_t *by_name(json_t *arr, const char *key, const char *name)
 {
     size_t i;
@@ -721,6 +735,13 @@ static void test_tree_child_outside_parent(void **st)
     assert_false(ts_contains(err, "callable 2222222222222222: 1 host span"));
     assert_true(ts_contains(out, "  chip.run.bind                                      host       1              6140"));
     free(out), free(err);
+    /* the JSON's warnings are every warning of the run, the view's too */
+    const char *j[] = {"spans", p, "--view", "tree", "--format", "json", NULL};
+    json_t *o = run_json(j, 0, &err);
+    assert_true(ts_contains(err, ": 1 host span lies outside its host parent"));
+    assert_true(json_warned(o, ".log:3: callable 1111111111111111: 1 host span lies outside its host parent"));
+    json_decref(o);
+    free(err);
     unlink(p);
     free(p);
     /* the fixture as written: no such warning */
@@ -770,6 +791,11 @@ static void test_clamped_sums_warned(void **st)
     assert_true(ts_contains(err, ": callable aa: 1 round (the first pid=5 inv=2) has a device column "
                                  "whose spans add up past 2^63 - 1 ns, shown clamped there: the log is corrupt\n"));
     free(out), free(err);
+    const char *cj[] = {"spans", p, "--view", "rounds", "--format", "json", NULL};
+    json_t *o = run_json(cj, 0, &err);
+    assert_true(json_warned(o, ": callable aa: 1 round (the first pid=5 inv=2) has a device column"));
+    json_decref(o);
+    free(err);
     unlink(p);
     free(p);
     /* A sum that leaves the range and comes back is exact, not clamped

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,17 +257,42 @@ static void print_warnings(const so_ctx *o)
     }
 }
 
+/* A warning the view itself finds (a tree's orphans, a clamped sum): on
+ * stderr now, as the log's were before the view, and kept with them for
+ * the JSON's "warnings", where a script that reads the JSON alone finds
+ * every warning of the run. */
+static void __attribute__((format(printf, 2, 3))) view_warn(const so_ctx *o, const char *fmt, ...)
+{
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *s = n < 0 ? NULL : malloc((size_t)n + 1);
+    if (s)
+        vsnprintf(s, (size_t)n + 1, fmt, again);
+    va_end(again);
+    va_end(ap);
+    if (!s) {
+        fprintf(stderr, "hbg spans: warning: (out of memory formatting a warning)\n");
+        return;
+    }
+    dg_sanitize(s);
+    fprintf(stderr, "hbg spans: warning: %s\n", s);
+    if (o->warn)
+        dg_add(o->warn, "%s", s);
+    free(s);
+}
+
 /* A sum clamped at the end of the 64-bit range prints as a number like any
  * other; only this line says it is not one. */
 static void warn_sat(const so_ctx *o, const sp_callable *cl, const sp_sat_note *sat)
 {
     if (sat->n)
-        fprintf(stderr,
-                "hbg spans: warning: %s:%" PRIu32 ": callable %.*s: %zu sum%s of one invocation's spans leave%s "
-                "the 64-bit range (this line's span took the first out) and %s shown clamped at its end: the log "
-                "is corrupt\n",
-                o->L->path, sat->line, (int)cl->hid.n, cl->hid.p, sat->n, sat->n == 1 ? "" : "s",
-                sat->n == 1 ? "s" : "", sat->n == 1 ? "is" : "are");
+        view_warn(o,
+                  "%s:%" PRIu32 ": callable %.*s: %zu sum%s of one invocation's spans leave%s the 64-bit range "
+                  "(this line's span took the first out) and %s shown clamped at its end: the log is corrupt",
+                  o->L->path, sat->line, (int)cl->hid.n, cl->hid.p, sat->n, sat->n == 1 ? "" : "s",
+                  sat->n == 1 ? "s" : "", sat->n == 1 ? "is" : "are");
 }
 
 /* --- tpot ------------------------------------------------------------------ */
@@ -362,19 +388,19 @@ static hbg_status tree(const so_ctx *o, jw *w)
         if (sp_tree(S, c, &rows, &n, &notes) != HBG_OK)
             return HBG_E_NOMEM;
         if (notes.orphans)
-            fprintf(stderr,
-                    "hbg spans: warning: %s: callable %.*s: %zu span%s a depth or %s no parent span; drawn "
-                    "under the span that ended around them, or as roots\n",
-                    o->L->path, (int)cl->hid.n, cl->hid.p, notes.orphans, notes.orphans == 1 ? " skips" : "s skip",
-                    notes.orphans == 1 ? "has" : "have");
+            view_warn(o,
+                      "%s: callable %.*s: %zu span%s a depth or %s no parent span; drawn under the span that "
+                      "ended around them, or as roots",
+                      o->L->path, (int)cl->hid.n, cl->hid.p, notes.orphans, notes.orphans == 1 ? " skips" : "s skip",
+                      notes.orphans == 1 ? "has" : "have");
         if (notes.outside) {
             bool one = notes.outside == 1;
             const char *its = one ? "its" : "their";
-            fprintf(stderr,
-                    "hbg spans: warning: %s:%" PRIu32 ": callable %.*s: %zu host span%s outside %s host parent (this "
-                    "line's is the first): %s share and the parent's (untimed) row do not measure what they say\n",
-                    o->L->path, notes.outside_line, (int)cl->hid.n, cl->hid.p, notes.outside, one ? " lies" : "s lie",
-                    its, its);
+            view_warn(o,
+                      "%s:%" PRIu32 ": callable %.*s: %zu host span%s outside %s host parent (this line's is the "
+                      "first): %s share and the parent's (untimed) row do not measure what they say",
+                      o->L->path, notes.outside_line, (int)cl->hid.n, cl->hid.p, notes.outside, one ? " lies" : "s lie",
+                      its, its);
         }
         warn_sat(o, cl, &notes.sat);
         if (o->fmt == SO_TABLE) {
@@ -689,11 +715,11 @@ static hbg_status rounds(const so_ctx *o, jw *w)
         }
     if (nsat) {
         const sp_inv *x = &S->inv[r[first].inv];
-        fprintf(stderr,
-                "hbg spans: warning: %s: callable %.*s: %zu round%s (the first pid=%" PRIu64 " inv=%" PRIu64
-                ") %s a device column whose spans add up past 2^63 - 1 ns, shown clamped there: the log is corrupt\n",
-                o->L->path, (int)cl->hid.n, cl->hid.p, nsat, nsat == 1 ? "" : "s", x->pid, x->inv,
-                nsat == 1 ? "has" : "have");
+        view_warn(o,
+                  "%s: callable %.*s: %zu round%s (the first pid=%" PRIu64 " inv=%" PRIu64
+                  ") %s a device column whose spans add up past 2^63 - 1 ns, shown clamped there: the log is corrupt",
+                  o->L->path, (int)cl->hid.n, cl->hid.p, nsat, nsat == 1 ? "" : "s", x->pid, x->inv,
+                  nsat == 1 ? "has" : "have");
     }
     if (o->fmt == SO_TABLE) {
         rounds_table(o, cl, r, n, cols, sum);
