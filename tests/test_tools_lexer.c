@@ -142,6 +142,43 @@ static void test_spans_only(void **st)
     assert_int_equal(g.nbad, 1);
 }
 
+/* An anchor after a bind line on its line is not first there, whether
+ * the scan lexes the bind line or passes it over, and whether or not
+ * that line kept its prefix: both readings date the line alike. */
+static void test_anchor_after_a_bind_line_not_first(void **st)
+{
+    (void)st;
+    static const char *const lines[] = {
+        "bind_trace_end: [bind_trace.c:1] bind phase=args start_ns=1 dur_ns=2  pid=7 inv=2 "
+        "[mono_ns=4][T0xd][TIMING] a: [CLOCK_ANCHOR] v=1 pid=7 mono_ns=5 wall_ns=6\n",
+        "x: host-orch phase=submit_task total_ns=9 count=5 detail_sum=0 dropped=0 "
+        "[mono_ns=4][T0xd][TIMING] a: [CLOCK_ANCHOR] v=1 pid=7 mono_ns=5 wall_ns=6\n",
+        "[mono_ns=1][T0xa][TIMING] f: bind phase=args start_ns=1 dur_ns=2 "
+        "[mono_ns=4][T0xd][TIMING] a: [CLOCK_ANCHOR] v=1 pid=7 mono_ns=5 wall_ns=6\n",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        for (int spans_only = 0; spans_only < 2; spans_only++) {
+            got g;
+            memset(&g, 0, sizeof g);
+            lx_sink sink = {&g, on_rec, on_bad, spans_only};
+            lx_scan(lines[i], strlen(lines[i]), &sink);
+            const lx_rec *a = &g.rec[g.n - 1];
+            assert_int_equal(a->kind, LX_ANCHOR);
+            assert_false(a->line_first);
+        }
+    /* after text that is no record, it is first */
+    static const char prose[] = "worker 3| the bind phase is next [mono_ns=4][T0xd][TIMING] a: [CLOCK_ANCHOR] v=1 "
+                                "pid=7 mono_ns=5 wall_ns=6\n";
+    for (int spans_only = 0; spans_only < 2; spans_only++) {
+        got g;
+        memset(&g, 0, sizeof g);
+        lx_sink sink = {&g, on_rec, on_bad, spans_only};
+        lx_scan(prose, strlen(prose), &sink);
+        assert_int_equal(g.n, 1);
+        assert_true(g.rec[0].line_first);
+    }
+}
+
 static void test_crlf_and_noise(void **st)
 {
     (void)st;
@@ -703,6 +740,7 @@ int main(void)
         cmocka_unit_test(test_bind_line_fields),
         cmocka_unit_test(test_record_after_text_and_two_on_a_line),
         cmocka_unit_test(test_spans_only),
+        cmocka_unit_test(test_anchor_after_a_bind_line_not_first),
         cmocka_unit_test(test_crlf_and_noise),
         cmocka_unit_test(test_nul_and_cr_inside_a_line),
         cmocka_unit_test(test_decode_name), cmocka_unit_test(test_canon_name),

@@ -726,6 +726,7 @@ void lx_scan(const char *buf, size_t len, const lx_sink *sink)
  * and the "[mono_ns=" prefix seen on the current line, if any. */
 typedef struct scan {
     const char *buf, *e;
+    const char *line_at;    /* where the current line begins */
     bool cr_lines;          /* no '\n' in the text: CR-only line ends */
     size_t base, line;
     const char *rec;
@@ -752,6 +753,17 @@ static bool prefix_ok(const char *p, const char *mark)
     return p > h && p - h <= 16 && p < mark && *p == ']';
 }
 
+/* Whether [from, at) holds a bind-phase or host-orch marker: a record
+ * that the full scan lexes there. */
+static bool phase_marker_in(const char *from, const char *at)
+{
+    for (const char *q = from; (q = memchr(q, '=', (size_t)(at - q))); q++)
+        if ((q - from >= 10 && memcmp(q - 10, "bind phase", 10) == 0) ||
+            (q - from >= 15 && memcmp(q - 15, "host-orch phase", 15) == 0))
+            return true;
+    return false;
+}
+
 /* Lexes the record of kind whose marker starts at mark; q is the '=' after
  * the marker's last word ("phase" of "bind phase=", the byte before "v=" of
  * the others). Returns where the scan goes on. */
@@ -773,6 +785,13 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
      * spans passes bind lines over, and must place an anchor as the
      * other tools do): its own prefix the line's first, if it has one. */
     r->line_first = !sc->lexed && sc->nprefix <= (r->prefix ? 1u : 0u);
+    /* A reader of spans counts the records it passes over by their
+     * prefixes; a bind line that lost its prefix is a record before an
+     * anchor too, as the full scan sees it, or an anchor's line would be
+     * dated by it in one reading and not the other. Anchors are one a
+     * process: looking back along their line costs nothing. */
+    if (r->line_first && kind == LX_ANCHOR && sc->sink->spans_only && phase_marker_in(sc->line_at, start))
+        r->line_first = false;
     sc->lexed = true;
     cur c = {q + 1, sc->e, sc->cr_lines, false};
     const char *bad, *p;
@@ -873,6 +892,7 @@ static inline void new_line(scan *sc, const char *q)
     sc->lexed = false;
     sc->nprefix = 0;
     sc->line++;
+    sc->line_at = q + 1;
     if (at_stamp(q + 1, sc->e))
         emit_stamp(sc->buf, sc->base, sc->line, q + 1, sc->e, sc->sink, &sc->r);
 }
@@ -945,7 +965,8 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
     init_cls();
     if (!buf || len == 0)
         return;
-    scan sc = {.buf = buf, .e = buf + len, .base = pos->off, .line = pos->line, .rec = NULL, .sink = sink};
+    scan sc = {
+        .buf = buf, .e = buf + len, .line_at = buf, .base = pos->off, .line = pos->line, .rec = NULL, .sink = sink};
     sc.cr_lines = !pos->seen_nl && memchr(buf, '\n', len) == NULL;
     pos->seen_nl = !sc.cr_lines;
     /* a CR last ends a line: a CRLF one cut before its LF, or a CR-only one */
