@@ -830,6 +830,48 @@ static void test_clamped_sums_warned(void **st)
  * bytes: "测试" is six bytes and four columns, "é" (e and a combining
  * accent) three bytes and one column. The clock column once started two
  * and two columns early on such rows. */
+/* A warning that counts several spans names the earliest line in the
+ * log, not the first of pid order: here pid 100's come after the others'. */
+static void test_warnings_name_the_earliest_line(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=1 name=chip.run.bind ts=50 dur=500\n"
+        "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=100\n"
+        "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=1 name=chip.run.bind ts=50 dur=500\n"
+        "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=100\n"
+        "[STRACE] v=1 pid=300 tid=1 inv=1 hid=cc depth=1 name=y ts=1 dur=1\n"
+        "[STRACE] v=1 pid=300 tid=1 inv=1 hid=dd depth=0 name=chip.run ts=1 dur=5\n"
+        "[STRACE] v=1 pid=100 tid=1 inv=3 hid=cc depth=1 name=y ts=1 dur=1\n"
+        "[STRACE] v=1 pid=100 tid=1 inv=3 hid=dd depth=0 name=chip.run ts=1 dur=5\n"
+        "[STRACE] v=1 pid=400 tid=1 inv=1 hid=aa depth=1 name=z ts=1 dur=1\n"
+        "[STRACE] v=1 pid=100 tid=1 inv=4 hid=aa depth=1 name=z ts=1 dur=1\n";
+    char *log = ts_temp_file(text, strlen(text), ".log"), *out, *err;
+    const char *a[] = {"spans", log, "--view", "tree", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(err, ".log:1: callable aa: 2 host spans lie outside their host parent"));
+    assert_true(ts_contains(err, ".log:9: invocation pid=400 inv=1 has no depth-0 span (chip.run)\n"));
+    assert_true(ts_contains(err, ".log:5: invocation pid=300 inv=1 has spans of another hid (cc)"));
+    free(out), free(err);
+    unlink(log);
+    free(log);
+    static const char sums[] =
+        "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=x ts=1 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=x ts=2 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=x ts=3 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=x ts=1 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=x ts=2 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=x ts=3 dur=4000000000000000000\n";
+    log = ts_temp_file(sums, strlen(sums), ".log");
+    a[1] = log;
+    a[3] = "tpot";
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(err, ".log:3: callable aa: 2 sums of one invocation's spans leave the 64-bit range"));
+    free(out), free(err);
+    unlink(log);
+    free(log);
+}
+
 static void test_table_aligns_utf8_names(void **st)
 {
     (void)st;
@@ -1438,6 +1480,7 @@ int main(void)
         cmocka_unit_test(test_tree_from_depth),
         cmocka_unit_test(test_tree_child_outside_parent),
         cmocka_unit_test(test_clamped_sums_warned),
+        cmocka_unit_test(test_warnings_name_the_earliest_line),
         cmocka_unit_test(test_table_aligns_utf8_names),
         cmocka_unit_test(test_tree_many_children),
         cmocka_unit_test(test_overlap_holds_when_pipelined),

@@ -279,6 +279,49 @@ static bool drop_repeats(sp_set *S)
     return true;
 }
 
+/* The line of invocation x's first span in the log. */
+static uint32_t first_line(const sp_set *S, const sp_inv *x)
+{
+    return S->L->span[S->idx[x->first]].line;
+}
+
+/* Invocations without a depth-0 span, and with spans of another hid than
+ * their root's. Each warning names the earliest such line in the log:
+ * the invocations are in pid order, which is not the log's, and a reader
+ * goes from the top. */
+static void warn_shapes(sp_set *S)
+{
+    const ps_log *L = S->L;
+    const sp_inv *noroot = NULL, *mixed = NULL;
+    const ps_span *other = NULL;
+    size_t nroot = 0;
+    for (size_t i = 0; i < S->ninv; i++) {
+        const sp_inv *x = &S->inv[i];
+        if (x->root == SIZE_MAX && (!nroot++ || first_line(S, x) < first_line(S, noroot)))
+            noroot = x;
+        for (size_t k = 0; k < x->n; k++) {
+            const ps_span *s = &L->span[S->idx[x->first + k]];
+            if (!lx_slice_same(s->hid, x->hid)) {
+                if (!other || s->line < other->line) {
+                    other = s;
+                    mixed = x;
+                }
+                break;
+            }
+        }
+    }
+    if (noroot)
+        dg_add(&S->warn, "%s:%u: invocation pid=%" PRIu64 " inv=%" PRIu64 " has no depth-0 span (chip.run)", L->path,
+               first_line(S, noroot), noroot->pid, noroot->inv);
+    if (nroot > 1)
+        dg_add(&S->warn, "%s: %zu invocations have no depth-0 span", L->path, nroot);
+    if (mixed)
+        dg_add(&S->warn,
+               "%s:%u: invocation pid=%" PRIu64 " inv=%" PRIu64 " has spans of another hid (%.*s); it is counted "
+               "under its root's",
+               L->path, other->line, mixed->pid, mixed->inv, (int)other->hid.n, other->hid.p);
+}
+
 hbg_status sp_build(sp_set *S, const ps_log *L)
 {
     memset(S, 0, sizeof *S);
@@ -329,26 +372,9 @@ hbg_status sp_build(sp_set *S, const ps_log *L)
     if (!drop_repeats(S))
         return HBG_E_NOMEM;
     qsort(S->rank_pid, S->nrank, sizeof *S->rank_pid, cmp_u64);
-    size_t nroot = 0, nmixed = 0;
-    for (size_t i = 0; i < n; i++) {
-        sp_inv *x = &S->inv[i];
-        x->rank = (uint32_t)sp_rank_of(S, x->pid);
-        if (x->root == SIZE_MAX && !nroot++)
-            dg_add(&S->warn, "%s:%u: invocation pid=%" PRIu64 " inv=%" PRIu64 " has no depth-0 span (chip.run)",
-                   L->path, L->span[S->idx[x->first]].line, x->pid, x->inv);
-        for (size_t k = 0; k < x->n; k++) {
-            const ps_span *s = &L->span[S->idx[x->first + k]];
-            if (!lx_slice_same(s->hid, x->hid)) {
-                if (!nmixed++)
-                    dg_add(&S->warn, "%s:%u: invocation pid=%" PRIu64 " inv=%" PRIu64
-                                     " has spans of another hid (%.*s); it is counted under its root's",
-                           L->path, s->line, x->pid, x->inv, (int)s->hid.n, s->hid.p);
-                break;
-            }
-        }
-    }
-    if (nroot > 1)
-        dg_add(&S->warn, "%s: %zu invocations have no depth-0 span", L->path, nroot);
+    for (size_t i = 0; i < n; i++)
+        S->inv[i].rank = (uint32_t)sp_rank_of(S, S->inv[i].pid);
+    warn_shapes(S);
     if (S->nforeign)
         dg_add(&S->warn, "%s: %zu spans of the per-task (node, network) or external (ext.) families carry no run "
                          "identity and are left out",

@@ -103,8 +103,8 @@ typedef struct sp_stage {
 /* Sums of one invocation's spans that left the 64-bit range (past 2^63 - 1
  * ns, or an untimed remainder below -2^63) and are shown clamped at its
  * end: each span is under the reader's 2^62 ns rule, so only three or
- * more absurd ones (a corrupt log) get there. n such sums; line: the span
- * that took the first one out. */
+ * more absurd ones (a corrupt log) get there. n such sums; line: the
+ * earliest in the log of the spans that took one out. */
 typedef struct sp_sat_note {
     size_t n;
     uint32_t line;
@@ -131,8 +131,8 @@ typedef struct sp_tree_notes {
     size_t orphans;
     /* host spans that start before their host parent or end after it (a
      * clock that went backwards, a corrupted ts or dur): their share and
-     * the parent's (untimed) row do not mean what they say; the first's
-     * line in outside_line */
+     * the parent's (untimed) row do not mean what they say; the earliest
+     * line of them in outside_line */
     size_t outside;
     uint32_t outside_line;
     sp_sat_note sat;

@@ -62,7 +62,7 @@ static int64_t clamp(__int128 v, sp_sat_note *n, uint32_t line)
 {
     if (!out_of_int64(v))
         return (int64_t)v;
-    if (!n->n++)
+    if (!n->n++ || line < n->line) /* the earliest in the log */
         n->line = line;
     return v < 0 ? INT64_MIN : INT64_MAX;
 }
@@ -356,7 +356,7 @@ static bool merge_instances(const sp_set *S, atab *T, tree_work *w, size_t root)
              * unless ts is itself absurd, which then counts too */
             if (!s->dev && !k->dev &&
                 (k->ts < s->ts || k->ts + k->dur < k->ts || k->ts + k->dur > s->ts + s->dur) &&
-                !w->notes.outside++)
+                (!w->notes.outside++ || k->line < w->notes.outside_line)) /* the earliest in the log */
                 w->notes.outside_line = k->line;
         }
         add(T, nd, rem, true, out_of_int64(rem) ? out_line : s->line);
