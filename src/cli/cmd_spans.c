@@ -51,9 +51,9 @@ static void usage(FILE *f)
             "                      (instead of a view: not with --view or --records)\n"
             "  --hidden            with --assert-overlap: A of N+1 must also end inside B of N\n"
             "  -h, --help          this text\n\n"
-            "exit status: 0 printed (with --assert-overlap: every pair held), 1 no spans, or\n"
-            "the assertion failed or had no pair to check, 2 usage error, unreadable input or\n"
-            "failed write\n");
+            "exit status: 0 printed (with --assert-overlap: every pair held), 1 no spans (but\n"
+            "with --view ops, whose tails need none), or the assertion failed or had no pair\n"
+            "to check, 2 usage error, unreadable input or failed write\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
