@@ -1225,6 +1225,42 @@ static void test_ops_tails_of_lines_kept(void **st)
     free(rp);
 }
 
+/* One file names at most RC_MAX_PHASES phases; files together may name
+ * more, each a kind of its own (they once ran out of room, and the
+ * command said it was out of memory). */
+static void test_ops_kinds_of_many_files(void **st)
+{
+    (void)st;
+    char lp[4096], *rp[2], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-ours-2rank.log"));
+    for (int f = 0; f < 2; f++) {
+        char line[8192];
+        int n = snprintf(line, sizeof line,
+                         "{\"pid\": 9, \"inv\": %d, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": [",
+                         f + 1);
+        for (int k = 0; k < 40; k++)
+            n += snprintf(line + n, sizeof line - (size_t)n,
+                          "%s{\"phase\": \"p%d_%d\", \"start_ns\": 1, \"end_ns\": %d, \"detail\": 0, \"tid\": 1}",
+                          k ? ", " : "", f, k, 2 + k);
+        n += snprintf(line + n, sizeof line - (size_t)n, "]}\n");
+        rp[f] = ts_temp_file(line, (size_t)n, ".jsonl");
+    }
+    const char *a[] = {"spans", lp, "--view", "ops", "--records", rp[0], "--records", rp[1], "--format", "json", NULL};
+    json_t *j = run_json(a, 0, &err);
+    assert_false(ts_contains(err, "out of memory"));
+    free(err);
+    json_t *kinds = json_object_get(json_object_get(j, "operations"), "kinds");
+    assert_int_equal(json_array_size(kinds), 80);
+    json_t *k = by_name(kinds, "kind", "p1_39");
+    assert_non_null(k);
+    assert_int_equal(json_integer_value(json_object_get(k, "max_ns")), 40);
+    json_decref(j);
+    for (int f = 0; f < 2; f++) {
+        unlink(rp[f]);
+        free(rp[f]);
+    }
+}
+
 /* Names as the log spells them, read back from each format: a comma and
  * a quote make a quoted RFC 4180 cell (not '?'), and a UTF-8 character
  * stays one in JSON (not \u00c3\u00a9, which reads as two). */
@@ -1488,6 +1524,7 @@ int main(void)
         cmocka_unit_test(test_overlap_names_masked),
         cmocka_unit_test(test_ops_tails),
         cmocka_unit_test(test_ops_tails_of_lines_kept),
+        cmocka_unit_test(test_ops_kinds_of_many_files),
         cmocka_unit_test(test_names_in_csv_and_json),
         cmocka_unit_test(test_formats_and_errors),
         cmocka_unit_test(test_bind_lines_not_read),

@@ -183,39 +183,43 @@ static int load_records(const args *a, rc_file *recs, size_t *nparsed, dg_list *
     return 0;
 }
 
+/* The overlap check, printed instead of a view. */
+static int run_overlap(const args *a, ps_log *L, sp_set *S, const so_ctx *o, dg_list *warn)
+{
+    sp_overlap ov;
+    char err[512];
+    hbg_status st = sp_check_overlap(S, a->a, a->b, a->hidden, &ov, err, sizeof err);
+    if (st != HBG_OK) {
+        fprintf(stderr, "hbg spans: %s: %s\n", L->path, err);
+        sp_overlap_free(&ov);
+        return 2;
+    }
+    print_warnings(&L->warn);
+    print_warnings(&S->warn);
+    print_warnings(warn);
+    int rc = so_overlap(o, &ov, a->a, a->b, a->hidden);
+    sp_overlap_free(&ov);
+    return rc;
+}
+
 static int run(const args *a, ps_log *L, sp_set *S, const rc_file *recs, dg_list *warn, int *werr)
 {
     so_ctx o = {
         .L = L, .S = S, .fmt = a->fmt, .view = a->view, .warn = warn, .recs = recs, .nrecs = a->nr, .werr = werr};
-    sp_ops ops;
-    if (a->nr) {
-        if (sp_op_tails(L, recs, a->nr, &ops, warn) != HBG_OK) {
-            fprintf(stderr, "hbg spans: out of memory\n");
-            return 2;
-        }
-        o.ops = &ops;
+    if (a->overlap)
+        return run_overlap(a, L, S, &o, warn);
+    sp_ops ops = {0};
+    int rc = 0;
+    if (a->nr && sp_op_tails(L, recs, a->nr, &ops, warn) != HBG_OK) {
+        rc = 2;
+    } else {
+        o.ops = a->nr ? &ops : NULL;
+        rc = so_view_out(&o) == HBG_OK ? 0 : 2;
     }
-    if (a->overlap) {
-        sp_overlap ov;
-        char err[512];
-        hbg_status st = sp_check_overlap(S, a->a, a->b, a->hidden, &ov, err, sizeof err);
-        if (st != HBG_OK) {
-            fprintf(stderr, "hbg spans: %s: %s\n", L->path, err);
-            sp_overlap_free(&ov);
-            return 2;
-        }
-        print_warnings(&L->warn);
-        print_warnings(&S->warn);
-        print_warnings(warn);
-        int rc = so_overlap(&o, &ov, a->a, a->b, a->hidden);
-        sp_overlap_free(&ov);
-        return rc;
-    }
-    if (so_view_out(&o) != HBG_OK) {
+    if (rc)
         fprintf(stderr, "hbg spans: out of memory\n");
-        return 2;
-    }
-    return 0;
+    sp_ops_free(&ops);
+    return rc;
 }
 
 int hbg_cmd_spans(int argc, char **argv)

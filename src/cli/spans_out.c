@@ -754,7 +754,7 @@ static void ops_out(const so_ctx *o, jw *w)
     double share = p->orch_ns ? (double)p->uncovered_ns / (double)p->orch_ns : 0;
     if (o->fmt == SO_CSV) {
         printf("kind,count,min_ns,median_ns,p99_ns,max_ns\n");
-        for (int k = 0; k < p->nkind; k++)
+        for (size_t k = 0; k < p->nkind; k++)
             printf("%s,%zu,%" PRIu64 ",%s,%" PRIu64 ",%" PRIu64 "\n", p->kind[k].name, p->kind[k].count,
                    p->kind[k].min, phs_med_str(p->kind[k].med, med, sizeof med), p->kind[k].p99, p->kind[k].max);
         return;
@@ -763,7 +763,7 @@ static void ops_out(const so_ctx *o, jw *w)
         printf("\noperations: %zu records line%s, %zu joined to a bind pass with host_orch\n", p->lines,
                p->lines == 1 ? "" : "s", p->passes);
         printf("%-20s %9s %15s %17s %15s %15s\n", "kind", "count", "min_ns", "median_ns", "p99_ns", "max_ns");
-        for (int k = 0; k < p->nkind; k++)
+        for (size_t k = 0; k < p->nkind; k++)
             printf("%-20s %9zu %15" PRIu64 " %17s %15" PRIu64 " %15" PRIu64 "\n", p->kind[k].name, p->kind[k].count,
                    p->kind[k].min, phs_med_str(p->kind[k].med, med, sizeof med), p->kind[k].p99, p->kind[k].max);
         if (p->passes)
@@ -787,7 +787,7 @@ static void ops_out(const so_ctx *o, jw *w)
     else
         jw_lit(w, "null");
     jw_lit(w, ", \"kinds\": [");
-    for (int k = 0; k < p->nkind; k++) {
+    for (size_t k = 0; k < p->nkind; k++) {
         jw_lit(w, k ? ", {\"kind\": " : "{\"kind\": ");
         jstr(w, p->kind[k].name);
         jw_lit(w, ", \"count\": ");

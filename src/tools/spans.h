@@ -198,13 +198,14 @@ typedef struct sp_opkind {
 } sp_opkind;
 
 typedef struct sp_ops {
-    sp_opkind kind[RC_MAX_PHASES];
-    int nkind;
+    sp_opkind *kind;        /* malloc'd: a file names up to RC_MAX_PHASES, the files together more */
+    size_t nkind, capkind;
     size_t lines, passes;   /* records lines; those joined to a pass with host_orch */
     uint64_t orch_ns, uncovered_ns;
 } sp_ops;
 
 hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, dg_list *warn);
+void sp_ops_free(sp_ops *o);
 
 /* Wall-clock time of host time mono of pid, from the clock anchor in force
  * at line (the pid's latest anchor before it): SP_WALL_OK; SP_WALL_NONE

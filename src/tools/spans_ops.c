@@ -81,12 +81,14 @@ static bool uncovered(const ps_log *L, const rc_file *f, const rc_line *ln, cons
     return true;
 }
 
+/* The kind named name, made when absent; NULL on out of memory. The
+ * files' phases together are not bounded by one file's limit. */
 static sp_opkind *kind_of(sp_ops *o, const char *name)
 {
-    for (int k = 0; k < o->nkind; k++)
+    for (size_t k = 0; k < o->nkind; k++)
         if (!strcmp(o->kind[k].name, name))
             return &o->kind[k];
-    if (o->nkind == RC_MAX_PHASES)
+    if (!vec_grow((void **)&o->kind, &o->capkind, o->nkind + 1, sizeof *o->kind))
         return NULL;
     sp_opkind *k = &o->kind[o->nkind++];
     memset(k, 0, sizeof *k);
@@ -99,23 +101,23 @@ static sp_opkind *kind_of(sp_ops *o, const char *name)
  * of one pass, or one a record of which breaks the schema, after it has
  * stored its records or taken in its phase names, so the file holds more
  * of either than its lines hold. NULL on out of memory. */
-static int *kinds_of_lines(sp_ops *o, const rc_file *f)
+static size_t *kinds_of_lines(sp_ops *o, const rc_file *f)
 {
-    int *kind = malloc((f->nrec ? f->nrec : 1) * sizeof *kind), of[RC_MAX_PHASES];
+    size_t *kind = malloc((f->nrec ? f->nrec : 1) * sizeof *kind), of[RC_MAX_PHASES];
     if (!kind)
         return NULL;
     for (int k = 0; k < f->nphase; k++)
-        of[k] = -1;
+        of[k] = SIZE_MAX;
     for (size_t l = 0; l < f->nline; l++)
         for (size_t r = f->line[l].first; r < f->line[l].first + f->line[l].n; r++) {
             int ph = f->rec[r].phase;
-            if (of[ph] < 0) {
+            if (of[ph] == SIZE_MAX) {
                 const sp_opkind *k = kind_of(o, f->phase[ph]);
                 if (!k) {
                     free(kind);
                     return NULL;
                 }
-                of[ph] = (int)(k - o->kind);
+                of[ph] = (size_t)(k - o->kind);
             }
             kind[r] = of[ph];
         }
@@ -128,12 +130,12 @@ static hbg_status tails(sp_ops *o, const rc_file *f, size_t nf)
     for (size_t i = 0; i < nf; i++)
         nmax += f[i].nrec;
     uint64_t *v = malloc((nmax ? nmax : 1) * sizeof *v);
-    int **kind = calloc(nf ? nf : 1, sizeof *kind);
+    size_t **kind = calloc(nf ? nf : 1, sizeof *kind);
     hbg_status st = v && kind ? HBG_OK : HBG_E_NOMEM;
     for (size_t i = 0; i < nf && st == HBG_OK; i++)
         if (!(kind[i] = kinds_of_lines(o, &f[i])))
             st = HBG_E_NOMEM;
-    for (int k = 0; k < o->nkind && st == HBG_OK; k++) {
+    for (size_t k = 0; k < o->nkind && st == HBG_OK; k++) {
         size_t m = 0;
         /* by line: a line skipped keeps its records in rec, reached by
          * no line */
@@ -194,4 +196,10 @@ hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, 
     if (unjoined > 1)
         dg_add(warn, "%zu records lines join no bind pass with host_orch", unjoined);
     return tails(o, f, nf);
+}
+
+void sp_ops_free(sp_ops *o)
+{
+    free(o->kind);
+    memset(o, 0, sizeof *o);
 }
