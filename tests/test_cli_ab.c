@@ -1458,8 +1458,10 @@ static void test_unwritable_verdict_is_said_by_ab(void **state)
     if (!compare_real || access("/dev/full", W_OK) != 0)
         skip();
     char *out = in_root("out-full"), *cmd = NULL;
-    assert_true(asprintf(&cmd, "exec \"$HBG_CLI\" ab %s %s --build true --run 'sh {worktree}/measure.sh' --reps 2 "
-                               "--outputs '%s' > /dev/full", c1, c2, out) > 0);
+    assert_true(asprintf(&cmd,
+                         "exec \"$HBG_CLI\" ab %s %s --build true --run 'sh {worktree}/measure.sh' --reps 2 "
+                         "--outputs '%s' > /dev/full",
+                         c1, c2, out) > 0);
     const char *argv[] = {"sh", "-c", cmd, NULL};
     char *so = NULL, *se = NULL;
     assert_int_equal(ab_exec(repo, argv, &so, &se), 2);

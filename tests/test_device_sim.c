@@ -590,9 +590,27 @@ static void failing_kernels(void **state)
 /* ---- malformed images -------------------------------------------------- */
 
 enum corruption {
-    C_NONE, C_MAGIC, C_VERSION, C_SECTION_OOB, C_ELEM, C_FANIN, C_DEF_FORWARD, C_DEF_SLOT, C_DEF_SCALAR_SLOT,
-    C_REPLAY_BOUNDARY, C_DEF_MAGIC, C_DEF_HASH, C_CYCLE, C_PRED_SIZE, C_DEF_OUTSIDE, C_NODE_PRED, C_NODE_FAIL,
-    C_BVIEW_MIN, C_BVIEW_PAST, C_FLAGS_OVER_PRED, C_FLAGS_OVER_HEADER
+    C_NONE,
+    C_MAGIC,
+    C_VERSION,
+    C_SECTION_OOB,
+    C_ELEM,
+    C_FANIN,
+    C_DEF_FORWARD,
+    C_DEF_SLOT,
+    C_DEF_SCALAR_SLOT,
+    C_REPLAY_BOUNDARY,
+    C_DEF_MAGIC,
+    C_DEF_HASH,
+    C_CYCLE,
+    C_PRED_SIZE,
+    C_DEF_OUTSIDE,
+    C_NODE_PRED,
+    C_NODE_FAIL,
+    C_BVIEW_MIN,
+    C_BVIEW_PAST,
+    C_FLAGS_OVER_PRED,
+    C_FLAGS_OVER_HEADER
 };
 
 /* The parts of a small image, kept for byte-level corruption. */
@@ -680,12 +698,18 @@ static hbg_status run_corrupt(world *w, enum corruption c, small_image *keep)
     case C_ELEM: h->sec[HBG_SEC_SCALARS].elem = 4; break;
     case C_FANIN: fanins[0] = 3; break;
     case C_REPLAY_BOUNDARY: rp[0].btensor_off = 1; break;
-    case C_BVIEW_PAST: ((hbg_img_btensor *)(arena + h->sec[HBG_SEC_BTENSORS].off))[0].offset = UINT64_MAX; break;
+    case C_BVIEW_PAST:
+        ((hbg_img_btensor *)(arena + h->sec[HBG_SEC_BTENSORS].off))[0].offset = UINT64_MAX;
+        break;
     /* The flags a run writes over the predicate's value (task 0's flag
      * would turn 3 into 1 before task 2 reads it), or over the section
      * table. */
-    case C_FLAGS_OVER_PRED: h->sec[HBG_SEC_FLAGS].off = h->sec[HBG_SEC_PREDS].off + 8; break;
-    case C_FLAGS_OVER_HEADER: h->sec[HBG_SEC_FLAGS].off = 200; break;
+    case C_FLAGS_OVER_PRED:
+        h->sec[HBG_SEC_FLAGS].off = h->sec[HBG_SEC_PREDS].off + 8;
+        break;
+    case C_FLAGS_OVER_HEADER:
+        h->sec[HBG_SEC_FLAGS].off = 200;
+        break;
     case C_CYCLE:
         /* task 0 waits for task 1, which shares its fanin list */
         tasks[0].fanin_off = 0;
@@ -734,8 +758,7 @@ static void malformed_images(void **state)
          HBG_E_DEVICE},
         {C_FLAGS_OVER_PRED, "image: section flags [568, +3 x 4) overlaps section preds [560, +1 x 24)", HBG_E_DEVICE},
         {C_FLAGS_OVER_HEADER, "image: section flags [200, +3 x 4) overlaps the header (224 bytes)", HBG_E_DEVICE},
-        {C_BVIEW_PAST,
-         "replay 0: boundary view of slot 0: offset 18446744073709551615 + delta 1 is past 2^64 elements",
+        {C_BVIEW_PAST, "replay 0: boundary view of slot 0: offset 18446744073709551615 + delta 1 is past 2^64 elements",
          HBG_E_DEVICE},
     };
     for (int wi = 0; wi < 2; wi++) {
@@ -926,14 +949,10 @@ static void open_refusals(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(serial_matches_golden),
-        cmocka_unit_test(sim_matches_serial),
-        cmocka_unit_test(failing_kernels),
-        cmocka_unit_test(malformed_images),
-        cmocka_unit_test(definition_over_flags),
-        cmocka_unit_test(corrupted_bytes),
-        cmocka_unit_test(memory_limits),
-        cmocka_unit_test(open_refusals),
+        cmocka_unit_test(serial_matches_golden), cmocka_unit_test(sim_matches_serial),
+        cmocka_unit_test(failing_kernels),       cmocka_unit_test(malformed_images),
+        cmocka_unit_test(definition_over_flags), cmocka_unit_test(corrupted_bytes),
+        cmocka_unit_test(memory_limits),         cmocka_unit_test(open_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -835,17 +835,16 @@ static void test_clamped_sums_warned(void **st)
 static void test_warnings_name_the_earliest_line(void **st)
 {
     (void)st;
-    static const char text[] =
-        "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=1 name=chip.run.bind ts=50 dur=500\n"
-        "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=100\n"
-        "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=1 name=chip.run.bind ts=50 dur=500\n"
-        "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=100\n"
-        "[STRACE] v=1 pid=300 tid=1 inv=1 hid=cc depth=1 name=y ts=1 dur=1\n"
-        "[STRACE] v=1 pid=300 tid=1 inv=1 hid=dd depth=0 name=chip.run ts=1 dur=5\n"
-        "[STRACE] v=1 pid=100 tid=1 inv=3 hid=cc depth=1 name=y ts=1 dur=1\n"
-        "[STRACE] v=1 pid=100 tid=1 inv=3 hid=dd depth=0 name=chip.run ts=1 dur=5\n"
-        "[STRACE] v=1 pid=400 tid=1 inv=1 hid=aa depth=1 name=z ts=1 dur=1\n"
-        "[STRACE] v=1 pid=100 tid=1 inv=4 hid=aa depth=1 name=z ts=1 dur=1\n";
+    static const char text[] = "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=1 name=chip.run.bind ts=50 dur=500\n"
+                               "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=100\n"
+                               "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=1 name=chip.run.bind ts=50 dur=500\n"
+                               "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=100\n"
+                               "[STRACE] v=1 pid=300 tid=1 inv=1 hid=cc depth=1 name=y ts=1 dur=1\n"
+                               "[STRACE] v=1 pid=300 tid=1 inv=1 hid=dd depth=0 name=chip.run ts=1 dur=5\n"
+                               "[STRACE] v=1 pid=100 tid=1 inv=3 hid=cc depth=1 name=y ts=1 dur=1\n"
+                               "[STRACE] v=1 pid=100 tid=1 inv=3 hid=dd depth=0 name=chip.run ts=1 dur=5\n"
+                               "[STRACE] v=1 pid=400 tid=1 inv=1 hid=aa depth=1 name=z ts=1 dur=1\n"
+                               "[STRACE] v=1 pid=100 tid=1 inv=4 hid=aa depth=1 name=z ts=1 dur=1\n";
     char *log = ts_temp_file(text, strlen(text), ".log"), *out, *err;
     const char *a[] = {"spans", log, "--view", "tree", NULL};
     assert_int_equal(ts_run_cli(a, &out, &err), 0);
@@ -855,13 +854,12 @@ static void test_warnings_name_the_earliest_line(void **st)
     free(out), free(err);
     unlink(log);
     free(log);
-    static const char sums[] =
-        "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=x ts=1 dur=4000000000000000000\n"
-        "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=x ts=2 dur=4000000000000000000\n"
-        "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=x ts=3 dur=4000000000000000000\n"
-        "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=x ts=1 dur=4000000000000000000\n"
-        "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=x ts=2 dur=4000000000000000000\n"
-        "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=x ts=3 dur=4000000000000000000\n";
+    static const char sums[] = "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=x ts=1 dur=4000000000000000000\n"
+                               "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=x ts=2 dur=4000000000000000000\n"
+                               "[STRACE] v=1 pid=200 tid=1 inv=1 hid=aa depth=0 name=x ts=3 dur=4000000000000000000\n"
+                               "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=x ts=1 dur=4000000000000000000\n"
+                               "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=x ts=2 dur=4000000000000000000\n"
+                               "[STRACE] v=1 pid=100 tid=1 inv=1 hid=aa depth=0 name=x ts=3 dur=4000000000000000000\n";
     log = ts_temp_file(sums, strlen(sums), ".log");
     a[1] = log;
     a[3] = "tpot";

@@ -156,7 +156,7 @@ static int parse_args(int argc, char **argv, cmp_args *a)
             /* the rest are logs, even one named like an option */
             if (!arm) {
                 say("the logs after '--' belong to no arm: put it after --base or "
-                                "--measure (see hbg compare --help)\n");
+                    "--measure (see hbg compare --help)\n");
                 return 2;
             }
             while (++i < argc)
@@ -182,15 +182,13 @@ static int parse_args(int argc, char **argv, cmp_args *a)
         } else if (is_opt(s, "--alpha")) {
             v = opt_value(argc, argv, &i, "--alpha");
             if (!parse_double(v, 0, 1, true, &a->opt.alpha) || a->opt.alpha >= 1) {
-                say("--alpha expects a number between 0 and 1 (exclusive), got '%s'\n",
-                        dg_shown(v ? v : ""));
+                say("--alpha expects a number between 0 and 1 (exclusive), got '%s'\n", dg_shown(v ? v : ""));
                 return 2;
             }
         } else if (is_opt(s, "--threshold")) {
             v = opt_value(argc, argv, &i, "--threshold");
             if (!parse_double(v, 0, 1e6, false, &a->opt.threshold_pct)) {
-                say("--threshold expects a percentage from 0 to 1000000, got '%s'\n",
-                        dg_shown(v ? v : ""));
+                say("--threshold expects a percentage from 0 to 1000000, got '%s'\n", dg_shown(v ? v : ""));
                 return 2;
             }
         } else if (is_opt(s, "--format")) {
@@ -211,7 +209,7 @@ static int parse_args(int argc, char **argv, cmp_args *a)
              * nothing could read either */
             if (!strcmp(v, "-")) {
                 say("--plot expects a file name, not '-': the plot cannot share standard "
-                                "output with the results\n");
+                    "output with the results\n");
                 return 2;
             }
             a->plot = v;
@@ -219,20 +217,20 @@ static int parse_args(int argc, char **argv, cmp_args *a)
             a->opt.allow_unstamped = true;
         } else {
             say("unexpected argument '%s' (logs follow --base or --measure; see hbg compare "
-                            "--help)\n",
-                    dg_shown(s));
+                "--help)\n",
+                dg_shown(s));
             return 2;
         }
     }
     if (!a->nbase || !a->nmeasure) {
         say("give the logs of both arms: --base LOG... --measure LOG... (see hbg compare "
-                        "--help)\n");
+            "--help)\n");
         return 2;
     }
     if (a->nbase != a->nmeasure) {
         say("%zu base logs but %zu measure logs: the i-th of each arm is repetition i, so the "
-                "counts must be equal\n",
-                a->nbase, a->nmeasure);
+            "counts must be equal\n",
+            a->nbase, a->nmeasure);
         return 2;
     }
     return -1;
@@ -271,7 +269,8 @@ static int check_files(const cmp_args *a)
         log_label(a, i, li, sizeof li);
         log_label(a, j, lj, sizeof lj);
         say("%s and %s are the same file: each repetition needs logs of its own; give each "
-                        "log once\n", li, lj);
+            "log once\n",
+            li, lj);
         rc = 2;
     } else if (a->plot && hbg_outfile_not_input(who, a->plot, in, n)) {
         rc = 2;

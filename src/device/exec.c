@@ -243,8 +243,8 @@ static hbg_status check_flags_alone(const hbg_img_header *h)
     const hbg_img_section *f = &h->sec[HBG_SEC_FLAGS];
     uint64_t flag_bytes = (uint64_t)f->count * f->elem;
     if (overlap(f->off, flag_bytes, 0, sizeof *h))
-        return FAIL("image: section flags [%llu, +%u x %u) overlaps the header (%zu bytes)",
-                    (unsigned long long)f->off, f->count, f->elem, sizeof *h);
+        return FAIL("image: section flags [%llu, +%u x %u) overlaps the header (%zu bytes)", (unsigned long long)f->off,
+                    f->count, f->elem, sizeof *h);
     for (int s = 0; s < HBG_SEC_COUNT; s++) {
         const hbg_img_section *o = &h->sec[s];
         if (s != HBG_SEC_FLAGS && overlap(f->off, flag_bytes, o->off, (uint64_t)o->count * o->elem))
@@ -524,8 +524,8 @@ void hbg__exec_task_call(const hbg__exec_image *im, uint32_t task, uint32_t rank
  * unsigned arithmetic: a negative delta is taken as its magnitude (so
  * INT64_MIN is too), and a start before the buffer or past 2^64 elements
  * is no view of it. */
-static hbg_status view_offset(const hbg__exec_image *im, const hbg_img_replay *r, const hbg_def_targ *ta,
-                              uint64_t base, uint64_t *out)
+static hbg_status view_offset(const hbg__exec_image *im, const hbg_img_replay *r, const hbg_def_targ *ta, uint64_t base,
+                              uint64_t *out)
 {
     unsigned rp = (unsigned)(r - im->replays);
     if (ta->delta < 0) {

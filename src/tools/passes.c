@@ -1132,7 +1132,7 @@ typedef struct piece_ctx {
     ps_log *L;
     lx_pos pos;
     lx_sink sink;
-    const size_t *cut;     /* the reader's count of lines cut */
+    const size_t *cut; /* the reader's count of lines cut */
     size_t cut_seen;
     size_t first_cut_line; /* the first of them, for the warning */
 } piece_ctx;

@@ -50,11 +50,11 @@ enum {
     PS_D_DUPLICATE = 1u << 2,
     PS_D_DROPPED = 1u << 3,
     PS_D_SETDIFF = 1u << 4,
-    PS_D_IGNORED = 1u << 5,     /* one of its lines was malformed and ignored */
-    PS_D_NO_ORCH = 1u << 6,     /* no host_orch line: a total would lack most of the control plane */
-    PS_D_LONG = 1u << 7,        /* its control-plane sum reaches LX_DUR_LIMIT_NS: no measurement */
-    PS_D_NO_PID = 1u << 8,      /* no pid, on a thread the passes of several pids share */
-    PS_D_ORCH_ONLY = 1u << 9,   /* host-orch lines of its key and no bind line */
+    PS_D_IGNORED = 1u << 5,   /* one of its lines was malformed and ignored */
+    PS_D_NO_ORCH = 1u << 6,   /* no host_orch line: a total would lack most of the control plane */
+    PS_D_LONG = 1u << 7,      /* its control-plane sum reaches LX_DUR_LIMIT_NS: no measurement */
+    PS_D_NO_PID = 1u << 8,    /* no pid, on a thread the passes of several pids share */
+    PS_D_ORCH_ONLY = 1u << 9, /* host-orch lines of its key and no bind line */
 };
 #define PS_NDEFECTS 10
 

@@ -285,8 +285,8 @@ static void warn_defects(ps_log *L, const ps_pass *p, uint32_t ref, size_t best)
         dg_add(&L->warn, "%s:%zu: pass %s has no host_orch (no control-plane total without it); excluded",
                L->path, p->first_line, label);
     if (p->defects & PS_D_ORCH_ONLY)
-        dg_add(&L->warn, "%s:%zu: pass %s has host-orch lines and no bind lines; excluded", L->path,
-               p->first_line, label);
+        dg_add(&L->warn, "%s:%zu: pass %s has host-orch lines and no bind lines; excluded", L->path, p->first_line,
+               label);
     if (p->defects & PS_D_NO_PID)
         dg_add(&L->warn, "%s:%zu: pass %s has no pid (no chip.run.bind span), and its thread carries the passes of "
                "several pids, any one's it could be; excluded", L->path, p->first_line, label);
@@ -361,7 +361,7 @@ void ps_exclusions(const ps_log *L, char *out, size_t n)
     static const char *const why[PS_NDEFECTS] = {"without arena_h2d",    "truncated",
                                                  "with a segment twice", "with dropped records",
                                                  "with other segments",  "with an ignored line",
-                                                 "without host_orch",   "with a sum of 2^62 ns or more",
+                                                 "without host_orch",    "with a sum of 2^62 ns or more",
                                                  "of no one pid",        "without bind lines"};
     size_t count[PS_NDEFECTS] = {0};
     for (size_t i = 0; i < L->npass; i++) {

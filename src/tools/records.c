@@ -484,12 +484,14 @@ hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_
         else
             snprintf(lim, sizeof lim, "%zu bytes", maxl);
         if (cut == 1)
-            dg_add(warn, "%s:%zu: a line longer than %s (the reader's limit) read as its first %s and skipped: no "
-                         "records line is that long",
+            dg_add(warn,
+                   "%s:%zu: a line longer than %s (the reader's limit) read as its first %s and skipped: no "
+                   "records line is that long",
                    path, c.first_cut, lim, lim);
         else
-            dg_add(warn, "%s:%zu: %zu lines longer than %s (the reader's limit), this the first, read as their "
-                         "first %s and skipped: no records line is that long",
+            dg_add(warn,
+                   "%s:%zu: %zu lines longer than %s (the reader's limit), this the first, read as their "
+                   "first %s and skipped: no records line is that long",
                    path, c.first_cut, cut, lim, lim);
     }
     drop_duplicates(f, warn);

@@ -354,8 +354,7 @@ static bool merge_instances(const sp_set *S, atab *T, tree_work *w, size_t root)
                 out_line = k->line;
             /* spans below LX_DUR_LIMIT_NS: ts + dur stays in 64 bits
              * unless ts is itself absurd, which then counts too */
-            if (!s->dev && !k->dev &&
-                (k->ts < s->ts || k->ts + k->dur < k->ts || k->ts + k->dur > s->ts + s->dur) &&
+            if (!s->dev && !k->dev && (k->ts < s->ts || k->ts + k->dur < k->ts || k->ts + k->dur > s->ts + s->dur) &&
                 (!w->notes.outside++ || k->line < w->notes.outside_line)) /* the earliest in the log */
                 w->notes.outside_line = k->line;
         }
