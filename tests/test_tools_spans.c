@@ -1420,6 +1420,37 @@ static void test_records_given_twice(void **st)
     ts_rmtree(dir);
 }
 
+/* --records - reads the records from standard input (it tried to open a
+ * file named '-'): the same tails as the file gives. The log as records
+ * too, or standard input as both, is refused. */
+static void test_records_from_stdin(void **st)
+{
+    (void)st;
+    char lp[2048], rp[2048], want[8192], *out, *err, *out2, *err2;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("hbg-run-vector-timeline.log"));
+    snprintf(rp, sizeof rp, "%s", ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl"));
+    const char *file[] = {"spans", lp, "--view", "ops", "--records", rp, NULL};
+    const char *in[] = {"spans", lp, "--view", "ops", "--records", "-", NULL};
+    assert_int_equal(ts_run_cli(file, &out, &err), 0);
+    assert_int_equal(ts_run_cli_in(in, rp, &out2, &err2), 0);
+    assert_true(ts_contains(out, "host_orch not covered by any operation record"));
+    assert_string_equal(out2, out);
+    assert_string_equal(err2, "");
+    free(out), free(err), free(out2), free(err2);
+    const char *both[] = {"spans", "-", "--records", "-", NULL};
+    assert_int_equal(ts_run_cli_in(both, rp, &out, &err), 2);
+    assert_string_equal(err, "hbg spans: the log (standard input) and --records 1 (standard input) are the same "
+                             "file; give the log once\n");
+    assert_string_equal(out, "");
+    free(out), free(err);
+    const char *self[] = {"spans", lp, "--records", lp, NULL};
+    assert_int_equal(ts_run_cli(self, &out, &err), 2);
+    snprintf(want, sizeof want, "hbg spans: the log (%s) and --records 1 (%s) are the same file; give the log once\n",
+             lp, lp);
+    assert_string_equal(err, want);
+    free(out), free(err);
+}
+
 /* A pass's records line held twice, in one file (appended to twice) or in
  * two (a copy of the file), counts once: the second is skipped with a
  * warning, and its records are in no tail. */
@@ -1527,6 +1558,7 @@ int main(void)
         cmocka_unit_test(test_formats_and_errors),
         cmocka_unit_test(test_bind_lines_not_read),
         cmocka_unit_test(test_records_given_twice),
+        cmocka_unit_test(test_records_from_stdin),
         cmocka_unit_test(test_a_pass_held_twice_counts_once),
         cmocka_unit_test(test_output_on_a_full_or_closed_stdout),
         cmocka_unit_test(test_nothing_whole_is_the_reason_given),

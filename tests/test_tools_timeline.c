@@ -1860,6 +1860,30 @@ static void test_per_invocation(void **st)
     assert_int_equal(access("unused.json", F_OK), -1);
     free(out);
     free(err);
+    /* --records - is standard input: as many records drawn as from the
+     * file; the log as its own records is refused */
+    char *o = ts_temp_file("", 0, ".json");
+    const char *d[] = {"timeline", lp, "--records", "-", "-o", o, NULL};
+    assert_int_equal(ts_run_cli_in(d, rp, &out, &err), 0);
+    free(out);
+    char *s = ts_slurp(o, NULL);
+    json_t *fromin = json_loads(s, 0, NULL), *fromfile = run_timeline(lp, rp, 0, &out);
+    assert_non_null(fromin);
+    assert_non_null(fromfile);
+    size_t nrec = find(json_object_get(fromfile, "traceEvents"), NULL, "op", -1, -1, NULL);
+    assert_true(nrec > 0);
+    assert_int_equal(find(json_object_get(fromin, "traceEvents"), NULL, "op", -1, -1, NULL), nrec);
+    json_decref(fromin), json_decref(fromfile);
+    free(s), free(out), free(err);
+    unlink(o), free(o);
+    const char *self[] = {"timeline", lp, "--records", lp, "-o", "unused.json", NULL};
+    assert_int_equal(ts_run_cli(self, &out, &err), 2);
+    snprintf(want, sizeof want,
+             "hbg timeline: the log (%s) and --records 1 (%s) are the same file; give the log once\n", lp, lp);
+    assert_string_equal(err, want);
+    assert_int_equal(access("unused.json", F_OK), -1);
+    free(out);
+    free(err);
     /* ten device span names in one invocation: a track each */
     char log[4096];
     size_t n = (size_t)snprintf(log, sizeof log,

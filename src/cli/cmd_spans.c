@@ -44,7 +44,7 @@ static void usage(FILE *f)
             "  --format F          table (default), json or csv\n"
             "  --records FILE      a host_phase_records.jsonl (repeatable, each file once): per\n"
             "                      operation kind count, min / median / p99 / max, and the share\n"
-            "                      of host_orch no record covers\n"
+            "                      of host_orch no record covers ('-': standard input)\n"
             "  --assert-overlap A,B  check that, for adjacent invocations of each rank, span A\n"
             "                      of N+1 starts before span B of N ends (and ends after it\n"
             "                      starts), and that B of N+1 starts no earlier than B of N\n"
@@ -81,6 +81,12 @@ typedef struct args {
  * user's choice; the same file twice is a mistake. Returns -1, or 2 after
  * naming both arguments. A name that cannot be stat'ed is left to the
  * reader, which says why. */
+/* A path for a message: '-' is standard input. */
+static const char *shown(const char *path)
+{
+    return strcmp(path, "-") ? dg_shown(path) : "standard input";
+}
+
 static int distinct_records(const args *a)
 {
     size_t i, j;
@@ -90,12 +96,19 @@ static int distinct_records(const args *a)
         in[k + 1] = a->rpath[k];
     if (hbg_outfile_not_input("hbg spans", "-", in, a->nr + 1))
         return 2;
+    /* the log given as records too (or standard input as both): no
+     * records line in it, or nothing left of stdin for the second */
+    if (hbg_same_file_pair(in, a->nr + 1, &i, &j) && i == 0) {
+        fprintf(stderr, "hbg spans: the log (%s) and --records %zu (%s) are the same file; give the log once\n",
+                shown(a->log), j, shown(a->rpath[j - 1]));
+        return 2;
+    }
     if (!hbg_same_file_pair((const char *const *)a->rpath, a->nr, &i, &j))
         return -1;
     fprintf(stderr,
             "hbg spans: --records %zu (%s) and --records %zu (%s) are the same file: its records would count twice; "
             "give each records file once\n",
-            i + 1, dg_shown(a->rpath[i]), j + 1, dg_shown(a->rpath[j]));
+            i + 1, shown(a->rpath[i]), j + 1, shown(a->rpath[j]));
     return 2;
 }
 

@@ -36,7 +36,7 @@ static void usage(FILE *f)
             "stderr; a span the log holds twice (logs put together) is drawn once. LOG '-'\n"
             "is standard input.\n"
             "Documentation: docs/timeline.md.\n\n"
-            "  --records FILE  a host_phase_records.jsonl (repeatable)\n"
+            "  --records FILE  a host_phase_records.jsonl (repeatable; '-' standard input)\n"
             "  --per-invocation  instead: one lane per invocation, host and device tracks\n"
             "  -o, --output F  the trace to write ('-' for stdout); never one of the inputs\n"
             "  -h, --help      this text\n\n"
@@ -60,6 +60,12 @@ typedef struct tl_args {
 
 /* Returns -1 to go on, else the exit status (help printed, or a usage
  * error said). */
+/* A path for a message: '-' is standard input. */
+static const char *shown(const char *path)
+{
+    return strcmp(path, "-") ? dg_shown(path) : "standard input";
+}
+
 static int parse_args(int argc, char **argv, tl_args *a)
 {
     static const struct option opts[] = {{"records", required_argument, NULL, 'r'},
@@ -114,14 +120,21 @@ static int parse_args(int argc, char **argv, tl_args *a)
     memcpy(inputs + 1, a->rpath, a->nr * sizeof *a->rpath);
     if (hbg_outfile_not_input("hbg timeline", a->out, inputs, a->nr + 1) != 0)
         return 2;
+    /* the log given as records too (or standard input as both), as
+     * hbg spans refuses it */
+    size_t i, j;
+    if (hbg_same_file_pair(inputs, a->nr + 1, &i, &j) && i == 0) {
+        fprintf(stderr, "hbg timeline: the log (%s) and --records %zu (%s) are the same file; give the log once\n",
+                shown(a->path), j, shown(a->rpath[j - 1]));
+        return 2;
+    }
     /* the same records file twice (a link, another spelling) would draw
      * every operation twice, as hbg spans refuses too */
-    size_t i, j;
     if (hbg_same_file_pair(a->rpath, a->nr, &i, &j)) {
         fprintf(stderr,
                 "hbg timeline: --records %zu (%s) and --records %zu (%s) are the same file: its records would be "
                 "drawn twice; give each records file once\n",
-                i + 1, dg_shown(a->rpath[i]), j + 1, dg_shown(a->rpath[j]));
+                i + 1, shown(a->rpath[i]), j + 1, shown(a->rpath[j]));
         return 2;
     }
     return -1;

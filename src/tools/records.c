@@ -501,7 +501,8 @@ hbg_status rc_read_fd(rc_file *f, const char *path, int fd, size_t max_line, dg_
 hbg_status rc_load(rc_file *f, const char *path, dg_list *warn, char *err, size_t errlen)
 {
     memset(f, 0, sizeof *f);
-    int fd = tx_open_file(path, err, errlen);
+    /* '-' is standard input, named <stdin> as a log read from it is */
+    int fd = tx_open_log(path, &path, err, errlen);
     if (fd < 0)
         return HBG_E_IO;
     hbg_status st = rc_read_fd(f, path, fd, 0, warn, err, errlen);
