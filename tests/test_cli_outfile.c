@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -49,6 +50,42 @@ static void test_renamed_on_success_removed_on_failure(void **st)
     expect_file(path, "new");
     assert_int_equal(ab_entries(dir), 1);
     free(path);
+    fs_rmdir(dir);
+}
+
+/* A symbolic link to a file is written through: the target gets the new
+ * text and keeps its mode, the link stays a link (renamed onto, it was
+ * replaced by a regular file of mode 0644 and the target kept the old
+ * text). A file replaced keeps its mode too. */
+static void test_a_link_is_written_through(void **st)
+{
+    (void)st;
+    char *dir = fs_tempdir("outlink");
+    char *sub = fs_path(dir, "real"), *target = fs_path(dir, "real/t.svg"), *link = fs_path(dir, "l.svg");
+    assert_int_equal(mkdir(sub, 0755), 0);
+    fs_write(target, "old");
+    assert_int_equal(chmod(target, 0640), 0);
+    assert_int_equal(symlink("real/t.svg", link), 0);
+    hbg_outfile o;
+    assert_int_equal(hbg_outfile_open(&o, "hbg test", link), 0);
+    fputs("new", o.f);
+    assert_int_equal(hbg_outfile_close(&o, true), 0);
+    struct stat lsb, sb;
+    assert_int_equal(lstat(link, &lsb), 0);
+    assert_true(S_ISLNK(lsb.st_mode));
+    expect_file(target, "new");
+    assert_int_equal(stat(target, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0640);
+    assert_int_equal(ab_entries(sub), 1); /* no temporary left beside the target */
+    assert_int_equal(ab_entries(dir), 2);
+    /* a failed write leaves the target as it was */
+    assert_int_equal(hbg_outfile_open(&o, "hbg test", link), 0);
+    fputs("half", o.f);
+    assert_int_equal(hbg_outfile_close(&o, false), -1);
+    expect_file(target, "new");
+    assert_int_equal(ab_entries(sub), 1);
+    remove(link), remove(target), rmdir(sub);
+    free(link), free(target), free(sub);
     fs_rmdir(dir);
 }
 
@@ -156,6 +193,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_renamed_on_success_removed_on_failure),
+        cmocka_unit_test(test_a_link_is_written_through),
         cmocka_unit_test(test_stop_signal_removes_the_temporary),
         cmocka_unit_test(test_handled_or_ignored_signal_left_alone),
         cmocka_unit_test(test_default_given_back),

@@ -63,13 +63,20 @@ static void unguard_tmp(const char *tmp)
 
 int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
 {
-    *o = (hbg_outfile){NULL, path, NULL, cmd};
-    struct stat sb;
+    *o = (hbg_outfile){NULL, path, NULL, NULL, cmd};
+    struct stat sb, lsb;
     if (strcmp(path, "-") == 0) {
         o->f = stdout;
         return 0;
     }
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+    bool exists = stat(path, &sb) == 0;
+    /* A link to a file is written through, as a shell's `>` would: the
+     * temporary goes beside the target and is renamed onto it (renamed
+     * onto the link, it replaced the link with a file of its own). A
+     * link that leads nowhere is left to be replaced. */
+    if (exists && S_ISREG(sb.st_mode) && lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode))
+        o->dest = realpath(path, NULL);
+    if (exists && !S_ISREG(sb.st_mode)) {
         o->f = fopen(path, "w");
         if (!o->f) {
             fprintf(stderr, "%s: cannot write %s: %s\n", cmd, dg_shown(path), strerror(errno));
@@ -77,8 +84,10 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
         }
         return 0;
     }
-    if (asprintf(&o->tmp, "%s.tmp%ld", path, (long)getpid()) < 0) {
+    if (asprintf(&o->tmp, "%s.tmp%ld", o->dest ? o->dest : path, (long)getpid()) < 0) {
         o->tmp = NULL;
+        free(o->dest);
+        o->dest = NULL;
         fprintf(stderr, "%s: cannot create %s: out of memory\n", cmd, dg_shown(path));
         return -1;
     }
@@ -90,9 +99,14 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
         unguard_tmp(o->tmp);
         fprintf(stderr, "%s: cannot create %s: %s\n", cmd, dg_shown(path), strerror(e));
         free(o->tmp);
-        o->tmp = NULL;
+        free(o->dest);
+        o->tmp = o->dest = NULL;
         return -1;
     }
+    /* the file replaced keeps its permissions (a plot made readable to a
+     * web server stays so); best effort, as cp's are */
+    if (exists)
+        (void)fchmod(fileno(o->f), sb.st_mode & 07777);
     return 0;
 }
 
@@ -140,15 +154,17 @@ int hbg_outfile_close(hbg_outfile *o, bool ok)
     if (ok && e) {
         fprintf(stderr, "%s: cannot write %s: %s\n", o->cmd, dg_shown(o->path), strerror(e));
         rc = -1;
-    } else if (ok && o->tmp && rename(o->tmp, o->path) != 0) {
-        fprintf(stderr, "%s: cannot rename %s to %s: %s\n", o->cmd, dg_shown(o->tmp), dg_shown(o->path), strerror(errno));
+    } else if (ok && o->tmp && rename(o->tmp, o->dest ? o->dest : o->path) != 0) {
+        fprintf(stderr, "%s: cannot rename %s to %s: %s\n", o->cmd, dg_shown(o->tmp),
+                dg_shown(o->dest ? o->dest : o->path), strerror(errno));
         rc = -1;
     }
     if (o->tmp && (!ok || rc))
         remove(o->tmp);
     unguard_tmp(o->tmp);
     free(o->tmp);
-    o->tmp = NULL;
+    free(o->dest);
+    o->tmp = o->dest = NULL;
     return ok ? rc : -1;
 }
 

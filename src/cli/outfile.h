@@ -16,6 +16,7 @@ typedef struct hbg_outfile {
     FILE *f;                /* write here */
     const char *path;       /* the name asked for */
     char *tmp;              /* the temporary beside it, or NULL */
+    char *dest;             /* a symbolic link's target, renamed onto; NULL: path */
     const char *cmd;        /* "hbg timeline": prefixes the messages */
 } hbg_outfile;
 
