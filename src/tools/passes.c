@@ -544,6 +544,24 @@ static ps_pass *adopt_keyless_start(ps_log *L, const lx_rec *r, int id)
     return q;
 }
 
+/* The pass of keyed line r (bind or host-orch: grouped by their key
+ * however they interleave), made when it is its key's first line, with
+ * the malformed lines held for it; NULL when out of memory. */
+static ps_pass *open_keyed(ps_log *L, const lx_rec *r)
+{
+    size_t before = L->npass;
+    ps_pass *p = keyed_pass(L, r->pid, r->inv, r->line, true);
+    if (p && !p->has_thread && (p->has_thread = lx_thread(r, &L->ix->thc, &p->thread)))
+        note_keyed_thread(L, p);
+    if (p && L->ix->npend) {
+        if (L->npass != before)
+            claim_pending(L, p);
+        else
+            claim_within(L, p);
+    }
+    return p;
+}
+
 /* The pass a bind line of segment id belongs to, made when it is the
  * first line of its pass; NULL when out of memory. */
 static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
@@ -555,17 +573,7 @@ static inline ps_pass *bind_pass(ps_log *L, const lx_rec *r, int id)
         if (L->ix->any_keyless && !keyed_pass(L, r->pid, r->inv, r->line, false) &&
             (p = adopt_keyless_start(L, r, id)) != NULL)
             return p;
-        size_t before = L->npass;
-        p = keyed_pass(L, r->pid, r->inv, r->line, true);
-        if (p && !p->has_thread && (p->has_thread = lx_thread(r, &L->ix->thc, &p->thread)))
-            note_keyed_thread(L, p);
-        if (p && L->ix->npend) {
-            if (L->npass != before)
-                claim_pending(L, p);
-            else
-                claim_within(L, p);
-        }
-        return p;
+        return open_keyed(L, r);
     }
     uint64_t th;
     bool ht = lx_thread(r, &L->ix->thc, &th);
@@ -835,16 +843,10 @@ static void on_orch(ps_log *L, const lx_rec *r)
     L->norch++;
     ps_pass *p = NULL;
     if (r->has_pid && r->has_inv) {
-        /* Keyed lines are grouped by their key however they interleave:
-         * a host-orch line read before its pass's bind lines (a log sorted
-         * by another key, two writers' lines shuffled) opens the pass. One
-         * whose bind lines never come is excluded (PS_D_ORCH_ONLY). */
-        size_t before = L->npass;
-        p = keyed_pass(L, r->pid, r->inv, r->line, true);
-        if (p && !p->has_thread && (p->has_thread = lx_thread(r, &L->ix->thc, &p->thread)))
-            note_keyed_thread(L, p);
-        if (p && L->npass != before && L->ix->npend)
-            claim_pending(L, p);
+        /* a host-orch line read before its pass's bind lines (a log sorted
+         * by another key, two writers' lines shuffled) opens the pass; one
+         * whose bind lines never come is excluded (PS_D_ORCH_ONLY) */
+        p = open_keyed(L, r);
     } else {
         uint64_t th;
         bool ht = lx_thread(r, &L->ix->thc, &th);
@@ -854,8 +856,6 @@ static void on_orch(ps_log *L, const lx_rec *r)
         dg_add(&L->warn, "%s:%zu: host-orch line with no bind burst before it; ignored", L->path, r->line);
         return;
     }
-    if (L->ix->npend && r->has_pid && r->has_inv && p->first_line < r->line)
-        claim_within(L, p);
     int op = op_id(r->name);
     if (op < 0) {
         if (L->unknown_op_warned < 4) {
