@@ -243,7 +243,7 @@ static void log_label(const cmp_args *a, size_t i, char *buf, size_t n)
     bool base = i < a->nbase;
     const char *p = base ? a->base[i] : a->measure[i - a->nbase];
     snprintf(buf, n, "%s log %zu (%s)", base ? "base" : "measure", (base ? i : i - a->nbase) + 1,
-             strcmp(p, "-") ? dg_shown(p) : "standard input");
+             hbg_arg_shown(p));
 }
 
 /* Refusals that need the file system, before any log is read; 0, or 2

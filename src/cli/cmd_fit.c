@@ -74,8 +74,7 @@ static int distinct_logs(char *const *arg, size_t n)
     fprintf(stderr,
             "hbg fit: LOG %zu (%s) and LOG %zu (%s) are the same file: its passes would count twice; give each "
             "log once\n",
-            i + 1, strcmp(arg[i], "-") ? dg_shown(arg[i]) : "standard input", j + 1,
-            strcmp(arg[j], "-") ? dg_shown(arg[j]) : "standard input");
+            i + 1, hbg_arg_shown(arg[i]), j + 1, hbg_arg_shown(arg[j]));
     return 2;
 }
 

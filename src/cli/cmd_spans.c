@@ -81,12 +81,6 @@ typedef struct args {
  * user's choice; the same file twice is a mistake. Returns -1, or 2 after
  * naming both arguments. A name that cannot be stat'ed is left to the
  * reader, which says why. */
-/* A path for a message: '-' is standard input. */
-static const char *shown(const char *path)
-{
-    return strcmp(path, "-") ? dg_shown(path) : "standard input";
-}
-
 static int distinct_records(const args *a)
 {
     size_t i, j;
@@ -100,7 +94,7 @@ static int distinct_records(const args *a)
      * records line in it, or nothing left of stdin for the second */
     if (hbg_same_file_pair(in, a->nr + 1, &i, &j) && i == 0) {
         fprintf(stderr, "hbg spans: the log (%s) and --records %zu (%s) are the same file; give the log once\n",
-                shown(a->log), j, shown(a->rpath[j - 1]));
+                hbg_arg_shown(a->log), j, hbg_arg_shown(a->rpath[j - 1]));
         return 2;
     }
     if (!hbg_same_file_pair((const char *const *)a->rpath, a->nr, &i, &j))
@@ -108,7 +102,7 @@ static int distinct_records(const args *a)
     fprintf(stderr,
             "hbg spans: --records %zu (%s) and --records %zu (%s) are the same file: its records would count twice; "
             "give each records file once\n",
-            i + 1, shown(a->rpath[i]), j + 1, shown(a->rpath[j]));
+            i + 1, hbg_arg_shown(a->rpath[i]), j + 1, hbg_arg_shown(a->rpath[j]));
     return 2;
 }
 

@@ -60,12 +60,6 @@ typedef struct tl_args {
 
 /* Returns -1 to go on, else the exit status (help printed, or a usage
  * error said). */
-/* A path for a message: '-' is standard input. */
-static const char *shown(const char *path)
-{
-    return strcmp(path, "-") ? dg_shown(path) : "standard input";
-}
-
 static int parse_args(int argc, char **argv, tl_args *a)
 {
     static const struct option opts[] = {{"records", required_argument, NULL, 'r'},
@@ -125,7 +119,7 @@ static int parse_args(int argc, char **argv, tl_args *a)
     size_t i, j;
     if (hbg_same_file_pair(inputs, a->nr + 1, &i, &j) && i == 0) {
         fprintf(stderr, "hbg timeline: the log (%s) and --records %zu (%s) are the same file; give the log once\n",
-                shown(a->path), j, shown(a->rpath[j - 1]));
+                hbg_arg_shown(a->path), j, hbg_arg_shown(a->rpath[j - 1]));
         return 2;
     }
     /* the same records file twice (a link, another spelling) would draw
@@ -134,7 +128,7 @@ static int parse_args(int argc, char **argv, tl_args *a)
         fprintf(stderr,
                 "hbg timeline: --records %zu (%s) and --records %zu (%s) are the same file: its records would be "
                 "drawn twice; give each records file once\n",
-                i + 1, shown(a->rpath[i]), j + 1, shown(a->rpath[j]));
+                i + 1, hbg_arg_shown(a->rpath[i]), j + 1, hbg_arg_shown(a->rpath[j]));
         return 2;
     }
     return -1;

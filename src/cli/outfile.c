@@ -168,6 +168,11 @@ int hbg_outfile_close(hbg_outfile *o, bool ok)
     return ok ? rc : -1;
 }
 
+const char *hbg_arg_shown(const char *path)
+{
+    return strcmp(path, "-") ? dg_shown(path) : "standard input";
+}
+
 int hbg_stdout_flush(const char *cmd)
 {
     static bool reported;
@@ -197,7 +202,7 @@ int hbg_outfile_not_input(const char *cmd, const char *out, const char *const *i
         if (stat_arg(in[k], STDIN_FILENO, &i) == 0 && i.st_dev == o.st_dev && i.st_ino == o.st_ino) {
             fprintf(stderr, "%s: refusing to write %s: it is the input %s\n", cmd,
                     strcmp(out, "-") ? dg_shown(out) : "standard output",
-                    strcmp(in[k], "-") ? dg_shown(in[k]) : "standard input");
+                    hbg_arg_shown(in[k]));
             return -1;
         }
     return 0;

@@ -20,6 +20,10 @@ typedef struct hbg_outfile {
     const char *cmd;        /* "hbg timeline": prefixes the messages */
 } hbg_outfile;
 
+/* A path argument as a message shows it: '-' is standard input, any
+ * other as dg_shown masks it. */
+const char *hbg_arg_shown(const char *path);
+
 /* Opens path for writing. On failure prints "CMD: cannot create ...: why"
  * on stderr and returns -1. */
 int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path);
