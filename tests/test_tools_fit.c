@@ -307,6 +307,38 @@ static void test_mean_only(void **state)
     drop_logs(&L);
 }
 
+/* Passes of 2 s that differ by a nanosecond do not cost the same: R² is
+ * 0 (the mean alone), not "n/a". Equal costs are decided on the costs as
+ * the log has them: a tolerance relative to the cost (1e-9 of it, 2 ns
+ * here) once took these for one cost. */
+static void test_r2_of_costs_a_nanosecond_apart(void **state)
+{
+    (void)state;
+    const cfg c[] = {{40000000, 0, 0, 0}}; /* 2,000,005,000 ns a pass */
+    gen g = {.warm = 3, .noise = 1};
+    logs L;
+    fit_data d;
+    fit_result R;
+    fit_made(&L, c, 1, &g, &d, &R);
+    assert_int_equal(R.k, 1);
+    assert_true(R.r2 == 0.0 && !signbit(R.r2));
+    fit_free(&d);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "\nR\xC2\xB2              0.000000\n"));
+    free(out), free(errs);
+    drop_logs(&L);
+    /* two sizes 2 ns apart, no noise: the fit explains all of it */
+    const cfg two[] = {{40000000, 0, 0, 0}, {40000000, 0, 0, 1}};
+    g.noise = 0;
+    make_logs(&L, two, 2, &g);
+    assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "per boundary slot               2.000   [2.000, 2.000]\n"));
+    assert_true(ts_contains(out, "\nR\xC2\xB2              1.000000\n"));
+    free(out), free(errs);
+    drop_logs(&L);
+}
+
 /* One size only: the super-linear test cannot be made, and JSON says
  * null for it, not a false "no super-linear term". */
 static void test_superlinear_not_tested_is_null(void **state)
@@ -1085,7 +1117,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_recovery), cmocka_unit_test(test_intervals_shrink),
         cmocka_unit_test(test_not_identifiable),
-        cmocka_unit_test(test_mean_only), cmocka_unit_test(test_superlinear_not_tested_is_null),
+        cmocka_unit_test(test_mean_only), cmocka_unit_test(test_r2_of_costs_a_nanosecond_apart),
+        cmocka_unit_test(test_superlinear_not_tested_is_null),
         cmocka_unit_test(test_superlinear),
         cmocka_unit_test(test_bad_slots_leave_the_pass_out),
         cmocka_unit_test(test_min_per_log), cmocka_unit_test(test_skip_warm),

@@ -359,6 +359,15 @@ static void slope_of(const fit_data *d, fit_result *R)
     R->slope = (sxy - sx * sy / (double)m) / var;
 }
 
+/* Whether every point costs the same. */
+static bool same_costs(const fit_data *d)
+{
+    for (size_t i = 1; i < d->n; i++)
+        if (d->pt[i].y != d->pt[0].y)
+            return false;
+    return true;
+}
+
 int fit_solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen)
 {
     memset(R, 0, sizeof *R);
@@ -447,8 +456,11 @@ int fit_solve(fit_data *d, bool relative, const char *const *names, fit_result *
     }
     R->sigma = sqrt(sse / (double)R->df);
     R->tq = fit_tq975(R->df);
-    /* every pass costing the same leaves nothing to explain: 0/0 */
-    R->r2 = sst > 1e-18 * (ybar * ybar * wsum) && sst > 0 ? 1 - sse / sst : NAN;
+    /* every pass costing the same leaves nothing to explain: 0/0. Decided
+     * on the costs as the log has them (integers, exact as doubles): a
+     * tolerance relative to the cost took passes of 2 s a nanosecond apart
+     * for one cost */
+    R->r2 = !same_costs(d) && sst > 0 ? 1 - sse / sst : NAN;
     /* with the fixed term in the model R² is 0 to 1; the mean alone
      * explains nothing, exactly (not 1e-16 either side of it) */
     if (mean_only && !isnan(R->r2))
