@@ -51,7 +51,11 @@ int hbg_log_write_error(const hbg_log *lg);
  * included. A record longer than PIPE_BUF bytes is cut and ends in "...";
  * newlines inside a message become spaces. */
 void hbg_log_printf(hbg_log *lg, hbg_level l, const char *func, const char *file, int line,
-                    const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+                    const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
 #define HBG_LOG(lg, lvl, ...) hbg_log_printf((lg), (lvl), __func__, __FILE__, __LINE__, __VA_ARGS__)
 
 /* A record whose message is given verbatim (no "[file:line] "). */

@@ -7,7 +7,7 @@
  *     forks the rank processes. The object lives in one MAP_SHARED anonymous
  *     mapping, so every rank sees it at the same address and `hbg_xrank *` is
  *     a valid pointer in all of them.
- *   - Each rank passes that pointer as `hbg_case_env.services` and as its
+ *   - Each rank passes that pointer to its case's own code and as its
  *     device's `hbg_device.services`; kernels receive it as
  *     `hbg_kernel_args.services`, and an eager golden run gets it as the
  *     `services` argument of hbg_eager_run().
