@@ -315,6 +315,28 @@ static void two_pools(void **state)
     hbg_recpool_destroy(c);
 }
 
+/* A thread that records into more pools than its cache remembers finds
+ * the buffer it claimed before: each pool below has room for one thread,
+ * so a second claim by the same thread would drop every later record. */
+static void more_pools_than_cache_slots(void **state)
+{
+    (void)state;
+    enum { NP = 7, ROUNDS = 5 };
+    hbg_recpool *p[NP];
+    for (int k = 0; k < NP; k++) {
+        p[k] = make(1, 100);
+        hbg_recpool_arm(p[k], 1, 1);
+    }
+    for (int r = 0; r < ROUNDS; r++)
+        for (int k = 0; k < NP; k++)
+            hbg_rec(p[k], HBG_OP_SUBMIT_TASK, (uint64_t)r, 0, 0);
+    for (int k = 0; k < NP; k++) {
+        assert_int_equal(hbg_recpool_count(p[k]), ROUNDS);
+        assert_int_equal(hbg_recpool_dropped(p[k]), 0);
+        hbg_recpool_destroy(p[k]);
+    }
+}
+
 static void bad_arguments(void **state)
 {
     (void)state;
@@ -350,6 +372,7 @@ int main(void)
         cmocka_unit_test(exact_line),       cmocka_unit_test(sorted_and_stable), cmocka_unit_test(small_pool_drops),
         cmocka_unit_test(no_free_buffer),   cmocka_unit_test(arming),            cmocka_unit_test(two_pools),
         cmocka_unit_test(bad_arguments),    cmocka_unit_test(tick_records),
+        cmocka_unit_test(more_pools_than_cache_slots),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,7 +48,7 @@ typedef struct rec {
  * never write the same line. */
 typedef struct buf {
     _Atomic uint32_t n;
-    uint32_t tid;
+    _Atomic uint32_t tid; /* atomic: claim() reads other threads' buffers */
     rec *recs;
     char pad[64 - sizeof(uint32_t) * 2 - sizeof(rec *)];
 } buf;
@@ -113,7 +113,7 @@ hbg_status hbg_recpool_create(unsigned max_threads, unsigned per_thread, hbg_rec
     }
     for (unsigned i = 0; i < max_threads; i++) {
         atomic_init(&p->bufs[i].n, 0);
-        p->bufs[i].tid = 0;
+        atomic_init(&p->bufs[i].tid, 0);
         p->bufs[i].recs = p->storage + (size_t)i * per_thread;
     }
     atomic_init(&p->gen, 0);
@@ -144,7 +144,7 @@ void hbg_recpool_arm(hbg_recpool *p, uint32_t pid, uint64_t inv)
     p->inv = inv;
     for (unsigned i = 0; i < p->max_threads; i++) {
         atomic_store_explicit(&p->bufs[i].n, 0, memory_order_relaxed);
-        p->bufs[i].tid = 0;
+        atomic_store_explicit(&p->bufs[i].tid, 0, memory_order_relaxed);
     }
     atomic_store_explicit(&p->nclaimed, 0, memory_order_relaxed);
     atomic_store_explicit(&p->dropped, 0, memory_order_relaxed);
@@ -176,19 +176,51 @@ bool hbg_recpool_armed(const hbg_recpool *p)
     return p && atomic_load_explicit(&p->gen, memory_order_acquire) != 0;
 }
 
-/* The slow path: the first record of this thread in this pass. */
-static buf *claim(hbg_recpool *p, uint64_t gen)
+static unsigned claimed(const hbg_recpool *p)
+{
+    uint32_t c = atomic_load_explicit(&p->nclaimed, memory_order_acquire);
+    return c < p->max_threads ? c : p->max_threads;
+}
+
+/* A buffer this thread claimed earlier in this pass and whose cache slot
+ * has since gone to other pools (a thread recording into more than
+ * CACHE_SLOTS armed pools at once). Without this look-up each return to
+ * the pool claimed one more buffer, and the pool ran out of buffers for
+ * its other threads. A tid is unique among live threads; one reused
+ * within a pass belongs to a thread that started after the first ended,
+ * and the acquire load of n orders its records after the first's. */
+static buf *own_buf(hbg_recpool *p, uint32_t tid)
+{
+    for (unsigned i = 0, c = claimed(p); i < c; i++)
+        if (atomic_load_explicit(&p->bufs[i].tid, memory_order_relaxed) == tid) {
+            (void)atomic_load_explicit(&p->bufs[i].n, memory_order_acquire);
+            return &p->bufs[i];
+        }
+    return NULL;
+}
+
+/* A free buffer for this thread, or NULL when every one is taken. */
+static buf *new_buf(hbg_recpool *p, uint32_t tid)
 {
     uint32_t i = atomic_fetch_add_explicit(&p->nclaimed, 1, memory_order_relaxed);
-    buf *b = NULL;
-    if (i < p->max_threads) {
-        b = &p->bufs[i];
-        b->tid = hbg_gettid();
-    } else {
+    if (i >= p->max_threads) {
         /* Undo, so nclaimed cannot creep towards wrapping however many
          * threads arrive late. */
         atomic_fetch_sub_explicit(&p->nclaimed, 1, memory_order_relaxed);
+        return NULL;
     }
+    atomic_store_explicit(&p->bufs[i].tid, tid, memory_order_relaxed);
+    return &p->bufs[i];
+}
+
+/* The slow path: the first record of this thread in this pass, or its
+ * first since the cache forgot this pool. */
+static buf *claim(hbg_recpool *p, uint64_t gen)
+{
+    uint32_t tid = hbg_gettid();
+    buf *b = own_buf(p, tid);
+    if (!b)
+        b = new_buf(p, tid);
     unsigned slot = cache_next++ % CACHE_SLOTS;
     cache[slot].pool = p;
     cache[slot].gen = gen;
@@ -223,7 +255,7 @@ static inline void put(hbg_recpool *p, hbg_phase phase, uint32_t flag, uint64_t 
     r->start_ns = start_ns;
     r->end_ns = end_ns;
     r->detail = detail;
-    r->tid = b->tid;
+    r->tid = atomic_load_explicit(&b->tid, memory_order_relaxed);
     r->phase = (uint32_t)phase | flag;
     atomic_store_explicit(&b->n, n + 1, memory_order_release);
 }
@@ -246,11 +278,6 @@ void hbg__recpool_set_map(hbg_recpool *p, const hbg__clockmap *map)
     p->have_map = true;
 }
 
-static unsigned claimed(const hbg_recpool *p)
-{
-    uint32_t c = atomic_load_explicit(&p->nclaimed, memory_order_acquire);
-    return c < p->max_threads ? c : p->max_threads;
-}
 
 uint64_t hbg_recpool_count(const hbg_recpool *p)
 {
