@@ -586,6 +586,36 @@ static void test_run_failure(void **state)
     free(out);
 }
 
+/* A run past --run-timeout is stopped and fails as a failed run does:
+ * one that ends on SIGTERM at once, and one that ignores it, killed
+ * AB_GRACE_S seconds later. Without the limit each would hold hbg ab
+ * for the length of its sleep. */
+static void test_run_timeout(void **state)
+{
+    (void)state;
+    char *out = in_root("out-timeout");
+    const char *quick[] = {"ab", "HEAD~1", "HEAD", "--build", "true", "--run", "sleep 60", "--run-timeout", "0.5",
+                           "--outputs", out, NULL};
+    char *so, *se, want[512];
+    assert_int_equal(ab_hbg(repo, quick, &so, &se), 2);
+    snprintf(want, sizeof want, "hbg ab: rep 1/5 A %s (REV_A 'HEAD~1') failed: --run ran past --run-timeout 0.5 s "
+                                "and was stopped; the partial log stays at", c1);
+    assert_non_null(strstr(se, want));
+    assert_string_equal(so, "");
+    free(so);
+    free(se);
+
+    const char *stubborn[] = {"ab", "HEAD~1", "HEAD", "--build", "true", "--run", "trap '' TERM; sleep 60",
+                              "--run-timeout", "0.2", "--reps", "1", "--outputs", out, "--resume", NULL};
+    assert_int_equal(ab_hbg(repo, stubborn, &so, &se), 2);
+    snprintf(want, sizeof want, "hbg ab: rep 1/1 A %s (REV_A 'HEAD~1') failed: --run ran past --run-timeout 0.2 s "
+                                "and was stopped", c1);
+    assert_non_null(strstr(se, want));
+    free(so);
+    free(se);
+    free(out);
+}
+
 /* The default run, hbg run of the tree's build/hbg with its output in
  * LOG.out, without building hbg: a --build puts this stand-in there. Its
  * `run` writes the log named by -o as hbg run does (the stamp hbg ab
@@ -606,6 +636,7 @@ static void test_run_failure(void **state)
     "  fi\n"                                                                                                 \
     "  if [ \"$a\" = --help ]; then echo \"usage: hbg run CASE\"; exit 0; fi\n"                              \
     "  if [ \"$a\" = --no-phases ]; then nophases=1; fi\n"                                                   \
+    "  if [ \"$a\" = --hang ]; then exec sleep 60; fi\n"                                                   \
     "  prev=$a\n"                                                                                            \
     "done\n"                                                                                                 \
     "echo \"fake hbg run of $rev\"\n"                                                                        \
@@ -914,6 +945,16 @@ static void test_args_tried_before_second_build(void **state)
              "--help`)'\n", c1, c1);
     trial_stopped(out, built, so, se, want);
 
+    /* a trial that hangs is stopped by --run-timeout as a run is */
+    char *out_h = in_root("out-args-hang"), *built_h = in_root("built-args-hang");
+    const char *hang[] = {"--run-timeout", "0.5", "--", "--hang", NULL};
+    assert_int_equal(ab_fake(out_h, built_h, hang, &so, &se), 2);
+    snprintf(want, sizeof want, "hbg ab: REV_A %s (%s): a 1-round trial of hbg run failed, so REV_B was not built and "
+             "nothing was measured: ran past --run-timeout 0.5 s and was stopped\n", c1, c1);
+    trial_stopped(out_h, built_h, so, se, want);
+    free(out_h);
+    free(built_h);
+
     /* A trial's scratch folder whose hbg ab is gone (interrupted during
      * its trial) is removed by the next trial; one whose hbg ab lives
      * (here: this test's pid) is left alone. So is one whose pid is not
@@ -1165,7 +1206,8 @@ static void test_usage_errors(void **state)
         {"ab", "--alpha", "1", "HEAD~1", "HEAD", NULL},           {"ab", "--threshold", "-1", "HEAD~1", "HEAD", NULL},
         {"ab", "HEAD~1", "HEAD", "--", "--rounds", "3", NULL},    {"ab", "HEAD~1", "HEAD", "--reps", NULL},
         {"ab", "--threshold", "0x10", "HEAD~1", "HEAD", NULL},    {"ab", "--alpha", "0x0.1", "HEAD~1", "HEAD", NULL},
-        {"ab", "--case", "x\ny\033", "HEAD~1", "HEAD", NULL},
+        {"ab", "--case", "x\ny\033", "HEAD~1", "HEAD", NULL},   {"ab", "--run-timeout", "0", "HEAD~1", "HEAD", NULL},
+        {"ab", "--run-timeout", "1e99", "HEAD~1", "HEAD", NULL},
     };
     const char *why[] = {"--reps expects an integer from 1 to", "--reps expects", "--rounds expects",
                          "unknown or incomplete option '--bogus'", "expected two revisions", "expected two revisions",
@@ -1174,7 +1216,9 @@ static void test_usage_errors(void **state)
                          "--case expects a case `hbg run --list` names, got 'llama'", "--format expects table, json or csv",
                          "--alpha expects", "--threshold expects", "would override", "unknown or incomplete option",
                          "--threshold expects", "--alpha expects",
-                         "--case expects a case `hbg run --list` names, got 'x?y?'\n"};
+                         "--case expects a case `hbg run --list` names, got 'x?y?'\n",
+                         "--run-timeout expects seconds, more than 0 and at most 8640000, got '0'",
+                         "--run-timeout expects seconds, more than 0 and at most 8640000, got '1e99'"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         usage_error(repo, bad[i], why[i]);
     /* outside any repository */
@@ -1580,6 +1624,7 @@ int main(void)
         cmocka_unit_test(test_unwritable_verdict_is_said_by_ab),
         cmocka_unit_test(test_worktree_new_file_only),
         cmocka_unit_test(test_ambiguous_and_message_revisions),
+        cmocka_unit_test(test_run_timeout),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

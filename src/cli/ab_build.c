@@ -263,15 +263,44 @@ static int stop_signal(pid_t pid)
     return si.si_status;
 }
 
-int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx)
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* A command past its time limit: asked to end (SIGTERM: an hbg run
+ * kills its ranks and says which passes ran), then made to. The group is
+ * continued too, in case it was paused meanwhile. */
+static int stop_overdue(pid_t pid)
+{
+    kill(-pid, SIGTERM);
+    kill(-pid, SIGCONT);
+    double until = mono_s() + AB_GRACE_S;
+    while (ab_wait(pid, false) == -2) {
+        if (mono_s() >= until) {
+            kill(-pid, SIGKILL);
+            (void)ab_wait(pid, true);
+            break;
+        }
+        nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+    }
+    return AB_TIMED_OUT;
+}
+
+int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, double limit_s)
 {
     /* short naps first: most commands (git's) end in milliseconds */
     long nap_ns = 1000000, since_look_ns = 0;
     bool said = false;
+    double deadline = limit_s > 0 ? mono_s() + limit_s : 0;
     for (;;) {
         int st = ab_wait(pid, false);
         if (st != -2)
             return st;
+        if (deadline && mono_s() >= deadline)
+            return stop_overdue(pid);
         if (watch && since_look_ns >= 1000000000L) {
             since_look_ns = 0;
             int sig = group_stopped(pid) ? stop_signal(pid) : -1;
@@ -336,6 +365,8 @@ const char *ab_status_text(int status, char *buf, size_t cap)
     if (status == AB_STOPPED)
         snprintf(buf, cap, "stopped, waiting on the terminal (a password prompt?), and was killed: hbg ab runs "
                            "commands apart from the terminal, so set up credentials beforehand");
+    else if (status == AB_TIMED_OUT)
+        snprintf(buf, cap, "ran past --run-timeout and was stopped");
     else if (status < 0)
         snprintf(buf, cap, "could not be started or waited for");
     else if (status > 128 && status < 128 + 65)
@@ -783,7 +814,7 @@ static int logged(int logfd, const char *const *argv, const char *cwd)
     (void)!write(logfd, ab_buf_cstr(&line), line.n);
     ab_buf_free(&line);
     pid_t pid = ab_start(argv, cwd, logfd, logfd);
-    return pid < 0 ? -1 : ab_wait_polled(pid, true, NULL, NULL);
+    return pid < 0 ? -1 : ab_wait_polled(pid, true, NULL, NULL, 0);
 }
 
 /* Copies one untracked file (or symlink) from the tree into the snapshot.

@@ -55,15 +55,21 @@ int ab_wait(pid_t pid, bool hang);
  * of the command's group is stopped; if one is, the group is killed and
  * the answer is AB_STOPPED, where ab_wait would have waited for ever.
  * Unless the command itself (pid) was stopped by SIGSTOP or SIGTSTP: a
- * person paused it, and it is waited for, said once on stderr. */
+ * person paused it, and it is waited for, said once on stderr.
+ * With limit_s > 0, a command still running limit_s seconds (wall clock,
+ * pauses included) after the call has its group sent SIGTERM (and
+ * SIGCONT), then SIGKILL AB_GRACE_S seconds later if it has not ended;
+ * the answer is then AB_TIMED_OUT. */
 #define AB_STOPPED (-3)
-int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx);
+#define AB_TIMED_OUT (-4)
+#define AB_GRACE_S   5
+int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, double limit_s);
 /* ab_start then ab_wait; -1 when it could not be started. */
 int ab_spawn(const char *const *argv, const char *cwd, int out_fd, int err_fd);
 /* Runs argv with its stdout appended to *out (stderr to err_fd). */
 int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd);
 /* "exit status 3", "killed by signal 9 (Killed)", "could not be started",
- * or for AB_STOPPED what stopped it. */
+ * for AB_STOPPED what stopped it, for AB_TIMED_OUT that it ran too long. */
 const char *ab_status_text(int status, char *buf, size_t cap);
 
 /* A template with {worktree}, {rev} and {log} replaced by the values,

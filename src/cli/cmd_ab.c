@@ -36,6 +36,7 @@
 #define MAX_REPS 1000
 #define MAX_ROUNDS 100000
 #define TAIL_LINES 30
+#define MAX_RUN_TIMEOUT_S 8640000 /* 100 days */
 
 typedef struct ab_opts {
     const char *rev_a, *rev_b;
@@ -44,6 +45,8 @@ typedef struct ab_opts {
     bool keep_defs, resume;
     const char *threshold, *alpha, *plot, *format;
     const char *build, *run;
+    const char *run_timeout; /* --run-timeout as given; NULL: none */
+    double run_limit_s;      /* its value; 0: none */
     char **args;            /* after --: for hbg run */
     int nargs;
     char outputs_abs[AB_PATH];
@@ -97,6 +100,9 @@ static void usage(FILE *f)
             "                             bind_*; an existing FILE is replaced)\n"
             "  --build CMD                build a tree with CMD instead of cmake (run in the worktree)\n"
             "  --run CMD                  measure with CMD instead of hbg run (run in the worktree)\n"
+            "  --run-timeout S            stop a run (and the trial) still going after S seconds\n"
+            "                             (SIGTERM to its process group, SIGKILL 5 s later) and\n"
+            "                             fail as for a failed run; default: no limit\n"
             "  -h, --help                 this text\n"
             "Everything after -- is passed to hbg run, except what would override hbg ab's own options:\n"
             "--rounds, --mode, --log and -o, in any spelling getopt takes (--ro, --mode=..., -oFILE).\n\n"
@@ -214,7 +220,7 @@ static int split_at_dashes(int argc, char **argv)
 {
     static const char *const valued[] = {"--case", "--reps", "--rounds", "--mode", "--order", "--outputs",
                                          "--threshold", "--alpha", "--plot", "--format", "--build", "--run",
-                                         NULL};
+                                         "--run-timeout", NULL};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--"))
             return i;
@@ -255,6 +261,11 @@ static int take(ab_opts *o, int ch, const char *v)
     case 'p': o->plot = v; return *v ? 0 : fail("--plot expects a file name (FILE.svg), got ''");
     case 'b': o->build = v; return *v ? 0 : fail("--build expects a shell command, got ''");
     case 'R': o->run = v; return *v ? 0 : fail("--run expects a shell command, got ''");
+    case 'T':
+        o->run_timeout = v;
+        o->run_limit_s = parse_real(v, 0, MAX_RUN_TIMEOUT_S, false) ? strtod(v, NULL) : 0;
+        return o->run_limit_s > 0 ? 0 : fail("--run-timeout expects seconds, more than 0 and at most %d, got '%s'",
+                                             MAX_RUN_TIMEOUT_S, v);
     }
     return 0;
 }
@@ -282,7 +293,8 @@ static int parse(int argc, char **argv, ab_opts *o)
         {"alpha", required_argument, NULL, 'a'},   {"plot", required_argument, NULL, 'p'},
         {"format", required_argument, NULL, 'F'},  {"build", required_argument, NULL, 'b'},
         {"run", required_argument, NULL, 'R'},     {"resume", no_argument, NULL, 'u'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+        {"run-timeout", required_argument, NULL, 'T'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     defaults(o);
     int end = split_at_dashes(argc, argv);
     o->args = argv + (end < argc ? end + 1 : argc);
@@ -880,13 +892,23 @@ static void run_tick(void *ctx)
  * --run template is watched for a stop on the terminal (ab_wait_polled);
  * hbg run itself never reads it, and its runs are not disturbed by the
  * look at /proc that the watch takes each second. */
-static int wait_run(pid_t pid, ab_progress *p, unsigned rep, unsigned reps, const ab_arm *arm, double started,
-                    bool watch)
+static int wait_run(const ab_opts *o, pid_t pid, ab_progress *p, unsigned rep, const ab_arm *arm, double started)
 {
-    if (!watch && !p->tty)
+    bool watch = o->run != NULL;
+    if (!watch && !p->tty && !o->run_limit_s)
         return ab_wait(pid, true);
-    run_ticker k = {p, rep, reps, arm, started, 0};
-    return ab_wait_polled(pid, watch, p->tty ? run_tick : NULL, &k);
+    run_ticker k = {p, rep, o->reps, arm, started, 0};
+    return ab_wait_polled(pid, watch, p->tty ? run_tick : NULL, &k, o->run_limit_s);
+}
+
+/* ab_status_text, with --run-timeout's value for a run it stopped. */
+static const char *run_status_text(const ab_opts *o, int st, char *buf, size_t cap)
+{
+    if (st == AB_TIMED_OUT) {
+        snprintf(buf, cap, "ran past --run-timeout %s s and was stopped", o->run_timeout);
+        return buf;
+    }
+    return ab_status_text(st, buf, cap);
 }
 
 /* hbg run's command line: BIN run CASE --mode M --rounds N -o LOG
@@ -1048,7 +1070,8 @@ static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, cons
     snprintf(outp, sizeof outp, "%s.out", log);
     const char **argv = run_argv(o, arm->bin, "1", log, dir, true);
     int fd = argv ? open(outp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644) : -1;
-    int st = fd < 0 ? 0 : ab_spawn(argv, NULL, fd, fd);
+    pid_t pid = fd < 0 ? 0 : ab_start(argv, NULL, fd, fd);
+    int st = pid == 0 ? 0 : pid < 0 ? -1 : ab_wait_polled(pid, false, NULL, NULL, o->run_limit_s);
     if (fd >= 0)
         close(fd);
     free(argv);
@@ -1056,7 +1079,7 @@ static int trial_run(const ab_opts *o, const ab_repo *r, const ab_arm *arm, cons
     int phases = st ? 1 : log_has_phases(log, NULL), e = errno;
     if (st) {
         char why[224], line[512] = "";
-        ab_status_text(st, why, sizeof why);
+        run_status_text(o, st, why, sizeof why);
         bool said = ab_last_line(outp, "hbg run: ", line, sizeof line);
         rc = fail("%s %s (%s): a 1-round trial of hbg run failed, so %s was not built and nothing was measured: "
                   "%s%s%s%s", arm->role, arm->t.rev, arm->spec, next->role, why, said ? ": '" : "", line,
@@ -1135,7 +1158,7 @@ static pid_t start_template(const ab_opts *o, const ab_arm *arm, unsigned i)
 static int run_failed(const ab_opts *o, const ab_arm *arm, unsigned i, int st, const char *outp)
 {
     char why[224];
-    ab_status_text(st, why, sizeof why);
+    run_status_text(o, st, why, sizeof why);
     struct stat sb;
     char part[AB_PATH_X + 8];
     part_of(arm->logs[i], part, sizeof part);
@@ -1194,7 +1217,7 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
     if (pid < 0)
         return fail("rep %u/%u %c %s: cannot start the run (%s): %s", i + 1, o->reps, arm->label, arm->t.rev,
                     outp, strerror(errno));
-    int st = wait_run(pid, p, i + 1, o->reps, arm, t, o->run != NULL);
+    int st = wait_run(o, pid, p, i + 1, arm, t);
     double dt = now_s() - t;
     p->spent += dt;
     p->done++;
