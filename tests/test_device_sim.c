@@ -819,6 +819,99 @@ static void definition_over_flags(void **state)
     hbg_kernel_table_destroy(kt);
 }
 
+/* ---- limits ------------------------------------------------------------ */
+
+/* What one submit makes of a task or a node. */
+enum over { O_TASK_FANINS, O_TASK_TENSORS, O_TASK_SCALARS, O_NODE_FANINS };
+
+/* An image at the limit `what` names, or one past it: task 0 a kernel
+ * task, task 1 a dummy or a replay waiting for it. The fanins past a limit
+ * all name task (node) 0, as a fanin list shared by many tasks does: each
+ * asks for another successor edge. */
+static hbg_status run_over(world *w, enum over what, bool past)
+{
+    uint32_t a[N];
+    init_a(a);
+    uint64_t A = w_u32(w, a, N);
+    uint32_t x = past, zeros[HBG_MAX_FANINS + 1] = {0};
+    hbg_tensor ts[HBG_MAX_TASK_TENSORS + 1];
+    for (uint32_t i = 0; i <= HBG_MAX_TASK_TENSORS; i++)
+        ts[i] = ib_u32(A, N);
+    uint64_t sc[HBG_MAX_TASK_SCALARS + 1] = {0};
+    ib *b = ib_new();
+    ib_task_spec k = {.kind = HBG_TASK_KERNEL,
+                      .core = HBG_CORE_AIV,
+                      .aiv = 1,
+                      .blocks = 1,
+                      .tensors = ts,
+                      .ntensors = what == O_TASK_TENSORS ? HBG_MAX_TASK_TENSORS + x : 1,
+                      .scalars = sc,
+                      .nscalars = what == O_TASK_SCALARS ? HBG_MAX_TASK_SCALARS + x : 0};
+    uint32_t t0 = ib_add_task(b, &k);
+    if (what == O_NODE_FANINS) {
+        db *d = db_new(0, NULL, 0, 0, 7);
+        for (uint32_t n = 0; n < 2; n++)
+            db_add_node(d,
+                        &(db_node_spec){.kind = HBG_TASK_DUMMY, .fanins = zeros, .nfanin = n ? HBG_MAX_FANINS + x : 0});
+        uint64_t dbytes, dhash;
+        void *dimg = db_build(d, &dbytes, &dhash);
+        db_free(d);
+        uint64_t DEF = w_alloc(w, dbytes);
+        w_put(w, DEF, dimg, dbytes);
+        free(dimg);
+        ib_add_def(b, DEF, dbytes, dhash);
+        ib_add_replay(b, 0, NULL, 0, NULL, 0, 0, &t0, 1);
+    } else {
+        ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_DUMMY,
+                                       .fanins = zeros,
+                                       .nfanin = what == O_TASK_FANINS ? HBG_MAX_FANINS + x : 1});
+    }
+    uint64_t bytes;
+    unsigned char *arena = ib_build(b, &bytes);
+    ib_free(b);
+    hbg_status st = w_run(w, arena, bytes, NULL, NULL);
+    free(arena);
+    return st;
+}
+
+/* Each limit is accepted and one past it refused, before anything is
+ * built for the image: fanins (a list shared by any number of tasks would
+ * otherwise ask for any number of successor edges), tensors and scalars,
+ * the same for top-level tasks as for Definition nodes. */
+static void over_limits(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt = kernels();
+    hbg_device *d = open_sim(&(hbg_sim_config){.aic_cores = 1, .aiv_cores = 1});
+    world worlds[2] = {{.kt = kt}, {.dev = d, .kt = kt}};
+    static const struct {
+        enum over what;
+        const char *msg;
+    } cases[] = {
+        {O_TASK_FANINS, "image: task 1: 129 fanins, past the limit of 128"},
+        {O_TASK_TENSORS, "image: task 0: 33 tensors, past the limit of 32"},
+        {O_TASK_SCALARS, "image: task 0: 17 scalars, past the limit of 16"},
+        {O_NODE_FANINS, "definition 0: node 1: 129 fanins, past the limit of 128"},
+    };
+    for (int wi = 0; wi < 2; wi++) {
+        world *w = &worlds[wi];
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            hbg_status st = run_over(w, cases[i].what, false);
+            if (st != HBG_OK)
+                fail_msg("%s executor, case %zu at the limit: %s (%s)", wi ? "sim" : "serial", i, hbg_status_name(st),
+                         hbg__exec_last_error());
+            st = run_over(w, cases[i].what, true);
+            if (st != HBG_E_DEVICE)
+                fail_msg("%s executor, case %zu past the limit: %s (%s)", wi ? "sim" : "serial", i, hbg_status_name(st),
+                         hbg__exec_last_error());
+            assert_string_equal(hbg_device_last_error(), cases[i].msg);
+            w_release(w);
+        }
+    }
+    hbg_device_close(d);
+    hbg_kernel_table_destroy(kt);
+}
+
 static int k_noop(const hbg_kernel_args *a)
 {
     (void)a;
@@ -951,8 +1044,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(serial_matches_golden), cmocka_unit_test(sim_matches_serial),
         cmocka_unit_test(failing_kernels),       cmocka_unit_test(malformed_images),
-        cmocka_unit_test(definition_over_flags), cmocka_unit_test(corrupted_bytes),
-        cmocka_unit_test(memory_limits),         cmocka_unit_test(open_refusals),
+        cmocka_unit_test(definition_over_flags), cmocka_unit_test(over_limits),
+        cmocka_unit_test(corrupted_bytes),       cmocka_unit_test(memory_limits),
+        cmocka_unit_test(open_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -128,6 +128,46 @@ static bool overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn)
     return an && bn && a < b + bn && b < a + an;
 }
 
+/* What a task or a node is called in a refusal: "image: task 12" or
+ * "definition 0: node 7". */
+static void item_name(char *buf, size_t n, uint32_t def, uint32_t idx)
+{
+    if (def == UINT32_MAX)
+        snprintf(buf, n, "image: task %u", idx);
+    else
+        snprintf(buf, n, "definition %u: node %u", def, idx);
+}
+
+/* The fanins, tensors and scalars of one task or node: (offset, count)
+ * into its pools. */
+typedef struct item_args {
+    uint32_t off[3], cnt[3];
+    uint32_t pool[3];
+} item_args;
+
+/* Each slice inside its pool and no longer than one submit may make it
+ * (HBG_MAX_FANINS distinct predecessors, HBG_MAX_TASK_TENSORS,
+ * HBG_MAX_TASK_SCALARS): tasks and nodes go through this one check, so
+ * they keep the same limits. The fanin limit is also what bounds the
+ * successor lists a run builds (build_dag): a fanin list may be shared by
+ * any number of tasks, so without it a few bytes of fanins could ask for
+ * billions of edges. */
+static hbg_status check_args(uint32_t def, uint32_t idx, const item_args *a)
+{
+    static const char *const what[3] = {"fanins", "tensors", "scalars"};
+    static const uint32_t limit[3] = {HBG_MAX_FANINS, HBG_MAX_TASK_TENSORS, HBG_MAX_TASK_SCALARS};
+    char who[64];
+    for (int i = 0; i < 3; i++) {
+        if (a->cnt[i] <= limit[i] && slice_ok(a->off[i], a->cnt[i], a->pool[i]))
+            continue;
+        item_name(who, sizeof who, def, idx);
+        if (a->cnt[i] > limit[i])
+            return FAIL("%s: %u %s, past the limit of %u", who, a->cnt[i], what[i], limit[i]);
+        return FAIL("%s: %s [%u, +%u) exceed %u", who, what[i], a->off[i], a->cnt[i], a->pool[i]);
+    }
+    return HBG_OK;
+}
+
 static hbg_status open_def(const hbg__exec_image *im, hbg__exec_def *d, const hbg_img_def *e, uint32_t di,
                            const hbg_kernel_table *kt, hbg__exec_mem_fn mem, void *mem_ctx)
 {
@@ -186,9 +226,12 @@ static hbg_status open_def(const hbg__exec_image *im, hbg__exec_def *d, const hb
         const hbg_def_node *nd = &d->nodes[n];
         if (nd->kind != HBG_TASK_KERNEL && nd->kind != HBG_TASK_DUMMY && nd->kind != HBG_TASK_ALLOC)
             return FAIL("definition %u: node %u: kind %u is not KERNEL, DUMMY or ALLOC", di, n, nd->kind);
-        if (!slice_ok(nd->fanin_off, nd->fanin_cnt, h->nfanin))
-            return FAIL("definition %u: node %u: fanins [%u, +%u) exceed %u", di, n, nd->fanin_off,
-                        nd->fanin_cnt, h->nfanin);
+        item_args args = {{nd->fanin_off, nd->targ_off, nd->sarg_off},
+                          {nd->fanin_cnt, nd->targ_cnt, nd->sarg_cnt},
+                          {h->nfanin, h->ntarg, h->nsarg}};
+        hbg_status st = check_args(di, n, &args);
+        if (st)
+            return st;
         for (uint32_t i = 0; i < nd->fanin_cnt; i++) {
             uint32_t f = d->fanins[nd->fanin_off + i];
             /* Nodes are recorded in submission order, so a fanin always
@@ -196,19 +239,13 @@ static hbg_status open_def(const hbg__exec_image *im, hbg__exec_def *d, const hb
             if (f >= n)
                 return FAIL("definition %u: node %u: fanin %u is node %u, not an earlier node", di, n, i, f);
         }
-        if (!slice_ok(nd->targ_off, nd->targ_cnt, h->ntarg) || nd->targ_cnt > HBG_MAX_TASK_TENSORS)
-            return FAIL("definition %u: node %u: tensors [%u, +%u) exceed %u (or the limit %d)", di, n,
-                        nd->targ_off, nd->targ_cnt, h->ntarg, HBG_MAX_TASK_TENSORS);
-        if (!slice_ok(nd->sarg_off, nd->sarg_cnt, h->nsarg) || nd->sarg_cnt > HBG_MAX_TASK_SCALARS)
-            return FAIL("definition %u: node %u: scalars [%u, +%u) exceed %u (or the limit %d)", di, n,
-                        nd->sarg_off, nd->sarg_cnt, h->nsarg, HBG_MAX_TASK_SCALARS);
         if (nd->has_pred && nd->pred >= h->npred)
             return FAIL("definition %u: node %u: predicate %u is not below npred %u", di, n, nd->pred, h->npred);
         if (nd->kind == HBG_TASK_KERNEL) {
             if (nd->blocks == 0 || nd->blocks > HBG_EXEC_MAX_BLOCKS)
                 return FAIL("definition %u: node %u: %u blocks (expected 1..%u)", di, n, nd->blocks,
                             HBG_EXEC_MAX_BLOCKS);
-            hbg_status st = check_kernels(kt, nd->core, nd->kernel_aic, nd->kernel_aiv, "node", n, di);
+            st = check_kernels(kt, nd->core, nd->kernel_aic, nd->kernel_aiv, "node", n, di);
             if (st)
                 return st;
         }
@@ -348,19 +385,16 @@ static hbg_status check_task(hbg__exec_image *im, uint32_t t, const hbg_kernel_t
     const hbg_img_task *k = &im->tasks[t];
     if (k->kind > HBG_TASK_REPLAY)
         return FAIL("image: task %u: kind %u is not KERNEL, DUMMY, ALLOC or REPLAY", t, k->kind);
-    if (!slice_ok(k->fanin_off, k->fanin_cnt, S[HBG_SEC_FANINS].count))
-        return FAIL("image: task %u: fanins [%u, +%u) exceed %u", t, k->fanin_off, k->fanin_cnt,
-                    S[HBG_SEC_FANINS].count);
+    item_args args = {{k->fanin_off, k->tensor_off, k->scalar_off},
+                      {k->fanin_cnt, k->tensor_cnt, k->scalar_cnt},
+                      {S[HBG_SEC_FANINS].count, S[HBG_SEC_TENSORS].count, S[HBG_SEC_SCALARS].count}};
+    hbg_status st = check_args(UINT32_MAX, t, &args);
+    if (st)
+        return st;
     for (uint32_t i = 0; i < k->fanin_cnt; i++)
         if (im->fanins[k->fanin_off + i] >= im->ntasks)
             return FAIL("image: task %u: fanin %u is %u, not below ntasks %u", t, i, im->fanins[k->fanin_off + i],
                         im->ntasks);
-    if (!slice_ok(k->tensor_off, k->tensor_cnt, S[HBG_SEC_TENSORS].count))
-        return FAIL("image: task %u: tensors [%u, +%u) exceed %u", t, k->tensor_off, k->tensor_cnt,
-                    S[HBG_SEC_TENSORS].count);
-    if (!slice_ok(k->scalar_off, k->scalar_cnt, S[HBG_SEC_SCALARS].count))
-        return FAIL("image: task %u: scalars [%u, +%u) exceed %u", t, k->scalar_off, k->scalar_cnt,
-                    S[HBG_SEC_SCALARS].count);
     if (k->has_pred && k->pred >= S[HBG_SEC_PREDS].count)
         return FAIL("image: task %u: predicate %u is not below npreds %u", t, k->pred, S[HBG_SEC_PREDS].count);
     if (k->kind == HBG_TASK_KERNEL) {
