@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "device/exec.h"
+#include "hbg/graph.h"
 #include "support/image_builder.h"
 
 #define N 16
@@ -821,8 +822,8 @@ static void definition_over_flags(void **state)
 
 /* ---- limits ------------------------------------------------------------ */
 
-/* What one submit makes of a task or a node. */
-enum over { O_TASK_FANINS, O_TASK_TENSORS, O_TASK_SCALARS, O_NODE_FANINS };
+/* What one submit makes of a task or a node, and what one pass binds. */
+enum over { O_TASK_FANINS, O_TASK_TENSORS, O_TASK_SCALARS, O_NODE_FANINS, O_DEF_NODES, O_DEFTAB, O_TASKS };
 
 /* An image at the limit `what` names, or one past it: task 0 a kernel
  * task, task 1 a dummy or a replay waiting for it. The fanins past a limit
@@ -848,18 +849,23 @@ static hbg_status run_over(world *w, enum over what, bool past)
                       .scalars = sc,
                       .nscalars = what == O_TASK_SCALARS ? HBG_MAX_TASK_SCALARS + x : 0};
     uint32_t t0 = ib_add_task(b, &k);
-    if (what == O_NODE_FANINS) {
+    if (what == O_NODE_FANINS || what == O_DEF_NODES || what == O_DEFTAB) {
         db *d = db_new(0, NULL, 0, 0, 7);
-        for (uint32_t n = 0; n < 2; n++)
-            db_add_node(d,
-                        &(db_node_spec){.kind = HBG_TASK_DUMMY, .fanins = zeros, .nfanin = n ? HBG_MAX_FANINS + x : 0});
+        uint32_t nodes = what == O_DEF_NODES ? HBG_MAX_DEF_NODES + x : 2;
+        for (uint32_t n = 0; n < nodes; n++)
+            db_add_node(d, &(db_node_spec){.kind = HBG_TASK_DUMMY,
+                                           .fanins = zeros,
+                                           .nfanin = what == O_NODE_FANINS && n == 1 ? HBG_MAX_FANINS + x : 0});
         uint64_t dbytes, dhash;
         void *dimg = db_build(d, &dbytes, &dhash);
         db_free(d);
         uint64_t DEF = w_alloc(w, dbytes);
         w_put(w, DEF, dimg, dbytes);
         free(dimg);
-        ib_add_def(b, DEF, dbytes, dhash);
+        /* every entry the same Definition: each one validated, and given
+         * run state, again */
+        for (uint32_t e = 0; e < (what == O_DEFTAB ? HBG_IMG_MAX_DEFS + x : 1); e++)
+            ib_add_def(b, DEF, dbytes, dhash);
         ib_add_replay(b, 0, NULL, 0, NULL, 0, 0, &t0, 1);
     } else {
         ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_DUMMY,
@@ -869,6 +875,12 @@ static hbg_status run_over(world *w, enum over what, bool past)
     uint64_t bytes;
     unsigned char *arena = ib_build(b, &bytes);
     ib_free(b);
+    if (what == O_TASKS && past) {
+        /* a task window's worth of records is 700 MB: the count alone
+         * is refused, before the section is */
+        hbg_img_header *h = (hbg_img_header *)arena;
+        h->sec[HBG_SEC_TASKS].count = h->sec[HBG_SEC_FLAGS].count = HBG_MAX_TASK_WINDOW + 1;
+    }
     hbg_status st = w_run(w, arena, bytes, NULL, NULL);
     free(arena);
     return st;
@@ -877,7 +889,8 @@ static hbg_status run_over(world *w, enum over what, bool past)
 /* Each limit is accepted and one past it refused, before anything is
  * built for the image: fanins (a list shared by any number of tasks would
  * otherwise ask for any number of successor edges), tensors and scalars,
- * the same for top-level tasks as for Definition nodes. */
+ * the same for top-level tasks as for Definition nodes; tasks, nodes and
+ * def table entries. */
 static void over_limits(void **state)
 {
     (void)state;
@@ -892,6 +905,9 @@ static void over_limits(void **state)
         {O_TASK_TENSORS, "image: task 0: 33 tensors, past the limit of 32"},
         {O_TASK_SCALARS, "image: task 0: 17 scalars, past the limit of 16"},
         {O_NODE_FANINS, "definition 0: node 1: 129 fanins, past the limit of 128"},
+        {O_DEF_NODES, "definition 0: 4097 nodes, past the limit of 4096"},
+        {O_DEFTAB, "image: 65 def table entries, past the limit of 64"},
+        {O_TASKS, "image: 16777217 tasks, past the limit of 16777216"},
     };
     for (int wi = 0; wi < 2; wi++) {
         world *w = &worlds[wi];

@@ -97,6 +97,11 @@ typedef struct hbg_img_btensor {
     uint64_t offset;
 } hbg_img_btensor;
 
+/* The def table's most entries: the Definitions one pass replays. A device
+ * refuses a longer table, as it refuses more than HBG_MAX_TASK_WINDOW tasks
+ * or a Definition of more than HBG_MAX_DEF_NODES nodes. */
+#define HBG_IMG_MAX_DEFS 64
+
 /* An entry of the def table: a Definition image on the device. */
 typedef struct hbg_img_def {
     uint64_t addr;   /* device address of the Definition image */

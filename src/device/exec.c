@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "device/exec.h"
+#include "hbg/graph.h"
 #include "util/printable.h"
 
 static _Thread_local char last_error[256];
@@ -196,6 +197,8 @@ static hbg_status open_def(const hbg__exec_image *im, hbg__exec_def *d, const hb
     if (h->hash != e->hash)
         return FAIL("definition %u: hash 0x%016llx, deftab expects 0x%016llx", di, (unsigned long long)h->hash,
                     (unsigned long long)e->hash);
+    if (h->nnodes > HBG_MAX_DEF_NODES)
+        return FAIL("definition %u: %u nodes, past the limit of %u", di, h->nnodes, (unsigned)HBG_MAX_DEF_NODES);
 
     struct {
         const char *name;
@@ -303,6 +306,14 @@ static hbg_status check_header(const hbg_img_header *h, uint64_t bytes)
     if (h->total_bytes > bytes || h->total_bytes < sizeof *h)
         return FAIL("image: header claims %llu bytes, the arena holds %llu", (unsigned long long)h->total_bytes,
                     (unsigned long long)bytes);
+    /* No more tasks or Definitions than one pass binds: a run's state
+     * grows with them (successor lists, a DAG per def table entry), and
+     * within these limits none of its counts overflows (build_dag). */
+    if (h->sec[HBG_SEC_TASKS].count > HBG_MAX_TASK_WINDOW)
+        return FAIL("image: %u tasks, past the limit of %u", h->sec[HBG_SEC_TASKS].count, HBG_MAX_TASK_WINDOW);
+    if (h->sec[HBG_SEC_DEFTAB].count > HBG_IMG_MAX_DEFS)
+        return FAIL("image: %u def table entries, past the limit of %u", h->sec[HBG_SEC_DEFTAB].count,
+                    (unsigned)HBG_IMG_MAX_DEFS);
 
     static const struct {
         uint32_t elem, align;
@@ -466,6 +477,12 @@ void hbg__exec_close(hbg__exec_image *im)
     im->defs = NULL;
     im->ndefs = 0;
 }
+
+/* Successor offsets are 32-bit: the limits validation applies (tasks and
+ * nodes per list, fanins per task or node) keep every list's edges below
+ * 2^32, however the fanin lists are shared. */
+_Static_assert((uint64_t)HBG_MAX_TASK_WINDOW *HBG_MAX_FANINS <= UINT32_MAX, "task successor offsets fit 32 bits");
+_Static_assert((uint64_t)HBG_MAX_DEF_NODES *HBG_MAX_FANINS <= UINT32_MAX, "node successor offsets fit 32 bits");
 
 /* Both hbg_img_task and hbg_def_node keep fanin_off, fanin_cnt adjacent. */
 static hbg_status build_dag(hbg__exec_dag *g, uint32_t n, const void *items, size_t stride, size_t fanin_field,

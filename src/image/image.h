@@ -20,8 +20,9 @@
 #include "hbg/image.h"
 #include "hbg/status.h"
 
-/* The def table's capacity: Definitions one pass can replay. */
-#define HBG_DEF_CACHE_CAP 64
+/* The def table's capacity: Definitions one pass can replay, as many as a
+ * device accepts. */
+#define HBG_DEF_CACHE_CAP HBG_IMG_MAX_DEFS
 
 typedef struct hbg__image {
     uint32_t window;  /* tasks; every other capacity follows from it */
