@@ -271,6 +271,38 @@ static void test_empty_arm(void **st)
     free(s);
 }
 
+/* Two passes of milliseconds among ~100 µs ones: the axis stays in µs,
+ * below the far-out fence (190.75 µs: quartiles 104.75 and 126.25 µs, of
+ * the 20 passes pooled, interpolated), the two
+ * are triangles on its top edge and the line under the legend says so.
+ * Without them, no such line. */
+static void test_far_passes_off_scale(void **st)
+{
+    (void)st;
+    uint64_t b[10], m[10];
+    for (int i = 0; i < 10; i++)
+        b[i] = 100000 + (uint64_t)i * 1000, m[i] = 120000 + (uint64_t)i * 1000;
+    b[9] = 4140000;
+    m[0] = 2500000;
+    sp_rep r[1] = {{{b, 10}, {m, 10}}};
+    sp_plot p = {"slower", NULL, "base", "measure", "sum", r, 1};
+    char *s = check_edge(&p);
+    assert_true(ts_contains(s, ">\xE2\x96\xB2 2 passes above the scale, up to 4.14 ms: drawn on its top edge</text>"));
+    assert_false(ts_contains(s, " ms</text>\n<line")); /* no tick in ms */
+    assert_true(ts_contains(s, ">120 \xC2\xB5s</text>"));
+    size_t tri = 0;
+    for (const char *q = s; (q = strstr(q, "<path d=\"M ")); q++)
+        tri++;
+    assert_int_equal(tri, 2);
+    free(s);
+    b[9] = 109000;
+    m[0] = 120000;
+    s = check_edge(&p);
+    assert_false(ts_contains(s, "above the scale"));
+    assert_null(strstr(s, "<path d=\"M "));
+    free(s);
+}
+
 static void test_one_rep(void **st)
 {
     (void)st;
@@ -338,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_all_equal),
         cmocka_unit_test(test_empty_arm),
         cmocka_unit_test(test_one_rep),
+        cmocka_unit_test(test_far_passes_off_scale),
         cmocka_unit_test(test_huge_values),
         cmocka_unit_test(test_near_zero),
         cmocka_unit_test(test_many_reps),

@@ -334,6 +334,66 @@ static int arm_stat(const sp_arm *a, armstat *s)
     return 0;
 }
 
+/* The top of the value axis. One far pass (a rank descheduled for
+ * milliseconds) would otherwise set the scale alone and flatten every
+ * strip onto its floor, minima and medians with it: the axis stops at
+ * the largest pass within the far-out fence of all passes pooled, Tukey's
+ * Q3 + 3 IQR (quartiles interpolated), and never below an arm's median.
+ * Passes above it are drawn on the top edge, and said (sp_write). Under
+ * 8 passes in all there are no quartiles worth the name: vmax. */
+static int axis_top(const sp_plot *p, const armstat *st, uint64_t vmax, uint64_t *top)
+{
+    *top = vmax;
+    size_t n = 0;
+    for (size_t r = 0; r < p->nrep; r++)
+        n += p->rep[r].base.n + p->rep[r].measure.n;
+    if (n < 8)
+        return 0;
+    uint64_t *c = malloc(n * sizeof *c);
+    if (!c) {
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t r = 0; r < p->nrep; r++) {
+        memcpy(c + k, p->rep[r].base.v, p->rep[r].base.n * sizeof *c);
+        k += p->rep[r].base.n;
+        memcpy(c + k, p->rep[r].measure.v, p->rep[r].measure.n * sizeof *c);
+        k += p->rep[r].measure.n;
+    }
+    qsort(c, n, sizeof *c, cmp_u64);
+    double q[2];
+    for (int i = 0; i < 2; i++) {
+        double at = (double)(n - 1) * (i ? 0.75 : 0.25), f = floor(at);
+        size_t j = (size_t)f;
+        q[i] = (double)c[j] + (j + 1 < n ? (at - f) * ((double)c[j + 1] - (double)c[j]) : 0);
+    }
+    double fence = q[1] + 3 * (q[1] - q[0]);
+    size_t last = n;
+    while (last > 1 && (double)c[last - 1] > fence)
+        last--;
+    *top = c[last - 1];
+    for (size_t i = 0; i < 2 * p->nrep; i++)
+        if ((i % 2 ? p->rep[i / 2].measure.n : p->rep[i / 2].base.n) && st[i].med > (double)*top)
+            *top = (uint64_t)ceil(st[i].med);
+    free(c);
+    return 0;
+}
+
+/* "4.15 ms": a value with three significant figures in its own unit. */
+static void time_text(uint64_t v, char *buf, size_t cap)
+{
+    double x = (double)v;
+    const char *unit = "ns";
+    if (x >= 1e9)
+        x /= 1e9, unit = "s";
+    else if (x >= 1e6)
+        x /= 1e6, unit = "ms";
+    else if (x >= 1e3)
+        x /= 1e3, unit = "\xC2\xB5s";
+    snprintf(buf, cap, "%.*f %s", x < 10 ? 2 : x < 100 ? 1 : 0, x, unit);
+}
+
 typedef sp_axis axis;
 
 /* The value axis: the data range padded by 5 % each side (a point on the
@@ -475,7 +535,17 @@ int sp_write(FILE *f, const sp_plot *p)
                 goto done;
         }
     }
-    axis ax = sp_axis_of(vmin, vmax, any);
+    uint64_t top;
+    if (axis_top(p, st, vmax, &top) != 0)
+        goto done;
+    size_t above = 0;
+    for (size_t r = 0; r < p->nrep; r++)
+        for (int k = 0; k < 2; k++) {
+            const sp_arm *a = k ? &p->rep[r].measure : &p->rep[r].base;
+            for (size_t i = 0; i < a->n; i++)
+                above += a->v[i] > top;
+        }
+    axis ax = sp_axis_of(vmin, top, any);
     ticks tk;
     sp_ticks_of(&ax, &tk);
 
@@ -527,6 +597,17 @@ int sp_write(FILE *f, const sp_plot *p)
         li[k].y = ly;
         lx += iw + sep;
     }
+    /* passes off the scale: one line under the legend */
+    char note[96] = "";
+    double note_y = 0;
+    if (above) {
+        char hi[32];
+        time_text(vmax, hi, sizeof hi);
+        snprintf(note, sizeof note, "\xE2\x96\xB2 %zu pass%s above the scale, up to %s: drawn on its top edge",
+                 above, above == 1 ? "" : "es", hi);
+        ly += row_h;
+        note_y = ly + LEGEND_PX * 0.36;
+    }
     y = ly + row_h / 2 + 12;
     g.py0 = y;
     g.py1 = y + PLOT_H;
@@ -558,6 +639,9 @@ int sp_write(FILE *f, const sp_plot *p)
         esc(&w, li[k].text, strlen(li[k].text));
         sp_out(&w, "</text>\n");
     }
+    if (above)
+        sp_out(&w, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.2f\" fill=\"" COL_INK "\">%s</text>\n", MARGIN, note_y,
+            LEGEND_PX, note);
 
     /* grid and tick labels, then the repetition separators */
     for (size_t i = 0; i < tk.n; i++) {
@@ -620,9 +704,14 @@ int sp_write(FILE *f, const sp_plot *p)
                 continue;
             }
             sp_out(&w, "<g fill=\"%s\" fill-opacity=\"0.5\">\n", col);
-            for (size_t i = 0; i < arm[k]->n; i++)
-                sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\"/>\n", sx + jw * jitter(i),
-                    ymap(&g, &ax, (double)arm[k]->v[i]), DOT_R);
+            for (size_t i = 0; i < arm[k]->n; i++) {
+                double dx = sx + jw * jitter(i);
+                if (arm[k]->v[i] > top) /* off the scale: a triangle on the top edge */
+                    sp_out(&w, "<path d=\"M %.2f %.2f l -4.5 8 h 9 z\" fill-opacity=\"0.9\"/>\n", dx, g.py0 + 2);
+                else
+                    sp_out(&w, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.1f\"/>\n", dx,
+                        ymap(&g, &ax, (double)arm[k]->v[i]), DOT_R);
+            }
             sp_out(&w, "</g>\n");
         }
         for (int k = 0; k < 2; k++) {
