@@ -566,6 +566,35 @@ static void bad_caller_tensors_are_named(void **state)
     rig_close(&r);
 }
 
+/* A caller tensor's name is the program's text, quoted in the report: a
+ * long one is cut at a whole character and its controls read '?', so
+ * the error stays one line of text (a name of "é"s was cut inside one,
+ * and a newline in it split the report and the eager message). */
+static void a_caller_tensor_name_is_quoted_whole(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    char name[201] = "a\nbc";
+    for (int i = 4; i < 198; i += 2)
+        memcpy(name + i, "\xc3\xa9", 2);
+    name[198] = 0;
+    hbg_host_tensor h = r.arg;
+    h.name = name;
+    h.host = NULL;
+    hbg_program p = {.name = "bad", .orch = add_one, .nargs = 1, .args = &h};
+    char expect[256] = "args: caller tensor 0 (a?bc";
+    for (int i = 0; i < 29; i++) /* of the name's first 63 bytes, 4 and 29 whole "é"s */
+        strcat(expect, "\xc3\xa9");
+    strcat(expect, "): no host memory (host is NULL)");
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(r.rt, &p, false, &rep), HBG_E_INVAL);
+    assert_string_equal(rep.error, expect);
+    assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
+    assert_string_equal(hbg_eager_last_error(), expect);
+    rig_close(&r);
+}
+
 /* A core that is none: said so, not "core unknown needs both kernels". */
 static hbg_status core_seven(hbg_orch *o, void *ctx)
 {
@@ -1098,6 +1127,7 @@ int main(void)
         cmocka_unit_test(scope_misuse_is_named),
         cmocka_unit_test(a_bad_boundary_is_named),
         cmocka_unit_test(bad_caller_tensors_are_named),
+        cmocka_unit_test(a_caller_tensor_name_is_quoted_whole),
         cmocka_unit_test(small_misuses_are_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

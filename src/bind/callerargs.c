@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "bind/bind_internal.h"
+#include "util/printable.h"
 
 /* What is wrong with caller tensor a; HBG_ARGF_NONE when nothing is. */
 static uint8_t tensor_fault(const hbg_host_tensor *a, uint64_t *value)
@@ -59,9 +60,13 @@ static const char *dir_name(uint64_t dir)
 void hbg__argfault_format(const hbg__argfault_at *f, const hbg_program *p, char *buf, size_t len)
 {
     unsigned long long v = (unsigned long long)f->value;
-    char who[96];
-    snprintf(who, sizeof who, "caller tensor %u (%s)", f->index,
+    /* The name is the program's text: cut at a whole character, controls
+     * masked, so the report's error stays one line of text. */
+    char name[64], who[96];
+    snprintf(name, sizeof name, "%s",
              f->what > HBG_ARGF_NO_ARRAY && p->args[f->index].name ? p->args[f->index].name : "unnamed");
+    hbg__mask_controls(hbg__utf8_trim(name));
+    snprintf(who, sizeof who, "caller tensor %u (%s)", f->index, name);
     switch (f->what) {
     case HBG_ARGF_TOO_MANY:
         snprintf(buf, len, "args: %llu caller tensors, the limit is %d", v, HBG_MAX_PROGRAM_ARGS);
