@@ -595,6 +595,38 @@ static void a_caller_tensor_name_is_quoted_whole(void **state)
     rig_close(&r);
 }
 
+/* A kernel's name is the program's text, quoted by the device's message
+ * when the kernel fails: its controls read '?', so the device's last
+ * error and the report stay one line (a newline in the name split them). */
+#define K_BAD_NAME 6
+static int k_fails(const hbg_kernel_args *a)
+{
+    (void)a;
+    return 3;
+}
+
+static hbg_status run_bad_name(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_task t = {.kernel_aic = K_BAD_NAME};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static void a_kernel_name_is_quoted_on_one_line(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    assert_int_equal(hbg_kernel_register(r.kt, K_BAD_NAME, "two\nlines\x1b[2J", k_fails), HBG_OK);
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, run_bad_name, NULL, &rep), HBG_E_KERNEL);
+    assert_string_equal(rep.error,
+                        "device run: task 0: kernel 6 (two?lines?[2J) block 0/1 on AIC returned 3 (HBG_E_KERNEL)");
+    assert_string_equal(hbg_device_last_error(),
+                        "task 0: kernel 6 (two?lines?[2J) block 0/1 on AIC returned 3 (HBG_E_KERNEL)");
+    rig_close(&r);
+}
+
 /* A core that is none: said so, not "core unknown needs both kernels". */
 static hbg_status core_seven(hbg_orch *o, void *ctx)
 {
@@ -1128,6 +1160,7 @@ int main(void)
         cmocka_unit_test(a_bad_boundary_is_named),
         cmocka_unit_test(bad_caller_tensors_are_named),
         cmocka_unit_test(a_caller_tensor_name_is_quoted_whole),
+        cmocka_unit_test(a_kernel_name_is_quoted_on_one_line),
         cmocka_unit_test(small_misuses_are_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

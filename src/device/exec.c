@@ -42,6 +42,7 @@ void hbg__exec_set_error(const char *fmt, ...)
     va_start(ap, fmt);
     hbg__vformat(last_error, sizeof last_error, fmt, ap); /* a long kernel name is cut at a whole character */
     va_end(ap);
+    hbg__mask_controls(last_error); /* one line, whatever a kernel's name holds */
     last_error_seq++;
 }
 
