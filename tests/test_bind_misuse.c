@@ -648,6 +648,11 @@ static void small_misuses_are_named(void **state)
     assert_int_equal(r.x[0], 0);
     assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 1, 2, NULL), HBG_OK);
     assert_int_equal(r.x[0], 1);
+    /* a window past the limit is said so, not "cannot create the orchestrator" */
+    assert_int_equal(hbg_eager_run_window(&p, r.kt, 1 << 20, HBG_MAX_TASK_WINDOW + 1, 0, 1, NULL), HBG_E_INVAL);
+    assert_string_equal(hbg_eager_last_error(),
+                        "task window 16777217 is past the limit of 16777216 (HBG_MAX_TASK_WINDOW)");
+    assert_int_equal(r.x[0], 1);
     /* a copy from no host memory is said so, not "not inside one device allocation" */
     uint64_t a;
     assert_int_equal(hbg_device_alloc(r.dev, 16, &a), HBG_OK);

@@ -218,8 +218,9 @@ hbg_status hbg_runtime_set_breakdown(hbg_runtime *rt, bool on);
  * HBG_DEFAULT_HEAP_BYTES). */
 hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
                          uint32_t rank, uint32_t nranks, void *services);
-/* The same with the orchestrator's task window given (0: the default),
- * for a program of more tasks than HBG_DEFAULT_TASK_WINDOW. */
+/* The same with the orchestrator's task window given (0: the default;
+ * past HBG_MAX_TASK_WINDOW: HBG_E_INVAL), for a program of more tasks
+ * than HBG_DEFAULT_TASK_WINDOW. */
 hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
                                 uint32_t task_window, uint32_t rank, uint32_t nranks, void *services);
 /* Why this thread's last hbg_eager_run or hbg_eager_run_window failed:

@@ -105,6 +105,10 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
     /* a rank outside its job, refused as hbg_runtime_create refuses it */
     if (nranks ? rank >= nranks : rank != 0)
         return fail(HBG_E_INVAL, "rank %u of %u ranks: no such rank", rank, nranks);
+    /* said here, as the orchestrator refuses it with a bare status */
+    if (task_window > HBG_MAX_TASK_WINDOW)
+        return fail(HBG_E_INVAL, "task window %u is past the limit of %u (HBG_MAX_TASK_WINDOW)", task_window,
+                    HBG_MAX_TASK_WINDOW);
     /* the caller tensors bind would refuse: a reference that ran them
      * would check nothing */
     hbg__argfault_at af;
