@@ -237,6 +237,8 @@ static void pool_full_lists_nothing(void **state)
     hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     hbg_task_id id;
     assert_int_equal(hbg_submit_graph(o, 42, layer_body, &c, &m.b[0], 0, &id), HBG_E_DEF_POOL_FULL);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "task 0 (graph key 0x2a): the host's 1024-byte pool of Definition images is full");
     assert_int_equal(hbg_orch_def_count(o), 0);
     /* The refused build is an operation like any other: counted, and (the
      * first pass times every one) timed, with detail 0. */

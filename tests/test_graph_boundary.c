@@ -455,6 +455,8 @@ static void wide_replays_exhaust_pools(void **state)
             /* 128 copies a replay: the third finds the copies (WINDOW * 32)
              * full while tasks are still free */
             assert_int_equal(st, HBG_E_POOL_EXHAUSTED);
+            assert_string_equal(hbg_orch_last_error(o),
+                                "task 2 (graph key 0x8): the tensor map's 256 copies of written tensors are all taken");
             assert_int_equal(ok, 2);
             assert_true(o->img.ntasks < WINDOW);
         }

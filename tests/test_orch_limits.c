@@ -561,10 +561,63 @@ static void tensor_map_full_takes_nothing(void **state)
     hbg__orch_destroy(o);
 }
 
+/* HBG_E_POOL_EXHAUSTED and HBG_E_DEF_POOL_FULL stand for several pools,
+ * each with its own fix: the words say which one filled, and its size
+ * (they said "a fixed-size pool is exhausted" for all of them; the
+ * copies a replay takes: test_graph_boundary.c). */
+static hbg_status many_dummies(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)b;
+    for (uint32_t i = 0; i < *(const uint32_t *)ctx; i++) {
+        hbg_status st = hbg_submit_dummy(o, 0, NULL, NULL);
+        if (st)
+            return st;
+    }
+    return HBG_OK;
+}
+
+static void a_full_pool_is_named(void **state)
+{
+    (void)state;
+    /* window 3: the table holds 16 written buffers */
+    hbg_orch *o = fx_orch(3, 1 << 20);
+    hbg_tensor x[17];
+    hbg_arg args[17];
+    for (int i = 0; i < 17; i++) {
+        x[i] = fx_buf(0x100000 + (uint64_t)i * 0x10000, 4, 4);
+        args[i] = (hbg_arg){&x[i], HBG_OUT};
+    }
+    assert_int_equal(fx_task(o, 16, args, NULL), HBG_OK);
+    assert_int_equal(fx_task(o, 1, args + 16, NULL), HBG_E_POOL_EXHAUSTED);
+    assert_string_equal(hbg_orch_last_error(o), "task 1: the tensor map's table of 16 written buffers is full");
+    hbg__orch_destroy(o);
+
+    /* a body past HBG_MAX_DEF_NODES */
+    o = fx_orch(16, 1 << 20);
+    uint32_t n = HBG_MAX_DEF_NODES + 1;
+    hbg_boundary b = {.ntensors = 1, .args = args};
+    assert_int_equal(hbg_submit_graph(o, 7, many_dummies, &n, &b, 0, NULL), HBG_E_POOL_EXHAUSTED);
+    assert_string_equal(hbg_orch_last_error(o),
+                        "graph key 0x7 node 4096: the Definition's 4096 nodes are all taken (HBG_MAX_DEF_NODES)");
+    hbg__orch_destroy(o);
+
+    /* a 65th key in one pass */
+    o = fx_orch(128, 1 << 20);
+    n = 1;
+    for (uint64_t k = 0; k < 64; k++)
+        assert_int_equal(hbg_submit_graph(o, k, many_dummies, &n, &b, 0, NULL), HBG_OK);
+    assert_int_equal(hbg_submit_graph(o, 64, many_dummies, &n, &b, 0, NULL), HBG_E_DEF_POOL_FULL);
+    assert_string_equal(
+        hbg_orch_last_error(o),
+        "task 64 (graph key 0x40): Definition cache full: 64 keys, each recorded or replayed this pass");
+    hbg__orch_destroy(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_are_the_documented_ones),
+        cmocka_unit_test(a_full_pool_is_named),
         cmocka_unit_test(too_many_tensors),
         cmocka_unit_test(too_many_scalars),
         cmocka_unit_test(too_many_fanins),

@@ -481,6 +481,7 @@ static hbg_status build_definition(hbg_orch *o, hbg__def_entry *e, uint64_t key,
          * timed while its sample's place was spent. */
         if (o->timing)
             hbg__op_end(o, HBG_OP_BUILD_DEFINITION, t0, 0);
+        hbg__why(o, HBG_WHY_POOL, -1, HBG_POOL_DEF_IMAGES, (int64_t)o->graph->def_pool_cap, 0);
         return HBG_E_DEF_POOL_FULL;
     }
     /* Each section is copied and the gap after it (alignment, at most 7
@@ -633,8 +634,10 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
          * to the next, 40 a pass, found 24 places free after the last
          * pass's 40 and failed every other pass. */
         e = oldest_unused(o);
-        if (!e)
+        if (!e) {
+            hbg__why(o, HBG_WHY_POOL, -1, HBG_POOL_DEF_KEYS, HBG_DEF_CACHE_CAP, 0);
             return HBG_E_DEF_POOL_FULL;
+        }
         was = *e;
         e->gen = 0; /* a new Definition: no replay noted under the old one's gen */
         reused = true;
@@ -716,9 +719,13 @@ static hbg_status replay(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, 
     uint64_t waddr[HBG_MAX_BOUNDARY_TENSORS];
     for (uint32_t i = 0; i < sc->nwrites; i++)
         waddr[i] = b->args[sc->writes[i]].t->addr;
-    if (!st && (o->img.ntensor + sc->nwrites > (size_t)o->window * HBG_MAX_TASK_TENSORS ||
-                !hbg__tmap_fits(&o->map, waddr, sc->nwrites)))
+    if (!st && o->img.ntensor + sc->nwrites > (size_t)o->window * HBG_MAX_TASK_TENSORS) {
+        hbg__why(o, HBG_WHY_POOL, -1, HBG_POOL_MAP_COPIES, (int64_t)o->window * HBG_MAX_TASK_TENSORS, 0);
         st = HBG_E_POOL_EXHAUSTED;
+    } else if (!st && !hbg__tmap_fits(&o->map, waddr, sc->nwrites)) {
+        hbg__why_map_full(o, &o->map, sc->nwrites);
+        st = HBG_E_POOL_EXHAUSTED;
+    }
     for (uint32_t i = 0; i < sc->nwrites && !st; i++) {
         uint32_t k = sc->writes[i];
         o->img.tensors[o->img.ntensor] = *b->args[k].t;

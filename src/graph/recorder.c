@@ -180,10 +180,12 @@ static hbg_status record_write(hbg__recorder *r, uint32_t self, const hbg_tensor
     return hbg__tmap_write(&r->map, v, lo, hi, HBG_TMAP_DENSE_UNKNOWN, self, dir == HBG_INOUT || dir == HBG_OUT);
 }
 
-static hbg_def_node *new_node(hbg__recorder *r, uint8_t kind)
+static hbg_def_node *new_node(hbg_orch *o, hbg__recorder *r, uint8_t kind)
 {
-    if (r->nnodes >= HBG_MAX_DEF_NODES)
+    if (r->nnodes >= HBG_MAX_DEF_NODES) {
+        hbg__why(o, HBG_WHY_POOL, -1, HBG_POOL_DEF_NODES, HBG_MAX_DEF_NODES, 0);
         return NULL;
+    }
     hbg_def_node *n = &r->nodes[r->nnodes];
     memset(n, 0, sizeof *n);
     n->kind = kind;
@@ -306,7 +308,7 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
             hbg__why(o, HBG_WHY_DEP, -1, i, t->deps[i], r->nnodes);
             st = HBG_E_BAD_DEP;
         }
-    hbg_def_node *n = st ? NULL : new_node(r, dummy ? HBG_TASK_DUMMY : HBG_TASK_KERNEL);
+    hbg_def_node *n = st ? NULL : new_node(o, r, dummy ? HBG_TASK_DUMMY : HBG_TASK_KERNEL);
     if (!st && !n)
         st = HBG_E_POOL_EXHAUSTED;
     if (st)
@@ -377,8 +379,10 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
         for (uint32_t i = 0; i < t->ntensors && !st; i++)
             if (hbg__dir_writes(t->args[i].dir))
                 widx[nw] = (uint8_t)i, waddr[nw++] = t->args[i].t->addr;
-        if (!st && !hbg__tmap_fits(&r->map, waddr, nw))
+        if (!st && !hbg__tmap_fits(&r->map, waddr, nw)) {
+            hbg__why_map_full(o, &r->map, nw);
             st = HBG_E_POOL_EXHAUSTED;
+        }
         for (uint32_t k = 0; k < nw && !st; k++) {
             const hbg_arg *a = &t->args[widx[k]];
             st = record_write(r, self, a->t, rng[widx[k]].lo, rng[widx[k]].hi, a->dir);
@@ -400,7 +404,7 @@ hbg_status hbg__record_alloc(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
     uint64_t t0 = hbg__op_begin(o, HBG_OP_RECORD_NODE);
     hbg_status st = HBG_OK;
     r->wrote = true;
-    hbg_def_node *node = new_node(r, HBG_TASK_ALLOC);
+    hbg_def_node *node = new_node(o, r, HBG_TASK_ALLOC);
     if (!node) {
         st = HBG_E_POOL_EXHAUSTED;
         goto out;

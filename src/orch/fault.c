@@ -59,6 +59,33 @@ static void slot_ref(msgbuf *m, int64_t k)
         put(m, "slot %lld's", (long long)k);
 }
 
+/* Which pool filled and its size: one status names several pools (docs/
+ * orchestration.md, "Limits"), and the fix differs for each. */
+static void pool_full(msgbuf *m, int64_t pool, int64_t size)
+{
+    long long n = (long long)size;
+    switch (pool) {
+    case HBG_POOL_MAP_ENTRIES:
+        put(m, "the tensor map's %lld entries (writes) are all taken", n);
+        break;
+    case HBG_POOL_MAP_BUFFERS:
+        put(m, "the tensor map's table of %lld written buffers is full", n);
+        break;
+    case HBG_POOL_MAP_COPIES:
+        put(m, "the tensor map's %lld copies of written tensors are all taken", n);
+        break;
+    case HBG_POOL_DEF_NODES:
+        put(m, "the Definition's %lld nodes are all taken (HBG_MAX_DEF_NODES)", n);
+        break;
+    case HBG_POOL_DEF_KEYS:
+        put(m, "Definition cache full: %lld keys, each recorded or replayed this pass", n);
+        break;
+    default:
+        put(m, "the host's %lld-byte pool of Definition images is full", n);
+        break;
+    }
+}
+
 /* The reason, after "<where>: ". */
 static void reason(msgbuf *m, const hbg__fault *f)
 {
@@ -219,6 +246,9 @@ static void reason(msgbuf *m, const hbg__fault *f)
             "writes caller tensor %lld, which is persistent: its device copy is kept and not staged again, so the "
             "write would outlive the pass (mark persistent only what no task writes)",
             (long long)n[0]);
+        break;
+    case HBG_WHY_POOL:
+        pool_full(m, n[0], n[1]);
         break;
     case HBG_WHY_USER: put(m, "%s", f->text && *f->text ? f->text : hbg_strerror(f->st)); break;
     default: put(m, "%s", hbg_strerror(f->st)); break;

@@ -303,6 +303,13 @@ hbg_status hbg__orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t
     return hbg__tmap_write(&o->map, t, lo, hi, dense, task, dir == HBG_INOUT || dir == HBG_OUT);
 }
 
+void hbg__why_map_full(hbg_orch *o, const hbg__tmap *m, uint32_t n)
+{
+    uint64_t size;
+    bool entries = hbg__tmap_full_entries(m, n, &size);
+    hbg__why(o, HBG_WHY_POOL, -1, entries ? HBG_POOL_MAP_ENTRIES : HBG_POOL_MAP_BUFFERS, (int64_t)size, 0);
+}
+
 /* In an eager run a Graph body runs inline, never recorded: the rule the
  * recorder keeps (a node writes a boundary buffer only through a slot
  * passed for writing whose range holds the write) is kept here, so the
@@ -581,8 +588,10 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, const hbg_b
                                                   .op = t->pred->op,
                                                   .elem_size = t->pred->elem_size};
         }
-        if (!st && !hbg__tmap_fits(&o->map, waddr, nw))
+        if (!st && !hbg__tmap_fits(&o->map, waddr, nw)) {
+            hbg__why_map_full(o, &o->map, nw);
             st = HBG_E_POOL_EXHAUSTED;
+        }
         for (uint32_t k = 0; k < nw && !st; k++) {
             uint32_t i = widx[k];
             st = hbg__orch_task_writes(o, tid, &o->img.tensors[d->tensor_off + i], rng[i].lo, rng[i].hi,

@@ -123,6 +123,7 @@ typedef enum hbg__why_code {
     HBG_WHY_GRAPH_FLAGS,  /* n0 the flags given, n1 the bits no flag has */
     HBG_WHY_KEPT_WRITE,   /* n0 the caller index of the persistent IN written */
     HBG_WHY_IN_SLOT_WRITE, /* a body writes what boundary slot n0 (and any other holding it) passes as HBG_IN */
+    HBG_WHY_POOL,         /* pool n0 (hbg__pool) is full; n1 its size */
 } hbg__why_code;
 
 /* A bound (bound.c): its tensors, the arguments that point at them, and
@@ -138,6 +139,12 @@ void hbg__bound_restamp(hbg_bound *bd);
 
 typedef enum hbg__count { HBG_COUNT_TENSORS, HBG_COUNT_SCALARS, HBG_COUNT_DEPS, HBG_COUNT_BTENSORS,
                           HBG_COUNT_BSCALARS, HBG_COUNT_BLOCKS } hbg__count;
+
+/* The fixed-size pools behind HBG_E_POOL_EXHAUSTED and
+ * HBG_E_DEF_POOL_FULL (HBG_WHY_POOL): one status each for several pools,
+ * so the words say which one filled. */
+typedef enum hbg__pool { HBG_POOL_MAP_ENTRIES, HBG_POOL_MAP_BUFFERS, HBG_POOL_MAP_COPIES, HBG_POOL_DEF_NODES,
+                         HBG_POOL_DEF_KEYS, HBG_POOL_DEF_IMAGES } hbg__pool;
 
 typedef enum hbg__pred_fault {
     HBG_PRED_NO_TENSOR,   /* no tensor */
@@ -329,6 +336,9 @@ static inline void hbg__why(hbg_orch *o, hbg__why_code why, int32_t arg, int64_t
     o->why.arg = arg;
     o->why.n[0] = n0, o->why.n[1] = n1, o->why.n[2] = n2;
 }
+
+/* Notes which part of map `m` refused n writes (HBG_WHY_POOL). */
+void hbg__why_map_full(hbg_orch *o, const hbg__tmap *m, uint32_t n);
 
 /* Whether argument or slot i, of direction dir on buffer addr, writes a
  * kept caller tensor: noted (HBG_WHY_KEPT_WRITE), for the caller to refuse. */

@@ -501,6 +501,19 @@ bool hbg__tmap_room_slow(const hbg__tmap *m, const uint64_t *addr, uint32_t n)
     return ((uint64_t)m->nbufs + fresh) * 2 <= (uint64_t)m->buf_max_mask + 1;
 }
 
+bool hbg__tmap_full_entries(const hbg__tmap *m, uint32_t n, uint64_t *size)
+{
+    /* A link per narrow bucket an entry takes: the links fill with the
+     * entries, never before them (cap_links is cap_entries x NARROW). */
+    if ((uint64_t)m->nentries + n > m->cap_entries ||
+        (uint64_t)m->nlinks + (uint64_t)n * HBG_TMAP_NARROW > m->cap_links) {
+        *size = m->cap_entries;
+        return true;
+    }
+    *size = ((uint64_t)m->buf_max_mask + 1) / 2; /* the table is kept at most half full */
+    return false;
+}
+
 hbg_status hbg__tmap_put(hbg__tmap *m, const hbg_tensor *t, uint64_t lo, uint64_t hi, uint8_t dense,
                         uint32_t writer, bool retire)
 {

@@ -167,6 +167,11 @@ static inline bool hbg__tmap_fits(hbg__tmap *m, const uint64_t *addr, uint32_t n
     return hbg__tmap_fits_slow(m, addr, n);
 }
 
+/* After hbg__tmap_fits refused n writes: whether its entries (true) or
+ * its table of written buffers (false) are what is full, with that
+ * pool's size in *size. For the words of the failure only. */
+bool hbg__tmap_full_entries(const hbg__tmap *m, uint32_t n, uint64_t *size);
+
 hbg_status hbg__tmap_init(hbg__tmap *m, uint32_t buffers, uint32_t entries);
 void hbg__tmap_free(hbg__tmap *m);
 /* Empties the map: the next epoch starts (and may follow the journal). */
