@@ -354,6 +354,17 @@ static void bad_arguments(void **state)
     HBG_LOG(NULL, HBG_LOG_ERROR, "nothing");
     hbg_log_record(NULL, HBG_LOG_ERROR, "f", "nothing");
     hbg_log_close(NULL);
+    /* A NULL format is an empty message, as hbg_log_record's NULL msg is
+     * (it reached vsnprintf: undefined, and a crash under UBSan). */
+    int fd = capture_open();
+    lg = open_log(fd, HBG_LOG_WARN);
+    const char *volatile none = NULL;
+    hbg_log_printf(lg, HBG_LOG_WARN, "f", "dir/x.c", 3, none);
+    hbg_log_close(lg);
+    char *out = capture_read(fd, NULL);
+    assert_non_null(strstr(out, "[WARN] f: [x.c:3] \n"));
+    free(out);
+    close(fd);
 }
 
 static void clocks(void **state)

@@ -166,7 +166,7 @@ void hbg_log_printf(hbg_log *lg, hbg_level l, const char *func, const char *file
     hbg__line_printf(&r, "[%s:%d] ", base, line);
     va_list ap;
     va_start(ap, fmt);
-    hbg__line_vprintf(&r, fmt, ap);
+    hbg__line_vprintf(&r, fmt ? fmt : "", ap); /* NULL: an empty message, as hbg_log_record's */
     va_end(ap);
     hbg__line_emit(lg, &r);
 }
