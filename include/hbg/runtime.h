@@ -67,7 +67,8 @@ typedef struct hbg_runtime_config {
                                          create to destroy (a pool serves one
                                          pass at a time): see hbg_runtime_create */
     int records_fd;                   /* host_phase_records.jsonl (when records);
-                                         -1: kept in the pool, not written */
+                                         -1 (any negative value): kept in
+                                         the pool, not written */
     uint32_t rank, nranks;            /* rank < nranks (nranks 0: one rank, rank 0) */
     /* Filled by hbg_runtime_config_from_env for the caller, who passes
      * them on: skip_device to hbg_runtime_run, log_level to hbg_log_open. */
