@@ -88,6 +88,7 @@ static hbg_status fail(hbg_status st, const char *fmt, ...)
     va_start(ap, fmt);
     hbg__vformat(last_error, sizeof last_error, fmt, ap);
     va_end(ap);
+    hbg__mask_controls(last_error); /* one line, whatever a name it quotes holds */
     return st;
 }
 

@@ -155,6 +155,7 @@ static void pass_error(const hbg_runtime *rt, const hbg_program *p, hbg_pass_rep
     else
         snprintf(rep->error, sizeof rep->error, "%s", hbg_strerror(st));
     hbg__utf8_trim(rep->error); /* a long message is cut: never inside a character */
+    hbg__mask_controls(rep->error); /* one line, whatever a name it quotes holds */
 }
 
 /* The warning HBG_GRAPH_FALLBACK promises, once per pass, after it. */
