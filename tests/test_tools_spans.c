@@ -1259,6 +1259,46 @@ static void test_ops_kinds_of_many_files(void **st)
     }
 }
 
+/* Records lines that join no pass are named per file, at each file's
+ * first such line: a count of them alone once named no file, and a user
+ * with several records files could not tell which held them. */
+static void test_unjoined_lines_named_per_file(void **st)
+{
+    (void)st;
+    static const char joined[] =
+        "{\"pid\": 31337, \"inv\": 1, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": []}\n";
+    static const char a_text[] =
+        "{\"pid\": 9, \"inv\": 1, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": []}\n"
+        "{\"pid\": 9, \"inv\": 2, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": []}\n";
+    static const char b_text[] =
+        "{\"pid\": 9, \"inv\": 3, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": []}\n";
+    char a_all[512];
+    snprintf(a_all, sizeof a_all, "%s%s", joined, a_text);
+    char *ra = ts_temp_file(a_all, strlen(a_all), ".jsonl"), *rb = ts_temp_file(b_text, strlen(b_text), ".jsonl");
+    char lp[4096], want[16384], *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("original-grammar-2rank-3round.log"));
+    const char *a[] = {"spans", lp, "--view", "ops", "--records", ra, "--records", rb, "--format", "json", NULL};
+    json_t *j = run_json(a, 0, &err);
+    snprintf(want, sizeof want,
+             "hbg spans: warning: %s:2: 2 records lines join no bind pass with host_orch in %s (this line's, pid=9 "
+             "inv=1, is the first); their operations count in the tails only\n"
+             "hbg spans: warning: %s:1: pid=9 inv=3 joins no bind pass with host_orch in %s; its operations count "
+             "in the tails only\n",
+             ra, lp, rb, lp);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    assert_int_equal(json_array_size(json_object_get(j, "warnings")), 2);
+    json_t *ops = json_object_get(j, "operations");
+    assert_int_equal(json_integer_value(json_object_get(ops, "lines")), 4);
+    assert_int_equal(json_integer_value(json_object_get(ops, "passes")), 1);
+    json_decref(j);
+    free(err);
+    for (int f = 0; f < 2; f++) {
+        unlink(f ? rb : ra);
+        free(f ? rb : ra);
+    }
+}
+
 /* Names as the log spells them, read back from each format: a comma and
  * a quote make a quoted RFC 4180 cell (not '?'), and a UTF-8 character
  * stays one in JSON (not \u00c3\u00a9, which reads as two). */
@@ -1554,6 +1594,7 @@ int main(void)
         cmocka_unit_test(test_ops_tails),
         cmocka_unit_test(test_ops_tails_of_lines_kept),
         cmocka_unit_test(test_ops_kinds_of_many_files),
+        cmocka_unit_test(test_unjoined_lines_named_per_file),
         cmocka_unit_test(test_names_in_csv_and_json),
         cmocka_unit_test(test_formats_and_errors),
         cmocka_unit_test(test_bind_lines_not_read),

@@ -162,14 +162,30 @@ static hbg_status tails(sp_ops *o, const rc_file *f, size_t nf)
     return st;
 }
 
+/* The lines of one file that join no pass with host_orch: named at the
+ * first of them, in the file's line order (the reader keeps it), so a
+ * user with several records files knows which one and where to look. */
+static void warn_unjoined(const rc_file *f, const rc_line *first, size_t n, const char *log, dg_list *warn)
+{
+    if (n == 1)
+        dg_add(warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64
+                     " joins no bind pass with host_orch in %s; its operations count in the tails only",
+               f->path, first->lineno, first->pid, first->inv, log);
+    else if (n)
+        dg_add(warn, "%s:%zu: %zu records lines join no bind pass with host_orch in %s (this line's, pid=%" PRIu64
+                     " inv=%" PRIu64 ", is the first); their operations count in the tails only",
+               f->path, first->lineno, n, log, first->pid, first->inv);
+}
+
 hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, dg_list *warn)
 {
     memset(o, 0, sizeof *o);
     iv *buf = NULL;
     size_t cap = 0;
-    size_t unjoined = 0;
     for (size_t i = 0; i < nf; i++) {
         bool op[RC_MAX_PHASES];
+        size_t unjoined = 0;
+        const rc_line *first = NULL;
         for (int k = 0; k < f[i].nphase; k++)
             op[k] = is_op(f[i].phase[k]);
         for (size_t l = 0; l < f[i].nline; l++) {
@@ -182,19 +198,16 @@ hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, 
             uint64_t orch, unc;
             if (!uncovered(L, &f[i], ln, op, &buf, &cap, &orch, &unc)) {
                 if (!unjoined++)
-                    dg_add(warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64
-                                 " joins no bind pass with host_orch in %s; its operations count in the tails only",
-                           f[i].path, ln->lineno, ln->pid, ln->inv, L->path);
+                    first = ln;
                 continue;
             }
             o->passes++;
             o->orch_ns += orch;
             o->uncovered_ns += unc;
         }
+        warn_unjoined(&f[i], first, unjoined, L->path, warn);
     }
     free(buf);
-    if (unjoined > 1)
-        dg_add(warn, "%zu records lines join no bind pass with host_orch", unjoined);
     return tails(o, f, nf);
 }
 
