@@ -1299,6 +1299,35 @@ static void test_unjoined_lines_named_per_file(void **st)
     }
 }
 
+/* --view ops shows the tails of a log without spans: its header says
+ * it has no ranks, as it says it has no stamp (the JSON: an empty list),
+ * where it once printed a "ranks" line with nothing in it. */
+static void test_ops_of_a_log_without_spans(void **st)
+{
+    (void)st;
+    static const char log[] = "[mono_ns=100][T0x1][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=host_orch "
+                              "start_ns=1000 dur_ns=500 pid=7 inv=1\n";
+    static const char recs[] =
+        "{\"pid\": 7, \"inv\": 1, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": ["
+        "{\"phase\": \"submit_task\", \"start_ns\": 1100, \"end_ns\": 1200, \"detail\": 0, \"tid\": 7}]}\n";
+    char *lp = ts_temp_file(log, strlen(log), ".log"), *rp = ts_temp_file(recs, strlen(recs), ".jsonl"), *out, *err;
+    const char *a[] = {"spans", lp, "--view", "ops", "--records", rp, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    if (!ts_contains(out, "\nspans   0 in 0 invocations of 0 callables\n"
+                          "ranks   none: the ranks are the pids of the spans, and this log has no spans\n\n"
+                          "operations: 1 records line, 1 joined to a bind pass with host_orch\n"))
+        fail_msg("%s", out);
+    free(out), free(err);
+    const char *b[] = {"spans", lp, "--view", "ops", "--records", rp, "--format", "json", NULL};
+    json_t *j = run_json(b, 0, &err);
+    assert_int_equal(json_array_size(json_object_get(j, "ranks")), 0);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "operations"), "passes")), 1);
+    json_decref(j);
+    free(err);
+    unlink(lp), unlink(rp);
+    free(lp), free(rp);
+}
+
 /* Names as the log spells them, read back from each format: a comma and
  * a quote make a quoted RFC 4180 cell (not '?'), and a UTF-8 character
  * stays one in JSON (not \u00c3\u00a9, which reads as two). */
@@ -1595,6 +1624,7 @@ int main(void)
         cmocka_unit_test(test_ops_tails_of_lines_kept),
         cmocka_unit_test(test_ops_kinds_of_many_files),
         cmocka_unit_test(test_unjoined_lines_named_per_file),
+        cmocka_unit_test(test_ops_of_a_log_without_spans),
         cmocka_unit_test(test_names_in_csv_and_json),
         cmocka_unit_test(test_formats_and_errors),
         cmocka_unit_test(test_bind_lines_not_read),

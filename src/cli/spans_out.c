@@ -182,7 +182,13 @@ static void table_head(const so_ctx *o)
     }
     printf("spans   %zu in %zu invocation%s of %zu callable%s\n", S->nspan, S->ninv, S->ninv == 1 ? "" : "s",
            S->ncall, S->ncall == 1 ? "" : "s");
-    printf("ranks   %s (numbered as hbg run numbers them: by ascending pid)\n", rank_list(S, rl, sizeof rl));
+    /* --view ops shows a log without spans too: its ranks, the spans'
+     * pids, are none, said as the stamp line says it has none (the JSON
+     * has an empty list) */
+    if (S->nrank)
+        printf("ranks   %s (numbered as hbg run numbers them: by ascending pid)\n", rank_list(S, rl, sizeof rl));
+    else
+        printf("ranks   none: the ranks are the pids of the spans, and this log has no spans\n");
 }
 
 static void callable_head(const sp_callable *c, const char *what)
