@@ -813,7 +813,7 @@ static void test_clamped_sums_warned(void **st)
     const char *e[] = {"spans", p, "--view", "tree", NULL};
     assert_int_equal(ts_run_cli(e, &out, &err), 0);
     assert_true(ts_contains(out, "    (untimed)                                                   1 -7999999999999999991 "));
-    assert_true(ts_contains(out, "    k                                                host       1 9223372036854775807 "));
+    assert_true(ts_contains(out, "    k                                                host       1  9223372036854775807 "));
     /* k's sum alone is clamped */
     assert_true(ts_contains(err, ".log:3: callable aa: 1 sum of one invocation's spans leaves the 64-bit range"));
     free(out), free(err);
@@ -824,6 +824,90 @@ static void test_clamped_sums_warned(void **st)
     free(out), free(err);
     unlink(p);
     free(p);
+}
+
+/* Every table's columns are as wide as their widest cell: a sum clamped
+ * at 2^63 - 1 has 19 digits, a record's duration up to 20, a pid or inv
+ * 20, a phase name 32 characters, more than the default widths leave room
+ * for. Each such cell once pushed the columns after it out of line with
+ * their header. */
+static void test_tables_widen_to_the_widest_value(void **st)
+{
+    (void)st;
+    static const char src[] =
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=101 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=102 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=103 dur=4000000000000000000\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=1 "
+        "dur=4000000000000000000 clk=dev\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=2 "
+        "dur=4000000000000000000 clk=dev\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=3 "
+        "dur=4000000000000000000 clk=dev\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
+    static const char recs[] =
+        "{\"pid\": 5, \"inv\": 2, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": ["
+        "{\"phase\": \"submit_task\", \"start_ns\": 0, \"end_ns\": 18446744073709551615, \"detail\": 0, "
+        "\"tid\": 5}, {\"phase\": \"a_phase_name_of_thirty_two_chars\", \"start_ns\": 1, \"end_ns\": 3, "
+        "\"detail\": 0, \"tid\": 5}]}\n";
+    char *lp = ts_temp_file(src, strlen(src), ".log"), *rp = ts_temp_file(recs, strlen(recs), ".jsonl"), *out, *err;
+    static const char *const want[][4] = {
+        {"tpot", "stage                                        clock      n              min_ns           median_ns       "
+                 "       max_ns               mean_ns\n",
+         "  x                                          host       1 9223372036854775807 9223372036854775807 "
+         "9223372036854775807 9223372036854775808.0\n",
+         "chip.run                                     host       2                  50                  50           "
+         "       50                  50.0\n"},
+        {"tree", "node                                                 clock      n            median_ns                "
+                 "    share\n",
+         "  x                                                  host       1  9223372036854775807  "
+         "18446744073709551616.0%\n",
+         "  (untimed)                                                     1 -9223372036854775808 "
+         "-18446744073709551616.0%\n"},
+        {"rounds", "rank  pid             inv round               host_ns           device_ns  start (UTC)\n",
+         "0     5                 2 2                        50 9223372036854775807  - (no clock anchor before it)\n",
+         "statistic                           host_ns             device_ns\n"
+         "min                                      50   9223372036854775807\n"
+         "median                                   50   9223372036854775807\n"
+         "trimmed mean                           50.0 9223372036854775808.0\n"},
+        {"ops", "kind                                 count               min_ns            median_ns               "
+                "p99_ns               max_ns\n",
+         "submit_task                              1 18446744073709551615 18446744073709551615 18446744073709551615 "
+         "18446744073709551615\n",
+         "a_phase_name_of_thirty_two_chars         1                    2                    2                    2    "
+         "                2\n"},
+    };
+    for (size_t v = 0; v < sizeof want / sizeof *want; v++) {
+        const char *a[] = {"spans", lp, "--view", want[v][0], "--records", rp, NULL};
+        assert_int_equal(ts_run_cli(a, &out, &err), 0);
+        for (int k = 1; k < 4; k++)
+            if (!ts_contains(out, want[v][k]))
+                fail_msg("--view %s: no line\n%s\nin\n%s", want[v][0], want[v][k], out);
+        free(out), free(err);
+    }
+    unlink(lp);
+    free(lp);
+    /* the overlap check's pairs: a pid and an inv of 20 digits */
+    static const char ov[] =
+        "[STRACE] v=1 pid=18446744073709551615 tid=5 inv=1 hid=aa depth=1 name=a ts=90 dur=5\n"
+        "[STRACE] v=1 pid=18446744073709551615 tid=5 inv=1 hid=aa depth=1 name=b ts=100 dur=50\n"
+        "[STRACE] v=1 pid=18446744073709551615 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n"
+        "[STRACE] v=1 pid=18446744073709551615 tid=5 inv=18446744073709551614 hid=aa depth=1 name=a ts=120 dur=50\n"
+        "[STRACE] v=1 pid=18446744073709551615 tid=5 inv=18446744073709551614 hid=aa depth=1 name=b ts=180 dur=50\n"
+        "[STRACE] v=1 pid=18446744073709551615 tid=5 inv=18446744073709551614 hid=aa depth=0 name=chip.run ts=120 "
+        "dur=150\n";
+    lp = ts_temp_file(ov, strlen(ov), ".log");
+    const char *b[] = {"spans", lp, "--assert-overlap", "a,b", NULL};
+    assert_int_equal(ts_run_cli(b, &out, &err), 0);
+    assert_true(ts_contains(out, "\nrank  pid                     inv N              inv N+1  result\n"
+                                 "0     18446744073709551615        1 18446744073709551614  ok: a starts 30 ns "
+                                 "before b of N ends\n"));
+    free(out), free(err);
+    unlink(lp);
+    free(lp);
+    unlink(rp);
+    free(rp);
 }
 
 /* A name that is not ASCII is padded by the columns it takes, not its
@@ -1616,6 +1700,7 @@ int main(void)
         cmocka_unit_test(test_clamped_sums_warned),
         cmocka_unit_test(test_warnings_name_the_earliest_line),
         cmocka_unit_test(test_table_aligns_utf8_names),
+        cmocka_unit_test(test_tables_widen_to_the_widest_value),
         cmocka_unit_test(test_tree_many_children),
         cmocka_unit_test(test_overlap_holds_when_pipelined),
         cmocka_unit_test(test_overlap_fails_naming_the_pair),

@@ -109,6 +109,30 @@ static int shown_width(const char *s, size_t n)
     return w;
 }
 
+/* A table's column is as wide as its default or its widest cell, the
+ * larger: a sum clamped near the end of the 64-bit range has 19 or 20
+ * digits, more than a default leaves room for, and a fixed width would
+ * push every column after it out of line with its header. */
+static int widen(int w, int len)
+{
+    return len > w ? len : w;
+}
+
+static int len_i64(int64_t v)
+{
+    return snprintf(NULL, 0, "%" PRId64, v);
+}
+
+static int len_u64(uint64_t v)
+{
+    return snprintf(NULL, 0, "%" PRIu64, v);
+}
+
+static int len_zu(size_t v)
+{
+    return snprintf(NULL, 0, "%zu", v);
+}
+
 static void jstr(jw *w, const char *s)
 {
     jw_str(w, s, strlen(s));
@@ -303,6 +327,44 @@ static void warn_sat(const so_ctx *o, const sp_callable *cl, const sp_sat_note *
 
 /* --- tpot ------------------------------------------------------------------ */
 
+/* A stage's indent: two columns a depth level, up to eight levels. */
+static int stage_indent(const sp_stage *st)
+{
+    return (int)(2 * (st->depth < 8 ? st->depth : 8));
+}
+
+/* One callable's stages as a table, each column as wide as its widest
+ * cell (widen). */
+static void tpot_table(const sp_stage *st, size_t n)
+{
+    int wname = 44, wn = 5, wmin = 15, wmed = 17, wmax = 15, wmean = 17;
+    char med[48];
+    for (size_t i = 0; i < n; i++) {
+        const sp_stat *x = &st[i].st;
+        char *nm = name_of(st[i].name);
+        wname = widen(wname, stage_indent(&st[i]) + shown_width(nm, strlen(nm)));
+        free(nm);
+        wn = widen(wn, len_zu(x->n));
+        wmin = widen(wmin, len_i64(x->min));
+        wmed = widen(wmed, (int)strlen(sp_med_str(x, med, sizeof med)));
+        wmax = widen(wmax, len_i64(x->max));
+        wmean = widen(wmean, snprintf(NULL, 0, "%.1f", x->mean));
+    }
+    printf("%-*s %-6s %*s %*s %*s %*s %*s\n", wname, "stage", "clock", wn, "n", wmin, "min_ns", wmed, "median_ns",
+           wmax, "max_ns", wmean, "mean_ns");
+    for (size_t i = 0; i < n; i++) {
+        const sp_stat *x = &st[i].st;
+        char *nm = name_of(st[i].name);
+        int ind = stage_indent(&st[i]);
+        printf("%*s", ind, "");
+        put_clean(stdout, nm, strlen(nm), false);
+        printf("%*s %-6s %*zu %*" PRId64 " %*s %*" PRId64 " %*.1f\n", wname - ind - shown_width(nm, strlen(nm)), "",
+               st[i].dev ? "device" : "host", wn, x->n, wmin, x->min, wmed, sp_med_str(x, med, sizeof med), wmax,
+               x->max, wmean, x->mean);
+        free(nm);
+    }
+}
+
 static hbg_status tpot(const so_ctx *o, jw *w)
 {
     const sp_set *S = o->S;
@@ -320,9 +382,11 @@ static hbg_status tpot(const so_ctx *o, jw *w)
         warn_sat(o, cl, &sat);
         if (o->fmt == SO_TABLE) {
             callable_head(cl, "");
-            printf("%-44s %-6s %5s %15s %17s %15s %17s\n", "stage", "clock", "n", "min_ns", "median_ns", "max_ns",
-                   "mean_ns");
-        } else if (o->fmt == SO_JSON) {
+            tpot_table(st, n);
+            free(st);
+            continue;
+        }
+        if (o->fmt == SO_JSON) {
             jw_lit(w, c ? ", " : "");
             json_callable(w, cl);
             jw_lit(w, ", \"stages\": [");
@@ -331,13 +395,7 @@ static hbg_status tpot(const so_ctx *o, jw *w)
             char *nm = name_of(st[i].name), med[48];
             const sp_stat *x = &st[i].st;
             sp_med_str(x, med, sizeof med);
-            if (o->fmt == SO_TABLE) {
-                printf("%*s", (int)(2 * (st[i].depth < 8 ? st[i].depth : 8)), "");
-                put_clean(stdout, nm, strlen(nm), false);
-                int pad = 44 - (int)(2 * (st[i].depth < 8 ? st[i].depth : 8)) - shown_width(nm, strlen(nm));
-                printf("%*s %-6s %5zu %15" PRId64 " %17s %15" PRId64 " %17.1f\n", pad > 0 ? pad : 0, "",
-                       st[i].dev ? "device" : "host", x->n, x->min, med, x->max, x->mean);
-            } else if (o->fmt == SO_CSV) {
+            if (o->fmt == SO_CSV) {
                 printf("%.*s,", (int)cl->hid.n, cl->hid.p);
                 put_clean(stdout, cl->label, strlen(cl->label), true);
                 putchar(',');
@@ -379,6 +437,55 @@ static bool share_of(const sp_node *rows, size_t i, double *share)
     return true;
 }
 
+/* A node's label (its name, or "(untimed)"; malloc'd) and its cells as
+ * the table shows them. */
+typedef struct tree_cells {
+    char *label;
+    int indent;
+    char med[48], share[40];
+} tree_cells;
+
+static void tree_cells_of(const sp_node *rows, size_t i, tree_cells *c)
+{
+    const sp_node *r = &rows[i];
+    double share;
+    c->label = r->untimed ? strdup("(untimed)") : name_of(r->name);
+    if (!c->label)
+        c->label = calloc(1, 1);
+    c->indent = (int)(2 * (r->depth < 10 ? r->depth : 10));
+    sp_med_str(&r->st, c->med, sizeof c->med);
+    if (share_of(rows, i, &share))
+        snprintf(c->share, sizeof c->share, "%.1f%%", 100.0 * share);
+    else
+        snprintf(c->share, sizeof c->share, "-");
+}
+
+/* One callable's tree as a table, each column as wide as its widest cell
+ * (widen): a share of a parent of 1 ns is as long as the child's median. */
+static void tree_table(const sp_node *rows, size_t n)
+{
+    int wlabel = 52, wn = 5, wmed = 17, wshare = 8;
+    tree_cells c;
+    for (size_t i = 0; i < n; i++) {
+        tree_cells_of(rows, i, &c);
+        wlabel = widen(wlabel, c.indent + shown_width(c.label, strlen(c.label)));
+        wn = widen(wn, len_zu(rows[i].st.n));
+        wmed = widen(wmed, (int)strlen(c.med));
+        wshare = widen(wshare, (int)strlen(c.share));
+        free(c.label);
+    }
+    printf("%-*s %-6s %*s %*s %*s\n", wlabel, "node", "clock", wn, "n", wmed, "median_ns", wshare, "share");
+    for (size_t i = 0; i < n; i++) {
+        const sp_node *r = &rows[i];
+        tree_cells_of(rows, i, &c);
+        printf("%*s", c.indent, "");
+        put_clean(stdout, c.label, strlen(c.label), false);
+        printf("%*s %-6s %*zu %*s %*s\n", wlabel - c.indent - shown_width(c.label, strlen(c.label)), "",
+               r->untimed ? "" : r->dev ? "device" : "host", wn, r->st.n, wmed, c.med, wshare, c.share);
+        free(c.label);
+    }
+}
+
 static hbg_status tree(const so_ctx *o, jw *w)
 {
     const sp_set *S = o->S;
@@ -411,29 +518,24 @@ static hbg_status tree(const so_ctx *o, jw *w)
         warn_sat(o, cl, &notes.sat);
         if (o->fmt == SO_TABLE) {
             callable_head(cl, "");
-            printf("%-52s %-6s %5s %17s %8s\n", "node", "clock", "n", "median_ns", "share");
-        } else if (o->fmt == SO_JSON) {
+            tree_table(rows, n);
+            free(rows);
+            continue;
+        }
+        if (o->fmt == SO_JSON) {
             jw_lit(w, c ? ", " : "");
             json_callable(w, cl);
             jw_lit(w, ", \"nodes\": [");
         }
         for (size_t i = 0; i < n; i++) {
             const sp_node *r = &rows[i];
-            char *nm = r->untimed ? NULL : name_of(r->name), med[48], sh[32] = "-";
+            char *nm = r->untimed ? NULL : name_of(r->name), med[48];
             const char *label = r->untimed ? "(untimed)" : nm;
             const char *clock = r->untimed ? "" : r->dev ? "device" : "host";
             double share = 0;
             bool has_share = share_of(rows, i, &share);
             sp_med_str(&r->st, med, sizeof med);
-            if (has_share)
-                snprintf(sh, sizeof sh, "%.1f%%", 100.0 * share);
-            if (o->fmt == SO_TABLE) {
-                int ind = (int)(2 * (r->depth < 10 ? r->depth : 10));
-                printf("%*s", ind, "");
-                put_clean(stdout, label, strlen(label), false);
-                int pad = 52 - ind - shown_width(label, strlen(label));
-                printf("%*s %-6s %5zu %17s %8s\n", pad > 0 ? pad : 0, "", clock, r->st.n, med, sh);
-            } else if (o->fmt == SO_CSV) {
+            if (o->fmt == SO_CSV) {
                 printf("%.*s,", (int)cl->hid.n, cl->hid.p);
                 put_clean(stdout, cl->label, strlen(cl->label), true);
                 putchar(',');
@@ -553,32 +655,61 @@ static size_t utc_of(utc_cache *c, uint64_t wall, char *out)
     return c->nhead + 10;
 }
 
+/* The rounds table's column widths: each its default or its widest
+ * cell's (widen). */
+typedef struct round_widths {
+    size_t rank, pid, inv, round, col[SP_NCOL];
+} round_widths;
+
+static size_t widest(size_t w, size_t len)
+{
+    return len > w ? len : w;
+}
+
+static void round_widths_of(const sp_set *S, const sp_round *r, size_t n, unsigned cols, round_widths *wd)
+{
+    char b[32];
+    *wd = (round_widths){.rank = 5, .pid = 10, .inv = 8, .round = 11};
+    for (int c = 0; c < SP_NCOL; c++)
+        wd->col[c] = 15;
+    for (size_t i = 0; i < n; i++) {
+        const sp_inv *x = &S->inv[r[i].inv];
+        wd->rank = widest(wd->rank, u64s(b, x->rank));
+        wd->pid = widest(wd->pid, u64s(b, x->pid));
+        wd->inv = widest(wd->inv, u64s(b, x->inv));
+        wd->round = widest(wd->round, u64s(b, r[i].round) + (r[i].cold ? 5 : 0));
+        for (int c = 0; c < SP_NCOL; c++)
+            if (cols & r[i].has & (1u << c))
+                wd->col[c] = widest(wd->col[c], i64s(b, r[i].val[c]));
+    }
+}
+
 /* One row of the rounds table, formatted by hand (a log has tens of
- * thousands of rounds): "%-5u %-10lu %8lu %-11s", " %15s" per column,
- * then "  start\n". */
-static void round_row(const sp_inv *x, const sp_round *r, unsigned cols, utc_cache *uc)
+ * thousands of rounds): "%-*u %-*lu %*lu %-*s", " %*s" per column, then
+ * "  start\n", at the widths wd. */
+static void round_row(const sp_inv *x, const sp_round *r, unsigned cols, const round_widths *wd, utc_cache *uc)
 {
     char row[512], b[64], *p = row;
     size_t k = u64s(b, x->rank);
-    p = pad(p, b, k, 5, true);
+    p = pad(p, b, k, wd->rank, true);
     *p++ = ' ';
     k = u64s(b, x->pid);
-    p = pad(p, b, k, 10, true);
+    p = pad(p, b, k, wd->pid, true);
     *p++ = ' ';
     k = u64s(b, x->inv);
-    p = pad(p, b, k, 8, false);
+    p = pad(p, b, k, wd->inv, false);
     *p++ = ' ';
     k = u64s(b, r->round);
     if (r->cold) {
         memcpy(b + k, " cold", 5);
         k += 5;
     }
-    p = pad(p, b, k, 11, true);
+    p = pad(p, b, k, wd->round, true);
     for (int c = 0; c < SP_NCOL; c++)
         if (cols & (1u << c)) {
             *p++ = ' ';
             k = r->has & (1u << c) ? i64s(b, r->val[c]) : (b[0] = '-', 1);
-            p = pad(p, b, k, 15, false);
+            p = pad(p, b, k, wd->col[c], false);
         }
     *p++ = ' ';
     *p++ = ' ';
@@ -597,54 +728,71 @@ static void round_row(const sp_inv *x, const sp_round *r, unsigned cols, utc_cac
     fwrite(row, 1, (size_t)(p - row), stdout);
 }
 
-static void rounds_table(const so_ctx *o, const sp_callable *cl, const sp_round *r, size_t n, unsigned cols,
-                         const sp_stat *sum)
+/* The statistic of row (min, median, trimmed mean, n) of s. */
+static const char *stat_cell(const sp_stat *s, int row, char *b, size_t n)
 {
+    if (!s->n && row < 3)
+        snprintf(b, n, "-");
+    else if (row == 0)
+        snprintf(b, n, "%" PRId64, s->min);
+    else if (row == 1)
+        sp_med_str(s, b, n);
+    else if (row == 2)
+        snprintf(b, n, "%.1f", s->tmean);
+    else
+        snprintf(b, n, "%zu", s->n);
+    return b;
+}
+
+static void rounds_stats(size_t n, size_t ncold, unsigned cols, const sp_stat *sum)
+{
+    static const char *const what[] = {"min", "median", "trimmed mean", "n"};
     char b[64];
-    utc_cache uc = {0};
-    size_t ncold = 0;
-    for (size_t i = 0; i < n; i++)
-        ncold += r[i].cold;
-    callable_head(cl, "; the first round of each rank is cold, marked, and not in the statistics");
-    printf("%-5s %-10s %8s %-11s", "rank", "pid", "inv", "round");
-    for (int k = 0; k < SP_NCOL; k++)
-        if (cols & (1u << k)) {
-            snprintf(b, sizeof b, "%s_ns", sp_col_names[k]);
-            printf(" %15s", b);
-        }
-    printf("  start (UTC)\n");
-    for (size_t i = 0; i < n; i++)
-        round_row(&o->S->inv[r[i].inv], &r[i], cols, &uc);
+    int w[SP_NCOL];
+    for (int k = 0; k < SP_NCOL; k++) {
+        w[k] = 15;
+        for (int row = 0; row < 4; row++)
+            w[k] = widen(w[k], (int)strlen(stat_cell(&sum[k], row, b, sizeof b)));
+    }
     printf("\nwarm rounds: %zu (%zu cold not counted)\n", n - ncold, ncold);
     printf("%-27s", "statistic");
     for (int k = 0; k < SP_NCOL; k++)
         if (cols & (1u << k)) {
             snprintf(b, sizeof b, "%s_ns", sp_col_names[k]);
-            printf(" %15s", b);
+            printf(" %*s", w[k], b);
         }
     printf("\n");
-    static const char *const what[] = {"min", "median", "trimmed mean", "n"};
     for (int row = 0; row < 4; row++) {
         printf("%-27s", what[row]);
-        for (int k = 0; k < SP_NCOL; k++) {
-            if (!(cols & (1u << k)))
-                continue;
-            const sp_stat *s = &sum[k];
-            if (!s->n && row < 3)
-                snprintf(b, sizeof b, "-");
-            else if (row == 0)
-                snprintf(b, sizeof b, "%" PRId64, s->min);
-            else if (row == 1)
-                sp_med_str(s, b, sizeof b);
-            else if (row == 2)
-                snprintf(b, sizeof b, "%.1f", s->tmean);
-            else
-                snprintf(b, sizeof b, "%zu", s->n);
-            printf(" %15s", b);
-        }
+        for (int k = 0; k < SP_NCOL; k++)
+            if (cols & (1u << k))
+                printf(" %*s", w[k], stat_cell(&sum[k], row, b, sizeof b));
         printf("\n");
     }
     printf("  trimmed mean: the mean without the lowest and highest tenth (floor(n/10) values at each end)\n");
+}
+
+static void rounds_table(const so_ctx *o, const sp_callable *cl, const sp_round *r, size_t n, unsigned cols,
+                         const sp_stat *sum)
+{
+    char b[64];
+    utc_cache uc = {0};
+    round_widths wd;
+    size_t ncold = 0;
+    for (size_t i = 0; i < n; i++)
+        ncold += r[i].cold;
+    round_widths_of(o->S, r, n, cols, &wd);
+    callable_head(cl, "; the first round of each rank is cold, marked, and not in the statistics");
+    printf("%-*s %-*s %*s %-*s", (int)wd.rank, "rank", (int)wd.pid, "pid", (int)wd.inv, "inv", (int)wd.round, "round");
+    for (int k = 0; k < SP_NCOL; k++)
+        if (cols & (1u << k)) {
+            snprintf(b, sizeof b, "%s_ns", sp_col_names[k]);
+            printf(" %*s", (int)wd.col[k], b);
+        }
+    printf("  start (UTC)\n");
+    for (size_t i = 0; i < n; i++)
+        round_row(&o->S->inv[r[i].inv], &r[i], cols, &wd, &uc);
+    rounds_stats(n, ncold, cols, sum);
 }
 
 static void rounds_json(const so_ctx *o, jw *w, const sp_callable *cl, const sp_round *r, size_t n,
@@ -753,6 +901,31 @@ static hbg_status rounds(const so_ctx *o, jw *w)
 
 /* --- operation tails --------------------------------------------------------- */
 
+/* The tails as a table, each column as wide as its widest cell (widen):
+ * a phase name has up to RC_MAX_NAME characters, a record's duration up
+ * to 20 digits. */
+static void ops_table(const sp_ops *p)
+{
+    int wk = 20, wc = 9, wmin = 15, wmed = 17, wp99 = 15, wmax = 15;
+    char med[32];
+    for (size_t k = 0; k < p->nkind; k++) {
+        const sp_opkind *x = &p->kind[k];
+        wk = widen(wk, (int)strlen(x->name));
+        wc = widen(wc, len_zu(x->count));
+        wmin = widen(wmin, len_u64(x->min));
+        wmed = widen(wmed, (int)strlen(phs_med_str(x->med, med, sizeof med)));
+        wp99 = widen(wp99, len_u64(x->p99));
+        wmax = widen(wmax, len_u64(x->max));
+    }
+    printf("%-*s %*s %*s %*s %*s %*s\n", wk, "kind", wc, "count", wmin, "min_ns", wmed, "median_ns", wp99, "p99_ns",
+           wmax, "max_ns");
+    for (size_t k = 0; k < p->nkind; k++) {
+        const sp_opkind *x = &p->kind[k];
+        printf("%-*s %*zu %*" PRIu64 " %*s %*" PRIu64 " %*" PRIu64 "\n", wk, x->name, wc, x->count, wmin, x->min, wmed,
+               phs_med_str(x->med, med, sizeof med), wp99, x->p99, wmax, x->max);
+    }
+}
+
 static void ops_out(const so_ctx *o, jw *w)
 {
     const sp_ops *p = o->ops;
@@ -768,10 +941,7 @@ static void ops_out(const so_ctx *o, jw *w)
     if (o->fmt == SO_TABLE) {
         printf("\noperations: %zu records line%s, %zu joined to a bind pass with host_orch\n", p->lines,
                p->lines == 1 ? "" : "s", p->passes);
-        printf("%-20s %9s %15s %17s %15s %15s\n", "kind", "count", "min_ns", "median_ns", "p99_ns", "max_ns");
-        for (size_t k = 0; k < p->nkind; k++)
-            printf("%-20s %9zu %15" PRIu64 " %17s %15" PRIu64 " %15" PRIu64 "\n", p->kind[k].name, p->kind[k].count,
-                   p->kind[k].min, phs_med_str(p->kind[k].med, med, sizeof med), p->kind[k].p99, p->kind[k].max);
+        ops_table(p);
         if (p->passes)
             printf("host_orch not covered by any operation record: %" PRIu64 " of %" PRIu64 " ns (%.1f%%)\n",
                    p->uncovered_ns, p->orch_ns, 100.0 * share);
@@ -874,6 +1044,33 @@ static void why(const sp_pair *p, const char *a, const char *b, bool hidden, con
         snprintf(out, n, "ok");
 }
 
+/* The pairs as a table, the pid and inv columns as wide as their widest
+ * cell (widen). */
+static void overlap_table(const sp_overlap *ov, const sp_set *S, const char *ma, const char *mb, bool hidden)
+{
+    int wr = 5, wp = 10, wi = 8, wj = 8;
+    char r[512];
+    for (size_t i = 0; i < ov->npair; i++) {
+        const sp_inv *x = &S->inv[ov->pair[i].prev];
+        wr = widen(wr, len_u64(x->rank));
+        wp = widen(wp, len_u64(x->pid));
+        wi = widen(wi, len_u64(x->inv));
+        wj = widen(wj, len_u64(S->inv[ov->pair[i].next].inv));
+    }
+    printf("%-*s %-*s %*s %*s  %s\n", wr, "rank", wp, "pid", wi, "inv N", wj, "inv N+1", "result");
+    for (size_t i = 0; i < ov->npair; i++) {
+        const sp_pair *p = &ov->pair[i];
+        const sp_inv *x = &S->inv[p->prev];
+        printf("%-*u %-*" PRIu64 " %*" PRIu64 " %*" PRIu64 "  ", wr, x->rank, wp, x->pid, wi, x->inv, wj,
+               S->inv[p->next].inv);
+        why(p, ma, mb, hidden, S, r, sizeof r);
+        if (p->ok)
+            printf("ok: %s starts %" PRIu64 " ns before %s of N ends\n", ma, p->b1 - p->a0, mb);
+        else
+            printf("FAILED: %s\n", r);
+    }
+}
+
 int so_overlap(const so_ctx *o, const sp_overlap *ov, const char *a, const char *b, bool hidden)
 {
     /* the names as typed, for the table and stderr: controls masked
@@ -950,19 +1147,7 @@ int so_overlap(const so_ctx *o, const sp_overlap *ov, const char *a, const char 
         printf("\noverlap: %s of invocation N+1 against %s of invocation N, each rank's invocations in inv "
                "order%s\n",
                ma, mb, hidden ? "; hidden: A must also end inside B" : "");
-        printf("%-5s %-10s %8s %8s  %s\n", "rank", "pid", "inv N", "inv N+1", "result");
-        for (size_t i = 0; i < ov->npair; i++) {
-            const sp_pair *p = &ov->pair[i];
-            const sp_inv *x = &S->inv[p->prev];
-            why(p, ma, mb, hidden, S, r, sizeof r);
-            if (p->ok)
-                printf("%-5u %-10" PRIu64 " %8" PRIu64 " %8" PRIu64 "  ok: %s starts %" PRIu64
-                       " ns before %s of N ends\n",
-                       x->rank, x->pid, x->inv, S->inv[p->next].inv, ma, p->b1 - p->a0, mb);
-            else
-                printf("%-5u %-10" PRIu64 " %8" PRIu64 " %8" PRIu64 "  FAILED: %s\n", x->rank, x->pid, x->inv,
-                       S->inv[p->next].inv, r);
-        }
+        overlap_table(ov, S, ma, mb, hidden);
         if (ov->nmissing)
             printf("%zu invocation%s without %s or %s (host clock) not checked\n", ov->nmissing,
                    ov->nmissing == 1 ? "" : "s", ma, mb);
