@@ -1383,6 +1383,53 @@ static void test_unjoined_lines_named_per_file(void **st)
     }
 }
 
+/* The passes' host_orch, each under 2^62 ns, summed over five passes
+ * leaves 64 bits: the sum is shown clamped at 2^64 - 1 and a warning names
+ * the records line whose pass took it past; the share no record covers
+ * is of the exact sums. Once the sum wrapped, silently, to a small figure,
+ * and the share was 965.8 %. */
+static void test_ops_orch_sum_clamped(void **st)
+{
+    (void)st;
+    char log[4096], recs[4096], want[8192], *out, *err;
+    size_t nl = 0, nr = 0;
+    for (int i = 1; i <= 5; i++) {
+        nl += (size_t)snprintf(log + nl, sizeof log - nl,
+                               "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=host_orch "
+                               "start_ns=1000 dur_ns=4000000000000000000 pid=7 inv=%d\n"
+                               "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=arena_h2d "
+                               "start_ns=4000000000000001000 dur_ns=1 pid=7 inv=%d\n",
+                               i, i);
+        nr += (size_t)snprintf(recs + nr, sizeof recs - nr,
+                               "{\"pid\": 7, \"inv\": %d, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, "
+                               "\"records\": [{\"phase\": \"submit_task\", \"start_ns\": 1000, \"end_ns\": "
+                               "1000000000000001000, \"detail\": 0, \"tid\": 7}]}\n",
+                               i);
+    }
+    char *lp = ts_temp_file(log, nl, ".log"), *rp = ts_temp_file(recs, nr, ".jsonl");
+    const char *a[] = {"spans", lp, "--view", "ops", "--records", rp, "--format", "json", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    snprintf(want, sizeof want,
+             "hbg spans: warning: %s:5: the host_orch of the passes the records join adds up past 2^64 - 1 ns (this "
+             "line's pass took it past) and is shown clamped there: the log is corrupt\n",
+             rp);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    /* figures past jansson's int64, read as written */
+    if (!ts_contains(out, "\"passes\": 5, \"host_orch_ns\": 18446744073709551615, \"uncovered_ns\": "
+                          "15000000000000000000, \"uncovered_share\": 0.7500, "))
+        fail_msg("%s", out);
+    free(out), free(err);
+    const char *b[] = {"spans", lp, "--view", "ops", "--records", rp, NULL};
+    assert_int_equal(ts_run_cli(b, &out, &err), 0);
+    if (!ts_contains(out, "host_orch not covered by any operation record: 15000000000000000000 of "
+                          "18446744073709551615 ns (75.0%)\n"))
+        fail_msg("%s", out);
+    free(out), free(err);
+    unlink(lp), unlink(rp);
+    free(lp), free(rp);
+}
+
 /* --view ops shows the tails of a log without spans: its header says
  * it has no ranks, as it says it has no stamp (the JSON: an empty list),
  * where it once printed a "ranks" line with nothing in it. */
@@ -1710,6 +1757,7 @@ int main(void)
         cmocka_unit_test(test_ops_kinds_of_many_files),
         cmocka_unit_test(test_unjoined_lines_named_per_file),
         cmocka_unit_test(test_ops_of_a_log_without_spans),
+        cmocka_unit_test(test_ops_orch_sum_clamped),
         cmocka_unit_test(test_names_in_csv_and_json),
         cmocka_unit_test(test_formats_and_errors),
         cmocka_unit_test(test_bind_lines_not_read),

@@ -930,7 +930,7 @@ static void ops_out(const so_ctx *o, jw *w)
 {
     const sp_ops *p = o->ops;
     char med[32];
-    double share = p->orch_ns ? (double)p->uncovered_ns / (double)p->orch_ns : 0;
+    double share = p->uncovered_share;
     if (o->fmt == SO_CSV) {
         printf("kind,count,min_ns,median_ns,p99_ns,max_ns\n");
         for (size_t k = 0; k < p->nkind; k++)

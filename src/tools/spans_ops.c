@@ -177,11 +177,44 @@ static void warn_unjoined(const rc_file *f, const rc_line *first, size_t n, cons
                f->path, first->lineno, n, log, first->pid, first->inv);
 }
 
+/* The passes' host_orch, and its uncovered part, summed exactly (each
+ * under 2^62 ns: no count of passes reaches 2^128) and clamped to 64 bits
+ * once, at the end; the records line whose pass took the sum past 2^64 - 1
+ * is named. A sum that wrapped once passed for an ordinary figure. */
+typedef struct orch_sums {
+    unsigned __int128 orch, unc;
+    const char *path;       /* the records line that took orch out, if one did */
+    size_t line;
+} orch_sums;
+
+static void sums_add(orch_sums *s, uint64_t orch, uint64_t unc, const rc_file *f, const rc_line *ln)
+{
+    s->orch += orch;
+    s->unc += unc;
+    if (!s->path && s->orch > UINT64_MAX) {
+        s->path = f->path;
+        s->line = ln->lineno;
+    }
+}
+
+static void sums_done(const orch_sums *s, sp_ops *o, dg_list *warn)
+{
+    o->orch_ns = s->orch > UINT64_MAX ? UINT64_MAX : (uint64_t)s->orch;
+    o->uncovered_ns = s->unc > UINT64_MAX ? UINT64_MAX : (uint64_t)s->unc;
+    o->uncovered_share = s->orch ? (double)s->unc / (double)s->orch : 0;
+    if (s->path)
+        dg_add(warn,
+               "%s:%zu: the host_orch of the passes the records join adds up past 2^64 - 1 ns (this line's pass "
+               "took it past) and is shown clamped there: the log is corrupt",
+               s->path, s->line);
+}
+
 hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, dg_list *warn)
 {
     memset(o, 0, sizeof *o);
     iv *buf = NULL;
     size_t cap = 0;
+    orch_sums sum = {0};
     for (size_t i = 0; i < nf; i++) {
         bool op[RC_MAX_PHASES];
         size_t unjoined = 0;
@@ -202,12 +235,12 @@ hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, 
                 continue;
             }
             o->passes++;
-            o->orch_ns += orch;
-            o->uncovered_ns += unc;
+            sums_add(&sum, orch, unc, &f[i], ln);
         }
         warn_unjoined(&f[i], first, unjoined, L->path, warn);
     }
     free(buf);
+    sums_done(&sum, o, warn);
     return tails(o, f, nf);
 }
 
