@@ -1430,6 +1430,41 @@ static void test_ops_orch_sum_clamped(void **st)
     free(lp), free(rp);
 }
 
+/* A records file an editor saved, with a UTF-8 byte order mark and CRLF
+ * line ends, gives the tails the runtime's file gives, and no warning:
+ * the mark once made its first line "not a JSON object" and one "cut" at
+ * its {"pid": (a writer killed mid-line), two warnings that were neither. */
+static void test_records_with_a_byte_order_mark(void **st)
+{
+    (void)st;
+    char lp[4096], rp[4096], *out, *err, *out2, *err2;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("original-grammar-2rank-3round.log"));
+    snprintf(rp, sizeof rp, "%s", ts_fixture("original-grammar-2rank-3round.host_phase_records.jsonl"));
+    size_t n;
+    char *text = ts_slurp(rp, &n);
+    assert_non_null(text);
+    char *edited = malloc(3 + 2 * n);
+    assert_non_null(edited);
+    size_t k = 3;
+    memcpy(edited, "\xef\xbb\xbf", 3);
+    for (size_t i = 0; i < n; i++) {
+        if (text[i] == '\n')
+            edited[k++] = '\r';
+        edited[k++] = text[i];
+    }
+    char *ep = ts_temp_file(edited, k, ".jsonl");
+    const char *a[] = {"spans", lp, "--view", "ops", "--records", rp, "--format", "json", NULL};
+    const char *b[] = {"spans", lp, "--view", "ops", "--records", ep, "--format", "json", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_int_equal(ts_run_cli(b, &out2, &err2), 0);
+    assert_string_equal(err2, err);
+    assert_true(ts_contains(out2, "\"operations\": {\"lines\": 6, \"passes\": 6, "));
+    assert_string_equal(strstr(out2, "\"operations\""), strstr(out, "\"operations\""));
+    free(out), free(err), free(out2), free(err2);
+    unlink(ep);
+    free(ep), free(edited), free(text);
+}
+
 /* --view ops shows the tails of a log without spans: its header says
  * it has no ranks, as it says it has no stamp (the JSON: an empty list),
  * where it once printed a "ranks" line with nothing in it. */
@@ -1758,6 +1793,7 @@ int main(void)
         cmocka_unit_test(test_unjoined_lines_named_per_file),
         cmocka_unit_test(test_ops_of_a_log_without_spans),
         cmocka_unit_test(test_ops_orch_sum_clamped),
+        cmocka_unit_test(test_records_with_a_byte_order_mark),
         cmocka_unit_test(test_names_in_csv_and_json),
         cmocka_unit_test(test_formats_and_errors),
         cmocka_unit_test(test_bind_lines_not_read),

@@ -419,6 +419,12 @@ static bool feed_lines(void *ctx, const char *buf, size_t len)
         const char *nl = memchr(p, eol, (size_t)(e - p));
         const char *le = nl ? nl : e;
         const char *s = p, *t = le;
+        /* A UTF-8 byte order mark, which an editor that saved the file
+         * (with CRLF line ends, say) may put first, is no part of the
+         * first line: read as JSON it made the line "not a JSON object",
+         * or one "cut" at its `{"pid":`. */
+        if (fd->lineno == 1 && t - s >= 3 && !memcmp(s, "\xef\xbb\xbf", 3))
+            s += 3;
         while (s < t && (*s == ' ' || *s == '\t' || *s == '\r'))
             s++;
         while (t > s && (t[-1] == ' ' || t[-1] == '\t' || t[-1] == '\r'))
