@@ -1465,6 +1465,39 @@ static void test_records_with_a_byte_order_mark(void **st)
     free(ep), free(edited), free(text);
 }
 
+/* Lines with dropped > 0 are one warning a file, at its first such line:
+ * a pool too small for every pass once wrote a warning a line, and past
+ * the thousandth the rest, the lines that join no pass among them, went
+ * unshown. */
+static void test_dropped_lines_one_warning_a_file(void **st)
+{
+    (void)st;
+    char *recs = malloc(1200 * 128), lp[4096], want[8192], *out, *err;
+    assert_non_null(recs);
+    size_t n = 0;
+    for (int i = 1; i <= 1200; i++)
+        n += (size_t)sprintf(recs + n,
+                             "{\"pid\": 9, \"inv\": %d, \"clock\": \"host_monotonic_ns\", \"dropped\": %d, "
+                             "\"records\": []}\n",
+                             i, i == 1 ? 0 : 3);
+    char *rp = ts_temp_file(recs, n, ".jsonl");
+    snprintf(lp, sizeof lp, "%s", ts_fixture("original-grammar-2rank-3round.log"));
+    const char *a[] = {"spans", lp, "--view", "ops", "--records", rp, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    snprintf(want, sizeof want,
+             "hbg spans: warning: %s:2: 1199 records lines have dropped > 0 (this line's, pid=9 inv=2 dropped=3, is "
+             "the first): the record pool refused records of those passes, whose operations are incomplete\n"
+             "hbg spans: warning: %s:1: 1200 records lines join no bind pass with host_orch in %s (this line's, "
+             "pid=9 inv=1, is the first); their operations count in the tails only\n",
+             rp, rp, lp);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    assert_false(ts_contains(err, "not shown"));
+    free(out), free(err);
+    unlink(rp);
+    free(rp), free(recs);
+}
+
 /* --view ops shows the tails of a log without spans: its header says
  * it has no ranks, as it says it has no stamp (the JSON: an empty list),
  * where it once printed a "ranks" line with nothing in it. */
@@ -1793,6 +1826,7 @@ int main(void)
         cmocka_unit_test(test_unjoined_lines_named_per_file),
         cmocka_unit_test(test_ops_of_a_log_without_spans),
         cmocka_unit_test(test_ops_orch_sum_clamped),
+        cmocka_unit_test(test_dropped_lines_one_warning_a_file),
         cmocka_unit_test(test_records_with_a_byte_order_mark),
         cmocka_unit_test(test_names_in_csv_and_json),
         cmocka_unit_test(test_formats_and_errors),

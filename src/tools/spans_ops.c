@@ -162,19 +162,47 @@ static hbg_status tails(sp_ops *o, const rc_file *f, size_t nf)
     return st;
 }
 
-/* The lines of one file that join no pass with host_orch: named at the
- * first of them, in the file's line order (the reader keeps it), so a
- * user with several records files knows which one and where to look. */
-static void warn_unjoined(const rc_file *f, const rc_line *first, size_t n, const char *log, dg_list *warn)
+/* The lines of one file that a warning is about, the first of them in
+ * the file's line order (the reader keeps it): one warning a file, at
+ * that line, so a user with several records files knows which one and
+ * where to look, and a file of thousands of such lines is one line on
+ * stderr, not thousands that crowd out the rest. */
+typedef struct line_note {
+    size_t n;
+    const rc_line *first;
+} line_note;
+
+static void note(line_note *w, const rc_line *ln)
 {
-    if (n == 1)
+    if (!w->n++)
+        w->first = ln;
+}
+
+static void warn_dropped(const rc_file *f, const line_note *d, dg_list *warn)
+{
+    const rc_line *x = d->first;
+    if (d->n == 1)
+        dg_add(warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64 " dropped=%" PRIu64
+                     ": the record pool refused that many records; this pass's operations are incomplete",
+               f->path, x->lineno, x->pid, x->inv, x->dropped);
+    else if (d->n)
+        dg_add(warn, "%s:%zu: %zu records lines have dropped > 0 (this line's, pid=%" PRIu64 " inv=%" PRIu64
+                     " dropped=%" PRIu64 ", is the first): the record pool refused records of those passes, whose "
+                     "operations are incomplete",
+               f->path, x->lineno, d->n, x->pid, x->inv, x->dropped);
+}
+
+static void warn_unjoined(const rc_file *f, const line_note *u, const char *log, dg_list *warn)
+{
+    const rc_line *x = u->first;
+    if (u->n == 1)
         dg_add(warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64
                      " joins no bind pass with host_orch in %s; its operations count in the tails only",
-               f->path, first->lineno, first->pid, first->inv, log);
-    else if (n)
+               f->path, x->lineno, x->pid, x->inv, log);
+    else if (u->n)
         dg_add(warn, "%s:%zu: %zu records lines join no bind pass with host_orch in %s (this line's, pid=%" PRIu64
                      " inv=%" PRIu64 ", is the first); their operations count in the tails only",
-               f->path, first->lineno, n, log, first->pid, first->inv);
+               f->path, x->lineno, u->n, log, x->pid, x->inv);
 }
 
 /* The passes' host_orch, and its uncovered part, summed exactly (each
@@ -217,27 +245,24 @@ hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, 
     orch_sums sum = {0};
     for (size_t i = 0; i < nf; i++) {
         bool op[RC_MAX_PHASES];
-        size_t unjoined = 0;
-        const rc_line *first = NULL;
+        line_note dropped = {0}, unjoined = {0};
         for (int k = 0; k < f[i].nphase; k++)
             op[k] = is_op(f[i].phase[k]);
         for (size_t l = 0; l < f[i].nline; l++) {
             const rc_line *ln = &f[i].line[l];
             o->lines++;
             if (ln->dropped)
-                dg_add(warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64 " dropped=%" PRIu64
-                             ": the record pool refused that many records; this pass's operations are incomplete",
-                       f[i].path, ln->lineno, ln->pid, ln->inv, ln->dropped);
+                note(&dropped, ln);
             uint64_t orch, unc;
             if (!uncovered(L, &f[i], ln, op, &buf, &cap, &orch, &unc)) {
-                if (!unjoined++)
-                    first = ln;
+                note(&unjoined, ln);
                 continue;
             }
             o->passes++;
             sums_add(&sum, orch, unc, &f[i], ln);
         }
-        warn_unjoined(&f[i], first, unjoined, L->path, warn);
+        warn_dropped(&f[i], &dropped, warn);
+        warn_unjoined(&f[i], &unjoined, L->path, warn);
     }
     free(buf);
     sums_done(&sum, o, warn);
