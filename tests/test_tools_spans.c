@@ -1498,6 +1498,33 @@ static void test_dropped_lines_one_warning_a_file(void **st)
     free(rp), free(recs);
 }
 
+/* The JSON's warnings are those stderr shows, its "N more warnings not
+ * shown" among them: past a thousand they once just stopped, and a script
+ * reading the JSON alone took the list for all there was. */
+static void test_json_warnings_say_how_many_more(void **st)
+{
+    (void)st;
+    static const char bad[] = "[STRACE] v=1 pid=5 tid=5 inv=1 hid=zz depth=0 name=x ts=1 dur=1\n";
+    static const char good[] = "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=1 dur=1\n";
+    size_t n = 0, nb = strlen(bad);
+    char *text = malloc(1100 * nb + sizeof good), *err;
+    assert_non_null(text);
+    for (int i = 0; i < 1100; i++, n += nb)
+        memcpy(text + n, bad, nb);
+    memcpy(text + n, good, sizeof good);
+    char *lp = ts_temp_file(text, n + strlen(good), ".log");
+    const char *a[] = {"spans", lp, "--format", "json", NULL};
+    json_t *j = run_json(a, 0, &err);
+    assert_true(ts_contains(err, "hbg spans: warning: 100 more warnings not shown\n"));
+    json_t *w = json_object_get(j, "warnings");
+    assert_int_equal(json_array_size(w), 1001);
+    assert_string_equal(json_string_value(json_array_get(w, 1000)), "100 more warnings not shown");
+    json_decref(j);
+    free(err);
+    unlink(lp);
+    free(lp), free(text);
+}
+
 /* --view ops shows the tails of a log without spans: its header says
  * it has no ranks, as it says it has no stamp (the JSON: an empty list),
  * where it once printed a "ranks" line with nothing in it. */
@@ -1827,6 +1854,7 @@ int main(void)
         cmocka_unit_test(test_ops_of_a_log_without_spans),
         cmocka_unit_test(test_ops_orch_sum_clamped),
         cmocka_unit_test(test_dropped_lines_one_warning_a_file),
+        cmocka_unit_test(test_json_warnings_say_how_many_more),
         cmocka_unit_test(test_records_with_a_byte_order_mark),
         cmocka_unit_test(test_names_in_csv_and_json),
         cmocka_unit_test(test_formats_and_errors),

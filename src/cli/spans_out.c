@@ -267,12 +267,21 @@ static void json_tail(const so_ctx *o, jw *w)
     const dg_list *lists[3] = {&o->L->warn, &o->S->warn, o->warn};
     jw_lit(w, ", \"warnings\": [");
     size_t k = 0;
-    for (int l = 0; l < 3; l++)
+    char more[64];
+    for (int l = 0; l < 3; l++) {
         for (size_t i = 0; i < lists[l]->n; i++) {
             if (k++)
                 jw_lit(w, ", ");
             jstr(w, lists[l]->msg[i]);
         }
+        /* as stderr has it: a script reading the JSON alone learns that
+         * the list is not all there is */
+        if (lists[l]->suppressed) {
+            snprintf(more, sizeof more, "%zu more warnings not shown", lists[l]->suppressed);
+            jw_lit(w, k++ ? ", " : "");
+            jstr(w, more);
+        }
+    }
     jw_lit(w, "]}\n");
 }
 
