@@ -813,7 +813,8 @@ static void test_clamped_sums_warned(void **st)
     const char *e[] = {"spans", p, "--view", "tree", NULL};
     assert_int_equal(ts_run_cli(e, &out, &err), 0);
     assert_true(ts_contains(out, "    (untimed)                                                   1 -7999999999999999991 "));
-    assert_true(ts_contains(out, "    k                                                host       1  9223372036854775807 "));
+    assert_true(
+        ts_contains(out, "    k                                                host       1  9223372036854775807 "));
     /* k's sum alone is clamped */
     assert_true(ts_contains(err, ".log:3: callable aa: 1 sum of one invocation's spans leaves the 64-bit range"));
     free(out), free(err);
@@ -834,18 +835,17 @@ static void test_clamped_sums_warned(void **st)
 static void test_tables_widen_to_the_widest_value(void **st)
 {
     (void)st;
-    static const char src[] =
-        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=101 dur=4000000000000000000\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=102 dur=4000000000000000000\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=103 dur=4000000000000000000\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=1 "
-        "dur=4000000000000000000 clk=dev\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=2 "
-        "dur=4000000000000000000 clk=dev\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=3 "
-        "dur=4000000000000000000 clk=dev\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
+    static const char src[] = "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=101 dur=4000000000000000000\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=102 dur=4000000000000000000\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=103 dur=4000000000000000000\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=1 "
+                              "dur=4000000000000000000 clk=dev\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=2 "
+                              "dur=4000000000000000000 clk=dev\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=3 "
+                              "dur=4000000000000000000 clk=dev\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
     static const char recs[] =
         "{\"pid\": 5, \"inv\": 2, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": ["
         "{\"phase\": \"submit_task\", \"start_ns\": 0, \"end_ns\": 18446744073709551615, \"detail\": 0, "
@@ -853,14 +853,16 @@ static void test_tables_widen_to_the_widest_value(void **st)
         "\"detail\": 0, \"tid\": 5}]}\n";
     char *lp = ts_temp_file(src, strlen(src), ".log"), *rp = ts_temp_file(recs, strlen(recs), ".jsonl"), *out, *err;
     static const char *const want[][4] = {
-        {"tpot", "stage                                        clock      n              min_ns           median_ns       "
-                 "       max_ns               mean_ns\n",
+        {"tpot",
+         "stage                                        clock      n              min_ns           median_ns       "
+         "       max_ns               mean_ns\n",
          "  x                                          host       1 9223372036854775807 9223372036854775807 "
          "9223372036854775807 9223372036854775808.0\n",
          "chip.run                                     host       2                  50                  50           "
          "       50                  50.0\n"},
-        {"tree", "node                                                 clock      n            median_ns                "
-                 "    share\n",
+        {"tree",
+         "node                                                 clock      n            median_ns                "
+         "    share\n",
          "  x                                                  host       1  9223372036854775807  "
          "18446744073709551616.0%\n",
          "  (untimed)                                                     1 -9223372036854775808 "
@@ -871,8 +873,9 @@ static void test_tables_widen_to_the_widest_value(void **st)
          "min                                      50   9223372036854775807\n"
          "median                                   50   9223372036854775807\n"
          "trimmed mean                           50.0 9223372036854775808.0\n"},
-        {"ops", "kind                                 count               min_ns            median_ns               "
-                "p99_ns               max_ns\n",
+        {"ops",
+         "kind                                 count               min_ns            median_ns               "
+         "p99_ns               max_ns\n",
          "submit_task                              1 18446744073709551615 18446744073709551615 18446744073709551615 "
          "18446744073709551615\n",
          "a_phase_name_of_thirty_two_chars         1                    2                    2                    2    "

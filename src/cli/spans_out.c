@@ -359,8 +359,8 @@ static void tpot_table(const sp_stage *st, size_t n)
         wmax = widen(wmax, len_i64(x->max));
         wmean = widen(wmean, snprintf(NULL, 0, "%.1f", x->mean));
     }
-    printf("%-*s %-6s %*s %*s %*s %*s %*s\n", wname, "stage", "clock", wn, "n", wmin, "min_ns", wmed, "median_ns",
-           wmax, "max_ns", wmean, "mean_ns");
+    printf("%-*s %-6s %*s %*s %*s %*s %*s\n", wname, "stage", "clock", wn, "n", wmin, "min_ns", wmed, "median_ns", wmax,
+           "max_ns", wmean, "mean_ns");
     for (size_t i = 0; i < n; i++) {
         const sp_stat *x = &st[i].st;
         char *nm = name_of(st[i].name);
@@ -489,8 +489,9 @@ static void tree_table(const sp_node *rows, size_t n)
         tree_cells_of(rows, i, &c);
         printf("%*s", c.indent, "");
         put_clean(stdout, c.label, strlen(c.label), false);
-        printf("%*s %-6s %*zu %*s %*s\n", wlabel - c.indent - shown_width(c.label, strlen(c.label)), "",
-               r->untimed ? "" : r->dev ? "device" : "host", wn, r->st.n, wmed, c.med, wshare, c.share);
+        const char *clock = r->untimed ? "" : r->dev ? "device" : "host";
+        printf("%*s %-6s %*zu %*s %*s\n", wlabel - c.indent - shown_width(c.label, strlen(c.label)), "", clock, wn,
+               r->st.n, wmed, c.med, wshare, c.share);
         free(c.label);
     }
 }

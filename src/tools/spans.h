@@ -202,7 +202,7 @@ typedef struct sp_ops {
     size_t nkind, capkind;
     size_t lines, passes;   /* records lines; those joined to a pass with host_orch */
     uint64_t orch_ns, uncovered_ns; /* summed over those passes; clamped at 2^64 - 1 (warned) */
-    double uncovered_share; /* of the exact sums; 0 without a pass */
+    double uncovered_share;         /* of the exact sums; 0 without a pass */
 } sp_ops;
 
 hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, dg_list *warn);

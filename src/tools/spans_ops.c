@@ -182,13 +182,15 @@ static void warn_dropped(const rc_file *f, const line_note *d, dg_list *warn)
 {
     const rc_line *x = d->first;
     if (d->n == 1)
-        dg_add(warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64 " dropped=%" PRIu64
-                     ": the record pool refused that many records; this pass's operations are incomplete",
+        dg_add(warn,
+               "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64 " dropped=%" PRIu64
+               ": the record pool refused that many records; this pass's operations are incomplete",
                f->path, x->lineno, x->pid, x->inv, x->dropped);
     else if (d->n)
-        dg_add(warn, "%s:%zu: %zu records lines have dropped > 0 (this line's, pid=%" PRIu64 " inv=%" PRIu64
-                     " dropped=%" PRIu64 ", is the first): the record pool refused records of those passes, whose "
-                     "operations are incomplete",
+        dg_add(warn,
+               "%s:%zu: %zu records lines have dropped > 0 (this line's, pid=%" PRIu64 " inv=%" PRIu64
+               " dropped=%" PRIu64 ", is the first): the record pool refused records of those passes, whose "
+               "operations are incomplete",
                f->path, x->lineno, d->n, x->pid, x->inv, x->dropped);
 }
 
@@ -196,12 +198,14 @@ static void warn_unjoined(const rc_file *f, const line_note *u, const char *log,
 {
     const rc_line *x = u->first;
     if (u->n == 1)
-        dg_add(warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64
-                     " joins no bind pass with host_orch in %s; its operations count in the tails only",
+        dg_add(warn,
+               "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64
+               " joins no bind pass with host_orch in %s; its operations count in the tails only",
                f->path, x->lineno, x->pid, x->inv, log);
     else if (u->n)
-        dg_add(warn, "%s:%zu: %zu records lines join no bind pass with host_orch in %s (this line's, pid=%" PRIu64
-                     " inv=%" PRIu64 ", is the first); their operations count in the tails only",
+        dg_add(warn,
+               "%s:%zu: %zu records lines join no bind pass with host_orch in %s (this line's, pid=%" PRIu64
+               " inv=%" PRIu64 ", is the first); their operations count in the tails only",
                f->path, x->lineno, u->n, log, x->pid, x->inv);
 }
 
@@ -211,7 +215,7 @@ static void warn_unjoined(const rc_file *f, const line_note *u, const char *log,
  * is named. A sum that wrapped once passed for an ordinary figure. */
 typedef struct orch_sums {
     unsigned __int128 orch, unc;
-    const char *path;       /* the records line that took orch out, if one did */
+    const char *path; /* the records line that took orch out, if one did */
     size_t line;
 } orch_sums;
 
