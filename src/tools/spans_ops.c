@@ -55,18 +55,19 @@ static bool is_op(const char *phase)
     return false;
 }
 
-/* The uncovered part of the host_orch of the pass line ln joins; false
- * when it joins no pass with host_orch. */
-static bool uncovered(const ps_log *L, const rc_file *f, const rc_line *ln, const bool *op, iv **buf, size_t *cap,
-                      uint64_t *orch, uint64_t *unc)
+/* The uncovered part of the host_orch of the pass line ln joins: 1; 0
+ * when it joins no pass with host_orch; -1 out of memory (said as such,
+ * not as a line that joins nothing). */
+static int uncovered(const ps_log *L, const rc_file *f, const rc_line *ln, const bool *op, iv **buf, size_t *cap,
+                     uint64_t *orch, uint64_t *unc)
 {
     const ps_pass *p = ps_find(L, ln->pid, ln->inv);
     if (!p || !(p->present & (1u << PS_HOST_ORCH)))
-        return false;
+        return 0;
     uint64_t o0 = ps_start(L, p, PS_HOST_ORCH), d = p->dur[PS_HOST_ORCH];
     uint64_t o1 = o0 + d < o0 ? UINT64_MAX : o0 + d;
     if (!vec_grow((void **)buf, cap, ln->n ? ln->n : 1, sizeof **buf))
-        return false;
+        return -1;
     size_t m = 0;
     for (size_t r = 0; r < ln->n; r++) {
         const rc_rec *x = &f->rec[ln->first + r];
@@ -78,7 +79,7 @@ static bool uncovered(const ps_log *L, const rc_file *f, const rc_line *ln, cons
     }
     *orch = o1 - o0;
     *unc = *orch - union_len(*buf, m);
-    return true;
+    return 1;
 }
 
 /* The kind named name, made when absent; NULL on out of memory. The
@@ -258,7 +259,12 @@ hbg_status sp_op_tails(const ps_log *L, const rc_file *f, size_t nf, sp_ops *o, 
             if (ln->dropped)
                 note(&dropped, ln);
             uint64_t orch, unc;
-            if (!uncovered(L, &f[i], ln, op, &buf, &cap, &orch, &unc)) {
+            int joined = uncovered(L, &f[i], ln, op, &buf, &cap, &orch, &unc);
+            if (joined < 0) {
+                free(buf);
+                return HBG_E_NOMEM;
+            }
+            if (!joined) {
                 note(&unjoined, ln);
                 continue;
             }
