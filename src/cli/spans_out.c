@@ -177,7 +177,7 @@ static void jstat(jw *w, const sp_stat *s, bool with_minmax)
         ji64(w, s->max);
     }
     jw_lit(w, ", \"mean_ns\": ");
-    jdouble(w, s->mean, "%.1f");
+    jw_lit(w, sp_mean_str(s->mean, med, sizeof med));
 }
 
 static const char *rank_list(const sp_set *S, char *buf, size_t n)
@@ -347,7 +347,7 @@ static int stage_indent(const sp_stage *st)
 static void tpot_table(const sp_stage *st, size_t n)
 {
     int wname = 44, wn = 5, wmin = 15, wmed = 17, wmax = 15, wmean = 17;
-    char med[48];
+    char med[48], mean[48];
     for (size_t i = 0; i < n; i++) {
         const sp_stat *x = &st[i].st;
         char *nm = name_of(st[i].name);
@@ -357,7 +357,7 @@ static void tpot_table(const sp_stage *st, size_t n)
         wmin = widen(wmin, len_i64(x->min));
         wmed = widen(wmed, (int)strlen(sp_med_str(x, med, sizeof med)));
         wmax = widen(wmax, len_i64(x->max));
-        wmean = widen(wmean, snprintf(NULL, 0, "%.1f", x->mean));
+        wmean = widen(wmean, (int)strlen(sp_mean_str(x->mean, mean, sizeof mean)));
     }
     printf("%-*s %-6s %*s %*s %*s %*s %*s\n", wname, "stage", "clock", wn, "n", wmin, "min_ns", wmed, "median_ns", wmax,
            "max_ns", wmean, "mean_ns");
@@ -367,9 +367,9 @@ static void tpot_table(const sp_stage *st, size_t n)
         int ind = stage_indent(&st[i]);
         printf("%*s", ind, "");
         put_clean(stdout, nm, strlen(nm), false);
-        printf("%*s %-6s %*zu %*" PRId64 " %*s %*" PRId64 " %*.1f\n", wname - ind - shown_width(nm, strlen(nm)), "",
+        printf("%*s %-6s %*zu %*" PRId64 " %*s %*" PRId64 " %*s\n", wname - ind - shown_width(nm, strlen(nm)), "",
                st[i].dev ? "device" : "host", wn, x->n, wmin, x->min, wmed, sp_med_str(x, med, sizeof med), wmax,
-               x->max, wmean, x->mean);
+               x->max, wmean, sp_mean_str(x->mean, mean, sizeof mean));
         free(nm);
     }
 }
@@ -401,7 +401,7 @@ static hbg_status tpot(const so_ctx *o, jw *w)
             jw_lit(w, ", \"stages\": [");
         }
         for (size_t i = 0; i < n; i++) {
-            char *nm = name_of(st[i].name), med[48];
+            char *nm = name_of(st[i].name), med[48], mean[48];
             const sp_stat *x = &st[i].st;
             sp_med_str(x, med, sizeof med);
             if (o->fmt == SO_CSV) {
@@ -409,8 +409,8 @@ static hbg_status tpot(const so_ctx *o, jw *w)
                 put_clean(stdout, cl->label, strlen(cl->label), true);
                 putchar(',');
                 put_clean(stdout, nm, strlen(nm), true);
-                printf(",%s,%u,%zu,%" PRId64 ",%s,%" PRId64 ",%.1f\n", st[i].dev ? "device" : "host", st[i].depth,
-                       x->n, x->min, med, x->max, x->mean);
+                printf(",%s,%u,%zu,%" PRId64 ",%s,%" PRId64 ",%s\n", st[i].dev ? "device" : "host", st[i].depth,
+                       x->n, x->min, med, x->max, sp_mean_str(x->mean, mean, sizeof mean));
             } else {
                 jw_lit(w, i ? ", {\"name\": " : "{\"name\": ");
                 jstr(w, nm);
@@ -539,7 +539,7 @@ static hbg_status tree(const so_ctx *o, jw *w)
         }
         for (size_t i = 0; i < n; i++) {
             const sp_node *r = &rows[i];
-            char *nm = r->untimed ? NULL : name_of(r->name), med[48];
+            char *nm = r->untimed ? NULL : name_of(r->name), med[48], mean[48];
             const char *label = r->untimed ? "(untimed)" : nm;
             const char *clock = r->untimed ? "" : r->dev ? "device" : "host";
             double share = 0;
@@ -550,7 +550,7 @@ static hbg_status tree(const so_ctx *o, jw *w)
                 put_clean(stdout, cl->label, strlen(cl->label), true);
                 putchar(',');
                 put_clean(stdout, label, strlen(label), true);
-                printf(",%u,%s,%zu,%s,%.1f,", r->depth, clock, r->st.n, med, r->st.mean);
+                printf(",%u,%s,%zu,%s,%s,", r->depth, clock, r->st.n, med, sp_mean_str(r->st.mean, mean, sizeof mean));
                 if (has_share)
                     printf("%.4f", share);
                 printf("\n");
@@ -748,7 +748,7 @@ static const char *stat_cell(const sp_stat *s, int row, char *b, size_t n)
     else if (row == 1)
         sp_med_str(s, b, n);
     else if (row == 2)
-        snprintf(b, n, "%.1f", s->tmean);
+        sp_mean_str(s->tmean, b, n);
     else
         snprintf(b, n, "%zu", s->n);
     return b;
@@ -852,7 +852,7 @@ static void rounds_json(const so_ctx *o, jw *w, const sp_callable *cl, const sp_
             jw_lit(w, ", \"median\": ");
             jw_lit(w, sp_med_str(s, med, sizeof med));
             jw_lit(w, ", \"trimmed_mean\": ");
-            jdouble(w, s->tmean, "%.1f");
+            jw_lit(w, sp_mean_str(s->tmean, med, sizeof med));
         }
         jw_lit(w, "}");
     }

@@ -432,6 +432,15 @@ void sp_stat_of(int64_t *v, size_t n, sp_stat *s)
     s->tmean = mean_of(v + cut, n - 2 * cut);
 }
 
+char *sp_mean_str(double m, char *buf, size_t n)
+{
+    if (m >= 0x1p63)
+        snprintf(buf, n, "%" PRId64 ".0", INT64_MAX);
+    else
+        snprintf(buf, n, "%.1f", m);
+    return buf;
+}
+
 char *sp_med_str(const sp_stat *s, char *buf, size_t n)
 {
     if (!s->med_half)

@@ -87,6 +87,11 @@ typedef struct sp_stat {
 /* Sorts v and fills s. */
 void sp_stat_of(int64_t *v, size_t n, sp_stat *s);
 /* "123", "123.5", "-0.5" */
+/* A mean as the outputs print it, one decimal ("%.1f"). A mean of values
+ * at the top of the range (sums clamped at INT64_MAX) rounds, as a double,
+ * up to 2^63, which printed a mean above the largest value; it is
+ * printed as INT64_MAX. */
+char *sp_mean_str(double m, char *buf, size_t n);
 char *sp_med_str(const sp_stat *s, char *buf, size_t n);
 /* The median as a double (for shares). */
 double sp_med_val(const sp_stat *s);
