@@ -1184,6 +1184,63 @@ static void test_rank_lanes_as_hbg_run(void **st)
     free(err);
 }
 
+/* Two runs of one command put together (cat a.log b.log): each run's
+ * ranks are numbered among its own processes, as hbg run numbered them,
+ * and each lane names its run by its [stamp] line; the second run's pids
+ * are lower than the first's, so numbered over the log they were ranks 0
+ * and 2, named alike. Lanes are sorted run by run. The per-invocation view
+ * names its lanes alike. */
+static const char two_runs_log[] =
+    "[stamp] 1a2b3c4 hbg run qwen --rounds 1 --ranks 2\n"
+    "[STRACE] v=1 pid=5200 tid=1 inv=1 hid=00000000000000ab depth=0 name=chip.run ts=2000 dur=500\n"
+    "[STRACE] v=1 pid=5100 tid=1 inv=1 hid=00000000000000ab depth=0 name=chip.run ts=1000 dur=500\n"
+    "[stamp] 1a2b3c4 hbg run qwen --rounds 1 --ranks 2\n"
+    "[STRACE] v=1 pid=5050 tid=1 inv=1 hid=00000000000000ab depth=0 name=chip.run ts=9000 dur=500\n"
+    "[STRACE] v=1 pid=5150 tid=1 inv=1 hid=00000000000000ab depth=0 name=chip.run ts=9100 dur=500\n";
+
+static void test_two_runs_ranked_apart(void **st)
+{
+    (void)st;
+    char *lp = ts_temp_file(two_runs_log, strlen(two_runs_log), ".log"), *err;
+    json_t *j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    assert_true(ts_contains(err, ".log:4: the [stamp] line again (the first is at line 1): the log holds two runs of "
+                                 "the same command (logs put together?), kept apart: each run's processes are ranked "
+                                 "among themselves\n"));
+    free(err);
+    json_t *ev = json_object_get(j, "traceEvents");
+    static const struct {
+        long long pid;
+        const char *name;
+        long long sort;
+    } want[] = {{5100, "rank 0 (pid 5100), run 1 (stamp at line 1) - no clock anchor", 0},
+                {5200, "rank 1 (pid 5200), run 1 (stamp at line 1) - no clock anchor", 2},
+                {5050, "rank 0 (pid 5050), run 2 (stamp at line 4) - no clock anchor", 4},
+                {5150, "rank 1 (pid 5150), run 2 (stamp at line 4) - no clock anchor", 6}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        const char *name;
+        long long sort;
+        lane(ev, want[k].pid, &name, &sort);
+        assert_non_null(name);
+        assert_string_equal(name, want[k].name);
+        assert_int_equal(sort, want[k].sort);
+    }
+    json_decref(j);
+    j = run_per_invocation(lp);
+    ev = json_object_get(j, "traceEvents");
+    json_t *e;
+    /* lanes in (pid, inv) order: 5050 is the first */
+    assert_int_equal(find(ev, "process_name", NULL, 1, 0, &e), 1);
+    assert_true(ts_contains(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                            " inv=1 (pid 5050, rank 0, run 2 (stamp at line 4))"));
+    assert_int_equal(find(ev, "process_name", NULL, 4, 0, &e), 1);
+    assert_true(ts_contains(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                            " inv=1 (pid 5200, rank 1, run 1 (stamp at line 1))"));
+    json_decref(j);
+    unlink(lp);
+    free(lp);
+}
+
 /* The wall time of each host event comes from the anchor in force at its
  * record: pid 5100 anchors after its first decode round and again after
  * its second (5 s later); 5200 never does. */
@@ -2058,6 +2115,7 @@ int main(void)
         cmocka_unit_test(test_absurd_starts_left_out),
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(test_rank_lanes_as_hbg_run),
+        cmocka_unit_test(test_two_runs_ranked_apart),
         cmocka_unit_test(test_anchor_in_force),
         cmocka_unit_test(test_pipelined_lanes_nest),
         cmocka_unit_test(test_per_invocation),

@@ -1007,7 +1007,11 @@ static void on_anchor(ps_log *L, const lx_rec *r)
 
 static void on_stamp(ps_log *L, const lx_rec *r)
 {
-    L->nstamps++;
+    if (!vec_grow((void **)&L->stamp_lines, &L->capstamp_lines, (size_t)L->nstamps + 1, sizeof *L->stamp_lines)) {
+        L->oom = true;
+        return;
+    }
+    L->stamp_lines[L->nstamps++] = r->line;
     if (r->name.n == 0) {
         if (!L->empty_stamp_line)
             L->empty_stamp_line = r->line;
@@ -1036,8 +1040,10 @@ static void on_stamp(ps_log *L, const lx_rec *r)
         L->stamp_repeated = true;
         dg_add(&L->warn,
                "%s:%zu: the [stamp] line again (the first is at line %zu): the log holds two runs of the same "
-               "command (logs put together?), and their passes are pooled",
-               L->path, r->line, L->stamp_line);
+               "command (logs put together?), %s",
+               L->path, r->line, L->stamp_line,
+               L->opt.runs_apart ? "kept apart: each run's processes are ranked among themselves"
+                                 : "and their passes are pooled");
     }
 }
 
@@ -1217,8 +1223,23 @@ void ps_free(ps_log *L)
     free(L->anchor);
     free(L->rank);
     free((char *)L->stamp.p);
+    free(L->stamp_lines);
     dg_free(&L->warn);
     memset(L, 0, sizeof *L);
+}
+
+uint32_t ps_run_of(const ps_log *L, size_t line)
+{
+    /* 1 + the stamps after the first that come before the line */
+    size_t lo = 1, hi = L->nstamps > 1 ? L->nstamps : 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (L->stamp_lines[mid] < line)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (uint32_t)lo;
 }
 
 const char *ps_mixed_runs(const ps_log *L, const char *path, char *buf, size_t cap)

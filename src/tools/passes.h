@@ -177,6 +177,8 @@ typedef struct ps_options {
     bool spans_only;        /* spans, anchors and the stamp only: bind-phase and host-orch lines are
                                not read (no passes, no warnings about them) */
     size_t max_line;        /* ps_read_fd's longest line; 0: LR_MAX_LINE (the fuzzer uses short ones) */
+    bool runs_apart;        /* the tool keeps the runs of a log put together apart (ps_run_of), so the
+                               warning of a repeated [stamp] says so, not that they are pooled */
 } ps_options;
 
 typedef struct ps_log {
@@ -215,6 +217,8 @@ typedef struct ps_log {
     bool stamp_conflict;
     size_t stamp2_line;
     uint32_t nstamps;       /* [stamp] lines read so far: a run begins at each (ps_pass.run) */
+    size_t *stamp_lines;    /* the line of each of them, in log order (ps_run_of) */
+    size_t capstamp_lines;
 
     size_t nbind, norch, nspans, nbad_bind, nbad_orch, ntorn, nbad_anchor;
     size_t nbindspans;
@@ -309,6 +313,12 @@ const char *ps_mixed_runs(const ps_log *L, const char *path, char *buf, size_t c
 /* Why the warm passes that are not used were excluded, one count per
  * defect: "3 with an ignored line, 1 without arena_h2d". */
 void ps_exclusions(const ps_log *L, char *out, size_t n);
+/* The run that a record on line `line` belongs to, from 1: each [stamp]
+ * line after the first begins the next (logs put together hold runs one
+ * after another); a record before the first stamp is of the first run,
+ * as a log's own lines are when records were written before it or logs
+ * of one run were put together in another order. */
+uint32_t ps_run_of(const ps_log *L, size_t line);
 /* The pass of (pid, inv), or NULL. */
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv);
 

@@ -19,7 +19,9 @@
 
 typedef struct proc {
     uint64_t pid;
-    size_t rank;            /* its rank as hbg run numbers them (number_procs) */
+    size_t rank;            /* its rank in its run, as hbg run numbers them (number_procs) */
+    uint32_t run;           /* its run (ps_run_of of its first record) */
+    size_t order;           /* its lane's place: by (run, pid) */
     uint64_t dev_pid;       /* its device lane's process (number_procs) */
     bool has_dev;
     bool has_anchor;
@@ -167,6 +169,7 @@ typedef struct tl {
     size_t nunordered;      /* lanes whose spans came out of end order */
     nestbad bad;            /* spans that start inside another of their lane and end after it */
     cw_set cw;              /* each process's window of plausible starts */
+    size_t nrun;            /* the runs its processes are of (number_procs) */
     bool oom;
     frag *frags;            /* FRAG_SLOTS for event heads, then FRAG_SLOTS for args (NULL: none) */
 } tl;
@@ -340,10 +343,87 @@ static uint64_t dev_pid(tl *t, uint64_t pid)
     return p ? p->dev_pid : pid;
 }
 
+typedef struct rank_at {
+    uint32_t run;
+    uint64_t pid;
+    size_t i;
+} rank_at;
+
+static int cmp_rank_at(const void *a, const void *b)
+{
+    const rank_at *x = a, *y = b;
+    if (x->run != y->run)
+        return x->run < y->run ? -1 : 1;
+    return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+size_t tl_number_ranks(tl_rank *r, size_t n)
+{
+    rank_at *a = malloc((n ? n : 1) * sizeof *a);
+    if (!a)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        a[i] = (rank_at){r[i].run, r[i].pid, i};
+    qsort(a, n, sizeof *a, cmp_rank_at);
+    size_t nrun = 0, k = 0;
+    for (size_t j = 0; j < n; j++) {
+        if (!j || a[j].run != a[j - 1].run) {
+            nrun++;
+            k = 0;
+        }
+        r[a[j].i].rank = k++;
+        r[a[j].i].order = j;
+    }
+    free(a);
+    return nrun ? nrun : 1;
+}
+
+const char *tl_run_label(const ps_log *L, size_t nrun, uint32_t run, char *buf, size_t cap)
+{
+    if (nrun > 1 && run >= 1 && run <= L->nstamps)
+        snprintf(buf, cap, ", run %" PRIu32 " (stamp at line %zu)", run, L->stamp_lines[run - 1]);
+    else if (cap)
+        buf[0] = 0;
+    return buf;
+}
+
+/* Each process's run, from its first record: where logs put together
+ * hold several runs, each run's processes are ranked apart. */
+static void run_procs(tl *t)
+{
+    const ps_log *L = t->L;
+    for (size_t i = 0; i < t->nproc; i++)
+        t->proc[i].run = UINT32_MAX;
+    if (L->nstamps < 2) {
+        for (size_t i = 0; i < t->nproc; i++)
+            t->proc[i].run = 1;
+        return;
+    }
+    for (size_t i = 0; i < L->nanchor; i++) {
+        proc *p = find_proc(t, L->anchor[i].pid, false);
+        uint32_t r = ps_run_of(L, L->anchor[i].line);
+        if (p && r < p->run)
+            p->run = r;
+    }
+    for (size_t i = 0; i < L->nspan; i++) {
+        proc *p = find_proc(t, L->span[i].pid, false);
+        uint32_t r = ps_run_of(L, L->span[i].line);
+        if (p && r < p->run)
+            p->run = r;
+    }
+    for (size_t i = 0; i < L->npass; i++) {
+        proc *p = L->pass[i].has_pid ? find_proc(t, L->pass[i].pid, false) : NULL;
+        uint32_t r = L->pass[i].run ? L->pass[i].run : 1;
+        if (p && r < p->run)
+            p->run = r;
+    }
+}
+
 /* Each process's rank and device lane, from its pids sorted.
  *
  * Ranks as hbg run numbers them: it forks rank 0 first, so by ascending
- * pid, not by which rank happened to write first.
+ * pid, not by which rank happened to write first; in a log of several
+ * runs, among the processes of its run (tl_number_ranks).
  *
  * A device lane is never a host process's. Perfetto reads a pid as a
  * 32-bit number (a larger one becomes 0, one lane for all), so every lane
@@ -356,17 +436,29 @@ static void number_procs(tl *t)
     const uint64_t lim = (uint64_t)1 << 32;
     size_t n = t->nproc, nt = 0;
     uint64_t *taken = malloc((n ? 2 * n : 1) * sizeof *taken);
-    if (!taken) {
+    tl_rank *rk = malloc((n ? n : 1) * sizeof *rk);
+    if (!taken || !rk) {
+        free(taken);
+        free(rk);
         t->oom = true;
         return;
     }
+    for (size_t i = 0; i < n; i++)
+        rk[i] = (tl_rank){t->proc[i].pid, t->proc[i].run, 0, 0};
+    t->nrun = tl_number_ranks(rk, n);
+    if (!t->nrun && n)
+        t->oom = true;
+    for (size_t i = 0; i < n; i++) {
+        t->proc[i].rank = rk[i].rank;
+        t->proc[i].order = rk[i].order;
+    }
+    free(rk);
     for (size_t i = 0; i < n; i++)
         taken[nt++] = t->proc[i].pid;
     qsort(taken, nt, sizeof *taken, cmp_pid);
     size_t nhost = nt;
     for (size_t i = 0; i < n; i++) {
         uint64_t pid = t->proc[i].pid, c = pid + TL_DEVICE_PID_BASE;
-        t->proc[i].rank = (size_t)((const uint64_t *)bsearch(&pid, taken, nhost, sizeof *taken, cmp_pid) - taken);
         bool ok = pid < lim - TL_DEVICE_PID_BASE && !bsearch(&c, taken, nhost, sizeof *taken, cmp_pid);
         t->proc[i].dev_pid = ok ? c : 0; /* 0: none yet (a lane from the base up is never 0) */
         if (ok)
@@ -1806,6 +1898,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     for (size_t i = 0; i < L->npass; i++)
         if (L->pass[i].has_pid)
             find_proc(&t, L->pass[i].pid, true);
+    run_procs(&t);
     number_procs(&t);
 
     for (size_t i = 0; i < L->nspan; i++)
@@ -1859,24 +1952,25 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         rep->rec_bad_lines += recs[r].nbad;
     }
 
-    char name[160];
+    char name[224], run[64];
     for (size_t i = 0; i < t.nproc; i++) {
         const proc *p = &t.proc[i];
         size_t k = p->rank;
-        snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ")%s", k, p->pid,
+        tl_run_label(L, t.nrun, p->run, run, sizeof run);
+        snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ")%s%s", k, p->pid, run,
                  p->has_anchor ? "" : " - no clock anchor");
         meta(&t, "process_name", p->pid, 0, name);
-        meta_sort(&t, p->pid, 2 * k);
+        meta_sort(&t, p->pid, 2 * p->order);
         if (!p->has_anchor) {
             rep->pids_no_anchor++;
             dg_add(warn, "%s: pid=%" PRIu64 " has no [CLOCK_ANCHOR]; its events carry no wall_ns", L->path, p->pid);
         }
         if (p->has_dev) {
             snprintf(name, sizeof name,
-                     "rank %zu (pid %" PRIu64 ") device: device-clock spans, placed at the start of runner_run", k,
-                     p->pid);
+                     "rank %zu (pid %" PRIu64 ")%s device: device-clock spans, placed at the start of runner_run", k,
+                     p->pid, run);
             meta(&t, "process_name", p->dev_pid, 0, name);
-            meta_sort(&t, p->dev_pid, 2 * k + 1);
+            meta_sort(&t, p->dev_pid, 2 * p->order + 1);
         }
     }
     for (size_t i = 0; i < t.nthr; i++) {

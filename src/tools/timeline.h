@@ -39,6 +39,26 @@ typedef struct tl_report {
     size_t far;                /* events left out: a start far outside their process's others (clockwin.h) */
 } tl_report;
 
+/* A process's place in a log that may hold several runs (logs put
+ * together): its run (ps_run_of: the run of its first record) and its
+ * rank within that run, as hbg run numbers its ranks, by ascending pid
+ * among the run's processes. Two runs' ranks 0 are two lanes, each named
+ * with its run; pids of another run never shift a rank. */
+typedef struct tl_rank {
+    uint64_t pid;
+    uint32_t run;
+    size_t rank;
+    size_t order; /* its place among all, by (run, pid): lanes are sorted by it */
+} tl_rank;
+
+/* Sets rank and order of r[0..n) from their pid and run (each pid once).
+ * Returns how many runs they are of; 0 when out of memory. */
+size_t tl_number_ranks(tl_rank *r, size_t n);
+/* ", run R (stamp at line N)" for a process of run `run` when the log's
+ * processes are of more than one run (nrun > 1), else "". Into buf, which
+ * it returns. */
+const char *tl_run_label(const ps_log *L, size_t nrun, uint32_t run, char *buf, size_t cap);
+
 /* Writes the trace to out. Anomalies are counted in rep and described in
  * warn. Returns HBG_E_NOMEM, HBG_E_IO (a write failed) or HBG_OK. */
 hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_report *rep, dg_list *warn);

@@ -90,6 +90,21 @@ static void inv_meta(jw *w, bool *first, const char *what, uint64_t lane, uint64
     rep->lane_names++;
 }
 
+/* Each of S's ranks (by pid) its run and its rank within it; returns how
+ * many runs (0: out of memory). */
+static size_t rank_runs(const ps_log *L, const sp_set *S, tl_rank *rk)
+{
+    for (size_t k = 0; k < S->nrank; k++)
+        rk[k] = (tl_rank){S->rank_pid[k], L->nstamps < 2 ? 1 : UINT32_MAX, 0, 0};
+    for (size_t i = 0; L->nstamps >= 2 && i < L->nspan; i++) {
+        size_t k = sp_rank_of(S, L->span[i].pid);
+        uint32_t r = ps_run_of(L, L->span[i].line);
+        if (k != SIZE_MAX && r < rk[k].run)
+            rk[k].run = r;
+    }
+    return S->nrank ? tl_number_ranks(rk, S->nrank) : 1;
+}
+
 hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list *warn)
 {
     memset(rep, 0, sizeof *rep);
@@ -116,8 +131,13 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
     for (size_t i = 0; i < S.ninv; i++)
         most = S.inv[i].n > most ? S.inv[i].n : most;
     lx_slice *dnames = malloc(most * sizeof *dnames);
+    /* each rank numbered within its run, where logs put together hold
+     * several (tl_number_ranks) */
+    tl_rank *rk = malloc((S.nrank ? S.nrank : 1) * sizeof *rk);
+    size_t nrun = rk ? rank_runs(L, &S, rk) : 0;
     jw w;
-    if (!nbuf || !dnames || !jw_init(&w, out)) {
+    if (!nbuf || !dnames || !nrun || !jw_init(&w, out)) {
+        free(rk);
         free(nbuf);
         free(dnames);
         cw_free(&W);
@@ -157,8 +177,10 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
             }
             continue;
         }
-        snprintf(name, sizeof name, "%s inv=%" PRIu64 " (pid %" PRIu64 ", rank %u)",
-                 c->label[0] ? c->label : "callable", x->inv, x->pid, x->rank);
+        char run[64];
+        tl_run_label(L, nrun, rk[x->rank].run, run, sizeof run);
+        snprintf(name, sizeof name, "%s inv=%" PRIu64 " (pid %" PRIu64 ", rank %zu%s)",
+                 c->label[0] ? c->label : "callable", x->inv, x->pid, rk[x->rank].rank, run);
         inv_meta(&w, &first, "process_name", lane, 0, name, rep);
         inv_meta(&w, &first, "thread_name", lane, 0, "host", rep);
         size_t nd = 0;
@@ -196,6 +218,7 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
     JW_LIT(&w, "}}\n");
     bool ok = jw_flush(&w);
     jw_free(&w);
+    free(rk);
     free(nbuf);
     free(dnames);
     cw_free(&W);
