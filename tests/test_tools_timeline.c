@@ -1027,6 +1027,14 @@ static void test_nothing_to_draw(void **st)
     assert_true(ts_contains(err, "has no pid/inv and no chip.run.bind span; not drawn"));
     assert_true(ts_contains(err, "hbg timeline: nothing to draw: no span, bind segment or record of "));
     free(err);
+    /* nor to standard output: a script that pipes it on must not take an
+     * empty trace for the result */
+    const char *so[] = {"timeline", lp, "-o", "-", NULL};
+    assert_int_equal(ts_run_cli(so, &pout, &err), 1);
+    assert_true(ts_contains(err, "hbg timeline: nothing to draw: no span, bind segment or record of "));
+    assert_string_equal(pout, "");
+    free(pout);
+    free(err);
     /* per invocation the same log's bind lines are named, not missed */
     char *o = ts_temp_file("", 0, ".json");
     unlink(o);
@@ -1046,6 +1054,12 @@ static void test_nothing_to_draw(void **st)
     assert_int_equal(access(o, F_OK), -1);
     free(pout);
     free(err);
+    const char *pso[] = {"timeline", lp, "--per-invocation", "-o", "-", NULL};
+    assert_int_equal(ts_run_cli(pso, &pout, &err), 1);
+    assert_true(ts_contains(err, "hbg timeline: nothing to draw: "));
+    assert_string_equal(pout, "");
+    free(pout);
+    free(err);
     free(o);
     unlink(p);
     free(p);
@@ -1055,6 +1069,50 @@ static void test_nothing_to_draw(void **st)
     assert_string_equal(err, "hbg timeline: -o OUT.json is required (see hbg timeline --help)\n");
     free(out);
     free(err);
+}
+
+/* To standard output the trace is held until complete, then written:
+ * the same bytes as to a file. Where it cannot be held, the command says
+ * so and writes nothing. */
+static void test_standard_output_whole_or_nothing(void **st)
+{
+    (void)st;
+    char lp[4096], *out, *err, *fout, *ferr;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("spans-ours-2rank.log"));
+    char *o = ts_temp_file("", 0, ".json");
+    const char *f[] = {"timeline", lp, "-o", o, NULL}, *a[] = {"timeline", lp, "-o", "-", NULL};
+    assert_int_equal(ts_run_cli(f, &fout, &ferr), 0);
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    char *want = ts_slurp(o, NULL);
+    assert_non_null(want);
+    assert_true(strlen(want) > 1000);
+    assert_string_equal(out, want);
+    assert_true(ts_contains(err, "hbg timeline: wrote -: "));
+    free(out), free(err), free(fout), free(ferr), free(want);
+    const char *old = getenv("TMPDIR");
+    char *keep = old ? strdup(old) : NULL;
+    char *dir = ts_tempdir("tl-stdout");
+    char gone[4200];
+    snprintf(gone, sizeof gone, "%s/none", dir);
+    assert_int_equal(setenv("TMPDIR", gone, 1), 0);
+    int rc = ts_run_cli(a, &out, &err);
+    if (keep)
+        setenv("TMPDIR", keep, 1);
+    else
+        unsetenv("TMPDIR");
+    free(keep);
+    assert_int_equal(rc, 2);
+    char msg[8192];
+    snprintf(msg, sizeof msg,
+             "hbg timeline: cannot create a temporary file in %s to hold standard output until it is complete: No "
+             "such file or directory\n",
+             gone);
+    assert_true(ts_contains(err, msg));
+    assert_string_equal(out, "");
+    free(out), free(err);
+    ts_rmtree(dir);
+    unlink(o);
+    free(o);
 }
 
 /* A pass writes one records line: the same pass in a second records file
@@ -2116,6 +2174,7 @@ int main(void)
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(test_rank_lanes_as_hbg_run),
         cmocka_unit_test(test_two_runs_ranked_apart),
+        cmocka_unit_test(test_standard_output_whole_or_nothing),
         cmocka_unit_test(test_anchor_in_force),
         cmocka_unit_test(test_pipelined_lanes_nest),
         cmocka_unit_test(test_per_invocation),

@@ -61,13 +61,81 @@ static void unguard_tmp(const char *tmp)
         }
 }
 
+/* Standard output's spool: a temporary unlinked as soon as it is made, so
+ * nothing is left behind whatever ends the command. Returns 0, or -1 after
+ * saying why. */
+static int open_spool(hbg_outfile *o)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    char *name;
+    int fd = -1, e = ENOMEM;
+    if (asprintf(&name, "%s/hbg-stdout.XXXXXX", dir) >= 0) {
+        fd = mkstemp(name);
+        e = errno;
+        if (fd >= 0)
+            unlink(name);
+        free(name);
+    }
+    if (fd >= 0 && !(o->f = fdopen(fd, "w+"))) {
+        e = errno;
+        close(fd);
+    }
+    if (!o->f) {
+        fprintf(stderr, "%s: cannot create a temporary file in %s to hold standard output until it is complete: %s\n",
+                o->cmd, dg_shown(dir), strerror(e));
+        return -1;
+    }
+    o->spool = true;
+    return 0;
+}
+
+/* The complete spool onto standard output. Returns 0, or -1 after saying
+ * why. */
+static int copy_spool(hbg_outfile *o)
+{
+    enum { CAP = 1 << 20 };
+    int in = fileno(o->f), e = 0;
+    char *buf = malloc(CAP);
+    if (!buf)
+        e = ENOMEM;
+    else if (fflush(o->f) != 0 || ferror(o->f) || lseek(in, 0, SEEK_SET) != 0 || fflush(stdout) != 0)
+        e = errno ? errno : EIO;
+    while (!e) {
+        ssize_t n = read(in, buf, CAP);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            e = n < 0 ? errno : 0;
+            break;
+        }
+        for (ssize_t k = 0; !e && k < n;) {
+            ssize_t w = write(STDOUT_FILENO, buf + k, (size_t)(n - k));
+            if (w > 0)
+                k += w;
+            else if (w < 0 && errno != EINTR)
+                e = errno;
+        }
+    }
+    free(buf);
+    if (e)
+        fprintf(stderr, "%s: cannot write standard output: %s\n", o->cmd, strerror(e));
+    return e ? -1 : 0;
+}
+
 int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
 {
-    *o = (hbg_outfile){NULL, path, NULL, NULL, cmd};
+    *o = (hbg_outfile){NULL, path, NULL, NULL, false, cmd};
     struct stat sb, lsb;
     if (strcmp(path, "-") == 0) {
-        o->f = stdout;
-        return 0;
+        /* a terminal or /dev/null takes the output as it is written: no
+         * reader there takes a part of it for the whole */
+        if (fstat(STDOUT_FILENO, &sb) == 0 && S_ISCHR(sb.st_mode)) {
+            o->f = stdout;
+            return 0;
+        }
+        return open_spool(o);
     }
     bool exists = stat(path, &sb) == 0;
     /* A link to a file is written through, as a shell's `>` would: the
@@ -135,6 +203,14 @@ int hbg_outfile_probe(const char *cmd, const char *path)
 int hbg_outfile_close(hbg_outfile *o, bool ok)
 {
     int e = 0;
+    if (o->spool) {
+        /* a failed output never reaches standard output */
+        int rc = ok ? copy_spool(o) : -1;
+        fclose(o->f);
+        o->f = NULL;
+        o->spool = false;
+        return rc;
+    }
     if (o->f == stdout) {
         /* a failed output's caller has said why already */
         if (!ok) {

@@ -1,7 +1,8 @@
 /* Output files of the commands (a trace, a plot): written beside the target
  * and renamed over it only once complete, so a failed or interrupted run
  * never leaves half a file under the name asked for, and an older file of
- * that name survives the failure. "-" is stdout; a name that is not a
+ * that name survives the failure. "-" is stdout, which likewise gets the
+ * output only once it is complete (hbg_outfile_open); a name that is not a
  * regular file (/dev/null, a FIFO) is written in place, since a rename would
  * replace it with a regular file. A stop signal (SIGINT, SIGTERM, SIGHUP,
  * SIGPIPE) whose action is the default removes the temporary before it
@@ -17,6 +18,7 @@ typedef struct hbg_outfile {
     const char *path;       /* the name asked for */
     char *tmp;              /* the temporary beside it, or NULL */
     char *dest;             /* a symbolic link's target, renamed onto; NULL: path */
+    bool spool;             /* "-": f is an unlinked temporary, copied to stdout once complete */
     const char *cmd;        /* "hbg timeline": prefixes the messages */
 } hbg_outfile;
 
@@ -25,7 +27,12 @@ typedef struct hbg_outfile {
 const char *hbg_arg_shown(const char *path);
 
 /* Opens path for writing. On failure prints "CMD: cannot create ...: why"
- * on stderr and returns -1. */
+ * on stderr and returns -1. "-" is standard output: unless that is a
+ * character device (a terminal, /dev/null), the output is kept in an
+ * unlinked temporary file in $TMPDIR (else /tmp) and copied to it only
+ * when hbg_outfile_close is told it is complete, so a failed command
+ * writes nothing there (a pipe's reader would take half an output, or an
+ * empty one, for the result). */
 int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path);
 
 /* Says whether path could be opened by hbg_outfile_open, without leaving
