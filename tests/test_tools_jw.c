@@ -134,6 +134,64 @@ static void check_us(uint64_t ns, const char *want)
     free(got);
 }
 
+/* A reader that truncates us * 1000 to integer ns, as Perfetto's JSON
+ * importer does, gets ns (< 2^53). */
+static bool truncates_to(double us, uint64_t ns)
+{
+    double m = us * 1000.0;
+    return m >= (double)ns && m < (double)ns + 1.0;
+}
+
+/* The double Perfetto's own number parser makes of the decimal s: the
+ * integer digits, plus the fraction's digits as one number divided by its
+ * power of ten. */
+static double perfetto_parse(const char *s)
+{
+    double v = 0, frac = 0, div = 1;
+    for (; *s >= '0' && *s <= '9'; s++)
+        v = v * 10 + (*s - '0');
+    if (*s == '.')
+        for (s++; *s >= '0' && *s <= '9'; s++) {
+            frac = frac * 10 + (*s - '0');
+            div *= 10;
+        }
+    return div > 1 ? v + frac / div : v;
+}
+
+/* Whether every reader takes ns from the decimal s: the nearest double
+ * (a browser's) and Perfetto's parse, each times 1000 and truncated, and
+ * the decimal cut after three fraction digits (Perfetto's older
+ * releases). */
+static bool reads_as(const char *s, uint64_t ns)
+{
+    char *dot;
+    uint64_t cut = strtoull(s, &dot, 10) * 1000;
+    for (unsigned i = 1, m = 100; *dot == '.' && i <= 3 && dot[i] >= '0' && dot[i] <= '9'; i++, m /= 10)
+        cut += (uint64_t)(dot[i] - '0') * m;
+    return truncates_to(strtod(s, NULL), ns) && truncates_to(perfetto_parse(s), ns) && cut == ns;
+}
+
+/* What jw_us must write: three decimals where every reader takes them as
+ * ns; else the first of them followed by 001, 01, 1 or 5 that is. */
+static void ref_us(uint64_t ns, char *out)
+{
+    if (!(ns % 1000)) {
+        sprintf(out, "%" PRIu64, ns / 1000);
+        return;
+    }
+    sprintf(out, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+    if (ns >= (1ull << 53) || reads_as(out, ns))
+        return;
+    size_t k = strlen(out);
+    static const char *const nudge[] = {"001", "01", "1", "5"};
+    for (size_t i = 0; i < 4; i++) {
+        strcpy(out + k, nudge[i]);
+        if (reads_as(out, ns))
+            return;
+    }
+    out[k] = 0;
+}
+
 static void test_us(void **st)
 {
     (void)st;
@@ -142,19 +200,33 @@ static void test_us(void **st)
     check_us(999, "0.999");
     check_us(1000, "1");
     check_us(1010, "1.010");
+    check_us(1234567, "1234.567");
     check_us(5120000000000ull, "5120000000");
     check_us(5120004426882ull, "5120004426.882");
     check_us(UINT64_MAX, "18446744073709551.615");
+    /* 1.017 is 1.016999999999999904 as a double, and that times 1000 is
+     * 1016.9999999999999: a reader that truncates would take 1016 ns. A
+     * nudge in the sixth decimal (a thousandth of a ns) reads 1017 in
+     * every reader, and still 1.017 cut after three decimals. */
+    assert_true(1.017 * 1000.0 < 1017.0);
+    check_us(1017, "1.017001");
+    check_us(8723461420460ull, "8723461420.460001");
+    /* past 2^52 ns (52 days) a double's step is a quarter of a ns: half
+     * a nanosecond is the nudge that every reader takes */
+    check_us(4503598854661846ull, "4503598854661.8465");
     uint64_t s = 3;
     char want[48];
-    for (int i = 0; i < 20000; i++) {
+    size_t nudged = 0;
+    for (int i = 0; i < 200000; i++) {
         uint64_t ns = rnd_len(&s);
-        if (ns % 1000)
-            snprintf(want, sizeof want, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
-        else
-            snprintf(want, sizeof want, "%" PRIu64, ns / 1000);
+        ref_us(ns, want);
         check_us(ns, want);
+        /* below 2^52 ns every value is read exactly by every reader */
+        if (ns < (1ull << 52))
+            assert_true(reads_as(want, ns));
+        nudged += strlen(want) > 4 && strchr(want, '.') && strlen(strchr(want, '.')) > 4;
     }
+    assert_true(nudged > 100); /* about one in a hundred */
 }
 
 /* The exact decimal of d > 0 to 17 significant digits, rounded half up,
@@ -211,9 +283,14 @@ static void ref_dur(uint64_t ts, uint64_t dur, char *out)
 {
     uint64_t end = ts + dur;
     bool us = end < ts || end >= (1ull << 51);
-    double t = (double)ts / 1000.0, e = (double)end / 1000.0, d = e - t;
+    /* ts, the end and dur as a reader takes them from jw_us's texts */
+    char ts_s[48], end_s[48], dur_s[48];
+    ref_us(ts, ts_s);
+    ref_us(end, end_s);
+    ref_us(dur, dur_s);
+    double t = strtod(ts_s, NULL), e = strtod(end_s, NULL), d = e - t;
     if (!us)
-        us = d == (double)dur / 1000.0 || t + d != e || !(d > 0);
+        us = d == strtod(dur_s, NULL) || t + d != e || !(d > 0);
     if (!us) {
         /* the sum-exact double must have a short binary fraction */
         double x = d;
@@ -225,10 +302,7 @@ static void ref_dur(uint64_t ts, uint64_t dur, char *out)
         us = s > 59 || d < 1e-19;
     }
     if (us) {
-        if (dur % 1000)
-            sprintf(out, "%" PRIu64 ".%03u", dur / 1000, (unsigned)(dur % 1000));
-        else
-            sprintf(out, "%" PRIu64, dur / 1000);
+        ref_us(dur, out);
     } else {
         ref_sig17(d, out);
     }
@@ -247,8 +321,12 @@ static void check_dur(uint64_t ts, uint64_t dur)
     /* and the sum is exact: a reader's ts + dur is the end's double */
     double back = strtod(got, NULL);
     uint64_t end = ts + dur;
-    if (end >= ts && end < (1ull << 51) && strchr(got, '.') && strlen(strchr(got, '.')) > 4)
-        assert_true((double)ts / 1000.0 + back == (double)end / 1000.0);
+    char ts_s[48], end_s[48], dur_s[48];
+    ref_us(ts, ts_s);
+    ref_us(end, end_s);
+    ref_us(dur, dur_s);
+    if (end >= ts && end < (1ull << 51) && strcmp(got, dur_s))
+        assert_true(strtod(ts_s, NULL) + back == strtod(end_s, NULL));
     free(got);
 }
 

@@ -1839,6 +1839,26 @@ static double lane_min(json_t *ev, json_t *e)
     return m;
 }
 
+/* A start whose three decimals a reader that truncates would take a
+ * nanosecond short (1.017 us is 1.016999... as a double: Perfetto showed
+ * 1016 ns) is written with a nudge in the sixth decimal. */
+static void test_ts_read_back_exactly(void **st)
+{
+    (void)st;
+    static const char log[] = "[STRACE] v=1 pid=9 tid=1 inv=1 hid=00000000000000ab depth=0 name=chip.run ts=1017 "
+                              "dur=3000\n";
+    char *lp = ts_temp_file(log, strlen(log), ".log"), *o = ts_temp_file("", 0, ".json"), *out, *err;
+    const char *a[] = {"timeline", lp, "-o", o, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    char *text = ts_slurp(o, NULL);
+    assert_non_null(text);
+    assert_true(ts_contains(text, "\"name\":\"chip.run\",\"cat\":\"span\",\"ph\":\"X\",\"pid\":9,\"tid\":1,"
+                                  "\"ts\":1.017001,"));
+    free(text), free(out), free(err);
+    unlink(lp), unlink(o);
+    free(lp), free(o);
+}
+
 /* speedscope moves each lane to start at 0 and ends a slice at ts + dur,
  * in doubles: that must land exactly where the slice's end is, or a slice
  * that ends where the next one starts seems to run a fraction of a ns into
@@ -2175,6 +2195,7 @@ int main(void)
         cmocka_unit_test(test_rank_lanes_as_hbg_run),
         cmocka_unit_test(test_two_runs_ranked_apart),
         cmocka_unit_test(test_standard_output_whole_or_nothing),
+        cmocka_unit_test(test_ts_read_back_exactly),
         cmocka_unit_test(test_anchor_in_force),
         cmocka_unit_test(test_pipelined_lanes_nest),
         cmocka_unit_test(test_per_invocation),

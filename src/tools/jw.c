@@ -116,26 +116,74 @@ void jw_u64str(jw *w, uint64_t v)
     w->n += k + 2;
 }
 
-void jw_us(jw *w, uint64_t ns)
+/* Perfetto's JSON importer reads a number with a parser of its own (the
+ * integer digits, then the fraction's digits as one integer divided by
+ * its power of ten, and the two added: not always the double nearest the
+ * decimal) and truncates that times 1000 to integer nanoseconds; older
+ * releases cut the decimal itself after three fraction digits. A value
+ * read just below the exact one is a nanosecond short. The double it
+ * reads from s[0..n). */
+static double perfetto_read(const char *s, size_t n)
 {
-    char *p = room(w, 28);
-    size_t k = fmt_u64(p, ns / 1000);
-    unsigned f = (unsigned)(ns % 1000);
-    if (f) {
-        p[k++] = '.';
-        p[k++] = (char)('0' + f / 100);
-        p[k++] = (char)('0' + f / 10 % 10);
-        p[k++] = (char)('0' + f % 10);
-    }
-    w->n += k;
+    double v = 0, frac = 0, div = 1;
+    size_t i = 0;
+    for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+        v = v * 10 + (s[i] - '0');
+    if (i < n && s[i] == '.')
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+            frac = frac * 10 + (s[i] - '0');
+            div *= 10;
+        }
+    return div > 1 ? v + frac / div : v;
 }
 
-/* The double a reader's decimal parse of jw_us(ns) gives: a correctly
- * rounded division of two exact doubles is the nearest double to ns/1000,
- * as a correctly rounded parse of the decimal is. */
-static inline double us_double(uint64_t ns)
+/* Whether a reader that truncates us * 1000 to an integer gets ns (ns <
+ * 2^53, so its double is exact). */
+static inline bool lands_on(double us, uint64_t ns)
 {
-    return (double)ns / 1000.0;
+    double m = us * 1000.0;
+    return m >= (double)ns && m < (double)ns + 1.0;
+}
+
+/* The text jw_us writes for ns, at p (room for 32 bytes); returns its
+ * length, and in *d the double a correctly rounding reader (a browser's)
+ * takes from it. Three decimals are exact, and are written where both
+ * Perfetto's reading and the nearest double land on ns (nearly always);
+ * else the smallest nudge past them with which both do: a digit 1 in the
+ * sixth, fifth or fourth decimal, then a 5 there (half a nanosecond):
+ * 5120000000.317001. Cut after three decimals, each still reads ns. Past
+ * 2^53 ns (104 days) no double holds every nanosecond: three decimals. */
+static size_t us_text(char *p, uint64_t ns, double *d)
+{
+    size_t k = fmt_u64(p, ns / 1000);
+    unsigned f = (unsigned)(ns % 1000);
+    *d = (double)ns / 1000.0; /* correctly rounded: the double nearest the decimal */
+    if (!f)
+        return k;
+    p[k++] = '.';
+    p[k++] = (char)('0' + f / 100);
+    p[k++] = (char)('0' + f / 10 % 10);
+    p[k++] = (char)('0' + f % 10);
+    /* Perfetto's reading of these three decimals, as its parser adds them */
+    if (ns >= (1ull << 53) || (lands_on(*d, ns) && lands_on((double)(ns / 1000) + (double)f / 1000.0, ns)))
+        return k;
+    static const char *const nudge[] = {"001", "01", "1", "5"};
+    for (size_t i = 0; i < sizeof nudge / sizeof nudge[0]; i++) {
+        size_t n = strlen(nudge[i]);
+        memcpy(p + k, nudge[i], n + 1);
+        double r = strtod(p, NULL); /* rare: the nearest double, as a browser reads it */
+        if (lands_on(r, ns) && lands_on(perfetto_read(p, k + n), ns)) {
+            *d = r;
+            return k + n;
+        }
+    }
+    return k;
+}
+
+void jw_us(jw *w, uint64_t ns)
+{
+    double d;
+    w->n += us_text(room(w, 32), ns, &d);
 }
 
 static const uint64_t pow10_u64[20] = {1ull,
@@ -199,25 +247,25 @@ static inline size_t fmt_frac(char *out, uint64_t q, int k)
     return (size_t)(k - (d0 ? __builtin_clzll(d0) >> 3 : d1 ? 8 + (__builtin_clzll(d1) >> 3) : 16 + (__builtin_clzll(d2) >> 3)));
 }
 
-/* d > 0 to 17 significant digits, rounded half up: every double reads back
- * exactly from 17. d = mant * 2^-s, taken from its bits; its fraction's
- * first k digits are one 128-bit product (s <= 59 and k <= 20 keep it in
- * range, and q below 10^19).
- * False when d is not of that form. */
-static bool fmt_sig17(jw *w, double d)
+/* d > 0 to 17 significant digits, rounded half up, at p (room for 64
+ * bytes): every double reads back exactly from 17. d = mant * 2^-s, taken
+ * from its bits; its fraction's first k digits are one 128-bit product
+ * (s <= 59 and k <= 20 keep it in range, and q below 10^19). Returns the
+ * length; 0 when d is not of that form. */
+static size_t fmt_sig17(char *p, double d)
 {
     uint64_t bits;
     memcpy(&bits, &d, sizeof bits);
     int ex = (int)(bits >> 52 & 0x7ff), s = 1075 - ex;
     uint64_t mant = (bits & ((1ull << 52) - 1)) | (1ull << 52);
     if (ex == 0 || ex == 0x7ff || s <= 0)
-        return false;
+        return 0;
     int tz = __builtin_ctzll(mant);
     tz = tz < s ? tz : s;
     mant >>= tz;
     s -= tz;
     if (s > 59)
-        return false;
+        return 0;
     uint64_t mask = (1ull << s) - 1, f = mant & mask, ip = mant >> s;
     int k;
     if (ip) {
@@ -226,7 +274,7 @@ static bool fmt_sig17(jw *w, double d)
         /* 17 digits from the fraction's first that is not 0 */
         uint64_t v19 = (uint64_t)(((unsigned __int128)f * pow10_u64[19]) >> s);
         if (!v19)
-            return false;
+            return 0;
         k = 19 - ndigits(v19) + 17;
         k = k < 20 ? k : 20; /* a duration of 1 ns has three zeros, so 10^20 at most */
     }
@@ -239,14 +287,12 @@ static bool fmt_sig17(jw *w, double d)
         q = 0;
         ip++;
     }
-    char *p = room(w, 64);
     size_t n = fmt_u64(p, ip);
     if (q) {
         p[n] = '.';
         n += 1 + fmt_frac(p + n + 1, q, k);
     }
-    w->n += n;
-    return true;
+    return n;
 }
 
 void jw_dur_us(jw *w, uint64_t ts, uint64_t dur)
@@ -254,14 +300,26 @@ void jw_dur_us(jw *w, uint64_t ts, uint64_t dur)
     uint64_t end;
     /* Below 2^51 ns (26 days of uptime) a microsecond double is within
      * 0.25 ns of its decimal, so the sum-exact duration still rounds to
-     * dur; above, and where no double sums exactly, the exact decimal. */
+     * dur; above, and where no double sums exactly, the decimal as jw_us
+     * writes it. */
     if (__builtin_add_overflow(ts, dur, &end) || end >= (1ull << 51)) {
         jw_us(w, dur);
         return;
     }
-    double t = us_double(ts), e = us_double(end), d = e - t;
-    if (d == us_double(dur) || t + d != e || !fmt_sig17(w, d))
-        jw_us(w, dur);
+    /* ts and the end as a reader takes them from jw_us's texts */
+    char *p = room(w, 64), tmp[32];
+    double t, e, d3;
+    us_text(tmp, ts, &t);
+    us_text(tmp, end, &e);
+    size_t n = us_text(p, dur, &d3);
+    double d = e - t;
+    /* dur's own text where it is that difference; else the difference
+     * (written over it) */
+    if (d != d3 && t + d == e) {
+        size_t k = fmt_sig17(p, d);
+        n = k ? k : us_text(p, dur, &d3);
+    }
+    w->n += n;
 }
 
 static const char hex[] = "0123456789abcdef";

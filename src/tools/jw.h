@@ -173,7 +173,10 @@ static inline JW_ALWAYS_INLINE void jw_fmt9(char *out, uint32_t v)
 
 void jw_u64(jw *w, uint64_t v);
 void jw_u64str(jw *w, uint64_t v);        /* "123": exact where a double is not */
-void jw_us(jw *w, uint64_t ns);           /* ns as microseconds: 5120000000.317 */
+/* ns as microseconds: 5120000000.317; where a reader that truncates its
+ * double times 1000 (Perfetto) would take those three decimals as ns - 1,
+ * nudged past them (1.017001): every reader then takes exactly ns. */
+void jw_us(jw *w, uint64_t ns);
 /* The duration of a slice that starts at ts (written by jw_us), as the
  * microseconds a reader must add to ts's double to land exactly on the
  * double of ts + dur: 135.77999973297119 from 5000000000.1, not 135.78,

@@ -5,7 +5,7 @@
  * separate process per rank for device-clock spans (pid + TL_DEVICE_PID_BASE,
  * or, where that is taken or past 2^32, a free number below 2^32), each placed at the start of its invocation's runner_run span, since the
  * device clock is not the host's. Host ts/dur are CLOCK_MONOTONIC
- * in microseconds with exact three-decimal fractions; each host event's
+ * in microseconds, each ts read back as exactly its nanosecond (jw_us); each host event's
  * args.wall_ns is the epoch time from its process's clock anchor, as a
  * decimal string. */
 #ifndef HBG_TOOLS_TIMELINE_H
