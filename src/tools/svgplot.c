@@ -598,7 +598,7 @@ int sp_write(FILE *f, const sp_plot *p)
         lx += iw + sep;
     }
     /* passes off the scale: one line under the legend */
-    char note[96] = "";
+    char note[160] = "";
     double note_y = 0;
     if (above) {
         char hi[32];
