@@ -798,6 +798,27 @@ static void test_clamped_sums_warned(void **st)
     free(err);
     unlink(p);
     free(p);
+
+    /* the effective window, from orch's start to sched's end, 2^63 ns and
+     * more apart: clamped and said, not left out */
+    static const char win[] =
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=3 name=chip.run.runner_run.device_wall.orch ts=1 dur=10 "
+        "clk=dev\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=3 name=chip.run.runner_run.device_wall.sched "
+        "ts=9300000000000000000 dur=10 clk=dev\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
+    p = ts_temp_file(win, strlen(win), ".log");
+    const char *w[] = {"spans", p, "--view", "rounds", "--format", "json", NULL};
+    o = run_json(w, 0, &err);
+    assert_true(json_warned(o, ": callable aa: 1 round (the first pid=5 inv=2) has a device column"));
+    json_t *row = json_array_get(json_object_get(o, "rounds"), 1);
+    assert_non_null(row);
+    assert_int_equal(json_integer_value(json_object_get(row, "effective_ns")), INT64_MAX);
+    json_decref(o);
+    free(err);
+    unlink(p);
+    free(p);
     /* A sum that leaves the range and comes back is exact, not clamped
      * (once it stayed at the clamp it had reached, and was added to
      * there): x's untimed remainder is 10 - 3 x 4e18 + 4e18 - 1. */

@@ -509,9 +509,13 @@ static void round_values(const sp_set *S, const sp_inv *x, sp_round *r)
                 e1 = end;
         }
     }
-    if (e0 != UINT64_MAX && e1 - e0 <= INT64_MAX) {
+    if (e0 != UINT64_MAX) {
+        /* a window past the int64 range (device clocks 2^63 ns apart: a
+         * corrupt log) is clamped and said, as a column's sum is; it was
+         * left out without a word */
         r->has |= 1u << SP_EFFECTIVE;
-        r->val[SP_EFFECTIVE] = (int64_t)(e1 - e0);
+        r->val[SP_EFFECTIVE] = e1 - e0 <= INT64_MAX ? (int64_t)(e1 - e0) : INT64_MAX;
+        r->saturated |= e1 - e0 > INT64_MAX;
     }
 }
 
