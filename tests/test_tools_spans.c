@@ -752,6 +752,22 @@ static void test_tree_child_outside_parent(void **st)
     free(src);
 }
 
+/* Three spans of one name in one invocation, each under the reader's
+ * 2^62 ns rule, whose sum leaves the 64-bit range, and three device
+ * spans likewise: the clamped sums of the next two tests. */
+static const char clamped_log[] =
+    "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n"
+    "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=101 dur=4000000000000000000\n"
+    "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=102 dur=4000000000000000000\n"
+    "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=103 dur=4000000000000000000\n"
+    "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=1 "
+    "dur=4000000000000000000 clk=dev\n"
+    "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=2 "
+    "dur=4000000000000000000 clk=dev\n"
+    "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=3 "
+    "dur=4000000000000000000 clk=dev\n"
+    "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
+
 /* Each span is under the reader's 2^62 ns rule, but three absurd ones of
  * one name in one invocation add up past 2^63 - 1 ns: tpot, tree and
  * rounds show the sum clamped there, as they always did, and now say so on
@@ -760,18 +776,7 @@ static void test_tree_child_outside_parent(void **st)
 static void test_clamped_sums_warned(void **st)
 {
     (void)st;
-    static const char src[] =
-        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=101 dur=4000000000000000000\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=102 dur=4000000000000000000\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=103 dur=4000000000000000000\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=1 "
-        "dur=4000000000000000000 clk=dev\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=2 "
-        "dur=4000000000000000000 clk=dev\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=3 "
-        "dur=4000000000000000000 clk=dev\n"
-        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
+    const char *src = clamped_log;
     char *p = ts_temp_file(src, strlen(src), ".log"), *out, *err;
     const char *a[] = {"spans", p, "--view", "tpot", NULL};
     assert_int_equal(ts_run_cli(a, &out, &err), 0);
@@ -856,17 +861,7 @@ static void test_clamped_sums_warned(void **st)
 static void test_tables_widen_to_the_widest_value(void **st)
 {
     (void)st;
-    static const char src[] = "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=50\n"
-                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=101 dur=4000000000000000000\n"
-                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=102 dur=4000000000000000000\n"
-                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=x ts=103 dur=4000000000000000000\n"
-                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=1 "
-                              "dur=4000000000000000000 clk=dev\n"
-                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=2 "
-                              "dur=4000000000000000000 clk=dev\n"
-                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=2 name=chip.run.runner_run.device_wall ts=3 "
-                              "dur=4000000000000000000 clk=dev\n"
-                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
+    const char *src = clamped_log;
     static const char recs[] =
         "{\"pid\": 5, \"inv\": 2, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, \"records\": ["
         "{\"phase\": \"submit_task\", \"start_ns\": 0, \"end_ns\": 18446744073709551615, \"detail\": 0, "
