@@ -171,6 +171,46 @@ static void an_empty_stamp_is_named(void **state)
     free(in2);
 }
 
+/* A UTF-8 byte order mark, which an editor that saved the log may put
+ * before its first line, is no part of the stamp's line: the stamp was
+ * read as missing, and the level it shows was not read either. */
+static void a_byte_order_mark_before_the_stamp_is_passed_over(void **state)
+{
+    (void)state;
+    static const char log[] = "\xef\xbb\xbf[stamp] abc env HBG_LOG_LEVEL=timing hbg run vector\r\n"
+                              "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=2 "
+                              "pid=1 inv=1\r\n";
+    char *in = ts_temp_file(log, sizeof log - 1, ".log");
+    assert_non_null(in);
+    const char *args[] = {"phases", "--keep-first", "--format", "json", in, NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(ts_run_cli(args, &out, &err), 0);
+    assert_true(ts_contains(out, ", \"stamp\": \"abc env HBG_LOG_LEVEL=timing hbg run vector\", \"passes\": 1,"));
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+    /* a pipe is read in pieces of its own */
+    const char *sargs[] = {"phases", "--keep-first", "-", NULL};
+    assert_int_equal(ts_run_cli_in(sargs, in, &out, &err), 0);
+    assert_true(ts_contains(out, "log     <stdin>\nstamp   abc env HBG_LOG_LEVEL=timing hbg run vector\npasses  1 in"));
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+    remove(in);
+    free(in);
+    /* the level the stamp shows is the reason a log has no bind lines */
+    static const char quiet[] = "\xef\xbb\xbf[stamp] abc env HBG_LOG_LEVEL=warn hbg run qwen\n";
+    ps_log L;
+    ps_options o = {0};
+    char said[96] = "";
+    assert_int_equal(ps_read(&L, "s.log", quiet, sizeof quiet - 1, &o), HBG_OK);
+    const char *lv = ps_stamp_quiet_level(&L, said, sizeof said);
+    assert_non_null(lv);
+    assert_string_equal(lv, "warn");
+    assert_string_equal(said, "HBG_LOG_LEVEL=warn");
+    ps_free(&L);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +219,7 @@ int main(void)
         cmocka_unit_test(a_quiet_level_is_the_reason_given),
         cmocka_unit_test(the_level_is_read_as_the_runtimes_read_it),
         cmocka_unit_test(an_empty_stamp_is_named),
+        cmocka_unit_test(a_byte_order_mark_before_the_stamp_is_passed_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -971,8 +971,14 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
     pos->seen_nl = !sc.cr_lines;
     /* a CR last ends a line: a CRLF one cut before its LF, or a CR-only one */
     sc.cut_end = pos->log && buf[len - 1] != '\n' && buf[len - 1] != '\r';
-    if (at_stamp(buf, sc.e))
-        emit_stamp(buf, sc.base, sc.line, buf, sc.e, sink, &sc.r);
+    /* A UTF-8 byte order mark, which an editor that saved the log may put
+     * first, is no part of its first line: the stamp after it was taken
+     * for no stamp at all (and `hbg compare` refused the log as unstamped). */
+    const char *first = buf;
+    if (sc.base == 0 && len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
+        first += 3;
+    if (at_stamp(first, sc.e))
+        emit_stamp(buf, sc.base, sc.line, first, sc.e, sink, &sc.r);
     if (sink->spans_only)
         scan_spans(&sc);
     else

@@ -9,7 +9,8 @@
  * where the next record's "[mono_ns=" prefix begins; a NUL or another CR
  * inside it makes it malformed, and so does a log's end without a line end
  * (lx_pos.log). Stamp lines are found
- * separately, at physical line starts only (the original runtime writes them first).
+ * separately, at physical line starts only (the original runtime writes them first;
+ * a UTF-8 byte order mark before the text's first line is passed over).
  *
  * Grammar: docs/log-format.md (records, anchor, spans, bind-phase lines)
  * and the stamp in docs/run.md. */
