@@ -326,6 +326,14 @@ static void out_json(ps_log *L, const phs_result *R, const phs_stat *by_rank)
             jw_lit(&w, ", ");
         jw_str(&w, L->warn.msg[i], strlen(L->warn.msg[i]));
     }
+    /* as stderr has it: a script reading the JSON alone learns that the
+     * list is not all there is */
+    if (L->warn.suppressed) {
+        char more[64];
+        snprintf(more, sizeof more, "%zu more warnings not shown", L->warn.suppressed);
+        jw_lit(&w, L->warn.n ? ", " : "");
+        jw_str(&w, more, strlen(more));
+    }
     jw_lit(&w, "]}\n");
     jw_flush(&w);
     jw_free(&w);
