@@ -610,6 +610,26 @@ static void test_a_log_cut_inside_a_record(void **st)
         assert_int_equal(g.nbad, 0);
         assert_int_equal(g.n, 1);
     }
+    /* a cut that leaves a record with another fault is named as the cut:
+     * "pid= without inv=" hid that the log was cut at all */
+    static const char *const torn[] = {
+        "[mono_ns=1][T0x1][TIMING] f: bind phase=args start_ns=1 dur_ns=7 pid=1",
+        "[mono_ns=1][T0x1][TIMING] f: bind phase=args start_ns=1 dur_n",
+        "host-orch phase=submit_task total_ns=5 count=1 deta",
+        "[STRACE] v=1 pid=1 tid=1 inv=1 hid=ab depth=2 name=a ts=0",
+        "[CLOCK_ANCHOR] v=1 pid=1 mono_ns=10 wall",
+    };
+    for (size_t i = 0; i < sizeof torn / sizeof torn[0]; i++) {
+        const char *two[] = {"[STRACE] v=1 pid=1 tid=1 inv=1 hid=ab depth=0 name=b ts=5 dur=6 \n", torn[i]};
+        scan_log(two, 2, &g);
+        assert_int_equal(g.n, 1);
+        assert_int_equal(g.nbad, 1);
+        assert_string_equal(g.bad[0], "the log ends inside the record (cut short: no line end after it)");
+        /* inside the log, the same record is torn, not cut by the end */
+        scan(torn[i], &g);
+        assert_int_equal(g.nbad, 1);
+        assert_string_not_equal(g.bad[0], "the log ends inside the record (cut short: no line end after it)");
+    }
     /* whole: a CR last (a CRLF line cut before its LF), a record the next
      * one's prefix ends, a CR-only text */
     const char *whole[] = {"[STRACE] v=1 pid=1 tid=1 inv=1 hid=ab depth=0 name=b ts=5 dur=6 \r",

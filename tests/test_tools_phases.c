@@ -596,8 +596,8 @@ static void test_truncated_last_pass(void **st)
     (void)st;
     fx *f = load("original-truncated.log", false);
     static const char *const w[] = {
-        "original-truncated.log:70: malformed bind line: expected dur_ns=<ns> (the line is cut short or not a "
-        "bind line); ignored",
+        "original-truncated.log:70: malformed bind line: the log ends inside the record (cut short: no line end "
+        "after it); ignored",
         "original-truncated.log:63: the log ends inside pass pid=5001 thread 0x7f3c9a7fc650 (no arena_h2d): "
         "truncated pass excluded"};
     warnings_are(f, w, 2);
