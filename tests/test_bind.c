@@ -599,6 +599,82 @@ static void a_moved_alias_is_not_replayed(void **state)
     bare_close(&b);
 }
 
+/* A replay writes up to HBG_MAX_BOUNDARY_TENSORS slots, and its task in
+ * the image carries one written tensor a slot: more than a task of its
+ * own may have (HBG_MAX_TASK_TENSORS). The device takes the image the
+ * runtime made, and the replay runs as eager execution does. */
+#define K_DOUBLE   5
+#define WIDE_SLOTS (HBG_MAX_TASK_TENSORS + 1)
+
+static int double_kernel(const hbg_kernel_args *a)
+{
+    for (uint32_t j = 0; j < a->ntensors; j++) {
+        float *y = hbg_kernel_ptr(&a->tensors[j]);
+        for (uint32_t i = 0; i < a->tensors[j].shape[0]; i++)
+            y[i] *= 2.0f;
+    }
+    return 0;
+}
+
+static hbg_status wide_body(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_arg a[HBG_MAX_TASK_TENSORS], last = {b->args[HBG_MAX_TASK_TENSORS].t, HBG_INOUT};
+    for (uint32_t i = 0; i < HBG_MAX_TASK_TENSORS; i++)
+        a[i] = (hbg_arg){b->args[i].t, HBG_INOUT};
+    hbg_task t = {.kernel_aic = HBG_KERNEL_NONE,
+                  .kernel_aiv = K_DOUBLE,
+                  .core = HBG_CORE_AIV,
+                  .ntensors = HBG_MAX_TASK_TENSORS,
+                  .args = a};
+    hbg_task u = {
+        .kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = K_DOUBLE, .core = HBG_CORE_AIV, .ntensors = 1, .args = &last};
+    hbg_status st = hbg_submit_task(o, &t, NULL);
+    return st ? st : hbg_submit_task(o, &u, NULL);
+}
+
+static hbg_status wide_orch(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    uint32_t one = 1;
+    hbg_tensor *y = hbg_orch_arg(o, 0), v[WIDE_SLOTS];
+    hbg_arg a[WIDE_SLOTS];
+    for (uint32_t k = 0; k < WIDE_SLOTS; k++) {
+        v[k] = hbg_tensor_view(y, k, 1, &one, NULL);
+        a[k] = (hbg_arg){&v[k], HBG_INOUT};
+    }
+    hbg_boundary b = {.ntensors = WIDE_SLOTS, .args = a};
+    hbg_submit_graph(o, 11, wide_body, NULL, &b, 0, NULL);
+    return hbg_orch_error(o);
+}
+
+static void a_replay_writes_more_slots_than_a_task(void **state)
+{
+    (void)state;
+    bare b;
+    bare_open(&b);
+    assert_int_equal(hbg_kernel_register(b.kt, K_DOUBLE, "double", double_kernel), HBG_OK);
+    float y[WIDE_SLOTS], want[WIDE_SLOTS];
+    uint32_t n = WIDE_SLOTS;
+    hbg_host_tensor arg = {.name = "y", .host = y, .layout = hbg_tensor_desc(HBG_F32, 1, &n), .dir = HBG_INOUT};
+    hbg_program p = {.name = "wide", .orch = wide_orch, .nargs = 1, .args = &arg};
+    hbg_pass_report rep;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < WIDE_SLOTS; i++)
+            y[i] = want[i] = (float)i;
+        hbg_status st = hbg_runtime_run(b.rt, &p, false, &rep);
+        assert_string_equal(rep.error, "");
+        assert_int_equal(st, HBG_OK);
+        arg.host = want;
+        assert_int_equal(hbg_eager_run(&p, b.kt, 1 << 20, 0, 1, NULL), HBG_OK);
+        arg.host = y;
+        assert_memory_equal(y, want, sizeof y);
+        for (int i = 0; i < WIDE_SLOTS; i++)
+            assert_true(y[i] == 2.0f * (float)i);
+    }
+    bare_close(&b);
+}
+
 /* A persistent IN is staged once and kept while its host pointer and
  * size stay the same: but only while nothing else wrote its device
  * buffer. The buffers are kept per argument position, so another
@@ -1233,6 +1309,7 @@ int main(void)
         cmocka_unit_test(caller_output_not_reallocated),
         cmocka_unit_test(fallback_is_counted_and_logged),
         cmocka_unit_test(a_moved_alias_is_not_replayed),
+        cmocka_unit_test(a_replay_writes_more_slots_than_a_task),
         cmocka_unit_test(a_kept_input_is_restaged_after_another_write),
         cmocka_unit_test(skip_device_binds_fully),
         cmocka_unit_test(records_write_failure_is_named),

@@ -150,14 +150,17 @@ typedef struct item_args {
 /* Each slice inside its pool and no longer than one submit may make it
  * (HBG_MAX_FANINS distinct predecessors, HBG_MAX_TASK_TENSORS,
  * HBG_MAX_TASK_SCALARS): tasks and nodes go through this one check, so
- * they keep the same limits. The fanin limit is also what bounds the
- * successor lists a run builds (build_dag): a fanin list may be shared by
- * any number of tasks, so without it a few bytes of fanins could ask for
- * billions of edges. */
-static hbg_status check_args(uint32_t def, uint32_t idx, const item_args *a)
+ * they keep the same limits. A REPLAY task (replay) carries a tensor for
+ * each boundary slot its Definition writes, up to
+ * HBG_MAX_BOUNDARY_TENSORS, and no scalars. The fanin limit is also what
+ * bounds the successor lists a run builds (build_dag): a fanin list may
+ * be shared by any number of tasks, so without it a few bytes of fanins
+ * could ask for billions of edges. */
+static hbg_status check_args(uint32_t def, uint32_t idx, const item_args *a, bool replay)
 {
     static const char *const what[3] = {"fanins", "tensors", "scalars"};
-    static const uint32_t limit[3] = {HBG_MAX_FANINS, HBG_MAX_TASK_TENSORS, HBG_MAX_TASK_SCALARS};
+    const uint32_t limit[3] = {HBG_MAX_FANINS, replay ? HBG_MAX_BOUNDARY_TENSORS : HBG_MAX_TASK_TENSORS,
+                               HBG_MAX_TASK_SCALARS};
     char who[64];
     for (int i = 0; i < 3; i++) {
         if (a->cnt[i] <= limit[i] && slice_ok(a->off[i], a->cnt[i], a->pool[i]))
@@ -233,7 +236,7 @@ static hbg_status open_def(const hbg__exec_image *im, hbg__exec_def *d, const hb
         item_args args = {{nd->fanin_off, nd->targ_off, nd->sarg_off},
                           {nd->fanin_cnt, nd->targ_cnt, nd->sarg_cnt},
                           {h->nfanin, h->ntarg, h->nsarg}};
-        hbg_status st = check_args(di, n, &args);
+        hbg_status st = check_args(di, n, &args, false);
         if (st)
             return st;
         for (uint32_t i = 0; i < nd->fanin_cnt; i++) {
@@ -400,7 +403,7 @@ static hbg_status check_task(hbg__exec_image *im, uint32_t t, const hbg_kernel_t
     item_args args = {{k->fanin_off, k->tensor_off, k->scalar_off},
                       {k->fanin_cnt, k->tensor_cnt, k->scalar_cnt},
                       {S[HBG_SEC_FANINS].count, S[HBG_SEC_TENSORS].count, S[HBG_SEC_SCALARS].count}};
-    hbg_status st = check_args(UINT32_MAX, t, &args);
+    hbg_status st = check_args(UINT32_MAX, t, &args, k->kind == HBG_TASK_REPLAY);
     if (st)
         return st;
     for (uint32_t i = 0; i < k->fanin_cnt; i++)
