@@ -98,6 +98,7 @@ static int copy_spool(hbg_outfile *o)
     enum { CAP = 1 << 20 };
     int in = fileno(o->f), e = 0;
     char *buf = malloc(CAP);
+    errno = 0; /* a stream whose error flag was set earlier leaves none */
     if (!buf)
         e = ENOMEM;
     else if (fflush(o->f) != 0 || ferror(o->f) || lseek(in, 0, SEEK_SET) != 0 || fflush(stdout) != 0)

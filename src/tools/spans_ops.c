@@ -211,7 +211,7 @@ static void warn_unjoined(const rc_file *f, const line_note *u, const char *log,
 }
 
 /* The passes' host_orch, and its uncovered part, summed exactly (each
- * under 2^62 ns: no count of passes reaches 2^128) and clamped to 64 bits
+ * under 2^64 ns: no count of passes reaches 2^128) and clamped to 64 bits
  * once, at the end; the records line whose pass took the sum past 2^64 - 1
  * is named. A sum that wrapped once passed for an ordinary figure. */
 typedef struct orch_sums {
