@@ -586,6 +586,27 @@ static void test_run_failure(void **state)
     free(out);
 }
 
+/* Whether process pid has ended: no such process, or a zombie that its
+ * new parent has not reaped yet (a container's first process may never). */
+static bool gone(long pid)
+{
+    for (int i = 0; i < 100; i++) {
+        char path[64], st[512];
+        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return true;
+        size_t n = fread(st, 1, sizeof st - 1, f);
+        fclose(f);
+        st[n] = 0;
+        const char *rp = strrchr(st, ')');
+        if (rp && rp[1] == ' ' && rp[2] == 'Z')
+            return true;
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    }
+    return false;
+}
+
 /* A run past --run-timeout is stopped and fails as a failed run does:
  * one that ends on SIGTERM at once, and one that ignores it, killed
  * AB_GRACE_S seconds later. Without the limit each would hold hbg ab
@@ -611,6 +632,24 @@ static void test_run_timeout(void **state)
     snprintf(want, sizeof want, "hbg ab: rep 1/1 A %s (REV_A 'HEAD~1') failed: --run ran past --run-timeout 0.2 s "
                                 "and was stopped", c1);
     assert_non_null(strstr(se, want));
+    free(so);
+    free(se);
+
+    /* the shell ends on SIGTERM, its child ignores it: the child is
+     * killed with the group after the grace, not left running */
+    char *pidf = in_root("timeout-child.pid"), cmd[1024];
+    snprintf(cmd, sizeof cmd, "sh -c 'trap \"\" TERM; echo $$ > %s; exec sleep 60' & wait", pidf);
+    const char *orphan[] = {"ab", "HEAD~1", "HEAD", "--build", "true", "--run", cmd, "--run-timeout", "0.5",
+                            "--reps", "1", "--outputs", out, "--resume", NULL};
+    assert_int_equal(ab_hbg(repo, orphan, &so, &se), 2);
+    assert_non_null(strstr(se, "ran past --run-timeout 0.5 s and was stopped"));
+    char *cp = ab_read(pidf);
+    assert_non_null(cp);
+    long child = strtol(cp, NULL, 10);
+    assert_true(child > 1);
+    assert_true(gone(child));
+    free(cp);
+    free(pidf);
     free(so);
     free(se);
     free(out);

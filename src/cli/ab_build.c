@@ -272,16 +272,26 @@ static double mono_s(void)
 
 /* A command past its time limit: asked to end (SIGTERM: an hbg run
  * kills its ranks and says which passes ran), then made to. The group is
- * continued too, in case it was paused meanwhile. */
+ * continued too, in case it was paused meanwhile. The whole group is
+ * waited for, not only its leader: a --run script's child that ignores
+ * SIGTERM outlives the shell, and would run on beside the next
+ * measurement. A group with no process left answers ESRCH; while one is
+ * left, its id is no other process's. */
 static int stop_overdue(pid_t pid)
 {
     kill(-pid, SIGTERM);
     kill(-pid, SIGCONT);
     double until = mono_s() + AB_GRACE_S;
-    while (ab_wait(pid, false) == -2) {
+    bool reaped = false;
+    for (;;) {
+        if (!reaped)
+            reaped = ab_wait(pid, false) != -2;
+        if (reaped && kill(-pid, 0) != 0 && errno == ESRCH)
+            break;
         if (mono_s() >= until) {
             kill(-pid, SIGKILL);
-            (void)ab_wait(pid, true);
+            if (!reaped)
+                (void)ab_wait(pid, true);
             break;
         }
         nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
