@@ -879,8 +879,7 @@ static void a_kept_input_is_restaged_after_another_write(void **state)
     assert_int_equal(hbg_eager_run(&pa, kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
     assert_string_equal(hbg_eager_last_error(), "program two?lines?[2J has no orchestration function (orch is NULL)");
     assert_int_equal(hbg_runtime_run(rt, &pa, false, &rep), HBG_E_INVAL);
-    assert_string_equal(rep.error,
-                        "host_orch: program two?lines?[2J has no orchestration function (orch is NULL)");
+    assert_string_equal(rep.error, "host_orch: program two?lines?[2J has no orchestration function (orch is NULL)");
     pa.name = was;
     pa.orch = copy_orch;
     assert_int_equal(hbg_eager_run(&pa, kt, 1 << 20, 0, 1, NULL), HBG_OK);

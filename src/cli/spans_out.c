@@ -409,8 +409,8 @@ static hbg_status tpot(const so_ctx *o, jw *w)
                 put_clean(stdout, cl->label, strlen(cl->label), true);
                 putchar(',');
                 put_clean(stdout, nm, strlen(nm), true);
-                printf(",%s,%u,%zu,%" PRId64 ",%s,%" PRId64 ",%s\n", st[i].dev ? "device" : "host", st[i].depth,
-                       x->n, x->min, med, x->max, sp_mean_str(x->mean, mean, sizeof mean));
+                printf(",%s,%u,%zu,%" PRId64 ",%s,%" PRId64 ",%s\n", st[i].dev ? "device" : "host", st[i].depth, x->n,
+                       x->min, med, x->max, sp_mean_str(x->mean, mean, sizeof mean));
             } else {
                 jw_lit(w, i ? ", {\"name\": " : "{\"name\": ");
                 jstr(w, nm);

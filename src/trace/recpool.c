@@ -278,7 +278,6 @@ void hbg__recpool_set_map(hbg_recpool *p, const hbg__clockmap *map)
     p->have_map = true;
 }
 
-
 uint64_t hbg_recpool_count(const hbg_recpool *p)
 {
     if (!p)
