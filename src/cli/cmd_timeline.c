@@ -222,8 +222,17 @@ static int write_trace(ps_log *L, const rc_file *recs, size_t nr, bool per_inv, 
     bool written = hbg_outfile_close(&of, st == HBG_OK && !empty) == 0;
     print_warnings(L, warn, true);
     if (st != HBG_OK) {
-        fprintf(stderr, "hbg timeline: cannot write %s: %s\n", strcmp(out, "-") ? dg_shown(out) : "standard output",
-                st == HBG_E_NOMEM ? "out of memory" : strerror(werr));
+        const char *why = st == HBG_E_NOMEM ? "out of memory" : strerror(werr);
+        /* standard output held in a temporary: it is the temporary's
+         * folder that is full, not standard output */
+        if (of.spool_dir && st != HBG_E_NOMEM)
+            fprintf(stderr,
+                    "hbg timeline: cannot write the temporary file in %s that holds standard output until it is "
+                    "complete: %s\n",
+                    dg_shown(of.spool_dir), why);
+        else
+            fprintf(stderr, "hbg timeline: cannot write %s: %s\n", strcmp(out, "-") ? dg_shown(out) : "standard output",
+                    why);
         return 2;
     }
     if (empty) {

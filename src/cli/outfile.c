@@ -88,6 +88,7 @@ static int open_spool(hbg_outfile *o)
         return -1;
     }
     o->spool = true;
+    o->spool_dir = dir;
     return 0;
 }
 
@@ -127,7 +128,7 @@ static int copy_spool(hbg_outfile *o)
 
 int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
 {
-    *o = (hbg_outfile){NULL, path, NULL, NULL, false, cmd};
+    *o = (hbg_outfile){NULL, path, NULL, NULL, false, NULL, cmd};
     struct stat sb, lsb;
     if (strcmp(path, "-") == 0) {
         /* a terminal or /dev/null takes the output as it is written: no

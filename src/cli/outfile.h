@@ -19,6 +19,7 @@ typedef struct hbg_outfile {
     char *tmp;              /* the temporary beside it, or NULL */
     char *dest;             /* a symbolic link's target, renamed onto; NULL: path */
     bool spool;             /* "-": f is an unlinked temporary, copied to stdout once complete */
+    const char *spool_dir;  /* the folder of that temporary (kept after close, for messages); NULL: none */
     const char *cmd;        /* "hbg timeline": prefixes the messages */
 } hbg_outfile;
 

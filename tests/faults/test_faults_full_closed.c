@@ -110,6 +110,22 @@ static void a_trace_on_a_full_disk_is_not_left_half_written(void **state)
     assert_int_equal(fs_run(&sspec, 60, NULL, &err), 2);
     fs_expect(err, "hbg timeline: cannot write standard output: No space left on device\n");
     free(err);
+    /* standard output a file: the trace is held in a temporary until
+     * complete, and it is that file, in TMPDIR, that cannot be written */
+    char env[600];
+    snprintf(env, sizeof env, "TMPDIR=%s", dir);
+    fs_spec tspec = {.args = sargs, .fsize = 4096, .env = env};
+    char *sout = NULL;
+    assert_int_equal(fs_run(&tspec, 60, &sout, &err), 2);
+    snprintf(want, sizeof want,
+             "hbg timeline: cannot write the temporary file in %s that holds standard output until it is complete: "
+             "File too large\n",
+             dir);
+    fs_expect(err, want);
+    assert_string_equal(sout, "");
+    assert_int_equal(dir_entries(dir), 0);
+    free(sout);
+    free(err);
     free(out);
     fs_rmdir(dir);
 }
