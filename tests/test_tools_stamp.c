@@ -44,22 +44,32 @@ static void two_runs_in_one_log_are_named(void **state)
     free(one);
 }
 
+/* `hbg phases --keep-first --format json` of a one-pass log (written to a
+ * temporary, returned in *in: the caller removes it) reads the vector
+ * run's stamp, and says nothing on stderr. */
+static void reads_vector_stamp(const char *log, size_t len, char **in)
+{
+    *in = ts_temp_file(log, len, ".log");
+    assert_non_null(*in);
+    const char *args[] = {"phases", "--keep-first", "--format", "json", *in, NULL};
+    char *out = NULL, *err = NULL;
+    assert_int_equal(ts_run_cli(args, &out, &err), 0);
+    assert_true(ts_contains(out, ", \"stamp\": \"abc env HBG_LOG_LEVEL=timing hbg run vector\", \"passes\": 1,"));
+    assert_string_equal(err, "");
+    free(out);
+    free(err);
+}
+
 static void a_stamp_ends_at_a_cr(void **state)
 {
     (void)state;
     static const char log[] = "[stamp] abc env HBG_LOG_LEVEL=timing hbg run vector \r"
                               "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=2 "
                               "pid=1 inv=1\r";
-    char *in = ts_temp_file(log, sizeof log - 1, ".log");
-    assert_non_null(in);
-    const char *args[] = {"phases", "--keep-first", "--format", "json", in, NULL};
-    char *out = NULL, *err = NULL;
-    assert_int_equal(ts_run_cli(args, &out, &err), 0);
-    assert_true(ts_contains(out, ", \"stamp\": \"abc env HBG_LOG_LEVEL=timing hbg run vector\", \"passes\": 1,"));
+    char *in;
+    reads_vector_stamp(log, sizeof log - 1, &in);
     remove(in);
     free(in);
-    free(out);
-    free(err);
 }
 
 static void a_quiet_level_is_the_reason_given(void **state)
@@ -180,15 +190,8 @@ static void a_byte_order_mark_before_the_stamp_is_passed_over(void **state)
     static const char log[] = "\xef\xbb\xbf[stamp] abc env HBG_LOG_LEVEL=timing hbg run vector\r\n"
                               "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=2 "
                               "pid=1 inv=1\r\n";
-    char *in = ts_temp_file(log, sizeof log - 1, ".log");
-    assert_non_null(in);
-    const char *args[] = {"phases", "--keep-first", "--format", "json", in, NULL};
-    char *out = NULL, *err = NULL;
-    assert_int_equal(ts_run_cli(args, &out, &err), 0);
-    assert_true(ts_contains(out, ", \"stamp\": \"abc env HBG_LOG_LEVEL=timing hbg run vector\", \"passes\": 1,"));
-    assert_string_equal(err, "");
-    free(out);
-    free(err);
+    char *in, *out, *err;
+    reads_vector_stamp(log, sizeof log - 1, &in);
     /* a pipe is read in pieces of its own */
     const char *sargs[] = {"phases", "--keep-first", "-", NULL};
     assert_int_equal(ts_run_cli_in(sargs, in, &out, &err), 0);
