@@ -87,10 +87,11 @@ static void check_shape(ps_log *L, unsigned long rounds, unsigned long ranks)
 
 static void print_warnings(const ps_log *L)
 {
+    char more[64];
     for (size_t i = 0; i < L->warn.n; i++)
         fprintf(stderr, "hbg phases: warning: %s\n", L->warn.msg[i]);
     if (L->warn.suppressed)
-        fprintf(stderr, "hbg phases: warning: %zu more warnings not shown\n", L->warn.suppressed);
+        fprintf(stderr, "hbg phases: warning: %s\n", dg_more(L->warn.suppressed, more, sizeof more));
 }
 
 static void fig_table(FILE *f, const char *name, const phs_fig *g)
@@ -330,7 +331,7 @@ static void out_json(ps_log *L, const phs_result *R, const phs_stat *by_rank)
      * list is not all there is */
     if (L->warn.suppressed) {
         char more[64];
-        snprintf(more, sizeof more, "%zu more warnings not shown", L->warn.suppressed);
+        dg_more(L->warn.suppressed, more, sizeof more);
         jw_lit(&w, L->warn.n ? ", " : "");
         jw_str(&w, more, strlen(more));
     }

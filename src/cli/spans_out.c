@@ -277,7 +277,7 @@ static void json_tail(const so_ctx *o, jw *w)
         /* as stderr has it: a script reading the JSON alone learns that
          * the list is not all there is */
         if (lists[l]->suppressed) {
-            snprintf(more, sizeof more, "%zu more warnings not shown", lists[l]->suppressed);
+            dg_more(lists[l]->suppressed, more, sizeof more);
             jw_lit(w, k++ ? ", " : "");
             jstr(w, more);
         }
@@ -288,11 +288,12 @@ static void json_tail(const so_ctx *o, jw *w)
 static void print_warnings(const so_ctx *o)
 {
     const dg_list *lists[3] = {&o->L->warn, &o->S->warn, o->warn};
+    char more[64];
     for (int l = 0; l < 3; l++) {
         for (size_t i = 0; i < lists[l]->n; i++)
             fprintf(stderr, "hbg spans: warning: %s\n", lists[l]->msg[i]);
         if (lists[l]->suppressed)
-            fprintf(stderr, "hbg spans: warning: %zu more warnings not shown\n", lists[l]->suppressed);
+            fprintf(stderr, "hbg spans: warning: %s\n", dg_more(lists[l]->suppressed, more, sizeof more));
     }
 }
 

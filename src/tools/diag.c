@@ -70,3 +70,9 @@ void dg_free(dg_list *d)
     d->msg = NULL;
     d->n = d->cap = 0;
 }
+
+const char *dg_more(size_t n, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%zu more warnings not shown", n);
+    return buf;
+}
