@@ -363,6 +363,25 @@ static void on_stop_signal(int sig)
         g_signal = sig;
 }
 
+/* The log's last record, when a stop signal cut the run: read alone, a
+ * log of fewer passes than its stamp's --rounds would pass for a complete
+ * run of fewer rounds. Written after every rank has ended, so nothing
+ * follows it. A record that cannot be written is not reported: the run
+ * already ends by the signal, and says so on stderr. */
+static void log_stopped(const run_opts *o, int logfd, const run_collector *col)
+{
+    hbg_log *lg = NULL;
+    /* at ERROR, not the run's level: a threshold that admits TIMING would
+     * put this process's clock anchor before it, an anchor of no spans */
+    if (hbg_log_open(logfd, o->level == HBG_LOG_OFF ? HBG_LOG_OFF : HBG_LOG_ERROR, &lg))
+        return;
+    char msg[160];
+    snprintf(msg, sizeof msg, "hbg run stopped by signal %d (%s) after %u of %llu passes: this log is incomplete",
+             (int)g_signal, strsignal(g_signal), col->nrows, (unsigned long long)o->ranks * o->rounds);
+    hbg_log_record(lg, HBG_LOG_ERROR, "hbg_cmd_run", msg);
+    hbg_log_close(lg);
+}
+
 /* Forks the ranks; a rank that cannot be started is named and left out. */
 static void fork_ranks(const run_opts *o, int logfd, int recfd, void *services, const run_lines *line,
                        run_collector *col, rank_watch *w)
@@ -654,6 +673,8 @@ int hbg_cmd_run(int argc, char **argv)
     startline_destroy(line.start);
     startline_destroy(line.finish);
     hbg_xrank_destroy(xr);
+    if (g_signal)
+        log_stopped(&o, logfd, &col);
     if (logfd != STDERR_FILENO)
         close(logfd);
     if (recfd >= 0)

@@ -37,6 +37,27 @@ static int count_in(const char *path, const char *needle)
     return n;
 }
 
+/* A log cut by a stop signal ends in the record that says so, after
+ * the spans of every pass that ran. */
+static void expect_stopped_log(const char *log, const char *signame)
+{
+    char *text = ts_slurp(log, NULL);
+    assert_non_null(text);
+    size_t n = strlen(text);
+    assert_true(n > 1 && text[n - 1] == '\n');
+    text[n - 1] = '\0';
+    const char *last = strrchr(text, '\n');
+    assert_non_null(last);
+    char want[128];
+    snprintf(want, sizeof want, "[ERROR] hbg_cmd_run: hbg run stopped by signal %s after ", signame);
+    assert_non_null(strstr(last, want));
+    char *of = strstr(last, " of 200000 passes: this log is incomplete");
+    assert_non_null(of);
+    assert_string_equal(of, " of 200000 passes: this log is incomplete");
+    assert_int_equal(count_in(log, "[ERROR] hbg_cmd_run:"), 1);
+    free(text);
+}
+
 /* The rank processes are the run's children: rank 1 is forked last. */
 static pid_t last_child(pid_t parent)
 {
@@ -280,6 +301,7 @@ static void a_stop_signal_is_reported_and_no_rank_outlives_the_command(void **st
     fs_expect(err, "hbg run: stopped by signal 15 (Terminated); the passes that ran are listed, the log holds them\n");
     expect_pid(out, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", r1);
     assert_true(fs_gone(r1));
+    expect_stopped_log(log, "15 (Terminated)");
     free(out);
     free(err);
     unlink(log);
@@ -329,6 +351,7 @@ static void ctrl_c_names_the_ranks_by_their_own_signal(void **state)
     expect_pid(out, "rank 1 (pid %d): FAILED: killed by signal 2 (Interrupt) after ", r1);
     assert_null(strstr(out, "stopped by signal"));
     assert_true(fs_gone(r1));
+    expect_stopped_log(log, "2 (Interrupt)");
     free(out);
     free(err);
     free(log);
