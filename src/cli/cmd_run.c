@@ -363,21 +363,25 @@ static void on_stop_signal(int sig)
         g_signal = sig;
 }
 
-/* The log's last record, when a stop signal cut the run: read alone, a
- * log of fewer passes than its stamp's --rounds would pass for a complete
- * run of fewer rounds. Written after every rank has ended, so nothing
- * follows it. A record that cannot be written is not reported: the run
- * already ends by the signal, and says so on stderr. */
-static void log_stopped(const run_opts *o, int logfd, const run_collector *col)
+/* The log's last record, when a stop signal or the --time-limit cut the
+ * run (`how`: "stopped by ..."): read alone, a log of fewer passes than
+ * its stamp's --rounds would pass for a complete run of fewer rounds.
+ * Written after every rank has ended, so nothing follows it. A run
+ * stopped after its last pass (in a golden check, a teardown) has every
+ * pass in its log, and no such record. A record that cannot be written
+ * is not reported: the run already fails, and says why on stderr. */
+static void log_stopped(const run_opts *o, int logfd, const run_collector *col, const char *how)
 {
+    if (col->nrows >= (uint64_t)o->ranks * o->rounds)
+        return;
     hbg_log *lg = NULL;
     /* at ERROR, not the run's level: a threshold that admits TIMING would
      * put this process's clock anchor before it, an anchor of no spans */
     if (hbg_log_open(logfd, o->level == HBG_LOG_OFF ? HBG_LOG_OFF : HBG_LOG_ERROR, &lg))
         return;
-    char msg[160];
-    snprintf(msg, sizeof msg, "hbg run stopped by signal %d (%s) after %u of %llu passes: this log is incomplete",
-             (int)g_signal, strsignal(g_signal), col->nrows, (unsigned long long)o->ranks * o->rounds);
+    char msg[256];
+    snprintf(msg, sizeof msg, "hbg run %s after %u of %llu passes: this log is incomplete", how, col->nrows,
+             (unsigned long long)o->ranks * o->rounds);
     hbg_log_record(lg, HBG_LOG_ERROR, "hbg_cmd_run", msg);
     hbg_log_close(lg);
 }
@@ -559,10 +563,11 @@ static void read_pipes(const run_opts *o, run_collector *col, rank_watch *w)
  * before they are killed; --time-limit bounds the whole run the same way.
  * So a rank stopped or hung cannot hold the command where a peer is there
  * to notice it, nor under --time-limit; a lone rank has no peer, and
- * only --time-limit bounds it. */
-static void spawn_ranks(const run_opts *o, int logfd, int recfd, hbg_xrank *xr, const run_lines *line,
+ * only --time-limit bounds it. Returns true when --time-limit killed some. */
+static bool spawn_ranks(const run_opts *o, int logfd, int recfd, hbg_xrank *xr, const run_lines *line,
                         run_collector *col, run_progress *pg)
 {
+    bool timed_out = false;
     rank_watch w = {.pg = pg, .xr = xr};
     uint64_t limit = o->time_limit_s ? hbg_mono_ns() + secs_ns(o->time_limit_s) : UINT64_MAX;
     uint64_t grace = 0; /* when a stop signal's grace ends; 0: no signal yet */
@@ -592,6 +597,7 @@ static void spawn_ranks(const run_opts *o, int logfd, int recfd, hbg_xrank *xr, 
         } else if (now > limit && w.deadline != UINT64_MAX) {
             snprintf(w.why, sizeof w.why, "at the --time-limit of %u s", o->time_limit_s);
             kill_rest(col, &w, o->ranks);
+            timed_out = true;
         } else if (w.deadline && w.deadline != UINT64_MAX && now > w.deadline) {
             kill_rest(col, &w, o->ranks);
         }
@@ -600,6 +606,7 @@ static void spawn_ranks(const run_opts *o, int logfd, int recfd, hbg_xrank *xr, 
         if (w.fd[r] >= 0)
             close(w.fd[r]);
     run_progress_end(pg);
+    return timed_out;
 }
 
 int hbg_cmd_run(int argc, char **argv)
@@ -669,12 +676,17 @@ int hbg_cmd_run(int argc, char **argv)
     run_lines line = {NULL, NULL};
     if (o.ranks > 1)
         line = (run_lines){startline_create(o.ranks), startline_create(o.ranks)};
-    spawn_ranks(&o, logfd, recfd, xr, &line, &col, &pg);
+    bool timed_out = spawn_ranks(&o, logfd, recfd, xr, &line, &col, &pg);
     startline_destroy(line.start);
     startline_destroy(line.finish);
     hbg_xrank_destroy(xr);
+    char how[96];
     if (g_signal)
-        log_stopped(&o, logfd, &col);
+        snprintf(how, sizeof how, "stopped by signal %d (%s)", (int)g_signal, strsignal(g_signal));
+    else if (timed_out)
+        snprintf(how, sizeof how, "stopped at the --time-limit of %u s", o.time_limit_s);
+    if (g_signal || timed_out)
+        log_stopped(&o, logfd, &col, how);
     if (logfd != STDERR_FILENO)
         close(logfd);
     if (recfd >= 0)

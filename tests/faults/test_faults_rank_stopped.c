@@ -37,9 +37,10 @@ static int count_in(const char *path, const char *needle)
     return n;
 }
 
-/* A log cut by a stop signal ends in the record that says so, after
- * the spans of every pass that ran. */
-static void expect_stopped_log(const char *log, const char *signame)
+/* A log cut by a stop signal or the --time-limit ends in the record
+ * that says so (how: "stopped by ..."), after the spans of every pass
+ * that ran, of `passes` in all. */
+static void expect_stopped_log(const char *log, const char *how, const char *passes)
 {
     char *text = ts_slurp(log, NULL);
     assert_non_null(text);
@@ -49,11 +50,12 @@ static void expect_stopped_log(const char *log, const char *signame)
     const char *last = strrchr(text, '\n');
     assert_non_null(last);
     char want[128];
-    snprintf(want, sizeof want, "[ERROR] hbg_cmd_run: hbg run stopped by signal %s after ", signame);
+    snprintf(want, sizeof want, "[ERROR] hbg_cmd_run: hbg run %s after ", how);
     assert_non_null(strstr(last, want));
-    char *of = strstr(last, " of 200000 passes: this log is incomplete");
+    snprintf(want, sizeof want, " of %s passes: this log is incomplete", passes);
+    char *of = strstr(last, want);
     assert_non_null(of);
-    assert_string_equal(of, " of 200000 passes: this log is incomplete");
+    assert_string_equal(of, want);
     assert_int_equal(count_in(log, "[ERROR] hbg_cmd_run:"), 1);
     free(text);
 }
@@ -163,6 +165,7 @@ static void the_time_limit_ends_the_run(void **state)
     fs_expect(err, ") still running at the --time-limit of 1 s: killing it\n");
     fs_expect(out, "rank 0 (pid ");
     fs_expect(out, "): FAILED: stopped by signal 9 (Killed) after ");
+    expect_stopped_log(log, "stopped at the --time-limit of 1 s", "100000");
     free(out);
     free(err);
     free(log);
@@ -301,7 +304,7 @@ static void a_stop_signal_is_reported_and_no_rank_outlives_the_command(void **st
     fs_expect(err, "hbg run: stopped by signal 15 (Terminated); the passes that ran are listed, the log holds them\n");
     expect_pid(out, "rank 1 (pid %d): FAILED: stopped by signal 9 (Killed) after ", r1);
     assert_true(fs_gone(r1));
-    expect_stopped_log(log, "15 (Terminated)");
+    expect_stopped_log(log, "stopped by signal 15 (Terminated)", "200000");
     free(out);
     free(err);
     unlink(log);
@@ -317,6 +320,35 @@ static void a_stop_signal_is_reported_and_no_rank_outlives_the_command(void **st
         kill(r1, SIGKILL);
         fail_msg("rank 1 (pid %d) outlived its command", (int)r1);
     }
+    free(log);
+    fs_rmdir(dir);
+}
+
+/* A run stopped after its one pass, in the golden check that follows it
+ * (qwen's reference decode at tile unit 64 takes over a second), has
+ * every pass in its log: it is not marked as incomplete. */
+static void a_log_stopped_after_its_last_pass_is_not_marked(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("stoplast");
+    char *log = fs_path(dir, "run.log");
+    const char *args[] = {"run", "qwen", "--rounds", "1", "--tile-unit", "64", "-o", log, NULL};
+    fs_spec spec = {.args = args};
+    fs_child c;
+    fs_start(&spec, &c);
+    struct timespec nap = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 6000 && count_in(log, "name=chip.run ") < 1; i++)
+        nanosleep(&nap, NULL);
+    assert_int_equal(count_in(log, "name=chip.run "), 1);
+    assert_int_equal(kill(c.pid, SIGTERM), 0);
+    char *out = NULL, *err = NULL;
+    int sig = 0;
+    assert_int_equal(fs_finish_any(&c, 60, &sig, &out, &err), -1);
+    assert_int_equal(sig, SIGTERM);
+    fs_expect(out, "): FAILED: stopped by signal 9 (Killed) after 1 of 1 rounds");
+    assert_int_equal(count_in(log, "hbg_cmd_run"), 0);
+    free(out);
+    free(err);
     free(log);
     fs_rmdir(dir);
 }
@@ -351,7 +383,7 @@ static void ctrl_c_names_the_ranks_by_their_own_signal(void **state)
     expect_pid(out, "rank 1 (pid %d): FAILED: killed by signal 2 (Interrupt) after ", r1);
     assert_null(strstr(out, "stopped by signal"));
     assert_true(fs_gone(r1));
-    expect_stopped_log(log, "2 (Interrupt)");
+    expect_stopped_log(log, "stopped by signal 2 (Interrupt)", "200000");
     free(out);
     free(err);
     free(log);
@@ -367,6 +399,7 @@ int main(void)
         cmocka_unit_test(the_time_limit_ends_the_run),
         cmocka_unit_test(a_stop_signal_is_reported_and_no_rank_outlives_the_command),
         cmocka_unit_test(ctrl_c_names_the_ranks_by_their_own_signal),
+        cmocka_unit_test(a_log_stopped_after_its_last_pass_is_not_marked),
         cmocka_unit_test(a_killed_rank_does_not_hold_its_peer_at_the_finish),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
