@@ -1,10 +1,11 @@
 /* hbg run — bind (and run) a workload N rounds, one process per rank.
  *
- * The parent writes the stamp, forks the ranks (a single rank runs in the
- * parent), collects each rank's per-pass figures through a pipe, and prints
- * them. Every rank writes its own log records straight to the shared log
- * file (O_APPEND, one write per record), so nothing is torn or reordered
- * within a record. A rank that dies is noticed by the parent, named, and the
+ * The parent writes the stamp, forks the ranks (a single rank too, so
+ * that the parent can name it, bound it and kill it as any other),
+ * collects each rank's per-pass figures through a pipe, and prints them.
+ * Every rank writes its own log records straight to the shared log file
+ * (O_APPEND, one write per record), so nothing is torn or reordered within
+ * a record. A rank that dies is noticed by the parent, named, and the
  * others are given a bounded time before they are stopped.
  */
 #include <errno.h>
