@@ -1041,6 +1041,68 @@ static void memory_limits(void **state)
     hbg_kernel_table_destroy(kt);
 }
 
+/* Task 0 a kernel task of `blocks0` blocks, then a REPLAY task after it
+ * of a Definition of `nodes` kernel nodes of `blocks` blocks and a DUMMY
+ * node: 1 + 1 + nodes * blocks + 1 steps past blocks0. */
+static hbg_status run_steps(hbg_device *d, const hbg_kernel_table *kt, uint32_t blocks0, uint32_t nodes,
+                            uint32_t blocks, hbg_run_stats *rs)
+{
+    world w = {.dev = d, .kt = kt};
+    db *df = db_new(0, NULL, 0, 0, 7);
+    for (uint32_t n = 0; n < nodes; n++)
+        db_add_node(df, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_MIX, .aic = 10, .aiv = 10,
+                                        .blocks = blocks});
+    db_add_node(df, &(db_node_spec){.kind = HBG_TASK_DUMMY});
+    uint64_t dbytes, dhash;
+    void *dimg = db_build(df, &dbytes, &dhash);
+    db_free(df);
+    uint64_t DEF = w_alloc(&w, dbytes);
+    w_put(&w, DEF, dimg, dbytes);
+    free(dimg);
+    ib *b = ib_new();
+    uint32_t t0 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 10,
+                                                 .blocks = blocks0});
+    ib_add_def(b, DEF, dbytes, dhash);
+    ib_add_replay(b, 0, NULL, 0, NULL, 0, 0, &t0, 1);
+    uint64_t bytes;
+    unsigned char *arena = ib_build(b, &bytes);
+    ib_free(b);
+    hbg_status st = w_run(&w, arena, bytes, NULL, rs);
+    free(arena);
+    return st;
+}
+
+/* Blocks and replays multiply: a Definition of 4096 nodes of 65536
+ * blocks is 2^28 kernel calls a replay, from an image of some 200 KB;
+ * 256 such nodes are just past the default limit.
+ * The work of a run is counted before it runs, and past max_steps it is
+ * refused: before, nothing bounded it and the sim ran for days. */
+static void work_is_bounded(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, 10, "noop", k_noop), HBG_OK);
+    /* 40 + (1 + 3 * 16 + 1) = 90 steps */
+    hbg_device *d = open_sim(&(hbg_sim_config){.aic_cores = 1, .aiv_cores = 1, .max_steps = 90});
+    hbg_run_stats rs;
+    assert_int_equal(run_steps(d, kt, 40, 3, 16, &rs), HBG_OK);
+    assert_int_equal(rs.tasks_run, 1 + 3);
+    assert_int_equal(run_steps(d, kt, 41, 3, 16, &rs), HBG_E_DEVICE);
+    assert_string_equal(hbg_device_last_error(), "sim: the image asks for 91 steps (tasks, replayed nodes and kernel "
+                                                 "blocks), past the limit of 90 (hbg_sim_config.max_steps)");
+    assert_int_equal(rs.tasks_run, 0);
+    hbg_device_close(d);
+
+    d = open_sim(NULL);
+    assert_int_equal(run_steps(d, kt, 1, 256, HBG_MAX_BLOCKS, &rs), HBG_E_DEVICE);
+    assert_string_equal(hbg_device_last_error(), "sim: the image asks for 16777219 steps (tasks, replayed nodes and "
+                                                 "kernel blocks), past the limit of 16777216 "
+                                                 "(hbg_sim_config.max_steps)");
+    hbg_device_close(d);
+    hbg_kernel_table_destroy(kt);
+}
+
 static void open_refusals(void **state)
 {
     (void)state;
@@ -1062,7 +1124,7 @@ int main(void)
         cmocka_unit_test(failing_kernels),       cmocka_unit_test(malformed_images),
         cmocka_unit_test(definition_over_flags), cmocka_unit_test(over_limits),
         cmocka_unit_test(corrupted_bytes),       cmocka_unit_test(memory_limits),
-        cmocka_unit_test(open_refusals),
+        cmocka_unit_test(open_refusals),         cmocka_unit_test(work_is_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,6 +49,9 @@ struct hbg_device {
 /* hbg_sim_open refuses more (HBG_E_INVAL): each is a thread. */
 #define HBG_SIM_MAX_CORES 1024u      /* of each type */
 #define HBG_SIM_MAX_SCHEDULERS 64u
+/* The steps of one run (a task or a replayed node each, a kernel's one a
+ * block) that hbg_sim_open's max_steps takes when it is 0: minutes. */
+#define HBG_SIM_MAX_STEPS ((uint64_t)1 << 24)
 
 typedef struct hbg_sim_config {
     unsigned aic_cores;        /* simulated cube cores (threads), default 2, at most HBG_SIM_MAX_CORES */
@@ -56,6 +59,7 @@ typedef struct hbg_sim_config {
     unsigned schedulers;       /* scheduler threads, default 1, at most HBG_SIM_MAX_SCHEDULERS */
     uint64_t mem_limit;        /* refuse allocations past this (0: no limit) */
     uint32_t rank, nranks;
+    uint64_t max_steps;        /* refuse a run of more steps (0: HBG_SIM_MAX_STEPS) */
 } hbg_sim_config;
 
 hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out);

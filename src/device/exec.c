@@ -256,6 +256,7 @@ static hbg_status open_def(const hbg__exec_image *im, hbg__exec_def *d, const hb
             if (st)
                 return st;
         }
+        d->steps += nd->kind == HBG_TASK_KERNEL ? nd->blocks : 1;
     }
     for (uint32_t i = 0; i < h->ntarg; i++) {
         hbg_status st = check_targ(h, &d->targs[i], di, "targ", i);
@@ -387,6 +388,7 @@ static hbg_status check_replay(hbg__exec_image *im, uint32_t t, const hbg_img_ta
                     (unsigned long long)r->heap_base, (unsigned long long)dh->heap_bytes);
     im->nreplay_tasks++;
     im->replay_nodes += dh->nnodes;
+    im->steps += im->defs[r->def].steps;
     return HBG_OK;
 }
 
@@ -412,6 +414,7 @@ static hbg_status check_task(hbg__exec_image *im, uint32_t t, const hbg_kernel_t
                         im->ntasks);
     if (k->has_pred && k->pred >= S[HBG_SEC_PREDS].count)
         return FAIL("image: task %u: predicate %u is not below npreds %u", t, k->pred, S[HBG_SEC_PREDS].count);
+    im->steps += k->kind == HBG_TASK_KERNEL ? k->blocks : 1;
     if (k->kind == HBG_TASK_KERNEL) {
         if (k->blocks == 0 || k->blocks > HBG_EXEC_MAX_BLOCKS)
             return FAIL("image: task %u: %u blocks (expected 1..%u)", t, k->blocks, HBG_EXEC_MAX_BLOCKS);

@@ -43,6 +43,7 @@ typedef struct hbg__exec_def {
     const hbg_def_sarg *sargs;
     const hbg_def_pred *preds;
     const hbg_tensor *btemplates;
+    uint64_t steps; /* what one replay of it costs: see hbg__exec_image.steps */
 } hbg__exec_def;
 
 /* A validated arena: typed views of every section. */
@@ -62,6 +63,11 @@ typedef struct hbg__exec_image {
     hbg__exec_def *defs;    /* one per deftab entry */
     uint32_t nreplay_tasks;
     uint64_t replay_nodes; /* nodes over all REPLAY tasks: sizes run scratch */
+    /* The work a run of the image is: one step for each task and each
+     * replayed node, a kernel task or node one for each of its blocks.
+     * 3 MB of image asks for 2^43 (44,000 replays of 4096 nodes of
+     * 65536 blocks each): a backend bounds it before it runs. */
+    uint64_t steps;
 } hbg__exec_image;
 
 /* Validates `arena` and fills `im`. HBG_E_DEVICE for a malformed image,

@@ -83,6 +83,7 @@ typedef struct jobq {
 struct sim {
     hbg_device dev; /* first: the handle callers hold */
     sim_mem mem;
+    uint64_t max_steps;
     pthread_mutex_t run_lock; /* one run at a time */
     /* During a run (under wf_lock): the device whose kernel started it,
      * NULL from a host thread, and that device's wait for this run. */
@@ -658,6 +659,16 @@ static hbg_status sim_run(hbg_device *d, uint64_t arena, uint64_t bytes, const h
     st = hbg__exec_open(&im, (void *)(uintptr_t)arena, bytes, kt, mem_check, &s->mem);
     if (st)
         goto out;
+    /* Blocks and replays multiply: a small image could keep the device
+     * busy for days. Refused before anything runs, as a bad record is. */
+    if (im.steps > s->max_steps) {
+        hbg__exec_set_error("sim: the image asks for %llu steps (tasks, replayed nodes and kernel blocks), past the "
+                            "limit of %llu (hbg_sim_config.max_steps)",
+                            (unsigned long long)im.steps, (unsigned long long)s->max_steps);
+        hbg__exec_close(&im);
+        st = HBG_E_DEVICE;
+        goto out;
+    }
 
     pthread_mutex_lock(&s->m);
     memset(&s->stats, 0, sizeof s->stats);
@@ -823,6 +834,7 @@ hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
     s->ncores[HBG_CORE_AIC] = cfg->aic_cores ? cfg->aic_cores : 2;
     s->ncores[HBG_CORE_AIV] = cfg->aiv_cores ? cfg->aiv_cores : 2;
     s->nsched = cfg->schedulers ? cfg->schedulers : 1;
+    s->max_steps = cfg->max_steps ? cfg->max_steps : HBG_SIM_MAX_STEPS;
     sim_mem_init(&s->mem, cfg->mem_limit);
     pthread_mutex_init(&s->run_lock, NULL);
     pthread_mutex_init(&s->m, NULL);
