@@ -12,10 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "device/exec.h"
 #include "hbg/graph.h"
+#include "support/fault_support.h"
 #include "support/image_builder.h"
 
 #define N 16
@@ -1041,6 +1045,130 @@ static void memory_limits(void **state)
     hbg_kernel_table_destroy(kt);
 }
 
+/* ---- run state ---------------------------------------------------------- */
+
+/* What a run of many replays gave, from the child that ran it. */
+typedef struct replays_out {
+    hbg_status st;
+    hbg_run_stats rs;
+    uint32_t unset; /* flags still 0 */
+    char msg[256];
+} replays_out;
+
+/* The process's address space now, in bytes. */
+static uint64_t vm_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    if (f) {
+        if (fscanf(f, "%lu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Task 0, a kernel task of kernel `first`, then `nrep` REPLAY tasks after
+ * it of one Definition of HBG_MAX_DEF_NODES nodes: node 0 a kernel node
+ * (noop), every other a DUMMY after it. Run on a fresh sim whose address
+ * space may grow by `headroom` bytes once the image is on it (0: no
+ * limit). No cmocka here: this runs in a child. */
+static void run_replays(uint32_t nrep, uint16_t first, uint64_t headroom, replays_out *o)
+{
+    hbg_kernel_table *kt = kernels();
+    hbg_kernel_register(kt, 10, "noop", k_noop);
+    hbg_device *d = NULL;
+    /* no bound on steps: the memory is what is measured */
+    hbg_sim_open(&(hbg_sim_config){.aic_cores = 1, .aiv_cores = 1, .max_steps = UINT64_MAX}, &d);
+    db *df = db_new(0, NULL, 0, 0, 7);
+    uint32_t zero = 0;
+    db_add_node(df, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 10, .blocks = 1});
+    for (uint32_t n = 1; n < HBG_MAX_DEF_NODES; n++)
+        db_add_node(df, &(db_node_spec){.kind = HBG_TASK_DUMMY, .fanins = &zero, .nfanin = 1});
+    uint64_t dbytes, dhash, DEF, at;
+    void *dimg = db_build(df, &dbytes, &dhash);
+    db_free(df);
+    hbg_device_alloc(d, dbytes, &DEF);
+    hbg_device_h2d(d, DEF, dimg, dbytes);
+    free(dimg);
+    ib *b = ib_new();
+    uint32_t t0 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = first,
+                                                 .blocks = 1});
+    ib_add_def(b, DEF, dbytes, dhash);
+    for (uint32_t r = 0; r < nrep; r++)
+        ib_add_replay(b, 0, NULL, 0, NULL, 0, 0, &t0, 1);
+    uint64_t bytes;
+    unsigned char *arena = ib_build(b, &bytes);
+    ib_free(b);
+    hbg_device_alloc(d, bytes, &at);
+    hbg_device_h2d(d, at, arena, bytes);
+    if (headroom) {
+        uint64_t lim = vm_bytes() + headroom;
+        setrlimit(RLIMIT_AS, &(struct rlimit){lim, lim});
+    }
+    o->st = d->ops->run(d, at, bytes, kt, &o->rs);
+    snprintf(o->msg, sizeof o->msg, "%s", o->st ? hbg_device_last_error() : "");
+    const hbg_img_header *h = (const hbg_img_header *)arena;
+    uint32_t *flags = malloc((size_t)(nrep + 1) * sizeof *flags);
+    hbg_device_d2h(d, flags, at + h->sec[HBG_SEC_FLAGS].off, (uint64_t)(nrep + 1) * sizeof *flags);
+    for (uint32_t t = 0; t <= nrep; t++)
+        o->unset += flags[t] == 0;
+    free(flags);
+    free(arena);
+    hbg_device_close(d);
+    hbg_kernel_table_destroy(kt);
+}
+
+/* run_replays in a child, whose limit on address space then stays there. */
+static void run_replays_child(uint32_t nrep, uint16_t first, uint64_t headroom, replays_out *o)
+{
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        replays_out r = {.st = HBG_E_STATE};
+        run_replays(nrep, first, headroom, &r);
+        _exit(write(fd[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1);
+    }
+    close(fd[1]);
+    memset(o, 0, sizeof *o);
+    size_t got = 0;
+    for (ssize_t n; got < sizeof *o && (n = read(fd[0], (char *)o + got, sizeof *o - got)) > 0;)
+        got += (size_t)n;
+    close(fd[0]);
+    int ws = 0;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    assert_int_equal(got, sizeof *o);
+}
+
+/* A few MB of REPLAY tasks of a 4096-node Definition name some 2^27
+ * replayed nodes. The run state is the tasks plus a window of nodes of
+ * the replays under way, not every node up front: the same image asked
+ * for 1.4 GB for each of its ready and done lists before, and a run
+ * under a limit of 512 MB more address space failed with HBG_E_NOMEM.
+ * Here task 0 fails, so the replays never start and the run is quick;
+ * then 48 replays (three times the window) run in full under the limit. */
+static void replays_run_in_a_window(void **state)
+{
+    (void)state;
+    uint64_t headroom = fs_asan() ? 0 : (uint64_t)512 << 20; /* ASan reserves terabytes */
+    replays_out o;
+    run_replays_child(44000, K_FAIL, headroom, &o);
+    assert_int_equal(o.st, HBG_E_KERNEL);
+    assert_string_equal(o.msg, "task 0: kernel 7 (fail) block 0/1 on AIV returned 5 (HBG_E_KERNEL)");
+    assert_int_equal(o.unset, 44001);
+
+    run_replays_child(48, 10, headroom, &o);
+    if (o.st)
+        fail_msg("%s: %s", hbg_status_name(o.st), o.msg);
+    assert_int_equal(o.rs.replays, 48);
+    assert_int_equal(o.rs.tasks_run, 1 + 48);
+    assert_int_equal(o.unset, 0);
+}
+
 /* Task 0 a kernel task of `blocks0` blocks, then a REPLAY task after it
  * of a Definition of `nodes` kernel nodes of `blocks` blocks and a DUMMY
  * node: 1 + 1 + nodes * blocks + 1 steps past blocks0. */
@@ -1124,7 +1252,8 @@ int main(void)
         cmocka_unit_test(failing_kernels),       cmocka_unit_test(malformed_images),
         cmocka_unit_test(definition_over_flags), cmocka_unit_test(over_limits),
         cmocka_unit_test(corrupted_bytes),       cmocka_unit_test(memory_limits),
-        cmocka_unit_test(open_refusals),         cmocka_unit_test(work_is_bounded),
+        cmocka_unit_test(open_refusals),         cmocka_unit_test(replays_run_in_a_window),
+        cmocka_unit_test(work_is_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,11 +8,15 @@
  * it, and the scheduling work per block is a few loads and stores; what the
  * sim models is the *order* a device may run things in, not its speed.
  *
- * Work moves through three stages, each a plain array sized at run start
- * (every task or replayed node passes each stage at most once, so no array
- * ever grows): `ready` (dependencies met) -> a job queue per core type
- * (blocks not yet on a core) -> `done` (all blocks finished). Only
- * schedulers touch ready/done processing; cores only run calls and report.
+ * Work moves through three stages: `ready` (dependencies met) -> a job
+ * queue per core type (blocks not yet on a core) -> `done` (all blocks
+ * finished). Only schedulers touch ready/done processing; cores only run
+ * calls and report. A REPLAY task's nodes join the run when it starts, and
+ * replays start only while the nodes of those under way stay within
+ * REPLAY_NODES (the rest wait their turn in `deferred`): so ready and done
+ * are rings sized at run start by the tasks plus that window, not by every
+ * node the image would replay (a few MB of REPLAY tasks of a 4096-node
+ * Definition would otherwise ask for GBs).
  *
  * A MIX block takes one AIC and one AIV core together. The AIC core runs
  * kernel_aic, then hands the block to its partner AIV core for kernel_aiv,
@@ -28,8 +32,15 @@
 
 #include "device/exec.h"
 #include "device/sim_mem.h"
+#include "hbg/graph.h"
 
 #define NO_INST UINT32_MAX
+
+/* Nodes of the replays under way, at most (unless one replay alone is
+ * larger: HBG_MAX_DEF_NODES is below it). Far more than a device has
+ * cores, so what waits is only what would have queued behind them. */
+#define REPLAY_NODES ((uint32_t)1 << 16)
+_Static_assert(HBG_MAX_DEF_NODES <= REPLAY_NODES, "any one replay fits the window");
 
 typedef struct item {
     uint32_t inst; /* NO_INST: top-level task `idx`; else node `idx` of insts[inst] */
@@ -117,9 +128,11 @@ struct sim {
     hbg__exec_dag *ddag; /* one per deftab entry */
     inst *insts;
     uint32_t ninst;
-    uint32_t *pend_pool;
-    uint64_t pend_used;
-    item *ready, *done;
+    uint32_t live_nodes; /* nodes of the replays started and not complete */
+    uint32_t *deferred;  /* REPLAY tasks ready but not started: each once */
+    uint32_t fhead, ftail;
+    item *ready, *done; /* rings of ring_mask + 1 items */
+    uint64_t ring_mask;
     uint64_t rhead, rtail, dhead, dtail;
     jobq q[3]; /* by hbg_core */
     uint32_t in_flight; /* blocks on cores */
@@ -152,9 +165,23 @@ static bool mem_check(void *ctx, uint64_t addr, uint64_t n)
     return sim_mem_contains(ctx, addr, n);
 }
 
+/* Every item in ready or done is a task or a node of a replay under way,
+ * and in one of them at most once: the rings never fill (setup_run). */
 static void push_ready(sim *s, item it)
 {
-    s->ready[s->rtail++] = it;
+    s->ready[s->rtail++ & s->ring_mask] = it;
+}
+
+static void push_done(sim *s, item it)
+{
+    s->done[s->dtail++ & s->ring_mask] = it;
+}
+
+static void end_replay(sim *s, inst *x)
+{
+    s->live_nodes -= x->nnodes;
+    free(x->pending);
+    x->pending = NULL;
 }
 
 static void complete(sim *s, item it)
@@ -175,8 +202,10 @@ static void complete(sim *s, item it)
     for (uint32_t e = g->off[it.idx]; e < g->off[it.idx + 1]; e++)
         if (--x->pending[g->out[e]] == 0)
             push_ready(s, (item){it.inst, g->out[e]});
-    if (x->done == x->nnodes)
+    if (x->done == x->nnodes) {
+        end_replay(s, x);
         complete(s, (item){NO_INST, x->task});
+    }
 }
 
 static job *new_job(sim *s)
@@ -230,29 +259,49 @@ static void enqueue(sim *s, job *j)
     q->tail = j;
 }
 
+/* Starts the replay of REPLAY task t: its roots become ready. */
 static void start_replay(sim *s, uint32_t t)
 {
     const hbg__exec_image *im = s->im;
     uint32_t rp = im->tasks[t].replay;
-    uint32_t def = im->replays[rp].def;
-    uint32_t xi = s->ninst++;
-    inst *x = &s->insts[xi];
-    x->task = t;
-    x->replay = rp;
-    x->dag = &s->ddag[def];
-    x->nnodes = x->dag->n;
-    x->done = 0;
-    x->pending = s->pend_pool + s->pend_used;
-    s->pend_used += x->nnodes;
-    memcpy(x->pending, x->dag->npred, x->nnodes * sizeof *x->pending);
+    const hbg__exec_dag *g = &s->ddag[im->replays[rp].def];
     s->stats.replays++;
-    if (x->nnodes == 0) {
+    if (g->n == 0) {
         complete(s, (item){NO_INST, t});
         return;
     }
-    for (uint32_t n = 0; n < x->nnodes; n++)
-        if (x->pending[n] == 0)
+    uint32_t *pending = malloc(g->n * sizeof *pending);
+    if (!pending) {
+        hbg__exec_set_error("sim: no memory for the %u nodes of task %u's replay", g->n, t);
+        fail(s, HBG_E_NOMEM);
+        return;
+    }
+    uint32_t xi = s->ninst++;
+    inst *x = &s->insts[xi];
+    *x = (inst){.task = t, .replay = rp, .nnodes = g->n, .dag = g, .pending = pending};
+    memcpy(pending, g->npred, g->n * sizeof *pending);
+    s->live_nodes += g->n;
+    for (uint32_t n = 0; n < g->n; n++)
+        if (pending[n] == 0)
             push_ready(s, (item){xi, n});
+}
+
+/* Starts the waiting replays, in the order they became ready, while their
+ * nodes fit the window; the first always does when none is under way.
+ * Whether one started. */
+static bool start_deferred(sim *s)
+{
+    bool started = false;
+    while (s->fhead < s->ftail && s->status == HBG_OK) {
+        uint32_t t = s->deferred[s->fhead];
+        uint32_t n = s->ddag[s->im->replays[s->im->tasks[t].replay].def].n;
+        if (s->live_nodes && n > REPLAY_NODES - s->live_nodes)
+            break;
+        s->fhead++;
+        start_replay(s, t);
+        started = true;
+    }
+    return started;
 }
 
 /* A ready item, outer task or replayed node alike: read its predicate,
@@ -286,7 +335,7 @@ static void dispatch(sim *s, item it)
         return;
     }
     if (task && kind == HBG_TASK_REPLAY) {
-        start_replay(s, it.idx);
+        s->deferred[s->ftail++] = it.idx; /* start_deferred() starts it */
         return;
     }
     if (kind != HBG_TASK_KERNEL) {
@@ -372,10 +421,12 @@ static void finish(sim *s)
 static void sched_step(sim *s)
 {
     if (s->status == HBG_OK) {
-        while (s->dhead < s->dtail)
-            complete(s, s->done[s->dhead++]);
-        while (s->rhead < s->rtail && s->status == HBG_OK)
-            dispatch(s, s->ready[s->rhead++]);
+        do {
+            while (s->dhead < s->dtail)
+                complete(s, s->done[s->dhead++ & s->ring_mask]);
+            while (s->rhead < s->rtail && s->status == HBG_OK)
+                dispatch(s, s->ready[s->rhead++ & s->ring_mask]);
+        } while (start_deferred(s));
         if (s->status == HBG_OK)
             assign(s);
     }
@@ -414,7 +465,7 @@ static void block_done(sim *s, job *j)
     if (++j->blocks_done == j->blocks) {
         if (s->status == HBG_OK) {
             s->stats.tasks_run++;
-            s->done[s->dtail++] = j->it;
+            push_done(s, j->it);
         }
         free_job(s, j);
     }
@@ -589,13 +640,19 @@ static hbg_status setup_run(sim *s, const hbg__exec_image *im)
     hbg_status st = hbg__exec_dag_tasks(im, &s->tdag);
     if (st)
         return st;
-    uint64_t items = (uint64_t)im->ntasks + im->replay_nodes;
+    /* Ready and done hold each task at most once, and each node of a
+     * replay under way: those nodes stay within REPLAY_NODES. */
+    uint64_t items = (uint64_t)im->ntasks + (im->replay_nodes < REPLAY_NODES ? im->replay_nodes : REPLAY_NODES);
+    uint64_t ring = 1;
+    while (ring < items)
+        ring <<= 1;
+    s->ring_mask = ring - 1;
     s->ddag = calloc(im->ndefs ? im->ndefs : 1, sizeof *s->ddag);
     s->insts = calloc(im->nreplay_tasks ? im->nreplay_tasks : 1, sizeof *s->insts);
-    s->pend_pool = malloc((im->replay_nodes ? im->replay_nodes : 1) * sizeof *s->pend_pool);
-    s->ready = malloc((items ? items : 1) * sizeof *s->ready);
-    s->done = malloc((items ? items : 1) * sizeof *s->done);
-    if (!s->ddag || !s->insts || !s->pend_pool || !s->ready || !s->done) {
+    s->deferred = malloc((im->nreplay_tasks ? im->nreplay_tasks : 1) * sizeof *s->deferred);
+    s->ready = malloc(ring * sizeof *s->ready);
+    s->done = malloc(ring * sizeof *s->done);
+    if (!s->ddag || !s->insts || !s->deferred || !s->ready || !s->done) {
         hbg__exec_set_error("sim: no memory for the run state of %llu tasks and nodes", (unsigned long long)items);
         return HBG_E_NOMEM;
     }
@@ -604,7 +661,7 @@ static hbg_status setup_run(sim *s, const hbg__exec_image *im)
             return st;
     for (uint32_t t = 0; t < im->ntasks; t++)
         if (s->tdag.npred[t] == 0)
-            s->ready[s->rtail++] = (item){NO_INST, t};
+            push_ready(s, (item){NO_INST, t});
     return HBG_OK;
 }
 
@@ -615,8 +672,10 @@ static void teardown_run(sim *s, const hbg__exec_image *im)
         for (uint32_t d = 0; d < im->ndefs; d++)
             hbg__exec_dag_free(&s->ddag[d]);
     free(s->ddag);
+    for (uint32_t i = 0; i < s->ninst; i++) /* a failed run leaves replays under way */
+        free(s->insts[i].pending);
     free(s->insts);
-    free(s->pend_pool);
+    free(s->deferred);
     free(s->ready);
     free(s->done);
     for (int q = 0; q < 3; q++) {
@@ -628,10 +687,10 @@ static void teardown_run(sim *s, const hbg__exec_image *im)
     }
     s->ddag = NULL;
     s->insts = NULL;
-    s->pend_pool = NULL;
+    s->deferred = NULL;
     s->ready = s->done = NULL;
-    s->ninst = 0;
-    s->pend_used = s->rhead = s->rtail = s->dhead = s->dtail = 0;
+    s->ninst = s->live_nodes = s->fhead = s->ftail = 0;
+    s->rhead = s->rtail = s->dhead = s->dtail = 0;
     s->im = NULL;
     s->kt = NULL;
 }
