@@ -19,8 +19,9 @@
  * (the first and last block: the others run the same code) on kernels
  * that only read their arguments, completion flags written. Along the way
  * it checks what the executors take on trust: a Definition's nodes form a
- * DAG, and the replays and nodes reached fit the counts the sim sizes its
- * run state by. */
+ * DAG, the replays and nodes reached fit the counts the sim sizes its run
+ * state by, and the steps the run takes (a task or node each, a kernel's
+ * one a block) stay within the count the sim bounds a run by. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_FIXED_NOREPLACE */
 #include <stdbool.h>
 #include <stdint.h>
@@ -164,7 +165,16 @@ typedef struct walk {
     hbg__exec_call call;
     uint32_t replays;
     uint64_t nodes;
+    uint64_t steps;
 } walk;
+
+/* A task or node that ran: one step, a kernel's one a block. */
+static void step(walk *w, uint8_t kind, uint32_t blocks)
+{
+    w->steps += kind == HBG_TASK_KERNEL ? blocks : 1;
+    if (w->steps > w->im->steps)
+        __builtin_trap(); /* past the sim's bound on the run */
+}
 
 static hbg_status run_replay(walk *w, uint32_t task)
 {
@@ -185,6 +195,7 @@ static hbg_status run_replay(walk *w, uint32_t task)
             if (!go)
                 continue;
         }
+        step(w, nd->kind, nd->blocks);
         if (nd->kind != HBG_TASK_KERNEL)
             continue;
         hbg_status st = hbg__exec_node_call(im, rp, n, 0, 1, NULL, &w->call);
@@ -203,6 +214,7 @@ static hbg_status run_task(walk *w, uint32_t t)
     const hbg_img_task *k = &w->im->tasks[t];
     if (k->has_pred && !hbg__exec_task_pred(w->im, t))
         return HBG_OK;
+    step(w, k->kind, k->blocks);
     switch (k->kind) {
     case HBG_TASK_KERNEL:
         hbg__exec_task_call(w->im, t, 0, 1, NULL, &w->call);
