@@ -1092,8 +1092,8 @@ static void run_replays(uint32_t nrep, uint16_t first, uint64_t headroom, replay
     hbg_device_h2d(d, DEF, dimg, dbytes);
     free(dimg);
     ib *b = ib_new();
-    uint32_t t0 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = first,
-                                                 .blocks = 1});
+    uint32_t t0 =
+        ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = first, .blocks = 1});
     ib_add_def(b, DEF, dbytes, dhash);
     for (uint32_t r = 0; r < nrep; r++)
         ib_add_replay(b, 0, NULL, 0, NULL, 0, 0, &t0, 1);
@@ -1178,8 +1178,8 @@ static hbg_status run_steps(hbg_device *d, const hbg_kernel_table *kt, uint32_t 
     world w = {.dev = d, .kt = kt};
     db *df = db_new(0, NULL, 0, 0, 7);
     for (uint32_t n = 0; n < nodes; n++)
-        db_add_node(df, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_MIX, .aic = 10, .aiv = 10,
-                                        .blocks = blocks});
+        db_add_node(
+            df, &(db_node_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_MIX, .aic = 10, .aiv = 10, .blocks = blocks});
     db_add_node(df, &(db_node_spec){.kind = HBG_TASK_DUMMY});
     uint64_t dbytes, dhash;
     void *dimg = db_build(df, &dbytes, &dhash);
@@ -1188,8 +1188,8 @@ static hbg_status run_steps(hbg_device *d, const hbg_kernel_table *kt, uint32_t 
     w_put(&w, DEF, dimg, dbytes);
     free(dimg);
     ib *b = ib_new();
-    uint32_t t0 = ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 10,
-                                                 .blocks = blocks0});
+    uint32_t t0 =
+        ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 10, .blocks = blocks0});
     ib_add_def(b, DEF, dbytes, dhash);
     ib_add_replay(b, 0, NULL, 0, NULL, 0, 0, &t0, 1);
     uint64_t bytes;
