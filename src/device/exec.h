@@ -26,8 +26,10 @@
 #include "hbg/kernel.h"
 #include "hbg/orch.h"
 
-/* Blocks per kernel task or node. A device has far fewer cores than this;
- * the bound only keeps a corrupt count from running for hours. */
+/* Blocks per kernel task or node. A device has far fewer cores than this.
+ * It bounds one count, not a run: blocks times nodes times replays can
+ * still be 2^43 from a few MB of image, which is why a backend bounds
+ * hbg__exec_image.steps as well. */
 #define HBG_EXEC_MAX_BLOCKS HBG_MAX_BLOCKS
 
 /* True when [addr, addr+n) is device memory the executor itself may read
