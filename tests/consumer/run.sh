@@ -22,6 +22,11 @@ cflags=(-std=c11 -Wall -Wextra -Werror)
 
 fail() { echo "run.sh $step: $*" >&2; exit 1; }
 
+# The versions CMakeLists.txt sets: what the install must carry.
+version=$(sed -n 's/^project(hbg VERSION \([0-9.]*\).*/\1/p' "$src/CMakeLists.txt")
+soversion=$(sed -n 's/^set(HBG_SOVERSION \([0-9]*\)).*/\1/p' "$src/CMakeLists.txt")
+[ -n "$version" ] && [ -n "$soversion" ] || fail "no project VERSION or HBG_SOVERSION in $src/CMakeLists.txt"
+
 # The library directory GNUInstallDirs chose (lib, lib64 or lib/<triplet>).
 libdir() { dirname "$(find "$prefix" -name hbg.pc -path '*/pkgconfig/*' | head -1)" | sed 's|/pkgconfig$||'; }
 
@@ -34,15 +39,16 @@ step_install() {
     for f in include/hbg/{device,graph,image,kernel,orch,runtime,status,tensor,trace,xrank}.h bin/hbg; do
         [ -f "$prefix/$f" ] || fail "$prefix/$f is not installed"
     done
-    for f in libhbg.a libhbg.so libhbg.so.0 cmake/hbg/hbgConfig.cmake cmake/hbg/hbgConfigVersion.cmake \
-             cmake/hbg/hbgTargets.cmake; do
+    for f in libhbg.a libhbg.so "libhbg.so.$soversion" "libhbg.so.$version" cmake/hbg/hbgConfig.cmake \
+             cmake/hbg/hbgConfigVersion.cmake cmake/hbg/hbgTargets.cmake; do
         [ -e "$lib/$f" ] || fail "$lib/$f is not installed"
     done
     local n want
     n=$(find "$prefix/include/hbg" -name '*.h' | wc -l)
     want=$(find "$src/include/hbg" -name '*.h' | wc -l)
     [ "$n" -eq "$want" ] || fail "$n headers in $prefix/include/hbg, expected the $want of include/hbg"
-    readelf -d "$lib/libhbg.so" | grep -q 'SONAME.*\[libhbg\.so\.0\]' || fail "libhbg.so has no SONAME libhbg.so.0"
+    readelf -d "$lib/libhbg.so" | grep -qF "Library soname: [libhbg.so.$soversion]" ||
+        fail "libhbg.so has no SONAME libhbg.so.$soversion"
     grep -qx 'License: MIT' "$lib/pkgconfig/hbg.pc" || fail "hbg.pc has no 'License: MIT'"
     "$prefix/bin/hbg" version >/dev/null || fail "the installed hbg does not run"
 }
@@ -88,13 +94,14 @@ step_pkgconfig() {
     local cc out lib
     lib=$(libdir)
     export PKG_CONFIG_PATH=$lib/pkgconfig
-    [ "$(pkg-config --modversion hbg)" = 0.1.0 ] || fail "pkg-config --modversion hbg is not 0.1.0"
+    [ "$(pkg-config --modversion hbg)" = "$version" ] || fail "pkg-config --modversion hbg is not $version"
     for cc in gcc clang; do
         out=$work/pkgconfig-$cc
         # shellcheck disable=SC2046
         "$cc" "${cflags[@]}" "$here/main.c" -o "$out" $(pkg-config --cflags --libs hbg) \
             -Wl,-rpath,"$(pkg-config --variable=libdir hbg)" || fail "$cc: build with pkg-config failed"
-        readelf -d "$out" | grep -q 'NEEDED.*\[libhbg\.so\.0\]' || fail "$cc: $out does not use libhbg.so.0"
+        readelf -d "$out" | grep -qF "Shared library: [libhbg.so.$soversion]" ||
+            fail "$cc: $out does not use libhbg.so.$soversion"
         "$out" || fail "$cc: $out failed"
     done
 }
