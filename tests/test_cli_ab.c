@@ -856,6 +856,113 @@ static void test_stop_signal_stops_the_run(void **state)
     free(out);
 }
 
+static pid_t ab_background(const char *const *args, const char *errpath);
+
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Reads the pid written to path (at most 30 s for it to be there). */
+static long pid_in(const char *path)
+{
+    long pid = 0;
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < 1500 && pid <= 0; i++) {
+        char *s = ab_read(path);
+        pid = s ? strtol(s, NULL, 10) : 0;
+        free(s);
+        if (pid <= 0)
+            nanosleep(&nap, NULL);
+    }
+    assert_true(pid > 1);
+    return pid;
+}
+
+/* hbg ab (pid) ends, within limit_s seconds, by signal sig, said as
+ * docs/ab.md says, its stderr in errp. */
+static void ends_by(pid_t pid, int sig, double limit_s, const char *errp)
+{
+    int ws = 0;
+    pid_t got = 0;
+    struct timespec nap = {0, 20 * 1000 * 1000};
+    for (int i = 0; i < (int)(limit_s * 50) && (got = waitpid(pid, &ws, WNOHANG)) == 0; i++)
+        nanosleep(&nap, NULL);
+    if (got == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &ws, 0);
+        fail_msg("hbg ab still running %.1f s after the signal", limit_s);
+    }
+    char *se = ab_read(errp), want[128];
+    if (!WIFSIGNALED(ws) || WTERMSIG(ws) != sig)
+        fail_msg("hbg ab did not end by signal %d: %s", sig, se);
+    snprintf(want, sizeof want, "\nhbg ab: stopped by signal %d (%s); the finished logs are kept: rerun with "
+                                "--resume to go on\n", sig, strsignal(sig));
+    if (!se || !strstr(se, want))
+        fail_msg("stderr '%s'", se);
+    free(se);
+}
+
+/* Whether pid is gone (or a zombie its new parent has yet to reap),
+ * given a second for it; a process left is killed. */
+static bool gone_soon(pid_t pid)
+{
+    for (int i = 0; i < 100 && !fs_gone(pid); i++)
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    bool gone = fs_gone(pid);
+    if (!gone)
+        kill(pid, SIGKILL);
+    return gone;
+}
+
+/* A stop signal to hbg ab waits for the run's whole process group, not
+ * its leader: the shell ends on SIGTERM, its child ignores it and is
+ * killed AB_GRACE_S seconds on, before hbg ab ends; a second signal
+ * kills it at once, though the shell has ended and been reaped. Before,
+ * hbg ab ended with the shell and left the child running. */
+static void test_stop_signal_waits_for_the_group(void **state)
+{
+    (void)state;
+    char *out = in_root("out-siggroup"), *errp = in_root("err-siggroup"), *leadf = in_root("siggroup-lead");
+    char *pidf = in_root("siggroup-child"), tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, "echo $$ > '%s'; sh -c 'trap \"\" TERM; echo $$ > \"%s\"; exec sleep 60' & wait",
+             leadf, pidf);
+    const char *args[] = {"ab", "HEAD~1", "HEAD", "--build", "true", "--run", tmpl, "--reps", "1",
+                          "--outputs", out, NULL, NULL};
+    struct timespec nap = {0, 20 * 1000 * 1000};
+
+    pid_t ab = ab_background(args, errp);
+    long child = pid_in(pidf);
+    assert_int_equal(kill(ab, SIGTERM), 0);
+    ends_by(ab, SIGTERM, 20, errp);
+    assert_true(gone_soon((pid_t)child));
+
+    /* the second signal, once the shell is reaped: SIGKILL to the rest */
+    unlink(leadf);
+    unlink(pidf);
+    args[11] = "--resume";
+    ab = ab_background(args, errp);
+    long lead = pid_in(leadf);
+    child = pid_in(pidf);
+    double t0 = mono_now();
+    assert_int_equal(kill(ab, SIGTERM), 0);
+    for (int i = 0; i < 250 && !fs_gone((pid_t)lead); i++)
+        nanosleep(&nap, NULL);
+    assert_true(fs_gone((pid_t)lead));
+    nanosleep(&(struct timespec){.tv_nsec = 200000000}, NULL); /* reaped, as hbg ab polls each 20 ms */
+    assert_int_equal(kill(ab, SIGINT), 0);
+    ends_by(ab, SIGTERM, 20, errp);
+    assert_true(gone_soon((pid_t)child));
+    if (mono_now() - t0 >= 4)
+        fail_msg("the second signal did not end the group: hbg ab ended %.1f s after the first", mono_now() - t0);
+    free(pidf);
+    free(leadf);
+    free(errp);
+    free(out);
+}
+
 /* An --outputs folder whose name starts with '-' (relative, in the
  * repository): the logs reach compare as paths, not options. */
 static void test_outputs_named_like_an_option(void **state)
@@ -1624,6 +1731,7 @@ int main(void)
         cmocka_unit_test(test_existing_logs_refused_then_resumed),
         cmocka_unit_test(test_outputs_named_like_an_option),
         cmocka_unit_test(test_stop_signal_stops_the_run),
+        cmocka_unit_test(test_stop_signal_waits_for_the_group),
         cmocka_unit_test(test_abba_order_and_names),
         cmocka_unit_test(test_worktree_snapshot),
         cmocka_unit_test(test_build_failure_and_reuse),

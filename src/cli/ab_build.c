@@ -113,14 +113,18 @@ bool ab_subst(ab_buf *out, const char *tmpl, const char *worktree, const char *r
  * and compilers, or an hbg run's ranks, can be stopped together. A stop
  * signal to hbg ab (Ctrl-C reaches only its own group) is passed to the
  * child's group as SIGTERM, with SIGCONT (a stopped child would hold it
- * pending for ever); a second one sends SIGKILL. Once the child has
- * ended, hbg ab says so and ends by the first signal (ab_wait). A
+ * pending for ever); a second one sends SIGKILL. Once no process of the
+ * group is left (end_group: SIGKILL AB_GRACE_S seconds on), hbg ab says
+ * so and ends by the first signal (ab_wait). A
  * signal hbg ab was started with ignored (nohup, a script's background
  * job) stays ignored, by it and its children. The child's group stands
  * apart from the terminal: a child that reads it (a password prompt)
  * stops until the user stops hbg ab; the builds and runs do not. */
 static volatile sig_atomic_t g_signal, g_signals;
-static volatile pid_t g_child;      /* the group of the child being waited for; 0: none */
+/* The group of the child being waited for; 0: none. After a stop signal
+ * it is kept past its leader's end, until the group is gone, so that a
+ * second signal still kills what is left of it. */
+static volatile pid_t g_child;
 
 static void on_stop_signal(int sig)
 {
@@ -195,23 +199,75 @@ pid_t ab_start(const char *const *argv, const char *cwd, int out_fd, int err_fd)
     return pid;
 }
 
-int ab_wait(pid_t pid, bool hang)
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* waitpid for pid, without hanging unless hang: its status as ab_wait
+ * gives it, -2 while it runs. A hanging wait goes on through signals;
+ * with until_signal it gives up (-2) once a stop signal has come. */
+static int reap(pid_t pid, bool hang, bool until_signal)
 {
     int ws = 0;
     pid_t got;
-    do
-        got = waitpid(pid, &ws, hang ? 0 : WNOHANG);
-    while (got < 0 && errno == EINTR);
+    for (;;) {
+        got = waitpid(pid, &ws, hang && !(until_signal && g_signal) ? 0 : WNOHANG);
+        if (got >= 0 || errno != EINTR)
+            break;
+    }
     if (got == 0)
         return -2;
-    if (g_child == pid)
-        g_child = 0;
-    ab_stop_if_signalled();
     if (got < 0)
         return -1;
     if (WIFEXITED(ws))
         return WEXITSTATUS(ws);
     return WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : -1;
+}
+
+/* The end of group pid once it was sent SIGTERM (a stop signal, or
+ * --run-timeout): waits, at most AB_GRACE_S seconds, until no process of
+ * it is left (its leader reaped), then kills what is left with SIGKILL.
+ * The whole group, not only its leader: a --run script's child that
+ * ignores SIGTERM outlives the shell, and would run on beside the next
+ * measurement or after hbg ab. A group with no process left answers
+ * ESRCH; while one is left, its id is no other process's. st: the
+ * leader's status when it was reaped already, else -2; returns it. */
+static int end_group(pid_t pid, int st)
+{
+    double until = mono_s() + AB_GRACE_S;
+    for (;;) {
+        if (st == -2)
+            st = reap(pid, false, false);
+        if (st != -2 && kill(-pid, 0) != 0 && errno == ESRCH)
+            break;
+        if (mono_s() >= until) {
+            kill(-pid, SIGKILL);
+            if (st == -2)
+                st = reap(pid, true, false);
+            break;
+        }
+        nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+    }
+    if (g_child == pid)
+        g_child = 0;
+    return st;
+}
+
+int ab_wait(pid_t pid, bool hang)
+{
+    int st = reap(pid, hang, true);
+    if (g_signal) {
+        /* the group was sent SIGTERM (on_stop_signal, ab_start): all of it
+         * goes before hbg ab does */
+        st = end_group(pid, st);
+        ab_stop_if_signalled();
+    }
+    if (st != -2 && g_child == pid)
+        g_child = 0;
+    return st;
 }
 
 /* Whether a process of group pgid is stopped ('T' in /proc/PID/stat).
@@ -263,39 +319,16 @@ static int stop_signal(pid_t pid)
     return si.si_status;
 }
 
-static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* A command past its time limit: asked to end (SIGTERM: an hbg run
- * kills its ranks and says which passes ran), then made to. The group is
- * continued too, in case it was paused meanwhile. The whole group is
- * waited for, not only its leader: a --run script's child that ignores
- * SIGTERM outlives the shell, and would run on beside the next
- * measurement. A group with no process left answers ESRCH; while one is
- * left, its id is no other process's. */
+ * kills its ranks and says which passes ran), then made to, the whole
+ * group (end_group). The group is continued too, in case it was paused
+ * meanwhile. A stop signal that came meanwhile ends hbg ab after it. */
 static int stop_overdue(pid_t pid)
 {
     kill(-pid, SIGTERM);
     kill(-pid, SIGCONT);
-    double until = mono_s() + AB_GRACE_S;
-    bool reaped = false;
-    for (;;) {
-        if (!reaped)
-            reaped = ab_wait(pid, false) != -2;
-        if (reaped && kill(-pid, 0) != 0 && errno == ESRCH)
-            break;
-        if (mono_s() >= until) {
-            kill(-pid, SIGKILL);
-            if (!reaped)
-                (void)ab_wait(pid, true);
-            break;
-        }
-        nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
-    }
+    (void)end_group(pid, -2);
+    ab_stop_if_signalled();
     return AB_TIMED_OUT;
 }
 

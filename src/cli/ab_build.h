@@ -40,14 +40,16 @@ const char *ab_buf_cstr(const ab_buf *b);
  * Returns the pid, or -1 with errno set. */
 pid_t ab_start(const char *const *argv, const char *cwd, int out_fd, int err_fd);
 /* Catches SIGINT, SIGTERM and SIGHUP for the rest of hbg ab: the child
- * running then (in a process group of its own) gets SIGTERM, and when it
- * has ended hbg ab says so and ends by that signal. */
+ * running then (in a process group of its own) gets SIGTERM (a second
+ * signal: SIGKILL), and when no process of its group is left (SIGKILL to
+ * what is, AB_GRACE_S seconds on) hbg ab says so and ends by that signal. */
 void ab_catch_signals(void);
 /* Ends hbg ab, saying why, when a stop signal has come (ab_wait does
  * after each child; the comparison, in-process, before it starts). */
 void ab_stop_if_signalled(void);
 /* Waits for pid: its exit status, 128 + N when signal N ended it, -1 when
- * it cannot be waited for. With hang false, returns -2 while it runs. */
+ * it cannot be waited for. With hang false, returns -2 while it runs.
+ * After a stop signal it ends hbg ab instead, once pid's group is gone. */
 int ab_wait(pid_t pid, bool hang);
 /* ab_wait by polling, calling tick(ctx) (if not NULL) every few tens of
  * milliseconds. With watch (a command that may stop on the terminal: a
