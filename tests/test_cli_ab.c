@@ -290,6 +290,22 @@ static void test_existing_logs_refused_then_resumed(void **state)
     assert_int_equal(access(r3part, F_OK), -1);
     assert_int_equal(access(r3, F_OK), 0);
     assert_string_equal(so2, so);
+    free(so2);
+    free(se);
+
+    /* a log saved by an editor, a byte order mark before its stamp, is
+     * kept as hbg compare reads it (it was refused as another run's) */
+    char *saved = ab_read(r3), *marked = NULL;
+    assert_true(asprintf(&marked, "\xef\xbb\xbf%s", saved) > 0);
+    ab_write(r3, marked);
+    assert_int_equal(ab(out, order, "--threshold", "5", "--resume", NULL, &so2, &se), rc);
+    snprintf(line, sizeof line, "hbg ab: rep 3/5 B %s: bind_qwen_numbers_%s_r3.log (reused)", c2, c2);
+    if (!strstr(se, line))
+        fail_msg("stderr '%s'", se);
+    assert_int_equal(ab_lines(order), 12);
+    assert_string_equal(so2, so);
+    free(marked);
+    free(saved);
     free(r3part);
     free(ord);
     free(forged);

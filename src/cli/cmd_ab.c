@@ -32,6 +32,7 @@
 #include "cli/run_opts.h"
 #include "hbg/trace.h"
 #include "tools/compare.h"
+#include "tools/loglex.h"
 
 #define MAX_REPS 1000
 #define MAX_ROUNDS 100000
@@ -619,13 +620,15 @@ static int write_tree_file(const ab_opts *o, const ab_arm *arm)
     return 0;
 }
 
-/* --resume: a log is kept only when its stamp is this run's. */
+/* --resume: a log is kept only when its stamp is this run's. A byte
+ * order mark before it (the log saved by an editor) is passed over, as
+ * hbg compare, which reads the log next, passes it over. */
 static int resume_check(const ab_arm *arm, unsigned i)
 {
     static char line[8192];
     if (!first_line(arm->logs[i], line, sizeof line))
         return fail("--resume: cannot read %s: %s", dg_shown(arm->logs[i]), strerror(errno));
-    if (strcmp(line, ab_buf_cstr(&arm->stamp)))
+    if (strcmp(line + lx_bom_len(line, strlen(line)), ab_buf_cstr(&arm->stamp)))
         return fail("--resume: %s was written by another run: its first line is '%.300s', this run's stamp is "
                     "'%.300s'; move it away or pick another --outputs", arm->logs[i], line,
                     ab_buf_cstr(&arm->stamp));

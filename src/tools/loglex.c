@@ -979,9 +979,7 @@ void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink)
     /* A UTF-8 byte order mark, which an editor that saved the log may put
      * first, is no part of its first line: the stamp after it was taken
      * for no stamp at all (and `hbg compare` refused the log as unstamped). */
-    const char *first = buf;
-    if (sc.base == 0 && len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0)
-        first += 3;
+    const char *first = sc.base == 0 ? buf + lx_bom_len(buf, len) : buf;
     if (at_stamp(first, sc.e))
         emit_stamp(buf, sc.base, sc.line, first, sc.e, sink, &sc.r);
     if (sink->spans_only)

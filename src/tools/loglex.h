@@ -112,6 +112,14 @@ typedef struct lx_pos {
 } lx_pos;
 void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink);
 
+/* The length of the UTF-8 byte order mark at the start of a log's text
+ * (an editor that saved the log may put one first), or 0: the log's
+ * first line, its stamp, starts after it. */
+static inline size_t lx_bom_len(const char *buf, size_t len)
+{
+    return len >= 3 && __builtin_memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+}
+
 /* Decimal u64: 0 ok, -1 not a decimal integer, -2 more than 64 bits. */
 int lx_parse_u64(lx_slice v, uint64_t *out);
 
