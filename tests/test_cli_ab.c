@@ -1740,6 +1740,57 @@ static void test_ambiguous_and_message_revisions(void **state)
     free(r);
 }
 
+/* The exit status of hbg ab (pid), which must exit within limit_s
+ * seconds; one still running is killed and fails the test. */
+static int exits_within(pid_t pid, int limit_s)
+{
+    int ws = 0;
+    pid_t got = 0;
+    for (int i = 0; i < limit_s * 50 && (got = waitpid(pid, &ws, WNOHANG)) == 0; i++)
+        nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
+    if (got == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &ws, 0);
+        fail_msg("hbg ab still running after %d s", limit_s);
+    }
+    assert_int_equal(got, pid);
+    if (!WIFEXITED(ws))
+        fail_msg("hbg ab ended by signal %d", WIFSIGNALED(ws) ? WTERMSIG(ws) : -1);
+    return WEXITSTATUS(ws);
+}
+
+/* --resume on a log name that is a FIFO or a folder: refused as no log,
+ * at once. The FIFO held hbg ab in its open for ever (until a signal,
+ * then said as "cannot read ...: Interrupted system call"). */
+static void test_resume_refuses_what_is_no_file(void **state)
+{
+    (void)state;
+    char *out = in_root("out-fifo"), *errp = in_root("err-fifo");
+    assert_int_equal(mkdir(out, 0755), 0);
+    char *r1 = log_name(out, c1, 1);
+    assert_int_equal(mkfifo(r1, 0644), 0);
+    const char *args[] = {"ab", c1, c2, "--build", "true", "--run", "sh {worktree}/measure.sh", "--reps", "1",
+                          "--outputs", out, "--resume", NULL};
+    assert_int_equal(exits_within(ab_background(args, errp), 20), 2);
+    char *se = ab_read(errp), want[4096];
+    snprintf(want, sizeof want, "hbg ab: --resume: %s is a FIFO, not a log a run wrote: move it away and --resume "
+                                "runs its repetition again\n", r1);
+    assert_string_equal(se, want);
+    free(se);
+    assert_int_equal(unlink(r1), 0);
+    assert_int_equal(mkdir(r1, 0755), 0);
+    assert_int_equal(exits_within(ab_background(args, errp), 20), 2);
+    se = ab_read(errp);
+    snprintf(want, sizeof want, "hbg ab: --resume: %s is a folder, not a log a run wrote: move it away and --resume "
+                                "runs its repetition again\n", r1);
+    assert_string_equal(se, want);
+    free(se);
+    assert_int_equal(rmdir(r1), 0);
+    free(r1);
+    free(errp);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1770,6 +1821,7 @@ int main(void)
         cmocka_unit_test(test_worktree_new_file_only),
         cmocka_unit_test(test_ambiguous_and_message_revisions),
         cmocka_unit_test(test_run_timeout),
+        cmocka_unit_test(test_resume_refuses_what_is_no_file),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -525,10 +525,12 @@ static void run_stamp(const ab_opts *o, ab_arm *arm)
         ab_buf_fmt(&arm->stamp, "[stamp] %s (unwritable)", arm->t.rev);
 }
 
-/* The first line of a file, without its line end; false if unreadable. */
+/* The first line of a file, without its line end; false if unreadable.
+ * Opened without waiting: a FIFO of that name would hold the open until
+ * something writes it. */
 static bool first_line(const char *path, char *out, size_t cap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return false;
     ssize_t n = read(fd, out, cap - 1);
@@ -626,6 +628,11 @@ static int write_tree_file(const ab_opts *o, const ab_arm *arm)
 static int resume_check(const ab_arm *arm, unsigned i)
 {
     static char line[8192];
+    struct stat sb;
+    if (!stat(arm->logs[i], &sb) && !S_ISREG(sb.st_mode))
+        return fail("--resume: %s is %s, not a log a run wrote: move it away and --resume runs its repetition "
+                    "again", arm->logs[i], S_ISDIR(sb.st_mode) ? "a folder" : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                                            : S_ISSOCK(sb.st_mode) ? "a socket" : "a device");
     if (!first_line(arm->logs[i], line, sizeof line))
         return fail("--resume: cannot read %s: %s", dg_shown(arm->logs[i]), strerror(errno));
     if (strcmp(line + lx_bom_len(line, strlen(line)), ab_buf_cstr(&arm->stamp)))
