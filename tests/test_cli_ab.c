@@ -1791,6 +1791,38 @@ static void test_resume_refuses_what_is_no_file(void **state)
     free(out);
 }
 
+/* A --run template past 8 KiB makes a stamp as long: --resume keeps
+ * that run's own logs (it read their first lines cut at 8 KiB and refused
+ * them as another run's), and still refuses a template one byte longer. */
+static void test_resume_keeps_a_long_stamp(void **state)
+{
+    (void)state;
+    char *out = in_root("out-longstamp"), *tmpl = NULL;
+    char pad[9001];
+    memset(pad, 'x', sizeof pad - 1);
+    pad[sizeof pad - 1] = 0;
+    assert_true(asprintf(&tmpl, ": %s; sh {worktree}/measure.sh", pad) > 0);
+    const char *args[] = {"ab", c1, c2, "--build", "true", "--run", tmpl, "--reps", "1", "--outputs", out, NULL,
+                          NULL};
+    char *so, *se, want[256];
+    int rc = ab_hbg(repo, args, &so, &se);
+    assert_true(rc == expected_status() || rc == 0 || rc == 1);
+    assert_int_equal(ab_entries(out), 2);
+    free(so), free(se);
+    args[11] = "--resume";
+    assert_int_equal(ab_hbg(repo, args, &so, &se), rc);
+    snprintf(want, sizeof want, "hbg ab: rep 1/1 B %s: bind_qwen_numbers_%s_r1.log (reused)\n", c2, c2);
+    if (!strstr(se, want))
+        fail_msg("stderr '%s'", se);
+    free(so), free(se), free(tmpl);
+    assert_true(asprintf(&tmpl, ": %sx; sh {worktree}/measure.sh", pad) > 0);
+    args[6] = tmpl;
+    assert_int_equal(ab_hbg(repo, args, &so, &se), 2);
+    assert_true(one_line(se));
+    assert_non_null(strstr(se, "was written by another run"));
+    free(so), free(se), free(tmpl), free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1822,6 +1854,7 @@ int main(void)
         cmocka_unit_test(test_ambiguous_and_message_revisions),
         cmocka_unit_test(test_run_timeout),
         cmocka_unit_test(test_resume_refuses_what_is_no_file),
+        cmocka_unit_test(test_resume_keeps_a_long_stamp),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

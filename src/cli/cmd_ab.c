@@ -627,18 +627,27 @@ static int write_tree_file(const ab_opts *o, const ab_arm *arm)
  * hbg compare, which reads the log next, passes it over. */
 static int resume_check(const ab_arm *arm, unsigned i)
 {
-    static char line[8192];
     struct stat sb;
     if (!stat(arm->logs[i], &sb) && !S_ISREG(sb.st_mode))
         return fail("--resume: %s is %s, not a log a run wrote: move it away and --resume runs its repetition "
                     "again", arm->logs[i], S_ISDIR(sb.st_mode) ? "a folder" : S_ISFIFO(sb.st_mode) ? "a FIFO"
                                             : S_ISSOCK(sb.st_mode) ? "a socket" : "a device");
-    if (!first_line(arm->logs[i], line, sizeof line))
-        return fail("--resume: cannot read %s: %s", dg_shown(arm->logs[i]), strerror(errno));
-    if (strcmp(line + lx_bom_len(line, strlen(line)), ab_buf_cstr(&arm->stamp)))
-        return fail("--resume: %s was written by another run: its first line is '%.300s', this run's stamp is "
-                    "'%.300s'; move it away or pick another --outputs", arm->logs[i], line,
-                    ab_buf_cstr(&arm->stamp));
+    /* Room for the stamp, a byte order mark, a CRLF and a byte more: a
+     * longer first line then differs, however long the stamp is (a
+     * --run template of kilobytes; a fixed 8 KiB cut this run's own). */
+    size_t cap = arm->stamp.n + 7;
+    char *line = malloc(cap);
+    if (!line)
+        return fail("out of memory");
+    int rc = 0;
+    if (!first_line(arm->logs[i], line, cap))
+        rc = fail("--resume: cannot read %s: %s", dg_shown(arm->logs[i]), strerror(errno));
+    else if (strcmp(line + lx_bom_len(line, strlen(line)), ab_buf_cstr(&arm->stamp)))
+        rc = fail("--resume: %s was written by another run: its first line is '%.300s', this run's stamp is "
+                  "'%.300s'; move it away or pick another --outputs", arm->logs[i], line, ab_buf_cstr(&arm->stamp));
+    free(line);
+    if (rc)
+        return rc;
     /* A finished log hbg compare cannot read (an older hbg ab's) is no
      * repetition to keep. */
     if (log_has_phases(arm->logs[i], NULL) <= 0)
