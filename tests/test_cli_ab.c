@@ -914,8 +914,10 @@ static void ends_by(pid_t pid, int sig, double limit_s, const char *errp)
     char *se = ab_read(errp), want[128];
     if (!WIFSIGNALED(ws) || WTERMSIG(ws) != sig)
         fail_msg("hbg ab did not end by signal %d: %s", sig, se);
-    snprintf(want, sizeof want, "\nhbg ab: stopped by signal %d (%s); the finished logs are kept: rerun with "
-                                "--resume to go on\n", sig, strsignal(sig));
+    snprintf(want, sizeof want,
+             "\nhbg ab: stopped by signal %d (%s); the finished logs are kept: rerun with "
+             "--resume to go on\n",
+             sig, strsignal(sig));
     if (!se || !strstr(se, want))
         fail_msg("stderr '%s'", se);
     free(se);
@@ -943,10 +945,10 @@ static void test_stop_signal_waits_for_the_group(void **state)
     (void)state;
     char *out = in_root("out-siggroup"), *errp = in_root("err-siggroup"), *leadf = in_root("siggroup-lead");
     char *pidf = in_root("siggroup-child"), tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "echo $$ > '%s'; sh -c 'trap \"\" TERM; echo $$ > \"%s\"; exec sleep 60' & wait",
-             leadf, pidf);
-    const char *args[] = {"ab", "HEAD~1", "HEAD", "--build", "true", "--run", tmpl, "--reps", "1",
-                          "--outputs", out, NULL, NULL};
+    snprintf(tmpl, sizeof tmpl, "echo $$ > '%s'; sh -c 'trap \"\" TERM; echo $$ > \"%s\"; exec sleep 60' & wait", leadf,
+             pidf);
+    const char *args[] = {"ab",     "HEAD~1", "HEAD",      "--build", "true", "--run", tmpl,
+                          "--reps", "1",      "--outputs", out,       NULL,   NULL};
     struct timespec nap = {0, 20 * 1000 * 1000};
 
     pid_t ab = ab_background(args, errp);
@@ -1769,20 +1771,24 @@ static void test_resume_refuses_what_is_no_file(void **state)
     assert_int_equal(mkdir(out, 0755), 0);
     char *r1 = log_name(out, c1, 1);
     assert_int_equal(mkfifo(r1, 0644), 0);
-    const char *args[] = {"ab", c1, c2, "--build", "true", "--run", "sh {worktree}/measure.sh", "--reps", "1",
-                          "--outputs", out, "--resume", NULL};
+    const char *args[] = {"ab",     c1,  c2,          "--build", "true",     "--run", "sh {worktree}/measure.sh",
+                          "--reps", "1", "--outputs", out,       "--resume", NULL};
     assert_int_equal(exits_within(ab_background(args, errp), 20), 2);
     char *se = ab_read(errp), want[4096];
-    snprintf(want, sizeof want, "hbg ab: --resume: %s is a FIFO, not a log a run wrote: move it away and --resume "
-                                "runs its repetition again\n", r1);
+    snprintf(want, sizeof want,
+             "hbg ab: --resume: %s is a FIFO, not a log a run wrote: move it away and --resume "
+             "runs its repetition again\n",
+             r1);
     assert_string_equal(se, want);
     free(se);
     assert_int_equal(unlink(r1), 0);
     assert_int_equal(mkdir(r1, 0755), 0);
     assert_int_equal(exits_within(ab_background(args, errp), 20), 2);
     se = ab_read(errp);
-    snprintf(want, sizeof want, "hbg ab: --resume: %s is a folder, not a log a run wrote: move it away and --resume "
-                                "runs its repetition again\n", r1);
+    snprintf(want, sizeof want,
+             "hbg ab: --resume: %s is a folder, not a log a run wrote: move it away and --resume "
+             "runs its repetition again\n",
+             r1);
     assert_string_equal(se, want);
     free(se);
     assert_int_equal(rmdir(r1), 0);
@@ -1802,8 +1808,7 @@ static void test_resume_keeps_a_long_stamp(void **state)
     memset(pad, 'x', sizeof pad - 1);
     pad[sizeof pad - 1] = 0;
     assert_true(asprintf(&tmpl, ": %s; sh {worktree}/measure.sh", pad) > 0);
-    const char *args[] = {"ab", c1, c2, "--build", "true", "--run", tmpl, "--reps", "1", "--outputs", out, NULL,
-                          NULL};
+    const char *args[] = {"ab", c1, c2, "--build", "true", "--run", tmpl, "--reps", "1", "--outputs", out, NULL, NULL};
     char *so, *se, want[256];
     int rc = ab_hbg(repo, args, &so, &se);
     assert_true(rc == expected_status() || rc == 0 || rc == 1);

@@ -630,8 +630,12 @@ static int resume_check(const ab_arm *arm, unsigned i)
     struct stat sb;
     if (!stat(arm->logs[i], &sb) && !S_ISREG(sb.st_mode))
         return fail("--resume: %s is %s, not a log a run wrote: move it away and --resume runs its repetition "
-                    "again", arm->logs[i], S_ISDIR(sb.st_mode) ? "a folder" : S_ISFIFO(sb.st_mode) ? "a FIFO"
-                                            : S_ISSOCK(sb.st_mode) ? "a socket" : "a device");
+                    "again",
+                    arm->logs[i],
+                    S_ISDIR(sb.st_mode)    ? "a folder"
+                    : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                    : S_ISSOCK(sb.st_mode) ? "a socket"
+                                           : "a device");
     /* Room for the stamp, a byte order mark, a CRLF and a byte more: a
      * longer first line then differs, however long the stamp is (a
      * --run template of kilobytes; a fixed 8 KiB cut this run's own). */
@@ -644,7 +648,8 @@ static int resume_check(const ab_arm *arm, unsigned i)
         rc = fail("--resume: cannot read %s: %s", dg_shown(arm->logs[i]), strerror(errno));
     else if (strcmp(line + lx_bom_len(line, strlen(line)), ab_buf_cstr(&arm->stamp)))
         rc = fail("--resume: %s was written by another run: its first line is '%.300s', this run's stamp is "
-                  "'%.300s'; move it away or pick another --outputs", arm->logs[i], line, ab_buf_cstr(&arm->stamp));
+                  "'%.300s'; move it away or pick another --outputs",
+                  arm->logs[i], line, ab_buf_cstr(&arm->stamp));
     free(line);
     if (rc)
         return rc;
