@@ -565,11 +565,12 @@ static void test_stopped_command_is_killed(void **state)
     assert_non_null(strstr(se, "failed: --run stopped, waiting on the terminal (a password prompt?), and was killed"));
     free(se);
 
-    /* Stopped by a person (SIGSTOP) and continued 1.5 s later, past the
-     * first look: waited for, and said; the build then fails on its own. */
+    /* Stopped by a person (SIGSTOP) and continued 3 s later, well past
+     * the first look a second in (the slack is for a loaded machine):
+     * waited for, and said; the build then fails on its own. */
     free(out);
     out = in_root("out-paused");
-    const char *paused[] = {"ab", "HEAD~1", "HEAD", "--build", "(sleep 1.5; kill -CONT $$) & kill -STOP $$; exit 3",
+    const char *paused[] = {"ab", "HEAD~1", "HEAD", "--build", "(sleep 3; kill -CONT $$) & kill -STOP $$; exit 3",
                             "--outputs", out, NULL};
     assert_int_equal(ab_hbg(repo, paused, NULL, &se), 2);
     if (!strstr(se, ") was stopped by SIGSTOP; waiting until it is continued (kill -CONT "))

@@ -335,17 +335,20 @@ static int stop_overdue(pid_t pid)
 int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, double limit_s)
 {
     /* short naps first: most commands (git's) end in milliseconds */
-    long nap_ns = 1000000, since_look_ns = 0;
+    long nap_ns = 1000000;
     bool said = false;
     double deadline = limit_s > 0 ? mono_s() + limit_s : 0;
+    /* A look a second, by the clock: naps on a loaded machine last longer
+     * than asked, and counting them would look late. */
+    double next_look = mono_s() + 1.0;
     for (;;) {
         int st = ab_wait(pid, false);
         if (st != -2)
             return st;
         if (deadline && mono_s() >= deadline)
             return stop_overdue(pid);
-        if (watch && since_look_ns >= 1000000000L) {
-            since_look_ns = 0;
+        if (watch && mono_s() >= next_look) {
+            next_look = mono_s() + 1.0;
             int sig = group_stopped(pid) ? stop_signal(pid) : -1;
             if (sig == SIGSTOP || sig == SIGTSTP) {
                 /* The command itself was stopped by a person (kill -STOP),
@@ -365,7 +368,6 @@ int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, doubl
         if (tick)
             tick(ctx);
         nanosleep(&(struct timespec){.tv_nsec = nap_ns}, NULL);
-        since_look_ns += nap_ns;
         nap_ns = nap_ns < 50000000 ? nap_ns * 2 : 50000000;
     }
 }
