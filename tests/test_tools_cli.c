@@ -232,6 +232,75 @@ static void test_json_warnings_say_how_many_more(void **st)
     free(text);
 }
 
+/* A log of npass passes of one rank, all but the first `whole` with
+ * dropped records: a warning each, npass - whole in all. */
+static char *dropped_log(int npass, int whole)
+{
+    size_t cap = (size_t)npass * 400, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    for (int i = 1; i <= npass; i++)
+        n += (size_t)snprintf(
+            text + n, cap - n,
+            "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=5 pid=1 inv=%d\n"
+            "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=2 pid=1 inv=%d\n"
+            "[mono_ns=1][T0x1][TIMING] f: [a.c:1] host-orch phase=submit_task total_ns=1 count=1 "
+            "detail_sum=1 dropped=%d pid=1 inv=%d\n",
+            i, i, i > whole, i);
+    char *path = ts_temp_file(text, n, ".log");
+    assert_non_null(path);
+    free(text);
+    return path;
+}
+
+/* Past the thousand shown, every command says how many more warnings
+ * there are in the same words, and of one in the singular: fit, spans,
+ * timeline and compare each wrote the line themselves, and "1 more
+ * warnings" was the English of all of them. */
+static void test_one_more_warning_in_every_command(void **st)
+{
+    (void)st;
+    char *lp = dropped_log(1004, 3), *lp2 = dropped_log(1004, 3); /* 1001 warnings each */
+    /* 1001 torn spans and no whole one: spans and timeline give up after
+     * the warnings (where timeline once left the count out) */
+    static const char bad[] = "[STRACE] v=1 pid=5 tid=5 inv=1 hid=zz depth=0 name=x ts=1\n";
+    size_t nb = strlen(bad);
+    char *text = malloc(1001 * nb);
+    assert_non_null(text);
+    for (int i = 0; i < 1001; i++)
+        memcpy(text + (size_t)i * nb, bad, nb);
+    char *sp = ts_temp_file(text, 1001 * nb, ".log");
+    char *dir = ts_tempdir("onemore");
+    char trace[4096];
+    snprintf(trace, sizeof trace, "%s/t.json", dir);
+    char *out, *err;
+    const char *ph[] = {"phases", lp, NULL};
+    const char *fit[] = {"fit", lp, NULL};
+    const char *tl[] = {"timeline", sp, "-o", trace, NULL};
+    const char *sa[] = {"spans", sp, NULL};
+    const char *cmp[] = {"compare", "--allow-unstamped", "--base", lp, "--measure", lp2, NULL};
+    const struct {
+        const char *const *args;
+        const char *want;
+    } c[] = {
+        {ph, "hbg phases: warning: 1 more warning not shown\n"},
+        {fit, "hbg fit: warning: 1 more warning not shown\n"},
+        {tl, "hbg timeline: warning: 1 more warning not shown\n"},
+        {sa, "hbg spans: warning: 1 more warning not shown\n"},
+        {cmp, "hbg compare: warning: 1 more warning not shown\n"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        ts_run_cli(c[i].args, &out, &err);
+        if (!ts_contains(err, c[i].want))
+            fail_msg("%s: %s", c[i].args[0], err);
+        assert_false(ts_contains(err, "more warnings not shown"));
+        free(out), free(err);
+    }
+    remove(sp), remove(lp), remove(lp2);
+    free(sp), free(lp), free(lp2), free(text);
+    ts_rmtree(dir);
+}
+
 static void test_csv(void **st)
 {
     (void)st;
@@ -680,6 +749,7 @@ int main(void)
         cmocka_unit_test(test_json),
         cmocka_unit_test(test_json_warnings_and_varying),
         cmocka_unit_test(test_json_warnings_say_how_many_more),
+        cmocka_unit_test(test_one_more_warning_in_every_command),
         cmocka_unit_test(test_csv),
         cmocka_unit_test(test_refusals_and_exit_status),
         cmocka_unit_test(test_rounds_and_ranks_checked),

@@ -659,13 +659,14 @@ static int write_plot(const cp_result *R, const char *path)
 
 static void print_warnings(const cp_result *R)
 {
+    char more[64];
     for (size_t i = 0; R->rep && i < R->nrep; i++) {
         const dg_list *l[2] = {&R->rep[i].base.L.warn, &R->rep[i].measure.L.warn};
         for (int k = 0; k < 2; k++) {
             for (size_t j = 0; j < l[k]->n; j++)
                 say("warning: %s\n", l[k]->msg[j]);
             if (l[k]->suppressed)
-                say("warning: %zu more warnings not shown\n", l[k]->suppressed);
+                say("warning: %s\n", dg_more(l[k]->suppressed, more, sizeof more));
         }
     }
 }

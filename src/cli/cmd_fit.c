@@ -54,10 +54,11 @@ static void usage(FILE *f)
 
 static void print_warnings(const dg_list *w)
 {
+    char more[64];
     for (size_t i = 0; i < w->n; i++)
         fprintf(stderr, "hbg fit: warning: %s\n", w->msg[i]);
     if (w->suppressed)
-        fprintf(stderr, "hbg fit: warning: %zu more warnings not shown\n", w->suppressed);
+        fprintf(stderr, "hbg fit: warning: %s\n", dg_more(w->suppressed, more, sizeof more));
 }
 
 /* A log named twice (the same device and inode: a link, another spelling

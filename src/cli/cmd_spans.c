@@ -166,10 +166,11 @@ static int parse_args(int argc, char **argv, args *a)
 
 static void print_warnings(const dg_list *w)
 {
+    char more[64];
     for (size_t i = 0; i < w->n; i++)
         fprintf(stderr, "hbg spans: warning: %s\n", w->msg[i]);
     if (w->suppressed)
-        fprintf(stderr, "hbg spans: warning: %zu more warnings not shown\n", w->suppressed);
+        fprintf(stderr, "hbg spans: warning: %s\n", dg_more(w->suppressed, more, sizeof more));
 }
 
 /* The records files, parsed; a file that cannot be read is an error. */

@@ -134,14 +134,16 @@ static int parse_args(int argc, char **argv, tl_args *a)
     return -1;
 }
 
-static void print_warnings(const ps_log *L, const dg_list *warn, bool more)
+static void print_warnings(const ps_log *L, const dg_list *warn)
 {
+    char buf[64];
+    size_t n = L->warn.suppressed + warn->suppressed;
     for (size_t i = 0; i < L->warn.n; i++)
         fprintf(stderr, "hbg timeline: warning: %s\n", L->warn.msg[i]);
     for (size_t i = 0; i < warn->n; i++)
         fprintf(stderr, "hbg timeline: warning: %s\n", warn->msg[i]);
-    if (more && L->warn.suppressed + warn->suppressed)
-        fprintf(stderr, "hbg timeline: warning: %zu more warnings not shown\n", L->warn.suppressed + warn->suppressed);
+    if (n)
+        fprintf(stderr, "hbg timeline: warning: %s\n", dg_more(n, buf, sizeof buf));
 }
 
 /* Why a log without spans, passes or records draws nothing, and what to
@@ -220,7 +222,7 @@ static int write_trace(ps_log *L, const rc_file *recs, size_t nr, bool per_inv, 
      * it. A file is then not kept. */
     bool empty = st == HBG_OK && rep.spans + rep.device_spans + rep.segments + rep.records == 0;
     bool written = hbg_outfile_close(&of, st == HBG_OK && !empty) == 0;
-    print_warnings(L, warn, true);
+    print_warnings(L, warn);
     if (st != HBG_OK) {
         const char *why = st == HBG_E_NOMEM ? "out of memory" : strerror(werr);
         /* standard output held in a temporary: it is the temporary's
@@ -307,7 +309,7 @@ int hbg_cmd_timeline(int argc, char **argv)
     for (size_t i = 0; i < nr; i++)
         nrec_lines += recs[i].nline;
     if (L.nspan == 0 && (a.per_inv || (L.npass == 0 && nrec_lines == 0))) {
-        print_warnings(&L, &warn, false);
+        print_warnings(&L, &warn);
         nothing_to_draw(&L, path, a.per_inv);
         rc = 1;
         goto done;

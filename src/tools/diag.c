@@ -73,6 +73,6 @@ void dg_free(dg_list *d)
 
 const char *dg_more(size_t n, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%zu more warnings not shown", n);
+    snprintf(buf, cap, "%zu more warning%s not shown", n, n == 1 ? "" : "s");
     return buf;
 }

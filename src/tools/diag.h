@@ -15,8 +15,10 @@ typedef struct dg_list {
 void dg_init(dg_list *d, size_t limit);
 void dg_add(dg_list *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dg_free(dg_list *d);
-/* "N more warnings not shown", for n suppressed ones: the last line on
- * stderr, and the last entry of a JSON's warnings. Into buf; returns it. */
+/* "N more warnings not shown" ("1 more warning" for one), for n
+ * suppressed ones: the last line on stderr, and the last entry of a
+ * JSON's warnings. Every command says it with these words. Into buf;
+ * returns it. */
 const char *dg_more(size_t n, char *buf, size_t cap);
 
 /* Replaces each control byte of s (below 0x20, and 0x7f) by '?': a
