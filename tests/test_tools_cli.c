@@ -301,6 +301,49 @@ static void test_one_more_warning_in_every_command(void **st)
     ts_rmtree(dir);
 }
 
+/* Counts of one read as English: "all 1 warm passes were excluded" was
+ * what phases, fit and compare said of a log whose one warm pass was
+ * excluded, and "none of its 1 bind lines is well-formed" of a log of
+ * one malformed bind line. */
+static void test_counts_of_one_read_as_english(void **st)
+{
+    (void)st;
+    char *lp = dropped_log(2, 1), *lp2 = dropped_log(2, 1); /* a cold pass, and a warm one excluded */
+    char *out, *err, want[4400];
+    assert_int_equal(phases(lp, NULL, NULL, NULL, &out, &err), 1);
+    snprintf(want, sizeof want,
+             "hbg phases: %s: no usable passes: the one warm pass was excluded (1 with dropped records; see the "
+             "warnings)\n",
+             lp);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    free(out), free(err);
+    const char *fit[] = {"fit", lp, lp2, NULL};
+    ts_run_cli(fit, &out, &err);
+    snprintf(want, sizeof want,
+             "hbg fit: warning: %s: the one warm pass was excluded (see the warnings); it adds nothing to the fit\n",
+             lp);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    free(out), free(err);
+    const char *cmp[] = {"compare", "--allow-unstamped", "--base", lp, "--measure", lp2, NULL};
+    assert_int_equal(ts_run_cli(cmp, &out, &err), 2);
+    snprintf(want, sizeof want, "%s: the one warm pass was excluded for defects (see the warnings)\n", lp);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    free(out), free(err);
+    static const char one_bad[] = "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=x "
+                                  "pid=1 inv=1\n";
+    char *bp = ts_temp_file(one_bad, strlen(one_bad), ".log");
+    assert_int_equal(phases(bp, NULL, NULL, NULL, &out, &err), 1);
+    snprintf(want, sizeof want, "hbg phases: %s: its one bind line is not well-formed (see the warnings)\n", bp);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    free(out), free(err);
+    remove(lp), remove(lp2), remove(bp);
+    free(lp), free(lp2), free(bp);
+}
+
 static void test_csv(void **st)
 {
     (void)st;
@@ -750,6 +793,7 @@ int main(void)
         cmocka_unit_test(test_json_warnings_and_varying),
         cmocka_unit_test(test_json_warnings_say_how_many_more),
         cmocka_unit_test(test_one_more_warning_in_every_command),
+        cmocka_unit_test(test_counts_of_one_read_as_english),
         cmocka_unit_test(test_csv),
         cmocka_unit_test(test_refusals_and_exit_status),
         cmocka_unit_test(test_rounds_and_ranks_checked),

@@ -253,7 +253,8 @@ static void check_tpot(const char *fixture, const char *hid, const char *label, 
 }
 
 /* A log whose only record is malformed: that is the reason given (as
- * hbg timeline gives it), in the singular, not the log level. */
+ * hbg timeline gives it), in the singular ("none of its 1 [STRACE]
+ * record" it once said), not the log level. */
 static void test_nothing_whole_is_the_reason_given(void **st)
 {
     (void)st;
@@ -262,7 +263,7 @@ static void test_nothing_whole_is_the_reason_given(void **st)
     char *log = ts_temp_file(text, strlen(text), ".log"), *out = NULL, *err = NULL, want[4400];
     const char *args[] = {"spans", log, NULL};
     assert_int_equal(ts_run_cli(args, &out, &err), 1);
-    snprintf(want, sizeof want, "hbg spans: %s: none of its 1 [STRACE] record is whole (see the warnings)\n", log);
+    snprintf(want, sizeof want, "hbg spans: %s: its one [STRACE] record is not whole (see the warnings)\n", log);
     assert_true(ts_contains(err, want));
     assert_false(ts_contains(err, "log level"));
     assert_string_equal(out, "");

@@ -120,10 +120,9 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
                 "fit (run at least 2 rounds)\n",
                 L.path, L.ncold);
     } else if (L.nused == 0) {
-        fprintf(stderr,
-                "hbg fit: warning: %s: all %zu warm passes were excluded (see the warnings); it adds nothing to the "
-                "fit\n",
-                L.path, L.nwarm);
+        char all[64];
+        fprintf(stderr, "hbg fit: warning: %s: %s excluded (see the warnings); it adds nothing to the fit\n", L.path,
+                ps_all_passes(L.nwarm, "warm ", all, sizeof all));
     }
     ps_free(&L);
     return rc;

@@ -473,9 +473,10 @@ int hbg_cmd_phases(int argc, char **argv)
             ps_exclusions(&L, why, sizeof why);
             /* with --keep-first the cold passes were candidates too, and are counted in `why` */
             bool kf = L.opt.keep_first;
-            fprintf(stderr,
-                    "hbg phases: %s: no usable passes: all %zu %spasses were excluded (%s; see the warnings)\n",
-                    L.path, L.nwarm + (kf ? L.ncold : 0), kf ? "" : "warm ", why);
+            size_t n = L.nwarm + (kf ? L.ncold : 0);
+            char all[64];
+            fprintf(stderr, "hbg phases: %s: no usable passes: %s excluded (%s; see the warnings)\n", L.path,
+                    ps_all_passes(n, kf ? "" : "warm ", all, sizeof all), why);
         }
         rc = 1;
         goto out;

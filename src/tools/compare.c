@@ -105,9 +105,11 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
                       "%s has no warm pass: every pass is its rank's cold first pass (run at least 2 rounds, 6 "
                       "recommended)",
                       g->path);
-    if (L->nused == 0)
-        return refuse(err, n, "%s: all %zu warm passes were excluded for defects (see the warnings)", g->path,
-                      L->nwarm);
+    if (L->nused == 0) {
+        char all[64];
+        return refuse(err, n, "%s: %s excluded for defects (see the warnings)", g->path,
+                      ps_all_passes(L->nwarm, "warm ", all, sizeof all));
+    }
     /* medians are kept doubled (exact halves): every duration and every
      * used pass's sum is below LX_DUR_LIMIT_NS (2^62), so doubled it
      * fits; a line or pass past it was refused or excluded */

@@ -1253,7 +1253,9 @@ const char *ps_no_bind_why(const ps_log *L, char *buf, size_t cap)
 {
     char said[96];
     const char *quiet = ps_stamp_quiet_level(L, said, sizeof said);
-    if (L->nbad_bind)
+    if (L->nbad_bind == 1) /* not "none of its 1 bind lines" */
+        snprintf(buf, cap, ": its one bind line is not well-formed (see the warnings)");
+    else if (L->nbad_bind)
         snprintf(buf, cap, ": none of its %zu bind lines is well-formed (see the warnings)", L->nbad_bind);
     else if (quiet)
         snprintf(buf, cap,
@@ -1274,7 +1276,10 @@ const char *ps_none_whole(size_t torn, size_t bad, char *buf, size_t cap)
         snprintf(t, sizeof t, "%zu [STRACE] record%s", torn, torn == 1 ? "" : "s");
     if (bad)
         snprintf(b, sizeof b, "%zu bind line%s", bad, bad == 1 ? "" : "s");
-    snprintf(buf, cap, "none of its %s%s%s is whole (see the warnings)", t, torn && bad ? " and " : "", b);
+    if (torn + bad == 1) /* not "none of its 1 [STRACE] record is whole" */
+        snprintf(buf, cap, "its one %s is not whole (see the warnings)", torn ? "[STRACE] record" : "bind line");
+    else
+        snprintf(buf, cap, "none of its %s%s%s is whole (see the warnings)", t, torn && bad ? " and " : "", b);
     return buf;
 }
 

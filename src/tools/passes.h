@@ -302,7 +302,8 @@ const char *ps_no_bind_why(const ps_log *L, char *buf, size_t cap);
 /* For a log that has records but none whole, the same in spans and
  * timeline: "none of its N [STRACE] records and M bind lines is whole
  * (see the warnings)", either count left out when 0 (torn: L->ntorn; bad:
- * the malformed bind lines, when the tool draws them). Into buf, which it
+ * the malformed bind lines, when the tool draws them); of one record,
+ * "its one [STRACE] record is not whole (...)". Into buf, which it
  * returns. */
 const char *ps_none_whole(size_t torn, size_t bad, char *buf, size_t cap);
 /* For a log with a second, different stamp (L->stamp_conflict), the same
@@ -313,6 +314,10 @@ const char *ps_mixed_runs(const ps_log *L, const char *path, char *buf, size_t c
 /* Why the warm passes that are not used were excluded, one count per
  * defect: "3 with an ignored line, 1 without arena_h2d". */
 void ps_exclusions(const ps_log *L, char *out, size_t n);
+/* The subject of "... excluded" for n passes, the same in every tool:
+ * "all 3 warm passes were", or "the one warm pass was" (kind: "warm "
+ * or ""). Into buf, which it returns. */
+const char *ps_all_passes(size_t n, const char *kind, char *buf, size_t cap);
 /* The run that a record on line `line` belongs to, from 1: each [stamp]
  * line after the first begins the next (logs put together hold runs one
  * after another); a record before the first stamp is of the first run,

@@ -315,9 +315,11 @@ static void warn_defects(ps_log *L, const ps_pass *p, uint32_t ref, size_t best)
     if (p->defects & PS_D_SETDIFF) {
         ps_seg_list(L, ref & ~p->present, miss, sizeof miss);
         ps_seg_list(L, p->present & ~ref, extra, sizeof extra);
-        dg_add(&L->warn, "%s:%zu: pass %s has other segments than the other %zu passes (missing: %s; extra: %s); excluded",
-               L->path, p->first_line, label, best, miss[0] ? miss : "none",
-               extra[0] ? extra : "none");
+        char others[64] = "the other pass"; /* not "the other 1 passes" */
+        if (best != 1)
+            snprintf(others, sizeof others, "the other %zu passes", best);
+        dg_add(&L->warn, "%s:%zu: pass %s has other segments than %s (missing: %s; extra: %s); excluded", L->path,
+               p->first_line, label, others, miss[0] ? miss : "none", extra[0] ? extra : "none");
     }
 }
 
@@ -354,6 +356,15 @@ void ps_analyse(ps_log *L)
         if (p->used)
             L->nused++;
     }
+}
+
+const char *ps_all_passes(size_t n, const char *kind, char *buf, size_t cap)
+{
+    if (n == 1) /* "all 1 warm passes were" */
+        snprintf(buf, cap, "the one %spass was", kind);
+    else
+        snprintf(buf, cap, "all %zu %spasses were", n, kind);
+    return buf;
 }
 
 void ps_exclusions(const ps_log *L, char *out, size_t n)
