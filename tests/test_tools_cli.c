@@ -547,6 +547,39 @@ static void test_rounds_and_ranks_checked(void **st)
     free(err);
 }
 
+/* Ranks too many to list end their list visibly: it was cut where the
+ * buffer ended, and read as every rank there is. */
+static void test_a_cut_rank_list_says_so(void **st)
+{
+    (void)st;
+    /* 60 ranks, pid=100000.., of 2 passes each but the first, of 3 */
+    size_t cap = 60 * 3 * 300, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    for (int r = 0; r < 60; r++)
+        for (int inv = 1; inv <= (r ? 2 : 3); inv++)
+            n += (size_t)snprintf(text + n, cap - n,
+                                  "[mono_ns=1][T0x%x][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=5 "
+                                  "pid=%d inv=%d\n"
+                                  "[mono_ns=1][T0x%x][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=2 "
+                                  "pid=%d inv=%d\n",
+                                  r + 1, 100000 + r, inv, r + 1, 100000 + r, inv);
+    char *path = ts_temp_file(text, n, ".log");
+    char *out, *err, want[8192];
+    assert_int_equal(phases(path, "--rounds", "2", NULL, &out, &err), 0);
+    /* 31 fit in the message's 512 bytes with room for the tail */
+    size_t k = (size_t)snprintf(want, sizeof want,
+                                "%s: --rounds 2, but the ranks show different numbers of passes (pid=100000: 3", path);
+    for (int r = 1; r < 31; r++)
+        k += (size_t)snprintf(want + k, sizeof want - k, ", pid=%d: 2", 100000 + r);
+    snprintf(want + k, sizeof want - k, ", ... (29 more))\n");
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    free(out), free(err);
+    remove(path);
+    free(path), free(text);
+}
+
 /* Not logs at all: a clear message and a clean exit, never a crash. */
 static void run_junk(const void *data, size_t len, int want, const char *msg)
 {
@@ -797,6 +830,7 @@ int main(void)
         cmocka_unit_test(test_csv),
         cmocka_unit_test(test_refusals_and_exit_status),
         cmocka_unit_test(test_rounds_and_ranks_checked),
+        cmocka_unit_test(test_a_cut_rank_list_says_so),
         cmocka_unit_test(test_junk_inputs),
         cmocka_unit_test(test_invalid_utf8_stays_valid_json),
         cmocka_unit_test(test_refusals_mask_controls),

@@ -57,20 +57,37 @@ static void rank_label(const ps_rank *k, char *out, size_t n)
         snprintf(out, n, "thread 0x%" PRIx64, k->thread);
 }
 
+/* Each rank's passes, "pid=1: 3, pid=2: 4", into buf (cap >= 128). What
+ * does not fit ends in ", ... (N more)": a list cut without a word would
+ * read as every rank there is. */
+static void rank_passes(const ps_log *L, char *buf, size_t cap)
+{
+    enum { TAIL = 40 }; /* ", ... (N more)" with N of 20 digits */
+    char lab[64], item[96];
+    size_t k = 0, i;
+    buf[0] = 0;
+    for (i = 0; i < L->nrank; i++) {
+        rank_label(&L->rank[i], lab, sizeof lab);
+        size_t m = (size_t)snprintf(item, sizeof item, "%s%s: %zu", i ? ", " : "", lab, L->rank[i].npasses);
+        /* the last rank needs no room kept for the tail after it */
+        if (k + m + (i + 1 < L->nrank ? TAIL : 0) >= cap)
+            break;
+        memcpy(buf + k, item, m + 1);
+        k += m;
+    }
+    if (i < L->nrank)
+        snprintf(buf + k, cap - k, ", ... (%zu more)", L->nrank - i);
+}
+
 static void check_shape(ps_log *L, unsigned long rounds, unsigned long ranks)
 {
-    char buf[512], lab[64];
+    char buf[512];
     bool same = true;
     for (size_t i = 1; i < L->nrank; i++)
         if (L->rank[i].npasses != L->rank[0].npasses)
             same = false;
     if (!same) {
-        size_t k = 0;
-        buf[0] = 0;
-        for (size_t i = 0; i < L->nrank && k < sizeof buf - 80; i++) {
-            rank_label(&L->rank[i], lab, sizeof lab);
-            k += (size_t)snprintf(buf + k, sizeof buf - k, "%s%s: %zu", i ? ", " : "", lab, L->rank[i].npasses);
-        }
+        rank_passes(L, buf, sizeof buf);
         if (rounds)
             dg_add(&L->warn, "%s: --rounds %lu, but the ranks show different numbers of passes (%s)", L->path,
                    rounds, buf);
