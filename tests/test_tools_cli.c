@@ -691,6 +691,45 @@ static void copy_fixture(const char *from, const char *to)
  * file given twice) quote them as every other message does: a control
  * byte in a name shows as '?', so the message stays one line and sends
  * nothing to the terminal. */
+/* A log or trace named with a line break and an escape sequence is
+ * shown with '?' for each in the lines that say what spans and timeline
+ * made of it, as in their tables and warnings: spans' and timeline's
+ * "nothing to draw" and timeline's "wrote" quoted the name as typed, and
+ * split the one line each is. */
+static void test_results_mask_controls(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/hbg-res-XXXXXX", log[64], trace[64], want[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(log, sizeof log, "%s/e\nx\033[2J.log", dir);
+    snprintf(trace, sizeof trace, "%s/t\nr.json", dir);
+    FILE *f = fopen(log, "w");
+    assert_non_null(f);
+    fputs("no records here\n", f);
+    fclose(f);
+    char *out, *err;
+    const char *sp[] = {"spans", log, NULL};
+    assert_int_equal(ts_run_cli(sp, &out, &err), 1);
+    snprintf(want, sizeof want, "hbg spans: %s/e?x?[2J.log has no [STRACE] spans (", dir);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    free(out), free(err);
+    const char *tl[] = {"timeline", log, "-o", trace, NULL};
+    assert_int_equal(ts_run_cli(tl, &out, &err), 1);
+    snprintf(want, sizeof want, "hbg timeline: nothing to draw: %s/e?x?[2J.log has no [STRACE] spans and no ", dir);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    free(out), free(err);
+    const char *tl2[] = {"timeline", ts_fixture("hbg-run-vector-timeline.log"), "-o", trace, NULL};
+    assert_int_equal(ts_run_cli(tl2, &out, &err), 0);
+    snprintf(want, sizeof want, "hbg timeline: wrote %s/t?r.json: ", dir);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    free(out), free(err);
+    unlink(log), unlink(trace);
+    rmdir(dir);
+}
+
 static void test_refusals_mask_controls(void **st)
 {
     (void)st;
@@ -834,6 +873,7 @@ int main(void)
         cmocka_unit_test(test_junk_inputs),
         cmocka_unit_test(test_invalid_utf8_stays_valid_json),
         cmocka_unit_test(test_refusals_mask_controls),
+        cmocka_unit_test(test_results_mask_controls),
         cmocka_unit_test(test_counts_name_their_range),
         cmocka_unit_test(test_compare_double_dash),
     };

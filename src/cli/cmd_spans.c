@@ -270,14 +270,14 @@ int hbg_cmd_spans(int argc, char **argv)
         /* per-callable statistics of two different runs would be neither's */
         print_warnings(&L.warn);
         char mixed[PATH_MAX + 160];
-        fprintf(stderr, "hbg spans: %s; refusing to merge them\n", ps_mixed_runs(&L, path, mixed, sizeof mixed));
+        fprintf(stderr, "hbg spans: %s; refusing to merge them\n", ps_mixed_runs(&L, L.path, mixed, sizeof mixed));
         rc = 2;
         goto done;
     }
     hbg_status bs = sp_build(&S, &L);
     have_set = true; /* a failed build is freed too */
     if (bs != HBG_OK) {
-        fprintf(stderr, "hbg spans: %s: out of memory\n", path);
+        fprintf(stderr, "hbg spans: %s: out of memory\n", L.path);
         rc = 2;
         goto done;
     }
@@ -288,13 +288,13 @@ int hbg_cmd_spans(int argc, char **argv)
         if (S.nforeign)
             fprintf(stderr, "hbg spans: %s: its %zu spans are all of the per-task (node, network) or external (ext.) "
                             "families, which carry no run identity: no invocations to show\n",
-                    path, S.nforeign);
+                    L.path, S.nforeign);
         else if (L.ntorn)
-            fprintf(stderr, "hbg spans: %s: %s\n", path, ps_none_whole(L.ntorn, 0, why, sizeof why));
+            fprintf(stderr, "hbg spans: %s: %s\n", L.path, ps_none_whole(L.ntorn, 0, why, sizeof why));
         else
             fprintf(stderr, "hbg spans: %s has no [STRACE] spans (they are written at the default log level, "
                             "timing; HBG_LOG_LEVEL=warn or higher silences them)\n",
-                    path);
+                    L.path);
         rc = 1;
         goto done;
     }

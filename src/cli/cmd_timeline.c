@@ -188,7 +188,7 @@ static void print_report(const char *out, const tl_report *rep)
     fprintf(stderr,
             "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu host_orch "
             "copies on other threads, %zu records, %zu hand-off arrows of 2 events, %zu lane names)\n",
-            out, rep->events, rep->spans, rep->device_spans, rep->segments, rep->orch_copies, rep->records,
+            dg_shown(out), rep->events, rep->spans, rep->device_spans, rep->segments, rep->orch_copies, rep->records,
             rep->flows, rep->lane_names);
     count("malformed [STRACE] records (not drawn)", rep->torn);
     count("records lines whose (pid, inv) has no chip.run.bind span (not drawn)", rep->rec_nobind);
@@ -310,7 +310,7 @@ int hbg_cmd_timeline(int argc, char **argv)
         nrec_lines += recs[i].nline;
     if (L.nspan == 0 && (a.per_inv || (L.npass == 0 && nrec_lines == 0))) {
         print_warnings(&L, &warn);
-        nothing_to_draw(&L, path, a.per_inv);
+        nothing_to_draw(&L, L.path, a.per_inv); /* L.path: the name as a message shows it */
         rc = 1;
         goto done;
     }
