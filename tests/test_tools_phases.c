@@ -607,6 +607,45 @@ static void test_truncated_last_pass(void **st)
     drop(f);
 }
 
+/* A last pass whose arena_h2d line is there but damaged, with its line
+ * end, was not cut by the log's end: it lacks arena_h2d and has a
+ * malformed line, and is said so, where it was once called truncated.
+ * The same line cut by the log's end is the truncation. */
+static void test_a_damaged_last_line_is_not_a_truncation(void **st)
+{
+    (void)st;
+    char text[2048];
+    size_t n = 0;
+    for (unsigned inv = 1; inv <= 3; inv++)
+        n += (size_t)snprintf(text + n, sizeof text - n,
+                              "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=5 pid=9 "
+                              "inv=%u\n"
+                              "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=%s pid=9 "
+                              "inv=%u\n",
+                              inv, inv < 3 ? "2" : "2x", inv);
+    fx f = {0};
+    ps_options o = {0};
+    assert_int_equal(ps_read(&f.L, "d.log", text, n, &o), HBG_OK);
+    assert_int_equal(f.L.nused, 1);
+    assert_int_equal(f.L.warn.n, 3);
+    assert_string_equal(f.L.warn.msg[0],
+                        "d.log:6: malformed bind line: expected dur_ns=<decimal integer>, found dur_ns=2x; "
+                        "ignored");
+    assert_string_equal(f.L.warn.msg[1], "d.log:5: pass pid=9 inv=3 has no arena_h2d (its closing segment); excluded");
+    assert_string_equal(f.L.warn.msg[2],
+                        "d.log:5: pass pid=9 inv=3 has a malformed line that was ignored (line 6); excluded");
+    ps_free(&f.L);
+    /* cut where the '2x' ends, no line end after it */
+    fx g = {0};
+    assert_int_equal(ps_read(&g.L, "d.log", text, n - strlen(" pid=9 inv=3\n"), &o), HBG_OK);
+    assert_int_equal(g.L.warn.n, 2);
+    assert_string_equal(g.L.warn.msg[0], "d.log:6: malformed bind line: the log ends inside the record (cut short: no "
+                                         "line end after it); ignored");
+    assert_string_equal(g.L.warn.msg[1],
+                        "d.log:5: the log ends inside pass pid=9 inv=3 (no arena_h2d): truncated pass excluded");
+    ps_free(&g.L);
+}
+
 static void test_segment_sets_differ(void **st)
 {
     (void)st;
@@ -1120,6 +1159,7 @@ int main(void)
         cmocka_unit_test(a_spanless_pass_on_a_shared_thread_is_no_ones),
         cmocka_unit_test(a_damaged_prefix_excludes_its_pass),
         cmocka_unit_test(test_duplicate_segment),
+        cmocka_unit_test(test_a_damaged_last_line_is_not_a_truncation),
         cmocka_unit_test(test_truncated_last_pass),
         cmocka_unit_test(test_segment_sets_differ),
         cmocka_unit_test(test_dropped_named),

@@ -806,7 +806,7 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
      * and its pass kept as clean). What was read still names its pass. */
     /* a record that the log's end cuts (nothing after it but spaces) */
     if (!bad && sc->cut_end && c.p >= sc->e)
-        bad = "the log ends inside the record (cut short: no line end after it)";
+        bad = LX_CUT_MSG;
     if (!bad && r->prefix && !prefix_ok(r->prefix, mark)) {
         const char *end = memchr(r->prefix + PREFIX_LEN, ']', (size_t)(mark - r->prefix - PREFIX_LEN));
         end = end && end + 1 < mark && end[1] == '[' ? memchr(end + 1, ']', (size_t)(mark - end - 1)) : end;
@@ -821,7 +821,7 @@ static const char *record(scan *sc, lx_kind kind, const char *mark, const char *
          * an inv= after its pid=, a key's last letters. That fault is the
          * cut's; named for itself it hid that the log was cut at all. */
         if (sc->cut_end && p >= sc->e)
-            bad = "the log ends inside the record (cut short: no line end after it)";
+            bad = LX_CUT_MSG;
         sc->sink->on_bad(sc->sink->ctx, r, bad);
     } else {
         sc->sink->on_rec(sc->sink->ctx, r);

@@ -91,6 +91,11 @@ typedef struct lx_sink {
 
 void lx_scan(const char *buf, size_t len, const lx_sink *sink);
 
+/* on_bad's msg for a record the log's end cut (lx_pos.log), whatever
+ * else the cut left wrong in it: a reader tells such a record from one
+ * damaged inside the log by it. */
+#define LX_CUT_MSG "the log ends inside the record (cut short: no line end after it)"
+
 /* Where a buffer sits in its file: the offset of its first byte and that
  * byte's line. For reading a file in pieces, each piece ending at a line end
  * (records never span lines); lx_scan_at advances pos past the piece.

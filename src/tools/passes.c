@@ -1070,6 +1070,8 @@ static void sink_bad(void *ctx, const lx_rec *r, const char *msg)
     default: L->nbad_anchor++; what = "clock anchor"; break;
     }
     dg_add(&L->warn, "%s:%zu: malformed %s: %s; ignored", L->path, r->line, what, msg);
+    if (!strcmp(msg, LX_CUT_MSG))
+        L->cut_line = r->line;
     if (r->kind == LX_BIND || r->kind == LX_ORCH)
         charge_bad_line(L, r);
 }

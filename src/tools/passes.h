@@ -221,6 +221,7 @@ typedef struct ps_log {
     size_t capstamp_lines;
 
     size_t nbind, norch, nspans, nbad_bind, nbad_orch, ntorn, nbad_anchor;
+    size_t cut_line;        /* the line of the record the log's end cut (LX_CUT_MSG); 0: none */
     size_t nbindspans;
 
     ps_span *span;          /* keep_spans: each span but those of LX_DUR_LIMIT_NS or more */

@@ -196,7 +196,8 @@ uint64_t ps_control_sum(const ps_log *L, const ps_pass *p)
 }
 
 /* A pass without its closing segment: truncated when it is its rank's
- * last and nothing after its segments arrived; otherwise incomplete.
+ * last, nothing after its segments arrived and no line of it is damaged
+ * but by the log's end; otherwise incomplete.
  * The segment set most of the other candidate passes share is the
  * reference (*ref, shared by *best passes). Of sets shared by as many,
  * the one of more segments wins (a pass that lost a segment's line is
@@ -222,7 +223,13 @@ static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *
             continue;
         }
         if (!(p->present & (1u << PS_CLOSE))) {
-            if (last[p->rank] == i && !p->has_orch && !p->has_span)
+            /* Cut by the log's end, unless a line of it is damaged that
+             * the end did not cut (its first ignored line is not the
+             * log's cut last one): that line may be the arena_h2d the
+             * pass lacks, a line end after it, and the pass is said to
+             * lack it and to have the line, not to be truncated. */
+            bool damaged = (p->defects & PS_D_IGNORED) && p->ignored_line != L->cut_line;
+            if (last[p->rank] == i && !p->has_orch && !p->has_span && !damaged)
                 p->defects |= PS_D_TRUNCATED;
             else
                 p->defects |= PS_D_MISSING_CLOSE;
