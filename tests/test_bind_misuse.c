@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -974,6 +976,120 @@ static hbg_status three_orch(hbg_orch *o, void *ctx)
     return st;
 }
 
+/* Each refusal of hbg_runtime_create says what was wrong, in
+ * hbg_runtime_last_error (it was a bare status: which field, which
+ * limit?). */
+static void create_failures_are_named(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    hbg_recpool *pool;
+    assert_int_equal(hbg_recpool_create(1, 64, &pool), HBG_OK);
+    hbg_runtime_config good = {.device = r.dev, .kernels = r.kt, .records_fd = -1, .nranks = 1};
+    static const struct {
+        int what;
+        hbg_status st;
+        const char *why;
+    } c[] = {
+        {0, HBG_E_INVAL, "nowhere to put the runtime (out is NULL)"},
+        {1, HBG_E_INVAL, "no config (hbg_runtime_config is NULL)"},
+        {2, HBG_E_INVAL, "no device (cfg.device is NULL)"},
+        {3, HBG_E_INVAL, "no kernel table (cfg.kernels is NULL)"},
+        {4, HBG_E_INVAL, "rank 2 of 2 ranks: no such rank"},
+        {5, HBG_E_INVAL, "rank 1 of 0 ranks: no such rank (nranks 0 is one rank, rank 0)"},
+        {6, HBG_E_INVAL, "task_window 16777217 is past the limit of 16777216 (HBG_MAX_TASK_WINDOW)"},
+        {7, HBG_E_INVAL, "journal_calls 268435457 is past the limit of 268435456 (HBG_MAX_JOURNAL_CALLS)"},
+        {8, HBG_E_STATE, "cfg.records is a record pool another live runtime holds (a pool serves one runtime "
+                         "from create to destroy: create one for each)"},
+    };
+    hbg_runtime *held = NULL;
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        hbg_runtime_config rc = good;
+        hbg_runtime *rt = (hbg_runtime *)&rc, **out = &rt;
+        const hbg_runtime_config *cfg = &rc;
+        if (c[i].what == 0)
+            out = NULL;
+        if (c[i].what == 1)
+            cfg = NULL;
+        if (c[i].what == 2)
+            rc.device = NULL;
+        if (c[i].what == 3)
+            rc.kernels = NULL;
+        if (c[i].what == 4)
+            rc.rank = 2, rc.nranks = 2;
+        if (c[i].what == 5)
+            rc.rank = 1, rc.nranks = 0;
+        if (c[i].what == 6)
+            rc.task_window = HBG_MAX_TASK_WINDOW + 1;
+        if (c[i].what == 7)
+            rc.journal_calls = HBG_MAX_JOURNAL_CALLS + 1;
+        if (c[i].what == 8) {
+            rc.records = pool;
+            assert_int_equal(hbg_runtime_create(&rc, &held), HBG_OK);
+        }
+        assert_int_equal(hbg_runtime_create(cfg, out), c[i].st);
+        assert_string_equal(hbg_runtime_last_error(), c[i].why);
+        if (out)
+            assert_null(rt);
+    }
+    /* journal_calls is not read with the journal off */
+    hbg_runtime_config rc = good;
+    rc.journal_calls = HBG_MAX_JOURNAL_CALLS + 1;
+    rc.no_tmap_journal = true;
+    hbg_runtime *rt;
+    assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
+    hbg_runtime_destroy(rt);
+    hbg_runtime_destroy(held);
+    hbg_recpool_destroy(pool);
+    rig_close(&r);
+}
+
+/* Host memory that runs out while the runtime is made is named by the
+ * part it was for. The address space is cut in a child, below what the
+ * largest window's task image reserves (ASan reserves its own shadow
+ * memory up front and dies on a failed allocation: not under it). */
+static void create_out_of_memory_is_named(void **state)
+{
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    skip();
+#else
+    rig r;
+    rig_open(&r, 0);
+    hbg_runtime_config rc = {.device = r.dev, .kernels = r.kt, .records_fd = -1, .nranks = 1,
+                             .task_window = HBG_MAX_TASK_WINDOW, .no_tmap_journal = true};
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        unsigned long long pages = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+        if (!f || fscanf(f, "%llu", &pages) != 1)
+            _exit(2);
+        fclose(f);
+        struct rlimit lim = {.rlim_cur = pages * (unsigned long long)sysconf(_SC_PAGESIZE) + (64u << 20)};
+        lim.rlim_max = lim.rlim_cur;
+        if (setrlimit(RLIMIT_AS, &lim))
+            _exit(3);
+        hbg_runtime *rt;
+        hbg_status st = hbg_runtime_create(&rc, &rt);
+        const char *want = "out of host memory for the task image (a window of 16777216 tasks)";
+        if (st != HBG_E_NOMEM || strcmp(hbg_runtime_last_error(), want) != 0) {
+            fprintf(stderr, "status %d, \"%s\"; expected HBG_E_NOMEM, \"%s\"\n", (int)st, hbg_runtime_last_error(),
+                    want);
+            _exit(1);
+        }
+        _exit(0);
+    }
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    assert_true(WIFEXITED(ws));
+    assert_int_equal(WEXITSTATUS(ws), 0);
+    rig_close(&r);
+#endif
+}
+
 /* Every pass runs and adds its step, whether the pool holds the
  * Definitions or each has a device allocation of its own (a 1-byte
  * pool); each pass uploads its one new Definition. */
@@ -1154,6 +1270,8 @@ int main(void)
         cmocka_unit_test(a_predicate_needs_a_buffer),
         cmocka_unit_test(blocks_past_the_device_limit),
         cmocka_unit_test(null_arguments_are_statuses),
+        cmocka_unit_test(create_failures_are_named),
+        cmocka_unit_test(create_out_of_memory_is_named),
         cmocka_unit_test(definitions_turn_over_in_a_long_run),
         cmocka_unit_test(a_recovered_refusal_is_not_a_later_failure),
         cmocka_unit_test(a_run_from_a_kernel_is_refused),

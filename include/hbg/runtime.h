@@ -173,11 +173,14 @@ typedef struct hbg_pass_report {
 } hbg_pass_report;
 
 /* HBG_E_INVAL for a NULL cfg, device or kernel table, or a rank outside
- * nranks; HBG_E_STATE when cfg->records is a pool another live runtime
- * holds: runtimes that run at the same time need a pool each (a config
+ * nranks, or a task_window or journal_calls past its limit; HBG_E_STATE
+ * when cfg->records is a pool another live runtime holds: runtimes that
+ * run at the same time need a pool each (a config
  * copied after hbg_runtime_config_from_env made its pool shares that
  * one, and calling it again on the copy keeps it: call it on a config
- * whose records is NULL, or hbg_recpool_create one each). */
+ * whose records is NULL, or hbg_recpool_create one each); HBG_E_NOMEM
+ * naming the part of the runtime that host memory ran out for.
+ * hbg_runtime_last_error() says which, in words. */
 hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out);
 /* Frees the runtime's device memory through cfg->device and gives its
  * record pool back: the device, kernel table, log and pool outlive it.
@@ -231,6 +234,17 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
  * "host_orch: "); "" after a success. The caller tensors are checked as
  * hbg_runtime_run checks them. */
 const char *hbg_eager_last_error(void);
+
+/* Why this thread's last failed hbg_runtime_create failed, in one line
+ * ("task_window 16777217 is past the limit of 16777216
+ * (HBG_MAX_TASK_WINDOW)"); not cleared by a success, valid until the next
+ * hbg_runtime_create on the thread. Kept per thread, as
+ * hbg_bound_last_error and hbg_eager_last_error keep theirs, because a
+ * create that fails has no object to hold its words (*out is NULL, as
+ * every create leaves it), and the config is the caller's, const, and
+ * laid out for callers built against it: a message buffer added to it
+ * would change its size. */
+const char *hbg_runtime_last_error(void);
 
 /* The orchestrator (for Definition info after a pass). */
 const hbg_orch *hbg_runtime_orch(const hbg_runtime *rt);

@@ -5,6 +5,7 @@
  * numbers the pass stored: spans, the breakdown burst, the records line.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,21 +25,66 @@
  * driver forks before the first run. */
 static _Atomic uint64_t g_inv;
 
+/* Why this thread's last failed runtime call failed (hbg_runtime_last_error):
+ * a create that fails has no object to keep its words in. */
+static _Thread_local char last_error[HBG_PASS_ERROR_MAX];
+
+const char *hbg_runtime_last_error(void)
+{
+    return last_error;
+}
+
+/* Notes why in last_error; returns st. */
+static hbg_status fail(hbg_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static hbg_status fail(hbg_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    hbg__vformat(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* The limits of a config, checked before anything is taken or made. */
+static hbg_status check_config(const hbg_runtime_config *cfg)
+{
+    if (!cfg)
+        return fail(HBG_E_INVAL, "no config (hbg_runtime_config is NULL)");
+    if (!cfg->device)
+        return fail(HBG_E_INVAL, "no device (cfg.device is NULL)");
+    if (!cfg->kernels)
+        return fail(HBG_E_INVAL, "no kernel table (cfg.kernels is NULL)");
+    /* A rank outside the job would address peers that do not exist (the
+     * sim device refuses the same configuration when it opens). */
+    if (cfg->nranks ? cfg->rank >= cfg->nranks : cfg->rank != 0)
+        return fail(HBG_E_INVAL, cfg->nranks ? "rank %u of %u ranks: no such rank"
+                                             : "rank %u of %u ranks: no such rank (nranks 0 is one rank, rank 0)",
+                    cfg->rank, cfg->nranks);
+    if (cfg->task_window > HBG_MAX_TASK_WINDOW)
+        return fail(HBG_E_INVAL, "task_window %u is past the limit of %u (HBG_MAX_TASK_WINDOW)", cfg->task_window,
+                    HBG_MAX_TASK_WINDOW);
+    if (!cfg->no_tmap_journal && cfg->journal_calls > HBG_MAX_JOURNAL_CALLS)
+        return fail(HBG_E_INVAL, "journal_calls %u is past the limit of %u (HBG_MAX_JOURNAL_CALLS)",
+                    cfg->journal_calls, HBG_MAX_JOURNAL_CALLS);
+    return HBG_OK;
+}
+
 hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
 {
     if (!out)
-        return HBG_E_INVAL;
+        return fail(HBG_E_INVAL, "nowhere to put the runtime (out is NULL)");
     *out = NULL;
-    /* A rank outside the job would address peers that do not exist (the
-     * sim device refuses the same configuration when it opens). */
-    if (!cfg || !cfg->device || !cfg->kernels || (cfg->nranks ? cfg->rank >= cfg->nranks : cfg->rank != 0))
-        return HBG_E_INVAL;
+    hbg_status st = check_config(cfg);
+    if (st)
+        return st;
     hbg_runtime *rt = calloc(1, sizeof *rt);
     if (!rt)
-        return HBG_E_NOMEM;
+        return fail(HBG_E_NOMEM, "out of host memory for the runtime (%zu bytes)", sizeof *rt);
     if (cfg->records && !hbg__recpool_hold(cfg->records, rt)) {
         free(rt);
-        return HBG_E_STATE; /* another runtime's pool (trace/recpool_hold.h) */
+        /* another runtime's pool (trace/recpool_hold.h) */
+        return fail(HBG_E_STATE, "cfg.records is a record pool another live runtime holds (a pool serves one "
+                                 "runtime from create to destroy: create one for each)");
     }
     rt->cfg = *cfg;
     atomic_init(&rt->running, false);
@@ -48,6 +94,7 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
     rt->dev = cfg->device;
     rt->heap_bytes = cfg->heap_bytes ? cfg->heap_bytes : HBG_DEFAULT_HEAP_BYTES;
     rt->defpool_bytes = cfg->def_pool_bytes ? cfg->def_pool_bytes : HBG_DEFAULT_DEF_POOL_BYTES;
+    const char *part = "the orchestrator";
     hbg__orch_config oc = {
         .task_window = cfg->task_window,
         .heap_bytes = rt->heap_bytes,
@@ -56,13 +103,17 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
         .journal_calls = cfg->journal_calls,
         .rank = rt->cfg.rank,
         .nranks = rt->cfg.nranks,
+        .nomem_part = &part,
     };
-    hbg_status st = hbg__graph_orch_create(&oc, &rt->orch);
+    st = hbg__graph_orch_create(&oc, &rt->orch);
     if (st) {
         if (cfg->records)
             hbg__recpool_release(cfg->records, rt);
         free(rt);
-        return st;
+        uint32_t window = cfg->task_window ? cfg->task_window : HBG_DEFAULT_TASK_WINDOW;
+        if (st == HBG_E_NOMEM)
+            return fail(st, "out of host memory for %s (a window of %u tasks)", part, window);
+        return fail(st, "cannot create the orchestrator: %s", hbg_strerror(st));
     }
     hbg__orch_set_timing(rt->orch, cfg->breakdown, cfg->records);
     *out = rt;

@@ -210,6 +210,8 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
                                  .log = log, .breakdown = o->breakdown,
                                  .records = rec, .records_fd = recfd, .rank = rank, .nranks = o->ranks};
         st = hbg_runtime_create(&rc, &rt);
+        if (st) /* which field or limit, or what host memory ran out for */
+            snprintf(sum.msg, sizeof sum.msg, "cannot create the runtime: %s", hbg_runtime_last_error());
     }
     if (st && !sum.msg[0])
         snprintf(sum.msg, sizeof sum.msg, "set-up failed: %s", hbg_strerror(st));

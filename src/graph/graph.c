@@ -148,6 +148,7 @@ hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     hbg_status st = hbg__orch_create(cfg, &o);
     if (st)
         return st;
+    const char *part = "the Graph state"; /* what a failed step below could not make */
     /* Some 800 KB, mostly Definition entries used from the front: a
      * reservation (zeroed, its prefix committed), or the first recording
      * faults on the recorder's and the first entries' pages. */
@@ -155,23 +156,30 @@ hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     o->graph = g;
     o->ext = &graph_ext;
     bool ok = g != NULL;
+    if (ok)
+        part = "the recorder's arrays";
 #define ALLOC(name, n) ok = ok && (g->rec.name = hbg__reserve((n) * sizeof *g->rec.name)) != NULL;
     REC_ARRAYS(ALLOC)
 #undef ALLOC
     if (ok) {
+        part = "the host copy of the Definition pool";
         g->def_pool_cap = cfg->def_pool_bytes ? cfg->def_pool_bytes : (64ull << 20);
         ok = (g->def_pool = hbg__reserve_hot(g->def_pool_cap, DEF_POOL_HOT)) != NULL;
     }
-    ok = ok && hbg__tmap_init(&g->rec.map, HBG_MAX_DEF_NODES * 2u,
-                             HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
+    ok = ok && (part = "the recorder's tensor map",
+                hbg__tmap_init(&g->rec.map, HBG_MAX_DEF_NODES * 2u,
+                               HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1u))) == HBG_OK;
     /* A re-recorded Definition asks its map what the last recording did. */
-    ok = ok && (cfg->no_journal ||
-                hbg__tmap_journal_init(&g->rec.map, HBG_MAX_DEF_NODES * 8u, HBG_MAX_DEF_NODES * 32u) == HBG_OK);
+    ok = ok && (cfg->no_journal || (part = "the recorder's journal",
+                                    hbg__tmap_journal_init(&g->rec.map, HBG_MAX_DEF_NODES * 8u,
+                                                           HBG_MAX_DEF_NODES * 32u)) == HBG_OK);
     /* Replays join the task memo where there is one (replaymemo.c), and
      * so do recorded nodes (nodememo.c). */
-    ok = ok && (!o->memo || (g->memo_bx = hbg__reserve(memo_bx_bytes(o))) != NULL);
-    ok = ok && (!o->memo || hbg__node_memo_init(&g->rec) == HBG_OK);
+    ok = ok && (!o->memo || (part = "the replay memo", g->memo_bx = hbg__reserve(memo_bx_bytes(o))) != NULL);
+    ok = ok && (!o->memo || (part = "the node memo", hbg__node_memo_init(&g->rec)) == HBG_OK);
     if (!ok) {
+        if (cfg->nomem_part)
+            *cfg->nomem_part = part;
         hbg__orch_destroy(o);
         return HBG_E_NOMEM;
     }

@@ -24,32 +24,41 @@ hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
     if (!cfg->no_journal && jcalls > HBG_MAX_JOURNAL_CALLS)
         return HBG_E_INVAL;
     hbg_orch *o = calloc(1, sizeof *o);
-    if (!o)
+    if (!o) {
+        if (cfg->nomem_part)
+            *cfg->nomem_part = "the orchestrator";
         return HBG_E_NOMEM;
+    }
     o->cfg = *cfg;
+    o->cfg.nomem_part = NULL; /* the caller's variable, of the create only */
     hbg__opclock_init(&o->clock);
     o->op_rng = HBG_OPSAMPLE_SEED;
     o->window = window;
     if (o->cfg.nranks == 0)
         o->cfg.nranks = 1;
+    const char *part = "the task image";
     bool ok = hbg__image_create(&o->img, o->window) == HBG_OK;
-    ok = ok && (o->msg = calloc(3, HBG_ORCH_MSG_MAX)) != NULL;
+    ok = ok && (part = "the message buffers", o->msg = calloc(3, HBG_ORCH_MSG_MAX)) != NULL;
     if (ok)
         o->utext[0] = o->msg + HBG_ORCH_MSG_MAX, o->utext[1] = o->msg + 2 * HBG_ORCH_MSG_MAX;
-    ok = ok && (o->task_stamp = hbg__reserve(o->window * sizeof *o->task_stamp)) != NULL;
+    ok = ok && (part = "the task stamps", o->task_stamp = hbg__reserve(o->window * sizeof *o->task_stamp)) != NULL;
     /* A task touches at most 32 tensors plus a predicate word. */
-    ok = ok && hbg__tmap_init(&o->map, o->window * 4u, o->window * (HBG_MAX_TASK_TENSORS + 1u)) == HBG_OK;
+    ok = ok && (part = "the tensor map",
+                hbg__tmap_init(&o->map, o->window * 4u, o->window * (HBG_MAX_TASK_TENSORS + 1u))) == HBG_OK;
     /* The journal holds a pass's queries and writes: a few per task on the
      * cases (a dsv4 rank: some 4,200 for 1,131 tasks), but a replay makes
      * one per boundary slot it reads or writes, so room by default for 16
      * a task, and 4 reports a call (reserved: past the prefix committed at
      * creation, only what a pass uses is touched). A pass that makes more
      * follows the journal's prefix and walks the rest. */
-    ok = ok && (cfg->no_journal || hbg__tmap_journal_init(&o->map, (uint32_t)jcalls, (uint32_t)jcalls * 4u) == HBG_OK);
+    ok = ok && (cfg->no_journal || (part = "the tensor map's journal",
+                                    hbg__tmap_journal_init(&o->map, (uint32_t)jcalls, (uint32_t)jcalls * 4u)) == HBG_OK);
     /* An eager orchestrator runs each task as it is submitted: a memo's
      * answer would skip the run. */
-    ok = ok && (cfg->no_journal || cfg->eager || hbg__memo_init(o) == HBG_OK);
+    ok = ok && (cfg->no_journal || cfg->eager || (part = "the task memo", hbg__memo_init(o)) == HBG_OK);
     if (!ok) {
+        if (cfg->nomem_part)
+            *cfg->nomem_part = part;
         hbg__orch_destroy(o);
         return HBG_E_NOMEM;
     }

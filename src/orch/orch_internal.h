@@ -50,6 +50,10 @@ typedef struct hbg__orch_config {
     /* read by src/graph only */
     bool keep_definitions;    /* reuse a Definition across passes when key and signature match */
     uint64_t def_pool_bytes;  /* 0: 64 MiB */
+    /* When not NULL, a create refused for want of host memory sets
+     * *nomem_part to the part it could not make ("the tensor map"): the
+     * caller's message names it, and a static string needs no memory. */
+    const char **nomem_part;
 } hbg__orch_config;
 
 /* What a layer above the orchestrator adds to it (src/graph installs one):
