@@ -524,7 +524,8 @@ static void a_bad_boundary_is_named(void **state)
 
 /* A program's caller tensors that args cannot stage: HBG_E_INVAL, and the
  * report names the tensor and what is wrong with it (it said "args:
- * invalid argument"). A dtype that is none was staged without a word. */
+ * invalid argument"). A dtype that is none was staged without a word, and
+ * the invalid tensor a constructor returns was "layout.nbytes is 0". */
 static void bad_caller_tensors_are_named(void **state)
 {
     (void)state;
@@ -541,6 +542,8 @@ static void bad_caller_tensors_are_named(void **state)
         {3, "args: caller tensor 0 (x): dtype 50 is no hbg_dtype"},
         {4, "args: 2000 caller tensors, the limit is 256"},
         {5, "args: 1 caller tensors but no array of them (NULL)"},
+        {6, "args: caller tensor 0 (x): layout is the invalid tensor (dtype HBG_DTYPE_COUNT, nbytes 0) that a "
+            "tensor constructor returns for bad arguments"},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         hbg_host_tensor h = good;
@@ -557,15 +560,48 @@ static void bad_caller_tensors_are_named(void **state)
             p.nargs = 2000;
         if (c[i].what == 5)
             p.args = NULL;
+        if (c[i].what == 6) /* a shape of more dimensions than a tensor has */
+            h.layout = hbg_tensor_desc(HBG_I32, HBG_MAX_DIMS + 1, (uint32_t[HBG_MAX_DIMS + 1]){N});
         hbg_pass_report rep;
         assert_int_equal(hbg_runtime_run(r.rt, &p, false, &rep), HBG_E_INVAL);
         assert_int_equal(rep.failed_segment, HBG_PH_ARGS);
         assert_string_equal(rep.error, c[i].why);
+        assert_int_equal(hbg_eager_run(&p, r.kt, 1 << 20, 0, 1, NULL), HBG_E_INVAL);
+        assert_string_equal(hbg_eager_last_error(), c[i].why);
     }
     hbg_pass_report rep;
     assert_int_equal(run(&r, add_one, NULL, &rep), HBG_OK);
     assert_int_equal(r.x[0], 1);
     rig_close(&r);
+}
+
+/* A task argument that is the invalid tensor a constructor returned:
+ * named as such, not as a view with no byte range ("dtype 10, 0 dims")
+ * or, for a description, a tensor that lacks a buffer. */
+static int invalid_case;
+
+static hbg_status invalid_arg(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    uint32_t shape[HBG_MAX_DIMS + 1] = {N};
+    hbg_tensor t = invalid_case ? hbg_tensor_view(hbg_orch_arg(o, 0), 0, HBG_MAX_DIMS + 1, shape, NULL)
+                                : hbg_tensor_desc(HBG_I32, HBG_MAX_DIMS + 1, shape);
+    hbg_arg a = {&t, HBG_IN};
+    hbg_task tk = {.kernel_aic = K_ADD, .ntensors = 1, .args = &a};
+    return hbg_submit_task(o, &tk, NULL);
+}
+
+static void an_invalid_task_tensor_is_named(void **state)
+{
+    (void)state;
+    invalid_case = 0;
+    refused_both(invalid_arg, HBG_E_ARG_NO_BUFFER,
+                 "task 0 arg 0: the tensor is the invalid tensor (dtype HBG_DTYPE_COUNT) that a tensor constructor "
+                 "returns for bad arguments, and names no buffer");
+    invalid_case = 1;
+    refused_both(invalid_arg, HBG_E_INVAL,
+                 "task 0 arg 0: the tensor is the invalid tensor (dtype HBG_DTYPE_COUNT) that a tensor constructor "
+                 "returns for bad arguments");
 }
 
 /* A caller tensor's name is the program's text, quoted in the report: a
@@ -1283,6 +1319,7 @@ int main(void)
         cmocka_unit_test(a_bad_boundary_is_named),
         cmocka_unit_test(bad_caller_tensors_are_named),
         cmocka_unit_test(a_caller_tensor_name_is_quoted_whole),
+        cmocka_unit_test(an_invalid_task_tensor_is_named),
         cmocka_unit_test(a_kernel_name_is_quoted_on_one_line),
         cmocka_unit_test(small_misuses_are_named),
     };

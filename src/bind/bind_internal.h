@@ -46,6 +46,7 @@ typedef enum hbg__argfault {
     HBG_ARGF_DIR,        /* value: the direction */
     HBG_ARGF_DTYPE,      /* value: the dtype */
     HBG_ARGF_PERSISTENT, /* value: the direction (not HBG_IN) */
+    HBG_ARGF_INVALID,    /* the invalid tensor a constructor returns for bad arguments */
 } hbg__argfault;
 
 /* A refused caller tensor: what (an hbg__argfault), which, and a value. */

@@ -16,6 +16,10 @@ static uint8_t tensor_fault(const hbg_host_tensor *a, uint64_t *value)
 {
     if (!a->host)
         return HBG_ARGF_NO_HOST;
+    /* Before its size, which the constructor left 0: the mistake is in
+     * the arguments the layout was made from. */
+    if (a->layout.dtype == HBG_DTYPE_COUNT && a->layout.nbytes == 0)
+        return HBG_ARGF_INVALID;
     if (a->layout.nbytes == 0)
         return HBG_ARGF_EMPTY;
     if (a->dir != HBG_IN && a->dir != HBG_OUT && a->dir != HBG_INOUT) {
@@ -88,6 +92,12 @@ void hbg__argfault_format(const hbg__argfault_at *f, const hbg_program *p, char 
                  "args: %s: persistent, but its direction is %s: only an HBG_IN is kept on the device "
                  "(the device writes this one)",
                  who, dir_name(v));
+        break;
+    case HBG_ARGF_INVALID:
+        snprintf(buf, len,
+                 "args: %s: layout is the invalid tensor (dtype HBG_DTYPE_COUNT, nbytes 0) that a tensor "
+                 "constructor returns for bad arguments",
+                 who);
         break;
     default:
         snprintf(buf, len, "args: %s: dtype %llu is no hbg_dtype", who, v);

@@ -109,8 +109,20 @@ static void reason(msgbuf *m, const hbg__fault *f)
         put(m, "a tensor to allocate already names buffer 0x%llx (write into it with HBG_OUT)",
             (unsigned long long)n[0]);
         break;
-    case HBG_WHY_NO_BUFFER: put(m, "the tensor names no buffer (addr 0; allocate it with HBG_OUT_ALLOC)"); break;
+    case HBG_WHY_NO_BUFFER:
+        if (n[1] == HBG_DTYPE_COUNT) { /* a description that failed: its arguments are the mistake */
+            put(m, "the tensor is the invalid tensor (dtype HBG_DTYPE_COUNT) that a tensor constructor returns for "
+                   "bad arguments, and names no buffer");
+            break;
+        }
+        put(m, "the tensor names no buffer (addr 0; allocate it with HBG_OUT_ALLOC)");
+        break;
     case HBG_WHY_BAD_VIEW:
+        if (n[0] == HBG_DTYPE_COUNT) {
+            put(m, "the tensor is the invalid tensor (dtype HBG_DTYPE_COUNT) that a tensor constructor returns for "
+                   "bad arguments");
+            break;
+        }
         put(m, "the view has no byte range (dtype %lld, %lld dims; an empty or negative-stride view?)",
             (long long)n[0], (long long)n[1]);
         break;

@@ -360,7 +360,7 @@ static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg__range
      * a caller's buffer passed for allocation would be silently replaced,
      * a description passed for writing would be written at address 0. */
     if ((a->dir == HBG_OUT_ALLOC) != (a->t->addr == 0)) {
-        hbg__why(o, a->t->addr ? HBG_WHY_HAS_BUFFER : HBG_WHY_NO_BUFFER, i, (int64_t)a->t->addr, 0, 0);
+        hbg__why(o, a->t->addr ? HBG_WHY_HAS_BUFFER : HBG_WHY_NO_BUFFER, i, (int64_t)a->t->addr, a->t->dtype, 0);
         return a->t->addr ? HBG_E_ARG_HAS_BUFFER : HBG_E_ARG_NO_BUFFER;
     }
     if (a->dir == HBG_OUT_ALLOC)
