@@ -1036,8 +1036,9 @@ static void create_failures_are_named(void **state)
         {5, HBG_E_INVAL, "rank 1 of 0 ranks: no such rank (nranks 0 is one rank, rank 0)"},
         {6, HBG_E_INVAL, "task_window 16777217 is past the limit of 16777216 (HBG_MAX_TASK_WINDOW)"},
         {7, HBG_E_INVAL, "journal_calls 268435457 is past the limit of 268435456 (HBG_MAX_JOURNAL_CALLS)"},
-        {8, HBG_E_STATE, "cfg.records is a record pool another live runtime holds (a pool serves one runtime "
-                         "from create to destroy: create one for each)"},
+        {8, HBG_E_STATE,
+         "cfg.records is a record pool another live runtime holds (a pool serves one runtime "
+         "from create to destroy: create one for each)"},
     };
     hbg_runtime *held = NULL;
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
@@ -1093,8 +1094,12 @@ static void create_out_of_memory_is_named(void **state)
 #else
     rig r;
     rig_open(&r, 0);
-    hbg_runtime_config rc = {.device = r.dev, .kernels = r.kt, .records_fd = -1, .nranks = 1,
-                             .task_window = HBG_MAX_TASK_WINDOW, .no_tmap_journal = true};
+    hbg_runtime_config rc = {.device = r.dev,
+                             .kernels = r.kt,
+                             .records_fd = -1,
+                             .nranks = 1,
+                             .task_window = HBG_MAX_TASK_WINDOW,
+                             .no_tmap_journal = true};
     fflush(NULL);
     pid_t pid = fork();
     assert_true(pid >= 0);

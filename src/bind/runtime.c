@@ -57,15 +57,16 @@ static hbg_status check_config(const hbg_runtime_config *cfg)
     /* A rank outside the job would address peers that do not exist (the
      * sim device refuses the same configuration when it opens). */
     if (cfg->nranks ? cfg->rank >= cfg->nranks : cfg->rank != 0)
-        return fail(HBG_E_INVAL, cfg->nranks ? "rank %u of %u ranks: no such rank"
-                                             : "rank %u of %u ranks: no such rank (nranks 0 is one rank, rank 0)",
+        return fail(HBG_E_INVAL,
+                    cfg->nranks ? "rank %u of %u ranks: no such rank"
+                                : "rank %u of %u ranks: no such rank (nranks 0 is one rank, rank 0)",
                     cfg->rank, cfg->nranks);
     if (cfg->task_window > HBG_MAX_TASK_WINDOW)
         return fail(HBG_E_INVAL, "task_window %u is past the limit of %u (HBG_MAX_TASK_WINDOW)", cfg->task_window,
                     HBG_MAX_TASK_WINDOW);
     if (!cfg->no_tmap_journal && cfg->journal_calls > HBG_MAX_JOURNAL_CALLS)
-        return fail(HBG_E_INVAL, "journal_calls %u is past the limit of %u (HBG_MAX_JOURNAL_CALLS)",
-                    cfg->journal_calls, HBG_MAX_JOURNAL_CALLS);
+        return fail(HBG_E_INVAL, "journal_calls %u is past the limit of %u (HBG_MAX_JOURNAL_CALLS)", cfg->journal_calls,
+                    HBG_MAX_JOURNAL_CALLS);
     return HBG_OK;
 }
 

@@ -167,12 +167,12 @@ hbg_status hbg__graph_orch_create(const hbg__orch_config *cfg, hbg_orch **out)
         ok = (g->def_pool = hbg__reserve_hot(g->def_pool_cap, DEF_POOL_HOT)) != NULL;
     }
     ok = ok && (part = "the recorder's tensor map",
-                hbg__tmap_init(&g->rec.map, HBG_MAX_DEF_NODES * 2u,
-                               HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1u))) == HBG_OK;
+                hbg__tmap_init(&g->rec.map, HBG_MAX_DEF_NODES * 2u, HBG_MAX_DEF_NODES * (HBG_MAX_TASK_TENSORS + 1u))) ==
+                   HBG_OK;
     /* A re-recorded Definition asks its map what the last recording did. */
-    ok = ok && (cfg->no_journal || (part = "the recorder's journal",
-                                    hbg__tmap_journal_init(&g->rec.map, HBG_MAX_DEF_NODES * 8u,
-                                                           HBG_MAX_DEF_NODES * 32u)) == HBG_OK);
+    ok = ok && (cfg->no_journal ||
+                (part = "the recorder's journal",
+                 hbg__tmap_journal_init(&g->rec.map, HBG_MAX_DEF_NODES * 8u, HBG_MAX_DEF_NODES * 32u)) == HBG_OK);
     /* Replays join the task memo where there is one (replaymemo.c), and
      * so do recorded nodes (nodememo.c). */
     ok = ok && (!o->memo || (part = "the replay memo", g->memo_bx = hbg__reserve(memo_bx_bytes(o))) != NULL);

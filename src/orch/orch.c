@@ -51,8 +51,9 @@ hbg_status hbg__orch_create(const hbg__orch_config *cfg, hbg_orch **out)
      * a task, and 4 reports a call (reserved: past the prefix committed at
      * creation, only what a pass uses is touched). A pass that makes more
      * follows the journal's prefix and walks the rest. */
-    ok = ok && (cfg->no_journal || (part = "the tensor map's journal",
-                                    hbg__tmap_journal_init(&o->map, (uint32_t)jcalls, (uint32_t)jcalls * 4u)) == HBG_OK);
+    ok =
+        ok && (cfg->no_journal || (part = "the tensor map's journal",
+                                   hbg__tmap_journal_init(&o->map, (uint32_t)jcalls, (uint32_t)jcalls * 4u)) == HBG_OK);
     /* An eager orchestrator runs each task as it is submitted: a memo's
      * answer would skip the run. */
     ok = ok && (cfg->no_journal || cfg->eager || (part = "the task memo", hbg__memo_init(o)) == HBG_OK);
