@@ -9,7 +9,9 @@
  * line, the record_node and graph_submit counts of its host-orch lines,
  * and slots= of its graph_upload line (written by hbg only; the original
  * runtime's logs leave that term unidentifiable). Least squares by a
- * Gram-Schmidt QR of at most five columns; a column with no variation, or
+ * Gram-Schmidt QR of at most five columns, each less its smallest count,
+ * against the costs less the smallest cost (large common offsets would
+ * leave the spread to the doubles' last bits); a column with no variation, or
  * one the others already determine, is reported as not identifiable
  * instead of fitted. */
 #ifndef HBG_TOOLS_FIT_H
