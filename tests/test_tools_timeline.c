@@ -383,57 +383,103 @@ static void test_foreign_records_make_no_lane(void **st)
  * reads a pid as 32 bits; a larger one becomes 0). Beside pid 4242
  * (device lane 1000004242) a log holding pid 1000004242 moves 4242's lane
  * to the largest number free below 2^32; once the two shared one pid:
- * two process names, one lane. A pid past 2^32 - 10^9 (no real one is)
- * leaves 4242's lane where it is. */
+ * two process names, one lane. */
 static void test_device_lane_never_a_host_pid(void **st)
 {
     (void)st;
     size_t n;
     char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), &n);
     assert_non_null(src);
-    for (int big = 0; big < 2; big++) {
-        const char *pid = big ? "18446744073709551615" : "1000004242";
-        char extra[512];
-        int m = snprintf(extra, sizeof extra,
-                         "[mono_ns=5000000300000][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=%s tid=7 inv=1 "
-                         "hid=aa depth=0 name=chip.run ts=5000000300000 dur=10\n",
-                         pid);
-        char *log = malloc(n + (size_t)m);
-        assert_non_null(log);
-        memcpy(log, src, n);
-        memcpy(log + n, extra, (size_t)m);
-        char *lp = ts_temp_file(log, n + (size_t)m, ".log");
-        free(log);
-        char *o = ts_temp_file("", 0, ".json"), *out, *err;
-        const char *a[] = {"timeline", lp, "-o", o, NULL};
-        assert_int_equal(ts_run_cli(a, &out, &err), 0);
-        char *t = ts_slurp(o, NULL);
-        assert_non_null(t);
-        if (!big) {
-            json_t *j = json_loads(t, JSON_REJECT_DUPLICATES, NULL);
-            assert_non_null(j);
-            json_t *ev = json_object_get(j, "traceEvents"), *e = NULL;
-            assert_int_equal(find(ev, "process_name", NULL, 1000004242, 0, &e), 1);
-            assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
-                                "rank 1 (pid 1000004242) - no clock anchor");
-            assert_int_equal(find(ev, "process_name", NULL, 4294967295, 0, &e), 1);
-            assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
-                                "rank 0 (pid 4242) device: device-clock spans, placed at the start of runner_run");
-            assert_int_equal(find(ev, NULL, "device", 4294967295, -1, NULL), 4);
-            assert_int_equal(find(ev, NULL, "device", 1000004242, -1, NULL), 0);
-            json_decref(j);
-        } else {
-            /* past int64, so read as text: 4242's lane is its usual one,
-             * and the big pid, with no device spans, has none */
-            assert_true(ts_contains(t, "\"pid\":1000004242,\"tid\":0,\"args\":{\"name\":\"rank 0 (pid 4242) device"));
-            assert_true(ts_contains(t, "\"pid\":18446744073709551615,\"tid\":0,\"args\":{\"name\":\"rank 1 (pid "
-                                       "18446744073709551615) - no clock anchor\"}"));
-            assert_false(ts_contains(t, "(pid 18446744073709551615) device"));
-        }
-        free(t), free(out), free(err);
-        unlink(o), unlink(lp);
-        free(o), free(lp);
+    const char *extra = "[mono_ns=5000000300000][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=1000004242 tid=7 inv=1 "
+                        "hid=aa depth=0 name=chip.run ts=5000000300000 dur=10\n";
+    char *log = malloc(n + strlen(extra));
+    assert_non_null(log);
+    memcpy(log, src, n);
+    memcpy(log + n, extra, strlen(extra));
+    char *lp = ts_temp_file(log, n + strlen(extra), ".log");
+    free(log);
+    char *o = ts_temp_file("", 0, ".json"), *out, *err;
+    const char *a[] = {"timeline", lp, "-o", o, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    char *t = ts_slurp(o, NULL);
+    assert_non_null(t);
+    json_t *j = json_loads(t, JSON_REJECT_DUPLICATES, NULL);
+    assert_non_null(j);
+    json_t *ev = json_object_get(j, "traceEvents"), *e = NULL;
+    assert_int_equal(find(ev, "process_name", NULL, 1000004242, 0, &e), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                        "rank 1 (pid 1000004242) - no clock anchor");
+    assert_int_equal(find(ev, "process_name", NULL, 4294967295, 0, &e), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                        "rank 0 (pid 4242) device: device-clock spans, placed at the start of runner_run");
+    assert_int_equal(find(ev, NULL, "device", 4294967295, -1, NULL), 4);
+    assert_int_equal(find(ev, NULL, "device", 1000004242, -1, NULL), 0);
+    json_decref(j);
+    free(t), free(out), free(err);
+    unlink(o), unlink(lp);
+    free(o), free(lp);
+    free(src);
+}
+
+/* A host pid of 2^32 or more (a corrupt or foreign log) would be read by
+ * Perfetto as 32 bits: 2^32 and 2^64 - 1 both as 0, one lane for two
+ * processes. Each is drawn on its own free number below 2^32, from the
+ * top down past the pids that hold one (4294967295 here: real pids keep
+ * their lanes) and the device lanes, and its lane's name gives the pid.
+ * 4242's lanes are where they always were. */
+static void test_host_pid_past_2_32(void **st)
+{
+    (void)st;
+    size_t n;
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), &n);
+    assert_non_null(src);
+    char extra[1024];
+    int m = 0;
+    const char *const pids[] = {"18446744073709551615", "4294967295", "4294967296"};
+    for (int k = 0; k < 3; k++)
+        m += snprintf(extra + m, sizeof extra - (size_t)m,
+                      "[mono_ns=5000000300000][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=%s tid=7 inv=1 "
+                      "hid=aa depth=0 name=chip.run ts=%d dur=10\n",
+                      pids[k], 5000 + k);
+    char *log = malloc(n + (size_t)m);
+    assert_non_null(log);
+    memcpy(log, src, n);
+    memcpy(log + n, extra, (size_t)m);
+    char *lp = ts_temp_file(log, n + (size_t)m, ".log");
+    free(log);
+    char *o = ts_temp_file("", 0, ".json"), *out, *err;
+    const char *a[] = {"timeline", lp, "-o", o, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    char *t = ts_slurp(o, NULL);
+    assert_non_null(t);
+    /* every pid in the trace fits 32 bits: it reads as JSON integers */
+    json_t *j = json_loads(t, JSON_REJECT_DUPLICATES, NULL);
+    assert_non_null(j);
+    json_t *ev = json_object_get(j, "traceEvents"), *e = NULL;
+    /* in the order the processes were met, each its host lane, then its
+     * device lane where pid + 10^9 will not do (none drawn here) */
+    const long long lane[] = {4294967294, 4294967295, 4294967291};
+    const char *const name[] = {"rank 3 (pid 18446744073709551615, past 2^32: drawn as 4294967294) - no clock anchor",
+                                "rank 1 (pid 4294967295) - no clock anchor",
+                                "rank 2 (pid 4294967296, past 2^32: drawn as 4294967291) - no clock anchor"};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(find(ev, "process_name", NULL, lane[k], 0, &e), 1);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")), name[k]);
+        assert_int_equal(find(ev, "chip.run", "span", lane[k], 7, NULL), 1);
+        assert_int_equal(find(ev, "process_sort_index", NULL, lane[k], 0, NULL), 1);
     }
+    assert_int_equal(find(ev, "process_name", NULL, 4242, 0, NULL), 1);
+    assert_int_equal(find(ev, "process_name", NULL, 1000004242, 0, &e), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                        "rank 0 (pid 4242) device: device-clock spans, placed at the start of runner_run");
+    assert_int_equal(find(ev, NULL, "device", 1000004242, -1, NULL), 4);
+    assert_int_equal(find(ev, "process_name", NULL, 0, -1, NULL), 0);
+    assert_false(ts_contains(t, "\"pid\":18446744073709551615"));
+    assert_false(ts_contains(t, "\"pid\":4294967296"));
+    json_decref(j);
+    free(t), free(out), free(err);
+    unlink(o), unlink(lp);
+    free(o), free(lp);
     free(src);
 }
 
@@ -2183,6 +2229,7 @@ int main(void)
         cmocka_unit_test(test_nothing_whole_is_the_reason_given),
         cmocka_unit_test(test_foreign_records_make_no_lane),
         cmocka_unit_test(test_device_lane_never_a_host_pid),
+        cmocka_unit_test(test_host_pid_past_2_32),
         cmocka_unit_test(test_anchor_out_of_range_is_said),
         cmocka_unit_test(test_round_start_far_from_anchor),
         cmocka_unit_test(test_corrupt_anchor_is_blamed),

@@ -23,6 +23,7 @@ typedef struct proc {
     uint32_t run;           /* its run (ps_run_of of its first record) */
     size_t order;           /* its lane's place: by (run, pid) */
     uint64_t dev_pid;       /* its device lane's process (number_procs) */
+    uint64_t lane_pid;      /* its host lane's process: pid, or one below 2^32 (number_procs) */
     bool has_dev;
     bool has_anchor;
     bool has_span_tid;      /* span_tid: the thread of its first host span */
@@ -430,7 +431,12 @@ static void run_procs(tl *t)
  * lies below 2^32: pid + TL_DEVICE_PID_BASE, as every real log has it,
  * where that is below 2^32 and no process of the log holds it (a corrupt
  * or foreign log may hold pid 1000000005 beside 5); else the largest
- * number below 2^32 that no process and no other lane holds. */
+ * number below 2^32 that no process and no other lane holds.
+ *
+ * For the same reason a host process whose pid is 2^32 or more (no real
+ * one is: a corrupt or foreign log) is drawn on such a free number too,
+ * each its own, and its lane's name gives the pid; every pid below 2^32
+ * is its own lane, as it always was. */
 static void number_procs(tl *t)
 {
     const uint64_t lim = (uint64_t)1 << 32;
@@ -454,7 +460,8 @@ static void number_procs(tl *t)
     }
     free(rk);
     for (size_t i = 0; i < n; i++)
-        taken[nt++] = t->proc[i].pid;
+        if (t->proc[i].pid < lim)
+            taken[nt++] = t->proc[i].pid;
     qsort(taken, nt, sizeof *taken, cmp_pid);
     size_t nhost = nt;
     for (size_t i = 0; i < n; i++) {
@@ -465,13 +472,19 @@ static void number_procs(tl *t)
             taken[nt++] = c;
     }
     qsort(taken, nt, sizeof *taken, cmp_pid);
+    /* numbers below the base hold real pids; lanes come down from the top */
     uint64_t next = lim - 1;
     for (size_t i = 0; i < n; i++) {
-        if (t->proc[i].dev_pid)
-            continue;
-        while (bsearch(&next, taken, nt, sizeof *taken, cmp_pid))
-            next--;
-        t->proc[i].dev_pid = next--;
+        proc *p = &t->proc[i];
+        p->lane_pid = p->pid;
+        for (int dev = 0; dev < 2; dev++) {
+            uint64_t *lane = dev ? &p->dev_pid : &p->lane_pid;
+            if (dev ? *lane != 0 : *lane < lim)
+                continue;
+            while (bsearch(&next, taken, nt, sizeof *taken, cmp_pid))
+                next--;
+            *lane = next--;
+        }
     }
     free(taken);
 }
@@ -519,6 +532,16 @@ static size_t decode_name(tl *t, lx_slice s);
 /* An event's head: "name":...,"cat":...,"ph":"X","pid":...,"tid":... The
  * name is the text at id (id_n bytes), percent-decoded first when encoded
  * (a span's name, as the log writes it). */
+/* The process pid's events are drawn on: itself below 2^32, where every
+ * real pid and every device lane lies; else its lane (number_procs). */
+static uint64_t lane_pid(tl *t, uint64_t pid)
+{
+    if (pid < (uint64_t)1 << 32)
+        return pid;
+    const proc *p = find_proc(t, pid, false);
+    return p ? p->lane_pid : pid;
+}
+
 static void ev_begin(tl *t, const char *id, size_t id_n, bool encoded, const char *cat, uint64_t pid, uint64_t tid)
 {
     jw *w = &t->w;
@@ -544,7 +567,7 @@ static void ev_begin(tl *t, const char *id, size_t id_n, bool encoded, const cha
     JW_LIT(w, ",\"cat\":\"");
     jw_lit(w, cat);
     JW_LIT(w, "\",\"ph\":\"X\",\"pid\":");
-    jw_u64(w, pid);
+    jw_u64(w, lane_pid(t, pid));
     JW_LIT(w, ",\"tid\":");
     jw_u64(w, tid);
     frag_keep(t, f, key, at);
@@ -816,7 +839,7 @@ void tl_meta(jw *w, bool *first, const char *what, uint64_t pid, uint64_t tid, c
 
 static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char *name)
 {
-    tl_meta(&t->w, &t->first, what, pid, tid, name);
+    tl_meta(&t->w, &t->first, what, lane_pid(t, pid), tid, name);
     t->rep->events++;
     t->rep->lane_names++;
 }
@@ -825,7 +848,7 @@ static void meta_sort(tl *t, uint64_t pid, uint64_t idx)
 {
     jw *w = &t->w;
     JW_LIT(w, ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":");
-    jw_u64(w, pid);
+    jw_u64(w, lane_pid(t, pid));
     JW_LIT(w, ",\"tid\":0,\"args\":{\"sort_index\":");
     jw_u64(w, idx);
     JW_LIT(w, "}}");
@@ -1698,7 +1721,7 @@ static void flow_end(tl *t, const char *name, char ph, uint64_t id, uint64_t pid
         JW_LIT(&t->w, "\",\"id\":");
     jw_u64(&t->w, id);
     JW_LIT(&t->w, ",\"pid\":");
-    jw_u64(&t->w, pid);
+    jw_u64(&t->w, lane_pid(t, pid));
     JW_LIT(&t->w, ",\"tid\":");
     jw_u64(&t->w, tid);
     JW_LIT(&t->w, ",\"ts\":");
@@ -1957,7 +1980,10 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         const proc *p = &t.proc[i];
         size_t k = p->rank;
         tl_run_label(L, t.nrun, p->run, run, sizeof run);
-        snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 ")%s%s", k, p->pid, run,
+        char moved[64] = "";
+        if (p->lane_pid != p->pid) /* Perfetto would show the lane's number, not the pid */
+            snprintf(moved, sizeof moved, ", past 2^32: drawn as %" PRIu64, p->lane_pid);
+        snprintf(name, sizeof name, "rank %zu (pid %" PRIu64 "%s)%s%s", k, p->pid, moved, run,
                  p->has_anchor ? "" : " - no clock anchor");
         meta(&t, "process_name", p->pid, 0, name);
         meta_sort(&t, p->pid, 2 * p->order);

@@ -1,7 +1,8 @@
 /* The timeline writer: a grouped log (kept with its spans and anchors) and
  * its per-op records as Chrome trace-event JSON (docs/timeline.md).
  *
- * Lanes: one process per rank pid (its host threads as threads), and one
+ * Lanes: one process per rank pid (its host threads as threads; a pid of
+ * 2^32 or more, on a free number below 2^32, named with the pid), and one
  * separate process per rank for device-clock spans (pid + TL_DEVICE_PID_BASE,
  * or, where that is taken or past 2^32, a free number below 2^32), each placed at the start of its invocation's runner_run span, since the
  * device clock is not the host's. Host ts/dur are CLOCK_MONOTONIC
