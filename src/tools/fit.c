@@ -163,7 +163,7 @@ static hbg_status add_log(fit_data *d, const ps_log *L, uint32_t log, bool min_o
         snprintf(q->label, sizeof q->label, "%s", lab);
         q->line = p->first_line;
         for (int c = 0; c < FIT_NTERMS; c++)
-            q->count[c] = cnt[c], q->x[c] = (double)cnt[c];
+            q->count[c] = cnt[c];
         q->has_slots = p->has_slots;
         q->y = (double)y;
         /* one point per log: the new one replaces a dearer earlier one */

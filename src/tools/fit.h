@@ -41,7 +41,6 @@ typedef struct fit_point {
     char label[64];           /* the pass (ps_label) */
     size_t line;              /* its first line */
     uint64_t count[FIT_NTERMS]; /* 1, tasks, nodes, replays, slots: as the log has them */
-    double x[FIT_NTERMS];     /* the same as doubles (each at most 2^53: exact) */
     bool has_slots;
     double y;                 /* measured control plane, ns */
     double fitted, resid;     /* after fit_solve */
