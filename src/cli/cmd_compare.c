@@ -5,6 +5,7 @@
  * compared. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,6 +85,9 @@ static void usage(FILE *f)
             "  --plot FILE.svg      also draw each repetition's per-pass sums as an SVG strip plot\n"
             "                       (a file: never '-', never one of the logs)\n"
             "  --allow-unstamped    compare logs without a [stamp] line (said on every output)\n"
+            "  --allow-incomplete   compare logs that say they are incomplete: a run stopped by a\n"
+            "                       signal or its --time-limit, or short of its stamp's --rounds\n"
+            "                       (said on every output)\n"
             "  -h, --help           this text\n\n"
             "exit status: 0 no regression past the threshold, 1 slower past it, 2 usage error or\n"
             "logs that cannot be compared (the message names the two logs and what differs)\n");
@@ -140,7 +144,7 @@ static int take_logs(int argc, char **argv, int *i, const char ***list, size_t *
 
 static int parse_args(int argc, char **argv, cmp_args *a)
 {
-    a->opt = (cp_options){CP_ALPHA_DEFAULT, 2.0, "runtime_init", false};
+    a->opt = (cp_options){CP_ALPHA_DEFAULT, 2.0, "runtime_init", false, false};
     a->fmt = FMT_TABLE;
     a->base = calloc((size_t)argc, sizeof *a->base);
     a->measure = calloc((size_t)argc, sizeof *a->measure);
@@ -215,6 +219,8 @@ static int parse_args(int argc, char **argv, cmp_args *a)
             a->plot = v;
         } else if (!strcmp(s, "--allow-unstamped")) {
             a->opt.allow_unstamped = true;
+        } else if (!strcmp(s, "--allow-incomplete")) {
+            a->opt.allow_incomplete = true;
         } else {
             say("unexpected argument '%s' (logs follow --base or --measure; see hbg compare "
                 "--help)\n",
@@ -313,6 +319,37 @@ static const char *pct_str(double v, char *b, size_t n)
     return b;
 }
 
+/* --- the logs that say they are incomplete ------------------------------------ */
+
+/* Each incomplete log (--allow-incomplete) as "base log 2 (X:37): why",
+ * through put(ctx, i, text) in repetition order, base first; i counts
+ * them from 0. */
+static void each_incomplete(const cp_result *R, void (*put)(void *, size_t, const char *), void *ctx)
+{
+    char buf[PATH_MAX + 512];
+    size_t k = 0;
+    for (size_t i = 0; i < R->nrep; i++)
+        for (int m = 0; m < 2; m++) {
+            const cp_log *g = m ? &R->rep[i].measure : &R->rep[i].base;
+            if (!g->L.incomplete_line)
+                continue;
+            snprintf(buf, sizeof buf, "%s log %zu (%s:%zu): %s", m ? "measure" : "base", i + 1, dg_shown(g->path),
+                     g->L.incomplete_line, g->L.incomplete);
+            put(ctx, k++, buf);
+        }
+}
+
+static void table_incomplete(void *ctx, size_t i, const char *text)
+{
+    fprintf(ctx, "%s %s\n", i ? "          " : "incomplete", text);
+}
+
+static void csv_incomplete(void *ctx, size_t i, const char *text)
+{
+    (void)i;
+    fprintf(ctx, "# incomplete: %s (--allow-incomplete)\n", text);
+}
+
 /* --- table ------------------------------------------------------------------ */
 
 static void table_row(FILE *f, const cp_row *w)
@@ -337,6 +374,9 @@ static void out_table(const cp_result *R)
     if (R->unstamped)
         fprintf(f, "unstamped  some logs have no [stamp] line: nothing checks that the arms ran the same command "
                    "(--allow-unstamped)\n");
+    /* under the verdict: a verdict on logs cut short is not one on the
+     * runs their stamps name (--allow-incomplete) */
+    each_incomplete(R, table_incomplete, f);
     if (!R->flags.n)
         fprintf(f, "flags      none\n");
     for (size_t i = 0; i < R->flags.n; i++)
@@ -409,6 +449,7 @@ static void out_csv(const cp_result *R)
     fprintf(f, "# %s\n", R->line);
     if (R->unstamped)
         fprintf(f, "# unstamped: some logs have no [stamp] line (--allow-unstamped)\n");
+    each_incomplete(R, csv_incomplete, f);
     for (size_t i = 0; i < R->flags.n; i++)
         fprintf(f, "# flag: %s\n", R->flags.msg[i]);
     fprintf(f, "repetition,base_log,measure_log,row,control_plane,control,base_min_ns,measure_min_ns,delta_min_ns,"
@@ -507,6 +548,13 @@ static void json_row(jw *w, const cp_row *r)
     jw_lit(w, "}");
 }
 
+static void json_incomplete(void *ctx, size_t i, const char *text)
+{
+    if (i)
+        jw_lit(ctx, ", ");
+    jstr(ctx, text);
+}
+
 /* Returns 0; the errno of a failed write (jw_flush leaves it set, see
  * jw.h: jw writes its full buffers past stdout's own, so the stream is
  * left an error flag but no reason); or -1 out of memory, said. */
@@ -523,6 +571,11 @@ static int out_json(const cp_result *R)
     jkey(&w, "summary", false), jstr(&w, R->line);
     jkey(&w, "regression", false), jw_lit(&w, R->regression ? "true" : "false");
     jkey(&w, "unstamped", false), jw_lit(&w, R->unstamped ? "true" : "false");
+    if (R->nincomplete) { /* only then: the JSON of complete logs is as it was */
+        jkey(&w, "incomplete", false), jw_lit(&w, "[");
+        each_incomplete(R, json_incomplete, &w);
+        jw_lit(&w, "]");
+    }
     jkey(&w, "flags", false), jw_lit(&w, "[");
     for (size_t i = 0; i < R->flags.n; i++) {
         if (i)

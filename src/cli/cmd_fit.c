@@ -79,8 +79,10 @@ static int distinct_logs(char *const *arg, size_t n)
     return 2;
 }
 
-/* Reads one log and adds its warm passes; 0, or 2 after saying why. */
-static int read_log(fit_data *d, const char *arg, uint32_t index, const char **name, bool min_only)
+/* Reads one log and adds its warm passes; 0, or 2 after saying why. A
+ * log that says it is incomplete is added to `incomplete` too, for the
+ * JSON ("LOG:LINE: why"): its warning on stderr is gone with the run. */
+static int read_log(fit_data *d, const char *arg, uint32_t index, const char **name, bool min_only, dg_list *incomplete)
 {
     char err[512];
     int fd = tx_open_log(arg, name, err, sizeof err);
@@ -99,6 +101,8 @@ static int read_log(fit_data *d, const char *arg, uint32_t index, const char **n
         return 2;
     }
     print_warnings(&L.warn);
+    if (L.incomplete_line)
+        dg_add_always(incomplete, "%s:%zu: %s", L.path, L.incomplete_line, L.incomplete);
     phs_result R;
     if (L.stamp_conflict) {
         char mixed[PATH_MAX + 160];
@@ -209,7 +213,8 @@ static void jkey(jw *w, const char *k, bool first)
 /* Returns 0; the errno of a failed write (jw_flush leaves it set, see
  * jw.h: jw writes its full buffers past stdout's own, so the stream is
  * left an error flag but no reason); or -1 out of memory, said. */
-static int out_json(const fit_data *d, const fit_result *R, const char *const *names, size_t nlogs)
+static int out_json(const fit_data *d, const fit_result *R, const char *const *names, size_t nlogs,
+                    const dg_list *incomplete)
 {
     jw w;
     if (!jw_init(&w, stdout)) {
@@ -224,6 +229,15 @@ static int out_json(const fit_data *d, const fit_result *R, const char *const *n
         jw_str(&w, names[i], strlen(names[i]));
     }
     JW_LIT(&w, "]");
+    if (incomplete->n) { /* only then: the JSON of complete logs is as it was */
+        jkey(&w, "incomplete", false), JW_LIT(&w, "[");
+        for (size_t i = 0; i < incomplete->n; i++) {
+            if (i)
+                JW_LIT(&w, ", ");
+            jw_str(&w, incomplete->msg[i], strlen(incomplete->msg[i]));
+        }
+        JW_LIT(&w, "]");
+    }
     jkey(&w, "passes", false), jw_u64(&w, d->n);
     jkey(&w, "left_out", false), jw_u64(&w, d->excluded);
     jkey(&w, "skipped", false), jw_u64(&w, d->skipped);
@@ -378,8 +392,10 @@ int hbg_cmd_fit(int argc, char **argv)
     fit_init(&d);
     d.skip_warm = skip;
     int rc = names ? 0 : 2;
+    dg_list incomplete;
+    dg_init(&incomplete, 0);
     for (size_t i = 0; i < nlogs && !rc; i++)
-        rc = read_log(&d, argv[optind + (int)i], (uint32_t)i, &names[i], min_only);
+        rc = read_log(&d, argv[optind + (int)i], (uint32_t)i, &names[i], min_only, &incomplete);
     fit_result R;
     char err[256];
     if (!rc) {
@@ -412,7 +428,7 @@ int hbg_cmd_fit(int argc, char **argv)
             rc = 2;
         int werr = 0;
         if (json)
-            werr = out_json(&d, &R, names, nlogs);
+            werr = out_json(&d, &R, names, nlogs, &incomplete);
         else
             out_table(&d, &R, names, nlogs);
         if (werr < 0)
@@ -421,6 +437,7 @@ int hbg_cmd_fit(int argc, char **argv)
             rc = 2;
     }
     fit_free(&d);
+    dg_free(&incomplete);
     free(names);
     return rc;
 }

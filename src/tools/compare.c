@@ -96,6 +96,11 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
                       "%s has no [stamp] line, so nothing records its command and commit; pass --allow-unstamped "
                       "to compare it anyway",
                       g->path);
+    /* A run cut short is not the run its stamp names: its minimum is over
+     * fewer passes, and a verdict on it would pass for one on the whole. */
+    if (L->incomplete_line && !o->allow_incomplete)
+        return refuse(err, n, "%s:%zu: this log is incomplete: %s; pass --allow-incomplete to compare it anyway",
+                      g->path, L->incomplete_line, L->incomplete);
     if (L->nbind == 0) {
         char why[320];
         return refuse(err, n, "%s%s", g->path, ps_no_bind_why(L, why, sizeof why));
@@ -726,6 +731,7 @@ static hbg_status load_all(cp_result *R, const char *const *base, const char *co
         if (st != HBG_OK)
             return st;
         R->unstamped |= !R->rep[i].base.L.has_stamp || !R->rep[i].measure.L.has_stamp;
+        R->nincomplete += (R->rep[i].base.L.incomplete_line != 0) + (R->rep[i].measure.L.incomplete_line != 0);
     }
     return HBG_OK;
 }

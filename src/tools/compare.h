@@ -15,7 +15,7 @@
  *   no difference otherwise.
  *
  * Before any statistic, the inputs must be comparable: every log readable,
- * stamped (unless allowed), with stamps that differ in nothing but the
+ * stamped and complete (unless allowed), with stamps that differ in nothing but the
  * commit, one commit per arm, the same segment set and rank count, and at
  * least one warm pass. A refusal is one line naming the two logs and what
  * differs first. */
@@ -59,6 +59,7 @@ typedef struct cp_options {
     double threshold_pct;   /* exit 1 past it (default 2) */
     const char *control;    /* the control segment (default runtime_init) */
     bool allow_unstamped;
+    bool allow_incomplete; /* compare a log that says it is incomplete (passes.h), said on every output */
 } cp_options;
 
 /* One log of one arm. */
@@ -130,6 +131,7 @@ typedef struct cp_result {
     const char *stamp_rest;     /* base 1's stamp after its commit, or NULL */
     size_t stamp_rest_len;
     bool unstamped;             /* some log had no stamp (allowed) */
+    size_t nincomplete;         /* logs that say they are incomplete (allowed) */
     int ranks;
 
     dg_list flags;              /* under the verdict */

@@ -5,6 +5,7 @@
 #include "util/vec.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +18,9 @@ void dg_init(dg_list *d, size_t limit)
     d->suppressed = 0;
 }
 
-void dg_add(dg_list *d, const char *fmt, ...)
+static void vadd(dg_list *d, bool always, const char *fmt, va_list ap)
 {
-    if (d->limit && d->n >= d->limit) {
+    if (!always && d->limit && d->n >= d->limit) {
         d->suppressed++;
         return;
     }
@@ -27,16 +28,28 @@ void dg_add(dg_list *d, const char *fmt, ...)
         d->suppressed++;
         return;
     }
-    va_list ap;
-    va_start(ap, fmt);
     char *s = NULL;
-    int r = vasprintf(&s, fmt, ap);
-    va_end(ap);
-    if (r < 0) {
+    if (vasprintf(&s, fmt, ap) < 0) {
         d->suppressed++;
         return;
     }
     d->msg[d->n++] = dg_sanitize(s); /* a message quotes bytes of its input */
+}
+
+void dg_add(dg_list *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vadd(d, false, fmt, ap);
+    va_end(ap);
+}
+
+void dg_add_always(dg_list *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vadd(d, true, fmt, ap);
+    va_end(ap);
 }
 
 char *dg_sanitize(char *s)

@@ -14,6 +14,9 @@ typedef struct dg_list {
 
 void dg_init(dg_list *d, size_t limit);
 void dg_add(dg_list *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* dg_add past the limit: a warning that must not be lost among a
+ * thousand others (a log that says it is incomplete). */
+void dg_add_always(dg_list *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void dg_free(dg_list *d);
 /* "N more warnings not shown" ("1 more warning" for one), for n
  * suppressed ones: the last line on stderr, and the last entry of a

@@ -710,6 +710,7 @@ static inline void reset(lx_rec *r, lx_kind kind)
     r->hid.n = 0;
     r->dev_clock = false;
     r->mono = r->wall = 0;
+    r->ran = r->planned = 0;
     r->nattr = 0;
     r->attr_keys = 0;
     r->attr_text.p = NULL;
@@ -889,8 +890,98 @@ static void cut_marker(scan *sc, const char *end)
     }
 }
 
+/* The decimal at *p, up to e or the first byte that is not a digit
+ * (one at least, 64 bits at most); *p moves past it. */
+static bool take_u64(const char **p, const char *e, uint64_t *v)
+{
+    const char *s = *p;
+    while (*p < e && **p >= '0' && **p <= '9')
+        (*p)++;
+    return lx_parse_u64((lx_slice){s, (size_t)(*p - s)}, v) == 0;
+}
+
+/* Whether [p, e) is exactly lit, moving *p past it when it begins so. */
+static bool take_lit(const char **p, const char *e, const char *lit)
+{
+    size_t n = strlen(lit);
+    if ((size_t)(e - *p) < n || memcmp(*p, lit, n) != 0)
+        return false;
+    *p += n;
+    return true;
+}
+
+/* What stops a run, in the record below: "by signal <N> (<name>)", the
+ * name strsignal's words (no control byte: a CR or NUL inside a line cuts
+ * it), or "at the --time-limit of <S> s". */
+static bool stop_cause(const char *p, const char *e)
+{
+    uint64_t v;
+    if (take_lit(&p, e, "at the --time-limit of "))
+        return take_u64(&p, e, &v) && take_lit(&p, e, " s") && p == e;
+    if (!take_lit(&p, e, "by signal ") || !take_u64(&p, e, &v) || !take_lit(&p, e, " (") || e - p < 2 || e[-1] != ')')
+        return false;
+    for (; p < e - 1; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            return false;
+    return true;
+}
+
+static const char STOP_HEAD[] = "[ERROR] hbg_cmd_run: ";
+static const char STOP_TAIL[] = " passes: this log is incomplete";
+
+/* The record `hbg run` ends a log with when a stop signal or its
+ * --time-limit cut the run (docs/log-format.md), on the line from the
+ * prefix at sc->rec to end:
+ *   [mono_ns=<d>][T0x<hex>][ERROR] hbg_cmd_run: hbg run stopped <cause> after <K> of <M> passes: this log is incomplete
+ * It is told by its whole text, so that no other ERROR record is taken for
+ * it, nor a line that only quotes its words. The line's end is compared
+ * first: most lines that come here (prose of the original runtime, the
+ * bind lines a reader of spans passes over) end otherwise. */
+static void stopped_record(scan *sc, const char *end)
+{
+    const char *lo = sc->rec;
+    while (end > lo && end[-1] == '\r')
+        end--;
+    size_t tail = sizeof STOP_TAIL - 1;
+    if ((size_t)(end - lo) < tail || memcmp(end - tail, STOP_TAIL, tail) != 0)
+        return;
+    const char *mark = memchr(lo, ']', (size_t)(end - lo)); /* the end of "[mono_ns=<d>" */
+    mark = mark && end - mark > 1 ? memchr(mark + 1, ']', (size_t)(end - mark - 1)) : NULL;
+    if (!mark || !prefix_ok(lo, ++mark))
+        return;
+    const char *p = mark, *body_end = end - tail, *after;
+    if (!take_lit(&p, body_end, STOP_HEAD))
+        return;
+    const char *text = p;
+    if (!take_lit(&p, body_end, "hbg run stopped "))
+        return;
+    /* "<cause> after <K> of <M>": the last " after " ends the cause */
+    for (after = body_end - 7; after > p && memcmp(after, " after ", 7) != 0; after--)
+        ;
+    uint64_t ran, planned;
+    const char *q = after + 7;
+    if (after <= p || !stop_cause(p, after) || !take_u64(&q, body_end, &ran) || !take_lit(&q, body_end, " of ") ||
+        !take_u64(&q, body_end, &planned) || q != body_end)
+        return;
+    lx_rec *r = &sc->r;
+    reset(r, LX_STOPPED);
+    r->prefix = lo;
+    r->mark = mark;
+    r->off = sc->base + (size_t)(lo - sc->buf);
+    r->at = lo;
+    r->line = sc->line;
+    r->line_first = !sc->lexed && sc->nprefix <= 1;
+    r->name.p = text;
+    r->name.n = (size_t)(body_end - text) + sizeof " passes" - 1;
+    r->ran = ran;
+    r->planned = planned;
+    sc->sink->on_rec(sc->sink->ctx, r);
+}
+
 static inline void new_line(scan *sc, const char *q)
 {
+    if (sc->rec)
+        stopped_record(sc, q);
     if (sc->rec && !sc->sink->spans_only) /* a reader of spans reads no bind line */
         cut_marker(sc, q);
     sc->rec = NULL;
@@ -911,6 +1002,8 @@ static void scan_all(scan *sc)
     while (p < e) {
         const char *q = find_either(p, e, '=', eol);
         if (q >= e) {
+            if (sc->rec && !sc->cut_end) /* the text's last line, with no line end */
+                stopped_record(sc, e);
             if (sc->rec) /* the text's last line, with no line end */
                 cut_marker(sc, e);
             break;
@@ -947,8 +1040,11 @@ static void scan_spans(scan *sc)
     const char eol = sc->cr_lines ? '\r' : '\n';
     while (p < e) {
         const char *q = find_either(p, e, '[', eol);
-        if (q >= e)
+        if (q >= e) {
+            if (sc->rec && !sc->cut_end) /* the text's last line, with no line end */
+                stopped_record(sc, e);
             break;
+        }
         size_t after = (size_t)(e - q);
         if (*q == eol) {
             new_line(sc, q);

@@ -12,8 +12,13 @@
  * separately, at physical line starts only (the original runtime writes them first;
  * a UTF-8 byte order mark before the text's first line is passed over).
  *
- * Grammar: docs/log-format.md (records, anchor, spans, bind-phase lines)
- * and the stamp in docs/run.md. */
+ * One ERROR record is recognised too, by its whole text: the one `hbg run`
+ * ends a log with when a stop signal or its --time-limit cut the run
+ * (LX_STOPPED), so that no tool takes such a log for a whole run of fewer
+ * rounds. Any other ERROR text is passed over as before.
+ *
+ * Grammar: docs/log-format.md (records, anchor, spans, bind-phase lines,
+ * the stopped run's record) and the stamp in docs/run.md. */
 #ifndef HBG_TOOLS_LOGLEX_H
 #define HBG_TOOLS_LOGLEX_H
 
@@ -26,7 +31,7 @@ typedef struct lx_slice {
     size_t n;
 } lx_slice;
 
-typedef enum lx_kind { LX_BIND, LX_ORCH, LX_SPAN, LX_ANCHOR, LX_STAMP } lx_kind;
+typedef enum lx_kind { LX_BIND, LX_ORCH, LX_SPAN, LX_ANCHOR, LX_STAMP, LX_STOPPED } lx_kind;
 
 /* A line's attributes past this many, and a segment or kind name longer
  * than LX_MAX_NAME, make the line malformed, said so in its warning: the
@@ -57,7 +62,8 @@ typedef struct lx_rec {
     const char *at;     /* where off is in the buffer scanned */
     const char *prefix; /* the record's "[mono_ns=...][T0x...]" prefix, or NULL ... */
     const char *mark;   /* ... up to its marker; see lx_thread */
-    lx_slice name;      /* bind: segment; orch: kind; span: name (still %-encoded); stamp: text */
+    lx_slice name;      /* bind: segment; orch: kind; span: name (still %-encoded); stamp: text;
+                           stopped: "hbg run stopped ... after K of M passes" */
     bool name_ok;       /* bind, orch: name is a [a-z0-9_]{1,64} name */
     uint64_t start, dur;                 /* bind: start_ns dur_ns; span: ts dur */
     bool has_pid, has_inv;
@@ -67,6 +73,7 @@ typedef struct lx_rec {
     lx_slice hid;                        /* span */
     bool dev_clock;                      /* span: clk=dev */
     uint64_t mono, wall;                 /* anchor */
+    uint64_t ran, planned;               /* stopped: its K and M */
     int nattr;                           /* bind: the segment's attributes; span: extras */
     lx_attr attr[LX_MAX_ATTRS];
     uint64_t attr_keys;                  /* a filter of their keys (loglex.c, add_attr) */

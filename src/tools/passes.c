@@ -1047,6 +1047,19 @@ static void on_stamp(ps_log *L, const lx_rec *r)
     }
 }
 
+/* hbg run's record of a run it stopped: every one is said (logs put
+ * together may hold several runs, each cut), past the warnings' limit,
+ * for a log that passes for a whole run of fewer rounds is the one
+ * warning that changes what every figure means. */
+static void on_stopped(ps_log *L, const lx_rec *r)
+{
+    if (!L->nstopped++) {
+        L->incomplete_line = r->line;
+        snprintf(L->incomplete, sizeof L->incomplete, "%.*s", (int)r->name.n, r->name.p);
+    }
+    dg_add_always(&L->warn, "%s:%zu: this log is incomplete: %.*s", L->path, r->line, (int)r->name.n, r->name.p);
+}
+
 static void sink_rec(void *ctx, const lx_rec *r)
 {
     ps_log *L = ctx;
@@ -1056,6 +1069,9 @@ static void sink_rec(void *ctx, const lx_rec *r)
     case LX_SPAN: on_span(L, r); break;
     case LX_ANCHOR: on_anchor(L, r); break;
     case LX_STAMP: on_stamp(L, r); break;
+    case LX_STOPPED:
+        on_stopped(L, r);
+        break;
     }
 }
 
@@ -1074,6 +1090,95 @@ static void sink_bad(void *ctx, const lx_rec *r, const char *msg)
         L->cut_line = r->line;
     if (r->kind == LX_BIND || r->kind == LX_ORCH)
         charge_bad_line(L, r);
+}
+
+/* The stamp's next word from *p (words are one space apart), moving *p
+ * past it; false at the stamp's end. */
+static bool stamp_word(const char **p, const char *e, lx_slice *w)
+{
+    while (*p < e && **p == ' ')
+        (*p)++;
+    if (*p >= e)
+        return false;
+    const char *s = *p;
+    while (*p < e && **p != ' ')
+        (*p)++;
+    *w = (lx_slice){s, (size_t)(*p - s)};
+    return true;
+}
+
+/* The value of option `name` in word w ("--rounds=6"), or in the word
+ * after it ("--rounds 6"): 1: found and a decimal from 1 to max; 0: not
+ * this option; -1: this option with any other value. */
+static int stamp_count(lx_slice w, const char **p, const char *e, const char *name, uint64_t max, uint64_t *out)
+{
+    size_t n = strlen(name);
+    if (w.n < n || memcmp(w.p, name, n) != 0 || (w.n > n && w.p[n] != '='))
+        return 0;
+    lx_slice v = {w.p + n + 1, w.n > n ? w.n - n - 1 : 0};
+    if (w.n == n && !stamp_word(p, e, &v))
+        return -1;
+    return lx_parse_u64(v, out) == 0 && *out >= 1 && *out <= max ? 1 : -1;
+}
+
+/* The passes a stamp of `hbg run` asks for: its --rounds per rank and its
+ * --ranks (0: not given, the case's default, which only the case table
+ * knows). The stamp is hbg run's own when its command, after the commit
+ * and the env assignments, is the words "hbg run": hbg run writes every
+ * option it was given there, spelled in full (docs/run.md). False for a
+ * stamp without --rounds (hbg run's default is 1, but an earlier revision
+ * may have had another), a --rounds or --ranks that is no count, and any
+ * other program's stamp, whose --rounds may mean anything. */
+static bool stamp_rounds(lx_slice st, uint64_t *rounds, uint64_t *ranks)
+{
+    const char *p = st.p, *e = st.p + st.n;
+    lx_slice w;
+    if (!stamp_word(&p, e, &w) || !stamp_word(&p, e, &w)) /* the commit, then "env" */
+        return false;
+    if (lx_slice_eq(w, "env"))
+        while (stamp_word(&p, e, &w) && memchr(w.p, '=', w.n))
+            ;
+    if (!lx_slice_eq(w, "hbg") || !stamp_word(&p, e, &w) || !lx_slice_eq(w, "run"))
+        return false;
+    *rounds = *ranks = 0;
+    while (stamp_word(&p, e, &w)) {
+        if (lx_slice_eq(w, "--"))
+            break;
+        int a = stamp_count(w, &p, e, "--rounds", 100000, rounds),
+            b = a ? 0 : stamp_count(w, &p, e, "--ranks", 64, ranks);
+        if (a < 0 || b < 0)
+            return false;
+    }
+    return *rounds != 0;
+}
+
+/* A log without hbg run's record of a stopped run may still be short of
+ * what its stamp asks for: a rank killed outright (SIGKILL, the kernel's
+ * out-of-memory killer), a rank that failed, a log copied while it was
+ * written. Said when the stamp is hbg run's own and gives --rounds, and
+ * the log is one run with bind lines: a log of none lacks them for
+ * another reason (a quiet level, the breakdown off), said apart. */
+static void check_rounds(ps_log *L)
+{
+    uint64_t rounds, ranks;
+    if (L->nstopped || !L->has_stamp || L->stamp_conflict || L->nstamps > 1 || !L->npass || L->opt.spans_only ||
+        !stamp_rounds(L->stamp, &rounds, &ranks))
+        return;
+    if (!ranks)
+        ranks = L->nrank;
+    if (L->nrank > ranks)
+        return; /* more ranks than the stamp asks for: not a run cut short */
+    uint64_t held = 0;
+    for (size_t i = 0; i < L->nrank; i++)
+        held += L->rank[i].npasses < rounds ? L->rank[i].npasses : rounds;
+    if (held >= rounds * ranks)
+        return;
+    L->incomplete_line = L->stamp_line;
+    snprintf(L->incomplete, sizeof L->incomplete,
+             "it holds %" PRIu64 " of the %" PRIu64 " passes its stamp's --rounds %" PRIu64 " asks of %" PRIu64
+             " rank%s",
+             held, rounds * ranks, rounds, ranks, ranks == 1 ? "" : "s");
+    dg_add_always(&L->warn, "%s:%zu: this log is incomplete: %s", L->path, L->stamp_line, L->incomplete);
 }
 
 /* false when out of memory (L is then safe to ps_free) */
@@ -1133,6 +1238,8 @@ hbg_status ps_read(ps_log *L, const char *path, const char *buf, size_t len, con
     warn_long_spans(L);
     if (!L->oom)
         ps_analyse(L);
+    if (!L->oom)
+        check_rounds(L);
     return L->oom ? HBG_E_NOMEM : HBG_OK;
 }
 
@@ -1193,6 +1300,8 @@ hbg_status ps_read_fd(ps_log *L, const char *path, int fd, const ps_options *opt
     warn_long_spans(L);
     if (!e && !L->oom)
         ps_analyse(L);
+    if (!e && !L->oom)
+        check_rounds(L);
     if (e || L->oom) {
         snprintf(err, errlen, "%s: out of memory", path);
         return HBG_E_NOMEM;

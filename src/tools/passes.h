@@ -209,6 +209,16 @@ typedef struct ps_log {
     struct ps_index *ix;    /* the reader's tables and caches (passes_internal.h) */
     bool stamp_repeated;    /* the same [stamp] line twice: two runs of one command */
 
+    /* The log is incomplete: hbg run's record of a run that a stop signal
+     * or its --time-limit cut (docs/log-format.md), or, with no such
+     * record, fewer passes than the stamp's hbg run --rounds asks for. A
+     * warning says so; `incomplete` is the first reason, as it gives it
+     * ("hbg run stopped by signal 2 (Interrupt) after 3 of 6 passes"), on
+     * line incomplete_line (the record's, or the stamp's). */
+    size_t incomplete_line; /* 0: complete, as far as the log tells */
+    char incomplete[256];
+    size_t nstopped; /* the records (logs put together may hold several) */
+
     bool has_stamp;
     lx_slice stamp;         /* owned copy */
     size_t stamp_line;

@@ -823,6 +823,17 @@ static size_t decode_name(tl *t, lx_slice s)
     return lx_decode_name(s, t->nbuf);
 }
 
+void tl_put_incomplete(jw *w, const ps_log *L)
+{
+    if (!L->incomplete_line)
+        return;
+    jw_lit(w, ",\"incomplete\":{\"line\":");
+    jw_u64(w, L->incomplete_line);
+    jw_lit(w, ",\"why\":");
+    jw_str(w, L->incomplete, strlen(L->incomplete));
+    jw_lit(w, "}");
+}
+
 void tl_meta(jw *w, bool *first, const char *what, uint64_t pid, uint64_t tid, const char *name)
 {
     jw_lit(w, *first ? "\n{\"name\":\"" : ",\n{\"name\":\"");
@@ -2025,6 +2036,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         jw_str(&t.w, L->stamp.p, L->stamp.n);
     else
         JW_LIT(&t.w, "null");
+    tl_put_incomplete(&t.w, L);
     JW_LIT(&t.w, ",\"clockAnchors\":[");
     for (size_t i = 0; i < L->nanchor; i++) {
         const ps_anchor *a = &L->anchor[i];

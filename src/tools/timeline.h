@@ -69,6 +69,11 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
 struct jw;
 void tl_meta(struct jw *w, bool *first, const char *what, uint64_t pid, uint64_t tid, const char *name);
 
+/* otherData's "incomplete" member, {"line": L, "why": "..."}, after a
+ * comma, for a log that says it is incomplete (passes.h); nothing for
+ * one that does not, whose trace stays as it was. */
+void tl_put_incomplete(struct jw *w, const ps_log *L);
+
 /* The per-invocation view (--per-invocation): one synthetic process lane
  * per (pid, inv), its host spans on track 0 and its device-clock spans on
  * track 1, placed at the start of its runner_run. Spans only. */

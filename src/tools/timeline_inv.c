@@ -215,6 +215,7 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
     JW_LIT(&w, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"hbg timeline --per-invocation\","
                "\"log\":");
     jw_str(&w, L->file, strlen(L->file));
+    tl_put_incomplete(&w, L);
     JW_LIT(&w, "}}\n");
     bool ok = jw_flush(&w);
     jw_free(&w);
