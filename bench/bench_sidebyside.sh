@@ -90,9 +90,16 @@ def load(p):
         d.setdefault(k, []).append(float(v))
     return d
 old, new = load(sys.argv[1]), load(sys.argv[2])
+def f(v):
+    # %g would print 3.36957e+06 and break the columns: large figures whole
+    return "n/a" if v != v else "%.0f" % v if abs(v) >= 1e5 else "%.6g" % v
+def ratio(o, n):
+    # an arm with no figure or a minimum of 0 has no ratio
+    return "n/a" if not o or not n or min(o) == 0 else "%.3f" % (min(n) / min(o))
 print("%-30s %14s %24s %14s %24s %8s" % ("figure", "old min", "old range", "new min", "new range", "new/old"))
-for k in old:
-    o, n = old[k], new.get(k, [float("nan")])
-    print("%-30s %14.6g %24s %14.6g %24s %8.3f" % (k, min(o), "[%.6g .. %.6g]" % (min(o), max(o)), min(n),
-          "[%.6g .. %.6g]" % (min(n), max(n)), min(n) / min(o)))
+for k in list(old) + [k for k in new if k not in old]:
+    o, n = old.get(k, []), new.get(k, [])
+    rng = lambda a: "[%s .. %s]" % (f(min(a)), f(max(a))) if a else "n/a"
+    print("%-30s %14s %24s %14s %24s %8s" % (k, f(min(o)) if o else "n/a", rng(o), f(min(n)) if n else "n/a", rng(n),
+          ratio(o, n)))
 EOF
