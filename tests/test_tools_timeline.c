@@ -483,6 +483,62 @@ static void test_host_pid_past_2_32(void **st)
     free(src);
 }
 
+/* Perfetto reads a tid as 32 bits too: tids 2^64 - 1 and 2^32 both read
+ * as 0 (or as no JSON integer), and a pass of pid 2^32 without its
+ * chip.run.bind span is drawn on tid = its pid. Each such thread is drawn
+ * on its own number below 2^32, never a tid of the log (4294967295 keeps
+ * its own), and its lane's name gives the tid. */
+static void test_host_tid_past_2_32(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=9 tid=18446744073709551615 inv=1 hid=aa "
+        "depth=0 name=chip.run ts=1000 dur=10\n"
+        "[mono_ns=2][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=9 tid=4294967295 inv=2 hid=aa depth=0 "
+        "name=chip.run ts=2000 dur=10\n"
+        "[mono_ns=3][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=9 tid=4294967296 inv=3 hid=aa depth=0 "
+        "name=chip.run ts=3000 dur=10\n"
+        "[mono_ns=4][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=4000 dur_ns=10 pid=4294967296 inv=1\n"
+        "[mono_ns=5][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=4010 dur_ns=10 pid=4294967296 inv=1\n";
+    char *lp = ts_temp_file(text, strlen(text), ".log");
+    char *o = ts_temp_file("", 0, ".json"), *out, *err;
+    const char *a[] = {"timeline", lp, "-o", o, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    char *t = ts_slurp(o, NULL);
+    assert_non_null(t);
+    json_t *j = json_loads(t, JSON_REJECT_DUPLICATES, NULL);
+    assert_non_null(j);
+    json_t *ev = json_object_get(j, "traceEvents"), *e = NULL;
+    const long long tid[] = {4294967294, 4294967295, 4294967293};
+    const char *const name[] = {"tid 18446744073709551615, past 2^32: drawn as 4294967294", "tid 4294967295",
+                                "tid 4294967296, past 2^32: drawn as 4294967293"};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(find(ev, "chip.run", "span", 9, tid[k], NULL), 1);
+        assert_int_equal(find(ev, "thread_name", NULL, 9, tid[k], &e), 1);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")), name[k]);
+    }
+    /* the pass's process is drawn as 4294967295 (pids and tids are
+     * numbered apart), its thread as the next tid free */
+    assert_int_equal(find(ev, "host_orch", "bind", 4294967295, 4294967292, NULL), 1);
+    assert_int_equal(find(ev, "arena_h2d", "bind", 4294967295, 4294967292, NULL), 1);
+    assert_int_equal(find(ev, "thread_name", NULL, 4294967295, 4294967292, &e), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")),
+                        "tid 4294967296, past 2^32: drawn as 4294967292");
+    assert_false(ts_contains(t, "\"tid\":18446744073709551615"));
+    assert_false(ts_contains(t, "\"tid\":4294967296"));
+    assert_int_equal(find(ev, "thread_name", NULL, -1, 0, NULL), 0);
+    size_t i;
+    json_array_foreach(ev, i, e)
+    {
+        assert_true(json_integer_value(json_object_get(e, "tid")) >= 0);
+        assert_true(json_integer_value(json_object_get(e, "tid")) < 4294967296LL);
+    }
+    json_decref(j);
+    free(t), free(out), free(err);
+    unlink(o), unlink(lp);
+    free(o), free(lp);
+}
+
 /* An anchor whose wall_ns puts its events past 2^64 ns: they carry no
  * wall_ns, and the trace says why instead of dropping it silently. */
 static void test_anchor_out_of_range_is_said(void **st)
@@ -1133,7 +1189,9 @@ static void test_standard_output_whole_or_nothing(void **st)
     assert_non_null(want);
     assert_true(strlen(want) > 1000);
     assert_string_equal(out, want);
-    assert_true(ts_contains(err, "hbg timeline: wrote -: "));
+    /* standard output is named as such, not as a file "-" */
+    assert_true(ts_contains(err, "hbg timeline: wrote standard output: "));
+    assert_false(ts_contains(err, "wrote -"));
     free(out), free(err), free(fout), free(ferr), free(want);
     const char *old = getenv("TMPDIR");
     char *keep = old ? strdup(old) : NULL;
@@ -2230,6 +2288,7 @@ int main(void)
         cmocka_unit_test(test_foreign_records_make_no_lane),
         cmocka_unit_test(test_device_lane_never_a_host_pid),
         cmocka_unit_test(test_host_pid_past_2_32),
+        cmocka_unit_test(test_host_tid_past_2_32),
         cmocka_unit_test(test_anchor_out_of_range_is_said),
         cmocka_unit_test(test_round_start_far_from_anchor),
         cmocka_unit_test(test_corrupt_anchor_is_blamed),

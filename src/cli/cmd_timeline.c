@@ -182,14 +182,16 @@ static void nothing_to_draw(const ps_log *L, const char *path, bool per_inv)
                 path);
 }
 
-/* The summary of a written trace, and every anomaly counted. */
+/* The summary of a written trace, and every anomaly counted. Standard
+ * output is named as such, as the error of writing it is ("wrote -" read
+ * as a file of that name). */
 static void print_report(const char *out, const tl_report *rep)
 {
     fprintf(stderr,
             "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu host_orch "
             "copies on other threads, %zu records, %zu hand-off arrows of 2 events, %zu lane names)\n",
-            dg_shown(out), rep->events, rep->spans, rep->device_spans, rep->segments, rep->orch_copies, rep->records,
-            rep->flows, rep->lane_names);
+            strcmp(out, "-") ? dg_shown(out) : "standard output", rep->events, rep->spans, rep->device_spans,
+            rep->segments, rep->orch_copies, rep->records, rep->flows, rep->lane_names);
     count("malformed [STRACE] records (not drawn)", rep->torn);
     count("records lines whose (pid, inv) has no chip.run.bind span (not drawn)", rep->rec_nobind);
     count("records outside their bind span (drawn, marked outside_bind_span)", rep->rec_outside_bind);

@@ -145,7 +145,13 @@ typedef struct tl {
     char wall_mid[40];      /* ","utc":"<date>T<time>. */
     thr *thr;
     size_t nthr, capthr;
-    hmap h;                 /* (kind, a, b) -> index + 1: processes (0), threads (1), nesting lanes (2), device lanes (3) */
+    hmap h;                 /* (kind, a, b) -> index + 1: processes (0), threads (1), nesting lanes (2), device lanes (3),
+                             * tids past 2^32 (4) */
+    uint64_t *low_tid;      /* every host lane's tid below 2^32, sorted, where some are not (collect_tids) */
+    size_t nlow_tid;
+    uint64_t *big_lane;     /* the lane of each tid past 2^32, by (4, pid, tid) in h */
+    size_t nbig, capbig;
+    uint64_t next_tid;      /* the next number below 2^32 to try for such a lane */
     uint64_t last_pid;      /* the last process found, at proc[last_proc - 1] (0: none) */
     uint32_t last_proc;
     uint64_t last_thr_pid, last_thr_tid; /* the last thread added (valid when has_last_thr) */
@@ -542,6 +548,32 @@ static uint64_t lane_pid(tl *t, uint64_t pid)
     return p ? p->lane_pid : pid;
 }
 
+/* The thread a tid is drawn as. Perfetto reads a tid as 32 bits too: a
+ * tid of 2^32 or more (a corrupt or foreign log's, a pass without its
+ * chip.run.bind span drawn on tid = its pid, or a pipeline slot numbered
+ * past such tids) would share a lane with another, or read as no JSON
+ * integer. Each is given, when first drawn, its own number below 2^32,
+ * from the top down, that no host lane of the log holds (so never a real
+ * tid of its process, nor another such lane). */
+static uint64_t tid_lane(tl *t, uint64_t pid, uint64_t tid)
+{
+    if (tid < (uint64_t)1 << 32)
+        return tid;
+    const uint64_t key[3] = {4, pid, tid};
+    uint32_t *s = hmap_put(&t->h, key);
+    if (s && *s)
+        return t->big_lane[*s - 1];
+    if (!s || !vec_grow((void **)&t->big_lane, &t->capbig, t->nbig + 1, sizeof *t->big_lane)) {
+        t->oom = true;
+        return 0;
+    }
+    while (t->nlow_tid && bsearch(&t->next_tid, t->low_tid, t->nlow_tid, sizeof *t->low_tid, cmp_pid))
+        t->next_tid--;
+    t->big_lane[t->nbig++] = t->next_tid--;
+    *s = (uint32_t)t->nbig;
+    return t->big_lane[t->nbig - 1];
+}
+
 static void ev_begin(tl *t, const char *id, size_t id_n, bool encoded, const char *cat, uint64_t pid, uint64_t tid)
 {
     jw *w = &t->w;
@@ -569,7 +601,7 @@ static void ev_begin(tl *t, const char *id, size_t id_n, bool encoded, const cha
     JW_LIT(w, "\",\"ph\":\"X\",\"pid\":");
     jw_u64(w, lane_pid(t, pid));
     JW_LIT(w, ",\"tid\":");
-    jw_u64(w, tid);
+    jw_u64(w, tid_lane(t, pid, tid));
     frag_keep(t, f, key, at);
 }
 
@@ -850,7 +882,7 @@ void tl_meta(jw *w, bool *first, const char *what, uint64_t pid, uint64_t tid, c
 
 static void meta(tl *t, const char *what, uint64_t pid, uint64_t tid, const char *name)
 {
-    tl_meta(&t->w, &t->first, what, lane_pid(t, pid), tid, name);
+    tl_meta(&t->w, &t->first, what, lane_pid(t, pid), tid_lane(t, pid, tid), name);
     t->rep->events++;
     t->rep->lane_names++;
 }
@@ -1218,6 +1250,65 @@ static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
             t->thr[k - 1].slot = t->sl[i].slot;
         }
     }
+}
+
+static void low_tid_add(tl *t, uint64_t tid, size_t *cap)
+{
+    if (tid >= (uint64_t)1 << 32)
+        return;
+    if (!vec_grow((void **)&t->low_tid, cap, t->nlow_tid + 1, sizeof *t->low_tid)) {
+        t->oom = true;
+        return;
+    }
+    t->low_tid[t->nlow_tid++] = tid;
+}
+
+/* The tids below 2^32 that host lanes are drawn on (a span's thread, a
+ * records line's, a pipeline slot's, a pass's drawn on tid = pid), which
+ * tid_lane leaves free; gathered only where some tid is 2^32 or more, so
+ * a real log pays nothing. */
+static void collect_tids(tl *t, const rc_file *recs, size_t nrecs)
+{
+    const ps_log *L = t->L;
+    const uint64_t lim = (uint64_t)1 << 32;
+    bool big = false;
+    for (size_t i = 0; i < L->nspan && !big; i++)
+        big = !L->span[i].dev && L->span[i].tid >= lim;
+    for (size_t r = 0; r < nrecs && !big; r++)
+        for (size_t i = 0; i < recs[r].nrec && !big; i++)
+            big = recs[r].rec[i].tid >= lim;
+    for (size_t i = 0; i < t->nsl && !big; i++)
+        big = t->sl[i].tid >= lim;
+    for (size_t i = 0; i < L->npass && !big; i++)
+        big = L->pass[i].pid >= lim;
+    t->next_tid = lim - 1;
+    if (!big)
+        return;
+    size_t cap = 0;
+    for (size_t i = 0; i < L->nspan; i++)
+        if (!L->span[i].dev)
+            low_tid_add(t, L->span[i].tid, &cap);
+    for (size_t r = 0; r < nrecs; r++)
+        for (size_t i = 0; i < recs[r].nrec; i++)
+            low_tid_add(t, recs[r].rec[i].tid, &cap);
+    for (size_t i = 0; i < t->nsl; i++)
+        low_tid_add(t, t->sl[i].tid, &cap);
+    for (size_t i = 0; i < L->npass; i++)
+        low_tid_add(t, L->pass[i].pid, &cap);
+    if (t->nlow_tid)
+        qsort(t->low_tid, t->nlow_tid, sizeof *t->low_tid, cmp_pid);
+}
+
+/* A thread's name, given the number it is drawn as where that is not its
+ * tid: inside the name's closing parenthesis ("scheduler (tid T, past
+ * 2^32: drawn as N)"), or after a bare "tid T". */
+static void note_moved(char *name, size_t cap, uint64_t lane)
+{
+    size_t n = strlen(name);
+    bool paren = n && name[n - 1] == ')';
+    if (paren)
+        name[--n] = 0;
+    snprintf(name + n, cap - n, ", past 2^32: drawn as %" PRIu64 "%s", lane, paren ? ")" : "");
 }
 
 /* The device process's lane of a span name (1, 2, ...): names, not
@@ -1734,7 +1825,7 @@ static void flow_end(tl *t, const char *name, char ph, uint64_t id, uint64_t pid
     JW_LIT(&t->w, ",\"pid\":");
     jw_u64(&t->w, lane_pid(t, pid));
     JW_LIT(&t->w, ",\"tid\":");
-    jw_u64(&t->w, tid);
+    jw_u64(&t->w, tid_lane(t, pid, tid));
     JW_LIT(&t->w, ",\"ts\":");
     jw_us(&t->w, ts);
     JW_LIT(&t->w, "}");
@@ -1969,6 +2060,7 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         t.oom = true;
     place_device_spans(&t);
     split_pipelined(&t, recs, nrecs);
+    collect_tids(&t, recs, nrecs);
     if (ns_analyse(L, &t.ns) != HBG_OK)
         t.oom = true;
     JW_LIT(&t.w, "{\"traceEvents\":[");
@@ -2016,6 +2108,9 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
             snprintf(name, sizeof name, "pipeline slot %u (tid %" PRIu64 ")", t.thr[i].slot, t.thr[i].real_tid);
         else if (!role || !ns_lane_name(role, name, sizeof name))
             snprintf(name, sizeof name, "tid %" PRIu64, t.thr[i].tid);
+        uint64_t lane = tid_lane(&t, t.thr[i].pid, t.thr[i].tid);
+        if (!t.thr[i].slot && lane != t.thr[i].tid) /* Perfetto would show the lane's number, not the tid */
+            note_moved(name, sizeof name, lane);
         meta(&t, "thread_name", t.thr[i].pid, t.thr[i].tid, name);
     }
     for (size_t i = 0; i < t.nproc; i++)
@@ -2082,6 +2177,8 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.dl);
     free(t.anc);
     free(t.sl);
+    free(t.low_tid);
+    free(t.big_lane);
     ns_free(&t.ns);
     cw_free(&t.cw);
     hmap_free(&t.h);
