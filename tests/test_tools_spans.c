@@ -252,6 +252,40 @@ static void check_tpot(const char *fixture, const char *hid, const char *label, 
     json_decref(j);
 }
 
+/* A count of one reads as English: "1 spans of the per-task ... carry"
+ * and "its 1 spans are all" it once said of one such span. */
+static void test_one_foreign_span(void **st)
+{
+    (void)st;
+    static const char alone[] = "[STRACE] v=1 pid=9 tid=9 inv=0 hid=aa depth=0 name=node.dispatch ts=100 dur=10\n";
+    static const char beside[] = "[STRACE] v=1 pid=9 tid=9 inv=1 hid=ab depth=0 name=chip.run ts=1000 dur=100\n"
+                                 "[STRACE] v=1 pid=9 tid=9 inv=0 hid=aa depth=0 name=node.dispatch ts=100 dur=10\n";
+    char *lp = ts_temp_file(alone, strlen(alone), ".log"), *out, *err, want[4400];
+    const char *a[] = {"spans", lp, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 1);
+    snprintf(want, sizeof want,
+             "hbg spans: %s: its one span is of the per-task (node, network) or external (ext.) families, which "
+             "carry no run identity: no invocations to show\n",
+             lp);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    free(out), free(err);
+    unlink(lp);
+    free(lp);
+    lp = ts_temp_file(beside, strlen(beside), ".log");
+    a[1] = lp;
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    snprintf(want, sizeof want,
+             "hbg spans: warning: %s: one span of the per-task (node, network) or external (ext.) families carries "
+             "no run identity and is left out\n",
+             lp);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    free(out), free(err);
+    unlink(lp);
+    free(lp);
+}
+
 /* A log whose only record is malformed: that is the reason given (as
  * hbg timeline gives it), in the singular ("none of its 1 [STRACE]
  * record" it once said), not the log level. */
@@ -1884,6 +1918,7 @@ int main(void)
         cmocka_unit_test(test_a_pass_held_twice_counts_once),
         cmocka_unit_test(test_output_on_a_full_or_closed_stdout),
         cmocka_unit_test(test_nothing_whole_is_the_reason_given),
+        cmocka_unit_test(test_one_foreign_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2148,6 +2148,45 @@ static void test_per_invocation(void **st)
     free(many);
 }
 
+/* A count of one reads as English: "1 device-clock spans have no
+ * chip.run.runner_run span" it once said, drawn whole or per invocation;
+ * two are still counted as before. */
+static void test_one_unplaced_device_span(void **st)
+{
+    (void)st;
+    static const char one[] = "[STRACE] v=1 pid=9 tid=9 inv=1 hid=ab depth=0 name=chip.run ts=1000 dur=100000\n"
+                              "[STRACE] v=1 pid=9 tid=9 inv=1 hid=ab depth=1 name=dev.k ts=100 dur=1000 clk=dev\n";
+    static const char two[] = "[STRACE] v=1 pid=9 tid=9 inv=1 hid=ab depth=0 name=chip.run ts=1000 dur=100000\n"
+                              "[STRACE] v=1 pid=9 tid=9 inv=1 hid=ab depth=1 name=dev.k ts=100 dur=1000 clk=dev\n"
+                              "[STRACE] v=1 pid=9 tid=9 inv=1 hid=ab depth=1 name=dev.j ts=200 dur=1000 clk=dev\n";
+    const char *const text[] = {one, two};
+    const char *const whole[] = {
+        "one device-clock span has no chip.run.runner_run span in its invocation; not drawn (its ts is on the "
+        "device clock, which the host axis does not share)\n",
+        "2 device-clock spans have no chip.run.runner_run span in their invocation; not drawn (their ts is on the "
+        "device clock, which the host axis does not share)\n"};
+    const char *const per[] = {"one device-clock span has no chip.run.runner_run span in its invocation; not drawn\n",
+                               "2 device-clock spans have no chip.run.runner_run span in their invocation; not "
+                               "drawn\n"};
+    for (int k = 0; k < 2; k++) {
+        char *lp = ts_temp_file(text[k], strlen(text[k]), ".log"), *out, *err, want[4400];
+        const char *a[] = {"timeline", lp, "-o", "-", NULL},
+                   *b[] = {"timeline", lp, "--per-invocation", "-o", "-", NULL};
+        assert_int_equal(ts_run_cli(a, &out, &err), 0);
+        snprintf(want, sizeof want, "hbg timeline: warning: %s: %s", lp, whole[k]);
+        if (!ts_contains(err, want))
+            fail_msg("%s", err);
+        free(out), free(err);
+        assert_int_equal(ts_run_cli(b, &out, &err), 0);
+        snprintf(want, sizeof want, "hbg timeline: warning: %s: %s", lp, per[k]);
+        if (!ts_contains(err, want))
+            fail_msg("%s", err);
+        free(out), free(err);
+        unlink(lp);
+        free(lp);
+    }
+}
+
 /* The scheduler's node.* spans: an arrow from each node.submit to the
  * node.dispatch of its (run_id, task_slot), and lanes named by role. */
 static void test_node_flows_and_roles(void **st)
@@ -2306,6 +2345,7 @@ int main(void)
         cmocka_unit_test(test_pipelined_lanes_nest),
         cmocka_unit_test(test_per_invocation),
         cmocka_unit_test(test_durations_sum_exactly),
+        cmocka_unit_test(test_one_unplaced_device_span),
         cmocka_unit_test(test_node_flows_and_roles),
         cmocka_unit_test(test_two_rank_device_run),
         cmocka_unit_test(test_handoffs),

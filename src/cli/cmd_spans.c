@@ -285,7 +285,12 @@ int hbg_cmd_spans(int argc, char **argv)
         char why[160];
         print_warnings(&L.warn);
         print_warnings(&S.warn);
-        if (S.nforeign)
+        if (S.nforeign == 1) /* not "its 1 spans are all" */
+            fprintf(stderr,
+                    "hbg spans: %s: its one span is of the per-task (node, network) or external (ext.) "
+                    "families, which carry no run identity: no invocations to show\n",
+                    L.path);
+        else if (S.nforeign)
             fprintf(stderr, "hbg spans: %s: its %zu spans are all of the per-task (node, network) or external (ext.) "
                             "families, which carry no run identity: no invocations to show\n",
                     L.path, S.nforeign);

@@ -375,7 +375,12 @@ hbg_status sp_build(sp_set *S, const ps_log *L)
     for (size_t i = 0; i < n; i++)
         S->inv[i].rank = (uint32_t)sp_rank_of(S, S->inv[i].pid);
     warn_shapes(S);
-    if (S->nforeign)
+    if (S->nforeign == 1) /* not "1 spans ... carry" */
+        dg_add(&S->warn,
+               "%s: one span of the per-task (node, network) or external (ext.) families carries no run "
+               "identity and is left out",
+               L->path);
+    else if (S->nforeign)
         dg_add(&S->warn, "%s: %zu spans of the per-task (node, network) or external (ext.) families carry no run "
                          "identity and are left out",
                L->path, S->nforeign);

@@ -2065,7 +2065,12 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
         t.oom = true;
     JW_LIT(&t.w, "{\"traceEvents\":[");
     emit_spans(&t);
-    if (t.dev_unplaced)
+    if (t.dev_unplaced == 1) /* not "1 device-clock spans have" */
+        dg_add(warn,
+               "%s: one device-clock span has no chip.run.runner_run span in its invocation; not drawn "
+               "(its ts is on the device clock, which the host axis does not share)",
+               L->path);
+    else if (t.dev_unplaced)
         dg_add(warn, "%s: %zu device-clock spans have no chip.run.runner_run span in their invocation; not drawn "
                      "(their ts is on the device clock, which the host axis does not share)",
                L->path, t.dev_unplaced);

@@ -207,7 +207,9 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
             span_event(&w, s, nbuf, lane, track, ts, rep);
         }
     }
-    if (unplaced)
+    if (unplaced == 1) /* not "1 device-clock spans have" */
+        dg_add(warn, "%s: one device-clock span has no chip.run.runner_run span in its invocation; not drawn", L->path);
+    else if (unplaced)
         dg_add(warn, "%s: %zu device-clock spans have no chip.run.runner_run span in their invocation; not drawn",
                L->path, unplaced);
     cw_warn(&W, warn);
