@@ -1906,9 +1906,11 @@ static void emit_records(tl *t, const rc_file *f)
         const ps_span *bs = bind_span(t, ln->pid, ln->inv);
         if (!bs) {
             t->rep->rec_nobind++;
-            dg_add(t->warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64
-                            " has no chip.run.bind span in %s; its %zu records are not drawn",
-                   f->path, ln->lineno, ln->pid, ln->inv, L->path, ln->n);
+            char its[48] = "its one record is not drawn"; /* not "its 1 records are" */
+            if (ln->n != 1)
+                snprintf(its, sizeof its, "its %zu records are not drawn", ln->n);
+            dg_add(t->warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64 " has no chip.run.bind span in %s; %s", f->path,
+                   ln->lineno, ln->pid, ln->inv, L->path, its);
             continue;
         }
         const ps_pass *p = ps_find(L, ln->pid, ln->inv);
@@ -1968,9 +1970,13 @@ static void emit_records(tl *t, const rc_file *f)
             t->rep->records++;
         }
         emit_handoffs(t, f, ln);
-        if (outside)
-            dg_add(t->warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64 ": %zu of %zu records lie outside the bind span",
-                   f->path, ln->lineno, ln->pid, ln->inv, outside, ln->n);
+        if (outside) {
+            char some[64] = "its one record lies"; /* not "1 of 1 records lie" */
+            if (ln->n != 1)
+                snprintf(some, sizeof some, "%zu of %zu records %s", outside, ln->n, outside == 1 ? "lies" : "lie");
+            dg_add(t->warn, "%s:%zu: pid=%" PRIu64 " inv=%" PRIu64 ": %s outside the bind span", f->path, ln->lineno,
+                   ln->pid, ln->inv, some);
+        }
         t->rep->rec_outside_bind += outside;
         t->rep->rec_outside_orch += outside_orch;
     }
@@ -2152,7 +2158,9 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     JW_LIT(&t.w, "]}}\n");
     cw_warn(&t.cw, warn);
     rep->far = t.cw.note.n;
-    if (t.before_anchor)
+    if (t.before_anchor == 1) /* not "1 events precede" */
+        dg_add(warn, "%s: one event precedes its process's first clock anchor; it carries no wall_ns", L->path);
+    else if (t.before_anchor)
         dg_add(warn, "%s: %zu events precede their process's first clock anchor; they carry no wall_ns", L->path,
                t.before_anchor);
     if (t.wall_range)
