@@ -410,7 +410,8 @@ static void test_superlinear_not_tested_is_null(void **state)
     fit_free(&d);
     char *out, *errs;
     assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
-    assert_true(ts_contains(out, "\"superlinear\": null, \"superlinear_t\": null, \"loglog_slope\": null"));
+    assert_true(ts_contains(out, "\"superlinear\": null, \"superlinear_t\": null, \"superlinear_t_without_one\": "
+                                 "null, \"loglog_slope\": null"));
     free(out), free(errs);
     assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
     assert_false(ts_contains(out, "super-linear"));
@@ -444,7 +445,8 @@ static void test_superlinear(void **state)
     assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
     assert_true(ts_contains(errs, "hbg fit: warning: residuals grow with size: the square of the fitted cost "
                                   "explains what the linear terms leave (t = "));
-    assert_true(ts_contains(out, "(significant: residuals grow with size)"));
+    assert_true(
+        ts_contains(out, "(significant: residuals grow with size, without the pass furthest from the rest too)\n"));
     /* a straight line through a convex cost crosses zero: the cheapest
      * passes are fitted below it, which is said, and their residual is
      * given no share of a negative cost */
@@ -464,6 +466,109 @@ static void test_superlinear(void **state)
     assert_false(R.superlinear);
     assert_int_equal(R.nneg, 0);
     fit_free(&d);
+    drop_logs(&L);
+}
+
+/* The table's super-linear line, or "" when there is none. */
+static char *reset_line(const logs *L, char **errs)
+{
+    char *out;
+    assert_int_equal(run_fit(L, NULL, NULL, NULL, &out, errs), 0);
+    const char *at = strstr(out, "super-linear    ");
+    char *line = strdup(at ? at : "");
+    assert_non_null(line);
+    free(out);
+    return line;
+}
+
+/* The test is made when some pass is half a nanosecond or more off the
+ * fit, whatever the size of the costs: exact data, small or near 10^15
+ * ns, leave nothing to test; a nanosecond of noise is tested, and found
+ * not significant; a quadratic term of 10^4 ns in costs of 10^14 ns,
+ * which a tolerance relative to the costs passed over, is found. */
+static void test_superlinear_needs_a_residual(void **state)
+{
+    (void)state;
+    logs L;
+    char *line, *errs;
+    gen exact = {.warm = 3};
+    make_logs(&L, design, NDESIGN, &exact);
+    line = reset_line(&L, &errs);
+    assert_string_equal(line, "");
+    assert_string_equal(errs, "");
+    free(line), free(errs);
+    drop_logs(&L);
+
+    gen ns = {.warm = 3, .noise = 1};
+    make_logs(&L, design, NDESIGN, &ns);
+    line = reset_line(&L, &errs);
+    assert_string_equal(line, "super-linear    t = 0.00 for the squared fitted cost (not significant)\n");
+    assert_string_equal(errs, "");
+    free(line), free(errs);
+    drop_logs(&L);
+
+    /* 10^12 .. 6 x 10^12 tasks at 50 ns: costs up to 3 x 10^14 ns */
+    cfg big[6];
+    for (int i = 0; i < 6; i++)
+        big[i] = (cfg){(uint64_t)(i + 1) * 1000000000000u, 7, 3, 3};
+    make_logs(&L, big, 6, &exact);
+    line = reset_line(&L, &errs);
+    assert_string_equal(line, "");
+    free(line), free(errs);
+    drop_logs(&L);
+    gen quad = {.warm = 3, .noise = 10, .quad = 1e-21};
+    make_logs(&L, big, 6, &quad);
+    line = reset_line(&L, &errs);
+    assert_string_equal(
+        line, "super-linear    t = 961.57 for the squared fitted cost (significant: residuals grow with size, "
+              "without the pass furthest from the rest too)\n");
+    assert_true(ts_contains(errs, "hbg fit: warning: residuals grow with size: the square of the fitted cost "
+                                  "explains what the linear terms leave (t = "));
+    free(line), free(errs);
+    drop_logs(&L);
+}
+
+/* One pass 20 % above the fit at the largest size (a descheduled pass)
+ * makes the squared fitted cost significant by itself; without it the
+ * other 29 show no curvature, so it is not called super-linear, and the
+ * pass is named. */
+static void test_superlinear_one_outlier(void **state)
+{
+    (void)state;
+    gen g = {.warm = 1, .noise = 10}, spiked = g;
+    /* bench_scaling.sh's tasks sweep: 10^3 .. 10^6 by sqrt(10) */
+    const cfg sweep[7] = {{1000, 7, 3, 3},   {3162, 7, 3, 3},   {10000, 7, 3, 3},  {31623, 7, 3, 3},
+                          {100000, 7, 3, 3}, {316228, 7, 3, 3}, {1000000, 7, 3, 3}};
+    spiked.spike = 1000000; /* the 10^6 tasks' pass: 50 ms */
+    logs L;
+    make_logs(&L, sweep, 7, &g);
+    unlink(L.path[6]);
+    free(L.path[6]);
+    L.path[6] = write_log(&sweep[6], &spiked, 1006);
+    fit_data d;
+    fit_result R;
+    char err[256];
+    assert_int_equal(fit_logs(&L, false, &d, &R, err, sizeof err), 0);
+    char *line, *errs, *out;
+    line = reset_line(&L, &errs);
+    assert_true(R.reset_done);
+    assert_true(R.reset_checked);
+    assert_false(R.superlinear);
+    fit_free(&d);
+    assert_string_equal(line, "super-linear    t = 20.69 for the squared fitted cost (not significant without the pass "
+                              "furthest from the rest: t = 0.17)\n");
+    /* fitted close to it: it pulls the line to itself, and another pass
+     * has the largest residual */
+    assert_true(ts_contains(errs, "hbg fit: warning: one pass alone makes the squared fitted cost significant (t = "
+                                  "20.69; without it, t = 0.17): "));
+    assert_true(ts_contains(errs, ".log pass pid=1006 inv=2 (line 11), measured 51006146 ns, fitted 50925791.9; not "
+                                  "taken for super-linear growth\n"));
+    assert_false(ts_contains(errs, "residuals grow with size"));
+    free(line), free(errs);
+    assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "\"superlinear\": false, \"superlinear_t\": 20.69"));
+    assert_true(ts_contains(out, "\"superlinear_t_without_one\": 0.17"));
+    free(out), free(errs);
     drop_logs(&L);
 }
 
@@ -1179,6 +1284,8 @@ int main(void)
         cmocka_unit_test(test_large_offsets),
         cmocka_unit_test(test_superlinear_not_tested_is_null),
         cmocka_unit_test(test_superlinear),
+        cmocka_unit_test(test_superlinear_needs_a_residual),
+        cmocka_unit_test(test_superlinear_one_outlier),
         cmocka_unit_test(test_bad_slots_leave_the_pass_out),
         cmocka_unit_test(test_min_per_log),
         cmocka_unit_test(test_skip_warm),

@@ -178,9 +178,17 @@ static void out_table(const fit_data *d, const fit_result *R, const char *const 
            w->y, w->fitted, pct, dg_shown(names[w->log]), w->label, w->line);
     if (R->has_slope)
         printf("log-log slope   %.4f (measured against fitted cost; 1 for a linear cost)\n", R->slope);
-    if (R->reset_done)
-        printf("super-linear    t = %.2f for the squared fitted cost (%s)\n", R->reset_t,
-               R->superlinear ? "significant: residuals grow with size" : "not significant");
+    if (!R->reset_done)
+        return;
+    printf("super-linear    t = %.2f for the squared fitted cost (", R->reset_t);
+    if (R->superlinear)
+        printf("significant: residuals grow with size, without the pass furthest from the rest too)\n");
+    else if (!R->reset_checked)
+        printf("not significant)\n");
+    else if (isnan(R->reset_t_without))
+        printf("not significant: too few passes to test it without the pass furthest from the rest)\n");
+    else
+        printf("not significant without the pass furthest from the rest: t = %.2f)\n", R->reset_t_without);
 }
 
 static void jnum(jw *w, double v)
@@ -277,6 +285,7 @@ static int out_json(const fit_data *d, const fit_result *R, const char *const *n
     else
         JW_LIT(&w, "null"); /* not tested: "false" would claim it was */
     jkey(&w, "superlinear_t", false), jnum(&w, R->reset_done ? R->reset_t : NAN);
+    jkey(&w, "superlinear_t_without_one", false), jnum(&w, R->reset_checked ? R->reset_t_without : NAN);
     jkey(&w, "loglog_slope", false), jnum(&w, R->has_slope ? R->slope : NAN);
     jkey(&w, "points", false), JW_LIT(&w, "[");
     for (size_t i = 0; i < d->n; i++) {
@@ -420,6 +429,16 @@ int hbg_cmd_fit(int argc, char **argv)
                     "hbg fit: warning: residuals grow with size: the square of the fitted cost explains what the "
                     "linear terms leave (t = %.2f, df %zu); some cost is super-linear in a count\n",
                     R.reset_t, R.df - 1);
+        else if (R.reset_checked) {
+            const fit_point *q = &d.pt[R.reset_pass];
+            char without[32] = "too few passes left to test";
+            if (!isnan(R.reset_t_without))
+                snprintf(without, sizeof without, "t = %.2f", R.reset_t_without);
+            fprintf(stderr,
+                    "hbg fit: warning: one pass alone makes the squared fitted cost significant (t = %.2f; without it, "
+                    "%s): %s pass %s (line %zu), measured %.0f ns, fitted %.1f; not taken for super-linear growth\n",
+                    R.reset_t, without, dg_shown(names[q->log]), q->label, q->line, q->y, q->fitted);
+        }
         /* the plot is drawn even when stdout fails (as compare's is): the
          * fit was made, and nothing of it need be lost. First, then: a
          * pipe whose reader has gone (`| head -1`) ends the command by

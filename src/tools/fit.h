@@ -88,7 +88,12 @@ typedef struct fit_result {
     size_t worst;             /* the point with the largest |residual| */
     bool reset_done;          /* the super-linearity test could be made */
     double reset_t;           /* t of the squared-fit term (inf: exact) */
-    bool superlinear;         /* that term is positive and significant */
+    bool superlinear;         /* that term is positive and significant,
+                                 with every pass and without reset_pass */
+    bool reset_checked;       /* significant with every pass, so tested
+                                 again without reset_pass */
+    size_t reset_pass;        /* the point the others predict worst */
+    double reset_t_without;   /* t of that test (NAN: too few passes) */
     bool has_slope;
     double slope;             /* of log(measured) on log(fitted) */
 } fit_result;
@@ -97,8 +102,11 @@ typedef struct fit_result {
  * minimises the sum of squared residuals divided by each cost (the right
  * weights when the noise grows with the cost, as it does across a sweep
  * of decades). names[i] is log i's path, for the messages (NULL: "LOG").
- * Returns 0; -1 with a one-line reason in err when there are no more
- * points than terms to fit (or, relative, a cost is 0); -2 out of memory. */
+ * The super-linear test is made when some residual is half a nanosecond
+ * or more, and its verdict holds only if the fit without the pass the
+ * others predict worst finds it too. Returns 0; -1 with a one-line reason in err when there
+ * are no more points than terms to fit (or, relative, a cost is 0); -2
+ * out of memory. */
 int fit_solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen);
 
 /* The 0.975 quantile of Student's t with df degrees of freedom (df >= 1):
