@@ -19,7 +19,8 @@ static void check(const run_opts *o)
 {
     const hbg_case *c = o->c;
     if (!c || o->rounds < 1 || o->rounds > MAX_ROUNDS || o->ranks < c->min_ranks || o->ranks > c->max_ranks ||
-        o->records_per_thread < 1 || o->records_per_thread > (1u << 24) || o->peer_timeout_s < 1 || !o->out_dir)
+        o->records_per_thread < 1 || o->records_per_thread > (1u << 24) || o->peer_timeout_s < 1 || !o->out_dir ||
+        o->device_steps > (1ull << 62))
         __builtin_trap();
     if (o->tile_unit && (o->tile_unit < c->tile_min || o->tile_unit > c->tile_max))
         __builtin_trap();

@@ -516,7 +516,8 @@ static void stamp_is_canonical(void **state)
     static const char *const typed[] = {
         "run synth --rounds 2 --tasks 40 --keep-definitions --log-level timing --device-memory 1G",
         "run synth --ro 2 --ta=040 --keep --out %s/art --log-level=TIMING --device-memory=1024m",
-        "run synth --rounds 5 --tasks 7 --rounds=2 --tasks 40 --ke --out-dir=%s/art --log-l Timing --dev 1073741824",
+        "run synth --rounds 5 --tasks 7 --rounds=2 --tasks 40 --ke --out-dir=%s/art --log-l Timing --device-m "
+        "1073741824",
     };
     char *first = NULL;
     for (size_t i = 0; i < sizeof typed / sizeof typed[0]; i++) {
@@ -627,6 +628,62 @@ static void device_memory_refusal_is_named(void **state)
                      0);
 }
 
+/* --device-steps: every rank's simulated device gets the bound, and a
+ * run past it fails in the device's words. A vector run asks for 25
+ * steps, whatever its tile unit; the case has no count of its own to
+ * refuse by beforehand, so the bind runs and the device refuses. --dev,
+ * which named --device-memory alone, is now ambiguous. */
+static void device_steps_reach_the_device(void **state)
+{
+    (void)state;
+    char out[8192], args[400];
+    assert_int_equal(rs_run("", "run vector --device-steps 24 --ranks 2 --log-level off", out, sizeof out), 1);
+    /* both ranks' lines end so */
+    const char *tail = "): FAILED: round 1 failed: the device failed a copy or a run; device run: sim: the image asks "
+                       "for 25 steps (tasks, replayed nodes and kernel blocks), past the limit of 24 "
+                       "(hbg_sim_config.max_steps)\n";
+    const char *at = out;
+    for (int rank = 0; rank < 2; rank++, at++) {
+        at = strstr(at, tail);
+        assert_non_null(at);
+    }
+    assert_null(strstr(at, tail));
+    assert_non_null(strstr(out, "rank 0 (pid "));
+    assert_non_null(strstr(out, "rank 1 (pid "));
+    assert_int_equal(rs_run("", "run vector --device-steps 25 --ranks 2 --log-level off", out, sizeof out), 0);
+    assert_non_null(strstr(out, "rank 1 (pid "));
+    assert_null(strstr(out, "FAILED"));
+    /* the default bound and the largest one run it too */
+    assert_int_equal(rs_run("", "run vector --log-level off", out, sizeof out), 0);
+    assert_int_equal(rs_run("", "run vector --device-steps 4611686018427387904 --log-level off", out, sizeof out), 0);
+    static const char *const bad[] = {"0", "-1", "4611686018427387905", "18446744073709551616", "16M", " 5", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(args, sizeof args, "run vector --device-steps '%s'", bad[i]);
+        assert_int_equal(rs_run("", args, out, sizeof out), 2);
+        char want[300];
+        snprintf(want, sizeof want,
+                 "hbg run: --device-steps expects an integer from 1 to 2^62, got '%s' (see `hbg run --help`)\n",
+                 bad[i]);
+        assert_string_equal(out, want);
+    }
+    assert_int_equal(rs_run("", "run vector --dev 1", out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: unknown or incomplete option '--dev' (see `hbg run --help`)\n");
+    /* a condition of the run: stamped, as a number */
+    char log[300];
+    snprintf(log, sizeof log, "%s/devsteps.log", rs_dir);
+    snprintf(args, sizeof args, "run vector --device-s=0025 --mode numbers -o %s", log);
+    assert_int_equal(rs_run("", args, out, sizeof out), 0);
+    char *text = rs_slurp(log);
+    assert_non_null(strstr(text, " hbg run vector --device-steps 25 --mode numbers\n"));
+    free(text);
+    unlink(log);
+    assert_int_equal(rs_run("", "run --help", out, sizeof out), 0);
+    assert_non_null(strstr(out, "  --device-steps N      the simulated device's bound on one run's work: a run whose\n"
+                                "                        image asks for more than N steps (a task or replayed node\n"
+                                "                        each, a kernel's one a block) is refused; 1 to 2^62 (default\n"
+                                "                        16777216)"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -644,6 +701,7 @@ int main(void)
         cmocka_unit_test(stderr_log_is_stamped),
         cmocka_unit_test(killed_rank_is_named),
         cmocka_unit_test(device_memory_refusal_is_named),
+        cmocka_unit_test(device_steps_reach_the_device),
     };
     return cmocka_run_group_tests(tests, rs_dir_setup, rs_dir_teardown);
 }

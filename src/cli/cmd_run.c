@@ -188,7 +188,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     env.rank = rank, env.nranks = o->ranks, env.tile_unit = o->tile_unit, env.services = services;
 
     hbg_status st = hbg_log_open(logfd, o->level, &log);
-    hbg_sim_config sc = {.rank = rank, .nranks = o->ranks, .mem_limit = o->device_memory};
+    hbg_sim_config sc = {.rank = rank, .nranks = o->ranks, .mem_limit = o->device_memory, .max_steps = o->device_steps};
     if (!st)
         st = hbg_sim_open(&sc, &dev);
     if (!st) {

@@ -46,6 +46,10 @@ static void usage(FILE *f)
             "  --device-memory B     the simulated device's memory per rank: allocations past B\n"
             "                        bytes in all are refused (a suffix K, M or G: KiB, MiB, GiB;\n"
             "                        default: no limit)\n"
+            "  --device-steps N      the simulated device's bound on one run's work: a run whose\n"
+            "                        image asks for more than N steps (a task or replayed node\n"
+            "                        each, a kernel's one a block) is refused; 1 to 2^62 (default\n"
+            "                        16777216)\n"
             "  --peer-timeout S      bound on cross-rank waits, and on how long the other ranks\n"
             "                        may run on once one has failed, died or finished its rounds,\n"
             "                        in whole seconds, 1 to 86400 (default 30)\n"
@@ -95,6 +99,19 @@ static bool parse_bytes(const char *s, uint64_t *out)
 {
     uint64_t v;
     if (!hbg__byte_count(s, strlen(s), &v) || v == 0 || v > 1ull << 62)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* A decimal count from 1 to 2^62: the device's steps. No suffix: a K of
+ * steps would be a guess between 1000 and 1024. */
+static bool parse_count(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || !*s || *end || s[0] < '0' || s[0] > '9' || v == 0 || v > 1ull << 62)
         return false;
     *out = v;
     return true;
@@ -266,11 +283,11 @@ typedef struct explicit_opts {
  * as it was before getopt permuted it; 1 to go on, else parse's return
  * value. */
 enum { O_ROUNDS = 256, O_OUTDIR, O_RANKS, O_MODE, O_SKIPDEV, O_SKIPGOLD, O_KEEP, O_NOJOURNAL, O_LEVEL, O_TILE, O_LIST,
-       O_RECCAP, O_PEER, O_TLIMIT, O_DEVMEM, O_CASE };
+       O_RECCAP, O_PEER, O_TLIMIT, O_DEVMEM, O_DEVSTEPS, O_CASE };
 
 /* hbg run's long options, the cases' own after them (co), ended by a
  * zeroed entry. */
-#define OPTS_BASE 17
+#define OPTS_BASE 18
 #define OPTS_CAP (OPTS_BASE + CASE_OPTS_MAX + 1)
 static void options_table(struct option *opts, case_opts *co)
 {
@@ -290,6 +307,7 @@ static void options_table(struct option *opts, case_opts *co)
         {"peer-timeout", required_argument, NULL, O_PEER},
         {"time-limit", required_argument, NULL, O_TLIMIT},
         {"device-memory", required_argument, NULL, O_DEVMEM},
+        {"device-steps", required_argument, NULL, O_DEVSTEPS},
         {"list", no_argument, NULL, O_LIST},
         {"help", no_argument, NULL, 'h'},
     };
@@ -398,6 +416,10 @@ static int parse_options(int argc, char **argv, char **words, run_opts *o, expli
             if (!parse_bytes(optarg, &o->device_memory))
                 return fail_usage("--device-memory expects bytes from 1 to 2^62, with an optional suffix K, M or G "
                                   "(KiB, MiB, GiB), got '%s'", optarg);
+            break;
+        case O_DEVSTEPS:
+            if (!parse_count(optarg, &o->device_steps))
+                return fail_usage("--device-steps expects an integer from 1 to 2^62, got '%s'", optarg);
             break;
         case O_LIST: o->list = true; break;
         case 'h': usage(stdout); return 0;

@@ -25,6 +25,7 @@ typedef struct run_opts {
     uint32_t records_per_thread;
     uint32_t peer_timeout_s, time_limit_s;
     uint64_t device_memory;     /* the simulated device's memory, bytes (0: no limit) */
+    uint64_t device_steps;      /* its bound on one run's steps (0: HBG_SIM_MAX_STEPS) */
     hbg_case_env env;          /* the case's parameters */
     hbg_case_pools pools;      /* sized from them */
     char stamp_cmd[2048];
