@@ -89,6 +89,16 @@ typedef struct hbg_case {
      * refused instead of filling memory until the kernel kills a rank.
      * NULL: the case's needs are small. */
     hbg_status (*fits)(const hbg_case_env *env, const hbg_case_host *host, char *msg, size_t cap);
+    /* HBG_OK when a device run of a pass of env's parameters asks for at
+     * most max_steps steps, counted as the simulated device counts them
+     * (hbg_sim_config.max_steps: a task or replayed node each, a kernel's
+     * one a block); else HBG_E_INVAL with a one-line reason giving both
+     * figures and what to lower. Checked before any rank starts when the
+     * device runs: the device itself refuses such a run only once every
+     * rank has set up and bound its first pass. NULL: the count does not
+     * follow from parameters (qwen, dsv4 and vector ask for under 20,000
+     * steps whatever their tile unit and ranks). */
+    hbg_status (*steps)(const hbg_case_env *env, uint64_t max_steps, char *msg, size_t cap);
 } hbg_case;
 
 /* The golden computed, compared with the outputs and freed: a check of

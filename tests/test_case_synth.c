@@ -296,6 +296,134 @@ static void test_caps(void **state)
     hbg_kernel_table_destroy(kt);
 }
 
+/* One pass of N outer tasks and R replays of M nodes on a sim bounded at
+ * `limit` steps: its status, and the pass's error in rep. */
+static hbg_status run_bounded(uint32_t N, uint32_t M, uint32_t R, uint32_t bound, uint64_t limit, hbg_pass_report *rep)
+{
+    hbg_case_env env = env_of(N, M, R, 3, 2);
+    env.param[SYN_P_BOUND] = bound;
+    hbg_case_pools pools;
+    char msg[256] = "";
+    assert_int_equal(hbg_case_pools_for(&hbg_case_synth, &env, &pools, msg, sizeof msg), HBG_OK);
+    hbg_kernel_table *kt;
+    hbg_device *dev;
+    hbg_runtime *rt;
+    hbg_program prog;
+    void *state;
+    hbg_sim_config sc = {.rank = 0, .nranks = 1, .max_steps = limit};
+    assert_int_equal(hbg_sim_open(&sc, &dev), HBG_OK);
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &state), HBG_OK);
+    hbg_runtime_config rc = {
+        .device = dev, .kernels = kt, .heap_bytes = pools.heap_bytes, .task_window = pools.task_window, .nranks = 1};
+    assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
+    hbg_status st = hbg_runtime_run(rt, &prog, false, rep);
+    hbg_runtime_destroy(rt);
+    hbg_case_synth.teardown(state);
+    hbg_kernel_table_destroy(kt);
+    hbg_device_close(dev);
+    return st;
+}
+
+/* The steps synth counts are the steps the sim counts: a device bounded
+ * at exactly that many runs the pass, one bounded a step lower refuses it
+ * with that count in its words; syn_check_steps draws the line at the
+ * same place. N + A + R + R x M: the outer tasks and allocations, the
+ * REPLAY tasks, the replayed nodes (one block each). */
+static void check_steps(uint32_t N, uint32_t M, uint32_t R, uint32_t bound, uint64_t want)
+{
+    hbg_case_env env = env_of(N, M, R, 3, 2);
+    env.param[SYN_P_BOUND] = bound;
+    syn_params p = syn_params_of(&env);
+    syn_counts n;
+    char msg[400], err[300];
+    assert_int_equal(syn_count(&p, &n, msg, sizeof msg), HBG_OK);
+    assert_int_equal(n.device_steps, want);
+    assert_int_equal(syn_check_steps(&p, want, msg, sizeof msg), HBG_OK);
+    assert_int_equal(hbg_case_synth.steps(&env, want, msg, sizeof msg), HBG_OK);
+    assert_int_equal(syn_check_steps(&p, want - 1, msg, sizeof msg), HBG_E_INVAL);
+    assert_int_equal(hbg_case_synth.steps(&env, want - 1, msg, sizeof msg), HBG_E_INVAL);
+    hbg_pass_report rep;
+    assert_int_equal(run_bounded(N, M, R, bound, want, &rep), HBG_OK);
+    assert_true(rep.device_ran);
+    assert_int_equal(run_bounded(N, M, R, bound, want - 1, &rep), HBG_E_DEVICE);
+    snprintf(err, sizeof err,
+             "device run: sim: the image asks for %llu steps (tasks, replayed nodes and kernel blocks), past the "
+             "limit of %llu (hbg_sim_config.max_steps)",
+             (unsigned long long)want, (unsigned long long)(want - 1));
+    assert_string_equal(rep.error, err);
+}
+
+static void test_device_steps(void **state)
+{
+    (void)state;
+    check_steps(300, 5, 7, 0, 300 + 1 + 7 + 7 * 5);
+    check_steps(300, 5, 7, 1, 300 + 1 + 7 + 7 * 5);
+    check_steps(1, 1, 0, 0, 1 + 1);
+    check_steps(5000, 3, 2, 0, 5000 + 2 + 2 + 2 * 3); /* 40 buffers: two allocations */
+    check_steps(129, 4096, 2, 0, 129 + 1 + 2 + 2 * 4096);
+    /* the default bound, 2^24, exactly: 4095 replays of 4096 steps and
+     * 4096 more; a task more is a step past it */
+    hbg_case_env env = env_of(4095, 4095, 4095, 8, 2);
+    syn_params p = syn_params_of(&env);
+    char msg[400];
+    assert_int_equal(syn_check_steps(&p, HBG_SIM_MAX_STEPS, msg, sizeof msg), HBG_OK);
+    p.tasks = 4096;
+    assert_int_equal(syn_check_steps(&p, HBG_SIM_MAX_STEPS, msg, sizeof msg), HBG_E_INVAL);
+    assert_string_equal(msg, "a device run asks for 16777217 steps a pass (4096 outer + 1 allocations + 4095 replays "
+                             "x (1 + 4095 nodes)), past the device's limit of 16777216 (--device-steps); lower "
+                             "--replays, --graph-nodes or --tasks, raise --device-steps, or leave out the device run "
+                             "(--skip-device-run)");
+    /* a parameter past its cap is refused as the pools refuse it */
+    p.tasks = 2097152, p.replays = 0;
+    assert_int_equal(syn_check_steps(&p, HBG_SIM_MAX_STEPS, msg, sizeof msg), HBG_E_INVAL);
+    assert_string_equal(msg, "2097664 tasks per pass (2097152 outer + 0 replays + 512 allocations) is past the cap "
+                             "of 2097152 (the task window); lower --tasks or --replays");
+}
+
+/* `hbg run` refuses a run the device would refuse for its steps before
+ * any rank starts (exit 2, one line, no log), at the default bound and at
+ * --device-steps; without the device run nothing is refused. */
+static void test_cli_steps(void **state)
+{
+    (void)state;
+    static char out[1 << 14];
+    char args[512];
+    char dir[] = "/tmp/hbg-synth-steps-XXXXXX", log[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(log, sizeof log, "%s/run.log", dir);
+    snprintf(args, sizeof args, "run synth --replays 10000 --graph-nodes 4096 --rounds 1 -o %s", log);
+    assert_int_equal(rs_run("", args, out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: synth: a device run asks for 40971001 steps a pass (1000 outer + 1 "
+                             "allocations + 10000 replays x (1 + 4096 nodes)), past the device's limit of 16777216 "
+                             "(--device-steps); lower --replays, --graph-nodes or --tasks, raise --device-steps, or "
+                             "leave out the device run (--skip-device-run)\n");
+    assert_int_equal(access(log, F_OK), -1);
+    assert_int_equal(rs_run("", "run synth --tasks 4096 --graph-nodes 4095 --replays 4095", out, sizeof out), 2);
+    assert_non_null(strstr(out, "hbg run: synth: a device run asks for 16777217 steps a pass (4096 outer + "));
+    static const char *const small = "run synth --tasks 300 --graph-nodes 5 --replays 7 --log-level off";
+    snprintf(args, sizeof args, "%s --device-steps 343 --rounds 2", small);
+    assert_int_equal(rs_run("", args, out, sizeof out), 0);
+    assert_non_null(strstr(out, "golden passed"));
+    snprintf(args, sizeof args, "%s --device-steps 342", small);
+    assert_int_equal(rs_run("", args, out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: synth: a device run asks for 343 steps a pass (300 outer + 1 allocations + 7 "
+                             "replays x (1 + 5 nodes)), past the device's limit of 342 (--device-steps); lower "
+                             "--replays, --graph-nodes or --tasks, raise --device-steps, or leave out the device run "
+                             "(--skip-device-run)\n");
+    /* before the memory check: the one a raised bound does not answer */
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=1", args, out, sizeof out), 2);
+    assert_non_null(strstr(out, "hbg run: synth: a device run asks for 343 steps a pass "));
+    /* no device run, nothing to refuse: the option, the mode, the switch */
+    snprintf(args, sizeof args, "%s --device-steps 342 --skip-device-run", small);
+    assert_int_equal(rs_run("", args, out, sizeof out), 0);
+    snprintf(args, sizeof args, "%s --device-steps 342 --mode numbers", small);
+    assert_int_equal(rs_run("", args, out, sizeof out), 0);
+    snprintf(args, sizeof args, "%s --device-steps 342", small);
+    assert_int_equal(rs_run("HBG_SKIP_DEVICE_RUN=1", args, out, sizeof out), 0);
+    assert_int_equal(rmdir(dir), 0); /* empty: nothing was written */
+}
+
 /* The memory estimate, exactly as its terms add up (synth.c has what each
  * stands for), and each part present only when it runs. */
 static void test_memory_estimate(void **state)
@@ -695,6 +823,8 @@ int main(void)
         cmocka_unit_test(test_overlapping_views),
         cmocka_unit_test(test_device_golden),
         cmocka_unit_test(test_caps),
+        cmocka_unit_test(test_device_steps),
+        cmocka_unit_test(test_cli_steps),
         cmocka_unit_test(test_cli),
         cmocka_unit_test(test_memory_estimate),
         cmocka_unit_test(test_memory_estimate_covers_runs),

@@ -72,6 +72,7 @@ hbg_status syn_count(const syn_params *p, syn_counts *n, char *msg, size_t cap)
     calls = calls > floor ? calls : floor;
     n->journal_calls = (uint32_t)(calls < HBG_MAX_JOURNAL_CALLS ? calls : HBG_MAX_JOURNAL_CALLS);
     n->eager_window = (uint64_t)p->tasks + n->allocs + (uint64_t)p->replays * p->nodes;
+    n->device_steps = window + (uint64_t)p->replays * p->nodes;
     /* Each buffer is 2 KB; each replay carves M-1 temporaries of one
      * 64-byte-aligned row; 1 MB to spare. */
     uint64_t per_replay = ALIGN64((uint64_t)(p->nodes - 1) * 64u);
@@ -158,6 +159,26 @@ hbg_status syn_check_fits(const syn_params *p, const hbg_case_host *h, char *msg
              : m.device ? ", or leave out the device run (--skip-device-run)"
                         : "");
     return HBG_E_NOMEM;
+}
+
+hbg_status syn_check_steps(const syn_params *p, uint64_t max_steps, char *msg, size_t cap)
+{
+    syn_counts n;
+    hbg_status st = syn_count(p, &n, msg, cap);
+    if (st || n.device_steps <= max_steps)
+        return st;
+    snprintf(msg, cap,
+             "a device run asks for %" PRIu64 " steps a pass (%u outer + %u allocations + %u replays x (1 + %u "
+             "nodes)), past the device's limit of %" PRIu64 " (--device-steps); lower --replays, --graph-nodes or "
+             "--tasks, raise --device-steps, or leave out the device run (--skip-device-run)",
+             n.device_steps, p->tasks, n.allocs, p->replays, p->nodes, max_steps);
+    return HBG_E_INVAL;
+}
+
+static hbg_status syn_steps(const hbg_case_env *env, uint64_t max_steps, char *msg, size_t cap)
+{
+    syn_params p = syn_params_of(env);
+    return syn_check_steps(&p, max_steps, msg, cap);
 }
 
 static hbg_status syn_fits(const hbg_case_env *env, const hbg_case_host *h, char *msg, size_t cap)
@@ -325,4 +346,5 @@ const hbg_case hbg_case_synth = {
     .params = params,
     .pools = syn_pools,
     .fits = syn_fits,
+    .steps = syn_steps,
 };

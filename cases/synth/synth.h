@@ -45,6 +45,10 @@ typedef struct syn_counts {
                                  replays x nodes */
     uint64_t heap_bytes;      /* GM heap a pass carves, with room to spare */
     uint32_t journal_calls;   /* tensor-map calls a pass makes, at most */
+    uint64_t device_steps;    /* the steps a device run of a pass asks for, as
+                                 the sim counts them: one a task of the window
+                                 (every kernel task has one block) and one a
+                                 replayed node, window + replays x nodes */
 } syn_counts;
 
 typedef struct syn_state {
@@ -90,6 +94,9 @@ syn_memory syn_host_bytes(const syn_params *p, const syn_counts *n, bool device,
 /* HBG_OK when their sum fits in what h says a run may use; else
  * HBG_E_NOMEM and a one-line reason (or syn_count's refusal). */
 hbg_status syn_check_fits(const syn_params *p, const hbg_case_host *h, char *msg, size_t cap);
+/* HBG_OK when a device run of a pass asks for at most max_steps steps;
+ * else HBG_E_INVAL and a one-line reason (or syn_count's refusal). */
+hbg_status syn_check_steps(const syn_params *p, uint64_t max_steps, char *msg, size_t cap);
 
 hbg_status syn_orchestrate(hbg_orch *o, void *ctx);
 /* How many tensor arguments outer task i takes. */

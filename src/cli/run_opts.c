@@ -8,6 +8,7 @@
 #include "cli/case_opts.h"
 #include "tools/diag.h"
 #include "cli/run_opts.h"
+#include "hbg/device.h"
 #include "hostmem.h"
 #include "trace/level.h"
 #include "util/bytecount.h"
@@ -49,7 +50,8 @@ static void usage(FILE *f)
             "  --device-steps N      the simulated device's bound on one run's work: a run whose\n"
             "                        image asks for more than N steps (a task or replayed node\n"
             "                        each, a kernel's one a block) is refused; 1 to 2^62 (default\n"
-            "                        16777216)\n"
+            "                        16777216). A case that knows its count (synth) is refused\n"
+            "                        before any rank starts.\n"
             "  --peer-timeout S      bound on cross-rank waits, and on how long the other ranks\n"
             "                        may run on once one has failed, died or finished its rounds,\n"
             "                        in whole seconds, 1 to 86400 (default 30)\n"
@@ -470,6 +472,23 @@ static int apply_switches(run_opts *o, const explicit_opts *x)
     return 1;
 }
 
+/* A case that knows the steps its device run asks for is refused, before
+ * any rank starts, when they are past the device's bound: the device
+ * refuses such a run too, but only once every rank has set up and bound
+ * its first pass. 1, or 2 after saying why. */
+static int check_steps(const run_opts *o)
+{
+    if (o->skip_device || !o->c->steps)
+        return 1;
+    hbg_case_env env = o->env;
+    env.nranks = o->ranks, env.tile_unit = o->tile_unit;
+    char msg[400];
+    if (o->c->steps(&env, o->device_steps ? o->device_steps : HBG_SIM_MAX_STEPS, msg, sizeof msg) == HBG_OK)
+        return 1;
+    fprintf(stderr, "hbg run: %s: %s\n", o->c->name, msg);
+    return 2;
+}
+
 /* A case that knows what its parameters need is refused, before any
  * rank starts, when the run may use less: otherwise its set-up or its
  * passes fill memory until the kernel kills a rank. HBG_HOST_MEMORY
@@ -575,5 +594,7 @@ int run_opts_parse(int argc, char **argv, run_opts *o)
     if (check_case_fit(o) || case_opts_apply(&x.co, o->c, &o->env, &o->pools, stderr))
         return 2;
     rc = apply_switches(o, &x);
+    if (rc == 1)
+        rc = check_steps(o);
     return rc == 1 ? check_memory(o) : rc;
 }
