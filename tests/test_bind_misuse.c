@@ -91,6 +91,7 @@ typedef struct nested {
     rig *r;
     hbg_status inner;
     hbg_pass_report rep;
+    char why[HBG_PASS_ERROR_MAX];
 } nested;
 
 static hbg_status add_100(hbg_orch *o, void *ctx)
@@ -105,11 +106,17 @@ static hbg_status run_inside(hbg_orch *o, void *ctx)
     hbg_status st = add(o, hbg_orch_arg(o, 0), 1);
     memset(&n->rep, 0xa5, sizeof n->rep);
     n->inner = run(n->r, add_100, NULL, &n->rep);
+    snprintf(n->why, sizeof n->why, "%s", hbg_runtime_last_error());
     return st ? st : add(o, hbg_orch_arg(o, 0), 10);
 }
 
-/* HBG_E_STATE, the report it was given untouched, and the outer pass
- * ships its own two tasks (x + 11), not the inner program's. */
+#define BUSY                                                                                                           \
+    "the runtime is in use: a pass of it is under way (called from its orchestration, a Graph body or a kernel of "    \
+    "its device run, or from another thread), or hbg_runtime_set_breakdown on another thread"
+
+/* HBG_E_STATE, the report it was given untouched, its words in
+ * hbg_runtime_last_error (they were nowhere), and the outer pass ships
+ * its own two tasks (x + 11), not the inner program's. */
 static void a_run_inside_a_pass_is_refused(void **state)
 {
     (void)state;
@@ -122,9 +129,50 @@ static void a_run_inside_a_pass_is_refused(void **state)
     unsigned char untouched[sizeof n.rep];
     memset(untouched, 0xa5, sizeof untouched);
     assert_memory_equal(&n.rep, untouched, sizeof untouched);
+    assert_string_equal(n.why, BUSY);
     assert_int_equal(rep.tasks, 2);
     for (int i = 0; i < N; i++)
         assert_int_equal(r.x[i], 11);
+    rig_close(&r);
+}
+
+/* The breakdown switch turned from inside a pass: refused, with words. */
+static hbg_status switch_inside(hbg_orch *o, void *ctx)
+{
+    nested *n = ctx;
+    n->inner = hbg_runtime_set_breakdown(n->r->rt, true);
+    snprintf(n->why, sizeof n->why, "%s", hbg_runtime_last_error());
+    return add(o, hbg_orch_arg(o, 0), 1);
+}
+
+/* Every refusal that has no report to write says why in
+ * hbg_runtime_last_error (a NULL runtime or report, or a switch turned
+ * during a pass, left no words anywhere); a run that reaches its report
+ * writes that instead, and leaves the last words as they were. */
+static void refusals_without_a_report_are_named(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    hbg_program p = {.name = "misuse", .orch = add_one, .nargs = 1, .args = &r.arg};
+    hbg_pass_report rep;
+    assert_int_equal(hbg_runtime_run(NULL, &p, false, &rep), HBG_E_INVAL);
+    assert_string_equal(hbg_runtime_last_error(), "no runtime (rt is NULL)");
+    assert_int_equal(hbg_runtime_run(r.rt, &p, false, NULL), HBG_E_INVAL);
+    assert_string_equal(hbg_runtime_last_error(), "no report (rep is NULL)");
+    assert_int_equal(hbg_runtime_run(r.rt, NULL, false, &rep), HBG_E_INVAL);
+    assert_string_equal(rep.error, "no program (hbg_program is NULL)");
+    assert_string_equal(hbg_runtime_last_error(), "no report (rep is NULL)");
+    assert_int_equal(hbg_runtime_set_breakdown(NULL, true), HBG_E_INVAL);
+    assert_string_equal(hbg_runtime_last_error(), "no runtime (rt is NULL)");
+    nested n = {.r = &r};
+    assert_int_equal(run(&r, switch_inside, &n, &rep), HBG_OK);
+    assert_int_equal(n.inner, HBG_E_STATE);
+    assert_string_equal(n.why, BUSY);
+    assert_int_equal(r.x[0], 1);
+    /* a success clears nothing */
+    assert_int_equal(hbg_runtime_set_breakdown(r.rt, false), HBG_OK);
+    assert_string_equal(hbg_runtime_last_error(), BUSY);
     rig_close(&r);
 }
 
@@ -751,6 +799,7 @@ static struct {
     rig *r;
     hbg_status st[2];
     int calls;
+    char why[HBG_PASS_ERROR_MAX]; /* the kernel's thread's words */
 } nest;
 
 static int k_nested(const hbg_kernel_args *a)
@@ -760,6 +809,7 @@ static int k_nested(const hbg_kernel_args *a)
     hbg_pass_report rep;
     for (int skip = 0; skip < 2; skip++)
         nest.st[skip] = hbg_runtime_run(nest.r->rt, &p, skip, &rep);
+    snprintf(nest.why, sizeof nest.why, "%s", hbg_runtime_last_error());
     nest.calls++;
     return 0;
 }
@@ -785,6 +835,7 @@ static void a_run_from_a_kernel_is_refused(void **state)
     assert_int_equal(nest.calls, 1);
     assert_int_equal(nest.st[0], HBG_E_STATE);
     assert_int_equal(nest.st[1], HBG_E_STATE);
+    assert_string_equal(nest.why, BUSY);
     assert_int_equal(r.x[0], 5);
     /* the runtime is free again once the call returns */
     assert_int_equal(run(&r, add_one, NULL, &rep), HBG_OK);
@@ -1300,6 +1351,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_run_inside_a_pass_is_refused),
+        cmocka_unit_test(refusals_without_a_report_are_named),
         cmocka_unit_test(a_body_keeps_out_of_its_callers_scopes),
         cmocka_unit_test(a_status_that_is_none_is_named),
         cmocka_unit_test(an_eager_run_that_failed_runs_no_body_kernel),

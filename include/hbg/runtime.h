@@ -198,7 +198,10 @@ void hbg_runtime_destroy(hbg_runtime *rt);
  * meets hbg_runtime_set_breakdown under way on another thread, which
  * claims the runtime as a pass does (a runtime is one thread's at a
  * time: a program that turns the switch from a second thread orders
- * that call before the run itself). A per-op records file
+ * that call before the run itself). Those refusals, and HBG_E_INVAL for
+ * a NULL runtime or report, have no report to write: their words are in
+ * hbg_runtime_last_error(); every other failure's are in rep->error
+ * (a NULL program's too). A per-op records file
  * (records_fd) that cannot be written fails the call with HBG_E_IO after
  * the pass was bound and run as usual (rep->device_ran says so). */
 hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep);
@@ -211,7 +214,7 @@ hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_devi
  * for a sample, not for every operation. HBG_E_INVAL for a NULL runtime,
  * HBG_E_STATE while a pass of this runtime is under way (called from its
  * orchestration, a kernel of its device run, or another thread), as
- * hbg_runtime_run is. */
+ * hbg_runtime_run is; hbg_runtime_last_error() says which. */
 hbg_status hbg_runtime_set_breakdown(hbg_runtime *rt, bool on);
 
 /* Runs p's orchestration eagerly on host memory, in program order: every
@@ -235,15 +238,23 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
  * hbg_runtime_run checks them. */
 const char *hbg_eager_last_error(void);
 
-/* Why this thread's last failed hbg_runtime_create failed, in one line
- * ("task_window 16777217 is past the limit of 16777216
- * (HBG_MAX_TASK_WINDOW)"); not cleared by a success, valid until the next
- * hbg_runtime_create on the thread. Kept per thread, as
+/* Why this thread's last refused runtime call failed, in one line, for
+ * the calls that fail with no report to write into: a failed
+ * hbg_runtime_create ("task_window 16777217 is past the limit of 16777216
+ * (HBG_MAX_TASK_WINDOW)"), a failed hbg_runtime_set_breakdown, and an
+ * hbg_runtime_run refused before its pass (a NULL runtime or report,
+ * HBG_E_STATE: "the runtime is in use: ..."). A run that gets as far as
+ * its report (a NULL program, a failed pass) writes rep->error instead,
+ * and leaves this alone. Not cleared by a success; valid until the next
+ * of those calls that fails on the thread (a run refused from a kernel
+ * sets the kernel's core thread's). Formatted only when a call is
+ * refused: a pass pays nothing for it. Kept per thread, as
  * hbg_bound_last_error and hbg_eager_last_error keep theirs, because a
  * create that fails has no object to hold its words (*out is NULL, as
- * every create leaves it), and the config is the caller's, const, and
- * laid out for callers built against it: a message buffer added to it
- * would change its size. */
+ * every create leaves it), a refused run may not write the report it
+ * was given (from inside a pass it may be the running pass's), and the
+ * config is the caller's, const, and laid out for callers built against
+ * it: a message buffer added to it would change its size. */
 const char *hbg_runtime_last_error(void);
 
 /* The orchestrator (for Definition info after a pass). */

@@ -26,7 +26,8 @@
 static _Atomic uint64_t g_inv;
 
 /* Why this thread's last failed runtime call failed (hbg_runtime_last_error):
- * a create that fails has no object to keep its words in. */
+ * a create that fails has no object to keep its words in, nor a run or a
+ * breakdown switch refused before it has a report to write. */
 static _Thread_local char last_error[HBG_PASS_ERROR_MAX];
 
 const char *hbg_runtime_last_error(void)
@@ -68,6 +69,15 @@ static hbg_status check_config(const hbg_runtime_config *cfg)
         return fail(HBG_E_INVAL, "journal_calls %u is past the limit of %u (HBG_MAX_JOURNAL_CALLS)", cfg->journal_calls,
                     HBG_MAX_JOURNAL_CALLS);
     return HBG_OK;
+}
+
+/* Why a runtime that is claimed (rt->running) refuses a call: the claim
+ * does not say whose it is, so the words name every holder it can be. */
+static hbg_status busy(void)
+{
+    return fail(HBG_E_STATE, "the runtime is in use: a pass of it is under way (called from its orchestration, a "
+                             "Graph body or a kernel of its device run, or from another thread), or "
+                             "hbg_runtime_set_breakdown on another thread");
 }
 
 hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
@@ -124,13 +134,13 @@ hbg_status hbg_runtime_create(const hbg_runtime_config *cfg, hbg_runtime **out)
 hbg_status hbg_runtime_set_breakdown(hbg_runtime *rt, bool on)
 {
     if (!rt)
-        return HBG_E_INVAL;
+        return fail(HBG_E_INVAL, "no runtime (rt is NULL)");
     /* Claimed as a pass claims it: from the pass's own orchestration, or
      * from another thread while one runs, the switch would change under
      * the pass (the runtime is one thread's at a time, but a plain flag
      * read here raced with a pass starting on another thread). */
     if (atomic_exchange(&rt->running, true))
-        return HBG_E_STATE;
+        return busy();
     rt->cfg.breakdown = on;
     hbg__orch_set_timing(rt->orch, on, rt->cfg.records);
     atomic_store(&rt->running, false);
@@ -223,16 +233,19 @@ static void warn_fallbacks(const hbg_runtime *rt, const hbg_program *p, const hb
 
 hbg_status hbg_runtime_run(hbg_runtime *rt, const hbg_program *p, bool skip_device, hbg_pass_report *rep)
 {
-    if (!rt || !rep)
-        return HBG_E_INVAL;
+    if (!rt)
+        return fail(HBG_E_INVAL, "no runtime (rt is NULL)");
+    if (!rep)
+        return fail(HBG_E_INVAL, "no report (rep is NULL)");
     /* From inside a run of this runtime: its orchestration function, a
      * Graph body, or a kernel of its device run (on a core's thread). A
      * pass started now would reset the one running (its image, its
      * arguments, its arena) under it; from a kernel it would also wait
      * for a device run that waits for the kernel. The caller's report is
-     * left alone: it may be the outer pass's. */
+     * left alone: it may be the outer pass's, so the words go to
+     * hbg_runtime_last_error (formatted only now, on a refusal). */
     if (atomic_exchange(&rt->running, true))
-        return HBG_E_STATE;
+        return busy();
     memset(rep, 0, sizeof *rep);
     if (!p) {
         rep->failed_segment = HBG_PH_NONE;
