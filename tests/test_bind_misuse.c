@@ -652,6 +652,41 @@ static void an_invalid_task_tensor_is_named(void **state)
                  "returns for bad arguments");
 }
 
+/* A view whose byte range ends past 2^64: a huge offset, an INT64_MAX
+ * stride, and the same as an allocating argument. Named as such (it read
+ * "no byte range (...; an empty or negative-stride view?)", which it is
+ * neither); an empty view keeps those words. */
+static int wide_case;
+
+static hbg_status wide_arg(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_tensor t = *hbg_orch_arg(o, 0);
+    if (wide_case == 0)
+        t.offset = (uint64_t)1 << 62;
+    if (wide_case == 1 || wide_case == 2)
+        t.shape[0] = 2, t.strides[0] = INT64_MAX;
+    if (wide_case == 2)
+        t.addr = 0, t.offset = 0;
+    if (wide_case == 3)
+        t.shape[0] = 0;
+    hbg_arg a = {&t, wide_case == 2 ? HBG_OUT_ALLOC : HBG_IN};
+    hbg_task tk = {.kernel_aic = K_ADD, .ntensors = 1, .args = &a};
+    return hbg_submit_task(o, &tk, NULL);
+}
+
+static void a_view_past_64_bits_is_named(void **state)
+{
+    (void)state;
+    static const char *const why = "task 0 arg 0: the view's byte range is past 64 bits (dtype 6, 1 dims: its offset, "
+                                   "shape and strides reach beyond byte 2^64)";
+    for (wide_case = 0; wide_case < 3; wide_case++)
+        refused_both(wide_arg, HBG_E_INVAL, why);
+    wide_case = 3;
+    refused_both(wide_arg, HBG_E_INVAL,
+                 "task 0 arg 0: the view has no byte range (dtype 6, 1 dims; an empty or negative-stride view?)");
+}
+
 /* A caller tensor's name is the program's text, quoted in the report: a
  * long one is cut at a whole character and its controls read '?', so
  * the error stays one line of text (a name of "é"s was cut inside one,
@@ -1377,6 +1412,7 @@ int main(void)
         cmocka_unit_test(bad_caller_tensors_are_named),
         cmocka_unit_test(a_caller_tensor_name_is_quoted_whole),
         cmocka_unit_test(an_invalid_task_tensor_is_named),
+        cmocka_unit_test(a_view_past_64_bits_is_named),
         cmocka_unit_test(a_kernel_name_is_quoted_on_one_line),
         cmocka_unit_test(small_misuses_are_named),
     };

@@ -336,7 +336,7 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
             g->dir = a->dir;
             if (a->dir == HBG_OUT_ALLOC) {
                 if (!hbg__byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
-                    hbg__why(o, HBG_WHY_BAD_VIEW, (int32_t)i, a->t->dtype, a->t->ndim, 0);
+                    hbg__why_bad_view(o, (int32_t)i, a->t);
                     st = HBG_E_INVAL;
                     break;
                 }

@@ -123,6 +123,13 @@ static void reason(msgbuf *m, const hbg__fault *f)
                    "bad arguments");
             break;
         }
+        if (n[2]) {
+            put(m,
+                "the view's byte range is past 64 bits (dtype %lld, %lld dims: its offset, shape and strides "
+                "reach beyond byte 2^64)",
+                (long long)n[0], (long long)n[1]);
+            break;
+        }
         put(m, "the view has no byte range (dtype %lld, %lld dims; an empty or negative-stride view?)",
             (long long)n[0], (long long)n[1]);
         break;

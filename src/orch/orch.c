@@ -313,6 +313,16 @@ hbg_status hbg__orch_task_writes(hbg_orch *o, uint32_t task, const hbg_tensor *t
     return hbg__tmap_write(&o->map, t, lo, hi, dense, task, dir == HBG_INOUT || dir == HBG_OUT);
 }
 
+void hbg__why_bad_view(hbg_orch *o, int32_t arg, const hbg_tensor *t)
+{
+    /* A valid dtype and rank, no empty dimension and no negative stride:
+     * what hbg__byte_range refused is then the range's end. */
+    bool past64 = t->ndim <= HBG_MAX_DIMS && hbg__dtype_size(t->dtype);
+    for (unsigned i = 0; past64 && i < t->ndim; i++)
+        past64 = t->shape[i] && t->strides[i] >= 0;
+    hbg__why(o, HBG_WHY_BAD_VIEW, arg, t->dtype, t->ndim, past64);
+}
+
 void hbg__why_map_full(hbg_orch *o, const hbg__tmap *m, uint32_t n)
 {
     uint64_t size;
@@ -395,7 +405,7 @@ hbg_status hbg__orch_check_view(hbg_orch *o, const hbg_tensor *t, int32_t i, hbg
     if (st)
         return st;
     if (!hbg__byte_range(t, &r->lo, &r->hi)) {
-        hbg__why(o, HBG_WHY_BAD_VIEW, i, t->dtype, t->ndim, 0);
+        hbg__why_bad_view(o, i, t);
         return HBG_E_INVAL;
     }
     if (r->hi > t->nbytes) {
@@ -479,7 +489,7 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
                 return HBG_E_INVAL;
             }
             if (!hbg__byte_range(p->t, &pr->lo, &pr->hi)) {
-                hbg__why(o, HBG_WHY_BAD_VIEW, -1, p->t->dtype, p->t->ndim, 0);
+                hbg__why_bad_view(o, -1, p->t);
                 return HBG_E_INVAL;
             }
             hbg_status st = outside_its_body(o, p->t, -1);
@@ -569,7 +579,7 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, const hbg_b
             if (a->dir == HBG_OUT_ALLOC) {
                 uint64_t addr;
                 if (!hbg__byte_range(a->t, &rng[i].lo, &rng[i].hi)) {
-                    hbg__why(o, HBG_WHY_BAD_VIEW, (int32_t)i, a->t->dtype, a->t->ndim, 0);
+                    hbg__why_bad_view(o, (int32_t)i, a->t);
                     st = HBG_E_INVAL;
                     break;
                 }
@@ -696,7 +706,7 @@ hbg_status hbg__orch_check_alloc(hbg_orch *o, const hbg_tensor *t, int32_t i, ui
         return HBG_E_INVAL;
     }
     if (!hbg__byte_range(t, lo, hi)) {
-        hbg__why(o, HBG_WHY_BAD_VIEW, i, t->dtype, t->ndim, 0);
+        hbg__why_bad_view(o, i, t);
         return HBG_E_INVAL;
     }
     if (t->addr) {

@@ -341,6 +341,12 @@ static inline void hbg__why(hbg_orch *o, hbg__why_code why, int32_t arg, int64_t
     o->why.n[0] = n0, o->why.n[1] = n1, o->why.n[2] = n2;
 }
 
+/* Notes a view hbg__byte_range refused (HBG_WHY_BAD_VIEW), n2 1 when the
+ * reason is a range past 64 bits, which the text names apart: told on
+ * the failure path, from the tensor, which is gone by the time the text
+ * is formatted. */
+void hbg__why_bad_view(hbg_orch *o, int32_t arg, const hbg_tensor *t);
+
 /* Notes which part of map `m` refused n writes (HBG_WHY_POOL). */
 void hbg__why_map_full(hbg_orch *o, const hbg__tmap *m, uint32_t n);
 
