@@ -194,44 +194,6 @@ static void test_json_warnings_and_varying(void **st)
     free(err);
 }
 
-/* The JSON's warnings are those stderr shows, its "N more warnings not
- * shown" among them: past a thousand they just stopped, and a script
- * reading the JSON alone took the list for all there was. */
-static void test_json_warnings_say_how_many_more(void **st)
-{
-    (void)st;
-    /* 1005 passes, all but the first three with dropped records: a
-     * warning each, 1002 in all */
-    size_t cap = 1005 * 400, n = 0;
-    char *text = malloc(cap);
-    assert_non_null(text);
-    for (int i = 1; i <= 1005; i++)
-        n += (size_t)snprintf(
-            text + n, cap - n,
-            "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=5 pid=1 inv=%d\n"
-            "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=2 pid=1 inv=%d\n"
-            "[mono_ns=1][T0x1][TIMING] f: [a.c:1] host-orch phase=submit_task total_ns=1 count=1 "
-            "detail_sum=1 dropped=%d pid=1 inv=%d\n",
-            i, i, i > 3, i);
-    char *path = ts_temp_file(text, n, ".log");
-    assert_non_null(path);
-    char *out, *err;
-    assert_int_equal(phases(path, "--format", "json", NULL, &out, &err), 0);
-    assert_true(ts_contains(err, "hbg phases: warning: 2 more warnings not shown\n"));
-    json_t *j = json_loads(out, 0, NULL);
-    assert_non_null(j);
-    json_t *w = json_object_get(j, "warnings");
-    assert_int_equal(json_array_size(w), 1001);
-    assert_string_equal(json_string_value(json_array_get(w, 1000)), "2 more warnings not shown");
-    assert_int_equal(json_integer_value(json_object_get(j, "used")), 2);
-    json_decref(j);
-    free(out);
-    free(err);
-    remove(path);
-    free(path);
-    free(text);
-}
-
 /* A log of npass passes of one rank, all but the first `whole` with
  * dropped records: a warning each, npass - whole in all. */
 static char *dropped_log(int npass, int whole)
@@ -251,6 +213,31 @@ static char *dropped_log(int npass, int whole)
     assert_non_null(path);
     free(text);
     return path;
+}
+
+/* The JSON's warnings are those stderr shows, its "N more warnings not
+ * shown" among them: past a thousand they just stopped, and a script
+ * reading the JSON alone took the list for all there was. */
+static void test_json_warnings_say_how_many_more(void **st)
+{
+    (void)st;
+    /* 1005 passes, all but the first three with dropped records: a
+     * warning each, 1002 in all */
+    char *path = dropped_log(1005, 3);
+    char *out, *err;
+    assert_int_equal(phases(path, "--format", "json", NULL, &out, &err), 0);
+    assert_true(ts_contains(err, "hbg phases: warning: 2 more warnings not shown\n"));
+    json_t *j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    json_t *w = json_object_get(j, "warnings");
+    assert_int_equal(json_array_size(w), 1001);
+    assert_string_equal(json_string_value(json_array_get(w, 1000)), "2 more warnings not shown");
+    assert_int_equal(json_integer_value(json_object_get(j, "used")), 2);
+    json_decref(j);
+    free(out);
+    free(err);
+    remove(path);
+    free(path);
 }
 
 /* Past the thousand shown, every command says how many more warnings
