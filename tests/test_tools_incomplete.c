@@ -303,6 +303,34 @@ static void only_hbg_runs_stamp_is_counted(void **st)
     free(p);
 }
 
+/* Ranks forked from one process share thread ids: a pass whose span
+ * (and so its pid) was lost is on a thread of two pids, and counts in no
+ * rank. It is still in the log: all 4 passes of 2 ranks are there, and
+ * the log is damaged (said apart), not cut short. */
+static void a_pass_of_no_one_pid_is_held(void **st)
+{
+    (void)st;
+#define PASS(pid, inv, orch, span)                                                                                     \
+    "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=" #orch "\n"                          \
+    "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=5\n" span
+#define SPAN(pid, inv, orch)                                                                                           \
+    "[mono_ns=1][T0x1][TIMING] e: [STRACE] v=1 pid=" #pid " tid=1 inv=" #inv " hid=ab depth=1 name=chip.run.bind "     \
+    "ts=1 dur=" #orch "\n"
+    char *p = temp_log("[stamp] 1a2b3c4 env HBG_BIND_BREAKDOWN=1 hbg run dsv4 --rounds 2 --ranks 2\n" PASS(
+        100, 1, 1000, SPAN(100, 1, 1000)) PASS(200, 1, 9000, "") PASS(100, 2, 100, SPAN(100, 2, 100))
+                           PASS(200, 2, 900, SPAN(200, 2, 900)));
+#undef PASS
+#undef SPAN
+    char *out, *err;
+    const char *a[] = {"phases", p, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(err, "has no pid (no chip.run.bind span)"));
+    assert_false(ts_contains(err, "incomplete"));
+    free(out), free(err);
+    remove(p);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +340,7 @@ int main(void)
         cmocka_unit_test(fit_json_names_it),
         cmocka_unit_test(compare_refuses_it_unless_allowed),
         cmocka_unit_test(only_hbg_runs_stamp_is_counted),
+        cmocka_unit_test(a_pass_of_no_one_pid_is_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1168,9 +1168,17 @@ static void check_rounds(ps_log *L)
         ranks = L->nrank;
     if (L->nrank > ranks)
         return; /* more ranks than the stamp asks for: not a run cut short */
-    uint64_t held = 0;
+    uint64_t held = 0, unowned = 0;
     for (size_t i = 0; i < L->nrank; i++)
         held += L->rank[i].npasses < rounds ? L->rank[i].npasses : rounds;
+    /* A pass whose pid was lost to damage, on a thread several ranks
+     * share, counts in no rank's npasses (its rank is a guess), but it is
+     * in the log: a damaged log is not a cut one. */
+    for (size_t i = 0; i < L->npass; i++)
+        unowned += (L->pass[i].defects & PS_D_NO_PID) != 0;
+    held += unowned;
+    if (held > rounds * ranks)
+        held = rounds * ranks;
     if (held >= rounds * ranks)
         return;
     L->incomplete_line = L->stamp_line;
