@@ -265,8 +265,8 @@ static void start_replay(sim *s, uint32_t t)
     const hbg__exec_image *im = s->im;
     uint32_t rp = im->tasks[t].replay;
     const hbg__exec_dag *g = &s->ddag[im->replays[rp].def];
-    s->stats.replays++;
     if (g->n == 0) {
+        s->stats.replays++;
         complete(s, (item){NO_INST, t});
         return;
     }
@@ -276,6 +276,7 @@ static void start_replay(sim *s, uint32_t t)
         fail(s, HBG_E_NOMEM);
         return;
     }
+    s->stats.replays++; /* one that started: not one memory refused */
     uint32_t xi = s->ninst++;
     inst *x = &s->insts[xi];
     *x = (inst){.task = t, .replay = rp, .nnodes = g->n, .dag = g, .pending = pending};
