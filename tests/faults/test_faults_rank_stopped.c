@@ -98,13 +98,16 @@ static pid_t first_child(pid_t parent)
 }
 
 /* Starts `hbg run` with args and returns rank 1's pid once the ranks
- * have run a few passes (four chip.run spans in the log). */
+ * have run a few passes (four chip.run spans in the log). The wait is a
+ * ceiling, not a delay: four minutes, since two ranks of qwen at tile
+ * unit 64 under AddressSanitizer on a loaded 2-core machine once took
+ * more than the minute it used to be. */
 static pid_t start_and_find_rank1(const char *const *args, const char *log, fs_child *c)
 {
     fs_spec spec = {.args = args};
     fs_start(&spec, c);
     struct timespec nap = {0, 20 * 1000 * 1000};
-    for (int i = 0; i < 3000 && count_in(log, "name=chip.run ") < 4; i++)
+    for (int i = 0; i < 12000 && count_in(log, "name=chip.run ") < 4; i++)
         nanosleep(&nap, NULL);
     assert_true(count_in(log, "name=chip.run ") >= 4);
     pid_t r1 = last_child(c->pid);
