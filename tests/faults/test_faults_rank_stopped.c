@@ -61,40 +61,24 @@ static void expect_stopped_log(const char *log, const char *how, const char *pas
     free(text);
 }
 
-/* The rank processes are the run's children: rank 1 is forked last. */
-static pid_t last_child(pid_t parent)
+/* The rank processes are the run's children, forked in rank order: the
+ * largest pid (last) is rank 1's, the smallest (!last) rank 0's; 0 when
+ * there is none. */
+static pid_t child_pid(pid_t parent, bool last)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)parent, (int)parent);
     char *list = ts_slurp(path, NULL);
-    pid_t last = 0;
+    pid_t got = 0;
     for (char *p = list, *end; p && *p; p = end) {
         long v = strtol(p, &end, 10);
         if (end == p)
             break;
-        if ((pid_t)v > last)
-            last = (pid_t)v;
+        if (got == 0 || (last ? (pid_t)v > got : (pid_t)v < got))
+            got = (pid_t)v;
     }
     free(list);
-    return last;
-}
-
-/* Rank 0's pid: the run's first child, forked first. */
-static pid_t first_child(pid_t parent)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)parent, (int)parent);
-    char *list = ts_slurp(path, NULL);
-    pid_t first = 0;
-    for (char *p = list, *end; p && *p; p = end) {
-        long v = strtol(p, &end, 10);
-        if (end == p)
-            break;
-        if (first == 0 || (pid_t)v < first)
-            first = (pid_t)v;
-    }
-    free(list);
-    return first;
+    return got;
 }
 
 /* Starts `hbg run` with args and returns rank 1's pid once the ranks
@@ -110,7 +94,7 @@ static pid_t start_and_find_rank1(const char *const *args, const char *log, fs_c
     for (int i = 0; i < 12000 && count_in(log, "name=chip.run ") < 4; i++)
         nanosleep(&nap, NULL);
     assert_true(count_in(log, "name=chip.run ") >= 4);
-    pid_t r1 = last_child(c->pid);
+    pid_t r1 = child_pid(c->pid, true);
     assert_true(r1 > 0);
     return r1;
 }
@@ -359,7 +343,7 @@ static void a_rank_stopped_after_the_finish_line_is_killed(void **state)
         char *out = NULL, *err = NULL;
         fs_child c;
         pid_t r1 = start_and_find_rank1(args, log, &c);
-        pid_t r0 = first_child(c.pid);
+        pid_t r0 = child_pid(c.pid, false);
         assert_true(r0 > 0 && r0 != r1);
         victim = r0; /* held first */
         stopped = stop_one_past_the_line(r0, r1);
@@ -475,7 +459,7 @@ static void ctrl_c_names_the_ranks_by_their_own_signal(void **state)
     for (int i = 0; i < 3000 && count_in(log, "name=chip.run ") < 4; i++)
         nanosleep(&nap, NULL);
     assert_true(count_in(log, "name=chip.run ") >= 4);
-    pid_t r1 = last_child(c.pid);
+    pid_t r1 = child_pid(c.pid, true);
     assert_true(r1 > 0);
     assert_int_equal(kill(-c.pid, SIGINT), 0);
     char *out = NULL, *err = NULL;
