@@ -552,6 +552,43 @@ static void test_host_tid_past_2_32(void **st)
     free(o), free(lp);
 }
 
+/* Slot lanes are numbered past the largest tid in use; with a thread of
+ * tid 2^64 - 1 whose runs overlap, that wrapped them onto 0 and 1, and the
+ * run of the real thread 0 was drawn on pipeline slot 1's lane (which took
+ * the thread's name). They begin the widest gap between the tids instead. */
+static void test_slot_lanes_after_the_last_tid(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=1][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=9 tid=0 inv=1 hid=aa depth=0 name=chip.run "
+        "ts=1000 dur=10\n"
+        "[mono_ns=2][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=9 tid=18446744073709551615 inv=2 hid=aa "
+        "depth=0 name=chip.run ts=2000 dur=1000\n"
+        "[mono_ns=3][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=9 tid=18446744073709551615 inv=3 hid=aa "
+        "depth=0 name=chip.run ts=2500 dur=1000\n";
+    char *lp = ts_temp_file(text, strlen(text), ".log");
+    char *o = ts_temp_file("", 0, ".json"), *out, *err;
+    const char *a[] = {"timeline", lp, "-o", o, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    char *t = ts_slurp(o, NULL);
+    assert_non_null(t);
+    json_t *j = json_loads(t, JSON_REJECT_DUPLICATES, NULL);
+    assert_non_null(j);
+    json_t *ev = json_object_get(j, "traceEvents"), *e = NULL;
+    const char *const name[] = {"tid 0", "pipeline slot 1 (tid 18446744073709551615)",
+                                "pipeline slot 2 (tid 18446744073709551615)"};
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(find(ev, "chip.run", "span", 9, k, &e), 1);
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "args"), "inv")), k + 1);
+        assert_int_equal(find(ev, "thread_name", NULL, 9, k, &e), 1);
+        assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")), name[k]);
+    }
+    json_decref(j);
+    free(t), free(out), free(err);
+    unlink(o), unlink(lp);
+    free(o), free(lp);
+}
+
 /* An anchor whose wall_ns puts its events past 2^64 ns: they carry no
  * wall_ns, and the trace says why instead of dropping it silently. */
 static void test_anchor_out_of_range_is_said(void **st)
@@ -2341,6 +2378,7 @@ int main(void)
         cmocka_unit_test(test_device_lane_never_a_host_pid),
         cmocka_unit_test(test_host_pid_past_2_32),
         cmocka_unit_test(test_host_tid_past_2_32),
+        cmocka_unit_test(test_slot_lanes_after_the_last_tid),
         cmocka_unit_test(test_anchor_out_of_range_is_said),
         cmocka_unit_test(test_round_start_far_from_anchor),
         cmocka_unit_test(test_corrupt_anchor_is_blamed),

@@ -1183,8 +1183,40 @@ static slotkey heap_pop(slotkey *h, size_t *n)
     return top;
 }
 
+/* The first tid of n numbers for slot lanes that no thread of the log or
+ * records holds: past the largest, maxtid, as a real log has it. A corrupt
+ * log whose largest is within n of 2^64 - 1 would wrap them onto tid 0 and
+ * up, a real thread's lane drawn as a slot's: there they begin the widest
+ * gap between the tids in use, which holds n (the tids in use are fewer
+ * than 2^64 - n). UINT64_MAX when memory ran out. */
+static uint64_t lanes_base(const ps_log *L, const rc_file *recs, size_t nrecs, uint64_t maxtid, size_t n)
+{
+    if (maxtid <= UINT64_MAX - n)
+        return maxtid + 1;
+    size_t m = 0, cap = 1;
+    for (size_t r = 0; r < nrecs; r++)
+        cap += recs[r].nrec;
+    cap += L->nspan;
+    uint64_t *used = malloc(cap * sizeof *used);
+    if (!used)
+        return UINT64_MAX;
+    for (size_t i = 0; i < L->nspan; i++)
+        if (!L->span[i].dev)
+            used[m++] = L->span[i].tid;
+    for (size_t r = 0; r < nrecs; r++)
+        for (size_t i = 0; i < recs[r].nrec; i++)
+            used[m++] = recs[r].rec[i].tid;
+    qsort(used, m, sizeof *used, cmp_pid);
+    uint64_t best = 0, best_len = m ? used[0] : UINT64_MAX; /* the gap below the smallest */
+    for (size_t i = 0; i + 1 < m; i++)
+        if (used[i + 1] - used[i] > 1 && used[i + 1] - used[i] - 1 > best_len)
+            best = used[i] + 1, best_len = used[i + 1] - used[i] - 1;
+    free(used);
+    return best;
+}
+
 /* Finds the threads whose runs overlap and gives each of their runs a
- * slot lane; the lanes' tids follow every tid the log and records use.
+ * slot lane; the lanes' tids are free ones (lanes_base).
  * Interval partitioning, each run taking the lowest slot free at its
  * start: with the free slots and the busy ones in heaps, n log n (a scan
  * of the slots per run took minutes on 10^5 runs all overlapping). */
@@ -1209,7 +1241,11 @@ static void split_pipelined(tl *t, const rc_file *recs, size_t nrecs)
         t->oom = true;
         return;
     }
-    uint64_t next = maxtid + 1;
+    uint64_t next = lanes_base(L, recs, nrecs, maxtid, n);
+    if (next == UINT64_MAX) {
+        t->oom = true;
+        return;
+    }
     for (size_t a = 0, b; a < n && !t->oom; a = b) {
         bool overlap = false;
         for (b = a + 1; b < n && rk[b].pid == rk[a].pid && rk[b].tid == rk[a].tid; b++)
