@@ -1375,6 +1375,41 @@ static void test_usage_errors(void **state)
     free(out);
 }
 
+/* Every number is digits alone, however the option parses it: strtoul
+ * took " 3" and "+3" for --reps, where --run-timeout refused " 1", and
+ * strtod took "+1" and "-0". */
+static void test_numbers_without_signs_or_spaces(void **state)
+{
+    (void)state;
+    static const char *const bad[][2] = {
+        {"--reps", " 3"},        {"--reps", "3 "},        {"--reps", "+3"},        {"--rounds", " 6"},
+        {"--rounds", "+6"},      {"--threshold", "+5"},   {"--threshold", "-0"},   {"--alpha", "+0.1"},
+        {"--run-timeout", "+1"}, {"--run-timeout", " 1"}, {"--run-timeout", "1 "},
+    };
+    static const char *const want[] = {
+        "hbg ab: --reps expects an integer from 1 to 1000, got ' 3'\n",
+        "hbg ab: --reps expects an integer from 1 to 1000, got '3 '\n",
+        "hbg ab: --reps expects an integer from 1 to 1000, got '+3'\n",
+        "hbg ab: --rounds expects an integer from 2 to 100000 (the first pass is cold and dropped), got ' 6'\n",
+        "hbg ab: --rounds expects an integer from 2 to 100000 (the first pass is cold and dropped), got '+6'\n",
+        "hbg ab: --threshold expects a percentage from 0 to 1000000, got '+5'\n",
+        "hbg ab: --threshold expects a percentage from 0 to 1000000, got '-0'\n",
+        "hbg ab: --alpha expects a probability between 0 and 1 (exclusive), got '+0.1'\n",
+        "hbg ab: --run-timeout expects seconds, more than 0 and at most 8640000, got '+1'\n",
+        "hbg ab: --run-timeout expects seconds, more than 0 and at most 8640000, got ' 1'\n",
+        "hbg ab: --run-timeout expects seconds, more than 0 and at most 8640000, got '1 '\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *args[] = {"ab", bad[i][0], bad[i][1], "HEAD~1", "HEAD", "--build", "false", NULL};
+        char *so, *se;
+        int rc = ab_hbg(repo, args, &so, &se);
+        if (rc != 2 || strcmp(se, want[i]) || *so)
+            fail_msg("hbg ab %s '%s': status %d, stderr '%s' (wanted '%s')", bad[i][0], bad[i][1], rc, se, want[i]);
+        free(so);
+        free(se);
+    }
+}
+
 /* hbg run's getopt_long takes an unambiguous prefix and --name=value:
  * each of these would be its --rounds, --mode or log; the ambiguous --r,
  * --lo, which it refuses itself, are refused here too. --log-level is an
@@ -1847,6 +1882,7 @@ int main(void)
         cmocka_unit_test(test_args_tried_before_second_build),
         cmocka_unit_test(test_trial_needs_phase_lines),
         cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_numbers_without_signs_or_spaces),
         cmocka_unit_test(test_owned_options_abbreviated),
         cmocka_unit_test(test_help),
         cmocka_unit_test(test_each_builder_its_own_tree),

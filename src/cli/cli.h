@@ -25,6 +25,14 @@ static inline bool hbg_cli_decimal(const char *s)
     return s && *s && strspn(s, "0123456789.eE+-") == strlen(s);
 }
 
+/* Whether s is written as a count, decimal digits alone: strtoul would
+ * also take leading spaces and a sign (" 3", "+3"; "-1" as the largest
+ * unsigned long), none of which a person means as a count. */
+static inline bool hbg_cli_digits(const char *s)
+{
+    return s && *s && strspn(s, "0123456789") == strlen(s);
+}
+
 /* The commit the binary was built from (generated at build time). */
 const char *hbg_build_commit(void);
 

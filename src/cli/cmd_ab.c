@@ -185,12 +185,16 @@ static double now_s(void)
 
 /* --- options ------------------------------------------------------------- */
 
+/* Every number of hbg ab's options is written without a sign or a space,
+ * whole or not: strtoul would take " 3" and "+3", strtod "+1" and "-0". */
 static bool parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 {
     char *end;
+    if (!hbg_cli_digits(s))
+        return false;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (errno || !*s || *end || s[0] == '-' || s[0] == '+' || v < lo || v > hi)
+    if (errno || *end || v < lo || v > hi)
         return false;
     *out = (unsigned)v;
     return true;
@@ -199,7 +203,7 @@ static bool parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 static bool parse_real(const char *s, double lo, double hi, bool open)
 {
     char *end;
-    if (!hbg_cli_decimal(s))
+    if (!hbg_cli_decimal(s) || s[0] == '+' || s[0] == '-')
         return false;
     errno = 0;
     double v = strtod(s, &end);
