@@ -659,13 +659,13 @@ static void test_run_timeout(void **state)
  * `run` writes the log named by -o as hbg run does (the stamp hbg ab
  * expects, then measure.sh's passes) and prints a line to LOG.out;
  * --bogus it refuses as hbg run refuses an unknown option, before any log
- * is made. */
+ * is made. --cut writes 3 of measure.sh's 6 passes, and exits 0. */
 #define FAKE_HBG                                                                                             \
     "#!/bin/sh\n"                                                                                            \
     "top=$(cd \"$(dirname \"$0\")/..\" && pwd)\n"                                                            \
     "rev=$(git -C \"$top\" rev-parse --short=7 HEAD)\n"                                                      \
     "if [ \"$1\" = version ]; then echo \"hbg $rev\"; exit 0; fi\n"                                          \
-    "cs=$2 log= mode= rounds= prev= nophases=\n"                                                             \
+    "cs=$2 log= mode= rounds= prev= nophases= cut=\n"                                                        \
     "if [ \"$rev\" = \"${FAKE_NOPHASES_REV:-}\" ]; then nophases=1; fi\n"                                    \
     "for a in \"$@\"; do\n"                                                                                  \
     "  case \"$prev\" in -o) log=$a;; --mode) mode=$a;; --rounds) rounds=$a;; esac\n"                        \
@@ -675,12 +675,13 @@ static void test_run_timeout(void **state)
     "  if [ \"$a\" = --help ]; then echo \"usage: hbg run CASE\"; exit 0; fi\n"                              \
     "  if [ \"$a\" = --no-phases ]; then nophases=1; fi\n"                                                   \
     "  if [ \"$a\" = --hang ]; then exec sleep 60; fi\n"                                                   \
+    "  if [ \"$a\" = --cut ]; then cut=33; fi\n"                                                             \
     "  prev=$a\n"                                                                                            \
     "done\n"                                                                                                 \
     "echo \"fake hbg run of $rev\"\n"                                                                        \
     "{ echo \"[stamp] $rev env HBG_BIND_BREAKDOWN=1 HBG_HOST_PHASE_RECORDS=0 HBG_SKIP_DEVICE_RUN=1 "         \
     "HBG_LOG_LEVEL=timing hbg run $cs --mode $mode --rounds $rounds\"; [ -n \"$nophases\" ] || "             \
-    "sh \"$top/measure.sh\"; } > \"$log\"\n"
+    "sh \"$top/measure.sh\" | head -n \"${cut:-66}\"; } > \"$log\"\n"
 
 /* hbg ab C1 C2, 2 repetitions, with the default run on the stand-in; the
  * --build also appends each revision it builds to `built` (a new file is
@@ -1833,6 +1834,80 @@ static void test_resume_refuses_what_is_no_file(void **state)
     free(out);
 }
 
+/* A run that exits 0 but leaves a log cut short (a --run command whose
+ * writes failed, an hbg run whose log lost passes) is refused as it
+ * ends, naming the repetition and the log, which stays a partial one for
+ * --resume; once it was renamed a finished LOG and counted, and only
+ * hbg compare, after every other run, refused it (or, cut in a line,
+ * compared it). */
+static void test_cut_log_is_refused(void **state)
+{
+    (void)state;
+    char *out = in_root("out-cut"), *built = in_root("built-cut");
+    const char *extra[] = {"--", "--cut", NULL};
+    char *so, *se, want[4096];
+    assert_int_equal(ab_fake(out, built, extra, &so, &se), 2);
+    char *r1 = log_name(out, c1, 1);
+    snprintf(want, sizeof want,
+             "hbg ab: rep 1/2 A %s: the run exited 0 but its log is incomplete (%s.part:1: it holds 3 of the 6 "
+             "passes its stamp's --rounds 6 asks of 1 rank): the other runs were not made, and it stays at %s.part "
+             "(--resume runs it again)\n",
+             c1, r1, r1);
+    if (!strstr(se, want))
+        fail_msg("stderr '%s'", se);
+    assert_int_equal(access(r1, F_OK), -1);
+    free(so), free(se), free(r1), free(out), free(built);
+
+    /* the last line without its line end */
+    out = in_root("out-cut-line");
+    const char *args[] = {"ab",
+                          c1,
+                          c2,
+                          "--build",
+                          "true",
+                          "--run",
+                          "sh {worktree}/measure.sh; printf 'bind phase=args dur_ns=1'",
+                          "--reps",
+                          "1",
+                          "--outputs",
+                          out,
+                          NULL};
+    assert_int_equal(ab_hbg(repo, args, &so, &se), 2);
+    r1 = log_name(out, c1, 1);
+    snprintf(want, sizeof want,
+             "hbg ab: rep 1/1 A %s: the run exited 0 but its log is cut: its last line has no line end (a write "
+             "that failed?): the other runs were not made, and it stays at %s.part (--resume runs it again)\n",
+             c1, r1);
+    if (!strstr(se, want))
+        fail_msg("stderr '%s'", se);
+    assert_int_equal(ab_entries(out), 1);
+    free(so), free(se), free(r1), free(out);
+}
+
+/* --resume on a log cut short (by an older hbg ab, which kept it): named
+ * for what it is, and kept as it is, where it was reused. */
+static void test_resume_refuses_a_cut_log(void **state)
+{
+    (void)state;
+    char *out = in_root("out-resume-cut"), *order = in_root("order-resume-cut");
+    assert_int_equal(mkdir(out, 0755), 0);
+    char *r1 = log_name(out, c1, 1), *so, *se, want[8192], tmpl[4096];
+    /* this run's stamp, then a bind line cut in the middle */
+    snprintf(tmpl, sizeof tmpl, RUN_TMPL, order);
+    snprintf(want, sizeof want,
+             "[stamp] %s env %s\n[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=args "
+             "start_ns=1 dur_ns=2",
+             c1, tmpl);
+    ab_write(r1, want);
+    assert_int_equal(ab(out, order, "--resume", NULL, NULL, NULL, &so, &se), 2);
+    snprintf(want, sizeof want,
+             "hbg ab: --resume: %s is cut: its last line has no line end (a write that failed?); move it away and "
+             "--resume runs its repetition again\n",
+             r1);
+    assert_string_equal(se, want);
+    free(so), free(se), free(r1), free(order), free(out);
+}
+
 /* A --run template past 8 KiB makes a stamp as long: --resume keeps
  * that run's own logs (it read their first lines cut at 8 KiB and refused
  * them as another run's), and still refuses a template one byte longer. */
@@ -1897,6 +1972,8 @@ int main(void)
         cmocka_unit_test(test_run_timeout),
         cmocka_unit_test(test_resume_refuses_what_is_no_file),
         cmocka_unit_test(test_resume_keeps_a_long_stamp),
+        cmocka_unit_test(test_cut_log_is_refused),
+        cmocka_unit_test(test_resume_refuses_a_cut_log),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -33,6 +33,7 @@
 #include "hbg/trace.h"
 #include "tools/compare.h"
 #include "tools/loglex.h"
+#include "tools/passes.h"
 
 #define MAX_REPS 1000
 #define MAX_ROUNDS 100000
@@ -116,9 +117,10 @@ static void usage(FILE *f)
             "Worktrees: $XDG_CACHE_HOME/hbg/ab/<repo>-<hash>/<full sha> (else ~/.cache/hbg/ab/...);\n"
             "WORKTREE's: <full sha>-dirty-<content hash>.\n"
             "Logs: OUTPUTS/bind_<case>_<mode>_<commit>_r<N>.log, written as LOG.part and renamed once\n"
-            "the run exits 0; hbg run's stdout goes to LOG.out. An existing log, LOG.part or LOG.out is\n"
+            "the run exits 0 and the log is whole (its last line ended, no pass missing: else the run\n"
+            "fails); hbg run's stdout goes to LOG.out. An existing log, LOG.part or LOG.out is\n"
             "refused; with --resume a log whose stamp matches is kept (and its LOG.out), and a missing\n"
-            "one is run again (its LOG.part and LOG.out replaced).\n\n"
+            "one is run again (its LOG.part and LOG.out replaced); a cut one is refused.\n\n"
             "--build and --run are /bin/sh -c templates, for any project. Placeholders, replaced\n"
             "shell-quoted: {worktree} the revision's worktree, {rev} its short commit (-dirty for\n"
             "WORKTREE), {log} the log, LOG.part (for --build: the build log). With --run, hbg writes the log's\n"
@@ -574,6 +576,45 @@ static int log_has_phases(const char *path, unsigned *stamps)
     return bad ? -1 : found;
 }
 
+/* Whether the log at path is whole: 1 yes; 0 no, why (WHY_CAP holds
+ * it whole) says what is missing; -1 no log that can be read (errno says why: ENOENT,
+ * none). An exit status of 0 does not show it: a --run command whose
+ * writes failed (a full disk) may still exit 0, and leave a log cut in
+ * the middle of a line, or short of the passes its stamp asks for, which
+ * the log reader that hbg compare uses calls incomplete (passes.h). */
+#define WHY_CAP (AB_PATH_X + 512) /* the path, the reader's reason (256) */
+static int log_whole(const char *path, char *why, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat sb;
+    char last = 0;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &sb) || (sb.st_size > 0 && pread(fd, &last, 1, sb.st_size - 1) != 1)) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    if (last != '\n') {
+        close(fd);
+        snprintf(why, cap, "%s", sb.st_size ? "cut: its last line has no line end (a write that failed?)" : "empty");
+        return 0;
+    }
+    ps_log L;
+    ps_options po = {0};
+    char err[512];
+    hbg_status st = ps_read_fd(&L, path, fd, &po, err, sizeof err);
+    close(fd);
+    int whole = st == HBG_OK && !L.incomplete_line;
+    if (st != HBG_OK)
+        snprintf(why, cap, "unreadable: %s", err);
+    else if (!whole)
+        snprintf(why, cap, "incomplete (%s:%zu: %s)", L.path, L.incomplete_line, L.incomplete);
+    ps_free(&L);
+    return whole;
+}
+
 /* A run writes its log as LOG.part and renames it LOG when it has exited
  * 0: an interrupted run (hbg ab stopped by Ctrl-C, the machine gone)
  * leaves a LOG.part, never a LOG that --resume would take for finished. */
@@ -662,6 +703,12 @@ static int resume_check(const ab_arm *arm, unsigned i)
     if (log_has_phases(arm->logs[i], NULL) <= 0)
         return fail("--resume: %s has no bind-phase lines (\"bind phase=\"), so hbg compare could not read it; "
                     "move it away and --resume runs its repetition again", arm->logs[i]);
+    /* nor one cut short (an older hbg ab's, which did not look) */
+    char why[WHY_CAP];
+    int whole = log_whole(arm->logs[i], why, sizeof why);
+    if (whole <= 0)
+        return fail("--resume: %s is %s%s; move it away and --resume runs its repetition again", arm->logs[i],
+                    whole < 0 ? "unreadable: " : why, whole < 0 ? strerror(errno) : "");
     return 0;
 }
 
@@ -1283,6 +1330,17 @@ static int run_one(const ab_opts *o, const ab_arm *arm, unsigned i, ab_progress 
                              "on, at HBG_LOG_LEVEL timing or below?"
                            : "an argument after -- that turns them off, such as --log-level above timing?",
                     part);
+    }
+    char why[WHY_CAP];
+    int whole = log_whole(part, why, sizeof why);
+    e = errno;
+    if (whole == 0 || (whole < 0 && e != ENOENT)) { /* none: said below */
+        if (p->line)
+            fputc('\n', stderr), p->line = false;
+        return fail("rep %u/%u %c %s: the run exited 0 but its log is %s%s: the other runs were not made, and it "
+                    "stays at %s (--resume runs it again)",
+                    i + 1, o->reps, arm->label, arm->t.rev, whole < 0 ? "unreadable: " : why,
+                    whole < 0 ? strerror(e) : "", part);
     }
     if (finish_log(part, arm->logs[i]) != 0) {
         if (p->line)
