@@ -1908,6 +1908,27 @@ static void test_resume_refuses_a_cut_log(void **state)
     free(so), free(se), free(r1), free(order), free(out);
 }
 
+/* --resume on an empty log: named for what it is, and kept as it is. It
+ * was "written by another run: its first line is ''". */
+static void test_resume_refuses_an_empty_log(void **state)
+{
+    (void)state;
+    char *out = in_root("out-empty"), *order = in_root("order-empty");
+    assert_int_equal(mkdir(out, 0755), 0);
+    char *r1 = log_name(out, c1, 1), *so, *se, want[4096];
+    ab_write(r1, "");
+    assert_int_equal(ab(out, order, "--resume", NULL, NULL, NULL, &so, &se), 2);
+    snprintf(want, sizeof want,
+             "hbg ab: --resume: %s is empty (a run that stopped before writing its stamp?), not a log a run "
+             "finished: move it away and --resume runs its repetition again\n",
+             r1);
+    assert_string_equal(se, want);
+    free(so), free(se);
+    char *kept = ab_read(r1);
+    assert_string_equal(kept, "");
+    free(kept), free(r1), free(order), free(out);
+}
+
 /* A --run template past 8 KiB makes a stamp as long: --resume keeps
  * that run's own logs (it read their first lines cut at 8 KiB and refused
  * them as another run's), and still refuses a template one byte longer. */
@@ -1974,6 +1995,7 @@ int main(void)
         cmocka_unit_test(test_resume_keeps_a_long_stamp),
         cmocka_unit_test(test_cut_log_is_refused),
         cmocka_unit_test(test_resume_refuses_a_cut_log),
+        cmocka_unit_test(test_resume_refuses_an_empty_log),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -120,7 +120,7 @@ static void usage(FILE *f)
             "the run exits 0 and the log is whole (its last line ended, no pass missing: else the run\n"
             "fails); hbg run's stdout goes to LOG.out. An existing log, LOG.part or LOG.out is\n"
             "refused; with --resume a log whose stamp matches is kept (and its LOG.out), and a missing\n"
-            "one is run again (its LOG.part and LOG.out replaced); a cut one is refused.\n\n"
+            "one is run again (its LOG.part and LOG.out replaced); an empty or cut one is refused.\n\n"
             "--build and --run are /bin/sh -c templates, for any project. Placeholders, replaced\n"
             "shell-quoted: {worktree} the revision's worktree, {rev} its short commit (-dirty for\n"
             "WORKTREE), {log} the log, LOG.part (for --build: the build log). With --run, hbg writes the log's\n"
@@ -691,6 +691,15 @@ static int resume_check(const ab_arm *arm, unsigned i)
     int rc = 0;
     if (!first_line(arm->logs[i], line, cap))
         rc = fail("--resume: cannot read %s: %s", dg_shown(arm->logs[i]), strerror(errno));
+    else if (!line[0] && !stat(arm->logs[i], &sb) && sb.st_size == 0)
+        /* No run of hbg ab's leaves one: its stamp is the first thing a
+         * run writes, and a log is a LOG only once its run has ended
+         * well. So it is not one to run again over either (a machine
+         * that went down before the file's bytes were written?): it is
+         * named, as a log of another run is. */
+        rc = fail("--resume: %s is empty (a run that stopped before writing its stamp?), not a log a run "
+                  "finished: move it away and --resume runs its repetition again",
+                  arm->logs[i]);
     else if (strcmp(line + lx_bom_len(line, strlen(line)), ab_buf_cstr(&arm->stamp)))
         rc = fail("--resume: %s was written by another run: its first line is '%.300s', this run's stamp is "
                   "'%.300s'; move it away or pick another --outputs",
