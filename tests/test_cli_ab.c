@@ -659,7 +659,8 @@ static void test_run_timeout(void **state)
  * `run` writes the log named by -o as hbg run does (the stamp hbg ab
  * expects, then measure.sh's passes) and prints a line to LOG.out;
  * --bogus it refuses as hbg run refuses an unknown option, before any log
- * is made. --cut writes 3 of measure.sh's 6 passes, and exits 0. */
+ * is made. --stubborn makes the file $FAKE_READY, ignoring SIGTERM, and
+ * sleeps; --cut writes 3 of measure.sh's 6 passes, and exits 0. */
 #define FAKE_HBG                                                                                             \
     "#!/bin/sh\n"                                                                                            \
     "top=$(cd \"$(dirname \"$0\")/..\" && pwd)\n"                                                            \
@@ -675,6 +676,7 @@ static void test_run_timeout(void **state)
     "  if [ \"$a\" = --help ]; then echo \"usage: hbg run CASE\"; exit 0; fi\n"                              \
     "  if [ \"$a\" = --no-phases ]; then nophases=1; fi\n"                                                   \
     "  if [ \"$a\" = --hang ]; then exec sleep 60; fi\n"                                                   \
+    "  if [ \"$a\" = --stubborn ]; then trap '' TERM; : > \"$FAKE_READY\"; exec sleep 40; fi\n"              \
     "  if [ \"$a\" = --cut ]; then cut=33; fi\n"                                                             \
     "  prev=$a\n"                                                                                            \
     "done\n"                                                                                                 \
@@ -1929,6 +1931,52 @@ static void test_resume_refuses_an_empty_log(void **state)
     free(kept), free(r1), free(order), free(out);
 }
 
+/* A stop signal that lands after hbg ab looked for one and before its
+ * wait for the run blocks (raised there by preload/raise_at_wait.c),
+ * with a run that ignores SIGTERM: the run is still killed AB_GRACE_S
+ * seconds on and hbg ab ends by the signal. Its blocking waitpid saw the
+ * signal only when the run ended (here after 40 s; a second Ctrl-C
+ * otherwise). */
+static void test_stop_signal_before_the_wait(void **state)
+{
+    (void)state;
+    const char *shim = getenv("HBG_TEST_RAISE_AT_WAIT");
+    assert_non_null(shim);
+    char *out = in_root("out-sigwait"), *out2 = in_root("out-sigwait2"), *built = in_root("built-sigwait");
+    char *ready = in_root("sigwait-ready"), *so, *se;
+    /* both trees built first, so that there is no trial: the wait is the run's */
+    int rc = ab_fake(out, built, NULL, &so, &se);
+    assert_true(rc == expected_status() || rc == 0 || rc == 1);
+    free(so), free(se);
+
+    const char *asan = getenv("ASAN_OPTIONS");
+    char *was_asan = asan ? strdup(asan) : NULL, *asan_opts = NULL;
+    /* the preload comes before the sanitizer's runtime in the ASan build */
+    assert_true(asprintf(&asan_opts, "%s%sverify_asan_link_order=0", asan ? asan : "", asan && *asan ? ":" : "") > 0);
+    setenv("ASAN_OPTIONS", asan_opts, 1);
+    setenv("LD_PRELOAD", shim, 1);
+    setenv("HBG_TEST_RAISE_WHEN", ready, 1);
+    setenv("FAKE_READY", ready, 1);
+    const char *extra[] = {"--", "--stubborn", NULL};
+    double t0 = mono_now();
+    rc = ab_fake(out2, built, extra, &so, &se);
+    double took = mono_now() - t0;
+    unsetenv("LD_PRELOAD");
+    unsetenv("HBG_TEST_RAISE_WHEN");
+    unsetenv("FAKE_READY");
+    if (was_asan)
+        setenv("ASAN_OPTIONS", was_asan, 1);
+    else
+        unsetenv("ASAN_OPTIONS");
+    assert_int_equal(access(ready, F_OK), 0);
+    if (rc != -1 || !strstr(se, "\nhbg ab: stopped by signal 2 (Interrupt); the finished logs are kept: rerun with "
+                                "--resume to go on\n"))
+        fail_msg("status %d, stderr '%s'", rc, se);
+    if (took >= 20)
+        fail_msg("hbg ab ended %.1f s after the run started, when its run ended", took);
+    free(so), free(se), free(was_asan), free(asan_opts), free(ready), free(built), free(out2), free(out);
+}
+
 /* A --run template past 8 KiB makes a stamp as long: --resume keeps
  * that run's own logs (it read their first lines cut at 8 KiB and refused
  * them as another run's), and still refuses a template one byte longer. */
@@ -1996,6 +2044,7 @@ int main(void)
         cmocka_unit_test(test_cut_log_is_refused),
         cmocka_unit_test(test_resume_refuses_a_cut_log),
         cmocka_unit_test(test_resume_refuses_an_empty_log),
+        cmocka_unit_test(test_stop_signal_before_the_wait),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

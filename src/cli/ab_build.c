@@ -207,14 +207,13 @@ static double mono_s(void)
 }
 
 /* waitpid for pid, without hanging unless hang: its status as ab_wait
- * gives it, -2 while it runs. A hanging wait goes on through signals;
- * with until_signal it gives up (-2) once a stop signal has come. */
-static int reap(pid_t pid, bool hang, bool until_signal)
+ * gives it, -2 while it runs. A hanging wait goes on through signals. */
+static int reap(pid_t pid, bool hang)
 {
     int ws = 0;
     pid_t got;
     for (;;) {
-        got = waitpid(pid, &ws, hang && !(until_signal && g_signal) ? 0 : WNOHANG);
+        got = waitpid(pid, &ws, hang ? 0 : WNOHANG);
         if (got >= 0 || errno != EINTR)
             break;
     }
@@ -225,6 +224,32 @@ static int reap(pid_t pid, bool hang, bool until_signal)
     if (WIFEXITED(ws))
         return WEXITSTATUS(ws);
     return WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : -1;
+}
+
+/* reap(pid, true), giving up (-2) once a stop signal has come. A look at
+ * g_signal then a blocking waitpid would miss one that lands between
+ * them until pid ended, which one that ignores SIGTERM never does: a
+ * second signal was needed. So the stop signals (those caught) and
+ * SIGCHLD are blocked from before the look, and sigwaitinfo takes
+ * whichever comes next: a stop signal is handled as the handler would
+ * have, a SIGCHLD (any child's end or stop; blocked, it is kept pending
+ * though its action is the default) sends the loop round to look again. */
+static int reap_until_signal(pid_t pid)
+{
+    sigset_t set, was;
+    sigemptyset(&set);
+    stopsig_caught(&set);
+    sigaddset(&set, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &set, &was);
+    int st;
+    while ((st = reap(pid, false)) == -2 && !g_signal) {
+        int sig = sigwaitinfo(&set, NULL);
+        if (sig > 0 && sig != SIGCHLD)
+            on_stop_signal(sig);
+    }
+    /* a signal that came after the one taken reaches the handler now */
+    sigprocmask(SIG_SETMASK, &was, NULL);
+    return st;
 }
 
 /* The end of group pid once it was sent SIGTERM (a stop signal, or
@@ -240,13 +265,13 @@ static int end_group(pid_t pid, int st)
     double until = mono_s() + AB_GRACE_S;
     for (;;) {
         if (st == -2)
-            st = reap(pid, false, false);
+            st = reap(pid, false);
         if (st != -2 && kill(-pid, 0) != 0 && errno == ESRCH)
             break;
         if (mono_s() >= until) {
             kill(-pid, SIGKILL);
             if (st == -2)
-                st = reap(pid, true, false);
+                st = reap(pid, true);
             break;
         }
         nanosleep(&(struct timespec){.tv_nsec = 20000000}, NULL);
@@ -258,7 +283,7 @@ static int end_group(pid_t pid, int st)
 
 int ab_wait(pid_t pid, bool hang)
 {
-    int st = reap(pid, hang, true);
+    int st = hang ? reap_until_signal(pid) : reap(pid, false);
     if (g_signal) {
         /* the group was sent SIGTERM (on_stop_signal, ab_start): all of it
          * goes before hbg ab does */

@@ -41,6 +41,13 @@ void stopsig_block(sigset_t *was)
     sigprocmask(SIG_BLOCK, &set, was);
 }
 
+void stopsig_caught(sigset_t *set)
+{
+    for (size_t i = 0; i < NSTOP; i++)
+        if (g_caught[i])
+            sigaddset(set, g_stop[i]);
+}
+
 void stopsig_raise(int sig)
 {
     fflush(NULL);

@@ -18,6 +18,9 @@ void stopsig_catch(void (*handler)(int));
 void stopsig_default(void);
 /* Blocks the stop signals; *was receives the mask to put back. */
 void stopsig_block(sigset_t *was);
+/* Adds to *set the stop signals stopsig_catch caught: those a wait that
+ * takes them itself (sigwaitinfo) may take, never one that is ignored. */
+void stopsig_caught(sigset_t *set);
 /* Ends the process by `sig`, its default action put back (exit status
  * 128 + sig should it be blocked). Output is flushed first. */
 void stopsig_raise(int sig);

@@ -1,0 +1,49 @@
+/* Preloaded (LD_PRELOAD) into an hbg ab by test_cli_ab: a stop signal at
+ * the one moment it could once be lost, inside hbg ab's wait for a run.
+ * Before hbg ab's waitpid for a child that is still running goes ahead,
+ * it waits until the file $HBG_TEST_RAISE_WHEN exists (the run makes it
+ * once it is ready), then raises SIGINT: after hbg ab looked whether a
+ * signal had come, before the waitpid it then calls. Once only, and in
+ * hbg alone (the shells and git it starts inherit the preload too). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+pid_t waitpid(pid_t pid, int *ws, int options);
+
+static void raise_when_ready(pid_t pid)
+{
+    static int raised;
+    const char *when = getenv("HBG_TEST_RAISE_WHEN");
+    if (!when || raised || pid <= 0 || strcmp(program_invocation_short_name, "hbg"))
+        return;
+    for (;;) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        /* ended (git, `hbg version`): not the run */
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == pid)
+            return;
+        if (access(when, F_OK) == 0)
+            break;
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    }
+    raised = 1;
+    raise(SIGINT);
+}
+
+pid_t waitpid(pid_t pid, int *ws, int options)
+{
+    static pid_t (*real)(pid_t, int *, int);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "waitpid");
+    int e = errno;
+    raise_when_ready(pid);
+    errno = e;
+    return real(pid, ws, options);
+}
