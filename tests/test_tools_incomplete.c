@@ -271,8 +271,7 @@ static void compare_refuses_it_unless_allowed(void **st)
 }
 
 /* The stamp's --rounds is read only from hbg run's own stamp: another
- * program's, one that gives no --rounds, or a log of two runs is not
- * judged by it. */
+ * program's or one that gives no --rounds is not judged by it. */
 static void only_hbg_runs_stamp_is_counted(void **st)
 {
     (void)st;
@@ -301,6 +300,52 @@ static void only_hbg_runs_stamp_is_counted(void **st)
     free(out), free(err);
     remove(p);
     free(p);
+}
+
+/* Logs of one command put together (the same stamp again) are judged run
+ * by run: a short run is said on its own stamp's line, the whole run
+ * beside it makes up for none of its passes. */
+static void runs_put_together_are_counted_each(void **st)
+{
+    (void)st;
+#define BIND8(inv)                                                                                                     \
+    "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=runtime_init start_ns=1 dur_ns=2000 pid=8 inv=" #inv "\n"         \
+    "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=90 pid=8 inv=" #inv "\n"              \
+    "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=5 pid=8 inv=" #inv "\n"
+    const char *const text[] = {
+        "hbg run qwen --rounds 3\n" BIND(1, 100) BIND(2, 110) BIND(3, 120) STAMP BIND8(1) BIND8(2) BIND8(3),
+        "hbg run qwen --rounds 3\n" BIND(1, 100) BIND(2, 110) BIND(3, 120) STAMP BIND8(1) BIND8(2),
+        "hbg run qwen --rounds 3\n" BIND(1, 100) BIND(2, 110) STAMP BIND8(1) BIND8(2) BIND8(3),
+        "hbg run qwen --rounds 3\n" BIND(1, 100) STAMP BIND8(1) BIND8(2),
+    };
+#undef BIND8
+    const char *const why[][2] = {
+        {NULL, NULL},
+        {"11: this log is incomplete: it holds 2 of the 3 passes its stamp's --rounds 3 asks of 1 rank", NULL},
+        {"1: this log is incomplete: it holds 2 of the 3 passes its stamp's --rounds 3 asks of 1 rank", NULL},
+        {"1: this log is incomplete: it holds 1 of the 3 passes its stamp's --rounds 3 asks of 1 rank",
+         "5: this log is incomplete: it holds 2 of the 3 passes its stamp's --rounds 3 asks of 1 rank"},
+    };
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
+        char log[4096];
+        snprintf(log, sizeof log, "[stamp] 1a2b3c4 env HBG_BIND_BREAKDOWN=1 %s", text[i]);
+        char *p = temp_log(log), *out, *err;
+        const char *a[] = {"phases", p, NULL};
+        assert_int_equal(ts_run_cli(a, &out, &err), 0);
+        assert_true(ts_contains(err, "the [stamp] line again"));
+        size_t n = 0;
+        for (const char *q = err; (q = strstr(q, "this log is incomplete")); q++)
+            n++;
+        assert_int_equal(n, (why[i][0] != NULL) + (why[i][1] != NULL));
+        for (int k = 0; k < 2 && why[i][k]; k++) {
+            char want[4096];
+            snprintf(want, sizeof want, "hbg phases: warning: %s:%s\n", p, why[i][k]);
+            assert_true(ts_contains(err, want));
+        }
+        free(out), free(err);
+        remove(p);
+        free(p);
+    }
 }
 
 /* Ranks forked from one process share thread ids: a pass whose span
@@ -341,6 +386,7 @@ int main(void)
         cmocka_unit_test(compare_refuses_it_unless_allowed),
         cmocka_unit_test(only_hbg_runs_stamp_is_counted),
         cmocka_unit_test(a_pass_of_no_one_pid_is_held),
+        cmocka_unit_test(runs_put_together_are_counted_each),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

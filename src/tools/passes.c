@@ -1152,41 +1152,95 @@ static bool stamp_rounds(lx_slice st, uint64_t *rounds, uint64_t *ranks)
     return *rounds != 0;
 }
 
+/* What one run of a log holds, for check_rounds: its ranks, and its
+ * passes up to --rounds a rank (a rank with more is no other's stand-in). */
+typedef struct run_count {
+    uint64_t ranks, held;
+} run_count;
+
+/* A rank's passes in the run it was last seen in (1 + run index; 0: none yet). */
+typedef struct rank_in_run {
+    uint32_t run;
+    uint64_t n;
+} rank_in_run;
+
+static void flush_rank(run_count *run, rank_in_run *r, uint64_t rounds)
+{
+    if (r->run) {
+        run[r->run - 1].ranks++;
+        run[r->run - 1].held += r->n < rounds ? r->n : rounds;
+    }
+    r->run = 0;
+    r->n = 0;
+}
+
+/* One sweep over the passes: a rank is counted in each run it has passes
+ * in (a pid reused by a later run is another rank there). A pass before
+ * the first stamp is the first run's. A pass whose pid was lost to
+ * damage, on a thread several ranks share, counts in no rank (its rank is
+ * a guess), but it is in the log: a damaged log is not a cut one. */
+static void count_runs(const ps_log *L, uint64_t rounds, run_count *run, rank_in_run *rk)
+{
+    uint32_t nruns = L->nstamps;
+    for (size_t i = 0; i < L->npass; i++) {
+        const ps_pass *p = &L->pass[i];
+        uint32_t r = p->run ? (p->run <= nruns ? p->run : nruns) : 1;
+        if (p->defects & PS_D_NO_PID || p->rank < 0 || (size_t)p->rank >= L->nrank) {
+            run[r - 1].held++;
+            continue;
+        }
+        rank_in_run *x = &rk[p->rank];
+        if (x->run != r)
+            flush_rank(run, x, rounds);
+        x->run = r;
+        x->n++;
+    }
+    for (size_t i = 0; i < L->nrank; i++)
+        flush_rank(run, &rk[i], rounds);
+}
+
 /* A log without hbg run's record of a stopped run may still be short of
  * what its stamp asks for: a rank killed outright (SIGKILL, the kernel's
  * out-of-memory killer), a rank that failed, a log copied while it was
  * written. Said when the stamp is hbg run's own and gives --rounds, and
- * the log is one run with bind lines: a log of none lacks them for
- * another reason (a quiet level, the breakdown off), said apart. */
+ * the log has bind lines: a log of none lacks them for another reason (a
+ * quiet level, the breakdown off), said apart. Logs of one command put
+ * together (the same stamp again) are judged run by run, each short one
+ * on its own stamp's line: one run's passes do not make up for another's. */
 static void check_rounds(ps_log *L)
 {
     uint64_t rounds, ranks;
-    if (L->nstopped || !L->has_stamp || L->stamp_conflict || L->nstamps > 1 || !L->npass || L->opt.spans_only ||
+    if (L->nstopped || !L->has_stamp || L->stamp_conflict || L->empty_stamp_line || !L->npass || L->opt.spans_only ||
         !stamp_rounds(L->stamp, &rounds, &ranks))
         return;
-    if (!ranks)
-        ranks = L->nrank;
-    if (L->nrank > ranks)
-        return; /* more ranks than the stamp asks for: not a run cut short */
-    uint64_t held = 0, unowned = 0;
-    for (size_t i = 0; i < L->nrank; i++)
-        held += L->rank[i].npasses < rounds ? L->rank[i].npasses : rounds;
-    /* A pass whose pid was lost to damage, on a thread several ranks
-     * share, counts in no rank's npasses (its rank is a guess), but it is
-     * in the log: a damaged log is not a cut one. */
-    for (size_t i = 0; i < L->npass; i++)
-        unowned += (L->pass[i].defects & PS_D_NO_PID) != 0;
-    held += unowned;
-    if (held > rounds * ranks)
-        held = rounds * ranks;
-    if (held >= rounds * ranks)
+    uint32_t nruns = L->nstamps;
+    run_count *run = calloc(nruns, sizeof *run);
+    rank_in_run *rk = calloc(L->nrank ? L->nrank : 1, sizeof *rk);
+    if (!run || !rk) {
+        free(run), free(rk);
+        L->oom = true;
         return;
-    L->incomplete_line = L->stamp_line;
-    snprintf(L->incomplete, sizeof L->incomplete,
-             "it holds %" PRIu64 " of the %" PRIu64 " passes its stamp's --rounds %" PRIu64 " asks of %" PRIu64
-             " rank%s",
-             held, rounds * ranks, rounds, ranks, ranks == 1 ? "" : "s");
-    dg_add_always(&L->warn, "%s:%zu: this log is incomplete: %s", L->path, L->stamp_line, L->incomplete);
+    }
+    count_runs(L, rounds, run, rk);
+    for (uint32_t i = 0; i < nruns; i++) {
+        uint64_t want = ranks ? ranks : run[i].ranks;
+        /* more ranks than the stamp asks for: not a run cut short */
+        if (run[i].ranks > want || run[i].held >= rounds * want)
+            continue;
+        size_t line = L->stamp_lines[i];
+        if (!L->incomplete_line) {
+            L->incomplete_line = line;
+            snprintf(L->incomplete, sizeof L->incomplete,
+                     "it holds %" PRIu64 " of the %" PRIu64 " passes its stamp's --rounds %" PRIu64 " asks of %" PRIu64
+                     " rank%s",
+                     run[i].held, rounds * want, rounds, want, want == 1 ? "" : "s");
+        }
+        dg_add_always(&L->warn,
+                      "%s:%zu: this log is incomplete: it holds %" PRIu64 " of the %" PRIu64
+                      " passes its stamp's --rounds %" PRIu64 " asks of %" PRIu64 " rank%s",
+                      L->path, line, run[i].held, rounds * want, rounds, want, want == 1 ? "" : "s");
+    }
+    free(run), free(rk);
 }
 
 /* false when out of memory (L is then safe to ps_free) */
