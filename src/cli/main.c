@@ -110,6 +110,15 @@ int main(int argc, char **argv)
     /* Past a file size limit a write then fails with EFBIG, which is
      * reported with the file's name, instead of killing the process. */
     signal(SIGXFSZ, SIG_IGN);
+    /* Text for stdout (help, tables, reports) is written whole when the
+     * command ends, where a failed write keeps its errno for the message:
+     * with stdio's 4 KiB a help text past it met a full disk in mid-text,
+     * and by the final flush the cause was lost ("Input/output error" for
+     * "No space left on device"). Bigger outputs have writers that keep
+     * the error themselves (outfile.h). A terminal stays line-buffered. */
+    static char outbuf[64 << 10]; /* glibc takes no size without a buffer */
+    if (!isatty(STDOUT_FILENO))
+        setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
     if (argc < 2) {
         usage(stderr);
         return 2;
