@@ -1125,6 +1125,15 @@ static void create_failures_are_named(void **state)
         {8, HBG_E_STATE,
          "cfg.records is a record pool another live runtime holds (a pool serves one runtime "
          "from create to destroy: create one for each)"},
+        /* past 2^64 - 64 the 64-byte rounding of an offset wraps */
+        {9, HBG_E_INVAL,
+         "heap_bytes 18446744073709551615 is past the limit of 18446744073709551552 (HBG_MAX_HEAP_BYTES)"},
+        {10, HBG_E_INVAL,
+         "heap_bytes 18446744073709551553 is past the limit of 18446744073709551552 (HBG_MAX_HEAP_BYTES)"},
+        {11, HBG_E_INVAL,
+         "def_pool_bytes 18446744073709551615 is past the limit of 18446744073709551552 (HBG_MAX_DEF_POOL_BYTES)"},
+        {12, HBG_E_INVAL,
+         "def_pool_bytes 18446744073709551553 is past the limit of 18446744073709551552 (HBG_MAX_DEF_POOL_BYTES)"},
     };
     hbg_runtime *held = NULL;
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
@@ -1147,6 +1156,10 @@ static void create_failures_are_named(void **state)
             rc.task_window = HBG_MAX_TASK_WINDOW + 1;
         if (c[i].what == 7)
             rc.journal_calls = HBG_MAX_JOURNAL_CALLS + 1;
+        if (c[i].what == 9 || c[i].what == 10)
+            rc.heap_bytes = c[i].what == 9 ? UINT64_MAX : HBG_MAX_HEAP_BYTES + 1;
+        if (c[i].what == 11 || c[i].what == 12)
+            rc.def_pool_bytes = c[i].what == 11 ? UINT64_MAX : HBG_MAX_DEF_POOL_BYTES + 1;
         if (c[i].what == 8) {
             rc.records = pool;
             assert_int_equal(hbg_runtime_create(&rc, &held), HBG_OK);
@@ -1161,6 +1174,13 @@ static void create_failures_are_named(void **state)
     rc.journal_calls = HBG_MAX_JOURNAL_CALLS + 1;
     rc.no_tmap_journal = true;
     hbg_runtime *rt;
+    assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
+    hbg_runtime_destroy(rt);
+    /* the limits themselves are taken (a device refuses them at the
+     * first pass, as any size it has no room for) */
+    rc = good;
+    rc.heap_bytes = HBG_MAX_HEAP_BYTES;
+    rc.def_pool_bytes = HBG_MAX_DEF_POOL_BYTES;
     assert_int_equal(hbg_runtime_create(&rc, &rt), HBG_OK);
     hbg_runtime_destroy(rt);
     hbg_runtime_destroy(held);

@@ -32,6 +32,9 @@ extern "C" {
  * (33 tensor-map entries a task, 4 buffers) are counted in 32 bits. */
 #define HBG_MAX_TASK_WINDOW (1u << 24)
 #define HBG_DEFAULT_HEAP_BYTES (256ull << 20)
+/* The largest GM heap (hbg_runtime_config.heap_bytes): 2^64 - 64, so that
+ * an offset into it rounded up to 64 bytes stays in 64 bits. */
+#define HBG_MAX_HEAP_BYTES (UINT64_MAX & ~(uint64_t)63)
 #define HBG_LARGE_HEAP_BYTES (2ull << 30)
 #define HBG_MAX_ALLOC_TENSORS 32 /* tensors per alloc_tensors call */
 /* The tensor map's journal (hbg_runtime_config.journal_calls): calls a

@@ -58,7 +58,8 @@ typedef struct hbg_runtime_config {
     const hbg_kernel_table *kernels;  /* not owned */
     uint32_t task_window;             /* 0: HBG_DEFAULT_TASK_WINDOW; at most
                                          HBG_MAX_TASK_WINDOW (else HBG_E_INVAL) */
-    uint64_t heap_bytes;              /* 0: HBG_DEFAULT_HEAP_BYTES */
+    uint64_t heap_bytes;              /* 0: HBG_DEFAULT_HEAP_BYTES; at most
+                                         HBG_MAX_HEAP_BYTES (else HBG_E_INVAL) */
     bool keep_definitions;            /* keep Definitions across passes */
     hbg_log *log;                     /* spans and breakdown lines; NULL: none */
     bool breakdown;                   /* emit `bind phase=` / `host-orch phase=` */
@@ -80,7 +81,8 @@ typedef struct hbg_runtime_config {
     uint32_t record_threads, records_per_thread;
     /* The device pool Definitions are uploaded into, committed with the GM
      * heap and the arena in the first pass's static_arena (0:
-     * HBG_DEFAULT_DEF_POOL_BYTES); it counts toward the device's memory
+     * HBG_DEFAULT_DEF_POOL_BYTES; at most HBG_MAX_DEF_POOL_BYTES, else
+     * HBG_E_INVAL); it counts toward the device's memory
      * like them. A Definition that does not fit in what is left gets a
      * device allocation of its own in graph_upload: a device short of
      * memory can pass a small pool (even 1 byte) to have every Definition
@@ -115,6 +117,9 @@ typedef struct hbg_runtime_config {
 /* Room for the reference cases' Definitions (qwen's is 131 KB, dsv4's
  * 385 KB) with some to spare. */
 #define HBG_DEFAULT_DEF_POOL_BYTES ((uint64_t)1 << 20)
+/* The largest def_pool_bytes: 2^64 - 64, as HBG_MAX_HEAP_BYTES, for the
+ * same 64-byte rounding of the offsets into it. */
+#define HBG_MAX_DEF_POOL_BYTES (UINT64_MAX & ~(uint64_t)63)
 
 /* The default record pool: 4 x 65536 records. A record takes 200 bytes
  * (32 stored, 8 for sorting, 160 of jsonl line room), so the default pool

@@ -68,6 +68,15 @@ static hbg_status check_config(const hbg_runtime_config *cfg)
     if (!cfg->no_tmap_journal && cfg->journal_calls > HBG_MAX_JOURNAL_CALLS)
         return fail(HBG_E_INVAL, "journal_calls %u is past the limit of %u (HBG_MAX_JOURNAL_CALLS)", cfg->journal_calls,
                     HBG_MAX_JOURNAL_CALLS);
+    /* Past these a region's 64-byte rounding of its next offset wraps
+     * (orch.c, recorder.c, segments.c): refused here, not at the first
+     * pass's allocation, which a device with room for it would grant. */
+    if (cfg->heap_bytes > HBG_MAX_HEAP_BYTES)
+        return fail(HBG_E_INVAL, "heap_bytes %llu is past the limit of %llu (HBG_MAX_HEAP_BYTES)",
+                    (unsigned long long)cfg->heap_bytes, (unsigned long long)HBG_MAX_HEAP_BYTES);
+    if (cfg->def_pool_bytes > HBG_MAX_DEF_POOL_BYTES)
+        return fail(HBG_E_INVAL, "def_pool_bytes %llu is past the limit of %llu (HBG_MAX_DEF_POOL_BYTES)",
+                    (unsigned long long)cfg->def_pool_bytes, (unsigned long long)HBG_MAX_DEF_POOL_BYTES);
     return HBG_OK;
 }
 
