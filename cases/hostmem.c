@@ -252,9 +252,14 @@ bool case_host_available(uint64_t *bytes, const char **from)
 case_mem_text case_mem(uint64_t b)
 {
     case_mem_text t;
-    if (b < 1000000u)
+    /* Under 1 KB in bytes: "0.0 KB" said that 1 byte was nothing. Each
+     * unit ends where its one decimal would round up to 1000.0, so 999,950
+     * bytes are "1.0 MB", not "1000.0 KB". */
+    if (b < 1000u)
+        snprintf(t.s, sizeof t.s, "%u byte%s", (unsigned)b, b == 1 ? "" : "s");
+    else if (b < 999950u)
         snprintf(t.s, sizeof t.s, "%.1f KB", (double)b / 1e3);
-    else if (b < 1000000000u)
+    else if (b < 999950000u)
         snprintf(t.s, sizeof t.s, "%.1f MB", (double)b / 1e6);
     else
         snprintf(t.s, sizeof t.s, "%.1f GB", (double)b / 1e9);

@@ -30,8 +30,9 @@ bool case_host_available(uint64_t *bytes, const char **from);
  * the real ones): for the tests. */
 bool case_host_available_at(const char *root, uint64_t *bytes, const char **from);
 
-/* b as a memory size for a message, decimal units, one decimal:
- * "40.0 KB", "388.5 MB", "106.4 GB". */
+/* b as a memory size for a message: under 1000 in bytes ("1 byte",
+ * "512 bytes"), else in decimal units with one decimal: "40.0 KB",
+ * "388.5 MB", "106.4 GB". */
 typedef struct case_mem_text {
     char s[24];
 } case_mem_text;

@@ -664,6 +664,18 @@ static void test_host_available(void **state)
     assert_string_equal(case_mem(40000).s, "40.0 KB");
     assert_string_equal(case_mem(388500000).s, "388.5 MB");
     assert_string_equal(case_mem(106400000000ull).s, "106.4 GB");
+    /* under 1 KB in bytes, not a KB figure rounded to 0.0 */
+    assert_string_equal(case_mem(0).s, "0 bytes");
+    assert_string_equal(case_mem(1).s, "1 byte");
+    assert_string_equal(case_mem(512).s, "512 bytes");
+    assert_string_equal(case_mem(999).s, "999 bytes");
+    assert_string_equal(case_mem(1000).s, "1.0 KB");
+    /* a figure that would round to 1000.0 is the next unit's 1.0 */
+    assert_string_equal(case_mem(999949).s, "999.9 KB");
+    assert_string_equal(case_mem(999950).s, "1.0 MB");
+    assert_string_equal(case_mem(999949999).s, "999.9 MB");
+    assert_string_equal(case_mem(999950000).s, "1.0 GB");
+    assert_string_equal(case_mem(UINT64_MAX).s, "18446744073.7 GB");
 }
 
 /* `hbg run` refuses what the host cannot hold before any rank starts:
@@ -715,6 +727,12 @@ static void test_cli_memory(void **state)
     assert_int_equal(rs_run("HBG_HOST_MEMORY=False", "run synth --log-level off", out, sizeof out), 0);
     assert_int_equal(rs_run("HBG_HOST_MEMORY=no", "run synth --log-level off", out, sizeof out), 0);
     assert_int_equal(rs_run("HBG_HOST_MEMORY=1", "run synth --log-level off", out, sizeof out), 2);
+    assert_string_equal(out, "hbg run: synth: a run of these parameters needs about 38.8 MB of memory (1.4 MB of it "
+                             "the device run's, 1.5 MB the golden's); 1 byte is available (HBG_HOST_MEMORY); lower "
+                             "--tasks, --replays, --graph-nodes, --boundary or --fanin, or leave out the golden "
+                             "(--skip-golden) or the device run (--skip-device-run)\n");
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=512", "run synth --log-level off", out, sizeof out), 2);
+    assert_non_null(strstr(out, "; 512 bytes is available (HBG_HOST_MEMORY); "));
     assert_int_equal(rs_run("HBG_HOST_MEMORY=1", "run vector --log-level off", out, sizeof out), 0); /* no estimate */
     assert_int_equal(rmdir(dir), 0); /* empty: nothing was written */
 }
