@@ -479,7 +479,16 @@ static void case_limits_are_usage_errors(void **state)
          * (getopt reports --log's missing value as -o's) */
         {"run qwen --log", "hbg run: unknown or incomplete option '--log' (see `hbg run --help`)\n"},
         {"run qwen --lo", "hbg run: unknown or incomplete option '--lo' (see `hbg run --help`)\n"},
-        {"run qwen --help=3", "hbg run: unknown or incomplete option '--help=3' (see `hbg run --help`)\n"},
+        /* a value to an option that takes none: the value named, not
+         * the option called unknown (a prefix named in full) */
+        {"run qwen --help=3", "hbg run: --help takes no value (given \"=3\")\n"},
+        {"run qwen --skip-device-run=1", "hbg run: --skip-device-run takes no value (given \"=1\")\n"},
+        {"run qwen --skip-d=0", "hbg run: --skip-device-run takes no value (given \"=0\")\n"},
+        {"run qwen --keep-definitions=", "hbg run: --keep-definitions takes no value (given \"=\")\n"},
+        {"run qwen --no-journal=\033[2J", "hbg run: --no-journal takes no value (given \"=?[2J\")\n"},
+        {"run --list=qwen", "hbg run: --list takes no value (given \"=qwen\")\n"},
+        /* an ambiguous prefix names no option: unknown, as before */
+        {"run qwen --skip=1", "hbg run: unknown or incomplete option '--skip=1' (see `hbg run --help`)\n"},
         {"run qwen -o", "hbg run: unknown or incomplete option '-o' (see `hbg run --help`)\n"},
         {"run qwen --rounds", "hbg run: unknown or incomplete option '--rounds' (see `hbg run --help`)\n"},
         {"run qwen --tas", "hbg run: unknown or incomplete option '--tas' (see `hbg run --help`)\n"},

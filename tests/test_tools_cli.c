@@ -511,6 +511,51 @@ static void test_refusals_and_exit_status(void **st)
     free(err);
 }
 
+/* An option that takes no value, given one (--keep-first=1), is named
+ * with the value to drop, the same words in every command; getopt_long
+ * called it an unknown option, which sent one looking for a typo in a
+ * name that was right. */
+static void test_a_value_to_a_flag_is_named(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *argv[6];
+        const char *err;
+    } c[] = {
+        {{"phases", "--keep-first=1", "x.log"}, "hbg phases: --keep-first takes no value (given \"=1\")\n"},
+        /* a prefix getopt_long takes is named in full */
+        {{"phases", "--keep=yes", "x.log"}, "hbg phases: --keep-first takes no value (given \"=yes\")\n"},
+        {{"phases", "--help=", "x.log"}, "hbg phases: --help takes no value (given \"=\")\n"},
+        {{"spans", "--hidden=1", "x.log"}, "hbg spans: --hidden takes no value (given \"=1\")\n"},
+        {{"fit", "--relative=1", "x.log"}, "hbg fit: --relative takes no value (given \"=1\")\n"},
+        {{"fit", "--min-per-log=\033[2J", "x.log"}, "hbg fit: --min-per-log takes no value (given \"=?[2J\")\n"},
+        {{"timeline", "--per-invocation=1", "x.log", "-o", "x.json"},
+         "hbg timeline: --per-invocation takes no value (given \"=1\")\n"},
+        {{"compare", "--allow-unstamped=1", "--base", "a.log", "--measure", "b.log"},
+         "hbg compare: --allow-unstamped takes no value (given \"=1\")\n"},
+        {{"compare", "--allow-incomplete=no"}, "hbg compare: --allow-incomplete takes no value (given \"=no\")\n"},
+        {{"compare", "--help=1"}, "hbg compare: --help takes no value (given \"=1\")\n"},
+        {{"ab", "--resume=1", "A", "B"}, "hbg ab: --resume takes no value (given \"=1\")\n"},
+        {{"ab", "--keep-definitions=0", "A", "B"}, "hbg ab: --keep-definitions takes no value (given \"=0\")\n"},
+        /* a value to an option that takes one, or to a name no option
+         * has, is what it was */
+        {{"phases", "--bogus=1", "x.log"},
+         "hbg phases: unknown or incomplete option '--bogus=1' (see hbg phases "
+         "--help)\n"},
+        {{"compare", "--allow-unstampe=1"},
+         "hbg compare: unexpected argument '--allow-unstampe=1' (logs follow "
+         "--base or --measure; see hbg compare --help)\n"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        char *out, *err;
+        int rc = ts_run_cli(c[i].argv, &out, &err);
+        if (rc != 2 || strcmp(err, c[i].err) || *out)
+            fail_msg("%s %s: exit %d, stderr '%s', stdout '%s'", c[i].argv[0], c[i].argv[1], rc, err, out);
+        free(out);
+        free(err);
+    }
+}
+
 static void test_rounds_and_ranks_checked(void **st)
 {
     (void)st;
@@ -855,6 +900,7 @@ int main(void)
         cmocka_unit_test(test_counts_of_one_read_as_english),
         cmocka_unit_test(test_csv),
         cmocka_unit_test(test_refusals_and_exit_status),
+        cmocka_unit_test(test_a_value_to_a_flag_is_named),
         cmocka_unit_test(test_rounds_and_ranks_checked),
         cmocka_unit_test(test_a_cut_rank_list_says_so),
         cmocka_unit_test(test_junk_inputs),

@@ -28,6 +28,7 @@
 #include "tools/diag.h"
 #include "cli/ab_build.h"
 #include "cli/cli.h"
+#include "cli/longopt.h"
 #include "cli/stopsig.h"
 #include "cli/run_opts.h"
 #include "hbg/trace.h"
@@ -318,6 +319,8 @@ static int parse(int argc, char **argv, ab_opts *o)
             *(ch == 'k' ? &o->keep_defs : &o->resume) = true;
             continue;
         }
+        if (ch == '?' && hbg_cli_flag_value("hbg ab", opts, argv[optind - 1]))
+            return 2;
         if (ch == '?' || ch == ':')
             return fail("unknown or incomplete option '%s' (see `hbg ab --help`)", argv[optind - 1]);
         if (take(o, ch, optarg))

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/longopt.h"
 #include "tools/diag.h"
 #include "cli/outfile.h"
 #include "tools/compare.h"
@@ -109,6 +110,21 @@ static bool is_opt(const char *a, const char *name)
 {
     size_t n = strlen(name);
     return strncmp(a, name, n) == 0 && (a[n] == 0 || a[n] == '=');
+}
+
+/* The name of the option that takes no value which s gives one
+ * (--allow-unstamped=1), said as such rather than as an unexpected
+ * argument; NULL for any other word. Whole names only, as every option
+ * here is read. */
+static const char *flag_value(const char *s)
+{
+    static const char *const flags[] = {"help", "allow-unstamped", "allow-incomplete"};
+    for (size_t k = 0; k < sizeof flags / sizeof flags[0]; k++) {
+        size_t n = strlen(flags[k]);
+        if (!strncmp(s, "--", 2) && !strncmp(s + 2, flags[k], n) && s[2 + n] == '=')
+            return flags[k];
+    }
+    return NULL;
 }
 
 static bool parse_double(const char *s, double lo, double hi, bool lo_open, double *out)
@@ -221,6 +237,8 @@ static int parse_args(int argc, char **argv, cmp_args *a)
             a->opt.allow_unstamped = true;
         } else if (!strcmp(s, "--allow-incomplete")) {
             a->opt.allow_incomplete = true;
+        } else if (flag_value(s)) {
+            return hbg_cli_no_value(who, flag_value(s), strchr(s, '='));
         } else {
             say("unexpected argument '%s' (logs follow --base or --measure; see hbg compare "
                 "--help)\n",

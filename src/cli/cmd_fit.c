@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/longopt.h"
 #include "tools/diag.h"
 #include "cli/outfile.h"
 #include "tools/fit.h"
@@ -376,6 +377,8 @@ int hbg_cmd_fit(int argc, char **argv)
         }
         case 'h': usage(stdout); return 0;
         default:
+            if (ch == '?' && hbg_cli_flag_value("hbg fit", opts, argv[optind - 1]))
+                return 2;
             fprintf(stderr, "hbg fit: unknown or incomplete option '%s' (see hbg fit --help)\n", dg_shown(argv[optind - 1]));
             return 2;
         }

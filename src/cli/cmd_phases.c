@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/longopt.h"
 #include "tools/diag.h"
 #include "cli/outfile.h"
 #include "tools/jw.h"
@@ -420,6 +421,8 @@ static int parse_args(int argc, char **argv, phases_args *a)
             break;
         case 'h': usage(stdout); return 0;
         default:
+            if (c == '?' && hbg_cli_flag_value("hbg phases", opts, argv[optind - 1]))
+                return 2;
             fprintf(stderr, "hbg phases: unknown or incomplete option '%s' (see hbg phases --help)\n",
                     dg_shown(argv[optind - 1]));
             return 2;

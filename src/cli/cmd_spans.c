@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/longopt.h"
 #include "tools/diag.h"
 #include "cli/outfile.h"
 #include "cli/spans_out.h"
@@ -138,7 +139,10 @@ static int parse_args(int argc, char **argv, args *a)
         case 'o': a->overlap = optarg; break;
         case 'H': a->hidden = true; break;
         case 'h': usage(stdout); return 0;
-        default: return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        default:
+            if (c == '?' && hbg_cli_flag_value("hbg spans", opts, argv[optind - 1]))
+                return 2;
+            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (argc - optind != 1)

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/longopt.h"
 #include "tools/diag.h"
 #include "cli/outfile.h"
 #include "tools/passes.h"
@@ -86,6 +87,8 @@ static int parse_args(int argc, char **argv, tl_args *a)
         case 'p': a->per_inv = true; break;
         case 'h': usage(stdout); return 0;
         default:
+            if (c == '?' && hbg_cli_flag_value("hbg timeline", opts, argv[optind - 1]))
+                return 2;
             fprintf(stderr, "hbg timeline: unknown or incomplete option '%s' (see hbg timeline --help)\n",
                     dg_shown(argv[optind - 1]));
             return 2;

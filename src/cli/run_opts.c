@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/case_opts.h"
+#include "cli/longopt.h"
 #include "tools/diag.h"
 #include "cli/run_opts.h"
 #include "hbg/device.h"
@@ -164,23 +165,6 @@ static int check_case_fit(const run_opts *o)
     return 0;
 }
 
-/* The long option a word names, as getopt_long resolves it: the exact
- * name, or a prefix that only one option starts with; NULL for neither. */
-static const struct option *long_option(const struct option *opts, const char *name, size_t len)
-{
-    const struct option *hit = NULL;
-    for (const struct option *p = opts; p->name; p++) {
-        if (strncmp(p->name, name, len))
-            continue;
-        if (strlen(p->name) == len)
-            return p;
-        if (hit)
-            return NULL;
-        hit = p;
-    }
-    return hit;
-}
-
 /* Whether the letter is also a long option's (-o for --log). */
 static bool short_alias(const struct option *opts, int letter)
 {
@@ -230,7 +214,7 @@ static void stamp_command(int argc, char **argv, const struct option *opts, char
             continue;
         }
         const char *eq = strchr(a + 2, '=');
-        const struct option *p = long_option(opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
+        const struct option *p = hbg_cli_long_option(opts, a + 2, eq ? (size_t)(eq - a - 2) : strlen(a + 2));
         if (!p) { /* getopt refused it before this is called: kept as is */
             w[nw++] = (stamp_word){NULL, a};
             continue;
@@ -326,7 +310,7 @@ const char *run_opts_long_name(const char *word)
     struct option opts[OPTS_CAP];
     options_table(opts, &co);
     const char *eq = strchr(word + 2, '=');
-    const struct option *p = long_option(opts, word + 2, eq ? (size_t)(eq - word - 2) : strlen(word + 2));
+    const struct option *p = hbg_cli_long_option(opts, word + 2, eq ? (size_t)(eq - word - 2) : strlen(word + 2));
     return p ? p->name : NULL;
 }
 
@@ -440,6 +424,8 @@ static int parse_options(int argc, char **argv, char **words, run_opts *o, expli
                 char letter[3] = {'-', (char)optopt, 0};
                 return fail_usage("unknown or incomplete option '%s'", letter);
             }
+            if (ch == '?' && hbg_cli_flag_value("hbg run", opts, argv[optind - 1]))
+                return 2;
             return fail_usage("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
