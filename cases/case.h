@@ -99,6 +99,14 @@ typedef struct hbg_case {
      * follow from parameters (qwen, dsv4 and vector ask for under 20,000
      * steps whatever their tile unit and ranks). */
     hbg_status (*steps)(const hbg_case_env *env, uint64_t max_steps, char *msg, size_t cap);
+    /* HBG_OK when the golden of env's parameters is within the case's own
+     * cap on it; else HBG_E_INVAL with a one-line reason giving both
+     * figures, what to lower and --skip-golden. Checked before any rank
+     * starts when the device runs and the golden is not skipped:
+     * `reference` refuses such parameters too, but only after the first
+     * round's device run. NULL: the golden has no cap that follows from
+     * parameters. */
+    hbg_status (*golden_cap)(const hbg_case_env *env, char *msg, size_t cap);
 } hbg_case;
 
 /* The golden computed, compared with the outputs and freed: a check of

@@ -290,8 +290,9 @@ static void test_caps(void **state)
     env = env_of(10, 4096, 1000, 1, 0);
     assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &st), HBG_OK);
     assert_int_equal(hbg_case_golden(&hbg_case_synth, st, &env, kt, msg, sizeof msg), HBG_E_INVAL);
-    assert_string_equal(msg, "the eager golden would run 4096011 tasks (each replay's nodes inline), past the cap "
-                             "of 2097152; use --skip-golden, or fewer --replays or --graph-nodes");
+    assert_string_equal(msg, "the eager golden would run 4096011 tasks a pass (10 outer + 1 allocations + 1000 "
+                             "replays x 4096 nodes, each replay's nodes inline), past its cap of 2097152; lower "
+                             "--replays, --graph-nodes or --tasks, or leave out the golden (--skip-golden)");
     hbg_case_synth.teardown(st);
     hbg_kernel_table_destroy(kt);
 }
@@ -379,6 +380,136 @@ static void test_device_steps(void **state)
     assert_int_equal(syn_check_steps(&p, HBG_SIM_MAX_STEPS, msg, sizeof msg), HBG_E_INVAL);
     assert_string_equal(msg, "2097664 tasks per pass (2097152 outer + 0 replays + 512 allocations) is past the cap "
                              "of 2097152 (the task window); lower --tasks or --replays");
+}
+
+/* The eager run of N outer tasks and R replays of M nodes in a window of
+ * `window` tasks, on a fresh set-up: its status, and its words in msg. */
+static hbg_status eager_in(uint32_t N, uint32_t M, uint32_t R, uint32_t bound, uint32_t window, char *msg, size_t cap)
+{
+    hbg_case_env env = env_of(N, M, R, 3, 2);
+    env.param[SYN_P_BOUND] = bound;
+    hbg_kernel_table *kt;
+    hbg_program prog;
+    void *state;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &state), HBG_OK);
+    uint32_t *out = calloc((size_t)(R + 1) * SYN_ROW, 4);
+    assert_non_null(out);
+    hbg_status st = syn_eager(state, &env, kt, window, out);
+    snprintf(msg, cap, "%s", hbg_eager_last_error());
+    free(out);
+    hbg_case_synth.teardown(state);
+    hbg_kernel_table_destroy(kt);
+    return st;
+}
+
+/* The tasks synth counts for its golden are the tasks the eager run
+ * takes: in a window of exactly that many it runs, in one a task smaller
+ * the orchestrator finds its window full; syn_check_golden and the
+ * case's hook draw the line at the same place. N + A + R x M: the outer
+ * tasks and allocations, and each replay's nodes run inline (a REPLAY
+ * task is not one of them). */
+static void check_golden(uint32_t N, uint32_t M, uint32_t R, uint32_t bound, uint64_t want)
+{
+    hbg_case_env env = env_of(N, M, R, 3, 2);
+    env.param[SYN_P_BOUND] = bound;
+    syn_params p = syn_params_of(&env);
+    syn_counts n;
+    char msg[400], err[300];
+    assert_int_equal(syn_count(&p, &n, msg, sizeof msg), HBG_OK);
+    assert_int_equal(n.eager_window, want);
+    assert_int_equal(syn_check_golden(&p, want, msg, sizeof msg), HBG_OK);
+    assert_int_equal(syn_check_golden(&p, want - 1, msg, sizeof msg), HBG_E_INVAL);
+    assert_int_equal(eager_in(N, M, R, bound, (uint32_t)want, msg, sizeof msg), HBG_OK);
+    assert_string_equal(msg, "");
+    assert_int_equal(eager_in(N, M, R, bound, (uint32_t)want - 1, msg, sizeof msg), HBG_E_WINDOW_FULL);
+    snprintf(err, sizeof err, "task window full (%llu tasks)", (unsigned long long)(want - 1));
+    if (!strstr(msg, err))
+        fail_msg("\"%s\" does not say \"%s\"", msg, err);
+}
+
+static void test_golden_cap(void **state)
+{
+    (void)state;
+    check_golden(300, 5, 7, 0, 300 + 1 + 7 * 5);
+    check_golden(300, 5, 7, 1, 300 + 1 + 7 * 5);
+    check_golden(1, 1, 0, 0, 1 + 1);
+    check_golden(5000, 3, 2, 0, 5000 + 2 + 2 * 3); /* 40 buffers: two allocations */
+    check_golden(129, 4096, 2, 0, 129 + 1 + 2 * 4096);
+    /* the cap, 2^21, exactly: 511 replays of 4096 nodes and 4096 more; a
+     * task more is a task past it */
+    hbg_case_env env = env_of(4095, 4096, 511, 8, 2);
+    syn_params p = syn_params_of(&env);
+    char msg[400];
+    assert_int_equal(syn_check_golden(&p, SYN_MAX_WINDOW, msg, sizeof msg), HBG_OK);
+    assert_int_equal(hbg_case_synth.golden_cap(&env, msg, sizeof msg), HBG_OK);
+    env.param[SYN_P_TASKS] = 4096;
+    static const char *const past = "the eager golden would run 2097153 tasks a pass (4096 outer + 1 allocations + "
+                                    "511 replays x 4096 nodes, each replay's nodes inline), past its cap of 2097152; "
+                                    "lower --replays, --graph-nodes or --tasks, or leave out the golden "
+                                    "(--skip-golden)";
+    assert_int_equal(hbg_case_synth.golden_cap(&env, msg, sizeof msg), HBG_E_INVAL);
+    assert_string_equal(msg, past);
+    /* the golden itself refuses them in the same words, before it runs */
+    hbg_kernel_table *kt;
+    hbg_program prog;
+    void *st;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    assert_int_equal(hbg_case_synth.setup(&env, kt, &prog, &st), HBG_OK);
+    assert_int_equal(hbg_case_golden(&hbg_case_synth, st, &env, kt, msg, sizeof msg), HBG_E_INVAL);
+    assert_string_equal(msg, past);
+    hbg_case_synth.teardown(st);
+    hbg_kernel_table_destroy(kt);
+    /* a parameter past its cap is refused as the pools refuse it */
+    env = env_of(2097152, 1, 0, 1, 0);
+    assert_int_equal(hbg_case_synth.golden_cap(&env, msg, sizeof msg), HBG_E_INVAL);
+    assert_string_equal(msg, "2097664 tasks per pass (2097152 outer + 0 replays + 512 allocations) is past the cap "
+                             "of 2097152 (the task window); lower --tasks or --replays");
+}
+
+/* `hbg run` refuses parameters past the golden's cap before any rank
+ * starts (exit 2, one line, no log), after the step check and before the
+ * memory check; without the golden, or the device run it follows, nothing
+ * is refused for it (HBG_HOST_MEMORY=1 then shows the next check ran,
+ * without a run of 2^21 steps). */
+static void test_cli_golden(void **state)
+{
+    (void)state;
+    static char out[1 << 14];
+    char args[512];
+    char dir[] = "/tmp/hbg-synth-golden-XXXXXX", log[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(log, sizeof log, "%s/run.log", dir);
+    static const char *const past = "run synth --tasks 4096 --graph-nodes 4096 --replays 511";
+    static const char *const refused = "hbg run: synth: the eager golden would run 2097153 tasks a pass (4096 outer "
+                                       "+ 1 allocations + 511 replays x 4096 nodes, each replay's nodes inline), "
+                                       "past its cap of 2097152; lower --replays, --graph-nodes or --tasks, or "
+                                       "leave out the golden (--skip-golden)\n";
+    snprintf(args, sizeof args, "%s --rounds 1 -o %s", past, log);
+    assert_int_equal(rs_run("", args, out, sizeof out), 2);
+    assert_string_equal(out, refused);
+    assert_int_equal(access(log, F_OK), -1);
+    /* before the memory check; the step check (exact too) first */
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=1", past, out, sizeof out), 2);
+    assert_string_equal(out, refused);
+    snprintf(args, sizeof args, "%s --device-steps 2097152", past);
+    assert_int_equal(rs_run("", args, out, sizeof out), 2);
+    assert_non_null(strstr(out, "hbg run: synth: a device run asks for 2097664 steps a pass "));
+    /* at the cap, or without the golden: on to the memory check */
+    static const char *const next = "hbg run: synth: a run of these parameters needs about ";
+    assert_int_equal(
+        rs_run("HBG_HOST_MEMORY=1", "run synth --tasks 4095 --graph-nodes 4096 --replays 511", out, sizeof out), 2);
+    assert_non_null(strstr(out, next));
+    static const char *const without[] = {"--skip-golden", "--skip-device-run", "--mode numbers"};
+    for (size_t i = 0; i < sizeof without / sizeof without[0]; i++) {
+        snprintf(args, sizeof args, "%s %s", past, without[i]);
+        assert_int_equal(rs_run("HBG_HOST_MEMORY=1", args, out, sizeof out), 2);
+        if (strncmp(out, next, strlen(next)) != 0)
+            fail_msg("%s: \"%s\"", without[i], out);
+    }
+    assert_int_equal(rs_run("HBG_HOST_MEMORY=1 HBG_SKIP_DEVICE_RUN=1", past, out, sizeof out), 2);
+    assert_non_null(strstr(out, next));
+    assert_int_equal(rmdir(dir), 0); /* empty: nothing was written */
 }
 
 /* `hbg run` refuses a run the device would refuse for its steps before
@@ -843,6 +974,8 @@ int main(void)
         cmocka_unit_test(test_caps),
         cmocka_unit_test(test_device_steps),
         cmocka_unit_test(test_cli_steps),
+        cmocka_unit_test(test_golden_cap),
+        cmocka_unit_test(test_cli_golden),
         cmocka_unit_test(test_cli),
         cmocka_unit_test(test_memory_estimate),
         cmocka_unit_test(test_memory_estimate_covers_runs),

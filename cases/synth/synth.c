@@ -175,10 +175,30 @@ hbg_status syn_check_steps(const syn_params *p, uint64_t max_steps, char *msg, s
     return HBG_E_INVAL;
 }
 
+hbg_status syn_check_golden(const syn_params *p, uint64_t max_tasks, char *msg, size_t cap)
+{
+    syn_counts n;
+    hbg_status st = syn_count(p, &n, msg, cap);
+    if (st || n.eager_window <= max_tasks)
+        return st;
+    snprintf(msg, cap,
+             "the eager golden would run %" PRIu64 " tasks a pass (%u outer + %u allocations + %u replays x %u "
+             "nodes, each replay's nodes inline), past its cap of %" PRIu64 "; lower --replays, --graph-nodes or "
+             "--tasks, or leave out the golden (--skip-golden)",
+             n.eager_window, p->tasks, n.allocs, p->replays, p->nodes, max_tasks);
+    return HBG_E_INVAL;
+}
+
 static hbg_status syn_steps(const hbg_case_env *env, uint64_t max_steps, char *msg, size_t cap)
 {
     syn_params p = syn_params_of(env);
     return syn_check_steps(&p, max_steps, msg, cap);
+}
+
+static hbg_status syn_golden_cap(const hbg_case_env *env, char *msg, size_t cap)
+{
+    syn_params p = syn_params_of(env);
+    return syn_check_golden(&p, SYN_MAX_WINDOW, msg, cap);
 }
 
 static hbg_status syn_fits(const hbg_case_env *env, const hbg_case_host *h, char *msg, size_t cap)
@@ -273,32 +293,35 @@ static hbg_status syn_setup(const hbg_case_env *env, hbg_kernel_table *kt, hbg_p
     return HBG_OK;
 }
 
-/* The orchestration run eagerly into a fresh `out` (*ref). */
+hbg_status syn_eager(syn_state *s, const hbg_case_env *env, const hbg_kernel_table *kt, uint32_t window, uint32_t *out)
+{
+    hbg_host_tensor args[2] = {s->args[0], s->args[1]};
+    args[1].host = out;
+    hbg_program p = {.name = "synth", .orch = syn_orchestrate, .ctx = s, .nargs = 2, .args = args};
+    s->eager = true;
+    hbg_status st = hbg_eager_run_window(&p, kt, s->n.heap_bytes, window, env->rank, env->nranks, env->services);
+    s->eager = false;
+    return st;
+}
+
+/* The orchestration run eagerly into a fresh `out` (*ref). Parameters
+ * past the golden's cap were refused before any rank started (hbg run,
+ * syn_golden_cap); refused here too, for a caller that did not ask. */
 static hbg_status syn_make_ref(void *state, const hbg_case_env *env, const hbg_kernel_table *kt, void **ref,
                                char *msg, size_t cap)
 {
     syn_state *s = state;
     *ref = NULL;
     uint64_t words = (uint64_t)(s->p.replays + 1) * SYN_ROW;
-    if (s->n.eager_window > SYN_MAX_WINDOW) {
-        snprintf(msg, cap,
-                 "the eager golden would run %" PRIu64 " tasks (each replay's nodes inline), past the cap of %u; "
-                 "use --skip-golden, or fewer --replays or --graph-nodes",
-                 s->n.eager_window, SYN_MAX_WINDOW);
-        return HBG_E_INVAL;
-    }
+    hbg_status st = syn_check_golden(&s->p, SYN_MAX_WINDOW, msg, cap);
+    if (st)
+        return st;
     uint32_t *w = calloc(words, 4);
     if (!w) {
         snprintf(msg, cap, "the golden's %" PRIu64 " words: out of memory", words);
         return HBG_E_NOMEM;
     }
-    hbg_host_tensor args[2] = {s->args[0], s->args[1]};
-    args[1].host = w;
-    hbg_program p = {.name = "synth", .orch = syn_orchestrate, .ctx = s, .nargs = 2, .args = args};
-    s->eager = true;
-    hbg_status st = hbg_eager_run_window(&p, kt, s->n.heap_bytes, (uint32_t)s->n.eager_window, env->rank, env->nranks,
-                                         env->services);
-    s->eager = false;
+    st = syn_eager(s, env, kt, (uint32_t)s->n.eager_window, w);
     if (st) {
         snprintf(msg, cap, "the eager golden run failed: %s",
                  *hbg_eager_last_error() ? hbg_eager_last_error() : hbg_strerror(st));
@@ -347,4 +370,5 @@ const hbg_case hbg_case_synth = {
     .pools = syn_pools,
     .fits = syn_fits,
     .steps = syn_steps,
+    .golden_cap = syn_golden_cap,
 };

@@ -97,6 +97,13 @@ hbg_status syn_check_fits(const syn_params *p, const hbg_case_host *h, char *msg
 /* HBG_OK when a device run of a pass asks for at most max_steps steps;
  * else HBG_E_INVAL and a one-line reason (or syn_count's refusal). */
 hbg_status syn_check_steps(const syn_params *p, uint64_t max_steps, char *msg, size_t cap);
+/* HBG_OK when the eager golden of a pass runs in a window of at most
+ * max_tasks tasks (its cap is SYN_MAX_WINDOW); else HBG_E_INVAL and a
+ * one-line reason (or syn_count's refusal). */
+hbg_status syn_check_golden(const syn_params *p, uint64_t max_tasks, char *msg, size_t cap);
+/* The orchestration run eagerly into `out` ((replays + 1) x SYN_ROW
+ * words) in a window of `window` tasks (the golden's is eager_window). */
+hbg_status syn_eager(syn_state *s, const hbg_case_env *env, const hbg_kernel_table *kt, uint32_t window, uint32_t *out);
 
 hbg_status syn_orchestrate(hbg_orch *o, void *ctx);
 /* How many tensor arguments outer task i takes. */

@@ -475,6 +475,22 @@ static int check_steps(const run_opts *o)
     return 2;
 }
 
+/* A case whose golden has a cap its parameters pass is refused, before
+ * any rank starts, when the golden runs: its reference refuses them too,
+ * but only after round 1's device run. 1, or 2 after saying why. */
+static int check_golden(const run_opts *o)
+{
+    if (o->skip_device || o->skip_golden || !o->c->golden_cap)
+        return 1;
+    hbg_case_env env = o->env;
+    env.nranks = o->ranks, env.tile_unit = o->tile_unit;
+    char msg[400];
+    if (o->c->golden_cap(&env, msg, sizeof msg) == HBG_OK)
+        return 1;
+    fprintf(stderr, "hbg run: %s: %s\n", o->c->name, msg);
+    return 2;
+}
+
 /* A case that knows what its parameters need is refused, before any
  * rank starts, when the run may use less: otherwise its set-up or its
  * passes fill memory until the kernel kills a rank. HBG_HOST_MEMORY
@@ -582,5 +598,7 @@ int run_opts_parse(int argc, char **argv, run_opts *o)
     rc = apply_switches(o, &x);
     if (rc == 1)
         rc = check_steps(o);
+    if (rc == 1)
+        rc = check_golden(o);
     return rc == 1 ? check_memory(o) : rc;
 }
