@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "device/exec.h"
+#include "device/sim.h"
 #include "hbg/graph.h"
 #include "support/fault_support.h"
 #include "support/image_builder.h"
@@ -1231,6 +1232,50 @@ static void work_is_bounded(void **state)
     hbg_kernel_table_destroy(kt);
 }
 
+/* `ntasks` independent AIV tasks of one block: all ready at once, so the
+ * scheduler queues a job for each before the first is done. */
+static void run_wide(hbg_device *d, const hbg_kernel_table *kt, uint32_t ntasks)
+{
+    world w = {.dev = d, .kt = kt};
+    ib *b = ib_new();
+    for (uint32_t t = 0; t < ntasks; t++)
+        ib_add_task(b, &(ib_task_spec){.kind = HBG_TASK_KERNEL, .core = HBG_CORE_AIV, .aiv = 10, .blocks = 1});
+    uint64_t bytes, at;
+    unsigned char *arena = ib_build(b, &bytes);
+    ib_free(b);
+    hbg_run_stats rs;
+    assert_int_equal(w_run(&w, arena, bytes, &at, &rs), HBG_OK);
+    assert_int_equal(rs.tasks_run, ntasks);
+    hbg_device_free(d, at);
+    free(arena);
+}
+
+/* The jobs a run queues are kept for the next runs, up to a cap: a wide
+ * run frees the rest as they finish instead of holding its peak until
+ * the device is closed (3 x the cap here; 2^24 tasks would have kept
+ * some 800 MB). Runs within the cap reuse what they find. */
+static void spare_jobs_are_bounded(void **state)
+{
+    (void)state;
+    hbg_kernel_table *kt;
+    assert_int_equal(hbg_kernel_table_create(&kt), HBG_OK);
+    assert_int_equal(hbg_kernel_register(kt, 10, "noop", k_noop), HBG_OK);
+    hbg_device *d = open_sim(&(hbg_sim_config){.aic_cores = 1, .aiv_cores = 1});
+    assert_int_equal(hbg__sim_spare_jobs(d), 0);
+    run_wide(d, kt, 16);
+    assert_int_equal(hbg__sim_spare_jobs(d), 16);
+    run_wide(d, kt, 16); /* the same 16 again, none made */
+    assert_int_equal(hbg__sim_spare_jobs(d), 16);
+    run_wide(d, kt, 3 * HBG__SIM_SPARE_JOBS);
+    assert_int_equal(hbg__sim_spare_jobs(d), HBG__SIM_SPARE_JOBS);
+    run_wide(d, kt, 16);
+    assert_int_equal(hbg__sim_spare_jobs(d), HBG__SIM_SPARE_JOBS);
+    run_wide(d, kt, 3 * HBG__SIM_SPARE_JOBS);
+    assert_int_equal(hbg__sim_spare_jobs(d), HBG__SIM_SPARE_JOBS);
+    hbg_device_close(d);
+    hbg_kernel_table_destroy(kt);
+}
+
 static void open_refusals(void **state)
 {
     (void)state;
@@ -1253,7 +1298,7 @@ int main(void)
         cmocka_unit_test(definition_over_flags), cmocka_unit_test(over_limits),
         cmocka_unit_test(corrupted_bytes),       cmocka_unit_test(memory_limits),
         cmocka_unit_test(open_refusals),         cmocka_unit_test(replays_run_in_a_window),
-        cmocka_unit_test(work_is_bounded),
+        cmocka_unit_test(work_is_bounded),       cmocka_unit_test(spare_jobs_are_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

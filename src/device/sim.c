@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "device/exec.h"
+#include "device/sim.h"
 #include "device/sim_mem.h"
 #include "hbg/graph.h"
 
@@ -113,6 +114,7 @@ struct sim {
     core **idle[2];
     unsigned nidle[2];
     job *free_jobs;
+    size_t nfree_jobs; /* on free_jobs: at most HBG__SIM_SPARE_JOBS */
     /* Calls for the jobs that have a block placed: at most one a core and
      * one a queue (its head may be placed in part), all made at open. */
     callbuf *free_calls;
@@ -213,6 +215,7 @@ static job *new_job(sim *s)
     job *j = s->free_jobs;
     if (j) {
         s->free_jobs = j->next;
+        s->nfree_jobs--;
     } else if (!(j = malloc(sizeof *j))) {
         hbg__exec_set_error("sim: no memory for a job");
         fail(s, HBG_E_NOMEM);
@@ -231,8 +234,24 @@ static void free_job(sim *s, job *j)
         s->free_calls = j->cb;
         j->cb = NULL;
     }
+    /* N independent tasks queue N jobs at once: kept, they would hold
+     * that peak (48 bytes a job) until the device is closed. */
+    if (s->nfree_jobs >= HBG__SIM_SPARE_JOBS) {
+        free(j);
+        return;
+    }
     j->next = s->free_jobs;
     s->free_jobs = j;
+    s->nfree_jobs++;
+}
+
+size_t hbg__sim_spare_jobs(hbg_device *d)
+{
+    sim *s = S(d);
+    pthread_mutex_lock(&s->m);
+    size_t n = s->nfree_jobs;
+    pthread_mutex_unlock(&s->m);
+    return n;
 }
 
 /* The kernel call of a ready item: a task's read in place from the
