@@ -277,7 +277,7 @@ static void test_existing_logs_refused_then_resumed(void **state)
     assert_int_equal(ab(out, order, "--threshold", "5", NULL, NULL, &so2, &se), 2);
     assert_true(one_line(se));
     assert_non_null(strstr(se, lone));
-    assert_non_null(strstr(se, "partial logs, left by runs that did not finish"));
+    assert_non_null(strstr(se, "(1 of this run's 10 partial logs, left by runs that did not finish, does)"));
     free(so2);
     free(se);
     assert_int_equal(unlink(lone), 0);
@@ -766,7 +766,8 @@ static void test_existing_out_refused(void **state)
     assert_int_equal(ab_fake(out, built, NULL, &so, &se), 2);
     assert_true(one_line(se));
     char want[8192];
-    snprintf(want, sizeof want, "hbg ab: %s exists (1 of this run's 4 LOG.out files", a1o);
+    snprintf(want, sizeof want,
+             "hbg ab: %s exists (1 of this run's 4 LOG.out files, where hbg run's output goes, does)", a1o);
     assert_true(!strncmp(se, want, strlen(want)));
     assert_non_null(strstr(se, "nothing was run"));
     assert_string_equal(so, "");

@@ -763,16 +763,18 @@ static int check_logs(const ab_opts *o, ab_arm *arms)
             arms[a].to_run--;
         }
     if (existing)
-        return fail("%s exists (%u of this run's %u logs do): nothing was run; pick another --outputs, or pass "
-                    "--resume to reuse the logs whose [stamp] matches this run", first, existing, 2 * o->reps);
+        return fail("%s exists (%u of this run's %u logs %s): nothing was run; pick another --outputs, or pass "
+                    "--resume to reuse the logs whose [stamp] matches this run",
+                    first, existing, 2 * o->reps, existing == 1 ? "does" : "do");
     if (parts)
-        return fail("%s.part exists (%u of this run's %u partial logs, left by runs that did not finish, do): "
+        return fail("%s.part exists (%u of this run's %u partial logs, left by runs that did not finish, %s): "
                     "nothing was run; pass --resume to run those repetitions again, or move them away",
-                    first_part, parts, 2 * o->reps);
+                    first_part, parts, 2 * o->reps, parts == 1 ? "does" : "do");
     if (outs)
-        return fail("%s.out exists (%u of this run's %u LOG.out files, where hbg run's output goes, do): nothing "
+        return fail("%s.out exists (%u of this run's %u LOG.out files, where hbg run's output goes, %s): nothing "
                     "was run; move it away or pick another --outputs (--resume would run its repetition again and "
-                    "replace it)", first_out, outs, 2 * o->reps);
+                    "replace it)",
+                    first_out, outs, 2 * o->reps, outs == 1 ? "does" : "do");
     return 0;
 }
 
@@ -1382,7 +1384,7 @@ static int run_all(const ab_opts *o, ab_arm *arms)
                 return 2;
     }
     if (p.tty && p.done)
-        fprintf(stderr, "\rhbg ab: %u runs in %.1f s\033[K\n", p.done, p.spent);
+        fprintf(stderr, "\rhbg ab: %u run%s in %.1f s\033[K\n", p.done, p.done == 1 ? "" : "s", p.spent);
     return 0;
 }
 
