@@ -1932,6 +1932,30 @@ static void test_resume_refuses_an_empty_log(void **state)
     free(kept), free(r1), free(order), free(out);
 }
 
+/* LD_PRELOAD=shim for the hbg ab started next; what ASAN_OPTIONS was
+ * (NULL: unset), for unpreload. The preload comes before the sanitizer's
+ * runtime in the ASan build, which it would refuse. */
+static char *preload(const char *shim)
+{
+    const char *asan = getenv("ASAN_OPTIONS");
+    char *was = asan ? strdup(asan) : NULL, *opts = NULL;
+    assert_true(asprintf(&opts, "%s%sverify_asan_link_order=0", asan ? asan : "", asan && *asan ? ":" : "") > 0);
+    setenv("ASAN_OPTIONS", opts, 1);
+    free(opts);
+    setenv("LD_PRELOAD", shim, 1);
+    return was;
+}
+
+static void unpreload(char *was_asan)
+{
+    unsetenv("LD_PRELOAD");
+    if (was_asan)
+        setenv("ASAN_OPTIONS", was_asan, 1);
+    else
+        unsetenv("ASAN_OPTIONS");
+    free(was_asan);
+}
+
 /* A stop signal that lands after hbg ab looked for one and before its
  * wait for the run blocks (raised there by preload/raise_at_wait.c),
  * with a run that ignores SIGTERM: the run is still killed AB_GRACE_S
@@ -1950,32 +1974,59 @@ static void test_stop_signal_before_the_wait(void **state)
     assert_true(rc == expected_status() || rc == 0 || rc == 1);
     free(so), free(se);
 
-    const char *asan = getenv("ASAN_OPTIONS");
-    char *was_asan = asan ? strdup(asan) : NULL, *asan_opts = NULL;
-    /* the preload comes before the sanitizer's runtime in the ASan build */
-    assert_true(asprintf(&asan_opts, "%s%sverify_asan_link_order=0", asan ? asan : "", asan && *asan ? ":" : "") > 0);
-    setenv("ASAN_OPTIONS", asan_opts, 1);
-    setenv("LD_PRELOAD", shim, 1);
+    char *was_asan = preload(shim);
     setenv("HBG_TEST_RAISE_WHEN", ready, 1);
     setenv("FAKE_READY", ready, 1);
     const char *extra[] = {"--", "--stubborn", NULL};
     double t0 = mono_now();
     rc = ab_fake(out2, built, extra, &so, &se);
     double took = mono_now() - t0;
-    unsetenv("LD_PRELOAD");
     unsetenv("HBG_TEST_RAISE_WHEN");
     unsetenv("FAKE_READY");
-    if (was_asan)
-        setenv("ASAN_OPTIONS", was_asan, 1);
-    else
-        unsetenv("ASAN_OPTIONS");
+    unpreload(was_asan);
     assert_int_equal(access(ready, F_OK), 0);
     if (rc != -1 || !strstr(se, "\nhbg ab: stopped by signal 2 (Interrupt); the finished logs are kept: rerun with "
                                 "--resume to go on\n"))
         fail_msg("status %d, stderr '%s'", rc, se);
     if (took >= 20)
         fail_msg("hbg ab ended %.1f s after the run started, when its run ended", took);
-    free(so), free(se), free(was_asan), free(asan_opts), free(ready), free(built), free(out2), free(out);
+    free(so), free(se), free(ready), free(built), free(out2), free(out);
+}
+
+/* A stop signal that lands inside hbg ab's wait for another hbg ab's
+ * build of the same tree (raised there by preload/raise_at_wait.c, after
+ * the look for a signal): hbg ab ends by it at once. Its blocking flock
+ * saw the signal only once the other let go of the lock, a build later
+ * (here 60 s). */
+static void test_stop_signal_in_the_wait_for_a_lock(void **state)
+{
+    (void)state;
+    const char *shim = getenv("HBG_TEST_RAISE_AT_WAIT");
+    assert_non_null(shim);
+    char *out1 = in_root("out-siglock1"), *out2 = in_root("out-siglock2"), *built = in_root("built-siglock");
+    char *errp = in_root("err-siglock"), build[4096];
+    snprintf(build, sizeof build, "echo {rev} >> '%s'; sleep 60", built);
+    const char *args[] = {"ab",     c1,  c2,          "--build", build, "--run", "sh {worktree}/measure.sh",
+                          "--reps", "2", "--outputs", out1,      NULL};
+    pid_t first = ab_background(args, errp);
+    wait_for_text(built, c1); /* the first holds REV_A's lock, building it */
+    args[10] = out2;
+    char *was_asan = preload(shim), *se;
+    setenv("HBG_TEST_RAISE_AT_LOCK", "1", 1);
+    double t0 = mono_now();
+    int rc = ab_hbg(repo, args, NULL, &se);
+    double took = mono_now() - t0;
+    unsetenv("HBG_TEST_RAISE_AT_LOCK");
+    unpreload(was_asan);
+    kill(first, SIGINT);
+    ends_by(first, SIGINT, 30, errp);
+    if (rc != -1 || !strstr(se, "hbg ab: waiting for another hbg ab building ") ||
+        !strstr(se, "\nhbg ab: stopped by signal 2 (Interrupt); the finished logs are kept: rerun with "
+                    "--resume to go on\n"))
+        fail_msg("status %d, stderr '%s'", rc, se);
+    if (took >= 30)
+        fail_msg("hbg ab ended %.1f s after it began to wait, when the lock was let go", took);
+    free(se), free(errp), free(built), free(out2), free(out1);
 }
 
 /* A --run template past 8 KiB makes a stamp as long: --resume keeps
@@ -2046,6 +2097,7 @@ int main(void)
         cmocka_unit_test(test_resume_refuses_a_cut_log),
         cmocka_unit_test(test_resume_refuses_an_empty_log),
         cmocka_unit_test(test_stop_signal_before_the_wait),
+        cmocka_unit_test(test_stop_signal_in_the_wait_for_a_lock),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

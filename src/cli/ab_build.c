@@ -600,9 +600,15 @@ bool ab_lock_take(int fd, long *holder)
 
 void ab_lock_wait(int fd)
 {
-    /* no SA_RESTART: a stop signal interrupts the wait, and ends hbg ab */
-    while (flock(fd, LOCK_EX) && errno == EINTR)
+    /* Polled, as the waits for a run are: a look at the stop flag then a
+     * blocking flock missed a signal that came between them until the
+     * other hbg ab let go, a whole build later. */
+    for (;;) {
         ab_stop_if_signalled();
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0 || (errno != EWOULDBLOCK && errno != EINTR))
+            break;
+        nanosleep(&(struct timespec){.tv_nsec = 50000000}, NULL);
+    }
     lock_note_pid(fd);
 }
 

@@ -1,5 +1,6 @@
 /* Preloaded (LD_PRELOAD) into an hbg ab by test_cli_ab: a stop signal at
- * the one moment it could once be lost, inside hbg ab's wait for a run.
+ * the moments it could once be lost, inside hbg ab's wait for a run, and
+ * (HBG_TEST_RAISE_AT_LOCK set) inside its wait for another hbg ab's lock.
  * Before hbg ab's waitpid for a child that is still running goes ahead,
  * it waits until the file $HBG_TEST_RAISE_WHEN exists (the run makes it
  * once it is ready), then raises SIGINT: after hbg ab looked whether a
@@ -10,6 +11,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/file.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -46,4 +48,26 @@ pid_t waitpid(pid_t pid, int *ws, int options)
     raise_when_ready(pid);
     errno = e;
     return real(pid, ws, options);
+}
+
+/* The lock: SIGINT just before the first try at a lock that an earlier
+ * try on the same descriptor found held, that is, inside the wait for it
+ * (after hbg ab looked for a signal, before the try). */
+int flock(int fd, int op)
+{
+    static int (*real)(int, int);
+    static int held_fd = -1, raised;
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "flock");
+    if (!raised && (op & LOCK_EX) && fd == held_fd && getenv("HBG_TEST_RAISE_AT_LOCK") &&
+        !strcmp(program_invocation_short_name, "hbg")) {
+        int e = errno;
+        raised = 1;
+        raise(SIGINT);
+        errno = e;
+    }
+    int r = real(fd, op);
+    if (r != 0 && errno == EWOULDBLOCK)
+        held_fd = fd;
+    return r;
 }
