@@ -620,6 +620,60 @@ static void test_anchor_out_of_range_is_said(void **st)
     free(p), free(o), free(src);
 }
 
+/* Counts of one in the singular, as they once were not: "1 events carry
+ * no wall_ns: their clock anchor's ...", "(1 spans, ...)" in the tally
+ * and "(1 records refused by the pool)". */
+static void test_counts_of_one_in_the_singular(void **st)
+{
+    (void)st;
+    static const char *const anchor[] = {
+        /* a wall_ns that puts the span past 2^64 ns */
+        "[mono_ns=100][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=8 mono_ns=100 wall_ns=18446744073709551615\n",
+        /* a mono_ns 5.5 hours from its own line's and from the span's */
+        "[mono_ns=100][T0x1][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=8 mono_ns=20000000000100 "
+        "wall_ns=1000000000000000000\n"};
+    static const char *const said[] = {
+        ": one event carries no wall_ns: its clock anchor's wall_ns puts it outside 0 .. 2^64 - 1 ns (a corrupt "
+        "anchor)\n",
+        ":1: one event carries no wall_ns: its clock anchor's mono_ns is corrupt (far from its own line's "
+        "[mono_ns=] and from the event's)\n"};
+    for (int k = 0; k < 2; k++) {
+        char text[512], want[4600];
+        snprintf(text, sizeof text,
+                 "%s[mono_ns=202][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=8 tid=8 inv=1 hid=aa depth=0 "
+                 "name=chip.run ts=150 dur=50\n",
+                 anchor[k]);
+        char *log = ts_temp_file(text, strlen(text), ".log"), *err;
+        json_t *j = run_timeline(log, NULL, 0, &err);
+        assert_non_null(j);
+        snprintf(want, sizeof want, "hbg timeline: warning: %s%s", log, said[k]);
+        if (!ts_contains(err, want))
+            fail_msg("%s", err);
+        if (!ts_contains(err, ".json: 4 events (1 span, 0 device spans, 0 bind segments, 0 host_orch copies on other "
+                              "threads, 0 records, 0 hand-off arrows of 2 events, 3 lane names)\n"))
+            fail_msg("%s", err);
+        json_decref(j);
+        free(err);
+        unlink(log);
+        free(log);
+    }
+    /* a records line of one record refused */
+    char *rec = ts_slurp(ts_fixture("original-2rank-interleaved.host_phase_records.jsonl"), NULL);
+    assert_non_null(rec);
+    char *d = strstr(rec, "\"dropped\": 3");
+    assert_non_null(d);
+    d[11] = '1';
+    char *rp = ts_temp_file(rec, strlen(rec), ".jsonl"), *err;
+    json_t *j = run_timeline(ts_fixture("original-2rank-interleaved.log"), rp, 0, &err);
+    assert_non_null(j);
+    if (!ts_contains(err, "\nhbg timeline: records lines with dropped > 0: 1 (1 record refused by the pool)\n"))
+        fail_msg("%s", err);
+    json_decref(j);
+    free(err);
+    unlink(rp);
+    free(rp), free(rec);
+}
+
 /* A round whose own chip.run ts is corrupt: its anchor is sound, so the
  * rounds view blames the start, not the anchor, whether the conversion
  * would overflow (inv 2) or would give a date a century off (inv 3). */
@@ -2380,6 +2434,7 @@ int main(void)
         cmocka_unit_test(test_host_tid_past_2_32),
         cmocka_unit_test(test_slot_lanes_after_the_last_tid),
         cmocka_unit_test(test_anchor_out_of_range_is_said),
+        cmocka_unit_test(test_counts_of_one_in_the_singular),
         cmocka_unit_test(test_round_start_far_from_anchor),
         cmocka_unit_test(test_corrupt_anchor_is_blamed),
         cmocka_unit_test(test_torn_span_counted),

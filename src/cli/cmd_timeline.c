@@ -50,6 +50,14 @@ static void count(const char *what, size_t n)
         fprintf(stderr, "hbg timeline: %s: %zu\n", what, n);
 }
 
+/* "N things", or "1 thing" of one: a tally reads as English at one as at
+ * any other count. Into b; returns it. */
+static const char *tally(char *b, size_t cap, size_t n, const char *one, const char *many)
+{
+    snprintf(b, cap, "%zu %s", n, n == 1 ? one : many);
+    return b;
+}
+
 /* The command line. */
 typedef struct tl_args {
     const char *rpath[MAX_RECORDS_FILES];
@@ -190,19 +198,26 @@ static void nothing_to_draw(const ps_log *L, const char *path, bool per_inv)
  * as a file of that name). */
 static void print_report(const char *out, const tl_report *rep)
 {
-    fprintf(stderr,
-            "hbg timeline: wrote %s: %zu events (%zu spans, %zu device spans, %zu bind segments, %zu host_orch "
-            "copies on other threads, %zu records, %zu hand-off arrows of 2 events, %zu lane names)\n",
-            strcmp(out, "-") ? dg_shown(out) : "standard output", rep->events, rep->spans, rep->device_spans,
-            rep->segments, rep->orch_copies, rep->records, rep->flows, rep->lane_names);
+    char ev[48], sp[48], ds[48], sg[48], oc[64], rc[48], fl[64], ln[48];
+    fprintf(
+        stderr, "hbg timeline: wrote %s: %s (%s, %s, %s, %s, %s, %s, %s)\n",
+        strcmp(out, "-") ? dg_shown(out) : "standard output", tally(ev, sizeof ev, rep->events, "event", "events"),
+        tally(sp, sizeof sp, rep->spans, "span", "spans"),
+        tally(ds, sizeof ds, rep->device_spans, "device span", "device spans"),
+        tally(sg, sizeof sg, rep->segments, "bind segment", "bind segments"),
+        tally(oc, sizeof oc, rep->orch_copies, "host_orch copy on another thread", "host_orch copies on other threads"),
+        tally(rc, sizeof rc, rep->records, "record", "records"),
+        tally(fl, sizeof fl, rep->flows, "hand-off arrow of 2 events", "hand-off arrows of 2 events"),
+        tally(ln, sizeof ln, rep->lane_names, "lane name", "lane names"));
     count("malformed [STRACE] records (not drawn)", rep->torn);
     count("records lines whose (pid, inv) has no chip.run.bind span (not drawn)", rep->rec_nobind);
     count("records outside their bind span (drawn, marked outside_bind_span)", rep->rec_outside_bind);
     count("records inside the bind span but outside host_orch (drawn, marked outside_host_orch)",
           rep->rec_outside_orch);
     if (rep->rec_dropped_lines)
-        fprintf(stderr, "hbg timeline: records lines with dropped > 0: %zu (%" PRIu64 " records refused by the pool)\n",
-                rep->rec_dropped_lines, rep->rec_dropped);
+        fprintf(stderr,
+                "hbg timeline: records lines with dropped > 0: %zu (%" PRIu64 " record%s refused by the pool)\n",
+                rep->rec_dropped_lines, rep->rec_dropped, rep->rec_dropped == 1 ? "" : "s");
     count("records lines not in the schema (skipped)", rep->rec_bad_lines);
     count("bind passes without a chip.run.bind span", rep->pass_nospan);
     count("bind segments outside their chip.run.bind span (drawn, marked outside_bind_span)", rep->seg_outside_bind);

@@ -2199,12 +2199,22 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     else if (t.before_anchor)
         dg_add(warn, "%s: %zu events precede their process's first clock anchor; they carry no wall_ns", L->path,
                t.before_anchor);
-    if (t.wall_range)
+    if (t.wall_range == 1) /* not "1 events carry" */
+        dg_add(warn,
+               "%s: one event carries no wall_ns: its clock anchor's wall_ns puts it outside 0 .. 2^64 - 1 ns "
+               "(a corrupt anchor)",
+               L->path);
+    else if (t.wall_range)
         dg_add(warn,
                "%s: %zu events carry no wall_ns: their clock anchor's wall_ns puts them outside 0 .. 2^64 - 1 ns "
                "(a corrupt anchor)",
                L->path, t.wall_range);
-    if (t.anchor_bad)
+    if (t.anchor_bad == 1)
+        dg_add(warn,
+               "%s:%zu: one event carries no wall_ns: its clock anchor's mono_ns is corrupt (far from its own line's "
+               "[mono_ns=] and from the event's)",
+               L->path, t.anchor_bad_line);
+    else if (t.anchor_bad)
         dg_add(warn,
                "%s:%zu: %zu events carry no wall_ns: their clock anchor's mono_ns is corrupt (far from its own line's "
                "[mono_ns=] and from theirs)",
