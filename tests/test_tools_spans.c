@@ -1113,6 +1113,25 @@ static void test_overlap_holds_when_pipelined(void **st)
     free(err);
 }
 
+/* One pair checked is said in the singular: once "all 1 pairs". */
+static void test_overlap_holds_for_one_pair(void **st)
+{
+    (void)st;
+    static const char src[] = "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=chip.run.bind ts=100 dur=10\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=chip.run.runner_run ts=110 dur=50\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=60\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=chip.run.bind ts=150 dur=10\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=chip.run.runner_run ts=160 dur=50\n"
+                              "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=150 dur=60\n";
+    char *p = ts_temp_file(src, strlen(src), ".log"), *out, *err;
+    const char *a[] = {"spans", p, "--assert-overlap", "chip.run.bind,chip.run.runner_run", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_string_equal(err, "hbg spans: overlap held for the one pair\n");
+    free(out), free(err);
+    unlink(p);
+    free(p);
+}
+
 /* --assert-overlap's names as typed reach the table and stderr masked:
  * once an escape in A went to the terminal as it was. */
 static void test_overlap_names_masked(void **st)
@@ -1899,6 +1918,7 @@ int main(void)
         cmocka_unit_test(test_tables_widen_to_the_widest_value),
         cmocka_unit_test(test_tree_many_children),
         cmocka_unit_test(test_overlap_holds_when_pipelined),
+        cmocka_unit_test(test_overlap_holds_for_one_pair),
         cmocka_unit_test(test_overlap_fails_naming_the_pair),
         cmocka_unit_test(test_overlap_names_masked),
         cmocka_unit_test(test_ops_tails),

@@ -1176,7 +1176,10 @@ int so_overlap(const so_ctx *o, const sp_overlap *ov, const char *a, const char 
                         ": %s\n",
                 x->rank, x->pid, x->inv, S->inv[p->next].inv, r);
     } else {
-        fprintf(stderr, "hbg spans: overlap held for all %zu pairs\n", ov->npair);
+        if (ov->npair == 1) /* not "all 1 pairs" */
+            fprintf(stderr, "hbg spans: overlap held for the one pair\n");
+        else
+            fprintf(stderr, "hbg spans: overlap held for all %zu pairs\n", ov->npair);
         rc = 0;
     }
     free(ma), free(mb);
