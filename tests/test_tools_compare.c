@@ -543,8 +543,12 @@ static void test_few_repetitions_rest_on_a_t_test(void **st)
     if (!starts(l, "verdict    no difference: one repetition cannot tell the effect from the levels its two arms "
                    "happened to run at: measure 5 or more; effect +9."))
         fail_msg("%s", out);
-    assert_true(ts_contains(l, "(1 of 1 repetitions agree), too few repetitions for it to reach alpha = 0.05, and "
-                               "one gives no spread for a t-test"));
+    /* in the singular, as it once was not ("0 of 1 repetitions disagree",
+     * "(1 of 1 repetitions agree)") */
+    if (!ts_contains(l, "; the one repetition does not disagree in sign (expected under no effect); sign test p = 0.5 "
+                        "(the one repetition agrees), too few repetitions for it to reach alpha = 0.05, and one gives "
+                        "no spread for a t-test"))
+        fail_msg("%s", l);
     free(l), free(out), free(err);
     /* and its JSON shows no t-test: null, not t = 0, df = 0, p = 1 */
     const char *j1[] = {"--format", "json", NULL};
@@ -603,6 +607,63 @@ static void test_a_zero_delta_is_no_disagreement(void **st)
     assert_int_equal(compare(&a, js, &out, &err), 0);
     assert_true(ts_contains(out, "\"sign_test\": {\"agree\": 4, \"disagree\": 0, \"repetitions\": 5,"));
     free(out), free(err);
+    free_arms(&a);
+}
+
+/* The title of the plot of the arms a, with extra options. */
+static char *plot_title(const arms *a)
+{
+    char *svg = ts_temp_file("", 0, ".svg"), *out, *err;
+    const char *pl[] = {"--plot", svg, NULL};
+    assert_int_equal(compare(a, pl, &out, &err), 0);
+    free(out), free(err);
+    char *text = ts_slurp(svg, NULL);
+    assert_non_null(text);
+    unlink(svg);
+    free(svg);
+    return text;
+}
+
+/* Counts of one in the singular, as they once were not: "1 warm passes",
+ * "(1 of 2 repetitions agree)", "1 of 5 repetitions disagree in sign". */
+static void test_counts_of_one_in_the_singular(void **st)
+{
+    (void)st;
+    /* a log of one warm pass an arm */
+    cg_spec b = cg_default("1a2b3c4", 63), m = slower(cg_default("5d6e7f8", 64));
+    b.rounds = m.rounds = 2;
+    arms a;
+    make_arms(&a, 1, b, m, NULL);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    if (!ts_contains(out, "\nbase       1a2b3c4: 1 log, 1 warm pass; min ") ||
+        !ts_contains(out, "\nmeasure    5d6e7f8: 1 log, 1 warm pass; min "))
+        fail_msg("%s", out);
+    free(out), free(err);
+    free_arms(&a);
+    /* one repetition of two agrees, the other shows no delta */
+    b = cg_default("1a2b3c4", 61), m = slower(cg_default("5d6e7f8", 62));
+    m.host_orch_scale = 1.3;
+    make_arms(&a, 2, b, m, tie_rep1);
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    char *l = first_line(out);
+    if (!ts_contains(l, "; 0 of 2 repetitions disagree in sign, 1 with no delta (expected under no effect); sign "
+                        "test p = 0.75 (1 of 2 repetitions agrees), too few repetitions"))
+        fail_msg("%s", l);
+    free(l), free(out), free(err);
+    char *t = plot_title(&a);
+    if (!ts_contains(t, "; 1 of 2 repetitions agrees</title>"))
+        fail_msg("%s", t);
+    free(t);
+    free_arms(&a);
+    /* one repetition of five disagrees in sign: the plot's title */
+    b = cg_default("1a2b3c4", 7), m = slower(cg_default("5d6e7f8", 8));
+    b.control_scale = m.control_scale = 1.0;
+    make_arms(&a, REPS, b, m, contend_rep3);
+    t = plot_title(&a);
+    if (!ts_contains(t, "contended \xe2\x80\x94 rerun: 1 of 5 repetitions disagrees in sign; +"))
+        fail_msg("%s", t);
+    free(t);
     free_arms(&a);
 }
 
@@ -672,7 +733,7 @@ static void test_refuses_unequal_counts(void **st)
     const char *args[] = {"compare", "--base", a.base[0], a.base[1], "--measure", a.measure[0], NULL};
     char *out, *err;
     assert_int_equal(ts_run_cli(args, &out, &err), 2);
-    assert_string_equal(err, "hbg compare: 2 base logs but 1 measure logs: the i-th of each arm is repetition i, so "
+    assert_string_equal(err, "hbg compare: 2 base logs but 1 measure log: the i-th of each arm is repetition i, so "
                              "the counts must be equal\n");
     free(out), free(err);
     free_arms(&a);
@@ -1293,6 +1354,7 @@ int main(void)
         cmocka_unit_test(test_zero_base_has_no_percentages),
         cmocka_unit_test(test_effect_inside_noise_floor),
         cmocka_unit_test(test_a_zero_delta_is_no_disagreement),
+        cmocka_unit_test(test_counts_of_one_in_the_singular),
         cmocka_unit_test(test_few_repetitions_rest_on_a_t_test),
         cmocka_unit_test(test_stamps_differ_in_one_variable),
         cmocka_unit_test(test_stamps_differ_in_one_variable_original),

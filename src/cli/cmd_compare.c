@@ -252,9 +252,9 @@ static int parse_args(int argc, char **argv, cmp_args *a)
         return 2;
     }
     if (a->nbase != a->nmeasure) {
-        say("%zu base logs but %zu measure logs: the i-th of each arm is repetition i, so the "
+        say("%zu base log%s but %zu measure log%s: the i-th of each arm is repetition i, so the "
             "counts must be equal\n",
-            a->nbase, a->nmeasure);
+            a->nbase, a->nbase == 1 ? "" : "s", a->nmeasure, a->nmeasure == 1 ? "" : "s");
         return 2;
     }
     return -1;
@@ -400,11 +400,11 @@ static void out_table(const cp_result *R)
     for (size_t i = 0; i < R->flags.n; i++)
         fprintf(f, "%s %s\n", i ? "          " : "flags     ", R->flags.msg[i]);
     char m1[32], m2[32];
-    fprintf(f, "base       %s: %zu log%s, %zu warm passes; min %" PRIu64 " ns, median %s ns\n", R->base_commit,
-            R->nrep, R->nrep == 1 ? "" : "s", R->nbase, R->base_tot.min,
+    fprintf(f, "base       %s: %zu log%s, %zu warm pass%s; min %" PRIu64 " ns, median %s ns\n", R->base_commit, R->nrep,
+            R->nrep == 1 ? "" : "s", R->nbase, R->nbase == 1 ? "" : "es", R->base_tot.min,
             half_str(med2(R->base_tot.med), false, m1, sizeof m1));
-    fprintf(f, "measure    %s: %zu log%s, %zu warm passes; min %" PRIu64 " ns, median %s ns\n", R->measure_commit,
-            R->nrep, R->nrep == 1 ? "" : "s", R->nmeasure, R->measure_tot.min,
+    fprintf(f, "measure    %s: %zu log%s, %zu warm pass%s; min %" PRIu64 " ns, median %s ns\n", R->measure_commit,
+            R->nrep, R->nrep == 1 ? "" : "s", R->nmeasure, R->nmeasure == 1 ? "" : "es", R->measure_tot.min,
             half_str(med2(R->measure_tot.med), false, m2, sizeof m2));
     if (R->stamp_rest) {
         fprintf(f, "stamp      ");

@@ -606,6 +606,21 @@ static const char *ci_label(const cp_result *R, char *b, size_t n)
     return b;
 }
 
+/* "K of N repetitions agree", in the singular where a count is one: "1 of
+ * 5 repetitions agrees", "the one repetition agrees" ("does not agree" of
+ * none), not "1 of 1 repetitions agree". one and many: the verb after one
+ * repetition and after more ("agrees", "agree"). Into b; returns it. */
+static const char *reps_that(size_t k, size_t n, const char *one, const char *many, char *b, size_t cap)
+{
+    if (n == 1 && k)
+        snprintf(b, cap, "the one repetition %s", one);
+    else if (n == 1)
+        snprintf(b, cap, "the one repetition does not %s", many);
+    else
+        snprintf(b, cap, "%zu of %zu repetitions %s", k, n, k == 1 ? one : many);
+    return b;
+}
+
 static void verdict_line(cp_result *R)
 {
     const cp_options *o = &R->opt;
@@ -617,8 +632,9 @@ static void verdict_line(cp_result *R)
              "effect %s %% (%s ns; %s %+" PRId64 "..%+" PRId64 " ns) of the base minimum %" PRIu64 " ns",
              cp_pct(R->effect_pct, pe, sizeof pe), cp_shift_ns(&R->hl, true, es, sizeof es),
              ci_label(R, ci, sizeof ci), R->hl.lo, R->hl.hi, R->base_min);
-    int sn = snprintf(sign, sizeof sign, "sign test p = %.4g (%zu of %zu repetitions agree)", R->sign_p, R->agree,
-                      R->nrep);
+    char agree[64];
+    int sn = snprintf(sign, sizeof sign, "sign test p = %.4g (%s)", R->sign_p,
+                      reps_that(R->agree, R->nrep, "agrees", "agree", agree, sizeof agree));
     if (!R->sign_can_reach && sn > 0 && R->nrep > 1)
         snprintf(sign + sn, sizeof sign - (size_t)sn,
                  ", too few repetitions for it to reach alpha = %g; t-test of the repetitions' deltas two-sided "
@@ -681,9 +697,10 @@ static void verdict_line(cp_result *R)
         char ties[48] = "";
         if (R->agree + R->disagree < R->nrep)
             snprintf(ties, sizeof ties, ", %zu with no delta", R->nrep - R->agree - R->disagree);
-        snprintf(R->line, sizeof R->line, "%s: %s; %s; %zu of %zu repetitions disagree in sign%s (expected under no "
-                                          "effect); %s",
-                 cp_verdict_name(R->verdict), why, eff, R->disagree, R->nrep, ties, sign);
+        char dis[64];
+        snprintf(R->line, sizeof R->line, "%s: %s; %s; %s%s (expected under no effect); %s",
+                 cp_verdict_name(R->verdict), why, eff,
+                 reps_that(R->disagree, R->nrep, "disagrees in sign", "disagree in sign", dis, sizeof dis), ties, sign);
     }
     }
 }
@@ -693,7 +710,7 @@ static void verdict_line(cp_result *R)
 static void verdict_title(cp_result *R)
 {
     const char *v = cp_verdict_name(R->verdict);
-    char eff[160], ci[40];
+    char eff[160], ci[40], reps[64];
     char pe[48], pl[48], ph[48], es[48];
     /* the shift in ns beside its share: a share rounds to +0.00 % (a 1 ns
      * effect on 1000 s), or has no base to be a share of (a 0 ns minimum),
@@ -708,11 +725,11 @@ static void verdict_title(cp_result *R)
     if (R->verdict == CP_CONTENDED && R->ctl_significant)
         snprintf(R->title, sizeof R->title, "%s: the control %s moved (p = %.3g)", v, R->opt.control, R->ctl.p_two);
     else if (R->verdict == CP_CONTENDED)
-        snprintf(R->title, sizeof R->title, "%s: %zu of %zu repetitions disagree in sign; %s", v, R->disagree,
-                 R->nrep, eff);
+        snprintf(R->title, sizeof R->title, "%s: %s; %s", v,
+                 reps_that(R->disagree, R->nrep, "disagrees in sign", "disagree in sign", reps, sizeof reps), eff);
     else
-        snprintf(R->title, sizeof R->title, "%s: %s; Mann-Whitney p = %.3g; %zu of %zu repetitions agree", v, eff,
-                 R->p, R->agree, R->nrep);
+        snprintf(R->title, sizeof R->title, "%s: %s; Mann-Whitney p = %.3g; %s", v, eff, R->p,
+                 reps_that(R->agree, R->nrep, "agrees", "agree", reps, sizeof reps));
 }
 
 /* --- the whole ------------------------------------------------------------ */
