@@ -116,7 +116,10 @@ static void one_options_occurrences_keep_their_order(void **st)
     (void)st;
     SAME("1a2b3c4 p --x 1 --y --x 2", "5d6e7f8 p --y --x 1 --x 2");
     DIFFER("1a2b3c4 p --x 1 --x 2", "5d6e7f8 p --x 2 --x 1", "command option --x: '1' in A, '2' in B");
-    DIFFER("1a2b3c4 p --x 1 --x 1", "5d6e7f8 p --x 1", "command option --x: given 2 times in A, 1 in B");
+    /* once as "once", not "1 times" nor a bare "1" */
+    DIFFER("1a2b3c4 p --x 1 --x 1", "5d6e7f8 p --x 1", "command option --x: given 2 times in A, once in B");
+    DIFFER("1a2b3c4 p --x 1", "5d6e7f8 p --x 1 --x 1", "command option --x: given once in A, 2 times in B");
+    DIFFER("1a2b3c4 p --x 1 --x 1 --x 1", "5d6e7f8 p --x 1 --x 1", "command option --x: given 3 times in A, 2 in B");
 }
 
 static void positional_words_keep_their_order(void **st)

@@ -413,8 +413,16 @@ static bool options_differ(const stamp_words *a, const stamp_words *b, const cha
                 return true;
             }
         if (ra != rb) {
-            snprintf(out, n, "command option %.*s: given %d times in %s, %d in %s", (int)a->opt[i].name.n,
-                     a->opt[i].name.p, ra, na, rb, nb);
+            /* both are 1 or more, and they differ: "once" stands for one,
+             * the other count says "times" ("given 2 times in A, once in
+             * B"; not "1 times", nor "given 2 times in A, 1 in B") */
+            char ca[24] = "once", cb[24] = "once";
+            if (ra != 1)
+                snprintf(ca, sizeof ca, "%d times", ra);
+            if (rb != 1)
+                snprintf(cb, sizeof cb, "%d%s", rb, ra == 1 ? " times" : "");
+            snprintf(out, n, "command option %.*s: given %s in %s, %s in %s", (int)a->opt[i].name.n, a->opt[i].name.p,
+                     ca, na, cb, nb);
             return true;
         }
         i += ra;
