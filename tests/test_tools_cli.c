@@ -762,6 +762,71 @@ static void test_results_mask_controls(void **st)
     rmdir(dir);
 }
 
+/* Bytes that start no UTF-8 character (FF, a lone C3) in a log's name
+ * and in a span's name: each is a '?' where a line of text quotes it, as
+ * a control byte is (dg_shown, the tables), where once they reached the
+ * terminal as they were; the JSON of each tool stays valid UTF-8, and no
+ * tool fails for them. */
+static void test_invalid_utf8_in_names(void **st)
+{
+    (void)st;
+    char dir[] = "/tmp/hbg-u8-XXXXXX", log[64], trace[64], gone[64], want[256];
+    assert_non_null(mkdtemp(dir));
+    snprintf(log, sizeof log, "%s/k\xff\xc3.log", dir);
+    snprintf(trace, sizeof trace, "%s/t\xff\xc3.json", dir);
+    snprintf(gone, sizeof gone, "%s/n\xff.log", dir);
+    char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(src);
+    for (char *k = src; (k = strstr(k, "name=chip.run.runner_run.device_wall "));) {
+        memcpy(k, "name=kern\xff\xc3l ", 13);
+        memmove(k + 13, k + 37, strlen(k + 37) + 1);
+    }
+    FILE *f = fopen(log, "w");
+    assert_non_null(f);
+    fputs(src, f);
+    fclose(f);
+    free(src);
+    char *out, *err;
+    assert_int_equal(phases(log, "--format", "json", NULL, &out, &err), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    if (!j)
+        fail_msg("%s", out);
+    json_decref(j);
+    free(out), free(err);
+    const char *sj[] = {"spans", log, "--format", "json", NULL};
+    assert_int_equal(ts_run_cli(sj, &out, &err), 0);
+    j = json_loads(out, 0, NULL);
+    if (!j)
+        fail_msg("%s", out);
+    json_decref(j);
+    assert_true(ts_contains(out, "\"kern\\u00ff\\u00c3l\""));
+    free(out), free(err);
+    const char *sv[] = {"spans", log, "--view", "tree", NULL};
+    assert_int_equal(ts_run_cli(sv, &out, &err), 0);
+    snprintf(want, sizeof want, "log     %s/k??.log\n", dir);
+    if (!ts_contains(out, want) || !ts_contains(out, "\n    kern??l ") || strchr(out, 0xff))
+        fail_msg("%s", out);
+    free(out), free(err);
+    const char *tl[] = {"timeline", log, "-o", trace, NULL};
+    assert_int_equal(ts_run_cli(tl, &out, &err), 0);
+    snprintf(want, sizeof want, "hbg timeline: wrote %s/t??.json: ", dir);
+    if (!ts_contains(err, want) || strchr(err, 0xff))
+        fail_msg("%s", err);
+    free(out), free(err);
+    char *t = ts_slurp(trace, NULL);
+    assert_non_null(t);
+    j = json_loads(t, 0, NULL);
+    assert_non_null(j);
+    json_decref(j);
+    free(t);
+    assert_int_equal(phases(gone, NULL, NULL, NULL, &out, &err), 2);
+    snprintf(want, sizeof want, "hbg phases: cannot open %s/n?.log: No such file or directory\n", dir);
+    assert_string_equal(err, want);
+    free(out), free(err);
+    unlink(log), unlink(trace);
+    rmdir(dir);
+}
+
 static void test_refusals_mask_controls(void **st)
 {
     (void)st;
@@ -907,6 +972,7 @@ int main(void)
         cmocka_unit_test(test_invalid_utf8_stays_valid_json),
         cmocka_unit_test(test_refusals_mask_controls),
         cmocka_unit_test(test_results_mask_controls),
+        cmocka_unit_test(test_invalid_utf8_in_names),
         cmocka_unit_test(test_counts_name_their_range),
         cmocka_unit_test(test_compare_double_dash),
     };

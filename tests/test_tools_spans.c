@@ -1030,8 +1030,9 @@ static void test_table_aligns_utf8_names(void **st)
     unlink(p);
     free(p);
     /* bytes that start no well-formed character (an overlong '/', an
-     * overlong 3-byte form, past U+10FFFF) are a column each, as printed:
-     * the padding once took each such sequence for one character */
+     * overlong 3-byte form, past U+10FFFF) are a '?' and a column each:
+     * the padding once took each such sequence for one character, and
+     * the bytes once reached the terminal as they were */
     static const char bad[] = "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=a%C0%AFb ts=101 dur=10\n"
                               "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=c%E0%80%AFd ts=102 dur=10\n"
                               "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=e%F4%90%80%80f ts=103 dur=10\n"
@@ -1039,9 +1040,9 @@ static void test_table_aligns_utf8_names(void **st)
     p = ts_temp_file(bad, strlen(bad), ".log");
     const char *d[] = {"spans", p, "--view", "tree", NULL};
     assert_int_equal(ts_run_cli(d, &out, &err), 0);
-    assert_true(ts_contains(out, "\n  a\xc0\xaf" "b                                               host "));
-    assert_true(ts_contains(out, "\n  c\xe0?\xaf" "d                                              host "));
-    assert_true(ts_contains(out, "\n  e\xf4???f                                             host "));
+    assert_true(ts_contains(out, "\n  a??b                                               host "));
+    assert_true(ts_contains(out, "\n  c???d                                              host "));
+    assert_true(ts_contains(out, "\n  e????f                                             host "));
     free(out), free(err);
     unlink(p);
     free(p);

@@ -47,8 +47,8 @@ static char *name_of(lx_slice s)
     return b;
 }
 
-/* Text for a terminal or a CSV cell: each control (printable.h) becomes
- * one '?'. A CSV cell holding a comma or a quote is quoted as RFC 4180
+/* Text for a terminal or a CSV cell: each control (printable.h), and
+ * each byte that starts no well-formed character, becomes one '?'. A CSV cell holding a comma or a quote is quoted as RFC 4180
  * has it (the quote doubled), so the name reads back as it is. */
 static void put_clean(FILE *f, const char *s, size_t n, bool csv)
 {
@@ -72,9 +72,9 @@ static void put_clean(FILE *f, const char *s, size_t n, bool csv)
 
 /* The columns a name takes on a UTF-8 terminal as put_clean prints it, so
  * the next column lines up after a name that is not ASCII. It steps as
- * put_clean does (printable.h): a control is one '?'; a byte that starts
- * no well-formed character (an overlong form, a surrogate, one past
- * U+10FFFF) one replacement mark; a character one column, a combining
+ * put_clean does (printable.h): a control, or a byte that starts no
+ * well-formed character (an overlong form, a surrogate, one past
+ * U+10FFFF), is one '?'; a character one column, a combining
  * mark none, an East Asian wide or emoji one two. The ranges are the
  * common blocks, not all of Unicode's tables: close enough for a table,
  * and no locale needed. */

@@ -24,17 +24,20 @@ void dg_free(dg_list *d);
  * returns it. */
 const char *dg_more(size_t n, char *buf, size_t cap);
 
-/* Replaces each control byte of s (below 0x20, and 0x7f) by '?': a
- * message that quotes its input must not carry an escape sequence to the
- * terminal that shows it, nor a line break that splits it. Bytes from
- * 0x80 stay: they are UTF-8 text. Returns s. */
+/* Replaces each control byte of s (below 0x20, 0x7f, a C1 control) by
+ * '?': a message that quotes its input must not carry an escape sequence
+ * to the terminal that shows it, nor a line break that splits it. Bytes
+ * from 0x80 stay where they are UTF-8 text; one that starts no
+ * well-formed character is a '?' too, so that the message is UTF-8
+ * whatever the log held (printable.h). Returns s. */
 char *dg_sanitize(char *s);
 
-/* s as a message may show it: s itself when it has no control byte, else
- * a masked copy ('?' for each) in one of a few buffers of this thread,
- * valid until the fourth call after. For the paths the user gave, which
- * an error quotes as they were typed ($'x\ny.log' would split the one
- * line the error is). */
+/* s as a message may show it: s itself when it has no control byte and
+ * is UTF-8, else a masked copy ('?' for each such byte: dg_sanitize) in
+ * one of a few buffers of this thread, valid until the fourth call after.
+ * For the paths the user gave, which an error quotes as they were typed
+ * ($'x\ny.log' would split the one line the error is; $'\xff.log' would
+ * reach the terminal as no character). */
 const char *dg_shown(const char *s);
 
 #endif

@@ -5,7 +5,10 @@
  * line break that splits the one line it is. Bytes from 0x80 stay where
  * they are UTF-8 text; not the C1 controls (U+0080..U+009F, CSI among
  * them), which a terminal may act on whether they come as UTF-8 (C2 9B)
- * or as a bare byte (9B) read by a terminal in an 8-bit mode.
+ * or as a bare byte (9B) read by a terminal in an 8-bit mode, nor a byte
+ * that starts no well-formed character (FF, a lone C3): a log is bytes,
+ * and what a message passes on of it must stay UTF-8 for the terminal,
+ * the log line or the JSON string that carries it.
  */
 #ifndef HBG_UTIL_PRINTABLE_H
 #define HBG_UTIL_PRINTABLE_H
@@ -85,10 +88,11 @@ static inline bool hbg__utf8_is_c1(const char *s, size_t len)
 }
 
 /* The length of the piece of text at s[0..n) (n >= 1): a whole UTF-8
- * character, else one byte; *control tells whether it is a control (C0,
- * DEL, a C1 as UTF-8, or a byte 0x80..0x9F that starts no character).
+ * character, else one byte; *control tells whether it is masked as a
+ * control is (C0, DEL, a C1 as UTF-8, or any byte from 0x80 that starts
+ * no well-formed character: a bare C1 byte, FF, a lead byte cut short).
  * A caller steps through text by it, so that the continuation bytes of a
- * character (0x80..0xBF) are never taken for bare C1 bytes. */
+ * character (0x80..0xBF) are never taken for bare bytes. */
 static inline size_t hbg__text_step(const char *s, size_t n, bool *control)
 {
     unsigned char c = (unsigned char)s[0];
@@ -97,11 +101,12 @@ static inline size_t hbg__text_step(const char *s, size_t n, bool *control)
         *control = hbg__utf8_is_c1(s, len);
         return len;
     }
-    *control = hbg__is_control(c) || (c >= 0x80 && c <= 0x9f);
+    *control = hbg__is_control(c) || c >= 0x80;
     return 1;
 }
 
-/* Replaces each byte of each control of s by '?' (so C2 9B is "??"), in
+/* Replaces each byte of each control of s, and each byte that starts no
+ * well-formed character, by '?' (so C2 9B is "??", FF C3 28 "??("), in
  * place. Returns s. */
 static inline char *hbg__mask_controls(char *s)
 {
@@ -116,7 +121,8 @@ static inline char *hbg__mask_controls(char *s)
     return s;
 }
 
-/* Whether s[0..n) holds a control (hbg__text_step). */
+/* Whether s[0..n) holds a control or a byte that starts no well-formed
+ * character (hbg__text_step). */
 static inline bool hbg__has_control(const char *s, size_t n)
 {
     for (size_t i = 0; i < n;) {
@@ -128,7 +134,8 @@ static inline bool hbg__has_control(const char *s, size_t n)
     return false;
 }
 
-/* Writes s[0..n) to f with each control as one '?'. */
+/* Writes s[0..n) to f with each control, and each byte that starts no
+ * well-formed character, as one '?'. */
 static inline void hbg__fput_masked(FILE *f, const char *s, size_t n)
 {
     for (size_t i = 0; i < n;) {
