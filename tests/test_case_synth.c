@@ -917,6 +917,14 @@ static void test_cli(void **state)
     assert_non_null(strstr(out, "hbg run: warning: rank 0 (pid "));
     assert_non_null(strstr(out, "): 3054 per-op records dropped in 3 of 3 passes: the pool holds 1000 a thread "
                                 "(--records-per-thread); those passes' records lines are incomplete\n"));
+    /* one record short of a pass's 2018, in a run of one pass */
+    snprintf(cmd, sizeof cmd,
+             "run synth --tasks 2000 --replays 2 --graph-nodes 4 --rounds 1 --mode timeline --log-level off "
+             "--records-per-thread 2017 --out-dir %s",
+             dir);
+    assert_int_equal(rs_run("", cmd, out, sizeof out), 0);
+    assert_non_null(strstr(out, "): 1 per-op record dropped in its one pass: the pool holds 2017 a thread "
+                                "(--records-per-thread); that pass's records lines are incomplete\n"));
     snprintf(cmd, sizeof cmd,
              "run synth --tasks 2000 --replays 2 --graph-nodes 4 --rounds 3 --mode timeline --log-level off "
              "--records-per-thread 3018 --out-dir %s", dir);

@@ -155,10 +155,16 @@ void collector_record_drops(const run_collector *c, uint32_t per_thread, FILE *e
         const rank_summary *s = &c->rank[r].sum;
         if (!s->records_dropped)
             continue;
+        char in[64];
+        if (s->rounds_done == 1)
+            snprintf(in, sizeof in, "its one pass");
+        else
+            snprintf(in, sizeof in, "%u of %u passes", s->passes_dropping, s->rounds_done);
         fprintf(err,
-                "hbg run: warning: rank %u (pid %u): %llu per-op records dropped in %u of %u passes: the pool holds "
-                "%u a thread (--records-per-thread); those passes' records lines are incomplete\n",
-                r, s->pid, (unsigned long long)s->records_dropped, s->passes_dropping, s->rounds_done, per_thread);
+                "hbg run: warning: rank %u (pid %u): %llu per-op record%s dropped in %s: the pool holds %u a thread "
+                "(--records-per-thread); %s records lines are incomplete\n",
+                r, s->pid, (unsigned long long)s->records_dropped, s->records_dropped == 1 ? "" : "s", in, per_thread,
+                s->passes_dropping == 1 ? "that pass's" : "those passes'");
     }
 }
 
