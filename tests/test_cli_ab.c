@@ -23,6 +23,7 @@
 
 #include "support/ab_support.h"
 #include "support/fault_support.h"
+#include "support/tools_support.h"
 
 static char *root, *repo;
 static char c1[8], c2[8];
@@ -2029,6 +2030,26 @@ static void test_stop_signal_in_the_wait_for_a_lock(void **state)
     free(se), free(errp), free(built), free(out2), free(out1);
 }
 
+/* hbg ab started with SIGCHLD ignored (a parent's setting, which exec
+ * keeps): the kernel reaps its children itself and sends it no SIGCHLD,
+ * which its wait for a child takes as the sign to look again: it hung, or
+ * took a git command that ran well for one that failed ("not in a git
+ * work tree"). It runs as it does otherwise. */
+static void test_sigchld_ignored(void **state)
+{
+    (void)state;
+    char *out = in_root("out-chld"), *order = in_root("order-chld"), tmpl[4096];
+    snprintf(tmpl, sizeof tmpl, RUN_TMPL, order);
+    const char *argv[] = {getenv("HBG_CLI"), "ab", c1,          c2,  "--build",     "true", "--run", tmpl,
+                          "--reps",          "5",  "--outputs", out, "--threshold", "5",    NULL};
+    char *so, *se;
+    int rc = ts_exec_chld_ignored(repo, argv, "/dev/null", &so, &se, 60);
+    if (rc != expected_status())
+        fail_msg("status %d (-2: still running after 60 s), stderr '%s'", rc, se);
+    assert_logs(out, order);
+    free(so), free(se), free(order), free(out);
+}
+
 /* A --run template past 8 KiB makes a stamp as long: --resume keeps
  * that run's own logs (it read their first lines cut at 8 KiB and refused
  * them as another run's), and still refuses a template one byte longer. */
@@ -2098,6 +2119,7 @@ int main(void)
         cmocka_unit_test(test_resume_refuses_an_empty_log),
         cmocka_unit_test(test_stop_signal_before_the_wait),
         cmocka_unit_test(test_stop_signal_in_the_wait_for_a_lock),
+        cmocka_unit_test(test_sigchld_ignored),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -693,6 +693,22 @@ static void device_steps_reach_the_device(void **state)
                                 "                        16777216)"));
 }
 
+/* hbg run started with SIGCHLD ignored (a parent's setting, which exec
+ * keeps): the kernel reaped the ranks itself, and hbg run, whose waitpid
+ * then failed, waited for them for ever. It runs as it does otherwise. */
+static void sigchld_ignored(void **state)
+{
+    (void)state;
+    char log[300];
+    snprintf(log, sizeof log, "%s/chld.log", rs_dir);
+    const char *argv[] = {getenv("HBG_CLI"), "run", "vector", "--ranks", "2", "--rounds", "2", "-o", log, NULL};
+    char *out, *err;
+    int rc = ts_exec_chld_ignored(NULL, argv, "/dev/null", &out, &err, 30);
+    if (rc != 0 || !strstr(out, "rank 0 (pid ") || !strstr(out, "rank 1 (pid "))
+        fail_msg("status %d (-2: still running after 30 s), stdout '%s', stderr '%s'", rc, out, err);
+    free(out), free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -711,6 +727,7 @@ int main(void)
         cmocka_unit_test(killed_rank_is_named),
         cmocka_unit_test(device_memory_refusal_is_named),
         cmocka_unit_test(device_steps_reach_the_device),
+        cmocka_unit_test(sigchld_ignored),
     };
     return cmocka_run_group_tests(tests, rs_dir_setup, rs_dir_teardown);
 }

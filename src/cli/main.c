@@ -110,6 +110,14 @@ int main(int argc, char **argv)
     /* Past a file size limit a write then fails with EFBIG, which is
      * reported with the file's name, instead of killing the process. */
     signal(SIGXFSZ, SIG_IGN);
+    /* hbg ab and hbg run wait for the children they start. Started with
+     * SIGCHLD ignored (a parent's setting, which exec keeps), the kernel
+     * would reap those itself, their statuses lost (waitpid: ECHILD), and
+     * send no SIGCHLD, which hbg ab's wait for a child takes as the sign
+     * to look again: it hung, or took a git that ran well for one that
+     * failed; hbg run waited for ranks that were gone. The default action
+     * discards it just the same. */
+    signal(SIGCHLD, SIG_DFL);
     /* Text for stdout (help, tables, reports) is written whole when the
      * command ends, where a failed write keeps its errno for the message:
      * with stdio's 4 KiB a help text past it met a full disk in mid-text,

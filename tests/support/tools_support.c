@@ -3,10 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -80,7 +83,35 @@ int ts_run_cli(const char *const *args, char **out, char **err)
     return ts_run_cli_in(args, NULL, out, err);
 }
 
-int ts_exec(const char *dir, const char *const *argv, const char *in, char **out, size_t *outlen, char **err)
+/* Waits for pid; past limit_s seconds (0: none) it is sent SIGTERM, and
+ * SIGKILL 5 s later, and *late is set. */
+static void wait_child(pid_t pid, int *st, unsigned limit_s, bool *late)
+{
+    if (!limit_s) {
+        while (pid > 0 && waitpid(pid, st, 0) < 0 && errno == EINTR)
+            ;
+        return;
+    }
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        pid_t got = waitpid(pid, st, WNOHANG);
+        if (got == pid || (got < 0 && errno != EINTR))
+            return;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        time_t s = now.tv_sec - t0.tv_sec;
+        if (s >= (time_t)limit_s && !*late) {
+            *late = true;
+            kill(pid, SIGTERM);
+        }
+        if (s >= (time_t)limit_s + 5)
+            kill(pid, SIGKILL);
+        nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+    }
+}
+
+static int exec_as(const char *dir, const char *const *argv, const char *in, char **out, size_t *outlen, char **err,
+                   bool ignore_chld, unsigned limit_s)
 {
     char *po = ts_temp_file("", 0, ".out");
     char *pe = ts_temp_file("", 0, ".err");
@@ -91,6 +122,8 @@ int ts_exec(const char *dir, const char *const *argv, const char *in, char **out
     }
     pid_t pid = fork();
     if (pid == 0) {
+        if (ignore_chld)
+            signal(SIGCHLD, SIG_IGN);
         int fo = open(po, O_WRONLY | O_TRUNC), fe = open(pe, O_WRONLY | O_TRUNC);
         dup2(fo, 1);
         dup2(fe, 2);
@@ -106,8 +139,8 @@ int ts_exec(const char *dir, const char *const *argv, const char *in, char **out
         _exit(127);
     }
     int st = 0;
-    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    bool late = false;
+    wait_child(pid, &st, limit_s, &late);
     char *o = ts_slurp(po, outlen), *e = ts_slurp(pe, NULL);
     unlink(po);
     unlink(pe);
@@ -121,7 +154,20 @@ int ts_exec(const char *dir, const char *const *argv, const char *in, char **out
         *err = e;
     else
         free(e);
+    if (late)
+        return -2;
     return pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int ts_exec(const char *dir, const char *const *argv, const char *in, char **out, size_t *outlen, char **err)
+{
+    return exec_as(dir, argv, in, out, outlen, err, false, 0);
+}
+
+int ts_exec_chld_ignored(const char *dir, const char *const *argv, const char *in, char **out, char **err,
+                         unsigned limit_s)
+{
+    return exec_as(dir, argv, in, out, NULL, err, true, limit_s);
 }
 
 int ts_exec_args(const char *const *head, size_t nhead, const char *const *args, const char *in, char **out,

@@ -21,6 +21,11 @@ int ts_run_cli_in(const char *const *args, const char *in, char **out, char **er
  * into *outlen), stderr into *err, either NULL to drop. Returns the exit
  * status (-1 if it did not exit normally). */
 int ts_exec(const char *dir, const char *const *argv, const char *in, char **out, size_t *outlen, char **err);
+/* ts_exec (without *outlen), argv started with SIGCHLD ignored, as a
+ * parent may leave it (exec keeps the setting); it is given limit_s
+ * seconds, then SIGTERM (and SIGKILL 5 s on), and -2 is returned. */
+int ts_exec_chld_ignored(const char *dir, const char *const *argv, const char *in, char **out, char **err,
+                         unsigned limit_s);
 /* Runs the nhead words of head followed by args (NULL-terminated), as
  * ts_exec does (here, stdin from in). */
 int ts_exec_args(const char *const *head, size_t nhead, const char *const *args, const char *in, char **out,
