@@ -304,7 +304,9 @@ static void only_hbg_runs_stamp_is_counted(void **st)
 
 /* Logs of one command put together (the same stamp again) are judged run
  * by run: a short run is said on its own stamp's line, the whole run
- * beside it makes up for none of its passes. */
+ * beside it makes up for none of its passes; without --ranks a run has
+ * as many as the run that shows most (the last: a run none of whose
+ * ranks wrote a pass). */
 static void runs_put_together_are_counted_each(void **st)
 {
     (void)st;
@@ -317,6 +319,7 @@ static void runs_put_together_are_counted_each(void **st)
         "hbg run qwen --rounds 3\n" BIND(1, 100) BIND(2, 110) BIND(3, 120) STAMP BIND8(1) BIND8(2),
         "hbg run qwen --rounds 3\n" BIND(1, 100) BIND(2, 110) STAMP BIND8(1) BIND8(2) BIND8(3),
         "hbg run qwen --rounds 3\n" BIND(1, 100) STAMP BIND8(1) BIND8(2),
+        "hbg run qwen --rounds 3\n" BIND(1, 100) BIND(2, 110) BIND(3, 120) STAMP,
     };
 #undef BIND8
     const char *const why[][2] = {
@@ -325,6 +328,7 @@ static void runs_put_together_are_counted_each(void **st)
         {"1: this log is incomplete: it holds 2 of the 3 passes its stamp's --rounds 3 asks of 1 rank", NULL},
         {"1: this log is incomplete: it holds 1 of the 3 passes its stamp's --rounds 3 asks of 1 rank",
          "5: this log is incomplete: it holds 2 of the 3 passes its stamp's --rounds 3 asks of 1 rank"},
+        {"11: this log is incomplete: it holds 0 of the 3 passes its stamp's --rounds 3 asks of 1 rank", NULL},
     };
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
         char log[4096];

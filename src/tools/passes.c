@@ -1222,8 +1222,14 @@ static void check_rounds(ps_log *L)
         return;
     }
     count_runs(L, rounds, run, rk);
+    /* Without --ranks, each run of the one command has the case's ranks:
+     * as many as the run that shows most (a run whose ranks all died
+     * before their first pass shows none). */
+    uint64_t most = 0;
+    for (uint32_t i = 0; i < nruns; i++)
+        most = run[i].ranks > most ? run[i].ranks : most;
     for (uint32_t i = 0; i < nruns; i++) {
-        uint64_t want = ranks ? ranks : run[i].ranks;
+        uint64_t want = ranks ? ranks : most;
         /* more ranks than the stamp asks for: not a run cut short */
         if (run[i].ranks > want || run[i].held >= rounds * want)
             continue;
