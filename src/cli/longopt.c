@@ -1,4 +1,5 @@
 /* Long options as the commands read them (see longopt.h). */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -8,16 +9,16 @@
 const struct option *hbg_cli_long_option(const struct option *opts, const char *name, size_t len)
 {
     const struct option *hit = NULL;
+    bool two = false; /* two options start with it: only an exact name is taken */
     for (const struct option *p = opts; p->name; p++) {
         if (strncmp(p->name, name, len))
             continue;
         if (strlen(p->name) == len)
             return p;
-        if (hit)
-            return NULL;
+        two = hit != NULL;
         hit = p;
     }
-    return hit;
+    return two ? NULL : hit;
 }
 
 int hbg_cli_no_value(const char *cmd, const char *name, const char *eq)
