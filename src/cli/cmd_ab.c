@@ -593,15 +593,19 @@ static int log_whole(const char *path, char *why, size_t cap)
     char last = 0;
     if (fd < 0)
         return -1;
-    if (fstat(fd, &sb) || (sb.st_size > 0 && pread(fd, &last, 1, sb.st_size - 1) != 1)) {
+    ssize_t got = 0;
+    if (fstat(fd, &sb) || (sb.st_size > 0 && (got = pread(fd, &last, 1, sb.st_size - 1)) < 0)) {
         int e = errno;
         close(fd);
         errno = e;
         return -1;
     }
-    if (last != '\n') {
+    if (last != '\n') { /* got 0: it shrank since fstat, which no finished log does */
         close(fd);
-        snprintf(why, cap, "%s", sb.st_size ? "cut: its last line has no line end (a write that failed?)" : "empty");
+        snprintf(why, cap, "%s",
+                 !sb.st_size ? "empty"
+                 : got       ? "cut: its last line has no line end (a write that failed?)"
+                             : "cut: it shrank while it was read (something still writes it?)");
         return 0;
     }
     ps_log L;
