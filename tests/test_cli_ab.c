@@ -2050,6 +2050,28 @@ static void test_sigchld_ignored(void **state)
     free(so), free(se), free(order), free(out);
 }
 
+/* hbg ignores SIGXFSZ (a write past a file size limit fails with EFBIG,
+ * said by name); the builds and runs hbg ab starts get its action back as
+ * hbg found it, here the default, as they would from the shell. */
+static void test_children_get_sigxfsz_back(void **state)
+{
+    (void)state;
+    char *out = in_root("out-xfsz"), *seen = in_root("seen-xfsz"), build[4096];
+    snprintf(build, sizeof build, "grep SigIgn /proc/$$/status > '%s'", seen);
+    const char *args[] = {"ab",     c1,  c2,          "--build", build, "--run", "sh {worktree}/measure.sh",
+                          "--reps", "2", "--outputs", out,       NULL};
+    char *se;
+    int rc = ab_hbg(repo, args, NULL, &se);
+    assert_true(rc == expected_status() || rc == 0 || rc == 1);
+    char *t = ab_read(seen);
+    assert_non_null(t);
+    unsigned long long ign = 0;
+    assert_int_equal(sscanf(t, "SigIgn: %llx", &ign), 1);
+    if (ign & (1ull << (SIGXFSZ - 1)))
+        fail_msg("a build ran with SIGXFSZ ignored: %s", t);
+    free(t), free(se), free(seen), free(out);
+}
+
 /* A --run template past 8 KiB makes a stamp as long: --resume keeps
  * that run's own logs (it read their first lines cut at 8 KiB and refused
  * them as another run's), and still refuses a template one byte longer. */
@@ -2120,6 +2142,7 @@ int main(void)
         cmocka_unit_test(test_stop_signal_before_the_wait),
         cmocka_unit_test(test_stop_signal_in_the_wait_for_a_lock),
         cmocka_unit_test(test_sigchld_ignored),
+        cmocka_unit_test(test_children_get_sigxfsz_back),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

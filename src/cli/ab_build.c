@@ -153,11 +153,13 @@ void ab_stop_if_signalled(void)
 
 /* In the child: only async-signal-safe calls until exec. The stop
  * signals arrive blocked (ab_start): their actions are put back first,
- * then they are unblocked, so one sent meanwhile ends the child. */
+ * then they are unblocked, so one sent meanwhile ends the child. SIGXFSZ,
+ * which hbg ignores, is put back as hbg found it. */
 static void child_exec(const char *const *argv, const char *cwd, int out_fd, int err_fd, const sigset_t *mask)
 {
     setpgid(0, 0);
     stopsig_default();
+    stopsig_inherited();
     sigprocmask(SIG_SETMASK, mask, NULL);
     int nul = open("/dev/null", O_RDWR);
     if (nul < 0)

@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "tools/diag.h"
 #include "cli/outfile.h"
+#include "cli/stopsig.h"
 
 typedef struct command {
     const char *name;
@@ -109,7 +110,7 @@ int main(int argc, char **argv)
     hold_std_fds();
     /* Past a file size limit a write then fails with EFBIG, which is
      * reported with the file's name, instead of killing the process. */
-    signal(SIGXFSZ, SIG_IGN);
+    stopsig_ignore_xfsz();
     /* hbg ab and hbg run wait for the children they start. Started with
      * SIGCHLD ignored (a parent's setting, which exec keeps), the kernel
      * would reap those itself, their statuses lost (waitpid: ECHILD), and

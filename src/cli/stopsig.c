@@ -55,3 +55,21 @@ void stopsig_raise(int sig)
     raise(sig);
     _exit(128 + sig);
 }
+
+static struct sigaction g_xfsz; /* SIGXFSZ's action as the command was started with */
+static bool g_xfsz_kept;
+
+void stopsig_ignore_xfsz(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = SIG_IGN;
+    g_xfsz_kept = sigaction(SIGXFSZ, &sa, &g_xfsz) == 0;
+}
+
+void stopsig_inherited(void)
+{
+    if (g_xfsz_kept)
+        sigaction(SIGXFSZ, &g_xfsz, NULL);
+}

@@ -25,4 +25,14 @@ void stopsig_caught(sigset_t *set);
  * 128 + sig should it be blocked). Output is flushed first. */
 void stopsig_raise(int sig);
 
+/* SIGXFSZ ignored, for the whole command: a write past a file size limit
+ * then fails with EFBIG, reported with the file's name, instead of
+ * killing the process. Its action as the command was started with is
+ * kept for stopsig_inherited. */
+void stopsig_ignore_xfsz(void);
+/* In a child after fork, before it execs another program: SIGXFSZ's
+ * action put back as the command was started with, so that a build or a
+ * run gets what the shell would have given it. Async-signal-safe. */
+void stopsig_inherited(void);
+
 #endif
