@@ -902,7 +902,8 @@ static void test_refuses_unusable_input(void **st)
 }
 
 /* An arm's commit heads the verdict's lines: one holding a control, a C1
- * one (CSI as C2 9B or a bare 9B) included, is refused, not printed. */
+ * one (CSI as C2 9B or a bare 9B) included, or a byte that starts no
+ * UTF-8 character, is refused, not printed. */
 static void test_refuses_a_commit_with_a_control(void **st)
 {
     (void)st;
@@ -911,6 +912,16 @@ static void test_refuses_a_commit_with_a_control(void **st)
         arms a;
         make_arms(&a, 1, cg_default(commits[i], 33), cg_default("5d6e7f8", 34), NULL);
         expect_refusal(&a, NULL, ":1: the stamp's commit has a control byte\n");
+        free_arms(&a);
+    }
+    /* a byte that starts no UTF-8 character (FF, a lone C3) is refused
+     * too, for what it is: it is no control */
+    static const char *const broken[] = {"1a\xff", "1a\xc3"
+                                                   "2J"};
+    for (size_t i = 0; i < sizeof broken / sizeof broken[0]; i++) {
+        arms a;
+        make_arms(&a, 1, cg_default(broken[i], 37), cg_default("5d6e7f8", 38), NULL);
+        expect_refusal(&a, NULL, ":1: the stamp's commit has a byte that starts no UTF-8 character\n");
         free_arms(&a);
     }
     /* a character whose UTF-8 holds such bytes is no control */

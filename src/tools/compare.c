@@ -67,6 +67,22 @@ static uint32_t used_set(const phs_result *R)
     return m;
 }
 
+/* Whether s[0..n) holds a control proper (C0, DEL, a C1 as UTF-8 or as
+ * a bare byte 0x80..0x9F), not only a byte that starts no character,
+ * which hbg__has_control takes for one to mask alike: a refusal names
+ * what it found. */
+static bool has_true_control(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        bool ctl;
+        size_t len = hbg__text_step(s + i, n - i, &ctl);
+        if (ctl && (len > 1 || (unsigned char)s[i] <= 0x9f))
+            return true;
+        i += len;
+    }
+    return false;
+}
+
 static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char *err, size_t n)
 {
     char why[512];
@@ -142,9 +158,12 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
         for (k = b; k < L->stamp.n && L->stamp.p[k] != ' ' && L->stamp.p[k] != '\t'; k++)
             ;
         /* the commit heads the verdict's lines: a C1 control (CSI as C2 9B
-         * or a bare 9B) is one too */
+         * or a bare 9B) is one too, and a byte that starts no character
+         * would make them no UTF-8; each refusal says which it met */
         if (hbg__has_control(L->stamp.p + b, k - b))
-            return refuse(err, n, "%s:%zu: the stamp's commit has a control byte", g->path, L->stamp_line);
+            return refuse(err, n, "%s:%zu: the stamp's commit has %s", g->path, L->stamp_line,
+                          has_true_control(L->stamp.p + b, k - b) ? "a control byte"
+                                                                  : "a byte that starts no UTF-8 character");
         if (k - b + 1 > sizeof g->commit)
             return refuse(err, n, "%s:%zu: the stamp's commit is %zu bytes long (at most %zu)", g->path,
                           L->stamp_line, k - b, sizeof g->commit - 1);
