@@ -48,8 +48,9 @@ static char *name_of(lx_slice s)
 }
 
 /* Text for a terminal or a CSV cell: each control (printable.h), and
- * each byte that starts no well-formed character, becomes one '?'. A CSV cell holding a comma or a quote is quoted as RFC 4180
- * has it (the quote doubled), so the name reads back as it is. */
+ * each byte that starts no well-formed character, becomes one '?'. A
+ * CSV cell holding a comma or a quote is quoted as RFC 4180 has it (the
+ * quote doubled), so the name reads back as it is. */
 static void put_clean(FILE *f, const char *s, size_t n, bool csv)
 {
     bool quote = csv && (memchr(s, ',', n) || memchr(s, '"', n));
