@@ -566,13 +566,8 @@ static void test_slot_lanes_after_the_last_tid(void **st)
         "depth=0 name=chip.run ts=2000 dur=1000\n"
         "[mono_ns=3][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=9 tid=18446744073709551615 inv=3 hid=aa "
         "depth=0 name=chip.run ts=2500 dur=1000\n";
-    char *lp = ts_temp_file(text, strlen(text), ".log");
-    char *o = ts_temp_file("", 0, ".json"), *out, *err;
-    const char *a[] = {"timeline", lp, "-o", o, NULL};
-    assert_int_equal(ts_run_cli(a, &out, &err), 0);
-    char *t = ts_slurp(o, NULL);
-    assert_non_null(t);
-    json_t *j = json_loads(t, JSON_REJECT_DUPLICATES, NULL);
+    char *lp = ts_temp_file(text, strlen(text), ".log"), *err;
+    json_t *j = run_timeline(lp, NULL, 0, &err);
     assert_non_null(j);
     json_t *ev = json_object_get(j, "traceEvents"), *e = NULL;
     const char *const name[] = {"tid 0", "pipeline slot 1 (tid 18446744073709551615)",
@@ -584,9 +579,9 @@ static void test_slot_lanes_after_the_last_tid(void **st)
         assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")), name[k]);
     }
     json_decref(j);
-    free(t), free(out), free(err);
-    unlink(o), unlink(lp);
-    free(o), free(lp);
+    free(err);
+    unlink(lp);
+    free(lp);
 }
 
 /* An anchor whose wall_ns puts its events past 2^64 ns: they carry no
