@@ -458,34 +458,25 @@ static int apply_switches(run_opts *o, const explicit_opts *x)
     return 1;
 }
 
-/* A case that knows the steps its device run asks for is refused, before
- * any rank starts, when they are past the device's bound: the device
- * refuses such a run too, but only once every rank has set up and bound
- * its first pass. 1, or 2 after saying why. */
-static int check_steps(const run_opts *o)
+/* A case whose parameters pass a bound of its device run or of its
+ * golden is refused before any rank starts: the device refuses such a
+ * run too, but only once every rank has set up and bound its first pass,
+ * and the golden's reference only after round 1's device run. The steps
+ * are checked first, then the golden's cap when the golden runs. 1, or 2
+ * after saying why. */
+static int check_bounds(const run_opts *o)
 {
-    if (o->skip_device || !o->c->steps)
+    if (o->skip_device)
         return 1;
     hbg_case_env env = o->env;
     env.nranks = o->ranks, env.tile_unit = o->tile_unit;
     char msg[400];
-    if (o->c->steps(&env, o->device_steps ? o->device_steps : HBG_SIM_MAX_STEPS, msg, sizeof msg) == HBG_OK)
-        return 1;
-    fprintf(stderr, "hbg run: %s: %s\n", o->c->name, msg);
-    return 2;
-}
-
-/* A case whose golden has a cap its parameters pass is refused, before
- * any rank starts, when the golden runs: its reference refuses them too,
- * but only after round 1's device run. 1, or 2 after saying why. */
-static int check_golden(const run_opts *o)
-{
-    if (o->skip_device || o->skip_golden || !o->c->golden_cap)
-        return 1;
-    hbg_case_env env = o->env;
-    env.nranks = o->ranks, env.tile_unit = o->tile_unit;
-    char msg[400];
-    if (o->c->golden_cap(&env, msg, sizeof msg) == HBG_OK)
+    hbg_status st = HBG_OK;
+    if (o->c->steps)
+        st = o->c->steps(&env, o->device_steps ? o->device_steps : HBG_SIM_MAX_STEPS, msg, sizeof msg);
+    if (st == HBG_OK && !o->skip_golden && o->c->golden_cap)
+        st = o->c->golden_cap(&env, msg, sizeof msg);
+    if (st == HBG_OK)
         return 1;
     fprintf(stderr, "hbg run: %s: %s\n", o->c->name, msg);
     return 2;
@@ -597,8 +588,6 @@ int run_opts_parse(int argc, char **argv, run_opts *o)
         return 2;
     rc = apply_switches(o, &x);
     if (rc == 1)
-        rc = check_steps(o);
-    if (rc == 1)
-        rc = check_golden(o);
+        rc = check_bounds(o);
     return rc == 1 ? check_memory(o) : rc;
 }
