@@ -661,12 +661,14 @@ static void test_run_timeout(void **state)
  * expects, then measure.sh's passes) and prints a line to LOG.out;
  * --bogus it refuses as hbg run refuses an unknown option, before any log
  * is made. --stubborn makes the file $FAKE_READY, ignoring SIGTERM, and
- * sleeps; --cut writes 3 of measure.sh's 6 passes, and exits 0. */
+ * sleeps; --cut writes 3 of measure.sh's 6 passes, and exits 0. With
+ * FAKE_TERM_PARENT set, `run` first sends SIGTERM to its parent, hbg ab. */
 #define FAKE_HBG                                                                                             \
     "#!/bin/sh\n"                                                                                            \
     "top=$(cd \"$(dirname \"$0\")/..\" && pwd)\n"                                                            \
     "rev=$(git -C \"$top\" rev-parse --short=7 HEAD)\n"                                                      \
     "if [ \"$1\" = version ]; then echo \"hbg $rev\"; exit 0; fi\n"                                          \
+    "if [ -n \"${FAKE_TERM_PARENT:-}\" ]; then kill -TERM $PPID; fi\n"                                       \
     "cs=$2 log= mode= rounds= prev= nophases= cut=\n"                                                        \
     "if [ \"$rev\" = \"${FAKE_NOPHASES_REV:-}\" ]; then nophases=1; fi\n"                                    \
     "for a in \"$@\"; do\n"                                                                                  \
@@ -2050,6 +2052,32 @@ static void test_sigchld_ignored(void **state)
     free(so), free(se), free(order), free(out);
 }
 
+/* hbg ab started with SIGTERM blocked (a parent that keeps it pending
+ * meanwhile): like one it was started with ignored, it is not one of
+ * hbg ab's stop signals. Each run sends it to hbg ab, which measures to
+ * the end and leaves it pending. The wait for a run took it (sigwaitinfo)
+ * from under the inherited mask and ended hbg ab as stopped by it (exit
+ * 128 + 15: raised, it was still blocked), where the other waits never
+ * saw it. */
+static void test_blocked_stop_signal_stays_blocked(void **state)
+{
+    (void)state;
+    char *out = in_root("out-blocked"), *built = in_root("built-blocked"), *so, *se;
+    sigset_t term, was;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    assert_int_equal(sigprocmask(SIG_BLOCK, &term, &was), 0);
+    setenv("FAKE_TERM_PARENT", "1", 1);
+    int rc = ab_fake(out, built, NULL, &so, &se);
+    unsetenv("FAKE_TERM_PARENT");
+    assert_int_equal(sigprocmask(SIG_SETMASK, &was, NULL), 0);
+    if (rc != expected_status() && rc != 0 && rc != 1)
+        fail_msg("status %d, stderr '%s'", rc, se);
+    assert_null(strstr(se, "stopped by signal"));
+    assert_int_equal(ab_entries(out), 8); /* each run's log and LOG.out */
+    free(so), free(se), free(built), free(out);
+}
+
 /* hbg ignores SIGXFSZ (a write past a file size limit fails with EFBIG,
  * said by name); the builds and runs hbg ab starts get its action back as
  * hbg found it, here the default, as they would from the shell. */
@@ -2143,6 +2171,7 @@ int main(void)
         cmocka_unit_test(test_stop_signal_in_the_wait_for_a_lock),
         cmocka_unit_test(test_sigchld_ignored),
         cmocka_unit_test(test_children_get_sigxfsz_back),
+        cmocka_unit_test(test_blocked_stop_signal_stays_blocked),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -115,11 +115,12 @@ bool ab_subst(ab_buf *out, const char *tmpl, const char *worktree, const char *r
  * child's group as SIGTERM, with SIGCONT (a stopped child would hold it
  * pending for ever); a second one sends SIGKILL. Once no process of the
  * group is left (end_group: SIGKILL AB_GRACE_S seconds on), hbg ab says
- * so and ends by the first signal (ab_wait). A
- * signal hbg ab was started with ignored (nohup, a script's background
- * job) stays ignored, by it and its children. The child's group stands
- * apart from the terminal: a child that reads it (a password prompt)
- * stops until the user stops hbg ab; the builds and runs do not. */
+ * so and ends by the first signal (ab_wait). A signal hbg ab was
+ * started with ignored (nohup, a script's background job) stays ignored,
+ * and one it was started with blocked stays blocked and pending, by it
+ * and its children (stopsig.h): no wait takes it. The child's group
+ * stands apart from the terminal: a child that reads it (a password
+ * prompt) stops until the user stops hbg ab; the builds and runs do not. */
 static volatile sig_atomic_t g_signal, g_signals;
 /* The group of the child being waited for; 0: none. After a stop signal
  * it is kept past its leader's end, until the group is gone, so that a

@@ -39,7 +39,8 @@ const char *ab_buf_cstr(const ab_buf *b);
  * input /dev/null, stdout to out_fd and stderr to err_fd (-1: /dev/null).
  * Returns the pid, or -1 with errno set. */
 pid_t ab_start(const char *const *argv, const char *cwd, int out_fd, int err_fd);
-/* Catches SIGINT, SIGTERM and SIGHUP for the rest of hbg ab: the child
+/* Catches SIGINT, SIGTERM and SIGHUP for the rest of hbg ab (those it
+ * was not started with ignored or blocked: stopsig.h): the child
  * running then (in a process group of its own) gets SIGTERM (a second
  * signal: SIGKILL), and when no process of its group is left (SIGKILL to
  * what is, AB_GRACE_S seconds on) hbg ab says so and ends by that signal. */

@@ -16,9 +16,18 @@ void stopsig_catch(void (*handler)(int))
     memset(&sa, 0, sizeof sa);
     sigemptyset(&sa.sa_mask);
     sa.sa_handler = handler;
+    /* A signal blocked in the mask the command was started with is the
+     * parent's to keep pending, as an ignored one is its to drop: a wait
+     * that takes the stop signals itself (sigwaitinfo) would take it from
+     * under that mask, while every other wait, which leaves it blocked,
+     * never sees it. So neither is caught: both stay as they were, for
+     * the command and the children it starts. */
+    sigset_t blocked;
+    if (sigprocmask(SIG_BLOCK, NULL, &blocked) != 0)
+        sigemptyset(&blocked);
     for (size_t i = 0; i < NSTOP; i++)
-        g_caught[i] = sigaction(g_stop[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN &&
-                      sigaction(g_stop[i], &sa, NULL) == 0;
+        g_caught[i] = sigismember(&blocked, g_stop[i]) != 1 && sigaction(g_stop[i], NULL, &old) == 0 &&
+                      old.sa_handler != SIG_IGN && sigaction(g_stop[i], &sa, NULL) == 0;
 }
 
 /* async-signal-safe: called in a child between fork and exec */
