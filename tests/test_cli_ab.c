@@ -662,12 +662,21 @@ static void test_run_timeout(void **state)
  * --bogus it refuses as hbg run refuses an unknown option, before any log
  * is made. --stubborn makes the file $FAKE_READY, ignoring SIGTERM, and
  * sleeps; --cut writes 3 of measure.sh's 6 passes, and exits 0. With
- * FAKE_TERM_PARENT set, `run` first sends SIGTERM to its parent, hbg ab. */
+ * FAKE_VERSION=stubborn, `version` writes its pid to $FAKE_READY,
+ * ignoring SIGTERM, and sleeps; with FAKE_VERSION=ttin it stops as one
+ * reading the terminal does. With FAKE_TERM_PARENT set, `run` first
+ * sends SIGTERM to its parent, hbg ab. */
 #define FAKE_HBG                                                                                             \
     "#!/bin/sh\n"                                                                                            \
     "top=$(cd \"$(dirname \"$0\")/..\" && pwd)\n"                                                            \
     "rev=$(git -C \"$top\" rev-parse --short=7 HEAD)\n"                                                      \
-    "if [ \"$1\" = version ]; then echo \"hbg $rev\"; exit 0; fi\n"                                          \
+    "if [ \"$1\" = version ]; then\n"                                                                        \
+    "  case \"${FAKE_VERSION:-}\" in\n"                                                                      \
+    "    stubborn) trap '' TERM; echo $$ > \"$FAKE_READY\"; exec sleep 40;;\n"                               \
+    "    ttin) kill -TTIN $$;;\n"                                                                            \
+    "  esac\n"                                                                                               \
+    "  echo \"hbg $rev\"; exit 0\n"                                                                          \
+    "fi\n"                                                                                                   \
     "if [ -n \"${FAKE_TERM_PARENT:-}\" ]; then kill -TERM $PPID; fi\n"                                       \
     "cs=$2 log= mode= rounds= prev= nophases= cut=\n"                                                        \
     "if [ \"$rev\" = \"${FAKE_NOPHASES_REV:-}\" ]; then nophases=1; fi\n"                                    \
@@ -722,16 +731,22 @@ static int count_trials(const char *cache)
     return n;
 }
 
-static int ab_fake(const char *out, const char *built, const char *const *extra, char **so, char **se)
+/* The --build template that puts the stand-in in place. */
+static void fake_build(char *build, size_t cap, const char *built)
 {
     static char *fake;
     if (!fake) {
         fake = in_root("fake-hbg");
         ab_write(fake, FAKE_HBG);
     }
+    snprintf(build, cap, "mkdir -p build && cp '%s' build/hbg && chmod +x build/hbg && echo {rev} >> '%s'", fake,
+             built);
+}
+
+static int ab_fake(const char *out, const char *built, const char *const *extra, char **so, char **se)
+{
     char build[8192];
-    snprintf(build, sizeof build, "mkdir -p build && cp '%s' build/hbg && chmod +x build/hbg && echo {rev} >> '%s'",
-             fake, built);
+    fake_build(build, sizeof build, built);
     const char *args[32] = {"ab", c1, c2, "--build", build, "--reps", "2", "--outputs", out};
     size_t n = 9;
     for (; extra && *extra && n < 31; extra++)
@@ -2078,6 +2093,62 @@ static void test_blocked_stop_signal_stays_blocked(void **state)
     free(so), free(se), free(built), free(out);
 }
 
+/* hbg ab C1 C2 with the default run on the stand-in, as ab_fake, in the
+ * background: its stdout and stderr go to errp. */
+static pid_t ab_fake_background(const char *out, const char *built, const char *errp)
+{
+    char build[8192];
+    fake_build(build, sizeof build, built);
+    const char *args[] = {"ab", c1, c2, "--build", build, "--reps", "2", "--outputs", out, NULL};
+    return ab_background(args, errp);
+}
+
+/* A stop signal while hbg ab reads a command's output (here `hbg version`
+ * of a built tree, which ignores SIGTERM): the command's group is ended
+ * as a run's is, killed AB_GRACE_S seconds on, and hbg ab ends by the
+ * signal. It read the output to its end: until the command ended by
+ * itself (here 40 s on), or for ever. */
+static void test_stop_signal_while_reading_a_command(void **state)
+{
+    (void)state;
+    char *out = in_root("out-sigread"), *built = in_root("built-sigread"), *errp = in_root("err-sigread");
+    char *ready = in_root("sigread-ready");
+    setenv("FAKE_VERSION", "stubborn", 1);
+    setenv("FAKE_READY", ready, 1);
+    pid_t ab = ab_fake_background(out, built, errp);
+    unsetenv("FAKE_VERSION");
+    unsetenv("FAKE_READY");
+    long version = pid_in(ready);
+    assert_int_equal(kill(ab, SIGINT), 0);
+    ends_by(ab, SIGINT, 20, errp);
+    assert_true(gone_soon((pid_t)version));
+    free(ready), free(errp), free(built), free(out);
+}
+
+/* A command whose output hbg ab reads, stopped on the terminal (SIGTTIN,
+ * as a password prompt is): killed within seconds and said, as a build
+ * step is; hbg ab goes on (a failed `hbg version` only leaves the stamps
+ * unchecked). It waited for ever. */
+static void test_read_command_stopped_is_killed(void **state)
+{
+    (void)state;
+    char *out = in_root("out-readttin"), *built = in_root("built-readttin"), *errp = in_root("err-readttin");
+    setenv("FAKE_VERSION", "ttin", 1);
+    pid_t ab = ab_fake_background(out, built, errp);
+    unsetenv("FAKE_VERSION");
+    int rc = exits_within(ab, 30);
+    char *se = ab_read(errp);
+    if (rc != expected_status() && rc != 0 && rc != 1)
+        fail_msg("status %d, stderr '%s'", rc, se);
+    const char *want = "/build/hbg version stopped, waiting on the terminal (a password prompt?), and was killed: hbg "
+                       "ab runs commands apart from the terminal, so set up credentials beforehand\n";
+    /* one line for each tree's hbg, naming it */
+    const char *one = strstr(se, want), *two = one ? strstr(one + 1, want) : NULL;
+    if (!two || strstr(two + 1, want) || !strstr(se, "\nhbg ab: /"))
+        fail_msg("stderr '%s'", se);
+    free(se), free(errp), free(built), free(out);
+}
+
 /* hbg ignores SIGXFSZ (a write past a file size limit fails with EFBIG,
  * said by name); the builds and runs hbg ab starts get its action back as
  * hbg found it, here the default, as they would from the shell. */
@@ -2172,6 +2243,8 @@ int main(void)
         cmocka_unit_test(test_sigchld_ignored),
         cmocka_unit_test(test_children_get_sigxfsz_back),
         cmocka_unit_test(test_blocked_stop_signal_stays_blocked),
+        cmocka_unit_test(test_stop_signal_while_reading_a_command),
+        cmocka_unit_test(test_read_command_stopped_is_killed),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

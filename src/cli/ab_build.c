@@ -11,6 +11,7 @@
 #include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -360,6 +361,31 @@ static int stop_overdue(pid_t pid)
     return AB_TIMED_OUT;
 }
 
+/* The look a watched wait takes each second: whether a process of
+ * group pid is stopped on the terminal (SIGTTIN, SIGTTOU), waiting for
+ * ever. If one is, the group is killed (a stopped process takes SIGKILL
+ * too) and the answer is true: the caller reaps pid and answers
+ * AB_STOPPED. Unless the command itself (pid) was stopped by SIGSTOP or
+ * SIGTSTP: a person paused it and will continue it, so it is waited for,
+ * said once (*said). */
+static bool stopped_on_terminal(pid_t pid, bool *said)
+{
+    int sig = group_stopped(pid) ? stop_signal(pid) : -1;
+    if (sig == SIGSTOP || sig == SIGTSTP) {
+        if (!*said)
+            fprintf(stderr,
+                    "\nhbg ab: the command (pid %ld) was stopped by %s; waiting until it is continued "
+                    "(kill -CONT %ld)\n",
+                    (long)pid, sig == SIGSTOP ? "SIGSTOP" : "SIGTSTP", (long)pid);
+        *said = true;
+        return false;
+    }
+    if (sig < 0)
+        return false;
+    kill(-pid, SIGKILL);
+    return true;
+}
+
 int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, double limit_s)
 {
     /* short naps first: most commands (git's) end in milliseconds */
@@ -377,18 +403,7 @@ int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, doubl
             return stop_overdue(pid);
         if (watch && mono_s() >= next_look) {
             next_look = mono_s() + 1.0;
-            int sig = group_stopped(pid) ? stop_signal(pid) : -1;
-            if (sig == SIGSTOP || sig == SIGTSTP) {
-                /* The command itself was stopped by a person (kill -STOP),
-                 * not by the terminal (SIGTTIN, SIGTTOU): it will be
-                 * continued, so it is waited for. */
-                if (!said)
-                    fprintf(stderr, "\nhbg ab: the command (pid %ld) was stopped by %s; waiting until it is continued "
-                                    "(kill -CONT %ld)\n",
-                            (long)pid, sig == SIGSTOP ? "SIGSTOP" : "SIGTSTP", (long)pid);
-                said = true;
-            } else if (sig >= 0) {
-                kill(-pid, SIGKILL); /* a stopped process takes SIGKILL too */
+            if (stopped_on_terminal(pid, &said)) {
                 (void)ab_wait(pid, true);
                 return AB_STOPPED;
             }
@@ -406,6 +421,46 @@ int ab_spawn(const char *const *argv, const char *cwd, int out_fd, int err_fd)
     return pid < 0 ? -1 : ab_wait(pid, true);
 }
 
+/* Reads fd, the stdout of command pid, to its end into out; false when
+ * out could not grow. Stops short, the rest unread, when a stop signal
+ * comes (its group then got SIGTERM: the caller's wait ends hbg ab) or
+ * when the command stops on the terminal (*stopped: its group is killed).
+ * A read that waits for the end of the output would wait for ever on a
+ * command that ignores SIGTERM, or on one stopped holding the pipe open.
+ * As in reap_until_signal, the stop signals are blocked from before the
+ * look at g_signal and let in only inside ppoll, so that one that comes
+ * between them is not lost; ppoll wakes each second for the look at the
+ * command's group that ab_wait_polled takes. */
+static bool read_output(int fd, pid_t pid, ab_buf *out, bool *stopped)
+{
+    sigset_t set, was;
+    sigemptyset(&set);
+    stopsig_caught(&set);
+    sigprocmask(SIG_BLOCK, &set, &was);
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    double next_look = mono_s() + 1.0;
+    bool ok = true, said = false;
+    char chunk[65536];
+    while (!g_signal && !*stopped) {
+        int ready = ppoll(&pf, 1, &(struct timespec){.tv_sec = 1}, &was);
+        if (ready < 0 && errno != EINTR)
+            break;
+        if (ready > 0) {
+            ssize_t got = read(fd, chunk, sizeof chunk);
+            if (got <= 0 && !(got < 0 && errno == EINTR))
+                break; /* the end, or an error that no wait mends */
+            if (got > 0)
+                ok = ok && ab_buf_add(out, chunk, (size_t)got);
+        }
+        if (mono_s() >= next_look) {
+            next_look = mono_s() + 1.0;
+            *stopped = stopped_on_terminal(pid, &said);
+        }
+    }
+    sigprocmask(SIG_SETMASK, &was, NULL);
+    return ok;
+}
+
 int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd)
 {
     int p[2];
@@ -417,18 +472,25 @@ int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd
         close(p[0]);
         return -1;
     }
-    char chunk[65536];
-    bool ok = true;
-    for (;;) {
-        ssize_t got = read(p[0], chunk, sizeof chunk);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        ok = ok && ab_buf_add(out, chunk, (size_t)got);
+    bool stopped = false;
+    bool ok = read_output(p[0], pid, out, &stopped);
+    close(p[0]); /* a command still writing gets EPIPE, or SIGPIPE */
+    int st = AB_STOPPED;
+    if (stopped)
+        (void)ab_wait(pid, true);
+    else /* polled and watched: the command may still stop on the terminal
+          * once its output is closed; after a stop signal, it ends hbg ab */
+        st = ab_wait_polled(pid, true, NULL, NULL, 0);
+    if (st == AB_STOPPED) {
+        /* none of the callers' own messages (a revision not found, a
+         * worktree's changes that cannot be read) would say why */
+        ab_buf line = {0};
+        char why[256];
+        for (size_t i = 0; argv[i]; i++)
+            (void)(ab_buf_str(&line, i ? " " : "") && ab_buf_shquote(&line, argv[i]));
+        fprintf(stderr, "hbg ab: %s %s\n", ab_buf_cstr(&line), ab_status_text(st, why, sizeof why));
+        ab_buf_free(&line);
     }
-    close(p[0]);
-    int st = ab_wait(pid, true);
     ab_buf_add(out, "", 0);
     return ok ? st : -1;
 }

@@ -69,7 +69,11 @@ int ab_wait(pid_t pid, bool hang);
 int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, double limit_s);
 /* ab_start then ab_wait; -1 when it could not be started. */
 int ab_spawn(const char *const *argv, const char *cwd, int out_fd, int err_fd);
-/* Runs argv with its stdout appended to *out (stderr to err_fd). */
+/* Runs argv with its stdout appended to *out (stderr to err_fd); its
+ * status as ab_wait gives it. A stop signal meanwhile ends hbg ab, the
+ * command's group ended first as ab_wait ends it, while the output is
+ * still being read too. A command stopped on the terminal is watched for
+ * as ab_wait_polled does: killed, said on stderr, AB_STOPPED. */
 int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd);
 /* "exit status 3", "killed by signal 9 (Killed)", "could not be started",
  * for AB_STOPPED what stopped it, for AB_TIMED_OUT that it ran too long. */
