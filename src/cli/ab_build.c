@@ -415,12 +415,6 @@ int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, doubl
     }
 }
 
-int ab_spawn(const char *const *argv, const char *cwd, int out_fd, int err_fd)
-{
-    pid_t pid = ab_start(argv, cwd, out_fd, err_fd);
-    return pid < 0 ? -1 : ab_wait(pid, true);
-}
-
 /* Reads fd, the stdout of command pid, to its end into out; false when
  * out could not grow. Stops short, the rest unread, when a stop signal
  * comes (its group then got SIGTERM: the caller's wait ends hbg ab) or

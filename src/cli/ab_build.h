@@ -67,8 +67,6 @@ int ab_wait(pid_t pid, bool hang);
 #define AB_TIMED_OUT (-4)
 #define AB_GRACE_S   5
 int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, double limit_s);
-/* ab_start then ab_wait; -1 when it could not be started. */
-int ab_spawn(const char *const *argv, const char *cwd, int out_fd, int err_fd);
 /* Runs argv with its stdout appended to *out (stderr to err_fd); its
  * status as ab_wait gives it. A stop signal meanwhile ends hbg ab, the
  * command's group ended first as ab_wait ends it, while the output is
