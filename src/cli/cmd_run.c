@@ -26,6 +26,7 @@
 #include "tools/diag.h"
 #include "cli/case_opts.h"
 #include "cli/cli.h"
+#include "cli/run_logtail.h"
 #include "cli/run_opts.h"
 #include "cli/run_progress.h"
 #include "cli/run_report.h"
@@ -167,6 +168,52 @@ static __attribute__((format(printf, 3, 4))) void join_msg(char *buf, size_t cap
     va_end(ap);
 }
 
+/* HBG_TEST_STOP_AFTER_PASS=N[:MS], for the fault tests: the rank stops
+ * the command as Ctrl-C would, after its pass N's lines are in the log
+ * and before the pass is reported (a moment a real stop hits only by
+ * chance): SIGINT to itself and to the command, held blocked MS ms (0 by
+ * default), as a rank the machine does not schedule at once would. */
+typedef struct stop_hook {
+    uint32_t pass; /* 0: unset */
+    unsigned long ms;
+} stop_hook;
+
+/* Read once, before the rank's device starts its threads: they are
+ * started with SIGINT blocked then, so that the main thread alone takes
+ * it, when it unblocks it. Unset, a pass pays one comparison. */
+static stop_hook stop_hook_arm(void)
+{
+    stop_hook h = {0, 0};
+    const char *v = getenv("HBG_TEST_STOP_AFTER_PASS");
+    char *end;
+    unsigned long n = v ? strtoul(v, &end, 10) : 0;
+    if (!v || end == v || n == 0 || n > UINT32_MAX)
+        return h;
+    if (*end == ':')
+        h.ms = strtoul(end + 1, &end, 10);
+    if (*end)
+        return h;
+    h.pass = (uint32_t)n;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    return h;
+}
+
+static void stop_hook_fire(const stop_hook *h)
+{
+    kill(getpid(), SIGINT);
+    kill(getppid(), SIGINT);
+    struct timespec t = {(time_t)(h->ms / 1000), (long)(h->ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) && errno == EINTR)
+        ;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigprocmask(SIG_UNBLOCK, &set, NULL); /* it ends here, by SIGINT */
+}
+
 /* One rank: device, case, runtime, rounds, golden. Results go to `out`. */
 static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int out, void *services,
                      const run_lines *line)
@@ -186,6 +233,7 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
     hbg_program prog;
     hbg_case_env env = o->env;
     env.rank = rank, env.nranks = o->ranks, env.tile_unit = o->tile_unit, env.services = services;
+    stop_hook hook = stop_hook_arm();
 
     hbg_status st = hbg_log_open(logfd, o->level, &log);
     hbg_sim_config sc = {.rank = rank, .nranks = o->ranks, .mem_limit = o->device_memory, .max_steps = o->device_steps};
@@ -240,6 +288,8 @@ static void run_rank(const run_opts *o, uint32_t rank, int logfd, int recfd, int
                         .failed_segment = (uint32_t)rep.failed_segment};
         for (int s = 0; s < 3; s++)
             row.cp_ns[s] = rep.trace.seg[s == 0 ? HBG_PH_HOST_ORCH : s == 1 ? HBG_PH_GRAPH_UPLOAD : HBG_PH_ARENA_H2D].dur_ns;
+        if (r + 1 == hook.pass)
+            stop_hook_fire(&hook);
         report_send(out, MSG_ROW, &row, sizeof row);
         if (st) {
             /* The pass's own account, when it says more than the status:
@@ -366,16 +416,43 @@ static void on_stop_signal(int sig)
         g_signal = sig;
 }
 
+/* The passes the log holds: those the ranks reported, and one more of
+ * each rank that was killed after its pass's first lines were written
+ * and before it reported the pass (run_logtail.h). A rank that ended
+ * well reported every pass; below TIMING no pass writes a line. */
+static uint64_t passes_logged(const run_opts *o, int logfd, const run_collector *col)
+{
+    if (o->level > HBG_LOG_TIMING)
+        return col->nrows;
+    uint64_t pid[MAX_RANKS] = {0}, last[MAX_RANKS] = {0};
+    uint32_t rows[MAX_RANKS] = {0};
+    for (uint32_t i = 0; i < col->nrows; i++) {
+        const pass_row *row = &col->rows[i];
+        if (row->rank < o->ranks) {
+            rows[row->rank]++;
+            last[row->rank] = row->inv > last[row->rank] ? row->inv : last[row->rank];
+        }
+    }
+    for (uint32_t r = 0; r < o->ranks; r++)
+        if (col->rank[r].pid > 0 && !col->rank[r].sum.final && rows[r] < o->rounds)
+            pid[r] = (uint64_t)col->rank[r].pid;
+    return col->nrows + logtail_unreported(logfd, pid, last, o->ranks);
+}
+
 /* The log's last record, when a stop signal or the --time-limit cut the
  * run (`how`: "stopped by ..."): read alone, a log of fewer passes than
  * its stamp's --rounds would pass for a complete run of fewer rounds.
  * Written after every rank has ended, so nothing follows it. A run
  * stopped after its last pass (in a golden check, a teardown) has every
- * pass in its log, and no such record. A record that cannot be written
- * is not reported: the run already fails, and says why on stderr. */
+ * pass in its log, and no such record. The passes it counts are those the
+ * log holds, which the tools list: a pass a rank was killed in after its
+ * bind lines counts, though the rank never reported it. A record that
+ * cannot be written is not reported: the run already fails, and says why
+ * on stderr. */
 static void log_stopped(const run_opts *o, int logfd, const run_collector *col, const char *how)
 {
-    if (col->nrows >= (uint64_t)o->ranks * o->rounds)
+    uint64_t held = passes_logged(o, logfd, col);
+    if (held >= (uint64_t)o->ranks * o->rounds)
         return;
     hbg_log *lg = NULL;
     /* at ERROR, not the run's level: a threshold that admits TIMING would
@@ -383,8 +460,8 @@ static void log_stopped(const run_opts *o, int logfd, const run_collector *col, 
     if (hbg_log_open(logfd, o->level == HBG_LOG_OFF ? HBG_LOG_OFF : HBG_LOG_ERROR, &lg))
         return;
     char msg[256];
-    snprintf(msg, sizeof msg, "hbg run %s after %u of %llu passes: this log is incomplete", how, col->nrows,
-             (unsigned long long)o->ranks * o->rounds);
+    snprintf(msg, sizeof msg, "hbg run %s after %llu of %llu passes: this log is incomplete", how,
+             (unsigned long long)held, (unsigned long long)o->ranks * o->rounds);
     hbg_log_record(lg, HBG_LOG_ERROR, "hbg_cmd_run", msg);
     hbg_log_close(lg);
 }

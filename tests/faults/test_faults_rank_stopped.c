@@ -479,6 +479,50 @@ static void ctrl_c_names_the_ranks_by_their_own_signal(void **state)
     fs_rmdir(dir);
 }
 
+/* Runs `hbg run vector --rounds 10 -o LOG` with HBG_TEST_STOP_AFTER_PASS
+ * set to `hook` ("N[:MS]"): its rank stops the command as Ctrl-C would
+ * once pass N is in the log, before it reports it, holding the signal
+ * blocked MS ms. Returns the seconds the command took; it must end by
+ * SIGINT. */
+static double stopped_by_the_rank(const char *hook, const char *log, char **out, char **err)
+{
+    char env[64];
+    snprintf(env, sizeof env, "HBG_TEST_STOP_AFTER_PASS=%s", hook);
+    const char *args[] = {"run", "vector", "--rounds", "10", "-o", log, NULL};
+    fs_spec spec = {.args = args, .env = env, .group = true};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    fs_child c;
+    fs_start(&spec, &c);
+    int sig = 0;
+    assert_int_equal(fs_finish_any(&c, 120, &sig, out, err), -1);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    assert_int_equal(sig, SIGINT);
+    fs_expect(*err, "hbg run: stopped by signal 2 (Interrupt); the passes that ran are listed, the log holds them\n");
+    return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+/* A rank killed after its pass's lines are in the log and before it
+ * reported the pass: the log holds that pass, and its last record counts
+ * it (it said "after 2 of 10 passes" of a log of three). The rank's
+ * result line counts the rounds it reported. */
+static void the_stopped_record_counts_the_passes_the_log_holds(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("heldpass");
+    char *log = fs_path(dir, "run.log");
+    char *out = NULL, *err = NULL;
+    stopped_by_the_rank("3", log, &out, &err);
+    fs_expect(out, "): FAILED: killed by signal 2 (Interrupt) after 2 of 10 rounds\n");
+    assert_int_equal(count_in(log, "name=chip.run "), 3);
+    expect_stopped_log(log, "stopped by signal 2 (Interrupt)", "10");
+    assert_int_equal(count_in(log, "] hbg_cmd_run: hbg run stopped by signal 2 (Interrupt) after 3 of 10 passes: "), 1);
+    free(out);
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -490,6 +534,7 @@ int main(void)
         cmocka_unit_test(ctrl_c_names_the_ranks_by_their_own_signal),
         cmocka_unit_test(a_log_stopped_after_its_last_pass_is_not_marked),
         cmocka_unit_test(a_killed_rank_does_not_hold_its_peer_at_the_finish),
+        cmocka_unit_test(the_stopped_record_counts_the_passes_the_log_holds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
