@@ -26,6 +26,7 @@
 #include "tools/diag.h"
 #include "cli/case_opts.h"
 #include "cli/cli.h"
+#include "cli/procsig.h"
 #include "cli/run_logtail.h"
 #include "cli/run_opts.h"
 #include "cli/run_progress.h"
@@ -409,6 +410,12 @@ static volatile sig_atomic_t g_signal;
  * before those still running are killed: ample for a rank to die of a
  * signal delivered with the command's, short beside a person's wait. */
 #define STOP_GRACE_NS (250ull * 1000 * 1000)
+/* How long a rank that has the signal pending, or is already exiting, is
+ * waited for past that: on a loaded machine a rank not yet scheduled to
+ * take Ctrl-C's signal outlived the grace, and was killed and named as a
+ * rank the command found still running. A rank that blocks the signal
+ * holds the command no longer than this. */
+#define STOP_GRACE_MAX_NS (2000ull * 1000 * 1000)
 
 static void on_stop_signal(int sig)
 {
@@ -594,18 +601,38 @@ static void reap(const run_opts *o, run_collector *col, rank_watch *w, uint32_t 
     arm_on_failure(o, col, w, r, ws);
 }
 
+/* Kills rank r, still running, naming it and why. */
+static void kill_rank(run_collector *col, rank_watch *w, uint32_t r)
+{
+    run_progress_clear(w->pg);
+    fprintf(stderr, "hbg run: rank %u (pid %d) still running %s: killing it\n", r, col->rank[r].pid, w->why);
+    kill(col->rank[r].pid, SIGKILL);
+    col->rank[r].stopped = true;
+}
+
 /* Kills every rank still running, naming each and why. */
 static void kill_rest(run_collector *col, rank_watch *w, uint32_t ranks)
 {
     for (uint32_t r = 0; r < ranks; r++)
-        if (w->live[r] && !col->rank[r].stopped) {
-            run_progress_clear(w->pg);
-            fprintf(stderr, "hbg run: rank %u (pid %d) still running %s: killing it\n", r, col->rank[r].pid,
-                    w->why);
-            kill(col->rank[r].pid, SIGKILL);
-            col->rank[r].stopped = true;
-        }
+        if (w->live[r] && !col->rank[r].stopped)
+            kill_rank(col, w, r);
     w->deadline = UINT64_MAX;
+}
+
+/* A stop signal's grace is over: each rank still running is killed,
+ * but for one that is ending by the signal itself (pending, or exiting:
+ * procsig.h), until `cap`. Only now is /proc read, every poll: most
+ * ranks ended in the grace. */
+static void kill_after_grace(run_collector *col, rank_watch *w, uint32_t ranks, uint64_t now, uint64_t cap)
+{
+    snprintf(w->why, sizeof w->why, "when the command got signal %d (%s)", (int)g_signal, strsignal(g_signal));
+    if (now > cap) {
+        kill_rest(col, w, ranks);
+        return;
+    }
+    for (uint32_t r = 0; r < ranks; r++)
+        if (w->live[r] && !col->rank[r].stopped && !procsig_ending(col->rank[r].pid, g_signal))
+            kill_rank(col, w, r);
 }
 
 /* Reads what is ready on the ranks' pipes; a pipe at EOF is closed. */
@@ -650,7 +677,7 @@ static bool spawn_ranks(const run_opts *o, int logfd, int recfd, hbg_xrank *xr, 
     bool timed_out = false;
     rank_watch w = {.pg = pg, .xr = xr};
     uint64_t limit = o->time_limit_s ? hbg_mono_ns() + secs_ns(o->time_limit_s) : UINT64_MAX;
-    uint64_t grace = 0; /* when a stop signal's grace ends; 0: no signal yet */
+    uint64_t grace = 0, cap = 0;   /* when a stop signal's grace ends, and its longest; 0: no signal yet */
     stopsig_catch(on_stop_signal); /* no SA_RESTART: the poll below returns at once */
     fork_ranks(o, logfd, recfd, xr, line, col, &w);
     for (;;) {
@@ -666,14 +693,13 @@ static bool spawn_ranks(const run_opts *o, int logfd, int recfd, hbg_xrank *xr, 
                 reap(o, col, &w, r, w.deadline == UINT64_MAX);
         uint64_t now = hbg_mono_ns();
         /* Ctrl-C reaches the whole process group: ranks that got the
-         * signal too end by it, and are reaped as such in a short grace,
+         * signal too end by it, and are reaped as such in a short grace
+         * (longer for a rank that has it still pending, up to the cap),
          * not killed again and named as killed by the command. */
         if (g_signal && !grace)
-            grace = now + STOP_GRACE_NS;
+            grace = now + STOP_GRACE_NS, cap = now + STOP_GRACE_MAX_NS;
         if (g_signal && now > grace && w.deadline != UINT64_MAX) {
-            snprintf(w.why, sizeof w.why, "when the command got signal %d (%s)", (int)g_signal,
-                     strsignal(g_signal));
-            kill_rest(col, &w, o->ranks);
+            kill_after_grace(col, &w, o->ranks, now, cap);
         } else if (now > limit && w.deadline != UINT64_MAX) {
             snprintf(w.why, sizeof w.why, "at the --time-limit of %u s", o->time_limit_s);
             kill_rest(col, &w, o->ranks);

@@ -523,6 +523,47 @@ static void the_stopped_record_counts_the_passes_the_log_holds(void **state)
     fs_rmdir(dir);
 }
 
+/* Ctrl-C's signal still pending in a rank after the quarter of a second
+ * (a loaded machine that has not scheduled it; here, a rank that holds
+ * it blocked for a second): the command waits for the rank to end by it,
+ * and names it so, where it used to kill it as a rank still running. */
+static void a_rank_slow_to_take_ctrl_c_is_named_by_it(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("slowint");
+    char *log = fs_path(dir, "run.log");
+    char *out = NULL, *err = NULL;
+    stopped_by_the_rank("3:1000", log, &out, &err);
+    assert_null(strstr(err, "killing it"));
+    fs_expect(out, "): FAILED: killed by signal 2 (Interrupt) after 2 of 10 rounds\n");
+    expect_stopped_log(log, "stopped by signal 2 (Interrupt)", "10");
+    assert_int_equal(count_in(log, "] hbg_cmd_run: hbg run stopped by signal 2 (Interrupt) after 3 of 10 passes: "), 1);
+    free(out);
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
+/* A rank that holds the signal back for a minute holds the command no
+ * more than the grace's longest, 2 s: then it is killed and named. */
+static void a_rank_holding_the_signal_back_is_killed_after_the_longest_grace(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("holdint");
+    char *log = fs_path(dir, "run.log");
+    char *out = NULL, *err = NULL;
+    double took = stopped_by_the_rank("3:60000", log, &out, &err);
+    fs_expect(err, ") still running when the command got signal 2 (Interrupt): killing it\n");
+    fs_expect(out, "): FAILED: stopped by signal 9 (Killed) after 2 of 10 rounds\n");
+    assert_true(took < 45); /* the set-up and 3 passes, then 2 s: never the minute */
+    expect_stopped_log(log, "stopped by signal 2 (Interrupt)", "10");
+    assert_int_equal(count_in(log, "] hbg_cmd_run: hbg run stopped by signal 2 (Interrupt) after 3 of 10 passes: "), 1);
+    free(out);
+    free(err);
+    free(log);
+    fs_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -535,6 +576,8 @@ int main(void)
         cmocka_unit_test(a_log_stopped_after_its_last_pass_is_not_marked),
         cmocka_unit_test(a_killed_rank_does_not_hold_its_peer_at_the_finish),
         cmocka_unit_test(the_stopped_record_counts_the_passes_the_log_holds),
+        cmocka_unit_test(a_rank_slow_to_take_ctrl_c_is_named_by_it),
+        cmocka_unit_test(a_rank_holding_the_signal_back_is_killed_after_the_longest_grace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
