@@ -182,14 +182,44 @@ static void out_table(const fit_data *d, const fit_result *R, const char *const 
     if (!R->reset_done)
         return;
     printf("super-linear    t = %.2f for the squared fitted cost (", R->reset_t);
+    /* the passes left out when the verdict was last tested */
+    const char *without =
+        R->reset_checked == 2 ? "the two passes furthest from the rest" : "the pass furthest from the rest";
+    double t_without = R->reset_checked ? R->reset_t_without[R->reset_checked - 1] : NAN;
     if (R->superlinear)
-        printf("significant: residuals grow with size, without the pass furthest from the rest too)\n");
+        printf("significant: residuals grow with size, without %s too)\n", without);
     else if (!R->reset_checked)
         printf("not significant)\n");
-    else if (isnan(R->reset_t_without))
-        printf("not significant: too few passes to test it without the pass furthest from the rest)\n");
+    else if (isnan(t_without))
+        printf("not significant: too few passes to test it without %s)\n", without);
     else
-        printf("not significant without the pass furthest from the rest: t = %.2f)\n", R->reset_t_without);
+        printf("not significant without %s: t = %.2f)\n", without, shown(t_without, 100));
+}
+
+/* The passes that alone make the squared fitted cost significant: the
+ * one, or the two, without which it is not (or cannot be tested). */
+static void warn_few_passes(const fit_data *d, const fit_result *R, const char *const *names)
+{
+    size_t m = R->reset_checked;
+    char without[32] = "too few passes left to test";
+    if (!isnan(R->reset_t_without[m - 1]))
+        snprintf(without, sizeof without, "t = %.2f", shown(R->reset_t_without[m - 1], 100));
+    if (m == 1)
+        fprintf(stderr,
+                "hbg fit: warning: one pass alone makes the squared fitted cost significant (t = %.2f; without "
+                "it, %s): ",
+                R->reset_t, without);
+    else
+        fprintf(stderr,
+                "hbg fit: warning: two passes alone make the squared fitted cost significant (t = %.2f; without "
+                "one, t = %.2f; without both, %s): ",
+                R->reset_t, shown(R->reset_t_without[0], 100), without);
+    for (size_t k = 0; k < m; k++) {
+        const fit_point *q = &d->pt[R->reset_pass[k]];
+        fprintf(stderr, "%s%s pass %s (line %zu), measured %.0f ns, fitted %.1f", k ? "; " : "",
+                dg_shown(names[q->log]), q->label, q->line, q->y, q->fitted);
+    }
+    fprintf(stderr, "; not taken for super-linear growth\n");
 }
 
 static void jnum(jw *w, double v)
@@ -286,7 +316,8 @@ static int out_json(const fit_data *d, const fit_result *R, const char *const *n
     else
         JW_LIT(&w, "null"); /* not tested: "false" would claim it was */
     jkey(&w, "superlinear_t", false), jnum(&w, R->reset_done ? R->reset_t : NAN);
-    jkey(&w, "superlinear_t_without_one", false), jnum(&w, R->reset_checked ? R->reset_t_without : NAN);
+    jkey(&w, "superlinear_t_without_one", false), jnum(&w, R->reset_checked ? R->reset_t_without[0] : NAN);
+    jkey(&w, "superlinear_t_without_two", false), jnum(&w, R->reset_checked > 1 ? R->reset_t_without[1] : NAN);
     jkey(&w, "loglog_slope", false), jnum(&w, R->has_slope ? R->slope : NAN);
     jkey(&w, "points", false), JW_LIT(&w, "[");
     for (size_t i = 0; i < d->n; i++) {
@@ -432,16 +463,8 @@ int hbg_cmd_fit(int argc, char **argv)
                     "hbg fit: warning: residuals grow with size: the square of the fitted cost explains what the "
                     "linear terms leave (t = %.2f, df %zu); some cost is super-linear in a count\n",
                     R.reset_t, R.df - 1);
-        else if (R.reset_checked) {
-            const fit_point *q = &d.pt[R.reset_pass];
-            char without[32] = "too few passes left to test";
-            if (!isnan(R.reset_t_without))
-                snprintf(without, sizeof without, "t = %.2f", R.reset_t_without);
-            fprintf(stderr,
-                    "hbg fit: warning: one pass alone makes the squared fitted cost significant (t = %.2f; without it, "
-                    "%s): %s pass %s (line %zu), measured %.0f ns, fitted %.1f; not taken for super-linear growth\n",
-                    R.reset_t, without, dg_shown(names[q->log]), q->label, q->line, q->y, q->fitted);
-        }
+        else if (R.reset_checked)
+            warn_few_passes(&d, &R, names);
         /* the plot is drawn even when stdout fails (as compare's is): the
          * fit was made, and nothing of it need be lost. First, then: a
          * pipe whose reader has gone (`| head -1`) ends the command by

@@ -475,7 +475,7 @@ static bool same_costs(const fit_data *d)
 }
 
 static int solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen,
-                 bool confirm);
+                 bool confirm, ptrdiff_t *worst);
 
 /* The pass the others predict worst: the largest residual over one less
  * its leverage h (the residual of a fit made without it, weighted as the
@@ -500,50 +500,68 @@ static ptrdiff_t least_predicted(const fit_data *d, const qr *Q)
     return at;
 }
 
-/* Whether the curvature the RESET test found holds without the pass the
- * others predict worst. One pass far above the line at the largest size
- * (one descheduled pass) squares into the new column and makes it
+/* Whether the curvature the RESET test found holds without the passes
+ * the others predict worst. One pass far above the line at the largest
+ * size (one descheduled pass) squares into the new column and makes it
  * significant alone; a cost that grows faster than the counts shows in
- * the passes left. So the verdict stands only if the fit without that
- * pass, tested again, finds it too; when too few passes are left to
- * test, it does not. Returns 0, or -2 out of memory. */
-static int confirm_superlinear(const fit_data *d, const qr *Q, bool relative, fit_result *R)
+ * the passes left. Two such passes, at the two largest sizes or the two
+ * smallest, keep the curvature with either left out: each is alone at
+ * its end once the other is gone. So the verdict stands only if the fit
+ * without the worst pass (out, of d), tested again, finds it too, and
+ * then the fit without that fit's worst pass as well (the second is
+ * chosen from the first's fit: beside its twin, an outlier is predicted
+ * close to itself); when too few passes are left to test, it does not.
+ * Returns 0, or -2 out of memory. */
+static int confirm_superlinear(const fit_data *d, ptrdiff_t out, bool relative, fit_result *R)
 {
-    ptrdiff_t out = least_predicted(d, Q);
-    if (out < 0)
-        return 0;
-    size_t o = (size_t)out;
     fit_data e;
     memset(&e, 0, sizeof e);
-    e.n = e.cap = d->n - 1;
+    e.n = e.cap = d->n;
     e.pt = malloc(e.n * sizeof *e.pt);
-    if (!e.pt)
+    size_t *at = malloc(e.n * sizeof *at); /* e's points' places in d */
+    if (!e.pt || !at) {
+        free(e.pt), free(at);
         return -2;
-    memcpy(e.pt, d->pt, o * sizeof *e.pt);
-    memcpy(e.pt + o, d->pt + o + 1, (d->n - o - 1) * sizeof *e.pt);
-    fit_result R2;
-    char err[256];
-    int rc = solve(&e, relative, NULL, &R2, err, sizeof err, false);
+    }
+    memcpy(e.pt, d->pt, e.n * sizeof *e.pt);
+    for (size_t i = 0; i < e.n; i++)
+        at[i] = i;
+    int rc = 0;
+    for (size_t k = 0; k < FIT_TRIM && out >= 0 && R->superlinear; k++) {
+        size_t o = (size_t)out;
+        R->reset_pass[k] = at[o];
+        e.n--;
+        memmove(e.pt + o, e.pt + o + 1, (e.n - o) * sizeof *e.pt);
+        memmove(at + o, at + o + 1, (e.n - o) * sizeof *at);
+        fit_result R2;
+        char err[256];
+        rc = solve(&e, relative, NULL, &R2, err, sizeof err, false, &out);
+        if (rc == -2)
+            break;
+        R->reset_checked = k + 1;
+        R->reset_t_without[k] = rc == 0 && R2.reset_done ? R2.reset_t : NAN;
+        R->superlinear = rc == 0 && R2.superlinear;
+        rc = 0;
+    }
     free(e.pt);
-    if (rc == -2)
-        return -2;
-    R->reset_checked = true;
-    R->reset_pass = o;
-    R->reset_t_without = rc == 0 && R2.reset_done ? R2.reset_t : NAN;
-    R->superlinear = rc == 0 && R2.superlinear;
-    return 0;
+    free(at);
+    return rc;
 }
 
 int fit_solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen)
 {
-    return solve(d, relative, names, R, err, errlen, true);
+    return solve(d, relative, names, R, err, errlen, true, NULL);
 }
 
 /* confirm: whether a super-linear verdict is to be tested again without
- * the pass the others predict worst (not within that test itself). */
+ * the passes the others predict worst (not within that test itself).
+ * worst: where there is one, the pass the others predict worst when the
+ * verdict is super-linear (-1 otherwise), for that test's next round. */
 static int solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen,
-                 bool confirm)
+                 bool confirm, ptrdiff_t *worst)
 {
+    if (worst)
+        *worst = -1;
     memset(R, 0, sizeof *R);
     R->relative = relative;
     size_t n = d->n;
@@ -668,7 +686,10 @@ static int solve(fit_data *d, bool relative, const char *const *names, fit_resul
     }
     reset_test(d, &Q, y, fs, sse, R);
     slope_of(d, R);
-    rc = R->superlinear && confirm ? confirm_superlinear(d, &Q, relative, R) : 0;
+    ptrdiff_t out = R->superlinear ? least_predicted(d, &Q) : -1;
+    if (worst)
+        *worst = out;
+    rc = R->superlinear && confirm ? confirm_superlinear(d, out, relative, R) : 0;
     if (rc)
         snprintf(err, errlen, "out of memory");
 out:

@@ -25,6 +25,10 @@
 
 enum { FIT_FIXED = 0, FIT_TASK, FIT_NODE, FIT_REPLAY, FIT_SLOT, FIT_NTERMS };
 
+/* How many passes the super-linear verdict must hold without: the pass
+ * the others predict worst, then the worst of the fit without it. */
+#define FIT_TRIM 2
+
 /* 2^53: the largest count a double holds exactly together with every
  * count below it. A larger one would be rounded in the fit, and two
  * different ones taken for the same. */
@@ -89,11 +93,15 @@ typedef struct fit_result {
     bool reset_done;          /* the super-linearity test could be made */
     double reset_t;           /* t of the squared-fit term (inf: exact) */
     bool superlinear;         /* that term is positive and significant,
-                                 with every pass and without reset_pass */
-    bool reset_checked;       /* significant with every pass, so tested
-                                 again without reset_pass */
-    size_t reset_pass;        /* the point the others predict worst */
-    double reset_t_without;   /* t of that test (NAN: too few passes) */
+                                 with every pass and without each
+                                 reset_pass in turn */
+    size_t reset_checked;     /* how many passes were left out to test
+                                 again (up to FIT_TRIM; 0: not significant
+                                 with every pass) */
+    size_t reset_pass[FIT_TRIM];      /* the point the others predict worst,
+                                 then that of the fit without it */
+    double reset_t_without[FIT_TRIM]; /* t without the first, without
+                                 both (NAN: too few passes) */
     bool has_slope;
     double slope;             /* of log(measured) on log(fitted) */
 } fit_result;
@@ -104,7 +112,8 @@ typedef struct fit_result {
  * of decades). names[i] is log i's path, for the messages (NULL: "LOG").
  * The super-linear test is made when some residual is half a nanosecond
  * or more, and its verdict holds only if the fit without the pass the
- * others predict worst finds it too. Returns 0; -1 with a one-line reason in err when there
+ * others predict worst finds it too, and the fit without the worst of
+ * that fit as well. Returns 0; -1 with a one-line reason in err when there
  * are no more points than terms to fit (or, relative, a cost is 0); -2
  * out of memory. */
 int fit_solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen);
