@@ -458,7 +458,8 @@ static void test_zero_base_has_no_percentages(void **st)
     if (!starts(l, "verdict    no difference: the test does not clear alpha = 0.05"))
         fail_msg("%s", out);
     assert_true(ts_contains(l, "; effect n/a % (+0 ns"));
-    assert_true(ts_contains(l, "; 0 of 5 repetitions disagree in sign, 5 with no delta (expected under no effect)"));
+    assert_true(ts_contains(l, " of the base minimum 0 ns; all 5 repetitions show no difference; sign test p = 1 (0 of "
+                               "5 repetitions agree)"));
     assert_true(ts_contains(out, "\nhost_orch          *             0            0           +0       n/a "));
     assert_true(ts_contains(out, "lower bound (n/a %: +0 ns over a base minimum of 0 ns) exceeds it: no\n"));
     free(l), free(out), free(err);
@@ -544,10 +545,11 @@ static void test_few_repetitions_rest_on_a_t_test(void **st)
                    "happened to run at: measure 5 or more; effect +9."))
         fail_msg("%s", out);
     /* in the singular, as it once was not ("0 of 1 repetitions disagree",
-     * "(1 of 1 repetitions agree)") */
-    if (!ts_contains(l, "; the one repetition does not disagree in sign (expected under no effect); sign test p = 0.5 "
-                        "(the one repetition agrees), too few repetitions for it to reach alpha = 0.05, and one gives "
-                        "no spread for a t-test"))
+     * "(1 of 1 repetitions agree)"), and without "the one repetition does
+     * not disagree in sign (expected under no effect)": the sign test's
+     * count says it agrees */
+    if (!ts_contains(l, " ns; sign test p = 0.5 (the one repetition agrees): one repetition is too few for it to reach "
+                        "alpha = 0.05 and has no spread for a t-test"))
         fail_msg("%s", l);
     free(l), free(out), free(err);
     /* and its JSON shows no t-test: null, not t = 0, df = 0, p = 1 */
@@ -600,8 +602,8 @@ static void test_a_zero_delta_is_no_disagreement(void **st)
         fail_msg("%s", out);
     assert_true(ts_contains(l, ", slower) but repetition 1 (+0 ns) shows no delta (the arms' minima are equal "
                                "there): not every repetition backs the effect; effect +"));
-    assert_true(ts_contains(l, "; 0 of 5 repetitions disagree in sign, 1 with no delta (expected under no effect); "
-                               "sign test p = 0.1875 (4 of 5 repetitions agree)"));
+    assert_true(ts_contains(l, " ns; 1 of 5 repetitions shows no delta; sign test p = 0.1875 (4 of 5 repetitions "
+                               "agree)"));
     free(l), free(out), free(err);
     const char *js[] = {"--format", "json", NULL};
     assert_int_equal(compare(&a, js, &out, &err), 0);
@@ -647,8 +649,8 @@ static void test_counts_of_one_in_the_singular(void **st)
     make_arms(&a, 2, b, m, tie_rep1);
     assert_int_equal(compare(&a, NULL, &out, &err), 0);
     char *l = first_line(out);
-    if (!ts_contains(l, "; 0 of 2 repetitions disagree in sign, 1 with no delta (expected under no effect); sign "
-                        "test p = 0.75 (1 of 2 repetitions agrees), too few repetitions"))
+    if (!ts_contains(l, " ns; 1 of 2 repetitions shows no delta; sign test p = 0.75 (1 of 2 repetitions agrees), too "
+                        "few repetitions"))
         fail_msg("%s", l);
     free(l), free(out), free(err);
     char *t = plot_title(&a);
@@ -664,6 +666,100 @@ static void test_counts_of_one_in_the_singular(void **st)
     if (!ts_contains(t, "contended \xe2\x80\x94 rerun: 1 of 5 repetitions disagrees in sign; +"))
         fail_msg("%s", t);
     free(t);
+    free_arms(&a);
+}
+
+static void tie_all(int rep, cg_spec *b, cg_spec *m)
+{
+    (void)rep;
+    *m = *b;
+    m->commit = "5d6e7f8";
+}
+
+static void tie1_contend3(int rep, cg_spec *b, cg_spec *m)
+{
+    tie_rep1(rep, b, m);
+    contend_rep3(rep, b, m);
+}
+
+/* One repetition, pooled over 29 warm passes an arm: host_orch scale x
+ * in the measure, whose passes jitter by 40 %. */
+static void make_one_noisy(arms *a, uint64_t seed, double x)
+{
+    cg_spec b = cg_default("1a2b3c4", seed), m = cg_default("5d6e7f8", seed + 100);
+    b.rounds = m.rounds = 30;
+    m.host_orch_scale = x;
+    m.noise = 0.4;
+    make_arms(a, 1, b, m, NULL);
+}
+
+/* The verdict's first line of the arms a (exit 0). */
+static char *verdict_of(const arms *a)
+{
+    char *out, *err;
+    assert_int_equal(compare(a, NULL, &out, &err), 0);
+    char *l = first_line(out);
+    free(out), free(err);
+    return l;
+}
+
+static void expect_in(const char *l, const char *want)
+{
+    if (!ts_contains(l, want))
+        fail_msg("'%s' lacks '%s'", l, want);
+}
+
+/* Small counts in plain words, as they once were not: "the one repetition
+ * does not disagree in sign, 1 with no delta", "0 of 2 repetitions
+ * disagree in sign, 2 with no delta (expected under no effect)", and
+ * "repetition 1 (...) disagrees in sign with the others" of one
+ * repetition, which has no others. */
+static void test_small_counts_in_words(void **st)
+{
+    (void)st;
+    /* one repetition whose arms are the same passes */
+    cg_spec b = cg_default("1a2b3c4", 61), m = cg_default("5d6e7f8", 62);
+    arms a;
+    make_arms(&a, 1, b, m, tie_all);
+    char *l = verdict_of(&a);
+    expect_in(l,
+              " ns; the one repetition shows no difference; sign test p = 1 (the one repetition does not agree): one "
+              "repetition is too few for it to reach alpha = 0.05 and has no spread for a t-test");
+    free(l);
+    free_arms(&a);
+    /* two such */
+    make_arms(&a, 2, b, m, tie_all);
+    l = verdict_of(&a);
+    expect_in(l, " ns; both repetitions show no difference; sign test p = 1 (0 of 2 repetitions agree), too few "
+                 "repetitions for it to reach alpha = 0.05; ");
+    free(l);
+    free_arms(&a);
+    /* one repetition that disagrees with a shift too small to clear alpha */
+    make_one_noisy(&a, 3, 1.02);
+    l = verdict_of(&a);
+    if (!starts(l, "verdict    no difference: the test does not clear alpha = 0.05 (Mann-Whitney one-sided p = "))
+        fail_msg("%s", l);
+    expect_in(l, " ns; the one repetition disagrees in sign (expected under no effect); sign test p = 1 (the one "
+                 "repetition does not agree): one repetition is too few");
+    free(l);
+    free_arms(&a);
+    /* and with one that clears it: no others to disagree with */
+    make_one_noisy(&a, 1, 1.3);
+    l = verdict_of(&a);
+    if (!starts(l, "verdict    contended \xe2\x80\x94 rerun: the arms differ (Mann-Whitney one-sided p = "))
+        fail_msg("%s", l);
+    expect_in(l, ", slower) but the one repetition (-19224 ns) disagrees in sign with the effect: the run was "
+                 "contended; effect +");
+    free(l);
+    free_arms(&a);
+    /* of five, one shows no delta and one disagrees: the others are not
+     * all of the effect's sign */
+    b = cg_default("1a2b3c4", 7), m = slower(cg_default("5d6e7f8", 8));
+    b.control_scale = m.control_scale = 1.0;
+    make_arms(&a, REPS, b, m, tie1_contend3);
+    l = verdict_of(&a);
+    expect_in(l, ", slower) but repetition 3 (-22247 ns) disagrees in sign with the effect: the run was contended; ");
+    free(l);
     free_arms(&a);
 }
 
@@ -1367,6 +1463,7 @@ int main(void)
         cmocka_unit_test(test_a_zero_delta_is_no_disagreement),
         cmocka_unit_test(test_counts_of_one_in_the_singular),
         cmocka_unit_test(test_few_repetitions_rest_on_a_t_test),
+        cmocka_unit_test(test_small_counts_in_words),
         cmocka_unit_test(test_stamps_differ_in_one_variable),
         cmocka_unit_test(test_stamps_differ_in_one_variable_original),
         cmocka_unit_test(test_stamps_differ_in_a_value_and_a_word),

@@ -470,7 +470,8 @@ static void arm_spread(cp_result *R)
     R->delta_range = rhi - rlo;
 }
 
-/* "repetitions 2 (-5 ns), 4 (-7 ns)" / "repetition 3 (-5 ns)": the first
+/* "repetitions 2 (-5 ns), 4 (-7 ns)" / "repetition 3 (-5 ns)" / "the one
+ * repetition (-5 ns)" (of one repetition, whatever its sign): the first
  * CP_REPS_NAMED of those whose delta has sign `sign` (-1, 0 or 1), then
  * "and N more" for the others. Every named entry is whole: the list was
  * once written into a fixed buffer until it ran out, and 20 of 60
@@ -478,6 +479,10 @@ static void arm_spread(cp_result *R)
 static void rep_list(const cp_result *R, int sign, char *out, size_t n)
 {
     size_t c = 0, named = 0;
+    if (R->nrep == 1) { /* "repetition 1" says there are others to tell it from */
+        snprintf(out, n, "the one repetition (%+" PRId64 " ns)", R->rep[0].dmin);
+        return;
+    }
     for (size_t i = 0; i < R->nrep; i++)
         if (sgn64(R->rep[i].dmin) == sign)
             c++;
@@ -643,6 +648,47 @@ static const char *reps_that(size_t k, size_t n, const char *one, const char *ma
     return b;
 }
 
+/* Whom the disagreeing repetitions of a contended verdict disagree with:
+ * "the others" only when every other repetition has the effect's sign;
+ * one repetition has no others, and one whose delta is 0 has no sign. */
+static const char *disagree_with(const cp_result *R)
+{
+    return R->agree > 0 && R->agree + R->disagree == R->nrep ? "the others" : "the effect";
+}
+
+/* What the repetitions' signs add under a "no difference" to the sign
+ * test's count of those that agree: "; 2 of 5 repetitions disagree in
+ * sign, 1 with no delta (expected under no effect)". That parenthesis is
+ * for disagreements only: none of 5 disagreeing is not what no effect
+ * leads one to expect, and when every repetition agrees there is
+ * nothing to add. A count of one, two or all is said in words: "the one
+ * repetition shows no difference", not "the one repetition does not
+ * disagree in sign, 1 with no delta". Into b ("" when nothing); returns
+ * it. */
+static const char *rep_signs(const cp_result *R, char *b, size_t cap)
+{
+    size_t n = R->nrep, d = R->disagree, t = n - R->agree - R->disagree;
+    char ties[48] = "";
+    if (t)
+        snprintf(ties, sizeof ties, ", %zu with no delta", t);
+    if (d && n == 1)
+        snprintf(b, cap, "; the one repetition disagrees in sign (expected under no effect)");
+    else if (d)
+        snprintf(b, cap, "; %zu of %zu repetitions disagree%s in sign%s (expected under no effect)", d, n,
+                 d == 1 ? "s" : "", ties);
+    else if (t && n == 1)
+        snprintf(b, cap, "; the one repetition shows no difference");
+    else if (t == n && n == 2)
+        snprintf(b, cap, "; both repetitions show no difference");
+    else if (t == n)
+        snprintf(b, cap, "; all %zu repetitions show no difference", n);
+    else if (t)
+        snprintf(b, cap, "; %zu of %zu repetitions show%s no delta", t, n, t == 1 ? "s" : "");
+    else
+        b[0] = '\0';
+    return b;
+}
+
 static void verdict_line(cp_result *R)
 {
     const cp_options *o = &R->opt;
@@ -664,7 +710,7 @@ static void verdict_line(cp_result *R)
                  o->alpha, R->rep_t_p, R->rep_t, R->nrep - 1);
     else if (!R->sign_can_reach && sn > 0)
         snprintf(sign + sn, sizeof sign - (size_t)sn,
-                 ", too few repetitions for it to reach alpha = %g, and one gives no spread for a t-test", o->alpha);
+                 ": one repetition is too few for it to reach alpha = %g and has no spread for a t-test", o->alpha);
     const char *mw = R->mwu.exact ? "exact" : "normal approximation";
     switch (R->verdict) {
     case CP_SLOWER:
@@ -681,10 +727,10 @@ static void verdict_line(cp_result *R)
         } else {
             rep_list(R, -R->direction, reps, sizeof reps);
             snprintf(R->line, sizeof R->line,
-                     "%s: the arms differ (Mann-Whitney one-sided p = %.3g, %s) but %s disagree%s in sign with the "
-                     "others: the run was contended; %s",
+                     "%s: the arms differ (Mann-Whitney one-sided p = %.3g, %s) but %s disagree%s in sign with %s: "
+                     "the run was contended; %s",
                      cp_verdict_name(R->verdict), R->p, R->direction > 0 ? "slower" : "faster", reps,
-                     R->disagree == 1 ? "s" : "", eff);
+                     R->disagree == 1 ? "s" : "", disagree_with(R), eff);
         }
         break;
     default: {
@@ -716,13 +762,9 @@ static void verdict_line(cp_result *R)
                      "minima are equal there): not every repetition backs the effect",
                      R->p, R->direction > 0 ? "slower" : "faster", reps, R->agree + 1 == R->nrep ? "s" : "");
         }
-        char ties[48] = "";
-        if (R->agree + R->disagree < R->nrep)
-            snprintf(ties, sizeof ties, ", %zu with no delta", R->nrep - R->agree - R->disagree);
-        char dis[64];
-        snprintf(R->line, sizeof R->line, "%s: %s; %s; %s%s (expected under no effect); %s",
-                 cp_verdict_name(R->verdict), why, eff,
-                 reps_that(R->disagree, R->nrep, "disagrees in sign", "disagree in sign", dis, sizeof dis), ties, sign);
+        char signs[128];
+        snprintf(R->line, sizeof R->line, "%s: %s; %s%s; %s", cp_verdict_name(R->verdict), why, eff,
+                 rep_signs(R, signs, sizeof signs), sign);
     }
     }
 }
