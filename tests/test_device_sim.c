@@ -1046,6 +1046,34 @@ static void memory_limits(void **state)
     hbg_kernel_table_destroy(kt);
 }
 
+/* An allocation at a fixed address (fuzz_sim's inputs name absolute
+ * device addresses) is an allocation like any other, and one over a
+ * mapping already there is refused, not placed elsewhere. */
+static void memory_at_an_address(void **state)
+{
+    (void)state;
+    hbg_device *d = open_sim(&(hbg_sim_config){.mem_limit = 1 << 16});
+    uint64_t at;
+    assert_int_equal(hbg_device_alloc(d, 1 << 16, &at), HBG_OK);
+    hbg_device_free(d, at); /* a free address, still free just after */
+    assert_int_equal(hbg__sim_alloc_at(d, at, 100), HBG_OK);
+    unsigned char buf[100] = {7};
+    assert_int_equal(hbg_device_h2d(d, at, buf, 100), HBG_OK);
+    assert_int_equal(hbg_device_h2d(d, at + 1, buf, 100), HBG_E_INVAL);
+    assert_int_equal(hbg__sim_alloc_at(d, at, 4096), HBG_E_DEVICE_ALLOC);
+    char want[128];
+    snprintf(want, sizeof want, "sim: the host refused to map 4096 bytes of device memory at 0x%llx",
+             (unsigned long long)at);
+    assert_string_equal(hbg_device_last_error(), want);
+    assert_int_equal(hbg__sim_alloc_at(d, at + 8192, 1 << 16), HBG_E_DEVICE_ALLOC); /* the limit */
+    assert_string_equal(hbg_device_last_error(),
+                        "sim: allocating 65536 bytes would exceed the device memory limit (100 of 65536 in use)");
+    hbg_device_free(d, at);
+    assert_int_equal(hbg_device_h2d(d, at, buf, 1), HBG_E_INVAL);
+    assert_int_equal(hbg__sim_alloc_at(d, at, 1 << 16), HBG_OK);
+    hbg_device_close(d);
+}
+
 /* ---- run state ---------------------------------------------------------- */
 
 /* What a run of many replays gave, from the child that ran it. */
@@ -1299,6 +1327,7 @@ int main(void)
         cmocka_unit_test(corrupted_bytes),       cmocka_unit_test(memory_limits),
         cmocka_unit_test(open_refusals),         cmocka_unit_test(replays_run_in_a_window),
         cmocka_unit_test(work_is_bounded),       cmocka_unit_test(spare_jobs_are_bounded),
+        cmocka_unit_test(memory_at_an_address),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

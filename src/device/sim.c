@@ -786,6 +786,12 @@ static hbg_status sim_alloc(hbg_device *d, uint64_t bytes, uint64_t *addr)
     return sim_mem_alloc(&S(d)->mem, bytes, addr);
 }
 
+hbg_status hbg__sim_alloc_at(hbg_device *d, uint64_t addr, uint64_t bytes)
+{
+    uint64_t got;
+    return sim_mem_alloc_at(&S(d)->mem, addr, bytes, &got);
+}
+
 static void sim_free(hbg_device *d, uint64_t addr)
 {
     sim_mem_free(&S(d)->mem, addr);

@@ -14,6 +14,12 @@
  * fewer tasks and nodes ready together does. */
 #define HBG__SIM_SPARE_JOBS ((size_t)HBG_MAX_DEF_NODES)
 
+/* hbg_device_alloc at device address `addr` (page-aligned), for a
+ * fuzzer whose inputs are device memory at a fixed address: an image
+ * names its Definitions, predicate words and heap blocks by absolute
+ * address. HBG_E_DEVICE_ALLOC when anything is mapped there. */
+hbg_status hbg__sim_alloc_at(hbg_device *d, uint64_t addr, uint64_t bytes);
+
 /* The spare jobs sim device d holds now (d from hbg_sim_open). */
 size_t hbg__sim_spare_jobs(hbg_device *d);
 

@@ -42,6 +42,11 @@ static size_t upper(const sim_mem *m, uint64_t a)
 
 hbg_status sim_mem_alloc(sim_mem *m, uint64_t bytes, uint64_t *addr)
 {
+    return sim_mem_alloc_at(m, 0, bytes, addr);
+}
+
+hbg_status sim_mem_alloc_at(sim_mem *m, uint64_t at, uint64_t bytes, uint64_t *addr)
+{
     if (!addr || bytes == 0) {
         hbg__exec_set_error(addr ? "sim: an allocation of 0 bytes" : "sim: no place for the address (NULL)");
         return HBG_E_INVAL;
@@ -74,9 +79,19 @@ hbg_status sim_mem_alloc(sim_mem *m, uint64_t bytes, uint64_t *addr)
      * and written once, as mapping alone leaves the first write costly in
      * a VM); larger regions (GM heaps, big arguments) stay lazy, so a
      * large device costs what it uses. */
-    void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *p = mmap((void *)(uintptr_t)at, (size_t)bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | (at ? MAP_FIXED_NOREPLACE : 0), -1, 0);
+    /* Linux before 4.17 takes MAP_FIXED_NOREPLACE for a hint. */
+    if (p != MAP_FAILED && at && p != (void *)(uintptr_t)at) {
+        munmap(p, (size_t)bytes);
+        p = MAP_FAILED;
+    }
     if (p == MAP_FAILED) {
-        hbg__exec_set_error("sim: the host refused to map %llu bytes of device memory", (unsigned long long)bytes);
+        if (at)
+            hbg__exec_set_error("sim: the host refused to map %llu bytes of device memory at 0x%llx",
+                                (unsigned long long)bytes, (unsigned long long)at);
+        else
+            hbg__exec_set_error("sim: the host refused to map %llu bytes of device memory", (unsigned long long)bytes);
         st = HBG_E_DEVICE_ALLOC;
         goto out;
     }

@@ -31,6 +31,9 @@ void sim_mem_init(sim_mem *m, uint64_t limit);
 /* Unmaps everything still allocated. */
 void sim_mem_fini(sim_mem *m);
 hbg_status sim_mem_alloc(sim_mem *m, uint64_t bytes, uint64_t *addr);
+/* The same, mapped at `at` (page-aligned) when it is not 0; refused when
+ * anything is mapped there. */
+hbg_status sim_mem_alloc_at(sim_mem *m, uint64_t at, uint64_t bytes, uint64_t *addr);
 /* Unknown addresses are ignored: freeing is never a reason to fail. */
 void sim_mem_free(sim_mem *m, uint64_t addr);
 /* True when [addr, addr+n) lies inside one live allocation. */
