@@ -17,7 +17,7 @@ build=$1
 secs=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 status=0
-for pair in log:fuzz_log_reader records:fuzz_records_reader run:fuzz_run_options stamp:fuzz_stamp_diff image:fuzz_image; do
+for pair in log:fuzz_log_reader records:fuzz_records_reader run:fuzz_run_options stamp:fuzz_stamp_diff image:fuzz_image sim:fuzz_sim; do
     corpus=${pair%%:*}
     target=${pair#*:}
     bin=$build/fuzz/$target
