@@ -1,5 +1,6 @@
 /* hbg_log_stamp: the stamp line `hbg run` writes, from the library, and a
  * program of one's own whose logs hbg compare accepts through it. */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -53,6 +54,96 @@ static void refuses_what_compare_could_not_read(void **state)
     /* a write that fails is an error */
     s.command = "x";
     assert_int_equal(hbg_log_stamp(-1, &s), HBG_E_IO);
+}
+
+/* Refuses s's stamp with HBG_E_INVAL and the words why. */
+static void refused(const hbg_stamp *s, const char *why)
+{
+    char buf[256];
+    assert_int_equal(hbg_stamp_format(s, buf, sizeof buf), HBG_E_INVAL);
+    assert_string_equal(hbg_stamp_last_error(), why);
+    int fd = capture_open();
+    assert_int_equal(hbg_log_stamp(fd, s), HBG_E_INVAL);
+    assert_string_equal(hbg_stamp_last_error(), why);
+    char *text = capture_read(fd, NULL);
+    assert_string_equal(text, ""); /* nothing written */
+    free(text);
+    close(fd);
+}
+
+/* hbg compare refuses a stamp whose commit holds a C1 control (as UTF-8 or
+ * a bare byte) or a byte that starts no UTF-8 character: the library's
+ * writer refuses it by the same rule, naming what and where. */
+static void refuses_a_commit_compare_would_refuse(void **state)
+{
+    (void)state;
+    hbg_stamp s = {.commit = "ab\xc2\x9b"
+                             "cd",
+                   .command = "x"};
+    refused(&s, "the stamp's commit has a control byte at byte 2");
+    s.commit = "ab\x9b"
+               "cd";
+    refused(&s, "the stamp's commit has a control byte at byte 2");
+    s.commit = "abc\xff";
+    refused(&s, "the stamp's commit has a byte that starts no UTF-8 character at byte 3");
+    s.commit = "abc\xe2"; /* a character cut short */
+    refused(&s, "the stamp's commit has a byte that starts no UTF-8 character at byte 3");
+    s.commit = "a\xff"
+               "b\x01"; /* a control is named first, as compare names it */
+    refused(&s, "the stamp's commit has a control byte at byte 3");
+    s.commit = "a\tb";
+    refused(&s, "the stamp's commit has a control byte at byte 1");
+    /* UTF-8 text is a commit: compare reads it */
+    char buf[256];
+    s.commit = "caf\xc3\xa9";
+    assert_int_equal(hbg_stamp_format(&s, buf, sizeof buf), HBG_OK);
+}
+
+/* Each refusal says what was wrong, as the runtime's calls do. */
+static void each_refusal_is_named(void **state)
+{
+    (void)state;
+    hbg_stamp s = {.commit = "two words", .command = "x"};
+    refused(&s, "the stamp's commit has a space at byte 3: it is one word");
+    s.commit = "";
+    refused(&s, "the stamp's commit is empty");
+    s.commit = NULL;
+    refused(&s, "the stamp's commit is NULL");
+    s.commit = "abc";
+    s.command = NULL;
+    refused(&s, "the stamp's command is NULL");
+    s.command = "x";
+    s.level = (hbg_level)(HBG_LOG_OFF + 1);
+    refused(&s, "the stamp's level 6 is no hbg_level");
+    s.level = HBG_LOG_OFF;
+    refused(NULL, "the stamp is NULL");
+
+    char buf[64];
+    assert_int_equal(hbg_stamp_format(&s, NULL, sizeof buf), HBG_E_INVAL);
+    assert_string_equal(hbg_stamp_last_error(), "the stamp's buffer is NULL");
+    assert_int_equal(hbg_stamp_format(&s, buf, 0), HBG_E_INVAL);
+    assert_string_equal(hbg_stamp_last_error(), "cap is 0: no room for the stamp line");
+    assert_int_equal(hbg_stamp_format(&s, buf, sizeof buf), HBG_E_INVAL);
+    assert_string_equal(hbg_stamp_last_error(), "the stamp line is 103 bytes; cap 64 holds 63 and its NUL");
+
+    /* past a record: one write(2) of PIPE_BUF bytes at most */
+    char *cmd = malloc(5000);
+    assert_non_null(cmd);
+    memset(cmd, 'c', 4999);
+    cmd[4999] = '\0';
+    s.command = cmd;
+    assert_int_equal(hbg_log_stamp(1, &s), HBG_E_INVAL);
+    assert_string_equal(hbg_stamp_last_error(), "the stamp line is 5101 bytes; a record holds 4095 and its newline");
+    free(cmd);
+
+    /* a write that fails keeps its errno and says so; a success clears nothing */
+    s.command = "x";
+    assert_int_equal(hbg_log_stamp(-1, &s), HBG_E_IO);
+    assert_int_equal(errno, EBADF);
+    assert_string_equal(hbg_stamp_last_error(), "the stamp's write to fd -1 failed: Bad file descriptor");
+    char line[256];
+    assert_int_equal(hbg_stamp_format(&s, line, sizeof line), HBG_OK);
+    assert_string_equal(hbg_stamp_last_error(), "the stamp's write to fd -1 failed: Bad file descriptor");
 }
 
 /* One arm's log, as a user's program would write it: the stamp, then
@@ -129,6 +220,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(writes_the_line),
         cmocka_unit_test(refuses_what_compare_could_not_read),
+        cmocka_unit_test(refuses_a_commit_compare_would_refuse),
+        cmocka_unit_test(each_refusal_is_named),
         cmocka_unit_test(compare_accepts_its_logs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -82,8 +82,11 @@ void hbg_log_span(hbg_log *lg, const hbg_span *s);
  * everything but the commit, so a program of one's own that writes its log
  * with this line can be compared like `hbg run`'s. */
 typedef struct hbg_stamp {
-    const char *commit;    /* the build measured: one word, no control bytes
-                              (a git commit; "<commit>-dirty" for a changed tree) */
+    const char *commit;    /* the build measured: one word of UTF-8 text, no
+                              control byte (C0, DEL, C1) and no byte that
+                              starts no UTF-8 character, as hbg compare reads
+                              it (a git commit; "<commit>-dirty" for a
+                              changed tree) */
     bool breakdown, records, skip_device; /* the switches in effect */
     hbg_level level;                      /* the log's threshold */
     const char *command;   /* the command as run, words separated by spaces
@@ -95,16 +98,25 @@ typedef struct hbg_stamp {
  *   [stamp] <commit> env HBG_BIND_BREAKDOWN=<0|1> HBG_HOST_PHASE_RECORDS=<0|1>
  *           HBG_SKIP_DEVICE_RUN=<0|1> HBG_LOG_LEVEL=<level> <command>
  * (one line; every switch written resolved, so two stamps differ exactly
- * where two runs' conditions do). HBG_E_INVAL for a missing or empty
- * commit, a commit with a space or control byte, a missing command, a
- * level that is no hbg_level, or a line that does not fit `cap` bytes
- * (NUL included). */
+ * where two runs' conditions do). HBG_E_INVAL for a NULL stamp or
+ * buffer, a `cap` of 0, a missing or empty commit, a commit with a space,
+ * a control byte or a byte that starts no UTF-8 character (a commit hbg
+ * compare would refuse), a missing command, a level that is no hbg_level,
+ * or a line that does not fit `cap` bytes (NUL included);
+ * hbg_stamp_last_error says which. */
 hbg_status hbg_stamp_format(const hbg_stamp *s, char *buf, size_t cap);
 
 /* Writes the stamp line to `fd` (the log's first line) with one write(2).
  * HBG_E_INVAL as hbg_stamp_format, also for a line longer than a record
  * (PIPE_BUF bytes); HBG_E_IO when the write fails or is short (errno kept). */
 hbg_status hbg_log_stamp(int fd, const hbg_stamp *s);
+
+/* Why this thread's last refused hbg_stamp_format or hbg_log_stamp was
+ * refused, in one line ("the stamp's commit has a control byte at byte
+ * 4"): a stamp is the caller's struct, with no object of the library's to
+ * hold the words. Valid until the next refused stamp call on the thread;
+ * not cleared by a success; "" before any refusal. */
+const char *hbg_stamp_last_error(void);
 
 /* --- bind phases ------------------------------------------------------ */
 

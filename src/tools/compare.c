@@ -67,26 +67,6 @@ static uint32_t used_set(const phs_result *R)
     return m;
 }
 
-/* What of s[0..n) a verdict's line, which a commit heads, cannot carry:
- * "a control byte" (C0, DEL, a C1 as UTF-8 or as a bare byte 0x80..0x9F),
- * else "a byte that starts no UTF-8 character" (both masked alike by
- * hbg__text_step); NULL for neither. One walk, the refusal naming what
- * it met. */
-static const char *commit_flaw(const char *s, size_t n)
-{
-    const char *flaw = NULL;
-    for (size_t i = 0; i < n;) {
-        bool ctl;
-        size_t len = hbg__text_step(s + i, n - i, &ctl);
-        if (ctl && (len > 1 || (unsigned char)s[i] <= 0x9f))
-            return "a control byte";
-        if (ctl)
-            flaw = "a byte that starts no UTF-8 character";
-        i += len;
-    }
-    return flaw;
-}
-
 static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char *err, size_t n)
 {
     char why[512];
@@ -164,7 +144,7 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
         /* the commit heads the verdict's lines: a C1 control (CSI as C2 9B
          * or a bare 9B) is one too, and a byte that starts no character
          * would make them no UTF-8 */
-        const char *flaw = commit_flaw(L->stamp.p + b, k - b);
+        const char *flaw = hbg__text_flaw(L->stamp.p + b, k - b, NULL);
         if (flaw)
             return refuse(err, n, "%s:%zu: the stamp's commit has %s", g->path, L->stamp_line, flaw);
         if (k - b + 1 > sizeof g->commit)

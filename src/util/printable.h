@@ -105,6 +105,33 @@ static inline size_t hbg__text_step(const char *s, size_t n, bool *control)
     return 1;
 }
 
+/* What of s[0..n) text that heads a line of a tool's output (a stamp's
+ * commit) cannot carry: "a control byte" (C0, DEL, a C1 as UTF-8 or as a
+ * bare byte 0x80..0x9F), else "a byte that starts no UTF-8 character";
+ * NULL for neither. *at, when not NULL, gets the offset of the first
+ * byte of what is named. The one rule for a commit, so that the library
+ * never writes a stamp hbg compare refuses. One walk: a control anywhere
+ * is named before a byte no character starts. */
+static inline const char *hbg__text_flaw(const char *s, size_t n, size_t *at)
+{
+    const char *flaw = NULL;
+    size_t where = 0;
+    for (size_t i = 0; i < n;) {
+        bool ctl;
+        size_t len = hbg__text_step(s + i, n - i, &ctl);
+        if (ctl && (len > 1 || (unsigned char)s[i] <= 0x9f)) {
+            flaw = "a control byte", where = i;
+            break;
+        }
+        if (ctl && !flaw)
+            flaw = "a byte that starts no UTF-8 character", where = i;
+        i += len;
+    }
+    if (flaw && at)
+        *at = where;
+    return flaw;
+}
+
 /* Replaces each byte of each control of s, and each byte that starts no
  * well-formed character, by '?' (so C2 9B is "??", FF C3 28 "??("), in
  * place. Returns s. */
