@@ -467,6 +467,11 @@ static void malformed_tasks_are_named(void **state)
     hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     assert_int_equal(hbg_alloc_tensors(o, 2, NULL, NULL), HBG_E_INVAL);
     assert_string_equal(hbg_orch_last_error(o), "task 0: no list of tensors to allocate (NULL)");
+    /* an alloc past its limit counts what it allocates, not task arguments */
+    hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
+    hbg_tensor *many[HBG_MAX_ALLOC_TENSORS + 1] = {0};
+    assert_int_equal(hbg_alloc_tensors(o, HBG_MAX_ALLOC_TENSORS + 1, many, NULL), HBG_E_TOO_MANY_TENSORS);
+    assert_string_equal(hbg_orch_last_error(o), "task 0: 33 tensors to allocate, the limit is 32");
     hbg__orch_begin_pass(o, FAKE_HEAP_BASE, NULL, 0);
     hbg_arg ga[] = {{&buf, HBG_IN}};
     hbg_boundary gb = {.ntensors = 1, .args = ga};

@@ -46,8 +46,8 @@ static const char *core_name(int64_t c)
 
 static const char *count_name(int64_t what)
 {
-    static const char *const names[] = {"tensor arguments", "scalars", "explicit deps", "boundary tensors",
-                                        "boundary scalars", "blocks"};
+    static const char *const names[] = {"tensor arguments", "scalars", "explicit deps",      "boundary tensors",
+                                        "boundary scalars", "blocks",  "tensors to allocate"};
     return what >= 0 && what < (int64_t)(sizeof names / sizeof names[0]) ? names[what] : "items";
 }
 

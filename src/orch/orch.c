@@ -774,7 +774,7 @@ hbg_status hbg_alloc_tensors(hbg_orch *o, uint32_t n, hbg_tensor *const *ts, hbg
         return hbg__orch_fail(o, HBG_E_INVAL);
     }
     if (n > HBG_MAX_ALLOC_TENSORS) {
-        hbg__why(o, HBG_WHY_TOO_MANY, -1, n, HBG_MAX_ALLOC_TENSORS, HBG_COUNT_TENSORS);
+        hbg__why(o, HBG_WHY_TOO_MANY, -1, n, HBG_MAX_ALLOC_TENSORS, HBG_COUNT_ALLOCS);
         return hbg__orch_fail(o, HBG_E_TOO_MANY_TENSORS);
     }
     if (o->capturing)

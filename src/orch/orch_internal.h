@@ -141,8 +141,15 @@ struct hbg_bound {
 /* A new stamp for what bd holds. */
 void hbg__bound_restamp(hbg_bound *bd);
 
-typedef enum hbg__count { HBG_COUNT_TENSORS, HBG_COUNT_SCALARS, HBG_COUNT_DEPS, HBG_COUNT_BTENSORS,
-                          HBG_COUNT_BSCALARS, HBG_COUNT_BLOCKS } hbg__count;
+typedef enum hbg__count {
+    HBG_COUNT_TENSORS,
+    HBG_COUNT_SCALARS,
+    HBG_COUNT_DEPS,
+    HBG_COUNT_BTENSORS,
+    HBG_COUNT_BSCALARS,
+    HBG_COUNT_BLOCKS,
+    HBG_COUNT_ALLOCS
+} hbg__count;
 
 /* The fixed-size pools behind HBG_E_POOL_EXHAUSTED and
  * HBG_E_DEF_POOL_FULL (HBG_WHY_POOL): one status each for several pools,
