@@ -93,6 +93,15 @@ static void refuses_a_commit_compare_would_refuse(void **state)
     refused(&s, "the stamp's commit has a control byte at byte 3");
     s.commit = "a\tb";
     refused(&s, "the stamp's commit has a control byte at byte 1");
+    /* compare reads a commit of HBG_STAMP_COMMIT_MAX bytes at most */
+    char longest[HBG_STAMP_COMMIT_MAX + 2];
+    memset(longest, 'a', sizeof longest - 1);
+    longest[sizeof longest - 1] = '\0';
+    s.commit = longest;
+    refused(&s, "the stamp's commit is 48 bytes long (at most 47)");
+    longest[HBG_STAMP_COMMIT_MAX] = '\0';
+    char line[256];
+    assert_int_equal(hbg_stamp_format(&s, line, sizeof line), HBG_OK);
     /* UTF-8 text is a commit: compare reads it */
     char buf[256];
     s.commit = "caf\xc3\xa9";

@@ -77,16 +77,21 @@ void hbg_log_span(hbg_log *lg, const hbg_span *s);
 
 /* --- the stamp ------------------------------------------------------- */
 
+/* The longest commit a stamp carries, in bytes: what hbg compare reads
+ * back (its verdict lines name the commit). */
+#define HBG_STAMP_COMMIT_MAX 47
+
 /* What a log was measured with, for its first line. hbg compare (and hbg
  * ab) accept two logs as the same ruler only when their stamps agree in
  * everything but the commit, so a program of one's own that writes its log
  * with this line can be compared like `hbg run`'s. */
 typedef struct hbg_stamp {
-    const char *commit;    /* the build measured: one word of UTF-8 text, no
-                              control byte (C0, DEL, C1) and no byte that
-                              starts no UTF-8 character, as hbg compare reads
-                              it (a git commit; "<commit>-dirty" for a
-                              changed tree) */
+    const char *commit;    /* the build measured: one word of UTF-8 text, at
+                              most HBG_STAMP_COMMIT_MAX bytes, no control
+                              byte (C0, DEL, C1) and no byte that starts no
+                              UTF-8 character, as hbg compare reads it (a
+                              git commit; "<commit>-dirty" for a changed
+                              tree) */
     bool breakdown, records, skip_device; /* the switches in effect */
     hbg_level level;                      /* the log's threshold */
     const char *command;   /* the command as run, words separated by spaces
@@ -99,9 +104,10 @@ typedef struct hbg_stamp {
  *           HBG_SKIP_DEVICE_RUN=<0|1> HBG_LOG_LEVEL=<level> <command>
  * (one line; every switch written resolved, so two stamps differ exactly
  * where two runs' conditions do). HBG_E_INVAL for a NULL stamp or
- * buffer, a `cap` of 0, a missing or empty commit, a commit with a space,
- * a control byte or a byte that starts no UTF-8 character (a commit hbg
- * compare would refuse), a missing command, a level that is no hbg_level,
+ * buffer, a `cap` of 0, a missing or empty commit, a commit longer than
+ * HBG_STAMP_COMMIT_MAX or with a space, a control byte or a byte that
+ * starts no UTF-8 character (a commit hbg compare would refuse), a
+ * missing command, a level that is no hbg_level,
  * or a line that does not fit `cap` bytes (NUL included);
  * hbg_stamp_last_error says which. */
 hbg_status hbg_stamp_format(const hbg_stamp *s, char *buf, size_t cap);

@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "hbg/trace.h"
 #include "tools/abstats.h"
 #include "tools/diag.h"
 #include "tools/phstats.h"
@@ -72,7 +73,7 @@ typedef struct cp_log {
     size_t nsums;
     uint64_t *ctl;          /* each used pass's control-segment dur_ns */
     size_t nctl;
-    char commit[48];        /* the stamp's first token; "" unstamped */
+    char commit[HBG_STAMP_COMMIT_MAX + 1]; /* the stamp's first token; "" unstamped */
 } cp_log;
 
 /* One row of a repetition: the total or a segment. */
@@ -127,7 +128,7 @@ typedef struct cp_result {
     double delta_range;         /* max - min over repetitions of the total's dmin / base min */
     double noise_floor;         /* largest |ctl_rel| (or delta_range), a fraction */
 
-    char base_commit[48], measure_commit[48];
+    char base_commit[HBG_STAMP_COMMIT_MAX + 1], measure_commit[HBG_STAMP_COMMIT_MAX + 1];
     const char *stamp_rest;     /* base 1's stamp after its commit, or NULL */
     size_t stamp_rest_len;
     bool unstamped;             /* some log had no stamp (allowed) */

@@ -51,6 +51,8 @@ static hbg_status check_commit(const char *c)
     const char *flaw = hbg__text_flaw(c, strlen(c), &at);
     if (flaw)
         return fail(HBG_E_INVAL, "the stamp's commit has %s at byte %zu", flaw, at);
+    if (strlen(c) > HBG_STAMP_COMMIT_MAX)
+        return fail(HBG_E_INVAL, "the stamp's commit is %zu bytes long (at most %d)", strlen(c), HBG_STAMP_COMMIT_MAX);
     const char *sp = strchr(c, ' ');
     if (sp)
         return fail(HBG_E_INVAL, "the stamp's commit has a space at byte %zu: it is one word", (size_t)(sp - c));
