@@ -629,11 +629,15 @@ static const char *reps_that(size_t k, size_t n, const char *one, const char *ma
 }
 
 /* Whom the disagreeing repetitions of a contended verdict disagree with:
- * "the others" only when every other repetition has the effect's sign;
- * one repetition has no others, and one whose delta is 0 has no sign. */
+ * "the others" only when every other repetition has the effect's sign,
+ * "the other" when that is one (of two repetitions, one disagrees with
+ * the one other); one repetition has no others, and one whose delta is 0
+ * has no sign. */
 static const char *disagree_with(const cp_result *R)
 {
-    return R->agree > 0 && R->agree + R->disagree == R->nrep ? "the others" : "the effect";
+    if (R->agree == 0 || R->agree + R->disagree < R->nrep)
+        return "the effect";
+    return R->agree == 1 ? "the other" : "the others";
 }
 
 /* What the repetitions' signs add under a "no difference" to the sign
