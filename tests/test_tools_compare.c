@@ -785,6 +785,58 @@ static void test_small_counts_in_words(void **st)
     free_arms(&a);
 }
 
+static void set_dur(const char *path, const char *after, const char *mark, const char *dur);
+
+/* n repetitions whose passes have no jitter, the measure's host_orch
+ * 5000 ns longer in each warm pass but its first (inv=2): each
+ * repetition's minimum is the same in both arms, a delta of exactly 0,
+ * while 4 of the measure's 5 warm passes are slower. */
+static void make_equal_minima(arms *a, int n)
+{
+    cg_spec b = cg_default("1a2b3c4", 81), m = cg_default("5d6e7f8", 82);
+    b.noise = m.noise = 0;
+    make_arms(a, n, b, m, NULL);
+    for (int i = 0; i < n; i++)
+        for (int inv = 3; inv <= 6; inv++) {
+            char after[16];
+            snprintf(after, sizeof after, "inv=%d\n", inv);
+            set_dur(a->measure[i], after, "phase=host_orch ", "105000");
+        }
+}
+
+/* The pooled passes differ but no repetition's minimum does: none backs
+ * the effect, which the verdict once called "not every repetition". */
+static void test_no_repetition_backs_the_effect(void **st)
+{
+    (void)st;
+    arms a;
+    make_equal_minima(&a, REPS);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    assert_string_equal(err, "");
+    char *l = first_line(out);
+    assert_string_equal(l, "verdict    no difference: the arms differ (Mann-Whitney one-sided p = 1.13e-09, slower) "
+                           "but repetitions 1 (+0 ns), 2 (+0 ns), 3 (+0 ns), 4 (+0 ns), 5 (+0 ns) show no delta (the "
+                           "arms' minima are equal there): no repetition backs the effect; effect +4.72 % (+5000 ns; "
+                           "95 % CI +5000..+5000 ns) of the base minimum 105900 ns; all 5 repetitions show no "
+                           "difference; sign test p = 1 (0 of 5 repetitions agree)");
+    free(l), free(out), free(err);
+    free_arms(&a);
+    /* one repetition backs a verdict where alpha lets its sign test
+     * reach it (0.5 or more), and the control gives a floor (0 %) */
+    make_equal_minima(&a, 1);
+    const char *a6[] = {"--alpha", "0.6", NULL};
+    assert_int_equal(compare(&a, a6, &out, &err), 0);
+    l = first_line(out);
+    if (!starts(l, "verdict    no difference: the arms differ (Mann-Whitney one-sided p = "))
+        fail_msg("%s", out);
+    expect_in(l, ", slower) but the one repetition (+0 ns) shows no delta (the arms' minima are equal there): the one "
+                 "repetition does not back the effect; effect +");
+    expect_in(l, " ns; the one repetition shows no difference; sign test p = 1 (the one repetition does not agree)");
+    free(l), free(out), free(err);
+    free_arms(&a);
+}
+
 static void expect_refusal(const arms *a, const char *const *extra, const char *msg)
 {
     char *out, *err;
@@ -1486,6 +1538,7 @@ int main(void)
         cmocka_unit_test(test_counts_of_one_in_the_singular),
         cmocka_unit_test(test_few_repetitions_rest_on_a_t_test),
         cmocka_unit_test(test_small_counts_in_words),
+        cmocka_unit_test(test_no_repetition_backs_the_effect),
         cmocka_unit_test(test_stamps_differ_in_one_variable),
         cmocka_unit_test(test_stamps_differ_in_one_variable_original),
         cmocka_unit_test(test_stamps_differ_in_a_value_and_a_word),

@@ -739,12 +739,16 @@ static void verdict_line(cp_result *R)
                      cp_reps_needed(o->alpha));
         else {
             /* significant, beyond the floor, backed, none disagrees: a
-             * repetition whose delta is 0 is what is left (decide) */
+             * repetition whose delta is 0 is what is left (decide); when
+             * every one's is, "not every" would say some back it */
             rep_list(R, 0, reps, sizeof reps);
             snprintf(why, sizeof why,
                      "the arms differ (Mann-Whitney one-sided p = %.3g, %s) but %s show%s no delta (the arms' "
-                     "minima are equal there): not every repetition backs the effect",
-                     R->p, R->direction > 0 ? "slower" : "faster", reps, R->agree + 1 == R->nrep ? "s" : "");
+                     "minima are equal there): %s",
+                     R->p, R->direction > 0 ? "slower" : "faster", reps, R->agree + 1 == R->nrep ? "s" : "",
+                     R->agree       ? "not every repetition backs the effect"
+                     : R->nrep == 1 ? "the one repetition does not back the effect"
+                                    : "no repetition backs the effect");
         }
         char signs[128];
         snprintf(R->line, sizeof R->line, "%s: %s; %s%s; %s", cp_verdict_name(R->verdict), why, eff,
