@@ -83,6 +83,7 @@ static char *first_line(const char *s)
 }
 
 static bool starts(const char *s, const char *prefix);
+static void expect_in(const char *l, const char *want);
 
 static cg_spec slower(cg_spec s)
 {
@@ -368,6 +369,53 @@ static void test_drift_is_not_noise(void **st)
     assert_non_null(c);
     assert_true(strtod(c + 19, NULL) < 5);
     free(out), free(err);
+    free_arms(&a);
+}
+
+/* One repetition with a control too short to witness noise: the floor
+ * would be the range of the repetitions' relative deltas, and one
+ * repetition's delta has none. It was printed as 0.00 %, as if there
+ * were no noise at all, and at an alpha where one repetition's sign test
+ * reaches alpha every effect cleared it: slower. */
+static void test_one_repetition_gives_no_delta_range(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 43), m = slower(cg_default("5d6e7f8", 44));
+    b.control_scale = m.control_scale = 0.005; /* runtime_init 45 ns */
+    arms a;
+    make_arms(&a, 1, b, m, NULL);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    if (!starts(out, "verdict    no difference: one repetition cannot tell the effect from the levels its two arms "
+                     "happened to run at: measure 5 or more; effect +8.50 % (+8967 ns; "))
+        fail_msg("%s", out);
+    expect_in(out, "\nflags      the control runtime_init is too short to witness noise (its minimum is 45 ns, under "
+                   "1000 ns: a few clock reads); the noise floor would instead be the range of the repetitions' "
+                   "relative deltas, but one repetition's has none: there is no floor, and the control is not "
+                   "tested; name a longer untouched segment with --control\n");
+    expect_in(out, "\ncontrol    runtime_init: too short to witness noise (minimum 45 ns); noise floor: none with one "
+                   "repetition, whose relative delta has no range\n");
+    assert_false(ts_contains(out, "0.00 %"));
+    free(out), free(err);
+    const char *js[] = {"--format", "json", NULL};
+    assert_int_equal(compare(&a, js, &out, &err), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    json_t *c = json_object_get(j, "control");
+    assert_true(json_is_null(json_object_get(c, "noise_floor_pct")));
+    assert_true(json_is_null(json_object_get(c, "delta_range_pct")));
+    json_decref(j);
+    free(out), free(err);
+    /* an alpha at which one repetition's sign test reaches it: no floor
+     * for the effect to clear, where 0 % let it through (exit 1, slower) */
+    const char *a6[] = {"--alpha", "0.6", NULL};
+    assert_int_equal(compare(&a, a6, &out, &err), 0);
+    char *l = first_line(out);
+    assert_string_equal(l, "verdict    no difference: the effect has no noise floor to clear: the control runtime_init "
+                           "is too short to witness noise, and one repetition's relative delta has no range to stand "
+                           "for it; effect +8.50 % (+8967 ns; 95 % CI +8112..+9750 ns) of the base minimum 105514 ns; "
+                           "sign test p = 0.5 (the one repetition agrees)");
+    free(l), free(out), free(err);
     free_arms(&a);
 }
 
@@ -1531,6 +1579,7 @@ int main(void)
         cmocka_unit_test(test_control_moved_contended),
         cmocka_unit_test(test_short_control_falls_back_to_delta_range),
         cmocka_unit_test(test_drift_is_not_noise),
+        cmocka_unit_test(test_one_repetition_gives_no_delta_range),
         cmocka_unit_test(test_too_few_passes_for_an_interval),
         cmocka_unit_test(test_zero_base_has_no_percentages),
         cmocka_unit_test(test_effect_inside_noise_floor),

@@ -61,9 +61,10 @@ static void usage(FILE *f)
             "                     --alpha, every repetition agrees in sign, and the effect\n"
             "                     (Hodges-Lehmann shift, 95 %% CI) exceeds the noise floor: the\n"
             "                     control's largest |relative delta|, or, for a control under\n"
-            "                     1 us, the range of the repetitions' relative deltas; with\n"
-            "                     fewer repetitions than the sign test needs to reach --alpha\n"
-            "                     (5 at 0.05), also a t-test of the repetitions' deltas (one\n"
+            "                     1 us, the range of the repetitions' relative deltas (one\n"
+            "                     repetition has none: no floor, no verdict); with fewer\n"
+            "                     repetitions than the sign test needs to reach --alpha (5\n"
+            "                     at 0.05), also a t-test of the repetitions' deltas (one\n"
             "                     repetition backs no verdict)\n"
             "  no difference      otherwise\n"
             "then the flags (minimum and median moving apart, a lower minimum with a wider\n"
@@ -418,6 +419,11 @@ static void out_table(const cp_result *R)
                 "control    %s: noise floor %.2f %% (the largest |relative delta| of its minimum across "
                 "repetitions); Mann-Whitney two-sided p = %.3g between the arms\n",
                 o->control, R->noise_floor * 100, R->ctl.p_two);
+    else if (R->no_floor) /* one delta has no range; "0.00 %" read as no noise at all */
+        fprintf(f,
+                "control    %s: too short to witness noise (minimum %" PRIu64 " ns); noise floor: none with one "
+                "repetition, whose relative delta has no range\n",
+                o->control, R->ctl_min);
     else
         fprintf(f,
                 "control    %s: too short to witness noise (minimum %" PRIu64 " ns); noise floor %s %%, the "

@@ -332,7 +332,14 @@ static void row_flags(cp_result *R)
                "%zu base and %zu measure warm passes are too few for a %.0f %% interval of the effect: the one given "
                "is the whole range of their differences, which covers %.0f %%; measure more rounds",
                R->nbase, R->nmeasure, CP_CI_LEVEL * 100, floor(R->hl.level * 100));
-    if (!R->ctl_resolves)
+    if (R->no_floor)
+        dg_add(&R->flags,
+               "the control %s is too short to witness noise (its minimum is %" PRIu64 " ns, under %d ns: a few "
+               "clock reads); the noise floor would instead be the range of the repetitions' relative deltas, but "
+               "one repetition's has none: there is no floor, and the control is not tested; name a longer "
+               "untouched segment with --control",
+               R->opt.control, R->ctl_min, CP_CONTROL_MIN_NS);
+    else if (!R->ctl_resolves)
         dg_add(&R->flags,
                "the control %s is too short to witness noise (its minimum is %" PRIu64 " ns, under %d ns: a few "
                "clock reads); the noise floor is instead the range of the repetitions' relative deltas, %s %% "
@@ -416,7 +423,8 @@ out:
  * slows both arms of a repetition alike, which the interleaving cancels,
  * and a 6-of-6, -20 % effect was once called "no difference" inside the
  * 24 % of such a drift. The delta's range is paired as the control's
- * |relative delta| is: it holds what did not cancel. */
+ * |relative delta| is: it holds what did not cancel. One repetition's
+ * delta has no range (NAN): a range of 0 would read as no noise at all. */
 static void arm_spread(cp_result *R)
 {
     R->ctl_min = UINT64_MAX;
@@ -436,13 +444,13 @@ static void arm_spread(cp_result *R)
     }
     R->spread = spread;
     double rlo = 0, rhi = 0;
-    R->delta_range = 0;
+    R->delta_range = NAN;
+    if (R->nrep < 2)
+        return;
     for (size_t i = 0; i < R->nrep; i++) {
         uint64_t b = R->rep[i].row[0].bmin;
-        if (!b) { /* no relative delta of a base of 0 ns: no such floor */
-            R->delta_range = NAN;
+        if (!b) /* no relative delta of a base of 0 ns: no such floor */
             return;
-        }
         double r = (double)R->rep[i].dmin / (double)b;
         rlo = i == 0 || r < rlo ? r : rlo;
         rhi = i == 0 || r > rhi ? r : rhi;
@@ -543,6 +551,10 @@ static void decide(cp_result *R)
     R->ctl_significant = R->ctl_resolves && R->ctl.p_two < o->alpha;
     if (!R->ctl_resolves)
         R->noise_floor = R->delta_range;
+    /* nothing for an effect to clear, which is not a floor of 0 that
+     * every effect clears (one repetition backs a verdict at an alpha of
+     * 0.5 or more) */
+    R->no_floor = !R->ctl_resolves && R->nrep == 1;
     /* a base minimum of 0 ns has no percentages (NAN, printed n/a); any
      * shift from it is beyond a relative floor, and a lower bound above
      * 0 ns past any threshold */
@@ -550,7 +562,7 @@ static void decide(cp_result *R)
     R->effect_pct = R->base_min ? as_shift_est(&R->hl) / base * 100 : NAN;
     R->lo_pct = R->base_min ? (double)R->hl.lo / base * 100 : NAN;
     R->hi_pct = R->base_min ? (double)R->hl.hi / base * 100 : NAN;
-    R->beyond = R->base_min ? fabs(R->effect_pct) > R->noise_floor * 100 : es != 0;
+    R->beyond = !R->no_floor && (R->base_min ? fabs(R->effect_pct) > R->noise_floor * 100 : es != 0);
     if (R->ctl_significant)
         R->verdict = CP_CONTENDED;
     else if (R->significant && R->disagree > 0)
@@ -722,7 +734,7 @@ static void verdict_line(cp_result *R)
         if (!R->significant)
             snprintf(why, sizeof why, "the test does not clear alpha = %g (Mann-Whitney one-sided p = %.3g, %s)",
                      o->alpha, R->p, mw);
-        else if (!R->beyond)
+        else if (!R->beyond && !R->no_floor)
             snprintf(why, sizeof why, "the effect is inside the noise floor of %s %% (%s)",
                      cp_floor(R->noise_floor * 100, fl, sizeof fl),
                      R->ctl_resolves ? "the control's largest |relative delta|"
@@ -737,6 +749,11 @@ static void verdict_line(cp_result *R)
                      "one repetition cannot tell the effect from the levels its two arms happened to run at: "
                      "measure %zu or more",
                      cp_reps_needed(o->alpha));
+        else if (!R->beyond) /* no_floor: an alpha that lets one repetition back a verdict */
+            snprintf(why, sizeof why,
+                     "the effect has no noise floor to clear: the control %s is too short to witness noise, and "
+                     "one repetition's relative delta has no range to stand for it",
+                     o->control);
         else {
             /* significant, beyond the floor, backed, none disagrees: a
              * repetition whose delta is 0 is what is left (decide); when

@@ -125,8 +125,9 @@ typedef struct cp_result {
     uint64_t ctl_min;           /* the control's smallest duration in any log */
     bool ctl_resolves;          /* ctl_min >= CP_CONTROL_MIN_NS: it can witness noise */
     double spread;              /* the arms' own spread: largest max/min - 1 of repetition minima */
-    double delta_range;         /* max - min over repetitions of the total's dmin / base min */
+    double delta_range;         /* max - min over repetitions of the total's dmin / base min; NAN of one */
     double noise_floor;         /* largest |ctl_rel| (or delta_range), a fraction */
+    bool no_floor;              /* a short control and one repetition: no range, no floor (NAN) */
 
     char base_commit[HBG_STAMP_COMMIT_MAX + 1], measure_commit[HBG_STAMP_COMMIT_MAX + 1];
     const char *stamp_rest;     /* base 1's stamp after its commit, or NULL */
