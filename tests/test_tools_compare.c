@@ -785,6 +785,12 @@ static void test_small_counts_in_words(void **st)
               " ns; the one repetition shows no difference; sign test p = 1 (the one repetition does not agree): one "
               "repetition is too few for it to reach alpha = 0.05 and has no spread for a t-test");
     free(l);
+    /* and the plot's title, which said "the one repetition does not
+     * agree", as of one that disagrees */
+    char *t = plot_title(&a);
+    expect_in(t, "<title>no difference: +0.00 % = +0 ns (95 % CI -0.41..+0.41 %); Mann-Whitney p = 0.587; the one "
+                 "repetition shows no difference</title>");
+    free(t);
     free_arms(&a);
     /* two such */
     make_arms(&a, 2, b, m, tie_all);

@@ -796,6 +796,9 @@ static void verdict_title(cp_result *R)
     else if (R->verdict == CP_CONTENDED)
         snprintf(R->title, sizeof R->title, "%s: %s; %s", v,
                  reps_that(R->disagree, R->nrep, "disagrees in sign", "disagree in sign", reps, sizeof reps), eff);
+    else if (R->nrep == 1 && R->rep[0].dmin == 0) /* "does not agree" is said of one that disagrees */
+        snprintf(R->title, sizeof R->title, "%s: %s; Mann-Whitney p = %.3g; the one repetition shows no difference", v,
+                 eff, R->p);
     else
         snprintf(R->title, sizeof R->title, "%s: %s; Mann-Whitney p = %.3g; %s", v, eff, R->p,
                  reps_that(R->agree, R->nrep, "agrees", "agree", reps, sizeof reps));
