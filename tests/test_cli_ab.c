@@ -664,8 +664,8 @@ static void test_run_timeout(void **state)
  * sleeps; --cut writes 3 of measure.sh's 6 passes, and exits 0. With
  * FAKE_VERSION=stubborn, `version` writes its pid to $FAKE_READY,
  * ignoring SIGTERM, and sleeps; with FAKE_VERSION=ttin it stops as one
- * reading the terminal does. With FAKE_TERM_PARENT set, `run` first
- * sends SIGTERM to its parent, hbg ab. */
+ * reading the terminal does; with FAKE_VERSION=hang it sleeps. With
+ * FAKE_TERM_PARENT set, `run` first sends SIGTERM to its parent, hbg ab. */
 #define FAKE_HBG                                                                                             \
     "#!/bin/sh\n"                                                                                            \
     "top=$(cd \"$(dirname \"$0\")/..\" && pwd)\n"                                                            \
@@ -674,6 +674,7 @@ static void test_run_timeout(void **state)
     "  case \"${FAKE_VERSION:-}\" in\n"                                                                      \
     "    stubborn) trap '' TERM; echo $$ > \"$FAKE_READY\"; exec sleep 40;;\n"                               \
     "    ttin) kill -TTIN $$;;\n"                                                                            \
+    "    hang) exec sleep 60;;\n"                                                                            \
     "  esac\n"                                                                                               \
     "  echo \"hbg $rev\"; exit 0\n"                                                                          \
     "fi\n"                                                                                                   \
@@ -2149,6 +2150,34 @@ static void test_read_command_stopped_is_killed(void **state)
     free(se), free(errp), free(built), free(out);
 }
 
+/* A built hbg whose `version` hangs, without a stop on the terminal
+ * (it sleeps): stopped 5 s on and said, naming the binary, and hbg ab
+ * ends with exit 2 before any run. It waited for ever. */
+static void test_version_that_hangs_is_stopped(void **state)
+{
+    (void)state;
+    char *out = in_root("out-verhang"), *built = in_root("built-verhang"), *errp = in_root("err-verhang");
+    setenv("FAKE_VERSION", "hang", 1);
+    pid_t ab = ab_fake_background(out, built, errp);
+    unsetenv("FAKE_VERSION");
+    double t0 = mono_now();
+    int rc = exits_within(ab, 30);
+    double took = mono_now() - t0;
+    char *se = ab_read(errp), want[256];
+    if (rc != 2)
+        fail_msg("status %d, stderr '%s'", rc, se);
+    snprintf(want, sizeof want, "\nhbg ab: REV_A '%s': /", c1);
+    const char *line = strstr(se, want);
+    const char *tail = "/build/hbg version did not end within 5 s and was stopped: an hbg that hangs cannot be "
+                       "measured\n";
+    /* the last line, and the only one of its kind: REV_B is not built */
+    if (!line || !strstr(line, tail) || strlen(strstr(line, tail)) != strlen(tail))
+        fail_msg("stderr '%s'", se);
+    assert_true(took >= 4.5 && took < 20);
+    assert_int_equal(ab_entries(out), 0);
+    free(se), free(errp), free(built), free(out);
+}
+
 /* hbg ignores SIGXFSZ (a write past a file size limit fails with EFBIG,
  * said by name); the builds and runs hbg ab starts get its action back as
  * hbg found it, here the default, as they would from the shell. */
@@ -2245,6 +2274,7 @@ int main(void)
         cmocka_unit_test(test_blocked_stop_signal_stays_blocked),
         cmocka_unit_test(test_stop_signal_while_reading_a_command),
         cmocka_unit_test(test_read_command_stopped_is_killed),
+        cmocka_unit_test(test_version_that_hangs_is_stopped),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

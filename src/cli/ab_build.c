@@ -415,17 +415,28 @@ int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, doubl
     }
 }
 
+/* How long a wait of at most a second may take to end by deadline (a
+ * mono_s() time; 0: none): 0 when it is past. */
+static struct timespec nap_until(double deadline)
+{
+    double left = deadline ? deadline - mono_s() : 1.0;
+    left = left < 0 ? 0 : left > 1.0 ? 1.0 : left;
+    return (struct timespec){.tv_sec = (time_t)left, .tv_nsec = (long)((left - (double)(time_t)left) * 1e9)};
+}
+
 /* Reads fd, the stdout of command pid, to its end into out; false when
  * out could not grow. Stops short, the rest unread, when a stop signal
- * comes (its group then got SIGTERM: the caller's wait ends hbg ab) or
- * when the command stops on the terminal (*stopped: its group is killed).
- * A read that waits for the end of the output would wait for ever on a
- * command that ignores SIGTERM, or on one stopped holding the pipe open.
- * As in reap_until_signal, the stop signals are blocked from before the
- * look at g_signal and let in only inside ppoll, so that one that comes
- * between them is not lost; ppoll wakes each second for the look at the
- * command's group that ab_wait_polled takes. */
-static bool read_output(int fd, pid_t pid, ab_buf *out, bool *stopped)
+ * comes (its group then got SIGTERM: the caller's wait ends hbg ab), when
+ * the command stops on the terminal (*cut = AB_STOPPED: its group is
+ * killed) or at deadline (a mono_s() time, 0: none; *cut = AB_TIMED_OUT:
+ * the caller ends it). A read that waits for the end of the output would
+ * wait for ever on a command that ignores SIGTERM, on one stopped holding
+ * the pipe open, or on one that hangs. As in reap_until_signal, the stop
+ * signals are blocked from before the look at g_signal and let in only
+ * inside ppoll, so that one that comes between them is not lost; ppoll
+ * wakes each second for the look at the command's group that
+ * ab_wait_polled takes. */
+static bool read_output(int fd, pid_t pid, double deadline, ab_buf *out, int *cut)
 {
     sigset_t set, was;
     sigemptyset(&set);
@@ -435,8 +446,13 @@ static bool read_output(int fd, pid_t pid, ab_buf *out, bool *stopped)
     double next_look = mono_s() + 1.0;
     bool ok = true, said = false;
     char chunk[65536];
-    while (!g_signal && !*stopped) {
-        int ready = ppoll(&pf, 1, &(struct timespec){.tv_sec = 1}, &was);
+    while (!g_signal && !*cut) {
+        if (deadline && mono_s() >= deadline) {
+            *cut = AB_TIMED_OUT;
+            break;
+        }
+        struct timespec nap = nap_until(deadline);
+        int ready = ppoll(&pf, 1, &nap, &was);
         if (ready < 0 && errno != EINTR)
             break;
         if (ready > 0) {
@@ -448,15 +464,16 @@ static bool read_output(int fd, pid_t pid, ab_buf *out, bool *stopped)
         }
         if (mono_s() >= next_look) {
             next_look = mono_s() + 1.0;
-            *stopped = stopped_on_terminal(pid, &said);
+            *cut = stopped_on_terminal(pid, &said) ? AB_STOPPED : 0;
         }
     }
     sigprocmask(SIG_SETMASK, &was, NULL);
     return ok;
 }
 
-int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd)
+int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd, double limit_s)
 {
+    double deadline = limit_s > 0 ? mono_s() + limit_s : 0;
     int p[2];
     if (pipe2(p, O_CLOEXEC))
         return -1;
@@ -466,15 +483,19 @@ int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd
         close(p[0]);
         return -1;
     }
-    bool stopped = false;
-    bool ok = read_output(p[0], pid, out, &stopped);
+    int st = 0;
+    bool ok = read_output(p[0], pid, deadline, out, &st);
     close(p[0]); /* a command still writing gets EPIPE, or SIGPIPE */
-    int st = AB_STOPPED;
-    if (stopped)
+    if (st == AB_STOPPED)
         (void)ab_wait(pid, true);
-    else /* polled and watched: the command may still stop on the terminal
-          * once its output is closed; after a stop signal, it ends hbg ab */
-        st = ab_wait_polled(pid, true, NULL, NULL, 0);
+    else if (st == AB_TIMED_OUT)
+        (void)stop_overdue(pid);
+    else { /* polled and watched: the command may still stop on the
+            * terminal once its output is closed, or hang; after a stop
+            * signal, it ends hbg ab */
+        double left = deadline ? deadline - mono_s() : 0;
+        st = ab_wait_polled(pid, true, NULL, NULL, deadline ? (left > 1e-3 ? left : 1e-3) : 0);
+    }
     if (st == AB_STOPPED) {
         /* none of the callers' own messages (a revision not found, a
          * worktree's changes that cannot be read) would say why */
@@ -692,7 +713,7 @@ static int git_line(const char *cwd, const char *const *args, char *out, size_t 
         argv[k + 1] = args[k];
     argv[k + 1] = NULL;
     ab_buf b = {0};
-    int st = ab_capture(argv, cwd, &b, -1);
+    int st = ab_capture(argv, cwd, &b, -1, 0);
     const char *s = ab_buf_cstr(&b);
     size_t n = strcspn(s, "\n");
     if (st == 0 && (n == 0 || n >= cap))
@@ -803,7 +824,7 @@ static size_t short_name_matches(const ab_repo *r, const char *spec, size_t *com
     char arg[64];
     snprintf(arg, sizeof arg, "--disambiguate=%s", spec);
     ab_buf out = {0};
-    if (ab_capture((const char *const[]){"git", "rev-parse", arg, NULL}, r->top, &out, -1) == 0)
+    if (ab_capture((const char *const[]){"git", "rev-parse", arg, NULL}, r->top, &out, -1, 0) == 0)
         for (const char *s = ab_buf_cstr(&out), *e; (e = strchr(s, '\n')) != NULL; s = e + 1) {
             char sha[64], type[16];
             snprintf(sha, sizeof sha, "%.*s", (int)(e - s), s);
@@ -892,7 +913,7 @@ static int worktree_state(const ab_repo *r, ab_tree *t, const char *const *skip,
         snprintf(spec[k], sizeof spec[k], ":(exclude,literal)%s", p + top + 1);
         diff[nd++] = others[no++] = spec[k++];
     }
-    if (ab_capture(diff, r->top, &t->diff, -1) || ab_capture(others, r->top, &t->untracked, -1))
+    if (ab_capture(diff, r->top, &t->diff, -1, 0) || ab_capture(others, r->top, &t->untracked, -1, 0))
         return 2;
     return 0;
 }

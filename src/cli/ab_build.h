@@ -71,8 +71,12 @@ int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, doubl
  * status as ab_wait gives it. A stop signal meanwhile ends hbg ab, the
  * command's group ended first as ab_wait ends it, while the output is
  * still being read too. A command stopped on the terminal is watched for
- * as ab_wait_polled does: killed, said on stderr, AB_STOPPED. */
-int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd);
+ * as ab_wait_polled does: killed, said on stderr, AB_STOPPED. With
+ * limit_s > 0, a command still running (or its output still open)
+ * limit_s seconds after its start is ended as ab_wait_polled ends one
+ * past its limit, and the answer is AB_TIMED_OUT, which the caller says:
+ * it knows what the command was for. */
+int ab_capture(const char *const *argv, const char *cwd, ab_buf *out, int err_fd, double limit_s);
 /* "exit status 3", "killed by signal 9 (Killed)", "could not be started",
  * for AB_STOPPED what stopped it, for AB_TIMED_OUT that it ran too long. */
 const char *ab_status_text(int status, char *buf, size_t cap);

@@ -39,6 +39,7 @@
 #define MAX_REPS 1000
 #define MAX_ROUNDS 100000
 #define TAIL_LINES 30
+#define VERSION_LIMIT_S   5       /* for `hbg version` of a built tree, which answers at once */
 #define MAX_RUN_TIMEOUT_S 8640000 /* 100 days */
 
 typedef struct ab_opts {
@@ -906,18 +907,26 @@ static ab_builder builder_of(const ab_opts *o)
     return (ab_builder){.tmpl = o->build, .jobs = np > 0 ? (unsigned)np : 1};
 }
 
-/* The built hbg should report the commit the log names carry. */
-static void check_version(const ab_arm *arm)
+/* The built hbg should report the commit the log names carry, and at
+ * once: `hbg version` prints a line, and one that hangs held hbg ab for
+ * ever (its runs would hang too). */
+static int check_version(const ab_arm *arm)
 {
     const char *argv[] = {arm->bin, "version", NULL};
     ab_buf out = {0};
     char want[80];
     snprintf(want, sizeof want, "hbg %s\n", arm->t.rev);
-    if (ab_capture(argv, NULL, &out, -1) == 0 && strcmp(ab_buf_cstr(&out), want))
+    int st = ab_capture(argv, NULL, &out, -1, VERSION_LIMIT_S);
+    if (st == 0 && strcmp(ab_buf_cstr(&out), want))
         say("hbg ab: warning: the hbg built for %s '%s' reports '%.*s', not %s: its stamps will not "
                         "match the log names\n", arm->role, arm->spec, (int)strcspn(ab_buf_cstr(&out), "\n"),
                 ab_buf_cstr(&out), arm->t.rev);
     ab_buf_free(&out);
+    if (st == AB_TIMED_OUT)
+        return fail("%s '%s': %s version did not end within %d s and was stopped: an hbg that hangs cannot be "
+                    "measured",
+                    arm->role, arm->spec, arm->bin, VERSION_LIMIT_S);
+    return 0;
 }
 
 static int build_arm(const ab_opts *o, const ab_repo *r, ab_arm *arm)
@@ -944,8 +953,7 @@ static int build_arm(const ab_opts *o, const ab_repo *r, ab_arm *arm)
     if (access(arm->bin, X_OK))
         return fail("%s '%s': the build left no %s for hbg run (with another project, --run names the "
                     "measurement)", arm->role, arm->spec, arm->bin);
-    check_version(arm);
-    return 0;
+    return check_version(arm);
 }
 
 /* --- runs ------------------------------------------------------------------ */
