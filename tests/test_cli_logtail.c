@@ -63,15 +63,21 @@ static void pass(logw *l, unsigned pid, unsigned inv)
 
 /* The count for ranks of pids pid[] whose last reported passes are
  * last[], on the log as written so far (opened for writing only, as hbg
- * run's is). */
-static uint32_t count(logw *l, const uint64_t *pid, const uint64_t *last, uint32_t n)
+ * run's is), of a run whose lines begin at `from`. */
+static uint32_t count_from(logw *l, off_t from, const uint64_t *pid, const uint64_t *last, uint32_t n)
 {
     assert_int_equal(fflush(l->f), 0);
     int fd = open(l->path, O_WRONLY | O_APPEND);
     assert_true(fd >= 0);
-    uint32_t got = logtail_unreported(fd, pid, last, n);
+    uint32_t got = logtail_unreported(fd, from, pid, last, n);
     close(fd);
     return got;
+}
+
+/* The same, for a log of one run, its stamp first. */
+static uint32_t count(logw *l, const uint64_t *pid, const uint64_t *last, uint32_t n)
+{
+    return count_from(l, 0, pid, last, n);
 }
 
 static void log_close(logw *l)
@@ -131,6 +137,32 @@ static void lines_behind_a_chunk_of_other_passes_are_found(void **state)
     log_close(&l);
 }
 
+/* A log on stderr appended to (`2>> run.log`): the run's lines begin
+ * past an earlier run's, whose ranks had the same pids (as a container's
+ * do). A rank stopped before it wrote a line counts none of their passes,
+ * however far back the look goes; one that wrote its pass counts it. It
+ * was charged an earlier run's pass. */
+static void an_earlier_runs_passes_count_for_nothing(void **state)
+{
+    (void)state;
+    logw l;
+    log_open(&l);
+    anchor(&l, 100), anchor(&l, 200);
+    for (unsigned inv = 1; inv <= 3; inv++)
+        pass(&l, 100, inv), pass(&l, 200, inv);
+    for (unsigned inv = 1; inv <= 1000; inv++) /* more than a chunk */
+        pass(&l, 999, inv);
+    fprintf(l.f, "[stamp] hbg run vector --rounds 9\n");
+    assert_int_equal(fflush(l.f), 0);
+    off_t from = ftello(l.f);
+    uint64_t pid[] = {100, 200}, last[] = {0, 0};
+    assert_int_equal(count_from(&l, from, pid, last, 2), 0);
+    anchor(&l, 200);
+    bind_line(&l, 200, 1);
+    assert_int_equal(count_from(&l, from, pid, last, 2), 1);
+    log_close(&l);
+}
+
 /* Standard error on a pipe, a terminal: nothing to read back. */
 static void a_log_that_is_no_file_counts_none(void **state)
 {
@@ -138,7 +170,7 @@ static void a_log_that_is_no_file_counts_none(void **state)
     int p[2];
     assert_int_equal(pipe(p), 0);
     uint64_t pid[] = {100}, last[] = {0};
-    assert_int_equal(logtail_unreported(p[1], pid, last, 1), 0);
+    assert_int_equal(logtail_unreported(p[1], 0, pid, last, 1), 0);
     close(p[0]);
     close(p[1]);
 }
@@ -148,6 +180,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_pass_the_rank_never_reported_counts_once),
         cmocka_unit_test(lines_behind_a_chunk_of_other_passes_are_found),
+        cmocka_unit_test(an_earlier_runs_passes_count_for_nothing),
         cmocka_unit_test(a_log_that_is_no_file_counts_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

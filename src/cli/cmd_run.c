@@ -427,7 +427,7 @@ static void on_stop_signal(int sig)
  * each rank that was killed after its pass's first lines were written
  * and before it reported the pass (run_logtail.h). A rank that ended
  * well reported every pass; below TIMING no pass writes a line. */
-static uint64_t passes_logged(const run_opts *o, int logfd, const run_collector *col)
+static uint64_t passes_logged(const run_opts *o, int logfd, off_t from, const run_collector *col)
 {
     if (o->level > HBG_LOG_TIMING)
         return col->nrows;
@@ -443,7 +443,7 @@ static uint64_t passes_logged(const run_opts *o, int logfd, const run_collector 
     for (uint32_t r = 0; r < o->ranks; r++)
         if (col->rank[r].pid > 0 && !col->rank[r].sum.final && rows[r] < o->rounds)
             pid[r] = (uint64_t)col->rank[r].pid;
-    return col->nrows + logtail_unreported(logfd, pid, last, o->ranks);
+    return col->nrows + logtail_unreported(logfd, from, pid, last, o->ranks);
 }
 
 /* The log's last record, when a stop signal or the --time-limit cut the
@@ -456,9 +456,9 @@ static uint64_t passes_logged(const run_opts *o, int logfd, const run_collector 
  * bind lines counts, though the rank never reported it. A record that
  * cannot be written is not reported: the run already fails, and says why
  * on stderr. */
-static void log_stopped(const run_opts *o, int logfd, const run_collector *col, const char *how)
+static void log_stopped(const run_opts *o, int logfd, off_t from, const run_collector *col, const char *how)
 {
-    uint64_t held = passes_logged(o, logfd, col);
+    uint64_t held = passes_logged(o, logfd, from, col);
     if (held >= (uint64_t)o->ranks * o->rounds)
         return;
     hbg_log *lg = NULL;
@@ -762,6 +762,12 @@ int hbg_cmd_run(int argc, char **argv)
     }
     if (recfd >= 0)
         printf("records: %s\n", path);
+    /* Where this run's lines begin, past its stamp: a log on stderr may
+     * be appended to (`2>> run.log`), and what comes before is an earlier
+     * run's (run_logtail.h). Not a file: 0, and it is not read back. */
+    off_t log_from = lseek(logfd, 0, SEEK_CUR);
+    if (log_from < 0)
+        log_from = 0;
     run_collector col;
     if (collector_init(&col, o.ranks, o.rounds)) {
         fprintf(stderr, "hbg run: out of memory\n");
@@ -792,7 +798,7 @@ int hbg_cmd_run(int argc, char **argv)
     else if (timed_out)
         snprintf(how, sizeof how, "stopped at the --time-limit of %u s", o.time_limit_s);
     if (g_signal || timed_out)
-        log_stopped(&o, logfd, &col, how);
+        log_stopped(&o, logfd, log_from, &col, how);
     if (logfd != STDERR_FILENO)
         close(logfd);
     if (recfd >= 0)

@@ -72,22 +72,22 @@ static bool read_at(int fd, char *buf, size_t len, off_t off)
     return true;
 }
 
-/* The log's lines from its end back, a chunk at a time, each chunk cut
- * at its first line end (the line before it is read with the chunk
- * before), until every rank looked for is known. */
-static void look_back(int fd, off_t size, tail_look *t)
+/* The log's lines from its end back to `from`, a chunk at a time, each
+ * chunk cut at its first line end (the line before it is read with the
+ * chunk before), until every rank looked for is known. */
+static void look_back(int fd, off_t from, off_t size, tail_look *t)
 {
     char *buf = malloc(TAIL_CHUNK);
     if (!buf)
         return;
     lx_sink sink = {.ctx = t, .on_rec = on_rec, .on_bad = on_bad};
-    for (off_t pos = size; pos > 0 && !all_known(t);) {
-        off_t start = pos > (off_t)TAIL_CHUNK ? pos - (off_t)TAIL_CHUNK : 0;
+    for (off_t pos = size; pos > from && !all_known(t);) {
+        off_t start = pos - from > (off_t)TAIL_CHUNK ? pos - (off_t)TAIL_CHUNK : from;
         size_t len = (size_t)(pos - start);
         if (!read_at(fd, buf, len, start))
             break;
         size_t skip = 0;
-        const char *nl = start > 0 ? memchr(buf, '\n', len) : NULL;
+        const char *nl = start > from ? memchr(buf, '\n', len) : NULL;
         /* no line end short of the chunk's end: no record of ours is
          * that long; the text is read as it is, and the look goes on */
         if (nl && (size_t)(nl - buf) + 1 < len)
@@ -98,7 +98,7 @@ static void look_back(int fd, off_t size, tail_look *t)
     free(buf);
 }
 
-uint32_t logtail_unreported(int logfd, const uint64_t *pid, const uint64_t *last, uint32_t n)
+uint32_t logtail_unreported(int logfd, off_t from, const uint64_t *pid, const uint64_t *last, uint32_t n)
 {
     tail_look t = {.pid = pid, .last = last, .n = n < MAX_RANKS ? n : MAX_RANKS};
     if (all_known(&t))
@@ -113,7 +113,7 @@ uint32_t logtail_unreported(int logfd, const uint64_t *pid, const uint64_t *last
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
-    look_back(fd, st.st_size, &t);
+    look_back(fd, from > 0 && from <= st.st_size ? from : 0, st.st_size, &t);
     close(fd);
     uint32_t more = 0;
     for (uint32_t r = 0; r < t.n; r++)

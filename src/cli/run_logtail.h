@@ -14,6 +14,7 @@
 #define HBG_CLI_RUN_LOGTAIL_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /* For each of n ranks, pid[r] (0: none to look for) and last[r], the inv
  * of the last pass it reported (0: none): how many of them have lines of
@@ -21,8 +22,13 @@
  * with that pid and an inv past last[r]). At most one pass a rank: a rank
  * reports each pass before it starts the next. The log is read from its
  * end, back to each such rank's last reported pass or its clock anchor,
- * whichever comes first: the tail a stop left, not the whole log. 0 when
- * the log cannot be read back (not a regular file: a terminal, a pipe). */
-uint32_t logtail_unreported(int logfd, const uint64_t *pid, const uint64_t *last, uint32_t n);
+ * whichever comes first: the tail a stop left, not the whole log; and
+ * never before `from`, where the run's own lines begin (past its stamp).
+ * What lies before is an earlier run's, in a log appended to (`2>>
+ * run.log`), whose ranks may have had the same pids (a container's pids
+ * repeat from one run to the next): a rank stopped in its set-up, before
+ * it wrote a line, was charged their passes. 0 when the log cannot be
+ * read back (not a regular file: a terminal, a pipe). */
+uint32_t logtail_unreported(int logfd, off_t from, const uint64_t *pid, const uint64_t *last, uint32_t n);
 
 #endif
