@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,14 +72,20 @@ static void nap_ms(long ms)
 }
 
 /* A child that blocks SIGINT (block) or ignores it (ignore), then
- * sleeps: told by a pipe once its mask is set. */
-static pid_t sleeper(bool block, bool ignore)
+ * sleeps: told by a pipe once its mask is set. With ngroups, it is in
+ * that many groups first (root only): a 0 read back means it could not. */
+static pid_t sleeper_in_groups(bool block, bool ignore, size_t ngroups)
 {
     int p[2];
     assert_int_equal(pipe(p), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        static gid_t groups[2000];
+        for (size_t i = 0; i < ngroups && i < sizeof groups / sizeof groups[0]; i++)
+            groups[i] = (gid_t)(1876400000u + i); /* ten digits, as a directory service's */
+        if (ngroups && setgroups(ngroups, groups) != 0)
+            _exit(write(p[1], "0", 1) == 1 ? 3 : 2);
         sigset_t set;
         sigemptyset(&set);
         sigaddset(&set, SIGINT);
@@ -96,7 +103,16 @@ static pid_t sleeper(bool block, bool ignore)
     char c;
     assert_int_equal(read(p[0], &c, 1), 1);
     close(p[0]);
+    if (c == '0') {
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
     return pid;
+}
+
+static pid_t sleeper(bool block, bool ignore)
+{
+    return sleeper_in_groups(block, ignore, 0);
 }
 
 static void reap(pid_t pid)
@@ -127,12 +143,30 @@ static void a_live_child_is_ending_only_with_the_signal_pending(void **state)
     reap(ignoring);
 }
 
+/* A child in 1000 groups: its status's Groups line alone is some 11 KB,
+ * SigPnd and ShdPnd after it. The pending signal is found there; it was
+ * not, past a read of the first 4 KiB, and such a rank was killed as one
+ * still running. Root only (setgroups). */
+static void a_pending_signal_is_found_past_a_long_groups_line(void **state)
+{
+    (void)state;
+    pid_t blocked = sleeper_in_groups(true, false, 1000);
+    if (blocked < 0)
+        skip(); /* not root: no process of ours can be in 1000 groups */
+    assert_false(procsig_ending(blocked, SIGINT));
+    assert_int_equal(kill(blocked, SIGINT), 0);
+    assert_true(procsig_ending(blocked, SIGINT));
+    assert_false(procsig_ending(blocked, SIGTERM));
+    reap(blocked);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_pending_signal_is_read_from_either_mask),
         cmocka_unit_test(exiting_is_read_from_the_flags_after_the_name),
         cmocka_unit_test(a_live_child_is_ending_only_with_the_signal_pending),
+        cmocka_unit_test(a_pending_signal_is_found_past_a_long_groups_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,7 +57,8 @@ bool procsig_stat_exiting(const char *stat)
 }
 
 /* The text of /proc/PID/NAME in buf (cut to its size), false when it
- * cannot be read. One read: the kernel makes these files whole on it. */
+ * cannot be read. For stat, whose name is at most 16 bytes: one read of
+ * 4 KiB holds it whole. */
 static bool read_proc(pid_t pid, const char *name, char *buf, size_t cap)
 {
     char path[64];
@@ -73,10 +74,32 @@ static bool read_proc(pid_t pid, const char *name, char *buf, size_t cap)
     return true;
 }
 
+/* Whether sig is pending in /proc/PID/status, read a line at a time:
+ * its Groups line, before the masks, lists every group of the process,
+ * and a user in some hundreds of groups (a directory service's, of ten
+ * digits each) puts SigPnd past the first 4 KiB; so only each line's
+ * start is looked at, however long the line. */
+static bool status_pending(pid_t pid, int sig)
+{
+    char path[64], piece[128];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    bool pending = false, at_start = true;
+    while (!pending && fgets(piece, sizeof piece, f)) {
+        if (at_start)
+            pending = procsig_status_pending(piece, sig);
+        at_start = strchr(piece, '\n') != NULL;
+    }
+    fclose(f);
+    return pending;
+}
+
 bool procsig_ending(pid_t pid, int sig)
 {
-    char buf[4096];
-    if (read_proc(pid, "status", buf, sizeof buf) && procsig_status_pending(buf, sig))
+    if (status_pending(pid, sig))
         return true;
+    char buf[4096];
     return read_proc(pid, "stat", buf, sizeof buf) && procsig_stat_exiting(buf);
 }
