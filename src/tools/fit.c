@@ -475,29 +475,87 @@ static bool same_costs(const fit_data *d)
 }
 
 static int solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen,
-                 bool confirm, ptrdiff_t *worst);
+                 bool confirm, ptrdiff_t *worst, double *worst_off);
+
+/* The leverage of point i: how far the fit is pulled to it. */
+static double leverage(const qr *Q, size_t i)
+{
+    double h = 0;
+    for (size_t j = 0; j < Q->k; j++)
+        h += Q->q[j][i] * Q->q[j][i];
+    return h;
+}
 
 /* The pass the others predict worst: the largest residual over one less
  * its leverage h (the residual of a fit made without it, weighted as the
  * fit is). A pass alone at the largest size pulls the line to itself, so
  * its own residual is small and another's the largest; left out, it is
  * far off. A pass whose leverage is 1 (the only one to vary some count)
- * has no such residual, and is passed over; -1 when every pass is. */
-static ptrdiff_t least_predicted(const fit_data *d, const qr *Q)
+ * has no such residual, and is passed over; -1 when every pass is.
+ * off: where there is one, its residual over the square root of one less
+ * h, which is that of a fit made without it in units of the noise's own
+ * standard deviation, as a pass it was fitted to would be. */
+static ptrdiff_t least_predicted(const fit_data *d, const qr *Q, double *off)
 {
     ptrdiff_t at = -1;
     double most = -1;
     for (size_t i = 0; i < d->n; i++) {
-        double h = 0;
-        for (size_t j = 0; j < Q->k; j++)
-            h += Q->q[j][i] * Q->q[j][i];
+        double h = leverage(Q, i);
         if (1 - h <= 1e-9)
             continue;
         double e = fabs(d->pt[i].resid * Q->w[i]) / (1 - h);
         if (e > most)
-            most = e, at = (ptrdiff_t)i;
+            most = e, at = (ptrdiff_t)i, *off = e * sqrt(1 - h);
     }
     return at;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..m), which it sorts. */
+static double median_of(double *v, size_t m)
+{
+    qsort(v, m, sizeof *v, by_value);
+    return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+}
+
+/* 1.4826 x the median absolute deviation of the residuals of e, each
+ * over its cost when per_cost: a standard deviation that a few passes
+ * far off do not move. v: e->n doubles of scratch. */
+static double robust_sd(const fit_data *e, bool per_cost, double *v)
+{
+    for (size_t i = 0; i < e->n; i++)
+        v[i] = e->pt[i].resid / (per_cost ? e->pt[i].y : 1);
+    double med = median_of(v, e->n);
+    for (size_t i = 0; i < e->n; i++)
+        v[i] = fabs(v[i] - med);
+    return 1.4826 * median_of(v, e->n);
+}
+
+/* Whether a pass of this cost, off the fit of e (made without it) by off
+ * (weighted as the fit is, in units of the noise: see least_predicted),
+ * is an outlier by the passes' own scale: more than FIT_APART robust
+ * standard deviations of their residuals off, both in nanoseconds and as
+ * a share of the cost. A cost that curves leaves every pass off a line
+ * by its place on the curve, none that far beyond the rest; a descheduled
+ * pass is off by what the scheduler took, which the others do not share.
+ * Both scales, since the noise of a pass grows with its cost: in
+ * nanoseconds the many cheap passes of sizes spaced by decades make any
+ * costly one look apart; as a share, the cheap ones of evenly spaced
+ * sizes make a costly one look apart. Returns -1 out of memory. */
+static int stands_apart(const fit_data *e, bool relative, double off, double cost)
+{
+    double *v = malloc(e->n * sizeof *v);
+    if (!v)
+        return -1;
+    double share = relative ? off : off / cost;
+    bool apart = off > FIT_APART * robust_sd(e, relative, v) && share > FIT_APART * robust_sd(e, true, v);
+    free(v);
+    return apart;
 }
 
 /* Whether the curvature the RESET test found holds without the passes
@@ -510,8 +568,11 @@ static ptrdiff_t least_predicted(const fit_data *d, const qr *Q)
  * without the worst pass (out, of d), tested again, finds it too, and
  * then the fit without that fit's worst pass as well (the second is
  * chosen from the first's fit: beside its twin, an outlier is predicted
- * close to itself); when too few passes are left to test, it does not.
- * Returns 0, or -2 out of memory. */
+ * close to itself), when that pass is an outlier (stands_apart) and
+ * enough passes are left for the test to find a curve without it: on a
+ * cost that curves, a second pass left out of a few takes the curve's
+ * power, not an outlier. When too few passes are left to test without
+ * the first, the verdict does not stand. Returns 0, or -2 out of memory. */
 static int confirm_superlinear(const fit_data *d, ptrdiff_t out, bool relative, fit_result *R)
 {
     fit_data e;
@@ -527,17 +588,30 @@ static int confirm_superlinear(const fit_data *d, ptrdiff_t out, bool relative, 
     for (size_t i = 0; i < e.n; i++)
         at[i] = i;
     int rc = 0;
+    double off = 0; /* how far the fit without it is from out, in noise */
     for (size_t k = 0; k < FIT_TRIM && out >= 0 && R->superlinear; k++) {
-        size_t o = (size_t)out;
-        R->reset_pass[k] = at[o];
+        size_t o = (size_t)out, was = at[o];
+        double cost = e.pt[o].y;
         e.n--;
         memmove(e.pt + o, e.pt + o + 1, (e.n - o) * sizeof *e.pt);
         memmove(at + o, at + o + 1, (e.n - o) * sizeof *at);
         fit_result R2;
         char err[256];
-        rc = solve(&e, relative, NULL, &R2, err, sizeof err, false, &out);
+        double next_off = 0;
+        rc = solve(&e, relative, NULL, &R2, err, sizeof err, false, &out, &next_off);
         if (rc == -2)
             break;
+        if (k > 0) {
+            /* a second pass is left out only when it is an outlier by the
+             * scale of the passes left (the first was already the worst) */
+            int apart = rc == 0 && R2.df > FIT_TRIM_DF ? stands_apart(&e, relative, off, cost) : 0;
+            if (apart <= 0) {
+                rc = apart < 0 ? -2 : 0;
+                break;
+            }
+        }
+        off = next_off;
+        R->reset_pass[k] = was;
         R->reset_checked = k + 1;
         R->reset_t_without[k] = rc == 0 && R2.reset_done ? R2.reset_t : NAN;
         R->superlinear = rc == 0 && R2.superlinear;
@@ -550,15 +624,16 @@ static int confirm_superlinear(const fit_data *d, ptrdiff_t out, bool relative, 
 
 int fit_solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen)
 {
-    return solve(d, relative, names, R, err, errlen, true, NULL);
+    return solve(d, relative, names, R, err, errlen, true, NULL, NULL);
 }
 
 /* confirm: whether a super-linear verdict is to be tested again without
  * the passes the others predict worst (not within that test itself).
  * worst: where there is one, the pass the others predict worst when the
- * verdict is super-linear (-1 otherwise), for that test's next round. */
+ * verdict is super-linear (-1 otherwise), for that test's next round;
+ * worst_off: how far off it is (see least_predicted). */
 static int solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen,
-                 bool confirm, ptrdiff_t *worst)
+                 bool confirm, ptrdiff_t *worst, double *worst_off)
 {
     if (worst)
         *worst = -1;
@@ -686,9 +761,10 @@ static int solve(fit_data *d, bool relative, const char *const *names, fit_resul
     }
     reset_test(d, &Q, y, fs, sse, R);
     slope_of(d, R);
-    ptrdiff_t out = R->superlinear ? least_predicted(d, &Q) : -1;
+    double off = 0;
+    ptrdiff_t out = R->superlinear ? least_predicted(d, &Q, &off) : -1;
     if (worst)
-        *worst = out;
+        *worst = out, *worst_off = off;
     rc = R->superlinear && confirm ? confirm_superlinear(d, out, relative, R) : 0;
     if (rc)
         snprintf(err, errlen, "out of memory");

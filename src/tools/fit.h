@@ -29,6 +29,16 @@ enum { FIT_FIXED = 0, FIT_TASK, FIT_NODE, FIT_REPLAY, FIT_SLOT, FIT_NTERMS };
  * the others predict worst, then the worst of the fit without it. */
 #define FIT_TRIM 2
 
+/* The second of those passes is left out only when it is an outlier:
+ * off the fit made without it by more than FIT_APART robust standard
+ * deviations of the other passes' residuals, and with more than
+ * FIT_TRIM_DF degrees of freedom left to the fit without both (fewer
+ * passes give neither that scale nor a test that could still find a
+ * curve: 6 or 8 sizes of a cost 20 % over its line at the top, one pass
+ * each, were called linear). */
+#define FIT_APART   5.0
+#define FIT_TRIM_DF 4
+
 /* 2^53: the largest count a double holds exactly together with every
  * count below it. A larger one would be rounded in the fit, and two
  * different ones taken for the same. */
@@ -113,7 +123,8 @@ typedef struct fit_result {
  * The super-linear test is made when some residual is half a nanosecond
  * or more, and its verdict holds only if the fit without the pass the
  * others predict worst finds it too, and the fit without the worst of
- * that fit as well. Returns 0; -1 with a one-line reason in err when there
+ * that fit as well where that pass is an outlier among enough passes
+ * (FIT_APART, FIT_TRIM_DF). Returns 0; -1 with a one-line reason in err when there
  * are no more points than terms to fit (or, relative, a cost is 0); -2
  * out of memory. */
 int fit_solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen);
