@@ -32,6 +32,7 @@
 #include <sanitizer/asan_interface.h>
 
 #include "device/exec.h"
+#include "fuzz_kernels.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -39,10 +40,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * seeds' addresses depend on it. */
 #define DEVICE_BASE 0x500000000000ull
 #define DEVICE_CAP  ((size_t)1 << 20)
-/* Kernels that fail, to walk a failed call too; every other id below
- * HBG_MAX_KERNELS runs k_read, ids past it are unregistered. */
-#define K_FAIL_STATUS (HBG_MAX_KERNELS - 1)
-#define K_FAIL_OTHER  (HBG_MAX_KERNELS - 2)
 
 static unsigned char *device;
 static uint64_t device_bytes; /* the current input's */
@@ -56,35 +53,10 @@ static bool in_device(void *ctx, uint64_t addr, uint64_t n)
     return addr >= base && addr - base <= device_bytes && n <= device_bytes - (addr - base);
 }
 
-/* Reads every tensor record and scalar the call was given: a slice past
- * its pool is an ASan report here. Tensor buffers are not read: the device
- * leaves their addresses to kernels. */
 static int k_read(const hbg_kernel_args *a)
 {
-    uint64_t acc = 0;
-    for (uint32_t i = 0; i < a->ntensors; i++) {
-        hbg_tensor t;
-        memcpy(&t, &a->tensors[i], sizeof t);
-        acc += t.addr ^ t.nbytes ^ t.offset ^ t.ndim;
-    }
-    for (uint32_t i = 0; i < a->nscalars; i++)
-        acc += a->scalars[i];
-    if (a->block >= a->nblocks || (a->core != HBG_CORE_AIC && a->core != HBG_CORE_AIV))
-        __builtin_trap();
-    sink += acc;
+    sink += fuzz_read_args(a);
     return 0;
-}
-
-static int k_fail_status(const hbg_kernel_args *a)
-{
-    (void)a;
-    return -(int)HBG_E_PEER_TIMEOUT;
-}
-
-static int k_fail_other(const hbg_kernel_args *a)
-{
-    (void)a;
-    return 1;
 }
 
 static void set_up(void)
@@ -96,13 +68,7 @@ static void set_up(void)
         abort();
     }
     device = p;
-    if (hbg_kernel_table_create(&kernels))
-        abort();
-    for (uint16_t id = 0; id < HBG_MAX_KERNELS; id++) {
-        hbg_kernel_fn fn = id == K_FAIL_STATUS ? k_fail_status : id == K_FAIL_OTHER ? k_fail_other : k_read;
-        if (hbg_kernel_register(kernels, id, "k", fn))
-            abort();
-    }
+    kernels = fuzz_kernels(k_read);
 }
 
 /* A refusal says what was wrong, with a device status. */

@@ -38,6 +38,7 @@
 
 #include "device/exec.h"
 #include "device/sim.h"
+#include "fuzz_kernels.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -52,11 +53,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * a replay to wait for the window (65536 nodes) or for more jobs than the
  * spares kept (4096): the unit tests reach those. */
 #define MAX_STEPS 256u
-/* Kernels that fail, as in fuzz_image. Mutations rarely name them, so
- * each input also fails one kernel call of its own (see fault_plan). */
-#define K_FAIL_STATUS (HBG_MAX_KERNELS - 1)
-#define K_FAIL_OTHER  (HBG_MAX_KERNELS - 2)
-#define NO_FAULT      UINT32_MAX
+/* The kernels that fail (fuzz_kernels.h) are rarely named by mutations,
+ * so each input also fails one kernel call of its own (fault_plan). */
+#define NO_FAULT UINT32_MAX
 
 static unsigned char *const device = (unsigned char *)(uintptr_t)DEVICE_BASE;
 static uint64_t device_bytes;
@@ -75,46 +74,17 @@ static bool in_device(void *ctx, uint64_t addr, uint64_t n)
     return addr >= DEVICE_BASE && addr - DEVICE_BASE < device_bytes && n <= device_bytes - (addr - DEVICE_BASE);
 }
 
-/* fuzz_image's kernels: each reads every tensor record and scalar it is
- * given (not the buffers: the device leaves those to kernels). They run
- * on the sim's core threads. */
+/* fuzz_image's kernels (fuzz_kernels.h), run on the sim's core threads:
+ * the read kernel also fails the call fault_plan chose. */
 static int k_read(const hbg_kernel_args *a)
 {
-    uint64_t acc = 0;
-    for (uint32_t i = 0; i < a->ntensors; i++) {
-        hbg_tensor t;
-        memcpy(&t, &a->tensors[i], sizeof t);
-        acc += t.addr ^ t.nbytes ^ t.offset ^ t.ndim;
-    }
-    for (uint32_t i = 0; i < a->nscalars; i++)
-        acc += a->scalars[i];
-    if (a->block >= a->nblocks || (a->core != HBG_CORE_AIC && a->core != HBG_CORE_AIV))
-        __builtin_trap();
-    __atomic_fetch_add(&sink, acc, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&sink, fuzz_read_args(a), __ATOMIC_RELAXED);
     return __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED) == fault_at ? fault_rc : 0;
-}
-
-static int k_fail_status(const hbg_kernel_args *a)
-{
-    (void)a;
-    return -(int)HBG_E_PEER_TIMEOUT;
-}
-
-static int k_fail_other(const hbg_kernel_args *a)
-{
-    (void)a;
-    return 1;
 }
 
 static void set_up(void)
 {
-    if (hbg_kernel_table_create(&kernels))
-        abort();
-    for (uint16_t id = 0; id < HBG_MAX_KERNELS; id++) {
-        hbg_kernel_fn fn = id == K_FAIL_STATUS ? k_fail_status : id == K_FAIL_OTHER ? k_fail_other : k_read;
-        if (hbg_kernel_register(kernels, id, "k", fn))
-            abort();
-    }
+    kernels = fuzz_kernels(k_read);
 }
 
 /* A quarter of the inputs fail one of the first 32 kernel calls of each
