@@ -23,8 +23,9 @@ typedef struct tail_look {
     bool settled[MAX_RANKS]; /* the rest of the log, before, has none */
 } tail_look;
 
-static void on_line(tail_look *t, const lx_rec *rec)
+static void on_rec(void *ctx, const lx_rec *rec)
 {
+    tail_look *t = ctx;
     bool of_pass = (rec->kind == LX_BIND || rec->kind == LX_ORCH || rec->kind == LX_SPAN) && rec->has_inv;
     if (!rec->has_pid || !(of_pass || rec->kind == LX_ANCHOR))
         return;
@@ -39,17 +40,12 @@ static void on_line(tail_look *t, const lx_rec *rec)
     }
 }
 
-static void on_rec(void *ctx, const lx_rec *rec)
-{
-    on_line(ctx, rec);
-}
-
 /* A line a rank's kill cut, or one otherwise torn, is still its pass's
  * when it names it, as the tools charge it. */
 static void on_bad(void *ctx, const lx_rec *rec, const char *msg)
 {
     (void)msg;
-    on_line(ctx, rec);
+    on_rec(ctx, rec);
 }
 
 static bool all_known(const tail_look *t)
