@@ -179,27 +179,49 @@ typedef struct stop_hook {
     unsigned long ms;
 } stop_hook;
 
-/* Read once, before the rank's device starts its threads: they are
- * started with SIGINT blocked then, so that the main thread alone takes
- * it, when it unblocks it. Unset, a pass pays one comparison. */
+/* Read by hbg run before the ranks start: a value the hook cannot use is
+ * refused, not ignored (a fault test whose hook never fires would test a
+ * run that was never stopped), and so is a pass past --rounds (the rank
+ * would hold SIGINT blocked for the whole run, for nothing). */
+static stop_hook g_stop_hook;
+
+static bool stop_hook_parse(uint32_t rounds)
+{
+    const char *v = getenv("HBG_TEST_STOP_AFTER_PASS");
+    if (!v)
+        return true;
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10), ms = 0;
+    bool ok = end != v && *v != '-' && !errno && n >= 1 && n <= rounds;
+    if (ok && *end == ':') {
+        const char *m = end + 1;
+        ms = strtoul(m, &end, 10);
+        ok = end != m && *m != '-' && !errno && ms <= 60000;
+    }
+    if (!ok || *end) {
+        fprintf(stderr,
+                "hbg run: HBG_TEST_STOP_AFTER_PASS='%s': expected N[:MS], N a pass from 1 to --rounds (%u), "
+                "MS milliseconds up to 60000\n",
+                dg_shown(v), rounds);
+        return false;
+    }
+    g_stop_hook = (stop_hook){(uint32_t)n, ms};
+    return true;
+}
+
+/* In the rank, before its device starts its threads: they are started
+ * with SIGINT blocked then, so that the main thread alone takes it, when
+ * it unblocks it. Unset, a pass pays one comparison. */
 static stop_hook stop_hook_arm(void)
 {
-    stop_hook h = {0, 0};
-    const char *v = getenv("HBG_TEST_STOP_AFTER_PASS");
-    char *end;
-    unsigned long n = v ? strtoul(v, &end, 10) : 0;
-    if (!v || end == v || n == 0 || n > UINT32_MAX)
-        return h;
-    if (*end == ':')
-        h.ms = strtoul(end + 1, &end, 10);
-    if (*end)
-        return h;
-    h.pass = (uint32_t)n;
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigprocmask(SIG_BLOCK, &set, NULL);
-    return h;
+    if (g_stop_hook.pass) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+    }
+    return g_stop_hook;
 }
 
 static void stop_hook_fire(const stop_hook *h)
@@ -731,6 +753,8 @@ int hbg_cmd_run(int argc, char **argv)
         }
         return 0;
     }
+    if (!stop_hook_parse(o.rounds))
+        return 2;
     run_progress pg;
     if (!run_progress_start(&pg, !o.log_path, o.ranks * o.rounds))
         return 2;

@@ -562,6 +562,37 @@ static void a_rank_holding_the_signal_back_is_killed_after_the_longest_grace(voi
     fs_rmdir(dir);
 }
 
+/* A hook value the rank cannot use is refused before anything starts,
+ * not ignored: a fault test whose hook never fired would pass on a run
+ * that was never stopped. A pass past --rounds is refused too. */
+static void a_malformed_hook_is_refused(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {"x",  "0",    "3:", "3:x",     "3:1000x",
+                                      "-3", "3:-1", "11", "3:60001", "99999999999999999999"};
+    char *dir = fs_tempdir("badhook");
+    char *log = fs_path(dir, "run.log");
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char env[64], want[160];
+        snprintf(env, sizeof env, "HBG_TEST_STOP_AFTER_PASS=%s", bad[i]);
+        const char *args[] = {"run", "vector", "--rounds", "10", "-o", log, NULL};
+        fs_spec spec = {.args = args, .env = env};
+        char *out = NULL, *err = NULL;
+        assert_int_equal(fs_run(&spec, 60, &out, &err), 2);
+        snprintf(want, sizeof want,
+                 "hbg run: HBG_TEST_STOP_AFTER_PASS='%s': expected N[:MS], N a pass from 1 to --rounds (10), "
+                 "MS milliseconds up to 60000\n",
+                 bad[i]);
+        assert_string_equal(err, want);
+        assert_string_equal(out, "");
+        assert_int_equal(access(log, F_OK), -1); /* nothing was started */
+        free(out);
+        free(err);
+    }
+    free(log);
+    fs_rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -576,6 +607,7 @@ int main(void)
         cmocka_unit_test(the_stopped_record_counts_the_passes_the_log_holds),
         cmocka_unit_test(a_rank_slow_to_take_ctrl_c_is_named_by_it),
         cmocka_unit_test(a_rank_holding_the_signal_back_is_killed_after_the_longest_grace),
+        cmocka_unit_test(a_malformed_hook_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
