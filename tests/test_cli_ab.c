@@ -1500,19 +1500,30 @@ static pid_t ab_background(const char *const *args, const char *errpath)
     return pid;
 }
 
-/* Waits (at most 60 s) until the file at path holds text. */
-static void wait_for_text(const char *path, const char *text)
+/* Waits until the file at path holds text, written by the hbg ab running
+ * in the background as pid (its stderr at errpath). At most 180 s: a
+ * loaded machine has taken more than 60 s to bring hbg ab to its build.
+ * An hbg ab that ended before writing it fails the test at once, with
+ * what it said (waitid's WNOWAIT leaves it for the test to reap). */
+static void wait_for_text(const char *path, const char *text, pid_t pid, const char *errpath)
 {
     struct timespec nap = {0, 20 * 1000 * 1000};
-    for (int i = 0; i < 3000; i++) {
+    for (int i = 0; i < 9000; i++) {
         char *s = ab_read(path);
         bool there = s && strstr(s, text);
         free(s);
         if (there)
             return;
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
+            char *err = ab_read(errpath);
+            fail_msg("hbg ab ended (status %d) before %s held '%s'; it said '%s'", si.si_status, path, text,
+                     err ? err : "");
+        }
         nanosleep(&nap, NULL);
     }
-    fail_msg("%s never held '%s'", path, text);
+    fail_msg("%s never held '%s' in 180 s", path, text);
 }
 
 /* The exit status of pid, which must exit (not die by a signal). */
@@ -1572,7 +1583,7 @@ static void test_same_tree_built_once_at_once(void **state)
     const char *args[] = {"ab", c1, c2, "--build", build, "--run", "sh {worktree}/measure.sh", "--reps", "2",
                           "--outputs", out1, NULL};
     pid_t first = ab_background(args, errp);
-    wait_for_text(built, c1); /* the first is building REV_A */
+    wait_for_text(built, c1, first, errp); /* the first is building REV_A */
     args[10] = out2;
     char *se;
     int rc2 = ab_hbg(repo, args, NULL, &se);
@@ -1606,7 +1617,7 @@ static void test_outputs_held_by_one_run(void **state)
     const char *args[] = {"ab", c1, c2, "--build", "true", "--run", tmpl, "--reps", "2", "--outputs", out,
                           NULL, NULL};
     pid_t first = ab_background(args, errp);
-    wait_for_text(started, c1); /* its first run is writing its LOG.part */
+    wait_for_text(started, c1, first, errp); /* its first run is writing its LOG.part */
     args[11] = "--resume";
     char *se;
     assert_int_equal(ab_hbg(repo, args, NULL, &se), 2);
@@ -1674,7 +1685,7 @@ static void test_stop_signal_during_compare(void **state)
     const char *args[] = {"ab", c1, c2, "--build", "true", "--run", "sh {worktree}/measure.sh", "--reps", "2",
                           "--outputs", out, "--plot", fifo, NULL};
     pid_t pid = ab_background(args, errp);
-    wait_for_text(errp, "hbg ab: to compare these logs again: ");
+    wait_for_text(errp, "hbg ab: to compare these logs again: ", pid, errp);
     struct timespec nap = {0, 200 * 1000 * 1000};
     nanosleep(&nap, NULL); /* into the comparison, or past it to the FIFO */
     assert_int_equal(kill(pid, SIGTERM), 0);
@@ -2028,7 +2039,7 @@ static void test_stop_signal_in_the_wait_for_a_lock(void **state)
     const char *args[] = {"ab",     c1,  c2,          "--build", build, "--run", "sh {worktree}/measure.sh",
                           "--reps", "2", "--outputs", out1,      NULL};
     pid_t first = ab_background(args, errp);
-    wait_for_text(built, c1); /* the first holds REV_A's lock, building it */
+    wait_for_text(built, c1, first, errp); /* the first holds REV_A's lock, building it */
     args[10] = out2;
     char *was_asan = preload(shim), *se;
     setenv("HBG_TEST_RAISE_AT_LOCK", "1", 1);
