@@ -404,6 +404,8 @@ static void test_one_repetition_gives_no_delta_range(void **st)
     json_t *c = json_object_get(j, "control");
     assert_true(json_is_null(json_object_get(c, "noise_floor_pct")));
     assert_true(json_is_null(json_object_get(c, "delta_range_pct")));
+    /* nor does an arm's one minimum spread: it was 0 */
+    assert_true(json_is_null(json_object_get(c, "arm_spread_pct")));
     json_decref(j);
     free(out), free(err);
     /* an alpha at which one repetition's sign test reaches it: no floor

@@ -423,8 +423,9 @@ out:
  * slows both arms of a repetition alike, which the interleaving cancels,
  * and a 6-of-6, -20 % effect was once called "no difference" inside the
  * 24 % of such a drift. The delta's range is paired as the control's
- * |relative delta| is: it holds what did not cancel. One repetition's
- * delta has no range (NAN): a range of 0 would read as no noise at all. */
+ * |relative delta| is: it holds what did not cancel. One repetition has
+ * neither (NAN): an arm's one minimum has no spread and one delta no
+ * range, and a 0 of either would read as no noise at all. */
 static void arm_spread(cp_result *R)
 {
     R->ctl_min = UINT64_MAX;
@@ -442,11 +443,11 @@ static void arm_spread(cp_result *R)
         double s = lo ? (double)hi / (double)lo - 1 : 0;
         spread = s > spread ? s : spread;
     }
-    R->spread = spread;
     double rlo = 0, rhi = 0;
-    R->delta_range = NAN;
+    R->spread = R->delta_range = NAN;
     if (R->nrep < 2)
         return;
+    R->spread = spread;
     for (size_t i = 0; i < R->nrep; i++) {
         uint64_t b = R->rep[i].row[0].bmin;
         if (!b) /* no relative delta of a base of 0 ns: no such floor */

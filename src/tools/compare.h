@@ -124,7 +124,7 @@ typedef struct cp_result {
     bool ctl_significant;
     uint64_t ctl_min;           /* the control's smallest duration in any log */
     bool ctl_resolves;          /* ctl_min >= CP_CONTROL_MIN_NS: it can witness noise */
-    double spread;              /* the arms' own spread: largest max/min - 1 of repetition minima */
+    double spread;              /* the arms' own spread: largest max/min - 1 of repetition minima; NAN of one */
     double delta_range;         /* max - min over repetitions of the total's dmin / base min; NAN of one */
     double noise_floor;         /* largest |ctl_rel| (or delta_range), a fraction */
     bool no_floor;              /* a short control and one repetition: no range, no floor (NAN) */
