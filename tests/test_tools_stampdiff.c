@@ -185,6 +185,17 @@ static void the_commit_stands_for_this_logs_commit(void **st)
     SAME("1a2b3c4-dirty p --name run_1a2b3c4", "5d6e7f8 p --name run_5d6e7f8");
     DIFFER("1a2b3c4 p --name run_1a2b3c4", "5d6e7f8 p --name run_0badc0d",
            "command option --name: 'run_1a2b3c4' in A, 'run_0badc0d' in B");
+    /* only as a whole token: of commits 1 and 2, the 1 of 10 is no
+     * commit, and 10 rounds are not 20 */
+    DIFFER("1 hbg run qwen --rounds 10", "2 hbg run qwen --rounds 20", "command option --rounds: '10' in A, '20' in B");
+    DIFFER("1 p x1.log", "2 p x2.log", "command word 2: 'x1.log' in A, 'x2.log' in B");
+    DIFFER("1a p --name 1ab", "2a p --name 2ab", "command option --name: '1ab' in A, '2ab' in B");
+    DIFFER("1 env X=21 p", "2 env X=22 p", "env X=21 in A, X=22 in B");
+    SAME("1 p --name run_1_r1.log", "2 p --name run_2_r1.log");
+    SAME("1-dirty p --name run_1-dirty.log", "2 p --name run_2.log");
+    SAME("1a2b3c4 p --name 1a2b3c4/x", "5d6e7f8 p --name 5d6e7f8/x");
+    /* a commit that ends in no letter or digit needs none after it to end */
+    SAME("v1- p --name run_v1-x", "v2- p --name run_v2-x");
 }
 
 static void assignments_are_a_set(void **st)

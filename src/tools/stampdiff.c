@@ -207,15 +207,33 @@ static void split_stamp(const char *p, size_t n, stamp_words *s)
     drop_switch_options(s);
 }
 
+/* A byte of a name or a number: a letter, a digit, or part of a
+ * character past ASCII. */
+static bool token_byte(char c)
+{
+    unsigned char u = (unsigned char)c;
+    return (u >= '0' && u <= '9') || ((u | 0x20) >= 'a' && (u | 0x20) <= 'z') || u >= 0x80;
+}
+
 /* How long a commit of stamp s starts at a word's position, 0 if none:
  * "abc1234-dirty" is tried before "abc1234" (a dirty build's log names
- * carry the suffix, older ones may not). */
+ * carry the suffix, older ones may not). Only a whole token counts, one
+ * that no letter or digit continues on either side (run_1a2b3c4_r1.log):
+ * of commits 1 and 2, the 1 of "10" and the 2 of "20" are no commit, and
+ * `--rounds 10` against `--rounds 20` was once no difference. */
 static size_t commit_at(const stamp_words *s, lx_slice a, size_t i)
 {
     lx_slice c[2] = {s->commit_dirty, s->commit};
-    for (int k = 0; k < 2; k++)
-        if (c[k].n && a.n - i >= c[k].n && memcmp(a.p + i, c[k].p, c[k].n) == 0)
-            return c[k].n;
+    for (int k = 0; k < 2; k++) {
+        size_t n = c[k].n;
+        if (!n || a.n - i < n || memcmp(a.p + i, c[k].p, n) != 0)
+            continue;
+        if (i > 0 && token_byte(a.p[i - 1]) && token_byte(c[k].p[0]))
+            continue;
+        if (i + n < a.n && token_byte(a.p[i + n]) && token_byte(c[k].p[n - 1]))
+            continue;
+        return n;
+    }
     return 0;
 }
 

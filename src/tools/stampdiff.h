@@ -21,7 +21,9 @@
  *   --skip-device-run and --log-level are left out too: they only set
  *   switches, which the assignments give resolved.
  * Inside any word, each stamp's own commit stands for "this log's commit"
- * (a log path named after its commit is not a difference).
+ * where it is a whole token, continued by no letter or digit on either
+ * side (a log path named after its commit is not a difference; the 1 of
+ * "10" is not a commit 1).
  *
  * An option is a word starting with '-' (not "-", not a number such as -1,
  * -.5, -inf or -nan); the words after it, up to the next option, are its
