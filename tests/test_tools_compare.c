@@ -800,6 +800,9 @@ static void test_small_counts_in_words(void **st)
     expect_in(l, " ns; both repetitions show no difference; sign test p = 1 (0 of 2 repetitions agree), too few "
                  "repetitions for it to reach alpha = 0.05; ");
     free(l);
+    t = plot_title(&a);
+    expect_in(t, "; both repetitions show no difference</title>");
+    free(t);
     free_arms(&a);
     /* one repetition that disagrees with a shift too small to clear alpha */
     make_one_noisy(&a, 3, 1.02);
@@ -877,6 +880,11 @@ static void test_no_repetition_backs_the_effect(void **st)
                            "95 % CI +5000..+5000 ns) of the base minimum 105900 ns; all 5 repetitions show no "
                            "difference; sign test p = 1 (0 of 5 repetitions agree)");
     free(l), free(out), free(err);
+    /* the plot's title says so, where it said "0 of 5 repetitions agree" */
+    char *t = plot_title(&a);
+    expect_in(t, "<title>no difference: +4.72 % = +5000 ns (95 % CI +4.72..+4.72 %); Mann-Whitney p = 1.13e-09; all "
+                 "5 repetitions show no difference</title>");
+    free(t);
     free_arms(&a);
     /* one repetition backs a verdict where alpha lets its sign test
      * reach it (0.5 or more), and the control gives a floor (0 %) */

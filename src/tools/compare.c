@@ -641,6 +641,20 @@ static const char *reps_that(size_t k, size_t n, const char *one, const char *ma
     return b;
 }
 
+/* Every repetition's delta is 0: "the one repetition shows no
+ * difference", "both repetitions ...", "all 5 repetitions ...". Into b;
+ * returns it. */
+static const char *all_show_none(size_t n, char *b, size_t cap)
+{
+    if (n == 1)
+        snprintf(b, cap, "the one repetition shows no difference");
+    else if (n == 2)
+        snprintf(b, cap, "both repetitions show no difference");
+    else
+        snprintf(b, cap, "all %zu repetitions show no difference", n);
+    return b;
+}
+
 /* Whom the disagreeing repetitions of a contended verdict disagree with:
  * "the others" only when every other repetition has the effect's sign,
  * "the other" when that is one (of two repetitions, one disagrees with
@@ -665,7 +679,7 @@ static const char *disagree_with(const cp_result *R)
 static const char *rep_signs(const cp_result *R, char *b, size_t cap)
 {
     size_t n = R->nrep, d = R->disagree, t = n - R->agree - R->disagree;
-    char ties[48] = "";
+    char ties[48] = "", all[64];
     if (t)
         snprintf(ties, sizeof ties, ", %zu with no delta", t);
     if (d && n == 1)
@@ -673,12 +687,8 @@ static const char *rep_signs(const cp_result *R, char *b, size_t cap)
     else if (d)
         snprintf(b, cap, "; %zu of %zu repetitions disagree%s in sign%s (expected under no effect)", d, n,
                  d == 1 ? "s" : "", ties);
-    else if (t && n == 1)
-        snprintf(b, cap, "; the one repetition shows no difference");
-    else if (t == n && n == 2)
-        snprintf(b, cap, "; both repetitions show no difference");
     else if (t == n)
-        snprintf(b, cap, "; all %zu repetitions show no difference", n);
+        snprintf(b, cap, "; %s", all_show_none(n, all, sizeof all));
     else if (t)
         snprintf(b, cap, "; %zu of %zu repetitions show%s no delta", t, n, t == 1 ? "s" : "");
     else
@@ -797,9 +807,11 @@ static void verdict_title(cp_result *R)
     else if (R->verdict == CP_CONTENDED)
         snprintf(R->title, sizeof R->title, "%s: %s; %s", v,
                  reps_that(R->disagree, R->nrep, "disagrees in sign", "disagree in sign", reps, sizeof reps), eff);
-    else if (R->nrep == 1 && R->rep[0].dmin == 0) /* "does not agree" is said of one that disagrees */
-        snprintf(R->title, sizeof R->title, "%s: %s; Mann-Whitney p = %.3g; the one repetition shows no difference", v,
-                 eff, R->p);
+    else if (R->agree == 0 && R->disagree == 0)
+        /* every delta is 0: "0 of 5 repetitions agree" (and "the one
+         * repetition does not agree") reads as if they disagreed */
+        snprintf(R->title, sizeof R->title, "%s: %s; Mann-Whitney p = %.3g; %s", v, eff, R->p,
+                 all_show_none(R->nrep, reps, sizeof reps));
     else
         snprintf(R->title, sizeof R->title, "%s: %s; Mann-Whitney p = %.3g; %s", v, eff, R->p,
                  reps_that(R->agree, R->nrep, "agrees", "agree", reps, sizeof reps));
