@@ -742,6 +742,7 @@ static void verdict_line(cp_result *R)
         break;
     default: {
         char why[896], fl[48]; /* room for reps whole */
+        bool ties_why = false; /* the repetitions with no delta are the reason given */
         if (!R->significant)
             snprintf(why, sizeof why, "the test does not clear alpha = %g (Mann-Whitney one-sided p = %.3g, %s)",
                      o->alpha, R->p, mw);
@@ -770,6 +771,7 @@ static void verdict_line(cp_result *R)
              * repetition whose delta is 0 is what is left (decide); when
              * every one's is, "not every" would say some back it */
             rep_list(R, 0, reps, sizeof reps);
+            ties_why = true;
             snprintf(why, sizeof why,
                      "the arms differ (Mann-Whitney one-sided p = %.3g, %s) but %s show%s no delta (the arms' "
                      "minima are equal there): %s",
@@ -778,9 +780,12 @@ static void verdict_line(cp_result *R)
                      : R->nrep == 1 ? "the one repetition does not back the effect"
                                     : "no repetition backs the effect");
         }
-        char signs[128];
-        snprintf(R->line, sizeof R->line, "%s: %s; %s%s; %s", cp_verdict_name(R->verdict), why, eff,
-                 rep_signs(R, signs, sizeof signs), sign);
+        /* none disagrees where the ties are the reason, so the count of
+         * signs would only say again which repetitions show no delta */
+        char signs[128] = "";
+        if (!ties_why)
+            rep_signs(R, signs, sizeof signs);
+        snprintf(R->line, sizeof R->line, "%s: %s; %s%s; %s", cp_verdict_name(R->verdict), why, eff, signs, sign);
     }
     }
 }
