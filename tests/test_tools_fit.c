@@ -412,7 +412,8 @@ static void test_superlinear_not_tested_is_null(void **state)
     char *out, *errs;
     assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
     assert_true(ts_contains(out, "\"superlinear\": null, \"superlinear_t\": null, \"superlinear_t_without_one\": "
-                                 "null, \"superlinear_t_without_two\": null, \"loglog_slope\": null"));
+                                 "null, \"superlinear_t_without_two\": null, \"loglog_slope\": null, "
+                                 "\"superlinear_left_out\": [], \"superlinear_pair\": false"));
     free(out), free(errs);
     assert_int_equal(run_fit(&L, NULL, NULL, NULL, &out, &errs), 0);
     assert_false(ts_contains(out, "super-linear"));
@@ -633,6 +634,7 @@ static void test_superlinear_two_outliers(void **state)
     assert_true(ts_contains(out, "\"superlinear\": false, \"superlinear_t\": 3.1"));
     assert_true(ts_contains(out, "\"superlinear_t_without_one\": 3.47"));
     assert_true(ts_contains(out, "\"superlinear_t_without_two\": -0.74"));
+    assert_true(ts_contains(out, "\"superlinear_left_out\": [8, 9], \"superlinear_pair\": false, \"points\": ["));
     free(out), free(errs);
     drop_logs(&L);
 
@@ -643,6 +645,53 @@ static void test_superlinear_two_outliers(void **state)
     assert_true(ts_contains(errs, "(t = 3.16; without one, t = 3.48; without both, t = 0.00): "));
     assert_false(ts_contains(errs, "residuals grow with size"));
     free(line), free(errs);
+    drop_logs(&L);
+}
+
+/* Two passes above a cost that is linear, at the two smallest of eight
+ * sizes: they tilt the line, so the pass the others predict worst is
+ * neither of them, and a second pass was never left out of eight (too
+ * few degrees of freedom left for one chosen from the fit without the
+ * first): the cost was called super-linear (t = 2.70; without the worst
+ * pass, 2.81). Left out together, each is far off the line through the
+ * rest, and nothing curves without them. */
+static void test_superlinear_pair_of_outliers(void **state)
+{
+    (void)state;
+    cfg lin[8];
+    for (int i = 0; i < 8; i++)
+        lin[i] = (cfg){(uint64_t)(i + 1) * 1000, 7, 3, 3};
+    logs L;
+    make_two_outliers(&L, lin, 8, 0, 1);
+    fit_data d;
+    fit_result R;
+    char err[256];
+    assert_int_equal(fit_logs(&L, false, &d, &R, err, sizeof err), 0);
+    assert_true(R.reset_done);
+    assert_false(R.superlinear);
+    assert_int_equal(R.reset_checked, 2);
+    assert_true(R.reset_pair);
+    assert_int_equal(R.reset_pass[0], 1);
+    assert_int_equal(R.reset_pass[1], 0);
+    fit_free(&d);
+    char *line, *errs, *out;
+    line = reset_line(&L, &errs);
+    assert_string_equal(line, "super-linear    t = 2.70 for the squared fitted cost (not significant without the two "
+                              "passes furthest from the rest: t = 0.30)\n");
+    /* the one the others predict worse first */
+    assert_true(ts_contains(errs, "hbg fit: warning: two passes alone make the squared fitted cost significant (t = "
+                                  "2.70; without one, t = 3.72; without both, t = 0.30): "));
+    assert_true(ts_contains(errs, ".log pass pid=1001 inv=2 (line 11), measured 126156 ns, fitted 118296.7; "));
+    assert_true(ts_contains(errs, ".log pass pid=1000 inv=2 (line 11), measured 76146 ns, fitted 71153.5; not "
+                                  "taken for super-linear growth\n"));
+    assert_false(ts_contains(errs, "residuals grow with size"));
+    free(line), free(errs);
+    assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "\"superlinear\": false, \"superlinear_t\": 2.69"));
+    assert_true(ts_contains(out, "\"superlinear_t_without_one\": 3.72"));
+    assert_true(ts_contains(out, "\"superlinear_t_without_two\": 0.29"));
+    assert_true(ts_contains(out, "\"superlinear_left_out\": [1, 0], \"superlinear_pair\": true, \"points\": ["));
+    free(out), free(errs);
     drop_logs(&L);
 }
 
@@ -682,6 +731,7 @@ static void test_superlinear_few_sizes(void **state)
     assert_true(ts_contains(out, "\"superlinear\": true, \"superlinear_t\": 173.6"));
     assert_true(ts_contains(out, "\"superlinear_t_without_one\": 64.50"));
     assert_true(ts_contains(out, "\"superlinear_t_without_two\": null, \"loglog_slope\": "));
+    assert_true(ts_contains(out, "\"superlinear_left_out\": [5], \"superlinear_pair\": false, \"points\": ["));
     free(out), free(errs);
     drop_logs(&L);
 }
@@ -1402,6 +1452,7 @@ int main(void)
         cmocka_unit_test(test_superlinear_one_outlier),
         cmocka_unit_test(test_superlinear_two_outliers),
         cmocka_unit_test(test_superlinear_few_sizes),
+        cmocka_unit_test(test_superlinear_pair_of_outliers),
         cmocka_unit_test(test_bad_slots_leave_the_pass_out),
         cmocka_unit_test(test_min_per_log),
         cmocka_unit_test(test_skip_warm),

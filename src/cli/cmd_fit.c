@@ -319,6 +319,17 @@ static int out_json(const fit_data *d, const fit_result *R, const char *const *n
     jkey(&w, "superlinear_t_without_one", false), jnum(&w, R->reset_checked ? R->reset_t_without[0] : NAN);
     jkey(&w, "superlinear_t_without_two", false), jnum(&w, R->reset_checked > 1 ? R->reset_t_without[1] : NAN);
     jkey(&w, "loglog_slope", false), jnum(&w, R->has_slope ? R->slope : NAN);
+    /* the passes left out to test the verdict again, as indices into
+     * "points", and whether the two were left out as a pair: after the
+     * keys that were there first, which keep their order */
+    jkey(&w, "superlinear_left_out", false), JW_LIT(&w, "[");
+    for (size_t k = 0; k < R->reset_checked; k++) {
+        if (k)
+            JW_LIT(&w, ", ");
+        jw_u64(&w, R->reset_pass[k]);
+    }
+    JW_LIT(&w, "]");
+    jkey(&w, "superlinear_pair", false), jbool(&w, R->reset_pair);
     jkey(&w, "points", false), JW_LIT(&w, "[");
     for (size_t i = 0; i < d->n; i++) {
         const fit_point *q = &d->pt[i];

@@ -558,6 +558,125 @@ static int stands_apart(const fit_data *e, bool relative, double off, double cos
     return apart;
 }
 
+/* A pair of passes to test the verdict without, found together: the
+ * two whose leaving out takes the most from the fit's (weighted) sum of
+ * squares, the least-trimmed-squares fit of all passes but two. Two
+ * descheduled passes side by side tilt the line between them and the
+ * rest: then neither is the pass the others predict worst, and the fit
+ * without one predicts its twin close to itself, so passes left out one
+ * at a time miss the second. Found from the fit of every pass, with no
+ * refit per pair: for the pair p, with H_pp the 2 x 2 block of the hat
+ * matrix and r_p their residuals, the fit without both is off them by
+ * d_p = (I - H_pp)^-1 r_p, which takes d_p . r_p from the sum, and
+ * each d over the square root of its diagonal term of (I - H_pp)^-1 is
+ * in units of the noise, as a pass fitted would be (see
+ * least_predicted). Pairs the fit could not be made without (the only
+ * two passes to vary some count) are passed over. Beyond FIT_PAIR_MAX
+ * passes the search (n^2 / 2 pairs) is not made: two passes among that
+ * many hardly move the line. */
+typedef struct pass_pair {
+    size_t at[2];  /* in d: the one the others predict worse first */
+    double off[2]; /* how far the fit without both is from each, in noise */
+    double cost[2];
+} pass_pair;
+
+static bool worst_pair(const fit_data *d, const qr *Q, pass_pair *P)
+{
+    if (d->n > FIT_PAIR_MAX)
+        return false;
+    double most = -1;
+    for (size_t i = 0; i < d->n; i++) {
+        double hii = leverage(Q, i), ri = d->pt[i].resid * Q->w[i];
+        for (size_t j = i + 1; j < d->n; j++) {
+            double hjj = leverage(Q, j), hij = 0, rj = d->pt[j].resid * Q->w[j];
+            for (size_t c = 0; c < Q->k; c++)
+                hij += Q->q[c][i] * Q->q[c][j];
+            double det = (1 - hii) * (1 - hjj) - hij * hij;
+            if (det <= 1e-9 || 1 - hii <= 1e-9 || 1 - hjj <= 1e-9)
+                continue;
+            double di = ((1 - hjj) * ri + hij * rj) / det, dj = (hij * ri + (1 - hii) * rj) / det;
+            double taken = di * ri + dj * rj;
+            if (taken <= most)
+                continue;
+            most = taken;
+            /* the diagonal of (I - H_pp)^-1: (1 - hjj) / det, (1 - hii) / det */
+            double oi = fabs(di) * sqrt(det / (1 - hjj)), oj = fabs(dj) * sqrt(det / (1 - hii));
+            /* the one the others predict worse first, as the passes
+             * left out one at a time are named */
+            bool swap = fabs(rj) / (1 - hjj) > fabs(ri) / (1 - hii);
+            *P = swap ? (pass_pair){{j, i}, {oj, oi}, {d->pt[j].y, d->pt[i].y}}
+                      : (pass_pair){{i, j}, {oi, oj}, {d->pt[i].y, d->pt[j].y}};
+        }
+    }
+    return most >= 0;
+}
+
+/* e: d without the passes drop[0..m) (e->pt holds d->n points), fitted
+ * into R2. Returns solve's status. */
+static int solve_without(const fit_data *d, const size_t *drop, size_t m, bool relative, fit_data *e, fit_result *R2)
+{
+    e->n = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        bool left = false;
+        for (size_t k = 0; k < m; k++)
+            left |= drop[k] == i;
+        if (!left)
+            e->pt[e->n++] = d->pt[i];
+    }
+    char err[256];
+    return solve(e, relative, NULL, R2, err, sizeof err, false, NULL, NULL);
+}
+
+/* Whether the verdict falls without the pair P: when the fit without
+ * both, made with at least FIT_PAIR_DF degrees of freedom, finds no
+ * curve, and each of the two stands apart from it by the scale of the
+ * passes left (stands_apart), jointly: the scale is that of the rest,
+ * and each is measured against the fit its twin no longer tilts. A
+ * cost that curves leaves the passes left out off the line through the
+ * rest by the same curve as the rest: of eight evenly spaced sizes of a
+ * square term, the line through six puts the two at one end 3.8 and 2.3
+ * robust standard deviations off it, the two ends 2.3 each; both must
+ * be beyond 5. Two passes descheduled side by side are off by what the
+ * scheduler took, which the rest do not share. The t without the first
+ * of the pair alone is found too, for the message. 1: it falls (R
+ * names the pair as the passes left out); 0: it stands; -2 out of
+ * memory. */
+static int falls_without_pair(const fit_data *d, const pass_pair *P, bool relative, fit_result *R)
+{
+    fit_data e;
+    memset(&e, 0, sizeof e);
+    e.cap = d->n;
+    e.pt = malloc(d->n * sizeof *e.pt);
+    if (!e.pt)
+        return -2;
+    fit_result R2;
+    int rc = solve_without(d, P->at, 2, relative, &e, &R2), falls = 0;
+    if (rc == 0 && R2.df >= FIT_PAIR_DF && !R2.superlinear) {
+        falls = 1;
+        for (int k = 0; k < 2 && falls == 1; k++)
+            falls = stands_apart(&e, relative, P->off[k], P->cost[k]);
+    }
+    if (rc == -2)
+        falls = -2;
+    if (falls == 1) {
+        double t2 = R2.reset_done ? R2.reset_t : NAN;
+        rc = solve_without(d, P->at, 1, relative, &e, &R2);
+        if (rc == -2)
+            falls = -2;
+        else {
+            R->superlinear = false;
+            R->reset_checked = 2;
+            R->reset_pair = true;
+            for (int k = 0; k < 2; k++)
+                R->reset_pass[k] = P->at[k];
+            R->reset_t_without[0] = rc == 0 && R2.reset_done ? R2.reset_t : NAN;
+            R->reset_t_without[1] = t2;
+        }
+    }
+    free(e.pt);
+    return falls < 0 ? -2 : falls;
+}
+
 /* Whether the curvature the RESET test found holds without the passes
  * the others predict worst. One pass far above the line at the largest
  * size (one descheduled pass) squares into the new column and makes it
@@ -572,8 +691,11 @@ static int stands_apart(const fit_data *e, bool relative, double off, double cos
  * enough passes are left for the test to find a curve without it: on a
  * cost that curves, a second pass left out of a few takes the curve's
  * power, not an outlier. When too few passes are left to test without
- * the first, the verdict does not stand. Returns 0, or -2 out of memory. */
-static int confirm_superlinear(const fit_data *d, ptrdiff_t out, bool relative, fit_result *R)
+ * the first, the verdict does not stand. When it still stands, it must
+ * hold without the pair P as well, where P stands apart together
+ * (falls_without_pair): passes left out one at a time miss two that
+ * tilt the line together. Returns 0, or -2 out of memory. */
+static int confirm_superlinear(const fit_data *d, ptrdiff_t out, const pass_pair *P, bool relative, fit_result *R)
 {
     fit_data e;
     memset(&e, 0, sizeof e);
@@ -619,6 +741,8 @@ static int confirm_superlinear(const fit_data *d, ptrdiff_t out, bool relative, 
     }
     free(e.pt);
     free(at);
+    if (rc == 0 && R->superlinear && P)
+        rc = falls_without_pair(d, P, relative, R) < 0 ? -2 : 0;
     return rc;
 }
 
@@ -765,7 +889,9 @@ static int solve(fit_data *d, bool relative, const char *const *names, fit_resul
     ptrdiff_t out = R->superlinear ? least_predicted(d, &Q, &off) : -1;
     if (worst)
         *worst = out, *worst_off = off;
-    rc = R->superlinear && confirm ? confirm_superlinear(d, out, relative, R) : 0;
+    pass_pair P;
+    bool pair = R->superlinear && confirm && worst_pair(d, &Q, &P);
+    rc = R->superlinear && confirm ? confirm_superlinear(d, out, pair ? &P : NULL, relative, R) : 0;
     if (rc)
         snprintf(err, errlen, "out of memory");
 out:

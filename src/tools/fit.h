@@ -39,6 +39,16 @@ enum { FIT_FIXED = 0, FIT_TASK, FIT_NODE, FIT_REPLAY, FIT_SLOT, FIT_NTERMS };
 #define FIT_APART   5.0
 #define FIT_TRIM_DF 4
 
+/* The verdict must also hold without the pair of passes whose leaving
+ * out together takes the most from the fit's sum of squares, when both
+ * are outliers (as above) from the fit without them, made with at least
+ * FIT_PAIR_DF degrees of freedom: two passes descheduled side by side
+ * tilt the line so that neither looks apart while the other is in (8
+ * sizes, the two smallest 2 % of the top cost high, warned in 13 of 20
+ * noisy runs). Not searched among more than FIT_PAIR_MAX passes. */
+#define FIT_PAIR_DF  4
+#define FIT_PAIR_MAX 4096
+
 /* 2^53: the largest count a double holds exactly together with every
  * count below it. A larger one would be rounded in the fit, and two
  * different ones taken for the same. */
@@ -109,9 +119,13 @@ typedef struct fit_result {
                                  again (up to FIT_TRIM; 0: not significant
                                  with every pass) */
     size_t reset_pass[FIT_TRIM];      /* the point the others predict worst,
-                                 then that of the fit without it */
+                                 then that of the fit without it; or
+                                 the pair (reset_pair) */
     double reset_t_without[FIT_TRIM]; /* t without the first, without
                                  both (NAN: too few passes) */
+    bool reset_pair;          /* the two were left out as a pair (the
+                                 first the one the others predict worse),
+                                 not one at a time */
     bool has_slope;
     double slope;             /* of log(measured) on log(fitted) */
 } fit_result;
@@ -124,7 +138,8 @@ typedef struct fit_result {
  * or more, and its verdict holds only if the fit without the pass the
  * others predict worst finds it too, and the fit without the worst of
  * that fit as well where that pass is an outlier among enough passes
- * (FIT_APART, FIT_TRIM_DF). Returns 0; -1 with a one-line reason in err when there
+ * (FIT_APART, FIT_TRIM_DF), and without the pair of passes that stands
+ * apart together (FIT_PAIR_DF). Returns 0; -1 with a one-line reason in err when there
  * are no more points than terms to fit (or, relative, a cost is 0); -2
  * out of memory. */
 int fit_solve(fit_data *d, bool relative, const char *const *names, fit_result *R, char *err, size_t errlen);
