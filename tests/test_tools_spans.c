@@ -1628,6 +1628,40 @@ static void test_ops_of_a_log_without_spans(void **st)
     free(lp), free(rp);
 }
 
+/* --view ops of records files without a records line (an empty file, a
+ * log given as records by mistake: every line skipped) has nothing to
+ * show: exit 1, said on stderr, as a log without spans is for the other
+ * views. It printed an empty table and exit 0. */
+static void test_ops_without_records_lines(void **st)
+{
+    (void)st;
+    static const char notrecs[] = "not a records line\n";
+    char lp[4096], want[8192], *out, *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("hbg-run-vector-timeline.log"));
+    char *ep = ts_temp_file("", 0, ".jsonl"), *np = ts_temp_file(notrecs, strlen(notrecs), ".jsonl");
+    const char *one[] = {"spans", lp, "--view", "ops", "--records", ep, NULL};
+    assert_int_equal(ts_run_cli(one, &out, &err), 1);
+    assert_string_equal(out, "");
+    snprintf(want, sizeof want, "hbg spans: %s holds no records line: no operations to show\n", ep);
+    assert_string_equal(err, want);
+    free(out), free(err);
+    const char *two[] = {"spans", lp, "--view", "ops", "--records", ep, "--records", np, "--format", "json", NULL};
+    assert_int_equal(ts_run_cli(two, &out, &err), 1);
+    assert_string_equal(out, "");
+    assert_true(ts_contains(err, "hbg spans: warning: "));
+    assert_true(ts_contains(err, ":1: not a JSON object"));
+    assert_true(ts_contains(err, "\nhbg spans: none of the 2 records files holds a records line: no operations to "
+                                 "show\n"));
+    free(out), free(err);
+    /* beside a view, the view is still something to show */
+    const char *view[] = {"spans", lp, "--records", ep, NULL};
+    assert_int_equal(ts_run_cli(view, &out, &err), 0);
+    assert_true(ts_contains(out, "operations: 0 records lines"));
+    free(out), free(err);
+    unlink(ep), unlink(np);
+    free(ep), free(np);
+}
+
 /* Names as the log spells them, read back from each format: a comma and
  * a quote make a quoted RFC 4180 cell (not '?'), and a UTF-8 character
  * stays one in JSON (not \u00c3\u00a9, which reads as two). */
@@ -1927,6 +1961,7 @@ int main(void)
         cmocka_unit_test(test_ops_kinds_of_many_files),
         cmocka_unit_test(test_unjoined_lines_named_per_file),
         cmocka_unit_test(test_ops_of_a_log_without_spans),
+        cmocka_unit_test(test_ops_without_records_lines),
         cmocka_unit_test(test_ops_orch_sum_clamped),
         cmocka_unit_test(test_dropped_lines_one_warning_a_file),
         cmocka_unit_test(test_json_warnings_say_how_many_more),

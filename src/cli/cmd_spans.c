@@ -53,8 +53,9 @@ static void usage(FILE *f)
             "  --hidden            with --assert-overlap: A of N+1 must also end inside B of N\n"
             "  -h, --help          this text\n\n"
             "exit status: 0 printed (with --assert-overlap: every pair held), 1 no spans (but\n"
-            "with --view ops, whose tails need none), or the assertion failed or had no pair\n"
-            "to check, 2 usage error, unreadable input or failed write\n");
+            "with --view ops, whose tails need none), no records line for --view ops, or the\n"
+            "assertion failed or had no pair to check, 2 usage error, unreadable input or\n"
+            "failed write\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -214,6 +215,23 @@ static int run_overlap(const args *a, ps_log *L, sp_set *S, const so_ctx *o, dg_
     return rc;
 }
 
+/* --view ops of records files that hold no records line (an empty file,
+ * or one whose every line was skipped: a log given by mistake) has
+ * nothing to show, as a log without spans has for the other views: an
+ * empty table and exit 0 passed for a run of no operations. */
+static int no_records_lines(const args *a, ps_log *L, sp_set *S, dg_list *warn)
+{
+    print_warnings(&L->warn);
+    print_warnings(&S->warn);
+    print_warnings(warn);
+    if (a->nr == 1)
+        fprintf(stderr, "hbg spans: %s holds no records line: no operations to show\n", hbg_arg_shown(a->rpath[0]));
+    else
+        fprintf(stderr, "hbg spans: none of the %zu records files holds a records line: no operations to show\n",
+                a->nr);
+    return 1;
+}
+
 static int run(const args *a, ps_log *L, sp_set *S, const rc_file *recs, dg_list *warn, int *werr)
 {
     so_ctx o = {
@@ -224,6 +242,9 @@ static int run(const args *a, ps_log *L, sp_set *S, const rc_file *recs, dg_list
     int rc = 0;
     if (a->nr && sp_op_tails(L, recs, a->nr, &ops, warn) != HBG_OK) {
         rc = 2;
+    } else if (a->view == SO_OPS && !ops.lines) {
+        sp_ops_free(&ops);
+        return no_records_lines(a, L, S, warn);
     } else {
         o.ops = a->nr ? &ops : NULL;
         rc = so_view_out(&o) == HBG_OK ? 0 : 2;
