@@ -1662,6 +1662,33 @@ static void test_ops_without_records_lines(void **st)
     free(ep), free(np);
 }
 
+/* A CSV holds one table: --records with --format csv and a view other
+ * than ops is a usage error. The records were read and joined, and then
+ * the tails were left out of the CSV without a word. */
+static void test_records_in_a_csv_of_another_view(void **st)
+{
+    (void)st;
+    char lp[4096], rp[4096], *out, *err;
+    snprintf(lp, sizeof lp, "%s", ts_fixture("hbg-run-vector-timeline.log"));
+    snprintf(rp, sizeof rp, "%s", ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl"));
+    const char *views[] = {"tpot", "rounds", "tree"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *a[] = {"spans", lp, "--view", views[i], "--records", rp, "--format", "csv", NULL};
+        assert_int_equal(ts_run_cli(a, &out, &err), 2);
+        assert_string_equal(out, "");
+        assert_string_equal(err, "hbg spans: --records with --format csv needs --view ops: a CSV holds one table, "
+                                 "and the operation tails are a table of their own (see hbg spans --help)\n");
+        free(out), free(err);
+    }
+    const char *dflt[] = {"spans", lp, "--records", rp, "--format", "csv", NULL};
+    assert_int_equal(ts_run_cli(dflt, &out, &err), 2);
+    free(out), free(err);
+    const char *ops[] = {"spans", lp, "--view", "ops", "--records", rp, "--format", "csv", NULL};
+    assert_int_equal(ts_run_cli(ops, &out, &err), 0);
+    assert_true(!strncmp(out, "kind,count,min_ns,median_ns,p99_ns,max_ns\n", 42));
+    free(out), free(err);
+}
+
 /* Names as the log spells them, read back from each format: a comma and
  * a quote make a quoted RFC 4180 cell (not '?'), and a UTF-8 character
  * stays one in JSON (not \u00c3\u00a9, which reads as two). */
@@ -1962,6 +1989,7 @@ int main(void)
         cmocka_unit_test(test_unjoined_lines_named_per_file),
         cmocka_unit_test(test_ops_of_a_log_without_spans),
         cmocka_unit_test(test_ops_without_records_lines),
+        cmocka_unit_test(test_records_in_a_csv_of_another_view),
         cmocka_unit_test(test_ops_orch_sum_clamped),
         cmocka_unit_test(test_dropped_lines_one_warning_a_file),
         cmocka_unit_test(test_json_warnings_say_how_many_more),

@@ -166,6 +166,12 @@ static int parse_args(int argc, char **argv, args *a)
                            a->view_given ? "--view" : "--records");
     if (a->view == SO_OPS && !a->nr)
         return usage_error("--view ops needs --records FILE%s", "");
+    /* a CSV holds one table: beside another view's, the tails were read
+     * and then left unwritten without a word */
+    if (a->nr && a->fmt == SO_CSV && a->view != SO_OPS)
+        return usage_error("--records with --format csv needs --view ops: a CSV holds one table, and the "
+                           "operation tails are a table of their own%s",
+                           "");
     return distinct_records(a);
 }
 
