@@ -803,6 +803,42 @@ static const char clamped_log[] =
     "dur=4000000000000000000 clk=dev\n"
     "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=100 dur=50\n";
 
+/* Means past 2^53 ns, where a double holds no exact nanosecond, are
+ * exact: the mean of two values is their median, and the trimmed mean of
+ * one value is that value. As doubles they printed 2305843009213693440.0
+ * for both rows (medians ...505.5 and ...504.5) and 4611686018427386880.0
+ * for a round of 4611686018427387001 ns, below its own minimum. */
+static void test_means_past_2_53_are_exact(void **st)
+{
+    (void)st;
+    static const char log[] =
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=chip.run.bind ts=100 dur=9 \n"
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=10 \n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=1 name=chip.run.bind ts=200 dur=4611686018427387000 \n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=200 dur=4611686018427387001 \n"
+        "[STRACE] v=1 pid=6 tid=6 inv=1 hid=bb depth=1 name=chip.run.x ts=300 dur=4611686018427387003 \n"
+        "[STRACE] v=1 pid=6 tid=6 inv=1 hid=bb depth=0 name=chip.run ts=300 dur=30 \n";
+    char *lp = ts_temp_file(log, strlen(log), ".log"), *out, *err;
+    const char *tpot[] = {"spans", lp, "--format", "csv", NULL};
+    assert_int_equal(ts_run_cli(tpot, &out, &err), 0);
+    assert_true(ts_contains(out, "\naa,decode,chip.run,host,0,2,10,2305843009213693505.5,4611686018427387001,"
+                                 "2305843009213693505.5\n"
+                                 "aa,decode,chip.run.bind,host,1,2,9,2305843009213693504.5,4611686018427387000,"
+                                 "2305843009213693504.5\n"));
+    free(out), free(err);
+    const char *rounds[] = {"spans", lp, "--view", "rounds", "--format", "json", NULL};
+    assert_int_equal(ts_run_cli(rounds, &out, &err), 0);
+    assert_true(ts_contains(out, "\"trimmed_mean\": 4611686018427387001.0}"));
+    free(out), free(err);
+    /* an untimed remainder far below zero: its mean is exact too */
+    const char *tree[] = {"spans", lp, "--view", "tree", "--format", "csv", NULL};
+    assert_int_equal(ts_run_cli(tree, &out, &err), 0);
+    assert_true(ts_contains(out, "\nbb,prefill,(untimed),1,,1,-4611686018427386973,-4611686018427386973.0,"));
+    free(out), free(err);
+    unlink(lp);
+    free(lp);
+}
+
 /* Each span is under the reader's 2^62 ns rule, but three absurd ones of
  * one name in one invocation add up past 2^63 - 1 ns: tpot, tree and
  * rounds show the sum clamped there, as they always did, and now say so on
@@ -1975,6 +2011,7 @@ int main(void)
         cmocka_unit_test(test_tree_from_depth),
         cmocka_unit_test(test_tree_child_outside_parent),
         cmocka_unit_test(test_clamped_sums_warned),
+        cmocka_unit_test(test_means_past_2_53_are_exact),
         cmocka_unit_test(test_warnings_name_the_earliest_line),
         cmocka_unit_test(test_table_aligns_utf8_names),
         cmocka_unit_test(test_tables_widen_to_the_widest_value),

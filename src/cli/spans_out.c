@@ -178,7 +178,7 @@ static void jstat(jw *w, const sp_stat *s, bool with_minmax)
         ji64(w, s->max);
     }
     jw_lit(w, ", \"mean_ns\": ");
-    jw_lit(w, sp_mean_str(s->mean, med, sizeof med));
+    jw_lit(w, sp_mean_str(s, false, med, sizeof med));
 }
 
 static const char *rank_list(const sp_set *S, char *buf, size_t n)
@@ -359,7 +359,7 @@ static void tpot_table(const sp_stage *st, size_t n)
         wmin = widen(wmin, len_i64(x->min));
         wmed = widen(wmed, (int)strlen(sp_med_str(x, med, sizeof med)));
         wmax = widen(wmax, len_i64(x->max));
-        wmean = widen(wmean, (int)strlen(sp_mean_str(x->mean, mean, sizeof mean)));
+        wmean = widen(wmean, (int)strlen(sp_mean_str(x, false, mean, sizeof mean)));
     }
     printf("%-*s %-6s %*s %*s %*s %*s %*s\n", wname, "stage", "clock", wn, "n", wmin, "min_ns", wmed, "median_ns", wmax,
            "max_ns", wmean, "mean_ns");
@@ -371,7 +371,7 @@ static void tpot_table(const sp_stage *st, size_t n)
         put_clean(stdout, nm, strlen(nm), false);
         printf("%*s %-6s %*zu %*" PRId64 " %*s %*" PRId64 " %*s\n", wname - ind - shown_width(nm, strlen(nm)), "",
                st[i].dev ? "device" : "host", wn, x->n, wmin, x->min, wmed, sp_med_str(x, med, sizeof med), wmax,
-               x->max, wmean, sp_mean_str(x->mean, mean, sizeof mean));
+               x->max, wmean, sp_mean_str(x, false, mean, sizeof mean));
         free(nm);
     }
 }
@@ -412,7 +412,7 @@ static hbg_status tpot(const so_ctx *o, jw *w)
                 putchar(',');
                 put_clean(stdout, nm, strlen(nm), true);
                 printf(",%s,%u,%zu,%" PRId64 ",%s,%" PRId64 ",%s\n", st[i].dev ? "device" : "host", st[i].depth, x->n,
-                       x->min, med, x->max, sp_mean_str(x->mean, mean, sizeof mean));
+                       x->min, med, x->max, sp_mean_str(x, false, mean, sizeof mean));
             } else {
                 jw_lit(w, i ? ", {\"name\": " : "{\"name\": ");
                 jstr(w, nm);
@@ -552,7 +552,8 @@ static hbg_status tree(const so_ctx *o, jw *w)
                 put_clean(stdout, cl->label, strlen(cl->label), true);
                 putchar(',');
                 put_clean(stdout, label, strlen(label), true);
-                printf(",%u,%s,%zu,%s,%s,", r->depth, clock, r->st.n, med, sp_mean_str(r->st.mean, mean, sizeof mean));
+                printf(",%u,%s,%zu,%s,%s,", r->depth, clock, r->st.n, med,
+                       sp_mean_str(&r->st, false, mean, sizeof mean));
                 if (has_share)
                     printf("%.4f", share);
                 printf("\n");
@@ -750,7 +751,7 @@ static const char *stat_cell(const sp_stat *s, int row, char *b, size_t n)
     else if (row == 1)
         sp_med_str(s, b, n);
     else if (row == 2)
-        sp_mean_str(s->tmean, b, n);
+        sp_mean_str(s, true, b, n);
     else
         snprintf(b, n, "%zu", s->n);
     return b;
@@ -854,7 +855,7 @@ static void rounds_json(const so_ctx *o, jw *w, const sp_callable *cl, const sp_
             jw_lit(w, ", \"median\": ");
             jw_lit(w, sp_med_str(s, med, sizeof med));
             jw_lit(w, ", \"trimmed_mean\": ");
-            jw_lit(w, sp_mean_str(s->tmean, med, sizeof med));
+            jw_lit(w, sp_mean_str(s, true, med, sizeof med));
         }
         jw_lit(w, "}");
     }

@@ -406,12 +406,12 @@ static int cmp_i64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double mean_of(const int64_t *v, size_t n)
+static __int128 sum_of(const int64_t *v, size_t n)
 {
     __int128 sum = 0;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
-    return n ? (double)sum / (double)n : 0.0;
+    return sum;
 }
 
 void sp_stat_of(int64_t *v, size_t n, sp_stat *s)
@@ -432,17 +432,26 @@ void sp_stat_of(int64_t *v, size_t n, sp_stat *s)
         s->med = (int64_t)fl;
         s->med_half = (sum - 2 * fl) != 0;
     }
-    s->mean = mean_of(v, n);
+    s->sum = sum_of(v, n);
     size_t cut = n / 10;
-    s->tmean = mean_of(v + cut, n - 2 * cut);
+    s->tn = n - 2 * cut;
+    s->tsum = sum_of(v + cut, s->tn);
 }
 
-char *sp_mean_str(double m, char *buf, size_t n)
+char *sp_mean_str(const sp_stat *s, bool trimmed, char *buf, size_t n)
 {
-    if (m >= 0x1p63)
-        snprintf(buf, n, "%" PRId64 ".0", INT64_MAX);
-    else
-        snprintf(buf, n, "%.1f", m);
+    __int128 sum = trimmed ? s->tsum : s->sum;
+    size_t k = trimmed ? s->tn : s->n;
+    const __int128 exact = (__int128)1 << 53; /* below it a double holds the sum, as it always did */
+    if (!k || (sum < exact && sum > -exact)) {
+        snprintf(buf, n, "%.1f", k ? (double)sum / (double)k : 0.0);
+        return buf;
+    }
+    /* tenths, rounded half away from zero; each value is an int64, so
+     * the mean and its tenths fit 64 and 68 bits */
+    unsigned __int128 mag = sum < 0 ? (unsigned __int128)(-sum) : (unsigned __int128)sum;
+    unsigned __int128 tenths = (mag * 10 + k / 2) / k;
+    snprintf(buf, n, "%s%" PRIu64 ".%u", sum < 0 ? "-" : "", (uint64_t)(tenths / 10), (unsigned)(tenths % 10));
     return buf;
 }
 

@@ -81,17 +81,19 @@ typedef struct sp_stat {
     size_t n;
     int64_t min, max, med;
     bool med_half;
-    double mean, tmean;
+    __int128 sum, tsum;     /* exact: the mean is sum / n, the trimmed mean tsum / tn */
+    size_t tn;
 } sp_stat;
 
 /* Sorts v and fills s. */
 void sp_stat_of(int64_t *v, size_t n, sp_stat *s);
 /* "123", "123.5", "-0.5" */
-/* A mean as the outputs print it, one decimal ("%.1f"). A mean of values
- * at the top of the range (sums clamped at INT64_MAX) rounds, as a double,
- * up to 2^63, which printed a mean above the largest value; it is
- * printed as INT64_MAX. */
-char *sp_mean_str(double m, char *buf, size_t n);
+/* s's mean (with trimmed, its trimmed mean) as the outputs print it, one
+ * decimal ("%.1f"). Past 2^53 ns a double holds no exact nanosecond: the
+ * mean of one span of 4611686018427387000 ns printed as
+ * 4611686018427386880.0, below the smallest value (and values at the top
+ * of the range, 2^63), so such a mean is formatted from the exact sum. */
+char *sp_mean_str(const sp_stat *s, bool trimmed, char *buf, size_t n);
 char *sp_med_str(const sp_stat *s, char *buf, size_t n);
 /* The median as a double (for shares). */
 double sp_med_val(const sp_stat *s);
