@@ -352,6 +352,46 @@ static void runs_put_together_are_counted_each(void **st)
     }
 }
 
+/* A run put together with itself (cat a.log a.log), or a later run
+ * that reuses a pid: its lines join the passes of the first run of that
+ * (pid, inv), and still count in the run they are written in. A whole
+ * run twice is no run cut short; a copy cut after two passes is. */
+static void a_run_put_together_with_itself_is_whole(void **st)
+{
+    (void)st;
+    const char *const text[] = {
+        STAMP BIND(1, 100) BIND(2, 110) BIND(3, 120) STAMP BIND(1, 100) BIND(2, 110) BIND(3, 120),
+        STAMP BIND(1, 100) BIND(2, 110) BIND(3, 120) STAMP BIND(1, 100) BIND(2, 110) BIND(3, 120)
+            STAMP BIND(1, 100) BIND(2, 110) BIND(3, 120),
+        STAMP BIND(1, 100) BIND(2, 110) BIND(3, 120) STAMP BIND(1, 100) BIND(2, 110),
+    };
+    const char *const why[] = {
+        NULL,
+        NULL,
+        "11: this log is incomplete: it holds 2 of the 3 passes its stamp's --rounds 3 asks of 1 rank",
+    };
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
+        char *p = temp_log(text[i]), *out, *err;
+        const char *a[] = {"phases", p, "--keep-first", NULL};
+        ts_run_cli(a, &out, &err);
+        assert_true(ts_contains(err, "the [stamp] line again"));
+        if (why[i])
+            expect_warning(err, "hbg phases: warning: ", p, why[i]);
+        else
+            assert_false(ts_contains(err, "incomplete"));
+        free(out), free(err);
+        const char *b[] = {"timeline", p, "-o", "-", NULL};
+        assert_int_equal(ts_run_cli(b, &out, &err), 0);
+        if (why[i])
+            expect_warning(err, "hbg timeline: warning: ", p, why[i]);
+        else
+            assert_false(ts_contains(err, "incomplete"));
+        free(out), free(err);
+        remove(p);
+        free(p);
+    }
+}
+
 /* Ranks forked from one process share thread ids: a pass whose span
  * (and so its pid) was lost is on a thread of two pids, and counts in no
  * rank. It is still in the log: all 4 passes of 2 ranks are there, and
@@ -391,6 +431,7 @@ int main(void)
         cmocka_unit_test(only_hbg_runs_stamp_is_counted),
         cmocka_unit_test(a_pass_of_no_one_pid_is_held),
         cmocka_unit_test(runs_put_together_are_counted_each),
+        cmocka_unit_test(a_run_put_together_with_itself_is_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,6 +103,7 @@ static ps_pass *new_pass(ps_log *L, size_t line)
     p->first_seg = -1;
     p->rank = -1;
     p->run = L->nstamps;
+    p->run_last = L->nstamps ? L->nstamps : 1;
     return p;
 }
 
@@ -547,10 +548,25 @@ static ps_pass *adopt_keyless_start(ps_log *L, const lx_rec *r, int id)
 /* The pass of keyed line r (bind or host-orch: grouped by their key
  * however they interleave), made when it is its key's first line, with
  * the malformed lines held for it; NULL when out of memory. */
+/* Keyed pass p has a line in the current run, a later one than its last:
+ * noted for check_rounds. */
+static void note_rerun(ps_log *L, ps_pass *p)
+{
+    ps_index *X = L->ix;
+    if (!vec_grow((void **)&X->rerun, &X->caprerun, X->nrerun + 1, sizeof *X->rerun)) {
+        L->oom = true;
+        return;
+    }
+    p->run_last = L->nstamps;
+    X->rerun[X->nrerun++] = (struct ps_rerun){(uint32_t)(p - L->pass), L->nstamps};
+}
+
 static ps_pass *open_keyed(ps_log *L, const lx_rec *r)
 {
     size_t before = L->npass;
     ps_pass *p = keyed_pass(L, r->pid, r->inv, r->line, true);
+    if (p && p->run_last < L->nstamps)
+        note_rerun(L, p);
     if (p && !p->has_thread && (p->has_thread = lx_thread(r, &L->ix->thc, &p->thread)))
         note_keyed_thread(L, p);
     if (p && L->ix->npend) {
@@ -1174,27 +1190,45 @@ static void flush_rank(run_count *run, rank_in_run *r, uint64_t rounds)
     r->n = 0;
 }
 
+/* One pass in run r (1-based) for count_runs. */
+static void count_pass(const ps_log *L, const ps_pass *p, uint32_t r, uint64_t rounds, run_count *run, rank_in_run *rk)
+{
+    if (p->defects & PS_D_NO_PID || p->rank < 0 || (size_t)p->rank >= L->nrank) {
+        run[r - 1].held++;
+        return;
+    }
+    rank_in_run *x = &rk[p->rank];
+    if (x->run != r)
+        flush_rank(run, x, rounds);
+    x->run = r;
+    x->n++;
+}
+
+static uint32_t run_index(const ps_log *L, uint32_t run)
+{
+    return run ? (run <= L->nstamps ? run : L->nstamps) : 1;
+}
+
 /* One sweep over the passes: a rank is counted in each run it has passes
  * in (a pid reused by a later run is another rank there). A pass before
  * the first stamp is the first run's. A pass whose pid was lost to
  * damage, on a thread several ranks share, counts in no rank (its rank is
- * a guess), but it is in the log: a damaged log is not a cut one. */
+ * a guess), but it is in the log: a damaged log is not a cut one. A pass
+ * met again in a later run (ps_index.rerun) counts there too: the passes
+ * were made in log order, as were those notes, so merged by run each rank
+ * meets its runs in order. */
 static void count_runs(const ps_log *L, uint64_t rounds, run_count *run, rank_in_run *rk)
 {
-    uint32_t nruns = L->nstamps;
+    const ps_index *X = L->ix;
+    size_t j = 0;
     for (size_t i = 0; i < L->npass; i++) {
-        const ps_pass *p = &L->pass[i];
-        uint32_t r = p->run ? (p->run <= nruns ? p->run : nruns) : 1;
-        if (p->defects & PS_D_NO_PID || p->rank < 0 || (size_t)p->rank >= L->nrank) {
-            run[r - 1].held++;
-            continue;
-        }
-        rank_in_run *x = &rk[p->rank];
-        if (x->run != r)
-            flush_rank(run, x, rounds);
-        x->run = r;
-        x->n++;
+        uint32_t r = run_index(L, L->pass[i].run);
+        for (; j < X->nrerun && run_index(L, X->rerun[j].run) <= r; j++)
+            count_pass(L, &L->pass[X->rerun[j].pass], run_index(L, X->rerun[j].run), rounds, run, rk);
+        count_pass(L, &L->pass[i], r, rounds, run, rk);
     }
+    for (; j < X->nrerun; j++)
+        count_pass(L, &L->pass[X->rerun[j].pass], run_index(L, X->rerun[j].run), rounds, run, rk);
     for (size_t i = 0; i < L->nrank; i++)
         flush_rank(run, &rk[i], rounds);
 }
@@ -1389,6 +1423,7 @@ void ps_free(ps_log *L)
         free(X->xseg);
         hmap_free(&X->map);
         hmap_free(&X->omap);
+        free(X->rerun);
         hmap_free(&X->rmap);
         hmap_free(&X->amap);
         hmap_free(&X->intern);

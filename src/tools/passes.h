@@ -103,6 +103,7 @@ typedef struct ps_pass {
     int8_t dup_seg;         /* segment id, or -1 - op for a host-orch kind */
     int8_t drop_op;
     uint32_t run;           /* the [stamp] lines before it: logs put together hold runs one after another */
+    uint32_t run_last;      /* the latest run a line of it is in (1 before the first stamp): see ps_index.rerun */
     bool has_pid;           /* pid known (from the lines, the span, or the thread's other passes) */
     bool has_inv;           /* inv known (from the lines or the span) */
     bool keyed;             /* from pid=/inv= on the bind lines */

@@ -18,6 +18,11 @@ typedef struct ps_index ps_index;
 /* How many threads' held lines are kept at once (see ps_index.pend). */
 enum { PS_MAXPEND = 16 };
 
+/* A keyed pass met again in a later run (ps_index.rerun). */
+struct ps_rerun {
+    uint32_t pass, run;
+};
+
 struct ps_index {
     hmap xmap;              /* (pass, segment id) -> xseg[], for ids from PS_INLINE */
     ps_xseg *xseg;
@@ -40,6 +45,12 @@ struct ps_index {
         uint64_t th, pid, inv, start; /* start: the line's start_ns (0: not read) */
     } pend[PS_MAXPEND];
     unsigned npend;
+    /* A keyed pass met again in a later run (a run put together with
+     * itself, cat a.log a.log; a later run that reuses a pid): each such
+     * (pass, run) once, in log order, so that a run is counted as holding
+     * the passes written in it, not only those first seen there. */
+    struct ps_rerun *rerun;
+    size_t nrerun, caprerun;
     hmap omap;              /* (thread, 1 | 2 without thread) -> the thread's open burst */
     uint32_t last_open;     /* the last omap answer (0: none cached) ... */
     bool last_open_ht;      /* ... for this thread */
