@@ -1141,6 +1141,44 @@ static void test_log_of_hbg_run(void **st)
     free(err);
 }
 
+/* A pass whose chip.run.bind span is missing has its records left out
+ * (nothing to place them by): its segments are then drawn from its bind
+ * lines, on thread pid, as the warning says, not dropped as if the
+ * records had drawn them. */
+static void test_records_of_a_pass_without_its_span(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("hbg-run-vector-timeline.log"), NULL);
+    assert_non_null(src);
+    char *at = strstr(src, "inv=2 hid=3e8f098e3dc8a45c depth=1 name=chip.run.bind ");
+    assert_non_null(at);
+    while (at > src && at[-1] != '\n')
+        at--;
+    char *end = strchr(at, '\n') + 1;
+    memmove(at, end, strlen(end) + 1);
+    char *p = ts_temp_file(src, strlen(src), ".log");
+    char rp[4096], *err;
+    snprintf(rp, sizeof rp, "%s", ts_fixture("hbg-run-vector-timeline.host_phase_records.jsonl"));
+    json_t *j = run_timeline(p, rp, 0, &err);
+    assert_non_null(j);
+    assert_true(ts_contains(err, "pid=1500 inv=2 has no chip.run.bind span in "));
+    assert_true(ts_contains(err, "bind pass pid=1500 inv=2 has no chip.run.bind span; its segments are drawn on "
+                                 "thread 1500\n"));
+    assert_true(ts_contains(err, " 10 bind segments, "));
+    json_t *ev = json_object_get(j, "traceEvents");
+    static const char *const segs[] = {"args", "arena_build", "static_arena", "gm_heap", "shared_mem",
+                                       "runtime_init", "host_orch", "graph_upload", "arena_h2d", "host_view_close"};
+    for (size_t k = 0; k < sizeof segs / sizeof segs[0]; k++) {
+        assert_int_equal(find(ev, segs[k], "op", 1500, 1500, NULL), 1);   /* inv=1's, from the records */
+        assert_int_equal(find(ev, segs[k], "bind", 1500, 1500, NULL), 1); /* inv=2's, from its bind line */
+    }
+    json_decref(j);
+    free(err);
+    unlink(p);
+    free(p);
+    free(src);
+}
+
 /* Two operations on two threads are a hand-off only when the second starts
  * after the first ended; a span whose parent ran on another thread is one
  * too. */
@@ -2438,6 +2476,7 @@ int main(void)
         cmocka_unit_test(test_long_durations_left_out),
         cmocka_unit_test(test_absurd_starts_left_out),
         cmocka_unit_test(test_log_of_hbg_run),
+        cmocka_unit_test(test_records_of_a_pass_without_its_span),
         cmocka_unit_test(test_rank_lanes_as_hbg_run),
         cmocka_unit_test(test_two_runs_ranked_apart),
         cmocka_unit_test(test_standard_output_whole_or_nothing),

@@ -1719,7 +1719,9 @@ static void emit_span_handoffs(tl *t)
 
 /* The segments each pass's records time. Our runtime records every bind
  * segment too: drawing the bind line's copy as well put each one twice on
- * the same lane, one over the other. The records' intervals win. */
+ * the same lane, one over the other. The records' intervals win, where
+ * they are drawn: a pass without its chip.run.bind span has its records
+ * left out (emit_records), and its bind lines are then the only copy. */
 static void note_record_segments(tl *t, const rc_file *recs, size_t nrecs)
 {
     ps_log *L = t->L;
@@ -1742,7 +1744,7 @@ static void note_record_segments(tl *t, const rc_file *recs, size_t nrecs)
         for (size_t i = 0; i < f->nline; i++) {
             const rc_line *ln = &f->line[i];
             const ps_pass *p = ps_find(L, ln->pid, ln->inv);
-            if (!p)
+            if (!p || !bind_span(t, ln->pid, ln->inv))
                 continue;
             for (size_t k = 0; k < ln->n; k++)
                 if (seg[f->rec[ln->first + k].phase] >= 0)
