@@ -851,6 +851,34 @@ static void test_log_cut_inside_its_last_record(void **st)
     free(src);
 }
 
+/* A pass whose only line is cut by the log's end (its key read, its
+ * line end lost) has no segment to draw: it is said as malformed and
+ * truncated, and is no pass "drawn on thread P" without its span, nor
+ * counted among them. */
+static void test_pass_with_nothing_to_draw(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("hbg-grammar-1rank-3round.log"), NULL);
+    assert_non_null(src);
+    const char *at = strstr(src, "bytes=40859999040 pid=31337 inv=3\n");
+    assert_non_null(at);
+    size_t n = (size_t)(at - src) + strlen("bytes=40859999040 pid=31337 inv=3");
+    char *p = ts_temp_file(src, n, ".log");
+    char *err;
+    json_t *j = run_timeline(p, NULL, 0, &err);
+    assert_non_null(j);
+    assert_true(ts_contains(err, "the log ends inside the record (cut short: no line end after it)"));
+    assert_true(ts_contains(err, "the log ends inside pass pid=31337 inv=3"));
+    assert_false(ts_contains(err, "has no chip.run.bind span"));
+    assert_false(ts_contains(err, "bind passes without a chip.run.bind span"));
+    assert_true(ts_contains(err, " 20 bind segments, "));
+    json_decref(j);
+    free(err);
+    unlink(p);
+    free(p);
+    free(src);
+}
+
 /* src with the first `from` after `after` replaced by `to` (malloc'd). */
 static char *swap_after(char *src, const char *after, const char *from, const char *to)
 {
@@ -2472,6 +2500,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_anchor_is_blamed),
         cmocka_unit_test(test_torn_span_counted),
         cmocka_unit_test(test_log_cut_inside_its_last_record),
+        cmocka_unit_test(test_pass_with_nothing_to_draw),
         cmocka_unit_test(test_segment_outside_its_bind_span),
         cmocka_unit_test(test_long_durations_left_out),
         cmocka_unit_test(test_absurd_starts_left_out),

@@ -1812,6 +1812,13 @@ static void emit_passes(tl *t)
                    L->path, p->first_line, ps_label(p, label, sizeof label));
             continue;
         }
+        uint32_t from_records = t->rec_segs ? t->rec_segs[i] : 0;
+        /* nothing of it left to draw from its bind lines: each line
+         * malformed (a first line the log's end cut: its own warnings say
+         * so), or each segment drawn from the records; with its span or
+         * without, no lane and no "drawn on thread" for it */
+        if (!(p->present & ~from_records))
+            continue;
         const ps_span *bs = bind_span(t, p->pid, p->inv);
         uint64_t tid = bs ? lane_of(t, p->pid, bs->tid, p->inv) : p->pid;
         if (!bs) {
@@ -1821,7 +1828,6 @@ static void emit_passes(tl *t)
             add_thr(t, p->pid, tid);
         }
         const proc *pr = find_proc(t, p->pid, false);
-        uint32_t from_records = t->rec_segs ? t->rec_segs[i] : 0;
         for (int s = 0; s < L->nseg; s++) {
             if (!(p->present & (1u << s)) || (from_records & (1u << s)))
                 continue;
