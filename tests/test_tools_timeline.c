@@ -1294,6 +1294,17 @@ static void test_nothing_to_draw(void **st)
     assert_true(ts_contains(err, "has no pid/inv and no chip.run.bind span; not drawn"));
     assert_true(ts_contains(err, "hbg timeline: nothing to draw: no span, bind segment or record of "));
     free(err);
+    /* a pass whose pid its thread's other passes give, and no span its
+     * inv: said as it is, not as a pass without a pid */
+    char tp[4096];
+    snprintf(tp, sizeof tp, "%s", ts_fixture("original-truncated.log"));
+    j = run_timeline(tp, NULL, 0, &err);
+    assert_non_null(j);
+    assert_true(ts_contains(err, ":63: bind pass pid=5001 thread 0x7f3c9a7fc650 has no chip.run.bind span to give its "
+                                 "inv (the original runtime's bind lines carry none); not drawn\n"));
+    assert_false(ts_contains(err, "has no pid/inv"));
+    json_decref(j);
+    free(err);
     /* nor to standard output: a script that pipes it on must not take an
      * empty trace for the result */
     const char *so[] = {"timeline", lp, "-o", "-", NULL};

@@ -1800,8 +1800,16 @@ static void emit_passes(tl *t)
         const ps_pass *p = &L->pass[i];
         if (!p->has_pid || !p->has_inv) {
             t->rep->pass_unplaced++;
-            dg_add(t->warn, "%s:%zu: bind pass %s has no pid/inv and no chip.run.bind span; not drawn", L->path,
-                   p->first_line, ps_label(p, label, sizeof label));
+            /* a pid its thread's other passes give is no inv: named as
+             * what it lacks, not as a pass of no pid */
+            if (p->has_pid)
+                dg_add(t->warn,
+                       "%s:%zu: bind pass %s has no chip.run.bind span to give its inv (the original runtime's "
+                       "bind lines carry none); not drawn",
+                       L->path, p->first_line, ps_label(p, label, sizeof label));
+            else
+                dg_add(t->warn, "%s:%zu: bind pass %s has no pid/inv and no chip.run.bind span; not drawn", L->path,
+                       p->first_line, ps_label(p, label, sizeof label));
             continue;
         }
         /* its segments, each below the bound, sum past it: some are
