@@ -45,6 +45,71 @@ static void test_table(void **st)
     free(err);
 }
 
+/* Every row of the statistics table ends in its n column under the
+ * header's, however long its name: a rank of the original runtime with
+ * no spans is named by its thread ("  thread 0x7f3c9a7fc640"), and a
+ * segment name may have 64 characters; the exact figures' values line
+ * up the same way. */
+static char *within(char *l, const char *e, const char *what)
+{
+    size_t n = strlen(what);
+    for (; l + n <= e; l++)
+        if (!memcmp(l, what, n))
+            return l;
+    return NULL;
+}
+
+static void test_table_columns_hold_long_names(void **st)
+{
+    (void)st;
+    char *src = ts_slurp(ts_fixture("original-grammar-2rank-3round.log"), NULL);
+    assert_non_null(src);
+    /* no spans: each rank is its thread; a segment of a 64-character name */
+    char *o = malloc(strlen(src) + 4096), *q = o;
+    assert_non_null(o);
+    for (char *l = src, *e; *l; l = e) {
+        e = strchr(l, '\n');
+        e = e ? e + 1 : l + strlen(l);
+        if (within(l, e, "[STRACE]"))
+            continue;
+        char *hv = within(l, e, "phase=host_view_close ");
+        size_t pre = hv ? (size_t)(hv - l) + 6 : (size_t)(e - l);
+        memcpy(q, l, pre);
+        q += pre;
+        if (hv) {
+            memset(q, 'x', 64);
+            q += 64;
+            memcpy(q, hv + 21, (size_t)(e - hv - 21));
+            q += e - hv - 21;
+        }
+    }
+    *q = 0;
+    char *p = ts_temp_file(o, strlen(o), ".log");
+    char *out, *err;
+    assert_int_equal(phases(p, NULL, NULL, NULL, &out, &err), 0);
+    assert_true(ts_contains(out, "\n  thread 0x7f3c9a7fc640 "));
+    assert_true(ts_contains(out, "\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx "));
+    const char *h = strstr(out, "\nsegment ");
+    assert_non_null(h);
+    h++;
+    size_t width = strcspn(h, "\n"), rows = 0;
+    for (const char *l = h + width + 1; *l && *l != '\n'; l += strcspn(l, "\n") + 1, rows++)
+        assert_int_equal(strcspn(l, "\n"), width);
+    assert_int_equal(rows, 10 + 1 + 2); /* the segments, total, two ranks */
+    /* the exact figures: each value starts where heap_used's does */
+    const char *x = strstr(out, "\n  heap_used ");
+    assert_non_null(x);
+    size_t col = strspn(x + 1 + 11, " ") + 11;
+    const char *b = strstr(out, "\n  bytes xxxx");
+    assert_non_null(b);
+    assert_int_equal(strspn(b + 1 + 6 + 64 + 2, " ") + 6 + 64 + 2, col);
+    free(out), free(err);
+    unlink(p);
+    free(p);
+    free(o);
+    free(src);
+}
+
 /* "-" reads standard input, from a file or from a pipe (read in line),
  * and names it <stdin>; the numbers are those of the file. */
 static void test_stdin(void **st)
@@ -956,6 +1021,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),
+        cmocka_unit_test(test_table_columns_hold_long_names),
         cmocka_unit_test(test_stdin),
         cmocka_unit_test(test_no_stamp_said_plainly),
         cmocka_unit_test(test_json),

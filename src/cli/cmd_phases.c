@@ -112,28 +112,45 @@ static void print_warnings(const ps_log *L)
         fprintf(stderr, "hbg phases: warning: %s\n", dg_more(L->warn.suppressed, more, sizeof more));
 }
 
-static void fig_table(FILE *f, const char *name, const phs_fig *g)
+static void fig_table(FILE *f, int w, const char *name, const phs_fig *g)
 {
     if (!g->n)
         return;
     if (g->missing)
-        fprintf(f, "  %-34s varies: %" PRIu64 "..%" PRIu64 ", missing from %zu of %zu used passes (see warnings)\n",
+        fprintf(f, "  %-*s varies: %" PRIu64 "..%" PRIu64 ", missing from %zu of %zu used passes (see warnings)\n", w,
                 name, g->min, g->max, g->missing, g->missing + g->n);
     else if (g->varies)
-        fprintf(f, "  %-34s varies: %" PRIu64 "..%" PRIu64 " (see warnings)\n", name, g->min, g->max);
+        fprintf(f, "  %-*s varies: %" PRIu64 "..%" PRIu64 " (see warnings)\n", w, name, g->min, g->max);
     else
-        fprintf(f, "  %-34s %" PRIu64 "\n", name, g->value);
+        fprintf(f, "  %-*s %" PRIu64 "\n", w, name, g->value);
 }
 
-static void stat_row(FILE *f, const char *name, bool cp, const phs_stat *s)
+static void stat_row(FILE *f, int w, const char *name, bool cp, const phs_stat *s)
 {
     char med[32];
     if (!s->n) { /* a rank none of whose passes was used: no figure, not 0 */
-        fprintf(f, "%-18s %1s %15s %17s %15s %5zu\n", name, cp ? "*" : "", "-", "-", "-", s->n);
+        fprintf(f, "%-*s %1s %15s %17s %15s %5zu\n", w, name, cp ? "*" : "", "-", "-", "-", s->n);
         return;
     }
-    fprintf(f, "%-18s %1s %15" PRIu64 " %17s %15" PRIu64 " %5zu\n", name, cp ? "*" : "", s->min,
+    fprintf(f, "%-*s %1s %15" PRIu64 " %17s %15" PRIu64 " %5zu\n", w, name, cp ? "*" : "", s->min,
             phs_med_str(s->med, med, sizeof med), s->max, s->n);
+}
+
+/* The width of the table's name column: 18, or the longest name it
+ * shows (a segment name of up to 64 characters, a rank of the original
+ * runtime named by its thread), so every row's figures stay under the
+ * header's. */
+static int name_width(const ps_log *L, const phs_result *R, bool by_rank)
+{
+    size_t w = 18;
+    for (int r = 0; r < R->nrow; r++)
+        w = strlen(L->segname[R->row_seg[r]]) > w ? strlen(L->segname[R->row_seg[r]]) : w;
+    char lab[64];
+    for (size_t i = 0; by_rank && i < L->nrank; i++) {
+        rank_label(&L->rank[i], lab, sizeof lab);
+        w = 2 + strlen(lab) > w ? 2 + strlen(lab) : w;
+    }
+    return (int)w;
 }
 
 static size_t retired_passes(const ps_log *L, int seg)
@@ -164,19 +181,20 @@ static void out_table(ps_log *L, const phs_result *R, const phs_stat *by_rank)
     fprintf(f, "passes  %zu in %zu rank%s: %zu cold (%s), %zu warm; %zu excluded; %zu used\n", L->npass, L->nrank,
             L->nrank == 1 ? "" : "s", L->ncold, L->opt.keep_first ? "kept" : "dropped", L->nwarm, excluded,
             L->nused);
-    fprintf(f, "\n%-18s %1s %15s %17s %15s %5s\n", "segment", "", "min_ns", "median_ns", "max_ns", "n");
+    int w = name_width(L, R, by_rank != NULL);
+    fprintf(f, "\n%-*s %1s %15s %17s %15s %5s\n", w, "segment", "", "min_ns", "median_ns", "max_ns", "n");
     for (int r = 0; r < R->nrow; r++) {
         int s = R->row_seg[r];
-        stat_row(f, L->segname[s], (PS_CONTROL_MASK >> s) & 1, &R->row[r]);
+        stat_row(f, w, L->segname[s], (PS_CONTROL_MASK >> s) & 1, &R->row[r]);
     }
-    stat_row(f, "total", true, &R->total);
+    stat_row(f, w, "total", true, &R->total);
     if (by_rank) {
         /* every rank's own total: the pooled one hides a slow rank */
         char lab[64], name[80];
         for (size_t i = 0; i < L->nrank; i++) {
             rank_label(&L->rank[i], lab, sizeof lab);
             snprintf(name, sizeof name, "  %s", lab);
-            stat_row(f, name, false, &by_rank[i]);
+            stat_row(f, w, name, false, &by_rank[i]);
         }
     }
     fprintf(f, "\n* control plane, summed within each pass into total:");
@@ -196,16 +214,21 @@ static void out_table(ps_log *L, const phs_result *R, const phs_stat *by_rank)
         fprintf(f, "  retired kinds absent from every pass: %s\n", absent);
 
     fprintf(f, "\nexact figures (the same in every used pass unless marked)\n");
-    fig_table(f, "heap_used", &R->heap_used);
-    fig_table(f, "tasks", &R->tasks);
+    /* 34, or "bytes " and the longest segment name with a figure */
+    int fw = 34;
+    for (int s = 0; s < L->nseg; s++)
+        if (R->bytes[s].n && 6 + (int)strlen(L->segname[s]) > fw)
+            fw = 6 + (int)strlen(L->segname[s]);
+    fig_table(f, fw, "heap_used", &R->heap_used);
+    fig_table(f, fw, "tasks", &R->tasks);
     char name[96];
     for (int s = 0; s < L->nseg; s++) {
         snprintf(name, sizeof name, "bytes %s", L->segname[s]);
-        fig_table(f, name, &R->bytes[s]);
+        fig_table(f, fw, name, &R->bytes[s]);
     }
     for (int o = 0; o < PS_NOPS; o++) {
         snprintf(name, sizeof name, "host-orch %s count", ps_op_name(o));
-        fig_table(f, name, &R->op_count[o]);
+        fig_table(f, fw, name, &R->op_count[o]);
     }
     if (L->warn.n)
         fprintf(f, "\n%zu warning%s (on stderr)\n", L->warn.n + L->warn.suppressed, L->warn.n == 1 ? "" : "s");
