@@ -545,9 +545,6 @@ static ps_pass *adopt_keyless_start(ps_log *L, const lx_rec *r, int id)
     return q;
 }
 
-/* The pass of keyed line r (bind or host-orch: grouped by their key
- * however they interleave), made when it is its key's first line, with
- * the malformed lines held for it; NULL when out of memory. */
 /* Keyed pass p has a line in the current run, a later one than its last:
  * noted for check_rounds. */
 static void note_rerun(ps_log *L, ps_pass *p)
@@ -561,6 +558,9 @@ static void note_rerun(ps_log *L, ps_pass *p)
     X->rerun[X->nrerun++] = (struct ps_rerun){(uint32_t)(p - L->pass), L->nstamps};
 }
 
+/* The pass of keyed line r (bind or host-orch: grouped by their key
+ * however they interleave), made when it is its key's first line, with
+ * the malformed lines held for it; NULL when out of memory. */
 static ps_pass *open_keyed(ps_log *L, const lx_rec *r)
 {
     size_t before = L->npass;
