@@ -732,6 +732,43 @@ static void test_superlinear_relative_ends_are_no_pair(void **state)
     drop_logs(&L);
 }
 
+/* Four sizes of two passes each, a cost 20 % over its line at the top,
+ * noise within 1 %: the two passes of the smallest size agree with each
+ * other and stand apart from the line through the other three sizes
+ * (leaving them out took the most from the sum of squares, and the fit
+ * without them found no curve: t = 1.62 on three degrees of freedom).
+ * They are that size's cost, with no other pass of it to say they are
+ * not, and are not left out as a pair: 4 of 20 such runs were called
+ * linear. */
+static void test_superlinear_whole_size_is_no_pair(void **state)
+{
+    (void)state;
+    static const int64_t shift[4] = {117687, -243646, 247178, -229033};
+    static const int noise[4] = {-2156, 15580, 42928, -433966};
+    logs L = {.n = 4};
+    for (int i = 0; i < 4; i++) {
+        gen g = {.warm = 2, .quad = 1e-5, .shift = shift[i], .noise = noise[i]};
+        L.path[i] = write_log(&(cfg){(uint64_t)(i + 1) * 250000, 7, 3, 3}, &g, 1000 + i);
+    }
+    fit_data d;
+    fit_result R;
+    char err[256];
+    assert_int_equal(fit_logs(&L, false, &d, &R, err, sizeof err), 0);
+    /* as generated: the smallest size's two passes are the first points */
+    assert_int_equal(d.n, 8);
+    assert_true(d.pt[0].y == 13250999 && d.pt[1].y == 13248843 && d.pt[7].y == 59777123);
+    assert_true(R.superlinear);
+    assert_false(R.reset_pair);
+    fit_free(&d);
+    char *out, *errs;
+    assert_int_equal(run_fit(&L, "--format", "json", NULL, &out, &errs), 0);
+    assert_true(ts_contains(out, "\"superlinear\": true, \"superlinear_t\": 6.96"));
+    assert_true(ts_contains(out, "\"superlinear_pair\": false, \"points\": ["));
+    assert_true(ts_contains(errs, "hbg fit: warning: residuals grow with size"));
+    free(out), free(errs);
+    drop_logs(&L);
+}
+
 /* A cost 20 % over its line at the largest of six sizes spaced by
  * decades, one pass each (as --min-per-log leaves), noise of up to 1 %
  * of each cost. Without the pass the others predict worst the curve is
@@ -1491,6 +1528,7 @@ int main(void)
         cmocka_unit_test(test_superlinear_few_sizes),
         cmocka_unit_test(test_superlinear_pair_of_outliers),
         cmocka_unit_test(test_superlinear_relative_ends_are_no_pair),
+        cmocka_unit_test(test_superlinear_whole_size_is_no_pair),
         cmocka_unit_test(test_bad_slots_leave_the_pass_out),
         cmocka_unit_test(test_min_per_log),
         cmocka_unit_test(test_skip_warm),

@@ -571,7 +571,8 @@ static int stands_apart(const fit_data *e, bool relative, double off, double cos
  * each d over the square root of its diagonal term of (I - H_pp)^-1 is
  * in units of the noise, as a pass fitted would be (see
  * least_predicted). Pairs the fit could not be made without (the only
- * two passes to vary some count) are passed over. Beyond FIT_PAIR_MAX
+ * two passes to vary some count) are passed over; none is left out when
+ * the worst is every pass of one size (whole_size). Beyond FIT_PAIR_MAX
  * passes the search (n^2 / 2 pairs) is not made: two passes among that
  * many hardly move the line. */
 typedef struct pass_pair {
@@ -579,6 +580,27 @@ typedef struct pass_pair {
     double off[2]; /* how far the fit without both is from each, in noise */
     double cost[2];
 } pass_pair;
+
+static bool same_counts(const fit_point *a, const fit_point *b)
+{
+    return memcmp(a->count, b->count, sizeof a->count) == 0;
+}
+
+/* Whether passes i and j are every pass of one size (the same counts,
+ * which no other pass has). Two that agree with each other and with no
+ * other pass to tell them apart are that size's cost, not two outliers:
+ * of four sizes of two passes each on a cost 20 % over its line at the
+ * top, the smallest size's two stand apart from the line through the
+ * other three, and left out as a pair they took the curve with them. */
+static bool whole_size(const fit_data *d, size_t i, size_t j)
+{
+    if (!same_counts(&d->pt[i], &d->pt[j]))
+        return false;
+    for (size_t k = 0; k < d->n; k++)
+        if (k != i && k != j && same_counts(&d->pt[k], &d->pt[i]))
+            return false;
+    return true;
+}
 
 static bool worst_pair(const fit_data *d, const qr *Q, pass_pair *P)
 {
@@ -608,7 +630,7 @@ static bool worst_pair(const fit_data *d, const qr *Q, pass_pair *P)
                       : (pass_pair){{i, j}, {oi, oj}, {d->pt[i].y, d->pt[j].y}};
         }
     }
-    return most >= 0;
+    return most >= 0 && !whole_size(d, P->at[0], P->at[1]);
 }
 
 /* e: d without the passes drop[0..m) (e->pt holds d->n points), fitted
