@@ -650,8 +650,8 @@ static int solve_without(const fit_data *d, const size_t *drop, size_t m, bool r
 }
 
 /* Whether the verdict falls without the pair P: when the fit without
- * both, made with at least FIT_PAIR_DF degrees of freedom (relative:
- * more than FIT_TRIM_DF), finds no curve, and each of the two stands apart from it by the scale of the
+ * both, made with at least FIT_PAIR_DF degrees of freedom (relative,
+ * or with more than one count: more than FIT_TRIM_DF), finds no curve, and each of the two stands apart from it by the scale of the
  * passes left (stands_apart), jointly: the scale is that of the rest,
  * and each is measured against the fit its twin no longer tilts. A
  * cost that curves leaves the passes left out off the line through the
@@ -675,8 +675,10 @@ static int falls_without_pair(const fit_data *d, const pass_pair *P, bool relati
     int rc = solve_without(d, P->at, 2, relative, &e, &R2), falls = 0;
     /* relative, a share is the only scale (stands_apart): nothing keeps
      * the two ends of a curve from passing for a pair where the second
-     * pass would not be left out */
-    size_t df = relative ? FIT_TRIM_DF + 1 : FIT_PAIR_DF;
+     * pass would not be left out. Nor with a second count fitted: the
+     * fit of the rest bends to the curve with it, and the end it leaves
+     * stands apart from the rest's smaller residuals */
+    size_t df = relative || R2.k > 2 ? FIT_TRIM_DF + 1 : FIT_PAIR_DF;
     if (rc == 0 && R2.df >= df && !R2.superlinear) {
         falls = 1;
         for (int k = 0; k < 2 && falls == 1; k++)

@@ -45,9 +45,11 @@ enum { FIT_FIXED = 0, FIT_TASK, FIT_NODE, FIT_REPLAY, FIT_SLOT, FIT_NTERMS };
  * FIT_PAIR_DF degrees of freedom: two passes descheduled side by side
  * tilt the line so that neither looks apart while the other is in (8
  * sizes, the two smallest 2 % of the top cost high, warned in 13 of 20
- * noisy runs); with relative, more than FIT_TRIM_DF, as for the second
- * pass: a share is then its only scale, and the two largest of eight
- * sizes spaced by decades on a curve stand apart by it. Not searched
+ * noisy runs); with relative, or more than one count fitted, more than
+ * FIT_TRIM_DF, as for the second pass: a share is then the only scale,
+ * and the two largest of eight sizes spaced by decades on a curve stand
+ * apart by it; a second count bends the fit of the rest to a curve's
+ * ends, which then stand apart from it. Not searched
  * among more than FIT_PAIR_MAX passes. */
 #define FIT_PAIR_DF  4
 #define FIT_PAIR_MAX 4096
