@@ -651,8 +651,9 @@ static int solve_without(const fit_data *d, const size_t *drop, size_t m, bool r
 
 /* Whether the verdict falls without the pair P: when the fit without
  * both, made with at least FIT_PAIR_DF degrees of freedom (relative,
- * or with more than one count: more than FIT_TRIM_DF), finds no curve, and each of the two stands apart from it by the scale of the
- * passes left (stands_apart), jointly: the scale is that of the rest,
+ * or with more than one count: more than FIT_TRIM_DF), finds no curve,
+ * and each of the two stands apart from it by the scale of the passes
+ * left (stands_apart), jointly: the scale is that of the rest,
  * and each is measured against the fit its twin no longer tilts. A
  * cost that curves leaves the passes left out off the line through the
  * rest by the same curve as the rest: of eight evenly spaced sizes of a

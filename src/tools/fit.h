@@ -49,8 +49,8 @@ enum { FIT_FIXED = 0, FIT_TASK, FIT_NODE, FIT_REPLAY, FIT_SLOT, FIT_NTERMS };
  * FIT_TRIM_DF, as for the second pass: a share is then the only scale,
  * and the two largest of eight sizes spaced by decades on a curve stand
  * apart by it; a second count bends the fit of the rest to a curve's
- * ends, which then stand apart from it. Not searched
- * among more than FIT_PAIR_MAX passes. */
+ * ends, which then stand apart from it. Not searched among more than
+ * FIT_PAIR_MAX passes. */
 #define FIT_PAIR_DF  4
 #define FIT_PAIR_MAX 4096
 
