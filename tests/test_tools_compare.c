@@ -508,8 +508,9 @@ static void test_zero_base_has_no_percentages(void **st)
     if (!starts(l, "verdict    no difference: the test does not clear alpha = 0.05"))
         fail_msg("%s", out);
     assert_true(ts_contains(l, "; effect n/a % (+0 ns"));
-    assert_true(ts_contains(l, " of the base minimum 0 ns; all 5 repetitions show no difference; sign test p = 1 (0 of "
-                               "5 repetitions agree)"));
+    assert_true(
+        ts_contains(l, " of the base minimum 0 ns; all 5 repetitions show no difference; sign test p = 1 (no delta "
+                       "to sign)"));
     assert_true(ts_contains(out, "\nhost_orch          *             0            0           +0       n/a "));
     assert_true(ts_contains(out, "lower bound (n/a %: +0 ns over a base minimum of 0 ns) exceeds it: no\n"));
     free(l), free(out), free(err);
@@ -786,9 +787,8 @@ static void test_small_counts_in_words(void **st)
     arms a;
     make_arms(&a, 1, b, m, tie_all);
     char *l = verdict_of(&a);
-    expect_in(l,
-              " ns; the one repetition shows no difference; sign test p = 1 (the one repetition does not agree): one "
-              "repetition is too few for it to reach alpha = 0.05 and has no spread for a t-test");
+    expect_in(l, " ns; the one repetition shows no difference; sign test p = 1 (no delta to sign): one "
+                 "repetition is too few for it to reach alpha = 0.05 and has no spread for a t-test");
     free(l);
     /* and the plot's title, which said "the one repetition does not
      * agree", as of one that disagrees */
@@ -800,7 +800,7 @@ static void test_small_counts_in_words(void **st)
     /* two such */
     make_arms(&a, 2, b, m, tie_all);
     l = verdict_of(&a);
-    expect_in(l, " ns; both repetitions show no difference; sign test p = 1 (0 of 2 repetitions agree), too few "
+    expect_in(l, " ns; both repetitions show no difference; sign test p = 1 (no delta to sign), too few "
                  "repetitions for it to reach alpha = 0.05; ");
     free(l);
     t = plot_title(&a);
@@ -880,8 +880,8 @@ static void test_no_repetition_backs_the_effect(void **st)
     assert_string_equal(l, "verdict    no difference: the arms differ (Mann-Whitney one-sided p = 1.13e-09, slower) "
                            "but repetitions 1 (+0 ns), 2 (+0 ns), 3 (+0 ns), 4 (+0 ns), 5 (+0 ns) show no delta (the "
                            "arms' minima are equal there): no repetition backs the effect; effect +4.72 % (+5000 ns; "
-                           "95 % CI +5000..+5000 ns) of the base minimum 105900 ns; sign test p = 1 (0 of 5 "
-                           "repetitions agree)");
+                           "95 % CI +5000..+5000 ns) of the base minimum 105900 ns; sign test p = 1 (no delta "
+                           "to sign)");
     free(l), free(out), free(err);
     /* the plot's title says so, where it said "0 of 5 repetitions agree" */
     char *t = plot_title(&a);
@@ -899,7 +899,7 @@ static void test_no_repetition_backs_the_effect(void **st)
         fail_msg("%s", out);
     expect_in(l, ", slower) but the one repetition (+0 ns) shows no delta (the arms' minima are equal there): the one "
                  "repetition does not back the effect; effect +");
-    expect_in(l, " ns; sign test p = 1 (the one repetition does not agree)");
+    expect_in(l, " ns; sign test p = 1 (no delta to sign)");
     assert_false(ts_contains(l, "shows no difference"));
     free(l), free(out), free(err);
     free_arms(&a);

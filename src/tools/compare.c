@@ -707,9 +707,14 @@ static void verdict_line(cp_result *R)
              "effect %s %% (%s ns; %s %+" PRId64 "..%+" PRId64 " ns) of the base minimum %" PRIu64 " ns",
              cp_pct(R->effect_pct, pe, sizeof pe), cp_shift_ns(&R->hl, true, es, sizeof es),
              ci_label(R, ci, sizeof ci), R->hl.lo, R->hl.hi, R->base_min);
+    /* with every delta 0 there is no sign to agree: "0 of 5 repetitions
+     * agree" read as if they disagreed */
     char agree[64];
-    int sn = snprintf(sign, sizeof sign, "sign test p = %.4g (%s)", R->sign_p,
-                      reps_that(R->agree, R->nrep, "agrees", "agree", agree, sizeof agree));
+    if (!R->agree && !R->disagree)
+        snprintf(agree, sizeof agree, "no delta to sign");
+    else
+        reps_that(R->agree, R->nrep, "agrees", "agree", agree, sizeof agree);
+    int sn = snprintf(sign, sizeof sign, "sign test p = %.4g (%s)", R->sign_p, agree);
     if (!R->sign_can_reach && sn > 0 && R->nrep > 1)
         snprintf(sign + sn, sizeof sign - (size_t)sn,
                  ", too few repetitions for it to reach alpha = %g; t-test of the repetitions' deltas two-sided "
