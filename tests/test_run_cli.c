@@ -393,6 +393,9 @@ static void usage_errors(void **state)
     }
     assert_int_equal(rs_run("", "run --help", out, sizeof out), 0);
     assert_non_null(strstr(out, "usage: hbg run CASE"));
+    /* the help gives --ranks its range and each case's fixed count, as the refusals do */
+    assert_non_null(strstr(out, "--ranks N             rank processes, 1 to 8 (default: the case's; dsv4 runs on\n"
+                                "                        exactly 2, synth on exactly 1)\n"));
     assert_int_equal(rs_run("", "help run", out, sizeof out), 0);
     assert_int_equal(rs_run("", "nosuch", out, sizeof out), 2);
     /* help and version are commands too: help on them, nothing after them */
