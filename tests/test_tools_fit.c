@@ -1203,6 +1203,9 @@ static void test_bad_input(void **state)
     const char *help[] = {"fit", "--help", NULL};
     assert_int_equal(ts_run_cli(help, &out, &errs), 0);
     assert_true(ts_contains(out, "usage: hbg fit LOG..."));
+    /* the range a --skip-warm out of it is refused with */
+    assert_true(ts_contains(out, "  --skip-warm N   leave out each rank's first N warm passes of every log, 0 to\n"
+                                 "                  1000000 (default 0; "));
     free(out), free(errs);
 }
 
