@@ -1347,6 +1347,12 @@ static void test_nothing_to_draw(void **st)
     assert_string_equal(err, "hbg timeline: -o OUT.json is required (see hbg timeline --help)\n");
     free(out);
     free(err);
+    /* the help names the limit on --records files that the command holds to */
+    const char *h[] = {"timeline", "--help", NULL};
+    assert_int_equal(ts_run_cli(h, &out, &err), 0);
+    assert_true(ts_contains(out, "  --records FILE  a host_phase_records.jsonl (repeatable, up to 64 files, each\n"));
+    free(out);
+    free(err);
 }
 
 /* To standard output the trace is held until complete, then written:
