@@ -572,6 +572,8 @@ static void test_refusals_and_exit_status(void **st)
     const char *h[] = {"phases", "--help", NULL};
     assert_int_equal(ts_run_cli(h, &out, &err), 0);
     assert_true(ts_contains(out, "usage: hbg phases LOG"));
+    /* a lost table is exit 2 too (docs/phases.md) */
+    assert_true(ts_contains(out, "exit status: 0 ok, 1 no usable passes, 2 usage error, unusable input or a failed\nwrite\n"));
     /* the ranges the refusals above name */
     assert_true(ts_contains(out, "  --rounds N      check that each rank shows N passes, 1 to 1000000 (a mismatch\n"));
     assert_true(ts_contains(out, "  --ranks R       check that the log shows R ranks, 1 to 1000000 (a mismatch is a\n"));

@@ -1351,6 +1351,8 @@ static void test_nothing_to_draw(void **st)
     const char *h[] = {"timeline", "--help", NULL};
     assert_int_equal(ts_run_cli(h, &out, &err), 0);
     assert_true(ts_contains(out, "  --records FILE  a host_phase_records.jsonl (repeatable, up to 64 files, each\n"));
+    /* out of memory is exit 2 too, never a line skipped (docs/timeline.md) */
+    assert_true(ts_contains(out, "2 usage error, unreadable input, out of\nmemory or a failed write\n"));
     free(out);
     free(err);
 }

@@ -36,7 +36,8 @@ static void usage(FILE *f)
             "  --keep-first    keep each rank's cold first pass in the statistics\n"
             "  --format F      table (default), json or csv\n"
             "  -h, --help      this text\n\n"
-            "exit status: 0 ok, 1 no usable passes, 2 usage error or unusable input\n");
+            "exit status: 0 ok, 1 no usable passes, 2 usage error, unusable input or a failed\n"
+            "write\n");
 }
 
 static bool parse_count(const char *s, unsigned long *out)

@@ -42,7 +42,8 @@ static void usage(FILE *f)
             "  --per-invocation  instead: one lane per invocation, host and device tracks\n"
             "  -o, --output F  the trace to write ('-' for stdout); never one of the inputs\n"
             "  -h, --help      this text\n\n"
-            "exit status: 0 written, 1 nothing to draw, 2 usage error, unreadable input or failed write\n");
+            "exit status: 0 written, 1 nothing to draw, 2 usage error, unreadable input, out of\n"
+            "memory or a failed write\n");
 }
 
 static void count(const char *what, size_t n)
