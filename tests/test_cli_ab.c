@@ -1508,22 +1508,27 @@ static pid_t ab_background(const char *const *args, const char *errpath)
 static void wait_for_text(const char *path, const char *text, pid_t pid, const char *errpath)
 {
     struct timespec nap = {0, 20 * 1000 * 1000};
-    for (int i = 0; i < 9000; i++) {
+    double until = mono_now() + 180;
+    for (;;) {
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        /* looked at before the file: an hbg ab that wrote the text and
+         * ended between a read and this look is found by the read after */
+        bool ended = waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
         char *s = ab_read(path);
         bool there = s && strstr(s, text);
         free(s);
         if (there)
             return;
-        siginfo_t si;
-        memset(&si, 0, sizeof si);
-        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid) {
+        if (ended) {
             char *err = ab_read(errpath);
             fail_msg("hbg ab ended (status %d) before %s held '%s'; it said '%s'", si.si_status, path, text,
                      err ? err : "");
         }
+        if (mono_now() > until)
+            fail_msg("%s never held '%s' in 180 s", path, text);
         nanosleep(&nap, NULL);
     }
-    fail_msg("%s never held '%s' in 180 s", path, text);
 }
 
 /* The exit status of pid, which must exit (not die by a signal). */
