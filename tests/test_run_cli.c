@@ -456,6 +456,9 @@ static void case_limits_are_usage_errors(void **state)
         {"run dsv4 --ranks 1", "hbg run: dsv4 runs on exactly 2 ranks, got --ranks 1 (see `hbg run --help`)\n"},
         {"run dsv4 --tile-unit 64",
          "hbg run: dsv4 has no tile unit (its shapes are fixed); --tile-unit is refused (see `hbg run --help`)\n"},
+        /* synth's sizes are its parameters: not "its shapes are fixed" */
+        {"run synth --tile-unit 64", "hbg run: synth has no tile unit (its sizes are its own parameters: `hbg run "
+                                     "--list synth`); --tile-unit is refused (see `hbg run --help`)\n"},
         {"run qwen --tile-unit 24",
          "hbg run: qwen takes a --tile-unit that is a multiple of 16 from 16 to 1024, got 24 (see `hbg run --help`)\n"},
         {"run vector --tile-unit 1048576",

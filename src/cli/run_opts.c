@@ -150,8 +150,17 @@ static int check_case_fit(const run_opts *o)
     if (!o->tile_given)
         return 0;
     if (!c->tile_max) {
-        fprintf(stderr, "hbg run: %s has no tile unit (its shapes are fixed); --tile-unit is refused (see `hbg run "
-                        "--help`)\n", c->name);
+        /* synth's sizes are its own parameters, not fixed shapes */
+        if (c->params && c->params[0].name)
+            fprintf(stderr,
+                    "hbg run: %s has no tile unit (its sizes are its own parameters: `hbg run --list %s`); "
+                    "--tile-unit is refused (see `hbg run --help`)\n",
+                    c->name, c->name);
+        else
+            fprintf(stderr,
+                    "hbg run: %s has no tile unit (its shapes are fixed); --tile-unit is refused (see `hbg run "
+                    "--help`)\n",
+                    c->name);
         return 1;
     }
     if (o->tile_unit < c->tile_min || o->tile_unit > c->tile_max || o->tile_unit % c->tile_step) {
