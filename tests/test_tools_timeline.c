@@ -1403,6 +1403,31 @@ static void test_standard_output_whole_or_nothing(void **st)
     free(o);
 }
 
+/* An output that cannot be created fails the command before the log is
+ * read, as hbg fit's and hbg compare's plots do: a log on a FIFO that no
+ * one writes yet (or a long one) was read first, and only then was the
+ * output found to be in a folder that does not exist. */
+static void test_output_is_checked_before_the_log_is_read(void **st)
+{
+    (void)st;
+    char *dir = ts_tempdir("tl-early");
+    char fifo[4200], o[4200];
+    snprintf(fifo, sizeof fifo, "%s/log.fifo", dir);
+    snprintf(o, sizeof o, "%s/none/trace.json", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *argv[] = {getenv("HBG_CLI"), "timeline", fifo, "-o", o, NULL};
+    char *out = NULL, *err = NULL;
+    int rc = ts_exec_limit(NULL, argv, NULL, &out, &err, 10);
+    if (rc != 2)
+        fail_msg("status %d (-2: still waiting on the log after 10 s), stderr '%s'", rc, err);
+    char msg[8400];
+    snprintf(msg, sizeof msg, "hbg timeline: cannot create %s: No such file or directory\n", o);
+    assert_string_equal(err, msg);
+    assert_string_equal(out, "");
+    free(out), free(err);
+    ts_rmtree(dir);
+}
+
 /* A pass writes one records line: the same pass in a second records file
  * (a copy, a file given under two directories) is skipped there, named
  * with the first, as a second line in one file is: drawn again, each
@@ -2540,6 +2565,7 @@ int main(void)
         cmocka_unit_test(test_nothing_to_draw),
         cmocka_unit_test(test_records_reader),
         cmocka_unit_test(test_a_pass_in_two_records_files),
+        cmocka_unit_test(test_output_is_checked_before_the_log_is_read),
         cmocka_unit_test(test_unnested_spans_said),
         cmocka_unit_test(test_unnested_random),
         cmocka_unit_test(test_log_twice_drawn_once),

@@ -144,6 +144,10 @@ static int parse_args(int argc, char **argv, tl_args *a)
                 i + 1, hbg_arg_shown(a->rpath[i]), j + 1, hbg_arg_shown(a->rpath[j]));
         return 2;
     }
+    /* an output that cannot be created fails now, not after a long log
+     * (or a FIFO's writer) has been waited for and read */
+    if (hbg_outfile_probe("hbg timeline", a->out))
+        return 2;
     return -1;
 }
 

@@ -164,6 +164,11 @@ int ts_exec(const char *dir, const char *const *argv, const char *in, char **out
     return exec_as(dir, argv, in, out, outlen, err, false, 0);
 }
 
+int ts_exec_limit(const char *dir, const char *const *argv, const char *in, char **out, char **err, unsigned limit_s)
+{
+    return exec_as(dir, argv, in, out, NULL, err, false, limit_s);
+}
+
 int ts_exec_chld_ignored(const char *dir, const char *const *argv, const char *in, char **out, char **err,
                          unsigned limit_s)
 {

@@ -26,6 +26,10 @@ int ts_exec(const char *dir, const char *const *argv, const char *in, char **out
  * seconds, then SIGTERM (and SIGKILL 5 s on), and -2 is returned. */
 int ts_exec_chld_ignored(const char *dir, const char *const *argv, const char *in, char **out, char **err,
                          unsigned limit_s);
+/* ts_exec (without *outlen), given limit_s seconds, then SIGTERM (and
+ * SIGKILL 5 s on), and -2 is returned: for a command that must not wait
+ * on its input. */
+int ts_exec_limit(const char *dir, const char *const *argv, const char *in, char **out, char **err, unsigned limit_s);
 /* Runs the nhead words of head followed by args (NULL-terminated), as
  * ts_exec does (here, stdin from in). */
 int ts_exec_args(const char *const *head, size_t nhead, const char *const *args, const char *in, char **out,
