@@ -553,7 +553,8 @@ static void test_refusals_and_exit_status(void **st)
         free(out);
         free(err);
         assert_int_equal(ts_run_cli(opt, &out, &err), 2);
-        assert_string_equal(err, "hbg timeline: unknown or incomplete option '--zz?[31m' (see hbg timeline --help)\n");
+        assert_string_equal(err,
+                            "hbg timeline: unknown or incomplete option '--zz?[31m' (see `hbg timeline --help`)\n");
         free(out);
         free(err);
     }
@@ -610,11 +611,11 @@ static void test_a_value_to_a_flag_is_named(void **st)
         /* a value to an option that takes one, or to a name no option
          * has, is what it was */
         {{"phases", "--bogus=1", "x.log"},
-         "hbg phases: unknown or incomplete option '--bogus=1' (see hbg phases "
-         "--help)\n"},
+         "hbg phases: unknown or incomplete option '--bogus=1' (see `hbg phases "
+         "--help`)\n"},
         {{"compare", "--allow-unstampe=1"},
          "hbg compare: unexpected argument '--allow-unstampe=1' (logs follow "
-         "--base or --measure; see hbg compare --help)\n"},
+         "--base or --measure; see `hbg compare --help`)\n"},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         char *out, *err;
@@ -1017,7 +1018,7 @@ static void test_compare_double_dash(void **st)
     const char *none[] = {"compare", "--", "--base", lp, "--measure", mp, NULL};
     assert_int_equal(ts_run_cli(none, &out, &err), 2);
     assert_string_equal(err, "hbg compare: the logs after '--' belong to no arm: put it after --base or --measure "
-                             "(see hbg compare --help)\n");
+                             "(see `hbg compare --help`)\n");
     free(out), free(err);
     ts_rmtree(dir);
 }

@@ -1166,7 +1166,7 @@ static void test_bad_input(void **state)
     char *out, *errs;
     const char *none[] = {"fit", NULL};
     assert_int_equal(ts_run_cli(none, &out, &errs), 2);
-    assert_string_equal(errs, "hbg fit: expected one LOG or more (see hbg fit --help)\n");
+    assert_string_equal(errs, "hbg fit: expected one LOG or more (see `hbg fit --help`)\n");
     free(out), free(errs);
     const char *missing[] = {"fit", "/nonexistent/x.log", NULL};
     assert_int_equal(ts_run_cli(missing, &out, &errs), 2);

@@ -1262,8 +1262,10 @@ static void test_overlap_fails_naming_the_pair(void **st)
     for (int k = 0; k < 2; k++) {
         char want[256];
         assert_int_equal(ts_run_cli(both[k], &out, &err), 2);
-        snprintf(want, sizeof want, "hbg spans: --assert-overlap prints its pairs instead of a view; %s does not "
-                 "apply to it (see hbg spans --help)\n", what[k]);
+        snprintf(want, sizeof want,
+                 "hbg spans: --assert-overlap prints its pairs instead of a view; %s does not "
+                 "apply to it (see `hbg spans --help`)\n",
+                 what[k]);
         assert_string_equal(err, want);
         assert_string_equal(out, "");
         free(out), free(err);
@@ -1713,7 +1715,7 @@ static void test_records_in_a_csv_of_another_view(void **st)
         assert_int_equal(ts_run_cli(a, &out, &err), 2);
         assert_string_equal(out, "");
         assert_string_equal(err, "hbg spans: --records with --format csv needs --view ops: a CSV holds one table, "
-                                 "and the operation tails are a table of their own (see hbg spans --help)\n");
+                                 "and the operation tails are a table of their own (see `hbg spans --help`)\n");
         free(out), free(err);
     }
     const char *dflt[] = {"spans", lp, "--records", rp, "--format", "csv", NULL};

@@ -1344,7 +1344,7 @@ static void test_nothing_to_draw(void **st)
     const char *a[] = {"timeline", "x.log", NULL};
     char *out;
     assert_int_equal(ts_run_cli(a, &out, &err), 2);
-    assert_string_equal(err, "hbg timeline: -o OUT.json is required (see hbg timeline --help)\n");
+    assert_string_equal(err, "hbg timeline: -o OUT.json is required (see `hbg timeline --help`)\n");
     free(out);
     free(err);
     /* the help names the limit on --records files that the command holds to */

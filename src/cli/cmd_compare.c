@@ -177,7 +177,7 @@ static int parse_args(int argc, char **argv, cmp_args *a)
             /* the rest are logs, even one named like an option */
             if (!arm) {
                 say("the logs after '--' belong to no arm: put it after --base or "
-                    "--measure (see hbg compare --help)\n");
+                    "--measure (see `hbg compare --help`)\n");
                 return 2;
             }
             while (++i < argc)
@@ -241,15 +241,15 @@ static int parse_args(int argc, char **argv, cmp_args *a)
         } else if (flag_value(s)) {
             return hbg_cli_no_value(who, flag_value(s), strchr(s, '='));
         } else {
-            say("unexpected argument '%s' (logs follow --base or --measure; see hbg compare "
-                "--help)\n",
+            say("unexpected argument '%s' (logs follow --base or --measure; see `hbg "
+                "compare --help`)\n",
                 dg_shown(s));
             return 2;
         }
     }
     if (!a->nbase || !a->nmeasure) {
-        say("give the logs of both arms: --base LOG... --measure LOG... (see hbg compare "
-            "--help)\n");
+        say("give the logs of both arms: --base LOG... --measure LOG... (see `hbg "
+            "compare --help`)\n");
         return 2;
     }
     if (a->nbase != a->nmeasure) {

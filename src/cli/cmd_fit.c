@@ -422,13 +422,14 @@ int hbg_cmd_fit(int argc, char **argv)
         default:
             if (ch == '?' && hbg_cli_flag_value("hbg fit", opts, argv[optind - 1]))
                 return 2;
-            fprintf(stderr, "hbg fit: unknown or incomplete option '%s' (see hbg fit --help)\n", dg_shown(argv[optind - 1]));
+            fprintf(stderr, "hbg fit: unknown or incomplete option '%s' (see `hbg fit --help`)\n",
+                    dg_shown(argv[optind - 1]));
             return 2;
         }
     }
     size_t nlogs = (size_t)(argc - optind);
     if (nlogs == 0) {
-        fprintf(stderr, "hbg fit: expected one LOG or more (see hbg fit --help)\n");
+        fprintf(stderr, "hbg fit: expected one LOG or more (see `hbg fit --help`)\n");
         return 2;
     }
     /* before anything is read: a log named twice, a plot over a log */

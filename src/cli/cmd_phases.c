@@ -449,13 +449,13 @@ static int parse_args(int argc, char **argv, phases_args *a)
         default:
             if (c == '?' && hbg_cli_flag_value("hbg phases", opts, argv[optind - 1]))
                 return 2;
-            fprintf(stderr, "hbg phases: unknown or incomplete option '%s' (see hbg phases --help)\n",
+            fprintf(stderr, "hbg phases: unknown or incomplete option '%s' (see `hbg phases --help`)\n",
                     dg_shown(argv[optind - 1]));
             return 2;
         }
     }
     if (argc - optind != 1) {
-        fprintf(stderr, "hbg phases: expected exactly one LOG (see hbg phases --help)\n");
+        fprintf(stderr, "hbg phases: expected exactly one LOG (see `hbg phases --help`)\n");
         return 2;
     }
     a->log = argv[optind];

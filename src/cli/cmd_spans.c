@@ -62,7 +62,7 @@ static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "hbg spans: ");
     fprintf(stderr, fmt, arg ? dg_shown(arg) : arg);
-    fprintf(stderr, " (see hbg spans --help)\n");
+    fprintf(stderr, " (see `hbg spans --help`)\n");
     return 2;
 }
 

@@ -99,17 +99,17 @@ static int parse_args(int argc, char **argv, tl_args *a)
         default:
             if (c == '?' && hbg_cli_flag_value("hbg timeline", opts, argv[optind - 1]))
                 return 2;
-            fprintf(stderr, "hbg timeline: unknown or incomplete option '%s' (see hbg timeline --help)\n",
+            fprintf(stderr, "hbg timeline: unknown or incomplete option '%s' (see `hbg timeline --help`)\n",
                     dg_shown(argv[optind - 1]));
             return 2;
         }
     }
     if (argc - optind != 1) {
-        fprintf(stderr, "hbg timeline: expected exactly one LOG (see hbg timeline --help)\n");
+        fprintf(stderr, "hbg timeline: expected exactly one LOG (see `hbg timeline --help`)\n");
         return 2;
     }
     if (!a->out) {
-        fprintf(stderr, "hbg timeline: -o OUT.json is required (see hbg timeline --help)\n");
+        fprintf(stderr, "hbg timeline: -o OUT.json is required (see `hbg timeline --help`)\n");
         return 2;
     }
     if (!*a->out) {
