@@ -839,6 +839,36 @@ static void test_means_past_2_53_are_exact(void **st)
     free(lp);
 }
 
+/* A mean that is a tie at the tenth is rounded to the even tenth on
+ * both sides of the bound where the exact sum takes over from the double:
+ * "%.1f" rounds 2^50 - 0.75 (a double holds it) to ...623.2, and the mean
+ * 2^50 + 0.25 of a sum just past 2^53 is ...624.2, not ...624.3. */
+static void test_mean_ties_round_alike_past_2_53(void **st)
+{
+    (void)st;
+    char log[2048];
+    const int64_t v = (int64_t)1 << 50;
+    const int64_t below[8] = {v - 1, v - 1, v - 1, v - 1, v - 1, v - 1, v - 1, v + 1};
+    const int64_t past[8] = {v, v, v, v, v, v, v, v + 2};
+    const int64_t *const sets[2] = {below, past};
+    const char *const want[2] = {",1125899906842623.2\n", ",1125899906842624.2\n"};
+    for (int k = 0; k < 2; k++) {
+        size_t n = 0;
+        for (int i = 0; i < 8; i++)
+            n +=
+                (size_t)snprintf(log + n, sizeof log - n,
+                                 "[STRACE] v=1 pid=5 tid=5 inv=%d hid=aa depth=0 name=chip.run ts=%d dur=%" PRId64 "\n",
+                                 i + 1, 100 * (i + 1), sets[k][i]);
+        char *lp = ts_temp_file(log, n, ".log"), *out, *err;
+        const char *a[] = {"spans", lp, "--format", "csv", NULL};
+        assert_int_equal(ts_run_cli(a, &out, &err), 0);
+        assert_true(ts_contains(out, want[k]));
+        free(out), free(err);
+        unlink(lp);
+        free(lp);
+    }
+}
+
 /* Each span is under the reader's 2^62 ns rule, but three absurd ones of
  * one name in one invocation add up past 2^63 - 1 ns: tpot, tree and
  * rounds show the sum clamped there, as they always did, and now say so on
@@ -2014,6 +2044,7 @@ int main(void)
         cmocka_unit_test(test_tree_child_outside_parent),
         cmocka_unit_test(test_clamped_sums_warned),
         cmocka_unit_test(test_means_past_2_53_are_exact),
+        cmocka_unit_test(test_mean_ties_round_alike_past_2_53),
         cmocka_unit_test(test_warnings_name_the_earliest_line),
         cmocka_unit_test(test_table_aligns_utf8_names),
         cmocka_unit_test(test_tables_widen_to_the_widest_value),

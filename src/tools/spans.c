@@ -447,10 +447,13 @@ char *sp_mean_str(const sp_stat *s, bool trimmed, char *buf, size_t n)
         snprintf(buf, n, "%.1f", k ? (double)sum / (double)k : 0.0);
         return buf;
     }
-    /* tenths, rounded half away from zero; each value is an int64, so
-     * the mean and its tenths fit 64 and 68 bits */
+    /* tenths, a tie to the even one, as "%.1f" rounds a mean it holds
+     * exactly (x.25 is x.2 on either side of the bound); each value is an
+     * int64, so the mean and its tenths fit 64 and 68 bits */
     unsigned __int128 mag = sum < 0 ? (unsigned __int128)(-sum) : (unsigned __int128)sum;
-    unsigned __int128 tenths = (mag * 10 + k / 2) / k;
+    unsigned __int128 tenths = mag * 10 / k, rest = mag * 10 % k;
+    if (2 * rest > k || (2 * rest == k && (tenths & 1)))
+        tenths++;
     snprintf(buf, n, "%s%" PRIu64 ".%u", sum < 0 ? "-" : "", (uint64_t)(tenths / 10), (unsigned)(tenths % 10));
     return buf;
 }
