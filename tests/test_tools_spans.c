@@ -839,6 +839,26 @@ static void test_means_past_2_53_are_exact(void **st)
     free(lp);
 }
 
+/* A sum below 2^53 is exact as a double, but the mean is not: three
+ * spans summing to 2^53 - 1 ns have the mean ...330.33, which the double
+ * quotient made ...330.5. */
+static void test_means_below_2_53_are_exact(void **st)
+{
+    (void)st;
+    static const char log[] =
+        "[STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run ts=100 dur=3002399751580330\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=2 hid=aa depth=0 name=chip.run ts=200 dur=3002399751580330\n"
+        "[STRACE] v=1 pid=5 tid=5 inv=3 hid=aa depth=0 name=chip.run ts=300 dur=3002399751580331\n";
+    char *lp = ts_temp_file(log, strlen(log), ".log"), *out, *err;
+    const char *a[] = {"spans", lp, "--format", "csv", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    assert_true(ts_contains(out, "\naa,decode,chip.run,host,0,3,3002399751580330,3002399751580330,"
+                                 "3002399751580331,3002399751580330.3\n"));
+    free(out), free(err);
+    unlink(lp);
+    free(lp);
+}
+
 /* A mean that is a tie at the tenth is rounded to the even tenth on
  * both sides of the bound where the exact sum takes over from the double:
  * "%.1f" rounds 2^50 - 0.75 (a double holds it) to ...623.2, and the mean
@@ -2045,6 +2065,7 @@ int main(void)
         cmocka_unit_test(test_clamped_sums_warned),
         cmocka_unit_test(test_means_past_2_53_are_exact),
         cmocka_unit_test(test_mean_ties_round_alike_past_2_53),
+        cmocka_unit_test(test_means_below_2_53_are_exact),
         cmocka_unit_test(test_warnings_name_the_earliest_line),
         cmocka_unit_test(test_table_aligns_utf8_names),
         cmocka_unit_test(test_tables_widen_to_the_widest_value),

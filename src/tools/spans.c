@@ -442,7 +442,12 @@ char *sp_mean_str(const sp_stat *s, bool trimmed, char *buf, size_t n)
 {
     __int128 sum = trimmed ? s->tsum : s->sum;
     size_t k = trimmed ? s->tn : s->n;
-    const __int128 exact = (__int128)1 << 53; /* below it a double holds the sum, as it always did */
+    /* Below 2^48 the double quotient is off the mean by under 1/(32 k),
+     * and a mean off a tie lies at least 1/(20 k) from it: "%.1f" gives
+     * the exact mean's tenth, as it always did. From there to 2^53, where
+     * the sum is still exact, the quotient is not: the mean of three spans
+     * summing to 2^53 - 1 (...330.33) printed as ...330.5. */
+    const __int128 exact = (__int128)1 << 48;
     if (!k || (sum < exact && sum > -exact)) {
         snprintf(buf, n, "%.1f", k ? (double)sum / (double)k : 0.0);
         return buf;
