@@ -1768,6 +1768,11 @@ static void test_records_in_a_csv_of_another_view(void **st)
                                  "and the operation tails are a table of their own (see `hbg spans --help`)\n");
         free(out), free(err);
     }
+    /* the help the message points to says so */
+    const char *help[] = {"spans", "--help", NULL};
+    assert_int_equal(ts_run_cli(help, &out, &err), 0);
+    assert_true(ts_contains(out, "in\n                      csv, with --view ops only (a CSV holds one table)\n"));
+    free(out), free(err);
     const char *dflt[] = {"spans", lp, "--records", rp, "--format", "csv", NULL};
     assert_int_equal(ts_run_cli(dflt, &out, &err), 2);
     free(out), free(err);
