@@ -889,6 +889,29 @@ static void test_mean_ties_round_alike_past_2_53(void **st)
     }
 }
 
+/* A small mean that is a tie at the tenth the double cannot hold (1.15,
+ * 1.149999... as a double) rounds to the even tenth as the large ones do:
+ * "%.1f" of the quotient printed 1.1. Twenty spans of 1 ns and 2 ns,
+ * summing to 23. */
+static void test_small_mean_ties_round_to_even(void **st)
+{
+    (void)st;
+    char log[4096];
+    size_t n = 0;
+    for (int i = 0; i < 20; i++)
+        n += (size_t)snprintf(log + n, sizeof log - n,
+                              "[STRACE] v=1 pid=5 tid=5 inv=%d hid=aa depth=0 name=chip.run ts=%d dur=%d\n", i + 1,
+                              100 * (i + 1), i < 17 ? 1 : 2);
+    char *lp = ts_temp_file(log, n, ".log"), *out, *err;
+    const char *a[] = {"spans", lp, "--format", "csv", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    if (!ts_contains(out, "\naa,decode,chip.run,host,0,20,1,1,2,1.2\n"))
+        fail_msg("%s", out);
+    free(out), free(err);
+    unlink(lp);
+    free(lp);
+}
+
 /* Each span is under the reader's 2^62 ns rule, but three absurd ones of
  * one name in one invocation add up past 2^63 - 1 ns: tpot, tree and
  * rounds show the sum clamped there, as they always did, and now say so on
@@ -2071,6 +2094,7 @@ int main(void)
         cmocka_unit_test(test_means_past_2_53_are_exact),
         cmocka_unit_test(test_mean_ties_round_alike_past_2_53),
         cmocka_unit_test(test_means_below_2_53_are_exact),
+        cmocka_unit_test(test_small_mean_ties_round_to_even),
         cmocka_unit_test(test_warnings_name_the_earliest_line),
         cmocka_unit_test(test_table_aligns_utf8_names),
         cmocka_unit_test(test_tables_widen_to_the_widest_value),

@@ -442,19 +442,16 @@ char *sp_mean_str(const sp_stat *s, bool trimmed, char *buf, size_t n)
 {
     __int128 sum = trimmed ? s->tsum : s->sum;
     size_t k = trimmed ? s->tn : s->n;
-    /* Below 2^48 the double quotient is off the mean by under 1/(32 k),
-     * and a mean off a tie lies at least 1/(20 k) from it: "%.1f" gives
-     * the exact mean's tenth, as it always did. From there to 2^53, where
-     * the sum is still exact, the quotient is not: the mean of three spans
-     * summing to 2^53 - 1 (...330.33) printed as ...330.5. */
-    const __int128 exact = (__int128)1 << 48;
-    if (!k || (sum < exact && sum > -exact)) {
-        snprintf(buf, n, "%.1f", k ? (double)sum / (double)k : 0.0);
+    /* From the exact sum, always: a double's quotient is off the mean
+     * in the tenth from a sum of 2^48 (three spans summing to 2^53 - 1,
+     * ...330.33, printed as ...330.5), past 2^53 even below the smallest
+     * value, and below that rounds a tie it cannot hold (x.15) by its
+     * binary error. Tenths, a tie to the even one; each value is an
+     * int64, so the mean and its tenths fit 64 and 68 bits. */
+    if (!k) {
+        snprintf(buf, n, "0.0");
         return buf;
     }
-    /* tenths, a tie to the even one, as "%.1f" rounds a mean it holds
-     * exactly (x.25 is x.2 on either side of the bound); each value is an
-     * int64, so the mean and its tenths fit 64 and 68 bits */
     unsigned __int128 mag = sum < 0 ? (unsigned __int128)(-sum) : (unsigned __int128)sum;
     unsigned __int128 tenths = mag * 10 / k, rest = mag * 10 % k;
     if (2 * rest > k || (2 * rest == k && (tenths & 1)))

@@ -89,12 +89,11 @@ typedef struct sp_stat {
 void sp_stat_of(int64_t *v, size_t n, sp_stat *s);
 /* "123", "123.5", "-0.5" */
 /* s's mean (with trimmed, its trimmed mean) as the outputs print it, one
- * decimal ("%.1f"). Past 2^53 ns a double holds no exact nanosecond: the
- * mean of one span of 4611686018427387000 ns printed as
- * 4611686018427386880.0, below the smallest value (and values at the top
- * of the range, 2^63); from a sum of 2^48 ns the quotient's tenth may be
- * wrong. Such a mean is formatted from the exact sum, a tie to the even
- * tenth. */
+ * decimal, from the exact sum, a tie to the even tenth. A double's
+ * quotient printed with "%.1f" was wrong past 2^53 ns (one span of
+ * 4611686018427387000 ns: 4611686018427386880.0, below the smallest
+ * value), in the tenth from a sum of 2^48, and on ties it cannot hold
+ * (1.15 printed as 1.1). */
 char *sp_mean_str(const sp_stat *s, bool trimmed, char *buf, size_t n);
 char *sp_med_str(const sp_stat *s, char *buf, size_t n);
 /* The median as a double (for shares). */
