@@ -193,11 +193,13 @@ static bool stop_hook_parse(uint32_t rounds)
     char *end;
     errno = 0;
     unsigned long n = strtoul(v, &end, 10), ms = 0;
-    bool ok = end != v && *v != '-' && !errno && n >= 1 && n <= rounds;
+    /* digits only, as the options read their integers: strtoul's own
+     * leading blanks and sign ("+3", " 3") are no N */
+    bool ok = *v >= '0' && *v <= '9' && !errno && n >= 1 && n <= rounds;
     if (ok && *end == ':') {
         const char *m = end + 1;
         ms = strtoul(m, &end, 10);
-        ok = end != m && *m != '-' && !errno && ms <= 60000;
+        ok = *m >= '0' && *m <= '9' && !errno && ms <= 60000;
     }
     if (!ok || *end) {
         fprintf(stderr,

@@ -568,8 +568,9 @@ static void a_rank_holding_the_signal_back_is_killed_after_the_longest_grace(voi
 static void a_malformed_hook_is_refused(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"x",  "0",    "3:", "3:x",     "3:1000x",
-                                      "-3", "3:-1", "11", "3:60001", "99999999999999999999"};
+    static const char *const bad[] = {"x",  "0",    "3:",   "3:x",     "3:1000x",
+                                      "-3", "3:-1", "11",   "3:60001", "99999999999999999999",
+                                      "+3", " 3",   "3:+5", "3: 5"};
     char *dir = fs_tempdir("badhook");
     char *log = fs_path(dir, "run.log");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
