@@ -1428,6 +1428,41 @@ static void test_output_is_checked_before_the_log_is_read(void **st)
     ts_rmtree(dir);
 }
 
+/* Standard output that cannot be held in a temporary ($TMPDIR missing)
+ * fails before the log is read too, as a file in a missing folder does:
+ * a log on a FIFO that no one writes was waited for first. */
+static void test_stdout_spool_is_checked_before_the_log_is_read(void **st)
+{
+    (void)st;
+    char *dir = ts_tempdir("tl-early-spool");
+    char fifo[4200], gone[4200];
+    snprintf(fifo, sizeof fifo, "%s/log.fifo", dir);
+    snprintf(gone, sizeof gone, "%s/none", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *old = getenv("TMPDIR");
+    char *keep = old ? strdup(old) : NULL;
+    assert_int_equal(setenv("TMPDIR", gone, 1), 0);
+    const char *argv[] = {getenv("HBG_CLI"), "timeline", fifo, "-o", "-", NULL};
+    char *out = NULL, *err = NULL;
+    int rc = ts_exec_limit(NULL, argv, NULL, &out, &err, 10);
+    if (keep)
+        setenv("TMPDIR", keep, 1);
+    else
+        unsetenv("TMPDIR");
+    free(keep);
+    if (rc != 2)
+        fail_msg("status %d (-2: still waiting on the log after 10 s), stderr '%s'", rc, err);
+    char msg[8400];
+    snprintf(msg, sizeof msg,
+             "hbg timeline: cannot create a temporary file in %s to hold standard output until it is complete: No "
+             "such file or directory\n",
+             gone);
+    assert_string_equal(err, msg);
+    assert_string_equal(out, "");
+    free(out), free(err);
+    ts_rmtree(dir);
+}
+
 /* A pass writes one records line: the same pass in a second records file
  * (a copy, a file given under two directories) is skipped there, named
  * with the first, as a second line in one file is: drawn again, each
@@ -2566,6 +2601,7 @@ int main(void)
         cmocka_unit_test(test_records_reader),
         cmocka_unit_test(test_a_pass_in_two_records_files),
         cmocka_unit_test(test_output_is_checked_before_the_log_is_read),
+        cmocka_unit_test(test_stdout_spool_is_checked_before_the_log_is_read),
         cmocka_unit_test(test_unnested_spans_said),
         cmocka_unit_test(test_unnested_random),
         cmocka_unit_test(test_log_twice_drawn_once),

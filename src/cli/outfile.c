@@ -183,8 +183,16 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
 int hbg_outfile_probe(const char *cmd, const char *path)
 {
     struct stat sb;
-    if (strcmp(path, "-") == 0)
+    if (strcmp(path, "-") == 0) {
+        /* standard output held in a temporary: one that cannot be made
+         * in $TMPDIR fails now too, as a file's folder does */
+        hbg_outfile o;
+        if (hbg_outfile_open(&o, cmd, path))
+            return -1;
+        if (o.spool)
+            hbg_outfile_close(&o, false); /* closes the unlinked temporary */
         return 0;
+    }
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "%s: cannot write %s: %s\n", cmd, dg_shown(path), strerror(EISDIR));
         return -1;

@@ -41,8 +41,9 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path);
  * fails before printing results under a failing exit status. A regular
  * file's folder is probed by creating and removing the temporary; a
  * directory is refused (EISDIR); another name that is not a regular file
- * (a FIFO: opening it would wait for a reader) is probed by access(2).
- * Returns 0, or -1 after "CMD: cannot create PATH: why" (or "cannot
+ * (a FIFO: opening it would wait for a reader) is probed by access(2);
+ * "-", where it is held in a temporary (not a terminal or /dev/null), by
+ * making that temporary and closing it. Returns 0, or -1 after "CMD: cannot create PATH: why" (or "cannot
  * write"). */
 int hbg_outfile_probe(const char *cmd, const char *path);
 /* Finishes the file: with ok, flushes, closes and renames it into place;
