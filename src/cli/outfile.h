@@ -43,8 +43,8 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path);
  * directory is refused (EISDIR); another name that is not a regular file
  * (a FIFO: opening it would wait for a reader) is probed by access(2);
  * "-", where it is held in a temporary (not a terminal or /dev/null), by
- * making that temporary and closing it. Returns 0, or -1 after "CMD: cannot create PATH: why" (or "cannot
- * write"). */
+ * making that temporary and closing it. Returns 0, or -1 after "CMD:
+ * cannot create PATH: why" (or "cannot write"). */
 int hbg_outfile_probe(const char *cmd, const char *path);
 /* Finishes the file: with ok, flushes, closes and renames it into place;
  * without, removes the temporary. Returns 0, or -1 after printing why the
