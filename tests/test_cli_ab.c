@@ -1522,11 +1522,14 @@ static void wait_for_text(const char *path, const char *text, pid_t pid, const c
             return;
         if (ended) {
             char *err = ab_read(errpath);
-            fail_msg("hbg ab ended (status %d) before %s held '%s'; it said '%s'", si.si_status, path, text,
-                     err ? err : "");
+            fail_msg("hbg ab ended (%s %d) before %s held '%s'; it said '%s'",
+                     si.si_code == CLD_EXITED ? "exit status" : "by signal", si.si_status, path, text, err ? err : "");
         }
-        if (mono_now() > until)
+        if (mono_now() > until) {
+            /* not left running past the test: SIGTERM ends its builds too */
+            kill(pid, SIGTERM);
             fail_msg("%s never held '%s' in 180 s", path, text);
+        }
         nanosleep(&nap, NULL);
     }
 }
