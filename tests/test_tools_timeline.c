@@ -1403,6 +1403,33 @@ static void test_standard_output_whole_or_nothing(void **st)
     free(o);
 }
 
+/* Runs `hbg timeline FIFO -o OUT` on a FIFO in dir that no one writes,
+ * with TMPDIR set to tmpdir (NULL: as it is): the command must end at
+ * once, exit 2, saying want on stderr, not wait on the log first. */
+static void refused_before_the_fifo_is_read(const char *dir, const char *o, const char *tmpdir, const char *want)
+{
+    char fifo[4200];
+    snprintf(fifo, sizeof fifo, "%s/log.fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *old = getenv("TMPDIR");
+    char *keep = old ? strdup(old) : NULL;
+    if (tmpdir)
+        assert_int_equal(setenv("TMPDIR", tmpdir, 1), 0);
+    const char *argv[] = {getenv("HBG_CLI"), "timeline", fifo, "-o", o, NULL};
+    char *out = NULL, *err = NULL;
+    int rc = ts_exec_limit(NULL, argv, NULL, &out, &err, 10);
+    if (keep)
+        setenv("TMPDIR", keep, 1);
+    else
+        unsetenv("TMPDIR");
+    free(keep);
+    if (rc != 2)
+        fail_msg("status %d (-2: still waiting on the log after 10 s), stderr '%s'", rc, err);
+    assert_string_equal(err, want);
+    assert_string_equal(out, "");
+    free(out), free(err);
+}
+
 /* An output that cannot be created fails the command before the log is
  * read, as hbg fit's and hbg compare's plots do: a log on a FIFO that no
  * one writes yet (or a long one) was read first, and only then was the
@@ -1411,20 +1438,10 @@ static void test_output_is_checked_before_the_log_is_read(void **st)
 {
     (void)st;
     char *dir = ts_tempdir("tl-early");
-    char fifo[4200], o[4200];
-    snprintf(fifo, sizeof fifo, "%s/log.fifo", dir);
+    char o[4200], msg[8400];
     snprintf(o, sizeof o, "%s/none/trace.json", dir);
-    assert_int_equal(mkfifo(fifo, 0600), 0);
-    const char *argv[] = {getenv("HBG_CLI"), "timeline", fifo, "-o", o, NULL};
-    char *out = NULL, *err = NULL;
-    int rc = ts_exec_limit(NULL, argv, NULL, &out, &err, 10);
-    if (rc != 2)
-        fail_msg("status %d (-2: still waiting on the log after 10 s), stderr '%s'", rc, err);
-    char msg[8400];
     snprintf(msg, sizeof msg, "hbg timeline: cannot create %s: No such file or directory\n", o);
-    assert_string_equal(err, msg);
-    assert_string_equal(out, "");
-    free(out), free(err);
+    refused_before_the_fifo_is_read(dir, o, NULL, msg);
     ts_rmtree(dir);
 }
 
@@ -1435,31 +1452,13 @@ static void test_stdout_spool_is_checked_before_the_log_is_read(void **st)
 {
     (void)st;
     char *dir = ts_tempdir("tl-early-spool");
-    char fifo[4200], gone[4200];
-    snprintf(fifo, sizeof fifo, "%s/log.fifo", dir);
+    char gone[4200], msg[8400];
     snprintf(gone, sizeof gone, "%s/none", dir);
-    assert_int_equal(mkfifo(fifo, 0600), 0);
-    const char *old = getenv("TMPDIR");
-    char *keep = old ? strdup(old) : NULL;
-    assert_int_equal(setenv("TMPDIR", gone, 1), 0);
-    const char *argv[] = {getenv("HBG_CLI"), "timeline", fifo, "-o", "-", NULL};
-    char *out = NULL, *err = NULL;
-    int rc = ts_exec_limit(NULL, argv, NULL, &out, &err, 10);
-    if (keep)
-        setenv("TMPDIR", keep, 1);
-    else
-        unsetenv("TMPDIR");
-    free(keep);
-    if (rc != 2)
-        fail_msg("status %d (-2: still waiting on the log after 10 s), stderr '%s'", rc, err);
-    char msg[8400];
     snprintf(msg, sizeof msg,
              "hbg timeline: cannot create a temporary file in %s to hold standard output until it is complete: No "
              "such file or directory\n",
              gone);
-    assert_string_equal(err, msg);
-    assert_string_equal(out, "");
-    free(out), free(err);
+    refused_before_the_fifo_is_read(dir, "-", gone, msg);
     ts_rmtree(dir);
 }
 
