@@ -535,6 +535,50 @@ static void test_effect_inside_noise_floor(void **st)
     free_arms(&a);
 }
 
+/* One repetition's control has one |relative delta|: the control line and
+ * the verdict called it "the largest ... across repetitions" of a single
+ * value. Text and JSON say what it is. */
+static void test_one_repetitions_control_delta(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 11), m = cg_default("5d6e7f8", 12);
+    b.noise = m.noise = 0.0005;
+    b.control_noise = m.control_noise = 0.05;
+    m.host_orch_scale = 1.003;
+    b.rounds = m.rounds = 40;
+    arms a;
+    make_arms(&a, 1, b, m, NULL);
+    char *out, *err;
+    assert_int_equal(compare(&a, NULL, &out, &err), 0);
+    char *l = first_line(out);
+    assert_string_equal(l, "verdict    no difference: the effect is inside the noise floor of 0.36 % (the control's "
+                           "|relative delta| in the one repetition); effect +0.28 % (+295 ns; 95 % CI +281..+307 ns) "
+                           "of the base minimum 105850 ns; sign test p = 0.5 (the one repetition agrees): one "
+                           "repetition is too few for it to reach alpha = 0.05 and has no spread for a t-test");
+    expect_in(out, "\ncontrol    runtime_init: noise floor 0.36 % (the |relative delta| of its minimum in the one "
+                   "repetition); Mann-Whitney two-sided p = 0.321 between the arms\n");
+    assert_false(ts_contains(out, "largest"));
+    free(l), free(out), free(err);
+    const char *js[] = {"--format", "json", NULL};
+    assert_int_equal(compare(&a, js, &out, &err), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(json_object_get(j, "summary")),
+                        "no difference: the effect is inside the noise floor of 0.36 % (the control's |relative "
+                        "delta| in the one repetition); effect +0.28 % (+295 ns; 95 % CI +281..+307 ns) of the base "
+                        "minimum 105850 ns; sign test p = 0.5 (the one repetition agrees): one repetition is too few "
+                        "for it to reach alpha = 0.05 and has no spread for a t-test");
+    /* the floor is that repetition's control delta, unsigned */
+    json_t *c = json_object_get(j, "control");
+    double floor = json_real_value(json_object_get(c, "noise_floor_pct"));
+    json_t *r0 = json_array_get(json_object_get(j, "per_repetition"), 0);
+    assert_true(floor > 0.36 && floor < 0.365);
+    assert_true(floor == -json_real_value(json_object_get(r0, "control_delta_pct")));
+    json_decref(j);
+    free(out), free(err);
+    free_arms(&a);
+}
+
 /* Fewer repetitions than the sign test needs (five at 0.05): a verdict
  * rests on a t-test of the repetitions' deltas. Two repetitions that
  * agree closely back one; two that agree in sign only, 9 % and 1 %, do
@@ -1600,6 +1644,7 @@ int main(void)
         cmocka_unit_test(test_short_control_falls_back_to_delta_range),
         cmocka_unit_test(test_drift_is_not_noise),
         cmocka_unit_test(test_one_repetition_gives_no_delta_range),
+        cmocka_unit_test(test_one_repetitions_control_delta),
         cmocka_unit_test(test_too_few_passes_for_an_interval),
         cmocka_unit_test(test_zero_base_has_no_percentages),
         cmocka_unit_test(test_effect_inside_noise_floor),

@@ -415,10 +415,12 @@ static void out_table(const cp_result *R)
     }
     fprintf(f, "ranks      %d, pooled\n", R->ranks);
     if (R->ctl_resolves)
-        fprintf(f,
-                "control    %s: noise floor %.2f %% (the largest |relative delta| of its minimum across "
-                "repetitions); Mann-Whitney two-sided p = %.3g between the arms\n",
-                o->control, R->noise_floor * 100, R->ctl.p_two);
+        /* one repetition's is no largest of several */
+        fprintf(f, "control    %s: noise floor %.2f %% (%s); Mann-Whitney two-sided p = %.3g between the arms\n",
+                o->control, R->noise_floor * 100,
+                R->nrep == 1 ? "the |relative delta| of its minimum in the one repetition"
+                             : "the largest |relative delta| of its minimum across repetitions",
+                R->ctl.p_two);
     else if (R->no_floor) /* one delta has no range; "0.00 %" read as no noise at all */
         fprintf(f,
                 "control    %s: too short to witness noise (minimum %" PRIu64 " ns); noise floor: none with one "

@@ -754,8 +754,9 @@ static void verdict_line(cp_result *R)
         else if (!R->beyond && !R->no_floor)
             snprintf(why, sizeof why, "the effect is inside the noise floor of %s %% (%s)",
                      cp_floor(R->noise_floor * 100, fl, sizeof fl),
-                     R->ctl_resolves ? "the control's largest |relative delta|"
-                                     : "the range of the repetitions' relative deltas");
+                     !R->ctl_resolves ? "the range of the repetitions' relative deltas"
+                     : R->nrep == 1   ? "the control's |relative delta| in the one repetition"
+                                      : "the control's largest |relative delta|");
         else if (!R->reps_back && R->nrep > 1)
             snprintf(why, sizeof why,
                      "the repetitions' deltas do not clear alpha = %g by a t-test (two-sided p = %.3g), and %zu "
