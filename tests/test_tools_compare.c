@@ -478,6 +478,8 @@ static void test_zero_base_has_no_percentages(void **st)
     assert_true(ts_contains(out, "\"delta_min_pct\": null"));
     assert_true(ts_contains(out, "\"delta_range_pct\": null"));
     assert_true(ts_contains(out, "\"noise_floor_pct\": null"));
+    /* nor a spread relative to a minimum of 0 ns: the base arm's was 0 */
+    assert_true(ts_contains(out, "\"arm_spread_pct\": null"));
     free(out), free(err);
     const char *cs[] = {"--format", "csv", NULL};
     assert_int_equal(compare(&a, cs, &out, &err), 1);
@@ -514,6 +516,45 @@ static void test_zero_base_has_no_percentages(void **st)
     assert_true(ts_contains(out, "\nhost_orch          *             0            0           +0       n/a "));
     assert_true(ts_contains(out, "lower bound (n/a %: +0 ns over a base minimum of 0 ns) exceeds it: no\n"));
     free(l), free(out), free(err);
+    free_arms(&a);
+}
+
+/* A base minimum of 0 ns in one repetition: that arm's spread (max/min - 1
+ * over the repetitions' minima) is relative to 0 and does not exist. It
+ * was 0, and the arms' spread was the measure arm's alone. */
+static void zero_base_rep2(int rep, cg_spec *b, cg_spec *m)
+{
+    (void)m;
+    if (rep == 1)
+        b->all_scale = 0;
+}
+
+static void test_zero_base_minimum_has_no_arm_spread(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 49), m = cg_default("5d6e7f8", 50);
+    arms a;
+    make_arms(&a, REPS, b, m, zero_base_rep2);
+    char *out, *err;
+    const char *js[] = {"--format", "json", NULL};
+    compare(&a, js, &out, &err);
+    json_t *j = json_loads(out, 0, NULL);
+    if (!j)
+        fail_msg("%s%s", out, err);
+    json_t *c = json_object_get(j, "control");
+    assert_true(json_is_null(json_object_get(c, "arm_spread_pct")));
+    assert_true(json_is_null(json_object_get(c, "delta_range_pct")));
+    json_decref(j);
+    free(out), free(err);
+    /* and with every minimum above 0 ns, a spread it is */
+    free_arms(&a);
+    make_arms(&a, REPS, b, m, NULL);
+    assert_int_equal(compare(&a, js, &out, &err), 0);
+    j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    assert_true(json_is_number(json_object_get(json_object_get(j, "control"), "arm_spread_pct")));
+    json_decref(j);
+    free(out), free(err);
     free_arms(&a);
 }
 
@@ -1645,6 +1686,7 @@ int main(void)
         cmocka_unit_test(test_drift_is_not_noise),
         cmocka_unit_test(test_one_repetition_gives_no_delta_range),
         cmocka_unit_test(test_one_repetitions_control_delta),
+        cmocka_unit_test(test_zero_base_minimum_has_no_arm_spread),
         cmocka_unit_test(test_too_few_passes_for_an_interval),
         cmocka_unit_test(test_zero_base_has_no_percentages),
         cmocka_unit_test(test_effect_inside_noise_floor),

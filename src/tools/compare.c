@@ -425,7 +425,9 @@ out:
  * 24 % of such a drift. The delta's range is paired as the control's
  * |relative delta| is: it holds what did not cancel. One repetition has
  * neither (NAN): an arm's one minimum has no spread and one delta no
- * range, and a 0 of either would read as no noise at all. */
+ * range, and a 0 of either would read as no noise at all. Nor has an arm
+ * whose minimum is 0 ns in some repetition a spread relative to it, and
+ * the larger of the two arms' is then unknown (NAN, not the 0 it was). */
 static void arm_spread(cp_result *R)
 {
     R->ctl_min = UINT64_MAX;
@@ -440,8 +442,8 @@ static void arm_spread(cp_result *R)
             for (size_t k = 0; k < g->nctl; k++)
                 R->ctl_min = g->ctl[k] < R->ctl_min ? g->ctl[k] : R->ctl_min;
         }
-        double s = lo ? (double)hi / (double)lo - 1 : 0;
-        spread = s > spread ? s : spread;
+        double s = lo ? (double)hi / (double)lo - 1 : NAN;
+        spread = isnan(s) || s > spread ? s : spread;
     }
     double rlo = 0, rhi = 0;
     R->spread = R->delta_range = NAN;
