@@ -185,17 +185,41 @@ static void the_commit_stands_for_this_logs_commit(void **st)
     SAME("1a2b3c4-dirty p --name run_1a2b3c4", "5d6e7f8 p --name run_5d6e7f8");
     DIFFER("1a2b3c4 p --name run_1a2b3c4", "5d6e7f8 p --name run_0badc0d",
            "command option --name: 'run_1a2b3c4' in A, 'run_0badc0d' in B");
-    /* only as a whole token: of commits 1 and 2, the 1 of 10 is no
-     * commit, and 10 rounds are not 20 */
-    DIFFER("1 hbg run qwen --rounds 10", "2 hbg run qwen --rounds 20", "command option --rounds: '10' in A, '20' in B");
-    DIFFER("1 p x1.log", "2 p x2.log", "command word 2: 'x1.log' in A, 'x2.log' in B");
-    DIFFER("1a p --name 1ab", "2a p --name 2ab", "command option --name: '1ab' in A, '2ab' in B");
-    DIFFER("1 env X=21 p", "2 env X=22 p", "env X=21 in A, X=22 in B");
-    SAME("1 p --name run_1_r1.log", "2 p --name run_2_r1.log");
-    SAME("1-dirty p --name run_1-dirty.log", "2 p --name run_2.log");
+    /* only as a whole token: the commit inside a longer name or number is
+     * no commit */
+    DIFFER("1a2b3c4 hbg run qwen --rounds 1a2b3c40", "5d6e7f8 hbg run qwen --rounds 5d6e7f80",
+           "command option --rounds: '1a2b3c40' in A, '5d6e7f80' in B");
+    DIFFER("1a2b3c4 p x1a2b3c4.log", "5d6e7f8 p x5d6e7f8.log",
+           "command word 2: 'x1a2b3c4.log' in A, 'x5d6e7f8.log' in B");
+    DIFFER("1a2b3c4 env X=21a2b3c4 p", "5d6e7f8 env X=25d6e7f8 p", "env X=21a2b3c4 in A, X=25d6e7f8 in B");
+    SAME("1a2b3c4 p --name run_1a2b3c4_r1.log", "5d6e7f8 p --name run_5d6e7f8_r1.log");
+    SAME("1a2b3c4-dirty p --name run_1a2b3c4-dirty.log", "5d6e7f8 p --name run_5d6e7f8.log");
     SAME("1a2b3c4 p --name 1a2b3c4/x", "5d6e7f8 p --name 5d6e7f8/x");
-    /* a commit that ends in no letter or digit needs none after it to end */
-    SAME("v1- p --name run_v1-x", "v2- p --name run_v2-x");
+    SAME("1a2b3c4 p 1a2b3c4", "5d6e7f8 p 5d6e7f8");
+    /* git's shortest abbreviation, 4 hex digits, and a whole hash */
+    SAME("beef p --name run_beef.log", "cafe p --name run_cafe.log");
+    SAME("1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d p --x 1a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d",
+         "0badc0de0badc0de0badc0de0badc0de0badc0de p --x 0badc0de0badc0de0badc0de0badc0de0badc0de");
+}
+
+/* A commit that is no git hash (under 4 hex digits, or not hex) stands
+ * for nothing in the other words, whatever a program's own stamp gives:
+ * of commits 1 and 2, `--rounds 1` and `--rounds 2` were taken for the
+ * commits, and 1 round was no difference against 2. */
+static void a_commit_that_is_no_hash_stands_for_itself(void **st)
+{
+    (void)st;
+    DIFFER("1 hbg run qwen --rounds 1", "2 hbg run qwen --rounds 2", "command option --rounds: '1' in A, '2' in B");
+    DIFFER("1 hbg run qwen --rounds 10", "2 hbg run qwen --rounds 20", "command option --rounds: '10' in A, '20' in B");
+    DIFFER("1 p 1", "2 p 2", "command word 2: '1' in A, '2' in B");
+    DIFFER("1 env X=1 p", "2 env X=2 p", "env X=1 in A, X=2 in B");
+    DIFFER("1-dirty p --x 1", "2 p --x 2", "command option --x: '1' in A, '2' in B");
+    DIFFER("abc p --x abc", "def p --x def", "command option --x: 'abc' in A, 'def' in B");
+    DIFFER("v1.0 p --name run_v1.0.log", "v2.0 p --name run_v2.0.log",
+           "command option --name: 'run_v1.0.log' in A, 'run_v2.0.log' in B");
+    DIFFER("unknown p --x unknown", "1a2b3c4 p --x 1a2b3c4", "command option --x: 'unknown' in A, '1a2b3c4' in B");
+    /* the stamps' first words are still their commits, not a difference */
+    SAME("1 hbg run qwen --rounds 3", "2 hbg run qwen --rounds 3");
 }
 
 static void assignments_are_a_set(void **st)
@@ -226,6 +250,7 @@ int main(void)
         cmocka_unit_test(the_rest_past_the_cap_is_compared),
         cmocka_unit_test(where_output_goes_is_no_difference),
         cmocka_unit_test(the_commit_stands_for_this_logs_commit),
+        cmocka_unit_test(a_commit_that_is_no_hash_stands_for_itself),
         cmocka_unit_test(assignments_are_a_set),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -175,6 +175,24 @@ static void drop_switch_options(stamp_words *s)
     s->nopt = kept;
 }
 
+/* Is c a git commit as hbg writes one (`git rev-parse --short=7`), or as
+ * git abbreviates one at all: 4 hex digits or more? Only such a commit
+ * stands for "this log's commit" inside a stamp's other words. A
+ * program's own stamp may give any commit, and of commits 1 and 2 the
+ * values of `--rounds 1` and `--rounds 2` were taken for the commits:
+ * the two stamps compared equal. */
+static bool git_hash(lx_slice c)
+{
+    if (c.n < 4)
+        return false;
+    for (size_t i = 0; i < c.n; i++) {
+        unsigned char u = (unsigned char)c.p[i];
+        if (!((u >= '0' && u <= '9') || ((u | 0x20) >= 'a' && (u | 0x20) <= 'f')))
+            return false;
+    }
+    return true;
+}
+
 static void split_stamp(const char *p, size_t n, stamp_words *s)
 {
     memset(s, 0, sizeof *s);
@@ -195,6 +213,8 @@ static void split_stamp(const char *p, size_t n, stamp_words *s)
     /* the commit without "-dirty": a dirty build's log names carry it too */
     if (s->commit.n > 6 && memcmp(s->commit.p + s->commit.n - 6, "-dirty", 6) == 0)
         s->commit.n -= 6;
+    if (!git_hash(s->commit))
+        s->commit.n = s->commit_dirty.n = 0; /* stands for nothing in the other words */
     int k = 1;
     if (k < s->n && s->w[k].n == 3 && memcmp(s->w[k].p, "env", 3) == 0)
         k++;
@@ -218,9 +238,10 @@ static bool token_byte(char c)
 /* How long a commit of stamp s starts at a word's position, 0 if none:
  * "abc1234-dirty" is tried before "abc1234" (a dirty build's log names
  * carry the suffix, older ones may not). Only a whole token counts, one
- * that no letter or digit continues on either side (run_1a2b3c4_r1.log):
- * of commits 1 and 2, the 1 of "10" and the 2 of "20" are no commit, and
- * `--rounds 10` against `--rounds 20` was once no difference. */
+ * that no letter or digit continues on either side (run_1a2b3c4_r1.log),
+ * and a commit that is no git hash stands for nothing (split_stamp): of
+ * commits 1 and 2, `--rounds 10` against `--rounds 20`, and then
+ * `--rounds 1` against `--rounds 2`, were once no difference. */
 static size_t commit_at(const stamp_words *s, lx_slice a, size_t i)
 {
     lx_slice c[2] = {s->commit_dirty, s->commit};
@@ -228,9 +249,9 @@ static size_t commit_at(const stamp_words *s, lx_slice a, size_t i)
         size_t n = c[k].n;
         if (!n || a.n - i < n || memcmp(a.p + i, c[k].p, n) != 0)
             continue;
-        if (i > 0 && token_byte(a.p[i - 1]) && token_byte(c[k].p[0]))
+        if (i > 0 && token_byte(a.p[i - 1]))
             continue;
-        if (i + n < a.n && token_byte(a.p[i + n]) && token_byte(c[k].p[n - 1]))
+        if (i + n < a.n && token_byte(a.p[i + n]))
             continue;
         return n;
     }

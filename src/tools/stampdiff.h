@@ -22,8 +22,9 @@
  *   switches, which the assignments give resolved.
  * Inside any word, each stamp's own commit stands for "this log's commit"
  * where it is a whole token, continued by no letter or digit on either
- * side (a log path named after its commit is not a difference; the 1 of
- * "10" is not a commit 1).
+ * side (a log path named after its commit is not a difference), and only
+ * a commit that is a git hash (4 hex digits or more, "-dirty" or not)
+ * does: of commits 1 and 2, "--rounds 1" is not "--rounds 2".
  *
  * An option is a word starting with '-' (not "-", not a number such as -1,
  * -.5, -inf or -nan); the words after it, up to the next option, are its
