@@ -558,6 +558,34 @@ static void test_zero_base_minimum_has_no_arm_spread(void **st)
     free_arms(&a);
 }
 
+/* A control of 0 ns in the base arm has no relative delta: each
+ * repetition's control_delta_pct was a share of 1 ns ("+900800 %" of a
+ * 9008 ns measure), where the control's own row said null. */
+static void test_zero_control_has_no_relative_delta(void **st)
+{
+    (void)st;
+    cg_spec b = cg_default("1a2b3c4", 49), m = cg_default("5d6e7f8", 50);
+    b.control_scale = 0;
+    arms a;
+    make_arms(&a, 2, b, m, NULL);
+    char *out, *err;
+    const char *js[] = {"--format", "json", NULL};
+    assert_int_equal(compare(&a, js, &out, &err), 0);
+    json_t *j = json_loads(out, 0, NULL);
+    assert_non_null(j);
+    for (size_t i = 0; i < 2; i++) {
+        json_t *r = json_array_get(json_object_get(j, "per_repetition"), i);
+        assert_true(json_is_null(json_object_get(r, "control_delta_pct")));
+        json_t *row = json_array_get(json_object_get(r, "rows"), 6);
+        assert_string_equal(json_string_value(json_object_get(row, "row")), "runtime_init");
+        assert_int_equal(json_integer_value(json_object_get(row, "base_min_ns")), 0);
+        assert_true(json_is_null(json_object_get(row, "delta_min_pct")));
+    }
+    json_decref(j);
+    free(out), free(err);
+    free_arms(&a);
+}
+
 /* An effect inside the noise floor is no difference, however significant. */
 static void test_effect_inside_noise_floor(void **st)
 {
@@ -1687,6 +1715,7 @@ int main(void)
         cmocka_unit_test(test_one_repetition_gives_no_delta_range),
         cmocka_unit_test(test_one_repetitions_control_delta),
         cmocka_unit_test(test_zero_base_minimum_has_no_arm_spread),
+        cmocka_unit_test(test_zero_control_has_no_relative_delta),
         cmocka_unit_test(test_too_few_passes_for_an_interval),
         cmocka_unit_test(test_zero_base_has_no_percentages),
         cmocka_unit_test(test_effect_inside_noise_floor),

@@ -239,7 +239,10 @@ static void fill_rows(cp_rep *r, const char *control)
         cb = b->ctl[i] < cb ? b->ctl[i] : cb;
     for (size_t i = 0; i < m->nctl; i++)
         cm = m->ctl[i] < cm ? m->ctl[i] : cm;
-    r->ctl_rel = ((double)cm - (double)cb) / (double)(cb ? cb : 1);
+    /* no share of a base of 0 ns: it was one of 1 ns, a control of 0 ns
+     * against 9008 ns "+900800 %" (such a control is too short to be a
+     * floor, so no verdict took it) */
+    r->ctl_rel = cb ? ((double)cm - (double)cb) / (double)cb : NAN;
 }
 
 static int sgn64(int64_t v)

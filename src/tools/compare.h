@@ -90,7 +90,7 @@ typedef struct cp_rep {
     cp_row row[PS_MAXSEG + 1];  /* row[0] is the total */
     int nrow;
     int64_t dmin;               /* measure minus base, total minimum */
-    double ctl_rel;             /* control: (measure min - base min) / base min */
+    double ctl_rel;             /* control: (measure min - base min) / base min; NAN of a base of 0 */
 } cp_rep;
 
 typedef struct cp_result {
