@@ -1174,6 +1174,51 @@ static void test_unstamped_first_log_checks_no_less(void **st)
     free_arms(&a);
 }
 
+/* With unstamped logs allowed, the stamp line said "the first base log's;
+ * every log agrees with it" of a stamp that was another log's, and of
+ * logs that nothing had checked. It names the log it is, and what was
+ * checked. */
+static void base_unstamped(int rep, cg_spec *b, cg_spec *m)
+{
+    (void)rep, (void)m;
+    b->commit = NULL;
+}
+
+static void base_rep1_unstamped(int rep, cg_spec *b, cg_spec *m)
+{
+    (void)m;
+    if (rep == 0)
+        b->commit = NULL;
+}
+
+static void test_unstamped_stamp_line_names_its_log(void **st)
+{
+    (void)st;
+    const char *allow[] = {"--allow-unstamped", NULL};
+    const char *tail = "hbg run qwen --mode numbers --rounds 6  (";
+    char *out, *err;
+    arms a;
+    make_arms(&a, 2, cg_default("1a2b3c4", 57), cg_default("5d6e7f8", 58), base_unstamped);
+    assert_int_equal(compare(&a, allow, &out, &err), 0);
+    const char *l = strstr(out, "\nstamp      ");
+    assert_non_null(l);
+    l = strstr(l, tail);
+    assert_non_null(l);
+    assert_true(starts(l + strlen(tail), "measure log 1's, the first stamped one; every stamped log agrees with it "
+                                         "but for its commit, log path and time limits)\n"));
+    free(out), free(err);
+    free_arms(&a);
+
+    make_arms(&a, 2, cg_default("1a2b3c4", 57), cg_default("5d6e7f8", 58), base_rep1_unstamped);
+    assert_int_equal(compare(&a, allow, &out, &err), 0);
+    l = strstr(strstr(out, "\nstamp      "), tail);
+    assert_non_null(l);
+    assert_true(starts(l + strlen(tail), "base log 2's, the first stamped one; every stamped log agrees with it but "
+                                         "for its commit, log path and time limits)\n"));
+    free(out), free(err);
+    free_arms(&a);
+}
+
 static void test_refuses_different_segment_sets(void **st)
 {
     (void)st;
@@ -1730,6 +1775,7 @@ int main(void)
         cmocka_unit_test(test_refuses_unequal_counts),
         cmocka_unit_test(test_unstamped_refused_unless_allowed),
         cmocka_unit_test(test_unstamped_first_log_checks_no_less),
+        cmocka_unit_test(test_unstamped_stamp_line_names_its_log),
         cmocka_unit_test(test_refuses_different_segment_sets),
         cmocka_unit_test(test_refuses_a_log_without_warm_pass),
         cmocka_unit_test(test_refuses_different_rank_counts),

@@ -410,8 +410,14 @@ static void out_table(const cp_result *R)
     if (R->stamp_rest) {
         fprintf(f, "stamp      ");
         hbg__fput_masked(f, R->stamp_rest, R->stamp_rest_len);
-        fprintf(f, "  (the first base log's; every log agrees with it but for its commit, log path and time "
-                   "limits)\n");
+        if (!R->unstamped)
+            fprintf(f, "  (the first base log's; every log agrees with it but for its commit, log path and time "
+                       "limits)\n");
+        else /* the unstamped logs were not checked, and base log 1 may be one */
+            fprintf(f,
+                    "  (%s log %zu's, the first stamped one; every stamped log agrees with it but for its commit, "
+                    "log path and time limits)\n",
+                    R->stamp_measure ? "measure" : "base", R->stamp_rep + 1);
     }
     fprintf(f, "ranks      %d, pooled\n", R->ranks);
     if (R->ctl_resolves)

@@ -907,6 +907,8 @@ hbg_status cp_run(cp_result *R, const char *const *base, const char *const *meas
     snprintf(R->base_commit, sizeof R->base_commit, "%s", b0->commit[0] ? b0->commit : "unstamped");
     snprintf(R->measure_commit, sizeof R->measure_commit, "%s", m0->commit[0] ? m0->commit : "unstamped");
     const cp_log *s0 = b0->L.has_stamp ? b0 : m0;
+    R->stamp_measure = !b0->L.has_stamp;
+    R->stamp_rep = arm_ref(R->rep, nrep, !R->stamp_measure);
     if (s0->L.has_stamp) {
         const char *sp = memchr(s0->L.stamp.p, ' ', s0->L.stamp.n);
         R->stamp_rest = sp ? sp + 1 : s0->L.stamp.p + s0->L.stamp.n;

@@ -130,8 +130,10 @@ typedef struct cp_result {
     bool no_floor;              /* a short control and one repetition: no range, no floor (NAN) */
 
     char base_commit[HBG_STAMP_COMMIT_MAX + 1], measure_commit[HBG_STAMP_COMMIT_MAX + 1];
-    const char *stamp_rest;     /* base 1's stamp after its commit, or NULL */
+    const char *stamp_rest;     /* first stamped base (else measure) log's stamp past its commit */
     size_t stamp_rest_len;
+    bool stamp_measure;         /* stamp_rest is a measure log's */
+    size_t stamp_rep;           /* of repetition stamp_rep + 1 */
     bool unstamped;             /* some log had no stamp (allowed) */
     size_t nincomplete;         /* logs that say they are incomplete (allowed) */
     int ranks;
