@@ -586,6 +586,50 @@ static void test_zero_control_has_no_relative_delta(void **st)
     free_arms(&a);
 }
 
+static void set_dur(const char *path, const char *after, const char *mark, const char *dur);
+
+/* A median's change is a share of the base median, its half included: a
+ * base median of 6.5 ns was taken as 6 (+0.5 ns was "+8.33 %", not
+ * +7.69 %), and one of 0.5 ns as 0, a base with no percentage. */
+static void test_median_percentage_counts_the_half(void **st)
+{
+    (void)st;
+    static const char *const base_heap[2][4] = {{"6", "6", "7", "7"}, {"0", "0", "1", "1"}};
+    static const char *const measure_heap[2] = {"7", "1"};
+    static const char *const table[2] = {
+        "\ngm_heap                          6            7           +1   +16.67%            6.5              7      "
+        "     +0.5    +7.69%\n",
+        "\ngm_heap                          0            1           +1       n/a            0.5              1      "
+        "     +0.5  +100.00%\n"};
+    static const char *const json[2] = {"\"delta_median_pct\": 7.69231}", "\"delta_median_pct\": 100}"};
+    static const char *const csv[2] = {",6,7,1,16.6667,6.5,7,0.5,7.6923\n", ",0,1,1,,0.5,1,0.5,100.0000\n"};
+    for (int c = 0; c < 2; c++) {
+        cg_spec b = cg_default("1a2b3c4", 51), m = cg_default("5d6e7f8", 52);
+        b.rounds = m.rounds = 5; /* four warm passes: the median is a half */
+        arms a;
+        make_arms(&a, 1, b, m, NULL);
+        char inv[16];
+        for (int k = 0; k < 4; k++) { /* the warm passes, inv=2..5 */
+            snprintf(inv, sizeof inv, "inv=%d\n", k + 2);
+            set_dur(a.base[0], inv, "phase=gm_heap ", base_heap[c][k]);
+            set_dur(a.measure[0], inv, "phase=gm_heap ", measure_heap[c]);
+        }
+        char *out, *err;
+        assert_int_equal(compare(&a, NULL, &out, &err), 0);
+        expect_in(out, table[c]);
+        free(out), free(err);
+        const char *js[] = {"--format", "json", NULL};
+        assert_int_equal(compare(&a, js, &out, &err), 0);
+        expect_in(out, json[c]);
+        free(out), free(err);
+        const char *cs[] = {"--format", "csv", NULL};
+        assert_int_equal(compare(&a, cs, &out, &err), 0);
+        expect_in(out, csv[c]);
+        free(out), free(err);
+        free_arms(&a);
+    }
+}
+
 /* An effect inside the noise floor is no difference, however significant. */
 static void test_effect_inside_noise_floor(void **st)
 {
@@ -1763,6 +1807,7 @@ int main(void)
         cmocka_unit_test(test_zero_control_has_no_relative_delta),
         cmocka_unit_test(test_too_few_passes_for_an_interval),
         cmocka_unit_test(test_zero_base_has_no_percentages),
+        cmocka_unit_test(test_median_percentage_counts_the_half),
         cmocka_unit_test(test_effect_inside_noise_floor),
         cmocka_unit_test(test_a_zero_delta_is_no_disagreement),
         cmocka_unit_test(test_counts_of_one_in_the_singular),

@@ -322,7 +322,9 @@ static char *half_str(int64_t v2, bool sign, char *buf, size_t n)
 }
 
 /* A change relative to base; none of a base of 0 ns (NAN, printed n/a)
- * unless nothing changed. */
+ * unless nothing changed. A median's change is taken over the doubled
+ * median, halves and all: over its whole ns, a base median of 0.5 ns had
+ * no percentage, and one of 6.5 ns a share of 6. */
 static double pct(double delta, uint64_t base)
 {
     return base ? delta / (double)base * 100 : NAN;
@@ -381,7 +383,7 @@ static void table_row(FILE *f, const cp_row *w)
             pct_str(pct((double)dmin, w->bmin), p1, sizeof p1));
     fprintf(f, " %14s %14s %14s %s\n", half_str(med2(w->bmed), false, b, sizeof b),
             half_str(med2(w->mmed), false, m, sizeof m), half_str(dmed, true, d, sizeof d),
-            pct_str(pct((double)dmed / 2, w->bmed.whole), p2, sizeof p2));
+            pct_str(pct((double)dmed, (uint64_t)med2(w->bmed)), p2, sizeof p2));
 }
 
 static void out_table(const cp_result *R)
@@ -497,7 +499,7 @@ static void out_csv(const cp_result *R)
             fputc(',', f);
             csv_str(f, r->measure.path);
             char p1[32] = "", p2[32] = ""; /* empty: no percentage of a base of 0 */
-            double v1 = pct((double)dmin, w->bmin), v2 = pct((double)dmed / 2, w->bmed.whole);
+            double v1 = pct((double)dmin, w->bmin), v2 = pct((double)dmed, (uint64_t)med2(w->bmed));
             if (isfinite(v1))
                 snprintf(p1, sizeof p1, "%.4f", v1);
             if (isfinite(v2))
@@ -576,7 +578,7 @@ static void json_row(jw *w, const cp_row *r)
     jkey(w, "base_median_ns", false), jhalf(w, med2(r->bmed));
     jkey(w, "measure_median_ns", false), jhalf(w, med2(r->mmed));
     jkey(w, "delta_median_ns", false), jhalf(w, dmed);
-    jkey(w, "delta_median_pct", false), jnum(w, pct((double)dmed / 2, r->bmed.whole));
+    jkey(w, "delta_median_pct", false), jnum(w, pct((double)dmed, (uint64_t)med2(r->bmed)));
     jw_lit(w, "}");
 }
 
