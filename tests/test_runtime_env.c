@@ -76,6 +76,20 @@ static void bad_value_names_the_variable(void **state)
     assert_string_equal(hbg_status_name(HBG_E_BAD_ENV), "HBG_E_BAD_ENV");
 }
 
+/* A NULL config is refused in words too: msg is what a caller prints on
+ * any failure, and was left as the caller's own bytes. */
+static void a_null_config_is_named(void **state)
+{
+    (void)state;
+    char msg[64] = "the caller's bytes";
+    assert_int_equal(hbg_runtime_config_from_env(NULL, msg, sizeof msg), HBG_E_INVAL);
+    assert_string_equal(msg, "no config (hbg_runtime_config is NULL)");
+    char small[8] = "unset";
+    assert_int_equal(hbg_runtime_config_from_env(NULL, small, sizeof small), HBG_E_INVAL);
+    assert_string_equal(small, "no conf");
+    assert_int_equal(hbg_runtime_config_from_env(NULL, NULL, 0), HBG_E_INVAL);
+}
+
 /* Records on creates a pool of the size asked for (the default when 0):
  * records past a thread's share are dropped. Records off drops the pool. */
 static void records_size_the_pool(void **state)
@@ -124,6 +138,7 @@ int main(void)
         cmocka_unit_test_setup(unset_leaves_config, clean_env),
         cmocka_unit_test_setup(both_names_ours_wins, clean_env),
         cmocka_unit_test_setup(bad_value_names_the_variable, clean_env),
+        cmocka_unit_test_setup(a_null_config_is_named, clean_env),
         cmocka_unit_test_setup(records_size_the_pool, clean_env),
         cmocka_unit_test_setup(a_pool_refused_is_said, clean_env),
     };

@@ -147,7 +147,8 @@ typedef struct hbg_runtime_config {
  *    1/true/on/yes or 0/false/off/no/empty)".
  * A record pool that cannot be created is hbg_recpool_create's status
  * (HBG_E_NOMEM; HBG_E_INVAL past 2^31 - 1 records), cfg untouched and msg
- * "a record pool of T x P records: " and the status's text. */
+ * "a record pool of T x P records: " and the status's text. A NULL cfg
+ * is HBG_E_INVAL, msg "no config (hbg_runtime_config is NULL)". */
 hbg_status hbg_runtime_config_from_env(hbg_runtime_config *cfg, char *msg, size_t cap);
 
 #define HBG_PASS_ERROR_MAX 256

@@ -25,10 +25,14 @@ static hbg_status bad(char *msg, size_t cap, const char *ours, const char *seed,
 
 hbg_status hbg_runtime_config_from_env(hbg_runtime_config *cfg, char *msg, size_t cap)
 {
-    if (!cfg)
-        return HBG_E_INVAL;
     if (msg && cap)
         msg[0] = 0;
+    /* The caller prints msg on any failure: it must say this one too. */
+    if (!cfg) {
+        if (msg && cap)
+            snprintf(msg, cap, "no config (hbg_runtime_config is NULL)");
+        return HBG_E_INVAL;
+    }
     bool breakdown = cfg->breakdown, records = cfg->records != NULL, skip = cfg->skip_device;
     hbg_level level;
     if (hbg_switch_read(HBG_SW_BREAKDOWN, &breakdown))
