@@ -1325,7 +1325,10 @@ static void open_refusals(void **state)
     hbg_device *d = NULL;
     assert_int_equal(hbg_sim_open(&(hbg_sim_config){.rank = 2, .nranks = 2}, &d), HBG_E_INVAL);
     assert_null(d);
+    assert_string_equal(hbg_device_last_error(), "sim: rank 2 is not below nranks 2");
+    /* a NULL out is said so, not left to the words of the refusal before */
     assert_int_equal(hbg_sim_open(NULL, NULL), HBG_E_INVAL);
+    assert_string_equal(hbg_device_last_error(), "sim: nowhere to put the device (out is NULL)");
     d = open_sim(&(hbg_sim_config){.rank = 1, .nranks = 2});
     assert_int_equal(d->rank, 1);
     assert_int_equal(d->nranks, 2);

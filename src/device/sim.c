@@ -885,8 +885,10 @@ static const hbg_device_ops sim_ops = {
 hbg_status hbg_sim_open(const hbg_sim_config *cfg, hbg_device **out)
 {
     static const hbg_sim_config defaults = {0};
-    if (!out)
+    if (!out) {
+        hbg__exec_set_error("sim: nowhere to put the device (out is NULL)");
         return HBG_E_INVAL;
+    }
     *out = NULL;
     if (!cfg)
         cfg = &defaults;
