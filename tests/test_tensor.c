@@ -152,6 +152,15 @@ static void empty_and_overflow(void **state)
     assert_int_equal(hbg_tensor_numel(&h), UINT64_MAX);
     assert_int_equal(h.dtype, HBG_DTYPE_COUNT); /* its size overflows */
 
+    /* a 0 extent after extents whose product overflows: still empty,
+     * and in bounds where it starts inside the buffer */
+    const uint32_t late_zero[4] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, 0};
+    hbg_tensor z = hbg_tensor_view(&t, 8, 4, late_zero, NULL);
+    assert_int_equal(z.dtype, HBG_F32);
+    assert_int_equal(hbg_tensor_numel(&z), 0);
+    assert_false(hbg_tensor_byte_range(&z, &lo, &hi));
+    assert_true(hbg_tensor_in_bounds(&z));
+
     const uint32_t one[1] = {2};
     const int64_t far[1] = {INT64_MAX};
     hbg_tensor f = hbg_tensor_view(&t, 0, 1, one, far);

@@ -194,10 +194,15 @@ uint64_t hbg_tensor_numel(const hbg_tensor *t)
     if (!t || t->ndim > HBG_MAX_DIMS)
         return 0;
     uint64_t n = 1;
-    for (unsigned i = 0; i < t->ndim; i++)
-        if (__builtin_mul_overflow(n, (uint64_t)t->shape[i], &n))
-            return UINT64_MAX; /* saturate: no buffer can hold it anyway */
-    return n;
+    bool over = false;
+    /* A 0 extent anywhere empties the view, even after extents whose
+     * product overflows: look at every one before saturating. */
+    for (unsigned i = 0; i < t->ndim; i++) {
+        if (!t->shape[i])
+            return 0;
+        over |= __builtin_mul_overflow(n, (uint64_t)t->shape[i], &n);
+    }
+    return over ? UINT64_MAX : n; /* saturate: no buffer can hold it anyway */
 }
 
 bool hbg_tensor_byte_range(const hbg_tensor *t, uint64_t *lo, uint64_t *hi)
