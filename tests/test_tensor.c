@@ -160,6 +160,13 @@ static void empty_and_overflow(void **state)
     assert_int_equal(hbg_tensor_numel(&z), 0);
     assert_false(hbg_tensor_byte_range(&z, &lo, &hi));
     assert_true(hbg_tensor_in_bounds(&z));
+    /* the constructors take it as the empty tensor it is, not as one
+     * whose size overflows */
+    hbg_tensor zd = hbg_tensor_at(0x10000, HBG_F32, 4, late_zero);
+    assert_int_equal(zd.dtype, HBG_F32);
+    assert_int_equal(zd.nbytes, 0);
+    assert_int_equal(zd.strides[0], 0);
+    assert_int_equal(zd.strides[3], 1);
 
     const uint32_t one[1] = {2};
     const int64_t far[1] = {INT64_MAX};

@@ -97,9 +97,13 @@ hbg_tensor hbg_tensor_at(uint64_t addr, hbg_dtype dt, unsigned ndim, const uint3
     t.dtype = (unsigned)dt < HBG_DTYPE_COUNT ? (uint8_t)dt : HBG_DTYPE_COUNT;
     if (set_layout(&t, ndim, shape, NULL) && t.dtype != HBG_DTYPE_COUNT) {
         uint64_t n = 1;
-        bool over = false;
-        for (unsigned i = 0; i < ndim; i++)
+        bool over = false, empty = false;
+        for (unsigned i = 0; i < ndim; i++) {
+            empty |= !shape[i];
             over |= __builtin_mul_overflow(n, (uint64_t)shape[i], &n);
+        }
+        if (empty) /* 0 elements, whatever the product of the others */
+            n = 0, over = false;
         if (over || __builtin_mul_overflow(n, (uint64_t)hbg_dtype_size(dt), &t.nbytes)) {
             t.dtype = HBG_DTYPE_COUNT;
             t.nbytes = 0;
