@@ -551,6 +551,13 @@ static hbg_status bad_boundary(hbg_orch *o, void *ctx)
         b.ndeps = HBG_MAX_FANINS + 1;
     if (boundary_case == 3)
         b.nscalars = 2;
+    hbg_tensor past = hbg_tensor_view(hbg_orch_arg(o, 0), N - 4, 1, (uint32_t[]){8}, NULL);
+    if (boundary_case == 4)
+        ba.dir = HBG_NO_DEP;
+    if (boundary_case == 5)
+        ba.t = &past;
+    if (boundary_case == 6)
+        ba.t = NULL;
     return hbg_submit_graph(o, 4, body_add, NULL, &b, 0, NULL);
 }
 
@@ -568,6 +575,24 @@ static void a_bad_boundary_is_named(void **state)
     };
     for (boundary_case = 0; boundary_case < 4; boundary_case++)
         refused_both(bad_boundary, c[boundary_case].st, c[boundary_case].why);
+}
+
+/* A boundary slot the device path refuses is refused by the reference
+ * too, in the same words, before the body runs: eager mode ran the body
+ * on it (a slot passed HBG_NO_DEP was written as the body's task said;
+ * a view past its buffer was blamed on the body's task). */
+static void a_bad_boundary_slot_is_refused_eagerly(void **state)
+{
+    (void)state;
+    static const char *const why[] = {
+        "task 0 (graph key 0x4) slot 0: direction 4 is not one this argument takes",
+        "task 0 (graph key 0x4) slot 0: view [240, 272) outside its 256-byte buffer",
+        "task 0 (graph key 0x4) slot 0: no tensor (NULL)",
+    };
+    for (boundary_case = 4; boundary_case < 7; boundary_case++) {
+        refused_both(bad_boundary, HBG_E_INVAL, why[boundary_case - 4]);
+        assert_string_equal(hbg_eager_last_error(), why[boundary_case - 4]);
+    }
 }
 
 /* A program's caller tensors that args cannot stage: HBG_E_INVAL, and the
@@ -1414,6 +1439,7 @@ int main(void)
         cmocka_unit_test(a_run_of_its_own_device_from_a_kernel_is_refused),
         cmocka_unit_test(a_cycle_through_another_device_is_refused),
         cmocka_unit_test(sim_counts_past_the_limits_are_named),
+        cmocka_unit_test(a_bad_boundary_slot_is_refused_eagerly),
         cmocka_unit_test(an_open_scope_is_named),
         cmocka_unit_test(a_predicate_needs_a_buffer),
         cmocka_unit_test(blocks_past_the_device_limit),

@@ -828,8 +828,15 @@ static hbg_status submit(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
         hbg__why(o, HBG_WHY_WINDOW, -1, o->window, 0, 0);
         return graph_fail(o, key, HBG_E_WINDOW_FULL);
     }
-    if (o->cfg.eager)
+    if (o->cfg.eager) {
+        /* The reference refuses the slots the device path refuses, before
+         * the body sees them. */
+        hbg__range r;
+        for (uint32_t k = 0; k < b->ntensors; k++)
+            if (!slot_ok(o, &b->args[k], k, &r))
+                return graph_fail(o, key, HBG_E_INVAL);
         return graph_fail(o, key, body_ran(bd, NULL, run_inline(o, body, ctx, b)));
+    }
     /* Read once, before any body runs: what the call matches and replays
      * is the bound as it was then. */
     uint64_t stamp = bd ? bd->stamp : 0;
