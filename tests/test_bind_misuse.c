@@ -595,6 +595,42 @@ static void a_bad_boundary_slot_is_refused_eagerly(void **state)
     }
 }
 
+/* A body's predicate on a word the Definition cannot express (x[0],
+ * outside the view of x the call passes): the failure names the
+ * predicate's tensor, where it gave the status's text alone ("graph body
+ * used a tensor or task it cannot record"). */
+static hbg_status body_pred_outside(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    hbg_pred pr = {.t = hbg_orch_arg(o, 0), .op = HBG_CMP_EQ, .elem_size = 4};
+    hbg_arg a = {b->args[0].t, HBG_INOUT};
+    uint64_t v = 1;
+    hbg_task t = {.kernel_aic = K_ADD, .ntensors = 1, .args = &a, .nscalars = 1, .scalars = &v, .pred = &pr};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static hbg_status pred_outside_the_boundary(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_tensor v = hbg_tensor_view(hbg_orch_arg(o, 0), 8, 1, (uint32_t[]){4}, NULL);
+    hbg_arg ba = {&v, HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &ba};
+    return hbg_submit_graph(o, 5, body_pred_outside, NULL, &b, 0, NULL);
+}
+
+static void a_predicate_outside_the_boundary_is_named(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, pred_outside_the_boundary, NULL, &rep), HBG_E_GRAPH_CAPTURE);
+    assert_string_equal(rep.error, "graph key 0x5 node 0: the predicate's tensor is neither a boundary tensor, a "
+                                   "view inside one, nor a node's output");
+    assert_int_equal(r.x[8], 0);
+    rig_close(&r);
+}
+
 /* A program's caller tensors that args cannot stage: HBG_E_INVAL, and the
  * report names the tensor and what is wrong with it (it said "args:
  * invalid argument"). A dtype that is none was staged without a word, and
@@ -1440,6 +1476,7 @@ int main(void)
         cmocka_unit_test(a_cycle_through_another_device_is_refused),
         cmocka_unit_test(sim_counts_past_the_limits_are_named),
         cmocka_unit_test(a_bad_boundary_slot_is_refused_eagerly),
+        cmocka_unit_test(a_predicate_outside_the_boundary_is_named),
         cmocka_unit_test(an_open_scope_is_named),
         cmocka_unit_test(a_predicate_needs_a_buffer),
         cmocka_unit_test(blocks_past_the_device_limit),

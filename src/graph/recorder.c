@@ -361,6 +361,8 @@ hbg_status hbg__record_task(hbg_orch *o, const hbg_task *t, bool dummy, hbg_task
             memset(p, 0, sizeof *p);
             const hbg__range *pr = &rng[HBG_MAX_TASK_TENSORS];
             st = classify(r, t->pred->t, pr->lo, pr->hi, &p->where, &r->pvia[r->npred]);
+            if (st)
+                hbg__why(o, HBG_WHY_CAPTURE, -1, 1, 0, 0); /* 1: the predicate's */
             if (!st && infer)
                 st = infer_read(r, n, self, t->pred->t, pr->lo, pr->hi);
             p->byte_offset = t->pred->byte_offset;

@@ -147,7 +147,8 @@ static void reason(msgbuf *m, const hbg__fault *f)
         break;
     case HBG_WHY_WINDOW: put(m, "task window full (%lld tasks)", (long long)n[0]); break;
     case HBG_WHY_CAPTURE:
-        put(m, "the tensor is neither a boundary tensor, a view inside one, nor a node's output");
+        put(m, "%s is neither a boundary tensor, a view inside one, nor a node's output",
+            n[0] ? "the predicate's tensor" : "the tensor");
         break;
     case HBG_WHY_NESTED: put(m, "a Graph inside a Graph body"); break;
     case HBG_WHY_B_COUNT:
