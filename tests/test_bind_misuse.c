@@ -558,6 +558,9 @@ static hbg_status bad_boundary(hbg_orch *o, void *ctx)
         ba.t = &past;
     if (boundary_case == 6)
         ba.t = NULL;
+    hbg_task_id later = 3;
+    if (boundary_case == 7)
+        b.ndeps = 1, b.deps = &later;
     return hbg_submit_graph(o, 4, body_add, NULL, &b, 0, NULL);
 }
 
@@ -575,6 +578,17 @@ static void a_bad_boundary_is_named(void **state)
     };
     for (boundary_case = 0; boundary_case < 4; boundary_case++)
         refused_both(bad_boundary, c[boundary_case].st, c[boundary_case].why);
+}
+
+/* A boundary dep on no earlier task: refused eagerly too, where the body
+ * ran inline as though the dep were none. */
+static void a_bad_boundary_dep_is_refused_eagerly(void **state)
+{
+    (void)state;
+    static const char why[] = "task 0 (graph key 0x4): dep 0 names 0x3, which is no earlier task (0 so far)";
+    boundary_case = 7;
+    refused_both(bad_boundary, HBG_E_BAD_DEP, why);
+    assert_string_equal(hbg_eager_last_error(), why);
 }
 
 /* A boundary slot the device path refuses is refused by the reference
@@ -1477,6 +1491,7 @@ int main(void)
         cmocka_unit_test(sim_counts_past_the_limits_are_named),
         cmocka_unit_test(a_bad_boundary_slot_is_refused_eagerly),
         cmocka_unit_test(a_predicate_outside_the_boundary_is_named),
+        cmocka_unit_test(a_bad_boundary_dep_is_refused_eagerly),
         cmocka_unit_test(an_open_scope_is_named),
         cmocka_unit_test(a_predicate_needs_a_buffer),
         cmocka_unit_test(blocks_past_the_device_limit),

@@ -835,6 +835,11 @@ static hbg_status submit(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
         for (uint32_t k = 0; k < b->ntensors; k++)
             if (!slot_ok(o, &b->args[k], k, &r))
                 return graph_fail(o, key, HBG_E_INVAL);
+        for (uint32_t i = 0; i < b->ndeps; i++)
+            if (b->deps[i] >= o->img.ntasks) {
+                hbg__why(o, HBG_WHY_DEP, -1, i, b->deps[i], o->img.ntasks);
+                return graph_fail(o, key, HBG_E_BAD_DEP);
+            }
         return graph_fail(o, key, body_ran(bd, NULL, run_inline(o, body, ctx, b)));
     }
     /* Read once, before any body runs: what the call matches and replays
