@@ -591,6 +591,36 @@ static void a_bad_boundary_dep_is_refused_eagerly(void **state)
     assert_string_equal(hbg_eager_last_error(), why);
 }
 
+/* A call that falls back runs its body inline with no outer task, which
+ * is where its deps were checked: a dep on no task was taken as none. */
+static hbg_status fallback_with_a_bad_dep(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_arg whole = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &whole};
+    hbg_status st = hbg_submit_graph(o, 4, body_add, NULL, &b, 0, NULL);
+    if (st)
+        return st;
+    hbg_tensor half = hbg_tensor_view(hbg_orch_arg(o, 0), 0, 1, (uint32_t[]){N / 2}, NULL);
+    hbg_arg part = {&half, HBG_INOUT};
+    hbg_task_id none = 99;
+    hbg_boundary mismatched = {.ntensors = 1, .args = &part, .ndeps = 1, .deps = &none};
+    return hbg_submit_graph(o, 4, body_add, NULL, &mismatched, HBG_GRAPH_FALLBACK, NULL);
+}
+
+static void a_fallback_checks_its_deps(void **state)
+{
+    (void)state;
+    rig r;
+    rig_open(&r, 0);
+    hbg_pass_report rep;
+    assert_int_equal(run(&r, fallback_with_a_bad_dep, NULL, &rep), HBG_E_BAD_DEP);
+    assert_string_equal(rep.error, "task 1 (graph key 0x4): dep 0 names 0x63, which is no earlier task (1 so far)");
+    assert_int_equal(rep.fallbacks, 0);
+    assert_int_equal(r.x[0], 0);
+    rig_close(&r);
+}
+
 /* A boundary slot the device path refuses is refused by the reference
  * too, in the same words, before the body runs: eager mode ran the body
  * on it (a slot passed HBG_NO_DEP was written as the body's task said;
@@ -1492,6 +1522,7 @@ int main(void)
         cmocka_unit_test(a_bad_boundary_slot_is_refused_eagerly),
         cmocka_unit_test(a_predicate_outside_the_boundary_is_named),
         cmocka_unit_test(a_bad_boundary_dep_is_refused_eagerly),
+        cmocka_unit_test(a_fallback_checks_its_deps),
         cmocka_unit_test(an_open_scope_is_named),
         cmocka_unit_test(a_predicate_needs_a_buffer),
         cmocka_unit_test(blocks_past_the_device_limit),

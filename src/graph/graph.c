@@ -698,15 +698,28 @@ static hbg_status check_body(hbg_orch *o, const hbg__def_entry *e, hbg_graph_bod
     return st;
 }
 
+/* The call's explicit deps each name an earlier task: checked wherever
+ * the call goes, a replay, a fallback or an eager run, which run the
+ * body inline with no outer task to check them. Notes the first that
+ * does not (after any note a scan left). */
+static hbg_status deps_exist(hbg_orch *o, const hbg_boundary *b)
+{
+    for (uint32_t i = 0; i < b->ndeps; i++)
+        if (b->deps[i] >= o->img.ntasks) {
+            hbg__why_clear(o);
+            hbg__why(o, HBG_WHY_DEP, -1, i, b->deps[i], o->img.ntasks);
+            return HBG_E_BAD_DEP;
+        }
+    return HBG_OK;
+}
+
 /* The outer task and boundary image of one replay. */
 static hbg_status replay(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, const bscan *sc,
                          hbg_task_id *id)
 {
-    for (uint32_t i = 0; i < b->ndeps; i++)
-        if (b->deps[i] >= o->img.ntasks) {
-            hbg__why(o, HBG_WHY_DEP, -1, i, b->deps[i], o->img.ntasks);
-            return HBG_E_BAD_DEP;
-        }
+    hbg_status dst = deps_exist(o, b);
+    if (dst)
+        return dst;
     hbg__image_mark m0 = hbg__image_mark_now(&o->img);
     uint64_t h0 = o->heap_used;
     uint64_t heap_base = 0;
@@ -835,11 +848,8 @@ static hbg_status submit(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
         for (uint32_t k = 0; k < b->ntensors; k++)
             if (!slot_ok(o, &b->args[k], k, &r))
                 return graph_fail(o, key, HBG_E_INVAL);
-        for (uint32_t i = 0; i < b->ndeps; i++)
-            if (b->deps[i] >= o->img.ntasks) {
-                hbg__why(o, HBG_WHY_DEP, -1, i, b->deps[i], o->img.ntasks);
-                return graph_fail(o, key, HBG_E_BAD_DEP);
-            }
+        if ((st = deps_exist(o, b)))
+            return graph_fail(o, key, st);
         return graph_fail(o, key, body_ran(bd, NULL, run_inline(o, body, ctx, b)));
     }
     /* Read once, before any body runs: what the call matches and replays
@@ -867,6 +877,8 @@ static hbg_status submit(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
         }
         st = match_boundary(o, b, &e->sig, &sc);
         if (st == HBG_E_BOUNDARY_MISMATCH && (flags & HBG_GRAPH_FALLBACK)) {
+            if ((st = deps_exist(o, b)))
+                goto out;
             /* The scan wrote past the live boundary records. */
             o->img.rollbacks++;
             /* Kept, not formatted: the warning is written after the pass. */
