@@ -675,6 +675,46 @@ static void a_predicate_outside_the_boundary_is_named(void **state)
     rig_close(&r);
 }
 
+/* A body that passes x itself, outside the one-element view of it its
+ * call passes. */
+static hbg_status body_add_outside(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    (void)b;
+    return add(o, hbg_orch_arg(o, 0), 1);
+}
+
+static int capture_case;
+
+static hbg_status tensor_outside_the_boundary(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_tensor v = hbg_tensor_view(hbg_orch_arg(o, 0), 8, 1, (uint32_t[]){4}, NULL);
+    hbg_arg ba = {&v, HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &ba};
+    return hbg_submit_graph(o, 5, capture_case ? body_pred_outside : body_add_outside, NULL, &b, 0, NULL);
+}
+
+/* What the recorder cannot express is refused by the reference too: an
+ * eager run ran such a body inline and succeeded, where the runtime
+ * refuses it with HBG_E_GRAPH_CAPTURE. */
+static void a_tensor_outside_the_boundary_is_refused_eagerly(void **state)
+{
+    (void)state;
+    static const char *const why[2][2] = {
+        {"graph key 0x5 node 0 arg 0: the tensor is neither a boundary tensor, a view inside one, nor a node's "
+         "output",
+         "task 0 arg 0: the tensor is neither a boundary tensor, a view inside one, nor a node's output"},
+        {"graph key 0x5 node 0: the predicate's tensor is neither a boundary tensor, a view inside one, nor a "
+         "node's output",
+         "task 0: the predicate's tensor is neither a boundary tensor, a view inside one, nor a node's output"},
+    };
+    for (capture_case = 0; capture_case < 2; capture_case++) {
+        refused_both(tensor_outside_the_boundary, HBG_E_GRAPH_CAPTURE, why[capture_case][0]);
+        assert_string_equal(hbg_eager_last_error(), why[capture_case][1]);
+    }
+}
+
 /* A program's caller tensors that args cannot stage: HBG_E_INVAL, and the
  * report names the tensor and what is wrong with it (it said "args:
  * invalid argument"). A dtype that is none was staged without a word, and
@@ -1523,6 +1563,7 @@ int main(void)
         cmocka_unit_test(a_predicate_outside_the_boundary_is_named),
         cmocka_unit_test(a_bad_boundary_dep_is_refused_eagerly),
         cmocka_unit_test(a_fallback_checks_its_deps),
+        cmocka_unit_test(a_tensor_outside_the_boundary_is_refused_eagerly),
         cmocka_unit_test(an_open_scope_is_named),
         cmocka_unit_test(a_predicate_needs_a_buffer),
         cmocka_unit_test(blocks_past_the_device_limit),

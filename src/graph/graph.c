@@ -672,10 +672,13 @@ static hbg_status record(hbg_orch *o, uint64_t key, hbg_graph_body body, void *c
 static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const hbg_boundary *b)
 {
     const hbg_boundary *saved = o->body;
+    uint64_t saved_heap0 = o->body_heap0;
     hbg__err_state e0 = hbg__err_take(o);
     o->body = b;
+    o->body_heap0 = o->heap_used; /* what the body allocates lies above */
     hbg_status st = hbg__orch_call_body(o, body, ctx, b);
     o->body = saved;
+    o->body_heap0 = saved_heap0;
     if (!st)
         st = o->err;
     hbg__err_restore(o, e0);

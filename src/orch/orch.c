@@ -354,6 +354,26 @@ static int32_t inline_in_slot(const hbg_boundary *b, const hbg_tensor *t, const 
     return in;
 }
 
+/* The recorder's other rule (graph/recorder.c, classify), kept for an
+ * eager body likewise: a tensor the body passes is a buffer the body
+ * itself allocated, or a view that a boundary slot on its buffer holds
+ * (the slot's own tensor, or one of its dtype inside its range). */
+static bool inline_expressible(const hbg_orch *o, const hbg_tensor *t, const hbg__range *r)
+{
+    if (t->addr >= o->cfg.heap_base + o->body_heap0 && t->addr < o->cfg.heap_base + o->heap_used)
+        return true;
+    const hbg_boundary *b = o->body;
+    for (uint32_t k = 0; k < b->ntensors; k++) {
+        const hbg_tensor *s = b->args[k].t;
+        uint64_t lo, hi;
+        if (!s || s->addr != t->addr)
+            continue;
+        if (s == t || (s->dtype == t->dtype && hbg__byte_range(s, &lo, &hi) && r->lo >= lo && r->hi <= hi))
+            return true;
+    }
+    return false;
+}
+
 /* One tensor argument: present, a known direction, a buffer exactly when
  * it is not to be allocated, and (unless allocated) a view inside it. The
  * range is computed once here and reused by inference. */
@@ -380,6 +400,10 @@ static hbg_status check_arg(hbg_orch *o, const hbg_arg *a, int32_t i, hbg__range
         return HBG_E_INVAL;
     int32_t k;
     hbg_status st = hbg__orch_check_view(o, a->t, i, r);
+    if (!st && o->cfg.eager && o->body && !inline_expressible(o, a->t, r)) {
+        hbg__why(o, HBG_WHY_CAPTURE, i, 0, 0, 0);
+        return HBG_E_GRAPH_CAPTURE;
+    }
     if (!st && o->cfg.eager && o->body && (a->dir == HBG_OUT || a->dir == HBG_INOUT) &&
         (k = inline_in_slot(o->body, a->t, r)) >= 0) {
         hbg__why(o, HBG_WHY_IN_SLOT_WRITE, i, k, 0, 0);
@@ -504,6 +528,10 @@ hbg_status hbg__orch_validate_task(hbg_orch *o, const hbg_task *t, bool dummy, h
             if (!p->t->addr && !own) {
                 hbg__why(o, HBG_WHY_PRED_NO_BUFFER, -1, 0, 0, 0);
                 return HBG_E_ARG_NO_BUFFER;
+            }
+            if (o->cfg.eager && o->body && !own && !inline_expressible(o, p->t, pr)) {
+                hbg__why(o, HBG_WHY_CAPTURE, -1, 1, 0, 0); /* 1: the predicate's */
+                return HBG_E_GRAPH_CAPTURE;
             }
         }
     }

@@ -251,6 +251,7 @@ struct hbg_orch {
     /* Graphs: the boundary of the body now running (recorded or inline),
      * whether it is being recorded, and the layer that records it */
     const hbg_boundary *body;
+    uint64_t body_heap0; /* heap_used when the body running inline began */
     bool capturing;
     const hbg__orch_ext *ext;
     struct hbg__graph *graph;
