@@ -715,6 +715,34 @@ static void a_tensor_outside_the_boundary_is_refused_eagerly(void **state)
     }
 }
 
+/* A body of one node more than a Definition holds. */
+static hbg_status body_too_long(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    (void)ctx;
+    (void)b;
+    hbg_status st = HBG_OK;
+    for (uint32_t i = 0; i <= HBG_MAX_DEF_NODES && !st; i++)
+        st = hbg_submit_dummy(o, 0, NULL, NULL);
+    return st;
+}
+
+static hbg_status a_body_too_long(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_boundary b = {0};
+    return hbg_submit_graph(o, 6, body_too_long, NULL, &b, 0, NULL);
+}
+
+/* The reference refuses it too: an eager run ran all its tasks. */
+static void a_body_past_the_node_limit_is_refused_eagerly(void **state)
+{
+    (void)state;
+    refused_both(a_body_too_long, HBG_E_POOL_EXHAUSTED,
+                 "graph key 0x6 node 4096: the Definition's 4096 nodes are all taken (HBG_MAX_DEF_NODES)");
+    assert_string_equal(hbg_eager_last_error(),
+                        "task 4096: the Definition's 4096 nodes are all taken (HBG_MAX_DEF_NODES)");
+}
+
 /* A program's caller tensors that args cannot stage: HBG_E_INVAL, and the
  * report names the tensor and what is wrong with it (it said "args:
  * invalid argument"). A dtype that is none was staged without a word, and
@@ -1564,6 +1592,7 @@ int main(void)
         cmocka_unit_test(a_bad_boundary_dep_is_refused_eagerly),
         cmocka_unit_test(a_fallback_checks_its_deps),
         cmocka_unit_test(a_tensor_outside_the_boundary_is_refused_eagerly),
+        cmocka_unit_test(a_body_past_the_node_limit_is_refused_eagerly),
         cmocka_unit_test(an_open_scope_is_named),
         cmocka_unit_test(a_predicate_needs_a_buffer),
         cmocka_unit_test(blocks_past_the_device_limit),

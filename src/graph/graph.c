@@ -673,12 +673,15 @@ static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const 
 {
     const hbg_boundary *saved = o->body;
     uint64_t saved_heap0 = o->body_heap0;
+    uint32_t saved_task0 = o->body_task0;
     hbg__err_state e0 = hbg__err_take(o);
     o->body = b;
     o->body_heap0 = o->heap_used; /* what the body allocates lies above */
+    o->body_task0 = o->img.ntasks;
     hbg_status st = hbg__orch_call_body(o, body, ctx, b);
     o->body = saved;
     o->body_heap0 = saved_heap0;
+    o->body_task0 = saved_task0;
     if (!st)
         st = o->err;
     hbg__err_restore(o, e0);

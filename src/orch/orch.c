@@ -266,6 +266,12 @@ hbg_status hbg__orch_new_task(hbg_orch *o, uint8_t kind, uint32_t *id)
         hbg__why(o, HBG_WHY_WINDOW, -1, o->window, 0, 0);
         return HBG_E_WINDOW_FULL;
     }
+    /* An eager body's tasks are the nodes a Definition of it would hold:
+     * the reference refuses one more than the recorder takes. */
+    if (o->cfg.eager && o->body && o->img.ntasks - o->body_task0 >= HBG_MAX_DEF_NODES) {
+        hbg__why(o, HBG_WHY_POOL, -1, HBG_POOL_DEF_NODES, HBG_MAX_DEF_NODES, 0);
+        return HBG_E_POOL_EXHAUSTED;
+    }
     uint32_t i = o->img.ntasks++;
     hbg_img_task *t = &o->img.tasks[i];
     memset(t, 0, sizeof *t);

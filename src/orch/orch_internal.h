@@ -252,6 +252,7 @@ struct hbg_orch {
      * whether it is being recorded, and the layer that records it */
     const hbg_boundary *body;
     uint64_t body_heap0; /* heap_used when the body running inline began */
+    uint32_t body_task0; /* and img.ntasks */
     bool capturing;
     const hbg__orch_ext *ext;
     struct hbg__graph *graph;
