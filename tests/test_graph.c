@@ -714,6 +714,57 @@ static void body_alloc_into_buffer_refused(void **state)
     hbg__orch_destroy(o);
 }
 
+/* A body of two tasks on its one slot, the second after the first; given
+ * the caller's dep, it changes it first. */
+static hbg_status two_steps(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    if (ctx)
+        *(hbg_task_id *)ctx = 200;
+    hbg_arg a = {b->args[0].t, HBG_INOUT};
+    hbg_task_id first;
+    hbg_task t = {
+        .kernel_aic = HBG_KERNEL_NONE, .kernel_aiv = 1, .core = HBG_CORE_AIV, .blocks = 1, .ntensors = 1, .args = &a};
+    hbg_status st = hbg_submit_task(o, &t, &first);
+    if (st)
+        return st;
+    t.ndeps = 1, t.deps = &first;
+    return hbg_submit_task(o, &t, NULL);
+}
+
+/* A call's deps order its whole body: a replay's outer task takes them,
+ * and a call that falls back has no outer task, so its body's tasks take
+ * them. In a MANUAL scope they make the only edges: the fallback's first
+ * task had none, free to run before the task it was to follow. */
+static void a_fallback_orders_its_body_after_its_deps(void **state)
+{
+    (void)state;
+    hbg_orch *o = fx_orch(256, 1 << 20);
+    hbg_tensor x = fx_buf(0x10000, 1, H), wide = fx_buf(0x20000, 1, 2 * H);
+    hbg_arg w = {&x, HBG_INOUT};
+    hbg_task_id before, id;
+    assert_int_equal(hbg_scope_begin(o, HBG_SCOPE_MANUAL), HBG_OK);
+    assert_int_equal(fx_task(o, 1, &w, &before), HBG_OK);
+    hbg_boundary b = {.ntensors = 1, .args = &w, .ndeps = 1, .deps = &before};
+    assert_int_equal(hbg_submit_graph(o, 9, two_steps, NULL, &b, 0, &id), HBG_OK);
+    assert_true(fx_has_edge(o, before, id));
+    hbg_arg other = {&wide, HBG_INOUT};
+    hbg_task_id dep = before;
+    b.args = &other;
+    b.deps = &dep;
+    uint32_t n0 = hbg_orch_task_count(o);
+    /* the deps as the call passed them, not as the body left them */
+    assert_int_equal(hbg_submit_graph(o, 9, two_steps, &dep, &b, HBG_GRAPH_FALLBACK, &id), HBG_OK);
+    assert_int_equal(dep, 200);
+    assert_int_equal(o->graph->fallbacks, 1);
+    assert_int_equal(hbg_orch_task_count(o), n0 + 2);
+    assert_true(fx_has_edge(o, before, n0));
+    assert_int_equal(fx_fanin_count(o, n0), 1);
+    /* the second follows the first, as the body says */
+    assert_true(fx_has_edge(o, n0, n0 + 1));
+    assert_int_equal(hbg_scope_end(o), HBG_OK);
+    hbg__orch_destroy(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -731,6 +782,7 @@ int main(void)
         cmocka_unit_test(check_body_compares_content),
         cmocka_unit_test(errors_name_slot_node_and_key),
         cmocka_unit_test(body_fails_in_its_own_words),
+        cmocka_unit_test(a_fallback_orders_its_body_after_its_deps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,7 +47,8 @@ enum {
      * logs one WARN record naming the count and the first mismatch. Such a
      * call has no outer task: *id is HBG_TASK_NONE, and a MANUAL scope
      * that must order later work after it names the body's tasks (or a
-     * dummy over them) instead. */
+     * dummy over them) instead. The body's tasks take the call's deps in
+     * the outer task's place (each that follows no earlier one of them). */
     HBG_GRAPH_FALLBACK = 1u << 0,
     /* Under a key already recorded, record the body again and compare what
      * it submits with the Definition: a body whose content differs (other

@@ -675,7 +675,14 @@ static hbg_status run_inline(hbg_orch *o, hbg_graph_body body, void *ctx, const 
     uint64_t saved_heap0 = o->body_heap0;
     uint32_t saved_task0 = o->body_task0;
     hbg__err_state e0 = hbg__err_take(o);
-    o->body = b;
+    /* The body's tasks take the call's deps (orch.c) as they were passed,
+     * whatever the body does to the caller's array. */
+    hbg_task_id deps[HBG_MAX_FANINS];
+    hbg_boundary passed = *b;
+    if (b->ndeps)
+        memcpy(deps, b->deps, b->ndeps * sizeof *deps);
+    passed.deps = deps;
+    o->body = &passed;
     o->body_heap0 = o->heap_used; /* what the body allocates lies above */
     o->body_task0 = o->img.ntasks;
     hbg_status st = hbg__orch_call_body(o, body, ctx, b);

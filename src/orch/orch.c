@@ -555,6 +555,28 @@ static const hbg_task *with_bound(const hbg_task *t, const hbg_bound *bd, hbg_ta
     return bt;
 }
 
+/* A call that fell back runs its body inline with no outer task to take
+ * the call's deps: each of its tasks that follows none of the body's
+ * earlier tasks takes them itself, so that the whole body still runs
+ * after them (in a MANUAL scope they are its only edges). A task after an
+ * earlier kernel or dummy of the body follows them through it; an alloc
+ * task takes no edges. (An eager run keeps program order: no edge orders
+ * anything there.) */
+static hbg_status inline_call_deps(hbg_orch *o, uint32_t tid)
+{
+    const hbg_boundary *b = o->body;
+    const hbg_img_task *d = &o->img.tasks[tid];
+    for (uint32_t i = 0; i < d->fanin_cnt; i++) {
+        uint32_t f = o->img.fanins[d->fanin_off + i];
+        if (f >= o->body_task0 && o->img.tasks[f].kind != HBG_TASK_ALLOC)
+            return HBG_OK;
+    }
+    hbg_status st = HBG_OK;
+    for (uint32_t i = 0; i < b->ndeps && !st; i++)
+        st = hbg__orch_add_fanin(o, tid, b->deps[i]);
+    return st;
+}
+
 /* The common body of submit_task and submit_dummy outside recording. */
 /* bd: the bound holding t's arguments (t's own list empty), or NULL. */
 static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, const hbg_bound *bd, hbg_task_id *id)
@@ -652,6 +674,8 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, const hbg_b
                                        HBG_TMAP_DENSE_UNKNOWN, t->args[i].dir);
         }
     }
+    if (!st && o->body && o->body->ndeps && !o->cfg.eager)
+        st = inline_call_deps(o, tid);
     if (st) {
         hbg__image_rollback(&o->img, m0);
         o->heap_used = h0;
