@@ -743,6 +743,39 @@ static void a_body_past_the_node_limit_is_refused_eagerly(void **state)
                         "task 4096: the Definition's 4096 nodes are all taken (HBG_MAX_DEF_NODES)");
 }
 
+/* A body whose task names a task of its caller's as a dep: the device
+ * path refuses it (a body's deps name its own earlier nodes). */
+static hbg_status body_dep_outside(hbg_orch *o, void *ctx, const hbg_boundary *b)
+{
+    hbg_arg a = {b->args[0].t, HBG_INOUT};
+    uint64_t v = 1;
+    hbg_task t = {
+        .kernel_aic = K_ADD, .ntensors = 1, .args = &a, .nscalars = 1, .scalars = &v, .ndeps = 1, .deps = ctx};
+    return hbg_submit_task(o, &t, NULL);
+}
+
+static hbg_status dep_outside_the_body(hbg_orch *o, void *ctx)
+{
+    (void)ctx;
+    hbg_task_id first;
+    hbg_status st = hbg_submit_dummy(o, 0, NULL, &first);
+    if (st)
+        return st;
+    hbg_arg whole = {hbg_orch_arg(o, 0), HBG_INOUT};
+    hbg_boundary b = {.ntensors = 1, .args = &whole};
+    return hbg_submit_graph(o, 4, body_dep_outside, &first, &b, 0, NULL);
+}
+
+/* The reference refuses it too: an eager run ran the body's task. */
+static void a_body_dep_outside_the_body_is_refused_eagerly(void **state)
+{
+    (void)state;
+    refused_both(dep_outside_the_body, HBG_E_BAD_DEP,
+                 "graph key 0x4 node 0: dep 0 names 0x0, which is no earlier node of this body (0 so far)");
+    assert_string_equal(hbg_eager_last_error(),
+                        "task 1: dep 0 names 0x0, which is no earlier task of this Graph body (its first is 0x1)");
+}
+
 /* A program's caller tensors that args cannot stage: HBG_E_INVAL, and the
  * report names the tensor and what is wrong with it (it said "args:
  * invalid argument"). A dtype that is none was staged without a word, and
@@ -1593,6 +1626,7 @@ int main(void)
         cmocka_unit_test(a_fallback_checks_its_deps),
         cmocka_unit_test(a_tensor_outside_the_boundary_is_refused_eagerly),
         cmocka_unit_test(a_body_past_the_node_limit_is_refused_eagerly),
+        cmocka_unit_test(a_body_dep_outside_the_body_is_refused_eagerly),
         cmocka_unit_test(an_open_scope_is_named),
         cmocka_unit_test(a_predicate_needs_a_buffer),
         cmocka_unit_test(blocks_past_the_device_limit),

@@ -270,6 +270,10 @@ static void reason(msgbuf *m, const hbg__fault *f)
     case HBG_WHY_POOL:
         pool_full(m, n[0], n[1]);
         break;
+    case HBG_WHY_BODY_DEP:
+        put(m, "dep %lld names 0x%llx, which is no earlier task of this Graph body (its first is 0x%llx)",
+            (long long)n[0], (unsigned long long)n[1], (unsigned long long)n[2]);
+        break;
     case HBG_WHY_USER: put(m, "%s", f->text && *f->text ? f->text : hbg_strerror(f->st)); break;
     default: put(m, "%s", hbg_strerror(f->st)); break;
     }

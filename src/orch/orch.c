@@ -599,6 +599,11 @@ static hbg_status submit(hbg_orch *o, const hbg_task *t, bool dummy, const hbg_b
         if (t->deps[i] >= o->img.ntasks) {
             hbg__why(o, HBG_WHY_DEP, -1, i, t->deps[i], o->img.ntasks);
             return HBG_E_BAD_DEP;
+        } else if (o->cfg.eager && o->body && t->deps[i] < o->body_task0) {
+            /* The recorder's rule: a body's deps name its own earlier
+             * nodes, its caller's work reaching it through the call. */
+            hbg__why(o, HBG_WHY_BODY_DEP, -1, i, t->deps[i], o->body_task0);
+            return HBG_E_BAD_DEP;
         }
 
     /* Remember the live lengths so a failure can take the task back. */

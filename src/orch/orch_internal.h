@@ -128,6 +128,7 @@ typedef enum hbg__why_code {
     HBG_WHY_KEPT_WRITE,   /* n0 the caller index of the persistent IN written */
     HBG_WHY_IN_SLOT_WRITE, /* a body writes what boundary slot n0 (and any other holding it) passes as HBG_IN */
     HBG_WHY_POOL,         /* pool n0 (hbg__pool) is full; n1 its size */
+    HBG_WHY_BODY_DEP,     /* an eager body's dep n0 names n1, before its first task n2 */
 } hbg__why_code;
 
 /* A bound (bound.c): its tensors, the arguments that point at them, and
