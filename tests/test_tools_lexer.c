@@ -754,6 +754,66 @@ static void test_lengths_and_ends(void **st)
         }
 }
 
+/* A run of blanks (spaces, tabs) between a marker's words reads as the
+ * one space, as it does between the fields after them: a padded record is
+ * read whole by either scan, never passed over without a word. */
+static void test_padded_markers(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=1][T0xa][TIMING] f: [bind_trace.c:9] bind  phase=args start_ns=1 dur_ns=2  pid=7 inv=1\n"
+        "[mono_ns=2][T0xa][TIMING] f: [bind_trace.c:9] host-orch\tphase=submit_task total_ns=9 count=5 "
+        "detail_sum=0 dropped=0 pid=7 inv=1\n"
+        "[mono_ns=3][T0xa][TIMING] emit_host_span: [STRACE]  v=1 pid=7 tid=8 inv=1 hid=ab depth=1 "
+        "name=chip.run.bind ts=1 dur=20 \n"
+        "[mono_ns=4][T0xa][TIMING] emit_host_span: [STRACE]\t v=1  pid=7 tid=8 inv=1 hid=ab depth=0 "
+        "name=chip.run ts=1 dur=30 \n"
+        "[mono_ns=5][T0xd][TIMING] clock_anchor: [CLOCK_ANCHOR]   v=1 pid=7 mono_ns=5 wall_ns=6\n";
+    got g;
+    scan(text, &g);
+    assert_int_equal(g.nbad, 0);
+    assert_int_equal(g.n, 5);
+    static const lx_kind kinds[] = {LX_BIND, LX_ORCH, LX_SPAN, LX_SPAN, LX_ANCHOR};
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(g.rec[i].kind, kinds[i]);
+        assert_int_equal(g.rec[i].line, (size_t)i + 1);
+        uint64_t th;
+        assert_true(lx_thread(&g.rec[i], NULL, &th)); /* the prefix is the record's own */
+    }
+    assert_true(lx_slice_eq(g.rec[0].name, "args"));
+    assert_int_equal(g.rec[0].dur, 2);
+    assert_int_equal(g.rec[1].count, 5);
+    assert_int_equal(g.rec[2].dur, 20);
+    assert_int_equal(g.rec[3].depth, 0);
+    assert_int_equal(g.rec[3].dur, 30);
+    assert_int_equal(g.rec[4].wall, 6);
+    /* a reader of spans finds the same spans and anchor */
+    memset(&g, 0, sizeof g);
+    lx_sink sink = {&g, on_rec, on_bad, true};
+    lx_scan(text, strlen(text), &sink);
+    assert_int_equal(g.nbad, 0);
+    assert_int_equal(g.n, 3);
+    assert_int_equal(g.rec[0].kind, LX_SPAN);
+    assert_int_equal(g.rec[0].line, 3);
+    assert_int_equal(g.rec[1].kind, LX_SPAN);
+    assert_int_equal(g.rec[1].dur, 30);
+    assert_int_equal(g.rec[2].kind, LX_ANCHOR);
+    /* padded and torn: reported, not passed over */
+    scan("[mono_ns=3][T0xa][TIMING] s: [STRACE]  v=1 pid=7 tid=8 inv=1 hid=ab depth=1 name=x ts=1\n", &g);
+    assert_int_equal(g.n, 0);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "expected dur= (the span is torn)");
+    /* a padded marker cut before its '=' */
+    scan("[mono_ns=5][T0x1][TIMING] bind_trace_end: [bind_trace.c:212] bind \t pha\n", &g);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "the line ends before phase= (cut short)");
+    /* the words run together are no marker */
+    scan("[mono_ns=3][T0xa][TIMING] s: [STRACE]v=1 pid=7 tid=8 inv=1 hid=ab depth=1 name=x ts=1 dur=2\n"
+         "x: bindphase=args start_ns=1 dur_ns=2\n",
+         &g);
+    assert_int_equal(g.n + g.nbad, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -774,6 +834,7 @@ int main(void)
         cmocka_unit_test(test_binary_and_empty),
         cmocka_unit_test(test_lengths_and_ends),
         cmocka_unit_test(test_a_key_given_twice),
+        cmocka_unit_test(test_padded_markers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -754,13 +754,66 @@ static bool prefix_ok(const char *p, const char *mark)
     return p > h && p - h <= 16 && p < mark && *p == ']';
 }
 
+static inline bool blank(char ch)
+{
+    return ch == ' ' || ch == '\t';
+}
+
+/* Where the word of n bytes ends [lo, at) before a run of one or more
+ * blanks (spaces, tabs): the start of the word, or NULL. A marker's words
+ * are read as the fields after them are (next_tok): a run of blanks
+ * between them is one separator, so a log whose writer pads ("[STRACE]  v=",
+ * "bind\tphase=") loses none of its records. */
+static const char *word_before_blanks(const char *lo, const char *at, const char *word, size_t n)
+{
+    const char *w = at;
+    while (w > lo && blank(w[-1]))
+        w--;
+    if (w == at || (size_t)(w - lo) < n || memcmp(w - n, word, n) != 0)
+        return NULL;
+    return w - n;
+}
+
+/* The bind-phase or host-orch marker whose "phase=" has its '=' at q
+ * ("bind phase=", "host-orch phase="): its kind, and its start in *mark;
+ * -1 when q ends no such marker. */
+static int phase_marker(const char *lo, const char *q, const char **mark)
+{
+    if (q - lo < 5 || memcmp(q - 5, "phase", 5) != 0)
+        return -1;
+    if ((*mark = word_before_blanks(lo, q - 5, "bind", 4)))
+        return LX_BIND;
+    if ((*mark = word_before_blanks(lo, q - 5, "host-orch", 9)))
+        return LX_ORCH;
+    return -1;
+}
+
+/* The start of the span or anchor marker whose "v=" has its '=' at q
+ * ("[STRACE] v=", "[CLOCK_ANCHOR] v="), its kind in *kind; NULL when q
+ * ends no such marker. */
+static const char *v_marker(const char *lo, const char *q, lx_kind *kind)
+{
+    const char *m;
+    if (q - lo < 2 || q[-1] != 'v')
+        return NULL;
+    if ((m = word_before_blanks(lo, q - 1, "[STRACE]", 8))) {
+        *kind = LX_SPAN;
+        return m;
+    }
+    if ((m = word_before_blanks(lo, q - 1, "[CLOCK_ANCHOR]", 14))) {
+        *kind = LX_ANCHOR;
+        return m;
+    }
+    return NULL;
+}
+
 /* Whether [from, at) holds a bind-phase or host-orch marker: a record
  * that the full scan lexes there. */
 static bool phase_marker_in(const char *from, const char *at)
 {
+    const char *mark;
     for (const char *q = from; (q = memchr(q, '=', (size_t)(at - q))); q++)
-        if ((q - from >= 10 && memcmp(q - 10, "bind phase", 10) == 0) ||
-            (q - from >= 15 && memcmp(q - 15, "host-orch phase", 15) == 0))
+        if (phase_marker(from, q, &mark) >= 0)
             return true;
     return false;
 }
@@ -854,33 +907,37 @@ static bool after_location(const char *lo, const char *at)
 /* A bind or host-orch line cut before the '=' of its "phase=" (the scan
  * stops at '=', so it never saw the marker): after a record's prefix, the
  * line ends in the writer's "[file:line]" and " bind p" .. " bind phase"
- * (or the host-orch ones). A line of prose ending so ("entering bind
- * phase") has no such location before the words, and shorter tails
- * (" bind") are left alone. end is the line's end; CRs and NULs before
- * it (a file cut by a crash is often padded with NULs) are not the line. */
+ * (or the host-orch ones; runs of blanks between the words as the full
+ * scan reads them). A line of prose ending so ("entering bind phase") has
+ * no such location before the words, and shorter tails (" bind") are left
+ * alone. end is the line's end; CRs and NULs before it (a file cut by a
+ * crash is often padded with NULs) are not the line. */
 static void cut_marker(scan *sc, const char *end)
 {
     static const struct {
         const char *word;
         size_t n;
         lx_kind kind;
-    } marks[] = {{" bind phase", 5, LX_BIND}, {" host-orch phase", 10, LX_ORCH}};
+    } marks[] = {{"bind", 4, LX_BIND}, {"host-orch", 9, LX_ORCH}};
     const char *lo = sc->rec;
     while (end > lo && (end[-1] == '\r' || end[-1] == '\0'))
         end--;
+    /* the cut "phase": "p" .. "phase" (one at most ends the line) */
+    size_t n = 1;
+    while (n <= 5 && !((size_t)(end - lo) >= n && memcmp(end - n, "phase", n) == 0))
+        n++;
+    if (n > 5)
+        return;
     for (size_t m = 0; m < sizeof marks / sizeof marks[0]; m++) {
-        /* " bind p" is the shortest tail taken: the word and " p" */
-        size_t n = marks[m].n + 2, full = strlen(marks[m].word);
-        for (; n <= full; n++) {
-            if ((size_t)(end - lo) >= n && memcmp(end - n, marks[m].word, n) == 0)
-                break;
-        }
-        if (n > full || !after_location(lo, end - n))
+        const char *w = word_before_blanks(lo, end - n, marks[m].word, marks[m].n), *b = w;
+        while (b && b > lo && blank(b[-1]))
+            b--;
+        if (!w || b == w || !after_location(lo, b))
             continue;
         lx_rec *r = &sc->r;
         reset(r, marks[m].kind);
         r->prefix = lo;
-        r->mark = end - n + 1;
+        r->mark = w;
         r->off = sc->base + (size_t)(lo - sc->buf);
         r->at = lo;
         r->line = sc->line;
@@ -1015,20 +1072,32 @@ static void scan_all(scan *sc)
         }
         size_t before = (size_t)(q - buf);
         char c1 = before ? q[-1] : 0;
-        if (c1 == 'e' && before >= 10 && memcmp(q - 10, "bind phase", 10) == 0) {
-            p = record(sc, LX_BIND, q - 10, q);
-        } else if (c1 == 'e' && before >= 15 && memcmp(q - 15, "host-orch phase", 15) == 0) {
-            p = record(sc, LX_ORCH, q - 15, q);
-        } else if (c1 == 'v' && before >= 10 && memcmp(q - 10, "[STRACE] v", 10) == 0) {
-            p = record(sc, LX_SPAN, q - 10, q - 2); /* the tokenizer reads "v=1" itself */
-        } else if (c1 == 'v' && before >= 16 && memcmp(q - 16, "[CLOCK_ANCHOR] v", 16) == 0) {
-            p = record(sc, LX_ANCHOR, q - 16, q - 2);
+        const char *mark;
+        int pk;
+        lx_kind vk;
+        if (c1 == 'e' && (pk = phase_marker(buf, q, &mark)) >= 0) {
+            p = record(sc, (lx_kind)pk, mark, q);
+        } else if (c1 == 'v' && (mark = v_marker(buf, q, &vk))) {
+            p = record(sc, vk, mark, q - 2); /* the tokenizer reads "v=1" itself */
         } else {
             if (c1 == 's' && before >= PREFIX_LEN - 1 && memcmp(q - (PREFIX_LEN - 1), PREFIX, PREFIX_LEN - 1) == 0)
                 sc->rec = q - (PREFIX_LEN - 1), sc->nprefix++;
             p = q + 1;
         }
     }
+}
+
+/* The "v" of the "v=" that follows the marker word at q (n bytes) after
+ * a run of blanks, as v_marker reads it from the '='; NULL when the
+ * marker is not there. */
+static const char *v_after(const char *q, const char *e, const char *word, size_t n)
+{
+    if ((size_t)(e - q) < n + 3 || memcmp(q, word, n) != 0 || !blank(q[n]))
+        return NULL;
+    const char *v = q + n + 1;
+    while (v < e && blank(*v))
+        v++;
+    return e - v >= 2 && v[0] == 'v' && v[1] == '=' ? v : NULL;
 }
 
 /* Spans, anchors and stamps only: the scan stops at every '[' and line end
@@ -1046,13 +1115,14 @@ static void scan_spans(scan *sc)
             break;
         }
         size_t after = (size_t)(e - q);
+        const char *v;
         if (*q == eol) {
             new_line(sc, q);
             p = q + 1;
-        } else if (after >= 11 && memcmp(q, "[STRACE] v=", 11) == 0) {
-            p = record(sc, LX_SPAN, q, q + 8);
-        } else if (after >= 17 && memcmp(q, "[CLOCK_ANCHOR] v=", 17) == 0) {
-            p = record(sc, LX_ANCHOR, q, q + 14);
+        } else if ((v = v_after(q, e, "[STRACE]", 8))) {
+            p = record(sc, LX_SPAN, q, v - 1);
+        } else if ((v = v_after(q, e, "[CLOCK_ANCHOR]", 14))) {
+            p = record(sc, LX_ANCHOR, q, v - 1);
         } else {
             if (after >= PREFIX_LEN && memcmp(q, PREFIX, PREFIX_LEN) == 0)
                 sc->rec = q, sc->nprefix++;

@@ -4,7 +4,8 @@
  * share one, so nothing is anchored at a line start: the lexer walks the
  * buffer from one '=' to the next (memchr) and recognises a marker by the
  * few bytes before it ("bind phase=", "host-orch phase=", "[STRACE] v=",
- * "[CLOCK_ANCHOR] v="). A record ends at a line end ('\n', a CR before
+ * "[CLOCK_ANCHOR] v="; a run of blanks between the words, as between
+ * fields, reads as one space). A record ends at a line end ('\n', a CR before
  * one or at the end of the text, any CR in a text of CR-only lines) or
  * where the next record's "[mono_ns=" prefix begins; a NUL or another CR
  * inside it makes it malformed, and so does a log's end without a line end
