@@ -969,6 +969,45 @@ static void test_padded_markers_read_alike(void **st)
     ts_rmtree(dir);
 }
 
+/* A span's depth past 2^32 - 1 is damage: counted and said as a
+ * malformed record by every tool, never kept at a depth narrowed to 32
+ * bits (it was read as 4294967295, a span no writer wrote). */
+static void test_depth_past_32_bits_is_malformed(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=100][T0xa][TIMING] clock_anchor: [CLOCK_ANCHOR] v=1 pid=7 mono_ns=100 wall_ns=1000000000\n"
+        "[mono_ns=200][T0xa][TIMING] emit_host_span: [STRACE] v=1 pid=7 tid=8 inv=1 hid=00000000000000ab "
+        "depth=4294967296 name=chip.run.bind ts=150 dur=40 \n"
+        "[mono_ns=300][T0xa][TIMING] emit_host_span: [STRACE] v=1 pid=7 tid=8 inv=1 hid=00000000000000ab depth=0 "
+        "name=chip.run ts=100 dur=190 \n";
+    char *dir = ts_tempdir("depth"), log[4096], trace[4096], want[8400], *out, *err;
+    snprintf(log, sizeof log, "%s/d.log", dir);
+    snprintf(trace, sizeof trace, "%s/d.json", dir);
+    FILE *f = fopen(log, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    const char *sp[] = {"spans", log, NULL};
+    assert_int_equal(ts_run_cli(sp, &out, &err), 0);
+    snprintf(want, sizeof want,
+             "hbg spans: warning: %s:2: malformed [STRACE] span: depth= is 2^32 or more: not a depth; ignored\n", log);
+    assert_string_equal(err, want);
+    assert_true(ts_contains(out, "spans   1 in 1 invocation of 1 callable\n"));
+    assert_false(ts_contains(out, "chip.run.bind"));
+    free(out), free(err);
+    const char *tl[] = {"timeline", log, "-o", trace, NULL};
+    assert_int_equal(ts_run_cli(tl, &out, &err), 0);
+    snprintf(want, sizeof want,
+             "hbg timeline: warning: %s:2: malformed [STRACE] span: depth= is 2^32 or more: not a depth; ignored\n"
+             "hbg timeline: wrote %s: 4 events (1 span, 0 device spans, ",
+             log, trace);
+    if (!ts_contains(err, want) || !ts_contains(err, "hbg timeline: malformed [STRACE] records (not drawn): 1\n"))
+        fail_msg("%s", err);
+    free(out), free(err);
+    ts_rmtree(dir);
+}
+
 static void test_refusals_mask_controls(void **st)
 {
     (void)st;
@@ -1119,6 +1158,7 @@ int main(void)
         cmocka_unit_test(test_counts_name_their_range),
         cmocka_unit_test(test_compare_double_dash),
         cmocka_unit_test(test_padded_markers_read_alike),
+        cmocka_unit_test(test_depth_past_32_bits_is_malformed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

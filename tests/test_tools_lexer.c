@@ -814,6 +814,22 @@ static void test_padded_markers(void **st)
     assert_int_equal(g.n + g.nbad, 0);
 }
 
+/* A depth past 32 bits is damage, not a depth: the record is malformed,
+ * as one with a number past 64 bits is, never read narrowed. */
+static void test_depth_past_32_bits(void **st)
+{
+    (void)st;
+    got g;
+    scan("[STRACE] v=1 pid=1 tid=2 inv=3 hid=ab depth=4294967296 name=chip.run ts=5 dur=6 \n", &g);
+    assert_int_equal(g.n, 0);
+    assert_int_equal(g.nbad, 1);
+    assert_string_equal(g.bad[0], "depth= is 2^32 or more: not a depth");
+    scan("[STRACE] v=1 pid=1 tid=2 inv=3 hid=ab depth=4294967295 name=chip.run ts=5 dur=6 \n", &g);
+    assert_int_equal(g.nbad, 0);
+    assert_int_equal(g.n, 1);
+    assert_int_equal(g.rec[0].depth, 4294967295u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -835,6 +851,7 @@ int main(void)
         cmocka_unit_test(test_lengths_and_ends),
         cmocka_unit_test(test_a_key_given_twice),
         cmocka_unit_test(test_padded_markers),
+        cmocka_unit_test(test_depth_past_32_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -577,6 +577,10 @@ static const char *lex_span(lx_rec *r, cur *c, char *msg, size_t mlen)
     }
     if (r->name.n == 0)
         return "expected name=<dotted name>, found an empty name";
+    /* A span nests a handful deep: a depth past 32 bits is a damaged
+     * digit, and narrowed it would be a depth no writer wrote. */
+    if (r->depth > UINT32_MAX)
+        return "depth= is 2^32 or more: not a depth";
     for (size_t i = 0; i < r->hid.n; i++) {
         char ch = r->hid.p[i];
         if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f')))

@@ -936,7 +936,7 @@ static void keep_span(ps_log *L, const lx_rec *r)
     s->pid = r->pid;
     s->tid = r->tid;
     s->inv = r->inv;
-    s->depth = r->depth > UINT32_MAX ? UINT32_MAX : (uint32_t)r->depth;
+    s->depth = (uint32_t)r->depth; /* the lexer refuses a depth past 32 bits */
     s->ts = r->start;
     s->dur = r->dur;
     s->line = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
