@@ -754,8 +754,9 @@ static void test_invalid_utf8_stays_valid_json(void **st)
     assert_int_equal(phases(p, "--format", "json", NULL, &out, &err), 0);
     json_t *j = json_loads(out, 0, NULL);
     assert_non_null(j);
-    assert_true(ts_contains(json_string_value(json_object_get(j, "stamp")), "run \\u00ff\\u00fe") ||
-                ts_contains(json_string_value(json_object_get(j, "stamp")), "run \xc3\xbf\xc3\xbe"));
+    /* each invalid byte is U+FFFD, not the Latin-1 character of its value */
+    assert_true(ts_contains(json_string_value(json_object_get(j, "stamp")), "run \xef\xbf\xbd\xef\xbf\xbd"
+                                                                            "en --rounds"));
     json_decref(j);
     free(out);
     free(err);
@@ -836,14 +837,21 @@ static void test_results_mask_controls(void **st)
 /* Bytes that start no UTF-8 character (FF, a lone C3) in a log's name
  * and in a span's name: each is a '?' where a line of text quotes it, as
  * a control byte is (dg_shown, the tables), where once they reached the
- * terminal as they were; the JSON of each tool stays valid UTF-8, and no
- * tool fails for them. */
+ * terminal as they were. In JSON (each tool's --format json, the
+ * timeline's trace) each is U+FFFD, where once it was \u00XX: valid, but
+ * the Latin-1 character of the byte, a path that is not the file's.
+ * Well-formed UTF-8 (é) is written as it is, in both. No tool fails for
+ * them. */
 static void test_invalid_utf8_in_names(void **st)
 {
     (void)st;
-    char dir[] = "/tmp/hbg-u8-XXXXXX", log[64], trace[64], gone[64], want[256];
+#define FFFD "\xef\xbf\xbd" /* U+FFFD, the replacement character */
+    /* k, two bytes that start no character (FF, and C3 before another
+     * lead byte), then a well-formed é (C3 A9) */
+    char dir[] = "/tmp/hbg-u8-XXXXXX", log[64], log2[64], trace[64], gone[64], want[512];
     assert_non_null(mkdtemp(dir));
-    snprintf(log, sizeof log, "%s/k\xff\xc3.log", dir);
+    snprintf(log, sizeof log, "%s/k\xff\xc3\xc3\xa9.log", dir);
+    snprintf(log2, sizeof log2, "%s/m\xff.log", dir);
     snprintf(trace, sizeof trace, "%s/t\xff\xc3.json", dir);
     snprintf(gone, sizeof gone, "%s/n\xff.log", dir);
     char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
@@ -852,17 +860,26 @@ static void test_invalid_utf8_in_names(void **st)
         memcpy(k, "name=kern\xff\xc3l ", 13);
         memmove(k + 13, k + 37, strlen(k + 37) + 1);
     }
-    FILE *f = fopen(log, "w");
-    assert_non_null(f);
-    fputs(src, f);
-    fclose(f);
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(i ? log2 : log, "w");
+        assert_non_null(f);
+        fputs(src, f);
+        fclose(f);
+    }
     free(src);
+    /* the paths as JSON writes them: each invalid byte U+FFFD, é as it is */
+    char jlog[128], jlog2[128];
+    snprintf(jlog, sizeof jlog, "\"%s/k" FFFD FFFD "\xc3\xa9.log\"", dir);
+    snprintf(jlog2, sizeof jlog2, "\"%s/m" FFFD ".log\"", dir);
     char *out, *err;
     assert_int_equal(phases(log, "--format", "json", NULL, &out, &err), 0);
     json_t *j = json_loads(out, 0, NULL);
     if (!j)
         fail_msg("%s", out);
     json_decref(j);
+    snprintf(want, sizeof want, "{\"log\": %s, \"stamp\": ", jlog);
+    if (strncmp(out, want, strlen(want)) != 0)
+        fail_msg("%s", out);
     free(out), free(err);
     const char *sj[] = {"spans", log, "--format", "json", NULL};
     assert_int_equal(ts_run_cli(sj, &out, &err), 0);
@@ -870,11 +887,25 @@ static void test_invalid_utf8_in_names(void **st)
     if (!j)
         fail_msg("%s", out);
     json_decref(j);
-    assert_true(ts_contains(out, "\"kern\\u00ff\\u00c3l\""));
+    if (strncmp(out, want, strlen(want)) != 0 || !ts_contains(out, "\"kern" FFFD FFFD "l\"") ||
+        ts_contains(out, "\\u00"))
+        fail_msg("%s", out);
+    free(out), free(err);
+    const char *fj[] = {"fit", log, "--format", "json", NULL};
+    assert_int_equal(ts_run_cli(fj, &out, &err), 0);
+    snprintf(want, sizeof want, "{\"logs\": [%s], ", jlog);
+    if (strncmp(out, want, strlen(want)) != 0)
+        fail_msg("%s", out);
+    free(out), free(err);
+    const char *cj[] = {"compare", "--base", log, "--measure", log2, "--format", "json", NULL};
+    assert_int_equal(ts_run_cli(cj, &out, &err), 0);
+    snprintf(want, sizeof want, "{\"base_log\": %s, \"measure_log\": %s, ", jlog, jlog2);
+    if (!ts_contains(out, want))
+        fail_msg("%s", out);
     free(out), free(err);
     const char *sv[] = {"spans", log, "--view", "tree", NULL};
     assert_int_equal(ts_run_cli(sv, &out, &err), 0);
-    snprintf(want, sizeof want, "log     %s/k??.log\n", dir);
+    snprintf(want, sizeof want, "log     %s/k??\xc3\xa9.log\n", dir);
     if (!ts_contains(out, want) || !ts_contains(out, "\n    kern??l ") || strchr(out, 0xff))
         fail_msg("%s", out);
     free(out), free(err);
@@ -889,13 +920,17 @@ static void test_invalid_utf8_in_names(void **st)
     j = json_loads(t, 0, NULL);
     assert_non_null(j);
     json_decref(j);
+    snprintf(want, sizeof want, "\"generator\":\"hbg timeline\",\"log\":%s,\"stamp\":", jlog);
+    if (!ts_contains(t, want) || !ts_contains(t, "\"name\":\"kern" FFFD FFFD "l\"") || ts_contains(t, "\\u00"))
+        fail_msg("%s", t);
     free(t);
     assert_int_equal(phases(gone, NULL, NULL, NULL, &out, &err), 2);
     snprintf(want, sizeof want, "hbg phases: cannot open %s/n?.log: No such file or directory\n", dir);
     assert_string_equal(err, want);
     free(out), free(err);
-    unlink(log), unlink(trace);
+    unlink(log), unlink(log2), unlink(trace);
     rmdir(dir);
+#undef FFFD
 }
 
 /* Runs `hbg CMD LOG` (timeline: -o TRACE) and returns its stdout, stderr

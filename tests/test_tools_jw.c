@@ -430,11 +430,12 @@ static void test_pieces(void **st)
 }
 
 /* Strings: a well-formed UTF-8 character passes as it is (JSON text is
- * UTF-8, and "café" must read as café, not cafÃ©); a byte that is no part
- * of one (a lone lead or continuation byte, an overlong form, a
- * surrogate, past U+10FFFF, cut short) becomes \u00XX, as control bytes
- * do, so the output stays valid whatever the log holds. C1 controls
- * (U+0080..U+009F) are written \u00XX too. */
+ * UTF-8, and "café" must read as café, not cafÃ©); each byte that is no
+ * part of one (a lone lead or continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF, cut short) becomes U+FFFD, so the output
+ * stays valid whatever the log holds, and no byte is passed off as the
+ * Latin-1 character of its value (\u00ff was ÿ, another string). Control
+ * bytes and C1 controls (U+0080..U+009F) are written \u00XX. */
 static void check_str(const char *in, size_t n, const char *want)
 {
     mem m;
@@ -451,14 +452,20 @@ static void test_strings(void **st)
     check_str("caf\xc3\xa9", 5, "\"caf\xc3\xa9\"");
     check_str("\xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf", 13, "\"\xe2\x82\xac \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf\"");
     check_str("a\"b\\c\x01\x7f", 7, "\"a\\\"b\\\\c\\u0001\x7f\"");
-    check_str("\xff\xfe", 2, "\"\\u00ff\\u00fe\"");
-    check_str("\xc3\x28", 2, "\"\\u00c3(\"");                         /* lead byte, no continuation */
-    check_str("\xa9x", 2, "\"\\u00a9x\"");                              /* lone continuation */
-    check_str("\xc0\xaf", 2, "\"\\u00c0\\u00af\"");                    /* overlong '/' */
-    check_str("\xe0\x80\xaf", 3, "\"\\u00e0\\u0080\\u00af\"");          /* overlong, 3 bytes */
-    check_str("\xed\xa0\x80", 3, "\"\\u00ed\\u00a0\\u0080\"");          /* a surrogate */
-    check_str("\xf4\x90\x80\x80", 4, "\"\\u00f4\\u0090\\u0080\\u0080\""); /* past U+10FFFF */
-    check_str("ab\xe2\x82", 4, "\"ab\\u00e2\\u0082\"");                 /* cut short at the end */
+#define FFFD "\xef\xbf\xbd" /* U+FFFD, the replacement character */
+    check_str("\xff\xfe", 2, "\"" FFFD FFFD "\"");
+    check_str("\xc3\x28", 2, "\"" FFFD "(\"");                       /* lead byte, no continuation */
+    check_str("\xa9x", 2, "\"" FFFD "x\"");                          /* lone continuation */
+    check_str("\xc0\xaf", 2, "\"" FFFD FFFD "\"");                   /* overlong '/' */
+    check_str("\xe0\x80\xaf", 3, "\"" FFFD FFFD FFFD "\"");          /* overlong, 3 bytes */
+    check_str("\xed\xa0\x80", 3, "\"" FFFD FFFD FFFD "\"");          /* a surrogate */
+    check_str("\xf4\x90\x80\x80", 4, "\"" FFFD FFFD FFFD FFFD "\""); /* past U+10FFFF */
+    check_str("ab\xe2\x82", 4, "\"ab" FFFD FFFD "\"");               /* cut short at the end */
+    check_str("\xef\xbf\xbd", 3, "\"" FFFD "\"");                    /* U+FFFD itself passes */
+    check_str("a\xff"
+              "b\xc3\xa9\x01",
+              6, "\"a" FFFD "b\xc3\xa9\\u0001\""); /* mixed */
+#undef FFFD
     /* a C1 control is escaped as C0 ones are (the same string to a
      * parser, no CSI to a terminal showing the file); U+00A0 is not one */
     check_str("\xc2\x9b[2J\xc2\x80\xc2\x9f\xc2\xa0", 11, "\"\\u009b[2J\\u0080\\u009f\xc2\xa0\"");

@@ -329,10 +329,12 @@ static const char hex[] = "0123456789abcdef";
  * their escape in esc (*elen bytes). A well-formed UTF-8 character passes
  * as it is (JSON text is UTF-8), but for a C1 control (CSI among them),
  * escaped as its code point as C0 ones are: the same string to a parser,
- * nothing a terminal acts on for one who reads the file. Control bytes,
- * and bytes >= 0x80 that are no part of a well-formed character, become
- * \u00XX: the log is bytes, not necessarily UTF-8, and the output must
- * stay valid. */
+ * nothing a terminal acts on for one who reads the file. Control bytes
+ * become \u00XX. A byte >= 0x80 that is no part of a well-formed
+ * character becomes U+FFFD, the replacement character, one for each such
+ * byte: the log is bytes, not necessarily UTF-8, and the output must stay
+ * valid. (\u00XX would be a valid string, but another one: the byte read
+ * as Latin-1, a path or name that does not exist.) */
 static size_t escape_at(const char *s, size_t n, char esc[6], size_t *elen)
 {
     unsigned char c = (unsigned char)s[0];
@@ -340,6 +342,11 @@ static size_t escape_at(const char *s, size_t n, char esc[6], size_t *elen)
     *elen = 0;
     if (u && !hbg__utf8_is_c1(s, u))
         return u;
+    if (!u && c >= 0x80) {
+        memcpy(esc, "\xef\xbf\xbd", 3); /* U+FFFD in UTF-8 */
+        *elen = 3;
+        return 1;
+    }
     if (u)
         c = (unsigned char)s[1]; /* U+0080..U+009F */
     if (c == '"' || c == '\\') {

@@ -1,6 +1,7 @@
 /* A small buffered JSON writer: numbers formatted by hand (no printf on the
  * timeline's per-event path), strings escaped so any log bytes, including
- * invalid UTF-8, still make valid JSON. */
+ * invalid UTF-8, still make valid JSON: each byte that is no part of a
+ * UTF-8 character is written U+FFFD (jw.c, escape_at). */
 #ifndef HBG_TOOLS_JW_H
 #define HBG_TOOLS_JW_H
 
