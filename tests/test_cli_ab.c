@@ -1350,6 +1350,46 @@ static void test_trial_needs_phase_lines(void **state)
     free(so), free(se), free(out4);
 }
 
+/* A run whose writer pads its markers ("bind  phase=", "bind\tphase=")
+ * writes bind-phase lines, as hbg compare reads them: every repetition
+ * is measured and compared. Each was refused as a log with none ("the run
+ * exited 0 but its log has no bind-phase lines"), and --resume refused
+ * such a finished log the same way. */
+static void test_padded_phase_lines_count(void **state)
+{
+    (void)state;
+    char *out = in_root("out-padded"), *order = in_root("order-padded"), tmpl[4096];
+    snprintf(tmpl, sizeof tmpl,
+             "echo {rev} >> %s; sh {worktree}/measure.sh | "
+             "sed 's/bind phase=args/bind\tphase=args/; s/bind phase=/bind  phase=/'",
+             order);
+    const char *args[] = {"ab", c1, c2, "--build", "true", "--run", tmpl, "--reps", "5", "--outputs", out, NULL};
+    char *so, *se;
+    int rc = ab_hbg(repo, args, &so, &se);
+    if (rc != expected_status() || strstr(se, "bind-phase"))
+        fail_msg("status %d, stderr '%s'", rc, se);
+    assert_int_equal(ab_entries(out), 10);
+    char *r1 = log_name(out, c2, 1), *log = ab_read(r1);
+    assert_non_null(log);
+    /* the lines as written, past the stamp (which quotes the template) */
+    const char *body = strchr(log, '\n');
+    assert_non_null(body);
+    assert_null(strstr(body, "bind phase="));
+    assert_non_null(strstr(body, "bind  phase=arena_h2d "));
+    assert_non_null(strstr(body, "bind\tphase=args "));
+    free(so), free(se);
+    /* --resume keeps them all */
+    const char *resume[] = {"ab",     c1,  c2,          "--build", "true",     "--run", tmpl,
+                            "--reps", "5", "--outputs", out,       "--resume", NULL};
+    rc = ab_hbg(repo, resume, &so, &se);
+    char want[256];
+    snprintf(want, sizeof want, "hbg ab: rep 5/5 B %s: bind_qwen_numbers_%s_r5.log (reused)", c2, c2);
+    if (rc != expected_status() || !strstr(se, want))
+        fail_msg("status %d, stderr '%s'", rc, se);
+    assert_int_equal(ab_lines(order), 10);
+    free(so), free(se), free(log), free(r1), free(order), free(out);
+}
+
 static void usage_error(const char *dir, const char *const *args, const char *needle)
 {
     char *so, *se;
@@ -2267,6 +2307,7 @@ int main(void)
         cmocka_unit_test(test_plot_checked_first),
         cmocka_unit_test(test_args_tried_before_second_build),
         cmocka_unit_test(test_trial_needs_phase_lines),
+        cmocka_unit_test(test_padded_phase_lines_count),
         cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_numbers_without_signs_or_spaces),
         cmocka_unit_test(test_owned_options_abbreviated),

@@ -565,10 +565,12 @@ static int log_has_phases(const char *path, unsigned *stamps)
     size_t cap = 0;
     int found = 0;
     unsigned n = 0;
-    while (!found && getline(&line, &cap, f) >= 0) {
+    ssize_t len;
+    while (!found && (len = getline(&line, &cap, f)) >= 0) {
         bool stamp = !strncmp(line, "[stamp]", 7);
         n += stamp;
-        found = !stamp && strstr(line, "bind phase=") != NULL;
+        /* as the log reader tells one: "bind\tphase=" is one too */
+        found = !stamp && lx_has_bind_marker(line, (size_t)len);
     }
     if (stamps)
         *stamps = n;

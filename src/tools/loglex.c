@@ -822,6 +822,15 @@ static bool phase_marker_in(const char *from, const char *at)
     return false;
 }
 
+bool lx_has_bind_marker(const char *s, size_t n)
+{
+    const char *mark;
+    for (const char *q = s; (q = memchr(q, '=', (size_t)(s + n - q))); q++)
+        if (phase_marker(s, q, &mark) == LX_BIND)
+            return true;
+    return false;
+}
+
 /* Lexes the record of kind whose marker starts at mark; q is the '=' after
  * the marker's last word ("phase" of "bind phase=", the byte before "v=" of
  * the others). Returns where the scan goes on. */

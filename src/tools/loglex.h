@@ -125,6 +125,11 @@ typedef struct lx_pos {
 } lx_pos;
 void lx_scan_at(const char *buf, size_t len, lx_pos *pos, const lx_sink *sink);
 
+/* Whether [s, s + n) holds a bind-phase marker as the scan reads one
+ * ("bind phase=", a run of blanks between its words): what a log needs
+ * for hbg compare to read a pass from it. */
+bool lx_has_bind_marker(const char *s, size_t n);
+
 /* The length of the UTF-8 byte order mark at the start of a log's text
  * (an editor that saved the log may put one first), or 0: the log's
  * first line, its stamp, starts after it. */
