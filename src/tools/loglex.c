@@ -1102,10 +1102,14 @@ static void scan_all(scan *sc)
 
 /* The "v" of the "v=" that follows the marker word at q (n bytes) after
  * a run of blanks, as v_marker reads it from the '='; NULL when the
- * marker is not there. */
-static const char *v_after(const char *q, const char *e, const char *word, size_t n)
+ * marker is not there. Asked at every '[' of the log, most of them a
+ * prefix's, a level's or a location's: inlined, so that the compare is
+ * of a known length, and told apart by the byte after the '[' first.
+ * (A call and a library memcmp for each made hbg spans' scan half as
+ * slow again.) */
+static inline const char *v_after(const char *q, const char *e, const char *word, size_t n)
 {
-    if ((size_t)(e - q) < n + 3 || memcmp(q, word, n) != 0 || !blank(q[n]))
+    if ((size_t)(e - q) < n + 3 || q[1] != word[1] || memcmp(q, word, n) != 0 || !blank(q[n]))
         return NULL;
     const char *v = q + n + 1;
     while (v < e && blank(*v))
