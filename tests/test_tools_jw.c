@@ -444,6 +444,18 @@ static void check_str(const char *in, size_t n, const char *want)
     char *got = mem_close(&m);
     assert_string_equal(got, want);
     free(got);
+    /* jw_str_text is that string, unescaped: written, it is written alike;
+     * jw_str_exact says whether it is the input */
+    char *txt = malloc(3 * n + 1);
+    assert_non_null(txt);
+    size_t tn = jw_str_text(in, n, txt);
+    mem_open(&m);
+    jw_str(&m.w, txt, tn);
+    got = mem_close(&m);
+    assert_string_equal(got, want);
+    free(got);
+    assert_int_equal(jw_str_exact(in, n), tn == n && !memcmp(txt, in, n));
+    free(txt);
 }
 
 static void test_strings(void **st)
@@ -465,6 +477,13 @@ static void test_strings(void **st)
     check_str("a\xff"
               "b\xc3\xa9\x01",
               6, "\"a" FFFD "b\xc3\xa9\\u0001\""); /* mixed */
+    char txt[16];
+    assert_int_equal(jw_str_text("k\xff\xfe", 3, txt), 7);
+    assert_memory_equal(txt, "k" FFFD FFFD, 7);
+    assert_false(jw_str_exact("k\xff", 2));
+    assert_false(jw_str_exact("ab\xe2\x82", 4));
+    assert_true(jw_str_exact("k" FFFD, 4));
+    assert_true(jw_str_exact("\xc2\x9b\x01", 3)); /* escaped, but the same string */
 #undef FFFD
     /* a C1 control is escaped as C0 ones are (the same string to a
      * parser, no CSI to a terminal showing the file); U+00A0 is not one */

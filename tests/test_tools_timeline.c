@@ -132,6 +132,51 @@ static void test_a_logged_key_is_not_a_second_member(void **st)
     free(log);
 }
 
+/* A key's byte that is no part of a UTF-8 character is written U+FFFD,
+ * so k<FF> and k<FE> were written as one name, "k\uFFFD", twice in one
+ * args object (a reader keeps the last), and as the line's own key
+ * k<EF BF BD> (U+FFFD itself) too. Such a key is given the first of
+ * _2, _3, ... that is no other member's; a key written as it is keeps its
+ * name. The second span's args come from the cache of the text. */
+static void test_keys_written_alike_are_not_one_member(void **st)
+{
+    (void)st;
+    static const char text[] =
+        "[mono_ns=2][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 name=chip.run "
+        "ts=100 dur=10 k\xff=1 k\xfe=2 k\xef\xbf\xbd=3 k\xfd_2=4\n"
+        "[mono_ns=3][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=1 name=chip.run.bind "
+        "ts=101 dur=5 k\xff=1 k\xfe=2 k\xef\xbf\xbd=3 k\xfd_2=4\n"
+        "[mono_ns=4][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=102 dur_ns=2 pid=5 inv=1 "
+        "x\xff=1 x\xfe=2\n";
+    char *lp = ts_temp_file(text, strlen(text), ".log");
+    char *o = ts_temp_file("", 0, ".json"), *out, *err;
+    const char *a[] = {"timeline", lp, "-o", o, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    char *t = ts_slurp(o, NULL);
+    assert_non_null(t);
+    static const char *const want[] = {
+        "\"name\":\"chip.run\",\"cat\":\"span\",\"ph\":\"X\",\"pid\":5,\"tid\":5,\"ts\":0.100,"
+        "\"dur\":0.009999999999999995,\"args\":{\"inv\":1,\"hid\":\"aa\",\"depth\":0,"
+        "\"k\xef\xbf\xbd_2\":1,\"k\xef\xbf\xbd_3\":2,\"k\xef\xbf\xbd\":3,\"k\xef\xbf\xbd_2_2\":4}}",
+        "\"name\":\"chip.run.bind\",\"cat\":\"span\",\"ph\":\"X\",\"pid\":5,\"tid\":5,\"ts\":0.101,"
+        "\"dur\":0.0049999999999999906,\"args\":{\"inv\":1,\"hid\":\"aa\",\"depth\":1,"
+        "\"k\xef\xbf\xbd_2\":1,\"k\xef\xbf\xbd_3\":2,\"k\xef\xbf\xbd\":3,\"k\xef\xbf\xbd_2_2\":4}}",
+        "\"args\":{\"inv\":1,\"x\xef\xbf\xbd\":1,\"x\xef\xbf\xbd_2\":2}}",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(t, want[i]))
+            fail_msg("trace lacks %s\n%s", want[i], t);
+    /* as a reader that keeps the last of a name would count them */
+    json_error_t je;
+    json_t *j = json_loads(t, JSON_REJECT_DUPLICATES, &je);
+    if (!j)
+        fail_msg("%s", je.text);
+    json_decref(j);
+    free(t), free(out), free(err);
+    unlink(o), unlink(lp);
+    free(o), free(lp);
+}
+
 /* Two records on one line (writes that interleave): an anchor first on
  * the line is in force for the span after it; an anchor after the span
  * is not (it was taken backwards to date the span before it). */
@@ -2565,6 +2610,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_original_with_records),
         cmocka_unit_test(test_a_logged_key_is_not_a_second_member),
+        cmocka_unit_test(test_keys_written_alike_are_not_one_member),
         cmocka_unit_test(test_an_anchor_on_the_line_of_a_span),
         cmocka_unit_test(test_nothing_whole_is_the_reason_given),
         cmocka_unit_test(test_foreign_records_make_no_lane),

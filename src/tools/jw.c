@@ -362,6 +362,39 @@ static size_t escape_at(const char *s, size_t n, char esc[6], size_t *elen)
     return u ? u : 1;
 }
 
+bool jw_str_exact(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        if ((unsigned char)s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t u = hbg__utf8_len(s + i, n - i);
+        if (!u)
+            return false;
+        i += u;
+    }
+    return true;
+}
+
+size_t jw_str_text(const char *s, size_t n, char *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        size_t u = (unsigned char)s[i] < 0x80 ? 1 : hbg__utf8_len(s + i, n - i);
+        if (!u) { /* as escape_at writes it */
+            memcpy(out + k, "\xef\xbf\xbd", 3);
+            k += 3;
+            i++;
+            continue;
+        }
+        memcpy(out + k, s + i, u);
+        k += u;
+        i += u;
+    }
+    return k;
+}
+
 void jw_str(jw *w, const char *s, size_t n)
 {
     char *p = room(w, 2);

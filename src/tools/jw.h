@@ -188,5 +188,13 @@ void jw_us(jw *w, uint64_t ns);
  * what is written (jw_us). */
 void jw_dur_us(jw *w, uint64_t ts, uint64_t dur);
 void jw_str(jw *w, const char *s, size_t n);  /* quoted and escaped */
+/* Whether the string jw_str writes for s[0..n) is s itself: false where
+ * a byte is no part of a UTF-8 character, which it writes as U+FFFD (so
+ * two texts may be written as one string). */
+bool jw_str_exact(const char *s, size_t n);
+/* The string jw_str writes for s[0..n), unescaped (as a reader gets it):
+ * s with each such byte as U+FFFD's three bytes. out has room for 3 * n
+ * bytes; returns the length written there. */
+size_t jw_str_text(const char *s, size_t n, char *out);
 
 #endif

@@ -159,6 +159,10 @@ typedef struct tl {
     bool first;
     char *nbuf;
     size_t nbufcap;
+    char *an;               /* write_attrs: the names given so far to keys written U+FFFD */
+    size_t ancap;
+    size_t *an_end;         /* where each ends in an */
+    size_t an_endcap;
     struct by_start *order; /* one records line's records in start order */
     size_t caporder;
     uint64_t flow_id;
@@ -754,67 +758,109 @@ static bool generated_key(const char *k, size_t kl)
     return false;
 }
 
+/* The next k=v attribute of the text [*p, e), as write_attrs reads it:
+ * false at the end. */
+static bool next_attr(const char **p, const char *e, lx_slice *k, lx_slice *v)
+{
+    const char *q = *p;
+    while (q < e && (*q == ' ' || *q == '\t'))
+        q++;
+    if (q >= e)
+        return false;
+    k->p = q;
+    while (q < e && *q != '=' && *q != ' ')
+        q++;
+    k->n = (size_t)(q - k->p);
+    v->p = q < e && *q == '=' ? q + 1 : q;
+    q = v->p;
+    while (q < e && *q != ' ' && *q != '\t')
+        q++;
+    v->n = (size_t)(q - v->p);
+    *p = q;
+    return true;
+}
+
 /* Whether the k=v text [p, p + n) has the key k. */
 static bool has_key(const char *p, size_t n, const char *k, size_t kl)
 {
-    const char *e = p + n;
-    while (p < e) {
-        while (p < e && (*p == ' ' || *p == '\t'))
-            p++;
-        const char *s = p;
-        while (p < e && *p != '=' && *p != ' ' && *p != '\t')
-            p++;
-        if ((size_t)(p - s) == kl && !memcmp(s, k, kl))
+    lx_slice a, v;
+    for (const char *e = p + n; next_attr(&p, e, &a, &v);)
+        if (a.n == kl && !memcmp(a.p, k, kl))
             return true;
-        while (p < e && *p != ' ' && *p != '\t')
-            p++;
-    }
     return false;
+}
+
+/* Whether name[0..nl) is one of the names written before it (nw of them,
+ * ends in t->an_end, text in t->an). */
+static bool name_taken(const tl *t, size_t nw, const char *name, size_t nl)
+{
+    for (size_t i = 0, at = 0; i < nw; at = t->an_end[i++])
+        if (t->an_end[i] - at == nl && !memcmp(t->an + at, name, nl))
+            return true;
+    return false;
+}
+
+/* The name of key k (which holds a byte written U+FFFD) among the
+ * attributes of the text [p, p + n), the i-th written: its string as
+ * written, or where that is another member's (a key written exactly, or
+ * an earlier one written so), with the first of _2, _3, ... that is
+ * none. Each is kept for those after it; false out of memory. Every
+ * name this tool writes itself is ASCII, so no U+FFFD name is one. */
+static bool replaced_name(tl *t, const char *p, size_t n, size_t i, lx_slice k)
+{
+    size_t at = i ? t->an_end[i - 1] : 0;
+    if (k.n > (SIZE_MAX - 32 - at) / 3 || !vec_grow((void **)&t->an, &t->ancap, at + 3 * k.n + 32, 1) ||
+        !vec_grow((void **)&t->an_end, &t->an_endcap, i + 1, sizeof *t->an_end))
+        return false;
+    char *name = t->an + at;
+    size_t base = jw_str_text(k.p, k.n, name), nl = base;
+    for (unsigned sfx = 2; has_key(p, n, name, nl) || name_taken(t, i, name, nl); sfx++)
+        nl = base + (size_t)snprintf(name + base, 32, "_%u", sfx);
+    t->an_end[i] = at + nl;
+    return true;
 }
 
 /* The k=v attribute text of a line, as args members; a key this tool
  * writes itself is kept as "logged_<key>" (or "logged_logged_<key>", and
- * so on, where the line has that key too). */
+ * so on, where the line has that key too). A key holding a byte that is
+ * no part of a UTF-8 character, written U+FFFD, is given a name of its
+ * own where that makes it another's (replaced_name): the members' names
+ * depend on the text alone, so its cached copy (arg_attrs) stays right. */
 static void write_attrs(tl *t, const char *p, size_t n)
 {
     const char *const text = p;
     const char *e = p + n;
-    while (p < e) {
-        while (p < e && (*p == ' ' || *p == '\t'))
-            p++;
-        if (p >= e)
-            break;
-        const char *k = p;
-        while (p < e && *p != '=' && *p != ' ')
-            p++;
-        size_t kl = (size_t)(p - k);
-        const char *v = p < e && *p == '=' ? p + 1 : p;
-        p = v;
-        while (p < e && *p != ' ' && *p != '\t')
-            p++;
-        size_t vl = (size_t)(p - v);
-        if (!kl)
+    size_t nrep = 0; /* keys written U+FFFD so far */
+    lx_slice k, v;
+    while (next_attr(&p, e, &k, &v)) {
+        if (!k.n)
             continue;
         JW_LIT(&t->w, ",");
-        if (generated_key(k, kl)) {
+        if (generated_key(k.p, k.n)) {
             char both[96];
-            int bl = snprintf(both, sizeof both, "logged_%.*s", (int)kl, k);
+            int bl = snprintf(both, sizeof both, "logged_%.*s", (int)k.n, k.p);
             while (bl + 7 < (int)sizeof both && has_key(text, n, both, (size_t)bl)) {
                 memmove(both + 7, both, (size_t)bl + 1);
                 memcpy(both, "logged_", 7);
                 bl += 7;
             }
             jw_str(&t->w, both, (size_t)bl);
+        } else if (jw_str_exact(k.p, k.n)) {
+            jw_str(&t->w, k.p, k.n);
+        } else if (replaced_name(t, text, n, nrep, k)) {
+            size_t at = nrep ? t->an_end[nrep - 1] : 0;
+            jw_str(&t->w, t->an + at, t->an_end[nrep] - at);
+            nrep++;
         } else {
-            jw_str(&t->w, k, kl);
+            t->oom = true;
+            jw_str(&t->w, k.p, k.n);
         }
         JW_LIT(&t->w, ":");
         uint64_t x;
-        lx_slice s = {v, vl};
-        if (lx_parse_u64(s, &x) == 0)
+        if (lx_parse_u64(v, &x) == 0)
             put_num(&t->w, x);
         else
-            jw_str(&t->w, v, vl);
+            jw_str(&t->w, v.p, v.n);
     }
 }
 
@@ -2246,6 +2292,8 @@ hbg_status tl_write(ps_log *L, const rc_file *recs, size_t nrecs, FILE *out, tl_
     free(t.proc);
     free(t.thr);
     free(t.nbuf);
+    free(t.an);
+    free(t.an_end);
     free(t.order);
     free(t.rec_segs);
     hm_free(&t.dp_mem);
