@@ -948,7 +948,9 @@ static void test_segment_outside_its_bind_span(void **st)
     (void)st;
     char *src = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
     assert_non_null(src);
-    src = swap_after(src, "bind phase=arena_h2d start_ns=5000000134979", " dur_ns=900 ", " dur_ns=9000 ");
+    /* the line's own outside_bind_span is kept, as logged_outside_bind_span */
+    src = swap_after(src, "bind phase=arena_h2d start_ns=5000000134979", " dur_ns=900 ",
+                     " dur_ns=9000 outside_bind_span=7 ");
     char *p = ts_temp_file(src, strlen(src), ".log");
     char *err;
     keep_none = true;
@@ -967,6 +969,8 @@ static void test_segment_outside_its_bind_span(void **st)
         if (!o)
             continue;
         assert_true(json_is_true(o));
+        assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "args"), "logged_outside_bind_span")),
+                         7);
         assert_string_equal(json_string_value(json_object_get(e, "name")), "arena_h2d");
         assert_string_equal(json_string_value(json_object_get(e, "cat")), "bind");
         marked++;

@@ -750,8 +750,8 @@ static void put_num(jw *w, uint64_t v)
  * computed (wall_ns from the clock anchor). */
 static bool generated_key(const char *k, size_t kl)
 {
-    static const char *const gen[] = {"inv", "hid", "depth", "wall_ns", "utc", "clock", "placed", "device_ts_ns",
-                                      "host_pid"};
+    static const char *const gen[] = {"inv",   "hid",    "depth",        "wall_ns",  "utc",
+                                      "clock", "placed", "device_ts_ns", "host_pid", "outside_bind_span"};
     for (size_t i = 0; i < sizeof gen / sizeof gen[0]; i++)
         if (strlen(gen[i]) == kl && !memcmp(gen[i], k, kl))
             return true;
