@@ -132,6 +132,38 @@ static void test_a_logged_key_is_not_a_second_member(void **st)
     free(log);
 }
 
+/* wall_ns, logged_wall_ns, ... with logged_ twelve times: the name for
+ * wall_ns was cut at 96 bytes to the last of them, a member twice. */
+static void test_a_long_chain_of_logged_keys(void **st)
+{
+    (void)st;
+    char text[2048];
+    int n = snprintf(text, sizeof text,
+                     "[mono_ns=2][T0x1][TIMING] emit_host_span: [STRACE] v=1 pid=5 tid=5 inv=1 hid=aa depth=0 "
+                     "name=chip.run ts=100 dur=10");
+    for (int i = 0; i <= 12; i++) {
+        n += snprintf(text + n, sizeof text - (size_t)n, " ");
+        for (int k = 0; k < i; k++)
+            n += snprintf(text + n, sizeof text - (size_t)n, "logged_");
+        n += snprintf(text + n, sizeof text - (size_t)n, "wall_ns=%d", i);
+    }
+    snprintf(text + n, sizeof text - (size_t)n, "\n");
+    char *log = ts_temp_file(text, strlen(text), ".log"), *err;
+    json_t *j = run_timeline(log, NULL, 0, &err);
+    assert_non_null(j); /* no member twice */
+    json_t *e = NULL;
+    assert_int_equal(find(json_object_get(j, "traceEvents"), "chip.run", "span", -1, -1, &e), 1);
+    char name[160] = "";
+    for (int k = 0; k < 13; k++)
+        strcat(name, "logged_");
+    strcat(name, "wall_ns");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "args"), name)), 0);
+    json_decref(j);
+    free(err);
+    unlink(log);
+    free(log);
+}
+
 /* A key's byte that is no part of a UTF-8 character is written U+FFFD,
  * so k<FF> and k<FE> were written as one name, "k\uFFFD", twice in one
  * args object (a reader keeps the last), and as the line's own key
@@ -2615,6 +2647,7 @@ int main(void)
         cmocka_unit_test(test_original_with_records),
         cmocka_unit_test(test_a_logged_key_is_not_a_second_member),
         cmocka_unit_test(test_keys_written_alike_are_not_one_member),
+        cmocka_unit_test(test_a_long_chain_of_logged_keys),
         cmocka_unit_test(test_an_anchor_on_the_line_of_a_span),
         cmocka_unit_test(test_nothing_whole_is_the_reason_given),
         cmocka_unit_test(test_foreign_records_make_no_lane),

@@ -837,7 +837,9 @@ static void write_attrs(tl *t, const char *p, size_t n)
             continue;
         JW_LIT(&t->w, ",");
         if (generated_key(k.p, k.n)) {
-            char both[96];
+            /* room for a logged_ for each of a line's attributes (each
+             * one taken is another key of it) before the longest name */
+            char both[7 * (LX_MAX_ATTRS + 1) + 32];
             int bl = snprintf(both, sizeof both, "logged_%.*s", (int)k.n, k.p);
             while (bl + 7 < (int)sizeof both && has_key(text, n, both, (size_t)bl)) {
                 memmove(both + 7, both, (size_t)bl + 1);
