@@ -858,7 +858,7 @@ static void test_torn_span_counted(void **st)
     json_t *j = run_timeline(p, NULL, 0, &err);
     assert_non_null(j);
     assert_true(ts_contains(err, "hbg timeline: malformed [STRACE] records (not drawn): 1\n"));
-    assert_true(ts_contains(err, "malformed [STRACE] span: expected dur= (the span is torn); ignored"));
+    assert_true(ts_contains(err, "malformed [STRACE] span: expected dur= (the span is torn); not drawn"));
     assert_true(ts_contains(err, "hbg timeline: bind passes without a chip.run.bind span: 1\n"));
     json_t *ev = json_object_get(j, "traceEvents");
     assert_int_equal(find(ev, "chip.run.bind", "span", 4242, -1, NULL), 3);
@@ -1028,6 +1028,121 @@ static void every_within(json_t *ev, const char *key, double lo, double hi)
     }
 }
 
+/* A pass that hbg phases leaves out of its statistics for a defect is
+ * drawn all the same, with what it has: its warning, worded as phases
+ * words it ("excluded"), said the opposite of what the trace shows. Each
+ * says what is drawn; a pass that has no place on the trace is "not
+ * drawn". The segments drawn are counted from the trace. */
+static void test_pass_defects_say_what_is_drawn(void **st)
+{
+    (void)st;
+    static const struct {
+        const char *log;
+        const char *warning; /* after the log's name */
+        const char *seg;     /* a segment of every pass but a defective one's */
+        size_t nseg;         /* how many of it are drawn */
+    } c[] = {
+        {"ours-missing-close.log",
+         ":24: pass pid=4242 inv=2 has no arena_h2d (its closing segment); drawn without it\n", "host_orch", 4},
+        {"ours-missing-close.log", NULL, "arena_h2d", 3},
+        {"ours-setdiff.log", ":52: unknown segment pin_mem (not one of this version's); drawn under its own name\n",
+         "pin_mem", 1},
+        {"ours-setdiff.log",
+         ":44: pass pid=4242 inv=3 has other segments than the other 3 passes (missing: none; extra: pin_mem); drawn "
+         "as it is\n",
+         "host_orch", 4},
+        {"ours-duplicate.log",
+         ":52: segment graph_upload appears twice in pass pid=4242 inv=3 (first at line 51); drawn from the first\n",
+         "graph_upload", 4},
+        {"ours-dropped.log",
+         ":56: host-orch record_node dropped=4 in pass pid=4242 inv=3 (the per-op record pool overflowed); drawn\n",
+         "host_orch", 4},
+        /* the original runtime's pass, without its span: no inv, no place */
+        {"original-truncated.log",
+         ":63: the log ends inside pass pid=5001 thread 0x7f3c9a7fc650 (no arena_h2d): truncated pass not drawn\n",
+         NULL, 0},
+        {"original-truncated.log",
+         ":70: malformed bind line: the log ends inside the record (cut short: no line end after it); not drawn\n",
+         NULL, 0},
+    };
+    for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+        char lp[4096], *err;
+        snprintf(lp, sizeof lp, "%s", ts_fixture(c[k].log));
+        json_t *j = run_timeline(lp, NULL, 0, &err);
+        assert_non_null(j);
+        if (c[k].warning) {
+            char want[8192];
+            snprintf(want, sizeof want, "hbg timeline: warning: %s%s", lp, c[k].warning);
+            if (!ts_contains(err, want))
+                fail_msg("%s: no \"%s\" in:\n%s", c[k].log, want, err);
+        }
+        assert_false(ts_contains(err, "excluded"));
+        assert_false(ts_contains(err, "ignored"));
+        if (c[k].seg)
+            assert_int_equal(find(json_object_get(j, "traceEvents"), c[k].seg, "bind", 4242, -1, NULL), c[k].nseg);
+        json_decref(j);
+        free(err);
+    }
+}
+
+/* The warnings about the log as a whole that timeline shares with hbg
+ * phases say what timeline does too: passes out of order are each drawn
+ * where their times put them (no cold pass is chosen), and a pid anchored
+ * twice is one process whose events each take the anchor in force. */
+static void test_log_warnings_say_what_is_drawn(void **st)
+{
+    (void)st;
+    char text[2048];
+    size_t n = 0;
+    static const unsigned inv[] = {2, 1, 3};
+    for (size_t i = 0; i < 3; i++)
+        for (int k = 0; k < 3; k++)
+            n += (size_t)snprintf(text + n, sizeof text - n,
+                                  "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:24] bind phase=%s "
+                                  "start_ns=%zu dur_ns=1 pid=9 inv=%u\n",
+                                  k == 0   ? "host_orch"
+                                  : k == 1 ? "graph_upload"
+                                           : "arena_h2d",
+                                  10 * i + (size_t)k, inv[i]);
+    char *lp = ts_temp_file(text, n, ".log"), *err;
+    json_t *j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    char want[8192];
+    snprintf(want, sizeof want,
+             "hbg timeline: warning: %s:1: pass pid=9 inv=2 comes before its rank's pass inv=1 (line 4): the passes "
+             "are out of order; each is drawn at its own time\n",
+             lp);
+    assert_true(ts_contains(err, want));
+    assert_int_equal(find(json_object_get(j, "traceEvents"), "host_orch", "bind", 9, -1, NULL), 3);
+    json_decref(j);
+    free(err);
+    unlink(lp);
+    free(lp);
+
+    char *one = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(one);
+    size_t m = strlen(one);
+    char *two = malloc(2 * m + 1);
+    assert_non_null(two);
+    memcpy(two, one, m);
+    memcpy(two + m, one, m + 1);
+    lp = ts_temp_file(two, 2 * m, ".log");
+    j = run_timeline(lp, NULL, 0, &err);
+    assert_non_null(j);
+    snprintf(want, sizeof want,
+             "hbg timeline: warning: %s:84: a second clock anchor for pid=4242 (the first is at line 2): the log holds "
+             "two runs (logs put together?), drawn as one process, each event dated by the anchor in force at it\n",
+             lp);
+    assert_true(ts_contains(err, want));
+    assert_false(ts_contains(err, "pooled"));
+    json_decref(j);
+    free(err);
+    unlink(lp);
+    free(lp);
+    free(two);
+    free(one);
+}
+
 /* Durations of 2^62 ns (146 years) or more (a wrapped clock, a corrupted
  * digit) are left out with a warning, a span's and a segment's alike:
  * drawn, one would stretch the axis over centuries. Everything else is
@@ -1052,11 +1167,10 @@ static void test_long_durations_left_out(void **st)
                                        "more: not a duration); left out, with 1 more as long\n";
     assert_true(ts_contains(err, span_warning));
     assert_true(ts_contains(err, ":31: malformed bind line: dur_ns= is 2^62 ns (146 years) or more: not a duration; "
-                                 "ignored"));
+                                 "not drawn\n"));
     assert_true(ts_contains(err, "pass pid=4242 inv=3 has a control-plane sum of 2^62 ns (146 years) or more: no "
-                                 "measurement; excluded\n"));
-    assert_true(ts_contains(err, "bind pass pid=4242 inv=3: its segments are not drawn (their sum is no "
-                                 "measurement)\n"));
+                                 "measurement; not drawn\n"));
+    assert_false(ts_contains(err, "excluded"));
     json_t *ev = json_object_get(j, "traceEvents");
     assert_int_equal(find(ev, "chip.run.bind", "span", 4242, -1, NULL), 2);
     assert_int_equal(find(ev, "graph_upload", "bind", 4242, -1, NULL), 2);
@@ -2664,6 +2778,8 @@ int main(void)
         cmocka_unit_test(test_pass_with_nothing_to_draw),
         cmocka_unit_test(test_segment_outside_its_bind_span),
         cmocka_unit_test(test_long_durations_left_out),
+        cmocka_unit_test(test_pass_defects_say_what_is_drawn),
+        cmocka_unit_test(test_log_warnings_say_what_is_drawn),
         cmocka_unit_test(test_absurd_starts_left_out),
         cmocka_unit_test(test_log_of_hbg_run),
         cmocka_unit_test(test_records_of_a_pass_without_its_span),

@@ -316,7 +316,7 @@ int hbg_cmd_timeline(int argc, char **argv)
         rc = 2;
         goto done;
     }
-    ps_options po = {.keep_first = true, .keep_spans = true, .runs_apart = true};
+    ps_options po = {.keep_first = true, .keep_spans = true, .runs_apart = true, .draws = true};
     hbg_status rs = ps_read_fd(&L, path, lfd, &po, err, sizeof err);
     close(lfd);
     lfd = -1;

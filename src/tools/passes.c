@@ -107,6 +107,14 @@ static ps_pass *new_pass(ps_log *L, size_t line)
     return p;
 }
 
+/* What follows a malformed line's warning: a drawing (opt.draws) leaves
+ * out a bind line's segment or a span, which it would have drawn; a
+ * host-orch line or an anchor it never draws, and so ignores. */
+static const char *bad_fate(const ps_log *L, lx_kind kind)
+{
+    return L->opt.draws && (kind == LX_BIND || kind == LX_SPAN) ? "not drawn" : "ignored";
+}
+
 static inline int seg_id(ps_log *L, lx_slice name, size_t line)
 {
     /* the names of one log are few and usually hit in the first compares */
@@ -116,8 +124,8 @@ static inline int seg_id(ps_log *L, lx_slice name, size_t line)
     if (L->nseg == PS_MAXSEG) {
         if (!L->seg_overflow_warned) {
             L->seg_overflow_warned = true;
-            dg_add(&L->warn, "%s:%zu: more than %d distinct segment names; segment %.*s and later new names ignored",
-                   L->path, line, PS_MAXSEG, (int)name.n, name.p);
+            dg_add(&L->warn, "%s:%zu: more than %d distinct segment names; segment %.*s and later new names %s",
+                   L->path, line, PS_MAXSEG, (int)name.n, name.p, L->opt.draws ? "not drawn" : "ignored");
         }
         return -1;
     }
@@ -126,8 +134,8 @@ static inline int seg_id(ps_log *L, lx_slice name, size_t line)
     L->seglen[L->nseg] = (uint8_t)name.n;
     /* kept as its own row, but never silently: a typo or a segment from a
      * newer runtime must be seen */
-    dg_add(&L->warn, "%s:%zu: unknown segment %s (not one of this version's); kept as its own row", L->path, line,
-           L->segname[L->nseg]);
+    dg_add(&L->warn, "%s:%zu: unknown segment %s (not one of this version's); %s", L->path, line, L->segname[L->nseg],
+           L->opt.draws ? "drawn under its own name" : "kept as its own row");
     return L->nseg++;
 }
 
@@ -523,9 +531,8 @@ static ps_pass *adopt_keyless_start(ps_log *L, const lx_rec *r, int id)
             size_t ln = ps_get(L, q, sid).line;
             L->nbad_bind++;
             dg_add(&L->warn,
-                   "%s:%zu: malformed bind line: no pid= or inv=, before its pass's first keyed line (line %zu); "
-                   "ignored",
-                   L->path, ln, r->line);
+                   "%s:%zu: malformed bind line: no pid= or inv=, before its pass's first keyed line (line %zu); %s",
+                   L->path, ln, r->line, bad_fate(L, LX_BIND));
             mark_ignored(q, sid, ln);
         }
     q->present = 0;
@@ -848,8 +855,8 @@ static bool keyless_among_keyed(ps_log *L, const lx_rec *r)
     if (!p || !p->keyed)
         return false;
     L->nbad_bind++;
-    dg_add(&L->warn, "%s:%zu: malformed bind line: no pid= or inv=, on a thread whose passes have them; ignored",
-           L->path, r->line);
+    dg_add(&L->warn, "%s:%zu: malformed bind line: no pid= or inv=, on a thread whose passes have them; %s", L->path,
+           r->line, bad_fate(L, LX_BIND));
     charge_bad_line(L, r);
     return true;
 }
@@ -993,8 +1000,10 @@ static void note_anchor(ps_log *L, const lx_rec *r)
     if (*s) {
         dg_add(&L->warn,
                "%s:%zu: a second clock anchor for pid=%" PRIu64 " (the first is at line %" PRIu32 "): the log "
-               "holds two runs (logs put together?), and their passes are pooled",
-               L->path, r->line, r->pid, *s);
+               "holds two runs (logs put together?), %s",
+               L->path, r->line, r->pid, *s,
+               L->opt.draws ? "drawn as one process, each event dated by the anchor in force at it"
+                            : "and their passes are pooled");
         return;
     }
     *s = r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line;
@@ -1101,7 +1110,7 @@ static void sink_bad(void *ctx, const lx_rec *r, const char *msg)
     case LX_SPAN: L->ntorn++; what = "[STRACE] span"; break; /* its msg says when it is torn */
     default: L->nbad_anchor++; what = "clock anchor"; break;
     }
-    dg_add(&L->warn, "%s:%zu: malformed %s: %s; ignored", L->path, r->line, what, msg);
+    dg_add(&L->warn, "%s:%zu: malformed %s: %s; %s", L->path, r->line, what, msg, bad_fate(L, r->kind));
     if (!strcmp(msg, LX_CUT_MSG))
         L->cut_line = r->line;
     if (r->kind == LX_BIND || r->kind == LX_ORCH)

@@ -180,6 +180,9 @@ typedef struct ps_options {
     size_t max_line;        /* ps_read_fd's longest line; 0: LR_MAX_LINE (the fuzzer uses short ones) */
     bool runs_apart;        /* the tool keeps the runs of a log put together apart (ps_run_of), so the
                                warning of a repeated [stamp] says so, not that they are pooled */
+    bool draws;             /* the tool draws the log (timeline), computes no figure of it: a warning
+                               says what is drawn of what it names, not that it is excluded from
+                               statistics or ignored (ps_fate) */
 } ps_options;
 
 typedef struct ps_log {
@@ -336,6 +339,13 @@ const char *ps_all_passes(size_t n, const char *kind, char *buf, size_t cap);
  * as a log's own lines are when records were written before it or logs
  * of one run were put together in another order. */
 uint32_t ps_run_of(const ps_log *L, size_t line);
+/* The end of a warning about pass p: what the tool does with it. A tool
+ * that computes figures leaves the pass out of them (`excluded`); one that
+ * draws the log (opt.draws) says whether p is drawn (`drawn`, e.g.
+ * "drawn without it") or "not drawn" where it has no place on the trace
+ * (no pid or inv, a control-plane sum that is no measurement, no segment
+ * line whole). */
+const char *ps_fate(const ps_log *L, const ps_pass *p, const char *excluded, const char *drawn);
 /* The pass of (pid, inv), or NULL. */
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv);
 

@@ -103,6 +103,18 @@ void ps_seg_list(const ps_log *L, uint32_t mask, char *out, size_t n)
         }
 }
 
+/* What follows "the passes are out of order; " for the cold pass inv=
+ * inv: a drawing keeps every pass where its times put it, and has no cold
+ * pass to choose. Into buf, which it returns. */
+static const char *cold_said(const ps_log *L, uint64_t inv, char *buf, size_t cap)
+{
+    if (L->opt.draws)
+        snprintf(buf, cap, "each is drawn at its own time");
+    else
+        snprintf(buf, cap, "inv=%" PRIu64 " is taken as the cold pass", inv);
+    return buf;
+}
+
 /* A rank's cold pass is its first by inv= where its passes have one (a
  * process numbers its passes from 1 up), not by its place in the file:
  * logs joined in the wrong order put a warm pass first, and the cold
@@ -128,6 +140,7 @@ static bool cold_by_inv(ps_log *L)
                  L->pass[*f].has_pid == p->has_pid && L->pass[*f].pid == p->pid)
             *f = i;
     }
+    char taken[64];
     for (size_t i = 0; i < L->npass; i++) {
         ps_pass *p = &L->pass[i];
         if (!p->cold || first[p->rank] == i)
@@ -135,8 +148,9 @@ static bool cold_by_inv(ps_log *L)
         const ps_pass *c = &L->pass[first[p->rank]];
         dg_add(&L->warn,
                "%s:%zu: pass pid=%" PRIu64 " inv=%" PRIu64 " comes before its rank's pass inv=%" PRIu64
-               " (line %zu): the passes are out of order; inv=%" PRIu64 " is taken as the cold pass",
-               L->path, p->first_line, p->pid, p->inv, c->inv, c->first_line, c->inv);
+               " (line %zu): the passes are out of order; %s",
+               L->path, p->first_line, p->pid, p->inv, c->inv, c->first_line,
+               cold_said(L, c->inv, taken, sizeof taken));
         p->cold = false;
         L->pass[first[p->rank]].cold = true;
     }
@@ -277,56 +291,67 @@ static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *
     return true;
 }
 
-/* The warnings of pass p's defects, one line each. */
+const char *ps_fate(const ps_log *L, const ps_pass *p, const char *excluded, const char *drawn)
+{
+    if (!L->opt.draws)
+        return excluded;
+    bool placed = p->has_pid && p->has_inv && !(p->defects & PS_D_LONG) && p->present;
+    return placed ? drawn : "not drawn";
+}
+
+/* The warnings of pass p's defects, one line each, each ending in what
+ * the tool does with the pass (ps_fate): a timeline draws what it has. */
 static void warn_defects(ps_log *L, const ps_pass *p, uint32_t ref, size_t best)
 {
     char label[64], miss[512], extra[512];
     ps_label(p, label, sizeof label);
     if (p->defects & PS_D_TRUNCATED)
-        dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass excluded",
-               L->path, p->first_line, label);
+        dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass %s", L->path,
+               p->first_line, label, ps_fate(L, p, "excluded", "drawn without it"));
     if (p->defects & PS_D_MISSING_CLOSE)
-        dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); excluded", L->path,
-               p->first_line, label);
+        dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); %s", L->path, p->first_line, label,
+               ps_fate(L, p, "excluded", "drawn without it"));
     if (p->defects & PS_D_NO_ORCH)
-        dg_add(&L->warn, "%s:%zu: pass %s has no host_orch (no control-plane total without it); excluded",
-               L->path, p->first_line, label);
+        dg_add(&L->warn, "%s:%zu: pass %s has no host_orch (no control-plane total without it); %s", L->path,
+               p->first_line, label, ps_fate(L, p, "excluded", "drawn without it"));
     if (p->defects & PS_D_ORCH_ONLY)
-        dg_add(&L->warn, "%s:%zu: pass %s has host-orch lines and no bind lines; excluded", L->path, p->first_line,
-               label);
+        dg_add(&L->warn, "%s:%zu: pass %s has host-orch lines and no bind lines; %s", L->path, p->first_line, label,
+               ps_fate(L, p, "excluded", "drawn"));
     if (p->defects & PS_D_NO_PID)
-        dg_add(&L->warn, "%s:%zu: pass %s has no pid (no chip.run.bind span), and its thread carries the passes of "
-               "several pids, any one's it could be; excluded", L->path, p->first_line, label);
+        dg_add(&L->warn,
+               "%s:%zu: pass %s has no pid (no chip.run.bind span), and its thread carries the passes of "
+               "several pids, any one's it could be; %s",
+               L->path, p->first_line, label, ps_fate(L, p, "excluded", "drawn"));
     if (p->defects & PS_D_LONG)
-        dg_add(&L->warn, "%s:%zu: pass %s has a control-plane sum of 2^62 ns (146 years) or more: no measurement; "
-               "excluded", L->path, p->first_line, label);
+        dg_add(&L->warn, "%s:%zu: pass %s has a control-plane sum of 2^62 ns (146 years) or more: no measurement; %s",
+               L->path, p->first_line, label, ps_fate(L, p, "excluded", "drawn"));
     if (p->defects & PS_D_DUPLICATE) {
         size_t l1 = p->dup_first_line;
         size_t l2 = p->dup_line;
         if (p->dup_seg >= 0)
-            dg_add(&L->warn, "%s:%zu: segment %s appears twice in pass %s (first at line %zu); excluded",
-                   L->path, l2, L->segname[p->dup_seg], label, l1);
+            dg_add(&L->warn, "%s:%zu: segment %s appears twice in pass %s (first at line %zu); %s", L->path, l2,
+                   L->segname[p->dup_seg], label, l1, ps_fate(L, p, "excluded", "drawn from the first"));
         else
-            dg_add(&L->warn, "%s:%zu: host-orch %s appears twice in pass %s (first at line %zu); excluded",
-                   L->path, l2, ps_op_name(-1 - p->dup_seg), label, l1);
+            dg_add(&L->warn, "%s:%zu: host-orch %s appears twice in pass %s (first at line %zu); %s", L->path, l2,
+                   ps_op_name(-1 - p->dup_seg), label, l1, ps_fate(L, p, "excluded", "drawn"));
     }
     if (p->defects & PS_D_DROPPED)
-        dg_add(&L->warn,
-               "%s:%zu: host-orch %s dropped=%" PRIu64
-               " in pass %s (the per-op record pool overflowed); excluded",
-               L->path, (size_t)p->drop_line, ps_op_name(p->drop_op), p->drop_count, label);
+        dg_add(&L->warn, "%s:%zu: host-orch %s dropped=%" PRIu64 " in pass %s (the per-op record pool overflowed); %s",
+               L->path, (size_t)p->drop_line, ps_op_name(p->drop_op), p->drop_count, label,
+               ps_fate(L, p, "excluded", "drawn"));
     /* a truncated pass's cut last line is the truncation itself */
     if ((p->defects & (PS_D_IGNORED | PS_D_TRUNCATED)) == PS_D_IGNORED)
-        dg_add(&L->warn, "%s:%zu: pass %s has a malformed line that was ignored (line %" PRIu32
-               "); excluded", L->path, p->first_line, label, p->ignored_line);
+        dg_add(&L->warn, "%s:%zu: pass %s has a malformed line%s (line %" PRIu32 "); %s", L->path, p->first_line, label,
+               L->opt.draws ? "" : " that was ignored", p->ignored_line, ps_fate(L, p, "excluded", "drawn without it"));
     if (p->defects & PS_D_SETDIFF) {
         ps_seg_list(L, ref & ~p->present, miss, sizeof miss);
         ps_seg_list(L, p->present & ~ref, extra, sizeof extra);
         char others[64] = "the other pass"; /* not "the other 1 passes" */
         if (best != 1)
             snprintf(others, sizeof others, "the other %zu passes", best);
-        dg_add(&L->warn, "%s:%zu: pass %s has other segments than %s (missing: %s; extra: %s); excluded", L->path,
-               p->first_line, label, others, miss[0] ? miss : "none", extra[0] ? extra : "none");
+        dg_add(&L->warn, "%s:%zu: pass %s has other segments than %s (missing: %s; extra: %s); %s", L->path,
+               p->first_line, label, others, miss[0] ? miss : "none", extra[0] ? extra : "none",
+               ps_fate(L, p, "excluded", "drawn as it is"));
     }
 }
 

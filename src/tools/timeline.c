@@ -1862,12 +1862,9 @@ static void emit_passes(tl *t)
         }
         /* its segments, each below the bound, sum past it: some are
          * decades long, and drawn they would stretch the axis as a long
-         * span would (the pass's own warning says why) */
-        if (p->defects & PS_D_LONG) {
-            dg_add(t->warn, "%s:%zu: bind pass %s: its segments are not drawn (their sum is no measurement)",
-                   L->path, p->first_line, ps_label(p, label, sizeof label));
+         * span would (the pass's own warning says it is not drawn) */
+        if (p->defects & PS_D_LONG)
             continue;
-        }
         uint32_t from_records = t->rec_segs ? t->rec_segs[i] : 0;
         /* nothing of it left to draw from its bind lines: each line
          * malformed (a first line the log's end cut: its own warnings say
