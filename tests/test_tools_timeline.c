@@ -2480,6 +2480,68 @@ static json_t *run_per_invocation(const char *lp)
     return j;
 }
 
+/* The label of each --per-invocation lane, "decode inv=2 (pid ..." -> "decode". */
+static void inv_labels_of(json_t *ev, char labels[][16], size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        json_t *e;
+        assert_int_equal(find(ev, "process_name", NULL, (long long)k + 1, 0, &e), 1);
+        const char *name = json_string_value(json_object_get(json_object_get(e, "args"), "name"));
+        size_t w = strcspn(name, " ");
+        assert_true(w < 16);
+        memcpy(labels[k], name, w);
+        labels[k][w] = 0;
+    }
+}
+
+/* A lane's label is its invocation's, from its own process: the qwen
+ * decode step was "decode" in a qwen log and "callable" once the log
+ * also held a dsv4 run, whose two ranks ran their callable more often
+ * (hbg spans' labels count over the whole log). */
+static void test_per_invocation_label_is_the_invocations_own(void **st)
+{
+    (void)st;
+    static const char qwen[] =
+        "[stamp] 1a2b3c4 hbg run qwen --rounds 4\n"
+        "[STRACE] v=1 pid=5100 tid=1 inv=1 hid=00000000000000cc depth=0 name=chip.run ts=1000 dur=500\n"
+        "[STRACE] v=1 pid=5100 tid=1 inv=2 hid=00000000000000aa depth=0 name=chip.run ts=2000 dur=500\n"
+        "[STRACE] v=1 pid=5100 tid=1 inv=3 hid=00000000000000aa depth=0 name=chip.run ts=3000 dur=500\n"
+        "[STRACE] v=1 pid=5100 tid=1 inv=4 hid=00000000000000aa depth=0 name=chip.run ts=4000 dur=500\n";
+    static const char dsv4[] =
+        "[stamp] 1a2b3c4 hbg run dsv4 --rounds 4\n"
+        "[STRACE] v=1 pid=5200 tid=1 inv=1 hid=00000000000000bb depth=0 name=chip.run ts=9000 dur=500\n"
+        "[STRACE] v=1 pid=5200 tid=1 inv=2 hid=00000000000000bb depth=0 name=chip.run ts=9100 dur=50\n"
+        "[STRACE] v=1 pid=5200 tid=1 inv=3 hid=00000000000000bb depth=0 name=chip.run ts=9200 dur=50\n"
+        "[STRACE] v=1 pid=5200 tid=1 inv=4 hid=00000000000000bb depth=0 name=chip.run ts=9300 dur=50\n"
+        "[STRACE] v=1 pid=5201 tid=1 inv=1 hid=00000000000000bb depth=0 name=chip.run ts=9000 dur=500\n"
+        "[STRACE] v=1 pid=5201 tid=1 inv=2 hid=00000000000000bb depth=0 name=chip.run ts=9100 dur=50\n"
+        "[STRACE] v=1 pid=5201 tid=1 inv=3 hid=00000000000000bb depth=0 name=chip.run ts=9200 dur=50\n"
+        "[STRACE] v=1 pid=5201 tid=1 inv=4 hid=00000000000000bb depth=0 name=chip.run ts=9300 dur=50\n";
+    char mixed[sizeof qwen + sizeof dsv4];
+    snprintf(mixed, sizeof mixed, "%s%s", qwen, dsv4);
+    char alone[4][16], with[12][16];
+    char *lp = ts_temp_file(qwen, strlen(qwen), ".log");
+    json_t *j = run_per_invocation(lp);
+    inv_labels_of(json_object_get(j, "traceEvents"), alone, 4);
+    json_decref(j);
+    unlink(lp);
+    free(lp);
+    lp = ts_temp_file(mixed, strlen(mixed), ".log");
+    j = run_per_invocation(lp);
+    inv_labels_of(json_object_get(j, "traceEvents"), with, 12);
+    json_decref(j);
+    unlink(lp);
+    free(lp);
+    /* lanes in (pid, inv) order: qwen's pid 5100 first in both */
+    static const char *const want[] = {"prefill", "decode", "decode", "decode"};
+    for (size_t k = 0; k < 4; k++) {
+        assert_string_equal(alone[k], want[k]);
+        assert_string_equal(with[k], want[k]);
+    }
+    for (size_t k = 4; k < 12; k++)
+        assert_string_equal(with[k], "decode");
+}
+
 static void test_per_invocation(void **st)
 {
     (void)st;
@@ -2790,6 +2852,7 @@ int main(void)
         cmocka_unit_test(test_anchor_in_force),
         cmocka_unit_test(test_pipelined_lanes_nest),
         cmocka_unit_test(test_per_invocation),
+        cmocka_unit_test(test_per_invocation_label_is_the_invocations_own),
         cmocka_unit_test(test_durations_sum_exactly),
         cmocka_unit_test(test_one_unplaced_device_span),
         cmocka_unit_test(test_node_flows_and_roles),

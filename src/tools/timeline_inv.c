@@ -105,6 +105,55 @@ static size_t rank_runs(const ps_log *L, const sp_set *S, tl_rank *rk)
     return S->nrank ? tl_number_ranks(rk, S->nrank) : 1;
 }
 
+/* Each invocation's label, from its own process's invocations alone: of
+ * the callables its pid ran, the one it ran most is "decode" (where that
+ * is more than once; of two as frequent, the one whose first span comes
+ * first in the log), one it ran once "prefill", any other "callable".
+ * hbg spans labels a callable by its invocations over the whole log, so a
+ * qwen decode step was "decode" in a qwen log and "callable" beside
+ * dsv4's two ranks' more numerous ones: a lane's name must not depend on
+ * what else the log holds. S->inv is in (pid, inv) order, so a pid's
+ * invocations lie together. lab[] gets S->ninv labels; false when out of
+ * memory. */
+static bool inv_labels(const sp_set *S, const char **lab)
+{
+    size_t *cnt = malloc((S->ncall ? S->ncall : 1) * sizeof *cnt);
+    size_t *first = malloc((S->ncall ? S->ncall : 1) * sizeof *first);
+    size_t *seen = malloc((S->ncall ? S->ncall : 1) * sizeof *seen); /* the group that last counted it, from 1 */
+    if (!cnt || !first || !seen) {
+        free(cnt), free(first), free(seen);
+        return false;
+    }
+    for (size_t c = 0; c < S->ncall; c++)
+        seen[c] = 0;
+    for (size_t a = 0, b; a < S->ninv; a = b) {
+        for (b = a; b < S->ninv && S->inv[b].pid == S->inv[a].pid; b++) {
+            uint32_t c = S->inv[b].callable;
+            size_t line = S->L->span[S->idx[S->inv[b].first]].line;
+            if (seen[c] != a + 1) {
+                seen[c] = a + 1;
+                cnt[c] = 0;
+                first[c] = line;
+            }
+            cnt[c]++;
+            if (line < first[c])
+                first[c] = line;
+        }
+        uint32_t top = S->inv[a].callable;
+        for (size_t i = a; i < b; i++) {
+            uint32_t c = S->inv[i].callable;
+            if (cnt[c] > cnt[top] || (cnt[c] == cnt[top] && first[c] < first[top]))
+                top = c;
+        }
+        for (size_t i = a; i < b; i++) {
+            uint32_t c = S->inv[i].callable;
+            lab[i] = cnt[c] == 1 ? "prefill" : c == top ? "decode" : "callable";
+        }
+    }
+    free(cnt), free(first), free(seen);
+    return true;
+}
+
 hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list *warn)
 {
     memset(rep, 0, sizeof *rep);
@@ -135,8 +184,10 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
      * several (tl_number_ranks) */
     tl_rank *rk = malloc((S.nrank ? S.nrank : 1) * sizeof *rk);
     size_t nrun = rk ? rank_runs(L, &S, rk) : 0;
+    const char **lab = malloc((S.ninv ? S.ninv : 1) * sizeof *lab);
     jw w;
-    if (!nbuf || !dnames || !nrun || !jw_init(&w, out)) {
+    if (!nbuf || !dnames || !nrun || !lab || !inv_labels(&S, lab) || !jw_init(&w, out)) {
+        free(lab);
         free(rk);
         free(nbuf);
         free(dnames);
@@ -151,7 +202,6 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
     JW_LIT(&w, "{\"traceEvents\":[");
     for (size_t i = 0; i < S.ninv; i++) {
         const sp_inv *x = &S.inv[i];
-        const sp_callable *c = &S.call[x->callable];
         uint64_t lane = i + 1;
         uint64_t host = 0, base = 0, ts;
         bool placed = device_place(&S, x, &host, &base);
@@ -179,8 +229,8 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
         }
         char run[64];
         tl_run_label(L, nrun, rk[x->rank].run, run, sizeof run);
-        snprintf(name, sizeof name, "%s inv=%" PRIu64 " (pid %" PRIu64 ", rank %zu%s)",
-                 c->label[0] ? c->label : "callable", x->inv, x->pid, rk[x->rank].rank, run);
+        snprintf(name, sizeof name, "%s inv=%" PRIu64 " (pid %" PRIu64 ", rank %zu%s)", lab[i], x->inv, x->pid,
+                 rk[x->rank].rank, run);
         inv_meta(&w, &first, "process_name", lane, 0, name, rep);
         inv_meta(&w, &first, "thread_name", lane, 0, "host", rep);
         size_t nd = 0;
@@ -221,6 +271,7 @@ hbg_status tl_write_per_invocation(ps_log *L, FILE *out, tl_report *rep, dg_list
     JW_LIT(&w, "}}\n");
     bool ok = jw_flush(&w);
     jw_free(&w);
+    free(lab);
     free(rk);
     free(nbuf);
     free(dnames);
