@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,51 @@ static void test_a_link_is_written_through(void **st)
     assert_int_equal(ab_entries(sub), 1);
     remove(link), remove(target), rmdir(sub);
     free(link), free(target), free(sub);
+    fs_rmdir(dir);
+}
+
+/* A name of one of the command's own descriptors (/dev/stdout, a link to
+ * /proc/self/fd/N) is written through that descriptor, in place: taken
+ * for a file, its temporary was made beside the file the descriptor is
+ * open on and renamed over it, or, with the descriptor closed, made in
+ * the link's own folder (/dev) and renamed over the link. A closed one is
+ * refused, and nothing is made. */
+static void test_a_descriptor_name_is_written_in_place(void **st)
+{
+    (void)st;
+    char *dir = fs_tempdir("outfd");
+    char *file = fs_path(dir, "held.txt"), *link = fs_path(dir, "out");
+    fs_write(file, "");
+    int fd = open(file, O_WRONLY);
+    assert_true(fd > 2);
+    char name[64];
+    snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    assert_int_equal(symlink(name, link), 0);
+    struct stat was, now, lsb;
+    assert_int_equal(fstat(fd, &was), 0);
+    const char *names[2] = {link, name};
+    for (int k = 0; k < 2; k++) {
+        hbg_outfile o;
+        assert_int_equal(hbg_outfile_probe("hbg test", names[k]), 0);
+        assert_int_equal(hbg_outfile_open(&o, "hbg test", names[k]), 0);
+        fputs(k ? "two" : "one", o.f);
+        assert_int_equal(hbg_outfile_close(&o, true), 0);
+        assert_int_equal(stat(file, &now), 0);
+        assert_true(now.st_ino == was.st_ino); /* the same file, not one renamed over it */
+        assert_int_equal(ab_entries(dir), 2);
+    }
+    expect_file(file, "onetwo"); /* at the descriptor's offset, as a program's own writes */
+    assert_int_equal(lstat(link, &lsb), 0);
+    assert_true(S_ISLNK(lsb.st_mode));
+    close(fd);
+    hbg_outfile o;
+    assert_int_equal(hbg_outfile_probe("hbg test", link), -1);
+    assert_int_equal(hbg_outfile_open(&o, "hbg test", link), -1);
+    assert_int_equal(ab_entries(dir), 2);
+    assert_int_equal(lstat(link, &lsb), 0);
+    assert_true(S_ISLNK(lsb.st_mode));
+    remove(link), remove(file);
+    free(link), free(file);
     fs_rmdir(dir);
 }
 
@@ -194,6 +240,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_renamed_on_success_removed_on_failure),
         cmocka_unit_test(test_a_link_is_written_through),
+        cmocka_unit_test(test_a_descriptor_name_is_written_in_place),
         cmocka_unit_test(test_stop_signal_removes_the_temporary),
         cmocka_unit_test(test_handled_or_ignored_signal_left_alone),
         cmocka_unit_test(test_default_given_back),

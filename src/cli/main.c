@@ -64,6 +64,7 @@ static void hold_std_fds(void)
                 dup2(h, fd);
                 close(h);
             }
+            hbg_outfile_std_closed(fd);
         }
 }
 

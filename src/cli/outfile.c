@@ -2,6 +2,8 @@
 #include "tools/diag.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +128,103 @@ static int copy_spool(hbg_outfile *o)
     return e ? -1 : 0;
 }
 
+static bool g_std_closed[3];
+
+void hbg_outfile_std_closed(int fd)
+{
+    if (fd >= 0 && fd <= 2)
+        g_std_closed[fd] = true;
+}
+
+/* The descriptor that a name of this process's own descriptors stands for
+ * ("/dev/fd/N", "/proc/self/fd/N", "/proc/PID/fd/N" of this PID,
+ * "/dev/stdout"), else -1. */
+static int fd_of_name(const char *s)
+{
+    static const char *const std[] = {"/dev/stdin", "/dev/stdout", "/dev/stderr"};
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(s, std[k]))
+            return k;
+    char self[64];
+    snprintf(self, sizeof self, "/proc/%ld/fd/", (long)getpid());
+    static const char *const dirs[] = {"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"};
+    const char *n = NULL;
+    for (int k = 0; k < 3 && !n; k++)
+        if (!strncmp(s, dirs[k], strlen(dirs[k])))
+            n = s + strlen(dirs[k]);
+    if (!n && !strncmp(s, self, strlen(self)))
+        n = s + strlen(self);
+    if (!n || !*n || strspn(n, "0123456789") != strlen(n) || strlen(n) > 9)
+        return -1;
+    return atoi(n);
+}
+
+/* The descriptor that path names, itself or through symbolic links (a
+ * link to /dev/stdout), else -1. Read as text, link by link: with the
+ * descriptor closed the name leads nowhere, and taken for a file that is
+ * not there yet, its temporary was made in the link's folder (/dev) and
+ * renamed over the link. */
+static int fd_named(const char *path)
+{
+    char cur[PATH_MAX], next[PATH_MAX], link[PATH_MAX];
+    if (snprintf(cur, sizeof cur, "%s", path) >= (int)sizeof cur)
+        return -1;
+    for (int hop = 0; hop < 40; hop++) {
+        int fd = fd_of_name(cur);
+        if (fd >= 0)
+            return fd;
+        ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n < 0)
+            return -1;
+        link[n] = 0;
+        const char *slash = strrchr(cur, '/');
+        int w = link[0] == '/' || !slash ? snprintf(next, sizeof next, "%s", link)
+                                         : snprintf(next, sizeof next, "%.*s/%s", (int)(slash - cur), cur, link);
+        if (w < 0 || w >= (int)sizeof next)
+            return -1;
+        memcpy(cur, next, (size_t)w + 1);
+    }
+    return -1;
+}
+
+/* Why descriptor fd cannot take an output, into why; false when it can. */
+static bool fd_unwritable(int fd, char *why, size_t cap)
+{
+    static const char *const std[] = {"standard input", "standard output", "standard error"};
+    int fl = fcntl(fd, F_GETFL);
+    if (fd <= 2 && g_std_closed[fd])
+        snprintf(why, cap, "%s is closed", std[fd]);
+    else if (fl < 0)
+        snprintf(why, cap, "descriptor %d is not open", fd);
+    else if ((fl & O_ACCMODE) == O_RDONLY)
+        snprintf(why, cap, "descriptor %d is open for reading only", fd);
+    else
+        return false;
+    return true;
+}
+
+/* An output named for descriptor fd: written through it, in place (a
+ * temporary beside it, renamed, would replace the name's link, or the
+ * file it is open on, with a file of its own). Returns 0, or -1 after
+ * saying why. */
+static int open_fd(hbg_outfile *o, int fd)
+{
+    char why[64];
+    if (fd_unwritable(fd, why, sizeof why)) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", o->cmd, dg_shown(o->path), why);
+        return -1;
+    }
+    int d = dup(fd);
+    if (d < 0 || !(o->f = fdopen(d, "w"))) {
+        int e = errno;
+        if (d >= 0)
+            close(d);
+        fprintf(stderr, "%s: cannot write %s: %s\n", o->cmd, dg_shown(o->path), strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
 int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
 {
     *o = (hbg_outfile){NULL, path, NULL, NULL, false, NULL, cmd};
@@ -139,6 +238,9 @@ int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
         }
         return open_spool(o);
     }
+    int fd = fd_named(path);
+    if (fd >= 0)
+        return open_fd(o, fd);
     bool exists = stat(path, &sb) == 0;
     /* A link to a file is written through, as a shell's `>` would: the
      * temporary goes beside the target and is renamed onto it (renamed
@@ -193,6 +295,14 @@ int hbg_outfile_probe(const char *cmd, const char *path)
             hbg_outfile_close(&o, false); /* closes the unlinked temporary */
         return 0;
     }
+    int fd = fd_named(path);
+    char why[64];
+    if (fd >= 0 && fd_unwritable(fd, why, sizeof why)) {
+        fprintf(stderr, "%s: cannot write %s: %s\n", cmd, dg_shown(path), why);
+        return -1;
+    }
+    if (fd >= 0)
+        return 0;
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "%s: cannot write %s: %s\n", cmd, dg_shown(path), strerror(EISDIR));
         return -1;

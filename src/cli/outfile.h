@@ -4,7 +4,9 @@
  * that name survives the failure. "-" is stdout, which likewise gets the
  * output only once it is complete (hbg_outfile_open); a name that is not a
  * regular file (/dev/null, a FIFO) is written in place, since a rename would
- * replace it with a regular file. A stop signal (SIGINT, SIGTERM, SIGHUP,
+ * replace it with a regular file; so is a name of one of the command's own
+ * descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N, or a link to one),
+ * through that descriptor, whatever it is open on. A stop signal (SIGINT, SIGTERM, SIGHUP,
  * SIGPIPE) whose action is the default removes the temporary before it
  * ends the command. */
 #ifndef HBG_CLI_OUTFILE_H
@@ -22,6 +24,13 @@ typedef struct hbg_outfile {
     const char *spool_dir;  /* the folder of that temporary (kept after close, for messages); NULL: none */
     const char *cmd;        /* "hbg timeline": prefixes the messages */
 } hbg_outfile;
+
+/* Notes that standard descriptor fd (0..2) was closed when the command
+ * started (main then holds it on /dev/null, so no file takes its place): an
+ * output named for it (/dev/stdout) is refused, "CMD: cannot write
+ * /dev/stdout: standard output is closed", instead of being written into
+ * /dev/null. */
+void hbg_outfile_std_closed(int fd);
 
 /* A path argument as a message shows it: '-' is standard input, any
  * other as dg_shown masks it. */

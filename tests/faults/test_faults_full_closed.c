@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "support/fault_support.h"
@@ -152,6 +154,44 @@ static void a_closed_stdout_is_reported_and_the_log_stays_clean(void **state)
     fs_rmdir(dir);
 }
 
+/* An output named for standard output (/dev/stdout; here a link to
+ * /proc/self/fd/1 in a test folder) with stdout closed: one line, exit 2,
+ * and nothing made in the link's folder. It went into the /dev/null that
+ * holds fd 1 with exit 0, or, where the name led nowhere, into a
+ * temporary made beside the link and renamed over it. */
+static void an_output_named_for_a_closed_stdout_is_refused(void **state)
+{
+    (void)state;
+    char *dir = fs_tempdir("devout"), *logs = fs_tempdir("devout-logs");
+    char *link = fs_path(dir, "stdout"), *a = fs_path(logs, "a.log"), *b = fs_path(logs, "b.log");
+    assert_int_equal(symlink("/proc/self/fd/1", link), 0);
+    char *text = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(text);
+    fs_write(a, text);
+    fs_write(b, text);
+    const char *timeline[] = {"timeline", a, "-o", link, NULL};
+    const char *fit[] = {"fit", a, "--plot", link, NULL};
+    const char *compare[] = {"compare", "--base", a, "--measure", b, "--plot", link, NULL};
+    const char *const *args[3] = {timeline, fit, compare};
+    for (int c = 0; c < 3; c++) {
+        fs_spec spec = {.args = args[c], .out = FS_OUT_CLOSED};
+        char *err = NULL, want[4200];
+        assert_int_equal(fs_run(&spec, 60, NULL, &err), 2);
+        snprintf(want, sizeof want, "hbg %s: cannot write %s: standard output is closed\n", args[c][0], link);
+        fs_expect(err, want);
+        free(err);
+        assert_int_equal(dir_entries(dir), 1); /* the link alone */
+        struct stat lsb;
+        assert_int_equal(lstat(link, &lsb), 0);
+        assert_true(S_ISLNK(lsb.st_mode));
+    }
+    free(text);
+    remove(link), remove(a), remove(b);
+    free(link), free(a), free(b);
+    fs_rmdir(dir);
+    fs_rmdir(logs);
+}
+
 /* hbg spans and hbg fit on a full or closed stdout: one line with the
  * failed write's own reason, exit 2 (once said "cannot write the output"
  * and then, from the final check, "Input/output error"). */
@@ -208,6 +248,7 @@ int main(void)
         cmocka_unit_test(a_trace_on_a_full_disk_is_not_left_half_written),
         cmocka_unit_test(a_closed_stdout_is_reported_and_the_log_stays_clean),
         cmocka_unit_test(spans_and_fit_on_a_full_or_closed_stdout),
+        cmocka_unit_test(an_output_named_for_a_closed_stdout_is_refused),
         cmocka_unit_test(help_on_a_full_stdout_is_the_commands_own),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
