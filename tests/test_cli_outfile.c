@@ -121,6 +121,17 @@ static void test_a_descriptor_name_is_written_in_place(void **st)
         assert_int_equal(ab_entries(dir), 2);
     }
     expect_file(file, "onetwo"); /* at the descriptor's offset, as a program's own writes */
+    {
+        /* a failed output never reaches the descriptor, as it never
+         * reaches standard output ("-"): it is held until complete */
+        hbg_outfile o;
+        assert_int_equal(hbg_outfile_open(&o, "hbg test", link), 0);
+        fputs("half", o.f);
+        fflush(o.f);
+        expect_file(file, "onetwo");
+        assert_int_equal(hbg_outfile_close(&o, false), -1);
+        expect_file(file, "onetwo");
+    }
     assert_int_equal(lstat(link, &lsb), 0);
     assert_true(S_ISLNK(lsb.st_mode));
     close(fd);

@@ -1508,6 +1508,13 @@ static void test_nothing_to_draw(void **st)
     assert_string_equal(pout, "");
     free(pout);
     free(err);
+    /* nor through a name of standard output */
+    const char *sn[] = {"timeline", lp, "-o", "/dev/stdout", NULL};
+    assert_int_equal(ts_run_cli(sn, &pout, &err), 1);
+    assert_true(ts_contains(err, "hbg timeline: nothing to draw: no span, bind segment or record of "));
+    assert_string_equal(pout, "");
+    free(pout);
+    free(err);
     /* per invocation the same log's bind lines are named, not missed */
     char *o = ts_temp_file("", 0, ".json");
     unlink(o);

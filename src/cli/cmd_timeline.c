@@ -255,9 +255,8 @@ static int write_trace(ps_log *L, const rc_file *recs, size_t nr, bool per_inv, 
          * folder that is full, not standard output */
         if (of.spool_dir && st != HBG_E_NOMEM)
             fprintf(stderr,
-                    "hbg timeline: cannot write the temporary file in %s that holds standard output until it is "
-                    "complete: %s\n",
-                    dg_shown(of.spool_dir), why);
+                    "hbg timeline: cannot write the temporary file in %s that holds %s until it is complete: %s\n",
+                    dg_shown(of.spool_dir), hbg_outfile_held(&of), why);
         else
             fprintf(stderr, "hbg timeline: cannot write %s: %s\n", strcmp(out, "-") ? dg_shown(out) : "standard output",
                     why);

@@ -63,6 +63,11 @@ static void unguard_tmp(const char *tmp)
         }
 }
 
+const char *hbg_outfile_held(const hbg_outfile *o)
+{
+    return strcmp(o->path, "-") ? dg_shown(o->path) : "standard output";
+}
+
 /* Standard output's spool: a temporary unlinked as soon as it is made, so
  * nothing is left behind whatever ends the command. Returns 0, or -1 after
  * saying why. */
@@ -85,8 +90,8 @@ static int open_spool(hbg_outfile *o)
         close(fd);
     }
     if (!o->f) {
-        fprintf(stderr, "%s: cannot create a temporary file in %s to hold standard output until it is complete: %s\n",
-                o->cmd, dg_shown(dir), strerror(e));
+        fprintf(stderr, "%s: cannot create a temporary file in %s to hold %s until it is complete: %s\n", o->cmd,
+                dg_shown(dir), hbg_outfile_held(o), strerror(e));
         return -1;
     }
     o->spool = true;
@@ -94,7 +99,8 @@ static int open_spool(hbg_outfile *o)
     return 0;
 }
 
-/* The complete spool onto standard output. Returns 0, or -1 after saying
+/* The complete spool onto its descriptor (standard output, or the one a
+ * name such as /dev/stdout stands for). Returns 0, or -1 after saying
  * why. */
 static int copy_spool(hbg_outfile *o)
 {
@@ -115,7 +121,7 @@ static int copy_spool(hbg_outfile *o)
             break;
         }
         for (ssize_t k = 0; !e && k < n;) {
-            ssize_t w = write(STDOUT_FILENO, buf + k, (size_t)(n - k));
+            ssize_t w = write(o->spool_fd, buf + k, (size_t)(n - k));
             if (w > 0)
                 k += w;
             else if (w < 0 && errno != EINTR)
@@ -124,7 +130,7 @@ static int copy_spool(hbg_outfile *o)
     }
     free(buf);
     if (e)
-        fprintf(stderr, "%s: cannot write standard output: %s\n", o->cmd, strerror(e));
+        fprintf(stderr, "%s: cannot write %s: %s\n", o->cmd, hbg_outfile_held(o), strerror(e));
     return e ? -1 : 0;
 }
 
@@ -205,14 +211,22 @@ static bool fd_unwritable(int fd, char *why, size_t cap)
 
 /* An output named for descriptor fd: written through it, in place (a
  * temporary beside it, renamed, would replace the name's link, or the
- * file it is open on, with a file of its own). Returns 0, or -1 after
- * saying why. */
+ * file it is open on, with a file of its own). As standard output ("-"),
+ * it gets the output only once complete, held in a spool until then: a
+ * pipe's reader, or the file the descriptor is open on, never takes half
+ * an output, or an empty one, for the result; a terminal or /dev/null
+ * takes it as it is written. Returns 0, or -1 after saying why. */
 static int open_fd(hbg_outfile *o, int fd)
 {
     char why[64];
+    struct stat sb;
     if (fd_unwritable(fd, why, sizeof why)) {
         fprintf(stderr, "%s: cannot write %s: %s\n", o->cmd, dg_shown(o->path), why);
         return -1;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISCHR(sb.st_mode)) {
+        o->spool_fd = fd;
+        return open_spool(o);
     }
     int d = dup(fd);
     if (d < 0 || !(o->f = fdopen(d, "w"))) {
@@ -227,7 +241,7 @@ static int open_fd(hbg_outfile *o, int fd)
 
 int hbg_outfile_open(hbg_outfile *o, const char *cmd, const char *path)
 {
-    *o = (hbg_outfile){NULL, path, NULL, NULL, false, NULL, cmd};
+    *o = (hbg_outfile){NULL, path, NULL, NULL, false, NULL, cmd, STDOUT_FILENO};
     struct stat sb, lsb;
     if (strcmp(path, "-") == 0) {
         /* a terminal or /dev/null takes the output as it is written: no
@@ -295,14 +309,14 @@ int hbg_outfile_probe(const char *cmd, const char *path)
             hbg_outfile_close(&o, false); /* closes the unlinked temporary */
         return 0;
     }
-    int fd = fd_named(path);
-    char why[64];
-    if (fd >= 0 && fd_unwritable(fd, why, sizeof why)) {
-        fprintf(stderr, "%s: cannot write %s: %s\n", cmd, dg_shown(path), why);
-        return -1;
-    }
-    if (fd >= 0)
+    if (fd_named(path) >= 0) {
+        /* refused as the open would be, or its spool made and closed */
+        hbg_outfile o;
+        if (hbg_outfile_open(&o, cmd, path))
+            return -1;
+        hbg_outfile_close(&o, false);
         return 0;
+    }
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
         fprintf(stderr, "%s: cannot write %s: %s\n", cmd, dg_shown(path), strerror(EISDIR));
         return -1;

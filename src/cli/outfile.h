@@ -6,7 +6,8 @@
  * regular file (/dev/null, a FIFO) is written in place, since a rename would
  * replace it with a regular file; so is a name of one of the command's own
  * descriptors (/dev/stdout, /dev/fd/N, /proc/self/fd/N, or a link to one),
- * through that descriptor, whatever it is open on. A stop signal (SIGINT, SIGTERM, SIGHUP,
+ * through that descriptor, whatever it is open on, and, as stdout, only once
+ * complete unless it is a terminal or /dev/null. A stop signal (SIGINT, SIGTERM, SIGHUP,
  * SIGPIPE) whose action is the default removes the temporary before it
  * ends the command. */
 #ifndef HBG_CLI_OUTFILE_H
@@ -23,7 +24,12 @@ typedef struct hbg_outfile {
     bool spool;             /* "-": f is an unlinked temporary, copied to stdout once complete */
     const char *spool_dir;  /* the folder of that temporary (kept after close, for messages); NULL: none */
     const char *cmd;        /* "hbg timeline": prefixes the messages */
+    int spool_fd;           /* the descriptor the spool is copied onto: stdout, or the one path names */
 } hbg_outfile;
+
+/* What a spool holds the output for, as messages name it: "standard
+ * output" for "-", else the name asked for (/dev/stdout, /dev/fd/N). */
+const char *hbg_outfile_held(const hbg_outfile *o);
 
 /* Notes that standard descriptor fd (0..2) was closed when the command
  * started (main then holds it on /dev/null, so no file takes its place): an
