@@ -104,23 +104,24 @@ static void test_a_descriptor_name_is_written_in_place(void **st)
     fs_write(file, "");
     int fd = open(file, O_WRONLY);
     assert_true(fd > 2);
-    char name[64];
+    char name[64], dotted[64];
     snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    snprintf(dotted, sizeof dotted, "/dev/../proc/self/fd/../fd/%d", fd); /* its folder through links */
     assert_int_equal(symlink(name, link), 0);
     struct stat was, now, lsb;
     assert_int_equal(fstat(fd, &was), 0);
-    const char *names[2] = {link, name};
-    for (int k = 0; k < 2; k++) {
+    const char *names[3] = {link, name, dotted}, *text[3] = {"one", "two", "three"};
+    for (int k = 0; k < 3; k++) {
         hbg_outfile o;
         assert_int_equal(hbg_outfile_probe("hbg test", names[k]), 0);
         assert_int_equal(hbg_outfile_open(&o, "hbg test", names[k]), 0);
-        fputs(k ? "two" : "one", o.f);
+        fputs(text[k], o.f);
         assert_int_equal(hbg_outfile_close(&o, true), 0);
         assert_int_equal(stat(file, &now), 0);
         assert_true(now.st_ino == was.st_ino); /* the same file, not one renamed over it */
         assert_int_equal(ab_entries(dir), 2);
     }
-    expect_file(file, "onetwo"); /* at the descriptor's offset, as a program's own writes */
+    expect_file(file, "onetwothree"); /* at the descriptor's offset, as a program's own writes */
     {
         /* a failed output never reaches the descriptor, as it never
          * reaches standard output ("-"): it is held until complete */
@@ -128,9 +129,9 @@ static void test_a_descriptor_name_is_written_in_place(void **st)
         assert_int_equal(hbg_outfile_open(&o, "hbg test", link), 0);
         fputs("half", o.f);
         fflush(o.f);
-        expect_file(file, "onetwo");
+        expect_file(file, "onetwothree");
         assert_int_equal(hbg_outfile_close(&o, false), -1);
-        expect_file(file, "onetwo");
+        expect_file(file, "onetwothree");
     }
     assert_int_equal(lstat(link, &lsb), 0);
     assert_true(S_ISLNK(lsb.st_mode));

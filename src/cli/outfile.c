@@ -160,9 +160,31 @@ static int fd_of_name(const char *s)
             n = s + strlen(dirs[k]);
     if (!n && !strncmp(s, self, strlen(self)))
         n = s + strlen(self);
+    /* a thread of this process: /proc/thread-self/fd as realpath gives it */
+    snprintf(self, sizeof self, "/proc/%ld/task/", (long)getpid());
+    size_t tl = strlen(self), td = strspn(s + (strncmp(s, self, tl) ? 0 : tl), "0123456789");
+    if (!n && !strncmp(s, self, tl) && td && !strncmp(s + tl + td, "/fd/", 4))
+        n = s + tl + td + 4;
     if (!n || !*n || strspn(n, "0123456789") != strlen(n) || strlen(n) > 9)
         return -1;
     return atoi(n);
+}
+
+/* fd_of_name of path with its folder resolved ("/dev/../dev/fd/1", "fd/1"
+ * in /dev, a link to /dev/fd as the folder): the last part, a descriptor's
+ * own link, is not followed, since it leads to the file the descriptor is
+ * open on. */
+static int fd_of_name_in_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char dir[PATH_MAX], full[PATH_MAX];
+    if (slash == path ||
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".") >= (int)sizeof dir)
+        return -1;
+    char *real = realpath(dir, NULL);
+    int w = real ? snprintf(full, sizeof full, "%s/%s", real, slash ? slash + 1 : path) : -1;
+    free(real);
+    return w < 0 || w >= (int)sizeof full ? -1 : fd_of_name(full);
 }
 
 /* The descriptor that path names, itself or through symbolic links (a
@@ -177,7 +199,7 @@ static int fd_named(const char *path)
         return -1;
     for (int hop = 0; hop < 40; hop++) {
         int fd = fd_of_name(cur);
-        if (fd >= 0)
+        if (fd >= 0 || (fd = fd_of_name_in_dir(cur)) >= 0)
             return fd;
         ssize_t n = readlink(cur, link, sizeof link - 1);
         if (n < 0)
