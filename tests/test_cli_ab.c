@@ -1043,8 +1043,8 @@ static void test_plot_checked_first(void **state)
      * runs; hbg ab's other files there it would replace */
     const char *nodir[] = {"--plot", plot, NULL}, *folder[] = {"--plot", root, NULL}, *dash[] = {"--plot", "-", NULL},
                *over[] = {"--plot", b2, NULL}, *part[] = {"--plot", a1part, NULL}, *rec[] = {"--plot", tree, NULL},
-               *locked[] = {"--plot", lock, NULL};
-    const char *const *bad[] = {nodir, folder, dash, over, part, rec, locked};
+               *locked[] = {"--plot", lock, NULL}, *std[] = {"--plot", "/dev/stdout", NULL};
+    const char *const *bad[] = {nodir, folder, dash, over, part, rec, locked, std};
     char *so, *se;
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
         assert_int_equal(ab_fake(out, built, bad[k], &so, &se), 2);
@@ -1055,6 +1055,15 @@ static void test_plot_checked_first(void **state)
         free(so);
         free(se);
     }
+
+    /* another descriptor, not open: hbg compare would refuse it after the runs */
+    const char *fd57[] = {"--plot", "/dev/fd/57", NULL};
+    assert_int_equal(ab_fake(out, built, fd57, &so, &se), 2);
+    assert_string_equal(se, "hbg ab: cannot write /dev/fd/57: descriptor 57 is not open\n");
+    assert_string_equal(so, "");
+    assert_int_equal(access(built, F_OK), -1);
+    free(so);
+    free(se);
 
     char *old = in_root("old.svg");
     ab_write(old, "OLD\n");

@@ -29,6 +29,7 @@
 #include "cli/ab_build.h"
 #include "cli/cli.h"
 #include "cli/longopt.h"
+#include "cli/outfile.h"
 #include "cli/stopsig.h"
 #include "cli/run_opts.h"
 #include "hbg/trace.h"
@@ -874,9 +875,15 @@ static int check_plot(const ab_opts *o)
 {
     if (!o->plot)
         return 0;
-    if (!strcmp(o->plot, "-"))
-        return fail("--plot expects a file name, not '-': the plot cannot share standard output with the "
-                    "comparison");
+    int fd = hbg_outfile_fd_named(o->plot);
+    if (!strcmp(o->plot, "-") || fd == STDOUT_FILENO)
+        return fail("--plot expects a file name, not '%s': the plot cannot share standard output with the "
+                    "comparison",
+                    dg_shown(o->plot));
+    /* another descriptor of hbg ab's: hbg compare writes through it, and
+     * refuses it closed or read-only; so it is checked now, as compare will */
+    if (fd >= 0)
+        return hbg_outfile_probe("hbg ab", o->plot) ? 2 : 0;
     struct stat sb;
     if (!stat(o->plot, &sb) && S_ISDIR(sb.st_mode))
         return fail("--plot %s is a folder; name a file (FILE.svg)", o->plot);

@@ -215,6 +215,11 @@ static int fd_named(const char *path)
     return -1;
 }
 
+int hbg_outfile_fd_named(const char *path)
+{
+    return strcmp(path, "-") ? fd_named(path) : -1;
+}
+
 /* Why descriptor fd cannot take an output, into why; false when it can. */
 static bool fd_unwritable(int fd, char *why, size_t cap)
 {

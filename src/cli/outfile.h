@@ -38,6 +38,12 @@ const char *hbg_outfile_held(const hbg_outfile *o);
  * /dev/null. */
 void hbg_outfile_std_closed(int fd);
 
+/* The descriptor that path names (/dev/stdout, /dev/fd/N, /proc/self/fd/N,
+ * a link to one), which hbg_outfile_open writes through; -1 for any other
+ * name, "-" included. A plot beside results on stdout refuses fd 1 as it
+ * refuses "-". */
+int hbg_outfile_fd_named(const char *path);
+
 /* A path argument as a message shows it: '-' is standard input, any
  * other as dg_shown masks it. */
 const char *hbg_arg_shown(const char *path);

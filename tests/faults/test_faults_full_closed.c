@@ -177,7 +177,14 @@ static void an_output_named_for_a_closed_stdout_is_refused(void **state)
         fs_spec spec = {.args = args[c], .out = FS_OUT_CLOSED};
         char *err = NULL, want[4200];
         assert_int_equal(fs_run(&spec, 60, NULL, &err), 2);
-        snprintf(want, sizeof want, "hbg %s: cannot write %s: standard output is closed\n", args[c][0], link);
+        /* a plot beside the results refuses stdout by any name, as '-' */
+        if (c)
+            snprintf(want, sizeof want,
+                     "hbg %s: --plot expects a file name, not '%s': the plot cannot share standard output with the "
+                     "results\n",
+                     args[c][0], link);
+        else
+            snprintf(want, sizeof want, "hbg %s: cannot write %s: standard output is closed\n", args[c][0], link);
         fs_expect(err, want);
         free(err);
         assert_int_equal(dir_entries(dir), 1); /* the link alone */
@@ -189,6 +196,48 @@ static void an_output_named_for_a_closed_stdout_is_refused(void **state)
     remove(link), remove(a), remove(b);
     free(link), free(a), free(b);
     fs_rmdir(dir);
+    fs_rmdir(logs);
+}
+
+/* A plot named for standard output (/dev/stdout, /dev/fd/1) is refused as
+ * '-' is: the SVG went onto stdout before or after the table, verdict or
+ * JSON, neither readable, with exit 0. Another descriptor not open is
+ * refused before any log is read. */
+static void a_plot_named_for_stdout_is_refused(void **state)
+{
+    (void)state;
+    char *logs = fs_tempdir("plotout-logs");
+    char *a = fs_path(logs, "a.log"), *b = fs_path(logs, "b.log");
+    char *text = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(text);
+    fs_write(a, text);
+    fs_write(b, text);
+    static const char *const names[] = {"/dev/stdout", "/dev/fd/1", "/dev/fd/57"};
+    for (int n = 0; n < 3; n++) {
+        const char *fit[] = {"fit", a, "--plot", names[n], NULL};
+        const char *compare[] = {"compare", "--base", a, "--measure", b, "--plot", names[n], NULL};
+        const char *const *args[2] = {fit, compare};
+        for (int c = 0; c < 2; c++) {
+            fs_spec spec = {.args = args[c]};
+            char *out = NULL, *err = NULL, want[512];
+            assert_int_equal(fs_run(&spec, 60, &out, &err), 2);
+            if (n < 2)
+                snprintf(want, sizeof want,
+                         "hbg %s: --plot expects a file name, not '%s': the plot cannot share standard output with "
+                         "the results\n",
+                         args[c][0], names[n]);
+            else
+                snprintf(want, sizeof want, "hbg %s: cannot write %s: descriptor 57 is not open\n", args[c][0],
+                         names[n]);
+            fs_expect(err, want);
+            assert_string_equal(out, "");
+            free(out);
+            free(err);
+        }
+    }
+    free(text);
+    remove(a), remove(b);
+    free(a), free(b);
     fs_rmdir(logs);
 }
 
@@ -249,6 +298,7 @@ int main(void)
         cmocka_unit_test(a_closed_stdout_is_reported_and_the_log_stays_clean),
         cmocka_unit_test(spans_and_fit_on_a_full_or_closed_stdout),
         cmocka_unit_test(an_output_named_for_a_closed_stdout_is_refused),
+        cmocka_unit_test(a_plot_named_for_stdout_is_refused),
         cmocka_unit_test(help_on_a_full_stdout_is_the_commands_own),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
