@@ -1034,7 +1034,7 @@ static void test_depth_past_32_bits_is_malformed(void **st)
     const char *tl[] = {"timeline", log, "-o", trace, NULL};
     assert_int_equal(ts_run_cli(tl, &out, &err), 0);
     snprintf(want, sizeof want,
-             "hbg timeline: warning: %s:2: malformed [STRACE] span: depth= is 2^32 or more: not a depth; ignored\n"
+             "hbg timeline: warning: %s:2: malformed [STRACE] span: depth= is 2^32 or more: not a depth; not drawn\n"
              "hbg timeline: wrote %s: 4 events (1 span, 0 device spans, ",
              log, trace);
     if (!ts_contains(err, want) || !ts_contains(err, "hbg timeline: malformed [STRACE] records (not drawn): 1\n"))
