@@ -664,7 +664,9 @@ static void test_run_timeout(void **state)
  * sleeps; --cut writes 3 of measure.sh's 6 passes, and exits 0. With
  * FAKE_VERSION=stubborn, `version` writes its pid to $FAKE_READY,
  * ignoring SIGTERM, and sleeps; with FAKE_VERSION=ttin it stops as one
- * reading the terminal does; with FAKE_VERSION=hang it sleeps. With
+ * reading the terminal does; with FAKE_VERSION=hang it sleeps; with
+ * FAKE_VERSION=background it leaves a sleep in the background holding its
+ * output open, its pid appended to $FAKE_READY, and answers. With
  * FAKE_TERM_PARENT set, `run` first sends SIGTERM to its parent, hbg ab. */
 #define FAKE_HBG                                                                                             \
     "#!/bin/sh\n"                                                                                            \
@@ -675,6 +677,7 @@ static void test_run_timeout(void **state)
     "    stubborn) trap '' TERM; echo $$ > \"$FAKE_READY\"; exec sleep 40;;\n"                               \
     "    ttin) kill -TTIN $$;;\n"                                                                            \
     "    hang) exec sleep 60;;\n"                                                                            \
+    "    background) sleep 600 & echo $! >> \"$FAKE_READY\";;\n"                                            \
     "  esac\n"                                                                                               \
     "  echo \"hbg $rev\"; exit 0\n"                                                                          \
     "fi\n"                                                                                                   \
@@ -2246,6 +2249,47 @@ static void test_version_that_hangs_is_stopped(void **state)
     free(se), free(errp), free(built), free(out);
 }
 
+/* A built hbg whose `version` answers and exits, leaving a process in
+ * the background that holds its output open (a daemon it starts): hbg ab
+ * takes the answer once `version` has exited, leaves the process be, and
+ * measures. It read on to the output's end, so waited for the process:
+ * `hbg version` "did not end within 5 s" and hbg ab failed (and a git
+ * command, which has no limit, held it for ever). */
+static void test_read_command_leaving_a_process(void **state)
+{
+    (void)state;
+    char *out = in_root("out-verbg"), *built = in_root("built-verbg"), *errp = in_root("err-verbg");
+    char *pids = in_root("verbg-pids");
+    setenv("FAKE_VERSION", "background", 1);
+    setenv("FAKE_READY", pids, 1);
+    pid_t ab = ab_fake_background(out, built, errp);
+    unsetenv("FAKE_VERSION");
+    unsetenv("FAKE_READY");
+    int rc = exits_within(ab, 60);
+    char *se = ab_read(errp), *left = ab_read(pids);
+    /* each tree's `version` left one, alive after hbg ab */
+    int alive = 0, n = 0;
+    for (char *p = left; p && *p;) {
+        char *end;
+        long pid = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        n++;
+        alive += pid > 1 && kill((pid_t)pid, 0) == 0;
+        if (pid > 1)
+            kill((pid_t)pid, SIGKILL);
+        p = end;
+    }
+    if (rc != expected_status() && rc != 0 && rc != 1)
+        fail_msg("status %d, stderr '%s'", rc, se);
+    if (strstr(se, "did not end") || strstr(se, "warning"))
+        fail_msg("stderr '%s'", se);
+    assert_int_equal(n, 2);
+    assert_int_equal(alive, 2);
+    assert_int_equal(ab_entries(out), 8); /* each run's log and LOG.out */
+    free(left), free(se), free(pids), free(errp), free(built), free(out);
+}
+
 /* hbg ignores SIGXFSZ (a write past a file size limit fails with EFBIG,
  * said by name); the builds and runs hbg ab starts get its action back as
  * hbg found it, here the default, as they would from the shell. */
@@ -2344,6 +2388,7 @@ int main(void)
         cmocka_unit_test(test_stop_signal_while_reading_a_command),
         cmocka_unit_test(test_read_command_stopped_is_killed),
         cmocka_unit_test(test_version_that_hangs_is_stopped),
+        cmocka_unit_test(test_read_command_leaving_a_process),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

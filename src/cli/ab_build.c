@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -424,25 +425,73 @@ static struct timespec nap_until(double deadline)
     return (struct timespec){.tv_sec = (time_t)left, .tv_nsec = (long)((left - (double)(time_t)left) * 1e9)};
 }
 
-/* Reads fd, the stdout of command pid, to its end into out; false when
- * out could not grow. Stops short, the rest unread, when a stop signal
- * comes (its group then got SIGTERM: the caller's wait ends hbg ab), when
- * the command stops on the terminal (*cut = AB_STOPPED: its group is
- * killed) or at deadline (a mono_s() time, 0: none; *cut = AB_TIMED_OUT:
- * the caller ends it). A read that waits for the end of the output would
- * wait for ever on a command that ignores SIGTERM, on one stopped holding
- * the pipe open, or on one that hangs. As in reap_until_signal, the stop
- * signals are blocked from before the look at g_signal and let in only
- * inside ppoll, so that one that comes between them is not lost; ppoll
- * wakes each second for the look at the command's group that
- * ab_wait_polled takes. */
+/* Whether child pid has exited; it is left to be reaped (WNOWAIT). */
+static bool exited(pid_t pid)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+/* A descriptor that polls readable once child pid has exited (Linux 5.3
+ * on); -1 without one: the read then looks every READ_LOOK_NS instead. */
+#define READ_LOOK_NS 50000000L
+static int exit_fd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+    (void)pid;
+    return -1;
+#endif
+}
+
+/* What fd holds now, into out, without waiting for more; false when out
+ * could not grow. */
+static bool drain(int fd, ab_buf *out)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return true;
+    bool ok = true;
+    char chunk[65536];
+    for (;;) {
+        ssize_t got = read(fd, chunk, sizeof chunk);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        ok = ok && ab_buf_add(out, chunk, (size_t)got);
+    }
+    return ok;
+}
+
+/* Reads fd, the stdout of command pid, into out until the command has
+ * exited and what it wrote is read; false when out could not grow. The
+ * end of the output is not waited for: a process the command left in the
+ * background (a daemon a hook starts) may hold the pipe open long after,
+ * and hbg ab waited for it: for ever (git's queries have no limit), or
+ * until the limit, which then stopped a command that had answered. So
+ * once pid has exited, what the pipe holds is all it wrote (a write ends
+ * before its writer can), and is taken without waiting. Stops short, the
+ * rest unread, when a stop signal comes (its group then got SIGTERM: the
+ * caller's wait ends hbg ab), when the command stops on the terminal
+ * (*cut = AB_STOPPED: its group is killed) or at deadline (a mono_s()
+ * time, 0: none; *cut = AB_TIMED_OUT: the caller ends it). A read that
+ * waits for the end of the output would wait for ever on a command that
+ * ignores SIGTERM, on one stopped holding the pipe open, or on one that
+ * hangs. As in reap_until_signal, the stop signals are blocked from
+ * before the look at g_signal and let in only inside ppoll, so that one
+ * that comes between them is not lost; ppoll wakes each second for the
+ * look at the command's group that ab_wait_polled takes. */
 static bool read_output(int fd, pid_t pid, double deadline, ab_buf *out, int *cut)
 {
     sigset_t set, was;
     sigemptyset(&set);
     stopsig_caught(&set);
     sigprocmask(SIG_BLOCK, &set, &was);
-    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    int efd = exit_fd(pid);
+    struct pollfd pf[2] = {{.fd = fd, .events = POLLIN}, {.fd = efd, .events = POLLIN}};
     double next_look = mono_s() + 1.0;
     bool ok = true, said = false;
     char chunk[65536];
@@ -452,21 +501,31 @@ static bool read_output(int fd, pid_t pid, double deadline, ab_buf *out, int *cu
             break;
         }
         struct timespec nap = nap_until(deadline);
-        int ready = ppoll(&pf, 1, &nap, &was);
+        if (efd < 0 && (nap.tv_sec > 0 || nap.tv_nsec > READ_LOOK_NS))
+            nap = (struct timespec){.tv_nsec = READ_LOOK_NS};
+        int ready = ppoll(pf, efd >= 0 ? 2 : 1, &nap, &was);
         if (ready < 0 && errno != EINTR)
             break;
-        if (ready > 0) {
+        if (ready > 0 && pf[0].revents) {
             ssize_t got = read(fd, chunk, sizeof chunk);
             if (got <= 0 && !(got < 0 && errno == EINTR))
                 break; /* the end, or an error that no wait mends */
             if (got > 0)
                 ok = ok && ab_buf_add(out, chunk, (size_t)got);
         }
+        /* readable, the pidfd says the command has exited (reaped or not:
+         * SIGCHLD ignored has the kernel reap it, and waitid finds none) */
+        if (efd >= 0 ? ready > 0 && pf[1].revents : exited(pid)) {
+            ok = drain(fd, out) && ok;
+            break;
+        }
         if (mono_s() >= next_look) {
             next_look = mono_s() + 1.0;
             *cut = stopped_on_terminal(pid, &said) ? AB_STOPPED : 0;
         }
     }
+    if (efd >= 0)
+        close(efd);
     sigprocmask(SIG_SETMASK, &was, NULL);
     return ok;
 }

@@ -68,7 +68,8 @@ int ab_wait(pid_t pid, bool hang);
 #define AB_GRACE_S   5
 int ab_wait_polled(pid_t pid, bool watch, void (*tick)(void *), void *ctx, double limit_s);
 /* Runs argv with its stdout appended to *out (stderr to err_fd); its
- * status as ab_wait gives it. A stop signal meanwhile ends hbg ab, the
+ * status as ab_wait gives it. The output is read until argv has exited,
+ * not to its end: a process it left holding the pipe is not waited for. A stop signal meanwhile ends hbg ab, the
  * command's group ended first as ab_wait ends it, while the output is
  * still being read too. A command stopped on the terminal is watched for
  * as ab_wait_polled does: killed, said on stderr, AB_STOPPED. With
