@@ -2197,6 +2197,35 @@ static void test_stop_signal_while_reading_a_command(void **state)
     free(ready), free(errp), free(built), free(out);
 }
 
+/* A stop signal that lands after hbg ab looked for one and before its
+ * wait for more of a command's output (raised there by
+ * preload/raise_at_wait.c, `hbg version` ignoring SIGTERM): the wait
+ * takes it, the command's group is killed AB_GRACE_S seconds on, and hbg
+ * ab ends by the signal. A wait that let the signal in only before it
+ * began (poll without the mask) would sleep on until the command ended
+ * (here 40 s). */
+static void test_stop_signal_before_the_read(void **state)
+{
+    (void)state;
+    const char *shim = getenv("HBG_TEST_RAISE_AT_WAIT");
+    assert_non_null(shim);
+    char *out = in_root("out-sigpoll"), *built = in_root("built-sigpoll"), *errp = in_root("err-sigpoll");
+    char *ready = in_root("sigpoll-ready");
+    char *was_asan = preload(shim);
+    setenv("HBG_TEST_RAISE_AT_READ", ready, 1);
+    setenv("FAKE_VERSION", "stubborn", 1);
+    setenv("FAKE_READY", ready, 1);
+    pid_t ab = ab_fake_background(out, built, errp);
+    unsetenv("FAKE_VERSION");
+    unsetenv("FAKE_READY");
+    unsetenv("HBG_TEST_RAISE_AT_READ");
+    unpreload(was_asan);
+    long version = pid_in(ready);
+    ends_by(ab, SIGINT, 20, errp);
+    assert_true(gone_soon((pid_t)version));
+    free(ready), free(errp), free(built), free(out);
+}
+
 /* A command whose output hbg ab reads, stopped on the terminal (SIGTTIN,
  * as a password prompt is): killed within seconds and said, as a build
  * step is; hbg ab goes on (a failed `hbg version` only leaves the stamps
@@ -2386,6 +2415,7 @@ int main(void)
         cmocka_unit_test(test_children_get_sigxfsz_back),
         cmocka_unit_test(test_blocked_stop_signal_stays_blocked),
         cmocka_unit_test(test_stop_signal_while_reading_a_command),
+        cmocka_unit_test(test_stop_signal_before_the_read),
         cmocka_unit_test(test_read_command_stopped_is_killed),
         cmocka_unit_test(test_version_that_hangs_is_stopped),
         cmocka_unit_test(test_read_command_leaving_a_process),

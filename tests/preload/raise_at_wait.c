@@ -5,10 +5,13 @@
  * it waits until the file $HBG_TEST_RAISE_WHEN exists (the run makes it
  * once it is ready), then raises SIGINT: after hbg ab looked whether a
  * signal had come, before the waitpid it then calls. Once only, and in
- * hbg alone (the shells and git it starts inherit the preload too). */
+ * hbg alone (the shells and git it starts inherit the preload too).
+ * With HBG_TEST_RAISE_AT_READ, the same inside its read of a command's
+ * output (poll, ppoll), once that file exists. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -70,4 +73,46 @@ int flock(int fd, int op)
     if (r != 0 && errno == EWOULDBLOCK)
         held_fd = fd;
     return r;
+}
+
+/* The read of a command's output: SIGINT just before the wait for more
+ * of it, once the file $HBG_TEST_RAISE_AT_READ exists (the command makes
+ * it once it is ready): after hbg ab looked whether a signal had come.
+ * That wait is then made without its time limit, so that a signal it
+ * does not take shows as a wait until the command ends (a poll whose
+ * mask lets the signal in only before the wait: the handler runs, and
+ * the wait goes on), not as one a nap late. */
+static int raise_at_read(void)
+{
+    static int raised;
+    const char *when = getenv("HBG_TEST_RAISE_AT_READ");
+    if (raised || !when || strcmp(program_invocation_short_name, "hbg") || access(when, F_OK) != 0)
+        return 0;
+    raised = 1;
+    raise(SIGINT);
+    return 1;
+}
+
+int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout, const sigset_t *mask)
+{
+    static int (*real)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "ppoll");
+    int e = errno;
+    if (raise_at_read())
+        timeout = NULL;
+    errno = e;
+    return real(fds, n, timeout, mask);
+}
+
+int poll(struct pollfd *fds, nfds_t n, int timeout_ms)
+{
+    static int (*real)(struct pollfd *, nfds_t, int);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "poll");
+    int e = errno;
+    if (raise_at_read())
+        timeout_ms = -1;
+    errno = e;
+    return real(fds, n, timeout_ms);
 }
