@@ -2119,6 +2119,95 @@ static void test_stop_signal_in_the_wait_for_a_lock(void **state)
     free(se), free(errp), free(built), free(out2), free(out1);
 }
 
+/* A stop signal while hbg ab reads a log in its own process (raised by
+ * preload/raise_at_wait.c as it opens the log): acted on once that log is
+ * read. As a run's log is checked, the log is finished and hbg ab ends
+ * before the next run; as --resume checks the logs to keep, it ends
+ * before the next log, with nothing built or run. It went on to the next
+ * wait for a child: it started the next run (its LOG.out made) only to
+ * stop it, and read every other log to keep first. */
+static void test_stop_signal_in_work_of_its_own(void **state)
+{
+    (void)state;
+    const char *shim = getenv("HBG_TEST_RAISE_AT_WAIT");
+    assert_non_null(shim);
+    char *out = in_root("out-sigown"), *built = in_root("built-sigown"), *so, *se, end[64];
+    char *a1, *b1out;
+    assert_true(asprintf(&a1, "%s/bind_qwen_numbers_%s_r1.log", out, c1) > 0);
+    assert_true(asprintf(&b1out, "%s/bind_qwen_numbers_%s_r1.log.out", out, c2) > 0);
+    char *was_asan = preload(shim);
+    snprintf(end, sizeof end, "/bind_qwen_numbers_%s_r1.log.part", c1);
+    setenv("HBG_TEST_RAISE_AT_FOPEN", end, 1);
+    int rc = ab_fake(out, built, NULL, &so, &se);
+    if (rc != -1 || !strstr(se, "\nhbg ab: stopped by signal 2 (Interrupt); the finished logs are kept: rerun with "
+                                "--resume to go on\n"))
+        fail_msg("status %d, stderr '%s'", rc, se);
+    assert_int_equal(access(a1, F_OK), 0);
+    assert_int_equal(access(b1out, F_OK), -1);
+    free(so), free(se);
+
+    snprintf(end, sizeof end, "/bind_qwen_numbers_%s_r1.log", c1);
+    setenv("HBG_TEST_RAISE_AT_FOPEN", end, 1);
+    const char *resume[] = {"--resume", NULL};
+    rc = ab_fake(out, built, resume, &so, &se);
+    unsetenv("HBG_TEST_RAISE_AT_FOPEN");
+    unpreload(was_asan);
+    if (rc != -1 || strstr(se, "hbg ab: building ") || strstr(se, "reusing the build") ||
+        !strstr(se, "hbg ab: stopped by signal 2 (Interrupt); the finished logs are kept: rerun with --resume to "
+                    "go on\n"))
+        fail_msg("status %d, stderr '%s'", rc, se);
+    assert_int_equal(access(b1out, F_OK), -1);
+    free(so), free(se), free(b1out), free(a1), free(built), free(out);
+}
+
+/* The same in the work on a WORKTREE's untracked files (raised as hbg ab
+ * reads the link a-link, the first of them): as it hashes them for the
+ * snapshot's name, it ends with nothing built; as it copies them into the
+ * snapshot, it ends before the next file (b-file). It went on through
+ * every file, then started the next command only to stop it. */
+static void test_stop_signal_in_untracked_files(void **state)
+{
+    (void)state;
+    const char *shim = getenv("HBG_TEST_RAISE_AT_WAIT");
+    assert_non_null(shim);
+    char w1[8], w2[8], path[4096];
+    char *r = ab_two_commit_repo(root, "wtstop", w1, w2);
+    snprintf(path, sizeof path, "%s/a-link", r);
+    assert_int_equal(symlink("measure.sh", path), 0);
+    snprintf(path, sizeof path, "%s/b-file", r);
+    ab_write(path, "untracked\n");
+    const char *want = "hbg ab: stopped by signal 2 (Interrupt); the finished logs are kept: rerun with --resume to "
+                       "go on\n";
+    char *was_asan = preload(shim);
+    setenv("HBG_TEST_RAISE_AT_READLINK", "/a-link", 1);
+    for (int skip = 0; skip < 2; skip++) {
+        char *out = in_root(skip ? "out-wtstop-copy" : "out-wtstop-hash"), *se;
+        const char *args[] = {"ab",     w1,  "WORKTREE",  "--build", "true", "--run", "sh {worktree}/measure.sh",
+                              "--reps", "1", "--outputs", out,       NULL};
+        setenv("HBG_TEST_RAISE_SKIP", skip ? "1" : "0", 1);
+        int rc = ab_hbg(r, args, NULL, &se);
+        const char *b = strstr(se, "hbg ab: building REV_B ");
+        if (rc != -1 || !strstr(se, want) || (!skip && strstr(se, "hbg ab: building ")) || (skip && !b))
+            fail_msg("status %d, stderr '%s'", rc, se);
+        if (skip) { /* the snapshot: "building REV_B REV (WORKTREE) in DIR; output in ..." */
+            const char *in = strstr(b, " in ") + 4, *semi = strstr(in, "; output in ");
+            assert_non_null(semi);
+            struct stat sb;
+            snprintf(path, sizeof path, "%.*s/a-link", (int)(semi - in), in);
+            assert_int_equal(lstat(path, &sb), 0);
+            snprintf(path, sizeof path, "%.*s/b-file", (int)(semi - in), in);
+            if (lstat(path, &sb) == 0)
+                fail_msg("%s was copied after the signal", path);
+        }
+        free(se);
+        free(out);
+    }
+    unsetenv("HBG_TEST_RAISE_AT_READLINK");
+    unsetenv("HBG_TEST_RAISE_SKIP");
+    unpreload(was_asan);
+    free(r);
+}
+
 /* hbg ab started with SIGCHLD ignored (a parent's setting, which exec
  * keeps): the kernel reaps its children itself and sends it no SIGCHLD,
  * which its wait for a child takes as the sign to look again: it hung, or
@@ -2411,6 +2500,8 @@ int main(void)
         cmocka_unit_test(test_resume_refuses_an_empty_log),
         cmocka_unit_test(test_stop_signal_before_the_wait),
         cmocka_unit_test(test_stop_signal_in_the_wait_for_a_lock),
+        cmocka_unit_test(test_stop_signal_in_work_of_its_own),
+        cmocka_unit_test(test_stop_signal_in_untracked_files),
         cmocka_unit_test(test_sigchld_ignored),
         cmocka_unit_test(test_children_get_sigxfsz_back),
         cmocka_unit_test(test_blocked_stop_signal_stays_blocked),

@@ -995,12 +995,14 @@ int ab_resolve_worktree(const ab_repo *r, ab_tree *t, const char *const *skip, s
         return 0;
     uint64_t h = fnv(FNV0, t->sha, 40);
     h = fnv(h, t->diff.p ? t->diff.p : "", t->diff.n);
-    for (size_t i = 0; i < t->untracked.n; i += strlen(t->untracked.p + i) + 1)
+    for (size_t i = 0; i < t->untracked.n; i += strlen(t->untracked.p + i) + 1) {
+        ab_stop_if_signalled(); /* no wait between the files: see ab_stop_if_signalled */
         if (!hash_file(r->top, t->untracked.p + i, &h)) {
             snprintf(err, cap, "cannot read the untracked file %s/%s: %s", r->top, t->untracked.p + i,
                      strerror(errno));
             return 2;
         }
+    }
     t->snapshot = true;
     snprintf(t->rev + strlen(t->rev), sizeof t->rev - strlen(t->rev), "-dirty");
     snprintf(t->key, sizeof t->key, "%s-dirty-%016" PRIx64, t->sha, h);
@@ -1093,6 +1095,7 @@ static int overlay(const ab_repo *r, ab_tree *t, int logfd, char *err, size_t ca
     }
     ab_buf added = {0};
     for (size_t i = 0; i < t->untracked.n; i += strlen(t->untracked.p + i) + 1) {
+        ab_stop_if_signalled(); /* the snapshot, not yet ready, is made afresh */
         int c = copy_untracked(r->top, t->dir, t->untracked.p + i);
         if (c < 0) {
             snprintf(err, cap, "cannot copy the untracked file %s/%s into the snapshot: %s", r->top,

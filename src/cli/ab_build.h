@@ -46,7 +46,11 @@ pid_t ab_start(const char *const *argv, const char *cwd, int out_fd, int err_fd)
  * what is, AB_GRACE_S seconds on) hbg ab says so and ends by that signal. */
 void ab_catch_signals(void);
 /* Ends hbg ab, saying why, when a stop signal has come (ab_wait does
- * after each child; the comparison, in-process, before it starts). */
+ * after each child; the comparison, in-process, before it starts). A
+ * signal is otherwise acted on at the next wait for a child, so work done
+ * in hbg ab's own process that may be long (reading logs, hashing or
+ * copying untracked files) calls it between its pieces: one piece late at
+ * most. */
 void ab_stop_if_signalled(void);
 /* Waits for pid: its exit status, 128 + N when signal N ended it, -1 when
  * it cannot be waited for. With hang false, returns -2 while it runs.

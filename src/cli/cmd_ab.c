@@ -765,6 +765,7 @@ static int check_logs(const ab_opts *o, ab_arm *arms)
             }
             if (resume_check(&arms[a], i))
                 return 2;
+            ab_stop_if_signalled(); /* thousands of logs may be read before the next wait */
             if (arms[a].t.snapshot && arms[a].to_run == o->reps && resume_tree_check(o, &arms[a]))
                 return 2;
             arms[a].reuse[i] = true;
@@ -1400,9 +1401,13 @@ static int run_all(const ab_opts *o, ab_arm *arms)
     ab_progress p = {.tty = isatty(STDERR_FILENO) == 1, .total = arms[0].to_run + arms[1].to_run};
     for (unsigned i = 0; i < o->reps; i++) {
         bool swap = !strcmp(o->order, "abba") && i % 2 == 1;
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < 2; k++) {
+            /* one that came while the last run's log was read: no run is
+             * started only to be stopped */
+            ab_stop_if_signalled();
             if (run_one(o, &arms[swap ? 1 - k : k], i, &p))
                 return 2;
+        }
     }
     if (p.tty && p.done)
         fprintf(stderr, "\rhbg ab: %u run%s in %.1f s\033[K\n", p.done, p.done == 1 ? "" : "s", p.spent);

@@ -7,12 +7,16 @@
  * signal had come, before the waitpid it then calls. Once only, and in
  * hbg alone (the shells and git it starts inherit the preload too).
  * With HBG_TEST_RAISE_AT_READ, the same inside its read of a command's
- * output (poll, ppoll), once that file exists. */
+ * output (poll, ppoll), once that file exists; with
+ * HBG_TEST_RAISE_AT_FOPEN, in work of its own, as it opens a file whose
+ * path ends so (HBG_TEST_RAISE_AT_READLINK: as it reads such a link, the
+ * first HBG_TEST_RAISE_SKIP reads of it passed over). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <string.h>
@@ -115,4 +119,60 @@ int poll(struct pollfd *fds, nfds_t n, int timeout_ms)
         timeout_ms = -1;
     errno = e;
     return real(fds, n, timeout_ms);
+}
+
+/* In-process work (a log read between two runs, or by --resume): SIGINT
+ * as hbg opens the file whose path ends with $HBG_TEST_RAISE_AT_FOPEN,
+ * once, with no wait for a child near. */
+static void raise_at_fopen(const char *path)
+{
+    static int raised;
+    const char *end = getenv("HBG_TEST_RAISE_AT_FOPEN");
+    size_t n = end ? strlen(end) : 0, len = path ? strlen(path) : 0;
+    if (raised || !n || len < n || strcmp(path + len - n, end) || strcmp(program_invocation_short_name, "hbg"))
+        return;
+    raised = 1;
+    raise(SIGINT);
+}
+
+FILE *fopen(const char *path, const char *mode)
+{
+    static FILE *(*real)(const char *, const char *);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "fopen");
+    int e = errno;
+    raise_at_fopen(path);
+    errno = e;
+    return real(path, mode);
+}
+
+FILE *fopen64(const char *path, const char *mode)
+{
+    static FILE *(*real)(const char *, const char *);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "fopen64");
+    int e = errno;
+    raise_at_fopen(path);
+    errno = e;
+    return real(path, mode);
+}
+
+/* In-process work on a WORKTREE's untracked files (hashed, then copied
+ * into the snapshot): SIGINT as hbg reads the link whose path ends with
+ * $HBG_TEST_RAISE_AT_READLINK, after $HBG_TEST_RAISE_SKIP such reads. */
+ssize_t readlink(const char *path, char *buf, size_t cap)
+{
+    static ssize_t (*real)(const char *, char *, size_t);
+    static int seen;
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "readlink");
+    const char *end = getenv("HBG_TEST_RAISE_AT_READLINK"), *skip = getenv("HBG_TEST_RAISE_SKIP");
+    size_t n = end ? strlen(end) : 0, len = strlen(path);
+    if (n && len >= n && !strcmp(path + len - n, end) && !strcmp(program_invocation_short_name, "hbg") &&
+        seen++ == (skip ? atoi(skip) : 0)) {
+        int e = errno;
+        raise(SIGINT);
+        errno = e;
+    }
+    return real(path, buf, cap);
 }
