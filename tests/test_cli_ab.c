@@ -2139,6 +2139,8 @@ static void test_stop_signal_in_work_of_its_own(void **state)
     snprintf(end, sizeof end, "/bind_qwen_numbers_%s_r1.log.part", c1);
     setenv("HBG_TEST_RAISE_AT_FOPEN", end, 1);
     int rc = ab_fake(out, built, NULL, &so, &se);
+    unsetenv("HBG_TEST_RAISE_AT_FOPEN");
+    unpreload(was_asan);
     if (rc != -1 || !strstr(se, "\nhbg ab: stopped by signal 2 (Interrupt); the finished logs are kept: rerun with "
                                 "--resume to go on\n"))
         fail_msg("status %d, stderr '%s'", rc, se);
@@ -2146,6 +2148,7 @@ static void test_stop_signal_in_work_of_its_own(void **state)
     assert_int_equal(access(b1out, F_OK), -1);
     free(so), free(se);
 
+    was_asan = preload(shim);
     snprintf(end, sizeof end, "/bind_qwen_numbers_%s_r1.log", c1);
     setenv("HBG_TEST_RAISE_AT_FOPEN", end, 1);
     const char *resume[] = {"--resume", NULL};
@@ -2178,14 +2181,17 @@ static void test_stop_signal_in_untracked_files(void **state)
     ab_write(path, "untracked\n");
     const char *want = "hbg ab: stopped by signal 2 (Interrupt); the finished logs are kept: rerun with --resume to "
                        "go on\n";
-    char *was_asan = preload(shim);
-    setenv("HBG_TEST_RAISE_AT_READLINK", "/a-link", 1);
     for (int skip = 0; skip < 2; skip++) {
         char *out = in_root(skip ? "out-wtstop-copy" : "out-wtstop-hash"), *se;
         const char *args[] = {"ab",     w1,  "WORKTREE",  "--build", "true", "--run", "sh {worktree}/measure.sh",
                               "--reps", "1", "--outputs", out,       NULL};
+        char *was_asan = preload(shim);
+        setenv("HBG_TEST_RAISE_AT_READLINK", "/a-link", 1);
         setenv("HBG_TEST_RAISE_SKIP", skip ? "1" : "0", 1);
         int rc = ab_hbg(r, args, NULL, &se);
+        unsetenv("HBG_TEST_RAISE_AT_READLINK");
+        unsetenv("HBG_TEST_RAISE_SKIP");
+        unpreload(was_asan);
         const char *b = strstr(se, "hbg ab: building REV_B ");
         if (rc != -1 || !strstr(se, want) || (!skip && strstr(se, "hbg ab: building ")) || (skip && !b))
             fail_msg("status %d, stderr '%s'", rc, se);
@@ -2202,9 +2208,6 @@ static void test_stop_signal_in_untracked_files(void **state)
         free(se);
         free(out);
     }
-    unsetenv("HBG_TEST_RAISE_AT_READLINK");
-    unsetenv("HBG_TEST_RAISE_SKIP");
-    unpreload(was_asan);
     free(r);
 }
 
