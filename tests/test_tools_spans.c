@@ -1615,6 +1615,54 @@ static void test_ops_orch_sum_clamped(void **st)
     free(lp), free(rp);
 }
 
+/* The records join takes a pass whatever its defects: a warning about one
+ * says what the join does with it. It once said "excluded", as hbg
+ * phases' statistics do, of a pass whose records line joined it all the
+ * same and counted in the share of host_orch no record covers. */
+static void test_defective_passes_said_kept_or_unjoined(void **st)
+{
+    (void)st;
+    static const char log[] =
+        "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=host_orch start_ns=1000 "
+        "dur_ns=100 pid=7 inv=1\n"
+        "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=arena_h2d start_ns=1100 "
+        "dur_ns=10 pid=7 inv=1\n"
+        "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=host_orch start_ns=2000 "
+        "dur_ns=100 pid=7 inv=2\n"
+        "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=arena_h2d start_ns=2100 "
+        "dur_ns=10 pid=7 inv=2\n"
+        "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=arena_h2d start_ns=2110 "
+        "dur_ns=10 pid=7 inv=2\n"
+        "[mono_ns=1][T0x1][TIMING] bind_trace_end: [bind_trace.c:212] bind phase=arena_h2d start_ns=3100 "
+        "dur_ns=10 pid=7 inv=3\n";
+    char recs[2048], want[8192], *out, *err;
+    size_t nr = 0;
+    for (int i = 1; i <= 3; i++)
+        nr += (size_t)snprintf(recs + nr, sizeof recs - nr,
+                               "{\"pid\": 7, \"inv\": %d, \"clock\": \"host_monotonic_ns\", \"dropped\": 0, "
+                               "\"records\": [{\"phase\": \"submit_task\", \"start_ns\": %d, \"end_ns\": %d, "
+                               "\"detail\": 0, \"tid\": 7}]}\n",
+                               i, i * 1000, i * 1000 + 50);
+    char *lp = ts_temp_file(log, strlen(log), ".log"), *rp = ts_temp_file(recs, nr, ".jsonl");
+    const char *a[] = {"spans", lp, "--view", "ops", "--records", rp, "--format", "json", NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 0);
+    snprintf(want, sizeof want,
+             "hbg spans: warning: %s:5: segment arena_h2d appears twice in pass pid=7 inv=2 (first at line 4); "
+             "kept: its records line joins it as any pass's\n"
+             "hbg spans: warning: %s:6: pass pid=7 inv=3 has no host_orch (no control-plane total without it); no "
+             "records line joins it (it has no host_orch): its operations count in the tails only\n",
+             lp, lp);
+    if (!ts_contains(err, want))
+        fail_msg("%s", err);
+    assert_false(ts_contains(err, "excluded"));
+    /* the pass said kept is joined: two passes, 50 of their 200 ns covered */
+    if (!ts_contains(out, "\"passes\": 2, \"host_orch_ns\": 200, \"uncovered_ns\": 100, "))
+        fail_msg("%s", out);
+    free(out), free(err);
+    unlink(lp), unlink(rp);
+    free(lp), free(rp);
+}
+
 /* A records file an editor saved, with a UTF-8 byte order mark and CRLF
  * line ends, gives the tails the runtime's file gives, and no warning:
  * the mark once made its first line "not a JSON object" and one "cut" at
@@ -2111,6 +2159,7 @@ int main(void)
         cmocka_unit_test(test_ops_without_records_lines),
         cmocka_unit_test(test_records_in_a_csv_of_another_view),
         cmocka_unit_test(test_ops_orch_sum_clamped),
+        cmocka_unit_test(test_defective_passes_said_kept_or_unjoined),
         cmocka_unit_test(test_dropped_lines_one_warning_a_file),
         cmocka_unit_test(test_json_warnings_say_how_many_more),
         cmocka_unit_test(test_records_with_a_byte_order_mark),

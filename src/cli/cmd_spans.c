@@ -289,7 +289,7 @@ int hbg_cmd_spans(int argc, char **argv)
         goto done;
     }
     /* the bind-phase lines matter only to --records (joined to their pass) */
-    ps_options po = {.keep_first = true, .keep_spans = true, .spans_only = a.nr == 0};
+    ps_options po = {.keep_first = true, .keep_spans = true, .spans_only = a.nr == 0, .records_join = true};
     hbg_status rs = ps_read_fd(&L, path, fd, &po, err, sizeof err);
     close(fd);
     have_log = true;

@@ -183,6 +183,8 @@ typedef struct ps_options {
     bool draws;             /* the tool draws the log (timeline), computes no figure of it: a warning
                                says what is drawn of what it names, not that it is excluded from
                                statistics or ignored (ps_fate) */
+    bool records_join;      /* hbg spans --records: a defective pass is no statistic's to exclude, so
+                               its warning says whether a records line can still join it */
 } ps_options;
 
 typedef struct ps_log {

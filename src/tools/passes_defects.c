@@ -291,8 +291,24 @@ static bool reference_set(ps_log *L, const size_t *last, uint32_t *ref, size_t *
     return true;
 }
 
+/* What hbg spans --records does with a defective pass: the statistics
+ * exclude it, but the records join only matches records lines to passes
+ * by (pid, inv), defects or not, so there it is kept where a line can
+ * find its host_orch, and otherwise its operations count in the tails
+ * only. */
+static const char *records_fate(const ps_pass *p)
+{
+    if (!p->keyed)
+        return "no records line joins it (it has no pid and inv): its operations count in the tails only";
+    if (!(p->present & (1u << PS_HOST_ORCH)))
+        return "no records line joins it (it has no host_orch): its operations count in the tails only";
+    return "kept: its records line joins it as any pass's";
+}
+
 const char *ps_fate(const ps_log *L, const ps_pass *p, const char *excluded, const char *drawn)
 {
+    if (L->opt.records_join)
+        return records_fate(p);
     if (!L->opt.draws)
         return excluded;
     bool placed = p->has_pid && p->has_inv && !(p->defects & PS_D_LONG) && p->present;
@@ -306,8 +322,8 @@ static void warn_defects(ps_log *L, const ps_pass *p, uint32_t ref, size_t best)
     char label[64], miss[512], extra[512];
     ps_label(p, label, sizeof label);
     if (p->defects & PS_D_TRUNCATED)
-        dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass %s", L->path,
-               p->first_line, label, ps_fate(L, p, "excluded", "drawn without it"));
+        dg_add(&L->warn, "%s:%zu: the log ends inside pass %s (no arena_h2d): truncated pass%s%s", L->path,
+               p->first_line, label, L->opt.records_join ? "; " : " ", ps_fate(L, p, "excluded", "drawn without it"));
     if (p->defects & PS_D_MISSING_CLOSE)
         dg_add(&L->warn, "%s:%zu: pass %s has no arena_h2d (its closing segment); %s", L->path, p->first_line, label,
                ps_fate(L, p, "excluded", "drawn without it"));
