@@ -1134,6 +1134,39 @@ static void test_refuses_unequal_counts(void **st)
     free_arms(&a);
 }
 
+/* Refusals of the input come in one order: usage errors, then a log that
+ * cannot be read, then one named twice, then unequal arms. The same log
+ * given to --base twice (--base a --base a) makes the counts unequal
+ * too; once that was said instead, and fixing the counts by adding a
+ * measure log only led to the same-file refusal. */
+static void test_input_refusals_in_order(void **st)
+{
+    (void)st;
+    arms a;
+    make_arms(&a, 2, cg_default("1a2b3c4", 19), cg_default("5d6e7f8", 20), NULL);
+    const char *miss = "/nonexistent/x.log";
+    char want[4096], *out, *err;
+    const char *twice[] = {"compare", "--base", a.base[0], "--base", a.base[0], "--measure", a.measure[0], NULL};
+    assert_int_equal(ts_run_cli(twice, &out, &err), 2);
+    snprintf(want, sizeof want,
+             "hbg compare: base log 1 (%s) and base log 2 (%s) are the same file: each repetition needs logs of its "
+             "own; give each log once\n",
+             a.base[0], a.base[0]);
+    assert_string_equal(err, want);
+    free(out), free(err);
+    /* a log that cannot be read, beside one named twice and unequal arms */
+    const char *unread[] = {"compare", "--base", a.base[0], miss, "--measure", a.base[0], NULL};
+    assert_int_equal(ts_run_cli(unread, &out, &err), 2);
+    assert_string_equal(err, "hbg compare: cannot open /nonexistent/x.log: No such file or directory\n");
+    free(out), free(err);
+    /* a usage error before all of them */
+    const char *usage[] = {"compare", "--base", a.base[0], miss, "--measure", a.base[0], "--alpha", "2", NULL};
+    assert_int_equal(ts_run_cli(usage, &out, &err), 2);
+    assert_string_equal(err, "hbg compare: --alpha expects a number between 0 and 1 (exclusive), got '2'\n");
+    free(out), free(err);
+    free_arms(&a);
+}
+
 static void test_unstamped_refused_unless_allowed(void **st)
 {
     (void)st;
@@ -1818,6 +1851,7 @@ int main(void)
         cmocka_unit_test(test_stamps_differ_in_one_variable_original),
         cmocka_unit_test(test_stamps_differ_in_a_value_and_a_word),
         cmocka_unit_test(test_refuses_unequal_counts),
+        cmocka_unit_test(test_input_refusals_in_order),
         cmocka_unit_test(test_unstamped_refused_unless_allowed),
         cmocka_unit_test(test_unstamped_first_log_checks_no_less),
         cmocka_unit_test(test_unstamped_stamp_line_names_its_log),

@@ -21,6 +21,7 @@
 #include "tools/compare.h"
 #include "tools/jw.h"
 #include "tools/svgplot.h"
+#include "tools/text.h"
 #include "util/printable.h"
 
 enum { FMT_TABLE, FMT_JSON, FMT_CSV };
@@ -253,13 +254,20 @@ static int parse_args(int argc, char **argv, cmp_args *a)
             "compare --help`)\n");
         return 2;
     }
-    if (a->nbase != a->nmeasure) {
-        say("%zu base log%s but %zu measure log%s: the i-th of each arm is repetition i, so the "
-            "counts must be equal\n",
-            a->nbase, a->nbase == 1 ? "" : "s", a->nmeasure, a->nmeasure == 1 ? "" : "s");
-        return 2;
-    }
     return -1;
+}
+
+/* Unequal arms, refused after the files are checked: a file that cannot
+ * be read, or one named twice (in both arms, which makes the counts
+ * differ too), is the more basic mistake; 0, or 2 after saying why. */
+static int check_counts(const cmp_args *a)
+{
+    if (a->nbase == a->nmeasure)
+        return 0;
+    say("%zu base log%s but %zu measure log%s: the i-th of each arm is repetition i, so the "
+        "counts must be equal\n",
+        a->nbase, a->nbase == 1 ? "" : "s", a->nmeasure, a->nmeasure == 1 ? "" : "s");
+    return 2;
 }
 
 /* The i-th log of the two arms together (base first), for a message:
@@ -272,8 +280,29 @@ static void log_label(const cmp_args *a, size_t i, char *buf, size_t n)
              hbg_arg_shown(p));
 }
 
+/* A log that cannot be opened, said as reading it would say it, before
+ * the other checks: a missing file is the first thing to fix. Only what
+ * opening costs nothing is opened here: a FIFO's writer would see its
+ * reader come and go, and standard input is read once. */
+static int check_readable(const char *const *in, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        if (!strcmp(in[i], "-") || (stat(in[i], &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISDIR(sb.st_mode)))
+            continue;
+        char why[PATH_MAX + 128];
+        int fd = tx_open_file(in[i], why, sizeof why);
+        if (fd < 0) {
+            say("%s\n", why);
+            return 2;
+        }
+        close(fd);
+    }
+    return 0;
+}
+
 /* Refusals that need the file system, before any log is read; 0, or 2
- * after saying why. A log named twice (the same device and inode: a link,
+ * after saying why. A log that cannot be opened comes first. A log named twice (the same device and inode: a link,
  * another spelling of its path, '-' and the file on stdin) would count as
  * two repetitions, and the sign test would count its agreement twice; in
  * both arms it would compare a log with itself. A copy is the user's
@@ -290,7 +319,9 @@ static int check_files(const cmp_args *a)
     memcpy(in, a->base, a->nbase * sizeof *in);
     memcpy(in + a->nbase, a->measure, a->nmeasure * sizeof *in);
     int rc = 0;
-    if (hbg_same_file_pair(in, n, &i, &j)) {
+    if (check_readable(in, n)) {
+        rc = 2;
+    } else if (hbg_same_file_pair(in, n, &i, &j)) {
         char li[1024], lj[1024];
         log_label(a, i, li, sizeof li);
         log_label(a, j, lj, sizeof lj);
@@ -769,7 +800,7 @@ int hbg_cmd_compare_as(const char *cmd, int argc, char **argv)
     who = cmd;
     cmp_args a = {0};
     int rc = parse_args(argc, argv, &a);
-    if (rc < 0 && check_files(&a))
+    if (rc < 0 && (check_files(&a) || check_counts(&a)))
         rc = 2;
     if (rc >= 0) {
         free(a.base);
