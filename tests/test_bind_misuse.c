@@ -980,6 +980,22 @@ static void small_misuses_are_named(void **state)
     assert_string_equal(hbg_eager_last_error(),
                         "task window 16777217 is past the limit of 16777216 (HBG_MAX_TASK_WINDOW)");
     assert_int_equal(r.x[0], 1);
+    /* a heap past HBG_MAX_HEAP_BYTES is the caller's error, as hbg_runtime_create
+     * says it, not a host out of memory (HBG_E_NOMEM, as it was) */
+    const uint64_t heaps[] = {UINT64_MAX, HBG_MAX_HEAP_BYTES + 1};
+    const char *const heap_why[] = {
+        "heap_bytes 18446744073709551615 is past the limit of 18446744073709551552 (HBG_MAX_HEAP_BYTES)",
+        "heap_bytes 18446744073709551553 is past the limit of 18446744073709551552 (HBG_MAX_HEAP_BYTES)"};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(hbg_eager_run(&p, r.kt, heaps[i], 0, 1, NULL), HBG_E_INVAL);
+        assert_string_equal(hbg_eager_last_error(), heap_why[i]);
+        assert_int_equal(hbg_eager_run_window(&p, r.kt, heaps[i], 0, 0, 1, NULL), HBG_E_INVAL);
+        assert_string_equal(hbg_eager_last_error(), heap_why[i]);
+    }
+    /* the limit itself is taken, and left to the host, which has no room for it */
+    assert_int_equal(hbg_eager_run(&p, r.kt, HBG_MAX_HEAP_BYTES, 0, 1, NULL), HBG_E_NOMEM);
+    assert_non_null(strstr(hbg_eager_last_error(), "cannot reserve 18446744073709551552 bytes of host memory"));
+    assert_int_equal(r.x[0], 1);
     /* a copy from no host memory is said so, not "not inside one device allocation" */
     uint64_t a;
     assert_int_equal(hbg_device_alloc(r.dev, 16, &a), HBG_OK);

@@ -228,7 +228,9 @@ hbg_status hbg_runtime_set_breakdown(hbg_runtime *rt, bool on);
  * the caller tensors are used in place through their host pointers. The
  * reference a device run is checked against. `heap_bytes` of host address
  * space back the GM heap (reserved, touched only as used; 0:
- * HBG_DEFAULT_HEAP_BYTES). */
+ * HBG_DEFAULT_HEAP_BYTES; past HBG_MAX_HEAP_BYTES: HBG_E_INVAL, as
+ * hbg_runtime_create refuses it; one the host cannot reserve:
+ * HBG_E_NOMEM). */
 hbg_status hbg_eager_run(const hbg_program *p, const hbg_kernel_table *kt, uint64_t heap_bytes,
                          uint32_t rank, uint32_t nranks, void *services);
 /* The same with the orchestrator's task window given (0: the default;

@@ -110,6 +110,12 @@ hbg_status hbg_eager_run_window(const hbg_program *p, const hbg_kernel_table *kt
     if (task_window > HBG_MAX_TASK_WINDOW)
         return fail(HBG_E_INVAL, "task window %u is past the limit of %u (HBG_MAX_TASK_WINDOW)", task_window,
                     HBG_MAX_TASK_WINDOW);
+    /* refused as hbg_runtime_create refuses it: past it the 64-byte
+     * rounding of a heap offset wraps, and no reservation is tried (which
+     * failed as HBG_E_NOMEM, a reason of the host's, not the caller's) */
+    if (heap_bytes > HBG_MAX_HEAP_BYTES)
+        return fail(HBG_E_INVAL, "heap_bytes %llu is past the limit of %llu (HBG_MAX_HEAP_BYTES)",
+                    (unsigned long long)heap_bytes, (unsigned long long)HBG_MAX_HEAP_BYTES);
     /* the caller tensors bind would refuse: a reference that ran them
      * would check nothing */
     hbg__argfault_at af;
