@@ -270,6 +270,51 @@ static void compare_refuses_it_unless_allowed(void **st)
     free(cut), free(whole), free(copy);
 }
 
+/* The count a log holds is of the passes in it, a truncated one among
+ * them (the one a rank was stopped in): compare, which excludes that
+ * pass, says so beside the count. "it holds 3 of the 4 passes" once
+ * stood alone over a log compare measured by one warm pass, not two. */
+static void compare_says_which_held_passes_it_excludes(void **st)
+{
+    (void)st;
+#define STAMP4 "[stamp] 1a2b3c4 env HBG_BIND_BREAKDOWN=1 hbg run qwen --rounds 4\n"
+    char *whole = temp_log(STAMP4 BIND(1, 100) BIND(2, 110) BIND(3, 120) BIND(4, 130));
+    /* pass 3 cut after its host_orch line */
+    char *cut = temp_log(STAMP4 BIND(1, 100) BIND(2, 110)
+                             "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=runtime_init start_ns=1 dur_ns=2000 "
+                             "pid=7 inv=3\n"
+                             "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=120 pid=7 "
+                             "inv=3\n");
+#undef STAMP4
+    static const char held[] = "it holds 3 of the 4 passes its stamp's --rounds 4 asks of 1 rank";
+    char *out, *err, want[8192];
+    const char *a[] = {"compare", "--base", whole, "--measure", cut, NULL};
+    assert_int_equal(ts_run_cli(a, &out, &err), 2);
+    snprintf(want, sizeof want,
+             "hbg compare: warning: %s:8: the log ends inside pass pid=7 inv=3 (no arena_h2d): truncated pass "
+             "excluded\n"
+             "hbg compare: warning: %s:1: this log is incomplete: %s\n"
+             "hbg compare: %s:1: this log is incomplete: %s (1 excluded for defects); pass --allow-incomplete to "
+             "compare it anyway\n",
+             cut, cut, held, cut, held);
+    assert_string_equal(err, want);
+    free(out), free(err);
+    /* allowed: the same words under the verdict */
+    const char *b[] = {"compare", "--base", whole, "--measure", cut, "--allow-incomplete", "--format", "json", NULL};
+    ts_run_cli(b, &out, &err);
+    json_t *j = json_loads(out, 0, NULL);
+    if (!j)
+        fail_msg("%s%s", out, err);
+    snprintf(want, sizeof want, "measure log 1 (%s:1): %s (1 excluded for defects)", cut, held);
+    json_t *inc = json_object_get(j, "incomplete");
+    assert_int_equal(json_array_size(inc), 1);
+    assert_string_equal(json_string_value(json_array_get(inc, 0)), want);
+    json_decref(j);
+    free(out), free(err);
+    remove(cut), remove(whole);
+    free(cut), free(whole);
+}
+
 /* The stamp's --rounds is read only from hbg run's own stamp: another
  * program's or one that gives no --rounds is not judged by it. */
 static void only_hbg_runs_stamp_is_counted(void **st)
@@ -428,6 +473,7 @@ int main(void)
         cmocka_unit_test(spans_fit_and_timeline_say_it),
         cmocka_unit_test(fit_json_names_it),
         cmocka_unit_test(compare_refuses_it_unless_allowed),
+        cmocka_unit_test(compare_says_which_held_passes_it_excludes),
         cmocka_unit_test(only_hbg_runs_stamp_is_counted),
         cmocka_unit_test(a_pass_of_no_one_pid_is_held),
         cmocka_unit_test(runs_put_together_are_counted_each),

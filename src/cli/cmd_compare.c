@@ -379,7 +379,7 @@ static const char *pct_str(double v, char *b, size_t n)
  * them from 0. */
 static void each_incomplete(const cp_result *R, void (*put)(void *, size_t, const char *), void *ctx)
 {
-    char buf[PATH_MAX + 512];
+    char buf[PATH_MAX + 512], why[sizeof R->rep[0].base.L.incomplete + 64];
     size_t k = 0;
     for (size_t i = 0; i < R->nrep; i++)
         for (int m = 0; m < 2; m++) {
@@ -387,7 +387,7 @@ static void each_incomplete(const cp_result *R, void (*put)(void *, size_t, cons
             if (!g->L.incomplete_line)
                 continue;
             snprintf(buf, sizeof buf, "%s log %zu (%s:%zu): %s", m ? "measure" : "base", i + 1, dg_shown(g->path),
-                     g->L.incomplete_line, g->L.incomplete);
+                     g->L.incomplete_line, cp_incomplete(&g->L, why, sizeof why));
             put(ctx, k++, buf);
         }
 }

@@ -67,6 +67,17 @@ static uint32_t used_set(const phs_result *R)
     return m;
 }
 
+const char *cp_incomplete(const ps_log *L, char *buf, size_t n)
+{
+    /* keep_first is off: a warm pass is used unless a defect excludes it */
+    size_t excluded = L->nwarm - L->nused;
+    if (excluded)
+        snprintf(buf, n, "%s (%zu excluded for defects)", L->incomplete, excluded);
+    else
+        snprintf(buf, n, "%s", L->incomplete);
+    return buf;
+}
+
 static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char *err, size_t n)
 {
     char why[512];
@@ -98,9 +109,11 @@ static hbg_status load_log(cp_log *g, const char *arg, const cp_options *o, char
                       g->path);
     /* A run cut short is not the run its stamp names: its minimum is over
      * fewer passes, and a verdict on it would pass for one on the whole. */
-    if (L->incomplete_line && !o->allow_incomplete)
+    if (L->incomplete_line && !o->allow_incomplete) {
+        char why[sizeof L->incomplete + 64];
         return refuse(err, n, "%s:%zu: this log is incomplete: %s; pass --allow-incomplete to compare it anyway",
-                      g->path, L->incomplete_line, L->incomplete);
+                      g->path, L->incomplete_line, cp_incomplete(L, why, sizeof why));
+    }
     if (L->nbind == 0) {
         char why[320];
         return refuse(err, n, "%s%s", g->path, ps_no_bind_why(L, why, sizeof why));

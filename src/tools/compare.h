@@ -152,6 +152,11 @@ hbg_status cp_run(cp_result *R, const char *const *base, const char *const *meas
                   const cp_options *opt, char *err, size_t errlen);
 void cp_free(cp_result *R);
 
+/* Why log L says it is incomplete (ps_log.incomplete), in buf: its count
+ * is of the passes the log holds, a truncated one among them, so the
+ * warm passes compare excludes for defects are said beside it. */
+const char *cp_incomplete(const ps_log *L, char *buf, size_t n);
+
 /* The fewest repetitions whose exact sign test can reach alpha: the least
  * n with 2^-n <= alpha (5 at 0.05). */
 size_t cp_reps_needed(double alpha);
