@@ -315,6 +315,51 @@ static void compare_says_which_held_passes_it_excludes(void **st)
     free(cut), free(whole);
 }
 
+/* In logs put together the count is one run's: the passes excluded
+ * beside it are that run's, not another's. A run whose second pass has a
+ * segment twice, then a run cut after two passes, once said "(1 excluded
+ * for defects)" of the cut run, which lost none; and the other way
+ * round, the cut first run was given the second run's truncated pass. */
+static void compare_counts_the_excluded_of_the_cut_run(void **st)
+{
+    (void)st;
+#define BIND8(inv)                                                                                                     \
+    "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=runtime_init start_ns=1 dur_ns=2000 pid=8 inv=" #inv "\n"         \
+    "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=90 pid=8 inv=" #inv "\n"              \
+    "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=5 pid=8 inv=" #inv "\n"
+#define TWICE "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=arena_h2d start_ns=1 dur_ns=5 pid=7 inv=2\n"
+#define CUT8                                                                                                           \
+    "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=runtime_init start_ns=1 dur_ns=2000 pid=8 inv=3\n"                \
+    "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=90 pid=8 inv=3\n"
+    const char *const text[] = {
+        STAMP BIND(1, 100) BIND(2, 110) TWICE BIND(3, 120) STAMP BIND8(1) BIND8(2),
+        STAMP BIND(1, 100) BIND(2, 110) STAMP BIND8(1) BIND8(2) CUT8,
+        STAMP BIND(1, 100) BIND(2, 110) TWICE BIND(3, 120) STAMP BIND8(1) BIND8(2) STOPPED,
+    };
+#undef BIND8
+#undef TWICE
+#undef CUT8
+    const char *const why[] = {
+        "12: this log is incomplete: it holds 2 of the 3 passes its stamp's --rounds 3 asks of 1 rank",
+        "1: this log is incomplete: it holds 2 of the 3 passes its stamp's --rounds 3 asks of 1 rank",
+        "19: this log is incomplete: hbg run stopped by signal 2 (Interrupt) after 2 of 3 passes",
+    };
+    char *whole = temp_log(WHOLE);
+    for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
+        char *p = temp_log(text[i]), *out, *err, want[4096];
+        const char *a[] = {"compare", "--base", whole, "--measure", p, NULL};
+        assert_int_equal(ts_run_cli(a, &out, &err), 2);
+        snprintf(want, sizeof want, "hbg compare: %s:%s; pass --allow-incomplete to compare it anyway\n", p, why[i]);
+        if (!ts_contains(err, want))
+            fail_msg("%s", err);
+        free(out), free(err);
+        remove(p);
+        free(p);
+    }
+    remove(whole);
+    free(whole);
+}
+
 /* The stamp's --rounds is read only from hbg run's own stamp: another
  * program's or one that gives no --rounds is not judged by it. */
 static void only_hbg_runs_stamp_is_counted(void **st)
@@ -474,6 +519,7 @@ int main(void)
         cmocka_unit_test(fit_json_names_it),
         cmocka_unit_test(compare_refuses_it_unless_allowed),
         cmocka_unit_test(compare_says_which_held_passes_it_excludes),
+        cmocka_unit_test(compare_counts_the_excluded_of_the_cut_run),
         cmocka_unit_test(only_hbg_runs_stamp_is_counted),
         cmocka_unit_test(a_pass_of_no_one_pid_is_held),
         cmocka_unit_test(runs_put_together_are_counted_each),

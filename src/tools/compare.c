@@ -69,8 +69,10 @@ static uint32_t used_set(const phs_result *R)
 
 const char *cp_incomplete(const ps_log *L, char *buf, size_t n)
 {
-    /* keep_first is off: a warm pass is used unless a defect excludes it */
-    size_t excluded = L->nwarm - L->nused;
+    /* keep_first is off: a warm pass is used unless a defect excludes it.
+     * Only the passes of the run the count is of: in logs put together,
+     * another run's are none of them. */
+    size_t excluded = ps_run_excluded(L, L->incomplete_run);
     if (excluded)
         snprintf(buf, n, "%s (%zu excluded for defects)", L->incomplete, excluded);
     else

@@ -154,7 +154,8 @@ void cp_free(cp_result *R);
 
 /* Why log L says it is incomplete (ps_log.incomplete), in buf: its count
  * is of the passes the log holds, a truncated one among them, so the
- * warm passes compare excludes for defects are said beside it. */
+ * warm passes compare excludes for defects are said beside it: those of
+ * the run the count is of (ps_log.incomplete_run). */
 const char *cp_incomplete(const ps_log *L, char *buf, size_t n);
 
 /* The fewest repetitions whose exact sign test can reach alpha: the least

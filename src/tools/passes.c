@@ -1080,6 +1080,7 @@ static void on_stopped(ps_log *L, const lx_rec *r)
 {
     if (!L->nstopped++) {
         L->incomplete_line = r->line;
+        L->incomplete_run = L->nstamps ? L->nstamps : 1;
         snprintf(L->incomplete, sizeof L->incomplete, "%.*s", (int)r->name.n, r->name.p);
     }
     dg_add_always(&L->warn, "%s:%zu: this log is incomplete: %.*s", L->path, r->line, (int)r->name.n, r->name.p);
@@ -1242,6 +1243,19 @@ static void count_runs(const ps_log *L, uint64_t rounds, run_count *run, rank_in
         flush_rank(run, &rk[i], rounds);
 }
 
+size_t ps_run_excluded(const ps_log *L, uint32_t run)
+{
+    const ps_index *X = L->ix;
+    size_t n = 0;
+    for (size_t i = 0; i < L->npass; i++)
+        n += run_index(L, L->pass[i].run) == run && !L->pass[i].cold && !L->pass[i].used;
+    for (size_t j = 0; X && j < X->nrerun; j++) {
+        const ps_pass *p = &L->pass[X->rerun[j].pass];
+        n += run_index(L, X->rerun[j].run) == run && !p->cold && !p->used;
+    }
+    return n;
+}
+
 /* A log without hbg run's record of a stopped run may still be short of
  * what its stamp asks for: a rank killed outright (SIGKILL, the kernel's
  * out-of-memory killer), a rank that failed, a log copied while it was
@@ -1279,6 +1293,7 @@ static void check_rounds(ps_log *L)
         size_t line = L->stamp_lines[i];
         if (!L->incomplete_line) {
             L->incomplete_line = line;
+            L->incomplete_run = i + 1;
             snprintf(L->incomplete, sizeof L->incomplete,
                      "it holds %" PRIu64 " of the %" PRIu64 " passes its stamp's --rounds %" PRIu64 " asks of %" PRIu64
                      " rank%s",

@@ -223,6 +223,7 @@ typedef struct ps_log {
      * line incomplete_line (the record's, or the stamp's). */
     size_t incomplete_line; /* 0: complete, as far as the log tells */
     char incomplete[256];
+    uint32_t incomplete_run; /* the run `incomplete` counts the passes of, from 1 (ps_run_excluded) */
     size_t nstopped; /* the records (logs put together may hold several) */
 
     bool has_stamp;
@@ -346,8 +347,15 @@ uint32_t ps_run_of(const ps_log *L, size_t line);
  * draws the log (opt.draws) says whether p is drawn (`drawn`, e.g.
  * "drawn without it") or "not drawn" where it has no place on the trace
  * (no pid or inv, a control-plane sum that is no measurement, no segment
- * line whole). */
+ * line whole); hbg spans --records (opt.records_join) says whether a
+ * records line can still join p. */
 const char *ps_fate(const ps_log *L, const ps_pass *p, const char *excluded, const char *drawn);
+/* The warm passes of run `run` (from 1, as incomplete_run counts: the
+ * passes before the first stamp are the first run's) that are not used:
+ * those a defect excludes when the first is not kept. A pass met again
+ * in a later run counts in each, as the count of the passes a run holds
+ * does. */
+size_t ps_run_excluded(const ps_log *L, uint32_t run);
 /* The pass of (pid, inv), or NULL. */
 const ps_pass *ps_find(const ps_log *L, uint64_t pid, uint64_t inv);
 
