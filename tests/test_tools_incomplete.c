@@ -280,11 +280,11 @@ static void compare_says_which_held_passes_it_excludes(void **st)
 #define STAMP4 "[stamp] 1a2b3c4 env HBG_BIND_BREAKDOWN=1 hbg run qwen --rounds 4\n"
     char *whole = temp_log(STAMP4 BIND(1, 100) BIND(2, 110) BIND(3, 120) BIND(4, 130));
     /* pass 3 cut after its host_orch line */
-    char *cut = temp_log(STAMP4 BIND(1, 100) BIND(2, 110)
-                             "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=runtime_init start_ns=1 dur_ns=2000 "
-                             "pid=7 inv=3\n"
-                             "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=120 pid=7 "
-                             "inv=3\n");
+    char *cut = temp_log(STAMP4 BIND(1, 100) BIND(
+        2, 110) "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=runtime_init start_ns=1 dur_ns=2000 "
+                "pid=7 inv=3\n"
+                "[mono_ns=1][T0x1][TIMING] f: [a.c:1] bind phase=host_orch start_ns=1 dur_ns=120 pid=7 "
+                "inv=3\n");
 #undef STAMP4
     static const char held[] = "it holds 3 of the 4 passes its stamp's --rounds 4 asks of 1 rank";
     char *out, *err, want[8192];

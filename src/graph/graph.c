@@ -727,8 +727,7 @@ static hbg_status deps_exist(hbg_orch *o, const hbg_boundary *b)
 }
 
 /* The outer task and boundary image of one replay. */
-static hbg_status replay(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, const bscan *sc,
-                         hbg_task_id *id)
+static hbg_status replay(hbg_orch *o, hbg__def_entry *e, const hbg_boundary *b, const bscan *sc, hbg_task_id *id)
 {
     hbg_status dst = deps_exist(o, b);
     if (dst)
