@@ -877,7 +877,7 @@ static int check_plot(const ab_opts *o)
     if (!o->plot)
         return 0;
     int fd = hbg_outfile_fd_named(o->plot);
-    if (!strcmp(o->plot, "-") || fd == STDOUT_FILENO)
+    if (hbg_outfile_is_stdout(o->plot))
         return fail("--plot expects a file name, not '%s': the plot cannot share standard output with the "
                     "comparison",
                     dg_shown(o->plot));

@@ -229,7 +229,7 @@ static int parse_args(int argc, char **argv, cmp_args *a)
             }
             /* '-' would put the SVG after the verdict on stdout, where
              * nothing could read either */
-            if (!strcmp(v, "-") || hbg_outfile_fd_named(v) == STDOUT_FILENO) {
+            if (hbg_outfile_is_stdout(v)) {
                 say("--plot expects a file name, not '%s': the plot cannot share standard "
                     "output with the results\n",
                     dg_shown(v));

@@ -398,7 +398,7 @@ int hbg_cmd_fit(int argc, char **argv)
         case 'p':
             /* '-' would put the SVG after the table or JSON on stdout, where
              * nothing could read either */
-            if (!*optarg || !strcmp(optarg, "-") || hbg_outfile_fd_named(optarg) == STDOUT_FILENO) {
+            if (!*optarg || hbg_outfile_is_stdout(optarg)) {
                 fprintf(stderr, "hbg fit: --plot expects a file name%s%s%s\n", *optarg ? ", not '" : "",
                         *optarg ? dg_shown(optarg) : "",
                         *optarg ? "': the plot cannot share standard output with the results" : "");

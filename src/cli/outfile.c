@@ -220,6 +220,21 @@ int hbg_outfile_fd_named(const char *path)
     return strcmp(path, "-") ? fd_named(path) : -1;
 }
 
+bool hbg_outfile_is_stdout(const char *path)
+{
+    if (!strcmp(path, "-"))
+        return true;
+    int fd = fd_named(path);
+    if (fd == STDOUT_FILENO)
+        return true;
+    /* another descriptor on what fd 1 is on (3>&1, or the file stdout
+     * is redirected to, opened again): the plot would land among the
+     * results as surely as through /dev/stdout */
+    struct stat a, b;
+    return fd >= 0 && !g_std_closed[STDOUT_FILENO] && !fstat(fd, &a) && !fstat(STDOUT_FILENO, &b) &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 /* Why descriptor fd cannot take an output, into why; false when it can. */
 static bool fd_unwritable(int fd, char *why, size_t cap)
 {

@@ -40,9 +40,12 @@ void hbg_outfile_std_closed(int fd);
 
 /* The descriptor that path names (/dev/stdout, /dev/fd/N, /proc/self/fd/N,
  * a link to one), which hbg_outfile_open writes through; -1 for any other
- * name, "-" included. A plot beside results on stdout refuses fd 1 as it
- * refuses "-". */
+ * name, "-" included. */
 int hbg_outfile_fd_named(const char *path);
+/* Whether an output named path would go where standard output goes: "-",
+ * a name of fd 1, or a name of another descriptor open on the same file,
+ * pipe or terminal as fd 1. A plot beside results on stdout refuses it. */
+bool hbg_outfile_is_stdout(const char *path);
 
 /* A path argument as a message shows it: '-' is standard input, any
  * other as dg_shown masks it. */

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -241,6 +243,55 @@ static void a_plot_named_for_stdout_is_refused(void **state)
     fs_rmdir(logs);
 }
 
+/* A plot named for another descriptor on what stdout is on (3>&1) is
+ * refused as /dev/stdout is: it passed the check by its number, and the
+ * SVG went into the results (compare's JSON no longer parsed), exit 0.
+ * The child is started here, its fds 1 and 3 one open file. */
+static void a_plot_through_a_copy_of_stdout_is_refused(void **state)
+{
+    (void)state;
+    char *logs = fs_tempdir("plotdup-logs");
+    char *a = fs_path(logs, "a.log"), *b = fs_path(logs, "b.log");
+    char *out = fs_path(logs, "out"), *err = fs_path(logs, "err");
+    char *text = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(text);
+    fs_write(a, text);
+    fs_write(b, text);
+    const char *fit[] = {"fit", a, "--plot", "/dev/fd/3", NULL};
+    const char *compare[] = {"compare", "--base", a, "--measure", b, "--format", "json", "--plot", "/dev/fd/3", NULL};
+    const char *const *args[2] = {fit, compare};
+    for (int c = 0; c < 2; c++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (!pid) {
+            int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fo, 3) < 0 || dup2(fe, 2) < 0)
+                _exit(126);
+            const char *argv[16] = {getenv("HBG_CLI")};
+            for (int i = 0; args[c][i]; i++)
+                argv[i + 1] = args[c][i];
+            execv(argv[0], (char *const *)argv);
+            _exit(127);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 2);
+        char *o = ts_slurp(out, NULL), *e = ts_slurp(err, NULL), want[512];
+        snprintf(want, sizeof want,
+                 "hbg %s: --plot expects a file name, not '/dev/fd/3': the plot cannot share standard output with "
+                 "the results\n",
+                 args[c][0]);
+        assert_string_equal(e, want);
+        assert_string_equal(o, "");
+        free(o), free(e);
+    }
+    free(text);
+    remove(a), remove(b), remove(out), remove(err);
+    free(a), free(b), free(out), free(err);
+    fs_rmdir(logs);
+}
+
 /* hbg spans and hbg fit on a full or closed stdout: one line with the
  * failed write's own reason, exit 2 (once said "cannot write the output"
  * and then, from the final check, "Input/output error"). */
@@ -299,6 +350,7 @@ int main(void)
         cmocka_unit_test(spans_and_fit_on_a_full_or_closed_stdout),
         cmocka_unit_test(an_output_named_for_a_closed_stdout_is_refused),
         cmocka_unit_test(a_plot_named_for_stdout_is_refused),
+        cmocka_unit_test(a_plot_through_a_copy_of_stdout_is_refused),
         cmocka_unit_test(help_on_a_full_stdout_is_the_commands_own),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
