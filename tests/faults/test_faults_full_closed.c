@@ -292,6 +292,57 @@ static void a_plot_through_a_copy_of_stdout_is_refused(void **state)
     fs_rmdir(logs);
 }
 
+/* A log named /dev/stdin with stdin closed: one line, exit 2, from every
+ * reader of logs. The name opened again the write-only /dev/null that
+ * holds fd 0 and read it as an empty log ("has no [stamp] line", "no
+ * bind-phase lines"), where '-' said EBADF. */
+static void a_log_named_for_a_closed_stdin_is_refused(void **state)
+{
+    (void)state;
+    char *logs = fs_tempdir("stdin-logs");
+    char *b = fs_path(logs, "b.log"), *out = fs_path(logs, "out"), *err = fs_path(logs, "err");
+    char *text = ts_slurp(ts_fixture("ours-1rank-4pass.log"), NULL);
+    assert_non_null(text);
+    fs_write(b, text);
+    char *trace = fs_path(logs, "t.json");
+    const char *phases[] = {"phases", "/dev/stdin", NULL};
+    const char *spans[] = {"spans", "/dev/stdin", NULL};
+    const char *fit[] = {"fit", "/dev/stdin", NULL};
+    const char *timeline[] = {"timeline", "/dev/stdin", "-o", trace, NULL};
+    const char *compare[] = {"compare", "--base", "/dev/stdin", "--measure", b, NULL};
+    const char *const *args[5] = {phases, spans, fit, timeline, compare};
+    for (int c = 0; c < 5; c++) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (!pid) {
+            int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
+                _exit(126);
+            close(fo), close(fe), close(0);
+            const char *argv[16] = {getenv("HBG_CLI")};
+            for (int i = 0; args[c][i]; i++)
+                argv[i + 1] = args[c][i];
+            execv(argv[0], (char *const *)argv);
+            _exit(127);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        char *o = ts_slurp(out, NULL), *e = ts_slurp(err, NULL), want[512];
+        snprintf(want, sizeof want, "hbg %s: cannot read /dev/stdin: standard input is not open for reading\n",
+                 args[c][0]);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 2 || strcmp(e, want))
+            fail_msg("hbg %s: status %d, stderr: %s", args[c][0], st, e);
+        assert_string_equal(o, "");
+        free(o), free(e);
+    }
+    struct stat sb;
+    assert_int_equal(stat(trace, &sb), -1); /* no trace written */
+    free(text);
+    remove(b), remove(out), remove(err);
+    free(b), free(out), free(err), free(trace);
+    fs_rmdir(logs);
+}
+
 /* hbg spans and hbg fit on a full or closed stdout: one line with the
  * failed write's own reason, exit 2 (once said "cannot write the output"
  * and then, from the final check, "Input/output error"). */
@@ -351,6 +402,7 @@ int main(void)
         cmocka_unit_test(an_output_named_for_a_closed_stdout_is_refused),
         cmocka_unit_test(a_plot_named_for_stdout_is_refused),
         cmocka_unit_test(a_plot_through_a_copy_of_stdout_is_refused),
+        cmocka_unit_test(a_log_named_for_a_closed_stdin_is_refused),
         cmocka_unit_test(help_on_a_full_stdout_is_the_commands_own),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
