@@ -5,6 +5,7 @@
  * with EFBIG), which needs no privileges. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -243,6 +244,35 @@ static void a_plot_named_for_stdout_is_refused(void **state)
     fs_rmdir(logs);
 }
 
+/* Runs $HBG_CLI with args (args[0] the subcommand), stdout into file
+ * out, stderr into file err, and: dup_out, fd 3 one open file with fd 1;
+ * close_in, fd 0 closed. Returns the wait status. For the descriptor
+ * set-ups fs_run does not make. */
+static int run_fds(const char *const *args, const char *out, const char *err, bool dup_out, bool close_in)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (!pid) {
+        int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0 || (dup_out && dup2(fo, 3) < 0))
+            _exit(126);
+        if (fo > 3 || (!dup_out && fo > 2))
+            close(fo);
+        if (fe > 3 || (!dup_out && fe > 2))
+            close(fe);
+        if (close_in)
+            close(0);
+        const char *argv[16] = {getenv("HBG_CLI")};
+        for (int i = 0; args[i] && i < 14; i++)
+            argv[i + 1] = args[i];
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    return st;
+}
+
 /* A plot named for another descriptor on what stdout is on (3>&1) is
  * refused as /dev/stdout is: it passed the check by its number, and the
  * SVG went into the results (compare's JSON no longer parsed), exit 0.
@@ -261,20 +291,7 @@ static void a_plot_through_a_copy_of_stdout_is_refused(void **state)
     const char *compare[] = {"compare", "--base", a, "--measure", b, "--format", "json", "--plot", "/dev/fd/3", NULL};
     const char *const *args[2] = {fit, compare};
     for (int c = 0; c < 2; c++) {
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (!pid) {
-            int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fo, 3) < 0 || dup2(fe, 2) < 0)
-                _exit(126);
-            const char *argv[16] = {getenv("HBG_CLI")};
-            for (int i = 0; args[c][i]; i++)
-                argv[i + 1] = args[c][i];
-            execv(argv[0], (char *const *)argv);
-            _exit(127);
-        }
-        int st;
-        assert_int_equal(waitpid(pid, &st, 0), pid);
+        int st = run_fds(args[c], out, err, true, false);
         assert_true(WIFEXITED(st));
         assert_int_equal(WEXITSTATUS(st), 2);
         char *o = ts_slurp(out, NULL), *e = ts_slurp(err, NULL), want[512];
@@ -312,21 +329,7 @@ static void a_log_named_for_a_closed_stdin_is_refused(void **state)
     const char *compare[] = {"compare", "--base", "/dev/stdin", "--measure", b, NULL};
     const char *const *args[5] = {phases, spans, fit, timeline, compare};
     for (int c = 0; c < 5; c++) {
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (!pid) {
-            int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-            if (fo < 0 || fe < 0 || dup2(fo, 1) < 0 || dup2(fe, 2) < 0)
-                _exit(126);
-            close(fo), close(fe), close(0);
-            const char *argv[16] = {getenv("HBG_CLI")};
-            for (int i = 0; args[c][i]; i++)
-                argv[i + 1] = args[c][i];
-            execv(argv[0], (char *const *)argv);
-            _exit(127);
-        }
-        int st;
-        assert_int_equal(waitpid(pid, &st, 0), pid);
+        int st = run_fds(args[c], out, err, false, true);
         char *o = ts_slurp(out, NULL), *e = ts_slurp(err, NULL), want[512];
         snprintf(want, sizeof want, "hbg %s: cannot read /dev/stdin: standard input is not open for reading\n",
                  args[c][0]);
